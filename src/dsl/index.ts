@@ -1,0 +1,11 @@
+export * from './args.js';
+export * from './context.js';
+export * from './contract.js';
+export * from './definition.js';
+export * from './duration.js';
+export * from './map-result.js';
+export { toMermaid } from './mermaid.js';
+export * from './reactor.js';
+export * from './retry.js';
+export * from './signals.js';
+export * from './step.js';

@@ -1,0 +1,19 @@
+import type { ErrorJSON } from '../errors.js';
+
+/** One failed element of a map. */
+export interface MapFailure {
+  readonly index: number;
+  readonly error: ErrorJSON;
+}
+
+/** The result of a map step: one slot per element, plus the successes and failures apart. */
+export interface MapResult<R> {
+  /** One entry per element, in element order; `undefined` for an element that failed or never ran. */
+  readonly values: readonly (R | undefined)[];
+  /** The values of the elements that succeeded, in element order. */
+  readonly successes: readonly R[];
+  /** The elements that failed, in element order. */
+  readonly failures: readonly MapFailure[];
+  /** Indexes of elements never started (an atomic map stopped early). */
+  readonly notStarted: readonly number[];
+}

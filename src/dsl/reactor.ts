@@ -1,0 +1,237 @@
+/**
+ * The reactor builder: an immutable chain that adds each step's result type to a map, so later
+ * steps' arguments, paths and key functions are checked by the compiler.
+ *
+ * @module
+ */
+import { DefinitionError } from '../errors.js';
+import { sources, type Arg, type ArgSources, type ArgValues } from './args.js';
+import type { StepContext } from './context.js';
+import { compileContract, type Contract, type ContractInput, type ContractOptions, type ContractOutput, type Fields } from './contract.js';
+import type { AnyReactorDefinition, GraphNode, InputOf, MapElement, OutputOf, ReactorDefinition, StepNode } from './definition.js';
+import type { MapResult } from './map-result.js';
+import { toMermaid } from './mermaid.js';
+import { toRetryPolicy, type RetryOptions } from './retry.js';
+import type { StepValue } from './signals.js';
+import { isStepDefinition, type AnyStepDefinition, type StepDefinition } from './step.js';
+import { dependenciesOf, validateGraph } from './validate.js';
+
+type Simplify<T> = { [K in keyof T]: T[K] } & {};
+declare const errorBrand: unique symbol;
+/** A readable compile error. */
+export type TypeError<M extends string> = M & { readonly [errorBrand]: M };
+/** A name that must not be taken yet. */
+export type FreshName<N extends string, S> = N extends keyof S ? TypeError<`step "${N}" is already defined`> : N;
+
+/** Marker for a step that declares no `args` (it then receives the reactor's input). */
+export interface NoArgs {
+  readonly '~noArgs': true;
+}
+/** What an inline step's hooks receive as arguments. */
+export type StepArgs<I, A> = [A] extends [NoArgs] ? I : ArgValues<A>;
+/** A partial wiring of named inputs `In`: each an argument of a compatible type. */
+export type Wiring<In> = { readonly [K in keyof In]?: Arg<In[K]> };
+
+/** An inline step: its arguments, hooks and retry policy. */
+export interface InlineStepOptions<I, S, A, R> {
+  /** Where the arguments come from; without it the step receives the reactor's input. */
+  readonly args?: ($: ArgSources<I, S>) => A;
+  /** Steps that must finish first although no argument reads them. */
+  readonly waitFor?: readonly (keyof S & string)[];
+  readonly retry?: RetryOptions;
+  run(args: StepArgs<I, A>, ctx: StepContext): R | Promise<R>;
+  compensate?(reason: Error, args: StepArgs<I, A>, ctx: StepContext): unknown;
+  undo?(result: StepValue<R>, args: StepArgs<I, A>, ctx: StepContext): unknown;
+}
+
+/** How a step definition or a composed reactor is wired into a reactor. */
+export interface PlacementOptions<I, S, In> {
+  /** Wiring of its inputs; an unwired input takes the reactor input of the same name. */
+  readonly args?: ($: ArgSources<I, S>) => Wiring<In>;
+  readonly waitFor?: readonly (keyof S & string)[];
+  /** Overrides the step definition's retry policy here. */
+  readonly retry?: RetryOptions;
+}
+
+type ElementInput<E> = E extends StepDefinition<infer F, unknown> ? ContractInput<F> : InputOf<E>;
+type ElementOutput<E> = E extends StepDefinition<Fields, infer R> ? StepValue<R> : OutputOf<E>;
+
+/** Options of a map step. */
+export interface MapOptions<I, S, T, E> {
+  /** The collection. */
+  readonly source: ($: ArgSources<I, S>) => Arg<readonly T[]>;
+  /** What runs for each element: a step definition or a reactor. */
+  readonly each: E;
+  /** The element's input, from the item and its index. */
+  readonly args: (item: T, index: number) => ElementInput<E>;
+  /** Elements running at once. Default 4. */
+  readonly maxConcurrency?: number;
+  /** Stop starting elements at the first failure and fail the map (default true). */
+  readonly atomic?: boolean;
+  readonly waitFor?: readonly (keyof S & string)[];
+}
+
+/** Options of {@link reactor}. */
+export interface ReactorOptions {
+  /** Steps of one run running at once (default: the engine's, 8). */
+  readonly maxConcurrency?: number;
+}
+
+interface BuilderState {
+  readonly name: string;
+  readonly options: ReactorOptions;
+  readonly contract: Contract;
+  readonly nodes: readonly GraphNode[];
+}
+
+/** The reactor builder. Every method returns a new builder; none mutates. */
+export class ReactorBuilder<Name extends string, In, I, S> {
+  readonly #state: BuilderState;
+
+  /** @internal use {@link reactor}. */
+  constructor(state: BuilderState) {
+    this.#state = state;
+  }
+
+  /** Declares the reactor's input contract (one Standard Schema per field). */
+  input<const F extends Fields>(fields: F, options: ContractOptions<F> = {}): ReactorBuilder<Name, ContractInput<F>, ContractOutput<F>, S> {
+    return new ReactorBuilder({ ...this.#state, contract: compileContract(fields, options.redact ?? []) });
+  }
+
+  /** Adds a reusable step definition, wired to this reactor's inputs and results. */
+  step<const N extends string, F extends Fields, R>(
+    name: FreshName<N, S>,
+    definition: StepDefinition<F, R>,
+    options?: PlacementOptions<I, S, ContractInput<F>>,
+  ): ReactorBuilder<Name, In, I, Simplify<S & { [K in N]: StepValue<R> }>>;
+  /** Adds an inline step. */
+  step<const N extends string, R, A = NoArgs>(
+    name: FreshName<N, S>,
+    options: InlineStepOptions<I, S, A, R>,
+  ): ReactorBuilder<Name, In, I, Simplify<S & { [K in N]: StepValue<R> }>>;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- implementation signature of the typed overloads above
+  step(name: string, first: any, placement?: any): any {
+    const node = isStepDefinition(first) ? this.#placeDefinition(name, first, placement ?? {}) : this.#inline(name, first as InlineStepOptions<never, never, never, unknown>);
+    return this.#with(node);
+  }
+
+  /** Runs another reactor inline as one step of this execution (its undo replays the child's undos). */
+  compose<const N extends string, C extends AnyReactorDefinition>(
+    name: FreshName<N, S>,
+    child: C,
+    options: PlacementOptions<I, S, InputOf<C>> = {},
+  ): ReactorBuilder<Name, In, I, Simplify<S & { [K in N]: OutputOf<C> }>> {
+    const args = resolveWiring(options.args);
+    const waitFor = [...(options.waitFor ?? [])] as string[];
+    return this.#with({ kind: 'compose', name, reactor: child, args, waitFor, dependsOn: dependenciesOf(args, waitFor) }) as never;
+  }
+
+  /** Runs a step definition or a reactor for each element of a collection, in this process. */
+  map<const N extends string, T, E extends AnyStepDefinition | AnyReactorDefinition>(
+    name: FreshName<N, S>,
+    options: MapOptions<I, S, T, E>,
+  ): ReactorBuilder<Name, In, I, Simplify<S & { [K in N]: MapResult<ElementOutput<E>> }>> {
+    const source = (options.source as (s: typeof sources) => Arg<unknown>)(sources);
+    const waitFor = [...(options.waitFor ?? [])] as string[];
+    const element: MapElement = isStepDefinition(options.each)
+      ? { kind: 'step', node: this.#placeDefinition(`${name}[]`, options.each, {}) }
+      : { kind: 'reactor', reactor: options.each as AnyReactorDefinition };
+    const maxConcurrency = options.maxConcurrency ?? 4;
+    if (!Number.isInteger(maxConcurrency) || maxConcurrency < 1) this.#fail(name, `maxConcurrency must be an integer >= 1 (got ${String(maxConcurrency)})`);
+    return this.#with({
+      kind: 'map',
+      name,
+      args: undefined,
+      source,
+      element,
+      elementArgs: options.args as (item: never, index: number) => unknown,
+      maxConcurrency,
+      atomic: options.atomic ?? true,
+      waitFor,
+      dependsOn: dependenciesOf({ source }, waitFor),
+    }) as never;
+  }
+
+  /** Finishes the reactor; its run value is the named step's result. */
+  returns<N extends keyof S & string>(name: N): ReactorDefinition<Name, In, I, S, S[N]> {
+    return this.#finish(name) as never;
+  }
+
+  /** Finishes the reactor; its run value is every step's result by name. */
+  build(): ReactorDefinition<Name, In, I, S, S> {
+    return this.#finish(undefined) as never;
+  }
+
+  #inline(name: string, options: InlineStepOptions<never, never, never, unknown>): StepNode {
+    if (typeof options?.run !== 'function') this.#fail(name, 'an inline step needs a run function');
+    const args = options.args === undefined ? undefined : resolveWiring(options.args as never);
+    const waitFor = [...(options.waitFor ?? [])] as string[];
+    const hooks = { run: options.run, compensate: options.compensate, undo: options.undo } as StepNode['hooks'];
+    const retry = toRetryPolicy(options.retry, { reactor: this.#state.name, step: name });
+    return { kind: 'step', name, args, waitFor, dependsOn: dependenciesOf(args, waitFor), hooks, contract: undefined, retry };
+  }
+
+  #placeDefinition(name: string, definition: AnyStepDefinition, placement: PlacementOptions<never, never, never>): StepNode {
+    const args = resolveWiring(placement.args);
+    const waitFor = [...(placement.waitFor ?? [])] as string[];
+    const retry = toRetryPolicy(placement.retry ?? definition.retry, { reactor: this.#state.name, step: name });
+    return { kind: 'step', name, args, waitFor, dependsOn: dependenciesOf(args, waitFor), hooks: definition.hooks, contract: definition.contract, retry };
+  }
+
+  #with(node: GraphNode): ReactorBuilder<Name, In, I, never> {
+    if (this.#state.nodes.some((n) => n.name === node.name)) {
+      this.#fail(node.name, `step "${node.name}" is defined twice; give one of them another name`);
+    }
+    return new ReactorBuilder({ ...this.#state, nodes: [...this.#state.nodes, node] });
+  }
+
+  #finish(returns: string | undefined): AnyReactorDefinition {
+    const { name, contract, nodes, options } = this.#state;
+    const byName = new Map(nodes.map((n) => [n.name, n]));
+    validateGraph({ name, contract, nodes, byName, returns });
+    const definition: AnyReactorDefinition = {
+      kind: 'reactor',
+      name,
+      contract,
+      nodes: Object.freeze(nodes.map((n) => Object.freeze(n))),
+      byName,
+      returns,
+      maxConcurrency: options.maxConcurrency,
+      toMermaid: () => toMermaid(definition),
+    };
+    return Object.freeze(definition);
+  }
+
+  #fail(step: string, message: string): never {
+    throw new DefinitionError(`reactor "${this.#state.name}": ${message}`, this.#state.name, step);
+  }
+}
+
+function resolveWiring(fn: ((s: never) => unknown) | undefined): Readonly<Record<string, Arg<unknown>>> {
+  if (fn === undefined) return {};
+  return Object.freeze({ ...(fn as (s: typeof sources) => Record<string, Arg<unknown>>)(sources) });
+}
+
+/**
+ * Starts a reactor definition.
+ *
+ * @example
+ * ```ts
+ * const checkout = reactor('checkout')
+ *   .input({ orderId: z.string(), amount: z.number() })
+ *   .step('reserve', { args: ($) => ({ orderId: $.input('orderId') }), run: ({ orderId }) => stock.reserve(orderId) })
+ *   .step('charge', {
+ *     args: ($) => ({ total: $.result('reserve', 'total') }),
+ *     run: ({ total }) => psp.charge(total),
+ *     undo: (charge) => psp.refund(charge.id),
+ *   })
+ *   .returns('charge');
+ * ```
+ */
+export function reactor<const Name extends string>(name: Name, options: ReactorOptions = {}): ReactorBuilder<Name, {}, {}, {}> {
+  if (typeof name !== 'string' || name.length === 0) throw new DefinitionError('a reactor needs a non-empty name', String(name));
+  if (options.maxConcurrency !== undefined && (!Number.isInteger(options.maxConcurrency) || options.maxConcurrency < 1)) {
+    throw new DefinitionError(`reactor "${name}": maxConcurrency must be an integer >= 1`, name);
+  }
+  return new ReactorBuilder({ name, options, contract: compileContract({}), nodes: [] });
+}

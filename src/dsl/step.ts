@@ -1,0 +1,108 @@
+/**
+ * Reusable step definitions: a step with its own input contract, hooks and retry policy, placed
+ * in any number of reactors and extended by derived steps.
+ *
+ * @module
+ */
+import type { StepContext } from './context.js';
+import { compileContract, type Contract, type ContractInput, type ContractOutput, type Fields } from './contract.js';
+import type { StepHooks } from './definition.js';
+import type { RetryOptions } from './retry.js';
+import type { StepValue } from './signals.js';
+
+/** The hooks of a step whose arguments are `A` and whose body returns `R`. */
+export interface StepHookOptions<A, R> {
+  /** The body. Return a value (success), a signal, or throw (failure). */
+  run(args: A, ctx: StepContext): R | Promise<R>;
+  /** Runs when this step's body started and the step failed (after its last attempt). */
+  compensate?(reason: Error, args: A, ctx: StepContext): unknown;
+  /** Runs when the step completed and a later step failed (rollback, newest first). */
+  undo?(result: StepValue<R>, args: A, ctx: StepContext): unknown;
+}
+
+/** Options of {@link defineStep}. */
+export interface DefineStepOptions<F extends Fields, R> extends StepHookOptions<ContractOutput<F>, R> {
+  /** A default name, used in messages and when the step runs on its own. */
+  readonly name?: string;
+  /** The input contract: one Standard Schema per argument. */
+  readonly input: F;
+  /** Arguments whose values are secrets. */
+  readonly redact?: readonly (keyof F & string)[];
+  /** Retry policy (a reactor may override it where it places the step). */
+  readonly retry?: RetryOptions;
+}
+
+/** Options of {@link StepDefinition.extend}: added fields and replaced hooks. */
+export interface ExtendStepOptions<F extends Fields, F2 extends Fields, R, R2> {
+  readonly name?: string;
+  readonly input?: F2;
+  readonly redact?: readonly (keyof (F & F2) & string)[];
+  readonly retry?: RetryOptions;
+  run?(args: ContractOutput<F & F2>, ctx: StepContext): R2 | Promise<R2>;
+  compensate?(reason: Error, args: ContractOutput<F & F2>, ctx: StepContext): unknown;
+  undo?(result: StepValue<[R2] extends [never] ? R : R2>, args: ContractOutput<F & F2>, ctx: StepContext): unknown;
+}
+
+/** A reusable step: validated arguments, hooks, retry policy. */
+export interface StepDefinition<F extends Fields = Fields, R = unknown> {
+  readonly kind: 'step-definition';
+  readonly name: string | undefined;
+  readonly contract: Contract;
+  readonly hooks: StepHooks;
+  readonly retry: RetryOptions | undefined;
+  /**
+   * A derived step: it inherits this step's contract, hooks and retry policy, adds the given
+   * fields and replaces the given hooks.
+   */
+  extend<F2 extends Fields = {}, R2 = never>(options: ExtendStepOptions<F, F2, R, R2>): StepDefinition<F & F2, [R2] extends [never] ? R : R2>;
+  /** Phantom: what a caller passes and what the step produces. */
+  readonly '~types'?: { readonly input: ContractInput<F>; readonly args: ContractOutput<F>; readonly output: StepValue<R> };
+}
+
+/** Any step definition. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the variance of F and R must not matter here
+export type AnyStepDefinition = StepDefinition<any, any>;
+
+/**
+ * Defines a reusable step with its own input contract.
+ *
+ * @example
+ * ```ts
+ * const charge = defineStep({
+ *   input: { accountId: z.string(), amount: z.number().int().positive(), currency: z.string().default('EUR') },
+ *   retry: { maxAttempts: 3, backoff: 'exponential', baseDelay: '200ms' },
+ *   run: async ({ accountId, amount, currency }) => psp.charge(accountId, amount, currency),
+ *   undo: async (charge) => psp.refund(charge.id),
+ * });
+ * ```
+ */
+export function defineStep<const F extends Fields, R>(options: DefineStepOptions<F, R>): StepDefinition<F, R> {
+  return build(options.name, compileContract(options.input, options.redact ?? []), pickHooks(options), options.retry);
+}
+
+function pickHooks(options: Partial<StepHooks>, base?: StepHooks): StepHooks {
+  const run = options.run ?? base?.run;
+  if (typeof run !== 'function') throw new TypeError('a step definition needs a run function');
+  return Object.freeze({ run, compensate: options.compensate ?? base?.compensate, undo: options.undo ?? base?.undo });
+}
+
+function build<F extends Fields, R>(name: string | undefined, contract: Contract, hooks: StepHooks, retry: RetryOptions | undefined): StepDefinition<F, R> {
+  const definition: StepDefinition<F, R> = {
+    kind: 'step-definition',
+    name,
+    contract,
+    hooks,
+    retry,
+    extend(options) {
+      const fields = { ...contract.fields, ...(options.input ?? {}) };
+      const redact = options.redact ?? contract.redact;
+      return build(options.name ?? name, compileContract(fields, redact), pickHooks(options as Partial<StepHooks>, hooks), options.retry ?? retry);
+    },
+  };
+  return Object.freeze(definition);
+}
+
+/** True when `value` is a step definition. */
+export function isStepDefinition(value: unknown): value is AnyStepDefinition {
+  return typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'step-definition';
+}

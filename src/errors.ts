@@ -1,0 +1,210 @@
+/**
+ * Every error ts-reactor produces, as data: a stable `code`, a `cause`, structured fields and a
+ * JSON round trip (`toJSON()` / {@link errorFromJSON}), because errors cross process boundaries.
+ *
+ * @module
+ */
+
+const BRAND = Symbol.for('ts-reactor.error');
+
+/** The stable codes of every error ts-reactor produces. */
+export const ErrorCode = {
+  Definition: 'definition_invalid',
+  InputInvalid: 'input_invalid',
+  ArgumentsInvalid: 'arguments_invalid',
+  ArgumentResolution: 'argument_resolution_failed',
+  StepFailed: 'step_failed',
+  NonRetryable: 'non_retryable',
+  RecordTooLarge: 'record_too_large',
+  RecordVersion: 'record_version_mismatch',
+  RecordNotFound: 'record_not_found',
+  Aborted: 'aborted',
+  Wrapped: 'wrapped_throw',
+  Remote: 'remote_error',
+} as const;
+
+/** One of {@link ErrorCode}'s values. */
+export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+/** One problem found while validating an input or arguments against a contract. */
+export interface FieldIssue {
+  /** Dotted path of the offending field (`''` for the whole value). */
+  readonly path: string;
+  readonly message: string;
+}
+
+/** The JSON shape of a serialized error. */
+export interface ErrorJSON {
+  readonly name: string;
+  readonly message: string;
+  readonly code?: string;
+  readonly details?: Readonly<Record<string, unknown>>;
+  readonly cause?: ErrorJSON;
+  readonly stack?: string;
+}
+
+/**
+ * Base class of every ts-reactor error. `code` is stable across versions; `details` holds the
+ * structured fields each subclass documents.
+ */
+export class ReactorError extends Error {
+  readonly [BRAND] = true;
+  readonly code: string;
+  readonly details: Readonly<Record<string, unknown>>;
+
+  constructor(code: string, message: string, options: { cause?: unknown; details?: Record<string, unknown> } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'ReactorError';
+    this.code = code;
+    this.details = Object.freeze({ ...(options.details ?? {}) });
+  }
+
+  /** True for any ts-reactor error, also across realms and after a JSON round trip. */
+  static is(value: unknown): value is ReactorError {
+    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
+  }
+
+  /** Serializable form; see {@link errorFromJSON}. */
+  toJSON(): ErrorJSON {
+    return errorToJSON(this);
+  }
+}
+
+/** A reactor or step definition is not valid; thrown when it is built. */
+export class DefinitionError extends ReactorError {
+  readonly reactor: string;
+  readonly step: string | undefined;
+  constructor(message: string, reactor: string, step?: string) {
+    super(ErrorCode.Definition, message, { details: { reactor, ...(step === undefined ? {} : { step }) } });
+    this.name = 'DefinitionError';
+    this.reactor = reactor;
+    this.step = step;
+  }
+}
+
+/** Reactor inputs or step arguments failed their contract. Never retried. */
+export class ValidationError extends ReactorError {
+  readonly issues: readonly FieldIssue[];
+  constructor(
+    code: typeof ErrorCode.InputInvalid | typeof ErrorCode.ArgumentsInvalid,
+    message: string,
+    issues: readonly FieldIssue[],
+    details: Record<string, unknown> = {},
+  ) {
+    super(code, message, { details: { ...details, issues } });
+    this.name = 'ValidationError';
+    this.issues = issues;
+  }
+}
+
+/** An argument source, path or transform threw. The step never started; never retried. */
+export class ArgumentResolutionError extends ReactorError {
+  constructor(step: string, argument: string, cause: unknown) {
+    super(ErrorCode.ArgumentResolution, `step "${step}": argument "${argument}" could not be resolved: ${messageOf(cause)}`, {
+      cause,
+      details: { step, argument },
+    });
+    this.name = 'ArgumentResolutionError';
+  }
+}
+
+/**
+ * Throw from a step body to fail without any further retry.
+ *
+ * @example
+ * ```ts
+ * if (card.expired) throw new NonRetryableError('card expired');
+ * ```
+ */
+export class NonRetryableError extends ReactorError {
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super(ErrorCode.NonRetryable, message, options);
+    this.name = 'NonRetryableError';
+  }
+}
+
+/** A persisted execution record is larger than the configured limit. */
+export class RecordTooLargeError extends ReactorError {
+  constructor(executionId: string, bytes: number, limit: number) {
+    super(ErrorCode.RecordTooLarge, `execution ${executionId}: record is ${bytes} bytes, over the ${limit}-byte limit; keep step results small (store blobs elsewhere and return ids)`, {
+      details: { executionId, bytes, limit },
+    });
+    this.name = 'RecordTooLargeError';
+  }
+}
+
+/** A persisted record carries a schema version this code does not read. */
+export class RecordVersionError extends ReactorError {
+  constructor(found: unknown, expected: number) {
+    super(ErrorCode.RecordVersion, `persisted record has schema version ${String(found)}, this version of ts-reactor reads ${expected}`, {
+      details: { found, expected },
+    });
+    this.name = 'RecordVersionError';
+  }
+}
+
+/** A non-Error value was thrown from user code; the value is kept in `details.value`. */
+export class WrappedThrowError extends ReactorError {
+  constructor(value: unknown) {
+    super(ErrorCode.Wrapped, `a non-Error value was thrown: ${safeString(value)}`, { details: { value: jsonSafe(value) } });
+    this.name = 'WrappedThrowError';
+  }
+}
+
+/** An error rebuilt from JSON whose original class is not a ts-reactor class. */
+export class RemoteError extends ReactorError {
+  constructor(json: ErrorJSON) {
+    super(json.code ?? ErrorCode.Remote, json.message, {
+      details: { ...(json.details ?? {}), originalName: json.name },
+      cause: json.cause === undefined ? undefined : errorFromJSON(json.cause),
+    });
+    this.name = json.name;
+    if (json.stack !== undefined) this.stack = json.stack;
+  }
+}
+
+/** Turns anything thrown into an Error (non-Error values are wrapped). */
+export function toError(value: unknown): Error {
+  return value instanceof Error ? value : new WrappedThrowError(value);
+}
+
+/** Serializes any error (ts-reactor or not) to {@link ErrorJSON}. */
+export function errorToJSON(error: unknown, depth = 0): ErrorJSON {
+  const err = toError(error);
+  const json: { -readonly [K in keyof ErrorJSON]: ErrorJSON[K] } = { name: err.name, message: err.message };
+  if (ReactorError.is(err)) {
+    json.code = err.code;
+    if (Object.keys(err.details).length > 0) json.details = jsonSafe(err.details) as Record<string, unknown>;
+  } else if (typeof (err as unknown as { code?: unknown }).code === 'string') {
+    json.code = (err as unknown as { code: string }).code;
+  }
+  if (err.stack !== undefined) json.stack = err.stack;
+  if (err.cause !== undefined && depth < 8) json.cause = errorToJSON(err.cause, depth + 1);
+  return json;
+}
+
+/** Rebuilds an error from {@link errorToJSON}'s output. `code`, `details` and `cause` survive. */
+export function errorFromJSON(json: ErrorJSON): ReactorError {
+  return new RemoteError(json);
+}
+
+/** The message of anything thrown. */
+export function messageOf(value: unknown): string {
+  return value instanceof Error ? value.message : safeString(value);
+}
+
+function safeString(value: unknown): string {
+  try {
+    return typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value));
+  } catch {
+    return String(value);
+  }
+}
+
+function jsonSafe(value: unknown): unknown {
+  try {
+    return JSON.parse(JSON.stringify(value)) as unknown;
+  } catch {
+    return String(value);
+  }
+}

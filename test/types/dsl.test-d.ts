@@ -1,0 +1,105 @@
+import { describe, expectTypeOf, test } from 'vitest';
+import { z } from 'zod';
+import { defineStep, reactor, skip, halt, type InputOf, type OutputOf, type MapResult } from '../../src/dsl/index.js';
+
+describe('reactor DSL inference', () => {
+  test('a step sees its arguments typed, results flow by name and path', () => {
+    const r = reactor('checkout')
+      .input({ orderId: z.string(), amount: z.number(), note: z.string().optional(), currency: z.string().default('EUR') })
+      .step('reserve', {
+        args: ($) => ({ orderId: $.input('orderId') }),
+        run: ({ orderId }) => {
+          expectTypeOf(orderId).toEqualTypeOf<string>();
+          return { reservationId: `r-${orderId}`, total: 10, lines: [{ sku: 'a' }] };
+        },
+      })
+      .step('charge', {
+        args: ($) => ({ total: $.result('reserve', 'total'), sku: $.result('reserve', 'lines', 0, 'sku'), cents: $.input('amount').transform((a) => a * 100) }),
+        run: async ({ total, sku, cents }) => {
+          expectTypeOf(total).toEqualTypeOf<number>();
+          expectTypeOf(sku).toEqualTypeOf<string>();
+          expectTypeOf(cents).toEqualTypeOf<number>();
+          return { chargeId: 'c1' };
+        },
+        undo: (charge) => {
+          expectTypeOf(charge).toEqualTypeOf<{ chargeId: string }>();
+        },
+      })
+      .returns('charge');
+    expectTypeOf<OutputOf<typeof r>>().toEqualTypeOf<{ chargeId: string }>();
+    expectTypeOf<InputOf<typeof r>>().toEqualTypeOf<{ orderId: string; amount: number; note?: string | undefined; currency?: string | undefined }>();
+  });
+
+  test('a result path that does not exist fails to compile', () => {
+    reactor('r')
+      .step('a', { run: () => ({ x: 1 }) })
+      .step('b', {
+        // @ts-expect-error -- 'y' is not a key of a's result
+        args: ($) => ({ y: $.result('a', 'y') }),
+        run: () => 1,
+      });
+  });
+
+  test('forward references and duplicate names do not compile', () => {
+    reactor('r')
+      .step('a', { run: () => 1 })
+      // @ts-expect-error -- "b" is not declared yet
+      .step('c', { args: ($) => ({ v: $.result('b') }), run: () => 2 });
+    // @ts-expect-error -- duplicate name
+    reactor('r').step('a', { run: () => 1 }).step('a', { run: () => 2 });
+  });
+
+  test('a step without args receives the reactor input', () => {
+    reactor('r')
+      .input({ id: z.string() })
+      .step('a', {
+        run: (input) => {
+          expectTypeOf(input).toEqualTypeOf<{ id: string }>();
+          return 1;
+        },
+      });
+  });
+
+  test('signals unwrap into the step value', () => {
+    const r = reactor('r')
+      .step('s', { run: () => (Math.random() > 0.5 ? skip('no', 3) : 4) })
+      .step('h', { run: () => halt('stop') })
+      .build();
+    expectTypeOf<OutputOf<typeof r>['s']>().toEqualTypeOf<number>();
+    expectTypeOf<OutputOf<typeof r>['h']>().toEqualTypeOf<never>();
+  });
+
+  test('step definitions: validated args typed, wiring typed, extension adds fields', () => {
+    const charge = defineStep({
+      input: { account: z.string(), amount: z.number(), currency: z.string().default('EUR') },
+      run: (args) => {
+        expectTypeOf(args).toEqualTypeOf<{ account: string; amount: number; currency: string }>();
+        return { id: 'c' };
+      },
+    });
+    const audited = charge.extend({ input: { auditor: z.string() } });
+    reactor('r')
+      .input({ account: z.string(), auditor: z.string() })
+      .step('quote', { run: () => ({ total: 5 }) })
+      .step('charge', audited, { args: ($) => ({ amount: $.result('quote', 'total') }) })
+      .step('after', {
+        args: ($) => ({ c: $.result('charge') }),
+        run: ({ c }) => expectTypeOf(c).toEqualTypeOf<{ id: string }>(),
+      });
+    reactor('r2')
+      .input({ label: z.string() })
+      // @ts-expect-error -- amount expects a number
+      .step('charge', charge, { args: ($) => ({ amount: $.input('label') }) });
+  });
+
+  test('compose and map results are typed', () => {
+    const child = reactor('child').input({ n: z.number() }).step('double', { args: ($) => ({ n: $.input('n') }), run: ({ n }) => n * 2 }).returns('double');
+    const parent = reactor('parent')
+      .input({ items: z.array(z.number()) })
+      .compose('one', child, { args: ($) => ({ n: $.value(3) }) })
+      .map('all', { source: ($) => $.input('items'), each: child, args: (n) => ({ n }) })
+      .build();
+    expectTypeOf<OutputOf<typeof parent>['one']>().toEqualTypeOf<number>();
+    expectTypeOf<OutputOf<typeof parent>['all']>().toEqualTypeOf<MapResult<number>>();
+  });
+});
