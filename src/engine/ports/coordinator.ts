@@ -1,0 +1,202 @@
+/**
+ * The Coordinator port: the atomic transitions of the five coordination primitives. Policy
+ * (acquisition order, waiting, auto-extend, events) lives in `src/coordination/`; this port only
+ * states what each backend must do atomically. Implementations: `storage/memory` (injected
+ * clock) and `storage/redis` (one Lua script per transition, server `TIME`). Both pass the same
+ * contract suite. Every method is safe to call twice with the same arguments ("retry-safe").
+ *
+ * Time: each implementation uses its own clock (the injected clock in memory, Redis `TIME` on
+ * Redis); callers never pass "now".
+ *
+ * @module
+ */
+
+/** Who holds: the owner (the root execution id) and where in it (for views and events). */
+export interface HolderInfo {
+  /** Root execution id: holds are re-entrant per owner. */
+  readonly owner: string;
+  /** The execution that took it (differs from `owner` in nested work). */
+  readonly executionId?: string;
+  /** The reactor that declared it. */
+  readonly reactor?: string;
+  /** The step that declared it; absent for a reactor-level hold. */
+  readonly step?: string;
+}
+
+// ── Exclusive lock ──────────────────────────────────────────────────────────────────────────
+
+export interface LockAcquireRequest {
+  readonly key: string;
+  readonly holder: HolderInfo;
+  readonly ttlMs: number;
+}
+export type LockAcquireResult =
+  | {
+      readonly acquired: true;
+      /** Fencing token of this acquisition: strictly increasing per key, also across a Redis restart without persistence. A re-entrant acquisition returns the outer token. */
+      readonly token: string;
+      /** Nesting depth after this acquisition (1 = outermost). */
+      readonly nesting: number;
+    }
+  | { readonly acquired: false; readonly holder: HolderInfo | undefined; readonly ttlMs: number };
+
+export interface LockReleaseResult {
+  /** False when `owner` did not hold the key (it had expired or was taken over). */
+  readonly released: boolean;
+  /** Nesting depth left; 0 means the key is now free. */
+  readonly nesting: number;
+}
+
+export interface LockState {
+  readonly key: string;
+  readonly holder: HolderInfo;
+  readonly nesting: number;
+  readonly token: string;
+  readonly ttlMs: number;
+}
+
+// ── Semaphore (leases) ──────────────────────────────────────────────────────────────────────
+
+export interface SemaphoreAcquireRequest {
+  readonly key: string;
+  readonly holder: HolderInfo;
+  readonly limit: number;
+  /** Lease length of this holder's slot. */
+  readonly ttlMs: number;
+}
+export type SemaphoreAcquireResult =
+  | { readonly acquired: true; readonly nesting: number; readonly holders: number }
+  | { readonly acquired: false; readonly holders: number; readonly limit: number; /** ms until the earliest lease expires */ readonly retryAfterMs: number };
+
+export interface SemaphoreState {
+  readonly key: string;
+  readonly limit: number;
+  readonly holders: readonly { readonly holder: HolderInfo; readonly nesting: number; readonly ttlMs: number }[];
+}
+
+// ── Rate limit ──────────────────────────────────────────────────────────────────────────────
+
+export interface RateWindow {
+  /** Fully built key of this window (a named limit shares it across reactors). */
+  readonly key: string;
+  readonly limit: number;
+  readonly periodMs: number;
+}
+export interface RateTakeRequest {
+  readonly windows: readonly RateWindow[];
+  /** Unique id of this start: taking twice with the same id charges once. */
+  readonly id: string;
+}
+export type RateTakeResult =
+  | { readonly allowed: true }
+  | { readonly allowed: false; readonly window: RateWindow; readonly count: number; readonly retryAfterMs: number };
+
+export interface RateState {
+  readonly key: string;
+  readonly count: number;
+  /** ms until the oldest start leaves the window (0 when empty). */
+  readonly resetInMs: number;
+}
+
+// ── Period ──────────────────────────────────────────────────────────────────────────────────
+
+export interface PeriodMarkRequest {
+  readonly key: string;
+  /** Bucket id, e.g. `2026-11-30` or `d:20422`. */
+  readonly bucket: string;
+  /** How long the marker lives (until the bucket ends, plus margin). */
+  readonly ttlMs: number;
+}
+
+// ── Ordered lock ────────────────────────────────────────────────────────────────────────────
+
+export interface OrderedTicket {
+  readonly key: string;
+  readonly nonce: number;
+  readonly epoch: number;
+}
+export interface OrderedEnterRequest extends OrderedTicket {
+  /** A blocker whose turn has shown no sign of life for this long is passed over. */
+  readonly poisonMs: number;
+  readonly strict: boolean;
+  readonly holder: HolderInfo;
+}
+export type OrderedEnterResult =
+  | { readonly outcome: 'entered' }
+  | { readonly outcome: 'wait'; readonly head: number }
+  /** An earlier position failed in strict mode: this position must halt (and still complete). */
+  | { readonly outcome: 'chain_failed'; readonly firstFailed: number }
+  /** The epoch moved on (drain or reset): this ticket belongs to an old batch. */
+  | { readonly outcome: 'stale'; readonly epoch: number }
+  /** This position was already completed or skipped. */
+  | { readonly outcome: 'passed' };
+
+export interface OrderedCompleteRequest extends OrderedTicket {
+  readonly failed: boolean;
+  readonly strict: boolean;
+}
+
+export interface OrderedState {
+  readonly key: string;
+  readonly epoch: number;
+  /** The last nonce handed out (0 when none). */
+  readonly issued: number;
+  readonly lastCompleted: number;
+  readonly inFlight: number | undefined;
+  readonly firstFailed: number | undefined;
+  readonly drained: boolean;
+}
+
+/** A primitive's kind, used by notifications and views. */
+export type PrimitiveKind = 'lock' | 'semaphore' | 'rate' | 'period' | 'ordered';
+
+/** The atomic transitions every backend implements. */
+export interface Coordinator {
+  /** The backend's clock (Redis: server `TIME`), in ms. */
+  time(): Promise<number>;
+
+  lockAcquire(request: LockAcquireRequest): Promise<LockAcquireResult>;
+  /** Owner-checked: decrements the nesting; frees the key (and notifies) at zero. */
+  lockRelease(key: string, owner: string): Promise<LockReleaseResult>;
+  /** Owner-checked TTL refresh; false when the owner no longer holds the key. */
+  lockExtend(key: string, owner: string, ttlMs: number): Promise<boolean>;
+  lockState(key: string): Promise<LockState | undefined>;
+
+  semaphoreAcquire(request: SemaphoreAcquireRequest): Promise<SemaphoreAcquireResult>;
+  /** Decrements the holder's nesting; frees its slot at zero. Never frees another holder's slot. */
+  semaphoreRelease(key: string, owner: string): Promise<{ readonly released: boolean; readonly nesting: number }>;
+  semaphoreExtend(key: string, owner: string, ttlMs: number): Promise<boolean>;
+  semaphoreState(key: string, limit?: number): Promise<SemaphoreState>;
+
+  /** Checks every window and charges all of them, or none. */
+  rateTake(request: RateTakeRequest): Promise<RateTakeResult>;
+  rateState(key: string, periodMs: number): Promise<RateState>;
+
+  periodIsMarked(key: string, bucket: string): Promise<boolean>;
+  /** Marks the bucket; false when it was already marked. */
+  periodMark(request: PeriodMarkRequest): Promise<boolean>;
+  /** Remaining TTL of a marker in ms, `undefined` when unmarked. */
+  periodState(key: string, bucket: string): Promise<number | undefined>;
+
+  /** Hands out the next position of the key's current epoch. */
+  orderedTicket(key: string): Promise<OrderedTicket>;
+  orderedEnter(request: OrderedEnterRequest): Promise<OrderedEnterResult>;
+  /** Liveness of the position in flight; false when it is no longer the one in flight. */
+  orderedHeartbeat(ticket: OrderedTicket): Promise<boolean>;
+  /** Advances past `nonce` if it is the head (idempotent); drains the key when nothing is left. */
+  orderedComplete(request: OrderedCompleteRequest): Promise<OrderedState>;
+  orderedState(key: string): Promise<OrderedState>;
+  /** Operator action: pass over the head position. */
+  orderedSkip(key: string): Promise<OrderedState>;
+  /** Operator action: a new epoch with fresh counters; outstanding tickets become stale. */
+  orderedReset(key: string): Promise<OrderedState>;
+
+  /**
+   * Resolves when `key` of `kind` is released (or its state changes in a way that may let a
+   * waiter in), or after `timeoutMs`, or when `signal` aborts — whichever is first. Never rejects.
+   */
+  waitForChange(kind: PrimitiveKind, key: string, timeoutMs: number, signal?: AbortSignal): Promise<void>;
+
+  /** Closes connections and timers. */
+  close(): Promise<void>;
+}

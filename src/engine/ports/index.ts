@@ -1,0 +1,3 @@
+export * from './clock.js';
+export * from './coordinator.js';
+export * from './store.js';

@@ -1,0 +1,77 @@
+import type { ErrorJSON } from '../../errors.js';
+
+/** The schema version of persisted execution records. */
+export const RECORD_VERSION = 1;
+
+/** Persisted statuses of an execution. */
+export type ExecutionStatus = 'pending' | 'running' | 'parked' | 'paused' | 'completed' | 'failed' | 'halted' | 'rolling_back' | 'cancelled' | 'aborted';
+
+/** Terminal statuses: the execution will not change again on its own. */
+export const TERMINAL_STATUSES: ReadonlySet<ExecutionStatus> = new Set(['completed', 'failed', 'halted', 'cancelled', 'aborted']);
+
+/** Persisted state of one step in one execution. */
+export interface StepRecord {
+  readonly status: 'running' | 'completed' | 'failed' | 'skipped' | 'halted' | 'compensated' | 'undone';
+  readonly attempts: number;
+  readonly result?: unknown;
+  readonly error?: ErrorJSON;
+  /** Completion sequence number (undo runs in reverse of it). */
+  readonly completedSeq?: number;
+}
+
+/** One entry of the rollback failures of a run. */
+export interface RollbackFailure {
+  readonly step: string;
+  readonly kind: 'compensate' | 'undo';
+  readonly reason: 'raised' | 'returned_failure' | 'coordination_unavailable';
+  readonly message: string;
+  readonly key?: string;
+}
+
+/** The persisted form of an execution: plain, versioned JSON. */
+export interface ExecutionRecord {
+  readonly v: typeof RECORD_VERSION;
+  readonly id: string;
+  readonly rootId: string;
+  readonly parentId?: string;
+  readonly reactor: string;
+  readonly status: ExecutionStatus;
+  /** Validated input (secrets included: the store is trusted; views redact). */
+  readonly input: unknown;
+  readonly steps: Readonly<Record<string, StepRecord>>;
+  readonly value?: unknown;
+  readonly error?: ErrorJSON;
+  readonly failedStep?: string;
+  readonly haltReason?: string;
+  readonly rollbackFailures: readonly RollbackFailure[];
+  readonly idempotencyKey?: string;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+}
+
+/** Filter of {@link Store.list}. */
+export interface ExecutionFilter {
+  readonly reactor?: string;
+  readonly status?: ExecutionStatus;
+  readonly limit?: number;
+  /** Opaque cursor from a previous page. */
+  readonly cursor?: string;
+}
+
+/** The outcome of claiming an idempotency key. */
+export type IdempotencyClaim = { readonly claimed: true } | { readonly claimed: false; readonly executionId: string };
+
+/**
+ * Where execution records live. Implementations: the memory store (embedded default) and the
+ * Redis store. Both pass the same contract suite.
+ */
+export interface Store {
+  /** Persists a record (create or replace). Throws `RecordTooLargeError` over the size limit. */
+  save(record: ExecutionRecord): Promise<void>;
+  /** Reads a record; `undefined` if absent or expired. Throws `RecordVersionError` on another schema version. */
+  get(id: string): Promise<ExecutionRecord | undefined>;
+  /** Records, newest first. */
+  list(filter?: ExecutionFilter): Promise<{ readonly records: readonly ExecutionRecord[]; readonly cursor?: string }>;
+  /** Atomically claims `key` for `executionId` under `reactor`; a second claim returns the first's id. */
+  claimIdempotency(reactor: string, key: string, executionId: string): Promise<IdempotencyClaim>;
+}

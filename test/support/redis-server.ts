@@ -1,0 +1,108 @@
+/**
+ * A throwaway `redis-server` for tests and benchmarks: its own free port and temp directory,
+ * never anyone else's Redis. It can be stopped, killed, paused (SIGSTOP), resumed and restarted
+ * on the same port, with or without persistence.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export interface RedisServerOptions {
+  /** `'aof'` keeps data across restarts (appendfsync always); default `'none'`. */
+  readonly persistence?: 'none' | 'aof';
+}
+
+export interface RedisServerHandle {
+  readonly port: number;
+  readonly url: string;
+  readonly dir: string;
+  /** Graceful shutdown (SHUTDOWN NOSAVE semantics via SIGTERM; with AOF the log is kept). */
+  stop(): Promise<void>;
+  /** SIGKILL. */
+  kill(): Promise<void>;
+  /** SIGSTOP: the server stops answering, connections stay open. */
+  pause(): void;
+  /** SIGCONT. */
+  resume(): void;
+  /** Starts the server again on the same port and directory. */
+  restart(): Promise<void>;
+  /** Stops the server and removes its directory. */
+  dispose(): Promise<void>;
+}
+
+/** A free TCP port on loopback. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitForPort(port: number, deadlineMs: number): Promise<void> {
+  const until = Date.now() + deadlineMs;
+  for (;;) {
+    const ok = await new Promise<boolean>((resolve) => {
+      const socket = connect(port, '127.0.0.1');
+      socket.once('connect', () => {
+        socket.end();
+        resolve(true);
+      });
+      socket.once('error', () => resolve(false));
+    });
+    if (ok) return;
+    if (Date.now() > until) throw new Error(`redis-server did not listen on ${port} within ${deadlineMs} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** Starts a new `redis-server` (binary from PATH) on a free port. */
+export async function startRedisServer(options: RedisServerOptions = {}): Promise<RedisServerHandle> {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'ts-reactor-redis-'));
+  const persistence = options.persistence ?? 'none';
+  let child: ChildProcess | undefined;
+
+  const launch = async (): Promise<void> => {
+    const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--protected-mode', 'no', '--logfile', join(dir, 'redis.log')];
+    args.push(...(persistence === 'aof' ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no']));
+    child = spawn('redis-server', args, { stdio: 'ignore' });
+    child.once('error', () => undefined);
+    await waitForPort(port, 10_000);
+  };
+  const exit = async (signal: NodeJS.Signals): Promise<void> => {
+    const proc = child;
+    child = undefined;
+    if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
+    if (signal !== 'SIGKILL') proc.kill('SIGCONT');
+    await new Promise<void>((resolve) => {
+      proc.once('exit', () => resolve());
+      proc.kill(signal);
+    });
+  };
+
+  await launch();
+  return {
+    port,
+    url: `redis://127.0.0.1:${port}`,
+    dir,
+    stop: () => exit('SIGTERM'),
+    kill: () => exit('SIGKILL'),
+    pause: () => void child?.kill('SIGSTOP'),
+    resume: () => void child?.kill('SIGCONT'),
+    restart: async () => {
+      await exit('SIGTERM');
+      await launch();
+    },
+    dispose: async () => {
+      await exit('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
