@@ -1,0 +1,141 @@
+/**
+ * The engine: runs reactors in this process over the ports it is given (the embedded memory
+ * backend by default).
+ *
+ * @module
+ */
+import type { Logger } from '../dsl/context.js';
+import { validateContract } from '../dsl/contract.js';
+import type { AnyReactorDefinition, InputOf, OutputOf, StepsOf } from '../dsl/definition.js';
+import { ErrorCode, ValidationError, errorFromJSON, errorToJSON } from '../errors.js';
+import { EventHub, type EventListener, type Middleware } from './events.js';
+import { silentLogger } from './logger.js';
+import { randomIds, systemClock, type Clock, type Ids } from './ports/clock.js';
+import { TERMINAL_STATUSES, type ExecutionRecord, type Store } from './ports/store.js';
+import type { RunResult } from './results.js';
+import { errorSummary, RunState } from './run-state.js';
+import { runFrame, type GraphOutcome } from './scheduler.js';
+
+/** Options of {@link createEngine}. */
+export interface EngineOptions {
+  /** Where execution records live. Required: pass `new MemoryStore()` for the embedded default. */
+  readonly store: Store;
+  readonly clock?: Clock;
+  readonly ids?: Ids;
+  /** Steps of one run running at once, unless the reactor says otherwise. Default 8. */
+  readonly maxConcurrency?: number;
+  /** Subscribers to the event stream. */
+  readonly middleware?: readonly Middleware[];
+  /** A pino-compatible logger. Default: silent. */
+  readonly logger?: Logger;
+}
+
+/** Options of one run. */
+export interface RunOptions {
+  /** At most one execution per reactor and key; a repeat returns the original result (`replay: true`). */
+  readonly idempotencyKey?: string;
+}
+
+/** Runs reactors. */
+export interface Engine {
+  /**
+   * Runs a reactor in this process and returns its result. Outcomes are returned, never thrown.
+   *
+   * @example
+   * ```ts
+   * const result = await engine.run(checkout, { orderId: 'o-1', amount: 42 });
+   * if (result.status === 'completed') console.log(result.value);
+   * ```
+   */
+  run<R extends AnyReactorDefinition>(reactor: R, input: InputOf<R>, options?: RunOptions): Promise<RunResult<OutputOf<R>, StepsOf<R>>>;
+  /** Subscribes to every event of every run; returns the unsubscribe function. */
+  subscribe(listener: EventListener): () => void;
+  /** The store this engine writes to. */
+  readonly store: Store;
+}
+
+/** Creates an engine. */
+export function createEngine(options: EngineOptions): Engine {
+  const clock = options.clock ?? systemClock;
+  const ids = options.ids ?? randomIds;
+  const logger = options.logger ?? silentLogger;
+  const hub = new EventHub(options.middleware ?? [], logger);
+  const maxConcurrency = options.maxConcurrency ?? 8;
+  const inflight = new Map<string, Promise<RunResult>>();
+  const deps = { store: options.store, clock, hub, logger, maxConcurrency };
+
+  const run = async (reactor: AnyReactorDefinition, input: unknown, runOptions: RunOptions = {}): Promise<RunResult> => {
+    const executionId = ids.executionId();
+    const validated = await validateContract(reactor.contract, input ?? {});
+    if (!validated.ok) return invalidInput(reactor, executionId, validated.issues);
+    const key = runOptions.idempotencyKey;
+    if (key !== undefined) {
+      const claim = await options.store.claimIdempotency(reactor.name, key, executionId);
+      if (!claim.claimed) return replay(claim.executionId);
+    }
+    const state = new RunState({ ...deps, executionId, rootExecutionId: executionId, reactor: reactor.name, contract: reactor.contract, input: validated.value, idempotencyKey: key });
+    const promise = execute(state, reactor);
+    inflight.set(executionId, promise);
+    try {
+      return await promise;
+    } finally {
+      inflight.delete(executionId);
+    }
+  };
+
+  const replay = async (executionId: string): Promise<RunResult> => {
+    const live = inflight.get(executionId);
+    if (live) return { ...(await live), replay: true };
+    const record = await options.store.get(executionId);
+    if (!record) throw new Error(`idempotency key points at execution ${executionId}, whose record is gone`);
+    return fromRecord(record);
+  };
+
+  return {
+    run: run as Engine['run'],
+    subscribe: (listener) => hub.subscribe(listener),
+    store: options.store,
+  };
+}
+
+async function execute(state: RunState, reactor: AnyReactorDefinition): Promise<RunResult> {
+  state.emit({ type: 'run.started', input: state.redactedInput });
+  await state.checkpoint('running');
+  const outcome = await runFrame(state, { def: reactor, input: state.input, prefix: '', signal: new AbortController().signal });
+  return finish(state, outcome);
+}
+
+async function finish(state: RunState, outcome: GraphOutcome): Promise<RunResult> {
+  const base = { executionId: state.executionId, reactor: state.reactor, trace: state.trace, rollbackFailures: state.rollbackFailures, replay: false };
+  if (outcome.status === 'completed') {
+    await state.checkpoint('completed', { value: outcome.value }).catch(() => undefined);
+    state.emit({ type: 'run.completed' });
+    return { ...base, status: 'completed', value: outcome.value };
+  }
+  if (outcome.status === 'halted') {
+    await state.checkpoint('halted', { haltReason: outcome.reason, failedStep: outcome.step }).catch(() => undefined);
+    state.emit({ type: 'run.halted', step: outcome.step, reason: outcome.reason });
+    return { ...base, status: 'halted', haltedStep: outcome.step, reason: outcome.reason };
+  }
+  await state.checkpoint('failed', { error: errorToJSON(outcome.error), failedStep: outcome.step }).catch(() => undefined);
+  state.emit({ type: 'run.failed', step: outcome.step, error: errorSummary(outcome.error) });
+  return { ...base, status: 'failed', error: outcome.error, failedStep: outcome.step, validationErrors: outcome.validation };
+}
+
+function invalidInput(reactor: AnyReactorDefinition, executionId: string, issues: ValidationError['issues']): RunResult {
+  const summary = issues.map((i) => `${i.path || '(input)'}: ${i.message}`).join('; ');
+  const error = new ValidationError(ErrorCode.InputInvalid, `reactor "${reactor.name}": invalid input (${summary})`, issues, { reactor: reactor.name });
+  return { status: 'failed', executionId, reactor: reactor.name, error, failedStep: undefined, validationErrors: issues, trace: [], rollbackFailures: [], replay: false };
+}
+
+/** Rebuilds a result from a persisted record (replays across processes). */
+export function fromRecord(record: ExecutionRecord): RunResult {
+  const base = { executionId: record.id, reactor: record.reactor, trace: [], rollbackFailures: record.rollbackFailures, replay: true };
+  if (!TERMINAL_STATUSES.has(record.status)) return { ...base, status: 'running' };
+  if (record.status === 'completed') return { ...base, status: 'completed', value: record.value };
+  if (record.status === 'halted') return { ...base, status: 'halted', haltedStep: record.failedStep ?? '', reason: record.haltReason ?? '' };
+  const error = errorFromJSON(record.error ?? { name: 'Error', message: `execution ended ${record.status}` });
+  const issues = (error.details.issues as ValidationError['issues'] | undefined) ?? [];
+  return { ...base, status: 'failed', error, failedStep: record.failedStep, validationErrors: issues };
+}
+

@@ -1,0 +1,94 @@
+/**
+ * The one event stream: every run, step, retry, compensation, undo, halt and skip is a typed
+ * event. The trace of a run, the middleware hooks, the logs and the test matchers all read it.
+ *
+ * @module
+ */
+import type { ErrorJSON } from '../errors.js';
+import type { Logger } from '../dsl/context.js';
+
+interface Base {
+  readonly executionId: string;
+  readonly rootExecutionId: string;
+  readonly reactor: string;
+  /** Engine clock time, ms. */
+  readonly at: number;
+}
+interface StepBase extends Base {
+  /** Step path: `charge`, `payment.charge` (compose), `items[3]` (map element). */
+  readonly step: string;
+}
+
+/** Every event the engine emits. Discriminated on `type`. */
+export type ReactorEvent =
+  | (Base & { readonly type: 'run.started'; readonly input: unknown })
+  | (Base & { readonly type: 'run.completed' })
+  | (Base & { readonly type: 'run.failed'; readonly step: string | undefined; readonly error: ErrorJSON })
+  | (Base & { readonly type: 'run.halted'; readonly step: string; readonly reason: string })
+  | (Base & { readonly type: 'run.rolling_back'; readonly step: string | undefined })
+  | (Base & { readonly type: 'run.replayed'; readonly idempotencyKey: string })
+  | (StepBase & { readonly type: 'step.started'; readonly attempt: number })
+  | (StepBase & { readonly type: 'step.succeeded'; readonly attempt: number })
+  | (StepBase & { readonly type: 'step.failed'; readonly attempt: number; readonly error: ErrorJSON; readonly started: boolean })
+  | (StepBase & { readonly type: 'step.retrying'; readonly attempt: number; readonly delayMs: number; readonly error: ErrorJSON })
+  | (StepBase & { readonly type: 'step.skipped'; readonly reason: string })
+  | (StepBase & { readonly type: 'step.halted'; readonly reason: string })
+  | (StepBase & { readonly type: 'step.compensated' })
+  | (StepBase & { readonly type: 'step.compensate_failed'; readonly reason: 'raised' | 'returned_failure'; readonly message: string })
+  | (StepBase & { readonly type: 'step.undone' })
+  | (StepBase & { readonly type: 'step.undo_failed'; readonly reason: 'raised' | 'returned_failure'; readonly message: string });
+
+/** The `type` of every event. */
+export type ReactorEventType = ReactorEvent['type'];
+/** The event of one type. */
+export type EventOf<T extends ReactorEventType> = Extract<ReactorEvent, { readonly type: T }>;
+
+/**
+ * A middleware subscribes to the event stream. A hook that throws or rejects is logged and
+ * never breaks the run.
+ */
+export interface Middleware {
+  readonly name?: string;
+  onEvent?(event: ReactorEvent): void | Promise<void>;
+}
+
+/** A listener of {@link EventHub.subscribe}. */
+export type EventListener = (event: ReactorEvent) => void;
+
+/** Fans events out to listeners and middleware, isolating their failures. */
+export class EventHub {
+  readonly #listeners = new Set<EventListener>();
+  readonly #middleware: readonly Middleware[];
+  readonly #logger: Logger;
+
+  constructor(middleware: readonly Middleware[], logger: Logger) {
+    this.#middleware = middleware;
+    this.#logger = logger;
+  }
+
+  /** Adds a listener; returns the function that removes it. */
+  subscribe(listener: EventListener): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  emit(event: ReactorEvent): void {
+    for (const listener of this.#listeners) this.#guard('listener', () => listener(event));
+    for (const m of this.#middleware) {
+      if (m.onEvent) this.#guard(m.name ?? 'middleware', () => m.onEvent?.(event));
+    }
+  }
+
+  #guard(name: string, fn: () => unknown): void {
+    try {
+      const out = fn();
+      if (out instanceof Promise) out.catch((error: unknown) => this.#report(name, error));
+    } catch (error) {
+      this.#report(name, error);
+    }
+  }
+
+  #report(name: string, error: unknown): void {
+    this.#logger.error({ hook: name, err: error }, `event hook "${name}" failed; the run goes on`);
+  }
+}

@@ -1,0 +1,5 @@
+export * from './engine.js';
+export * from './events.js';
+export { silentLogger, childLogger } from './logger.js';
+export * from './ports/index.js';
+export * from './results.js';

@@ -1,0 +1,143 @@
+/**
+ * Nested work inside one execution: `compose` (a reactor run inline as one step) and in-process
+ * `map` (a step definition or a reactor per element).
+ *
+ * @module
+ */
+import type { AnyReactorDefinition, ComposeNode, MapNode } from '../dsl/definition.js';
+import { validateContract } from '../dsl/contract.js';
+import type { MapResult, MapFailure } from '../dsl/map-result.js';
+import { ErrorCode, ValidationError, errorToJSON, toError } from '../errors.js';
+import type { CompletedEntry, NodeOutcome } from './outcome.js';
+import { resolveArgs, resolveArg, type ArgScope } from './resolve-args.js';
+import type { RunState } from './run-state.js';
+import { runFrame, undoAll, type GraphOutcome } from './scheduler.js';
+import { notStarted, runStepNode, type StepPlace } from './step-runner.js';
+
+/** Runs a composed child reactor; its failure has rolled the child back already. */
+export async function runCompose(run: RunState, node: ComposeNode, place: StepPlace, scope: ArgScope): Promise<NodeOutcome> {
+  let input: Record<string, unknown>;
+  try {
+    input = await childInput(node.reactor, resolveArgs(node.args, scope, place.path, Object.keys(node.reactor.contract.fields)), place.path);
+  } catch (error) {
+    return notStarted(run, place.path, toError(error));
+  }
+  run.emit({ type: 'step.started', step: place.path, attempt: 1, reactor: place.reactor });
+  const outcome = await runFrame(run, { def: node.reactor, input, prefix: `${place.path}.`, signal: place.signal });
+  return settleChild(run, place, outcome);
+}
+
+function settleChild(run: RunState, place: StepPlace, outcome: GraphOutcome): NodeOutcome {
+  if (outcome.status === 'completed') {
+    run.setStep(place.path, { status: 'completed', attempts: 1, result: outcome.value });
+    run.emit({ type: 'step.succeeded', step: place.path, attempt: 1, reactor: place.reactor });
+    return { kind: 'success', value: outcome.value, entry: { step: place.path, undo: () => undoAll(outcome.completed) } };
+  }
+  if (outcome.status === 'halted') {
+    run.setStep(place.path, { status: 'halted', attempts: 1 });
+    run.emit({ type: 'step.halted', step: place.path, reason: outcome.reason, reactor: place.reactor });
+    return { kind: 'halt', step: outcome.step, reason: outcome.reason };
+  }
+  run.setStep(place.path, { status: 'failed', attempts: 1, error: errorToJSON(outcome.error) });
+  return { kind: 'failure', step: outcome.step, error: outcome.error, validation: outcome.validation, compensate: undefined };
+}
+
+async function childInput(child: AnyReactorDefinition, raw: Record<string, unknown>, path: string): Promise<Record<string, unknown>> {
+  const outcome = await validateContract(child.contract, raw);
+  if (outcome.ok) return outcome.value;
+  const summary = outcome.issues.map((i) => `${i.path}: ${i.message}`).join('; ');
+  throw new ValidationError(ErrorCode.ArgumentsInvalid, `step "${path}": invalid input for reactor "${child.name}" (${summary})`, outcome.issues, { step: path, reactor: child.name });
+}
+
+interface ElementOutcome {
+  readonly index: number;
+  readonly outcome: NodeOutcome;
+}
+
+/** Runs a map in this process with bounded concurrency. */
+export async function runMap(run: RunState, node: MapNode, place: StepPlace, scope: ArgScope): Promise<NodeOutcome> {
+  let items: unknown;
+  try {
+    items = resolveArg(node.source, scope, place.path, 'source');
+    if (!Array.isArray(items)) throw new TypeError(`map "${place.path}": the source is not an array (got ${typeof items})`);
+  } catch (error) {
+    return notStarted(run, place.path, toError(error));
+  }
+  run.emit({ type: 'step.started', step: place.path, attempt: 1, reactor: place.reactor });
+  const controller = new AbortController();
+  place.signal.addEventListener('abort', () => controller.abort(place.signal.reason), { once: true });
+  const settled = await runElements(run, node, { ...place, signal: controller.signal }, items as readonly unknown[], controller);
+  return settleMap(run, node, place, settled, items.length);
+}
+
+async function runElements(run: RunState, node: MapNode, place: StepPlace, items: readonly unknown[], controller: AbortController): Promise<ElementOutcome[]> {
+  const settled: ElementOutcome[] = [];
+  let next = 0;
+  let stop = false;
+  const worker = async (): Promise<void> => {
+    while (!stop && next < items.length) {
+      const index = next++;
+      const outcome = await runElement(run, node, { ...place, path: `${place.path}[${index}]` }, items[index], index);
+      settled.push({ index, outcome });
+      if (outcome.kind === 'failure' && node.atomic) {
+        stop = true;
+        controller.abort('element failed');
+      }
+      if (outcome.kind === 'failure' && !node.atomic) await outcome.compensate?.();
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(node.maxConcurrency, items.length) }, worker));
+  return settled.sort((a, b) => a.index - b.index);
+}
+
+async function runElement(run: RunState, node: MapNode, place: StepPlace, item: unknown, index: number): Promise<NodeOutcome> {
+  let input: Record<string, unknown>;
+  try {
+    input = (node.elementArgs as (item: unknown, index: number) => Record<string, unknown>)(item, index);
+  } catch (error) {
+    return notStarted(run, place.path, toError(error));
+  }
+  if (node.element.kind === 'step') return runStepNode(run, node.element.node, place, () => input);
+  try {
+    input = await childInput(node.element.reactor, input, place.path);
+  } catch (error) {
+    return notStarted(run, place.path, toError(error));
+  }
+  return settleChild(run, place, await runFrame(run, { def: node.element.reactor, input, prefix: `${place.path}.`, signal: place.signal }));
+}
+
+function settleMap(run: RunState, node: MapNode, place: StepPlace, settled: readonly ElementOutcome[], size: number): NodeOutcome {
+  const values: unknown[] = new Array<unknown>(size).fill(undefined);
+  const completed: (CompletedEntry & { index: number })[] = [];
+  const failures: MapFailure[] = [];
+  const seen = new Set<number>();
+  let firstFailure: Extract<NodeOutcome, { kind: 'failure' }> | undefined;
+  for (const { index, outcome } of settled) {
+    seen.add(index);
+    if (outcome.kind === 'success' || outcome.kind === 'skipped') values[index] = outcome.value;
+    if (outcome.kind === 'success') completed.push({ ...outcome.entry, index });
+    if (outcome.kind === 'failure') {
+      failures.push({ index, error: errorToJSON(outcome.error) });
+      firstFailure ??= outcome;
+    }
+  }
+  const undoElements = (): Promise<void> => undoAll([...completed].sort((a, b) => a.index - b.index));
+  if (firstFailure && node.atomic) {
+    const failed = settled.filter((s) => s.outcome.kind === 'failure').map((s) => s.outcome as Extract<NodeOutcome, { kind: 'failure' }>);
+    run.setStep(place.path, { status: 'failed', attempts: 1, error: errorToJSON(firstFailure.error) });
+    const compensate = async (): Promise<void> => {
+      for (const f of failed) await f.compensate?.();
+      await undoElements();
+    };
+    return { kind: 'failure', step: firstFailure.step, error: firstFailure.error, validation: firstFailure.validation, compensate };
+  }
+  const notStartedIndexes = Array.from({ length: size }, (_, i) => i).filter((i) => !seen.has(i));
+  const result: MapResult<unknown> = { values, successes: values.filter((_, i) => completed.some((c) => c.index === i) || isSkipped(settled, i)), failures, notStarted: notStartedIndexes };
+  run.setStep(place.path, { status: 'completed', attempts: 1, result });
+  run.emit({ type: 'step.succeeded', step: place.path, attempt: 1, reactor: place.reactor });
+  return { kind: 'success', value: result, entry: { step: place.path, undo: undoElements } };
+}
+
+function isSkipped(settled: readonly ElementOutcome[], index: number): boolean {
+  return settled.some((s) => s.index === index && s.outcome.kind === 'skipped');
+}

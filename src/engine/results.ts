@@ -1,0 +1,50 @@
+/**
+ * What `engine.run` returns: a union discriminated on `status`. Outcomes are returned, never
+ * thrown.
+ *
+ * @module
+ */
+import type { FieldIssue } from '../errors.js';
+import type { ReactorEvent } from './events.js';
+import type { RollbackFailure } from './ports/store.js';
+
+interface RunBase<S> {
+  readonly executionId: string;
+  readonly reactor: string;
+  /** Every event of this run, in emission order. */
+  readonly trace: readonly ReactorEvent[];
+  /** Compensations and undos that failed during rollback (rollback went on). */
+  readonly rollbackFailures: readonly RollbackFailure[];
+  /** True when an idempotency key matched an earlier run: this is that run's result. */
+  readonly replay: boolean;
+  /** Phantom: the reactor's step results by name (for typed matchers). */
+  readonly '~steps'?: S;
+}
+
+/** The run finished; `value` is the `returns` step's result (or every result by name). */
+export interface CompletedRun<O, S = unknown> extends RunBase<S> {
+  readonly status: 'completed';
+  readonly value: O;
+}
+/** A step failed (or the input was invalid); completed steps were rolled back. */
+export interface FailedRun<S = unknown> extends RunBase<S> {
+  readonly status: 'failed';
+  readonly error: Error;
+  /** The step that failed; `undefined` when the reactor input was invalid. */
+  readonly failedStep: string | undefined;
+  /** Field problems when the input or a step's arguments were invalid. */
+  readonly validationErrors: readonly FieldIssue[];
+}
+/** A step returned `halt(...)`: the run stopped, nothing was rolled back. */
+export interface HaltedRun<S = unknown> extends RunBase<S> {
+  readonly status: 'halted';
+  readonly haltedStep: string;
+  readonly reason: string;
+}
+/** An idempotent replay of an execution that is still running elsewhere. */
+export interface RunningRun<S = unknown> extends RunBase<S> {
+  readonly status: 'running';
+}
+
+/** The result of a run. Narrow on `status`. */
+export type RunResult<O = unknown, S = unknown> = CompletedRun<O, S> | FailedRun<S> | HaltedRun<S> | RunningRun<S>;

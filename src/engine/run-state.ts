@@ -1,0 +1,118 @@
+/**
+ * The mutable state of one execution while it runs in this process: identity, the event
+ * emitter that also builds the trace, step records and serialized checkpoints.
+ *
+ * @module
+ */
+import type { Logger } from '../dsl/context.js';
+import type { Contract } from '../dsl/contract.js';
+import { redactFields } from '../dsl/contract.js';
+import { childLogger } from './logger.js';
+import type { ErrorJSON } from '../errors.js';
+import type { EventHub, ReactorEvent } from './events.js';
+import type { Clock } from './ports/clock.js';
+import { RECORD_VERSION, type ExecutionRecord, type ExecutionStatus, type RollbackFailure, type StepRecord, type Store } from './ports/store.js';
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+/** An event before the run state stamps its identity and time. */
+export type EventDraft = DistributiveOmit<ReactorEvent, 'executionId' | 'rootExecutionId' | 'at' | 'reactor'> & { readonly reactor?: string };
+
+/** Construction parameters of {@link RunState}. */
+export interface RunStateInit {
+  readonly executionId: string;
+  readonly rootExecutionId: string;
+  readonly reactor: string;
+  readonly contract: Contract;
+  readonly input: Record<string, unknown>;
+  readonly idempotencyKey: string | undefined;
+  readonly store: Store;
+  readonly clock: Clock;
+  readonly hub: EventHub;
+  readonly logger: Logger;
+  readonly maxConcurrency: number;
+}
+
+/** One execution in flight. */
+export class RunState {
+  readonly executionId: string;
+  readonly rootExecutionId: string;
+  readonly reactor: string;
+  readonly input: Record<string, unknown>;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly maxConcurrency: number;
+  readonly trace: ReactorEvent[] = [];
+  readonly rollbackFailures: RollbackFailure[] = [];
+  readonly #init: RunStateInit;
+  readonly #steps: Record<string, StepRecord> = {};
+  readonly #createdAt: number;
+  #seq = 0;
+  #saving: Promise<void> = Promise.resolve();
+  #status: ExecutionStatus = 'running';
+  readonly #loggers = new Map<string, Logger>();
+
+  constructor(init: RunStateInit) {
+    this.#init = init;
+    this.executionId = init.executionId;
+    this.rootExecutionId = init.rootExecutionId;
+    this.reactor = init.reactor;
+    this.input = init.input;
+    this.clock = init.clock;
+    this.logger = init.logger;
+    this.maxConcurrency = init.maxConcurrency;
+    this.#createdAt = init.clock.now();
+  }
+
+  /** Stamps, records and publishes an event. */
+  emit(draft: EventDraft): void {
+    const event = { reactor: this.reactor, ...draft, executionId: this.executionId, rootExecutionId: this.rootExecutionId, at: this.clock.now() } as ReactorEvent;
+    this.trace.push(event);
+    this.#init.hub.emit(event);
+  }
+
+  /** A logger bound to this execution and one step (cached per step). */
+  stepLogger(step: string): Logger {
+    let logger = this.#loggers.get(step);
+    if (!logger) this.#loggers.set(step, (logger = childLogger(this.logger, { executionId: this.executionId, reactor: this.reactor, step })));
+    return logger;
+  }
+
+  /** The input with redacted fields hidden, for events and logs. */
+  get redactedInput(): unknown {
+    return redactFields(this.#init.contract, this.input);
+  }
+
+  /** Records a step's state; completions get a sequence number (undo runs in reverse of it). */
+  setStep(step: string, record: Omit<StepRecord, 'completedSeq'>): void {
+    this.#steps[step] = record.status === 'completed' ? { ...record, completedSeq: ++this.#seq } : { ...this.#steps[step], ...record };
+  }
+
+  /** Persists the current state; saves are serialized so a later state never loses to an earlier one. */
+  checkpoint(status: ExecutionStatus = this.#status, outcome: Partial<Pick<ExecutionRecord, 'value' | 'error' | 'failedStep' | 'haltReason'>> = {}): Promise<void> {
+    this.#status = status;
+    const record: ExecutionRecord = {
+      v: RECORD_VERSION,
+      id: this.executionId,
+      rootId: this.rootExecutionId,
+      reactor: this.reactor,
+      status,
+      input: this.input,
+      steps: { ...this.#steps },
+      rollbackFailures: [...this.rollbackFailures],
+      ...(this.#init.idempotencyKey === undefined ? {} : { idempotencyKey: this.#init.idempotencyKey }),
+      ...outcome,
+      createdAt: this.#createdAt,
+      updatedAt: this.clock.now(),
+    };
+    const save = this.#saving.then(() => this.#init.store.save(record));
+    this.#saving = save.catch(() => undefined);
+    return save;
+  }
+}
+
+/** Compact error JSON for events (no stack). */
+export function errorSummary(error: Error & { code?: unknown }): ErrorJSON {
+  const json: { name: string; message: string; code?: string } = { name: error.name, message: error.message };
+  if (typeof error.code === 'string') json.code = error.code;
+  return json;
+}

@@ -1,0 +1,135 @@
+/**
+ * The planner and executor of one graph (a reactor, or a composed child inside it): starts
+ * every step whose dependencies finished, in declaration order, up to the concurrency bound;
+ * stops starting steps at the first failure or halt; then rolls back on failure.
+ *
+ * @module
+ */
+import type { AnyReactorDefinition, GraphNode } from '../dsl/definition.js';
+import { toError, type FieldIssue } from '../errors.js';
+import { runCompose, runMap } from './nested.js';
+import type { CompletedEntry, NodeOutcome } from './outcome.js';
+import { resolveArgs, type ArgScope } from './resolve-args.js';
+import type { RunState } from './run-state.js';
+import { runStepNode } from './step-runner.js';
+
+/** One graph being executed: a reactor with its validated input, at a path inside the run. */
+export interface Frame {
+  readonly def: AnyReactorDefinition;
+  readonly input: Record<string, unknown>;
+  /** Prefix of step paths: `''` at the root, `pay.` inside the composed step `pay`. */
+  readonly prefix: string;
+  /** Aborted when an enclosing frame stops early. */
+  readonly signal: AbortSignal;
+}
+
+/** How a graph ended. On failure, rollback has already run. */
+export type GraphOutcome =
+  | { readonly status: 'completed'; readonly value: unknown; readonly completed: readonly CompletedEntry[] }
+  | { readonly status: 'halted'; readonly step: string; readonly reason: string }
+  | { readonly status: 'failed'; readonly step: string; readonly error: Error; readonly validation: readonly FieldIssue[] };
+
+/** Executes a graph and, if it failed, compensates the failed steps and undoes completed ones, newest first. */
+export async function runFrame(run: RunState, frame: Frame): Promise<GraphOutcome> {
+  const controller = new AbortController();
+  const relay = (): void => controller.abort(frame.signal.reason);
+  frame.signal.addEventListener('abort', relay, { once: true });
+  try {
+    const { completed, failures, halt, results } = await schedule(run, { ...frame, signal: controller.signal }, controller);
+    const first = failures[0];
+    if (first) {
+      run.emit({ type: 'run.rolling_back', step: first.step, reactor: frame.def.name });
+      for (const failure of failures) await failure.compensate?.();
+      await undoAll(completed);
+      return { status: 'failed', step: first.step, error: first.error, validation: first.validation };
+    }
+    if (halt) return { status: 'halted', step: halt.step, reason: halt.reason };
+    const value = frame.def.returns === undefined ? Object.fromEntries(results) : results.get(frame.def.returns);
+    return { status: 'completed', value, completed };
+  } finally {
+    frame.signal.removeEventListener('abort', relay);
+  }
+}
+
+/** Undoes entries in reverse completion order. */
+export async function undoAll(entries: readonly CompletedEntry[]): Promise<void> {
+  for (let i = entries.length - 1; i >= 0; i--) await entries[i]!.undo();
+}
+
+type Failed = Extract<NodeOutcome, { kind: 'failure' }>;
+interface Schedule {
+  readonly completed: CompletedEntry[];
+  readonly failures: Failed[];
+  readonly results: Map<string, unknown>;
+  halt: { readonly step: string; readonly reason: string } | undefined;
+}
+
+function schedule(run: RunState, frame: Frame, controller: AbortController): Promise<Schedule> {
+  const state: Schedule = { completed: [], failures: [], results: new Map(), halt: undefined };
+  const done = new Set<string>();
+  const waiting = [...frame.def.nodes];
+  const limit = frame.def.maxConcurrency ?? run.maxConcurrency;
+  let running = 0;
+  return new Promise((resolve) => {
+    const settle = (node: GraphNode, outcome: NodeOutcome): void => {
+      running--;
+      if (outcome.kind === 'success' || outcome.kind === 'skipped') {
+        state.results.set(node.name, outcome.value);
+        done.add(node.name);
+        if (outcome.kind === 'success') state.completed.push(outcome.entry);
+      } else if (outcome.kind === 'halt') {
+        state.halt ??= { step: outcome.step, reason: outcome.reason };
+        controller.abort('halted');
+      } else {
+        state.failures.push(outcome);
+        controller.abort('failed');
+      }
+      pump();
+    };
+    const pump = (): void => {
+      const stopping = state.halt !== undefined || state.failures.length > 0;
+      for (let i = 0; !stopping && i < waiting.length && running < limit; ) {
+        const node = waiting[i]!;
+        if (!node.dependsOn.every((d) => done.has(d))) {
+          i++;
+          continue;
+        }
+        waiting.splice(i, 1);
+        running++;
+        void runNode(run, frame, node, state.results)
+          .then((outcome) => persist(run, outcome))
+          .then(
+            (outcome) => settle(node, outcome),
+            (error: unknown) => settle(node, { kind: 'failure', step: frame.prefix + node.name, error: toError(error), validation: [], compensate: undefined }),
+          );
+      }
+      if (running === 0) resolve(state);
+    };
+    pump();
+  });
+}
+
+/** Checkpoints after a node settles; a checkpoint that cannot be written fails the step (its work is undone). */
+async function persist(run: RunState, outcome: NodeOutcome): Promise<NodeOutcome> {
+  try {
+    await run.checkpoint();
+    return outcome;
+  } catch (error) {
+    const step = outcome.kind === 'success' ? outcome.entry.step : outcome.kind === 'failure' ? outcome.step : outcome.kind === 'halt' ? outcome.step : 'checkpoint';
+    const compensate = outcome.kind === 'success' ? outcome.entry.undo : outcome.kind === 'failure' ? outcome.compensate : undefined;
+    return { kind: 'failure', step, error: toError(error), validation: [], compensate };
+  }
+}
+
+function runNode(run: RunState, frame: Frame, node: GraphNode, results: ReadonlyMap<string, unknown>): Promise<NodeOutcome> {
+  const scope: ArgScope = { input: frame.input, results };
+  const place = { path: frame.prefix + node.name, reactor: frame.def.name, signal: frame.signal };
+  switch (node.kind) {
+    case 'step':
+      return runStepNode(run, node, place, () => resolveArgs(node.args, scope, place.path, node.contract ? Object.keys(node.contract.fields) : undefined));
+    case 'compose':
+      return runCompose(run, node, place, scope);
+    case 'map':
+      return runMap(run, node, place, scope);
+  }
+}

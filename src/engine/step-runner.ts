@@ -1,0 +1,136 @@
+/**
+ * Runs one step: resolve and validate its arguments, then attempt the body with retries. The
+ * one place where exceptions become outcomes.
+ *
+ * @module
+ */
+import type { StepNode } from '../dsl/definition.js';
+import { validateContract } from '../dsl/contract.js';
+import { retryDelay } from '../dsl/retry.js';
+import { signalKind, type Failure, type Halt, type Skipped, type Success } from '../dsl/signals.js';
+import { ErrorCode, NonRetryableError, ReactorError, ValidationError, toError } from '../errors.js';
+import { runRollbackHook, stepContext } from './hooks.js';
+import type { NodeOutcome } from './outcome.js';
+import { errorSummary, type RunState } from './run-state.js';
+
+type Body = (args: unknown, ctx: unknown) => unknown;
+type Classified =
+  | { readonly kind: 'success'; readonly value: unknown }
+  | { readonly kind: 'skipped'; readonly value: unknown; readonly reason: string }
+  | { readonly kind: 'halt'; readonly reason: string }
+  | { readonly kind: 'failure'; readonly error: Error; readonly retryable: boolean };
+
+/** Where a step runs: its display path and its reactor. */
+export interface StepPlace {
+  readonly path: string;
+  readonly reactor: string;
+  /** Aborted when the step's frame stops early. */
+  readonly signal: AbortSignal;
+}
+
+/**
+ * Runs a step node with already resolved arguments (`resolve` throws for unresolvable ones).
+ * Invalid or unresolvable arguments fail before the body, without retry or compensation.
+ */
+export async function runStepNode(run: RunState, node: StepNode, place: StepPlace, resolve: () => Record<string, unknown>): Promise<NodeOutcome> {
+  let args: Record<string, unknown>;
+  try {
+    args = resolve();
+    if (node.contract) args = await validated(node, place, args);
+  } catch (error) {
+    return notStarted(run, place.path, toError(error));
+  }
+  for (let attempt = 1; ; attempt++) {
+    run.emit({ type: 'step.started', step: place.path, attempt, reactor: place.reactor });
+    const ctx = stepContext(run, place, attempt);
+    const out = classify(await invoke(node.hooks.run as Body, args, ctx));
+    if (out.kind === 'success' || out.kind === 'skipped') {
+      run.setStep(place.path, { status: out.kind === 'success' ? 'completed' : 'skipped', attempts: attempt, result: out.value });
+      if (out.kind === 'skipped') {
+        run.emit({ type: 'step.skipped', step: place.path, reason: out.reason, reactor: place.reactor });
+        return { kind: 'skipped', value: out.value };
+      }
+      run.emit({ type: 'step.succeeded', step: place.path, attempt, reactor: place.reactor });
+      const undo = node.hooks.undo as ((r: unknown, a: unknown, c: unknown) => unknown) | undefined;
+      const entry = { step: place.path, undo: async () => (undo ? runRollbackHook(run, 'undo', place.path, () => undo(out.value, args, ctx)) : undefined) };
+      return { kind: 'success', value: out.value, entry };
+    }
+    if (out.kind === 'halt') {
+      run.setStep(place.path, { status: 'halted', attempts: attempt });
+      run.emit({ type: 'step.halted', step: place.path, reason: out.reason, reactor: place.reactor });
+      return { kind: 'halt', step: place.path, reason: out.reason };
+    }
+    const retry = out.retryable && attempt < node.retry.maxAttempts && !place.signal.aborted;
+    if (retry) {
+      const delayMs = retryDelay(node.retry, attempt);
+      run.emit({ type: 'step.retrying', step: place.path, attempt: attempt + 1, delayMs, error: errorSummary(out.error), reactor: place.reactor });
+      await run.clock.sleep(delayMs, place.signal);
+      continue;
+    }
+    run.setStep(place.path, { status: 'failed', attempts: attempt, error: errorSummary(out.error) });
+    run.emit({ type: 'step.failed', step: place.path, attempt, error: errorSummary(out.error), started: true, reactor: place.reactor });
+    const compensate = node.hooks.compensate as ((e: Error, a: unknown, c: unknown) => unknown) | undefined;
+    return {
+      kind: 'failure',
+      step: place.path,
+      error: out.error,
+      validation: [],
+      compensate: async () => (compensate ? runRollbackHook(run, 'compensate', place.path, () => compensate(out.error, args, ctx)) : undefined),
+    };
+  }
+}
+
+async function validated(node: StepNode, place: StepPlace, args: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const outcome = await validateContract(node.contract!, args);
+  if (outcome.ok) return outcome.value;
+  const summary = outcome.issues.map((i) => `${i.path}: ${i.message}`).join('; ');
+  throw new ValidationError(ErrorCode.ArgumentsInvalid, `step "${place.path}" of reactor "${place.reactor}": invalid arguments (${summary})`, outcome.issues, {
+    step: place.path,
+    reactor: place.reactor,
+  });
+}
+
+/** A failure before the body started: recorded, not retried, not compensated. */
+export function notStarted(run: RunState, step: string, error: Error): NodeOutcome {
+  run.setStep(step, { status: 'failed', attempts: 0, error: errorSummary(error) });
+  run.emit({ type: 'step.failed', step, attempt: 0, error: errorSummary(error), started: false });
+  return { kind: 'failure', step, error, validation: error instanceof ValidationError ? error.issues : [], compensate: undefined };
+}
+
+/** A throw caught from a body (a class of our own, so no returned value can pass for it). */
+class Thrown {
+  readonly error: Error;
+  constructor(error: Error) {
+    this.error = error;
+  }
+}
+
+async function invoke(body: Body, args: unknown, ctx: unknown): Promise<unknown> {
+  try {
+    return await body(args, ctx);
+  } catch (error) {
+    return new Thrown(toError(error));
+  }
+}
+
+function classify(out: unknown): Classified {
+  if (out instanceof Thrown) return { kind: 'failure', error: out.error, retryable: !isNonRetryable(out.error) };
+  switch (signalKind(out)) {
+    case 'success':
+      return { kind: 'success', value: (out as Success<unknown>).value };
+    case 'skipped':
+      return { kind: 'skipped', value: (out as Skipped<unknown>).value, reason: (out as Skipped<unknown>).reason };
+    case 'halt':
+      return { kind: 'halt', reason: (out as Halt).reason };
+    case 'failure': {
+      const f = out as Failure;
+      return { kind: 'failure', error: f.error, retryable: f.retryable && !isNonRetryable(f.error) };
+    }
+    case undefined:
+      return { kind: 'success', value: out };
+  }
+}
+
+function isNonRetryable(error: Error): boolean {
+  return error instanceof NonRetryableError || (ReactorError.is(error) && error.code === ErrorCode.NonRetryable);
+}

@@ -1,0 +1,12 @@
+/**
+ * ts-reactor: a TypeScript saga orchestrator. Declare reactors (workflows) as graphs of steps;
+ * the engine runs them in dependency order, compensates and undoes on failure, and coordinates
+ * keyed work.
+ *
+ * @packageDocumentation
+ */
+export * from './dsl/index.js';
+export * from './engine/index.js';
+export * from './errors.js';
+export { MemoryStore, type MemoryStoreOptions } from './storage/memory/store.js';
+export { createEmbeddedEngine, type EmbeddedEngineOptions } from './embedded.js';
