@@ -106,7 +106,7 @@ async function execute(state: RunState, reactor: AnyReactorDefinition): Promise<
 }
 
 async function finish(state: RunState, outcome: GraphOutcome): Promise<RunResult> {
-  const base = { executionId: state.executionId, reactor: state.reactor, trace: state.trace, rollbackFailures: state.rollbackFailures, replay: false };
+  const base = { executionId: state.executionId, reactor: state.reactor, trace: state.trace, steps: state.steps, rollbackFailures: state.rollbackFailures, replay: false };
   if (outcome.status === 'completed') {
     await state.checkpoint('completed', { value: outcome.value }).catch(() => undefined);
     state.emit({ type: 'run.completed' });
@@ -125,12 +125,12 @@ async function finish(state: RunState, outcome: GraphOutcome): Promise<RunResult
 function invalidInput(reactor: AnyReactorDefinition, executionId: string, issues: ValidationError['issues']): RunResult {
   const summary = issues.map((i) => `${i.path || '(input)'}: ${i.message}`).join('; ');
   const error = new ValidationError(ErrorCode.InputInvalid, `reactor "${reactor.name}": invalid input (${summary})`, issues, { reactor: reactor.name });
-  return { status: 'failed', executionId, reactor: reactor.name, error, failedStep: undefined, validationErrors: issues, trace: [], rollbackFailures: [], replay: false };
+  return { status: 'failed', executionId, reactor: reactor.name, error, failedStep: undefined, validationErrors: issues, trace: [], steps: {}, rollbackFailures: [], replay: false };
 }
 
 /** Rebuilds a result from a persisted record (replays across processes). */
 export function fromRecord(record: ExecutionRecord): RunResult {
-  const base = { executionId: record.id, reactor: record.reactor, trace: [], rollbackFailures: record.rollbackFailures, replay: true };
+  const base = { executionId: record.id, reactor: record.reactor, trace: [], steps: record.steps, rollbackFailures: record.rollbackFailures, replay: true };
   if (!TERMINAL_STATUSES.has(record.status)) return { ...base, status: 'running' };
   if (record.status === 'completed') return { ...base, status: 'completed', value: record.value };
   if (record.status === 'halted') return { ...base, status: 'halted', haltedStep: record.failedStep ?? '', reason: record.haltReason ?? '' };

@@ -6,7 +6,7 @@
  */
 import type { FieldIssue } from '../errors.js';
 import type { ReactorEvent } from './events.js';
-import type { RollbackFailure } from './ports/store.js';
+import type { RollbackFailure, StepRecord } from './ports/store.js';
 
 interface RunBase<S> {
   readonly executionId: string;
@@ -15,6 +15,8 @@ interface RunBase<S> {
   readonly trace: readonly ReactorEvent[];
   /** Compensations and undos that failed during rollback (rollback went on). */
   readonly rollbackFailures: readonly RollbackFailure[];
+  /** Each step's final state by path (`charge`, `pay.charge`, `items[2]`): status, attempts, result or error. */
+  readonly steps: Readonly<Record<string, StepRecord>>;
   /** True when an idempotency key matched an earlier run: this is that run's result. */
   readonly replay: boolean;
   /** Phantom: the reactor's step results by name (for typed matchers). */

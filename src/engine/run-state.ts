@@ -70,6 +70,11 @@ export class RunState {
     this.#init.hub.emit(event);
   }
 
+  /** A snapshot of every step's state. */
+  get steps(): Readonly<Record<string, StepRecord>> {
+    return { ...this.#steps };
+  }
+
   /** A logger bound to this execution and one step (cached per step). */
   stepLogger(step: string): Logger {
     let logger = this.#loggers.get(step);

@@ -1,0 +1,79 @@
+/**
+ * The test surface: run reactors on the embedded memory backend with a manual clock, mock
+ * steps, read the event log. Tests never sleep.
+ *
+ * @module
+ */
+import type { AnyReactorDefinition, InputOf, OutputOf, StepsOf } from '../dsl/definition.js';
+import { createEngine, type Engine, type EngineOptions, type RunOptions } from '../engine/engine.js';
+import type { ReactorEvent } from '../engine/events.js';
+import type { RunResult } from '../engine/results.js';
+import { MemoryStore } from '../storage/memory/store.js';
+import { ManualClock } from './clock.js';
+import { mockSteps, type StepMock } from './mocks.js';
+
+export { ManualClock, type ManualClockOptions } from './clock.js';
+export { mockSteps, type StepMock } from './mocks.js';
+
+/** Options of {@link createTestEngine}. */
+export interface TestEngineOptions extends Partial<Omit<EngineOptions, 'clock'>> {
+  /** Default: a {@link ManualClock} that advances virtual time on every sleep. */
+  readonly clock?: ManualClock;
+}
+
+/** An engine on the memory backend with a manual clock and an event log. */
+export interface TestEngine {
+  readonly engine: Engine;
+  readonly clock: ManualClock;
+  readonly store: MemoryStore | EngineOptions['store'];
+  /** Every event of every run, in order. */
+  readonly events: readonly ReactorEvent[];
+  run<R extends AnyReactorDefinition>(reactor: R, input: InputOf<R>, options?: RunOptions & { readonly mocks?: Readonly<Record<string, StepMock>> }): Promise<RunResult<OutputOf<R>, StepsOf<R>>>;
+}
+
+/**
+ * Creates an engine for tests.
+ *
+ * @example
+ * ```ts
+ * const t = createTestEngine();
+ * const result = await t.run(checkout, { orderId: 'o-1' }, { mocks: { charge: { value: { id: 'c-1' } } } });
+ * expect(result).toHaveCompleted();
+ * ```
+ */
+export function createTestEngine(options: TestEngineOptions = {}): TestEngine {
+  const clock = options.clock ?? new ManualClock();
+  const store = options.store ?? new MemoryStore();
+  const events: ReactorEvent[] = [];
+  const engine = createEngine({ ...options, store, clock });
+  engine.subscribe((e) => events.push(e));
+  return {
+    engine,
+    clock,
+    store,
+    events,
+    run: (reactor, input, runOptions = {}) => {
+      const { mocks, ...rest } = runOptions;
+      return engine.run(mocks ? mockSteps(reactor, mocks) : reactor, input, rest);
+    },
+  };
+}
+
+/**
+ * Runs one reactor once on a fresh test engine.
+ *
+ * @example
+ * ```ts
+ * const result = await testReactor(checkout, { orderId: 'o-1' }, { mocks: { charge: () => ({ id: 'c-1' }) } });
+ * expect(result).toHaveUndone(['reserve']);
+ * ```
+ */
+export function testReactor<R extends AnyReactorDefinition>(
+  reactor: R,
+  input: InputOf<R>,
+  options: TestEngineOptions & RunOptions & { readonly mocks?: Readonly<Record<string, StepMock>> } = {},
+): Promise<RunResult<OutputOf<R>, StepsOf<R>>> {
+  const { idempotencyKey, mocks, ...engineOptions } = options;
+  const runOptions = { ...(idempotencyKey === undefined ? {} : { idempotencyKey }), ...(mocks === undefined ? {} : { mocks }) };
+  return createTestEngine(engineOptions).run(reactor, input, runOptions);
+}

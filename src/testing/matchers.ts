@@ -1,0 +1,77 @@
+/**
+ * Matcher logic over run results, independent of any test runner (the Vitest binding is in
+ * `vitest.ts`). Every matcher reads the run's event trace or its step states.
+ *
+ * @module
+ */
+import type { ReactorEvent } from '../engine/events.js';
+import type { RunResult } from '../engine/results.js';
+
+/** A matcher verdict. */
+export interface Verdict {
+  readonly pass: boolean;
+  readonly message: string;
+}
+
+function isRun(value: unknown): value is RunResult {
+  return typeof value === 'object' && value !== null && 'status' in value && 'trace' in value && 'executionId' in value;
+}
+
+function guard(received: unknown, check: (run: RunResult) => Verdict): Verdict {
+  return isRun(received) ? check(received) : { pass: false, message: `expected a ts-reactor run result, got ${typeof received}` };
+}
+
+function steps(trace: readonly ReactorEvent[], type: ReactorEvent['type']): string[] {
+  return trace.filter((e) => e.type === type).map((e) => (e as { step: string }).step);
+}
+
+function describe(run: RunResult): string {
+  if (run.status === 'failed') return `failed at ${String(run.failedStep)}: ${run.error.message}`;
+  if (run.status === 'halted') return `halted at ${run.haltedStep} (${run.reason})`;
+  return run.status;
+}
+
+/** The matchers by name. */
+export const runMatchers = {
+  toHaveCompleted: (received: unknown): Verdict =>
+    guard(received, (run) => ({ pass: run.status === 'completed', message: `expected the run to have completed; it ${describe(run)}` })),
+  toHaveFailedAt: (received: unknown, step: string): Verdict =>
+    guard(received, (run) => ({
+      pass: run.status === 'failed' && run.failedStep === step,
+      message: `expected the run to have failed at "${step}"; it ${describe(run)}`,
+    })),
+  toHaveHalted: (received: unknown, reason?: string): Verdict =>
+    guard(received, (run) => ({
+      pass: run.status === 'halted' && (reason === undefined || run.reason === reason),
+      message: `expected the run to have halted${reason === undefined ? '' : ` with reason "${reason}"`}; it ${describe(run)}`,
+    })),
+  toHaveSkipped: (received: unknown, step: string): Verdict =>
+    guard(received, (run) => ({ pass: steps(run.trace, 'step.skipped').includes(step), message: `expected step "${step}" to have been skipped; skipped: [${steps(run.trace, 'step.skipped').join(', ')}]` })),
+  toHaveRetried: (received: unknown, step: string, times: number): Verdict =>
+    guard(received, (run) => {
+      const n = steps(run.trace, 'step.retrying').filter((s) => s === step).length;
+      return { pass: n === times, message: `expected step "${step}" to have been retried ${times} time(s); it was retried ${n}` };
+    }),
+  toHaveCompensated: (received: unknown, expected: readonly string[]): Verdict =>
+    guard(received, (run) => order(steps(run.trace, 'step.compensated'), expected, 'compensated')),
+  toHaveUndone: (received: unknown, expected: readonly string[]): Verdict =>
+    guard(received, (run) => order(steps(run.trace, 'step.undone'), expected, 'undone')),
+  toHaveStepResult: (received: unknown, step: string, value: unknown, equals: (a: unknown, b: unknown) => boolean): Verdict =>
+    guard(received, (run) => {
+      const record = run.steps[step];
+      return {
+        pass: record?.status === 'completed' && equals(record.result, value),
+        message: `expected step "${step}" to have returned ${JSON.stringify(value)}; it ${record ? `is ${record.status} with ${JSON.stringify(record.result)}` : 'never ran'}`,
+      };
+    }),
+  toHaveRollbackFailure: (received: unknown, expected: { step: string; kind?: string; reason?: string; key?: string }): Verdict =>
+    guard(received, (run) => ({
+      pass: run.rollbackFailures.some((f) => Object.entries(expected).every(([k, v]) => v === undefined || (f as unknown as Record<string, unknown>)[k] === v)),
+      message: `expected a rollback failure matching ${JSON.stringify(expected)}; got ${JSON.stringify(run.rollbackFailures)}`,
+    })),
+};
+
+function order(actual: readonly string[], expected: readonly string[], what: string): Verdict {
+  const pass = actual.length === expected.length && actual.every((s, i) => s === expected[i]);
+  return { pass, message: `expected steps ${what} in order [${expected.join(', ')}]; got [${actual.join(', ')}]` };
+}

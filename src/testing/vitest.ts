@@ -1,0 +1,59 @@
+/**
+ * Vitest matchers for run results. Register them in one line, in a setup file or a test:
+ *
+ * ```ts
+ * import 'ts-reactor/testing/vitest';
+ * ```
+ *
+ * @module
+ */
+import { expect } from 'vitest';
+import type { RunResult } from '../engine/results.js';
+import { runMatchers, type Verdict } from './matchers.js';
+
+type StepsIn<T> = T extends RunResult<unknown, infer S> ? (unknown extends S ? string : keyof S & string) : string;
+/** A step path of the received run: a step name, or a nested path under one (`pay.charge`, `items[2]`). */
+export type StepPath<T> = StepsIn<T> | `${StepsIn<T>}.${string}` | `${StepsIn<T>}[${number}]${string}`;
+
+/** The ts-reactor matchers, typed by the received run result. */
+export interface ReactorMatchers<T = unknown, R = unknown> {
+  /** The run ended `completed`. */
+  toHaveCompleted(): R;
+  /** The run ended `failed` with this failing step. */
+  toHaveFailedAt(step: StepPath<T>): R;
+  /** The run ended `halted` (optionally with this reason). */
+  toHaveHalted(reason?: string): R;
+  /** This step returned `skip(...)`. */
+  toHaveSkipped(step: StepPath<T>): R;
+  /** This step was retried exactly `times` times (attempts = times + 1). */
+  toHaveRetried(step: StepPath<T>, times: number): R;
+  /** Exactly these steps were compensated, in this order. */
+  toHaveCompensated(steps: readonly StepPath<T>[]): R;
+  /** Exactly these steps were undone, in this order. */
+  toHaveUndone(steps: readonly StepPath<T>[]): R;
+  /** This step completed with a value deeply equal to `value`. */
+  toHaveStepResult(step: StepPath<T>, value: unknown): R;
+  /** A rollback failure matching every given field was reported. */
+  toHaveRollbackFailure(expected: { step: StepPath<T>; kind?: 'compensate' | 'undo'; reason?: string; key?: string }): R;
+}
+
+declare module 'vitest' {
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- declaration merging with Vitest's Matchers
+  interface Matchers<T = any> extends ReactorMatchers<T> {}
+}
+
+const toResult = (v: Verdict): { pass: boolean; message: () => string } => ({ pass: v.pass, message: () => v.message });
+
+expect.extend({
+  toHaveCompleted: (r: unknown) => toResult(runMatchers.toHaveCompleted(r)),
+  toHaveFailedAt: (r: unknown, step: string) => toResult(runMatchers.toHaveFailedAt(r, step)),
+  toHaveHalted: (r: unknown, reason?: string) => toResult(runMatchers.toHaveHalted(r, reason)),
+  toHaveSkipped: (r: unknown, step: string) => toResult(runMatchers.toHaveSkipped(r, step)),
+  toHaveRetried: (r: unknown, step: string, times: number) => toResult(runMatchers.toHaveRetried(r, step, times)),
+  toHaveCompensated: (r: unknown, steps: readonly string[]) => toResult(runMatchers.toHaveCompensated(r, steps)),
+  toHaveUndone: (r: unknown, steps: readonly string[]) => toResult(runMatchers.toHaveUndone(r, steps)),
+  toHaveStepResult(r: unknown, step: string, value: unknown) {
+    return toResult(runMatchers.toHaveStepResult(r, step, value, (a, b) => this.equals(a, b)));
+  },
+  toHaveRollbackFailure: (r: unknown, expected: { step: string }) => toResult(runMatchers.toHaveRollbackFailure(r, expected)),
+});
