@@ -1,0 +1,638 @@
+/**
+ * The Coordinator contract: one suite of scenarios every backend must pass (memory with a manual
+ * clock, Redis with real time). Durations are small (150–400 ms) so the Redis run stays quick;
+ * assertions on remaining times use bounds, never exact values, since real time moves on Redis.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Coordinator, HolderInfo, OrderedTicket, RateWindow } from '../../src/engine/ports/coordinator.js';
+
+/** A backend under test plus the means to move its time forward. */
+export interface CoordinatorHarness {
+  readonly coordinator: Coordinator;
+  /** Moves the backend's time forward by at least `ms` (a manual clock advances, Redis sleeps). */
+  advance(ms: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The observable state of a promise, for checking that a wait has (not) resolved yet. */
+export function track(promise: Promise<unknown>): { readonly settled: boolean } {
+  const state = { settled: false };
+  void promise.then(
+    () => (state.settled = true),
+    () => (state.settled = true),
+  );
+  return state;
+}
+
+/** A short real pause: lets queued work (a backend's subscription, a microtask chain) finish. */
+export function realPause(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Resolves with `'timeout'` if `promise` does not settle within `ms` of real time. */
+async function within<T>(promise: Promise<T>, ms: number): Promise<T | 'timeout'> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), ms)));
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const holder = (owner: string, extra: Partial<HolderInfo> = {}): HolderInfo => ({ owner, ...extra });
+
+export function describeCoordinatorContract(name: string, makeHarness: () => Promise<CoordinatorHarness>): void {
+  describe(`Coordinator contract: ${name}`, () => {
+    let harness: CoordinatorHarness;
+    let c: Coordinator;
+    let prefix: string;
+    /** A key unique to this test, so tests never share state on a shared backend. */
+    const key = (suffix: string): string => `${prefix}:${suffix}`;
+
+    beforeEach(async () => {
+      harness = await makeHarness();
+      c = harness.coordinator;
+      prefix = `contract:${crypto.randomUUID().slice(0, 8)}`;
+    });
+    afterEach(async () => {
+      await harness.close();
+    });
+
+    describe('time', () => {
+      it('reports the backend clock in ms and moves with it', async () => {
+        const before = await c.time();
+        await harness.advance(200);
+        const after = await c.time();
+        expect(after - before).toBeGreaterThanOrEqual(200);
+      });
+    });
+
+    describe('lock', () => {
+      it('grants a free key with nesting 1 and a token, and reports the hold', async () => {
+        const k = key('lock');
+        const result = await c.lockAcquire({ key: k, holder: holder('a', { executionId: 'a.1', reactor: 'R', step: 's' }), ttlMs: 300 });
+        expect(result).toMatchObject({ acquired: true, nesting: 1 });
+        if (!result.acquired) return;
+        expect(result.token).toMatch(/^\d+$/);
+        const state = await c.lockState(k);
+        expect(state).toMatchObject({ key: k, holder: { owner: 'a', executionId: 'a.1', reactor: 'R', step: 's' }, nesting: 1, token: result.token });
+        expect(state?.ttlMs).toBeGreaterThan(0);
+        expect(state?.ttlMs).toBeLessThanOrEqual(300);
+        expect(await c.lockState(key('other'))).toBeUndefined();
+      });
+
+      it('refuses another owner, naming the holder and the time left', async () => {
+        const k = key('lock');
+        await c.lockAcquire({ key: k, holder: holder('a', { reactor: 'R' }), ttlMs: 300 });
+        const refused = await c.lockAcquire({ key: k, holder: holder('b'), ttlMs: 300 });
+        expect(refused).toMatchObject({ acquired: false, holder: { owner: 'a', reactor: 'R' } });
+        if (refused.acquired) return;
+        expect(refused.ttlMs).toBeGreaterThan(0);
+        expect(refused.ttlMs).toBeLessThanOrEqual(300);
+      });
+
+      it('re-enters for the same owner with a counted nesting and the outer token', async () => {
+        const k = key('lock');
+        const outer = await c.lockAcquire({ key: k, holder: holder('a'), ttlMs: 300 });
+        const inner = await c.lockAcquire({ key: k, holder: holder('a', { step: 'inner' }), ttlMs: 300 });
+        const innermost = await c.lockAcquire({ key: k, holder: holder('a'), ttlMs: 300 });
+        expect(outer.acquired && inner.acquired && innermost.acquired).toBe(true);
+        if (!outer.acquired || !inner.acquired || !innermost.acquired) return;
+        expect([outer.nesting, inner.nesting, innermost.nesting]).toEqual([1, 2, 3]);
+        expect(inner.token).toBe(outer.token);
+        expect(innermost.token).toBe(outer.token);
+        expect((await c.lockState(k))?.nesting).toBe(3);
+      });
+
+      it('frees the key only when the outermost hold is released', async () => {
+        const k = key('lock');
+        await c.lockAcquire({ key: k, holder: holder('a'), ttlMs: 300 });
+        await c.lockAcquire({ key: k, holder: holder('a'), ttlMs: 300 });
+        expect(await c.lockRelease(k, 'a')).toEqual({ released: true, nesting: 1 });
+        expect((await c.lockAcquire({ key: k, holder: holder('b'), ttlMs: 300 })).acquired).toBe(false);
+        expect(await c.lockRelease(k, 'a')).toEqual({ released: true, nesting: 0 });
+        expect(await c.lockState(k)).toBeUndefined();
+        expect(await c.lockAcquire({ key: k, holder: holder('b'), ttlMs: 300 })).toMatchObject({ acquired: true, nesting: 1 });
+      });
+
+      it('checks the owner on release: another owner cannot release, a free key reports nothing released', async () => {
+        const k = key('lock');
+        expect((await c.lockRelease(k, 'a')).released).toBe(false);
+        await c.lockAcquire({ key: k, holder: holder('a'), ttlMs: 300 });
+        expect((await c.lockRelease(k, 'b')).released).toBe(false);
+        expect(await c.lockState(k)).toMatchObject({ holder: { owner: 'a' }, nesting: 1 });
+        expect(await c.lockRelease(k, 'a')).toEqual({ released: true, nesting: 0 });
+        expect((await c.lockRelease(k, 'a')).released).toBe(false);
+      });
+
+      it('checks the owner on extend, and an extension outlives the original TTL', async () => {
+        const k = key('lock');
+        await c.lockAcquire({ key: k, holder: holder('a'), ttlMs: 250 });
+        expect(await c.lockExtend(k, 'b', 1000)).toBe(false);
+        await harness.advance(150);
+        expect(await c.lockExtend(k, 'a', 400)).toBe(true);
+        const state = await c.lockState(k);
+        expect(state?.ttlMs).toBeGreaterThan(250);
+        expect(state?.ttlMs).toBeLessThanOrEqual(400);
+        await harness.advance(150); // past the original 250 ms, inside the extension
+        expect(await c.lockState(k)).toMatchObject({ holder: { owner: 'a' }, nesting: 1 });
+        expect((await c.lockAcquire({ key: k, holder: holder('b'), ttlMs: 300 })).acquired).toBe(false);
+      });
+
+      it('frees the key when the TTL lapses; the lapsed owner can neither release nor extend it', async () => {
+        const k = key('lock');
+        await c.lockAcquire({ key: k, holder: holder('a'), ttlMs: 150 });
+        await harness.advance(200);
+        expect(await c.lockState(k)).toBeUndefined();
+        expect(await c.lockExtend(k, 'a', 1000)).toBe(false);
+        expect((await c.lockRelease(k, 'a')).released).toBe(false);
+        expect(await c.lockAcquire({ key: k, holder: holder('b'), ttlMs: 300 })).toMatchObject({ acquired: true, nesting: 1 });
+        expect((await c.lockRelease(k, 'a')).released).toBe(false);
+        expect(await c.lockState(k)).toMatchObject({ holder: { owner: 'b' } });
+      });
+
+      it('issues fencing tokens that strictly increase across acquisitions, releases and expiries', async () => {
+        const k = key('lock');
+        const tokens: bigint[] = [];
+        const take = async (owner: string, ttlMs = 300): Promise<void> => {
+          const result = await c.lockAcquire({ key: k, holder: holder(owner), ttlMs });
+          expect(result.acquired).toBe(true);
+          if (result.acquired) tokens.push(BigInt(result.token));
+        };
+        await take('a');
+        await c.lockRelease(k, 'a');
+        await take('b');
+        await c.lockRelease(k, 'b');
+        await take('a');
+        await c.lockRelease(k, 'a');
+        await take('c', 150);
+        await harness.advance(200); // c's hold lapses without a release
+        await take('a');
+        expect(tokens).toHaveLength(5);
+        for (let i = 1; i < tokens.length; i++) expect(tokens[i]! > tokens[i - 1]!).toBe(true);
+      });
+
+      it('keeps keys independent', async () => {
+        await c.lockAcquire({ key: key('x'), holder: holder('a'), ttlMs: 300 });
+        expect((await c.lockAcquire({ key: key('y'), holder: holder('b'), ttlMs: 300 })).acquired).toBe(true);
+        expect((await c.lockRelease(key('y'), 'a')).released).toBe(false);
+      });
+    });
+
+    describe('semaphore', () => {
+      it('admits up to the limit, then refuses with the holders, the limit and a retry-after', async () => {
+        const k = key('sem');
+        for (const [i, owner] of ['a', 'b', 'c'].entries()) {
+          expect(await c.semaphoreAcquire({ key: k, holder: holder(owner), limit: 3, ttlMs: 300 })).toEqual({ acquired: true, nesting: 1, holders: i + 1 });
+        }
+        const refused = await c.semaphoreAcquire({ key: k, holder: holder('d'), limit: 3, ttlMs: 300 });
+        expect(refused).toMatchObject({ acquired: false, holders: 3, limit: 3 });
+        if (refused.acquired) return;
+        expect(refused.retryAfterMs).toBeGreaterThan(0);
+        expect(refused.retryAfterMs).toBeLessThanOrEqual(300);
+        const state = await c.semaphoreState(k, 3);
+        expect(state.key).toBe(k);
+        expect(state.limit).toBe(3);
+        expect(state.holders.map((h) => h.holder.owner).sort()).toEqual(['a', 'b', 'c']);
+        for (const h of state.holders) {
+          expect(h.nesting).toBe(1);
+          expect(h.ttlMs).toBeGreaterThan(0);
+          expect(h.ttlMs).toBeLessThanOrEqual(300);
+        }
+      });
+
+      it("returns a dead holder's slot when its lease expires, leaving the others' leases alone", async () => {
+        const k = key('sem');
+        await c.semaphoreAcquire({ key: k, holder: holder('a'), limit: 2, ttlMs: 200 });
+        await harness.advance(100);
+        await c.semaphoreAcquire({ key: k, holder: holder('b'), limit: 2, ttlMs: 400 });
+        const refused = await c.semaphoreAcquire({ key: k, holder: holder('c'), limit: 2, ttlMs: 400 });
+        expect(refused.acquired).toBe(false);
+        if (refused.acquired) return;
+        // The earliest lease to expire is a's (≈100 ms left), not b's (≈400 ms left).
+        expect(refused.retryAfterMs).toBeGreaterThan(0);
+        expect(refused.retryAfterMs).toBeLessThanOrEqual(200);
+        await harness.advance(150); // a never released: its lease lapses
+        expect(await c.semaphoreAcquire({ key: k, holder: holder('c'), limit: 2, ttlMs: 400 })).toMatchObject({ acquired: true, holders: 2 });
+        expect((await c.semaphoreState(k, 2)).holders.map((h) => h.holder.owner).sort()).toEqual(['b', 'c']);
+        expect(await c.semaphoreExtend(k, 'a', 1000)).toBe(false);
+        expect((await c.semaphoreRelease(k, 'a')).released).toBe(false);
+      });
+
+      it('keeps a lease alive through extend, owner-checked', async () => {
+        const k = key('sem');
+        await c.semaphoreAcquire({ key: k, holder: holder('a'), limit: 1, ttlMs: 250 });
+        expect(await c.semaphoreExtend(k, 'b', 1000)).toBe(false);
+        await harness.advance(150);
+        expect(await c.semaphoreExtend(k, 'a', 400)).toBe(true);
+        await harness.advance(150); // past the original lease
+        expect((await c.semaphoreAcquire({ key: k, holder: holder('b'), limit: 1, ttlMs: 300 })).acquired).toBe(false);
+        expect((await c.semaphoreState(k)).holders.map((h) => h.holder.owner)).toEqual(['a']);
+      });
+
+      it('is re-entrant per owner: one slot, counted nesting, freed at zero', async () => {
+        const k = key('sem');
+        expect(await c.semaphoreAcquire({ key: k, holder: holder('a'), limit: 1, ttlMs: 300 })).toEqual({ acquired: true, nesting: 1, holders: 1 });
+        expect(await c.semaphoreAcquire({ key: k, holder: holder('a'), limit: 1, ttlMs: 300 })).toEqual({ acquired: true, nesting: 2, holders: 1 });
+        expect((await c.semaphoreState(k, 1)).holders).toMatchObject([{ holder: { owner: 'a' }, nesting: 2 }]);
+        expect(await c.semaphoreRelease(k, 'a')).toEqual({ released: true, nesting: 1 });
+        expect((await c.semaphoreAcquire({ key: k, holder: holder('b'), limit: 1, ttlMs: 300 })).acquired).toBe(false);
+        expect(await c.semaphoreRelease(k, 'a')).toEqual({ released: true, nesting: 0 });
+        expect((await c.semaphoreAcquire({ key: k, holder: holder('b'), limit: 1, ttlMs: 300 })).acquired).toBe(true);
+      });
+
+      it('never inflates capacity: releases by non-holders and repeated releases free nothing', async () => {
+        const k = key('sem');
+        await c.semaphoreAcquire({ key: k, holder: holder('a'), limit: 1, ttlMs: 300 });
+        expect(await c.semaphoreRelease(k, 'b')).toMatchObject({ released: false });
+        expect(await c.semaphoreRelease(k, 'b')).toMatchObject({ released: false });
+        expect((await c.semaphoreAcquire({ key: k, holder: holder('c'), limit: 1, ttlMs: 300 })).acquired).toBe(false);
+        expect(await c.semaphoreRelease(k, 'a')).toEqual({ released: true, nesting: 0 });
+        expect(await c.semaphoreRelease(k, 'a')).toMatchObject({ released: false });
+        expect((await c.semaphoreAcquire({ key: k, holder: holder('b'), limit: 1, ttlMs: 300 })).acquired).toBe(true);
+        expect((await c.semaphoreAcquire({ key: k, holder: holder('c'), limit: 1, ttlMs: 300 })).acquired).toBe(false);
+        expect((await c.semaphoreState(k, 1)).holders).toHaveLength(1);
+      });
+
+      it('applies a changed limit at once', async () => {
+        const k = key('sem');
+        await c.semaphoreAcquire({ key: k, holder: holder('a'), limit: 1, ttlMs: 300 });
+        expect(await c.semaphoreAcquire({ key: k, holder: holder('b'), limit: 1, ttlMs: 300 })).toMatchObject({ acquired: false, limit: 1 });
+        expect(await c.semaphoreAcquire({ key: k, holder: holder('b'), limit: 2, ttlMs: 300 })).toMatchObject({ acquired: true, holders: 2 });
+        expect(await c.semaphoreAcquire({ key: k, holder: holder('c'), limit: 2, ttlMs: 300 })).toMatchObject({ acquired: false, holders: 2, limit: 2 });
+        // Lowered below the current holders: nobody is evicted, nobody new gets in.
+        expect(await c.semaphoreAcquire({ key: k, holder: holder('c'), limit: 1, ttlMs: 300 })).toMatchObject({ acquired: false, holders: 2, limit: 1 });
+        await c.semaphoreRelease(k, 'a');
+        expect((await c.semaphoreAcquire({ key: k, holder: holder('c'), limit: 1, ttlMs: 300 })).acquired).toBe(false);
+        expect((await c.semaphoreAcquire({ key: k, holder: holder('c'), limit: 2, ttlMs: 300 })).acquired).toBe(true);
+      });
+
+      it('reports an empty semaphore with the given limit', async () => {
+        expect(await c.semaphoreState(key('none'), 4)).toEqual({ key: key('none'), limit: 4, holders: [] });
+      });
+    });
+
+    describe('rate limit', () => {
+      const window = (suffix: string, limit: number, periodMs: number): RateWindow => ({ key: key(suffix), limit, periodMs });
+
+      it('admits N starts in any sliding window and refuses the next with the window, the count and a retry-after', async () => {
+        const w = window('rate', 3, 300);
+        expect(await c.rateTake({ windows: [w], id: 'r1' })).toEqual({ allowed: true });
+        await harness.advance(150);
+        expect(await c.rateTake({ windows: [w], id: 'r2' })).toEqual({ allowed: true });
+        expect(await c.rateTake({ windows: [w], id: 'r3' })).toEqual({ allowed: true });
+        const refused = await c.rateTake({ windows: [w], id: 'r4' });
+        expect(refused).toMatchObject({ allowed: false, window: w, count: 3 });
+        if (refused.allowed) return;
+        // r1 leaves the window 300 ms after it was taken, ≈150 ms from now.
+        expect(refused.retryAfterMs).toBeGreaterThan(0);
+        expect(refused.retryAfterMs).toBeLessThanOrEqual(150);
+        expect((await c.rateState(w.key, w.periodMs)).count).toBe(3);
+        await harness.advance(refused.retryAfterMs + 10);
+        // r1 has left; r2 and r3 are still inside the window (a fixed window would admit 3 here).
+        expect(await c.rateTake({ windows: [w], id: 'r4' })).toEqual({ allowed: true });
+        const again = await c.rateTake({ windows: [w], id: 'r5' });
+        expect(again).toMatchObject({ allowed: false, count: 3 });
+        if (again.allowed) return;
+        expect(again.retryAfterMs).toBeLessThanOrEqual(150);
+      });
+
+      it('never counts a refused start', async () => {
+        const w = window('rate', 1, 300);
+        await c.rateTake({ windows: [w], id: 'r1' });
+        for (const id of ['r2', 'r3', 'r4']) expect((await c.rateTake({ windows: [w], id })).allowed).toBe(false);
+        expect((await c.rateState(w.key, w.periodMs)).count).toBe(1);
+        await harness.advance(350);
+        expect((await c.rateTake({ windows: [w], id: 'r5' })).allowed).toBe(true);
+      });
+
+      it('checks every window and charges all or none', async () => {
+        const short = window('second', 2, 300);
+        const long = window('minute', 5, 5000);
+        expect((await c.rateTake({ windows: [short, long], id: 'r1' })).allowed).toBe(true);
+        expect((await c.rateTake({ windows: [short, long], id: 'r2' })).allowed).toBe(true);
+        expect(await c.rateTake({ windows: [short, long], id: 'r3' })).toMatchObject({ allowed: false, window: short, count: 2 });
+        expect((await c.rateState(long.key, long.periodMs)).count).toBe(2);
+        expect((await c.rateState(short.key, short.periodMs)).count).toBe(2);
+
+        // The full window is the second one: the first is not charged either.
+        const roomy = window('roomy', 10, 5000);
+        const tight = window('tight', 1, 5000);
+        expect((await c.rateTake({ windows: [roomy, tight], id: 'r1' })).allowed).toBe(true);
+        expect(await c.rateTake({ windows: [roomy, tight], id: 'r2' })).toMatchObject({ allowed: false, window: tight, count: 1 });
+        expect((await c.rateState(roomy.key, roomy.periodMs)).count).toBe(1);
+      });
+
+      it('shares a window key across different requests (a named limit)', async () => {
+        const shared = window('shared', 2, 5000);
+        expect((await c.rateTake({ windows: [shared, window('own-a', 5, 5000)], id: 'a1' })).allowed).toBe(true);
+        expect((await c.rateTake({ windows: [shared, window('own-b', 5, 5000)], id: 'b1' })).allowed).toBe(true);
+        expect(await c.rateTake({ windows: [window('own-c', 5, 5000), shared], id: 'c1' })).toMatchObject({ allowed: false, window: shared, count: 2 });
+        expect((await c.rateState(key('own-c'), 5000)).count).toBe(0);
+      });
+
+      it('charges a start once however often it is taken with the same id', async () => {
+        const w = window('rate', 1, 5000);
+        expect(await c.rateTake({ windows: [w], id: 'same' })).toEqual({ allowed: true });
+        expect(await c.rateTake({ windows: [w], id: 'same' })).toEqual({ allowed: true });
+        expect((await c.rateState(w.key, w.periodMs)).count).toBe(1);
+        expect((await c.rateTake({ windows: [w], id: 'other' })).allowed).toBe(false);
+      });
+
+      it('reports the count and the time until the oldest start leaves', async () => {
+        const w = window('rate', 5, 400);
+        expect(await c.rateState(w.key, w.periodMs)).toEqual({ key: w.key, count: 0, resetInMs: 0 });
+        await c.rateTake({ windows: [w], id: 'r1' });
+        await harness.advance(150);
+        await c.rateTake({ windows: [w], id: 'r2' });
+        const state = await c.rateState(w.key, w.periodMs);
+        expect(state.count).toBe(2);
+        expect(state.resetInMs).toBeGreaterThan(0);
+        expect(state.resetInMs).toBeLessThanOrEqual(250);
+        await harness.advance(300);
+        expect(await c.rateState(w.key, w.periodMs)).toMatchObject({ count: 1 });
+      });
+    });
+
+    describe('period', () => {
+      it('marks a bucket once and reports the marker', async () => {
+        const k = key('period');
+        expect(await c.periodIsMarked(k, 'b1')).toBe(false);
+        expect(await c.periodState(k, 'b1')).toBeUndefined();
+        expect(await c.periodMark({ key: k, bucket: 'b1', ttlMs: 300 })).toBe(true);
+        expect(await c.periodIsMarked(k, 'b1')).toBe(true);
+        expect(await c.periodMark({ key: k, bucket: 'b1', ttlMs: 300 })).toBe(false);
+        const ttl = await c.periodState(k, 'b1');
+        expect(ttl).toBeGreaterThan(0);
+        expect(ttl).toBeLessThanOrEqual(300);
+        expect(await c.periodIsMarked(k, 'b2')).toBe(false);
+        expect(await c.periodIsMarked(key('other'), 'b1')).toBe(false);
+        expect(await c.periodMark({ key: k, bucket: 'b2', ttlMs: 300 })).toBe(true);
+      });
+
+      it('forgets a marker when its TTL lapses', async () => {
+        const k = key('period');
+        await c.periodMark({ key: k, bucket: 'b1', ttlMs: 150 });
+        await harness.advance(200);
+        expect(await c.periodIsMarked(k, 'b1')).toBe(false);
+        expect(await c.periodState(k, 'b1')).toBeUndefined();
+        expect(await c.periodMark({ key: k, bucket: 'b1', ttlMs: 150 })).toBe(true);
+      });
+    });
+
+    describe('ordered lock', () => {
+      const POISON = 60_000;
+      const enter = (ticket: OrderedTicket, options: { strict?: boolean; poisonMs?: number } = {}) =>
+        c.orderedEnter({ ...ticket, poisonMs: options.poisonMs ?? POISON, strict: options.strict ?? false, holder: holder(`run-${ticket.nonce}`) });
+      const complete = (ticket: OrderedTicket, options: { failed?: boolean; strict?: boolean } = {}) =>
+        c.orderedComplete({ ...ticket, failed: options.failed ?? false, strict: options.strict ?? false });
+      const tickets = async (k: string, n: number): Promise<OrderedTicket[]> => {
+        const out: OrderedTicket[] = [];
+        for (let i = 0; i < n; i++) out.push(await c.orderedTicket(k));
+        return out;
+      };
+
+      it('reports a fresh key as drained with zero counters', async () => {
+        const k = key('ord');
+        const state = await c.orderedState(k);
+        expect(state).toMatchObject({ key: k, issued: 0, lastCompleted: 0, inFlight: undefined, firstFailed: undefined, drained: true });
+      });
+
+      it('hands out consecutive positions of one epoch', async () => {
+        const k = key('ord');
+        const [t1, t2, t3] = await tickets(k, 3);
+        expect([t1?.nonce, t2?.nonce, t3?.nonce]).toEqual([1, 2, 3]);
+        expect(new Set([t1?.epoch, t2?.epoch, t3?.epoch]).size).toBe(1);
+        expect(t1?.key).toBe(k);
+        expect(await c.orderedState(k)).toMatchObject({ epoch: t1?.epoch, issued: 3, lastCompleted: 0, inFlight: undefined, drained: false });
+      });
+
+      it('lets positions in strictly in order and drains when the last one completes', async () => {
+        const k = key('ord');
+        const [t1, t2, t3] = (await tickets(k, 3)) as [OrderedTicket, OrderedTicket, OrderedTicket];
+        expect(await enter(t2)).toEqual({ outcome: 'wait', head: 1 });
+        expect(await enter(t3)).toEqual({ outcome: 'wait', head: 1 });
+        expect(await enter(t1)).toEqual({ outcome: 'entered' });
+        expect(await c.orderedState(k)).toMatchObject({ inFlight: 1, lastCompleted: 0 });
+        expect(await enter(t2)).toEqual({ outcome: 'wait', head: 1 });
+        expect(await complete(t1)).toMatchObject({ lastCompleted: 1, inFlight: undefined, issued: 3, drained: false });
+        expect(await enter(t3)).toEqual({ outcome: 'wait', head: 2 });
+        expect(await enter(t2)).toEqual({ outcome: 'entered' });
+        expect(await complete(t2)).toMatchObject({ lastCompleted: 2 });
+        expect(await enter(t3)).toEqual({ outcome: 'entered' });
+        const drained = await complete(t3);
+        expect(drained).toMatchObject({ issued: 0, lastCompleted: 0, inFlight: undefined, drained: true });
+        expect(drained.epoch).not.toBe(t1.epoch);
+        const next = await c.orderedTicket(k);
+        expect(next).toEqual({ key: k, nonce: 1, epoch: drained.epoch });
+      });
+
+      it('advances only for the head, idempotently; a completed position is passed', async () => {
+        const k = key('ord');
+        const [t1, t2, t3] = (await tickets(k, 3)) as [OrderedTicket, OrderedTicket, OrderedTicket];
+        expect(await complete(t2)).toMatchObject({ lastCompleted: 0 }); // not the head: no advance
+        await enter(t1);
+        expect(await complete(t1)).toMatchObject({ lastCompleted: 1 });
+        expect(await complete(t1)).toMatchObject({ lastCompleted: 1, issued: 3 });
+        expect(await enter(t1)).toEqual({ outcome: 'passed' });
+        expect(await c.orderedHeartbeat(t1)).toBe(false);
+        expect(await enter(t2)).toEqual({ outcome: 'entered' });
+        expect(await c.orderedState(k)).toMatchObject({ lastCompleted: 1, inFlight: 2, issued: 3 });
+        expect(await enter(t2)).toEqual({ outcome: 'entered' }); // a redelivered turn re-enters
+        void t3;
+      });
+
+      it('makes tickets of a drained batch stale', async () => {
+        const k = key('ord');
+        const [t1] = (await tickets(k, 1)) as [OrderedTicket];
+        await enter(t1);
+        const drained = await complete(t1);
+        expect(drained.drained).toBe(true);
+        expect(await enter(t1)).toEqual({ outcome: 'stale', epoch: drained.epoch });
+        expect(await c.orderedHeartbeat(t1)).toBe(false);
+        // The old ticket's completion does not touch the new batch.
+        const [n1, n2] = (await tickets(k, 2)) as [OrderedTicket, OrderedTicket];
+        expect(await complete(t1)).toMatchObject({ issued: 2, lastCompleted: 0, epoch: n1.epoch });
+        expect(await enter(n2)).toEqual({ outcome: 'wait', head: 1 });
+        expect(await enter(n1)).toEqual({ outcome: 'entered' });
+      });
+
+      it('makes outstanding tickets stale after a reset and restarts the counters', async () => {
+        const k = key('ord');
+        const [t1, t2] = (await tickets(k, 2)) as [OrderedTicket, OrderedTicket];
+        await enter(t1);
+        const reset = await c.orderedReset(k);
+        expect(reset).toMatchObject({ key: k, issued: 0, lastCompleted: 0, inFlight: undefined, firstFailed: undefined, drained: true });
+        expect(reset.epoch).not.toBe(t1.epoch);
+        expect(await enter(t2)).toEqual({ outcome: 'stale', epoch: reset.epoch });
+        expect(await c.orderedHeartbeat(t1)).toBe(false);
+        expect(await complete(t1)).toMatchObject({ lastCompleted: 0, issued: 0, epoch: reset.epoch });
+        const fresh = await c.orderedTicket(k);
+        expect(fresh).toEqual({ key: k, nonce: 1, epoch: reset.epoch });
+        expect(await enter(fresh)).toEqual({ outcome: 'entered' });
+      });
+
+      it('in strict mode halts the rest of the chain after a failure, until the batch drains', async () => {
+        const k = key('ord');
+        const [t1, t2, t3] = (await tickets(k, 3)) as [OrderedTicket, OrderedTicket, OrderedTicket];
+        expect(await enter(t1, { strict: true })).toEqual({ outcome: 'entered' });
+        expect(await complete(t1, { failed: true, strict: true })).toMatchObject({ lastCompleted: 1, firstFailed: 1 });
+        expect(await enter(t2, { strict: true })).toEqual({ outcome: 'chain_failed', firstFailed: 1 });
+        expect(await complete(t2, { strict: true })).toMatchObject({ lastCompleted: 2, firstFailed: 1 });
+        expect(await c.orderedState(k)).toMatchObject({ firstFailed: 1 });
+        expect(await enter(t3, { strict: true })).toEqual({ outcome: 'chain_failed', firstFailed: 1 });
+        const drained = await complete(t3, { strict: true });
+        expect(drained).toMatchObject({ drained: true, firstFailed: undefined, issued: 0 });
+        const next = await c.orderedTicket(k);
+        expect(await enter(next, { strict: true })).toEqual({ outcome: 'entered' });
+      });
+
+      it('does not poison the chain outside strict mode', async () => {
+        const k = key('ord');
+        const [t1, t2] = (await tickets(k, 2)) as [OrderedTicket, OrderedTicket];
+        await enter(t1);
+        expect(await complete(t1, { failed: true })).toMatchObject({ lastCompleted: 1, firstFailed: undefined });
+        expect(await enter(t2)).toEqual({ outcome: 'entered' });
+      });
+
+      it('passes over a dead head that entered and stopped heartbeating (poison pill)', async () => {
+        const k = key('ord');
+        const [t1, t2, t3] = (await tickets(k, 3)) as [OrderedTicket, OrderedTicket, OrderedTicket];
+        expect(await enter(t1, { poisonMs: 200 })).toEqual({ outcome: 'entered' });
+        expect(await enter(t2, { poisonMs: 200 })).toEqual({ outcome: 'wait', head: 1 });
+        await harness.advance(250);
+        expect(await enter(t2, { poisonMs: 200 })).toEqual({ outcome: 'entered' });
+        expect(await c.orderedState(k)).toMatchObject({ lastCompleted: 1, inFlight: 2 });
+        expect(await c.orderedHeartbeat(t1)).toBe(false);
+        expect(await enter(t1, { poisonMs: 200 })).toEqual({ outcome: 'passed' });
+        void t3;
+      });
+
+      it('passes over a head that never arrived once the cursor has not moved for the poison time', async () => {
+        const k = key('ord');
+        const [, t2] = (await tickets(k, 2)) as [OrderedTicket, OrderedTicket];
+        expect(await enter(t2, { poisonMs: 200 })).toEqual({ outcome: 'wait', head: 1 });
+        await harness.advance(250);
+        expect(await enter(t2, { poisonMs: 200 })).toEqual({ outcome: 'entered' });
+        expect(await c.orderedState(k)).toMatchObject({ lastCompleted: 1, inFlight: 2 });
+      });
+
+      it('never passes over a slow head that keeps heartbeating', async () => {
+        const k = key('ord');
+        const [t1, t2] = (await tickets(k, 2)) as [OrderedTicket, OrderedTicket];
+        await enter(t1, { poisonMs: 300 });
+        await harness.advance(180);
+        expect(await c.orderedHeartbeat(t1)).toBe(true);
+        expect(await c.orderedHeartbeat(t2)).toBe(false); // not in flight
+        await harness.advance(180); // older than the poison time since entering, not since the heartbeat
+        expect(await enter(t2, { poisonMs: 300 })).toEqual({ outcome: 'wait', head: 1 });
+        expect(await c.orderedState(k)).toMatchObject({ lastCompleted: 0, inFlight: 1 });
+        await complete(t1);
+        expect(await enter(t2, { poisonMs: 300 })).toEqual({ outcome: 'entered' });
+      });
+
+      it('skips the head on an operator request', async () => {
+        const k = key('ord');
+        const [t1, t2] = (await tickets(k, 2)) as [OrderedTicket, OrderedTicket];
+        await enter(t1);
+        expect(await c.orderedSkip(k)).toMatchObject({ lastCompleted: 1, inFlight: undefined, drained: false });
+        expect(await enter(t1)).toEqual({ outcome: 'passed' });
+        expect(await c.orderedHeartbeat(t1)).toBe(false);
+        expect(await enter(t2)).toEqual({ outcome: 'entered' });
+        const drained = await c.orderedSkip(k);
+        expect(drained).toMatchObject({ drained: true, issued: 0, lastCompleted: 0 });
+        expect(await c.orderedSkip(k)).toMatchObject({ drained: true, issued: 0, lastCompleted: 0, epoch: drained.epoch });
+      });
+
+      it('keeps keys independent', async () => {
+        const [a1] = (await tickets(key('a'), 1)) as [OrderedTicket];
+        const [b1] = (await tickets(key('b'), 1)) as [OrderedTicket];
+        expect(a1.nonce).toBe(1);
+        expect(b1.nonce).toBe(1);
+        expect(await enter(a1)).toEqual({ outcome: 'entered' });
+        expect(await enter(b1)).toEqual({ outcome: 'entered' });
+      });
+    });
+
+    describe('waitForChange', () => {
+      it('resolves promptly when the lock is released', async () => {
+        const k = key('lock');
+        await c.lockAcquire({ key: k, holder: holder('a'), ttlMs: 60_000 });
+        const wait = c.waitForChange('lock', k, 20_000);
+        const state = track(wait);
+        await realPause(50);
+        expect(state.settled).toBe(false);
+        await c.lockRelease(k, 'a');
+        expect(await within(wait, 5_000)).toBeUndefined();
+      });
+
+      it('does not resolve on a release that leaves the lock held (inner nesting)', async () => {
+        const k = key('lock');
+        await c.lockAcquire({ key: k, holder: holder('a'), ttlMs: 60_000 });
+        await c.lockAcquire({ key: k, holder: holder('a'), ttlMs: 60_000 });
+        const wait = c.waitForChange('lock', k, 20_000);
+        const state = track(wait);
+        await realPause(50);
+        await c.lockRelease(k, 'a');
+        await realPause(100);
+        expect(state.settled).toBe(false);
+        await c.lockRelease(k, 'a');
+        expect(await within(wait, 5_000)).toBeUndefined();
+      });
+
+      it('resolves promptly when a semaphore slot is released', async () => {
+        const k = key('sem');
+        await c.semaphoreAcquire({ key: k, holder: holder('a'), limit: 1, ttlMs: 60_000 });
+        const wait = c.waitForChange('semaphore', k, 20_000);
+        await realPause(50);
+        await c.semaphoreRelease(k, 'a');
+        expect(await within(wait, 5_000)).toBeUndefined();
+      });
+
+      it('resolves promptly when the ordered cursor advances or the key is reset', async () => {
+        const k = key('ord');
+        const t1 = await c.orderedTicket(k);
+        await c.orderedTicket(k);
+        await c.orderedEnter({ ...t1, poisonMs: 60_000, strict: false, holder: holder('a') });
+        const advanced = c.waitForChange('ordered', k, 20_000);
+        await realPause(50);
+        await c.orderedComplete({ ...t1, failed: false, strict: false });
+        expect(await within(advanced, 5_000)).toBeUndefined();
+        const reset = c.waitForChange('ordered', k, 20_000);
+        await realPause(50);
+        await c.orderedReset(k);
+        expect(await within(reset, 5_000)).toBeUndefined();
+      });
+
+      it('ignores changes of other keys and kinds, and resolves at its timeout', async () => {
+        const k = key('lock');
+        await c.lockAcquire({ key: k, holder: holder('a'), ttlMs: 60_000 });
+        await c.lockAcquire({ key: key('other'), holder: holder('a'), ttlMs: 60_000 });
+        await c.semaphoreAcquire({ key: k, holder: holder('a'), limit: 1, ttlMs: 60_000 });
+        const wait = c.waitForChange('lock', k, 300);
+        const state = track(wait);
+        await realPause(50);
+        await c.lockRelease(key('other'), 'a');
+        await c.semaphoreRelease(k, 'a');
+        await realPause(50);
+        expect(state.settled).toBe(false);
+        await harness.advance(350);
+        expect(await within(wait, 5_000)).toBeUndefined();
+        expect(await c.lockState(k)).toMatchObject({ holder: { owner: 'a' } });
+      });
+
+      it('resolves when its signal aborts, and at once for an aborted signal', async () => {
+        const k = key('lock');
+        const controller = new AbortController();
+        const wait = c.waitForChange('lock', k, 20_000, controller.signal);
+        const state = track(wait);
+        await realPause(50);
+        expect(state.settled).toBe(false);
+        controller.abort();
+        expect(await within(wait, 5_000)).toBeUndefined();
+        expect(await within(c.waitForChange('lock', k, 20_000, controller.signal), 5_000)).toBeUndefined();
+      });
+    });
+  });
+}
