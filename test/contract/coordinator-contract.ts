@@ -105,6 +105,15 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
         expect((await c.lockState(k))?.nesting).toBe(3);
       });
 
+      it('refreshes the TTL on re-entry', async () => {
+        const k = key('lock');
+        await c.lockAcquire({ key: k, holder: holder('a'), ttlMs: 200 });
+        await harness.advance(150);
+        await c.lockAcquire({ key: k, holder: holder('a'), ttlMs: 300 });
+        await harness.advance(100); // past the first TTL, inside the re-entry's
+        expect(await c.lockState(k)).toMatchObject({ holder: { owner: 'a' }, nesting: 2 });
+      });
+
       it('frees the key only when the outermost hold is released', async () => {
         const k = key('lock');
         await c.lockAcquire({ key: k, holder: holder('a'), ttlMs: 300 });
@@ -240,6 +249,16 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
         expect((await c.semaphoreAcquire({ key: k, holder: holder('b'), limit: 1, ttlMs: 300 })).acquired).toBe(false);
         expect(await c.semaphoreRelease(k, 'a')).toEqual({ released: true, nesting: 0 });
         expect((await c.semaphoreAcquire({ key: k, holder: holder('b'), limit: 1, ttlMs: 300 })).acquired).toBe(true);
+      });
+
+      it('refreshes the lease on re-entry', async () => {
+        const k = key('sem');
+        await c.semaphoreAcquire({ key: k, holder: holder('a'), limit: 1, ttlMs: 200 });
+        await harness.advance(150);
+        await c.semaphoreAcquire({ key: k, holder: holder('a'), limit: 1, ttlMs: 300 });
+        await harness.advance(100); // past the first lease, inside the re-entry's
+        expect((await c.semaphoreState(k, 1)).holders).toMatchObject([{ holder: { owner: 'a' }, nesting: 2 }]);
+        expect((await c.semaphoreAcquire({ key: k, holder: holder('b'), limit: 1, ttlMs: 300 })).acquired).toBe(false);
       });
 
       it('never inflates capacity: releases by non-holders and repeated releases free nothing', async () => {
