@@ -208,3 +208,29 @@ function jsonSafe(value: unknown): unknown {
     return String(value);
   }
 }
+
+/**
+ * A coordination backend could not be reached or did not answer (connection closed, server
+ * loading or busy, command timeout). The transition may or may not have happened; every
+ * transition is retry-safe. `details.operation` names the call.
+ */
+export class CoordinationUnavailableError extends ReactorError {
+  constructor(operation: string, cause: unknown) {
+    super('coordination_unavailable', `coordination backend unavailable during ${operation}: ${messageOf(cause)}`, {
+      cause,
+      details: { operation },
+    });
+    this.name = 'CoordinationUnavailableError';
+  }
+}
+
+/**
+ * A backend script answered with an error. `details.script` names it; `details.reason` is the
+ * script's error code (e.g. `RX_ARG` for an invalid argument) or `redis` for a server error.
+ */
+export class ScriptError extends ReactorError {
+  constructor(script: string, reason: string, message: string, cause?: unknown) {
+    super('script_failed', `script ${script} failed (${reason}): ${message}`, { cause, details: { script, reason } });
+    this.name = 'ScriptError';
+  }
+}
