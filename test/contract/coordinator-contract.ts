@@ -447,19 +447,35 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
         expect(next).toEqual({ key: k, nonce: 1, epoch: drained.epoch });
       });
 
-      it('advances only for the head, idempotently; a completed position is passed', async () => {
+      it('advances for the head idempotently; a completed position is passed', async () => {
         const k = key('ord');
-        const [t1, t2, t3] = (await tickets(k, 3)) as [OrderedTicket, OrderedTicket, OrderedTicket];
-        expect(await complete(t2)).toMatchObject({ lastCompleted: 0 }); // not the head: no advance
+        const [t1, t2] = (await tickets(k, 3)) as [OrderedTicket, OrderedTicket, OrderedTicket];
         await enter(t1);
-        expect(await complete(t1)).toMatchObject({ lastCompleted: 1 });
+        expect(await complete(t1)).toMatchObject({ lastCompleted: 1, inFlight: undefined });
         expect(await complete(t1)).toMatchObject({ lastCompleted: 1, issued: 3 });
         expect(await enter(t1)).toEqual({ outcome: 'passed' });
         expect(await c.orderedHeartbeat(t1)).toBe(false);
         expect(await enter(t2)).toEqual({ outcome: 'entered' });
         expect(await c.orderedState(k)).toMatchObject({ lastCompleted: 1, inFlight: 2, issued: 3 });
         expect(await enter(t2)).toEqual({ outcome: 'entered' }); // a redelivered turn re-enters
-        void t3;
+        expect(await c.orderedHeartbeat(t2)).toBe(true);
+      });
+
+      it('remembers a completion out of turn and passes over it when the head gets there', async () => {
+        const k = key('ord');
+        const [t1, t2, t3] = (await tickets(k, 3)) as [OrderedTicket, OrderedTicket, OrderedTicket];
+        await enter(t1);
+        expect(await complete(t3)).toMatchObject({ lastCompleted: 0, inFlight: 1 });
+        expect(await complete(t1)).toMatchObject({ lastCompleted: 1 });
+        expect(await enter(t2)).toEqual({ outcome: 'entered' });
+        expect(await complete(t2)).toMatchObject({ drained: true, issued: 0, lastCompleted: 0 });
+      });
+
+      it('refuses to enter a position never issued in the epoch', async () => {
+        const k = key('ord');
+        const [t1] = (await tickets(k, 1)) as [OrderedTicket];
+        await expect(enter({ ...t1, nonce: 5 })).rejects.toThrow();
+        expect(await c.orderedState(k)).toMatchObject({ issued: 1, lastCompleted: 0, inFlight: undefined });
       });
 
       it('makes tickets of a drained batch stale', async () => {
@@ -507,6 +523,26 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
         expect(await enter(next, { strict: true })).toEqual({ outcome: 'entered' });
       });
 
+      it('drains a strict chain whose halted positions complete out of turn', async () => {
+        const k = key('ord');
+        const [t1, t2, t3] = (await tickets(k, 3)) as [OrderedTicket, OrderedTicket, OrderedTicket];
+        await enter(t1, { strict: true });
+        await complete(t1, { failed: true, strict: true });
+        expect(await enter(t3, { strict: true })).toEqual({ outcome: 'chain_failed', firstFailed: 1 });
+        expect(await complete(t3, { strict: true })).toMatchObject({ lastCompleted: 1, firstFailed: 1 });
+        expect(await enter(t2, { strict: true })).toEqual({ outcome: 'chain_failed', firstFailed: 1 });
+        expect(await complete(t2, { strict: true })).toMatchObject({ drained: true, firstFailed: undefined });
+      });
+
+      it('records the lowest strict failure only', async () => {
+        const k = key('ord');
+        const [t1, t2] = (await tickets(k, 3)) as [OrderedTicket, OrderedTicket, OrderedTicket];
+        await enter(t1, { strict: true });
+        expect(await complete(t2, { failed: true, strict: true })).toMatchObject({ firstFailed: 2, lastCompleted: 0 });
+        expect(await complete(t1, { failed: true, strict: true })).toMatchObject({ firstFailed: 1 });
+        expect(await complete(t1, { failed: true, strict: true })).toMatchObject({ firstFailed: 1 });
+      });
+
       it('does not poison the chain outside strict mode', async () => {
         const k = key('ord');
         const [t1, t2] = (await tickets(k, 2)) as [OrderedTicket, OrderedTicket];
@@ -535,6 +571,25 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
         await harness.advance(250);
         expect(await enter(t2, { poisonMs: 200 })).toEqual({ outcome: 'entered' });
         expect(await c.orderedState(k)).toMatchObject({ lastCompleted: 1, inFlight: 2 });
+      });
+
+      it('passes over several dead positions in one call', async () => {
+        const k = key('ord');
+        const [, , t3] = (await tickets(k, 3)) as [OrderedTicket, OrderedTicket, OrderedTicket];
+        await harness.advance(250);
+        expect(await enter(t3, { poisonMs: 200 })).toEqual({ outcome: 'entered' });
+        expect(await c.orderedState(k)).toMatchObject({ lastCompleted: 2, inFlight: 3 });
+      });
+
+      it('counts a waiting position as alive when its turn comes', async () => {
+        const k = key('ord');
+        const [, t2, t3] = (await tickets(k, 3)) as [OrderedTicket, OrderedTicket, OrderedTicket];
+        await harness.advance(150);
+        expect(await enter(t2, { poisonMs: 200 })).toEqual({ outcome: 'wait', head: 1 });
+        await harness.advance(100); // position 1 is dead; position 2 waited 100 ms ago
+        expect(await enter(t3, { poisonMs: 200 })).toEqual({ outcome: 'wait', head: 2 });
+        expect(await c.orderedState(k)).toMatchObject({ lastCompleted: 1 });
+        expect(await enter(t2, { poisonMs: 200 })).toEqual({ outcome: 'entered' });
       });
 
       it('never passes over a slow head that keeps heartbeating', async () => {

@@ -74,18 +74,25 @@ interface RateLog {
 }
 
 interface OrderedEntry {
+  /** 0 until the first ticket; then moves to max(epoch + 1, now) on every drain or reset. */
   epoch: number;
   issued: number;
   lastCompleted: number;
   inFlight: number | undefined;
   heartbeatAt: number;
-  /** When the cursor last moved (or the batch started): the age of a head that never entered. */
+  /** When the cursor last really advanced (or the batch started). */
   advancedAt: number;
   firstFailed: number | undefined;
+  /** Latest sign of life of a position not in flight: its ticket, then each of its waits. */
+  readonly seen: Map<number, number>;
+  /** Positions completed out of turn, passed over when the head reaches them. */
+  readonly done: Set<number>;
 }
 
 /** How long a free key's last fencing token is remembered (it only matters while ≥ now in µs). */
 const TOKEN_MEMORY_MS = 24 * 60 * 60 * 1000;
+/** Dead heads the poison pill passes over in one call at most. */
+const MAX_POISON_PASSES = 64;
 /** Dead entries (expired holds, empty logs, old markers) are swept after this many calls. */
 const SWEEP_EVERY = 1024;
 
@@ -188,8 +195,8 @@ export class MemoryCoordinator implements Coordinator {
     }
     let earliest = Number.POSITIVE_INFINITY;
     for (const lease of entry.leases.values()) earliest = Math.min(earliest, lease.expiresAt);
-    // With no lease at all (a limit of 0) no expiry can help: report the asked lease length.
-    const retryAfterMs = Number.isFinite(earliest) ? earliest - now : request.ttlMs;
+    // With no lease at all (a limit of 0) no expiry can help: nothing to wait for.
+    const retryAfterMs = Number.isFinite(earliest) ? earliest - now : 0;
     return { acquired: false, holders: entry.leases.size, limit: request.limit, retryAfterMs };
   }
 
@@ -237,9 +244,8 @@ export class MemoryCoordinator implements Coordinator {
     for (const [index, window] of request.windows.entries()) {
       const starts = logs[index] ?? [];
       if (starts.length < window.limit) continue;
-      // The start that must leave before one more fits (the oldest when the window is just full).
-      const blocker = starts[starts.length - window.limit];
-      const retryAfterMs = blocker === undefined ? window.periodMs : blocker.at + window.periodMs - now;
+      const oldest = starts[0];
+      const retryAfterMs = oldest === undefined ? window.periodMs : oldest.at + window.periodMs - now;
       return { allowed: false, window, count: starts.length, retryAfterMs };
     }
     for (const window of request.windows) {
@@ -303,9 +309,11 @@ export class MemoryCoordinator implements Coordinator {
   async orderedTicket(key: string): Promise<OrderedTicket> {
     const now = this.#tick();
     const entry = this.#orderedEntry(key);
+    if (entry.epoch === 0) entry.epoch = now;
     // A fresh batch: its first head counts its age from now.
     if (entry.issued === entry.lastCompleted) entry.advancedAt = now;
     entry.issued += 1;
+    entry.seen.set(entry.issued, now);
     return { key, nonce: entry.issued, epoch: entry.epoch };
   }
 
@@ -313,25 +321,44 @@ export class MemoryCoordinator implements Coordinator {
     const now = this.#tick();
     const entry = this.#orderedEntry(request.key);
     if (request.epoch !== entry.epoch) return { outcome: 'stale', epoch: entry.epoch };
-    if (request.nonce <= entry.lastCompleted) return { outcome: 'passed' };
-    if (request.strict && entry.firstFailed !== undefined && entry.firstFailed < request.nonce) {
-      return { outcome: 'chain_failed', firstFailed: entry.firstFailed };
+    if (!Number.isInteger(request.nonce) || request.nonce < 1 || request.nonce > entry.issued) {
+      throw new RangeError(`ordered lock '${request.key}': position ${request.nonce} was never issued in epoch ${entry.epoch}`);
     }
-    if (request.nonce !== entry.lastCompleted + 1) {
-      // The poison pill: a head that shows no sign of life for `poisonMs` is passed over.
+    let result: OrderedEnterResult | undefined;
+    let moved = false;
+    for (let pass = 0; pass < MAX_POISON_PASSES && result === undefined; pass++) {
       const head = entry.lastCompleted + 1;
-      const lastSign = entry.inFlight === head ? entry.heartbeatAt : entry.advancedAt;
-      if (head <= entry.issued && now - lastSign >= request.poisonMs) {
-        this.#advance(request.key, entry, head, now);
-        return this.orderedEnter(request);
+      if (request.nonce <= entry.lastCompleted) result = { outcome: 'passed' };
+      else if (request.strict && entry.firstFailed !== undefined && entry.firstFailed < request.nonce) {
+        result = { outcome: 'chain_failed', firstFailed: entry.firstFailed };
+      } else if (request.nonce === head) result = { outcome: 'entered' };
+      else {
+        // The poison pill: a head with no sign of life for longer than `poisonMs` is passed over.
+        // Its sign of life is its heartbeat in flight, else its latest ticket or wait, or the
+        // last real advance of the cursor, whichever is latest.
+        const lastSign = entry.inFlight === head ? entry.heartbeatAt : Math.max(entry.advancedAt, entry.seen.get(head) ?? 0);
+        if (now - lastSign <= request.poisonMs) result = { outcome: 'wait', head };
+        else {
+          passHead(entry);
+          moved = true;
+        }
       }
     }
-    if (request.nonce === entry.lastCompleted + 1) {
+    result ??= { outcome: 'wait', head: entry.lastCompleted + 1 };
+    if (moved) {
+      this.#notify('ordered', request.key);
+      if (entry.lastCompleted >= entry.issued) {
+        startBatch(entry, now);
+        return { outcome: 'passed' };
+      }
+    }
+    if (result.outcome === 'entered') {
       entry.inFlight = request.nonce;
       entry.heartbeatAt = now;
-      return { outcome: 'entered' };
+    } else if (result.outcome === 'wait') {
+      entry.seen.set(request.nonce, now);
     }
-    return { outcome: 'wait', head: entry.lastCompleted + 1 };
+    return result;
   }
 
   async orderedHeartbeat(ticket: OrderedTicket): Promise<boolean> {
@@ -347,28 +374,30 @@ export class MemoryCoordinator implements Coordinator {
     const entry = this.#orderedEntry(request.key);
     const outstanding = request.epoch === entry.epoch && request.nonce > entry.lastCompleted && request.nonce <= entry.issued;
     if (!outstanding) return orderedView(request.key, entry);
-    // Only the first failure of the batch poisons the chain; one behind the cursor is a replay.
+    // The lowest strict failure poisons the chain; one behind the cursor is a replay and ignored.
     if (request.failed && request.strict) entry.firstFailed = Math.min(entry.firstFailed ?? request.nonce, request.nonce);
-    if (request.nonce === entry.lastCompleted + 1) this.#advance(request.key, entry, request.nonce, now);
+    // Out of turn (e.g. a chain_failed halt): remembered, and passed over when the head gets here.
+    if (request.nonce !== entry.lastCompleted + 1) entry.done.add(request.nonce);
+    else this.#advanceHead(request.key, entry, now);
     return orderedView(request.key, entry);
   }
 
   async orderedState(key: string): Promise<OrderedState> {
     this.#tick();
-    return orderedView(key, this.#orderedEntry(key));
+    return orderedView(key, this.#ordered.get(key) ?? newOrderedEntry());
   }
 
   async orderedSkip(key: string): Promise<OrderedState> {
     const now = this.#tick();
     const entry = this.#orderedEntry(key);
-    if (entry.lastCompleted < entry.issued) this.#advance(key, entry, entry.lastCompleted + 1, now);
+    if (entry.lastCompleted < entry.issued) this.#advanceHead(key, entry, now);
     return orderedView(key, entry);
   }
 
   async orderedReset(key: string): Promise<OrderedState> {
     const now = this.#tick();
     const entry = this.#orderedEntry(key);
-    startBatch(entry, entry.epoch + 1, now);
+    startBatch(entry, now);
     this.#notify('ordered', key);
     return orderedView(key, entry);
   }
@@ -376,19 +405,18 @@ export class MemoryCoordinator implements Coordinator {
   #orderedEntry(key: string): OrderedEntry {
     let entry = this.#ordered.get(key);
     if (entry === undefined) {
-      entry = { epoch: 1, issued: 0, lastCompleted: 0, inFlight: undefined, heartbeatAt: 0, advancedAt: 0, firstFailed: undefined };
+      entry = newOrderedEntry();
       this.#ordered.set(key, entry);
     }
     return entry;
   }
 
-  /** Moves the cursor to `nonce`; when nothing is left outstanding the key drains (a new epoch). */
-  #advance(key: string, entry: OrderedEntry, nonce: number, now: number): void {
-    entry.lastCompleted = nonce;
-    entry.inFlight = undefined;
-    entry.advancedAt = now;
-    if (entry.lastCompleted >= entry.issued) startBatch(entry, entry.epoch + 1, now);
+  /** A real advance past the head (completed or skipped); drains the key when nothing is left. */
+  #advanceHead(key: string, entry: OrderedEntry, now: number): void {
+    passHead(entry);
     this.#notify('ordered', key);
+    if (entry.lastCompleted >= entry.issued) startBatch(entry, now);
+    else entry.advancedAt = now;
   }
 
   // ── Notifications ─────────────────────────────────────────────────────────────────────────
@@ -470,14 +498,32 @@ function pruneLeases(entry: SemaphoreEntry, now: number): void {
   for (const [owner, lease] of entry.leases) if (lease.expiresAt <= now) entry.leases.delete(owner);
 }
 
-function startBatch(entry: OrderedEntry, epoch: number, now: number): void {
-  entry.epoch = epoch;
+function newOrderedEntry(): OrderedEntry {
+  return { epoch: 0, issued: 0, lastCompleted: 0, inFlight: undefined, heartbeatAt: 0, advancedAt: 0, firstFailed: undefined, seen: new Map(), done: new Set() };
+}
+
+/** Moves the cursor past the head and past every position already done behind it. */
+function passHead(entry: OrderedEntry): void {
+  entry.lastCompleted += 1;
+  entry.seen.delete(entry.lastCompleted);
+  while (entry.done.delete(entry.lastCompleted + 1)) {
+    entry.lastCompleted += 1;
+    entry.seen.delete(entry.lastCompleted);
+  }
+  if (entry.inFlight !== undefined && entry.inFlight <= entry.lastCompleted) entry.inFlight = undefined;
+}
+
+/** A drain or reset: a new epoch (fencing every ticket of the old batch) with zero counters. */
+function startBatch(entry: OrderedEntry, now: number): void {
+  entry.epoch = Math.max(entry.epoch + 1, now);
   entry.issued = 0;
   entry.lastCompleted = 0;
   entry.inFlight = undefined;
   entry.heartbeatAt = 0;
   entry.advancedAt = now;
   entry.firstFailed = undefined;
+  entry.seen.clear();
+  entry.done.clear();
 }
 
 function orderedView(key: string, entry: OrderedEntry): OrderedState {
