@@ -36,7 +36,7 @@ function makeArg<T>(source: ArgSource, transforms: readonly ((value: never) => u
     source,
     transforms,
     transform<U>(fn: (value: T) => U): Arg<U> {
-      return makeArg<U>(source, [...transforms, fn as (value: never) => unknown]);
+      return makeArg<U>(source, [...transforms, fn]);
     },
   });
 }

@@ -135,7 +135,7 @@ export class ReactorBuilder<Name extends string, In, I, S> {
     const waitFor = [...(options.waitFor ?? [])] as string[];
     const element: MapElement = isStepDefinition(options.each)
       ? { kind: 'step', node: this.#placeDefinition(`${name}[]`, options.each, {}) }
-      : { kind: 'reactor', reactor: options.each as AnyReactorDefinition };
+      : { kind: 'reactor', reactor: options.each };
     const maxConcurrency = options.maxConcurrency ?? 4;
     if (!Number.isInteger(maxConcurrency) || maxConcurrency < 1) this.#fail(name, `maxConcurrency must be an integer >= 1 (got ${String(maxConcurrency)})`);
     return this.#with({
@@ -144,7 +144,7 @@ export class ReactorBuilder<Name extends string, In, I, S> {
       args: undefined,
       source,
       element,
-      elementArgs: options.args as (item: never, index: number) => unknown,
+      elementArgs: options.args,
       maxConcurrency,
       atomic: options.atomic ?? true,
       waitFor,
@@ -164,7 +164,7 @@ export class ReactorBuilder<Name extends string, In, I, S> {
 
   #inline(name: string, options: InlineStepOptions<never, never, never, unknown>): StepNode {
     if (typeof options?.run !== 'function') this.#fail(name, 'an inline step needs a run function');
-    const args = options.args === undefined ? undefined : resolveWiring(options.args as never);
+    const args = options.args === undefined ? undefined : resolveWiring(options.args);
     const waitFor = [...(options.waitFor ?? [])] as string[];
     const hooks = { run: options.run, compensate: options.compensate, undo: options.undo } as StepNode['hooks'];
     const retry = toRetryPolicy(options.retry, { reactor: this.#state.name, step: name });

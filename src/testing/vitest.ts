@@ -38,7 +38,7 @@ export interface ReactorMatchers<T = unknown, R = unknown> {
 }
 
 declare module 'vitest' {
-  // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- declaration merging with Vitest's Matchers
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- must match Vitest's own declaration to merge
   interface Matchers<T = any> extends ReactorMatchers<T> {}
 }
 
