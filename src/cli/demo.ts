@@ -30,8 +30,8 @@ const SCENARIOS: readonly Scenario[] = [
 export async function runDemo(write: Write = (line) => console.log(line)): Promise<void> {
   write('ts-reactor demo: a checkout reactor on the embedded engine (memory backend, no Redis)');
   write('');
-  write('steps:   validate-order -> (reserve-stock | fraud-check) -> charge-card -> ship-order -> notify-customer');
-  write('          (`ts-reactor` prints events as they happen; indented lines are the fake services talking)');
+  write('steps: validate-order -> (reserve-stock | fraud-check) -> charge-card -> ship-order -> notify-customer');
+  write('Each line is an engine event as it happens; the indented lines are the fake services talking.');
   for (const scenario of SCENARIOS) {
     write('');
     write(`== ${scenario.title} ==`);

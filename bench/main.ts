@@ -1,0 +1,40 @@
+/**
+ * Benchmark entry: `npm run --silent bench -- <ID>` with ID `P1`, `P2` or `all`. Prints one JSON
+ * object per line; each benchmark's last line is its verdict. Exits 0 whether or not targets
+ * are met, non-zero when a benchmark could not run or the id is unknown.
+ *
+ * @module
+ */
+import { runP1 } from './p1-engine-overhead.js';
+import { runP2 } from './p2-dag-parallelism.js';
+import { emit, type Verdict } from './support/runner.js';
+
+const BENCHMARKS: Readonly<Record<string, () => Promise<Verdict>>> = { P1: runP1, P2: runP2 };
+
+async function main(argv: readonly string[]): Promise<number> {
+  const id = argv[0]?.toUpperCase();
+  if (id === undefined || argv.length > 1) {
+    process.stderr.write(`usage: npm run --silent bench -- <${Object.keys(BENCHMARKS).join('|')}|all>\n`);
+    return 2;
+  }
+  const ids = id === 'ALL' ? Object.keys(BENCHMARKS) : [id];
+  for (const name of ids) {
+    const bench = BENCHMARKS[name];
+    if (!bench) {
+      process.stderr.write(`unknown benchmark "${argv[0]}"; known: ${Object.keys(BENCHMARKS).join(', ')}, all\n`);
+      return 2;
+    }
+    emit(await bench());
+  }
+  return 0;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stderr.write(`benchmark could not run: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exitCode = 1;
+  },
+);
