@@ -1,0 +1,349 @@
+/**
+ * The Redis Coordinator: each transition is one Lua script (see `lua/`), reading time from the
+ * server's `TIME`. Wake-ups travel over pub/sub on a dedicated, lazily created subscriber
+ * connection; they are only hints — every waiter also has a timeout.
+ *
+ * @module
+ */
+import type { Redis } from 'ioredis';
+import type {
+  Coordinator,
+  HolderInfo,
+  LockAcquireRequest,
+  LockAcquireResult,
+  LockReleaseResult,
+  LockState,
+  OrderedCompleteRequest,
+  OrderedEnterRequest,
+  OrderedEnterResult,
+  OrderedState,
+  OrderedTicket,
+  PeriodMarkRequest,
+  PrimitiveKind,
+  RateState,
+  RateTakeRequest,
+  RateTakeResult,
+  SemaphoreAcquireRequest,
+  SemaphoreAcquireResult,
+  SemaphoreState,
+} from '../../engine/ports/coordinator.js';
+import { RedisKeys } from './keys.js';
+import { runCommand, runScript, type ScriptArg, type ScriptDescriptor } from './script.js';
+import { scripts, type OrderedCounters, type StoredHolder } from './scripts.js';
+
+/** Options of {@link RedisCoordinator}. */
+export interface RedisCoordinatorOptions {
+  /** The command connection. The coordinator never closes it unless `closeConnection` is set. */
+  readonly redis: Redis;
+  /** Key prefix (default `rx`); ignored when `keys` is given. */
+  readonly prefix?: string;
+  /** A shared key builder. */
+  readonly keys?: RedisKeys;
+  /** Quit `redis` on {@link RedisCoordinator.close} (default false). */
+  readonly closeConnection?: boolean;
+}
+
+type Waiter = () => void;
+
+/** {@link Coordinator} over Redis ≥ 7 (ioredis). */
+export class RedisCoordinator implements Coordinator {
+  /** The command connection. */
+  readonly redis: Redis;
+  /** The key builder. */
+  readonly keys: RedisKeys;
+  readonly #closeConnection: boolean;
+  #subscriber: Redis | undefined;
+  readonly #waiters = new Map<string, Set<Waiter>>();
+  #closed = false;
+
+  constructor(options: RedisCoordinatorOptions) {
+    this.redis = options.redis;
+    this.keys = options.keys ?? new RedisKeys(options.prefix);
+    this.#closeConnection = options.closeConnection ?? false;
+  }
+
+  async time(): Promise<number> {
+    const [seconds, micros] = await runCommand('time', () => this.redis.time());
+    return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+  }
+
+  // ── Lock ──
+
+  async lockAcquire(request: LockAcquireRequest): Promise<LockAcquireResult> {
+    assertPositiveInteger('ttlMs', request.ttlMs);
+    const { holder } = request;
+    const reply = await this.#run(scripts.lockAcquire, [this.keys.lock(request.key), this.keys.lockFence(request.key)], [
+      holder.owner,
+      request.ttlMs,
+      holder.executionId ?? '',
+      holder.reactor ?? '',
+      holder.step ?? '',
+    ]);
+    if (reply.acquired) return reply;
+    return { acquired: false, holder: toHolder(reply.holder), ttlMs: reply.ttlMs };
+  }
+
+  lockRelease(key: string, owner: string): Promise<LockReleaseResult> {
+    return this.#run(scripts.lockRelease, [this.keys.lock(key)], [owner, this.keys.lockChannel(key)]);
+  }
+
+  lockExtend(key: string, owner: string, ttlMs: number): Promise<boolean> {
+    assertPositiveInteger('ttlMs', ttlMs);
+    return this.#run(scripts.lockExtend, [this.keys.lock(key)], [owner, ttlMs]);
+  }
+
+  async lockState(key: string): Promise<LockState | undefined> {
+    const reply = await this.#run(scripts.lockState, [this.keys.lock(key)], []);
+    if (reply === undefined) return undefined;
+    return { key, holder: toHolder(reply.holder), nesting: reply.nesting, token: reply.token, ttlMs: reply.ttlMs };
+  }
+
+  // ── Semaphore ──
+
+  semaphoreAcquire(request: SemaphoreAcquireRequest): Promise<SemaphoreAcquireResult> {
+    assertPositiveInteger('ttlMs', request.ttlMs);
+    assertInteger('limit', request.limit, 0);
+    return this.#run(scripts.semaphoreAcquire, this.#semaphoreKeys(request.key), [request.holder.owner, request.limit, request.ttlMs, JSON.stringify(request.holder)]);
+  }
+
+  semaphoreRelease(key: string, owner: string): Promise<{ readonly released: boolean; readonly nesting: number }> {
+    return this.#run(scripts.semaphoreRelease, this.#semaphoreKeys(key), [owner, this.keys.semaphoreChannel(key)]);
+  }
+
+  semaphoreExtend(key: string, owner: string, ttlMs: number): Promise<boolean> {
+    assertPositiveInteger('ttlMs', ttlMs);
+    return this.#run(scripts.semaphoreExtend, this.#semaphoreKeys(key), [owner, ttlMs]);
+  }
+
+  async semaphoreState(key: string, limit?: number): Promise<SemaphoreState> {
+    const reply = await this.#run(scripts.semaphoreState, this.#semaphoreKeys(key), []);
+    return {
+      key,
+      limit: limit ?? reply.limit ?? 0,
+      holders: reply.leases.map((lease) => ({ holder: parseHolder(lease.holderJson, lease.owner), nesting: lease.nesting, ttlMs: lease.ttlMs })),
+    };
+  }
+
+  // ── Rate limit ──
+
+  async rateTake(request: RateTakeRequest): Promise<RateTakeResult> {
+    if (request.windows.length === 0) return { allowed: true };
+    const args: ScriptArg[] = [request.id];
+    for (const window of request.windows) {
+      assertInteger('limit', window.limit, 0);
+      assertPositiveInteger('periodMs', window.periodMs);
+      args.push(window.limit, window.periodMs);
+    }
+    const keys = request.windows.map((window) => this.keys.rate(window.key, window.periodMs));
+    const reply = await this.#run(scripts.rateTake, keys, args);
+    if (reply.allowed) return reply;
+    const window = request.windows[reply.index];
+    if (window === undefined) throw new RangeError(`rate-take refused unknown window ${reply.index}`);
+    return { allowed: false, window, count: reply.count, retryAfterMs: reply.retryAfterMs };
+  }
+
+  async rateState(key: string, periodMs: number): Promise<RateState> {
+    assertPositiveInteger('periodMs', periodMs);
+    const reply = await this.#run(scripts.rateState, [this.keys.rate(key, periodMs)], [periodMs]);
+    return { key, ...reply };
+  }
+
+  // ── Period ──
+
+  async periodIsMarked(key: string, bucket: string): Promise<boolean> {
+    return (await runCommand('period-is-marked', () => this.redis.exists(this.keys.period(key, bucket)))) === 1;
+  }
+
+  periodMark(request: PeriodMarkRequest): Promise<boolean> {
+    assertPositiveInteger('ttlMs', request.ttlMs);
+    return this.#run(scripts.periodMark, [this.keys.period(request.key, request.bucket)], [request.ttlMs]);
+  }
+
+  async periodState(key: string, bucket: string): Promise<number | undefined> {
+    const ttl = await runCommand('period-state', () => this.redis.pttl(this.keys.period(key, bucket)));
+    return ttl === -2 ? undefined : Math.max(ttl, 0);
+  }
+
+  // ── Ordered lock ──
+
+  async orderedTicket(key: string): Promise<OrderedTicket> {
+    const reply = await this.#run(scripts.orderedTicket, [this.keys.ordered(key)], []);
+    return { key, nonce: reply.nonce, epoch: reply.epoch };
+  }
+
+  orderedEnter(request: OrderedEnterRequest): Promise<OrderedEnterResult> {
+    assertInteger('poisonMs', request.poisonMs, 0);
+    return this.#run(scripts.orderedEnter, [this.keys.ordered(request.key)], [
+      request.nonce,
+      request.epoch,
+      request.poisonMs,
+      request.strict ? '1' : '0',
+      JSON.stringify(request.holder),
+      this.keys.orderedChannel(request.key),
+    ]);
+  }
+
+  orderedHeartbeat(ticket: OrderedTicket): Promise<boolean> {
+    return this.#run(scripts.orderedHeartbeat, [this.keys.ordered(ticket.key)], [ticket.nonce, ticket.epoch]);
+  }
+
+  async orderedComplete(request: OrderedCompleteRequest): Promise<OrderedState> {
+    const reply = await this.#run(scripts.orderedComplete, [this.keys.ordered(request.key)], [
+      request.nonce,
+      request.epoch,
+      request.failed ? '1' : '0',
+      request.strict ? '1' : '0',
+      this.keys.orderedChannel(request.key),
+    ]);
+    return toOrderedState(request.key, reply);
+  }
+
+  async orderedState(key: string): Promise<OrderedState> {
+    return toOrderedState(key, await this.#run(scripts.orderedState, [this.keys.ordered(key)], []));
+  }
+
+  async orderedSkip(key: string): Promise<OrderedState> {
+    return toOrderedState(key, await this.#run(scripts.orderedSkip, [this.keys.ordered(key)], [this.keys.orderedChannel(key)]));
+  }
+
+  async orderedReset(key: string): Promise<OrderedState> {
+    return toOrderedState(key, await this.#run(scripts.orderedReset, [this.keys.ordered(key)], [this.keys.orderedChannel(key)]));
+  }
+
+  // ── Notifications ──
+
+  waitForChange(kind: PrimitiveKind, key: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    if (this.#closed || signal?.aborted === true) return Promise.resolve();
+    const channel = this.#channel(kind, key);
+    return new Promise<void>((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', done);
+        this.#removeWaiter(channel, done);
+        resolve();
+      };
+      const timer = setTimeout(done, Math.max(0, timeoutMs));
+      signal?.addEventListener('abort', done, { once: true });
+      this.#addWaiter(channel, done);
+    });
+  }
+
+  /** Wakes every waiter, closes the subscriber connection, and quits `redis` if it owns it. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const waiters of [...this.#waiters.values()]) for (const wake of [...waiters]) wake();
+    const subscriber = this.#subscriber;
+    this.#subscriber = undefined;
+    await Promise.all([subscriber ? quit(subscriber) : undefined, this.#closeConnection ? quit(this.redis) : undefined]);
+  }
+
+  #run<R>(script: ScriptDescriptor<R>, keys: readonly string[], args: readonly ScriptArg[]): Promise<R> {
+    return runScript(this.redis, script, keys, args);
+  }
+
+  #semaphoreKeys(key: string): [string, string] {
+    return [this.keys.semaphore(key), this.keys.semaphoreMeta(key)];
+  }
+
+  #channel(kind: PrimitiveKind, key: string): string {
+    switch (kind) {
+      case 'lock':
+        return this.keys.lockChannel(key);
+      case 'semaphore':
+        return this.keys.semaphoreChannel(key);
+      case 'ordered':
+        return this.keys.orderedChannel(key);
+      case 'rate':
+        return this.keys.rateChannel(key);
+      case 'period':
+        return this.keys.periodChannel(key);
+    }
+  }
+
+  #subscriberConnection(): Redis {
+    if (this.#subscriber === undefined) {
+      const subscriber = this.redis.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null, lazyConnect: false });
+      subscriber.on('error', () => undefined); // reconnects on its own; waiters time out meanwhile
+      subscriber.on('message', (channel: string) => {
+        for (const wake of [...(this.#waiters.get(channel) ?? [])]) wake();
+      });
+      this.#subscriber = subscriber;
+    }
+    return this.#subscriber;
+  }
+
+  #addWaiter(channel: string, waiter: Waiter): void {
+    let waiters = this.#waiters.get(channel);
+    if (waiters === undefined) {
+      waiters = new Set();
+      this.#waiters.set(channel, waiters);
+      this.#subscriberConnection()
+        .subscribe(channel)
+        .catch(() => undefined);
+    }
+    waiters.add(waiter);
+  }
+
+  #removeWaiter(channel: string, waiter: Waiter): void {
+    const waiters = this.#waiters.get(channel);
+    if (waiters === undefined || !waiters.delete(waiter) || waiters.size > 0) return;
+    this.#waiters.delete(channel);
+    this.#subscriber?.unsubscribe(channel).catch(() => undefined);
+  }
+}
+
+function toHolder(stored: StoredHolder): HolderInfo {
+  return {
+    owner: stored.owner,
+    ...(stored.executionId === '' ? {} : { executionId: stored.executionId }),
+    ...(stored.reactor === '' ? {} : { reactor: stored.reactor }),
+    ...(stored.step === '' ? {} : { step: stored.step }),
+  };
+}
+
+function parseHolder(json: string, owner: string): HolderInfo {
+  try {
+    const value = JSON.parse(json) as Partial<HolderInfo> | null;
+    if (value === null || typeof value !== 'object') return { owner };
+    return {
+      owner,
+      ...(typeof value.executionId === 'string' ? { executionId: value.executionId } : {}),
+      ...(typeof value.reactor === 'string' ? { reactor: value.reactor } : {}),
+      ...(typeof value.step === 'string' ? { step: value.step } : {}),
+    };
+  } catch {
+    return { owner };
+  }
+}
+
+function toOrderedState(key: string, counters: OrderedCounters): OrderedState {
+  return {
+    key,
+    epoch: counters.epoch,
+    issued: counters.issued,
+    lastCompleted: counters.lastCompleted,
+    inFlight: counters.inFlight === 0 ? undefined : counters.inFlight,
+    firstFailed: counters.firstFailed === 0 ? undefined : counters.firstFailed,
+    drained: counters.issued === counters.lastCompleted,
+  };
+}
+
+function assertPositiveInteger(name: string, value: number): void {
+  assertInteger(name, value, 1);
+}
+
+function assertInteger(name: string, value: number, min: number): void {
+  if (!Number.isSafeInteger(value) || value < min) throw new RangeError(`${name} must be an integer >= ${min}; got ${String(value)}`);
+}
+
+/** Quits a connection politely when it is up, or drops it at once when it is not. */
+export async function quit(connection: Redis): Promise<void> {
+  if (connection.status === 'end') return;
+  if (connection.status !== 'ready') return connection.disconnect();
+  try {
+    await connection.quit();
+  } catch {
+    connection.disconnect();
+  }
+}

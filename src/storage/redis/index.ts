@@ -1,0 +1,83 @@
+/**
+ * The Redis backend: a {@link Store} for execution records and a {@link Coordinator} for the
+ * five coordination primitives, over one ioredis connection (plus a lazily created subscriber
+ * connection for wake-ups). Requires Redis ≥ 7 with `maxmemory-policy noeviction`.
+ *
+ * @example
+ * ```ts
+ * const backend = createRedisBackend({ url: 'redis://127.0.0.1:6379' });
+ * // … use backend.store and backend.coordinator …
+ * await backend.close();
+ * ```
+ *
+ * @module
+ */
+import { Redis } from 'ioredis';
+import type { Coordinator } from '../../engine/ports/coordinator.js';
+import type { Store } from '../../engine/ports/store.js';
+import { quit, RedisCoordinator } from './coordinator.js';
+import { RedisKeys } from './keys.js';
+import { RedisStore } from './store.js';
+
+export { RedisCoordinator, type RedisCoordinatorOptions } from './coordinator.js';
+export { DEFAULT_PREFIX, RedisKeys } from './keys.js';
+export { DEFAULT_MAX_RECORD_BYTES, DEFAULT_RECORD_TTL_MS, RedisStore, type RedisStoreOptions } from './store.js';
+
+/** Options of {@link createRedisBackend}. */
+export interface RedisBackendOptions {
+  /** Connection URL (e.g. `redis://127.0.0.1:6379`); ignored when `redis` is given. */
+  readonly url?: string;
+  /** An existing connection to use; the backend then never quits it. */
+  readonly redis?: Redis;
+  /** Key prefix; default `rx`. */
+  readonly prefix?: string;
+  /** TTL of execution records and idempotency claims in ms; default 7 days. */
+  readonly recordTtlMs?: number;
+  /** Size limit of one serialized execution record in bytes; default 512 KiB. */
+  readonly maxRecordBytes?: number;
+}
+
+/** A Redis store and coordinator sharing one connection. */
+export interface RedisBackend {
+  readonly store: Store;
+  readonly coordinator: Coordinator;
+  /** The command connection (created from `url`, or the one passed in). */
+  readonly redis: Redis;
+  /** Closes the subscriber connection, and the command connection if the backend created it. */
+  close(): Promise<void>;
+}
+
+/**
+ * Connection options of a connection the backend creates: no blind resend of a script whose
+ * reply was lost (every script is retry-safe, but the caller decides), and a bounded number of
+ * retries so a caller learns of an outage instead of waiting forever.
+ */
+export const COORDINATION_CONNECTION_OPTIONS = Object.freeze({
+  autoResendUnfulfilledCommands: false,
+  maxRetriesPerRequest: 3,
+});
+
+/** Creates the Redis store and coordinator over one connection. */
+export function createRedisBackend(options: RedisBackendOptions = {}): RedisBackend {
+  const owned = options.redis === undefined;
+  const redis = options.redis ?? (options.url === undefined ? new Redis(COORDINATION_CONNECTION_OPTIONS) : new Redis(options.url, COORDINATION_CONNECTION_OPTIONS));
+  const keys = new RedisKeys(options.prefix);
+  const coordinator = new RedisCoordinator({ redis, keys });
+  const store = new RedisStore({
+    redis,
+    keys,
+    ...(options.recordTtlMs === undefined ? {} : { recordTtlMs: options.recordTtlMs }),
+    ...(options.maxRecordBytes === undefined ? {} : { maxRecordBytes: options.maxRecordBytes }),
+  });
+  let closing: Promise<void> | undefined;
+  return {
+    store,
+    coordinator,
+    redis,
+    close: () =>
+      (closing ??= (async () => {
+        await coordinator.close();
+        if (owned) await quit(redis);
+      })()),
+  };
+}

@@ -1,0 +1,147 @@
+/**
+ * The descriptor of every Lua script in `lua/`, with the decoder of its reply. The registry
+ * test checks that each `.lua` file has exactly one descriptor here and that the KEYS of its
+ * header match `numberOfKeys`.
+ *
+ * @module
+ */
+import type { IdempotencyClaim } from '../../engine/ports/store.js';
+import type { OrderedEnterResult, SemaphoreAcquireResult } from '../../engine/ports/coordinator.js';
+import { defineScript, replyArray, replyNumber, replyString, type ScriptDescriptor } from './script.js';
+
+/** Holder fields as stored in a lock hash (`''` = absent). */
+export interface StoredHolder {
+  readonly owner: string;
+  readonly executionId: string;
+  readonly reactor: string;
+  readonly step: string;
+}
+
+/** Decoded reply of `lock-acquire`. */
+export type LockAcquireReply =
+  | { readonly acquired: true; readonly token: string; readonly nesting: number }
+  | { readonly acquired: false; readonly ttlMs: number; readonly holder: StoredHolder };
+
+/** Decoded reply of `lock-state` when held. */
+export interface LockStateReply {
+  readonly holder: StoredHolder;
+  readonly nesting: number;
+  readonly token: string;
+  readonly ttlMs: number;
+}
+
+/** Decoded reply of `semaphore-state`. */
+export interface SemaphoreStateReply {
+  readonly limit: number | undefined;
+  readonly leases: readonly { readonly owner: string; readonly nesting: number; readonly holderJson: string; readonly ttlMs: number }[];
+}
+
+/** Decoded reply of `rate-take`; `index` is 0-based. */
+export type RateTakeReply = { readonly allowed: true } | { readonly allowed: false; readonly index: number; readonly count: number; readonly retryAfterMs: number };
+
+/** Counters of an ordered lock as the scripts report them (0 = none). */
+export interface OrderedCounters {
+  readonly epoch: number;
+  readonly issued: number;
+  readonly lastCompleted: number;
+  readonly inFlight: number;
+  readonly firstFailed: number;
+}
+
+const flag = (reply: unknown): boolean => replyNumber(reply) === 1;
+
+const releaseReply = (reply: unknown): { readonly released: boolean; readonly nesting: number } => {
+  const [released, nesting] = replyArray(reply);
+  return { released: flag(released), nesting: replyNumber(nesting) };
+};
+
+const orderedCounters = (reply: unknown): OrderedCounters => {
+  const [epoch, issued, lastCompleted, inFlight, firstFailed] = replyArray(reply).map(replyNumber);
+  return { epoch: epoch ?? 0, issued: issued ?? 0, lastCompleted: lastCompleted ?? 0, inFlight: inFlight ?? 0, firstFailed: firstFailed ?? 0 };
+};
+
+const storedHolder = (owner: unknown, executionId: unknown, reactor: unknown, step: unknown): StoredHolder => ({
+  owner: replyString(owner),
+  executionId: replyString(executionId ?? ''),
+  reactor: replyString(reactor ?? ''),
+  step: replyString(step ?? ''),
+});
+
+/** Every script, by camel-cased name. */
+export const scripts = {
+  lockAcquire: defineScript('lock-acquire', 2, (reply): LockAcquireReply => {
+    const r = replyArray(reply);
+    if (flag(r[0])) return { acquired: true, token: replyString(r[1]), nesting: replyNumber(r[2]) };
+    return { acquired: false, ttlMs: Math.max(replyNumber(r[1]), 0), holder: storedHolder(r[2], r[3], r[4], r[5]) };
+  }),
+  lockRelease: defineScript('lock-release', 1, releaseReply),
+  lockExtend: defineScript('lock-extend', 1, flag),
+  lockState: defineScript('lock-state', 1, (reply): LockStateReply | undefined => {
+    const r = replyArray(reply);
+    if (r.length === 0) return undefined;
+    return { holder: storedHolder(r[0], r[1], r[2], r[3]), nesting: replyNumber(r[4]), token: replyString(r[5]), ttlMs: Math.max(replyNumber(r[6]), 0) };
+  }),
+
+  semaphoreAcquire: defineScript('semaphore-acquire', 2, (reply): SemaphoreAcquireResult => {
+    const r = replyArray(reply).map(replyNumber);
+    if (r[0] === 1) return { acquired: true, nesting: r[1] ?? 0, holders: r[2] ?? 0 };
+    return { acquired: false, holders: r[1] ?? 0, limit: r[2] ?? 0, retryAfterMs: r[3] ?? 0 };
+  }),
+  semaphoreRelease: defineScript('semaphore-release', 2, releaseReply),
+  semaphoreExtend: defineScript('semaphore-extend', 2, flag),
+  semaphoreState: defineScript('semaphore-state', 2, (reply): SemaphoreStateReply => {
+    const r = replyArray(reply);
+    const limitText = replyString(r[0]);
+    const leases: SemaphoreStateReply['leases'][number][] = [];
+    for (let i = 1; i + 3 < r.length; i += 4) {
+      leases.push({ owner: replyString(r[i]), nesting: replyNumber(r[i + 1]), holderJson: replyString(r[i + 2]), ttlMs: Math.max(replyNumber(r[i + 3]), 0) });
+    }
+    return { limit: limitText === '' ? undefined : Number(limitText), leases };
+  }),
+
+  rateTake: defineScript('rate-take', 'variadic', (reply): RateTakeReply => {
+    const r = replyArray(reply).map(replyNumber);
+    if (r[0] === 1) return { allowed: true };
+    return { allowed: false, index: (r[1] ?? 1) - 1, count: r[2] ?? 0, retryAfterMs: r[3] ?? 0 };
+  }),
+  rateState: defineScript('rate-state', 1, (reply) => {
+    const [count, resetInMs] = replyArray(reply).map(replyNumber);
+    return { count: count ?? 0, resetInMs: Math.max(resetInMs ?? 0, 0) };
+  }),
+
+  periodMark: defineScript('period-mark', 1, flag),
+
+  orderedTicket: defineScript('ordered-ticket', 1, (reply) => {
+    const [nonce, epoch] = replyArray(reply).map(replyNumber);
+    return { nonce: nonce ?? 0, epoch: epoch ?? 0 };
+  }),
+  orderedEnter: defineScript('ordered-enter', 1, (reply): OrderedEnterResult => {
+    const r = replyArray(reply);
+    const outcome = replyString(r[0]);
+    switch (outcome) {
+      case 'entered':
+        return { outcome };
+      case 'passed':
+        return { outcome };
+      case 'wait':
+        return { outcome, head: replyNumber(r[1]) };
+      case 'chain_failed':
+        return { outcome, firstFailed: replyNumber(r[1]) };
+      case 'stale':
+        return { outcome, epoch: replyNumber(r[1]) };
+      default:
+        throw new TypeError(`unknown outcome ${outcome}`);
+    }
+  }),
+  orderedHeartbeat: defineScript('ordered-heartbeat', 1, flag),
+  orderedComplete: defineScript('ordered-complete', 1, orderedCounters),
+  orderedSkip: defineScript('ordered-skip', 1, orderedCounters),
+  orderedReset: defineScript('ordered-reset', 1, orderedCounters),
+  orderedState: defineScript('ordered-state', 1, orderedCounters),
+
+  idempotencyClaim: defineScript('idempotency-claim', 1, (reply): IdempotencyClaim => {
+    const r = replyArray(reply);
+    if (flag(r[0])) return { claimed: true };
+    return { claimed: false, executionId: replyString(r[1]) };
+  }),
+} as const satisfies Record<string, ScriptDescriptor<unknown>>;

@@ -1,0 +1,152 @@
+/**
+ * The Redis Store: each execution record is one JSON string with a TTL; three kinds of index
+ * ZSETs (all, per reactor, per status; score = `createdAt`) serve `list`. Index entries whose
+ * record expired, or whose status moved on, are dropped when `list` meets them; the index keys
+ * themselves expire when nothing was saved for a TTL.
+ *
+ * @module
+ */
+import type { Redis } from 'ioredis';
+import { RecordTooLargeError, RecordVersionError } from '../../errors.js';
+import { RECORD_VERSION, type ExecutionFilter, type ExecutionRecord, type IdempotencyClaim, type Store } from '../../engine/ports/store.js';
+import { RedisKeys } from './keys.js';
+import { runCommand, runScript, toBackendError } from './script.js';
+import { scripts } from './scripts.js';
+
+/** Default TTL of execution records and idempotency claims: 7 days. */
+export const DEFAULT_RECORD_TTL_MS = 7 * 24 * 60 * 60 * 1000;
+/** Default size limit of one serialized record: 512 KiB. */
+export const DEFAULT_MAX_RECORD_BYTES = 512 * 1024;
+const DEFAULT_PAGE = 50;
+const SCAN_BATCH = 100;
+
+/** Options of {@link RedisStore}. */
+export interface RedisStoreOptions {
+  readonly redis: Redis;
+  /** Key prefix (default `rx`); ignored when `keys` is given. */
+  readonly prefix?: string;
+  /** A shared key builder. */
+  readonly keys?: RedisKeys;
+  /** TTL of records and idempotency claims, refreshed on every save. Default 7 days. */
+  readonly recordTtlMs?: number;
+  /** Largest serialized record accepted, in bytes. Default 512 KiB. */
+  readonly maxRecordBytes?: number;
+}
+
+/** {@link Store} over Redis (ioredis). */
+export class RedisStore implements Store {
+  /** The connection (never closed by the store). */
+  readonly redis: Redis;
+  /** The key builder. */
+  readonly keys: RedisKeys;
+  /** TTL of records and claims in ms. */
+  readonly recordTtlMs: number;
+  /** Size limit of one record in bytes. */
+  readonly maxRecordBytes: number;
+
+  constructor(options: RedisStoreOptions) {
+    this.redis = options.redis;
+    this.keys = options.keys ?? new RedisKeys(options.prefix);
+    this.recordTtlMs = options.recordTtlMs ?? DEFAULT_RECORD_TTL_MS;
+    this.maxRecordBytes = options.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES;
+    if (!Number.isSafeInteger(this.recordTtlMs) || this.recordTtlMs < 1) throw new RangeError(`recordTtlMs must be a positive integer; got ${this.recordTtlMs}`);
+    if (!Number.isSafeInteger(this.maxRecordBytes) || this.maxRecordBytes < 1) throw new RangeError(`maxRecordBytes must be a positive integer; got ${this.maxRecordBytes}`);
+  }
+
+  async save(record: ExecutionRecord): Promise<void> {
+    const json = JSON.stringify(record);
+    const bytes = Buffer.byteLength(json);
+    if (bytes > this.maxRecordBytes) throw new RecordTooLargeError(record.id, bytes, this.maxRecordBytes);
+    const ttl = this.recordTtlMs;
+    const indexes = [this.keys.executionIndex(), this.keys.executionIndexByReactor(record.reactor), this.keys.executionIndexByStatus(record.status)];
+    const multi = this.redis.multi().set(this.keys.execution(record.id), json, 'PX', ttl);
+    for (const index of indexes) multi.zadd(index, record.createdAt, record.id).pexpire(index, ttl);
+    const results = await runCommand('store-save', () => multi.exec());
+    const failed = results === null ? new Error('transaction aborted') : results.find(([error]) => error !== null)?.[0];
+    if (failed) throw toBackendError('store-save', failed);
+  }
+
+  async get(id: string): Promise<ExecutionRecord | undefined> {
+    const json = await runCommand('store-get', () => this.redis.get(this.keys.execution(id)));
+    return json === null ? undefined : parseRecord(json);
+  }
+
+  async list(filter: ExecutionFilter = {}): Promise<{ readonly records: readonly ExecutionRecord[]; readonly cursor?: string }> {
+    const limit = filter.limit ?? DEFAULT_PAGE;
+    if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`list limit must be a positive integer; got ${String(limit)}`);
+    const index =
+      filter.reactor !== undefined
+        ? this.keys.executionIndexByReactor(filter.reactor)
+        : filter.status !== undefined
+          ? this.keys.executionIndexByStatus(filter.status)
+          : this.keys.executionIndex();
+    const after = filter.cursor === undefined ? undefined : decodeCursor(filter.cursor);
+    const max = after === undefined ? '+inf' : String(after.score);
+
+    const found: { record: ExecutionRecord; score: number }[] = [];
+    const stale: string[] = [];
+    let offset = 0;
+    while (found.length <= limit) {
+      const flat = await runCommand('store-list', () => this.redis.zrevrangebyscore(index, max, '-inf', 'WITHSCORES', 'LIMIT', offset, SCAN_BATCH));
+      if (flat.length === 0) break;
+      offset += flat.length / 2;
+      const entries: { id: string; score: number }[] = [];
+      for (let i = 0; i + 1 < flat.length; i += 2) {
+        const id = flat[i] ?? '';
+        const score = Number(flat[i + 1]);
+        if (after !== undefined && score === after.score && id >= after.id) continue;
+        entries.push({ id, score });
+      }
+      if (entries.length === 0) continue;
+      const jsons = await runCommand('store-list', () => this.redis.mget(...entries.map((e) => this.keys.execution(e.id))));
+      entries.forEach((entry, i) => {
+        const json = jsons[i];
+        if (json === null || json === undefined) return void stale.push(entry.id);
+        const record = parseRecord(json);
+        const matches = (filter.reactor === undefined || record.reactor === filter.reactor) && (filter.status === undefined || record.status === filter.status);
+        if (!matches) {
+          if (filter.reactor === undefined && filter.status !== undefined) stale.push(entry.id); // moved to another status
+          return;
+        }
+        if (found.length <= limit) found.push({ record, score: entry.score });
+      });
+    }
+    if (stale.length > 0) await runCommand('store-list', () => this.redis.zrem(index, ...stale));
+
+    const page = found.slice(0, limit);
+    const last = page[page.length - 1];
+    const records = page.map((f) => f.record);
+    return found.length > limit && last !== undefined ? { records, cursor: encodeCursor(last.score, last.record.id) } : { records };
+  }
+
+  claimIdempotency(reactor: string, key: string, executionId: string): Promise<IdempotencyClaim> {
+    return runScript(this.redis, scripts.idempotencyClaim, [this.keys.idempotency(reactor, key)], [executionId, this.recordTtlMs]);
+  }
+}
+
+/** Parses a stored record, checking its schema version. */
+function parseRecord(json: string): ExecutionRecord {
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch {
+    throw new RecordVersionError('unparseable', RECORD_VERSION);
+  }
+  const version = typeof value === 'object' && value !== null ? (value as { v?: unknown }).v : undefined;
+  if (version !== RECORD_VERSION) throw new RecordVersionError(version, RECORD_VERSION);
+  return value as ExecutionRecord;
+}
+
+function encodeCursor(score: number, id: string): string {
+  return Buffer.from(JSON.stringify([score, id])).toString('base64url');
+}
+
+function decodeCursor(cursor: string): { score: number; id: string } {
+  try {
+    const value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
+    if (Array.isArray(value) && typeof value[0] === 'number' && typeof value[1] === 'string') return { score: value[0], id: value[1] };
+  } catch {
+    // fall through
+  }
+  throw new RangeError(`invalid list cursor ${JSON.stringify(cursor)}`);
+}
