@@ -10,14 +10,14 @@ import { performance } from 'node:perf_hooks';
 export type BenchLine = Readonly<Record<string, unknown>> & { readonly bench: string };
 
 /** The verdict of a benchmark (its last line). */
-export interface Verdict {
+export type Verdict = {
   readonly bench: string;
   readonly metric: string;
   readonly value: number;
   readonly target: string;
   readonly anchor: Readonly<Record<string, unknown>>;
   readonly pass: boolean;
-}
+};
 
 /** Prints one JSON line to stdout. */
 export function emit(line: BenchLine): void {
