@@ -696,6 +696,13 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
         expect(await c.lockState(k)).toMatchObject({ holder: { owner: 'a' } });
       });
 
+      it('wakes every waiter on close', async () => {
+        const wait = c.waitForChange('lock', key('lock'), 20_000);
+        await realPause(50);
+        await c.close();
+        expect(await within(wait, 5_000)).toBeUndefined();
+      });
+
       it('resolves when its signal aborts, and at once for an aborted signal', async () => {
         const k = key('lock');
         const controller = new AbortController();

@@ -116,6 +116,7 @@ export class MemoryCoordinator implements Coordinator {
   readonly #ordered = new Map<string, OrderedEntry>();
   readonly #listeners = new Map<string, Set<() => void>>();
   #calls = 0;
+  #closed = false;
 
   constructor(options: MemoryCoordinatorOptions = {}) {
     this.#clock = options.clock ?? systemClock;
@@ -422,7 +423,7 @@ export class MemoryCoordinator implements Coordinator {
   // ── Notifications ─────────────────────────────────────────────────────────────────────────
 
   waitForChange(kind: PrimitiveKind, key: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
-    if (signal?.aborted) return Promise.resolve();
+    if (this.#closed || signal?.aborted === true) return Promise.resolve();
     const id = listenerId(kind, key);
     const stop = new AbortController();
     const wake = (): void => stop.abort();
@@ -437,7 +438,9 @@ export class MemoryCoordinator implements Coordinator {
     );
   }
 
+  /** Wakes every waiter; later waits resolve at once. The state itself stays readable. */
   async close(): Promise<void> {
+    this.#closed = true;
     const listeners = [...this.#listeners.values()].flatMap((set) => [...set]);
     this.#listeners.clear();
     for (const wake of listeners) wake();

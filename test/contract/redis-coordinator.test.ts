@@ -1,0 +1,23 @@
+import { afterAll, beforeAll } from 'vitest';
+import { createRedisBackend } from '../../src/storage/redis/index.js';
+import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
+import { describeCoordinatorContract, realPause } from './coordinator-contract.js';
+
+let server: RedisServerHandle;
+
+beforeAll(async () => {
+  server = await startRedisServer();
+});
+afterAll(async () => {
+  await server.dispose();
+});
+
+describeCoordinatorContract('redis (server time)', async () => {
+  const backend = createRedisBackend({ url: server.url, prefix: `ctr-${crypto.randomUUID().slice(0, 8)}` });
+  return {
+    coordinator: backend.coordinator,
+    // Real time: sleep a little longer than asked so a deadline is surely behind us.
+    advance: (ms) => realPause(ms + 25),
+    close: () => backend.close(),
+  };
+});
