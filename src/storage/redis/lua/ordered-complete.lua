@@ -13,9 +13,9 @@
 
   Errors: RX_ARG on invalid numbers.
   Time: TIME (ms) stamps advanced_at and floors the next epoch on drain.
-  Behaviour: only the head advances; completing a position behind the head changes nothing but
-  first_failed. When last_completed reaches issued the key drains: counters reset to zero and
-  the epoch moves to max(epoch + 1, now), fencing tickets of the finished batch.
+  Behaviour: a position completed out of turn (e.g. a chain_failed halt) is marked done:<nonce>
+  and passed over when the head reaches it. When last_completed reaches issued the key drains:
+  counters reset to zero and the epoch moves to max(epoch + 1, now), fencing the old tickets.
   Retry: a stale epoch or a position already passed is a no-op.
 ]]
 local nonce, epoch = tonumber(ARGV[1]), tonumber(ARGV[2])
@@ -43,10 +43,16 @@ if ARGV[3] == '1' and ARGV[4] == '1' and (failed == 0 or nonce < failed) then
 end
 
 if nonce ~= last + 1 then
+  redis.call('HSET', KEYS[1], 'done:' .. nonce, 1)
   return state()
 end
 
 last = nonce
+redis.call('HDEL', KEYS[1], 'seen:' .. last)
+while redis.call('HDEL', KEYS[1], 'done:' .. (last + 1)) == 1 do
+  last = last + 1
+  redis.call('HDEL', KEYS[1], 'seen:' .. last)
+end
 redis.call('PUBLISH', ARGV[5], 'advanced')
 
 if last >= issued then

@@ -9,8 +9,8 @@
 
   Errors: none.
   Time: TIME (ms) stamps advanced_at and floors the next epoch on drain.
-  Behaviour: like a completion of the head; drains the key when nothing is left. A drained key
-  is left alone.
+  Behaviour: like a completion of the head (positions done out of turn behind it are passed
+  too); drains the key when nothing is left. A drained key is left alone.
   Retry: each call passes one more position; operators read the state before skipping.
 ]]
 local time = redis.call('TIME')
@@ -29,6 +29,11 @@ if last >= issued then
 end
 
 last = last + 1
+redis.call('HDEL', KEYS[1], 'seen:' .. last)
+while redis.call('HDEL', KEYS[1], 'done:' .. (last + 1)) == 1 do
+  last = last + 1
+  redis.call('HDEL', KEYS[1], 'seen:' .. last)
+end
 redis.call('PUBLISH', ARGV[1], 'advanced')
 
 if last >= issued then

@@ -1,0 +1,391 @@
+/**
+ * The Lua scripts on their own: the registry (every file has a descriptor with the header's
+ * arity), the generated module, and each script run directly with crafted arguments.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { CoordinationUnavailableError, ReactorError, ScriptError } from '../../src/errors.js';
+import { RedisKeys } from '../../src/storage/redis/keys.js';
+import { luaSources } from '../../src/storage/redis/lua/sources.gen.js';
+import { runScript, toBackendError } from '../../src/storage/redis/script.js';
+import { scripts } from '../../src/storage/redis/scripts.js';
+import { GENERATED_FILE, LUA_DIR, generateLuaSources, luaScriptNames } from '../../scripts/gen-lua.js';
+import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The KEYS arity a header declares: the highest `KEYS[n]`, or `variadic` for `KEYS[1..n]`. */
+function headerArity(source: string): number | 'variadic' {
+  const header = /^--\[\[([\s\S]*?)\]\]/.exec(source)?.[1] ?? '';
+  if (/KEYS\[1\.\.n\]/.test(header)) return 'variadic';
+  const indexes = [...header.matchAll(/^\s*KEYS\[(\d+)\]/gm)].map((m) => Number(m[1]));
+  return indexes.length === 0 ? 0 : Math.max(...indexes);
+}
+
+describe('script registry', () => {
+  const descriptors = Object.values(scripts);
+
+  it('has exactly one descriptor per .lua file, and the sources module is up to date', () => {
+    const names = luaScriptNames();
+    expect(names.length).toBeGreaterThan(10);
+    expect(descriptors.map((d) => d.name).sort()).toEqual(names);
+    expect(Object.keys(luaSources).sort()).toEqual(names);
+    expect(readFileSync(GENERATED_FILE, 'utf8')).toBe(generateLuaSources());
+  });
+
+  it.each(luaScriptNames())('%s: header documents purpose, KEYS, ARGV, returns and errors; arity matches; under 80 lines', (name) => {
+    const source = readFileSync(join(LUA_DIR, `${name}.lua`), 'utf8');
+    const descriptor = descriptors.find((d) => d.name === name);
+    expect(descriptor).toBeDefined();
+    expect(descriptor?.source).toBe(source);
+    expect(headerArity(source)).toBe(descriptor?.numberOfKeys);
+    const header = /^--\[\[([\s\S]*?)\]\]/.exec(source)?.[1] ?? '';
+    expect(header).toMatch(new RegExp(`^\\s*${name}: \\S`));
+    expect(header).toMatch(/KEYS\[1/);
+    expect(header).toMatch(/ARGV/);
+    expect(header).toMatch(/Returns/);
+    expect(header).toMatch(/Errors:/);
+    expect(source.split('\n').length).toBeLessThanOrEqual(85);
+    // Keys arrive in KEYS only, and no client clock is read.
+    expect(source).not.toMatch(/redis\.call\(\s*'[A-Z]+',\s*'/);
+  });
+});
+
+describe('scripts on a live server', () => {
+  let server: RedisServerHandle;
+  let redis: Redis;
+  let keys: RedisKeys;
+  const time = async (): Promise<number> => {
+    const [s, us] = await redis.time();
+    return Number(s) * 1000 + Math.floor(Number(us) / 1000);
+  };
+
+  beforeAll(async () => {
+    server = await startRedisServer();
+    redis = new Redis(server.url);
+  });
+  afterAll(async () => {
+    await redis.quit();
+    await server.dispose();
+  });
+  beforeEach(() => {
+    keys = new RedisKeys(`rxs${crypto.randomUUID().slice(0, 8)}`);
+  });
+
+  describe('lock-*', () => {
+    it('acquire stores holder fields, a time-floored token in the fence key, and the TTL', async () => {
+      const before = await time();
+      const reply = await runScript(redis, scripts.lockAcquire, [keys.lock('k'), keys.lockFence('k')], ['own', 500, 'exec', 'R', 'step']);
+      expect(reply).toMatchObject({ acquired: true, nesting: 1 });
+      if (!reply.acquired) return;
+      expect(BigInt(reply.token)).toBeGreaterThanOrEqual(BigInt(before) * 1000n);
+      expect(await redis.get(keys.lockFence('k'))).toBe(reply.token);
+      expect(await redis.pttl(keys.lockFence('k'))).toBe(-1);
+      expect(await redis.hgetall(keys.lock('k'))).toEqual({ owner: 'own', token: reply.token, nesting: '1', exec: 'exec', reactor: 'R', step: 'step' });
+      const ttl = await redis.pttl(keys.lock('k'));
+      expect(ttl).toBeGreaterThan(0);
+      expect(ttl).toBeLessThanOrEqual(500);
+    });
+
+    it('acquire takes max(last + 1, now µs) for the token: a fence ahead of the clock still increases', async () => {
+      const ahead = (BigInt(await time()) + 3_600_000n) * 1000n;
+      await redis.set(keys.lockFence('k'), ahead.toString());
+      const reply = await runScript(redis, scripts.lockAcquire, [keys.lock('k'), keys.lockFence('k')], ['own', 500, '', '', '']);
+      expect(reply).toMatchObject({ acquired: true, token: (ahead + 1n).toString() });
+    });
+
+    it('acquire refuses another owner with the holder and its remaining TTL; it rejects a bad ttl', async () => {
+      await runScript(redis, scripts.lockAcquire, [keys.lock('k'), keys.lockFence('k')], ['a', 500, 'a.1', 'R', '']);
+      const refused = await runScript(redis, scripts.lockAcquire, [keys.lock('k'), keys.lockFence('k')], ['b', 500, '', '', '']);
+      expect(refused).toMatchObject({ acquired: false, holder: { owner: 'a', executionId: 'a.1', reactor: 'R', step: '' } });
+      for (const ttl of ['0', '-5', '1.5', 'soon']) {
+        await expect(runScript(redis, scripts.lockAcquire, [keys.lock('x'), keys.lockFence('x')], ['a', ttl, '', '', ''])).rejects.toMatchObject({
+          name: 'ScriptError',
+          code: 'script_failed',
+          details: { script: 'lock-acquire', reason: 'RX_ARG' },
+        });
+      }
+      expect(await redis.exists(keys.lock('x'), keys.lockFence('x'))).toBe(0);
+    });
+
+    it('release is owner-checked, publishes only when the key is freed, and a repeat is a no-op', async () => {
+      const channel = keys.lockChannel('k');
+      const sub = redis.duplicate();
+      const messages: string[] = [];
+      sub.on('message', (_c: string, m: string) => messages.push(m));
+      await sub.subscribe(channel);
+      await runScript(redis, scripts.lockAcquire, [keys.lock('k'), keys.lockFence('k')], ['a', 5000, '', '', '']);
+      await runScript(redis, scripts.lockAcquire, [keys.lock('k'), keys.lockFence('k')], ['a', 5000, '', '', '']);
+      expect(await runScript(redis, scripts.lockRelease, [keys.lock('k')], ['b', channel])).toEqual({ released: false, nesting: 0 });
+      expect(await runScript(redis, scripts.lockRelease, [keys.lock('k')], ['a', channel])).toEqual({ released: true, nesting: 1 });
+      await sleep(30);
+      expect(messages).toEqual([]);
+      expect(await runScript(redis, scripts.lockRelease, [keys.lock('k')], ['a', channel])).toEqual({ released: true, nesting: 0 });
+      expect(await runScript(redis, scripts.lockRelease, [keys.lock('k')], ['a', channel])).toEqual({ released: false, nesting: 0 });
+      await sleep(30);
+      expect(messages).toEqual(['released']);
+      expect(await redis.exists(keys.lock('k'))).toBe(0);
+      expect(await redis.exists(keys.lockFence('k'))).toBe(1);
+      await sub.quit();
+    });
+
+    it('extend is owner-checked and sets the remaining lease; state reads the hash', async () => {
+      await runScript(redis, scripts.lockAcquire, [keys.lock('k'), keys.lockFence('k')], ['a', 200, '', 'R', '']);
+      expect(await runScript(redis, scripts.lockExtend, [keys.lock('k')], ['b', 5000])).toBe(false);
+      expect(await runScript(redis, scripts.lockExtend, [keys.lock('k')], ['a', 5000])).toBe(true);
+      expect(await redis.pttl(keys.lock('k'))).toBeGreaterThan(4000);
+      const state = await runScript(redis, scripts.lockState, [keys.lock('k')], []);
+      expect(state).toMatchObject({ holder: { owner: 'a', reactor: 'R' }, nesting: 1 });
+      expect(await runScript(redis, scripts.lockState, [keys.lock('free')], [])).toBeUndefined();
+      await expect(runScript(redis, scripts.lockExtend, [keys.lock('k')], ['a', 0])).rejects.toBeInstanceOf(ScriptError);
+    });
+  });
+
+  describe('semaphore-*', () => {
+    const semKeys = (k: string): [string, string] => [keys.semaphore(k), keys.semaphoreMeta(k)];
+
+    it('acquire purges expired leases (and their meta fields) before counting', async () => {
+      const [zset, meta] = semKeys('s');
+      const now = await time();
+      await redis.zadd(zset, now - 10, 'dead');
+      await redis.hset(meta, 'n:dead', 3, 'i:dead', '{}');
+      expect(await runScript(redis, scripts.semaphoreAcquire, semKeys('s'), ['a', 1, 500, '{"owner":"a"}'])).toEqual({ acquired: true, nesting: 1, holders: 1 });
+      expect(await redis.zrange(zset, 0, -1)).toEqual(['a']);
+      expect(await redis.hget(meta, 'n:dead')).toBeNull();
+      expect(await redis.hget(meta, 'limit')).toBe('1');
+      const expiry = Number(await redis.zscore(zset, 'a'));
+      expect(expiry).toBeGreaterThan(now);
+      expect(await redis.pttl(zset)).toBeGreaterThan(0);
+    });
+
+    it('acquire refuses when full with the earliest expiry as retry-after; re-entry never shortens a lease', async () => {
+      await runScript(redis, scripts.semaphoreAcquire, semKeys('s'), ['a', 1, 5000, '{}']);
+      const refused = await runScript(redis, scripts.semaphoreAcquire, semKeys('s'), ['b', 1, 5000, '{}']);
+      expect(refused).toMatchObject({ acquired: false, holders: 1, limit: 1 });
+      if (refused.acquired) return;
+      expect(refused.retryAfterMs).toBeGreaterThan(4000);
+      const before = Number(await redis.zscore(keys.semaphore('s'), 'a'));
+      expect(await runScript(redis, scripts.semaphoreAcquire, semKeys('s'), ['a', 1, 10, '{}'])).toEqual({ acquired: true, nesting: 2, holders: 1 });
+      expect(Number(await redis.zscore(keys.semaphore('s'), 'a'))).toBe(before);
+      await expect(runScript(redis, scripts.semaphoreAcquire, semKeys('s'), ['c', -1, 10, '{}'])).rejects.toMatchObject({ details: { reason: 'RX_ARG' } });
+    });
+
+    it('release of a non-holder or an expired holder is a no-op; the last release deletes the meta hash', async () => {
+      const channel = keys.semaphoreChannel('s');
+      await runScript(redis, scripts.semaphoreAcquire, semKeys('s'), ['a', 2, 5000, '{}']);
+      await runScript(redis, scripts.semaphoreAcquire, semKeys('s'), ['b', 2, 50, '{}']);
+      await sleep(80);
+      expect(await runScript(redis, scripts.semaphoreRelease, semKeys('s'), ['b', channel])).toEqual({ released: false, nesting: 0 });
+      expect(await runScript(redis, scripts.semaphoreRelease, semKeys('s'), ['zzz', channel])).toEqual({ released: false, nesting: 0 });
+      expect(await redis.zcard(keys.semaphore('s'))).toBe(1);
+      expect(await runScript(redis, scripts.semaphoreRelease, semKeys('s'), ['a', channel])).toEqual({ released: true, nesting: 0 });
+      expect(await redis.exists(...semKeys('s'))).toBe(0);
+    });
+
+    it('extend never resurrects an expired lease; state lists live leases with their remaining time', async () => {
+      await runScript(redis, scripts.semaphoreAcquire, semKeys('s'), ['a', 3, 50, '{"owner":"a","reactor":"R"}']);
+      await runScript(redis, scripts.semaphoreAcquire, semKeys('s'), ['b', 3, 5000, '{"owner":"b"}']);
+      await sleep(80);
+      expect(await runScript(redis, scripts.semaphoreExtend, semKeys('s'), ['a', 5000])).toBe(false);
+      expect(await runScript(redis, scripts.semaphoreExtend, semKeys('s'), ['b', 8000])).toBe(true);
+      const state = await runScript(redis, scripts.semaphoreState, semKeys('s'), []);
+      expect(state.limit).toBe(3);
+      expect(state.leases).toHaveLength(1);
+      expect(state.leases[0]).toMatchObject({ owner: 'b', nesting: 1, holderJson: '{"owner":"b"}' });
+      expect(state.leases[0]?.ttlMs).toBeGreaterThan(7000);
+    });
+  });
+
+  describe('rate-*', () => {
+    it('take charges every window with the server time, or none; an id charges once', async () => {
+      const a = keys.rate('r', 1000);
+      const b = keys.rate('r', 60_000);
+      const now = await time();
+      expect(await runScript(redis, scripts.rateTake, [a, b], ['id1', 2, 1000, 3, 60_000])).toEqual({ allowed: true });
+      expect(Number(await redis.zscore(a, 'id1'))).toBeGreaterThanOrEqual(now);
+      expect(await runScript(redis, scripts.rateTake, [a, b], ['id1', 2, 1000, 3, 60_000])).toEqual({ allowed: true });
+      expect(await redis.zcard(a)).toBe(1);
+      expect(await runScript(redis, scripts.rateTake, [a, b], ['id2', 2, 1000, 3, 60_000])).toEqual({ allowed: true });
+      const refused = await runScript(redis, scripts.rateTake, [a, b], ['id3', 2, 1000, 3, 60_000]);
+      expect(refused).toMatchObject({ allowed: false, index: 0, count: 2 });
+      expect(await redis.zcard(b)).toBe(2);
+      // Only the second window is full now that the first has room again.
+      await sleep(1050);
+      expect(await runScript(redis, scripts.rateTake, [a, b], ['id3', 2, 1000, 3, 60_000])).toEqual({ allowed: true });
+      expect(await runScript(redis, scripts.rateTake, [a, b], ['id4', 2, 1000, 3, 60_000])).toMatchObject({ allowed: false, index: 1, count: 3 });
+      expect(await redis.zcard(a)).toBe(1);
+      expect(await redis.pttl(a)).toBeLessThanOrEqual(1000);
+    });
+
+    it('take with an id still in a longer window only counts once even after the shorter window let it go', async () => {
+      const a = keys.rate('r', 100);
+      const b = keys.rate('r', 60_000);
+      expect(await runScript(redis, scripts.rateTake, [a, b], ['x', 1, 100, 5, 60_000])).toEqual({ allowed: true });
+      await sleep(150);
+      expect(await runScript(redis, scripts.rateTake, [a, b], ['x', 1, 100, 5, 60_000])).toEqual({ allowed: true });
+      expect(await redis.zcard(b)).toBe(1);
+    });
+
+    it('take rejects ARGV that does not match KEYS and invalid limits; state reports count and reset', async () => {
+      const a = keys.rate('r', 1000);
+      await expect(runScript(redis, scripts.rateTake, [a], ['id', 1])).rejects.toMatchObject({ details: { reason: 'RX_ARG' } });
+      await expect(runScript(redis, scripts.rateTake, [a], ['id', 1, 0])).rejects.toMatchObject({ details: { reason: 'RX_ARG' } });
+      expect(await runScript(redis, scripts.rateState, [a], [1000])).toEqual({ count: 0, resetInMs: 0 });
+      await runScript(redis, scripts.rateTake, [a], ['id', 5, 1000]);
+      const state = await runScript(redis, scripts.rateState, [a], [1000]);
+      expect(state.count).toBe(1);
+      expect(state.resetInMs).toBeGreaterThan(900);
+      expect(state.resetInMs).toBeLessThanOrEqual(1000);
+    });
+  });
+
+  describe('period-mark', () => {
+    it('marks once with a TTL and leaves an existing marker untouched', async () => {
+      const k = keys.period('p', '2026-11-30');
+      expect(await runScript(redis, scripts.periodMark, [k], [5000])).toBe(true);
+      expect(await runScript(redis, scripts.periodMark, [k], [100_000])).toBe(false);
+      const ttl = await redis.pttl(k);
+      expect(ttl).toBeGreaterThan(0);
+      expect(ttl).toBeLessThanOrEqual(5000);
+      await expect(runScript(redis, scripts.periodMark, [k], [0])).rejects.toBeInstanceOf(ScriptError);
+    });
+  });
+
+  describe('ordered-*', () => {
+    const ord = (k = 'o'): [string] => [keys.ordered(k)];
+
+    it('ticket starts a fresh key at a time-floored epoch and counts positions', async () => {
+      const now = await time();
+      const t1 = await runScript(redis, scripts.orderedTicket, ord(), []);
+      const t2 = await runScript(redis, scripts.orderedTicket, ord(), []);
+      expect(t1.nonce).toBe(1);
+      expect(t2).toEqual({ nonce: 2, epoch: t1.epoch });
+      expect(t1.epoch).toBeGreaterThanOrEqual(now);
+      expect(await redis.pttl(keys.ordered('o'))).toBe(-1);
+    });
+
+    it('enter is epoch-fenced and records the holder of the position in flight', async () => {
+      const t1 = await runScript(redis, scripts.orderedTicket, ord(), []);
+      const channel = keys.orderedChannel('o');
+      expect(await runScript(redis, scripts.orderedEnter, ord(), [1, t1.epoch - 1, 1000, '0', '{}', channel])).toEqual({ outcome: 'stale', epoch: t1.epoch });
+      expect(await runScript(redis, scripts.orderedEnter, ord(), [1, t1.epoch, 1000, '0', '{"owner":"x"}', channel])).toEqual({ outcome: 'entered' });
+      expect(await redis.hmget(keys.ordered('o'), 'in_flight', 'holder')).toEqual(['1', '{"owner":"x"}']);
+      await expect(runScript(redis, scripts.orderedEnter, ord(), ['one', t1.epoch, 1000, '0', '{}', channel])).rejects.toMatchObject({ details: { reason: 'RX_ARG' } });
+    });
+
+    it('enter passes over a run of silent heads at once (poison pill), publishes, and keeps a waiting head alive', async () => {
+      const channel = keys.orderedChannel('o');
+      const sub = redis.duplicate();
+      const messages: string[] = [];
+      sub.on('message', (_c: string, m: string) => messages.push(m));
+      await sub.subscribe(channel);
+      const t1 = await runScript(redis, scripts.orderedTicket, ord(), []);
+      for (let i = 0; i < 4; i++) await runScript(redis, scripts.orderedTicket, ord(), []);
+      const e = t1.epoch;
+      expect(await runScript(redis, scripts.orderedEnter, ord(), [5, e, 100, '0', '{}', channel])).toEqual({ outcome: 'wait', head: 1 });
+      expect(await redis.hexists(keys.ordered('o'), 'seen:5')).toBe(1);
+      await sleep(70);
+      expect(await runScript(redis, scripts.orderedEnter, ord(), [3, e, 100, '0', '{}', channel])).toEqual({ outcome: 'wait', head: 1 });
+      await sleep(70);
+      // 1 and 2 never arrived (signs of life 140 ms ago): both passed in one call; 3 waited 70 ms ago.
+      expect(await runScript(redis, scripts.orderedEnter, ord(), [5, e, 100, '0', '{}', channel])).toEqual({ outcome: 'wait', head: 3 });
+      expect(await runScript(redis, scripts.orderedState, ord(), [])).toMatchObject({ lastCompleted: 2 });
+      expect(await redis.hexists(keys.ordered('o'), 'seen:1')).toBe(0);
+      expect(await runScript(redis, scripts.orderedEnter, ord(), [3, e, 100, '0', '{}', channel])).toEqual({ outcome: 'entered' });
+      await sleep(30);
+      expect(messages).toEqual(['advanced']);
+      await sub.quit();
+    });
+
+    it('enter rejects a position never issued in the epoch without changing anything', async () => {
+      const t1 = await runScript(redis, scripts.orderedTicket, ord(), []);
+      const channel = keys.orderedChannel('o');
+      for (const nonce of [0, 2, 1.5]) {
+        await expect(runScript(redis, scripts.orderedEnter, ord(), [nonce, t1.epoch, 0, '0', '{}', channel])).rejects.toMatchObject({ details: { reason: 'RX_ARG' } });
+      }
+      expect(await runScript(redis, scripts.orderedState, ord(), [])).toMatchObject({ issued: 1, lastCompleted: 0, inFlight: 0 });
+    });
+
+    it('complete ignores stale epochs and passed positions, remembers out-of-turn completions, records the lowest strict failure, drains to a new epoch', async () => {
+      const channel = keys.orderedChannel('o');
+      const t1 = await runScript(redis, scripts.orderedTicket, ord(), []);
+      await runScript(redis, scripts.orderedTicket, ord(), []);
+      await runScript(redis, scripts.orderedTicket, ord(), []);
+      const e = t1.epoch;
+      expect(await runScript(redis, scripts.orderedComplete, ord(), [1, e + 1, '0', '0', channel])).toMatchObject({ lastCompleted: 0 });
+      expect(await runScript(redis, scripts.orderedComplete, ord(), [9, e, '0', '0', channel])).toMatchObject({ lastCompleted: 0, issued: 3 });
+      expect(await runScript(redis, scripts.orderedComplete, ord(), [2, e, '1', '1', channel])).toMatchObject({ lastCompleted: 0, firstFailed: 2 });
+      expect(await redis.hget(keys.ordered('o'), 'done:2')).toBe('1');
+      expect(await runScript(redis, scripts.orderedComplete, ord(), [1, e, '1', '1', channel])).toMatchObject({ lastCompleted: 2, firstFailed: 1 });
+      expect(await redis.hexists(keys.ordered('o'), 'done:2')).toBe(0);
+      expect(await runScript(redis, scripts.orderedComplete, ord(), [1, e, '0', '0', channel])).toMatchObject({ lastCompleted: 2, firstFailed: 1 });
+      const drained = await runScript(redis, scripts.orderedComplete, ord(), [3, e, '0', '1', channel]);
+      expect(drained).toMatchObject({ issued: 0, lastCompleted: 0, inFlight: 0, firstFailed: 0 });
+      expect(drained.epoch).toBeGreaterThan(e);
+      expect(await redis.hgetall(keys.ordered('o'))).toEqual({ epoch: String(drained.epoch), issued: '0', last_completed: '0', advanced_at: expect.any(String) });
+    });
+
+    it('heartbeat only for the position in flight of the current epoch; skip and reset', async () => {
+      const channel = keys.orderedChannel('o');
+      const t1 = await runScript(redis, scripts.orderedTicket, ord(), []);
+      await runScript(redis, scripts.orderedTicket, ord(), []);
+      expect(await runScript(redis, scripts.orderedHeartbeat, ord(), [1, t1.epoch])).toBe(false);
+      await runScript(redis, scripts.orderedEnter, ord(), [1, t1.epoch, 1000, '0', '{}', channel]);
+      expect(await runScript(redis, scripts.orderedHeartbeat, ord(), [1, t1.epoch])).toBe(true);
+      expect(await runScript(redis, scripts.orderedHeartbeat, ord(), [1, t1.epoch + 1])).toBe(false);
+      expect(await runScript(redis, scripts.orderedSkip, ord(), [channel])).toMatchObject({ lastCompleted: 1, inFlight: 0, issued: 2 });
+      expect(await runScript(redis, scripts.orderedHeartbeat, ord(), [1, t1.epoch])).toBe(false);
+      const reset = await runScript(redis, scripts.orderedReset, ord(), [channel]);
+      expect(reset).toMatchObject({ issued: 0, lastCompleted: 0 });
+      expect(reset.epoch).toBeGreaterThan(t1.epoch);
+      const again = await runScript(redis, scripts.orderedReset, ord(), [channel]);
+      expect(again.epoch).toBeGreaterThan(reset.epoch);
+    });
+  });
+
+  describe('idempotency-claim', () => {
+    it('claims once with a TTL; the same execution claiming again is told it holds the claim', async () => {
+      const k = keys.idempotency('R', 'order-1');
+      expect(await runScript(redis, scripts.idempotencyClaim, [k], ['e1', 5000])).toEqual({ claimed: true });
+      expect(await runScript(redis, scripts.idempotencyClaim, [k], ['e1', 5000])).toEqual({ claimed: true });
+      expect(await runScript(redis, scripts.idempotencyClaim, [k], ['e2', 5000])).toEqual({ claimed: false, executionId: 'e1' });
+      expect(await redis.pttl(k)).toBeGreaterThan(0);
+    });
+  });
+
+  describe('runner', () => {
+    it('reloads scripts with EVAL after SCRIPT FLUSH (NOSCRIPT) and uses EVALSHA afterwards', async () => {
+      const sha = scripts.lockState.sha;
+      await runScript(redis, scripts.lockState, [keys.lock('k')], []);
+      await redis.script('FLUSH');
+      expect(await redis.script('EXISTS', sha)).toEqual([0]);
+      expect(await runScript(redis, scripts.lockState, [keys.lock('k')], [])).toBeUndefined();
+      expect(await redis.script('EXISTS', sha)).toEqual([1]);
+    });
+
+    it('checks the arity of fixed-arity scripts before calling Redis', async () => {
+      await expect(runScript(redis, scripts.lockAcquire, [keys.lock('k')], ['a', 100, '', '', ''])).rejects.toMatchObject({ details: { reason: 'arity' } });
+    });
+
+    it('maps server errors, script errors and connection errors to typed errors', async () => {
+      // A WRONGTYPE error raised inside a script is a ScriptError with reason `redis`.
+      await redis.set(keys.lock('wrong'), 'not a hash');
+      const wrong = await runScript(redis, scripts.lockState, [keys.lock('wrong')], []).catch((e: unknown) => e);
+      expect(wrong).toBeInstanceOf(ScriptError);
+      expect(wrong).toMatchObject({ details: { script: 'lock-state', reason: 'redis' } });
+      expect(ReactorError.is(wrong)).toBe(true);
+
+      const loading = Object.assign(new Error('LOADING Redis is loading the dataset in memory'), { name: 'ReplyError' });
+      expect(toBackendError('op', loading)).toBeInstanceOf(CoordinationUnavailableError);
+      const closed = toBackendError('op', new Error('Connection is closed.'));
+      expect(closed).toBeInstanceOf(CoordinationUnavailableError);
+      expect(closed).toMatchObject({ code: 'coordination_unavailable', details: { operation: 'op' } });
+
+      const offline = new Redis(server.url, { lazyConnect: true, enableOfflineQueue: false });
+      await expect(runScript(offline, scripts.lockState, [keys.lock('k')], [])).rejects.toBeInstanceOf(CoordinationUnavailableError);
+      offline.disconnect();
+    });
+  });
+});
