@@ -234,3 +234,67 @@ export class ScriptError extends ReactorError {
     this.name = 'ScriptError';
   }
 }
+
+/** The coordination primitives, as named in errors and events. */
+export type PrimitiveName = 'lock' | 'semaphore' | 'rate_limit' | 'period' | 'ordered_lock';
+
+/**
+ * A coordination key was busy for longer than the declared `wait` (in-process), or beyond the
+ * contention cap (worker). Nothing of the attempt ran and nothing is left held.
+ */
+export class ContentionError extends ReactorError {
+  constructor(info: { reactor: string; step?: string | undefined; primitive: PrimitiveName; key: string; waitedMs: number; holder?: string | undefined }) {
+    const where = info.step === undefined ? `reactor "${info.reactor}"` : `reactor "${info.reactor}", step "${info.step}"`;
+    const holder = info.holder === undefined ? '' : ` (held by ${info.holder})`;
+    super('contention', `${where}: ${info.primitive.replace('_', ' ')} "${info.key}" still busy after ${info.waitedMs} ms${holder}`, { details: { ...info } });
+    this.name = 'ContentionError';
+  }
+}
+
+/** A rate limit refused a start: `details` carries the window, the limit and `retryAfterMs`. */
+export class RateLimitedError extends ReactorError {
+  constructor(info: { reactor: string; step?: string | undefined; key: string; limit: number; periodMs: number; count: number; retryAfterMs: number }) {
+    const where = info.step === undefined ? `reactor "${info.reactor}"` : `reactor "${info.reactor}", step "${info.step}"`;
+    super('rate_limited', `${where}: rate limit "${info.key}" allows ${info.limit} per ${info.periodMs} ms (${info.count} in the window); retry after ${Math.ceil(info.retryAfterMs)} ms`, {
+      details: { ...info },
+    });
+    this.name = 'RateLimitedError';
+  }
+}
+
+/** A coordination key function threw or returned something other than a non-empty string. */
+export class CoordinationKeyError extends ReactorError {
+  constructor(info: { reactor: string; step?: string | undefined; primitive: PrimitiveName; problem: string }, cause?: unknown) {
+    const where = info.step === undefined ? `reactor "${info.reactor}"` : `reactor "${info.reactor}", step "${info.step}"`;
+    super('coordination_key_invalid', `${where}: the ${info.primitive.replace('_', ' ')} key could not be computed: ${info.problem}`, { cause, details: { ...info } });
+    this.name = 'CoordinationKeyError';
+  }
+}
+
+/** A declaration names a rate limit the engine was not given. */
+export class UnknownRateLimitError extends ReactorError {
+  constructor(reactor: string, name: string, known: readonly string[]) {
+    super('rate_limit_unknown', `reactor "${reactor}": unknown named rate limit "${name}"; register it with createEngine({ rateLimits: { ${name}: [...] } }) (known: ${known.join(', ') || 'none'})`, {
+      details: { reactor, name, known },
+    });
+    this.name = 'UnknownRateLimitError';
+  }
+}
+
+/** An ordered-lock position belongs to a batch that was drained or reset. */
+export class OrderedLockStaleError extends ReactorError {
+  constructor(info: { reactor: string; key: string; nonce: number; epoch: number; currentEpoch: number }) {
+    super('ordered_lock_stale', `reactor "${info.reactor}": ordered lock "${info.key}" position ${info.nonce} belongs to epoch ${info.epoch}, the key is at epoch ${info.currentEpoch}`, {
+      details: { ...info },
+    });
+    this.name = 'OrderedLockStaleError';
+  }
+}
+
+/** The holder learned it no longer holds a lock or semaphore slot (expired or taken over). */
+export class HoldLostError extends ReactorError {
+  constructor(info: { reactor: string; step?: string | undefined; primitive: PrimitiveName; key: string }) {
+    super('hold_lost', `reactor "${info.reactor}": lost the ${info.primitive.replace('_', ' ')} "${info.key}" while working (it expired or was taken over)`, { details: { ...info } });
+    this.name = 'HoldLostError';
+  }
+}

@@ -9,4 +9,5 @@ export * from './dsl/index.js';
 export * from './engine/index.js';
 export * from './errors.js';
 export { MemoryStore, type MemoryStoreOptions } from './storage/memory/store.js';
+export { MemoryCoordinator } from './storage/memory/coordinator.js';
 export { createEmbeddedEngine, type EmbeddedEngineOptions } from './embedded.js';

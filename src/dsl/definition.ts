@@ -7,6 +7,8 @@
 import type { Arg } from './args.js';
 import type { StepContext } from './context.js';
 import type { Contract } from './contract.js';
+import type { CoordinationSpec } from './coordination.js';
+import type { ReactorBuilder } from './reactor.js';
 import type { RetryPolicy } from './retry.js';
 
 /** A step's hooks, untyped (the builders keep the types). */
@@ -77,8 +79,16 @@ export interface ReactorDefinition<Name extends string = string, In = unknown, I
   readonly returns: string | undefined;
   /** Per-reactor cap on concurrently running steps (the engine's default applies otherwise). */
   readonly maxConcurrency: number | undefined;
+  /** Reactor-level coordination declarations (at most one per kind). */
+  readonly coordination: readonly CoordinationSpec[];
   /** Draws the graph as a Mermaid flowchart. */
   toMermaid(): string;
+  /**
+   * A builder for a derived reactor: it inherits the input contract, the steps and the
+   * coordination declarations; redeclaring a primitive overrides the inherited one. Finish it
+   * with `.returns()` or `.build()`.
+   */
+  extend<N2 extends string = Name>(name?: N2): ReactorBuilder<N2, In, I, S>;
   /** Phantom, for type helpers such as {@link InputOf}. */
   readonly '~types'?: ReactorTypes<In, I, S, O>;
 }

@@ -1,6 +1,7 @@
 export * from './args.js';
 export * from './context.js';
 export * from './contract.js';
+export * from './coordination.js';
 export * from './definition.js';
 export * from './duration.js';
 export * from './map-result.js';

@@ -10,6 +10,20 @@ import type { StepContext } from './context.js';
 import { compileContract, type Contract, type ContractInput, type ContractOptions, type ContractOutput, type Fields } from './contract.js';
 import type { AnyReactorDefinition, GraphNode, InputOf, MapElement, OutputOf, ReactorDefinition, StepNode } from './definition.js';
 import type { MapResult } from './map-result.js';
+import {
+  lockSpec,
+  orderedLockSpec,
+  periodSpec,
+  rateLimitSpec,
+  semaphoreSpec,
+  withSpec,
+  type CoordinationSpec,
+  type LockOptions,
+  type OrderedLockOptions,
+  type PeriodOptions,
+  type RateLimitOptions,
+  type SemaphoreOptions,
+} from './coordination.js';
 import { toMermaid } from './mermaid.js';
 import { toRetryPolicy, type RetryOptions } from './retry.js';
 import type { StepValue } from './signals.js';
@@ -82,6 +96,7 @@ interface BuilderState {
   readonly options: ReactorOptions;
   readonly contract: Contract;
   readonly nodes: readonly GraphNode[];
+  readonly coordination: readonly CoordinationSpec[];
 }
 
 /** The reactor builder. Every method returns a new builder; none mutates. */
@@ -96,6 +111,38 @@ export class ReactorBuilder<Name extends string, In, I, S> {
   /** Declares the reactor's input contract (one Standard Schema per field). */
   input<const F extends Fields>(fields: F, options: ContractOptions<F> = {}): ReactorBuilder<Name, ContractInput<F>, ContractOutput<F>, S> {
     return new ReactorBuilder({ ...this.#state, contract: compileContract(fields, options.redact ?? []) });
+  }
+
+  /**
+   * Declares an exclusive lock on the whole run: one execution at a time per key. Re-entrant
+   * for the same root execution; renewed while held; each acquisition gets a fencing token.
+   */
+  withLock(options: LockOptions<I>): ReactorBuilder<Name, In, I, S> {
+    return this.#coordinate(lockSpec({ reactor: this.#state.name }, options as LockOptions<never>));
+  }
+
+  /** Declares a semaphore: at most `limit` runs at a time per key, each slot a lease. */
+  withSemaphore(options: SemaphoreOptions<I>): ReactorBuilder<Name, In, I, S> {
+    return this.#coordinate(semaphoreSpec({ reactor: this.#state.name }, options as SemaphoreOptions<never>));
+  }
+
+  /** Declares a rate limit on run starts: exact sliding windows, all charged or none. */
+  withRateLimit(options: RateLimitOptions<I>): ReactorBuilder<Name, In, I, S> {
+    return this.#coordinate(rateLimitSpec({ reactor: this.#state.name }, options as RateLimitOptions<never>));
+  }
+
+  /** Declares once-per-period: a run whose bucket is already marked halts (reason `period`) and runs no step. */
+  withPeriod(options: PeriodOptions<I>): ReactorBuilder<Name, In, I, S> {
+    return this.#coordinate(periodSpec({ reactor: this.#state.name }, options as PeriodOptions<never>));
+  }
+
+  /** Declares an ordered lock: runs of one key pass one at a time, in the order `run` accepted them. */
+  withOrderedLock(options: OrderedLockOptions<I>): ReactorBuilder<Name, In, I, S> {
+    return this.#coordinate(orderedLockSpec({ reactor: this.#state.name }, options as OrderedLockOptions<never>));
+  }
+
+  #coordinate(spec: CoordinationSpec): ReactorBuilder<Name, In, I, S> {
+    return new ReactorBuilder({ ...this.#state, coordination: withSpec(this.#state.coordination, spec) });
   }
 
   /** Adds a reusable step definition, wired to this reactor's inputs and results. */
@@ -186,7 +233,7 @@ export class ReactorBuilder<Name extends string, In, I, S> {
   }
 
   #finish(returns: string | undefined): AnyReactorDefinition {
-    const { name, contract, nodes, options } = this.#state;
+    const { name, contract, nodes, options, coordination } = this.#state;
     const byName = new Map(nodes.map((n) => [n.name, n]));
     validateGraph({ name, contract, nodes, byName, returns });
     const definition: AnyReactorDefinition = {
@@ -197,7 +244,9 @@ export class ReactorBuilder<Name extends string, In, I, S> {
       byName,
       returns,
       maxConcurrency: options.maxConcurrency,
+      coordination,
       toMermaid: () => toMermaid(definition),
+      extend: (derivedName?: string) => new ReactorBuilder({ ...this.#state, name: derivedName ?? name }),
     };
     return Object.freeze(definition);
   }
@@ -233,5 +282,5 @@ export function reactor<const Name extends string>(name: Name, options: ReactorO
   if (options.maxConcurrency !== undefined && (!Number.isInteger(options.maxConcurrency) || options.maxConcurrency < 1)) {
     throw new DefinitionError(`reactor "${name}": maxConcurrency must be an integer >= 1`, name);
   }
-  return new ReactorBuilder({ name, options, contract: compileContract({}), nodes: [] });
+  return new ReactorBuilder({ name, options, contract: compileContract({}), nodes: [], coordination: [] });
 }

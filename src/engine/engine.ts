@@ -7,19 +7,28 @@
 import type { Logger } from '../dsl/context.js';
 import { validateContract } from '../dsl/contract.js';
 import type { AnyReactorDefinition, InputOf, OutputOf, StepsOf } from '../dsl/definition.js';
-import { ErrorCode, ValidationError, errorFromJSON, errorToJSON } from '../errors.js';
+import { compileWindows, type RateWindowOptions } from '../dsl/coordination.js';
+import { admit } from '../coordination/admit.js';
+import type { Holds } from '../coordination/holds.js';
+import type { CoordinationScope } from '../coordination/scope.js';
+import { ErrorCode, HoldLostError, ReactorError, ValidationError, errorFromJSON, errorToJSON } from '../errors.js';
 import { EventHub, type EventListener, type Middleware } from './events.js';
 import { silentLogger } from './logger.js';
 import { randomIds, systemClock, type Clock, type Ids } from './ports/clock.js';
+import type { Coordinator } from './ports/coordinator.js';
 import { TERMINAL_STATUSES, type ExecutionRecord, type Store } from './ports/store.js';
 import type { RunResult } from './results.js';
-import { errorSummary, RunState } from './run-state.js';
+import { errorSummary, RunState, type EventDraft } from './run-state.js';
 import { runFrame, type GraphOutcome } from './scheduler.js';
 
 /** Options of {@link createEngine}. */
 export interface EngineOptions {
   /** Where execution records live. Required: pass `new MemoryStore()` for the embedded default. */
   readonly store: Store;
+  /** Where coordination state lives. Required when a reactor declares coordination. */
+  readonly coordinator?: Coordinator;
+  /** Named rate limits, shared by every reactor that declares `withRateLimit({ name })`. */
+  readonly rateLimits?: Readonly<Record<string, readonly RateWindowOptions[]>>;
   readonly clock?: Clock;
   readonly ids?: Ids;
   /** Steps of one run running at once, unless the reactor says otherwise. Default 8. */
@@ -63,6 +72,8 @@ export function createEngine(options: EngineOptions): Engine {
   const maxConcurrency = options.maxConcurrency ?? 8;
   const inflight = new Map<string, Promise<RunResult>>();
   const deps = { store: options.store, clock, hub, logger, maxConcurrency };
+  const rateLimits = new Map(Object.entries(options.rateLimits ?? {}).map(([name, windows]) => [name, compileWindows({ reactor: `(rate limit ${name})` }, windows)]));
+  const coordination = { coordinator: options.coordinator, rateLimits };
 
   const run = async (reactor: AnyReactorDefinition, input: unknown, runOptions: RunOptions = {}): Promise<RunResult> => {
     const executionId = ids.executionId();
@@ -74,7 +85,7 @@ export function createEngine(options: EngineOptions): Engine {
       if (!claim.claimed) return replay(claim.executionId);
     }
     const state = new RunState({ ...deps, executionId, rootExecutionId: executionId, reactor: reactor.name, contract: reactor.contract, input: validated.value, idempotencyKey: key });
-    const promise = execute(state, reactor);
+    const promise = execute(state, reactor, coordination);
     inflight.set(executionId, promise);
     try {
       return await promise;
@@ -98,14 +109,55 @@ export function createEngine(options: EngineOptions): Engine {
   };
 }
 
-async function execute(state: RunState, reactor: AnyReactorDefinition): Promise<RunResult> {
+interface CoordinationDeps {
+  readonly coordinator: Coordinator | undefined;
+  readonly rateLimits: CoordinationScope['rateLimits'];
+}
+
+async function execute(state: RunState, reactor: AnyReactorDefinition, deps: CoordinationDeps): Promise<RunResult> {
   state.emit({ type: 'run.started', input: state.redactedInput });
-  await state.checkpoint('running');
-  const outcome = await runFrame(state, { def: reactor, input: state.input, prefix: '', signal: new AbortController().signal });
+  const root = new AbortController();
+  let holds: Holds | undefined;
+  if (reactor.coordination.length > 0) {
+    const admission = await admitRun(state, reactor, deps, root);
+    if (admission.kind === 'refused') return finish(state, { status: 'failed', step: undefined, error: admission.error, validation: [] });
+    if (admission.kind === 'halt') return finish(state, { status: 'halted', step: undefined, reason: admission.reason, data: admission.data });
+    holds = admission.holds;
+  }
+  let outcome: GraphOutcome | undefined;
+  try {
+    await state.checkpoint('running');
+    outcome = await runFrame(state, { def: reactor, input: state.input, prefix: '', signal: root.signal });
+  } catch (error) {
+    outcome = { status: 'failed', step: undefined, error: error as Error, validation: [] };
+  } finally {
+    await holds?.release(outcome?.status ?? 'failed').catch((error: unknown) => state.logger.warn({ err: error }, 'releasing coordination failed; holds expire by TTL'));
+  }
   return finish(state, outcome);
 }
 
-async function finish(state: RunState, outcome: GraphOutcome): Promise<RunResult> {
+function admitRun(state: RunState, reactor: AnyReactorDefinition, deps: CoordinationDeps, root: AbortController): ReturnType<typeof admit> {
+  if (!deps.coordinator) {
+    const error = new ReactorError('coordinator_missing', `reactor "${reactor.name}" declares coordination but the engine has no coordinator; pass createEngine({ coordinator })`);
+    return Promise.resolve({ kind: 'refused', error });
+  }
+  return admit(reactor.coordination, state.input, {
+    coordinator: deps.coordinator,
+    clock: state.clock,
+    reactor: reactor.name,
+    step: undefined,
+    holder: { owner: state.rootExecutionId, executionId: state.executionId, reactor: reactor.name },
+    startId: state.executionId,
+    rateLimits: deps.rateLimits,
+    heldKeys: state.heldKeys,
+    emit: (event) => state.emit(event as unknown as EventDraft),
+    onLost: (primitive, key) => root.abort(new HoldLostError({ reactor: reactor.name, primitive, key })),
+  });
+}
+
+type FinalOutcome = GraphOutcome | { readonly status: 'halted'; readonly step: undefined; readonly reason: string; readonly data: Readonly<Record<string, unknown>> };
+
+async function finish(state: RunState, outcome: FinalOutcome): Promise<RunResult> {
   const base = { executionId: state.executionId, reactor: state.reactor, trace: state.trace, steps: state.steps, rollbackFailures: state.rollbackFailures, replay: false };
   if (outcome.status === 'completed') {
     await state.checkpoint('completed', { value: outcome.value }).catch(() => undefined);
@@ -113,11 +165,12 @@ async function finish(state: RunState, outcome: GraphOutcome): Promise<RunResult
     return { ...base, status: 'completed', value: outcome.value };
   }
   if (outcome.status === 'halted') {
-    await state.checkpoint('halted', { haltReason: outcome.reason, failedStep: outcome.step }).catch(() => undefined);
+    await state.checkpoint('halted', { haltReason: outcome.reason, ...(outcome.step === undefined ? {} : { failedStep: outcome.step }) }).catch(() => undefined);
     state.emit({ type: 'run.halted', step: outcome.step, reason: outcome.reason });
-    return { ...base, status: 'halted', haltedStep: outcome.step, reason: outcome.reason };
+    const data = 'data' in outcome ? { data: outcome.data } : {};
+    return { ...base, status: 'halted', haltedStep: outcome.step, reason: outcome.reason, ...data };
   }
-  await state.checkpoint('failed', { error: errorToJSON(outcome.error), failedStep: outcome.step }).catch(() => undefined);
+  await state.checkpoint('failed', { error: errorToJSON(outcome.error), ...(outcome.step === undefined ? {} : { failedStep: outcome.step }) }).catch(() => undefined);
   state.emit({ type: 'run.failed', step: outcome.step, error: errorSummary(outcome.error) });
   return { ...base, status: 'failed', error: outcome.error, failedStep: outcome.step, validationErrors: outcome.validation };
 }
@@ -133,7 +186,7 @@ export function fromRecord(record: ExecutionRecord): RunResult {
   const base = { executionId: record.id, reactor: record.reactor, trace: [], steps: record.steps, rollbackFailures: record.rollbackFailures, replay: true };
   if (!TERMINAL_STATUSES.has(record.status)) return { ...base, status: 'running' };
   if (record.status === 'completed') return { ...base, status: 'completed', value: record.value };
-  if (record.status === 'halted') return { ...base, status: 'halted', haltedStep: record.failedStep ?? '', reason: record.haltReason ?? '' };
+  if (record.status === 'halted') return { ...base, status: 'halted', haltedStep: record.failedStep, reason: record.haltReason ?? '' };
   const error = errorFromJSON(record.error ?? { name: 'Error', message: `execution ended ${record.status}` });
   const issues = (error.details.issues as ValidationError['issues'] | undefined) ?? [];
   return { ...base, status: 'failed', error, failedStep: record.failedStep, validationErrors: issues };

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { ErrorJSON } from '../errors.js';
+import type { ErrorJSON, PrimitiveName } from '../errors.js';
 import type { Logger } from '../dsl/context.js';
 
 interface Base {
@@ -19,12 +19,19 @@ interface StepBase extends Base {
   readonly step: string;
 }
 
+interface CoordinationBase extends Base {
+  readonly primitive: PrimitiveName;
+  readonly key: string;
+  /** The declaring step; absent for a reactor-level declaration. */
+  readonly step?: string;
+}
+
 /** Every event the engine emits. Discriminated on `type`. */
 export type ReactorEvent =
   | (Base & { readonly type: 'run.started'; readonly input: unknown })
   | (Base & { readonly type: 'run.completed' })
   | (Base & { readonly type: 'run.failed'; readonly step: string | undefined; readonly error: ErrorJSON })
-  | (Base & { readonly type: 'run.halted'; readonly step: string; readonly reason: string })
+  | (Base & { readonly type: 'run.halted'; readonly step: string | undefined; readonly reason: string })
   | (Base & { readonly type: 'run.rolling_back'; readonly step: string | undefined })
   | (Base & { readonly type: 'run.replayed'; readonly idempotencyKey: string })
   | (StepBase & { readonly type: 'step.started'; readonly attempt: number })
@@ -36,7 +43,14 @@ export type ReactorEvent =
   | (StepBase & { readonly type: 'step.compensated' })
   | (StepBase & { readonly type: 'step.compensate_failed'; readonly reason: 'raised' | 'returned_failure'; readonly message: string })
   | (StepBase & { readonly type: 'step.undone' })
-  | (StepBase & { readonly type: 'step.undo_failed'; readonly reason: 'raised' | 'returned_failure'; readonly message: string });
+  | (StepBase & { readonly type: 'step.undo_failed'; readonly reason: 'raised' | 'returned_failure'; readonly message: string })
+  | (CoordinationBase & { readonly type: 'coordination.acquired'; readonly token?: string; readonly nesting?: number; readonly nonce?: number; readonly bucket?: string })
+  | (CoordinationBase & { readonly type: 'coordination.released'; readonly nesting?: number })
+  | (CoordinationBase & { readonly type: 'coordination.waiting'; readonly holder?: string })
+  | (CoordinationBase & { readonly type: 'coordination.contended'; readonly waitedMs: number; readonly holder?: string })
+  | (CoordinationBase & { readonly type: 'coordination.denied'; readonly reason: 'period' | 'rate_limited' | 'ordered_lock_chain_failed' | 'ordered_lock_stale'; readonly bucket?: string; readonly retryAfterMs?: number })
+  | (CoordinationBase & { readonly type: 'coordination.extended' })
+  | (CoordinationBase & { readonly type: 'coordination.lost' });
 
 /** The `type` of every event. */
 export type ReactorEventType = ReactorEvent['type'];

@@ -39,7 +39,7 @@ function settleChild(run: RunState, place: StepPlace, outcome: GraphOutcome): No
     return { kind: 'halt', step: outcome.step, reason: outcome.reason };
   }
   run.setStep(place.path, { status: 'failed', attempts: 1, error: errorToJSON(outcome.error) });
-  return { kind: 'failure', step: outcome.step, error: outcome.error, validation: outcome.validation, compensate: undefined };
+  return { kind: 'failure', step: outcome.step ?? place.path, error: outcome.error, validation: outcome.validation, compensate: undefined };
 }
 
 async function childInput(child: AnyReactorDefinition, raw: Record<string, unknown>, path: string): Promise<Record<string, unknown>> {

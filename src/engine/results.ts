@@ -40,8 +40,11 @@ export interface FailedRun<S = unknown> extends RunBase<S> {
 /** A step returned `halt(...)`: the run stopped, nothing was rolled back. */
 export interface HaltedRun<S = unknown> extends RunBase<S> {
   readonly status: 'halted';
-  readonly haltedStep: string;
+  /** The halting step; `undefined` when reactor-level coordination halted the run before any step (`period`, `ordered_lock_chain_failed`). */
+  readonly haltedStep: string | undefined;
   readonly reason: string;
+  /** Details of a coordination halt, e.g. `{ key, bucket }` for `period`. */
+  readonly data?: Readonly<Record<string, unknown>>;
 }
 /** An idempotent replay of an execution that is still running elsewhere. */
 export interface RunningRun<S = unknown> extends RunBase<S> {

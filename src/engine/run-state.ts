@@ -43,6 +43,8 @@ export class RunState {
   readonly maxConcurrency: number;
   readonly trace: ReactorEvent[] = [];
   readonly rollbackFailures: RollbackFailure[] = [];
+  /** The held-key registry: `lock:<key>` and `semaphore:<key>` (limit 1) this execution holds now. */
+  readonly heldKeys = new Set<string>();
   readonly #init: RunStateInit;
   readonly #steps: Record<string, StepRecord> = {};
   readonly #createdAt: number;

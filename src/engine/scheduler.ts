@@ -27,7 +27,7 @@ export interface Frame {
 export type GraphOutcome =
   | { readonly status: 'completed'; readonly value: unknown; readonly completed: readonly CompletedEntry[] }
   | { readonly status: 'halted'; readonly step: string; readonly reason: string }
-  | { readonly status: 'failed'; readonly step: string; readonly error: Error; readonly validation: readonly FieldIssue[] };
+  | { readonly status: 'failed'; readonly step: string | undefined; readonly error: Error; readonly validation: readonly FieldIssue[] };
 
 /** Executes a graph and, if it failed, compensates the failed steps and undoes completed ones, newest first. */
 export async function runFrame(run: RunState, frame: Frame): Promise<GraphOutcome> {
@@ -35,13 +35,13 @@ export async function runFrame(run: RunState, frame: Frame): Promise<GraphOutcom
   const relay = (): void => controller.abort(frame.signal.reason);
   frame.signal.addEventListener('abort', relay, { once: true });
   try {
-    const { completed, failures, halt, results } = await schedule(run, { ...frame, signal: controller.signal }, controller);
+    const { completed, failures, halt, results, interrupted } = await schedule(run, { ...frame, signal: controller.signal }, controller);
     const first = failures[0];
-    if (first) {
-      run.emit({ type: 'run.rolling_back', step: first.step, reactor: frame.def.name });
+    if (first || interrupted) {
+      run.emit({ type: 'run.rolling_back', step: first?.step, reactor: frame.def.name });
       for (const failure of failures) await failure.compensate?.();
       await undoAll(completed);
-      return { status: 'failed', step: first.step, error: first.error, validation: first.validation };
+      return first ? { status: 'failed', step: first.step, error: first.error, validation: first.validation } : { status: 'failed', step: undefined, error: interrupted!, validation: [] };
     }
     if (halt) return { status: 'halted', step: halt.step, reason: halt.reason };
     const value = frame.def.returns === undefined ? Object.fromEntries(results) : results.get(frame.def.returns);
@@ -62,10 +62,12 @@ interface Schedule {
   readonly failures: Failed[];
   readonly results: Map<string, unknown>;
   halt: { readonly step: string; readonly reason: string } | undefined;
+  /** Set when an enclosing frame aborted with an error (e.g. a lost lock): no new step starts. */
+  interrupted: Error | undefined;
 }
 
 function schedule(run: RunState, frame: Frame, controller: AbortController): Promise<Schedule> {
-  const state: Schedule = { completed: [], failures: [], results: new Map(), halt: undefined };
+  const state: Schedule = { completed: [], failures: [], results: new Map(), halt: undefined, interrupted: undefined };
   const done = new Set<string>();
   const waiting = [...frame.def.nodes];
   const limit = frame.def.maxConcurrency ?? run.maxConcurrency;
@@ -87,7 +89,9 @@ function schedule(run: RunState, frame: Frame, controller: AbortController): Pro
       pump();
     };
     const pump = (): void => {
-      const stopping = state.halt !== undefined || state.failures.length > 0;
+      const reason: unknown = frame.signal.reason;
+      if (frame.signal.aborted && reason instanceof Error && state.failures.length === 0) state.interrupted ??= reason;
+      const stopping = state.halt !== undefined || state.failures.length > 0 || state.interrupted !== undefined;
       for (let i = 0; !stopping && i < waiting.length && running < limit; ) {
         const node = waiting[i]!;
         if (!node.dependsOn.every((d) => done.has(d))) {

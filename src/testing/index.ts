@@ -8,6 +8,7 @@ import type { AnyReactorDefinition, InputOf, OutputOf, StepsOf } from '../dsl/de
 import { createEngine, type Engine, type EngineOptions, type RunOptions } from '../engine/engine.js';
 import type { ReactorEvent } from '../engine/events.js';
 import type { RunResult } from '../engine/results.js';
+import { MemoryCoordinator } from '../storage/memory/coordinator.js';
 import { MemoryStore } from '../storage/memory/store.js';
 import { ManualClock } from './clock.js';
 import { mockSteps, type StepMock } from './mocks.js';
@@ -26,6 +27,8 @@ export interface TestEngine {
   readonly engine: Engine;
   readonly clock: ManualClock;
   readonly store: MemoryStore | EngineOptions['store'];
+  /** The coordinator (a memory coordinator on the same manual clock unless given). */
+  readonly coordinator: NonNullable<EngineOptions['coordinator']>;
   /** Every event of every run, in order. */
   readonly events: readonly ReactorEvent[];
   run<R extends AnyReactorDefinition>(reactor: R, input: InputOf<R>, options?: RunOptions & { readonly mocks?: Readonly<Record<string, StepMock>> }): Promise<RunResult<OutputOf<R>, StepsOf<R>>>;
@@ -44,13 +47,15 @@ export interface TestEngine {
 export function createTestEngine(options: TestEngineOptions = {}): TestEngine {
   const clock = options.clock ?? new ManualClock();
   const store = options.store ?? new MemoryStore();
+  const coordinator = options.coordinator ?? new MemoryCoordinator({ clock });
   const events: ReactorEvent[] = [];
-  const engine = createEngine({ ...options, store, clock });
+  const engine = createEngine({ ...options, store, clock, coordinator });
   engine.subscribe((e) => events.push(e));
   return {
     engine,
     clock,
     store,
+    coordinator,
     events,
     run: (reactor, input, runOptions = {}) => {
       const { mocks, ...rest } = runOptions;

@@ -1,0 +1,112 @@
+/**
+ * Admission: takes a set of declarations in the one fixed order, waiting as declared, and
+ * returns the holds to release in reverse — or why it could not.
+ *
+ * Order: ordered gate → period fast check → lock → semaphore → rate limit → period re-check.
+ * The ordered gate comes first so a waiter holds nothing; the rate limit comes after lock and
+ * semaphore so a run that loses contention never spends a slot (docs/decisions/004).
+ *
+ * @module
+ */
+import type { CoordinationSpec } from '../dsl/coordination.js';
+import { RateLimitedError, UnknownRateLimitError } from '../errors.js';
+import { Holds } from './holds.js';
+import { takeLock, takeSemaphore } from './leases.js';
+import { enterOrdered } from './ordered.js';
+import { bucketOf } from './period.js';
+import { computeKey, type CoordinationScope } from './scope.js';
+import { waitUntil } from './wait.js';
+
+/** The outcome of an admission. On `halt` and `refused`, nothing is left held. */
+export type Admission =
+  | { readonly kind: 'admitted'; readonly holds: Holds }
+  | { readonly kind: 'halt'; readonly reason: 'period' | 'ordered_lock_chain_failed'; readonly data: Readonly<Record<string, unknown>> }
+  | { readonly kind: 'refused'; readonly error: Error };
+
+const ORDER: readonly CoordinationSpec['kind'][] = ['ordered_lock', 'period', 'lock', 'semaphore', 'rate_limit'];
+
+/** Takes every declaration in `specs` for `args`. Key functions run before anything is taken. */
+export async function admit(specs: readonly CoordinationSpec[], args: unknown, scope: CoordinationScope): Promise<Admission> {
+  const holds = new Holds();
+  if (specs.length === 0) return { kind: 'admitted', holds };
+  let keyed: { spec: CoordinationSpec; key: string }[];
+  try {
+    keyed = ORDER.flatMap((kind) => specs.filter((s) => s.kind === kind)).map((spec) => ({ spec, key: computeKey(spec, args, scope) }));
+    for (const { spec } of keyed) if (spec.kind === 'rate_limit' && spec.name !== undefined && !scope.rateLimits.has(spec.name)) throw new UnknownRateLimitError(scope.reactor, spec.name, [...scope.rateLimits.keys()]);
+  } catch (error) {
+    return { kind: 'refused', error: error as Error };
+  }
+  try {
+    for (const { spec, key } of keyed) {
+      const stop = await take(spec, key, holds, scope);
+      if (stop) {
+        await holds.release('halted');
+        return stop;
+      }
+    }
+    const period = keyed.find((k) => k.spec.kind === 'period');
+    if (period?.spec.kind === 'period' && keyed.some((k) => k.spec.kind === 'lock')) {
+      const stop = await checkPeriod(period.spec, period.key, holds, scope, false);
+      if (stop) {
+        await holds.release('halted');
+        return stop;
+      }
+    }
+    return { kind: 'admitted', holds };
+  } catch (error) {
+    await holds.release('failed').catch(() => undefined);
+    return { kind: 'refused', error: error as Error };
+  }
+}
+
+type Stop = Exclude<Admission, { kind: 'admitted' }> | undefined;
+
+async function take(spec: CoordinationSpec, key: string, holds: Holds, scope: CoordinationScope): Promise<Stop> {
+  switch (spec.kind) {
+    case 'ordered_lock':
+      return enterOrdered(spec, key, holds, scope);
+    case 'period':
+      return checkPeriod(spec, key, holds, scope, true);
+    case 'lock':
+      return takeLock(spec, key, holds, scope);
+    case 'semaphore':
+      return takeSemaphore(spec, key, holds, scope);
+    case 'rate_limit':
+      return takeRate(spec, key, scope);
+  }
+}
+
+/** Period: a marked bucket halts; on first check the marker write is registered for success. */
+async function checkPeriod(spec: Extract<CoordinationSpec, { kind: 'period' }>, key: string, holds: Holds, scope: CoordinationScope, first: boolean): Promise<Stop> {
+  const bucket = bucketOf(spec.every, await scope.coordinator.time());
+  if (await scope.coordinator.periodIsMarked(key, bucket.id)) {
+    scope.emit({ type: 'coordination.denied', primitive: 'period', key, reason: 'period', bucket: bucket.id });
+    return { kind: 'halt', reason: 'period', data: { key, bucket: bucket.id } };
+  }
+  if (first) {
+    holds.push(async (outcome) => {
+      if (outcome !== 'completed') return;
+      await scope.coordinator.periodMark({ key, bucket: bucket.id, ttlMs: bucket.remainingMs + 60_000 });
+      scope.emit({ type: 'coordination.acquired', primitive: 'period', key, bucket: bucket.id });
+    });
+  }
+  return undefined;
+}
+
+async function takeRate(spec: Extract<CoordinationSpec, { kind: 'rate_limit' }>, key: string, scope: CoordinationScope): Promise<Stop> {
+  const windows = (spec.name === undefined ? spec.windows : scope.rateLimits.get(spec.name)!).map((w) => ({ key, limit: w.limit, periodMs: w.periodMs }));
+  let refusal: { window: { limit: number; periodMs: number }; count: number; retryAfterMs: number } | undefined;
+  const outcome = await waitUntil(scope, { kind: 'rate', key, waitMs: spec.waitMs }, async () => {
+    const r = await scope.coordinator.rateTake({ windows, id: scope.startId });
+    if (r.allowed) return { done: true, value: true };
+    refusal = r;
+    return { done: false, retryAfterMs: r.retryAfterMs };
+  });
+  if ('value' in outcome) {
+    scope.emit({ type: 'coordination.acquired', primitive: 'rate_limit', key });
+    return undefined;
+  }
+  const r = refusal!;
+  scope.emit({ type: 'coordination.denied', primitive: 'rate_limit', key, reason: 'rate_limited', retryAfterMs: r.retryAfterMs });
+  throw new RateLimitedError({ reactor: scope.reactor, step: scope.step, key, limit: r.window.limit, periodMs: r.window.periodMs, count: r.count, retryAfterMs: r.retryAfterMs });
+}

@@ -1,0 +1,71 @@
+import type { CoordinationScope } from './scope.js';
+
+/** How the guarded work ended: decides period marks and ordered-lock failure records. */
+export type WorkOutcome = 'completed' | 'failed' | 'halted';
+
+type Release = (outcome: WorkOutcome) => Promise<void>;
+
+/**
+ * What one admission took, as a stack: released in reverse order of acquisition, on every
+ * outcome, exactly once. Keep-alive timers (lock/semaphore renewal, ordered heartbeat) run on
+ * real timers — liveness, not semantics — and stop at release.
+ */
+export class Holds {
+  readonly #releases: Release[] = [];
+  readonly #timers: NodeJS.Timeout[] = [];
+  #released = false;
+
+  /** Registers what to do at release. */
+  push(release: Release): void {
+    this.#releases.push(release);
+  }
+
+  /** Runs `tick` every `everyMs` until release; a tick that throws is ignored (the next one retries). */
+  keepAlive(everyMs: number, tick: () => Promise<void>): void {
+    let busy = false;
+    const timer = setInterval(() => {
+      if (busy) return;
+      busy = true;
+      tick()
+        .catch(() => undefined)
+        .finally(() => (busy = false));
+    }, Math.max(10, everyMs));
+    timer.unref();
+    this.#timers.push(timer);
+  }
+
+  /** Releases everything, newest first. Errors are collected and rethrown after all ran. */
+  async release(outcome: WorkOutcome): Promise<void> {
+    if (this.#released) return;
+    this.#released = true;
+    for (const timer of this.#timers) clearInterval(timer);
+    const errors: unknown[] = [];
+    for (let i = this.#releases.length - 1; i >= 0; i--) {
+      try {
+        await this.#releases[i]!(outcome);
+      } catch (error) {
+        errors.push(error);
+      }
+    }
+    if (errors.length > 0) throw errors[0];
+  }
+}
+
+/** A no-op hold set for work that declares nothing. */
+export function emptyHolds(): Holds {
+  return new Holds();
+}
+
+/** Keeps a lock or semaphore alive; reports the loss once. */
+export function keepLease(holds: Holds, scope: CoordinationScope, primitive: 'lock' | 'semaphore', key: string, ttlMs: number): void {
+  let lost = false;
+  holds.keepAlive(ttlMs / 3, async () => {
+    if (lost) return;
+    const owner = scope.holder.owner;
+    const ok = primitive === 'lock' ? await scope.coordinator.lockExtend(key, owner, ttlMs) : await scope.coordinator.semaphoreExtend(key, owner, ttlMs);
+    if (ok) return scope.emit({ type: 'coordination.extended', primitive, key });
+    lost = true;
+    scope.emit({ type: 'coordination.lost', primitive, key });
+    scope.onLost(primitive, key);
+  });
+}

@@ -1,0 +1,32 @@
+import type { PrimitiveKind } from '../engine/ports/coordinator.js';
+import type { CoordinationScope } from './scope.js';
+
+/** One try at taking something: done with a value, or busy (optionally with a hint when to retry). */
+export type Attempt<T> = { readonly done: true; readonly value: T } | { readonly done: false; readonly retryAfterMs?: number; readonly holder?: string };
+
+/** Longest sleep between tries when no release notification arrives (a releaser may have died). */
+const MAX_POLL_MS = 1_000;
+
+/**
+ * Tries until done or until `waitMs` has passed, sleeping on the key's release notification
+ * (with a timed fallback) between tries. Never a busy loop. Returns `undefined` on timeout,
+ * with the last holder seen.
+ */
+export async function waitUntil<T>(
+  scope: CoordinationScope,
+  target: { readonly kind: PrimitiveKind; readonly key: string; readonly waitMs: number },
+  attempt: () => Promise<Attempt<T>>,
+): Promise<{ readonly value: T } | { readonly timedOut: true; readonly waitedMs: number; readonly holder?: string | undefined }> {
+  const start = scope.clock.now();
+  let poll = 25;
+  for (;;) {
+    const result = await attempt();
+    if (result.done) return { value: result.value };
+    const waited = scope.clock.now() - start;
+    const remaining = target.waitMs - waited;
+    if (remaining <= 0) return { timedOut: true, waitedMs: waited, holder: result.holder };
+    const hint = result.retryAfterMs === undefined ? poll : Math.max(1, Math.min(result.retryAfterMs, poll));
+    await scope.coordinator.waitForChange(target.kind, target.key, Math.min(remaining, hint));
+    poll = Math.min(poll * 2, MAX_POLL_MS);
+  }
+}

@@ -1,0 +1,160 @@
+/**
+ * Coordination declarations: the five primitives as frozen, validated data. The same words
+ * serve reactors now and steps later (`withLock`, `withSemaphore`, `withRateLimit`,
+ * `withPeriod`, `withOrderedLock`).
+ *
+ * @module
+ */
+import { DefinitionError } from '../errors.js';
+import { parseDuration, type Duration } from './duration.js';
+
+/** Computes a coordination key from validated arguments (for a reactor: its input). */
+export type KeyFn<A> = (args: A) => string;
+
+/** `withLock`: one holder at a time per key, re-entrant for the same execution. */
+export interface LockOptions<A> {
+  readonly key: KeyFn<A>;
+  /** How long a hold lives without renewal; renewed every ttl/3 while held. Default `'30s'`. */
+  readonly ttl?: Duration;
+  /** How long an in-process caller waits for the key before failing. Default `'10s'`. */
+  readonly wait?: Duration;
+}
+/** `withSemaphore`: at most `limit` holders per key, each a lease that expires on its own. */
+export interface SemaphoreOptions<A> extends LockOptions<A> {
+  readonly limit: number;
+}
+/** One window of a rate limit: at most `limit` starts in any window of length `per`. */
+export interface RateWindowOptions {
+  readonly limit: number;
+  readonly per: Duration;
+}
+/** `withRateLimit`: exact sliding windows, all checked and charged together. */
+export type RateLimitOptions<A> =
+  | ({ readonly key: KeyFn<A>; readonly wait?: Duration } & (RateWindowOptions | { readonly windows: readonly RateWindowOptions[] }))
+  | { readonly name: string; readonly key?: KeyFn<A>; readonly wait?: Duration };
+/** Calendar buckets are UTC; `{ seconds }` buckets are fixed-length from the epoch. */
+export type PeriodEvery = 'minute' | 'hour' | 'day' | 'week' | 'month' | 'year' | { readonly seconds: number };
+/** `withPeriod`: at most one successful run per key per bucket. */
+export interface PeriodOptions<A> {
+  readonly key: KeyFn<A>;
+  readonly every: PeriodEvery;
+}
+/** `withOrderedLock`: runs pass in the order they were accepted (their position), one at a time. */
+export interface OrderedLockOptions<A> {
+  readonly key: KeyFn<A>;
+  /** A blocker that shows no sign of life for this long is passed over. Default `'5m'`. */
+  readonly poisonTimeout?: Duration;
+  /** After a failure, later positions of the batch halt with `ordered_lock_chain_failed`. Default false. */
+  readonly strict?: boolean;
+  /** How long an in-process caller waits for its turn. Default `'30s'`. */
+  readonly wait?: Duration;
+}
+
+type UntypedKey = (args: never) => unknown;
+/** A validated declaration. */
+export type CoordinationSpec =
+  | { readonly kind: 'lock'; readonly key: UntypedKey; readonly ttlMs: number; readonly waitMs: number }
+  | { readonly kind: 'semaphore'; readonly key: UntypedKey; readonly limit: number; readonly ttlMs: number; readonly waitMs: number }
+  | { readonly kind: 'rate_limit'; readonly key: UntypedKey | undefined; readonly name: string | undefined; readonly windows: readonly { readonly limit: number; readonly periodMs: number }[]; readonly waitMs: number }
+  | { readonly kind: 'period'; readonly key: UntypedKey; readonly every: PeriodEvery }
+  | { readonly kind: 'ordered_lock'; readonly key: UntypedKey; readonly poisonMs: number; readonly strict: boolean; readonly waitMs: number };
+
+/** The kinds, in the fixed acquisition order of the checks that take something. */
+export type CoordinationKind = CoordinationSpec['kind'];
+
+const CALENDAR = new Set(['minute', 'hour', 'day', 'week', 'month', 'year']);
+
+interface Where {
+  readonly reactor: string;
+  readonly step?: string | undefined;
+}
+
+function fail(where: Where, message: string): never {
+  const prefix = where.step === undefined ? `reactor "${where.reactor}"` : `reactor "${where.reactor}", step "${where.step}"`;
+  throw new DefinitionError(`${prefix}: ${message}`, where.reactor, where.step);
+}
+
+function duration(where: Where, what: string, value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  return parseDuration(value) ?? fail(where, `${what} is not a duration (got ${JSON.stringify(value)}); use milliseconds or '500ms', '30s', '5m', '1h', '1d'`);
+}
+
+function keyFn(where: Where, kind: string, key: unknown): UntypedKey {
+  if (typeof key !== 'function') fail(where, `${kind} needs a key function, e.g. key: (input) => \`account:\${input.accountId}\``);
+  return key as UntypedKey;
+}
+
+function positiveInt(where: Where, what: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) fail(where, `${what} must be an integer >= 1 (got ${JSON.stringify(value)})`);
+  return value;
+}
+
+function positiveDuration(where: Where, what: string, value: unknown, fallback: number): number {
+  const ms = duration(where, what, value, fallback);
+  if (ms <= 0) fail(where, `${what} must be longer than 0`);
+  return ms;
+}
+
+/** Validates `withLock` options. */
+export function lockSpec(where: Where, options: LockOptions<never>): CoordinationSpec {
+  return { kind: 'lock', key: keyFn(where, 'withLock', options?.key), ttlMs: positiveDuration(where, 'withLock ttl', options.ttl, 30_000), waitMs: duration(where, 'withLock wait', options.wait, 10_000) };
+}
+
+/** Validates `withSemaphore` options. */
+export function semaphoreSpec(where: Where, options: SemaphoreOptions<never>): CoordinationSpec {
+  return {
+    kind: 'semaphore',
+    key: keyFn(where, 'withSemaphore', options?.key),
+    limit: positiveInt(where, 'withSemaphore limit', options.limit),
+    ttlMs: positiveDuration(where, 'withSemaphore ttl', options.ttl, 30_000),
+    waitMs: duration(where, 'withSemaphore wait', options.wait, 10_000),
+  };
+}
+
+/** Validates `withRateLimit` options (named, single window, or several windows). */
+export function rateLimitSpec(where: Where, options: RateLimitOptions<never>): CoordinationSpec {
+  const o = options as Partial<{ key: unknown; name: unknown; limit: unknown; per: unknown; windows: unknown; wait: unknown }>;
+  const waitMs = duration(where, 'withRateLimit wait', o.wait, 0);
+  if (o.name !== undefined) {
+    if (typeof o.name !== 'string' || o.name.length === 0) fail(where, 'withRateLimit name must be a non-empty string');
+    if (o.limit !== undefined || o.per !== undefined || o.windows !== undefined) fail(where, `withRateLimit "${o.name}": a named limit takes its windows from its registration; remove limit/per/windows`);
+    return { kind: 'rate_limit', key: o.key === undefined ? undefined : keyFn(where, 'withRateLimit', o.key), name: o.name, windows: [], waitMs };
+  }
+  if (o.windows !== undefined && (o.limit !== undefined || o.per !== undefined)) fail(where, 'withRateLimit takes either limit/per or windows, not both');
+  const raw = o.windows ?? [{ limit: o.limit, per: o.per }];
+  if (!Array.isArray(raw) || raw.length === 0) fail(where, 'withRateLimit windows must be a non-empty array');
+  return { kind: 'rate_limit', key: keyFn(where, 'withRateLimit', o.key), name: undefined, windows: compileWindows(where, raw as RateWindowOptions[]), waitMs };
+}
+
+/** Validates rate windows (also used when registering named limits). */
+export function compileWindows(where: Where, windows: readonly RateWindowOptions[]): readonly { readonly limit: number; readonly periodMs: number }[] {
+  return windows.map((w) => {
+    if (w?.per === undefined) fail(where, 'a rate limit window needs per (e.g. per: \'1m\')');
+    return { limit: positiveInt(where, 'rate limit', w.limit), periodMs: positiveDuration(where, 'rate limit per', w.per, 0) };
+  });
+}
+
+/** Validates `withPeriod` options. */
+export function periodSpec(where: Where, options: PeriodOptions<never>): CoordinationSpec {
+  const every = options?.every as unknown;
+  const ok = (typeof every === 'string' && CALENDAR.has(every)) || (typeof every === 'object' && every !== null && Number.isInteger((every as { seconds?: unknown }).seconds) && (every as { seconds: number }).seconds > 0);
+  if (!ok) fail(where, `withPeriod every must be 'minute', 'hour', 'day', 'week', 'month', 'year' or { seconds: n } (got ${JSON.stringify(every)})`);
+  return { kind: 'period', key: keyFn(where, 'withPeriod', options.key), every: every as PeriodEvery };
+}
+
+/** Validates `withOrderedLock` options. */
+export function orderedLockSpec(where: Where, options: OrderedLockOptions<never>): CoordinationSpec {
+  if (options?.strict !== undefined && typeof options.strict !== 'boolean') fail(where, 'withOrderedLock strict must be a boolean');
+  return {
+    kind: 'ordered_lock',
+    key: keyFn(where, 'withOrderedLock', options?.key),
+    poisonMs: positiveDuration(where, 'withOrderedLock poisonTimeout', options.poisonTimeout, 300_000),
+    strict: options.strict ?? false,
+    waitMs: duration(where, 'withOrderedLock wait', options.wait, 30_000),
+  };
+}
+
+/** Replaces the declaration of the same kind (a redeclaration overrides), keeping the others. */
+export function withSpec(specs: readonly CoordinationSpec[], spec: CoordinationSpec): readonly CoordinationSpec[] {
+  return Object.freeze([...specs.filter((s) => s.kind !== spec.kind), Object.freeze(spec)]);
+}
