@@ -83,11 +83,11 @@ export class RedisCoordinator implements Coordinator {
     return { acquired: false, holder: toHolder(reply.holder), ttlMs: reply.ttlMs };
   }
 
-  lockRelease(key: string, owner: string): Promise<LockReleaseResult> {
+  async lockRelease(key: string, owner: string): Promise<LockReleaseResult> {
     return this.#run(scripts.lockRelease, [this.keys.lock(key)], [owner, this.keys.lockChannel(key)]);
   }
 
-  lockExtend(key: string, owner: string, ttlMs: number): Promise<boolean> {
+  async lockExtend(key: string, owner: string, ttlMs: number): Promise<boolean> {
     assertPositiveInteger('ttlMs', ttlMs);
     return this.#run(scripts.lockExtend, [this.keys.lock(key)], [owner, ttlMs]);
   }
@@ -100,17 +100,17 @@ export class RedisCoordinator implements Coordinator {
 
   // ── Semaphore ──
 
-  semaphoreAcquire(request: SemaphoreAcquireRequest): Promise<SemaphoreAcquireResult> {
+  async semaphoreAcquire(request: SemaphoreAcquireRequest): Promise<SemaphoreAcquireResult> {
     assertPositiveInteger('ttlMs', request.ttlMs);
     assertInteger('limit', request.limit, 0);
     return this.#run(scripts.semaphoreAcquire, this.#semaphoreKeys(request.key), [request.holder.owner, request.limit, request.ttlMs, JSON.stringify(request.holder)]);
   }
 
-  semaphoreRelease(key: string, owner: string): Promise<{ readonly released: boolean; readonly nesting: number }> {
+  async semaphoreRelease(key: string, owner: string): Promise<{ readonly released: boolean; readonly nesting: number }> {
     return this.#run(scripts.semaphoreRelease, this.#semaphoreKeys(key), [owner, this.keys.semaphoreChannel(key)]);
   }
 
-  semaphoreExtend(key: string, owner: string, ttlMs: number): Promise<boolean> {
+  async semaphoreExtend(key: string, owner: string, ttlMs: number): Promise<boolean> {
     assertPositiveInteger('ttlMs', ttlMs);
     return this.#run(scripts.semaphoreExtend, this.#semaphoreKeys(key), [owner, ttlMs]);
   }
@@ -154,7 +154,7 @@ export class RedisCoordinator implements Coordinator {
     return (await runCommand('period-is-marked', () => this.redis.exists(this.keys.period(key, bucket)))) === 1;
   }
 
-  periodMark(request: PeriodMarkRequest): Promise<boolean> {
+  async periodMark(request: PeriodMarkRequest): Promise<boolean> {
     assertPositiveInteger('ttlMs', request.ttlMs);
     return this.#run(scripts.periodMark, [this.keys.period(request.key, request.bucket)], [request.ttlMs]);
   }
@@ -171,7 +171,7 @@ export class RedisCoordinator implements Coordinator {
     return { key, nonce: reply.nonce, epoch: reply.epoch };
   }
 
-  orderedEnter(request: OrderedEnterRequest): Promise<OrderedEnterResult> {
+  async orderedEnter(request: OrderedEnterRequest): Promise<OrderedEnterResult> {
     assertInteger('poisonMs', request.poisonMs, 0);
     return this.#run(scripts.orderedEnter, [this.keys.ordered(request.key)], [
       request.nonce,
@@ -183,7 +183,7 @@ export class RedisCoordinator implements Coordinator {
     ]);
   }
 
-  orderedHeartbeat(ticket: OrderedTicket): Promise<boolean> {
+  async orderedHeartbeat(ticket: OrderedTicket): Promise<boolean> {
     return this.#run(scripts.orderedHeartbeat, [this.keys.ordered(ticket.key)], [ticket.nonce, ticket.epoch]);
   }
 

@@ -61,6 +61,8 @@ export const COORDINATION_CONNECTION_OPTIONS = Object.freeze({
 export function createRedisBackend(options: RedisBackendOptions = {}): RedisBackend {
   const owned = options.redis === undefined;
   const redis = options.redis ?? (options.url === undefined ? new Redis(COORDINATION_CONNECTION_OPTIONS) : new Redis(options.url, COORDINATION_CONNECTION_OPTIONS));
+  // Calls report their own failures; without a listener ioredis would also log every reconnect error.
+  if (owned) redis.on('error', () => undefined);
   const keys = new RedisKeys(options.prefix);
   const coordinator = new RedisCoordinator({ redis, keys });
   const store = new RedisStore({
