@@ -27,7 +27,7 @@ const ORDER: readonly CoordinationSpec['kind'][] = ['ordered_lock', 'period', 'l
 
 /** Takes every declaration in `specs` for `args`. Key functions run before anything is taken. */
 export async function admit(specs: readonly CoordinationSpec[], args: unknown, scope: CoordinationScope): Promise<Admission> {
-  const holds = new Holds();
+  const holds = new Holds(scope.clock);
   if (specs.length === 0) return { kind: 'admitted', holds };
   let keyed: { spec: CoordinationSpec; key: string }[];
   try {

@@ -1,3 +1,4 @@
+import type { Clock } from '../engine/ports/clock.js';
 import type { CoordinationScope } from './scope.js';
 
 /** How the guarded work ended: decides period marks and ordered-lock failure records. */
@@ -8,37 +9,37 @@ type Release = (outcome: WorkOutcome) => Promise<void>;
 /**
  * What one admission took, as a stack: released in reverse order of acquisition, on every
  * outcome, exactly once. Keep-alive timers (lock/semaphore renewal, ordered heartbeat) run on
- * real timers — liveness, not semantics — and stop at release.
+ * the clock's `every` and stop at release.
  */
 export class Holds {
   readonly #releases: Release[] = [];
-  readonly #timers: NodeJS.Timeout[] = [];
+  readonly #timers: (() => void)[] = [];
+  readonly #clock: Clock;
   #released = false;
+
+  constructor(clock: Clock) {
+    this.#clock = clock;
+  }
 
   /** Registers what to do at release. */
   push(release: Release): void {
     this.#releases.push(release);
   }
 
-  /** Runs `tick` every `everyMs` until release; a tick that throws is ignored (the next one retries). */
+  /**
+   * Runs `tick` every `everyMs` until release; a tick that rejects is ignored (the next one
+   * retries). Ticks may overlap on a slow backend: renewals are idempotent.
+   */
   keepAlive(everyMs: number, tick: () => Promise<void>): void {
-    let busy = false;
-    const timer = setInterval(() => {
-      if (busy) return;
-      busy = true;
-      tick()
-        .catch(() => undefined)
-        .finally(() => (busy = false));
-    }, Math.max(10, everyMs));
-    timer.unref();
-    this.#timers.push(timer);
+    const stop = this.#clock.every(Math.max(10, everyMs), () => void tick().catch(() => undefined));
+    this.#timers.push(stop);
   }
 
   /** Releases everything, newest first. Errors are collected and rethrown after all ran. */
   async release(outcome: WorkOutcome): Promise<void> {
     if (this.#released) return;
     this.#released = true;
-    for (const timer of this.#timers) clearInterval(timer);
+    for (const stop of this.#timers) stop();
     const errors: unknown[] = [];
     for (let i = this.#releases.length - 1; i >= 0; i--) {
       try {
@@ -49,11 +50,6 @@ export class Holds {
     }
     if (errors.length > 0) throw errors[0];
   }
-}
-
-/** A no-op hold set for work that declares nothing. */
-export function emptyHolds(): Holds {
-  return new Holds();
 }
 
 /** Keeps a lock or semaphore alive; reports the loss once. */

@@ -1,8 +1,10 @@
 import type { Clock } from '../engine/ports/clock.js';
 
 interface Timer {
-  readonly due: number;
+  due: number;
   readonly resolve: () => void;
+  /** Set for periodic timers (`every`). */
+  readonly interval?: number;
 }
 
 /** Options of {@link ManualClock}. */
@@ -66,21 +68,35 @@ export class ManualClock implements Clock {
     });
   }
 
-  /** Moves time forward by `ms`, resolving every sleeper due by then, earliest first. */
+  every(ms: number, fn: () => void): () => void {
+    const timer: Timer = { due: this.#now + ms, resolve: fn, interval: Math.max(1, ms) };
+    this.#timers.push(timer);
+    return () => {
+      this.#timers = this.#timers.filter((t) => t !== timer);
+    };
+  }
+
+  /** Moves time forward by `ms`, firing every timer due by then in time order (time stands at each one as it fires). */
   advance(ms: number): void {
     this.set(this.#now + ms);
   }
 
-  /** Sets the time (never backwards), resolving every sleeper due by then. */
+  /** Sets the time (never backwards), firing every timer due by then, earliest first. */
   set(time: number): void {
-    this.#now = Math.max(this.#now, time);
-    const due = this.#timers.filter((t) => t.due <= this.#now).sort((a, b) => a.due - b.due);
-    this.#timers = this.#timers.filter((t) => t.due > this.#now);
-    for (const t of due) t.resolve();
+    const target = Math.max(this.#now, time);
+    for (;;) {
+      const next = this.#timers.filter((t) => t.due <= target).sort((a, b) => a.due - b.due)[0];
+      if (!next) break;
+      this.#now = Math.max(this.#now, next.due);
+      if (next.interval === undefined) this.#timers = this.#timers.filter((t) => t !== next);
+      else next.due += next.interval;
+      next.resolve();
+    }
+    this.#now = target;
   }
 
-  /** Sleepers still waiting (manual mode). */
+  /** Sleepers still waiting (manual mode), periodic timers excluded. */
   get pending(): number {
-    return this.#timers.length;
+    return this.#timers.filter((t) => t.interval === undefined).length;
   }
 }

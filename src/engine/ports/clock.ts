@@ -4,6 +4,8 @@ export interface Clock {
   now(): number;
   /** Resolves after `ms` (or at once when `signal` aborts). A manual clock advances virtual time. */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  /** Calls `fn` every `ms` until the returned function is called (keep-alive timers). */
+  every(ms: number, fn: () => void): () => void;
 }
 
 /** Identifiers for executions and holders. */
@@ -26,6 +28,11 @@ export const systemClock: Clock = Object.freeze({
       }
       signal?.addEventListener('abort', done, { once: true });
     }),
+  every: (ms: number, fn: () => void) => {
+    const timer = setInterval(fn, ms);
+    timer.unref();
+    return () => clearInterval(timer);
+  },
 });
 
 /** Random, sortable-enough ids: a time prefix plus random bytes. */
