@@ -33,7 +33,7 @@ export class RedisKeys {
 
   /** Lock hash: owner, token, nesting and holder info; TTL = the lease. */
   lock(key: string): string {
-    return `${this.tag('lock', key)}`;
+    return this.tag('lock', key);
   }
   /** Last fencing token handed out for the key; no TTL. */
   lockFence(key: string): string {
