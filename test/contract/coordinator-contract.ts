@@ -107,10 +107,10 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
 
       it('refreshes the TTL on re-entry', async () => {
         const k = key('lock');
-        await c.lockAcquire({ key: k, holder: holder('a'), ttlMs: 200 });
-        await harness.advance(150);
         await c.lockAcquire({ key: k, holder: holder('a'), ttlMs: 300 });
-        await harness.advance(100); // past the first TTL, inside the re-entry's
+        await harness.advance(150);
+        await c.lockAcquire({ key: k, holder: holder('a'), ttlMs: 400 });
+        await harness.advance(200); // past the first TTL, inside the re-entry's
         expect(await c.lockState(k)).toMatchObject({ holder: { owner: 'a' }, nesting: 2 });
       });
 
@@ -253,10 +253,10 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
 
       it('refreshes the lease on re-entry', async () => {
         const k = key('sem');
-        await c.semaphoreAcquire({ key: k, holder: holder('a'), limit: 1, ttlMs: 200 });
-        await harness.advance(150);
         await c.semaphoreAcquire({ key: k, holder: holder('a'), limit: 1, ttlMs: 300 });
-        await harness.advance(100); // past the first lease, inside the re-entry's
+        await harness.advance(150);
+        await c.semaphoreAcquire({ key: k, holder: holder('a'), limit: 1, ttlMs: 400 });
+        await harness.advance(200); // past the first lease, inside the re-entry's
         expect((await c.semaphoreState(k, 1)).holders).toMatchObject([{ holder: { owner: 'a' }, nesting: 2 }]);
         expect((await c.semaphoreAcquire({ key: k, holder: holder('b'), limit: 1, ttlMs: 300 })).acquired).toBe(false);
       });
@@ -584,12 +584,12 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
       it('counts a waiting position as alive when its turn comes', async () => {
         const k = key('ord');
         const [, t2, t3] = (await tickets(k, 3)) as [OrderedTicket, OrderedTicket, OrderedTicket];
-        await harness.advance(150);
-        expect(await enter(t2, { poisonMs: 200 })).toEqual({ outcome: 'wait', head: 1 });
-        await harness.advance(100); // position 1 is dead; position 2 waited 100 ms ago
-        expect(await enter(t3, { poisonMs: 200 })).toEqual({ outcome: 'wait', head: 2 });
+        await harness.advance(200);
+        expect(await enter(t2, { poisonMs: 400 })).toEqual({ outcome: 'wait', head: 1 });
+        await harness.advance(300); // position 1 is dead; position 2 waited 300 ms ago
+        expect(await enter(t3, { poisonMs: 400 })).toEqual({ outcome: 'wait', head: 2 });
         expect(await c.orderedState(k)).toMatchObject({ lastCompleted: 1 });
-        expect(await enter(t2, { poisonMs: 200 })).toEqual({ outcome: 'entered' });
+        expect(await enter(t2, { poisonMs: 400 })).toEqual({ outcome: 'entered' });
       });
 
       it('never passes over a slow head that keeps heartbeating', async () => {
