@@ -2,7 +2,7 @@
  * RedisCoordinator beyond the shared contract: concurrency on one key, key layout (hash tags,
  * escaping), holder info, pub/sub wake-ups and subscription bookkeeping, and input checks.
  */
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Coordinator, HolderInfo } from '../../src/engine/ports/coordinator.js';
 import { createRedisBackend, RedisCoordinator, RedisKeys, type RedisBackend } from '../../src/storage/redis/index.js';
