@@ -249,10 +249,13 @@ export class MemoryCoordinator implements Coordinator {
       const retryAfterMs = oldest === undefined ? window.periodMs : oldest.at + window.periodMs - now;
       return { allowed: false, window, count: starts.length, retryAfterMs };
     }
+    // One log of starts per key; several windows on one key are views of it, so a start is logged once per key.
+    const charged = new Set<string>();
     for (const window of request.windows) {
       const log = this.#rates.get(window.key) ?? { periodMs: window.periodMs, starts: [] };
       log.periodMs = Math.max(log.periodMs, window.periodMs);
-      log.starts.push({ id: request.id, at: now });
+      if (!charged.has(window.key)) log.starts.push({ id: request.id, at: now });
+      charged.add(window.key);
       this.#rates.set(window.key, log);
     }
     return { allowed: true };

@@ -1,0 +1,70 @@
+import { Redis } from 'ioredis';
+import { createEngine, MemoryCoordinator, MemoryStore, systemClock, type Coordinator, type Engine, type EngineOptions, type ReactorEvent, type Store } from '../../src/index.js';
+import { createRedisBackend } from '../../src/storage/redis/index.js';
+import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
+
+/** One backend under test: engines over it, direct coordinator access, and a way to let time pass. */
+export interface Backend {
+  readonly name: string;
+  readonly coordinator: Coordinator;
+  readonly store: Store;
+  /** A fresh engine over this backend, recording its events. */
+  engine(options?: Partial<EngineOptions>): { engine: Engine; events: ReactorEvent[] };
+  /** Lets `ms` of backend time pass (virtual on memory, real on Redis). */
+  pass(ms: number): Promise<void>;
+  /** A key unique to this test run. */
+  key(name: string): string;
+  close(): Promise<void>;
+}
+
+let counter = 0;
+const unique = (name: string): string => `${name}:${process.pid}:${++counter}:${Math.random().toString(36).slice(2, 8)}`;
+
+function engineFactory(base: Pick<EngineOptions, 'store' | 'coordinator' | 'clock'>) {
+  return (options: Partial<EngineOptions> = {}) => {
+    const events: ReactorEvent[] = [];
+    const engine = createEngine({ ...base, ...options });
+    engine.subscribe((e) => events.push(e));
+    return { engine, events };
+  };
+}
+
+/**
+ * The memory backend on the system clock: these scenarios mix backend time with real events
+ * (a step waiting on a gate while others wait for their turn), so they run in real time, as on
+ * Redis, with short durations. Virtual-time tests of the same rules live in `memory-clock.test.ts`.
+ */
+export async function memoryBackend(): Promise<Backend> {
+  const clock = systemClock;
+  const coordinator = new MemoryCoordinator({ clock });
+  const store = new MemoryStore();
+  return {
+    name: 'memory',
+    coordinator,
+    store,
+    engine: engineFactory({ store, coordinator, clock }),
+    pass: (ms) => new Promise((resolve) => setTimeout(resolve, ms + 5)),
+    key: unique,
+    close: async () => undefined,
+  };
+}
+
+/** The Redis backend over a throwaway redis-server. */
+export async function redisBackend(): Promise<Backend & { readonly server: RedisServerHandle; readonly redis: Redis }> {
+  const server = await startRedisServer();
+  const backend = createRedisBackend({ url: server.url, prefix: `t${process.pid}` });
+  return {
+    name: 'redis',
+    server,
+    redis: backend.redis,
+    coordinator: backend.coordinator,
+    store: backend.store,
+    engine: engineFactory({ store: backend.store, coordinator: backend.coordinator }),
+    pass: (ms) => new Promise((resolve) => setTimeout(resolve, ms + 20)),
+    key: unique,
+    close: async () => {
+      await backend.close();
+      await server.dispose();
+    },
+  };
+}
