@@ -7,7 +7,7 @@
 import type { Logger } from '../dsl/context.js';
 import { validateContract } from '../dsl/contract.js';
 import type { AnyReactorDefinition, InputOf, OutputOf, StepsOf } from '../dsl/definition.js';
-import { compileWindows, type RateWindowOptions } from '../dsl/coordination.js';
+import { compileWindows, type CoordinationSpec, type RateWindowOptions } from '../dsl/coordination.js';
 import { admit } from '../coordination/admit.js';
 import type { Holds } from '../coordination/holds.js';
 import type { CoordinationScope } from '../coordination/scope.js';
@@ -18,7 +18,7 @@ import { randomIds, systemClock, type Clock, type Ids } from './ports/clock.js';
 import type { Coordinator } from './ports/coordinator.js';
 import { TERMINAL_STATUSES, type ExecutionRecord, type Store } from './ports/store.js';
 import type { RunResult } from './results.js';
-import { errorSummary, RunState, type EventDraft } from './run-state.js';
+import { errorSummary, RunState, type Admit, type EventDraft } from './run-state.js';
 import { runFrame, type GraphOutcome } from './scheduler.js';
 
 /** Options of {@link createEngine}. */
@@ -84,8 +84,10 @@ export function createEngine(options: EngineOptions): Engine {
       const claim = await options.store.claimIdempotency(reactor.name, key, executionId);
       if (!claim.claimed) return replay(claim.executionId);
     }
-    const state = new RunState({ ...deps, executionId, rootExecutionId: executionId, reactor: reactor.name, contract: reactor.contract, input: validated.value, idempotencyKey: key });
-    const promise = execute(state, reactor, coordination);
+    let state: RunState | undefined = undefined;
+    const admitFn: Admit = (specs, args, where) => admitWork(state!, coordination, specs, args, where);
+    state = new RunState({ ...deps, executionId, rootExecutionId: executionId, reactor: reactor.name, contract: reactor.contract, input: validated.value, idempotencyKey: key, admit: admitFn });
+    const promise = execute(state, reactor);
     inflight.set(executionId, promise);
     try {
       return await promise;
@@ -114,12 +116,12 @@ interface CoordinationDeps {
   readonly rateLimits: CoordinationScope['rateLimits'];
 }
 
-async function execute(state: RunState, reactor: AnyReactorDefinition, deps: CoordinationDeps): Promise<RunResult> {
+async function execute(state: RunState, reactor: AnyReactorDefinition): Promise<RunResult> {
   state.emit({ type: 'run.started', input: state.redactedInput });
   const root = new AbortController();
   let holds: Holds | undefined;
   if (reactor.coordination.length > 0) {
-    const admission = await admitRun(state, reactor, deps, root);
+    const admission = await state.admit(reactor.coordination, state.input, { reactor: reactor.name, abort: root });
     if (admission.kind === 'refused') return finish(state, { status: 'failed', step: undefined, error: admission.error, validation: [] });
     if (admission.kind === 'halt') return finish(state, { status: 'halted', step: undefined, reason: admission.reason, data: admission.data });
     holds = admission.holds;
@@ -136,22 +138,23 @@ async function execute(state: RunState, reactor: AnyReactorDefinition, deps: Coo
   return finish(state, outcome);
 }
 
-function admitRun(state: RunState, reactor: AnyReactorDefinition, deps: CoordinationDeps, root: AbortController): ReturnType<typeof admit> {
+function admitWork(state: RunState, deps: CoordinationDeps, specs: readonly CoordinationSpec[], args: unknown, where: Parameters<Admit>[2]): ReturnType<typeof admit> {
   if (!deps.coordinator) {
-    const error = new ReactorError('coordinator_missing', `reactor "${reactor.name}" declares coordination but the engine has no coordinator; pass createEngine({ coordinator })`);
+    const error = new ReactorError('coordinator_missing', `reactor "${where.reactor}" declares coordination but the engine has no coordinator; pass createEngine({ coordinator })`);
     return Promise.resolve({ kind: 'refused', error });
   }
-  return admit(reactor.coordination, state.input, {
+  const holder = { owner: state.rootExecutionId, executionId: state.executionId, reactor: where.reactor, ...(where.step === undefined ? {} : { step: where.step }) };
+  return admit(specs, args, {
     coordinator: deps.coordinator,
     clock: state.clock,
-    reactor: reactor.name,
-    step: undefined,
-    holder: { owner: state.rootExecutionId, executionId: state.executionId, reactor: reactor.name },
-    startId: state.executionId,
+    reactor: where.reactor,
+    step: where.step,
+    holder,
+    startId: where.step === undefined ? `${state.executionId}:${where.reactor}` : `${state.executionId}:${where.step}`,
     rateLimits: deps.rateLimits,
     heldKeys: state.heldKeys,
-    emit: (event) => state.emit(event as unknown as EventDraft),
-    onLost: (primitive, key) => root.abort(new HoldLostError({ reactor: reactor.name, primitive, key })),
+    emit: (event) => state.emit({ ...event, reactor: where.reactor, ...(where.step === undefined ? {} : { step: where.step }) } as unknown as EventDraft),
+    onLost: (primitive, key) => where.abort.abort(new HoldLostError({ reactor: where.reactor, step: where.step, primitive, key })),
   });
 }
 

@@ -23,8 +23,26 @@ export async function runCompose(run: RunState, node: ComposeNode, place: StepPl
     return notStarted(run, place.path, toError(error));
   }
   run.emit({ type: 'step.started', step: place.path, attempt: 1, reactor: place.reactor });
-  const outcome = await runFrame(run, { def: node.reactor, input, prefix: `${place.path}.`, signal: place.signal });
-  return settleChild(run, place, outcome);
+  return settleChild(run, place, await runChild(run, node.reactor, input, place));
+}
+
+/**
+ * Runs a child reactor inside this execution, under its own reactor-level declarations (taken
+ * with the root as owner, so keys the execution holds re-enter).
+ */
+async function runChild(run: RunState, child: AnyReactorDefinition, input: Record<string, unknown>, place: StepPlace): Promise<GraphOutcome> {
+  const abort = new AbortController();
+  place.signal.addEventListener('abort', () => abort.abort(place.signal.reason), { once: true });
+  const admission = child.coordination.length === 0 ? undefined : await run.admit(child.coordination, input, { reactor: child.name, abort });
+  if (admission?.kind === 'refused') return { status: 'failed', step: place.path, error: admission.error, validation: [] };
+  if (admission?.kind === 'halt') return { status: 'halted', step: place.path, reason: admission.reason };
+  let outcome: GraphOutcome | undefined;
+  try {
+    outcome = await runFrame(run, { def: child, input, prefix: `${place.path}.`, signal: abort.signal });
+    return outcome;
+  } finally {
+    await admission?.holds.release(outcome?.status ?? 'failed').catch(() => undefined);
+  }
 }
 
 function settleChild(run: RunState, place: StepPlace, outcome: GraphOutcome): NodeOutcome {
@@ -103,7 +121,7 @@ async function runElement(run: RunState, node: MapNode, place: StepPlace, item: 
   } catch (error) {
     return notStarted(run, place.path, toError(error));
   }
-  return settleChild(run, place, await runFrame(run, { def: node.element.reactor, input, prefix: `${place.path}.`, signal: place.signal }));
+  return settleChild(run, place, await runChild(run, node.element.reactor, input, place));
 }
 
 function settleMap(run: RunState, node: MapNode, place: StepPlace, settled: readonly ElementOutcome[], size: number): NodeOutcome {

@@ -4,6 +4,8 @@
  *
  * @module
  */
+import type { Admission } from '../coordination/admit.js';
+import type { CoordinationSpec } from '../dsl/coordination.js';
 import type { Logger } from '../dsl/context.js';
 import type { Contract } from '../dsl/contract.js';
 import { redactFields } from '../dsl/contract.js';
@@ -30,7 +32,12 @@ export interface RunStateInit {
   readonly hub: EventHub;
   readonly logger: Logger;
   readonly maxConcurrency: number;
+  /** Takes coordination declarations for this execution (owner = its root). */
+  readonly admit: Admit;
 }
+
+/** Takes declarations for work of this execution; `abort` receives a lost-hold error. */
+export type Admit = (specs: readonly CoordinationSpec[], args: unknown, where: { readonly reactor: string; readonly step?: string; readonly abort: AbortController }) => Promise<Admission>;
 
 /** One execution in flight. */
 export class RunState {
@@ -41,6 +48,7 @@ export class RunState {
   readonly clock: Clock;
   readonly logger: Logger;
   readonly maxConcurrency: number;
+  readonly admit: Admit;
   readonly trace: ReactorEvent[] = [];
   readonly rollbackFailures: RollbackFailure[] = [];
   /** The held-key registry: `lock:<key>` and `semaphore:<key>` (limit 1) this execution holds now. */
@@ -62,6 +70,7 @@ export class RunState {
     this.clock = init.clock;
     this.logger = init.logger;
     this.maxConcurrency = init.maxConcurrency;
+    this.admit = init.admit;
     this.#createdAt = init.clock.now();
   }
 
