@@ -99,6 +99,9 @@ class EventPrinter {
       case 'run.halted':
       case 'run.replayed':
         return undefined;
+      default:
+        // Event kinds the demo does not describe (e.g. coordination): name them.
+        return line('event', `${event.type}${'step' in event ? ` ${String(event.step)}` : ''}`);
     }
   }
 
