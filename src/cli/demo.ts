@@ -99,8 +99,14 @@ class EventPrinter {
       case 'run.halted':
       case 'run.replayed':
         return undefined;
-      default:
-        // Event kinds the demo does not describe (e.g. coordination): name them.
+      case 'coordination.acquired':
+      case 'coordination.released':
+      case 'coordination.waiting':
+      case 'coordination.contended':
+      case 'coordination.denied':
+      case 'coordination.extended':
+      case 'coordination.lost':
+        // The checkout reactor declares no coordination; name such events if they ever appear.
         return line('event', `${event.type}${'step' in event ? ` ${String(event.step)}` : ''}`);
     }
   }
