@@ -68,6 +68,30 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
       });
     });
 
+    describe('arguments', () => {
+      it('refuses fractional, zero or negative durations and limits with a RangeError, taking nothing', async () => {
+        const k = key('bad');
+        const h = holder('a');
+        const refusals: (() => Promise<unknown>)[] = [
+          () => c.lockAcquire({ key: k, holder: h, ttlMs: 0 }),
+          () => c.lockAcquire({ key: k, holder: h, ttlMs: 1.5 }),
+          () => c.lockExtend(k, 'a', -1),
+          () => c.semaphoreAcquire({ key: k, holder: h, limit: 1, ttlMs: 0 }),
+          () => c.semaphoreAcquire({ key: k, holder: h, limit: -1, ttlMs: 300 }),
+          () => c.semaphoreExtend(k, 'a', Number.NaN),
+          () => c.rateTake({ windows: [{ key: k, limit: 1, periodMs: 0 }], id: 'r1' }),
+          () => c.rateTake({ windows: [{ key: k, limit: 1.5, periodMs: 300 }], id: 'r1' }),
+          () => c.rateState(k, 0),
+          () => c.periodMark({ key: k, bucket: 'b', ttlMs: 0 }),
+        ];
+        for (const refusal of refusals) await expect(refusal()).rejects.toBeInstanceOf(RangeError);
+        expect(await c.lockState(k)).toBeUndefined();
+        expect((await c.semaphoreState(k, 1)).holders).toEqual([]);
+        expect((await c.rateState(k, 300)).count).toBe(0);
+        expect(await c.periodIsMarked(k, 'b')).toBe(false);
+      });
+    });
+
     describe('lock', () => {
       it('grants a free key with nesting 1 and a token, and reports the hold', async () => {
         const k = key('lock');

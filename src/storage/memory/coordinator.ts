@@ -129,6 +129,7 @@ export class MemoryCoordinator implements Coordinator {
   // ── Exclusive lock ────────────────────────────────────────────────────────────────────────
 
   async lockAcquire(request: LockAcquireRequest): Promise<LockAcquireResult> {
+    assertInteger('ttlMs', request.ttlMs, 1);
     const now = this.#tick();
     const entry = this.#locks.get(request.key) ?? { lastToken: 0, hold: undefined };
     this.#locks.set(request.key, entry);
@@ -160,6 +161,7 @@ export class MemoryCoordinator implements Coordinator {
   }
 
   async lockExtend(key: string, owner: string, ttlMs: number): Promise<boolean> {
+    assertInteger('ttlMs', ttlMs, 1);
     const now = this.#tick();
     const entry = this.#locks.get(key);
     const hold = entry === undefined ? undefined : liveHold(entry, now);
@@ -179,6 +181,8 @@ export class MemoryCoordinator implements Coordinator {
   // ── Semaphore (leases) ────────────────────────────────────────────────────────────────────
 
   async semaphoreAcquire(request: SemaphoreAcquireRequest): Promise<SemaphoreAcquireResult> {
+    assertInteger('ttlMs', request.ttlMs, 1);
+    assertInteger('limit', request.limit, 0);
     const now = this.#tick();
     const entry = this.#semaphores.get(request.key) ?? { limit: request.limit, leases: new Map<string, Lease>() };
     this.#semaphores.set(request.key, entry);
@@ -216,6 +220,7 @@ export class MemoryCoordinator implements Coordinator {
   }
 
   async semaphoreExtend(key: string, owner: string, ttlMs: number): Promise<boolean> {
+    assertInteger('ttlMs', ttlMs, 1);
     const now = this.#tick();
     const entry = this.#semaphores.get(key);
     if (entry === undefined) return false;
@@ -238,6 +243,10 @@ export class MemoryCoordinator implements Coordinator {
   // ── Rate limit ────────────────────────────────────────────────────────────────────────────
 
   async rateTake(request: RateTakeRequest): Promise<RateTakeResult> {
+    for (const window of request.windows) {
+      assertInteger('limit', window.limit, 0);
+      assertInteger('periodMs', window.periodMs, 1);
+    }
     const now = this.#tick();
     const logs = request.windows.map((window) => this.#rateStarts(window.key, window.periodMs, now));
     // A start already charged (a resend of the same id) is admitted without a second charge.
@@ -262,6 +271,7 @@ export class MemoryCoordinator implements Coordinator {
   }
 
   async rateState(key: string, periodMs: number): Promise<RateState> {
+    assertInteger('periodMs', periodMs, 1);
     const now = this.#tick();
     const starts = this.#rateStarts(key, periodMs, now);
     const oldest = starts[0];
@@ -285,6 +295,7 @@ export class MemoryCoordinator implements Coordinator {
   }
 
   async periodMark(request: PeriodMarkRequest): Promise<boolean> {
+    assertInteger('ttlMs', request.ttlMs, 1);
     const now = this.#tick();
     if (this.#marker(request.key, request.bucket, now) !== undefined) return false;
     this.#periods.set(periodId(request.key, request.bucket), now + request.ttlMs);
@@ -322,6 +333,7 @@ export class MemoryCoordinator implements Coordinator {
   }
 
   async orderedEnter(request: OrderedEnterRequest): Promise<OrderedEnterResult> {
+    assertInteger('poisonMs', request.poisonMs, 0);
     const now = this.#tick();
     const entry = this.#orderedEntry(request.key);
     if (request.epoch !== entry.epoch) return { outcome: 'stale', epoch: entry.epoch };
@@ -487,6 +499,11 @@ export class MemoryCoordinator implements Coordinator {
       if (log.starts.length === 0) this.#rates.delete(key);
     }
   }
+}
+
+/** Durations and limits are whole numbers, as on Redis (which refuses anything else). */
+function assertInteger(name: string, value: number, min: number): void {
+  if (!Number.isSafeInteger(value) || value < min) throw new RangeError(`${name} must be an integer >= ${min}; got ${String(value)}`);
 }
 
 function liveHold(entry: LockEntry, now: number): LockHold | undefined {
