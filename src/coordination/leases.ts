@@ -29,9 +29,13 @@ export async function takeLock(spec: LockSpec, key: string, holds: Holds, scope:
   const registry = `lock:${key}`;
   const outer = !scope.heldKeys.has(registry);
   scope.heldKeys.add(registry);
+  if (outer) scope.fencingTokens.set(key, token);
   holds.push(async () => {
+    if (outer) {
+      scope.heldKeys.delete(registry);
+      scope.fencingTokens.delete(key);
+    }
     const r = await scope.coordinator.lockRelease(key, scope.holder.owner);
-    if (outer) scope.heldKeys.delete(registry);
     scope.emit({ type: 'coordination.released', primitive: 'lock', key, nesting: r.nesting });
   });
   keepLease(holds, scope, 'lock', key, spec.ttlMs);
@@ -54,8 +58,8 @@ export async function takeSemaphore(spec: SemaphoreSpec, key: string, holds: Hol
   const tracked = spec.limit === 1 && !scope.heldKeys.has(registry);
   if (tracked) scope.heldKeys.add(registry);
   holds.push(async () => {
-    const r = await scope.coordinator.semaphoreRelease(key, scope.holder.owner);
     if (tracked) scope.heldKeys.delete(registry);
+    const r = await scope.coordinator.semaphoreRelease(key, scope.holder.owner);
     scope.emit({ type: 'coordination.released', primitive: 'semaphore', key, nesting: r.nesting });
   });
   keepLease(holds, scope, 'semaphore', key, spec.ttlMs);

@@ -24,6 +24,8 @@ export interface CoordinationScope {
   readonly rateLimits: ReadonlyMap<string, readonly { readonly limit: number; readonly periodMs: number }[]>;
   /** The execution's held-key registry (`lock:<key>`, `semaphore:<key>` for limit-1 semaphores). */
   readonly heldKeys: Set<string>;
+  /** Fencing tokens of the locks held, by key (the outermost acquisition's token). */
+  readonly fencingTokens: Map<string, string>;
   readonly emit: CoordinationEmit;
   /** Called once when a hold is found lost while working. */
   readonly onLost: (primitive: PrimitiveName, key: string) => void;

@@ -22,4 +22,12 @@ export interface StepContext {
   readonly signal: AbortSignal;
   /** A child logger carrying the execution id, reactor and step. */
   readonly logger: Logger;
+  /**
+   * The fencing token of a lock this execution holds: strictly increasing per key, so a
+   * downstream store can reject writes from a holder that lost the lock. Without `key`, the
+   * token of the only lock held (undefined when none or several).
+   */
+  fencingToken(key?: string): string | undefined;
+  /** The keys this execution holds right now: `lock:<key>` and `semaphore:<key>` (limit-1 semaphores). */
+  readonly heldKeys: ReadonlySet<string>;
 }

@@ -93,14 +93,19 @@ export interface ReactorDefinition<Name extends string = string, In = unknown, I
   readonly '~types'?: ReactorTypes<In, I, S, O>;
 }
 
-/** Any reactor definition. */
-export type AnyReactorDefinition = ReactorDefinition<string, unknown, unknown, unknown, unknown>;
+/**
+ * Any reactor definition. Its parameters are `any` on purpose: a reactor's step-result map flows
+ * through contravariant positions (argument sources, `extend`), so no single concrete type
+ * accepts every reactor in a consumer's compiled declarations.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
+export type AnyReactorDefinition = ReactorDefinition<string, any, any, any, any>;
 
 /** What `run` accepts for a reactor. */
-export type InputOf<R> = R extends ReactorDefinition<string, infer In, unknown, unknown, unknown> ? In : never;
+export type InputOf<R> = R extends AnyReactorDefinition ? NonNullable<R['~types']>['input'] : never;
 /** A reactor's run value. */
-export type OutputOf<R> = R extends ReactorDefinition<string, unknown, unknown, unknown, infer O> ? O : never;
+export type OutputOf<R> = R extends AnyReactorDefinition ? NonNullable<R['~types']>['output'] : never;
 /** A reactor's step results by name. */
-export type StepsOf<R> = R extends ReactorDefinition<string, unknown, unknown, infer S, unknown> ? S : never;
+export type StepsOf<R> = R extends AnyReactorDefinition ? NonNullable<R['~types']>['steps'] : never;
 /** A reactor's step names. */
 export type StepNameOf<R> = keyof StepsOf<R> & string;

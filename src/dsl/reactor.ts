@@ -67,8 +67,8 @@ export interface PlacementOptions<I, S, In> {
   readonly retry?: RetryOptions;
 }
 
-type ElementInput<E> = E extends StepDefinition<infer F, unknown> ? ContractInput<F> : InputOf<E>;
-type ElementOutput<E> = E extends StepDefinition<Fields, infer R> ? StepValue<R> : OutputOf<E>;
+type ElementInput<E> = E extends AnyStepDefinition ? NonNullable<E['~types']>['input'] : InputOf<E>;
+type ElementOutput<E> = E extends AnyStepDefinition ? NonNullable<E['~types']>['output'] : OutputOf<E>;
 
 /** Options of a map step. */
 export interface MapOptions<I, S, T, E> {

@@ -153,12 +153,13 @@ function admitWork(state: RunState, deps: CoordinationDeps, specs: readonly Coor
     startId: where.step === undefined ? `${state.executionId}:${where.reactor}` : `${state.executionId}:${where.step}`,
     rateLimits: deps.rateLimits,
     heldKeys: state.heldKeys,
+    fencingTokens: state.fencingTokens,
     emit: (event) => state.emit({ ...event, reactor: where.reactor, ...(where.step === undefined ? {} : { step: where.step }) } as unknown as EventDraft),
     onLost: (primitive, key) => where.abort.abort(new HoldLostError({ reactor: where.reactor, step: where.step, primitive, key })),
   });
 }
 
-type FinalOutcome = GraphOutcome | { readonly status: 'halted'; readonly step: undefined; readonly reason: string; readonly data: Readonly<Record<string, unknown>> };
+type FinalOutcome = GraphOutcome | { readonly status: 'halted'; readonly step: undefined; readonly reason: string; readonly data: unknown };
 
 async function finish(state: RunState, outcome: FinalOutcome): Promise<RunResult> {
   const base = { executionId: state.executionId, reactor: state.reactor, trace: state.trace, steps: state.steps, rollbackFailures: state.rollbackFailures, replay: false };
@@ -170,7 +171,7 @@ async function finish(state: RunState, outcome: FinalOutcome): Promise<RunResult
   if (outcome.status === 'halted') {
     await state.checkpoint('halted', { haltReason: outcome.reason, ...(outcome.step === undefined ? {} : { failedStep: outcome.step }) }).catch(() => undefined);
     state.emit({ type: 'run.halted', step: outcome.step, reason: outcome.reason });
-    const data = 'data' in outcome ? { data: outcome.data } : {};
+    const data = outcome.data === undefined ? {} : { data: outcome.data };
     return { ...base, status: 'halted', haltedStep: outcome.step, reason: outcome.reason, ...data };
   }
   await state.checkpoint('failed', { error: errorToJSON(outcome.error), ...(outcome.step === undefined ? {} : { failedStep: outcome.step }) }).catch(() => undefined);

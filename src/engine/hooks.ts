@@ -32,5 +32,7 @@ export function stepContext(run: RunState, place: { readonly path: string; reado
     attempt,
     signal: place.signal,
     logger: run.stepLogger(step),
+    heldKeys: run.heldKeys,
+    fencingToken: (key) => (key === undefined ? (run.fencingTokens.size === 1 ? [...run.fencingTokens.values()][0] : undefined) : run.fencingTokens.get(key)),
   };
 }

@@ -33,7 +33,9 @@ export async function runCompose(run: RunState, node: ComposeNode, place: StepPl
 async function runChild(run: RunState, child: AnyReactorDefinition, input: Record<string, unknown>, place: StepPlace): Promise<GraphOutcome> {
   const abort = new AbortController();
   place.signal.addEventListener('abort', () => abort.abort(place.signal.reason), { once: true });
-  const admission = child.coordination.length === 0 ? undefined : await run.admit(child.coordination, input, { reactor: child.name, abort });
+  // An ordered lock orders top-level runs: nested work cannot queue behind its own turn (docs/decisions/005).
+  const specs = child.coordination.filter((s) => s.kind !== 'ordered_lock');
+  const admission = specs.length === 0 ? undefined : await run.admit(specs, input, { reactor: child.name, abort });
   if (admission?.kind === 'refused') return { status: 'failed', step: place.path, error: admission.error, validation: [] };
   if (admission?.kind === 'halt') return { status: 'halted', step: place.path, reason: admission.reason };
   let outcome: GraphOutcome | undefined;
@@ -54,7 +56,7 @@ function settleChild(run: RunState, place: StepPlace, outcome: GraphOutcome): No
   if (outcome.status === 'halted') {
     run.setStep(place.path, { status: 'halted', attempts: 1 });
     run.emit({ type: 'step.halted', step: place.path, reason: outcome.reason, reactor: place.reactor });
-    return { kind: 'halt', step: outcome.step, reason: outcome.reason };
+    return { kind: 'halt', step: outcome.step, reason: outcome.reason, ...(outcome.data === undefined ? {} : { data: outcome.data }) };
   }
   run.setStep(place.path, { status: 'failed', attempts: 1, error: errorToJSON(outcome.error) });
   return { kind: 'failure', step: outcome.step ?? place.path, error: outcome.error, validation: outcome.validation, compensate: undefined };

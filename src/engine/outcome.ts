@@ -11,7 +11,7 @@ export interface CompletedEntry {
 export type NodeOutcome =
   | { readonly kind: 'success'; readonly value: unknown; readonly entry: CompletedEntry }
   | { readonly kind: 'skipped'; readonly value: unknown }
-  | { readonly kind: 'halt'; readonly step: string; readonly reason: string }
+  | { readonly kind: 'halt'; readonly step: string; readonly reason: string; readonly data?: unknown }
   | {
       readonly kind: 'failure';
       readonly step: string;

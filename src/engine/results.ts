@@ -43,8 +43,8 @@ export interface HaltedRun<S = unknown> extends RunBase<S> {
   /** The halting step; `undefined` when reactor-level coordination halted the run before any step (`period`, `ordered_lock_chain_failed`). */
   readonly haltedStep: string | undefined;
   readonly reason: string;
-  /** Details of a coordination halt, e.g. `{ key, bucket }` for `period`. */
-  readonly data?: Readonly<Record<string, unknown>>;
+  /** The data passed to `halt(reason, data)`, or details of a coordination halt (`{ key, bucket }` for `period`). */
+  readonly data?: unknown;
 }
 /** An idempotent replay of an execution that is still running elsewhere. */
 export interface RunningRun<S = unknown> extends RunBase<S> {

@@ -53,6 +53,8 @@ export class RunState {
   readonly rollbackFailures: RollbackFailure[] = [];
   /** The held-key registry: `lock:<key>` and `semaphore:<key>` (limit 1) this execution holds now. */
   readonly heldKeys = new Set<string>();
+  /** Fencing tokens of the locks held, by key. */
+  readonly fencingTokens = new Map<string, string>();
   readonly #init: RunStateInit;
   readonly #steps: Record<string, StepRecord> = {};
   readonly #createdAt: number;

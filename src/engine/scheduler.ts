@@ -26,7 +26,7 @@ export interface Frame {
 /** How a graph ended. On failure, rollback has already run. */
 export type GraphOutcome =
   | { readonly status: 'completed'; readonly value: unknown; readonly completed: readonly CompletedEntry[] }
-  | { readonly status: 'halted'; readonly step: string; readonly reason: string }
+  | { readonly status: 'halted'; readonly step: string; readonly reason: string; readonly data?: unknown }
   | { readonly status: 'failed'; readonly step: string | undefined; readonly error: Error; readonly validation: readonly FieldIssue[] };
 
 /** Executes a graph and, if it failed, compensates the failed steps and undoes completed ones, newest first. */
@@ -39,11 +39,12 @@ export async function runFrame(run: RunState, frame: Frame): Promise<GraphOutcom
     const first = failures[0];
     if (first || interrupted) {
       run.emit({ type: 'run.rolling_back', step: first?.step, reactor: frame.def.name });
+      if (frame.prefix === '') await run.checkpoint('rolling_back').catch(() => undefined);
       for (const failure of failures) await failure.compensate?.();
       await undoAll(completed);
       return first ? { status: 'failed', step: first.step, error: first.error, validation: first.validation } : { status: 'failed', step: undefined, error: interrupted!, validation: [] };
     }
-    if (halt) return { status: 'halted', step: halt.step, reason: halt.reason };
+    if (halt) return { status: 'halted', ...halt };
     const value = frame.def.returns === undefined ? Object.fromEntries(results) : results.get(frame.def.returns);
     return { status: 'completed', value, completed };
   } finally {
@@ -61,7 +62,7 @@ interface Schedule {
   readonly completed: CompletedEntry[];
   readonly failures: Failed[];
   readonly results: Map<string, unknown>;
-  halt: { readonly step: string; readonly reason: string } | undefined;
+  halt: { readonly step: string; readonly reason: string; readonly data?: unknown } | undefined;
   /** Set when an enclosing frame aborted with an error (e.g. a lost lock): no new step starts. */
   interrupted: Error | undefined;
 }
@@ -80,7 +81,7 @@ function schedule(run: RunState, frame: Frame, controller: AbortController): Pro
         done.add(node.name);
         if (outcome.kind === 'success') state.completed.push(outcome.entry);
       } else if (outcome.kind === 'halt') {
-        state.halt ??= { step: outcome.step, reason: outcome.reason };
+        state.halt ??= { step: outcome.step, reason: outcome.reason, ...(outcome.data === undefined ? {} : { data: outcome.data }) };
         controller.abort('halted');
       } else {
         state.failures.push(outcome);

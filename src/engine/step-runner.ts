@@ -17,7 +17,7 @@ type Body = (args: unknown, ctx: unknown) => unknown;
 type Classified =
   | { readonly kind: 'success'; readonly value: unknown }
   | { readonly kind: 'skipped'; readonly value: unknown; readonly reason: string }
-  | { readonly kind: 'halt'; readonly reason: string }
+  | { readonly kind: 'halt'; readonly reason: string; readonly data?: unknown }
   | { readonly kind: 'failure'; readonly error: Error; readonly retryable: boolean };
 
 /** Where a step runs: its display path and its reactor. */
@@ -52,13 +52,13 @@ export async function runStepNode(run: RunState, node: StepNode, place: StepPlac
       }
       run.emit({ type: 'step.succeeded', step: place.path, attempt, reactor: place.reactor });
       const undo = node.hooks.undo as ((r: unknown, a: unknown, c: unknown) => unknown) | undefined;
-      const entry = { step: place.path, undo: async () => (undo ? runRollbackHook(run, 'undo', place.path, () => undo(out.value, args, ctx)) : undefined) };
+      const entry = { step: place.path, undo: async () => (undo ? runRollbackHook(run, 'undo', place.path, () => undo(out.value, args, rollbackContext(run, place, attempt))) : undefined) };
       return { kind: 'success', value: out.value, entry };
     }
     if (out.kind === 'halt') {
       run.setStep(place.path, { status: 'halted', attempts: attempt });
       run.emit({ type: 'step.halted', step: place.path, reason: out.reason, reactor: place.reactor });
-      return { kind: 'halt', step: place.path, reason: out.reason };
+      return { kind: 'halt', step: place.path, reason: out.reason, ...(out.data === undefined ? {} : { data: out.data }) };
     }
     const retry = out.retryable && attempt < node.retry.maxAttempts && !place.signal.aborted;
     if (retry) {
@@ -75,9 +75,14 @@ export async function runStepNode(run: RunState, node: StepNode, place: StepPlac
       step: place.path,
       error: out.error,
       validation: [],
-      compensate: async () => (compensate ? runRollbackHook(run, 'compensate', place.path, () => compensate(out.error, args, ctx)) : undefined),
+      compensate: async () => (compensate ? runRollbackHook(run, 'compensate', place.path, () => compensate(out.error, args, rollbackContext(run, place, attempt))) : undefined),
     };
   }
+}
+
+/** Rollback hooks get a context of their own: the step's signal was aborted when the run stopped. */
+function rollbackContext(run: RunState, place: StepPlace, attempt: number): ReturnType<typeof stepContext> {
+  return stepContext(run, { ...place, signal: new AbortController().signal }, attempt);
 }
 
 async function validated(node: StepNode, place: StepPlace, args: Record<string, unknown>): Promise<Record<string, unknown>> {
@@ -121,7 +126,7 @@ function classify(out: unknown): Classified {
     case 'skipped':
       return { kind: 'skipped', value: (out as Skipped<unknown>).value, reason: (out as Skipped<unknown>).reason };
     case 'halt':
-      return { kind: 'halt', reason: (out as Halt).reason };
+      return { kind: 'halt', reason: (out as Halt).reason, data: (out as Halt).data };
     case 'failure': {
       const f = out as Failure;
       return { kind: 'failure', error: f.error, retryable: f.retryable && !isNonRetryable(f.error) };

@@ -113,11 +113,9 @@ test('every TypeScript block in the docs compiles against the real API', () => {
   expect(diagnose(blocks, 'library-first')).toEqual([]);
 }, 60_000);
 
-// Known core bug: checked before the library's own sources (what a consumer of the published
-// .d.ts gets), `engine.run(transfer, …)` reports "ReactorDefinition<…> is not assignable to
-// AnyReactorDefinition" (variance of the step-results parameter through ArgSources). When the
-// core fixes it this test starts passing: turn `test.fails` into `test`.
-test.fails('the README example compiles in isolation, as in a consumer project', () => {
+// Checked before the library's own sources (what a consumer of the published .d.ts gets): a
+// regression test for the variance of AnyReactorDefinition.
+test('the README example compiles in isolation, as in a consumer project', () => {
   const readme = snippets().filter((s) => s.source === 'README.md');
   expect(diagnose(readme, 'isolated')).toEqual([]);
 }, 60_000);
