@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { createEngine, MemoryCoordinator, MemoryStore, systemClock, type Coordinator, type Engine, type EngineOptions, type ReactorEvent, type Store } from '../../src/index.js';
 import { createRedisBackend } from '../../src/storage/redis/index.js';
 import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';

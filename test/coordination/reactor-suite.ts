@@ -78,10 +78,10 @@ export function describeReactorCoordination(makeBackend: () => Promise<Backend>)
       const key = b.key('long');
       let heldMidway: string | undefined;
       const r = reactor('long-runner')
-        .withLock({ key: () => key, ttl: 300 })
+        .withLock({ key: () => key, ttl: 600 })
         .step('work', {
           run: async () => {
-            await b.pass(800);
+            await b.pass(1_300);
             heldMidway = (await b.coordinator.lockState(key))?.holder.owner;
           },
         })
@@ -91,8 +91,8 @@ export function describeReactorCoordination(makeBackend: () => Promise<Backend>)
       expect(result.status).toBe('completed');
       expect(heldMidway).toBe(result.executionId);
       expect(events.some((e) => e.type === 'coordination.extended')).toBe(true);
-      await b.coordinator.lockAcquire({ key, holder: OTHER, ttlMs: 300 });
-      await b.pass(500);
+      await b.coordinator.lockAcquire({ key, holder: OTHER, ttlMs: 400 });
+      await b.pass(900);
       expect(await b.coordinator.lockState(key)).toBeUndefined();
     });
   });
@@ -237,11 +237,11 @@ export function describeReactorCoordination(makeBackend: () => Promise<Backend>)
       const log: string[] = [];
       const r = reactor('ordered')
         .input({ name: z.string(), ms: z.number() })
-        .withOrderedLock({ key: () => key, poisonTimeout: 300, wait: '10s' })
+        .withOrderedLock({ key: () => key, poisonTimeout: 600, wait: '10s' })
         .step('s', { args: ($) => ({ name: $.input('name'), ms: $.input('ms') }), run: async ({ name, ms }) => (log.push(`${name}:start`), await b.pass(ms), log.push(`${name}:end`)) })
         .build();
       const { engine } = b.engine();
-      await Promise.all([engine.run(r, { name: 'slow', ms: 1_000 }), engine.run(r, { name: 'next', ms: 0 })]);
+      await Promise.all([engine.run(r, { name: 'slow', ms: 1_500 }), engine.run(r, { name: 'next', ms: 0 })]);
       expect(log).toEqual(['slow:start', 'slow:end', 'next:start', 'next:end']);
     });
   });

@@ -72,6 +72,9 @@ export interface Store {
   get(id: string): Promise<ExecutionRecord | undefined>;
   /** Records, newest first. */
   list(filter?: ExecutionFilter): Promise<{ readonly records: readonly ExecutionRecord[]; readonly cursor?: string }>;
-  /** Atomically claims `key` for `executionId` under `reactor`; a second claim returns the first's id. */
+  /**
+   * Atomically claims `key` for `executionId` under `reactor`. A claim by another execution
+   * returns the winner's id; the winner claiming again gets `claimed: true` (retry-safe).
+   */
   claimIdempotency(reactor: string, key: string, executionId: string): Promise<IdempotencyClaim>;
 }

@@ -1,10 +1,8 @@
 import { RecordTooLargeError, RecordVersionError } from '../../errors.js';
-import { systemClock, type Clock } from '../../engine/ports/clock.js';
 import { RECORD_VERSION, type ExecutionFilter, type ExecutionRecord, type IdempotencyClaim, type Store } from '../../engine/ports/store.js';
 
 /** Options of {@link MemoryStore}. */
 export interface MemoryStoreOptions {
-  readonly clock?: Clock;
   /** Largest serialized record accepted, in bytes. Default 512 KiB. */
   readonly maxRecordBytes?: number;
 }
@@ -48,6 +46,7 @@ export class MemoryStore implements Store {
   async claimIdempotency(reactor: string, key: string, executionId: string): Promise<IdempotencyClaim> {
     const id = `${reactor}\u0000${key}`;
     const existing = this.#claims.get(id);
+    if (existing === executionId) return { claimed: true };
     if (existing !== undefined) return { claimed: false, executionId: existing };
     this.#claims.set(id, executionId);
     return { claimed: true };
