@@ -118,27 +118,27 @@ export class ReactorBuilder<Name extends string, In, I, S> {
    * for the same root execution; renewed while held; each acquisition gets a fencing token.
    */
   withLock(options: LockOptions<I>): ReactorBuilder<Name, In, I, S> {
-    return this.#coordinate(lockSpec({ reactor: this.#state.name }, options as LockOptions<never>));
+    return this.#coordinate(lockSpec({ reactor: this.#state.name }, options));
   }
 
   /** Declares a semaphore: at most `limit` runs at a time per key, each slot a lease. */
   withSemaphore(options: SemaphoreOptions<I>): ReactorBuilder<Name, In, I, S> {
-    return this.#coordinate(semaphoreSpec({ reactor: this.#state.name }, options as SemaphoreOptions<never>));
+    return this.#coordinate(semaphoreSpec({ reactor: this.#state.name }, options));
   }
 
   /** Declares a rate limit on run starts: exact sliding windows, all charged or none. */
   withRateLimit(options: RateLimitOptions<I>): ReactorBuilder<Name, In, I, S> {
-    return this.#coordinate(rateLimitSpec({ reactor: this.#state.name }, options as RateLimitOptions<never>));
+    return this.#coordinate(rateLimitSpec({ reactor: this.#state.name }, options));
   }
 
   /** Declares once-per-period: a run whose bucket is already marked halts (reason `period`) and runs no step. */
   withPeriod(options: PeriodOptions<I>): ReactorBuilder<Name, In, I, S> {
-    return this.#coordinate(periodSpec({ reactor: this.#state.name }, options as PeriodOptions<never>));
+    return this.#coordinate(periodSpec({ reactor: this.#state.name }, options));
   }
 
   /** Declares an ordered lock: runs of one key pass one at a time, in the order `run` accepted them. */
   withOrderedLock(options: OrderedLockOptions<I>): ReactorBuilder<Name, In, I, S> {
-    return this.#coordinate(orderedLockSpec({ reactor: this.#state.name }, options as OrderedLockOptions<never>));
+    return this.#coordinate(orderedLockSpec({ reactor: this.#state.name }, options));
   }
 
   #coordinate(spec: CoordinationSpec): ReactorBuilder<Name, In, I, S> {

@@ -9,6 +9,7 @@
  */
 import { expect } from 'vitest';
 import type { RunResult } from '../engine/results.js';
+import { coordinationMatchers, type OrderedExpectation, type SemaphoreExpectation } from './coordination-matchers.js';
 import { runMatchers, type Verdict } from './matchers.js';
 
 type StepsIn<T> = T extends RunResult<unknown, infer S> ? (unknown extends S ? string : keyof S & string) : string;
@@ -35,6 +36,16 @@ export interface ReactorMatchers<T = unknown, R = unknown> {
   toHaveStepResult(step: StepPath<T>, value: unknown): R;
   /** A rollback failure matching every given field was reported. */
   toHaveRollbackFailure(expected: { step: StepPath<T>; kind?: 'compensate' | 'undo'; reason?: string; key?: string }): R;
+  /** Coordination state (await it): the lock is held (by this owner, for this step). */
+  toBeLockedBy(key: string, owner?: string, step?: string): Promise<R>;
+  /** Coordination state (await it): semaphore slots held / available under `limit`. */
+  toHaveSemaphoreSlots(key: string, expected: SemaphoreExpectation): Promise<R>;
+  /** Coordination state (await it): starts counted in the rate window of `periodMs`. */
+  toHaveRateCount(key: string, periodMs: number, count: number): Promise<R>;
+  /** Coordination state (await it): the period bucket is marked. */
+  toHavePeriodMarked(key: string, bucket: string): Promise<R>;
+  /** Coordination state (await it): the ordered-lock cursor (`next`, `lastCompleted`, `inFlight`, `firstFailed`, `drained`). */
+  toHaveOrderedState(key: string, expected: OrderedExpectation): Promise<R>;
 }
 
 declare module 'vitest' {
@@ -56,4 +67,9 @@ expect.extend({
     return toResult(runMatchers.toHaveStepResult(r, step, value, (a, b) => this.equals(a, b)));
   },
   toHaveRollbackFailure: (r: unknown, expected: { step: string }) => toResult(runMatchers.toHaveRollbackFailure(r, expected)),
+  toBeLockedBy: async (c: unknown, key: string, owner?: string, step?: string) => toResult(await coordinationMatchers.toBeLockedBy(c, key, owner, step)),
+  toHaveSemaphoreSlots: async (c: unknown, key: string, expected: SemaphoreExpectation) => toResult(await coordinationMatchers.toHaveSemaphoreSlots(c, key, expected)),
+  toHaveRateCount: async (c: unknown, key: string, periodMs: number, count: number) => toResult(await coordinationMatchers.toHaveRateCount(c, key, periodMs, count)),
+  toHavePeriodMarked: async (c: unknown, key: string, bucket: string) => toResult(await coordinationMatchers.toHavePeriodMarked(c, key, bucket)),
+  toHaveOrderedState: async (c: unknown, key: string, expected: OrderedExpectation) => toResult(await coordinationMatchers.toHaveOrderedState(c, key, expected)),
 });

@@ -259,3 +259,20 @@ describe('persistence', () => {
     expect(() => parseRecord(JSON.stringify({ v: 99, id: 'x' }))).toThrow(/schema version 99/);
   });
 });
+
+describe('memory store retention', () => {
+  test('records and idempotency claims expire after the configured TTL', async () => {
+    const { ManualClock } = await import('../../src/testing/index.js');
+    const clock = new ManualClock();
+    const store = new MemoryStore({ clock, recordTtlMs: 1_000 });
+    const t = createTestEngine({ clock, store });
+    const r = reactor('keep').step('s', { run: () => 1 }).returns('s');
+    const first = await t.run(r, {}, { idempotencyKey: 'k' });
+    expect(await store.get(first.executionId)).toBeDefined();
+    clock.advance(1_001);
+    expect(await store.get(first.executionId)).toBeUndefined();
+    expect((await store.list()).records).toEqual([]);
+    const second = await t.run(r, {}, { idempotencyKey: 'k' });
+    expect(second.replay).toBe(false);
+  });
+});

@@ -1,8 +1,13 @@
 import { RecordTooLargeError, RecordVersionError } from '../../errors.js';
+import { systemClock, type Clock } from '../../engine/ports/clock.js';
 import { RECORD_VERSION, type ExecutionFilter, type ExecutionRecord, type IdempotencyClaim, type Store } from '../../engine/ports/store.js';
 
 /** Options of {@link MemoryStore}. */
 export interface MemoryStoreOptions {
+  /** Clock for record expiry. Default: the system clock. */
+  readonly clock?: Clock;
+  /** How long a record (and its idempotency claim) is kept after its last save. Default 24 h. */
+  readonly recordTtlMs?: number;
   /** Largest serialized record accepted, in bytes. Default 512 KiB. */
   readonly maxRecordBytes?: number;
 }
@@ -12,29 +17,48 @@ export interface MemoryStoreOptions {
  * stored is exactly what the Redis store would store (JSON-safe, size-checked, versioned).
  */
 export class MemoryStore implements Store {
-  readonly #records = new Map<string, { json: string; createdAt: number; reactor: string; status: string }>();
-  readonly #claims = new Map<string, string>();
+  readonly #records = new Map<string, { json: string; createdAt: number; reactor: string; status: string; expiresAt: number }>();
+  readonly #claims = new Map<string, { executionId: string; expiresAt: number }>();
   readonly #maxBytes: number;
+  readonly #clock: Clock;
+  readonly #ttlMs: number;
+  #writes = 0;
 
   constructor(options: MemoryStoreOptions = {}) {
     this.#maxBytes = options.maxRecordBytes ?? 512 * 1024;
+    this.#clock = options.clock ?? systemClock;
+    this.#ttlMs = options.recordTtlMs ?? 86_400_000;
+  }
+
+  /** Drops expired records and claims (every 1024 writes, and on reads of an expired entry). */
+  #sweep(now: number): void {
+    for (const [id, e] of this.#records) if (e.expiresAt <= now) this.#records.delete(id);
+    for (const [id, c] of this.#claims) if (c.expiresAt <= now) this.#claims.delete(id);
   }
 
   async save(record: ExecutionRecord): Promise<void> {
     const json = JSON.stringify(record);
     const bytes = Buffer.byteLength(json);
     if (bytes > this.#maxBytes) throw new RecordTooLargeError(record.id, bytes, this.#maxBytes);
-    this.#records.set(record.id, { json, createdAt: record.createdAt, reactor: record.reactor, status: record.status });
+    const now = this.#clock.now();
+    this.#records.set(record.id, { json, createdAt: record.createdAt, reactor: record.reactor, status: record.status, expiresAt: now + this.#ttlMs });
+    if (++this.#writes % 1024 === 0) this.#sweep(now);
   }
 
   async get(id: string): Promise<ExecutionRecord | undefined> {
     const entry = this.#records.get(id);
-    return entry === undefined ? undefined : parseRecord(entry.json);
+    if (entry === undefined) return undefined;
+    if (entry.expiresAt <= this.#clock.now()) {
+      this.#records.delete(id);
+      return undefined;
+    }
+    return parseRecord(entry.json);
   }
 
   async list(filter: ExecutionFilter = {}): Promise<{ readonly records: readonly ExecutionRecord[]; readonly cursor?: string }> {
     const limit = filter.limit ?? 50;
     const offset = filter.cursor === undefined ? 0 : Number(filter.cursor);
+    this.#sweep(this.#clock.now());
     const matching = [...this.#records.values()]
       .filter((e) => (filter.reactor === undefined || e.reactor === filter.reactor) && (filter.status === undefined || e.status === filter.status))
       .reverse()
@@ -45,10 +69,12 @@ export class MemoryStore implements Store {
 
   async claimIdempotency(reactor: string, key: string, executionId: string): Promise<IdempotencyClaim> {
     const id = `${reactor}\u0000${key}`;
+    const now = this.#clock.now();
     const existing = this.#claims.get(id);
-    if (existing === executionId) return { claimed: true };
-    if (existing !== undefined) return { claimed: false, executionId: existing };
-    this.#claims.set(id, executionId);
+    const live = existing !== undefined && existing.expiresAt > now ? existing.executionId : undefined;
+    if (live === executionId) return { claimed: true };
+    if (live !== undefined) return { claimed: false, executionId: live };
+    this.#claims.set(id, { executionId, expiresAt: now + this.#ttlMs });
     return { claimed: true };
   }
 }

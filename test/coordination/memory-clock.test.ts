@@ -1,0 +1,118 @@
+/**
+ * Reactor-level coordination on the memory backend with a manual clock: the waiting rules in
+ * virtual time (no test here sleeps), the held-key registry, fencing tokens seen by steps, and
+ * the coordination matchers.
+ */
+import { describe, expect, test } from 'vitest';
+import { z } from 'zod';
+import { ContentionError, reactor } from '../../src/index.js';
+import { createTestEngine, ManualClock } from '../../src/testing/index.js';
+
+describe('in-process contention in virtual time', () => {
+  test('waits the declared wait on release notifications with a growing fallback poll (no busy loop), then fails', async () => {
+    const t = createTestEngine();
+    await t.coordinator.lockAcquire({ key: 'acct:1', holder: { owner: 'other' }, ttlMs: 3_600_000 });
+    const start = t.clock.now();
+    const r = reactor('pay').withLock({ key: () => 'acct:1', wait: '5s' }).step('charge', { run: () => 1 }).build();
+    const result = await t.run(r, {});
+    expect(result.status === 'failed' && result.error).toBeInstanceOf(ContentionError);
+    expect(t.clock.now() - start).toBe(5_000);
+    expect(t.clock.sleeps.length).toBeLessThan(20);
+    expect(t.clock.sleeps.slice(0, 4)).toEqual([25, 50, 100, 200]);
+    expect(result.status === 'failed' && result.error.details).toMatchObject({ reactor: 'pay', primitive: 'lock', key: 'acct:1', waitedMs: 5_000, holder: 'execution other' });
+    expect(result.trace.map((e) => e.type)).toEqual(['run.started', 'coordination.waiting', 'coordination.contended', 'run.failed']);
+  });
+
+  test('a holder whose TTL lapses during the wait lets the waiter in', async () => {
+    const t = createTestEngine();
+    await t.coordinator.lockAcquire({ key: 'acct:2', holder: { owner: 'crashed' }, ttlMs: 1_000 });
+    const r = reactor('pay').withLock({ key: () => 'acct:2', wait: '5s' }).step('charge', { run: () => 1 }).build();
+    expect((await t.run(r, {})).status).toBe('completed');
+  });
+
+  test('a rate limit with a wait sleeps exactly until the window admits the start', async () => {
+    const t = createTestEngine();
+    const r = reactor('api').withRateLimit({ key: () => 'api', limit: 1, per: '10s', wait: '1m' }).step('s', { run: () => 1 }).build();
+    await t.run(r, {});
+    const before = t.clock.now();
+    expect((await t.run(r, {})).status).toBe('completed');
+    expect(t.clock.now() - before).toBeGreaterThanOrEqual(10_000);
+    expect(t.clock.now() - before).toBeLessThan(12_000);
+  });
+
+  test('the lock is renewed every ttl/3 of virtual time while the run works', async () => {
+    const clock = new ManualClock();
+    const t = createTestEngine({ clock });
+    const r = reactor('long')
+      .withLock({ key: () => 'k', ttl: '3s' })
+      .step('work', { run: async () => (await clock.sleep(10_000), (await t.coordinator.lockState('k'))?.ttlMs) })
+      .returns('work');
+    const result = await t.run(r, {});
+    expect(result.status === 'completed' && result.value).toBeGreaterThan(0);
+    expect(result.trace.filter((e) => e.type === 'coordination.extended').length).toBeGreaterThanOrEqual(9);
+  });
+});
+
+describe('held keys and fencing tokens', () => {
+  test('steps see the held-key registry and the fencing token; nested re-entry keeps one token; all is cleared at release', async () => {
+    const seen: unknown[] = [];
+    const child = reactor('child')
+      .withLock({ key: () => 'acct:9' })
+      .step('inner', { run: (_a, ctx) => void seen.push({ keys: [...ctx.heldKeys], token: ctx.fencingToken('acct:9') }) })
+      .build();
+    const r = reactor('parent')
+      .withLock({ key: () => 'acct:9' })
+      .withSemaphore({ key: () => 'psp', limit: 1 })
+      .withSemaphore({ key: () => 'psp-wide', limit: 3 }) // a redeclaration overrides the first
+      .step('outer', { run: (_a, ctx) => void seen.push({ keys: [...ctx.heldKeys], token: ctx.fencingToken() }) })
+      .compose('c', child, { waitFor: ['outer'] })
+      .build();
+    const t = createTestEngine();
+    const result = await t.run(r, {});
+    expect(result.status).toBe('completed');
+    const [outer, inner] = seen as { keys: string[]; token: string }[];
+    expect(outer!.keys).toEqual(['lock:acct:9']);
+    expect(inner!.keys).toEqual(['lock:acct:9']);
+    expect(inner!.token).toBe(outer!.token);
+    expect(BigInt(outer!.token)).toBeGreaterThan(0n);
+    const again = await t.run(reactor('again').withLock({ key: () => 'acct:9' }).step('s', { run: (_a, ctx) => ctx.fencingToken() }).returns('s'), {});
+    expect(BigInt(again.status === 'completed' ? (again.value ?? '0') : '0')).toBeGreaterThan(BigInt(outer!.token));
+  });
+});
+
+describe('coordination matchers', () => {
+  test('lock, semaphore, rate, period and ordered-lock state', async () => {
+    const t = createTestEngine();
+    const c = t.coordinator;
+    await c.lockAcquire({ key: 'L', holder: { owner: 'e1', step: 'charge' }, ttlMs: 10_000 });
+    await expect(c).toBeLockedBy('L', 'e1', 'charge');
+    await expect(c).not.toBeLockedBy('L', 'e2');
+    await expect(c).not.toBeLockedBy('free');
+    await c.semaphoreAcquire({ key: 'S', holder: { owner: 'e1' }, limit: 3, ttlMs: 10_000 });
+    await expect(c).toHaveSemaphoreSlots('S', { limit: 3, held: 1, available: 2 });
+    await c.rateTake({ windows: [{ key: 'R', limit: 5, periodMs: 60_000 }], id: 'x' });
+    await expect(c).toHaveRateCount('R', 60_000, 1);
+    await c.periodMark({ key: 'P', bucket: '2026-01-01', ttlMs: 10_000 });
+    await expect(c).toHavePeriodMarked('P', '2026-01-01');
+    await expect(c).not.toHavePeriodMarked('P', '2026-01-02');
+    const ticket = await c.orderedTicket('O');
+    await expect(c).toHaveOrderedState('O', { next: 2, lastCompleted: 0, inFlight: undefined, drained: false });
+    await c.orderedEnter({ ...ticket, poisonMs: 60_000, strict: false, holder: { owner: 'e1' } });
+    await expect(c).toHaveOrderedState('O', { inFlight: 1 });
+    await c.orderedComplete({ ...ticket, failed: false, strict: false });
+    await expect(c).toHaveOrderedState('O', { drained: true });
+  });
+});
+
+describe('derived reactors', () => {
+  test('inherit declarations and steps, and may override a declaration', async () => {
+    const base = reactor('base').input({ id: z.string() }).withLock({ key: ({ id }) => `base:${id}` }).step('s', { run: (_a, ctx) => [...ctx.heldKeys] }).returns('s');
+    const derived = base.extend('derived').withLock({ key: ({ id }) => `derived:${id}` }).returns('s');
+    const t = createTestEngine();
+    const a = await t.run(base, { id: '1' });
+    const b = await t.run(derived, { id: '1' });
+    expect(a.status === 'completed' && a.value).toEqual(['lock:base:1']);
+    expect(b.status === 'completed' && b.value).toEqual(['lock:derived:1']);
+    expect(derived.name).toBe('derived');
+  });
+});
