@@ -19,7 +19,7 @@ describe('in-process contention in virtual time', () => {
     expect(t.clock.now() - start).toBe(5_000);
     expect(t.clock.sleeps.length).toBeLessThan(20);
     expect(t.clock.sleeps.slice(0, 4)).toEqual([25, 50, 100, 200]);
-    expect(result.status === 'failed' && result.error.details).toMatchObject({ reactor: 'pay', primitive: 'lock', key: 'acct:1', waitedMs: 5_000, holder: 'execution other' });
+    expect(result.status === 'failed' && (result.error as ContentionError).details).toMatchObject({ reactor: 'pay', primitive: 'lock', key: 'acct:1', waitedMs: 5_000, holder: 'execution other' });
     expect(result.trace.map((e) => e.type)).toEqual(['run.started', 'coordination.waiting', 'coordination.contended', 'run.failed']);
   });
 
