@@ -1,0 +1,136 @@
+/**
+ * The bad-input matrix (quality-bars.md): every case gets a clear, typed error, and nothing is
+ * taken or lost. One test per case, so the count can be read off.
+ *
+ * Cases that belong to capabilities not built yet, and join this file with them:
+ * coordination on an interrupt step, a malformed or foreign job payload, a resume payload that
+ * fails validation, a resume of a finished run, a second concurrent resume (issues 4 and 5).
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { z } from 'zod';
+import { createEngine, DefinitionError, defineStep, MemoryStore, reactor, RecordTooLargeError, RecordVersionError } from '../src/index.js';
+import { parseRecord } from '../src/storage/memory/store.js';
+import { createRedisBackend } from '../src/storage/redis/index.js';
+import { createTestEngine } from '../src/testing/index.js';
+import { freePort, startRedisServer, type RedisServerHandle } from './support/redis-server.js';
+
+const expectDefinitionError = (fn: () => unknown, text: string): void => {
+  expect(fn).toThrow(DefinitionError);
+  expect(fn).toThrow(text);
+};
+
+describe('bad input matrix', () => {
+  test('1. invalid reactor input: input_invalid with field errors; no step runs, no key claimed, nothing taken', async () => {
+    const t = createTestEngine();
+    let ran = false;
+    const r = reactor('r').input({ n: z.number() }).withLock({ key: () => 'k' }).withRateLimit({ key: () => 'rk', limit: 1, per: '1m' }).step('s', { run: () => (ran = true) }).build();
+    const result = await t.run(r, { n: 'x' as never }, { idempotencyKey: 'idem' });
+    expect(result.status === 'failed' && result.error).toMatchObject({ code: 'input_invalid' });
+    expect(result.status === 'failed' && result.validationErrors[0]?.path).toBe('n');
+    expect(ran).toBe(false);
+    await expect(t.coordinator).not.toBeLockedBy('k');
+    await expect(t.coordinator).toHaveRateCount('rk', 60_000, 0);
+    expect((await t.run(r, { n: 1 }, { idempotencyKey: 'idem' })).replay).toBe(false);
+  });
+
+  test('2. invalid step arguments: arguments_invalid before the body; not retried, not compensated', async () => {
+    let runs = 0;
+    const s = defineStep({ input: { n: z.number().int() }, retry: { maxAttempts: 3 }, run: () => ++runs, compensate: () => void runs++ });
+    const result = await createTestEngine().run(reactor('r').step('s', s, { args: ($) => ({ n: $.value(1.5) }) }).build(), {});
+    expect(result.status === 'failed' && result.error).toMatchObject({ code: 'arguments_invalid' });
+    expect(runs).toBe(0);
+  });
+
+  test('3. a key function that throws, or returns null / empty / a non-string: coordination_key_invalid; nothing taken', async () => {
+    const t = createTestEngine();
+    for (const key of [() => { throw new Error('no id'); }, () => null, () => '', () => 7]) {
+      const r = reactor('r').withRateLimit({ key: () => 'rk3', limit: 5, per: '1m' }).withLock({ key: key as never }).step('s', { run: () => 1 }).build();
+      const result = await t.run(r, {});
+      expect(result.status === 'failed' && result.error).toMatchObject({ code: 'coordination_key_invalid' });
+    }
+    await expect(t.coordinator).toHaveRateCount('rk3', 60_000, 0);
+  });
+
+  test('4. an unknown named rate limit: rate_limit_unknown naming the limit and the fix; nothing taken', async () => {
+    const t = createTestEngine({ rateLimits: { known: [{ limit: 1, per: '1s' }] } });
+    const result = await t.run(reactor('r').withLock({ key: () => 'k4' }).withRateLimit({ name: 'ghost' }).step('s', { run: () => 1 }).build(), {});
+    expect(result.status === 'failed' && result.error.message).toContain('unknown named rate limit "ghost"');
+    expect(result.status === 'failed' && result.error.message).toContain('known: known');
+    await expect(t.coordinator).not.toBeLockedBy('k4');
+  });
+
+  test('5. conflicting declaration options are refused at definition', () => {
+    expectDefinitionError(() => reactor('r').withRateLimit({ name: 'psp', limit: 3, per: '1s' } as never), 'a named limit takes its windows from its registration');
+    expectDefinitionError(() => reactor('r').withRateLimit({ key: () => 'k', limit: 3, per: '1s', windows: [{ limit: 1, per: '1s' }] } as never), 'either limit/per or windows');
+    expectDefinitionError(() => reactor('r').withSemaphore({ key: () => 'k', limit: 0 }), 'limit must be an integer >= 1');
+    expectDefinitionError(() => reactor('r').withLock({ key: () => 'k', ttl: 0 }), 'ttl must be longer than 0');
+    expectDefinitionError(() => reactor('r').withOrderedLock({ key: () => 'k', strict: 'yes' as never }), 'strict must be a boolean');
+    expectDefinitionError(() => reactor('r').withLock({} as never), 'withLock needs a key function');
+  });
+
+  test("6. an `every` or `per` that is not understood is refused at definition", () => {
+    expectDefinitionError(() => reactor('r').withPeriod({ key: () => 'k', every: 'fortnight' as never }), "every must be 'minute', 'hour', 'day', 'week', 'month', 'year' or { seconds: n }");
+    expectDefinitionError(() => reactor('r').withPeriod({ key: () => 'k', every: { seconds: 0 } }), 'every must be');
+    expectDefinitionError(() => reactor('r').withRateLimit({ key: () => 'k', limit: 1, per: 'a while' as never }), 'rate limit per is not a duration');
+    expectDefinitionError(() => reactor('r').withLock({ key: () => 'k', wait: '-1s' as never }), 'wait is not a duration');
+    expect(() => createEngine({ store: new MemoryStore(), rateLimits: { psp: [{ limit: 1, per: 'soon' as never }] } })).toThrow('rate limit per is not a duration');
+  });
+
+  test('7. cyclic or dangling definitions are refused at definition, naming the steps', () => {
+    // @ts-expect-error -- forward reference
+    expectDefinitionError(() => reactor('r').step('a', { waitFor: ['b'], run: () => 1 }).step('b', { waitFor: ['a'], run: () => 1 }).build(), 'dependency cycle');
+    // @ts-expect-error -- dangling reference
+    expectDefinitionError(() => reactor('r').step('a', { waitFor: ['nowhere'], run: () => 1 }).build(), 'unknown step "nowhere"');
+  });
+
+  test('8. duplicate step names are refused at definition', () => {
+    // @ts-expect-error -- duplicate
+    expectDefinitionError(() => reactor('r').step('a', { run: () => 1 }).step('a', { run: () => 1 }), 'defined twice');
+  });
+
+  test('9. an oversized persisted context: record_too_large; the step that produced it is undone', async () => {
+    const undone: string[] = [];
+    const r = reactor('r').step('big', { run: () => 'x'.repeat(10_000), undo: () => void undone.push('big') }).build();
+    const result = await createTestEngine({ store: new MemoryStore({ maxRecordBytes: 1_000 }) }).run(r, {});
+    expect(result.status === 'failed' && result.error).toBeInstanceOf(RecordTooLargeError);
+    expect(undone).toEqual(['big']);
+  });
+
+  test('10. a persisted record with another schema version: record_version_mismatch', () => {
+    expect(() => parseRecord(JSON.stringify({ v: 2, id: 'e' }))).toThrow(RecordVersionError);
+  });
+
+  describe('11. unreachable Redis at acquire time', () => {
+    let server: RedisServerHandle;
+    beforeAll(async () => {
+      server = await startRedisServer();
+    });
+    afterAll(async () => server.dispose());
+
+    test('the run fails with coordination_unavailable and its work never runs unprotected', async () => {
+      const port = await freePort(); // nothing listens here
+      const backend = createRedisBackend({ url: `redis://127.0.0.1:${port}` });
+      backend.redis.on('error', () => undefined);
+      let ran = false;
+      const engine = createEngine({ store: new MemoryStore(), coordinator: backend.coordinator });
+      const result = await engine.run(reactor('r').withLock({ key: () => 'k', wait: 0 }).step('s', { run: () => (ran = true) }).build(), {});
+      expect(result.status === 'failed' && result.error).toMatchObject({ code: 'coordination_unavailable' });
+      expect(ran).toBe(false);
+      await backend.close();
+    });
+
+    test('a server that stops answering mid-run: the next run fails clearly, and works again after a restart', async () => {
+      const backend = createRedisBackend({ url: server.url });
+      backend.redis.on('error', () => undefined);
+      const engine = createEngine({ store: new MemoryStore(), coordinator: backend.coordinator });
+      const r = reactor('r').withLock({ key: () => 'k11', wait: 0 }).step('s', { run: () => 1 }).build();
+      expect((await engine.run(r, {})).status).toBe('completed');
+      await server.stop();
+      const down = await engine.run(r, {});
+      expect(down.status === 'failed' && down.error).toMatchObject({ code: 'coordination_unavailable' });
+      await server.restart();
+      await expect.poll(async () => (await engine.run(r, {})).status, { timeout: 10_000 }).toBe('completed');
+      await backend.close();
+    });
+  });
+});
