@@ -72,7 +72,7 @@ describe('bad input matrix', () => {
     expectDefinitionError(() => reactor('r').withPeriod({ key: () => 'k', every: 'fortnight' as never }), "every must be 'minute', 'hour', 'day', 'week', 'month', 'year' or { seconds: n }");
     expectDefinitionError(() => reactor('r').withPeriod({ key: () => 'k', every: { seconds: 0 } }), 'every must be');
     expectDefinitionError(() => reactor('r').withRateLimit({ key: () => 'k', limit: 1, per: 'a while' as never }), 'rate limit per is not a duration');
-    expectDefinitionError(() => reactor('r').withLock({ key: () => 'k', wait: '-1s' as never }), 'wait is not a duration');
+    expectDefinitionError(() => reactor('r').withLock({ key: () => 'k', wait: '-1s' }), 'wait is not a duration');
     expect(() => createEngine({ store: new MemoryStore(), rateLimits: { psp: [{ limit: 1, per: 'soon' as never }] } })).toThrow('rate limit per is not a duration');
   });
 
