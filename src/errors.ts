@@ -298,3 +298,20 @@ export class HoldLostError extends ReactorError {
     this.name = 'HoldLostError';
   }
 }
+
+/** A job payload that is malformed or of another format version: failed at once, never retried. */
+export class MalformedJobError extends ReactorError {
+  constructor(problem: string, payload: unknown) {
+    super('job_malformed', `job payload rejected: ${problem}`, { details: { problem, payload: safePayload(payload) } });
+    this.name = 'MalformedJobError';
+  }
+}
+
+function safePayload(payload: unknown): unknown {
+  try {
+    const json = JSON.stringify(payload);
+    return json !== undefined && json.length <= 2_000 ? (JSON.parse(json) as unknown) : String(json).slice(0, 2_000);
+  } catch {
+    return String(payload);
+  }
+}

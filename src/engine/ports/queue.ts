@@ -1,0 +1,68 @@
+/**
+ * The Queue port: how executions travel to workers. Jobs carry ids and a format version only;
+ * all state lives in the Store. Implementations: `queue/` over BullMQ (the only importer of
+ * `bullmq`) and the embedded in-process queue over the memory backend.
+ *
+ * @module
+ */
+
+/** The format version of job payloads. */
+export const JOB_FORMAT_VERSION = 1;
+
+/** What a job carries: nothing but ids. */
+export interface ExecutionJob {
+  readonly v: typeof JOB_FORMAT_VERSION;
+  readonly executionId: string;
+  /** The reactor's name, to find its definition in the worker's registry. */
+  readonly reactor: string;
+}
+
+/** Options of {@link JobQueue.enqueue}. */
+export interface EnqueueOptions {
+  /** Unique id of this job (one execution gets several jobs over its life: `<executionId>:<n>`). Enqueuing an id twice adds it once. */
+  readonly jobId: string;
+  /** Run no earlier than this many ms from now. */
+  readonly delayMs?: number;
+}
+
+/** The producing side. */
+export interface JobQueue {
+  enqueue(job: ExecutionJob, options: EnqueueOptions): Promise<void>;
+  /** Makes a delayed job runnable now (wake-on-release); false when it is no longer delayed. */
+  promote(jobId: string): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+/** Delivery details the processor receives. */
+export interface JobDelivery {
+  readonly jobId: string;
+  /** 1 on the first delivery; more when the queue redelivers (a worker died, a stall). */
+  readonly delivery: number;
+}
+
+/**
+ * Processes one job. Resolving completes the job; rejecting reports an infrastructure failure
+ * (the queue may redeliver it). A payload that is malformed or of another version must be
+ * reported through {@link MalformedJobError} so the queue fails it without retrying.
+ */
+export type JobProcessor = (payload: unknown, delivery: JobDelivery) => Promise<void>;
+
+/** The consuming side: a pool of concurrent processors. */
+export interface JobConsumer {
+  /** Starts taking jobs. */
+  start(processor: JobProcessor, options: { readonly concurrency: number }): void;
+  /** Stops taking jobs; in-flight jobs finish (graceful) before it resolves. */
+  stop(): Promise<void>;
+}
+
+/** Executions parked on a key, first come first served (the wake list). */
+export interface WaitList {
+  /** Registers `jobId` (the parked execution's delayed job) as waiting on `key`; registering twice keeps one entry and its place. */
+  add(key: string, jobId: string): Promise<void>;
+  /** Removes and returns the first waiter of `key`, if any. */
+  shift(key: string): Promise<string | undefined>;
+  /** Removes `jobId` from `key`'s list (it was woken by its fallback timer, or cancelled). */
+  remove(key: string, jobId: string): Promise<void>;
+  /** The waiters of `key`, first first. */
+  list(key: string): Promise<readonly string[]>;
+}
