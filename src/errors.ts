@@ -283,8 +283,9 @@ export class UnknownRateLimitError extends ReactorError {
 
 /** An ordered-lock position belongs to a batch that was drained or reset. */
 export class OrderedLockStaleError extends ReactorError {
-  constructor(info: { reactor: string; key: string; nonce: number; epoch: number; currentEpoch: number }) {
-    super('ordered_lock_stale', `reactor "${info.reactor}": ordered lock "${info.key}" position ${info.nonce} belongs to epoch ${info.epoch}, the key is at epoch ${info.currentEpoch}`, {
+  constructor(info: { reactor: string; key: string; nonce: number; epoch: number; currentEpoch: number | undefined }) {
+    const why = info.currentEpoch === undefined ? 'was passed over (its holder showed no sign of life for the poison timeout, or an operator skipped it)' : `belongs to epoch ${info.epoch}, the key is at epoch ${info.currentEpoch}`;
+    super('ordered_lock_stale', `reactor "${info.reactor}": ordered lock "${info.key}" position ${info.nonce} ${why}`, {
       details: { ...info },
     });
     this.name = 'OrderedLockStaleError';

@@ -45,16 +45,18 @@ export async function admit(specs: readonly CoordinationSpec[], args: unknown, s
       }
     }
     const period = keyed.find((k) => k.spec.kind === 'period');
-    if (period?.spec.kind === 'period' && keyed.some((k) => k.spec.kind === 'lock')) {
-      const stop = await checkPeriod(period.spec, period.key, holds, scope, false);
+    if (period?.spec.kind === 'period') {
+      const stop = keyed.some((k) => k.spec.kind === 'lock') ? await checkPeriod(period.spec, period.key, scope) : undefined;
       if (stop) {
         await holds.release('halted');
         return stop;
       }
+      markOnSuccess(period.spec, period.key, holds, scope);
     }
     return { kind: 'admitted', holds };
   } catch (error) {
-    await holds.release('failed').catch(() => undefined);
+    // Nothing of the work ran: release as 'halted' so no period is marked and an ordered position is handed back without poisoning a strict chain.
+    await holds.release('halted').catch(() => undefined);
     return { kind: 'refused', error: error as Error };
   }
 }
@@ -66,7 +68,7 @@ async function take(spec: CoordinationSpec, key: string, holds: Holds, scope: Co
     case 'ordered_lock':
       return enterOrdered(spec, key, holds, scope);
     case 'period':
-      return checkPeriod(spec, key, holds, scope, true);
+      return checkPeriod(spec, key, scope);
     case 'lock':
       return takeLock(spec, key, holds, scope);
     case 'semaphore':
@@ -76,21 +78,27 @@ async function take(spec: CoordinationSpec, key: string, holds: Holds, scope: Co
   }
 }
 
-/** Period: a marked bucket halts; on first check the marker write is registered for success. */
-async function checkPeriod(spec: Extract<CoordinationSpec, { kind: 'period' }>, key: string, holds: Holds, scope: CoordinationScope, first: boolean): Promise<Stop> {
+/** Period: a marked bucket halts the work. */
+async function checkPeriod(spec: Extract<CoordinationSpec, { kind: 'period' }>, key: string, scope: CoordinationScope): Promise<Stop> {
   const bucket = bucketOf(spec.every, await scope.coordinator.time());
   if (await scope.coordinator.periodIsMarked(key, bucket.id)) {
     scope.emit({ type: 'coordination.denied', primitive: 'period', key, reason: 'period', bucket: bucket.id });
     return { kind: 'halt', reason: 'period', data: { key, bucket: bucket.id } };
   }
-  if (first) {
-    holds.push(async (outcome) => {
-      if (outcome !== 'completed') return;
-      await scope.coordinator.periodMark({ key, bucket: bucket.id, ttlMs: bucket.remainingMs + 60_000 });
-      scope.emit({ type: 'coordination.acquired', primitive: 'period', key, bucket: bucket.id });
-    });
-  }
   return undefined;
+}
+
+/**
+ * Registered last, so it runs first at release: the marker is written while the lock is still
+ * held, and only when the work completed. The bucket is the one current at completion.
+ */
+function markOnSuccess(spec: Extract<CoordinationSpec, { kind: 'period' }>, key: string, holds: Holds, scope: CoordinationScope): void {
+  holds.push(async (outcome) => {
+    if (outcome !== 'completed') return;
+    const bucket = bucketOf(spec.every, await scope.coordinator.time());
+    await scope.coordinator.periodMark({ key, bucket: bucket.id, ttlMs: bucket.remainingMs + 60_000 });
+    scope.emit({ type: 'coordination.acquired', primitive: 'period', key, bucket: bucket.id });
+  });
 }
 
 async function takeRate(spec: Extract<CoordinationSpec, { kind: 'rate_limit' }>, key: string, scope: CoordinationScope): Promise<Stop> {

@@ -59,6 +59,7 @@ export function keepLease(holds: Holds, scope: CoordinationScope, primitive: 'lo
     if (lost) return;
     const owner = scope.holder.owner;
     const ok = primitive === 'lock' ? await scope.coordinator.lockExtend(key, owner, ttlMs) : await scope.coordinator.semaphoreExtend(key, owner, ttlMs);
+    if (lost) return; // an overlapping tick already reported it
     if (ok) return scope.emit({ type: 'coordination.extended', primitive, key });
     lost = true;
     scope.emit({ type: 'coordination.lost', primitive, key });

@@ -1,5 +1,6 @@
 /** Ordered-lock admission: a position at admission, wait for the turn holding nothing else. */
 import type { CoordinationSpec } from '../dsl/coordination.js';
+import type { OrderedEnterResult } from '../engine/ports/coordinator.js';
 import { OrderedLockStaleError } from '../errors.js';
 import type { Admission } from './admit.js';
 import { contention } from './contention.js';
@@ -19,10 +20,16 @@ export async function enterOrdered(spec: OrderedSpec, key: string, holds: Holds,
   const c = scope.coordinator;
   const ticket = await c.orderedTicket(key);
   const complete = (failed: boolean): Promise<unknown> => c.orderedComplete({ ...ticket, failed, strict: spec.strict });
-  const outcome = await waitUntil(scope, { kind: 'ordered', key, waitMs: spec.waitMs }, async () => {
-    const r = await c.orderedEnter({ ...ticket, poisonMs: spec.poisonMs, strict: spec.strict, holder: scope.holder });
-    return r.outcome === 'wait' ? { done: false } : { done: true, value: r };
-  });
+  let outcome: Awaited<ReturnType<typeof waitUntil<OrderedEnterResult>>>;
+  try {
+    outcome = await waitUntil(scope, { kind: 'ordered', key, waitMs: spec.waitMs }, async () => {
+      const r = await c.orderedEnter({ ...ticket, poisonMs: spec.poisonMs, strict: spec.strict, holder: scope.holder });
+      return r.outcome === 'wait' ? { done: false } : { done: true, value: r };
+    });
+  } catch (error) {
+    await complete(false).catch(() => undefined); // hand the position back (best effort; the poison pill covers the rest)
+    throw error;
+  }
   if (!('value' in outcome)) {
     await complete(false);
     throw contention(scope, 'ordered_lock', key, outcome.waitedMs);
@@ -35,7 +42,7 @@ export async function enterOrdered(spec: OrderedSpec, key: string, holds: Holds,
   }
   if (r.outcome === 'stale' || r.outcome === 'passed') {
     scope.emit({ type: 'coordination.denied', primitive: 'ordered_lock', key, reason: 'ordered_lock_stale' });
-    throw new OrderedLockStaleError({ reactor: scope.reactor, key, nonce: ticket.nonce, epoch: ticket.epoch, currentEpoch: r.outcome === 'stale' ? r.epoch : ticket.epoch });
+    throw new OrderedLockStaleError({ reactor: scope.reactor, key, nonce: ticket.nonce, epoch: ticket.epoch, currentEpoch: r.outcome === 'stale' ? r.epoch : undefined });
   }
   scope.emit({ type: 'coordination.acquired', primitive: 'ordered_lock', key, nonce: ticket.nonce });
   holds.push(async (result) => {

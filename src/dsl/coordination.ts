@@ -76,7 +76,9 @@ function fail(where: Where, message: string): never {
 
 function duration(where: Where, what: string, value: unknown, fallback: number): number {
   if (value === undefined) return fallback;
-  return parseDuration(value) ?? fail(where, `${what} is not a duration (got ${JSON.stringify(value)}); use milliseconds or '500ms', '30s', '5m', '1h', '1d'`);
+  const ms = parseDuration(value);
+  if (ms !== undefined) return Math.ceil(ms);
+  return fail(where, `${what} is not a duration (got ${JSON.stringify(value)}); use milliseconds or '500ms', '30s', '5m', '1h', '1d'`);
 }
 
 function keyFn(where: Where, kind: string, key: unknown): UntypedKey {

@@ -169,7 +169,7 @@ async function finish(state: RunState, outcome: FinalOutcome): Promise<RunResult
     return { ...base, status: 'completed', value: outcome.value };
   }
   if (outcome.status === 'halted') {
-    await state.checkpoint('halted', { haltReason: outcome.reason, ...(outcome.step === undefined ? {} : { failedStep: outcome.step }) }).catch(() => undefined);
+    await state.checkpoint('halted', { haltReason: outcome.reason, ...(outcome.step === undefined ? {} : { failedStep: outcome.step }), ...(outcome.data === undefined ? {} : { haltData: outcome.data }) }).catch(() => undefined);
     state.emit({ type: 'run.halted', step: outcome.step, reason: outcome.reason });
     const data = outcome.data === undefined ? {} : { data: outcome.data };
     return { ...base, status: 'halted', haltedStep: outcome.step, reason: outcome.reason, ...data };
@@ -187,10 +187,10 @@ function invalidInput(reactor: AnyReactorDefinition, executionId: string, issues
 
 /** Rebuilds a result from a persisted record (replays across processes). */
 export function fromRecord(record: ExecutionRecord): RunResult {
-  const base = { executionId: record.id, reactor: record.reactor, trace: [], steps: record.steps, rollbackFailures: record.rollbackFailures, replay: true };
+  const base = { executionId: record.id, reactor: record.reactor, trace: record.trace ?? [], steps: record.steps, rollbackFailures: record.rollbackFailures, replay: true };
   if (!TERMINAL_STATUSES.has(record.status)) return { ...base, status: 'running' };
   if (record.status === 'completed') return { ...base, status: 'completed', value: record.value };
-  if (record.status === 'halted') return { ...base, status: 'halted', haltedStep: record.failedStep, reason: record.haltReason ?? '' };
+  if (record.status === 'halted') return { ...base, status: 'halted', haltedStep: record.failedStep, reason: record.haltReason ?? '', ...(record.haltData === undefined ? {} : { data: record.haltData }) };
   const error = errorFromJSON(record.error ?? { name: 'Error', message: `execution ended ${record.status}` });
   const issues = (error.details.issues as ValidationError['issues'] | undefined) ?? [];
   return { ...base, status: 'failed', error, failedStep: record.failedStep, validationErrors: issues };

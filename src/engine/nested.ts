@@ -37,7 +37,7 @@ async function runChild(run: RunState, child: AnyReactorDefinition, input: Recor
   const specs = child.coordination.filter((s) => s.kind !== 'ordered_lock');
   const admission = specs.length === 0 ? undefined : await run.admit(specs, input, { reactor: child.name, abort });
   if (admission?.kind === 'refused') return { status: 'failed', step: place.path, error: admission.error, validation: [] };
-  if (admission?.kind === 'halt') return { status: 'halted', step: place.path, reason: admission.reason };
+  if (admission?.kind === 'halt') return { status: 'halted', step: place.path, reason: admission.reason, data: admission.data };
   let outcome: GraphOutcome | undefined;
   try {
     outcome = await runFrame(run, { def: child, input, prefix: `${place.path}.`, signal: abort.signal });

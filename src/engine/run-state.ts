@@ -13,7 +13,7 @@ import { childLogger } from './logger.js';
 import type { ErrorJSON } from '../errors.js';
 import type { EventHub, ReactorEvent } from './events.js';
 import type { Clock } from './ports/clock.js';
-import { RECORD_VERSION, type ExecutionRecord, type ExecutionStatus, type RollbackFailure, type StepRecord, type Store } from './ports/store.js';
+import { RECORD_VERSION, TERMINAL_STATUSES, type BackgroundState, type ExecutionRecord, type ExecutionStatus, type RollbackFailure, type StepRecord, type Store } from './ports/store.js';
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 /** An event before the run state stamps its identity and time. */
@@ -34,6 +34,10 @@ export interface RunStateInit {
   readonly maxConcurrency: number;
   /** Takes coordination declarations for this execution (owner = its root). */
   readonly admit: Admit;
+  /** `worker`: retries yield (re-enqueued later) instead of sleeping. Default `inline`. */
+  readonly mode?: 'inline' | 'worker';
+  /** A persisted record to resume from: completed steps are not run again. */
+  readonly resume?: ExecutionRecord;
 }
 
 /** Takes declarations for work of this execution; `abort` receives a lost-hold error. */
@@ -56,8 +60,11 @@ export class RunState {
   /** Fencing tokens of the locks held, by key. */
   readonly fencingTokens = new Map<string, string>();
   readonly #init: RunStateInit;
-  readonly #steps: Record<string, StepRecord> = {};
+  readonly #steps: Record<string, StepRecord>;
   readonly #createdAt: number;
+  readonly mode: 'inline' | 'worker';
+  /** Background bookkeeping, persisted with each checkpoint. */
+  background: BackgroundState | undefined;
   #seq = 0;
   #saving: Promise<void> = Promise.resolve();
   #status: ExecutionStatus = 'running';
@@ -73,7 +80,13 @@ export class RunState {
     this.logger = init.logger;
     this.maxConcurrency = init.maxConcurrency;
     this.admit = init.admit;
-    this.#createdAt = init.clock.now();
+    this.mode = init.mode ?? 'inline';
+    this.#steps = { ...(init.resume?.steps ?? {}) };
+    this.#createdAt = init.resume?.createdAt ?? init.clock.now();
+    this.#seq = Math.max(0, ...Object.values(this.#steps).map((r) => r.completedSeq ?? 0));
+    this.background = init.resume?.background;
+    this.rollbackFailures.push(...(init.resume?.rollbackFailures ?? []));
+    this.trace.push(...(init.resume?.trace ?? []));
   }
 
   /** Stamps, records and publishes an event. */
@@ -81,6 +94,11 @@ export class RunState {
     const event = { reactor: this.reactor, ...draft, executionId: this.executionId, rootExecutionId: this.rootExecutionId, at: this.clock.now() } as ReactorEvent;
     this.trace.push(event);
     this.#init.hub.emit(event);
+  }
+
+  /** The recorded state of one step (from this run or the record it resumed). */
+  stepRecord(path: string): StepRecord | undefined {
+    return this.#steps[path];
   }
 
   /** A snapshot of every step's state. */
@@ -106,8 +124,13 @@ export class RunState {
   }
 
   /** Persists the current state; saves are serialized so a later state never loses to an earlier one. */
-  checkpoint(status: ExecutionStatus = this.#status, outcome: Partial<Pick<ExecutionRecord, 'value' | 'error' | 'failedStep' | 'haltReason'>> = {}): Promise<void> {
+  checkpoint(
+    status: ExecutionStatus = this.#status,
+    outcome: Partial<Pick<ExecutionRecord, 'value' | 'error' | 'failedStep' | 'haltReason' | 'haltData'>> = {},
+    options: { readonly withTrace?: boolean } = {},
+  ): Promise<void> {
     this.#status = status;
+    const withTrace = options.withTrace ?? TERMINAL_STATUSES.has(status);
     const record: ExecutionRecord = {
       v: RECORD_VERSION,
       id: this.executionId,
@@ -118,6 +141,8 @@ export class RunState {
       steps: { ...this.#steps },
       rollbackFailures: [...this.rollbackFailures],
       ...(this.#init.idempotencyKey === undefined ? {} : { idempotencyKey: this.#init.idempotencyKey }),
+      ...(this.background === undefined ? {} : { background: this.background }),
+      ...(withTrace ? { trace: this.trace.slice(-1_000) } : {}),
       ...outcome,
       createdAt: this.#createdAt,
       updatedAt: this.clock.now(),

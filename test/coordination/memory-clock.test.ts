@@ -116,3 +116,49 @@ describe('derived reactors', () => {
     expect(derived.name).toBe('derived');
   });
 });
+
+describe('lost holds, release order, strict-chain give-back', () => {
+  test('a lock lost while working is reported once, aborts ctx.signal, starts no further step, and fails the run with hold_lost', async () => {
+    const clock = new ManualClock();
+    const t = createTestEngine({ clock });
+    let aborted = false;
+    let secondRan = false;
+    const r = reactor('fragile')
+      .withLock({ key: () => 'L', ttl: '3s' })
+      .step('first', {
+        run: async (_a, ctx) => {
+          // Another process takes the key behind our back (e.g. after a long GC pause).
+          await t.coordinator.lockRelease('L', ctx.rootExecutionId);
+          await t.coordinator.lockAcquire({ key: 'L', holder: { owner: 'intruder' }, ttlMs: 60_000 });
+          await clock.sleep(5_000);
+          aborted = ctx.signal.aborted;
+        },
+      })
+      .step('second', { waitFor: ['first'], run: () => void (secondRan = true) })
+      .build();
+    const result = await t.run(r, {});
+    expect(result.status === 'failed' && result.error).toMatchObject({ code: 'hold_lost' });
+    expect(aborted).toBe(true);
+    expect(secondRan).toBe(false);
+    expect(result.trace.filter((e) => e.type === 'coordination.lost')).toHaveLength(1);
+    await expect(t.coordinator).toBeLockedBy('L', 'intruder');
+  });
+
+  test('the period marker is written before the lock is given back', async () => {
+    const t = createTestEngine();
+    const r = reactor('daily').withPeriod({ key: () => 'P', every: 'day' }).withLock({ key: () => 'L' }).step('s', { run: () => 1 }).build();
+    const result = await t.run(r, {});
+    const order = result.trace.filter((e) => e.type === 'coordination.acquired' || e.type === 'coordination.released').map((e) => `${e.type.split('.')[1]}:${'primitive' in e ? e.primitive : ''}`);
+    expect(order).toEqual(['acquired:lock', 'acquired:period', 'released:lock']);
+  });
+
+  test('in strict mode, a run that loses contention after its turn hands the position back without poisoning the chain', async () => {
+    const t = createTestEngine();
+    await t.coordinator.lockAcquire({ key: 'busy', holder: { owner: 'other' }, ttlMs: 3_600_000 });
+    const loser = reactor('loser').withOrderedLock({ key: () => 'O', strict: true }).withLock({ key: () => 'busy', wait: 0 }).step('s', { run: () => 1 }).build();
+    const next = reactor('next').withOrderedLock({ key: () => 'O', strict: true }).step('s', { run: () => 'ran' }).returns('s');
+    expect((await t.run(loser, {})).status).toBe('failed');
+    const result = await t.run(next, {});
+    expect(result.status === 'completed' && result.value).toBe('ran');
+  });
+});

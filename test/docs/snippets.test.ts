@@ -68,6 +68,7 @@ function compilerOptions(): ts.CompilerOptions {
     paths: {
       'ts-reactor': ['./src/index.ts'],
       'ts-reactor/testing': ['./src/testing/index.ts'],
+      'ts-reactor/redis': ['./src/storage/redis/index.ts'],
       'ts-reactor/testing/vitest': ['./src/testing/vitest.ts'],
     },
   };

@@ -1,4 +1,5 @@
 import type { ErrorJSON } from '../../errors.js';
+import type { ReactorEvent } from '../events.js';
 
 /** The schema version of persisted execution records. */
 export const RECORD_VERSION = 1;
@@ -11,7 +12,7 @@ export const TERMINAL_STATUSES: ReadonlySet<ExecutionStatus> = new Set(['complet
 
 /** Persisted state of one step in one execution. */
 export interface StepRecord {
-  readonly status: 'running' | 'completed' | 'failed' | 'skipped' | 'halted' | 'compensated' | 'undone';
+  readonly status: 'running' | 'retrying' | 'completed' | 'failed' | 'skipped' | 'halted' | 'compensated' | 'undone';
   readonly attempts: number;
   readonly result?: unknown;
   readonly error?: ErrorJSON;
@@ -26,6 +27,30 @@ export interface RollbackFailure {
   readonly reason: 'raised' | 'returned_failure' | 'coordination_unavailable';
   readonly message: string;
   readonly key?: string;
+}
+
+/** What a parked execution waits for. */
+export interface WaitingFor {
+  readonly primitive: 'lock' | 'semaphore' | 'rate_limit' | 'ordered_lock';
+  readonly key: string;
+  /** Contention attempts so far (counted apart from failure retries). */
+  readonly attempt: number;
+  /** The delayed job that resumes it. */
+  readonly jobId: string;
+}
+
+/** Background-execution bookkeeping of a record. */
+export interface BackgroundState {
+  /** Jobs enqueued so far for this execution (job ids are `<executionId>:<n>`). */
+  readonly jobs: number;
+  /** Contention attempts so far. */
+  readonly contention: number;
+  /** Set while parked. */
+  readonly waitingFor?: WaitingFor;
+  /** The ordered-lock position taken when the execution was accepted. */
+  readonly ordered?: { readonly key: string; readonly nonce: number; readonly epoch: number };
+  /** When a retry is due (engine clock, ms). */
+  readonly retryAt?: number;
 }
 
 /** The persisted form of an execution: plain, versioned JSON. */
@@ -43,8 +68,14 @@ export interface ExecutionRecord {
   readonly error?: ErrorJSON;
   readonly failedStep?: string;
   readonly haltReason?: string;
+  /** The data of the halt (`halt(reason, data)`, or a coordination halt's details). */
+  readonly haltData?: unknown;
   readonly rollbackFailures: readonly RollbackFailure[];
   readonly idempotencyKey?: string;
+  /** The execution's events across every process that worked on it (written at terminal, yield and park checkpoints; the newest 1,000). */
+  readonly trace?: readonly ReactorEvent[];
+  /** Background execution: what a parked execution waits for, and the counters that survive redelivery. */
+  readonly background?: BackgroundState;
   readonly createdAt: number;
   readonly updatedAt: number;
 }
