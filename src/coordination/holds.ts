@@ -1,8 +1,12 @@
 import type { Clock } from '../engine/ports/clock.js';
 import type { CoordinationScope } from './scope.js';
 
-/** How the guarded work ended: decides period marks and ordered-lock failure records. */
-export type WorkOutcome = 'completed' | 'failed' | 'halted';
+/**
+ * How the guarded work ended: decides period marks and ordered-lock failure records.
+ * `yielded` (a worker re-enqueues the execution): leases are released, the ordered position is
+ * kept, no period is marked.
+ */
+export type WorkOutcome = 'completed' | 'failed' | 'halted' | 'yielded';
 
 type Release = (outcome: WorkOutcome) => Promise<void>;
 

@@ -135,6 +135,7 @@ async function execute(state: RunState, reactor: AnyReactorDefinition): Promise<
   } finally {
     await holds?.release(outcome?.status ?? 'failed').catch((error: unknown) => state.logger.warn({ err: error }, 'releasing coordination failed; holds expire by TTL'));
   }
+  if (outcome.status === 'yielded') throw new Error('an inline run cannot yield'); // only worker-mode runs yield
   return finish(state, outcome);
 }
 
@@ -159,9 +160,10 @@ function admitWork(state: RunState, deps: CoordinationDeps, specs: readonly Coor
   });
 }
 
-type FinalOutcome = GraphOutcome | { readonly status: 'halted'; readonly step: undefined; readonly reason: string; readonly data: unknown };
+/** A terminal outcome (inline runs never yield). */
+export type FinalOutcome = Exclude<GraphOutcome, { status: 'yielded' }> | { readonly status: 'halted'; readonly step: undefined; readonly reason: string; readonly data: unknown };
 
-async function finish(state: RunState, outcome: FinalOutcome): Promise<RunResult> {
+export async function finish(state: RunState, outcome: FinalOutcome): Promise<RunResult> {
   const base = { executionId: state.executionId, reactor: state.reactor, trace: state.trace, steps: state.steps, rollbackFailures: state.rollbackFailures, replay: false };
   if (outcome.status === 'completed') {
     await state.checkpoint('completed', { value: outcome.value }).catch(() => undefined);

@@ -53,6 +53,7 @@ function settleChild(run: RunState, place: StepPlace, outcome: GraphOutcome): No
     run.emit({ type: 'step.succeeded', step: place.path, attempt: 1, reactor: place.reactor });
     return { kind: 'success', value: outcome.value, entry: { step: place.path, undo: () => undoAll(outcome.completed) } };
   }
+  if (outcome.status === 'yielded') return { kind: 'yield', step: outcome.step, delayMs: outcome.delayMs };
   if (outcome.status === 'halted') {
     run.setStep(place.path, { status: 'halted', attempts: 1 });
     run.emit({ type: 'step.halted', step: place.path, reason: outcome.reason, reactor: place.reactor });
@@ -99,6 +100,7 @@ async function runElements(run: RunState, node: MapNode, place: StepPlace, items
       const index = next++;
       const outcome = await runElement(run, node, { ...place, path: `${place.path}[${index}]` }, items[index], index);
       settled.push({ index, outcome });
+      if (outcome.kind === 'yield') stop = true;
       if (outcome.kind === 'failure' && node.atomic) {
         stop = true;
         controller.abort('element failed');
@@ -132,6 +134,8 @@ function settleMap(run: RunState, node: MapNode, place: StepPlace, settled: read
   const failures: MapFailure[] = [];
   const seen = new Set<number>();
   let firstFailure: Extract<NodeOutcome, { kind: 'failure' }> | undefined;
+  const yielded = settled.find((s) => s.outcome.kind === 'yield')?.outcome;
+  if (yielded) return yielded;
   for (const { index, outcome } of settled) {
     seen.add(index);
     if (outcome.kind === 'success' || outcome.kind === 'skipped') values[index] = outcome.value;

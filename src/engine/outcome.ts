@@ -12,6 +12,8 @@ export type NodeOutcome =
   | { readonly kind: 'success'; readonly value: unknown; readonly entry: CompletedEntry }
   | { readonly kind: 'skipped'; readonly value: unknown }
   | { readonly kind: 'halt'; readonly step: string; readonly reason: string; readonly data?: unknown }
+  /** Worker mode: the step wants another attempt later; the execution is re-enqueued. */
+  | { readonly kind: 'yield'; readonly step: string; readonly delayMs: number }
   | {
       readonly kind: 'failure';
       readonly step: string;

@@ -27,6 +27,8 @@ export interface Frame {
 export type GraphOutcome =
   | { readonly status: 'completed'; readonly value: unknown; readonly completed: readonly CompletedEntry[] }
   | { readonly status: 'halted'; readonly step: string; readonly reason: string; readonly data?: unknown }
+  /** Worker mode: a step asked for a later attempt; nothing is rolled back, the execution is re-enqueued. */
+  | { readonly status: 'yielded'; readonly step: string; readonly delayMs: number }
   | { readonly status: 'failed'; readonly step: string | undefined; readonly error: Error; readonly validation: readonly FieldIssue[] };
 
 /** Executes a graph and, if it failed, compensates the failed steps and undoes completed ones, newest first. */
@@ -35,7 +37,7 @@ export async function runFrame(run: RunState, frame: Frame): Promise<GraphOutcom
   const relay = (): void => controller.abort(frame.signal.reason);
   frame.signal.addEventListener('abort', relay, { once: true });
   try {
-    const { completed, failures, halt, results, interrupted } = await schedule(run, { ...frame, signal: controller.signal }, controller);
+    const { completed, failures, halt, results, interrupted, yielded } = await schedule(run, { ...frame, signal: controller.signal }, controller);
     const first = failures[0];
     if (first || interrupted) {
       run.emit({ type: 'run.rolling_back', step: first?.step, reactor: frame.def.name });
@@ -45,6 +47,7 @@ export async function runFrame(run: RunState, frame: Frame): Promise<GraphOutcom
       return first ? { status: 'failed', step: first.step, error: first.error, validation: first.validation } : { status: 'failed', step: undefined, error: interrupted!, validation: [] };
     }
     if (halt) return { status: 'halted', ...halt };
+    if (yielded) return { status: 'yielded', ...yielded };
     const value = frame.def.returns === undefined ? Object.fromEntries(results) : results.get(frame.def.returns);
     return { status: 'completed', value, completed };
   } finally {
@@ -65,10 +68,12 @@ interface Schedule {
   halt: { readonly step: string; readonly reason: string; readonly data?: unknown } | undefined;
   /** Set when an enclosing frame aborted with an error (e.g. a lost lock): no new step starts. */
   interrupted: Error | undefined;
+  /** Worker mode: the earliest retry any step asked for; no new step starts. */
+  yielded: { readonly step: string; readonly delayMs: number } | undefined;
 }
 
 function schedule(run: RunState, frame: Frame, controller: AbortController): Promise<Schedule> {
-  const state: Schedule = { completed: [], failures: [], results: new Map(), halt: undefined, interrupted: undefined };
+  const state: Schedule = { completed: [], failures: [], results: new Map(), halt: undefined, interrupted: undefined, yielded: undefined };
   const done = new Set<string>();
   const waiting = [...frame.def.nodes];
   const limit = frame.def.maxConcurrency ?? run.maxConcurrency;
@@ -80,6 +85,8 @@ function schedule(run: RunState, frame: Frame, controller: AbortController): Pro
         state.results.set(node.name, outcome.value);
         done.add(node.name);
         if (outcome.kind === 'success') state.completed.push(outcome.entry);
+      } else if (outcome.kind === 'yield') {
+        if (state.yielded === undefined || outcome.delayMs < state.yielded.delayMs) state.yielded = { step: outcome.step, delayMs: outcome.delayMs };
       } else if (outcome.kind === 'halt') {
         state.halt ??= { step: outcome.step, reason: outcome.reason, ...(outcome.data === undefined ? {} : { data: outcome.data }) };
         controller.abort('halted');
@@ -92,7 +99,7 @@ function schedule(run: RunState, frame: Frame, controller: AbortController): Pro
     const pump = (): void => {
       const reason: unknown = frame.signal.reason;
       if (frame.signal.aborted && reason instanceof Error && state.failures.length === 0) state.interrupted ??= reason;
-      const stopping = state.halt !== undefined || state.failures.length > 0 || state.interrupted !== undefined;
+      const stopping = state.halt !== undefined || state.failures.length > 0 || state.interrupted !== undefined || state.yielded !== undefined;
       for (let i = 0; !stopping && i < waiting.length && running < limit; ) {
         const node = waiting[i]!;
         if (!node.dependsOn.every((d) => done.has(d))) {
@@ -120,7 +127,7 @@ async function persist(run: RunState, outcome: NodeOutcome): Promise<NodeOutcome
     await run.checkpoint();
     return outcome;
   } catch (error) {
-    const step = outcome.kind === 'success' ? outcome.entry.step : outcome.kind === 'failure' ? outcome.step : outcome.kind === 'halt' ? outcome.step : 'checkpoint';
+    const step = outcome.kind === 'success' ? outcome.entry.step : outcome.kind === 'skipped' ? 'checkpoint' : outcome.step;
     const compensate = outcome.kind === 'success' ? outcome.entry.undo : outcome.kind === 'failure' ? outcome.compensate : undefined;
     return { kind: 'failure', step, error: toError(error), validation: [], compensate };
   }

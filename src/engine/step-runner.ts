@@ -11,6 +11,7 @@ import { signalKind, type Failure, type Halt, type Skipped, type Success } from 
 import { ErrorCode, NonRetryableError, ReactorError, ValidationError, toError } from '../errors.js';
 import { runRollbackHook, stepContext } from './hooks.js';
 import type { NodeOutcome } from './outcome.js';
+import type { StepRecord } from './ports/store.js';
 import { errorSummary, type RunState } from './run-state.js';
 
 type Body = (args: unknown, ctx: unknown) => unknown;
@@ -40,7 +41,9 @@ export async function runStepNode(run: RunState, node: StepNode, place: StepPlac
   } catch (error) {
     return notStarted(run, place.path, toError(error));
   }
-  for (let attempt = 1; ; attempt++) {
+  const recorded = run.stepRecord(place.path);
+  if (recorded?.status === 'completed' || recorded?.status === 'skipped') return fromRecord(run, node, place, args, recorded);
+  for (let attempt = recorded?.status === 'retrying' ? recorded.attempts + 1 : 1; ; attempt++) {
     run.emit({ type: 'step.started', step: place.path, attempt, reactor: place.reactor });
     const ctx = stepContext(run, place, attempt);
     const out = classify(await invoke(node.hooks.run as Body, args, ctx));
@@ -64,6 +67,11 @@ export async function runStepNode(run: RunState, node: StepNode, place: StepPlac
     if (retry) {
       const delayMs = retryDelay(node.retry, attempt);
       run.emit({ type: 'step.retrying', step: place.path, attempt: attempt + 1, delayMs, error: errorSummary(out.error), reactor: place.reactor });
+      if (run.mode === 'worker') {
+        // The engine owns retries: a worker never sleeps a retry delay; the execution is re-enqueued.
+        run.setStep(place.path, { status: 'retrying', attempts: attempt, error: errorSummary(out.error) });
+        return { kind: 'yield', step: place.path, delayMs };
+      }
       await run.clock.sleep(delayMs, place.signal);
       continue;
     }
@@ -78,6 +86,15 @@ export async function runStepNode(run: RunState, node: StepNode, place: StepPlac
       compensate: async () => (compensate ? runRollbackHook(run, 'compensate', place.path, () => compensate(out.error, args, rollbackContext(run, place, attempt))) : undefined),
     };
   }
+}
+
+/** A step completed (or skipped) in an earlier job of this execution: its body never runs again. */
+function fromRecord(run: RunState, node: StepNode, place: StepPlace, args: Record<string, unknown>, recorded: StepRecord): NodeOutcome {
+  if (recorded.status === 'skipped') return { kind: 'skipped', value: recorded.result };
+  const undo = node.hooks.undo as ((r: unknown, a: unknown, c: unknown) => unknown) | undefined;
+  const attempt = recorded.attempts;
+  const entry = { step: place.path, undo: async () => (undo ? runRollbackHook(run, 'undo', place.path, () => undo(recorded.result, args, rollbackContext(run, place, attempt))) : undefined) };
+  return { kind: 'success', value: recorded.result, entry };
 }
 
 /** Rollback hooks get a context of their own: the step's signal was aborted when the run stopped. */
