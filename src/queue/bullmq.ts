@@ -1,0 +1,211 @@
+/**
+ * The Queue port over BullMQ — the only module of ts-reactor that imports `bullmq`.
+ *
+ * - {@link createBullmqQueue}: the producing side. A job is named `execution`, carries the
+ *   encoded {@link ExecutionJob}, and gets a few attempts with a short backoff: those cover
+ *   infrastructure failures of a delivery only (the engine owns step retries).
+ * - {@link createBullmqConsumer}: a BullMQ `Worker`. Its processor decodes nothing itself; it
+ *   hands the raw payload and the delivery count to the engine's {@link JobProcessor}, turns a
+ *   {@link MalformedJobError} into BullMQ's `UnrecoverableError` (failed, never retried), and
+ *   lets stall detection redeliver the job of a worker that died.
+ *
+ * @module
+ */
+import { Queue, UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { ReactorError } from '../errors.js';
+import type { EnqueueOptions, ExecutionJob, JobConsumer, JobProcessor, JobQueue } from '../engine/ports/queue.js';
+import { fromBullmqJobId, toBullmqJobId } from './job-id.js';
+import { encodeJob } from './payload.js';
+import {
+  DEFAULT_QUEUE_NAME,
+  EXECUTION_JOB_NAME,
+  INFRA_ATTEMPTS,
+  INFRA_BACKOFF_MS,
+  KEEP_COMPLETED_MS,
+  KEEP_FAILED_MS,
+  KEEP_FINISHED_COUNT,
+} from './policy.js';
+
+/** The default BullMQ key prefix (BullMQ's own keys are `<prefix>:<name>:…`). */
+export const DEFAULT_BULLMQ_PREFIX = 'rx';
+/** Default lock of an active job: a dead worker's job is redelivered after about this long. */
+export const DEFAULT_LOCK_DURATION_MS = 30_000;
+/** Default period of the stall check. */
+export const DEFAULT_STALLED_INTERVAL_MS = 15_000;
+/** Default number of times one job may be recovered from a dead worker before it fails. */
+export const DEFAULT_MAX_STALLED_COUNT = 3;
+
+/**
+ * How to reach Redis: a URL (the adapter creates and closes its connections) or an existing
+ * ioredis connection (never closed by the adapter; a consumer duplicates it for its own use).
+ */
+export type BullmqConnection = { readonly url: string } | Redis;
+
+/** Options of {@link createBullmqQueue}. */
+export interface BullmqQueueOptions {
+  readonly connection: BullmqConnection;
+  /** BullMQ queue name; default `ts-reactor`. Producers and consumers must agree. */
+  readonly name?: string;
+  /** BullMQ key prefix; default `rx`. */
+  readonly prefix?: string;
+}
+
+/** Options of {@link createBullmqConsumer}. */
+export interface BullmqConsumerOptions extends BullmqQueueOptions {
+  /**
+   * How long a worker's lock on an active job lasts without renewal (renewed every half of it
+   * while the processor runs). A job of a worker that died is redelivered roughly
+   * `lockDurationMs + stalledIntervalMs` after its death. Default 30 s.
+   */
+  readonly lockDurationMs?: number;
+  /** How often each worker checks for stalled jobs; default 15 s. */
+  readonly stalledIntervalMs?: number;
+  /** Recoveries of one job from dead workers before BullMQ fails it; default 3. */
+  readonly maxStalledCount?: number;
+  /** Called with errors of the worker itself (connection problems); default: ignored (ioredis reconnects). */
+  readonly onError?: (error: Error) => void;
+  /** Called when a delivery fails; `final` when BullMQ will not deliver the job again. */
+  readonly onFailed?: (failure: { readonly jobId: string; readonly error: Error; readonly final: boolean }) => void;
+}
+
+/** Creates the producing side over a BullMQ `Queue`. */
+export function createBullmqQueue(options: BullmqQueueOptions): JobQueue {
+  const queue = new Queue(queueName(options), {
+    connection: connectionOptions(options.connection, false),
+    prefix: options.prefix ?? DEFAULT_BULLMQ_PREFIX,
+  });
+  // Errors also surface on the calls that hit them; the listener keeps an 'error' from crashing the process.
+  queue.on('error', () => undefined);
+  let closed = false;
+
+  return {
+    async enqueue(job: ExecutionJob, enqueueOptions: EnqueueOptions): Promise<void> {
+      if (closed) throw new Error('the job queue is closed');
+      const delay = enqueueOptions.delayMs ?? 0;
+      if (!Number.isFinite(delay) || delay < 0) throw new RangeError(`delayMs must be a finite number ≥ 0; got ${String(delay)}`);
+      await queue.add(EXECUTION_JOB_NAME, encodeJob(job), {
+        jobId: toBullmqJobId(enqueueOptions.jobId),
+        ...(delay > 0 ? { delay: Math.ceil(delay) } : {}),
+        attempts: INFRA_ATTEMPTS,
+        backoff: { type: 'exponential', delay: INFRA_BACKOFF_MS },
+        removeOnComplete: { age: Math.ceil(KEEP_COMPLETED_MS / 1000), count: KEEP_FINISHED_COUNT },
+        removeOnFail: { age: Math.ceil(KEEP_FAILED_MS / 1000), count: KEEP_FINISHED_COUNT },
+      });
+    },
+
+    async promote(jobId: string): Promise<boolean> {
+      if (closed) throw new Error('the job queue is closed');
+      const job = await queue.getJob(toBullmqJobId(jobId));
+      if (!job) return false;
+      try {
+        await job.promote();
+        return true;
+      } catch (error) {
+        // Lost a race (it ran out its delay, or another releaser promoted it) or it is gone:
+        // not delayed any more is a plain `false`; anything else is a real failure.
+        const state = await job.getState().catch(() => 'unknown');
+        if (state !== 'delayed') return false;
+        throw error;
+      }
+    },
+
+    async close(): Promise<void> {
+      if (closed) return;
+      closed = true;
+      await queue.close();
+    },
+  };
+}
+
+/** Creates the consuming side over a BullMQ `Worker`, started by {@link JobConsumer.start}. */
+export function createBullmqConsumer(options: BullmqConsumerOptions): JobConsumer {
+  const lockDuration = positiveInteger('lockDurationMs', options.lockDurationMs ?? DEFAULT_LOCK_DURATION_MS);
+  const stalledInterval = positiveInteger('stalledIntervalMs', options.stalledIntervalMs ?? DEFAULT_STALLED_INTERVAL_MS);
+  const maxStalledCount = positiveInteger('maxStalledCount', options.maxStalledCount ?? DEFAULT_MAX_STALLED_COUNT);
+  const onError = options.onError ?? (() => undefined);
+  let worker: Worker | undefined;
+  let ownConnection: Redis | undefined;
+  let stopping: Promise<void> | undefined;
+
+  return {
+    start(processor: JobProcessor, startOptions: { readonly concurrency: number }): void {
+      if (worker) throw new Error('the consumer is already started');
+      if (stopping) throw new Error('the consumer is stopped');
+      const concurrency = positiveInteger('concurrency', startOptions.concurrency);
+      // A Worker blocks on its connections, which BullMQ wants without per-request retries:
+      // a passed-in connection is duplicated with that setting (and closed on stop).
+      const connection: ConnectionOptions =
+        isRedis(options.connection) ? (ownConnection = options.connection.duplicate({ maxRetriesPerRequest: null })) : connectionOptions(options.connection, true);
+      const created = new Worker(queueName(options), (job: Job) => deliver(job, processor), {
+        connection,
+        prefix: options.prefix ?? DEFAULT_BULLMQ_PREFIX,
+        concurrency,
+        lockDuration,
+        stalledInterval,
+        maxStalledCount,
+        autorun: false,
+      });
+      created.on('error', onError);
+      if (options.onFailed) {
+        const onFailed = options.onFailed;
+        created.on('failed', (job: Job | undefined, error: Error) => {
+          if (!job?.id) return;
+          const final = error instanceof UnrecoverableError || job.attemptsMade >= (job.opts.attempts ?? 1);
+          onFailed({ jobId: fromBullmqJobId(job.id), error, final });
+        });
+      }
+      worker = created;
+      created.run().catch(onError);
+    },
+
+    stop(): Promise<void> {
+      stopping ??= (async () => {
+        const current = worker;
+        worker = undefined;
+        if (current) await current.close();
+        if (ownConnection) await ownConnection.quit().catch(() => ownConnection?.disconnect());
+      })();
+      return stopping;
+    },
+  };
+}
+
+/** Runs one delivery of `job` through the engine's processor. */
+async function deliver(job: Job, processor: JobProcessor): Promise<void> {
+  if (job.id === undefined) throw new UnrecoverableError('job without an id');
+  // `attemptsStarted` counts every move to active, including the one of a stalled job taken
+  // over from a dead worker; `attemptsMade` only counts failed attempts.
+  const delivery = job.attemptsStarted > 0 ? job.attemptsStarted : job.attemptsMade + 1;
+  try {
+    await processor(job.data as unknown, { jobId: fromBullmqJobId(job.id), delivery });
+  } catch (error) {
+    if (ReactorError.is(error) && error.code === 'job_malformed') {
+      const terminal = new UnrecoverableError(error.message);
+      terminal.cause = error;
+      throw terminal;
+    }
+    throw error;
+  }
+}
+
+function queueName(options: BullmqQueueOptions): string {
+  const name = options.name ?? DEFAULT_QUEUE_NAME;
+  if (name.length === 0 || name.includes(':')) throw new RangeError(`queue name must be non-empty and without ':'; got ${JSON.stringify(name)}`);
+  return name;
+}
+
+/** Connection options for BullMQ; `blocking` connections (a Worker's) must not limit retries per request. */
+function connectionOptions(connection: BullmqConnection, blocking: boolean): ConnectionOptions {
+  if (isRedis(connection)) return connection;
+  return blocking ? { url: connection.url, maxRetriesPerRequest: null } : { url: connection.url };
+}
+
+function isRedis(connection: BullmqConnection): connection is Redis {
+  return typeof (connection as Partial<Redis>).duplicate === 'function';
+}
+
+function positiveInteger(name: string, value: number): number {
+  if (!Number.isSafeInteger(value) || value < 1) throw new RangeError(`${name} must be a positive integer; got ${String(value)}`);
+  return value;
+}

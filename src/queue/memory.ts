@@ -1,0 +1,266 @@
+/**
+ * The embedded queue: jobs run in this process on a concurrency-limited pool, with the same
+ * observable behaviour as the BullMQ adapter — ids deduplicated, delays, `promote`, a few
+ * attempts for a rejecting processor with a backoff, terminal failure for a malformed payload,
+ * graceful `stop`. Every delay (a job's `delayMs`, a backoff) goes through the injected
+ * {@link Clock}, so a test on a `ManualClock` drives them with `advance`. Nothing here is
+ * durable: a process that exits loses its queued jobs (the store still has the executions).
+ *
+ * @module
+ */
+import { ReactorError } from '../errors.js';
+import { systemClock, type Clock } from '../engine/ports/clock.js';
+import type { EnqueueOptions, ExecutionJob, JobConsumer, JobProcessor, JobQueue, WaitList } from '../engine/ports/queue.js';
+import { encodeJob } from './payload.js';
+import { INFRA_ATTEMPTS, INFRA_BACKOFF_MS, KEEP_FINISHED_COUNT } from './policy.js';
+
+/** A failed delivery, as reported to {@link MemoryQueueOptions.onFailed}. */
+export interface JobFailure {
+  readonly jobId: string;
+  readonly error: unknown;
+  /** True when the job will not be delivered again (malformed payload, or attempts used up). */
+  readonly final: boolean;
+}
+
+/** Options of {@link createMemoryQueue}. */
+export interface MemoryQueueOptions {
+  /** The time source of delays and backoffs; default the system clock. */
+  readonly clock?: Clock;
+  /** Called when a delivery fails. */
+  readonly onFailed?: (failure: JobFailure) => void;
+}
+
+/** The producing side of the embedded queue. */
+export interface MemoryJobQueue extends JobQueue {
+  /** Resolves once no job is ready, delayed or running (jobs enqueued meanwhile are waited for too). */
+  drain(): Promise<void>;
+  /** How many jobs are in each live state now. */
+  counts(): { readonly ready: number; readonly delayed: number; readonly running: number };
+}
+
+/** The embedded queue's three parts, sharing one in-process state. */
+export interface MemoryQueue {
+  readonly queue: MemoryJobQueue;
+  readonly consumer: JobConsumer;
+  readonly waitList: MemoryWaitList;
+  /** Same as `queue.drain()`. */
+  drain(): Promise<void>;
+}
+
+type EntryState = 'delayed' | 'ready' | 'running';
+
+interface Entry {
+  readonly id: string;
+  readonly payload: ExecutionJob;
+  state: EntryState;
+  /** Deliveries started so far. */
+  starts: number;
+  /** Deliveries that rejected so far. */
+  failures: number;
+  /** Cancels the pending delay while `state` is `delayed`. */
+  timer: AbortController | undefined;
+}
+
+/** Creates the embedded queue, consumer and wait list. */
+export function createMemoryQueue(options: MemoryQueueOptions = {}): MemoryQueue {
+  const clock = options.clock ?? systemClock;
+  const onFailed = options.onFailed;
+  /** Live jobs (delayed, ready or running), by id. */
+  const live = new Map<string, Entry>();
+  /** Ids of finished jobs, oldest first, kept so that re-enqueuing one is still a no-op. */
+  const finished = new Set<string>();
+  const readyLine: Entry[] = [];
+  const inFlight = new Set<Promise<void>>();
+  let idleWaiters: (() => void)[] = [];
+  let processor: JobProcessor | undefined;
+  let concurrency = 0;
+  let running = 0;
+  let pumpQueued = false;
+  let closed = false;
+
+  const schedulePump = (): void => {
+    if (pumpQueued) return;
+    pumpQueued = true;
+    queueMicrotask(() => {
+      pumpQueued = false;
+      pump();
+    });
+  };
+
+  const pump = (): void => {
+    while (processor && running < concurrency) {
+      const entry = readyLine.shift();
+      if (!entry) break;
+      if (entry.state === 'ready' && live.get(entry.id) === entry) start(entry, processor);
+    }
+    settleIdle();
+  };
+
+  const settleIdle = (): void => {
+    if (live.size > 0 || idleWaiters.length === 0) return;
+    const waiters = idleWaiters;
+    idleWaiters = [];
+    for (const resolve of waiters) resolve();
+  };
+
+  const makeReady = (entry: Entry): void => {
+    entry.state = 'ready';
+    entry.timer = undefined;
+    readyLine.push(entry);
+    schedulePump();
+  };
+
+  const delay = (entry: Entry, ms: number): void => {
+    const timer = new AbortController();
+    entry.state = 'delayed';
+    entry.timer = timer;
+    void clock.sleep(ms, timer.signal).then(() => {
+      // Promoted, or dropped by `close`, while it slept: the timer was replaced or aborted.
+      if (entry.timer === timer && !timer.signal.aborted) makeReady(entry);
+    });
+  };
+
+  const finish = (entry: Entry): void => {
+    live.delete(entry.id);
+    finished.add(entry.id);
+    if (finished.size > KEEP_FINISHED_COUNT) {
+      const oldest = finished.values().next();
+      if (!oldest.done) finished.delete(oldest.value);
+    }
+  };
+
+  const start = (entry: Entry, run: JobProcessor): void => {
+    entry.state = 'running';
+    entry.starts += 1;
+    running += 1;
+    const delivery = { jobId: entry.id, delivery: entry.starts };
+    const task = (async () => {
+      try {
+        await run(entry.payload, delivery);
+        finish(entry);
+      } catch (error) {
+        entry.failures += 1;
+        const final = isMalformed(error) || entry.failures >= INFRA_ATTEMPTS;
+        if (final) finish(entry);
+        else delay(entry, INFRA_BACKOFF_MS * 2 ** (entry.failures - 1));
+        onFailed?.({ jobId: entry.id, error, final });
+      } finally {
+        running -= 1;
+        schedulePump();
+      }
+    })();
+    inFlight.add(task);
+    void task.finally(() => inFlight.delete(task));
+  };
+
+  const queue: MemoryJobQueue = {
+    async enqueue(job: ExecutionJob, enqueueOptions: EnqueueOptions): Promise<void> {
+      if (closed) throw new Error('the job queue is closed');
+      const { jobId } = enqueueOptions;
+      if (jobId.length === 0) throw new RangeError('job id must not be empty');
+      const ms = enqueueOptions.delayMs ?? 0;
+      if (!Number.isFinite(ms) || ms < 0) throw new RangeError(`delayMs must be a finite number ≥ 0; got ${String(ms)}`);
+      if (live.has(jobId) || finished.has(jobId)) return;
+      const entry: Entry = { id: jobId, payload: Object.freeze(encodeJob(job)), state: 'ready', starts: 0, failures: 0, timer: undefined };
+      live.set(jobId, entry);
+      if (ms > 0) delay(entry, ms);
+      else makeReady(entry);
+    },
+
+    async promote(jobId: string): Promise<boolean> {
+      const entry = live.get(jobId);
+      if (!entry || entry.state !== 'delayed') return false;
+      const timer = entry.timer;
+      makeReady(entry);
+      timer?.abort();
+      return true;
+    },
+
+    async close(): Promise<void> {
+      if (closed) return;
+      closed = true;
+      // Delayed jobs will never run in this process: drop them and cancel their timers.
+      for (const entry of [...live.values()]) {
+        if (entry.state !== 'delayed') continue;
+        live.delete(entry.id);
+        const timer = entry.timer;
+        entry.timer = undefined;
+        timer?.abort();
+      }
+      settleIdle();
+    },
+
+    drain(): Promise<void> {
+      if (live.size === 0) return Promise.resolve();
+      return new Promise((resolve) => idleWaiters.push(resolve));
+    },
+
+    counts() {
+      let ready = 0;
+      let delayed = 0;
+      for (const entry of live.values()) {
+        if (entry.state === 'ready') ready += 1;
+        else if (entry.state === 'delayed') delayed += 1;
+      }
+      return { ready, delayed, running };
+    },
+  };
+
+  const consumer: JobConsumer = {
+    start(run: JobProcessor, startOptions: { readonly concurrency: number }): void {
+      if (processor) throw new Error('the consumer is already started');
+      if (!Number.isSafeInteger(startOptions.concurrency) || startOptions.concurrency < 1) {
+        throw new RangeError(`concurrency must be a positive integer; got ${String(startOptions.concurrency)}`);
+      }
+      processor = run;
+      concurrency = startOptions.concurrency;
+      schedulePump();
+    },
+
+    async stop(): Promise<void> {
+      // Take no more jobs; queued ones stay queued (a later `start` picks them up).
+      processor = undefined;
+      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+    },
+  };
+
+  return { queue, consumer, waitList: new MemoryWaitList(), drain: () => queue.drain() };
+}
+
+function isMalformed(error: unknown): boolean {
+  return ReactorError.is(error) && error.code === 'job_malformed';
+}
+
+/** {@link WaitList} in this process: an insertion-ordered set of job ids per key. */
+export class MemoryWaitList implements WaitList {
+  readonly #lists = new Map<string, Set<string>>();
+
+  async add(key: string, jobId: string): Promise<void> {
+    const list = this.#lists.get(key);
+    if (list) list.add(jobId);
+    else this.#lists.set(key, new Set([jobId]));
+  }
+
+  async shift(key: string): Promise<string | undefined> {
+    const list = this.#lists.get(key);
+    if (!list) return undefined;
+    const first = list.values().next();
+    if (first.done) return undefined;
+    this.#remove(key, list, first.value);
+    return first.value;
+  }
+
+  async remove(key: string, jobId: string): Promise<void> {
+    const list = this.#lists.get(key);
+    if (list) this.#remove(key, list, jobId);
+  }
+
+  async list(key: string): Promise<readonly string[]> {
+    return [...(this.#lists.get(key) ?? [])];
+  }
+
+  #remove(key: string, list: Set<string>, jobId: string): void {
+    list.delete(jobId);
+    if (list.size === 0) this.#lists.delete(key);
+  }
+}

@@ -1,0 +1,77 @@
+/**
+ * {@link WaitList} over Redis: one ZSET per key, member = the parked job's id, score = its
+ * arrival number. `add` appends with score = last score + 1 unless the id is already present
+ * (one small script, so "check, read the tail, append" is atomic); `shift` is `ZPOPMIN`,
+ * `remove` is `ZREM`, `list` is `ZRANGE`. An emptied list disappears with its last member, so no
+ * counter outlives it; a list nobody added to for `ttlMs` expires (its waiters' executions
+ * have expired too).
+ *
+ * @module
+ */
+import { createHash } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { WaitList } from '../engine/ports/queue.js';
+import { runCommand, toBackendError } from '../storage/redis/script.js';
+import { QueueKeys } from './keys.js';
+
+/** Default lifetime of a wait list without new waiters: 7 days (the default record TTL). */
+export const DEFAULT_WAIT_LIST_TTL_MS = 7 * 24 * 60 * 60 * 1000;
+
+// KEYS[1] wait list; ARGV[1] job id, ARGV[2] ttl ms. Returns 1 when appended, 0 when present.
+const ADD_SOURCE = `
+if redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end
+local tail = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
+local score = 1
+if tail[2] then score = tonumber(tail[2]) + 1 end
+redis.call('ZADD', KEYS[1], score, ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1
+`;
+const ADD_SHA = createHash('sha1').update(ADD_SOURCE).digest('hex');
+
+/** Options of {@link RedisWaitList}. */
+export interface RedisWaitListOptions {
+  /** The connection (never closed by the wait list). */
+  readonly redis: Redis;
+  /** Key prefix (default `rx`). */
+  readonly prefix?: string;
+  /** How long a list lives after its last `add`; default {@link DEFAULT_WAIT_LIST_TTL_MS}. */
+  readonly ttlMs?: number;
+}
+
+/** Wait lists in Redis, shared by every worker process. */
+export class RedisWaitList implements WaitList {
+  readonly redis: Redis;
+  readonly keys: QueueKeys;
+  readonly ttlMs: number;
+
+  constructor(options: RedisWaitListOptions) {
+    this.redis = options.redis;
+    this.keys = new QueueKeys(options.prefix);
+    this.ttlMs = options.ttlMs ?? DEFAULT_WAIT_LIST_TTL_MS;
+    if (!Number.isSafeInteger(this.ttlMs) || this.ttlMs < 1) throw new RangeError(`ttlMs must be a positive integer; got ${this.ttlMs}`);
+  }
+
+  async add(key: string, jobId: string): Promise<void> {
+    const list = this.keys.waitList(key);
+    try {
+      await this.redis.evalsha(ADD_SHA, 1, list, jobId, this.ttlMs);
+    } catch (error) {
+      if (!(error instanceof Error && error.message.startsWith('NOSCRIPT'))) throw toBackendError('wait-list-add', error);
+      await runCommand('wait-list-add', () => this.redis.eval(ADD_SOURCE, 1, list, jobId, this.ttlMs));
+    }
+  }
+
+  async shift(key: string): Promise<string | undefined> {
+    const reply = await runCommand('wait-list-shift', () => this.redis.zpopmin(this.keys.waitList(key)));
+    return reply[0];
+  }
+
+  async remove(key: string, jobId: string): Promise<void> {
+    await runCommand('wait-list-remove', () => this.redis.zrem(this.keys.waitList(key), jobId));
+  }
+
+  async list(key: string): Promise<readonly string[]> {
+    return runCommand('wait-list-list', () => this.redis.zrange(this.keys.waitList(key), 0, -1));
+  }
+}

@@ -1,0 +1,120 @@
+/**
+ * One WaitList contract, run against the in-process list and the Redis list (a throwaway
+ * redis-server).
+ */
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { WaitList } from '../../src/engine/ports/queue.js';
+import { MemoryWaitList } from '../../src/queue/memory.js';
+import { QueueKeys } from '../../src/queue/keys.js';
+import { RedisWaitList } from '../../src/queue/redis-wait-list.js';
+import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
+
+let counter = 0;
+/** A key no other test uses. */
+const freshKey = (): string => `orders-${++counter}`;
+
+function describeWaitListContract(name: string, make: () => WaitList): void {
+  describe(`wait list contract: ${name}`, () => {
+    it('shifts waiters first come, first served', async () => {
+      const list = make();
+      const key = freshKey();
+      for (const id of ['a:1', 'b:1', 'c:1']) await list.add(key, id);
+      expect(await list.list(key)).toEqual(['a:1', 'b:1', 'c:1']);
+      expect(await list.shift(key)).toBe('a:1');
+      await list.add(key, 'd:1');
+      expect(await list.shift(key)).toBe('b:1');
+      expect(await list.shift(key)).toBe('c:1');
+      expect(await list.shift(key)).toBe('d:1');
+      expect(await list.shift(key)).toBeUndefined();
+    });
+
+    it('adding a waiter twice keeps one entry in its first place', async () => {
+      const list = make();
+      const key = freshKey();
+      await list.add(key, 'a:1');
+      await list.add(key, 'b:1');
+      await list.add(key, 'a:1');
+      await Promise.all([list.add(key, 'b:1'), list.add(key, 'b:1'), list.add(key, 'c:1')]);
+      expect(await list.list(key)).toEqual(['a:1', 'b:1', 'c:1']);
+    });
+
+    it('shift of an empty or unknown list gives undefined; list gives []', async () => {
+      const list = make();
+      const key = freshKey();
+      expect(await list.shift(key)).toBeUndefined();
+      expect(await list.list(key)).toEqual([]);
+    });
+
+    it('remove takes one waiter out and leaves the order of the others', async () => {
+      const list = make();
+      const key = freshKey();
+      for (const id of ['a:1', 'b:1', 'c:1']) await list.add(key, id);
+      await list.remove(key, 'b:1');
+      await list.remove(key, 'absent');
+      await list.remove(freshKey(), 'a:1');
+      expect(await list.list(key)).toEqual(['a:1', 'c:1']);
+      await list.remove(key, 'a:1');
+      await list.remove(key, 'c:1');
+      expect(await list.list(key)).toEqual([]);
+      // A removed waiter added again goes to the end.
+      await list.add(key, 'x:1');
+      await list.add(key, 'a:1');
+      expect(await list.list(key)).toEqual(['x:1', 'a:1']);
+    });
+
+    it('keeps keys apart, also keys with braces and percent signs', async () => {
+      const list = make();
+      const base = freshKey();
+      const keys = [`${base}`, `${base}}`, `{${base}`, `${base}%7D`];
+      for (const [i, key] of keys.entries()) await list.add(key, `job-${i}`);
+      for (const [i, key] of keys.entries()) expect(await list.list(key)).toEqual([`job-${i}`]);
+    });
+  });
+}
+
+describeWaitListContract('memory', () => new MemoryWaitList());
+
+let server: RedisServerHandle;
+let redis: Redis;
+
+beforeAll(async () => {
+  server = await startRedisServer();
+  redis = new Redis(server.url, { lazyConnect: false });
+});
+
+afterAll(async () => {
+  await redis.quit();
+  await server.dispose();
+});
+
+describeWaitListContract('redis', () => new RedisWaitList({ redis, prefix: 'wl' }));
+
+describe('redis wait list specifics', () => {
+  it('stores one hash-tagged ZSET per key that disappears when emptied', async () => {
+    const list = new RedisWaitList({ redis, prefix: 'wl', ttlMs: 60_000 });
+    const key = freshKey();
+    const redisKey = new QueueKeys('wl').waitList(key);
+    expect(redisKey).toBe(`wl:{wait:${key}}`);
+    await list.add(key, 'a:1');
+    expect(await redis.type(redisKey)).toBe('zset');
+    const ttl = await redis.pttl(redisKey);
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(60_000);
+    await list.shift(key);
+    expect(await redis.exists(redisKey)).toBe(0);
+  });
+
+  it('keeps working after the server forgets its scripts', async () => {
+    const list = new RedisWaitList({ redis, prefix: 'wl' });
+    const key = freshKey();
+    await list.add(key, 'a:1');
+    await redis.script('FLUSH');
+    await list.add(key, 'b:1');
+    expect(await list.list(key)).toEqual(['a:1', 'b:1']);
+  });
+
+  it('refuses a prefix that could break a hash tag', () => {
+    expect(() => new RedisWaitList({ redis, prefix: 'a{b' })).toThrow(RangeError);
+  });
+});
