@@ -37,6 +37,7 @@ export async function takeLock(spec: LockSpec, key: string, holds: Holds, scope:
     }
     const r = await scope.coordinator.lockRelease(key, scope.holder.owner);
     scope.emit({ type: 'coordination.released', primitive: 'lock', key, nesting: r.nesting });
+    if (r.nesting === 0) scope.onReleased?.('lock', key);
   });
   keepLease(holds, scope, 'lock', key, spec.ttlMs);
   return undefined;
@@ -61,6 +62,7 @@ export async function takeSemaphore(spec: SemaphoreSpec, key: string, holds: Hol
     if (tracked) scope.heldKeys.delete(registry);
     const r = await scope.coordinator.semaphoreRelease(key, scope.holder.owner);
     scope.emit({ type: 'coordination.released', primitive: 'semaphore', key, nesting: r.nesting });
+    if (r.nesting === 0) scope.onReleased?.('semaphore', key);
   });
   keepLease(holds, scope, 'semaphore', key, spec.ttlMs);
   return undefined;

@@ -18,7 +18,8 @@ type OrderedSpec = Extract<CoordinationSpec, { kind: 'ordered_lock' }>;
  */
 export async function enterOrdered(spec: OrderedSpec, key: string, holds: Holds, scope: CoordinationScope): Promise<Exclude<Admission, { kind: 'admitted' }> | undefined> {
   const c = scope.coordinator;
-  const ticket = await c.orderedTicket(key);
+  const given = scope.orderedTicket;
+  const ticket = given !== undefined && given.key === key ? given : await c.orderedTicket(key);
   const complete = (failed: boolean): Promise<unknown> => c.orderedComplete({ ...ticket, failed, strict: spec.strict });
   let outcome: Awaited<ReturnType<typeof waitUntil<OrderedEnterResult>>>;
   try {
@@ -31,7 +32,8 @@ export async function enterOrdered(spec: OrderedSpec, key: string, holds: Holds,
     throw error;
   }
   if (!('value' in outcome)) {
-    await complete(false);
+    // A position taken in-process is handed back; one taken when a background run was accepted is kept (the execution parks).
+    if (given === undefined) await complete(false);
     throw contention(scope, 'ordered_lock', key, outcome.waitedMs);
   }
   const r = outcome.value;
@@ -49,6 +51,7 @@ export async function enterOrdered(spec: OrderedSpec, key: string, holds: Holds,
     if (result === 'yielded') return; // the position is kept for the next job of this execution
     await complete(result === 'failed');
     scope.emit({ type: 'coordination.released', primitive: 'ordered_lock', key });
+    scope.onReleased?.('ordered_lock', key);
   });
   holds.keepAlive(spec.poisonMs / 3, async () => void (await c.orderedHeartbeat(ticket)));
   return undefined;

@@ -27,6 +27,10 @@ export interface CoordinationScope {
   /** Fencing tokens of the locks held, by key (the outermost acquisition's token). */
   readonly fencingTokens: Map<string, string>;
   readonly emit: CoordinationEmit;
+  /** A position taken earlier for this work (background executions take it when accepted). */
+  readonly orderedTicket?: { readonly key: string; readonly nonce: number; readonly epoch: number } | undefined;
+  /** Called after a lock, semaphore slot or ordered turn was given back (wake-on-release). */
+  readonly onReleased?: ((primitive: 'lock' | 'semaphore' | 'ordered_lock', key: string) => void) | undefined;
   /** Called once when a hold is found lost while working. */
   readonly onLost: (primitive: PrimitiveName, key: string) => void;
 }

@@ -15,7 +15,9 @@ import { ErrorCode, HoldLostError, ReactorError, ValidationError, errorFromJSON,
 import { EventHub, type EventListener, type Middleware } from './events.js';
 import { silentLogger } from './logger.js';
 import { randomIds, systemClock, type Clock, type Ids } from './ports/clock.js';
+import { processJob, startBackground, wake, type BackgroundDeps, type BackgroundOptions } from './background.js';
 import type { Coordinator } from './ports/coordinator.js';
+import type { ExecutionJob, JobDelivery, JobQueue, WaitList } from './ports/queue.js';
 import { TERMINAL_STATUSES, type ExecutionRecord, type Store } from './ports/store.js';
 import type { RunResult } from './results.js';
 import { errorSummary, RunState, type Admit, type EventDraft } from './run-state.js';
@@ -29,6 +31,14 @@ export interface EngineOptions {
   readonly coordinator?: Coordinator;
   /** Named rate limits, shared by every reactor that declares `withRateLimit({ name })`. */
   readonly rateLimits?: Readonly<Record<string, readonly RateWindowOptions[]>>;
+  /** Where background jobs go (BullMQ from `ts-reactor/bullmq`, or the embedded queue). */
+  readonly queue?: JobQueue;
+  /** Wait lists of parked executions (wake-on-release). */
+  readonly waitList?: WaitList;
+  /** Background-execution tunables. */
+  readonly background?: BackgroundOptions;
+  /** Reactors this engine can process jobs for (reactors started through it register themselves). */
+  readonly reactors?: readonly AnyReactorDefinition[];
   readonly clock?: Clock;
   readonly ids?: Ids;
   /** Steps of one run running at once, unless the reactor says otherwise. Default 8. */
@@ -57,6 +67,19 @@ export interface Engine {
    * ```
    */
   run<R extends AnyReactorDefinition>(reactor: R, input: InputOf<R>, options?: RunOptions): Promise<RunResult<OutputOf<R>, StepsOf<R>>>;
+  /**
+   * Accepts a run for background execution: validates the input, persists a pending record and
+   * enqueues its first job. Resolves at once with `queued` (or `failed` for an invalid input).
+   */
+  start<R extends AnyReactorDefinition>(reactor: R, input: InputOf<R>, options?: RunOptions): Promise<RunResult<OutputOf<R>, StepsOf<R>>>;
+  /** Processes one job (what a worker calls). A malformed payload must be rejected before (see `ts-reactor/bullmq`). */
+  process(job: ExecutionJob, delivery: JobDelivery): Promise<void>;
+  /** The current result of an execution from its record (`queued`, `parked`, `running` or terminal); undefined when unknown. */
+  result(executionId: string): Promise<RunResult | undefined>;
+  /** Polls the record until the execution is terminal (or `timeoutMs` passes, then returns the current state). */
+  wait(executionId: string, options?: { readonly timeoutMs?: number; readonly pollMs?: number }): Promise<RunResult | undefined>;
+  /** Adds reactors this engine can process jobs for. */
+  register(...reactors: readonly AnyReactorDefinition[]): void;
   /** Subscribes to every event of every run; returns the unsubscribe function. */
   subscribe(listener: EventListener): () => void;
   /** The store this engine writes to. */
@@ -73,7 +96,32 @@ export function createEngine(options: EngineOptions): Engine {
   const inflight = new Map<string, Promise<RunResult>>();
   const deps = { store: options.store, clock, hub, logger, maxConcurrency };
   const rateLimits = new Map(Object.entries(options.rateLimits ?? {}).map(([name, windows]) => [name, compileWindows({ reactor: `(rate limit ${name})` }, windows)]));
-  const coordination = { coordinator: options.coordinator, rateLimits };
+  const registry = new Map<string, AnyReactorDefinition>((options.reactors ?? []).map((r) => [r.name, r]));
+  const newState = (init: Parameters<BackgroundDeps['newState']>[0]): RunState => {
+    let state: RunState | undefined = undefined;
+    const admitFn: Admit = (specs, args, where) => admitWork(state!, coordination, specs, args, where);
+    state = new RunState({ ...deps, ...init, admit: admitFn });
+    return state;
+  };
+  let background: BackgroundDeps | undefined;
+  const coordination: CoordinationDeps = {
+    coordinator: options.coordinator,
+    rateLimits,
+    onReleased: (primitive, key) => void (background ? wake(background, primitive, key).catch((error: unknown) => logger.warn({ err: error, key }, 'wake-on-release failed; the fallback timer resumes the waiter')) : undefined),
+  };
+  background = options.queue
+    ? {
+        store: options.store,
+        queue: options.queue,
+        waitList: options.waitList,
+        clock,
+        coordination,
+        workerId: ids.executionId(),
+        newState,
+        options: { contentionCap: 100, parkFallbackMs: 5_000, livenessTtlMs: 30_000, ...options.background },
+      }
+    : undefined;
+  const needQueue = (): BackgroundDeps => background ?? (() => { throw new ReactorError('queue_missing', 'background execution needs a queue: createEngine({ queue }) or createEmbeddedEngine()'); })();
 
   const run = async (reactor: AnyReactorDefinition, input: unknown, runOptions: RunOptions = {}): Promise<RunResult> => {
     const executionId = ids.executionId();
@@ -84,9 +132,7 @@ export function createEngine(options: EngineOptions): Engine {
       const claim = await options.store.claimIdempotency(reactor.name, key, executionId);
       if (!claim.claimed) return replay(claim.executionId);
     }
-    let state: RunState | undefined = undefined;
-    const admitFn: Admit = (specs, args, where) => admitWork(state!, coordination, specs, args, where);
-    state = new RunState({ ...deps, executionId, rootExecutionId: executionId, reactor: reactor.name, contract: reactor.contract, input: validated.value, idempotencyKey: key, admit: admitFn });
+    const state = newState({ executionId, rootExecutionId: executionId, reactor: reactor.name, contract: reactor.contract, input: validated.value, idempotencyKey: key });
     const promise = execute(state, reactor);
     inflight.set(executionId, promise);
     try {
@@ -104,16 +150,58 @@ export function createEngine(options: EngineOptions): Engine {
     return fromRecord(record);
   };
 
+  const start = async (reactor: AnyReactorDefinition, input: unknown, runOptions: RunOptions = {}): Promise<RunResult> => {
+    const deps = needQueue();
+    registry.set(reactor.name, reactor);
+    const executionId = ids.executionId();
+    const validated = await validateContract(reactor.contract, input ?? {});
+    if (!validated.ok) return invalidInput(reactor, executionId, validated.issues);
+    const key = runOptions.idempotencyKey;
+    if (key !== undefined) {
+      const claim = await options.store.claimIdempotency(reactor.name, key, executionId);
+      if (!claim.claimed) return replay(claim.executionId);
+    }
+    return startBackground(deps, reactor, executionId, validated.value, key);
+  };
+
+  const processOne = async (job: ExecutionJob, delivery: JobDelivery): Promise<void> => {
+    const reactor = registry.get(job.reactor);
+    if (!reactor) throw new ReactorError('reactor_unknown', `no reactor named "${job.reactor}" is registered with this worker; pass it in createWorker({ reactors })`, { details: { reactor: job.reactor } });
+    await processJob(needQueue(), reactor, job, delivery);
+  };
+
+  const result = async (executionId: string): Promise<RunResult | undefined> => {
+    const record = await options.store.get(executionId);
+    return record ? { ...fromRecord(record), replay: false } : undefined;
+  };
+
+  const wait = async (executionId: string, waitOptions: { readonly timeoutMs?: number; readonly pollMs?: number } = {}): Promise<RunResult | undefined> => {
+    const deadline = clock.now() + (waitOptions.timeoutMs ?? 30_000);
+    for (;;) {
+      const current = await result(executionId);
+      if (!current || ['completed', 'failed', 'halted'].includes(current.status) || clock.now() >= deadline) return current;
+      await clock.sleep(waitOptions.pollMs ?? 20);
+    }
+  };
+
   return {
     run: run as Engine['run'],
+    start: start as Engine['start'],
+    process: processOne,
+    result,
+    wait,
+    register: (...reactors) => reactors.forEach((r) => registry.set(r.name, r)),
     subscribe: (listener) => hub.subscribe(listener),
     store: options.store,
   };
 }
 
-interface CoordinationDeps {
+/** What admissions need from the engine. */
+export interface CoordinationDeps {
   readonly coordinator: Coordinator | undefined;
   readonly rateLimits: CoordinationScope['rateLimits'];
+  /** Wake-on-release hook (background execution). */
+  readonly onReleased?: CoordinationScope['onReleased'];
 }
 
 async function execute(state: RunState, reactor: AnyReactorDefinition): Promise<RunResult> {
@@ -139,14 +227,18 @@ async function execute(state: RunState, reactor: AnyReactorDefinition): Promise<
   return finish(state, outcome);
 }
 
-function admitWork(state: RunState, deps: CoordinationDeps, specs: readonly CoordinationSpec[], args: unknown, where: Parameters<Admit>[2]): ReturnType<typeof admit> {
+/** Takes declarations for work of `state` (in worker mode nothing waits: contention parks instead). */
+export function admitWork(state: RunState, deps: CoordinationDeps, specs: readonly CoordinationSpec[], args: unknown, where: Parameters<Admit>[2]): ReturnType<typeof admit> {
   if (!deps.coordinator) {
     const error = new ReactorError('coordinator_missing', `reactor "${where.reactor}" declares coordination but the engine has no coordinator; pass createEngine({ coordinator })`);
     return Promise.resolve({ kind: 'refused', error });
   }
   const holder = { owner: state.rootExecutionId, executionId: state.executionId, reactor: where.reactor, ...(where.step === undefined ? {} : { step: where.step }) };
-  return admit(specs, args, {
+  const taken = state.mode === 'worker' ? specs.map((s) => ('waitMs' in s ? { ...s, waitMs: 0 } : s)) : specs;
+  return admit(taken, args, {
     coordinator: deps.coordinator,
+    orderedTicket: where.orderedTicket,
+    onReleased: deps.onReleased,
     clock: state.clock,
     reactor: where.reactor,
     step: where.step,
@@ -166,18 +258,18 @@ export type FinalOutcome = Exclude<GraphOutcome, { status: 'yielded' }> | { read
 export async function finish(state: RunState, outcome: FinalOutcome): Promise<RunResult> {
   const base = { executionId: state.executionId, reactor: state.reactor, trace: state.trace, steps: state.steps, rollbackFailures: state.rollbackFailures, replay: false };
   if (outcome.status === 'completed') {
-    await state.checkpoint('completed', { value: outcome.value }).catch(() => undefined);
     state.emit({ type: 'run.completed' });
+    await state.checkpoint('completed', { value: outcome.value }).catch(() => undefined);
     return { ...base, status: 'completed', value: outcome.value };
   }
   if (outcome.status === 'halted') {
-    await state.checkpoint('halted', { haltReason: outcome.reason, ...(outcome.step === undefined ? {} : { failedStep: outcome.step }), ...(outcome.data === undefined ? {} : { haltData: outcome.data }) }).catch(() => undefined);
     state.emit({ type: 'run.halted', step: outcome.step, reason: outcome.reason });
+    await state.checkpoint('halted', { haltReason: outcome.reason, ...(outcome.step === undefined ? {} : { failedStep: outcome.step }), ...(outcome.data === undefined ? {} : { haltData: outcome.data }) }).catch(() => undefined);
     const data = outcome.data === undefined ? {} : { data: outcome.data };
     return { ...base, status: 'halted', haltedStep: outcome.step, reason: outcome.reason, ...data };
   }
-  await state.checkpoint('failed', { error: errorToJSON(outcome.error), ...(outcome.step === undefined ? {} : { failedStep: outcome.step }) }).catch(() => undefined);
   state.emit({ type: 'run.failed', step: outcome.step, error: errorSummary(outcome.error) });
+  await state.checkpoint('failed', { error: errorToJSON(outcome.error), ...(outcome.step === undefined ? {} : { failedStep: outcome.step }) }).catch(() => undefined);
   return { ...base, status: 'failed', error: outcome.error, failedStep: outcome.step, validationErrors: outcome.validation };
 }
 
@@ -190,6 +282,8 @@ function invalidInput(reactor: AnyReactorDefinition, executionId: string, issues
 /** Rebuilds a result from a persisted record (replays across processes). */
 export function fromRecord(record: ExecutionRecord): RunResult {
   const base = { executionId: record.id, reactor: record.reactor, trace: record.trace ?? [], steps: record.steps, rollbackFailures: record.rollbackFailures, replay: true };
+  if (record.status === 'parked' && record.background?.waitingFor) return { ...base, status: 'parked', waitingFor: record.background.waitingFor };
+  if (record.status === 'pending' || record.status === 'parked') return { ...base, status: 'queued' };
   if (!TERMINAL_STATUSES.has(record.status)) return { ...base, status: 'running' };
   if (record.status === 'completed') return { ...base, status: 'completed', value: record.value };
   if (record.status === 'halted') return { ...base, status: 'halted', haltedStep: record.failedStep, reason: record.haltReason ?? '', ...(record.haltData === undefined ? {} : { data: record.haltData }) };

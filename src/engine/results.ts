@@ -6,7 +6,7 @@
  */
 import type { FieldIssue } from '../errors.js';
 import type { ReactorEvent } from './events.js';
-import type { RollbackFailure, StepRecord } from './ports/store.js';
+import type { RollbackFailure, StepRecord, WaitingFor } from './ports/store.js';
 
 interface RunBase<S> {
   readonly executionId: string;
@@ -51,5 +51,15 @@ export interface RunningRun<S = unknown> extends RunBase<S> {
   readonly status: 'running';
 }
 
+/** A background execution accepted and queued (or waiting for a retry). */
+export interface QueuedRun<S = unknown> extends RunBase<S> {
+  readonly status: 'queued';
+}
+/** A background execution parked on a busy key; it resumes when the key is released. */
+export interface ParkedRun<S = unknown> extends RunBase<S> {
+  readonly status: 'parked';
+  readonly waitingFor: WaitingFor;
+}
+
 /** The result of a run. Narrow on `status`. */
-export type RunResult<O = unknown, S = unknown> = CompletedRun<O, S> | FailedRun<S> | HaltedRun<S> | RunningRun<S>;
+export type RunResult<O = unknown, S = unknown> = CompletedRun<O, S> | FailedRun<S> | HaltedRun<S> | RunningRun<S> | QueuedRun<S> | ParkedRun<S>;

@@ -41,7 +41,17 @@ export interface RunStateInit {
 }
 
 /** Takes declarations for work of this execution; `abort` receives a lost-hold error. */
-export type Admit = (specs: readonly CoordinationSpec[], args: unknown, where: { readonly reactor: string; readonly step?: string; readonly abort: AbortController }) => Promise<Admission>;
+export type Admit = (
+  specs: readonly CoordinationSpec[],
+  args: unknown,
+  where: {
+    readonly reactor: string;
+    readonly step?: string;
+    readonly abort: AbortController;
+    /** A position taken when the execution was accepted. */
+    readonly orderedTicket?: { readonly key: string; readonly nonce: number; readonly epoch: number } | undefined;
+  },
+) => Promise<Admission>;
 
 /** One execution in flight. */
 export class RunState {

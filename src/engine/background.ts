@@ -1,0 +1,190 @@
+/**
+ * Background execution: accept a run onto the queue, and process its jobs in a worker. State
+ * lives in the store; a job carries ids only. Retries are delayed re-enqueues; contention parks
+ * the execution on the key's wait list and the release wakes it (docs/decisions/007).
+ *
+ * @module
+ */
+import { validateContract } from '../dsl/contract.js';
+import type { AnyReactorDefinition } from '../dsl/definition.js';
+import { computeKey } from '../coordination/scope.js';
+import { ContentionError, RateLimitedError, ReactorError, type PrimitiveName } from '../errors.js';
+import type { CoordinationDeps } from './engine.js';
+import { admitWork, finish } from './engine.js';
+import type { Clock } from './ports/clock.js';
+import { JOB_FORMAT_VERSION, type ExecutionJob, type JobDelivery, type JobQueue, type WaitList } from './ports/queue.js';
+import { TERMINAL_STATUSES, type ExecutionRecord, type Store } from './ports/store.js';
+import type { RunResult } from './results.js';
+import type { RunState} from './run-state.js';
+import { type RunStateInit } from './run-state.js';
+import { runFrame, type GraphOutcome } from './scheduler.js';
+
+/** Tunables of background execution. */
+export interface BackgroundOptions {
+  /** Contention attempts before a parked execution fails (ordered-lock waits are never capped). Default 100. */
+  readonly contentionCap?: number;
+  /** Delay of a parked execution's fallback job, in case no release wakes it. Default 5 s. */
+  readonly parkFallbackMs?: number;
+  /** TTL of the per-execution liveness lock that keeps two workers off one execution. Default 30 s. */
+  readonly livenessTtlMs?: number;
+}
+
+/** What the background path needs from the engine. */
+export interface BackgroundDeps {
+  readonly store: Store;
+  readonly queue: JobQueue;
+  readonly waitList: WaitList | undefined;
+  readonly clock: Clock;
+  readonly coordination: CoordinationDeps;
+  readonly options: Required<BackgroundOptions>;
+  readonly workerId: string;
+  readonly newState: (init: Pick<RunStateInit, 'executionId' | 'rootExecutionId' | 'reactor' | 'contract' | 'input' | 'idempotencyKey'> & { readonly resume?: ExecutionRecord; readonly mode?: 'inline' | 'worker' }) => RunState;
+}
+
+const waitKey = (primitive: PrimitiveName, key: string): string => `${primitive}:${key}`;
+const job = (record: { readonly id: string; readonly reactor: string }): ExecutionJob => ({ v: JOB_FORMAT_VERSION, executionId: record.id, reactor: record.reactor });
+
+/** Accepts a run in the background: validated input, a pending record, the first job. */
+export async function startBackground(deps: BackgroundDeps, reactor: AnyReactorDefinition, executionId: string, input: Record<string, unknown>, idempotencyKey: string | undefined): Promise<RunResult> {
+  const state = deps.newState({ executionId, rootExecutionId: executionId, reactor: reactor.name, contract: reactor.contract, input, idempotencyKey, mode: 'worker' });
+  const ordered = reactor.coordination.find((s) => s.kind === 'ordered_lock');
+  if (ordered) {
+    // The position is taken when the run is accepted, so executions pass in acceptance order.
+    try {
+      const key = computeKey(ordered, input, { reactor: reactor.name, step: undefined });
+      const ticket = await deps.coordination.coordinator!.orderedTicket(key);
+      state.background = { jobs: 1, contention: 0, ordered: { key, nonce: ticket.nonce, epoch: ticket.epoch } };
+    } catch (error) {
+      return finish(state, { status: 'failed', step: undefined, error: error as Error, validation: [] });
+    }
+  }
+  state.background ??= { jobs: 1, contention: 0 };
+  const jobId = `${executionId}:1`;
+  state.emit({ type: 'run.queued', jobId, delayMs: 0, reason: 'start' });
+  await state.checkpoint('pending', {}, { withTrace: true });
+  await deps.queue.enqueue(job({ id: executionId, reactor: reactor.name }), { jobId });
+  return { status: 'queued', executionId, reactor: reactor.name, trace: state.trace, steps: {}, rollbackFailures: [], replay: false };
+}
+
+/** Processes one job of an execution. Never runs one execution in two workers at once. */
+export async function processJob(deps: BackgroundDeps, reactor: AnyReactorDefinition, payload: ExecutionJob, delivery: JobDelivery): Promise<void> {
+  const record = await deps.store.get(payload.executionId);
+  if (!record || TERMINAL_STATUSES.has(record.status)) return; // expired, or a redelivery of finished work
+  const coordinator = deps.coordination.coordinator;
+  if (!coordinator) throw new ReactorError('coordinator_missing', 'background execution needs a coordinator (for liveness locks)');
+  const livenessKey = `execution:${record.id}`;
+  const owner = `${deps.workerId}:${delivery.jobId}`;
+  const live = await coordinator.lockAcquire({ key: livenessKey, holder: { owner, executionId: record.id }, ttlMs: deps.options.livenessTtlMs });
+  if (!live.acquired) {
+    // Another job of this execution is still finishing (here: come back shortly), or another
+    // worker has it, or a dead one's lease has not lapsed yet (come back when it lapses).
+    const ours = live.holder?.owner.startsWith(`${deps.workerId}:`) ?? false;
+    const delayMs = ours ? 20 : Math.min(deps.options.parkFallbackMs, Math.max(50, live.ttlMs));
+    await deps.queue.enqueue(job(record), { jobId: `${record.id}:busy:${delivery.jobId}:${delivery.delivery}`, delayMs });
+    return;
+  }
+  const stopKeepAlive = deps.clock.every(deps.options.livenessTtlMs / 3, () => void coordinator.lockExtend(livenessKey, owner, deps.options.livenessTtlMs).catch(() => undefined));
+  let after: (() => Promise<void>) | undefined;
+  try {
+    const fresh = (await deps.store.get(record.id)) ?? record; // re-read under the liveness lock
+    if (TERMINAL_STATUSES.has(fresh.status)) return;
+    after = await advance(deps, reactor, fresh, delivery);
+  } finally {
+    stopKeepAlive();
+    await coordinator.lockRelease(livenessKey, owner).catch(() => undefined);
+  }
+  // Only now may this execution's next job run here or elsewhere.
+  await after?.();
+}
+
+/** Runs what it can; returns work to do once the liveness lock is released (a self-wake). */
+async function advance(deps: BackgroundDeps, reactor: AnyReactorDefinition, record: ExecutionRecord, delivery: JobDelivery): Promise<(() => Promise<void>) | undefined> {
+  const validated = await validateContract(reactor.contract, record.input);
+  const input = validated.ok ? validated.value : (record.input as Record<string, unknown>);
+  const state = deps.newState({ executionId: record.id, rootExecutionId: record.rootId, reactor: reactor.name, contract: reactor.contract, input, idempotencyKey: record.idempotencyKey, resume: record, mode: 'worker' });
+  const background = state.background ?? { jobs: 1, contention: 0 };
+  state.emit({ type: 'run.resumed', jobId: delivery.jobId, delivery: delivery.delivery });
+  if (!validated.ok) return void (await finish(state, { status: 'failed', step: undefined, error: new ReactorError('input_invalid', 'persisted input no longer validates'), validation: validated.issues }));
+  const root = new AbortController();
+  let holds;
+  if (reactor.coordination.length > 0) {
+    const admission = await admitWork(state, deps.coordination, reactor.coordination, state.input, { reactor: reactor.name, abort: root, orderedTicket: background.ordered });
+    if (admission.kind === 'halt') return void (await finish(state, { status: 'halted', step: undefined, reason: admission.reason, data: admission.data }));
+    if (admission.kind === 'refused') return refused(deps, state, admission.error);
+    holds = admission.holds;
+  }
+  const { waitingFor: _done, ...rest } = background;
+  state.background = rest;
+  let outcome: GraphOutcome | undefined;
+  try {
+    await state.checkpoint('running');
+    outcome = await runFrame(state, { def: reactor, input: state.input, prefix: '', signal: root.signal });
+  } catch (error) {
+    outcome = { status: 'failed', step: undefined, error: error as Error, validation: [] };
+  } finally {
+    await holds?.release(outcome?.status ?? 'failed').catch((error: unknown) => state.logger.warn({ err: error }, 'releasing coordination failed; holds expire by TTL'));
+  }
+  if (outcome.status === 'yielded') return void (await requeue(deps, state, outcome.delayMs, 'retry'));
+  await finish(state, outcome);
+  return undefined;
+}
+
+/** Contention in a worker parks the execution; anything else refused fails it (nothing ran, nothing to roll back). */
+async function refused(deps: BackgroundDeps, state: RunState, error: Error): Promise<(() => Promise<void>) | undefined> {
+  const contention = error instanceof ContentionError ? (error.details as { primitive: PrimitiveName; key: string }) : undefined;
+  const rate = error instanceof RateLimitedError ? (error.details as { key: string; retryAfterMs: number }) : undefined;
+  if (!contention && !rate) return void (await finish(state, { status: 'failed', step: undefined, error, validation: [] }));
+  const primitive: PrimitiveName = rate ? 'rate_limit' : contention!.primitive;
+  const key = rate ? rate.key : contention!.key;
+  const background = state.background ?? { jobs: 1, contention: 0 };
+  const attempt = background.contention + 1;
+  if (primitive !== 'ordered_lock' && attempt > deps.options.contentionCap) {
+    const capped = new ContentionError({ reactor: state.reactor, primitive, key, waitedMs: 0, holder: `still busy after ${attempt - 1} contention attempts (cap ${deps.options.contentionCap})` });
+    return void (await finish(state, { status: 'failed', step: undefined, error: capped, validation: [] }));
+  }
+  const jobs = background.jobs + 1;
+  const jobId = `${state.executionId}:${jobs}`;
+  state.background = { ...background, jobs, contention: attempt, waitingFor: { primitive: primitive as 'lock', key, attempt, jobId } };
+  state.emit({ type: 'run.parked', primitive, key, attempt, jobId });
+  await state.checkpoint('parked', {}, { withTrace: true });
+  if (rate) return void (await enqueue(deps, state, jobId, rate.retryAfterMs, 'park'));
+  // Enqueue first, then register: a wake that finds the waiter always finds its delayed job.
+  await enqueue(deps, state, jobId, deps.options.parkFallbackMs, 'park');
+  await deps.waitList?.add(waitKey(primitive, key), jobId);
+  // The key may have been released between our try and our registration: check once we are off the execution.
+  return async () => {
+    if (await isFree(deps, primitive, key)) await wake(deps, primitive, key);
+  };
+}
+
+async function requeue(deps: BackgroundDeps, state: RunState, delayMs: number, reason: 'retry'): Promise<void> {
+  const background = state.background ?? { jobs: 1, contention: 0 };
+  const jobs = background.jobs + 1;
+  const jobId = `${state.executionId}:${jobs}`;
+  state.background = { ...background, jobs, retryAt: state.clock.now() + delayMs };
+  await state.checkpoint('pending', {}, { withTrace: true });
+  await enqueue(deps, state, jobId, delayMs, reason);
+}
+
+async function enqueue(deps: BackgroundDeps, state: RunState, jobId: string, delayMs: number, reason: 'retry' | 'park'): Promise<void> {
+  state.emit({ type: 'run.queued', jobId, delayMs, reason });
+  await deps.queue.enqueue(job({ id: state.executionId, reactor: state.reactor }), { jobId, delayMs });
+}
+
+async function isFree(deps: BackgroundDeps, primitive: PrimitiveName, key: string): Promise<boolean> {
+  const c = deps.coordination.coordinator!;
+  if (primitive === 'lock') return (await c.lockState(key)) === undefined;
+  if (primitive === 'ordered_lock') return (await c.orderedState(key)).inFlight === undefined;
+  return primitive === 'semaphore';
+}
+
+/** Wakes the first execution parked on a key (every one, for an ordered lock: only the next in order can enter). */
+export async function wake(deps: Pick<BackgroundDeps, 'waitList' | 'queue'>, primitive: PrimitiveName, key: string): Promise<void> {
+  if (!deps.waitList) return;
+  for (;;) {
+    const jobId = await deps.waitList.shift(waitKey(primitive, key));
+    if (jobId === undefined) return;
+    const promoted = await deps.queue.promote(jobId);
+    if (promoted && primitive !== 'ordered_lock') return;
+  }
+}
