@@ -103,13 +103,11 @@ export function createEngine(options: EngineOptions): Engine {
     state = new RunState({ ...deps, ...init, admit: admitFn });
     return state;
   };
-  let background: BackgroundDeps | undefined;
-  const coordination: CoordinationDeps = {
-    coordinator: options.coordinator,
-    rateLimits,
-    onReleased: (primitive, key) => void (background ? wake(background, primitive, key).catch((error: unknown) => logger.warn({ err: error, key }, 'wake-on-release failed; the fallback timer resumes the waiter')) : undefined),
+  const wakeOnRelease = (primitive: 'lock' | 'semaphore' | 'ordered_lock', key: string): void => {
+    if (background) void wake(background, primitive, key).catch((error: unknown) => logger.warn({ err: error, key }, 'wake-on-release failed; the fallback timer resumes the waiter'));
   };
-  background = options.queue
+  const coordination: CoordinationDeps = { coordinator: options.coordinator, rateLimits, onReleased: wakeOnRelease };
+  const background: BackgroundDeps | undefined = options.queue
     ? {
         store: options.store,
         queue: options.queue,
