@@ -1,13 +1,29 @@
-import { createEngine, type Engine, type EngineOptions } from './engine/engine.js';
+import type { Engine, EngineOptions } from './engine/engine.js';
+import { createEngine } from './engine/engine.js';
+import { createMemoryQueue } from './queue/memory.js';
+import { createWorker } from './queue/worker.js';
 import { MemoryCoordinator } from './storage/memory/coordinator.js';
 import { MemoryStore } from './storage/memory/store.js';
 
 /** Options of {@link createEmbeddedEngine}: an engine's options, with the store optional. */
-export type EmbeddedEngineOptions = Omit<EngineOptions, 'store'> & Partial<Pick<EngineOptions, 'store'>>;
+export type EmbeddedEngineOptions = Omit<EngineOptions, 'store' | 'queue' | 'waitList'> &
+  Partial<Pick<EngineOptions, 'store'>> & {
+    /** Background jobs processed at once by the in-process worker pool. Default 8. */
+    readonly workerConcurrency?: number;
+  };
+
+/** An engine on the embedded default, with its in-process background worker pool. */
+export interface EmbeddedEngine extends Engine {
+  /** Resolves when no background job is queued, delayed or running. */
+  drain(): Promise<void>;
+  /** Stops the worker pool (in-flight jobs finish). */
+  close(): Promise<void>;
+}
 
 /**
- * An engine on the embedded default: everything in this process, on the memory backend (store
- * and coordinator). No Redis needed.
+ * An engine on the embedded default: everything in this process, on the memory backend (store,
+ * coordinator, queue and wait lists) — background execution included, with the same statuses,
+ * park/wake and retry semantics as on Redis and BullMQ. No Redis needed.
  *
  * @example
  * ```ts
@@ -15,6 +31,16 @@ export type EmbeddedEngineOptions = Omit<EngineOptions, 'store'> & Partial<Pick<
  * const result = await engine.run(checkout, { orderId: 'o-1' });
  * ```
  */
-export function createEmbeddedEngine(options: EmbeddedEngineOptions = {}): Engine {
-  return createEngine({ ...options, store: options.store ?? new MemoryStore(), coordinator: options.coordinator ?? new MemoryCoordinator(options.clock ? { clock: options.clock } : {}) });
+export function createEmbeddedEngine(options: EmbeddedEngineOptions = {}): EmbeddedEngine {
+  const { workerConcurrency, ...rest } = options;
+  const memory = createMemoryQueue(options.clock ? { clock: options.clock } : {});
+  const engine = createEngine({
+    ...rest,
+    store: options.store ?? new MemoryStore(options.clock ? { clock: options.clock } : {}),
+    coordinator: options.coordinator ?? new MemoryCoordinator(options.clock ? { clock: options.clock } : {}),
+    queue: memory.queue,
+    waitList: memory.waitList,
+  });
+  const worker = createWorker({ engine, consumer: memory.consumer, concurrency: workerConcurrency ?? 8 });
+  return Object.assign(engine, { drain: () => memory.drain(), close: () => worker.stop() });
 }

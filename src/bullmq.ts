@@ -1,0 +1,71 @@
+/**
+ * `ts-reactor/bullmq`: durable background execution on Redis and BullMQ, in any number of
+ * worker processes.
+ *
+ * @example
+ * ```ts
+ * import { createRedisRuntime } from 'ts-reactor/bullmq';
+ * const runtime = createRedisRuntime({ url: process.env.REDIS_URL!, reactors: [checkout] });
+ * const queued = await runtime.engine.start(checkout, { orderId: 'o-1' });
+ * const worker = runtime.startWorker({ concurrency: 8 });   // in a worker process
+ * ```
+ *
+ * @module
+ */
+import type { AnyReactorDefinition } from './dsl/definition.js';
+import { createEngine, type Engine, type EngineOptions } from './engine/engine.js';
+import { createBullmqConsumer, createBullmqQueue, type BullmqConsumerOptions } from './queue/bullmq.js';
+import { RedisWaitList } from './queue/redis-wait-list.js';
+import { createWorker, type Worker } from './queue/worker.js';
+import { createRedisBackend } from './storage/redis/index.js';
+
+export * from './queue/bullmq.js';
+export { RedisWaitList } from './queue/redis-wait-list.js';
+export { createWorker, type Worker, type WorkerOptions } from './queue/worker.js';
+export { decodeJob, encodeJob } from './queue/payload.js';
+
+/** Options of {@link createRedisRuntime}. */
+export interface RedisRuntimeOptions extends Partial<Omit<EngineOptions, 'store' | 'coordinator' | 'queue' | 'waitList'>> {
+  readonly url: string;
+  /** Key prefix of the store, coordinator, wait lists and queue. Default `rx`. */
+  readonly prefix?: string;
+  readonly reactors?: readonly AnyReactorDefinition[];
+  /** BullMQ queue name. Default `ts-reactor`. */
+  readonly queueName?: string;
+  /** Worker lock / stall detection tunables (how fast a dead worker's job is redelivered). */
+  readonly stall?: Pick<BullmqConsumerOptions, 'lockDurationMs' | 'stalledIntervalMs' | 'maxStalledCount'>;
+}
+
+/** An engine over Redis + BullMQ, and a way to start workers for it. */
+export interface RedisRuntime {
+  readonly engine: Engine;
+  /** Starts a worker in this process. */
+  startWorker(options?: { readonly concurrency?: number }): Worker;
+  /** Stops the workers started here and closes every connection. */
+  close(): Promise<void>;
+}
+
+/** Wires the Redis store and coordinator, the BullMQ queue and the Redis wait lists into one engine. */
+export function createRedisRuntime(options: RedisRuntimeOptions): RedisRuntime {
+  const { url, prefix, queueName, stall, reactors = [], ...engineOptions } = options;
+  const backend = createRedisBackend({ url, ...(prefix === undefined ? {} : { prefix }) });
+  const names = { ...(queueName === undefined ? {} : { name: queueName }), ...(prefix === undefined ? {} : { prefix }) };
+  const queue = createBullmqQueue({ connection: backend.redis, ...names });
+  const waitList = new RedisWaitList({ redis: backend.redis, ...(prefix === undefined ? {} : { prefix }) });
+  const engine = createEngine({ ...engineOptions, store: backend.store, coordinator: backend.coordinator, queue, waitList, reactors });
+  const workers: Worker[] = [];
+  return {
+    engine,
+    startWorker: (workerOptions = {}) => {
+      const consumer = createBullmqConsumer({ connection: backend.redis, ...names, ...stall });
+      const worker = createWorker({ engine, consumer, ...(workerOptions.concurrency === undefined ? {} : { concurrency: workerOptions.concurrency }) });
+      workers.push(worker);
+      return worker;
+    },
+    close: async () => {
+      await Promise.all(workers.map((w) => w.stop()));
+      await queue.close();
+      await backend.close();
+    },
+  };
+}
