@@ -7,21 +7,18 @@
 import type { Logger } from '../dsl/context.js';
 import { validateContract } from '../dsl/contract.js';
 import type { AnyReactorDefinition, InputOf, OutputOf, StepsOf } from '../dsl/definition.js';
-import { compileWindows, type CoordinationSpec, type RateWindowOptions } from '../dsl/coordination.js';
-import { admit } from '../coordination/admit.js';
-import type { Holds } from '../coordination/holds.js';
-import type { CoordinationScope } from '../coordination/scope.js';
-import { ErrorCode, HoldLostError, ReactorError, ValidationError, errorFromJSON, errorToJSON } from '../errors.js';
+import { compileWindows, type RateWindowOptions } from '../dsl/coordination.js';
+import { ReactorError } from '../errors.js';
 import { EventHub, type EventListener, type Middleware } from './events.js';
 import { silentLogger } from './logger.js';
 import { randomIds, systemClock, type Clock, type Ids } from './ports/clock.js';
 import { processJob, startBackground, wake, type BackgroundDeps, type BackgroundOptions } from './background.js';
+import { admitWork, execute, fromRecord, invalidInput, type CoordinationDeps } from './execute.js';
 import type { Coordinator } from './ports/coordinator.js';
 import type { ExecutionJob, JobDelivery, JobQueue, WaitList } from './ports/queue.js';
-import { TERMINAL_STATUSES, type ExecutionRecord, type Store } from './ports/store.js';
+import type { Store } from './ports/store.js';
 import type { RunResult } from './results.js';
-import { errorSummary, RunState, type Admit, type EventDraft } from './run-state.js';
-import { runFrame, type GraphOutcome } from './scheduler.js';
+import { RunState, type Admit } from './run-state.js';
 
 /** Options of {@link createEngine}. */
 export interface EngineOptions {
@@ -194,99 +191,4 @@ export function createEngine(options: EngineOptions): Engine {
   };
 }
 
-/** What admissions need from the engine. */
-export interface CoordinationDeps {
-  readonly coordinator: Coordinator | undefined;
-  readonly rateLimits: CoordinationScope['rateLimits'];
-  /** Wake-on-release hook (background execution). */
-  readonly onReleased?: CoordinationScope['onReleased'];
-}
-
-async function execute(state: RunState, reactor: AnyReactorDefinition): Promise<RunResult> {
-  state.emit({ type: 'run.started', input: state.redactedInput });
-  const root = new AbortController();
-  let holds: Holds | undefined;
-  if (reactor.coordination.length > 0) {
-    const admission = await state.admit(reactor.coordination, state.input, { reactor: reactor.name, abort: root });
-    if (admission.kind === 'refused') return finish(state, { status: 'failed', step: undefined, error: admission.error, validation: [] });
-    if (admission.kind === 'halt') return finish(state, { status: 'halted', step: undefined, reason: admission.reason, data: admission.data });
-    holds = admission.holds;
-  }
-  let outcome: GraphOutcome | undefined;
-  try {
-    await state.checkpoint('running');
-    outcome = await runFrame(state, { def: reactor, input: state.input, prefix: '', signal: root.signal });
-  } catch (error) {
-    outcome = { status: 'failed', step: undefined, error: error as Error, validation: [] };
-  } finally {
-    await holds?.release(outcome?.status ?? 'failed').catch((error: unknown) => state.logger.warn({ err: error }, 'releasing coordination failed; holds expire by TTL'));
-  }
-  if (outcome.status === 'yielded') throw new Error('an inline run cannot yield'); // only worker-mode runs yield
-  return finish(state, outcome);
-}
-
-/** Takes declarations for work of `state` (in worker mode nothing waits: contention parks instead). */
-export function admitWork(state: RunState, deps: CoordinationDeps, specs: readonly CoordinationSpec[], args: unknown, where: Parameters<Admit>[2]): ReturnType<typeof admit> {
-  if (!deps.coordinator) {
-    const error = new ReactorError('coordinator_missing', `reactor "${where.reactor}" declares coordination but the engine has no coordinator; pass createEngine({ coordinator })`);
-    return Promise.resolve({ kind: 'refused', error });
-  }
-  const holder = { owner: state.rootExecutionId, executionId: state.executionId, reactor: where.reactor, ...(where.step === undefined ? {} : { step: where.step }) };
-  const taken = state.mode === 'worker' ? specs.map((s) => ('waitMs' in s ? { ...s, waitMs: 0 } : s)) : specs;
-  return admit(taken, args, {
-    coordinator: deps.coordinator,
-    orderedTicket: where.orderedTicket,
-    onReleased: deps.onReleased,
-    clock: state.clock,
-    reactor: where.reactor,
-    step: where.step,
-    holder,
-    startId: where.step === undefined ? `${state.executionId}:${where.reactor}` : `${state.executionId}:${where.step}`,
-    rateLimits: deps.rateLimits,
-    heldKeys: state.heldKeys,
-    fencingTokens: state.fencingTokens,
-    emit: (event) => state.emit({ ...event, reactor: where.reactor, ...(where.step === undefined ? {} : { step: where.step }) } as unknown as EventDraft),
-    onLost: (primitive, key) => where.abort.abort(new HoldLostError({ reactor: where.reactor, step: where.step, primitive, key })),
-  });
-}
-
-/** A terminal outcome (inline runs never yield). */
-export type FinalOutcome = Exclude<GraphOutcome, { status: 'yielded' }> | { readonly status: 'halted'; readonly step: undefined; readonly reason: string; readonly data: unknown };
-
-export async function finish(state: RunState, outcome: FinalOutcome): Promise<RunResult> {
-  const base = { executionId: state.executionId, reactor: state.reactor, trace: state.trace, steps: state.steps, rollbackFailures: state.rollbackFailures, replay: false };
-  if (outcome.status === 'completed') {
-    state.emit({ type: 'run.completed' });
-    await state.checkpoint('completed', { value: outcome.value }).catch(() => undefined);
-    return { ...base, status: 'completed', value: outcome.value };
-  }
-  if (outcome.status === 'halted') {
-    state.emit({ type: 'run.halted', step: outcome.step, reason: outcome.reason });
-    await state.checkpoint('halted', { haltReason: outcome.reason, ...(outcome.step === undefined ? {} : { failedStep: outcome.step }), ...(outcome.data === undefined ? {} : { haltData: outcome.data }) }).catch(() => undefined);
-    const data = outcome.data === undefined ? {} : { data: outcome.data };
-    return { ...base, status: 'halted', haltedStep: outcome.step, reason: outcome.reason, ...data };
-  }
-  state.emit({ type: 'run.failed', step: outcome.step, error: errorSummary(outcome.error) });
-  await state.checkpoint('failed', { error: errorToJSON(outcome.error), ...(outcome.step === undefined ? {} : { failedStep: outcome.step }) }).catch(() => undefined);
-  return { ...base, status: 'failed', error: outcome.error, failedStep: outcome.step, validationErrors: outcome.validation };
-}
-
-function invalidInput(reactor: AnyReactorDefinition, executionId: string, issues: ValidationError['issues']): RunResult {
-  const summary = issues.map((i) => `${i.path || '(input)'}: ${i.message}`).join('; ');
-  const error = new ValidationError(ErrorCode.InputInvalid, `reactor "${reactor.name}": invalid input (${summary})`, issues, { reactor: reactor.name });
-  return { status: 'failed', executionId, reactor: reactor.name, error, failedStep: undefined, validationErrors: issues, trace: [], steps: {}, rollbackFailures: [], replay: false };
-}
-
-/** Rebuilds a result from a persisted record (replays across processes). */
-export function fromRecord(record: ExecutionRecord): RunResult {
-  const base = { executionId: record.id, reactor: record.reactor, trace: record.trace ?? [], steps: record.steps, rollbackFailures: record.rollbackFailures, replay: true };
-  if (record.status === 'parked' && record.background?.waitingFor) return { ...base, status: 'parked', waitingFor: record.background.waitingFor };
-  if (record.status === 'pending' || record.status === 'parked') return { ...base, status: 'queued' };
-  if (!TERMINAL_STATUSES.has(record.status)) return { ...base, status: 'running' };
-  if (record.status === 'completed') return { ...base, status: 'completed', value: record.value };
-  if (record.status === 'halted') return { ...base, status: 'halted', haltedStep: record.failedStep, reason: record.haltReason ?? '', ...(record.haltData === undefined ? {} : { data: record.haltData }) };
-  const error = errorFromJSON(record.error ?? { name: 'Error', message: `execution ended ${record.status}` });
-  const issues = (error.details.issues as ValidationError['issues'] | undefined) ?? [];
-  return { ...base, status: 'failed', error, failedStep: record.failedStep, validationErrors: issues };
-}
-
+export { fromRecord } from './execute.js';
