@@ -1,0 +1,282 @@
+/**
+ * P4: a contended reactor-level lock in worker mode. 16 executions of a reactor with a
+ * `withLock` on ONE key and a 5 ms critical section are started from this process and processed
+ * by two worker processes (`startWorker({ concurrency: 8 })` each): one holds the key, the others
+ * park and are woken one by one as the key is released. Figure: utilisation = 16 × 5 ms / wall
+ * time from the first `engine.start` to the last `run.completed` (ideal 1.0; median of rounds).
+ *
+ * Anchor, measured in the same run against the same throwaway server: `redis-semaphore`'s
+ * `Mutex` with its default options (a `SET NX PX` polling loop, retry every 10 ms), 16
+ * contenders in two processes, each running the same 5 ms section once per round; wall from the
+ * `go` to the last release. Subject and anchor rounds alternate.
+ *
+ * The section is exactly 5 ms (a timer, then a sub-ms spin), so timer slop is not counted as
+ * overhead for either side. Timestamps from the children are mapped onto this process's clock
+ * (ping-pong offset). Diagnostic lines split each handoff (section end → next section start)
+ * into: the holder's step completion + lock release, the wake (wait-list pop, job promote,
+ * BullMQ delivery, liveness lock, record reads), the admission, and the checkpoint before the
+ * step.
+ *
+ * @module
+ */
+import { fileURLToPath } from 'node:url';
+import { createRedisRuntime, type RedisRuntime } from '../src/bullmq.js';
+import { startRedisServer } from '../test/support/redis-server.js';
+import { now, spawnChildren, type BenchChild, type ChildLine } from './support/children.js';
+import { contendedReactor, type P4ChildConfig } from './support/p4-shared.js';
+import { emit, median, round, type Verdict } from './support/runner.js';
+
+const EXECUTIONS = 16;
+const SECTION_MS = 5;
+const PROCESSES = 2;
+const CONCURRENCY = 8;
+const WARMUP_ROUNDS = 2;
+const ROUNDS = 9;
+const TARGET = 0.9;
+const PARK_FALLBACK_MS = 5_000; // the default: a wake that went missing would cost ~5 s and show
+const ROUND_TIMEOUT_MS = 30_000;
+const PREFIX = 'p4';
+const KEY = 'p4:key';
+const MUTEX_KEY = 'p4:mutex';
+const CHILD = fileURLToPath(new URL('./support/p4-worker.ts', import.meta.url));
+
+interface Timeline {
+  id: string;
+  parks: number;
+  resumed: number[];
+  acquired?: number;
+  released?: number;
+  start?: number;
+  end?: number;
+  succeeded?: number;
+  completed?: number;
+}
+
+function percentile(values: readonly number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+}
+
+/** Collects `count` lines matching `match` from any of `children`. */
+function collect(children: readonly BenchChild[], count: number, match: (child: BenchChild, line: ChildLine) => boolean, timeoutMs: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let seen = 0;
+    const stops = children.map((child) =>
+      child.listen((line) => {
+        if (!match(child, line)) return false;
+        if (++seen === count) finish();
+        return true;
+      }),
+    );
+    const timer = setTimeout(() => finish(new Error(`P4: ${seen}/${count} expected lines within ${timeoutMs} ms`)), timeoutMs);
+    function finish(error?: Error): void {
+      clearTimeout(timer);
+      for (const stop of stops) stop();
+      if (error) reject(error);
+      else resolve();
+    }
+  });
+}
+
+interface SubjectRound {
+  readonly wall: number;
+  readonly timelines: Timeline[];
+  readonly t0: number;
+}
+
+async function subjectRound(runtime: RedisRuntime, workers: readonly BenchChild[], round: number): Promise<SubjectRound> {
+  const definition = contendedReactor(KEY, SECTION_MS);
+  const ids = new Set<string>();
+  let last = 0;
+  const done = collect(
+    workers,
+    EXECUTIONS,
+    (child, line) => {
+      if (typeof line.done !== 'string') return false;
+      last = Math.max(last, child.toParent(line.t as number));
+      return true;
+    },
+    ROUND_TIMEOUT_MS,
+  );
+  const t0 = now();
+  const started = await Promise.all(Array.from({ length: EXECUTIONS }, () => runtime.engine.start(definition, {})));
+  for (const s of started) {
+    if (s.status !== 'queued') throw new Error(`P4: start returned ${s.status}`);
+    ids.add(s.executionId);
+  }
+  await done;
+  const wall = last - t0;
+  // The event log of the round, from both workers.
+  const timelines = new Map<string, Timeline>();
+  for (const child of workers) {
+    child.send(`dump ${round}`);
+    const dump = await child.next((l) => l.dump === round);
+    for (const entry of dump.log as Record<string, unknown>[]) {
+      const id = entry.id as string;
+      if (!ids.has(id)) continue;
+      const tl = timelines.get(id) ?? { id, parks: 0, resumed: [] };
+      timelines.set(id, tl);
+      const at = (v: unknown): number => child.toParent(v as number);
+      switch (entry.kind) {
+        case 'section':
+          tl.start = at(entry.start);
+          tl.end = at(entry.end);
+          break;
+        case 'run.parked':
+          tl.parks++;
+          break;
+        case 'run.resumed':
+          tl.resumed.push(at(entry.t));
+          break;
+        case 'coordination.acquired':
+          tl.acquired = at(entry.t);
+          break;
+        case 'coordination.released':
+          tl.released = at(entry.t);
+          break;
+        case 'step.succeeded':
+          tl.succeeded = at(entry.t);
+          break;
+        case 'run.completed':
+          tl.completed = at(entry.t);
+          break;
+      }
+    }
+  }
+  return { wall, t0, timelines: [...timelines.values()] };
+}
+
+async function anchorRound(mutexes: readonly BenchChild[], round: number): Promise<{ wall: number; sections: { start: number; end: number }[] }> {
+  const results = Promise.all(mutexes.map((c) => c.next((l) => l.round === round, ROUND_TIMEOUT_MS)));
+  const t0 = now();
+  for (const c of mutexes) c.send(`go ${round}`);
+  const lines = await results;
+  let last = 0;
+  const sections: { start: number; end: number }[] = [];
+  lines.forEach((line, i) => {
+    if (line.error) throw new Error(`P4 anchor: ${JSON.stringify(line.error)}`);
+    const child = mutexes[i]!;
+    for (const s of line.sections as { start: number; end: number; released: number }[]) {
+      last = Math.max(last, child.toParent(s.released));
+      sections.push({ start: child.toParent(s.start), end: child.toParent(s.end) });
+    }
+  });
+  return { wall: last - t0, sections };
+}
+
+/** Sections that overlap their predecessor (by more than the clock-sync tolerance). */
+function overlaps(sections: readonly { start?: number | undefined; end?: number | undefined }[]): number {
+  const sorted = sections.filter((s) => s.start !== undefined).sort((a, b) => a.start! - b.start!);
+  let count = 0;
+  for (let i = 1; i < sorted.length; i++) if (sorted[i]!.start! < sorted[i - 1]!.end! - 0.5) count++;
+  return count;
+}
+
+/** Runs P4 and returns its verdict. */
+export async function runP4(): Promise<Verdict> {
+  const server = await startRedisServer();
+  const children: BenchChild[] = [];
+  let runtime: RedisRuntime | undefined;
+  try {
+    const base = { url: server.url, prefix: PREFIX, sectionMs: SECTION_MS, concurrency: CONCURRENCY, parkFallbackMs: PARK_FALLBACK_MS };
+    const workerConfigs: P4ChildConfig[] = Array.from({ length: PROCESSES }, () => ({ ...base, mode: 'worker', key: KEY }));
+    const mutexConfigs: P4ChildConfig[] = Array.from({ length: PROCESSES }, () => ({ ...base, mode: 'mutex', key: MUTEX_KEY }));
+    const workers = await spawnChildren(CHILD, workerConfigs);
+    children.push(...workers);
+    const mutexes = await spawnChildren(CHILD, mutexConfigs);
+    children.push(...mutexes);
+    emit({ bench: 'P4', figure: 'clock_offsets_ms', value: children.map((c) => round(c.offset, 3)) });
+    runtime = createRedisRuntime({ url: server.url, prefix: PREFIX, reactors: [contendedReactor(KEY, SECTION_MS)], background: { parkFallbackMs: PARK_FALLBACK_MS } });
+
+    const ideal = EXECUTIONS * SECTION_MS;
+    const subjectUtil: number[] = [];
+    const anchorUtil: number[] = [];
+    const subjectBusy: number[] = [];
+    const handoffs: { gap: number; release: number; wake: number; admit: number; checkpoint: number; fallback: boolean }[] = [];
+    const firstStart: number[] = [];
+    const lastTail: number[] = [];
+    const parksPerRound: number[] = [];
+    let overlapCount = 0;
+    for (let r = 0; r < WARMUP_ROUNDS + ROUNDS; r++) {
+      const warm = r < WARMUP_ROUNDS;
+      const subject = await subjectRound(runtime, workers, r);
+      const anchor = await anchorRound(mutexes, r);
+      if (warm) continue;
+      const tls = subject.timelines.filter((t) => t.start !== undefined).sort((a, b) => a.start! - b.start!);
+      if (tls.length !== EXECUTIONS) throw new Error(`P4: ${tls.length}/${EXECUTIONS} sections logged`);
+      overlapCount += overlaps(tls) + overlaps(anchor.sections);
+      const busy = tls.reduce((sum, t) => sum + (t.end! - t.start!), 0);
+      subjectUtil.push(ideal / subject.wall);
+      subjectBusy.push(busy / subject.wall);
+      anchorUtil.push(ideal / anchor.wall);
+      firstStart.push(tls[0]!.start! - subject.t0);
+      lastTail.push(tls.at(-1)!.completed! - tls.at(-1)!.end!);
+      parksPerRound.push(tls.reduce((sum, t) => sum + t.parks, 0));
+      for (let i = 1; i < tls.length; i++) {
+        const prev = tls[i - 1]!;
+        const next = tls[i]!;
+        const resumed = next.resumed.filter((t) => t <= next.start!).at(-1) ?? next.start!;
+        handoffs.push({
+          gap: next.start! - prev.end!,
+          release: (prev.released ?? prev.end!) - prev.end!,
+          wake: resumed - (prev.released ?? prev.end!),
+          admit: (next.acquired ?? resumed) - resumed,
+          checkpoint: next.start! - (next.acquired ?? resumed),
+          fallback: next.start! - prev.end! > PARK_FALLBACK_MS / 2,
+        });
+      }
+      emit({
+        bench: 'P4',
+        figure: 'round',
+        round: r - WARMUP_ROUNDS + 1,
+        subject_utilisation: round(ideal / subject.wall, 3),
+        subject_wall_ms: round(subject.wall, 1),
+        anchor_utilisation: round(ideal / anchor.wall, 3),
+        anchor_wall_ms: round(anchor.wall, 1),
+        parks: parksPerRound.at(-1),
+      });
+    }
+    const med = (pick: (h: (typeof handoffs)[number]) => number) => round(median(handoffs.map(pick)), 3);
+    emit({
+      bench: 'P4',
+      figure: 'handoff_ms',
+      handoffs: handoffs.length,
+      gap_p50: med((h) => h.gap),
+      gap_p99: round(percentile(handoffs.map((h) => h.gap), 99), 3),
+      split_p50: { section_end_to_release: med((h) => h.release), release_to_resumed: med((h) => h.wake), resumed_to_acquired: med((h) => h.admit), acquired_to_step_start: med((h) => h.checkpoint) },
+      woken_by_fallback: handoffs.filter((h) => h.fallback).length,
+      first_start_to_first_section_ms: round(median(firstStart), 3),
+      last_section_end_to_completed_ms: round(median(lastTail), 3),
+      parks_per_round: round(median(parksPerRound), 1),
+      note: 'section_end_to_release = step completion + checkpoint + lock release; release_to_resumed = wait-list pop + job promote + BullMQ delivery + liveness lock + record reads; resumed_to_acquired = admission (lock Lua); acquired_to_step_start = running checkpoint + step start',
+    });
+    emit({ bench: 'P4', figure: 'overlapping_sections', value: overlapCount, note: 'must be 0 (mutual exclusion), tolerance 0.5 ms for clock sync' });
+    const value = median(subjectUtil);
+    const anchorValue = median(anchorUtil);
+    emit({ bench: 'P4', figure: 'subject_utilisation', value: round(value, 3), rounds: subjectUtil.map((u) => round(u, 3)), busy_utilisation: round(median(subjectBusy), 3) });
+    emit({ bench: 'P4', figure: 'anchor_utilisation', value: round(anchorValue, 3), rounds: anchorUtil.map((u) => round(u, 3)) });
+    return {
+      bench: 'P4',
+      metric: 'contended_lock_utilisation',
+      value: round(value, 3),
+      target: `>= ${TARGET} and > anchor`,
+      anchor: {
+        redis_semaphore_mutex_utilisation: round(anchorValue, 3),
+        redis_semaphore_retry_interval_ms: 10,
+        ideal: 1,
+        executions_per_round: EXECUTIONS,
+        section_ms: SECTION_MS,
+        processes: PROCESSES,
+        concurrency_per_process: CONCURRENCY,
+        rounds: ROUNDS,
+        subject_wall_ms_p50: round(median(subjectUtil.map((u) => ideal / u)), 1),
+        anchor_wall_ms_p50: round(median(anchorUtil.map((u) => ideal / u)), 1),
+      },
+      pass: value >= TARGET && value > anchorValue && overlapCount === 0,
+    };
+  } finally {
+    await Promise.all(children.map((c) => c.kill()));
+    await runtime?.close().catch(() => undefined);
+    await server.dispose();
+  }
+}

@@ -1,0 +1,85 @@
+/**
+ * Child process of P4 (`node --import tsx p4-worker.ts '<json config>'`, see {@link P4ChildConfig}).
+ * Prints `{"ready":true}`, then answers stdin lines: `ping <n>` → `{"pong":n,"t":…}`.
+ *
+ * - mode `worker`: a ts-reactor worker (`createRedisRuntime(...).startWorker({ concurrency })`)
+ *   for the contended reactor. Prints `{"done":id,"t":…}` at each `run.completed`; keeps a log
+ *   of timestamped events and sections, printed and cleared on `dump <round>`.
+ * - mode `mutex`: on `go <round>`, `contenders` `redis-semaphore` Mutexes (default options: the
+ *   10 ms polling retry) on one key each run the section once; prints the round's timestamps.
+ *
+ * Timestamps are `performance.timeOrigin + performance.now()` of this process.
+ *
+ * @module
+ */
+import { createInterface } from 'node:readline';
+import { Redis } from 'ioredis';
+import { Mutex } from 'redis-semaphore';
+import { createRedisRuntime } from '../../src/bullmq.js';
+import type { ReactorEvent } from '../../src/index.js';
+import { now, section } from './children.js';
+import { contendedReactor, type P4ChildConfig } from './p4-shared.js';
+
+const config = JSON.parse(process.argv[2] ?? '{}') as P4ChildConfig;
+
+function print(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value)}\n`);
+}
+
+const commands = createInterface({ input: process.stdin });
+const handlers: ((verb: string, arg: string) => void)[] = [];
+commands.on('line', (line) => {
+  const [verb = '', arg = ''] = line.trim().split(/\s+/);
+  if (verb === 'ping') return print({ pong: Number(arg), t: now() });
+  for (const h of handlers) h(verb, arg);
+});
+commands.on('close', () => process.exit(0)); // the parent went away
+
+async function worker(): Promise<void> {
+  const log: Record<string, unknown>[] = [];
+  const definition = contendedReactor(config.key, config.sectionMs, (id, start, end) => log.push({ kind: 'section', id, start, end }));
+  const runtime = createRedisRuntime({ url: config.url, prefix: config.prefix, reactors: [definition], background: { parkFallbackMs: config.parkFallbackMs } });
+  const interesting = new Set<ReactorEvent['type']>(['run.resumed', 'run.parked', 'coordination.acquired', 'coordination.released', 'run.completed', 'step.succeeded']);
+  runtime.engine.subscribe((event) => {
+    if (!interesting.has(event.type)) return;
+    const t = now();
+    log.push({ kind: event.type, id: event.executionId, t, ...(event.type === 'run.resumed' ? { jobId: event.jobId } : {}) });
+    if (event.type === 'run.completed') print({ done: event.executionId, t, pid: process.pid });
+  });
+  handlers.push((verb, arg) => {
+    if (verb !== 'dump') return;
+    print({ dump: Number(arg), pid: process.pid, log: log.splice(0) });
+  });
+  runtime.startWorker({ concurrency: config.concurrency });
+  process.once('SIGTERM', () => void runtime.close().finally(() => process.exit(0)));
+  print({ ready: true, pid: process.pid });
+}
+
+async function mutex(): Promise<void> {
+  const redis = new Redis(config.url, { maxRetriesPerRequest: 3 });
+  await redis.ping();
+  handlers.push((verb, arg) => {
+    if (verb !== 'go') return;
+    const round = Number(arg);
+    const startedAt = now();
+    const contender = async (): Promise<{ start: number; end: number; released: number }> => {
+      const lock = new Mutex(redis, config.key); // default options: retryInterval 10 ms
+      await lock.acquire();
+      const start = now();
+      await section(config.sectionMs);
+      const end = now();
+      await lock.release();
+      return { start, end, released: now() };
+    };
+    void Promise.all(Array.from({ length: config.concurrency }, contender)).then(
+      (sections) => print({ round, pid: process.pid, startedAt, sections }),
+      (error: unknown) => print({ round, pid: process.pid, error: String(error) }),
+    );
+  });
+  print({ ready: true, pid: process.pid });
+}
+
+(config.mode === 'worker' ? worker() : mutex()).catch((error: unknown) => {
+  process.stderr.write(`p4 child failed: ${String(error)}\n`);
+  process.exit(1);
+});
