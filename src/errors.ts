@@ -316,3 +316,19 @@ function safePayload(payload: unknown): unknown {
     return String(payload);
   }
 }
+
+/** The execution was cancelled by an operator; completed work was rolled back. */
+export class CancelledError extends ReactorError {
+  constructor(executionId: string, reason: string) {
+    super('cancelled', `execution ${executionId} was cancelled: ${reason}`, { details: { executionId, reason } });
+    this.name = 'CancelledError';
+  }
+}
+
+/** An operation does not apply to the execution in its current state (e.g. cancelling a finished run). */
+export class ExecutionStateError extends ReactorError {
+  constructor(executionId: string, operation: string, status: string, hint: string) {
+    super('execution_state', `cannot ${operation} execution ${executionId}: it is ${status}; ${hint}`, { details: { executionId, operation, status } });
+    this.name = 'ExecutionStateError';
+  }
+}

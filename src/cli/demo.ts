@@ -99,6 +99,12 @@ class EventPrinter {
       case 'run.halted':
       case 'run.replayed':
         return undefined;
+      case 'run.queued':
+      case 'run.resumed':
+      case 'run.parked':
+      case 'run.woken':
+      case 'run.cancelled':
+        return line('event', event.type);
       case 'coordination.acquired':
       case 'coordination.released':
       case 'coordination.waiting':
@@ -133,7 +139,12 @@ function summarize(result: RunResult, write: Write): void {
       write(`  => halted at ${result.haltedStep}: ${result.reason}`);
       return;
     case 'running':
-      write('  => still running elsewhere');
+    case 'queued':
+    case 'parked':
+      write(`  => ${result.status}`);
+      return;
+    case 'cancelled':
+      write(`  => cancelled: ${result.reason}`);
       return;
   }
 }

@@ -8,7 +8,8 @@
 import { validateContract } from '../dsl/contract.js';
 import type { AnyReactorDefinition } from '../dsl/definition.js';
 import { computeKey } from '../coordination/scope.js';
-import { ContentionError, RateLimitedError, ReactorError, type PrimitiveName } from '../errors.js';
+import { CancelledError, ContentionError, RateLimitedError, ReactorError, type PrimitiveName } from '../errors.js';
+import { cancelRequestKey, livenessKey } from './operations.js';
 import { admitWork, finish, type CoordinationDeps } from './execute.js';
 import type { Clock } from './ports/clock.js';
 import { JOB_FORMAT_VERSION, type ExecutionJob, type JobDelivery, type JobQueue, type WaitList } from './ports/queue.js';
@@ -37,15 +38,17 @@ export interface BackgroundDeps {
   readonly coordination: CoordinationDeps;
   readonly options: Required<BackgroundOptions>;
   readonly workerId: string;
-  readonly newState: (init: Pick<RunStateInit, 'executionId' | 'rootExecutionId' | 'reactor' | 'contract' | 'input' | 'idempotencyKey'> & { readonly resume?: ExecutionRecord; readonly mode?: 'inline' | 'worker' }) => RunState;
+  readonly newState: (
+    init: Pick<RunStateInit, 'executionId' | 'rootExecutionId' | 'reactor' | 'contract' | 'input' | 'idempotencyKey' | 'retryOf'> & { readonly resume?: ExecutionRecord; readonly mode?: 'inline' | 'worker'; readonly replayOnly?: boolean },
+  ) => RunState;
 }
 
 const waitKey = (primitive: PrimitiveName, key: string): string => `${primitive}:${key}`;
 const job = (record: { readonly id: string; readonly reactor: string }): ExecutionJob => ({ v: JOB_FORMAT_VERSION, executionId: record.id, reactor: record.reactor });
 
 /** Accepts a run in the background: validated input, a pending record, the first job. */
-export async function startBackground(deps: BackgroundDeps, reactor: AnyReactorDefinition, executionId: string, input: Record<string, unknown>, idempotencyKey: string | undefined): Promise<RunResult> {
-  const state = deps.newState({ executionId, rootExecutionId: executionId, reactor: reactor.name, contract: reactor.contract, input, idempotencyKey, mode: 'worker' });
+export async function startBackground(deps: BackgroundDeps, reactor: AnyReactorDefinition, executionId: string, input: Record<string, unknown>, idempotencyKey: string | undefined, retryOf?: string): Promise<RunResult> {
+  const state = deps.newState({ executionId, rootExecutionId: executionId, reactor: reactor.name, contract: reactor.contract, input, idempotencyKey, retryOf, mode: 'worker' });
   const ordered = reactor.coordination.find((s) => s.kind === 'ordered_lock');
   if (ordered) {
     // The position is taken when the run is accepted, so executions pass in acceptance order.
@@ -71,9 +74,9 @@ export async function processJob(deps: BackgroundDeps, reactor: AnyReactorDefini
   if (!record || TERMINAL_STATUSES.has(record.status)) return; // expired, or a redelivery of finished work
   const coordinator = deps.coordination.coordinator;
   if (!coordinator) throw new ReactorError('coordinator_missing', 'background execution needs a coordinator (for liveness locks)');
-  const livenessKey = `execution:${record.id}`;
+  const liveKey = livenessKey(record.id);
   const owner = `${deps.workerId}:${delivery.jobId}`;
-  const live = await coordinator.lockAcquire({ key: livenessKey, holder: { owner, executionId: record.id }, ttlMs: deps.options.livenessTtlMs });
+  const live = await coordinator.lockAcquire({ key: liveKey, holder: { owner, executionId: record.id }, ttlMs: deps.options.livenessTtlMs });
   if (!live.acquired) {
     // Another job of this execution is still finishing (here: come back shortly), or another
     // worker has it, or a dead one's lease has not lapsed yet (come back when it lapses).
@@ -82,29 +85,37 @@ export async function processJob(deps: BackgroundDeps, reactor: AnyReactorDefini
     await deps.queue.enqueue(job(record), { jobId: `${record.id}:busy:${delivery.jobId}:${delivery.delivery}`, delayMs });
     return;
   }
-  const stopKeepAlive = deps.clock.every(deps.options.livenessTtlMs / 3, () => void coordinator.lockExtend(livenessKey, owner, deps.options.livenessTtlMs).catch(() => undefined));
+  const root = new AbortController();
+  const cancelIfRequested = async (): Promise<void> => {
+    if (!root.signal.aborted && (await coordinator.periodIsMarked(cancelRequestKey(record.id), 'requested'))) root.abort(new CancelledError(record.id, 'cancel requested by an operator'));
+  };
+  const stopKeepAlive = deps.clock.every(deps.options.livenessTtlMs / 3, () => {
+    void coordinator.lockExtend(liveKey, owner, deps.options.livenessTtlMs).catch(() => undefined);
+    void cancelIfRequested().catch(() => undefined);
+  });
   let after: (() => Promise<void>) | undefined;
   try {
     const fresh = (await deps.store.get(record.id)) ?? record; // re-read under the liveness lock
     if (TERMINAL_STATUSES.has(fresh.status)) return;
-    after = await advance(deps, reactor, fresh, delivery);
+    await cancelIfRequested();
+    after = await advance(deps, reactor, fresh, delivery, root);
   } finally {
     stopKeepAlive();
-    await coordinator.lockRelease(livenessKey, owner).catch(() => undefined);
+    await coordinator.lockRelease(liveKey, owner).catch(() => undefined);
   }
   // Only now may this execution's next job run here or elsewhere.
   await after?.();
 }
 
 /** Runs what it can; returns work to do once the liveness lock is released (a self-wake). */
-async function advance(deps: BackgroundDeps, reactor: AnyReactorDefinition, record: ExecutionRecord, delivery: JobDelivery): Promise<(() => Promise<void>) | undefined> {
+async function advance(deps: BackgroundDeps, reactor: AnyReactorDefinition, record: ExecutionRecord, delivery: JobDelivery, root: AbortController): Promise<(() => Promise<void>) | undefined> {
   const validated = await validateContract(reactor.contract, record.input);
   const input = validated.ok ? validated.value : (record.input as Record<string, unknown>);
   const state = deps.newState({ executionId: record.id, rootExecutionId: record.rootId, reactor: reactor.name, contract: reactor.contract, input, idempotencyKey: record.idempotencyKey, resume: record, mode: 'worker' });
   const background = state.background ?? { jobs: 1, contention: 0 };
   state.emit({ type: 'run.resumed', jobId: delivery.jobId, delivery: delivery.delivery });
   if (!validated.ok) return void (await finish(state, { status: 'failed', step: undefined, error: new ReactorError('input_invalid', 'persisted input no longer validates'), validation: validated.issues }));
-  const root = new AbortController();
+  if (root.signal.aborted) return void (await finish(state, { status: 'failed', step: undefined, error: root.signal.reason as Error, validation: [] }));
   let holds;
   if (reactor.coordination.length > 0) {
     const admission = await admitWork(state, deps.coordination, reactor.coordination, state.input, { reactor: reactor.name, abort: root, orderedTicket: background.ordered });

@@ -14,6 +14,7 @@ import { silentLogger } from './logger.js';
 import { randomIds, systemClock, type Clock, type Ids } from './ports/clock.js';
 import { processJob, startBackground, wake, type BackgroundDeps, type BackgroundOptions } from './background.js';
 import { admitWork, execute, fromRecord, invalidInput, type CoordinationDeps } from './execute.js';
+import { cancelExecution, retrySource, undoExecution, type OperationsDeps } from './operations.js';
 import type { Coordinator } from './ports/coordinator.js';
 import type { ExecutionJob, JobDelivery, JobQueue, WaitList } from './ports/queue.js';
 import type { Store } from './ports/store.js';
@@ -46,6 +47,11 @@ export interface EngineOptions {
   readonly logger?: Logger;
 }
 
+/** Options the engine passes itself (a retry links the new execution to the old one). */
+interface Internal {
+  readonly retryOf?: string;
+}
+
 /** Options of one run. */
 export interface RunOptions {
   /** At most one execution per reactor and key; a repeat returns the original result (`replay: true`). */
@@ -75,6 +81,16 @@ export interface Engine {
   result(executionId: string): Promise<RunResult | undefined>;
   /** Polls the record until the execution is terminal (or `timeoutMs` passes, then returns the current state). */
   wait(executionId: string, options?: { readonly timeoutMs?: number; readonly pollMs?: number }): Promise<RunResult | undefined>;
+  /**
+   * Cancels an execution that has not finished: queued or parked ones are rolled back at once;
+   * one running inline here stops at its next step boundary and rolls back; one running in
+   * another worker gets a cancel request it acts on at its next liveness check (see `wait`).
+   */
+  cancel(executionId: string, options?: { readonly reason?: string }): Promise<RunResult>;
+  /** Undoes a completed execution on demand (every undo, newest first); it ends `cancelled`. */
+  undo(executionId: string, options?: { readonly reason?: string }): Promise<RunResult>;
+  /** Runs a failed, halted or cancelled execution again as a new execution linked to it (`retryOf`), in the background when a queue is configured. */
+  retry(executionId: string): Promise<RunResult>;
   /** Adds reactors this engine can process jobs for. */
   register(...reactors: readonly AnyReactorDefinition[]): void;
   /** Subscribes to every event of every run; returns the unsubscribe function. */
@@ -90,7 +106,7 @@ export function createEngine(options: EngineOptions): Engine {
   const logger = options.logger ?? silentLogger;
   const hub = new EventHub(options.middleware ?? [], logger);
   const maxConcurrency = options.maxConcurrency ?? 8;
-  const inflight = new Map<string, Promise<RunResult>>();
+  const inflight = new Map<string, { readonly abort: AbortController; readonly done: Promise<RunResult> }>();
   const deps = { store: options.store, clock, hub, logger, maxConcurrency };
   const rateLimits = new Map(Object.entries(options.rateLimits ?? {}).map(([name, windows]) => [name, compileWindows({ reactor: `(rate limit ${name})` }, windows)]));
   const registry = new Map<string, AnyReactorDefinition>((options.reactors ?? []).map((r) => [r.name, r]));
@@ -118,7 +134,8 @@ export function createEngine(options: EngineOptions): Engine {
     : undefined;
   const needQueue = (): BackgroundDeps => background ?? (() => { throw new ReactorError('queue_missing', 'background execution needs a queue: createEngine({ queue }) or createEmbeddedEngine()'); })();
 
-  const run = async (reactor: AnyReactorDefinition, input: unknown, runOptions: RunOptions = {}): Promise<RunResult> => {
+  const run = async (reactor: AnyReactorDefinition, input: unknown, runOptions: RunOptions & Internal = {}): Promise<RunResult> => {
+    registry.set(reactor.name, reactor);
     const executionId = ids.executionId();
     const validated = await validateContract(reactor.contract, input ?? {});
     if (!validated.ok) return invalidInput(reactor, executionId, validated.issues);
@@ -127,9 +144,10 @@ export function createEngine(options: EngineOptions): Engine {
       const claim = await options.store.claimIdempotency(reactor.name, key, executionId);
       if (!claim.claimed) return replay(claim.executionId);
     }
-    const state = newState({ executionId, rootExecutionId: executionId, reactor: reactor.name, contract: reactor.contract, input: validated.value, idempotencyKey: key });
-    const promise = execute(state, reactor);
-    inflight.set(executionId, promise);
+    const state = newState({ executionId, rootExecutionId: executionId, reactor: reactor.name, contract: reactor.contract, input: validated.value, idempotencyKey: key, retryOf: runOptions.retryOf });
+    const abort = new AbortController();
+    const promise = execute(state, reactor, abort);
+    inflight.set(executionId, { abort, done: promise });
     try {
       return await promise;
     } finally {
@@ -139,13 +157,13 @@ export function createEngine(options: EngineOptions): Engine {
 
   const replay = async (executionId: string): Promise<RunResult> => {
     const live = inflight.get(executionId);
-    if (live) return { ...(await live), replay: true };
+    if (live) return { ...(await live.done), replay: true };
     const record = await options.store.get(executionId);
     if (!record) throw new Error(`idempotency key points at execution ${executionId}, whose record is gone`);
     return fromRecord(record);
   };
 
-  const start = async (reactor: AnyReactorDefinition, input: unknown, runOptions: RunOptions = {}): Promise<RunResult> => {
+  const start = async (reactor: AnyReactorDefinition, input: unknown, runOptions: RunOptions & Internal = {}): Promise<RunResult> => {
     const deps = needQueue();
     registry.set(reactor.name, reactor);
     const executionId = ids.executionId();
@@ -156,7 +174,7 @@ export function createEngine(options: EngineOptions): Engine {
       const claim = await options.store.claimIdempotency(reactor.name, key, executionId);
       if (!claim.claimed) return replay(claim.executionId);
     }
-    return startBackground(deps, reactor, executionId, validated.value, key);
+    return startBackground(deps, reactor, executionId, validated.value, key, runOptions.retryOf);
   };
 
   const processOne = async (job: ExecutionJob, delivery: JobDelivery): Promise<void> => {
@@ -179,8 +197,17 @@ export function createEngine(options: EngineOptions): Engine {
     }
   };
 
+  const ops: OperationsDeps = { store: options.store, coordination, waitList: options.waitList, registry, live: inflight, newState };
+  const retry = async (executionId: string): Promise<RunResult> => {
+    const source = await retrySource(ops, executionId);
+    return (background ? start : run)(source.reactor, source.input, { retryOf: executionId });
+  };
+
   return {
     run: run as Engine['run'],
+    cancel: (id, o = {}) => cancelExecution(ops, id, o.reason ?? 'cancelled by an operator'),
+    undo: (id, o = {}) => undoExecution(ops, id, o.reason ?? 'undone by an operator'),
+    retry,
     start: start as Engine['start'],
     process: processOne,
     result,

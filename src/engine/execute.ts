@@ -9,7 +9,7 @@ import type { Holds } from '../coordination/holds.js';
 import type { CoordinationScope } from '../coordination/scope.js';
 import type { CoordinationSpec } from '../dsl/coordination.js';
 import type { AnyReactorDefinition } from '../dsl/definition.js';
-import { ErrorCode, HoldLostError, ReactorError, ValidationError, errorFromJSON, errorToJSON } from '../errors.js';
+import { CancelledError, ErrorCode, HoldLostError, ReactorError, ValidationError, errorFromJSON, errorToJSON } from '../errors.js';
 import type { Coordinator } from './ports/coordinator.js';
 import { TERMINAL_STATUSES, type ExecutionRecord } from './ports/store.js';
 import type { RunResult } from './results.js';
@@ -25,9 +25,8 @@ export interface CoordinationDeps {
 }
 
 /** Runs an execution in this process: admission, the graph, release, the terminal record. */
-export async function execute(state: RunState, reactor: AnyReactorDefinition): Promise<RunResult> {
+export async function execute(state: RunState, reactor: AnyReactorDefinition, root: AbortController = new AbortController()): Promise<RunResult> {
   state.emit({ type: 'run.started', input: state.redactedInput });
-  const root = new AbortController();
   let holds: Holds | undefined;
   if (reactor.coordination.length > 0) {
     const admission = await state.admit(reactor.coordination, state.input, { reactor: reactor.name, abort: root });
@@ -77,6 +76,7 @@ export function admitWork(state: RunState, deps: CoordinationDeps, specs: readon
 export type FinalOutcome = Exclude<GraphOutcome, { status: 'yielded' }> | { readonly status: 'halted'; readonly step: undefined; readonly reason: string; readonly data: unknown };
 
 export async function finish(state: RunState, outcome: FinalOutcome): Promise<RunResult> {
+  if (outcome.status === 'failed' && outcome.error instanceof CancelledError) return cancelled(state, String(outcome.error.details.reason));
   const base = { executionId: state.executionId, reactor: state.reactor, trace: state.trace, steps: state.steps, rollbackFailures: state.rollbackFailures, replay: false };
   if (outcome.status === 'completed') {
     state.emit({ type: 'run.completed' });
@@ -94,6 +94,13 @@ export async function finish(state: RunState, outcome: FinalOutcome): Promise<Ru
   return { ...base, status: 'failed', error: outcome.error, failedStep: outcome.step, validationErrors: outcome.validation };
 }
 
+/** Ends an execution as cancelled (its rollback has run). */
+export async function cancelled(state: RunState, reason: string): Promise<RunResult> {
+  state.emit({ type: 'run.cancelled', reason });
+  await state.checkpoint('cancelled', { cancelReason: reason }).catch(() => undefined);
+  return { executionId: state.executionId, reactor: state.reactor, trace: state.trace, steps: state.steps, rollbackFailures: state.rollbackFailures, replay: false, status: 'cancelled', reason };
+}
+
 /** The result of a run whose input failed validation (nothing persisted, nothing taken). */
 export function invalidInput(reactor: AnyReactorDefinition, executionId: string, issues: ValidationError['issues']): RunResult {
   const summary = issues.map((i) => `${i.path || '(input)'}: ${i.message}`).join('; ');
@@ -104,6 +111,7 @@ export function invalidInput(reactor: AnyReactorDefinition, executionId: string,
 /** Rebuilds a result from a persisted record (replays across processes). */
 export function fromRecord(record: ExecutionRecord): RunResult {
   const base = { executionId: record.id, reactor: record.reactor, trace: record.trace ?? [], steps: record.steps, rollbackFailures: record.rollbackFailures, replay: true };
+  if (record.status === 'cancelled') return { ...base, status: 'cancelled', reason: record.cancelReason ?? '' };
   if (record.status === 'parked' && record.background?.waitingFor) return { ...base, status: 'parked', waitingFor: record.background.waitingFor };
   if (record.status === 'pending' || record.status === 'parked') return { ...base, status: 'queued' };
   if (!TERMINAL_STATUSES.has(record.status)) return { ...base, status: 'running' };

@@ -16,6 +16,7 @@ import { notStarted, runStepNode, type StepPlace } from './step-runner.js';
 
 /** Runs a composed child reactor; its failure has rolled the child back already. */
 export async function runCompose(run: RunState, node: ComposeNode, place: StepPlace, scope: ArgScope): Promise<NodeOutcome> {
+  if (run.replayOnly && !run.reached(place.path)) return { kind: 'skipped', value: undefined };
   let input: Record<string, unknown>;
   try {
     input = await childInput(node.reactor, resolveArgs(node.args, scope, place.path, Object.keys(node.reactor.contract.fields)), place.path);
@@ -34,7 +35,7 @@ async function runChild(run: RunState, child: AnyReactorDefinition, input: Recor
   const abort = new AbortController();
   place.signal.addEventListener('abort', () => abort.abort(place.signal.reason), { once: true });
   // An ordered lock orders top-level runs: nested work cannot queue behind its own turn (docs/decisions/005).
-  const specs = child.coordination.filter((s) => s.kind !== 'ordered_lock');
+  const specs = run.replayOnly ? [] : child.coordination.filter((s) => s.kind !== 'ordered_lock');
   const admission = specs.length === 0 ? undefined : await run.admit(specs, input, { reactor: child.name, abort });
   if (admission?.kind === 'refused') return { status: 'failed', step: place.path, error: admission.error, validation: [] };
   if (admission?.kind === 'halt') return { status: 'halted', step: place.path, reason: admission.reason, data: admission.data };
@@ -51,7 +52,7 @@ function settleChild(run: RunState, place: StepPlace, outcome: GraphOutcome): No
   if (outcome.status === 'completed') {
     run.setStep(place.path, { status: 'completed', attempts: 1, result: outcome.value });
     run.emit({ type: 'step.succeeded', step: place.path, attempt: 1, reactor: place.reactor });
-    return { kind: 'success', value: outcome.value, entry: { step: place.path, undo: () => undoAll(outcome.completed) } };
+    return { kind: 'success', value: outcome.value, entry: { step: place.path, undo: () => undoAll(outcome.completed, run) } };
   }
   if (outcome.status === 'yielded') return { kind: 'yield', step: outcome.step, delayMs: outcome.delayMs };
   if (outcome.status === 'halted') {
@@ -77,6 +78,7 @@ interface ElementOutcome {
 
 /** Runs a map in this process with bounded concurrency. */
 export async function runMap(run: RunState, node: MapNode, place: StepPlace, scope: ArgScope): Promise<NodeOutcome> {
+  if (run.replayOnly && !run.reached(place.path)) return { kind: 'skipped', value: undefined };
   let items: unknown;
   try {
     items = resolveArg(node.source, scope, place.path, 'source');

@@ -61,5 +61,11 @@ export interface ParkedRun<S = unknown> extends RunBase<S> {
   readonly waitingFor: WaitingFor;
 }
 
+/** Cancelled (or undone on demand) by an operator: completed work was rolled back. */
+export interface CancelledRun<S = unknown> extends RunBase<S> {
+  readonly status: 'cancelled';
+  readonly reason: string;
+}
+
 /** The result of a run. Narrow on `status`. */
-export type RunResult<O = unknown, S = unknown> = CompletedRun<O, S> | FailedRun<S> | HaltedRun<S> | RunningRun<S> | QueuedRun<S> | ParkedRun<S>;
+export type RunResult<O = unknown, S = unknown> = CompletedRun<O, S> | FailedRun<S> | HaltedRun<S> | RunningRun<S> | QueuedRun<S> | ParkedRun<S> | CancelledRun<S>;

@@ -38,6 +38,10 @@ export interface RunStateInit {
   readonly mode?: 'inline' | 'worker';
   /** A persisted record to resume from: completed steps are not run again. */
   readonly resume?: ExecutionRecord;
+  /** Rebuild what the record says completed (for undo and cancel); run no step body. */
+  readonly replayOnly?: boolean;
+  /** The execution this one retries. */
+  readonly retryOf?: string | undefined;
 }
 
 /** Takes declarations for work of this execution; `abort` receives a lost-hold error. */
@@ -73,6 +77,7 @@ export class RunState {
   readonly #steps: Record<string, StepRecord>;
   readonly #createdAt: number;
   readonly mode: 'inline' | 'worker';
+  readonly replayOnly: boolean;
   /** Background bookkeeping, persisted with each checkpoint. */
   background: BackgroundState | undefined;
   #seq = 0;
@@ -91,6 +96,7 @@ export class RunState {
     this.maxConcurrency = init.maxConcurrency;
     this.admit = init.admit;
     this.mode = init.mode ?? 'inline';
+    this.replayOnly = init.replayOnly ?? false;
     this.#steps = { ...(init.resume?.steps ?? {}) };
     this.#createdAt = init.resume?.createdAt ?? init.clock.now();
     this.#seq = Math.max(0, ...Object.values(this.#steps).map((r) => r.completedSeq ?? 0));
@@ -109,6 +115,16 @@ export class RunState {
   /** The recorded state of one step (from this run or the record it resumed). */
   stepRecord(path: string): StepRecord | undefined {
     return this.#steps[path];
+  }
+
+  /** True when the record holds any step at or under `path` (a compose or map reached before). */
+  reached(path: string): boolean {
+    return Object.keys(this.#steps).some((p) => p === path || p.startsWith(`${path}.`) || p.startsWith(`${path}[`));
+  }
+
+  #link(): { retryOf?: string } {
+    const retryOf = this.#init.retryOf ?? this.#init.resume?.retryOf;
+    return retryOf === undefined ? {} : { retryOf };
   }
 
   /** A snapshot of every step's state. */
@@ -136,7 +152,7 @@ export class RunState {
   /** Persists the current state; saves are serialized so a later state never loses to an earlier one. */
   checkpoint(
     status: ExecutionStatus = this.#status,
-    outcome: Partial<Pick<ExecutionRecord, 'value' | 'error' | 'failedStep' | 'haltReason' | 'haltData'>> = {},
+    outcome: Partial<Pick<ExecutionRecord, 'value' | 'error' | 'failedStep' | 'haltReason' | 'haltData' | 'cancelReason' | 'retryOf'>> = {},
     options: { readonly withTrace?: boolean } = {},
   ): Promise<void> {
     this.#status = status;
@@ -152,6 +168,7 @@ export class RunState {
       rollbackFailures: [...this.rollbackFailures],
       ...(this.#init.idempotencyKey === undefined ? {} : { idempotencyKey: this.#init.idempotencyKey }),
       ...(this.background === undefined ? {} : { background: this.background }),
+      ...this.#link(),
       ...(withTrace ? { trace: this.trace.slice(-1_000) } : {}),
       ...outcome,
       createdAt: this.#createdAt,

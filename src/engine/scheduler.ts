@@ -43,7 +43,7 @@ export async function runFrame(run: RunState, frame: Frame): Promise<GraphOutcom
       run.emit({ type: 'run.rolling_back', step: first?.step, reactor: frame.def.name });
       if (frame.prefix === '') await run.checkpoint('rolling_back').catch(() => undefined);
       for (const failure of failures) await failure.compensate?.();
-      await undoAll(completed);
+      await undoAll(completed, run);
       return first ? { status: 'failed', step: first.step, error: first.error, validation: first.validation } : { status: 'failed', step: undefined, error: interrupted!, validation: [] };
     }
     if (halt) return { status: 'halted', ...halt };
@@ -55,9 +55,14 @@ export async function runFrame(run: RunState, frame: Frame): Promise<GraphOutcom
   }
 }
 
-/** Undoes entries in reverse completion order. */
-export async function undoAll(entries: readonly CompletedEntry[]): Promise<void> {
-  for (let i = entries.length - 1; i >= 0; i--) await entries[i]!.undo();
+/**
+ * Undoes entries in reverse completion order. With `run`, the order is the recorded one (it
+ * survives jobs and replays); without, the order of `entries`.
+ */
+export async function undoAll(entries: readonly CompletedEntry[], run?: RunState): Promise<void> {
+  const seq = (e: CompletedEntry): number => run?.stepRecord(e.step)?.completedSeq ?? 0;
+  const ordered = run ? [...entries].sort((a, b) => seq(a) - seq(b)) : entries;
+  for (let i = ordered.length - 1; i >= 0; i--) await ordered[i]!.undo();
 }
 
 type Failed = Extract<NodeOutcome, { kind: 'failure' }>;

@@ -34,6 +34,7 @@ export interface StepPlace {
  * Invalid or unresolvable arguments fail before the body, without retry or compensation.
  */
 export async function runStepNode(run: RunState, node: StepNode, place: StepPlace, resolve: () => Record<string, unknown>): Promise<NodeOutcome> {
+  if (run.replayOnly && !['completed', 'skipped'].includes(run.stepRecord(place.path)?.status ?? '')) return { kind: 'skipped', value: undefined };
   let args: Record<string, unknown>;
   try {
     args = resolve();

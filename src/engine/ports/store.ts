@@ -70,6 +70,10 @@ export interface ExecutionRecord {
   readonly haltReason?: string;
   /** The data of the halt (`halt(reason, data)`, or a coordination halt's details). */
   readonly haltData?: unknown;
+  /** Why an operator cancelled or undid it. */
+  readonly cancelReason?: string;
+  /** The execution this one retries (a new linked execution). */
+  readonly retryOf?: string;
   readonly rollbackFailures: readonly RollbackFailure[];
   readonly idempotencyKey?: string;
   /** The execution's events across every process that worked on it (written at terminal, yield and park checkpoints; the newest 1,000). */
