@@ -9,7 +9,7 @@ import type { AnyReactorDefinition } from '../dsl/definition.js';
 import { CancelledError, ExecutionStateError, ReactorError } from '../errors.js';
 import { cancelled, type CoordinationDeps } from './execute.js';
 import type { Coordinator } from './ports/coordinator.js';
-import type { WaitList } from './ports/queue.js';
+import type { JobQueue, WaitList } from './ports/queue.js';
 import { TERMINAL_STATUSES, type ExecutionRecord, type Store } from './ports/store.js';
 import type { RunResult } from './results.js';
 import type { RunState, RunStateInit } from './run-state.js';
@@ -25,6 +25,7 @@ export interface OperationsDeps {
   readonly store: Store;
   readonly coordination: CoordinationDeps;
   readonly waitList: WaitList | undefined;
+  readonly queue: JobQueue | undefined;
   readonly registry: ReadonlyMap<string, AnyReactorDefinition>;
   /** Root controllers of inline runs in this process, by execution id. */
   readonly live: ReadonlyMap<string, { readonly abort: AbortController; readonly done: Promise<RunResult> }>;
@@ -66,8 +67,13 @@ async function rollbackRecorded(deps: OperationsDeps, reactor: AnyReactorDefinit
   await state.checkpoint('rolling_back');
   if (replay.status === 'completed') await undoAll(replay.completed, state);
   const waiting = record.background?.waitingFor;
-  if (waiting) await deps.waitList?.remove(`${waiting.primitive}:${waiting.key}`, waiting.jobId);
-  return cancelled(state, reason);
+  const result = await cancelled(state, reason);
+  if (waiting) {
+    // Leave the wait list, and let the pending job run now: it finds the execution finished and ends.
+    await deps.waitList?.remove(`${waiting.primitive}:${waiting.key}`, waiting.jobId);
+    await deps.queue?.promote(waiting.jobId);
+  }
+  return result;
 }
 
 /**
