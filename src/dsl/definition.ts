@@ -79,6 +79,8 @@ export interface ReactorDefinition<Name extends string = string, In = unknown, I
   readonly returns: string | undefined;
   /** Per-reactor cap on concurrently running steps (the engine's default applies otherwise). */
   readonly maxConcurrency: number | undefined;
+  /** Where a run leaves the caller for a worker (`background(...)`); undefined: it runs where it is called. */
+  readonly background: 'all' | { readonly after: string } | { readonly before: string } | undefined;
   /** Reactor-level coordination declarations (at most one per kind). */
   readonly coordination: readonly CoordinationSpec[];
   /** Draws the graph as a Mermaid flowchart. */

@@ -91,12 +91,20 @@ export interface ReactorOptions {
   readonly maxConcurrency?: number;
 }
 
+/**
+ * Where a run leaves the caller for a background worker: `'all'` (nothing runs in the caller;
+ * `engine.run` returns `queued`), `{ after: step }` (the step is the last to run in the caller),
+ * or `{ before: step }` (the step is the first to run in a worker).
+ */
+export type BackgroundDeclaration<S> = 'all' | { readonly after: keyof S & string } | { readonly before: keyof S & string };
+
 interface BuilderState {
   readonly name: string;
   readonly options: ReactorOptions;
   readonly contract: Contract;
   readonly nodes: readonly GraphNode[];
   readonly coordination: readonly CoordinationSpec[];
+  readonly background?: BackgroundDeclaration<Record<string, unknown>> | undefined;
 }
 
 /** The reactor builder. Every method returns a new builder; none mutates. */
@@ -139,6 +147,22 @@ export class ReactorBuilder<Name extends string, In, I, S> {
   /** Declares an ordered lock: runs of one key pass one at a time, in the order `run` accepted them. */
   withOrderedLock(options: OrderedLockOptions<I>): ReactorBuilder<Name, In, I, S> {
     return this.#coordinate(orderedLockSpec({ reactor: this.#state.name }, options));
+  }
+
+  /**
+   * Runs the reactor in a background worker: entirely (`'all'`), or from a hand-off point
+   * after / before a named step (declared earlier). At most one declaration per reactor.
+   */
+  background(declaration: BackgroundDeclaration<S>): ReactorBuilder<Name, In, I, S> {
+    const d = declaration as BackgroundDeclaration<Record<string, unknown>>;
+    if (this.#state.background !== undefined) this.#fail(undefined, 'declares background twice; keep one declaration');
+    const valid = d === 'all' || (typeof d === 'object' && d !== null && (('after' in d) !== ('before' in d)));
+    if (!valid) this.#fail(undefined, "background takes 'all', { after: step } or { before: step }");
+    if (d !== 'all') {
+      const step = 'after' in d ? d.after : d.before;
+      if (!this.#state.nodes.some((n) => n.name === step)) this.#fail(undefined, `background hand-off names unknown step "${String(step)}"; declare the step first`);
+    }
+    return new ReactorBuilder({ ...this.#state, background: d });
   }
 
   #coordinate(spec: CoordinationSpec): ReactorBuilder<Name, In, I, S> {
@@ -233,7 +257,10 @@ export class ReactorBuilder<Name extends string, In, I, S> {
   }
 
   #finish(returns: string | undefined): AnyReactorDefinition {
-    const { name, contract, nodes, options, coordination } = this.#state;
+    const { name, contract, nodes, options, coordination, background } = this.#state;
+    if (background !== undefined && background !== 'all' && coordination.some((c) => c.kind === 'ordered_lock')) {
+      this.#fail(undefined, "an ordered lock with a hand-off after/before a step is not supported; use background('all') so the position is taken when the run is accepted");
+    }
     const byName = new Map(nodes.map((n) => [n.name, n]));
     validateGraph({ name, contract, nodes, byName, returns });
     const definition: AnyReactorDefinition = {
@@ -245,13 +272,14 @@ export class ReactorBuilder<Name extends string, In, I, S> {
       returns,
       maxConcurrency: options.maxConcurrency,
       coordination,
+      background,
       toMermaid: () => toMermaid(definition),
       extend: (derivedName?: string) => new ReactorBuilder({ ...this.#state, name: derivedName ?? name }),
     };
     return Object.freeze(definition);
   }
 
-  #fail(step: string, message: string): never {
+  #fail(step: string | undefined, message: string): never {
     throw new DefinitionError(`reactor "${this.#state.name}": ${message}`, this.#state.name, step);
   }
 }

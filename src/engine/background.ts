@@ -15,8 +15,7 @@ import type { Clock } from './ports/clock.js';
 import { JOB_FORMAT_VERSION, type ExecutionJob, type JobDelivery, type JobQueue, type WaitList } from './ports/queue.js';
 import { TERMINAL_STATUSES, type ExecutionRecord, type Store } from './ports/store.js';
 import type { RunResult } from './results.js';
-import type { RunState} from './run-state.js';
-import { type RunStateInit } from './run-state.js';
+import { RunState, type RunStateInit } from './run-state.js';
 import { runFrame, type GraphOutcome } from './scheduler.js';
 
 /** Tunables of background execution. */
@@ -44,7 +43,8 @@ export interface BackgroundDeps {
 }
 
 const waitKey = (primitive: PrimitiveName, key: string): string => `${primitive}:${key}`;
-const job = (record: { readonly id: string; readonly reactor: string }): ExecutionJob => ({ v: JOB_FORMAT_VERSION, executionId: record.id, reactor: record.reactor });
+const job = (of: { readonly id: string; readonly reactor: string } | RunState): ExecutionJob =>
+  of instanceof RunState ? { v: JOB_FORMAT_VERSION, executionId: of.executionId, reactor: of.reactor } : { v: JOB_FORMAT_VERSION, executionId: of.id, reactor: of.reactor };
 
 /** Accepts a run in the background: validated input, a pending record, the first job. */
 export async function startBackground(deps: BackgroundDeps, reactor: AnyReactorDefinition, executionId: string, input: Record<string, unknown>, idempotencyKey: string | undefined, retryOf?: string): Promise<RunResult> {
@@ -68,14 +68,30 @@ export async function startBackground(deps: BackgroundDeps, reactor: AnyReactorD
   return { status: 'queued', executionId, reactor: reactor.name, trace: state.trace, steps: {}, rollbackFailures: [], replay: false };
 }
 
+/** Hands an inline run over to a worker at its hand-off point (its completed steps stay done). */
+export async function handOffToWorker(deps: BackgroundDeps, state: RunState): Promise<RunResult> {
+  state.background = { jobs: 1, contention: 0 };
+  const jobId = `${state.executionId}:1`;
+  state.emit({ type: 'run.queued', jobId, delayMs: 0, reason: 'start' });
+  await state.checkpoint('pending', {}, { withTrace: true });
+  await deps.queue.enqueue(job({ id: state.executionId, reactor: state.reactor }), { jobId });
+  return { status: 'queued', executionId: state.executionId, reactor: state.reactor, trace: state.trace, steps: state.steps, rollbackFailures: state.rollbackFailures, replay: false };
+}
+
 /** Processes one job of an execution. Never runs one execution in two workers at once. */
 export async function processJob(deps: BackgroundDeps, reactor: AnyReactorDefinition, payload: ExecutionJob, delivery: JobDelivery): Promise<void> {
   const record = await deps.store.get(payload.executionId);
   if (!record || TERMINAL_STATUSES.has(record.status)) return; // expired, or a redelivery of finished work
+  const retryAt = record.background?.retryAt;
+  if (record.status === 'pending' && retryAt !== undefined && retryAt - deps.clock.now() > 25) {
+    // A stale or early delivery must not skip the retry backoff.
+    await deps.queue.enqueue(job(record), { jobId: `${record.id}:due:${delivery.jobId}:${delivery.delivery}`, delayMs: retryAt - deps.clock.now() });
+    return;
+  }
   const coordinator = deps.coordination.coordinator;
   if (!coordinator) throw new ReactorError('coordinator_missing', 'background execution needs a coordinator (for liveness locks)');
   const liveKey = livenessKey(record.id);
-  const owner = `${deps.workerId}:${delivery.jobId}`;
+  const owner = `${deps.workerId}:${delivery.jobId}:${delivery.delivery}`; // two deliveries of one job are two owners
   const live = await coordinator.lockAcquire({ key: liveKey, holder: { owner, executionId: record.id }, ttlMs: deps.options.livenessTtlMs });
   if (!live.acquired) {
     // Another job of this execution is still finishing (here: come back shortly), or another
@@ -123,7 +139,7 @@ async function advance(deps: BackgroundDeps, reactor: AnyReactorDefinition, reco
     if (admission.kind === 'refused') return refused(deps, state, admission.error);
     holds = admission.holds;
   }
-  const { waitingFor: _done, ...rest } = background;
+  const { waitingFor: _done, retryAt: _due, ...rest } = background;
   state.background = rest;
   let outcome: GraphOutcome | undefined;
   try {
@@ -155,11 +171,13 @@ async function refused(deps: BackgroundDeps, state: RunState, error: Error): Pro
   const jobs = background.jobs + 1;
   const jobId = `${state.executionId}:${jobs}`;
   state.background = { ...background, jobs, contention: attempt, waitingFor: { primitive: primitive as 'lock', key, attempt, jobId } };
+  const delayMs = rate ? rate.retryAfterMs : deps.options.parkFallbackMs;
   state.emit({ type: 'run.parked', primitive, key, attempt, jobId });
+  state.emit({ type: 'run.queued', jobId, delayMs, reason: 'park' });
   await state.checkpoint('parked', {}, { withTrace: true });
-  if (rate) return void (await enqueue(deps, state, jobId, rate.retryAfterMs, 'park'));
   // Enqueue first, then register: a wake that finds the waiter always finds its delayed job.
-  await enqueue(deps, state, jobId, deps.options.parkFallbackMs, 'park');
+  await deps.queue.enqueue(job(state), { jobId, delayMs });
+  if (rate) return undefined;
   await deps.waitList?.add(waitKey(primitive, key), jobId);
   // The key may have been released between our try and our registration: check once we are off the execution.
   return async () => {
@@ -172,13 +190,9 @@ async function requeue(deps: BackgroundDeps, state: RunState, delayMs: number, r
   const jobs = background.jobs + 1;
   const jobId = `${state.executionId}:${jobs}`;
   state.background = { ...background, jobs, retryAt: state.clock.now() + delayMs };
-  await state.checkpoint('pending', {}, { withTrace: true });
-  await enqueue(deps, state, jobId, delayMs, reason);
-}
-
-async function enqueue(deps: BackgroundDeps, state: RunState, jobId: string, delayMs: number, reason: 'retry' | 'park'): Promise<void> {
   state.emit({ type: 'run.queued', jobId, delayMs, reason });
-  await deps.queue.enqueue(job({ id: state.executionId, reactor: state.reactor }), { jobId, delayMs });
+  await state.checkpoint('pending', {}, { withTrace: true });
+  await deps.queue.enqueue(job(state), { jobId, delayMs });
 }
 
 async function isFree(deps: BackgroundDeps, primitive: PrimitiveName, key: string): Promise<boolean> {

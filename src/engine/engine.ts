@@ -12,7 +12,7 @@ import { ReactorError } from '../errors.js';
 import { EventHub, type EventListener, type Middleware } from './events.js';
 import { silentLogger } from './logger.js';
 import { randomIds, systemClock, type Clock, type Ids } from './ports/clock.js';
-import { processJob, startBackground, wake, type BackgroundDeps, type BackgroundOptions } from './background.js';
+import { handOffToWorker, processJob, startBackground, wake, type BackgroundDeps, type BackgroundOptions } from './background.js';
 import { admitWork, execute, fromRecord, invalidInput, type CoordinationDeps } from './execute.js';
 import { cancelExecution, retrySource, undoExecution, type OperationsDeps } from './operations.js';
 import type { Coordinator } from './ports/coordinator.js';
@@ -144,9 +144,11 @@ export function createEngine(options: EngineOptions): Engine {
       const claim = await options.store.claimIdempotency(reactor.name, key, executionId);
       if (!claim.claimed) return replay(claim.executionId);
     }
+    if (reactor.background === 'all') return startBackground(needQueue(), reactor, executionId, validated.value, key, runOptions.retryOf);
     const state = newState({ executionId, rootExecutionId: executionId, reactor: reactor.name, contract: reactor.contract, input: validated.value, idempotencyKey: key, retryOf: runOptions.retryOf });
     const abort = new AbortController();
-    const promise = execute(state, reactor, abort);
+    const handOff = reactor.background === undefined ? undefined : (s: RunState) => handOffToWorker(needQueue(), s);
+    const promise = execute(state, reactor, abort, handOff);
     inflight.set(executionId, { abort, done: promise });
     try {
       return await promise;

@@ -25,7 +25,12 @@ export interface CoordinationDeps {
 }
 
 /** Runs an execution in this process: admission, the graph, release, the terminal record. */
-export async function execute(state: RunState, reactor: AnyReactorDefinition, root: AbortController = new AbortController()): Promise<RunResult> {
+export async function execute(
+  state: RunState,
+  reactor: AnyReactorDefinition,
+  root: AbortController = new AbortController(),
+  handOff?: (state: RunState) => Promise<RunResult>,
+): Promise<RunResult> {
   state.emit({ type: 'run.started', input: state.redactedInput });
   let holds: Holds | undefined;
   if (reactor.coordination.length > 0) {
@@ -37,13 +42,15 @@ export async function execute(state: RunState, reactor: AnyReactorDefinition, ro
   let outcome: GraphOutcome | undefined;
   try {
     await state.checkpoint('running');
-    outcome = await runFrame(state, { def: reactor, input: state.input, prefix: '', signal: root.signal });
+    const handoff = handOff && reactor.background !== undefined && reactor.background !== 'all' ? reactor.background : undefined;
+    outcome = await runFrame(state, { def: reactor, input: state.input, prefix: '', signal: root.signal, handoff });
   } catch (error) {
     outcome = { status: 'failed', step: undefined, error: error as Error, validation: [] };
   } finally {
     await holds?.release(outcome?.status ?? 'failed').catch((error: unknown) => state.logger.warn({ err: error }, 'releasing coordination failed; holds expire by TTL'));
   }
-  if (outcome.status === 'yielded') throw new Error('an inline run cannot yield'); // only worker-mode runs yield
+  // Inline, only a hand-off yields: the rest of the run goes to a worker.
+  if (outcome.status === 'yielded') return handOff!(state);
   return finish(state, outcome);
 }
 

@@ -21,6 +21,8 @@ export interface Frame {
   readonly prefix: string;
   /** Aborted when an enclosing frame stops early. */
   readonly signal: AbortSignal;
+  /** Root frame of an inline run with a hand-off: stop there and let a worker continue. */
+  readonly handoff?: { readonly after: string } | { readonly before: string } | undefined;
 }
 
 /** How a graph ended. On failure, rollback has already run. */
@@ -82,6 +84,7 @@ function schedule(run: RunState, frame: Frame, controller: AbortController): Pro
   const done = new Set<string>();
   const waiting = [...frame.def.nodes];
   const limit = frame.def.maxConcurrency ?? run.maxConcurrency;
+  const handoff = run.mode === 'inline' ? frame.handoff : undefined; // a hand-off never re-triggers in the worker
   let running = 0;
   return new Promise((resolve) => {
     const settle = (node: GraphNode, outcome: NodeOutcome): void => {
@@ -90,6 +93,7 @@ function schedule(run: RunState, frame: Frame, controller: AbortController): Pro
         state.results.set(node.name, outcome.value);
         done.add(node.name);
         if (outcome.kind === 'success') state.completed.push(outcome.entry);
+        if (handoff && 'after' in handoff && handoff.after === node.name) state.yielded ??= { step: node.name, delayMs: 0 };
       } else if (outcome.kind === 'yield') {
         if (state.yielded === undefined || outcome.delayMs < state.yielded.delayMs) state.yielded = { step: outcome.step, delayMs: outcome.delayMs };
       } else if (outcome.kind === 'halt') {
@@ -110,6 +114,10 @@ function schedule(run: RunState, frame: Frame, controller: AbortController): Pro
         if (!node.dependsOn.every((d) => done.has(d))) {
           i++;
           continue;
+        }
+        if (handoff && 'before' in handoff && handoff.before === node.name) {
+          state.yielded ??= { step: node.name, delayMs: 0 };
+          break;
         }
         waiting.splice(i, 1);
         running++;

@@ -36,6 +36,6 @@ export interface Worker {
  */
 export function createWorker(options: WorkerOptions): Worker {
   options.engine.register(...(options.reactors ?? []));
-  options.consumer.start((payload, delivery) => options.engine.process(decodeJob(payload), delivery), { concurrency: options.concurrency ?? 8 });
+  options.consumer.start(async (payload, delivery) => options.engine.process(decodeJob(payload), delivery), { concurrency: options.concurrency ?? 8 });
   return { stop: () => options.consumer.stop() };
 }
