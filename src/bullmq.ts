@@ -50,14 +50,15 @@ export function createRedisRuntime(options: RedisRuntimeOptions): RedisRuntime {
   const { url, prefix, queueName, stall, reactors = [], ...engineOptions } = options;
   const backend = createRedisBackend({ url, ...(prefix === undefined ? {} : { prefix }) });
   const names = { ...(queueName === undefined ? {} : { name: queueName }), ...(prefix === undefined ? {} : { prefix }) };
-  const queue = createBullmqQueue({ connection: backend.redis, ...names });
+  // BullMQ gets connections of its own: its many scripts would otherwise ride along every store transaction.
+  const queue = createBullmqQueue({ connection: { url }, ...names });
   const waitList = new RedisWaitList({ redis: backend.redis, ...(prefix === undefined ? {} : { prefix }) });
   const engine = createEngine({ ...engineOptions, store: backend.store, coordinator: backend.coordinator, queue, waitList, reactors });
   const workers: Worker[] = [];
   return {
     engine,
     startWorker: (workerOptions = {}) => {
-      const consumer = createBullmqConsumer({ connection: backend.redis, ...names, ...stall });
+      const consumer = createBullmqConsumer({ connection: { url }, ...names, ...stall });
       const worker = createWorker({ engine, consumer, ...(workerOptions.concurrency === undefined ? {} : { concurrency: workerOptions.concurrency }) });
       workers.push(worker);
       return worker;

@@ -26,6 +26,13 @@ export interface BackgroundOptions {
   readonly parkFallbackMs?: number;
   /** TTL of the per-execution liveness lock that keeps two workers off one execution. Default 30 s. */
   readonly livenessTtlMs?: number;
+  /**
+   * How long a worker waits out lock / semaphore / ordered-lock contention on the key's release
+   * notification (never longer than the declaration's own `wait`) before it parks the execution.
+   * A short wait hands a busy key over in well under a millisecond; parking frees the job slot.
+   * Default 250 ms; 0 parks at once.
+   */
+  readonly workerWaitMs?: number;
 }
 
 /** What the background path needs from the engine. */
@@ -80,30 +87,23 @@ export async function handOffToWorker(deps: BackgroundDeps, state: RunState): Pr
 
 /** Processes one job of an execution. Never runs one execution in two workers at once. */
 export async function processJob(deps: BackgroundDeps, reactor: AnyReactorDefinition, payload: ExecutionJob, delivery: JobDelivery): Promise<void> {
-  const record = await deps.store.get(payload.executionId);
-  if (!record || TERMINAL_STATUSES.has(record.status)) return; // expired, or a redelivery of finished work
-  const retryAt = record.background?.retryAt;
-  if (record.status === 'pending' && retryAt !== undefined && retryAt - deps.clock.now() > 25) {
-    // A stale or early delivery must not skip the retry backoff.
-    await deps.queue.enqueue(job(record), { jobId: `${record.id}:due:${delivery.jobId}:${delivery.delivery}`, delayMs: retryAt - deps.clock.now() });
-    return;
-  }
   const coordinator = deps.coordination.coordinator;
   if (!coordinator) throw new ReactorError('coordinator_missing', 'background execution needs a coordinator (for liveness locks)');
-  const liveKey = livenessKey(record.id);
+  const id = payload.executionId;
+  const liveKey = livenessKey(id);
   const owner = `${deps.workerId}:${delivery.jobId}:${delivery.delivery}`; // two deliveries of one job are two owners
-  const live = await coordinator.lockAcquire({ key: liveKey, holder: { owner, executionId: record.id }, ttlMs: deps.options.livenessTtlMs });
+  const live = await coordinator.lockAcquire({ key: liveKey, holder: { owner, executionId: id }, ttlMs: deps.options.livenessTtlMs });
   if (!live.acquired) {
     // Another job of this execution is still finishing (here: come back shortly), or another
     // worker has it, or a dead one's lease has not lapsed yet (come back when it lapses).
     const ours = live.holder?.owner.startsWith(`${deps.workerId}:`) ?? false;
     const delayMs = ours ? 20 : Math.min(deps.options.parkFallbackMs, Math.max(50, live.ttlMs));
-    await deps.queue.enqueue(job(record), { jobId: `${record.id}:busy:${delivery.jobId}:${delivery.delivery}`, delayMs });
+    await deps.queue.enqueue(payload, { jobId: `${id}:busy:${delivery.jobId}:${delivery.delivery}`, delayMs });
     return;
   }
   const root = new AbortController();
   const cancelIfRequested = async (): Promise<void> => {
-    if (!root.signal.aborted && (await coordinator.periodIsMarked(cancelRequestKey(record.id), 'requested'))) root.abort(new CancelledError(record.id, 'cancel requested by an operator'));
+    if (!root.signal.aborted && (await coordinator.periodIsMarked(cancelRequestKey(id), 'requested'))) root.abort(new CancelledError(id, 'cancel requested by an operator'));
   };
   const stopKeepAlive = deps.clock.every(deps.options.livenessTtlMs / 3, () => {
     void coordinator.lockExtend(liveKey, owner, deps.options.livenessTtlMs).catch(() => undefined);
@@ -111,10 +111,16 @@ export async function processJob(deps: BackgroundDeps, reactor: AnyReactorDefini
   });
   let after: (() => Promise<void>) | undefined;
   try {
-    const fresh = (await deps.store.get(record.id)) ?? record; // re-read under the liveness lock
-    if (TERMINAL_STATUSES.has(fresh.status)) return;
+    const record = await deps.store.get(id); // read under the liveness lock: nobody else changes it now
+    if (!record || TERMINAL_STATUSES.has(record.status)) return; // expired, or a redelivery of finished work
+    const retryAt = record.background?.retryAt;
+    if (record.status === 'pending' && retryAt !== undefined && retryAt - deps.clock.now() > 25) {
+      // A stale or early delivery must not skip the retry backoff.
+      await deps.queue.enqueue(payload, { jobId: `${id}:due:${delivery.jobId}:${delivery.delivery}`, delayMs: retryAt - deps.clock.now() });
+      return;
+    }
     await cancelIfRequested();
-    after = await advance(deps, reactor, fresh, delivery, root);
+    after = await advance(deps, reactor, record, delivery, root);
   } finally {
     stopKeepAlive();
     await coordinator.lockRelease(liveKey, owner).catch(() => undefined);

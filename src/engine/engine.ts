@@ -119,7 +119,7 @@ export function createEngine(options: EngineOptions): Engine {
   const wakeOnRelease = (primitive: 'lock' | 'semaphore' | 'ordered_lock', key: string): void => {
     if (background) void wake(background, primitive, key).catch((error: unknown) => logger.warn({ err: error, key }, 'wake-on-release failed; the fallback timer resumes the waiter'));
   };
-  const coordination: CoordinationDeps = { coordinator: options.coordinator, rateLimits, onReleased: wakeOnRelease };
+  const coordination: CoordinationDeps = { coordinator: options.coordinator, rateLimits, onReleased: wakeOnRelease, workerWaitMs: options.background?.workerWaitMs ?? 250 };
   const background: BackgroundDeps | undefined = options.queue
     ? {
         store: options.store,
@@ -129,7 +129,7 @@ export function createEngine(options: EngineOptions): Engine {
         coordination,
         workerId: ids.executionId(),
         newState,
-        options: { contentionCap: 100, parkFallbackMs: 5_000, livenessTtlMs: 30_000, ...options.background },
+        options: { contentionCap: 100, parkFallbackMs: 5_000, livenessTtlMs: 30_000, workerWaitMs: 250, ...options.background },
       }
     : undefined;
   const needQueue = (): BackgroundDeps => background ?? (() => { throw new ReactorError('queue_missing', 'background execution needs a queue: createEngine({ queue }) or createEmbeddedEngine()'); })();

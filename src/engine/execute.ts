@@ -22,6 +22,8 @@ export interface CoordinationDeps {
   readonly rateLimits: CoordinationScope['rateLimits'];
   /** Wake-on-release hook (background execution). */
   readonly onReleased?: CoordinationScope['onReleased'];
+  /** In a worker, how long contention is waited out on the release notification before the execution parks. */
+  readonly workerWaitMs?: number;
 }
 
 /** Runs an execution in this process: admission, the graph, release, the terminal record. */
@@ -61,7 +63,8 @@ export function admitWork(state: RunState, deps: CoordinationDeps, specs: readon
     return Promise.resolve({ kind: 'refused', error });
   }
   const holder = { owner: state.rootExecutionId, executionId: state.executionId, reactor: where.reactor, ...(where.step === undefined ? {} : { step: where.step }) };
-  const taken = state.mode === 'worker' ? specs.map((s) => ('waitMs' in s ? { ...s, waitMs: 0 } : s)) : specs;
+  const workerWait = deps.workerWaitMs ?? 0;
+  const taken = state.mode === 'worker' ? specs.map((s) => ('waitMs' in s ? { ...s, waitMs: Math.min(s.waitMs, workerWait) } : s)) : specs;
   return admit(taken, args, {
     coordinator: deps.coordinator,
     orderedTicket: where.orderedTicket,

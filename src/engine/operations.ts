@@ -68,11 +68,7 @@ async function rollbackRecorded(deps: OperationsDeps, reactor: AnyReactorDefinit
   if (replay.status === 'completed') await undoAll(replay.completed, state);
   const waiting = record.background?.waitingFor;
   const result = await cancelled(state, reason);
-  if (waiting) {
-    // Leave the wait list, and let the pending job run now: it finds the execution finished and ends.
-    await deps.waitList?.remove(`${waiting.primitive}:${waiting.key}`, waiting.jobId);
-    await deps.queue?.promote(waiting.jobId);
-  }
+  if (waiting) await deps.waitList?.remove(`${waiting.primitive}:${waiting.key}`, waiting.jobId);
   return result;
 }
 
@@ -95,7 +91,12 @@ export async function cancelExecution(deps: OperationsDeps, executionId: string,
     if (TERMINAL_STATUSES.has(fresh.status)) throw new ExecutionStateError(executionId, 'cancel', fresh.status, 'it finished meanwhile');
     return rollbackRecorded(deps, reactor, fresh, reason);
   });
-  if (done) return done;
+  if (done) {
+    // Let the parked execution's pending job run now (off the liveness lock): it finds the execution finished and ends.
+    const waiting = record.background?.waitingFor;
+    if (waiting) await deps.queue?.promote(waiting.jobId);
+    return done;
+  }
   await coordinatorOf(deps).periodMark({ key: cancelRequestKey(executionId), bucket: 'requested', ttlMs: 86_400_000 });
   return { executionId, reactor: record.reactor, trace: record.trace ?? [], steps: record.steps, rollbackFailures: record.rollbackFailures, replay: false, status: 'running' };
 }

@@ -91,7 +91,7 @@ describe('4c. the fallback for a releaser that died', () => {
     const key = fresh('user');
     const coordinator = new MemoryCoordinator();
     await coordinator.lockAcquire({ key, holder: OTHER, ttlMs: 120 }); // never released: it lapses
-    const engine = createEmbeddedEngine({ coordinator, background: { parkFallbackMs: 200 } });
+    const engine = createEmbeddedEngine({ coordinator, background: { parkFallbackMs: 200, workerWaitMs: 0 } });
     const r = reactor('after-dead-holder').withLock({ key: () => key }).step('s', { run: () => 'done' }).returns('s');
     try {
       const t0 = Date.now();
@@ -229,7 +229,7 @@ describe('7. ordered lock in the background', () => {
   test('positions are taken at start; executions complete in accept order though the worker takes them out of order; waits are not capped', async () => {
     const key = fresh('ledger');
     const log: number[] = [];
-    const m = manualEngine({ background: { contentionCap: 1, parkFallbackMs: 10_000 } });
+    const m = manualEngine({ background: { contentionCap: 1, parkFallbackMs: 10_000, workerWaitMs: 0 } });
     const r = ordered(key, log);
     const ids: string[] = [];
     for (let i = 0; i < 10; i++) ids.push((await m.engine.start(r, { i })).executionId);

@@ -53,17 +53,28 @@ export class RedisStore implements Store {
     if (!Number.isSafeInteger(this.maxRecordBytes) || this.maxRecordBytes < 1) throw new RangeError(`maxRecordBytes must be a positive integer; got ${this.maxRecordBytes}`);
   }
 
+  /** Records this process indexed recently, with the status they were indexed under (bounded). */
+  readonly #indexed = new Map<string, string>();
+
   async save(record: ExecutionRecord): Promise<void> {
     const json = JSON.stringify(record);
     const bytes = Buffer.byteLength(json);
     if (bytes > this.maxRecordBytes) throw new RecordTooLargeError(record.id, bytes, this.maxRecordBytes);
     const ttl = this.recordTtlMs;
+    if (this.#indexed.get(record.id) === record.status) {
+      // A checkpoint within one status: the indexes already hold it; one command, no transaction.
+      await runCommand('store-save', () => this.redis.set(this.keys.execution(record.id), json, 'PX', ttl));
+      return;
+    }
     const indexes = [this.keys.executionIndex(), this.keys.executionIndexByReactor(record.reactor), this.keys.executionIndexByStatus(record.status)];
     const multi = this.redis.multi().set(this.keys.execution(record.id), json, 'PX', ttl);
     for (const index of indexes) multi.zadd(index, record.createdAt, record.id).pexpire(index, ttl);
     const results = await runCommand('store-save', () => multi.exec());
     const failed = results === null ? new Error('transaction aborted') : results.find(([error]) => error !== null)?.[0];
     if (failed) throw toBackendError('store-save', failed);
+    this.#indexed.delete(record.id);
+    this.#indexed.set(record.id, record.status);
+    if (this.#indexed.size > 10_000) this.#indexed.delete(this.#indexed.keys().next().value!);
   }
 
   async get(id: string): Promise<ExecutionRecord | undefined> {

@@ -1,0 +1,129 @@
+/**
+ * What `background.test.ts` and its worker processes (`bg-worker-process.ts`) share: the
+ * worker's JSON config, the lines it prints, the reactors both sides register (same names, same
+ * key functions), and the guard keys in Redis.
+ *
+ * The guard: each entry into a step's critical section runs {@link GUARD_ENTER} (INCR of the
+ * key's counter, the per-key maximum seen, a total, and a per-execution entry count); the exit
+ * DECRs the counter. A maximum above 1 for a key means two executions were inside at once.
+ */
+import { z } from 'zod';
+import { reactor } from '../../src/index.js';
+
+export interface BgWorkerConfig {
+  readonly url: string;
+  /** Key prefix of the runtime (store, coordinator, wait lists, BullMQ); one per scenario. */
+  readonly prefix: string;
+  /** Base name of the guard keys. */
+  readonly guard: string;
+  readonly concurrency: number;
+  readonly stall?: { readonly lockDurationMs?: number; readonly stalledIntervalMs?: number };
+  readonly background?: { readonly contentionCap?: number; readonly parkFallbackMs?: number; readonly livenessTtlMs?: number };
+  /** This process hangs forever inside the step of `bg-hang` (the R2 victim). */
+  readonly hang?: boolean;
+}
+
+/** Printed once the runtime is up and the worker started. */
+export interface ReadyLine {
+  readonly ready: true;
+  readonly pid: number;
+}
+
+/** Printed by a step as it enters its section (`bg-hang`, `bg-slow`). */
+export interface InStepLine {
+  readonly inStep: string;
+  readonly pid: number;
+  readonly executionId: string;
+  readonly inside: number;
+}
+
+/** Printed by `bg-slow` as it leaves its section. */
+export interface StepDoneLine {
+  readonly stepDone: string;
+  readonly pid: number;
+  readonly executionId: string;
+}
+
+/** What a worker counted (printed on `stats` and once more after a graceful shutdown). */
+export interface WorkerStats {
+  readonly pid: number;
+  /** `run.parked` events emitted here. */
+  readonly parks: number;
+  /** `run.resumed` events (job deliveries that took the execution). */
+  readonly resumed: number;
+  readonly completed: number;
+  readonly failed: number;
+  /** Critical sections entered here. */
+  readonly sections: number;
+}
+
+export interface StatsLine extends WorkerStats {
+  readonly stats: true;
+}
+
+export interface StoppedLine extends WorkerStats {
+  readonly stopped: true;
+  readonly closeMs: number;
+}
+
+/** The guard keys of one scenario. */
+export function bgGuardKeys(guard: string): { cur: (key: string) => string; max: string; total: string; runs: string } {
+  return { cur: (key) => `${guard}:cur:${key}`, max: `${guard}:max`, total: `${guard}:total`, runs: `${guard}:runs` };
+}
+
+// KEYS: cur, max (hash), total, runs (hash). ARGV: lock key, execution id. Returns the counter after INCR.
+export const GUARD_ENTER = `
+local v = redis.call('INCR', KEYS[1])
+local m = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0')
+if v > m then redis.call('HSET', KEYS[2], ARGV[1], v) end
+redis.call('INCR', KEYS[3])
+redis.call('HINCRBY', KEYS[4], ARGV[2], 1)
+return v
+`;
+
+/** A guarded section: `enter` returns the counter value inside; `exit` leaves. */
+export interface Section {
+  enter(key: string, executionId: string): Promise<number>;
+  exit(key: string): Promise<void>;
+}
+
+export interface StepHooks {
+  readonly section: Section;
+  /** Called inside the section (after entering): the place to print, sleep or hang. */
+  readonly inside: (name: 'r1' | 'hang' | 'slow', key: string, executionId: string, inside: number) => Promise<void>;
+}
+
+export const R1_LOCK_TTL = '10s';
+export const HANG_LOCK_TTL_MS = 2_000;
+
+/** The reactors every process registers. */
+export function buildReactors(hooks: StepHooks) {
+  const guarded = async (name: 'r1' | 'hang' | 'slow', key: string, executionId: string): Promise<{ key: string; inside: number }> => {
+    const inside = await hooks.section.enter(key, executionId);
+    try {
+      await hooks.inside(name, key, executionId, inside);
+    } finally {
+      await hooks.section.exit(key);
+    }
+    return { key, inside };
+  };
+  // R1: a reactor-level lock per account; the step is the critical section.
+  const r1 = reactor('bg-r1')
+    .input({ account: z.string() })
+    .withLock({ key: ({ account }) => `acct:${account}`, ttl: R1_LOCK_TTL })
+    .step('section', { run: ({ account }, ctx) => guarded('r1', `acct:${account}`, ctx.executionId) })
+    .returns('section');
+  // R2: same shape, short TTL; the step hangs in the victim process.
+  const hang = reactor('bg-hang')
+    .input({ account: z.string() })
+    .withLock({ key: ({ account }) => `hang:${account}`, ttl: HANG_LOCK_TTL_MS })
+    .step('section', { run: ({ account }, ctx) => guarded('hang', `hang:${account}`, ctx.executionId) })
+    .returns('section');
+  // SIGTERM: a ~300 ms step under a lock of its own key (no contention).
+  const slow = reactor('bg-slow')
+    .input({ n: z.number() })
+    .withLock({ key: ({ n }) => `slow:${n}`, ttl: '10s' })
+    .step('section', { run: ({ n }, ctx) => guarded('slow', `slow:${n}`, ctx.executionId) })
+    .returns('section');
+  return { r1, hang, slow };
+}
