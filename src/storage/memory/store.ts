@@ -30,10 +30,19 @@ export class MemoryStore implements Store {
     this.#ttlMs = options.recordTtlMs ?? 86_400_000;
   }
 
-  /** Drops expired records and claims (every 1024 writes, and on reads of an expired entry). */
+  /**
+   * Drops expired records and claims. Both maps are kept in expiry order (an entry is re-inserted
+   * when its expiry moves), so a sweep stops at the first live entry: O(expired), not O(all).
+   */
   #sweep(now: number): void {
-    for (const [id, e] of this.#records) if (e.expiresAt <= now) this.#records.delete(id);
-    for (const [id, c] of this.#claims) if (c.expiresAt <= now) this.#claims.delete(id);
+    for (const [id, e] of this.#records) {
+      if (e.expiresAt > now) break;
+      this.#records.delete(id);
+    }
+    for (const [id, c] of this.#claims) {
+      if (c.expiresAt > now) break;
+      this.#claims.delete(id);
+    }
   }
 
   async save(record: ExecutionRecord): Promise<void> {
@@ -41,6 +50,7 @@ export class MemoryStore implements Store {
     const bytes = Buffer.byteLength(json);
     if (bytes > this.#maxBytes) throw new RecordTooLargeError(record.id, bytes, this.#maxBytes);
     const now = this.#clock.now();
+    this.#records.delete(record.id); // re-insert at the end: the map stays in expiry order
     this.#records.set(record.id, { json, createdAt: record.createdAt, reactor: record.reactor, status: record.status, expiresAt: now + this.#ttlMs });
     if (++this.#writes % 1024 === 0) this.#sweep(now);
   }
@@ -74,6 +84,7 @@ export class MemoryStore implements Store {
     const live = existing !== undefined && existing.expiresAt > now ? existing.executionId : undefined;
     if (live === executionId) return { claimed: true };
     if (live !== undefined) return { claimed: false, executionId: live };
+    this.#claims.delete(id);
     this.#claims.set(id, { executionId, expiresAt: now + this.#ttlMs });
     return { claimed: true };
   }
