@@ -19,6 +19,8 @@ export interface BgWorkerConfig {
   readonly concurrency: number;
   readonly stall?: { readonly lockDurationMs?: number; readonly stalledIntervalMs?: number };
   readonly background?: { readonly contentionCap?: number; readonly parkFallbackMs?: number; readonly livenessTtlMs?: number };
+  /** Start the worker only on a `go` line on stdin (so a backlog can be queued first). */
+  readonly waitForGo?: boolean;
   /** This process hangs forever inside the step of `bg-hang` (the R2 victim). */
   readonly hang?: boolean;
 }
@@ -67,18 +69,27 @@ export interface StoppedLine extends WorkerStats {
 }
 
 /** The guard keys of one scenario. */
-export function bgGuardKeys(guard: string): { cur: (key: string) => string; max: string; total: string; runs: string } {
-  return { cur: (key) => `${guard}:cur:${key}`, max: `${guard}:max`, total: `${guard}:total`, runs: `${guard}:runs` };
+export function bgGuardKeys(guard: string): { cur: (key: string) => string; max: string; total: string; runs: string; all: string; allMax: string } {
+  return { cur: (key) => `${guard}:cur:${key}`, max: `${guard}:max`, total: `${guard}:total`, runs: `${guard}:runs`, all: `${guard}:all`, allMax: `${guard}:all-max` };
 }
 
-// KEYS: cur, max (hash), total, runs (hash). ARGV: lock key, execution id. Returns the counter after INCR.
+// KEYS: cur, max (hash), total, runs (hash), all, all-max. ARGV: lock key, execution id.
+// Returns the key's counter after INCR. `all` / `all-max`: sections inside across every key.
 export const GUARD_ENTER = `
 local v = redis.call('INCR', KEYS[1])
 local m = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0')
 if v > m then redis.call('HSET', KEYS[2], ARGV[1], v) end
 redis.call('INCR', KEYS[3])
 redis.call('HINCRBY', KEYS[4], ARGV[2], 1)
+local a = redis.call('INCR', KEYS[5])
+if a > tonumber(redis.call('GET', KEYS[6]) or '0') then redis.call('SET', KEYS[6], a) end
 return v
+`;
+
+// KEYS: cur, all.
+export const GUARD_EXIT = `
+redis.call('DECR', KEYS[1])
+redis.call('DECR', KEYS[2])
 `;
 
 /** A guarded section: `enter` returns the counter value inside; `exit` leaves. */

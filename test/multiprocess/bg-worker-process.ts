@@ -4,7 +4,8 @@
  * reactors, starts a BullMQ worker, prints `{"ready":true}` and processes jobs until it gets
  * SIGTERM (graceful: `runtime.close()`, then one `{"stopped":true,…}` line, exit 0) or is killed.
  *
- * stdin: a `stats` line prints the counters ({@link StatsLine}).
+ * stdin: a `go` line starts the worker of a process started with `waitForGo`; a `stats` line
+ * prints the counters ({@link StatsLine}).
  * Steps: `bg-r1` sleeps 1–3 ms inside its guarded section; `bg-hang` prints an `inStep` line and,
  * in a process started with `hang: true`, hangs forever; `bg-slow` prints `inStep`, sleeps
  * 300 ms and prints `stepDone`.
@@ -14,7 +15,7 @@ import { createInterface } from 'node:readline';
 import { performance } from 'node:perf_hooks';
 import { createRedisRuntime } from '../../src/bullmq.js';
 import type { ReactorEvent } from '../../src/index.js';
-import { bgGuardKeys, buildReactors, GUARD_ENTER, type BgWorkerConfig, type InStepLine, type StatsLine, type StepDoneLine, type StoppedLine, type WorkerStats } from './bg-protocol.js';
+import { bgGuardKeys, buildReactors, GUARD_ENTER, GUARD_EXIT, type BgWorkerConfig, type InStepLine, type StatsLine, type StepDoneLine, type StoppedLine, type WorkerStats } from './bg-protocol.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -33,8 +34,8 @@ async function main(): Promise<void> {
 
   const reactors = buildReactors({
     section: {
-      enter: async (key, executionId) => Number(await guardRedis.eval(GUARD_ENTER, 4, keys.cur(key), keys.max, keys.total, keys.runs, key, executionId)),
-      exit: async (key) => void (await guardRedis.decr(keys.cur(key))),
+      enter: async (key, executionId) => Number(await guardRedis.eval(GUARD_ENTER, 6, keys.cur(key), keys.max, keys.total, keys.runs, keys.all, keys.allMax, key, executionId)),
+      exit: async (key) => void (await guardRedis.eval(GUARD_EXIT, 2, keys.cur(key), keys.all)),
     },
     inside: async (name, _key, executionId, inside) => {
       counts.sections++;
@@ -88,9 +89,17 @@ async function main(): Promise<void> {
 
   await runtime.engine.result('bg-worker-process:connectivity-check'); // the store answers
   await guardRedis.ping();
-  runtime.startWorker({ concurrency: config.concurrency });
+  let started = false;
+  const start = (): void => {
+    if (started) return;
+    started = true;
+    runtime.startWorker({ concurrency: config.concurrency });
+  };
+  if (config.waitForGo !== true) start();
   createInterface({ input: process.stdin }).on('line', (text) => {
-    if (text.trim() === 'stats') {
+    const command = text.trim();
+    if (command === 'go') start();
+    else if (command === 'stats') {
       const line: StatsLine = { stats: true, ...stats() };
       void writeLine(line);
     }
