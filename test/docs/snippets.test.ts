@@ -70,6 +70,7 @@ function compilerOptions(): ts.CompilerOptions {
       'ts-reactor/testing': ['./src/testing/index.ts'],
       'ts-reactor/redis': ['./src/storage/redis/index.ts'],
       'ts-reactor/testing/vitest': ['./src/testing/vitest.ts'],
+      'ts-reactor/bullmq': ['./src/bullmq.ts'],
     },
   };
 }
