@@ -6,6 +6,7 @@
  */
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import { runDemo } from './demo.js';
 
 /** Where the command writes. */
@@ -17,17 +18,58 @@ export interface CliIO {
 const USAGE = `Usage: ts-reactor <command> [options]
 
 Commands:
-  demo        run a small checkout reactor on the embedded engine (no Redis needed)
+  demo                  run a small checkout reactor on the embedded engine (no Redis needed)
+  demo --background     run contended transfers on the embedded engine's background worker pool
+  demo --redis <url>    the same with worker processes over Redis and BullMQ
+                        (options: --workers <n>, default 2)
+  worker --module <path> [--redis <url>] [--concurrency <n>] [--prefix <prefix>] ...
+                        process background executions of the module's reactors on Redis
+                        (ts-reactor worker --help for every option)
 
 Options:
   -h, --help  show this help`;
 
-const COMMANDS: Readonly<Record<string, (io: CliIO) => Promise<number>>> = {
-  demo: async (io) => {
+type Handler = (args: readonly string[], io: CliIO) => Promise<number>;
+
+const demo: Handler = async (args, io) => {
+  let values;
+  try {
+    ({ values } = parseArgs({ args: [...args], strict: true, allowPositionals: false, options: { background: { type: 'boolean' }, redis: { type: 'string' }, workers: { type: 'string' } } }));
+  } catch (error) {
+    io.err(`ts-reactor demo: ${(error as Error).message}\n\n${USAGE}`);
+    return 2;
+  }
+  if (values.background !== true && values.redis === undefined) {
+    if (values.workers !== undefined) {
+      io.err(`ts-reactor demo: --workers needs --redis <url>\n\n${USAGE}`);
+      return 2;
+    }
     await runDemo(io.out);
     return 0;
-  },
+  }
+  const workers = values.workers === undefined ? undefined : Number(values.workers);
+  if (workers !== undefined && (!Number.isInteger(workers) || workers < 1 || workers > 16)) {
+    io.err(`ts-reactor demo: --workers must be an integer from 1 to 16; got "${values.workers}"`);
+    return 2;
+  }
+  if (workers !== undefined && values.redis === undefined) {
+    io.err(`ts-reactor demo: --workers needs --redis <url> (the embedded default runs one in-process pool)\n\n${USAGE}`);
+    return 2;
+  }
+  const { runBackgroundDemo } = await import('./demo-background.js');
+  return runBackgroundDemo({ write: io.out, err: io.err, ...(values.redis === undefined ? {} : { redisUrl: values.redis }), ...(workers === undefined ? {} : { workers }) });
 };
+
+const worker: Handler = async (args, io) => {
+  const { runWorkerCommand, WORKER_USAGE } = await import('./worker.js');
+  if (args.includes('-h') || args.includes('--help')) {
+    io.out(WORKER_USAGE);
+    return 0;
+  }
+  return runWorkerCommand(args, io);
+};
+
+const COMMANDS: Readonly<Record<string, Handler>> = { demo, worker };
 
 /** Runs the command line `argv` (without the node and script paths); resolves to the exit code. */
 export async function main(argv: readonly string[], io: CliIO): Promise<number> {
@@ -41,15 +83,11 @@ export async function main(argv: readonly string[], io: CliIO): Promise<number> 
     io.err(`ts-reactor: unknown command "${command}"\n\n${USAGE}`);
     return 2;
   }
-  if (rest.includes('-h') || rest.includes('--help')) {
+  if (command !== 'worker' && (rest.includes('-h') || rest.includes('--help'))) {
     io.out(USAGE);
     return 0;
   }
-  if (rest.length > 0) {
-    io.err(`ts-reactor ${command}: unexpected argument "${rest[0]}"\n\n${USAGE}`);
-    return 2;
-  }
-  return handler(io);
+  return handler(rest, io);
 }
 
 function isEntryPoint(): boolean {

@@ -9,7 +9,7 @@ import { validateContract } from '../dsl/contract.js';
 import type { AnyReactorDefinition } from '../dsl/definition.js';
 import { computeKey } from '../coordination/scope.js';
 import { CancelledError, ContentionError, RateLimitedError, ReactorError, type PrimitiveName } from '../errors.js';
-import { cancelRequestKey, livenessKey } from './operations.js';
+import { cancelRequestKey, livenessKey, rollbackRecorded } from './operations.js';
 import { admitWork, finish, type CoordinationDeps } from './execute.js';
 import type { Clock } from './ports/clock.js';
 import { JOB_FORMAT_VERSION, type ExecutionJob, type JobDelivery, type JobQueue, type WaitList } from './ports/queue.js';
@@ -136,8 +136,12 @@ async function advance(deps: BackgroundDeps, reactor: AnyReactorDefinition, reco
   const state = deps.newState({ executionId: record.id, rootExecutionId: record.rootId, reactor: reactor.name, contract: reactor.contract, input, idempotencyKey: record.idempotencyKey, resume: record, mode: 'worker' });
   const background = state.background ?? { jobs: 1, contention: 0 };
   state.emit({ type: 'run.resumed', jobId: delivery.jobId, delivery: delivery.delivery });
+  const waiting = background.waitingFor;
+  if (waiting && waiting.jobId === delivery.jobId && waiting.dueAt !== undefined && state.clock.now() < waiting.dueAt - 5) {
+    state.emit({ type: 'run.woken', primitive: waiting.primitive, key: waiting.key, jobId: delivery.jobId }); // resumed by a release, before its fallback
+  }
   if (!validated.ok) return void (await finish(state, { status: 'failed', step: undefined, error: new ReactorError('input_invalid', 'persisted input no longer validates'), validation: validated.issues }));
-  if (root.signal.aborted) return void (await finish(state, { status: 'failed', step: undefined, error: root.signal.reason as Error, validation: [] }));
+  if (root.signal.aborted) return void (await rollbackRecorded(deps, reactor, record, (root.signal.reason as Error).message)); // a cancel request picked up at the start of a job
   let holds;
   if (reactor.coordination.length > 0) {
     const admission = await admitWork(state, deps.coordination, reactor.coordination, state.input, { reactor: reactor.name, abort: root, orderedTicket: background.ordered });
@@ -172,11 +176,14 @@ async function refused(deps: BackgroundDeps, state: RunState, error: Error): Pro
   const attempt = background.contention + 1;
   if (primitive !== 'ordered_lock' && attempt > deps.options.contentionCap) {
     const capped = new ContentionError({ reactor: state.reactor, primitive, key, waitedMs: 0, holder: `still busy after ${attempt - 1} contention attempts (cap ${deps.options.contentionCap})` });
+    const { waitingFor: _stale, ...rest } = background;
+    state.background = rest;
     return void (await finish(state, { status: 'failed', step: undefined, error: capped, validation: [] }));
   }
   const jobs = background.jobs + 1;
   const jobId = `${state.executionId}:${jobs}`;
-  state.background = { ...background, jobs, contention: attempt, waitingFor: { primitive: primitive as 'lock', key, attempt, jobId } };
+  const dueAt = state.clock.now() + (rate ? rate.retryAfterMs : deps.options.parkFallbackMs);
+  state.background = { ...background, jobs, contention: attempt, waitingFor: { primitive: primitive as 'lock', key, attempt, jobId, dueAt } };
   const delayMs = rate ? rate.retryAfterMs : deps.options.parkFallbackMs;
   state.emit({ type: 'run.parked', primitive, key, attempt, jobId });
   state.emit({ type: 'run.queued', jobId, delayMs, reason: 'park' });
@@ -205,7 +212,7 @@ async function isFree(deps: BackgroundDeps, primitive: PrimitiveName, key: strin
   const c = deps.coordination.coordinator!;
   if (primitive === 'lock') return (await c.lockState(key)) === undefined;
   if (primitive === 'ordered_lock') return (await c.orderedState(key)).inFlight === undefined;
-  return primitive === 'semaphore';
+  return false; // a semaphore's free slots are not known here: the fallback job covers that race
 }
 
 /** Wakes the first execution parked on a key (every one, for an ordered lock: only the next in order can enter). */

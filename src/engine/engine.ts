@@ -194,7 +194,7 @@ export function createEngine(options: EngineOptions): Engine {
     const deadline = clock.now() + (waitOptions.timeoutMs ?? 30_000);
     for (;;) {
       const current = await result(executionId);
-      if (!current || ['completed', 'failed', 'halted'].includes(current.status) || clock.now() >= deadline) return current;
+      if (!current || ['completed', 'failed', 'halted', 'cancelled'].includes(current.status) || clock.now() >= deadline) return current;
       await clock.sleep(waitOptions.pollMs ?? 20);
     }
   };

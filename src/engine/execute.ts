@@ -62,7 +62,7 @@ export function admitWork(state: RunState, deps: CoordinationDeps, specs: readon
     const error = new ReactorError('coordinator_missing', `reactor "${where.reactor}" declares coordination but the engine has no coordinator; pass createEngine({ coordinator })`);
     return Promise.resolve({ kind: 'refused', error });
   }
-  const holder = { owner: state.rootExecutionId, executionId: state.executionId, reactor: where.reactor, ...(where.step === undefined ? {} : { step: where.step }) };
+  const holder = { owner: state.holderId, executionId: state.executionId, reactor: where.reactor, ...(where.step === undefined ? {} : { step: where.step }) };
   const workerWait = deps.workerWaitMs ?? 0;
   const taken = state.mode === 'worker' ? specs.map((s) => ('waitMs' in s ? { ...s, waitMs: Math.min(s.waitMs, workerWait) } : s)) : specs;
   return admit(taken, args, {

@@ -59,13 +59,21 @@ async function exclusive<T>(deps: OperationsDeps, executionId: string, fn: () =>
   }
 }
 
-/** Rebuilds the completed work from the record, undoes it newest first, and ends the execution `cancelled`. */
-async function rollbackRecorded(deps: OperationsDeps, reactor: AnyReactorDefinition, record: ExecutionRecord, reason: string): Promise<RunResult> {
+/**
+ * Rebuilds the completed work from the record, undoes it newest first, hands back an ordered
+ * position it still has, and ends the execution `cancelled`.
+ */
+export async function rollbackRecorded(deps: Pick<OperationsDeps, 'newState' | 'waitList' | 'coordination'>, reactor: AnyReactorDefinition, record: ExecutionRecord, reason: string): Promise<RunResult> {
   const state = deps.newState({ executionId: record.id, rootExecutionId: record.rootId, reactor: reactor.name, contract: reactor.contract, input: record.input as Record<string, unknown>, idempotencyKey: record.idempotencyKey, resume: record, mode: 'worker', replayOnly: true });
   const replay = await runFrame(state, { def: reactor, input: state.input, prefix: '', signal: new AbortController().signal });
   state.emit({ type: 'run.rolling_back', step: undefined });
   await state.checkpoint('rolling_back');
   if (replay.status === 'completed') await undoAll(replay.completed, state);
+  const ordered = record.background?.ordered;
+  const spec = reactor.coordination.find((c) => c.kind === 'ordered_lock');
+  if (ordered && record.status !== 'completed' && deps.coordination.coordinator) {
+    await deps.coordination.coordinator.orderedComplete({ ...ordered, failed: false, strict: spec?.kind === 'ordered_lock' && spec.strict }).catch(() => undefined);
+  }
   const waiting = record.background?.waitingFor;
   const result = await cancelled(state, reason);
   if (waiting) await deps.waitList?.remove(`${waiting.primitive}:${waiting.key}`, waiting.jobId);

@@ -78,6 +78,12 @@ export class RunState {
   readonly #createdAt: number;
   readonly mode: 'inline' | 'worker';
   readonly replayOnly: boolean;
+  /**
+   * Who holds coordination keys for this work: the root execution inline; in a worker, the root
+   * plus this job's run, so a key left behind by a dead worker's run of the same execution is
+   * never re-entered (it is waited out, and re-taken with a new fencing token).
+   */
+  readonly holderId: string;
   /** Background bookkeeping, persisted with each checkpoint. */
   background: BackgroundState | undefined;
   #seq = 0;
@@ -97,6 +103,7 @@ export class RunState {
     this.admit = init.admit;
     this.mode = init.mode ?? 'inline';
     this.replayOnly = init.replayOnly ?? false;
+    this.holderId = this.mode === 'worker' ? `${init.rootExecutionId}@${crypto.randomUUID().slice(0, 8)}` : init.rootExecutionId;
     this.#steps = { ...(init.resume?.steps ?? {}) };
     this.#createdAt = init.resume?.createdAt ?? init.clock.now();
     this.#seq = Math.max(0, ...Object.values(this.#steps).map((r) => r.completedSeq ?? 0));

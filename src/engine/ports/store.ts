@@ -37,6 +37,8 @@ export interface WaitingFor {
   readonly attempt: number;
   /** The delayed job that resumes it. */
   readonly jobId: string;
+  /** When the fallback job is due (engine clock, ms), if no release wakes it first. */
+  readonly dueAt?: number;
 }
 
 /** Background-execution bookkeeping of a record. */

@@ -1,0 +1,81 @@
+/**
+ * Redis URL checks for the command line: a URL that is not a Redis URL, or a server that does
+ * not answer a PING, is reported before anything starts. `ioredis` is loaded only when needed,
+ * so commands that never touch Redis work without it.
+ *
+ * @module
+ */
+
+/** A Redis URL that parsed, or why it did not. */
+export type ParsedRedisUrl = { readonly ok: true; readonly url: string } | { readonly ok: false; readonly message: string };
+
+/** Checks that `raw` is a `redis://` or `rediss://` URL with a host. */
+export function parseRedisUrl(raw: string): ParsedRedisUrl {
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    return { ok: false, message: `"${raw}" is not a URL; expected redis://[user:password@]host[:port][/db]` };
+  }
+  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') {
+    return { ok: false, message: `"${redactUrl(raw)}" is not a Redis URL (scheme ${parsed.protocol}); expected redis://host[:port] or rediss://host[:port]` };
+  }
+  if (parsed.hostname === '') return { ok: false, message: `"${redactUrl(raw)}" names no host; expected redis://host[:port]` };
+  return { ok: true, url: raw };
+}
+
+/** The URL with its password (if any) replaced by `***`, for printing. */
+export function redactUrl(raw: string): string {
+  try {
+    const parsed = new URL(raw);
+    if (parsed.password === '') return raw;
+    parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return raw;
+  }
+}
+
+/** Resolves when the server at `url` answers PING within `timeoutMs`; rejects with a readable error otherwise. */
+export async function pingRedis(url: string, timeoutMs = 2_000): Promise<void> {
+  const { Redis } = await import('ioredis');
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    connectTimeout: timeoutMs,
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+    retryStrategy: () => null,
+  });
+  let lastError: Error | undefined;
+  redis.on('error', (error: Error) => (lastError = error));
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+  });
+  try {
+    await Promise.race([
+      (async () => {
+        await redis.connect();
+        const reply = await redis.ping();
+        if (reply !== 'PONG') throw new Error(`PING answered ${JSON.stringify(reply)}`);
+      })(),
+      timeout,
+    ]);
+  } catch (error) {
+    // With retries off, connect() rejects with "Connection is closed."; the cause came as an 'error' event.
+    const cause = lastError as (Error & { code?: string }) | undefined;
+    if (cause && cause !== error) throw new Error(cause.code !== undefined && !cause.message.includes(cause.code) ? `${cause.code}: ${cause.message}` : cause.message, { cause });
+    throw error;
+  } finally {
+    clearTimeout(timer);
+    redis.disconnect();
+  }
+}
+
+/** Opens a connection for the caller's own use (the demo's cleanup); quit it when done. */
+export async function connectRedis(url: string) {
+  const { Redis } = await import('ioredis');
+  const redis = new Redis(url, { maxRetriesPerRequest: 1 });
+  redis.on('error', () => undefined);
+  return redis;
+}

@@ -1,0 +1,213 @@
+/**
+ * `ts-reactor worker`: processes background executions from Redis and BullMQ for the reactors an
+ * ES module exports, until SIGTERM or SIGINT (then in-flight jobs finish before it exits).
+ *
+ * @module
+ */
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import type { AnyReactorDefinition } from '../dsl/definition.js';
+import type { BackgroundOptions } from '../engine/background.js';
+import { parseRedisUrl, pingRedis, redactUrl } from './redis-check.js';
+
+/** Where a command writes. */
+export interface WorkerIO {
+  readonly out: (line: string) => void;
+  readonly err: (line: string) => void;
+}
+
+/** What the worker command needs from its surroundings (tests pass their own). */
+export interface WorkerCommandOptions {
+  /** Where `REDIS_URL` is read from. Default `process.env`. */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /** Stops the worker like a signal does. */
+  readonly stop?: AbortSignal;
+  /** Signals that stop the worker gracefully. Default SIGTERM and SIGINT. */
+  readonly signals?: readonly NodeJS.Signals[];
+  /** How long the PING before starting may take, ms. Default 2000. */
+  readonly pingTimeoutMs?: number;
+}
+
+export const WORKER_USAGE = `Usage: ts-reactor worker --module <path> [--redis <url>] [options]
+
+Processes background executions (engine.start, background('all') or hand-offs) of the reactors
+the module exports, on Redis and BullMQ. SIGTERM or SIGINT stops taking jobs and exits once the
+in-flight ones have finished (a second signal exits at once).
+
+Options:
+  --redis <url>             Redis URL (redis:// or rediss://); default: the REDIS_URL variable
+  --module <path>           ES module whose exports include reactor definitions (or an array
+                            named "reactors"); every reactor it exports is processed
+  --concurrency <n>         jobs processed at once (default 8)
+  --prefix <prefix>         key prefix of the store, coordinator and queue (default rx)
+  --queue <name>            BullMQ queue name (default ts-reactor)
+  --worker-wait-ms <ms>     wait out contention this long before parking (default 250; 0 parks at once)
+  --park-fallback-ms <ms>   delay of a parked execution's fallback job (default 5000)
+  --contention-cap <n>      contention attempts before an execution fails (default 100)
+  -h, --help                show this help`;
+
+/** A usage problem: exit 2 with this message (and the usage text when `showUsage`). */
+class UsageError extends Error {
+  readonly showUsage: boolean;
+  constructor(message: string, showUsage = true) {
+    super(message);
+    this.showUsage = showUsage;
+  }
+}
+
+interface WorkerConfig {
+  readonly url: string;
+  readonly modulePath: string;
+  readonly concurrency: number;
+  readonly prefix: string | undefined;
+  readonly queueName: string | undefined;
+  readonly background: BackgroundOptions;
+}
+
+function integer(name: string, raw: string | undefined, min: number): number | undefined {
+  if (raw === undefined) return undefined;
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw.trim()) || !Number.isSafeInteger(value) || value < min) throw new UsageError(`--${name} must be an integer ≥ ${min}; got "${raw}"`);
+  return value;
+}
+
+function parseConfig(args: readonly string[], env: Readonly<Record<string, string | undefined>>): WorkerConfig {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: [...args],
+      strict: true,
+      allowPositionals: false,
+      options: {
+        redis: { type: 'string' },
+        module: { type: 'string' },
+        concurrency: { type: 'string' },
+        prefix: { type: 'string' },
+        queue: { type: 'string' },
+        'worker-wait-ms': { type: 'string' },
+        'park-fallback-ms': { type: 'string' },
+        'contention-cap': { type: 'string' },
+      },
+    }));
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const rawUrl = values.redis ?? env['REDIS_URL'];
+  if (rawUrl === undefined || rawUrl === '') throw new UsageError('missing --redis <url> (or set REDIS_URL)');
+  const url = parseRedisUrl(rawUrl);
+  if (!url.ok) throw new UsageError(`--redis: ${url.message}`);
+  if (values.module === undefined || values.module === '') throw new UsageError('missing --module <path>: an ES module that exports the reactors to process');
+  if (values.prefix !== undefined && (values.prefix === '' || /[{}\s]/.test(values.prefix))) throw new UsageError(`--prefix must be non-empty, without braces or whitespace; got "${values.prefix}"`);
+  const workerWaitMs = integer('worker-wait-ms', values['worker-wait-ms'], 0);
+  const parkFallbackMs = integer('park-fallback-ms', values['park-fallback-ms'], 1);
+  const contentionCap = integer('contention-cap', values['contention-cap'], 1);
+  return {
+    url: url.url,
+    modulePath: resolve(values.module),
+    concurrency: integer('concurrency', values.concurrency, 1) ?? 8,
+    prefix: values.prefix,
+    queueName: values.queue,
+    background: {
+      ...(workerWaitMs === undefined ? {} : { workerWaitMs }),
+      ...(parkFallbackMs === undefined ? {} : { parkFallbackMs }),
+      ...(contentionCap === undefined ? {} : { contentionCap }),
+    },
+  };
+}
+
+function isReactor(value: unknown): value is AnyReactorDefinition {
+  return typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'reactor' && typeof (value as { name?: unknown }).name === 'string';
+}
+
+/** Every reactor definition a module exports: its exports, and the elements of an exported `reactors` array (or a default-exported array). */
+export function collectReactors(exports: Readonly<Record<string, unknown>>): AnyReactorDefinition[] {
+  const found: AnyReactorDefinition[] = [];
+  const add = (value: unknown): void => {
+    if (isReactor(value) && !found.includes(value)) found.push(value);
+  };
+  for (const [name, value] of Object.entries(exports)) {
+    if ((name === 'reactors' || name === 'default') && Array.isArray(value)) value.forEach(add);
+    else add(value);
+  }
+  const byName = new Map<string, AnyReactorDefinition>();
+  for (const reactor of found) {
+    if (byName.has(reactor.name)) throw new UsageError(`the module exports two different reactors named "${reactor.name}"; a worker finds reactors by name`, false);
+    byName.set(reactor.name, reactor);
+  }
+  return found;
+}
+
+async function loadReactors(path: string): Promise<AnyReactorDefinition[]> {
+  if (!existsSync(path)) throw new UsageError(`--module: no such file: ${path}`, false);
+  let exports: Record<string, unknown>;
+  try {
+    exports = (await import(pathToFileURL(path).href)) as Record<string, unknown>;
+  } catch (error) {
+    throw new UsageError(`--module: could not load ${path}: ${error instanceof Error ? error.message : String(error)}`, false);
+  }
+  const reactors = collectReactors(exports);
+  if (reactors.length === 0) throw new UsageError(`--module: ${path} exports no reactor definitions (export them, or an array named "reactors")`, false);
+  return reactors;
+}
+
+/** Runs `ts-reactor worker <args>`; resolves to the exit code once the worker has stopped. */
+export async function runWorkerCommand(args: readonly string[], io: WorkerIO, options: WorkerCommandOptions = {}): Promise<number> {
+  let config: WorkerConfig;
+  let reactors: AnyReactorDefinition[];
+  try {
+    config = parseConfig(args, options.env ?? process.env);
+    reactors = await loadReactors(config.modulePath);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    io.err(`ts-reactor worker: ${error.message}${error.showUsage ? `\n\n${WORKER_USAGE}` : ''}`);
+    return 2;
+  }
+  const shownUrl = redactUrl(config.url);
+  try {
+    await pingRedis(config.url, options.pingTimeoutMs ?? 2_000);
+  } catch (error) {
+    io.err(`ts-reactor worker: cannot reach Redis at ${shownUrl}: ${(error as Error).message}`);
+    return 2;
+  }
+
+  const { createRedisRuntime } = await import('../bullmq.js');
+  const runtime = createRedisRuntime({
+    url: config.url,
+    reactors,
+    background: config.background,
+    ...(config.prefix === undefined ? {} : { prefix: config.prefix }),
+    ...(config.queueName === undefined ? {} : { queueName: config.queueName }),
+  });
+  runtime.startWorker({ concurrency: config.concurrency });
+
+  const signals = options.signals ?? ['SIGTERM', 'SIGINT'];
+  let stopping = false;
+  let resolveStop!: (reason: string) => void;
+  const stopped = new Promise<string>((r) => (resolveStop = r));
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (!stopping) return resolveStop(signal);
+    io.err(`ts-reactor worker: ${signal} again: exiting now, without waiting for in-flight jobs (they are redelivered once their locks lapse)`);
+    process.exit(130);
+  };
+  for (const signal of signals) process.on(signal, onSignal);
+  const onAbort = (): void => resolveStop('stop requested');
+  options.stop?.addEventListener('abort', onAbort, { once: true });
+  if (options.stop?.aborted) onAbort();
+
+  const names = reactors.map((r) => r.name).join(', ');
+  io.out(`ts-reactor worker: ready (pid ${process.pid}, concurrency ${config.concurrency}, prefix ${config.prefix ?? 'rx'}) on ${shownUrl}; reactors: ${names}`);
+
+  const reason = await stopped;
+  stopping = true;
+  io.out(`ts-reactor worker: ${reason}: taking no more jobs; waiting for in-flight jobs to finish`);
+  try {
+    await runtime.close();
+  } finally {
+    for (const signal of signals) process.off(signal, onSignal);
+    options.stop?.removeEventListener('abort', onAbort);
+  }
+  io.out('ts-reactor worker: stopped');
+  return 0;
+}
