@@ -195,7 +195,7 @@ function tell(result: RunResult, t0: number, context: { readonly labels: Readonl
   const at = (e: ReactorEvent): string => `+${e.at - t0} ms`.padEnd(10);
   const line = (e: ReactorEvent, text: string): void => void lines.push(`  ${at(e)} ${text}`);
   const who = (holder: string | undefined): string => {
-    const id = holder?.replace(/^execution /, '');
+    const id = holder?.replace(/^execution /, '').replace(/@.*$/, ''); // `execution <id>` or `execution <id>@<job run>`
     return id === undefined ? 'another execution' : (labels.get(id) ?? holder!);
   };
   const value = result.status === 'completed' ? (result.value as { worker?: string; startedAt?: number; finishedAt?: number }) : undefined;
@@ -205,6 +205,8 @@ function tell(result: RunResult, t0: number, context: { readonly labels: Readonl
   let parkedAt: { at: number; fallbackMs: number; key: string } | undefined;
   let queuedAt: number | undefined;
   let stepAt: number | undefined;
+  // The engine marks a job resumed by a release before its fallback with `run.woken`.
+  const wokenJobs = new Set(result.trace.flatMap((e) => (e.type === 'run.woken' ? [e.jobId] : [])));
   for (const e of result.trace) {
     switch (e.type) {
       case 'run.queued':
@@ -216,7 +218,7 @@ function tell(result: RunResult, t0: number, context: { readonly labels: Readonl
         } else line(e, `queued again (${e.reason}) in ${e.delayMs} ms`);
         break;
       case 'run.resumed': {
-        const woken = parkedAt !== undefined && e.at - parkedAt.at < parkedAt.fallbackMs - 50;
+        const woken = wokenJobs.has(e.jobId) || (parkedAt !== undefined && wokenJobs.size === 0 && e.at - parkedAt.at < parkedAt.fallbackMs - 50);
         const early = parkedAt === undefined ? 0 : parkedAt.fallbackMs - (e.at - parkedAt.at);
         const by = parkedAt === undefined ? undefined : releasedBy(releases, parkedAt.key, e.at);
         const wokenBy = by === undefined ? 'woken by the release' : `woken by ${by.label}'s release (+${by.at - t0} ms)`;
@@ -257,9 +259,7 @@ function tell(result: RunResult, t0: number, context: { readonly labels: Readonl
       case 'run.failed':
         line(e, `FAILED: ${e.error.message}`);
         break;
-      case 'run.woken':
-        line(e, `woken: ${e.primitive} ${e.key} was released`);
-        break;
+      case 'run.woken': // told with its run.resumed
       case 'coordination.waiting':
       case 'coordination.extended':
         break;
