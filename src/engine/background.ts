@@ -153,7 +153,7 @@ async function advance(deps: BackgroundDeps, reactor: AnyReactorDefinition, reco
   state.background = rest;
   let outcome: GraphOutcome | undefined;
   try {
-    await state.checkpoint('running');
+    await state.progress('running');
     outcome = await runFrame(state, { def: reactor, input: state.input, prefix: '', signal: root.signal });
   } catch (error) {
     outcome = { status: 'failed', step: undefined, error: error as Error, validation: [] };

@@ -45,6 +45,12 @@ export interface EngineOptions {
   readonly middleware?: readonly Middleware[];
   /** A pino-compatible logger. Default: silent. */
   readonly logger?: Logger;
+  /**
+   * Intermediate checkpoints (after a step) are written at most this often; the run's start,
+   * parks, yields and its end are always written. 0 writes after every step. Default 100 ms.
+   * A worker that dies loses at most this much progress: those steps run again (at-least-once).
+   */
+  readonly checkpointIntervalMs?: number;
 }
 
 /** Options the engine passes itself (a retry links the new execution to the old one). */
@@ -107,7 +113,7 @@ export function createEngine(options: EngineOptions): Engine {
   const hub = new EventHub(options.middleware ?? [], logger);
   const maxConcurrency = options.maxConcurrency ?? 8;
   const inflight = new Map<string, { readonly abort: AbortController; readonly done: Promise<RunResult> }>();
-  const deps = { store: options.store, clock, hub, logger, maxConcurrency };
+  const deps = { store: options.store, clock, hub, logger, maxConcurrency, checkpointIntervalMs: options.checkpointIntervalMs ?? 100 };
   const rateLimits = new Map(Object.entries(options.rateLimits ?? {}).map(([name, windows]) => [name, compileWindows({ reactor: `(rate limit ${name})` }, windows)]));
   const registry = new Map<string, AnyReactorDefinition>((options.reactors ?? []).map((r) => [r.name, r]));
   const newState = (init: Parameters<BackgroundDeps['newState']>[0]): RunState => {

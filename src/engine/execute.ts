@@ -43,7 +43,7 @@ export async function execute(
   }
   let outcome: GraphOutcome | undefined;
   try {
-    await state.checkpoint('running');
+    await state.progress('running');
     const handoff = handOff && reactor.background !== undefined && reactor.background !== 'all' ? reactor.background : undefined;
     outcome = await runFrame(state, { def: reactor, input: state.input, prefix: '', signal: root.signal, handoff });
   } catch (error) {

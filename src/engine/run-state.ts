@@ -42,6 +42,8 @@ export interface RunStateInit {
   readonly replayOnly?: boolean;
   /** The execution this one retries. */
   readonly retryOf?: string | undefined;
+  /** Intermediate checkpoints are written at most this often (0: after every step). */
+  readonly checkpointIntervalMs?: number;
 }
 
 /** Takes declarations for work of this execution; `abort` receives a lost-hold error. */
@@ -88,6 +90,8 @@ export class RunState {
   background: BackgroundState | undefined;
   #seq = 0;
   #saving: Promise<void> = Promise.resolve();
+  #lastWrite = 0;
+  #unsavedBytes = 0;
   #status: ExecutionStatus = 'running';
   readonly #loggers = new Map<string, Logger>();
 
@@ -110,6 +114,8 @@ export class RunState {
     this.background = init.resume?.background;
     this.rollbackFailures.push(...(init.resume?.rollbackFailures ?? []));
     this.trace.push(...(init.resume?.trace ?? []));
+    // A resumed execution's record exists already: its first progress checkpoint may wait.
+    if (init.resume) this.#lastWrite = init.clock.now();
   }
 
   /** Stamps, records and publishes an event. */
@@ -154,6 +160,21 @@ export class RunState {
   /** Records a step's state; completions get a sequence number (undo runs in reverse of it). */
   setStep(step: string, record: Omit<StepRecord, 'completedSeq'>): void {
     this.#steps[step] = record.status === 'completed' ? { ...record, completedSeq: ++this.#seq } : { ...this.#steps[step], ...record };
+    if (record.result !== undefined && (this.#init.checkpointIntervalMs ?? 0) > 0) this.#unsavedBytes += approximateBytes(record.result);
+  }
+
+  /**
+   * An intermediate checkpoint (a step settled, a run started). With a checkpoint interval it is
+   * written at most that often — what is skipped is in the next write — unless the unsaved part
+   * is large (so an oversized record is still refused at the step that made it). A crash loses at
+   * most the interval's progress: those steps run again (at-least-once).
+   */
+  progress(status?: ExecutionStatus): Promise<void> {
+    if (status !== undefined) this.#status = status;
+    const interval = this.#init.checkpointIntervalMs ?? 0;
+    const limit = this.#init.store.maxRecordBytes ?? 512 * 1024;
+    if (interval > 0 && this.clock.now() - this.#lastWrite < interval && this.#unsavedBytes < limit / 4) return Promise.resolve();
+    return this.checkpoint(this.#status);
   }
 
   /** Persists the current state; saves are serialized so a later state never loses to an earlier one. */
@@ -181,9 +202,22 @@ export class RunState {
       createdAt: this.#createdAt,
       updatedAt: this.clock.now(),
     };
+    this.#lastWrite = this.clock.now();
+    this.#unsavedBytes = 0;
     const save = this.#saving.then(() => this.#init.store.save(record));
     this.#saving = save.catch(() => undefined);
     return save;
+  }
+}
+
+/** A cheap upper-ish estimate of a value's JSON size (strings and small values exactly, objects by stringifying). */
+function approximateBytes(value: unknown): number {
+  if (typeof value === 'string') return value.length + 2;
+  if (typeof value !== 'object' || value === null) return 16;
+  try {
+    return JSON.stringify(value).length;
+  } catch {
+    return 0;
   }
 }
 

@@ -137,7 +137,7 @@ function schedule(run: RunState, frame: Frame, controller: AbortController): Pro
 /** Checkpoints after a node settles; a checkpoint that cannot be written fails the step (its work is undone). */
 async function persist(run: RunState, outcome: NodeOutcome): Promise<NodeOutcome> {
   try {
-    await run.checkpoint();
+    await run.progress();
     return outcome;
   } catch (error) {
     const step = outcome.kind === 'success' ? outcome.entry.step : outcome.kind === 'skipped' ? 'checkpoint' : outcome.step;

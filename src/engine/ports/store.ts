@@ -103,6 +103,8 @@ export type IdempotencyClaim = { readonly claimed: true } | { readonly claimed: 
  * Redis store. Both pass the same contract suite.
  */
 export interface Store {
+  /** The largest record `save` accepts, in bytes (lets the engine check early when it batches checkpoints). */
+  readonly maxRecordBytes?: number;
   /** Persists a record (create or replace). Throws `RecordTooLargeError` over the size limit. */
   save(record: ExecutionRecord): Promise<void>;
   /** Reads a record; `undefined` if absent or expired. Throws `RecordVersionError` on another schema version. */

@@ -20,6 +20,11 @@ export class MemoryStore implements Store {
   readonly #records = new Map<string, { json: string; createdAt: number; reactor: string; status: string; expiresAt: number }>();
   readonly #claims = new Map<string, { executionId: string; expiresAt: number }>();
   readonly #maxBytes: number;
+
+  /** The largest record `save` accepts, in bytes. */
+  get maxRecordBytes(): number {
+    return this.#maxBytes;
+  }
   readonly #clock: Clock;
   readonly #ttlMs: number;
   #writes = 0;

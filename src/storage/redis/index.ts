@@ -54,6 +54,7 @@ export interface RedisBackend {
  */
 export const COORDINATION_CONNECTION_OPTIONS = Object.freeze({
   autoResendUnfulfilledCommands: false,
+  enableAutoPipelining: true,
   maxRetriesPerRequest: 3,
 });
 
