@@ -28,7 +28,7 @@ export interface BackgroundOptions {
   readonly livenessTtlMs?: number;
   /**
    * How long a worker waits out lock / semaphore / ordered-lock contention on the key's release
-   * notification (never longer than the declaration's own `wait`) before it parks the execution.
+   * notification before it parks the execution (a declaration's own `wait` is the in-process budget).
    * A short wait hands a busy key over in well under a millisecond; parking frees the job slot.
    * Default 250 ms; 0 parks at once.
    */
@@ -111,7 +111,8 @@ export async function processJob(deps: BackgroundDeps, reactor: AnyReactorDefini
   });
   let after: (() => Promise<void>) | undefined;
   try {
-    const record = await deps.store.get(id); // read under the liveness lock: nobody else changes it now
+    // Read under the liveness lock (nobody else changes it now), together with the cancel flag.
+    const [record] = await Promise.all([deps.store.get(id), cancelIfRequested()]);
     if (!record || TERMINAL_STATUSES.has(record.status)) return; // expired, or a redelivery of finished work
     const retryAt = record.background?.retryAt;
     if (record.status === 'pending' && retryAt !== undefined && retryAt - deps.clock.now() > 25) {
@@ -119,7 +120,6 @@ export async function processJob(deps: BackgroundDeps, reactor: AnyReactorDefini
       await deps.queue.enqueue(payload, { jobId: `${id}:due:${delivery.jobId}:${delivery.delivery}`, delayMs: retryAt - deps.clock.now() });
       return;
     }
-    await cancelIfRequested();
     after = await advance(deps, reactor, record, delivery, root);
   } finally {
     stopKeepAlive();
