@@ -54,7 +54,6 @@ export interface RedisBackend {
  */
 export const COORDINATION_CONNECTION_OPTIONS = Object.freeze({
   autoResendUnfulfilledCommands: false,
-  enableAutoPipelining: true,
   maxRetriesPerRequest: 3,
 });
 
