@@ -184,7 +184,9 @@ export class RunState {
     options: { readonly withTrace?: boolean } = {},
   ): Promise<void> {
     this.#status = status;
-    const withTrace = options.withTrace ?? TERMINAL_STATUSES.has(status);
+    // The trace travels with the record where another process needs it (background executions);
+    // an inline run hands it to its caller in the result.
+    const withTrace = options.withTrace ?? (TERMINAL_STATUSES.has(status) && (this.mode === 'worker' || this.background !== undefined));
     const record: ExecutionRecord = {
       v: RECORD_VERSION,
       id: this.executionId,
