@@ -92,6 +92,9 @@ export class RunState {
   #saving: Promise<void> = Promise.resolve();
   #lastWrite = 0;
   #unsavedBytes = 0;
+  /** A progress write was skipped and is not covered by a later write yet. */
+  #dirty = false;
+  #trailing: (() => void) | undefined;
   #status: ExecutionStatus = 'running';
   readonly #loggers = new Map<string, Logger>();
 
@@ -173,7 +176,17 @@ export class RunState {
     if (status !== undefined) this.#status = status;
     const interval = this.#init.checkpointIntervalMs ?? 0;
     const limit = this.#init.store.maxRecordBytes ?? 512 * 1024;
-    if (interval > 0 && this.clock.now() - this.#lastWrite < interval && this.#unsavedBytes < limit / 4) return Promise.resolve();
+    const wait = this.#lastWrite + interval - this.clock.now();
+    if (interval > 0 && wait > 0 && this.#unsavedBytes < limit / 4) {
+      this.#dirty = true;
+      // Trailing write: a long step shows as running (and its predecessors as done) within one interval.
+      this.#trailing ??= this.clock.every(wait, () => {
+        this.#trailing?.();
+        this.#trailing = undefined;
+        if (this.#dirty) void this.checkpoint(this.#status).catch(() => undefined);
+      });
+      return Promise.resolve();
+    }
     return this.checkpoint(this.#status);
   }
 
@@ -206,6 +219,11 @@ export class RunState {
     };
     this.#lastWrite = this.clock.now();
     this.#unsavedBytes = 0;
+    this.#dirty = false;
+    if (TERMINAL_STATUSES.has(status) || status === 'parked' || status === 'pending') {
+      this.#trailing?.();
+      this.#trailing = undefined;
+    }
     const save = this.#saving.then(() => this.#init.store.save(record));
     this.#saving = save.catch(() => undefined);
     return save;

@@ -55,3 +55,30 @@ test('an execution woken by a release records run.woken with the key; one resume
   expect((await engine.wait(first.executionId))?.trace.some((e) => e.type === 'run.woken')).toBe(false);
   await engine.close();
 });
+
+test('a long step shows its execution as running within one checkpoint interval, and fast runs write only their start and end', async () => {
+  const { MemoryStore } = await import('../../src/index.js');
+  const store = new MemoryStore();
+  let saves = 0;
+  const counting: import('../../src/index.js').Store = {
+    maxRecordBytes: store.maxRecordBytes,
+    save: (record) => (saves++, store.save(record)),
+    get: (id) => store.get(id),
+    list: (filter) => store.list(filter),
+    claimIdempotency: (reactor, key, id) => store.claimIdempotency(reactor, key, id),
+  };
+  const engine = createEmbeddedEngine({ store: counting, checkpointIntervalMs: 50 });
+  const release = gate();
+  const slow = reactor('slow').step('wait', { run: () => release.promise }).build();
+  const queued = await engine.start(slow, {});
+  await expect.poll(async () => (await engine.result(queued.executionId))?.status, { timeout: 2_000 }).toBe('running');
+  release.open();
+  expect((await engine.wait(queued.executionId))?.status).toBe('completed');
+
+  const fast = reactor('fast').step('a', { run: () => 1 }).step('b', { waitFor: ['a'], run: () => 2 }).step('c', { waitFor: ['b'], run: () => 3 }).build();
+  saves = 0;
+  const done = await engine.run(fast, {});
+  expect(done.status).toBe('completed');
+  expect(saves).toBe(2); // running, completed
+  await engine.close();
+});
