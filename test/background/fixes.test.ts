@@ -1,6 +1,6 @@
 /** Regression tests for background-execution fixes (cancel picked up by a later job, semaphore parks, wake events). */
 import { expect, test } from 'vitest';
-import { createEmbeddedEngine, MemoryCoordinator, reactor } from '../../src/index.js';
+import { createEmbeddedEngine, MemoryCoordinator, reactor, type Store } from '../../src/index.js';
 
 function gate(): { promise: Promise<void>; open: () => void } {
   let open!: () => void;
@@ -60,7 +60,7 @@ test('a long step shows its execution as running within one checkpoint interval,
   const { MemoryStore } = await import('../../src/index.js');
   const store = new MemoryStore();
   let saves = 0;
-  const counting: import('../../src/index.js').Store = {
+  const counting: Store = {
     maxRecordBytes: store.maxRecordBytes,
     save: (record) => (saves++, store.save(record)),
     get: (id) => store.get(id),
