@@ -67,17 +67,15 @@ export async function startBackground(deps: BackgroundDeps, reactor: AnyReactorD
       return finish(state, { status: 'failed', step: undefined, error: error as Error, validation: [] });
     }
   }
-  state.background ??= { jobs: 1, contention: 0 };
-  const jobId = `${executionId}:1`;
-  state.emit({ type: 'run.queued', jobId, delayMs: 0, reason: 'start' });
-  await state.checkpoint('pending', {}, { withTrace: true });
-  await deps.queue.enqueue(job({ id: executionId, reactor: reactor.name }), { jobId });
-  return { status: 'queued', executionId, reactor: reactor.name, trace: state.trace, steps: {}, rollbackFailures: [], replay: false };
+  return handOffToWorker(deps, state);
 }
 
-/** Hands an inline run over to a worker at its hand-off point (its completed steps stay done). */
+/**
+ * Persists an execution as pending and enqueues its first job: a background start, or an inline
+ * run at its hand-off point (its completed steps stay done).
+ */
 export async function handOffToWorker(deps: BackgroundDeps, state: RunState): Promise<RunResult> {
-  state.background = { jobs: 1, contention: 0 };
+  state.background ??= { jobs: 1, contention: 0 };
   const jobId = `${state.executionId}:1`;
   state.emit({ type: 'run.queued', jobId, delayMs: 0, reason: 'start' });
   await state.checkpoint('pending', {}, { withTrace: true });
