@@ -13,7 +13,7 @@ import { cancelRequestKey, livenessKey, rollbackRecorded } from './operations.js
 import { admitWork, finish, type CoordinationDeps } from './execute.js';
 import type { Clock } from './ports/clock.js';
 import { JOB_FORMAT_VERSION, type ExecutionJob, type JobDelivery, type JobQueue, type WaitList } from './ports/queue.js';
-import { TERMINAL_STATUSES, type ExecutionRecord, type Store } from './ports/store.js';
+import { TERMINAL_STATUSES, type ExecutionRecord, type Store, type WaitingFor } from './ports/store.js';
 import type { RunResult } from './results.js';
 import { RunState, type RunStateInit } from './run-state.js';
 import { runFrame, type GraphOutcome } from './scheduler.js';
@@ -180,9 +180,9 @@ async function refused(deps: BackgroundDeps, state: RunState, error: Error): Pro
   }
   const jobs = background.jobs + 1;
   const jobId = `${state.executionId}:${jobs}`;
-  const dueAt = state.clock.now() + (rate ? rate.retryAfterMs : deps.options.parkFallbackMs);
-  state.background = { ...background, jobs, contention: attempt, waitingFor: { primitive: primitive as 'lock', key, attempt, jobId, dueAt } };
   const delayMs = rate ? rate.retryAfterMs : deps.options.parkFallbackMs;
+  const waitingFor = { primitive: primitive as WaitingFor['primitive'], key, attempt, jobId, dueAt: state.clock.now() + delayMs };
+  state.background = { ...background, jobs, contention: attempt, waitingFor };
   state.emit({ type: 'run.parked', primitive, key, attempt, jobId });
   state.emit({ type: 'run.queued', jobId, delayMs, reason: 'park' });
   await state.checkpoint('parked', {}, { withTrace: true });
