@@ -1,0 +1,64 @@
+/**
+ * The period marker of the memory coordinator: "done once in this bucket", expiring at a deadline.
+ *
+ * @module
+ */
+import type { PeriodMarkRequest } from '../../../engine/ports/coordinator.js';
+import { assertInteger, type PrimitiveContext } from './context.js';
+import type { Sweepable } from './sweep.js';
+
+/** The markers, `key + bucket → expiresAt`. An expired marker is dropped when read. */
+export class MemoryPeriods implements Sweepable {
+  readonly #context: PrimitiveContext;
+  readonly #periods = new Map<string, number>();
+
+  /** @param context - The shared tick and notifier. */
+  constructor(context: PrimitiveContext) {
+    this.#context = context;
+  }
+
+  /** See `Coordinator.periodIsMarked`. */
+  isMarked(key: string, bucket: string): boolean {
+    return this.#marker(key, bucket, this.#context.tick()) !== undefined;
+  }
+
+  /**
+   * See `Coordinator.periodMark`: `true` when this call set the marker (and notified the key).
+   *
+   * @throws RangeError on a `ttlMs` that is not an integer ≥ 1.
+   */
+  mark(request: PeriodMarkRequest): boolean {
+    assertInteger('ttlMs', request.ttlMs, 1);
+    const now = this.#context.tick();
+    if (this.#marker(request.key, request.bucket, now) !== undefined) return false;
+    this.#periods.set(periodId(request.key, request.bucket), now + request.ttlMs);
+    this.#context.notify('period', request.key);
+    return true;
+  }
+
+  /** See `Coordinator.periodState`: the marker's remaining ms, `undefined` when unmarked. */
+  state(key: string, bucket: string): number | undefined {
+    const now = this.#context.tick();
+    const expiresAt = this.#marker(key, bucket, now);
+    return expiresAt === undefined ? undefined : expiresAt - now;
+  }
+
+  /** Drops expired markers. */
+  sweep(now: number): void {
+    for (const [id, expiresAt] of this.#periods) if (expiresAt <= now) this.#periods.delete(id);
+  }
+
+  /** The expiry of a live marker, `undefined` when unmarked (an expired marker is dropped). */
+  #marker(key: string, bucket: string, now: number): number | undefined {
+    const id = periodId(key, bucket);
+    const expiresAt = this.#periods.get(id);
+    if (expiresAt === undefined) return undefined;
+    if (expiresAt > now) return expiresAt;
+    this.#periods.delete(id);
+    return undefined;
+  }
+}
+
+function periodId(key: string, bucket: string): string {
+  return `${key}\u0000${bucket}`;
+}
