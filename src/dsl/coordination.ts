@@ -6,6 +6,7 @@
  * @module
  */
 import { DefinitionError } from '../errors.js';
+import type { AnyReactorDefinition } from './definition.js';
 import { parseDuration, type Duration } from './duration.js';
 
 /** Computes a coordination key from validated arguments (for a reactor: its input). */
@@ -65,12 +66,13 @@ export type CoordinationKind = CoordinationSpec['kind'];
 const CALENDAR = new Set(['minute', 'hour', 'day', 'week', 'month', 'year']);
 
 interface Where {
+  /** The reactor; `''` for a step definition not placed in a reactor yet. */
   readonly reactor: string;
   readonly step?: string | undefined;
 }
 
 function fail(where: Where, message: string): never {
-  const prefix = where.step === undefined ? `reactor "${where.reactor}"` : `reactor "${where.reactor}", step "${where.step}"`;
+  const prefix = where.reactor === '' ? `step definition "${where.step ?? '(unnamed)'}"` : where.step === undefined ? `reactor "${where.reactor}"` : `reactor "${where.reactor}", step "${where.step}"`;
   throw new DefinitionError(`${prefix}: ${message}`, where.reactor, where.step);
 }
 
@@ -159,4 +161,80 @@ export function orderedLockSpec(where: Where, options: OrderedLockOptions<never>
 /** Replaces the declaration of the same kind (a redeclaration overrides), keeping the others. */
 export function withSpec(specs: readonly CoordinationSpec[], spec: CoordinationSpec): readonly CoordinationSpec[] {
   return Object.freeze([...specs.filter((s) => s.kind !== spec.kind), Object.freeze(spec)]);
+}
+
+/**
+ * Step-scoped coordination: the same five declarations as the reactor's `withX` methods, with
+ * the same options, keyed on the step's own resolved, validated arguments (defaults applied).
+ * `lock` ↔ `withLock`, `semaphore` ↔ `withSemaphore`, `rateLimit` ↔ `withRateLimit`,
+ * `period` ↔ `withPeriod`, `orderedLock` ↔ `withOrderedLock`.
+ *
+ * They are taken in one fixed order (ordered lock, period check, lock, semaphore, rate limit,
+ * period re-check) after argument validation, immediately before each attempt's body, and
+ * released right after it, on every outcome. In-process, contention waits the declared `wait`,
+ * then the step fails before its body (not retried, not compensated) and the run rolls back.
+ * A marked period skips the step (reason `period`); the bucket is marked only when the body
+ * succeeds.
+ */
+export interface StepCoordinationOptions<A> {
+  readonly lock?: LockOptions<A>;
+  readonly semaphore?: SemaphoreOptions<A>;
+  readonly rateLimit?: RateLimitOptions<A>;
+  readonly period?: PeriodOptions<A>;
+  /**
+   * Executions pass the step one at a time per key, **in the order they reached the step** (a
+   * position is taken at each attempt's admission) — a weaker promise than the reactor-level
+   * ordered lock, whose positions are taken when the run is accepted. A strict chain failure
+   * skips the step (reason `ordered_lock_chain_failed`).
+   */
+  readonly orderedLock?: OrderedLockOptions<A>;
+}
+
+/**
+ * Compiles a step's declarations with the reactor-level validators, on top of `inherited`
+ * (a redeclared primitive replaces the inherited one).
+ */
+export function stepCoordinationSpecs(where: Where, options: StepCoordinationOptions<never>, inherited: readonly CoordinationSpec[] = []): readonly CoordinationSpec[] {
+  let specs = inherited;
+  if (options.orderedLock !== undefined) specs = withSpec(specs, orderedLockSpec(where, options.orderedLock));
+  if (options.period !== undefined) specs = withSpec(specs, periodSpec(where, options.period));
+  if (options.lock !== undefined) specs = withSpec(specs, lockSpec(where, options.lock));
+  if (options.semaphore !== undefined) specs = withSpec(specs, semaphoreSpec(where, options.semaphore));
+  if (options.rateLimit !== undefined) specs = withSpec(specs, rateLimitSpec(where, options.rateLimit));
+  return specs.length === 0 ? NONE : specs;
+}
+
+const NONE: readonly CoordinationSpec[] = Object.freeze([]);
+
+/** One coordination declaration of a reactor, found by {@link coordinationOf}. */
+export interface CoordinationDeclaration {
+  /** The reactor that declares it (a composed child's name for its own declarations). */
+  readonly reactor: string;
+  /** The step path (`charge`, `payments.charge`, `items[]`); undefined for a reactor-level declaration. */
+  readonly step: string | undefined;
+  readonly kind: CoordinationKind;
+  /** The validated options (durations in ms; the key function as declared). */
+  readonly spec: CoordinationSpec;
+}
+
+/**
+ * Lists which steps of a reactor coordinate, on what, with which options: its reactor-level
+ * declarations (`step` undefined), its steps', map elements' (`name[]`) and, recursively,
+ * those of composed reactors (paths prefixed by the compose step's name).
+ */
+export function coordinationOf(reactor: AnyReactorDefinition): readonly CoordinationDeclaration[] {
+  const out: CoordinationDeclaration[] = [];
+  const visit = (def: AnyReactorDefinition, prefix: string, depth: number): void => {
+    if (depth > 32) return;
+    for (const spec of def.coordination) out.push({ reactor: def.name, step: prefix === '' ? undefined : prefix.slice(0, -1), kind: spec.kind, spec });
+    for (const node of def.nodes) {
+      const path = `${prefix}${node.name}`;
+      if (node.kind === 'step') for (const spec of node.coordination) out.push({ reactor: def.name, step: path, kind: spec.kind, spec });
+      else if (node.kind === 'compose') visit(node.reactor, `${path}.`, depth + 1);
+      else if (node.element.kind === 'step') for (const spec of node.element.node.coordination) out.push({ reactor: def.name, step: `${path}[]`, kind: spec.kind, spec });
+      else visit(node.element.reactor, `${path}[].`, depth + 1);
+    }
+  };
+  visit(reactor, '', 0);
+  return out;
 }

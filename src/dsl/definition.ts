@@ -35,6 +35,8 @@ export interface StepNode extends NodeBase {
   /** The input contract its arguments are validated against (step definitions only). */
   readonly contract: Contract | undefined;
   readonly retry: RetryPolicy;
+  /** Step-scoped coordination, taken around each attempt's body (empty: none). */
+  readonly coordination: readonly CoordinationSpec[];
 }
 
 /** A nested reactor run inline as one step of the same execution. */

@@ -16,6 +16,7 @@ import {
   periodSpec,
   rateLimitSpec,
   semaphoreSpec,
+  stepCoordinationSpecs,
   withSpec,
   type CoordinationSpec,
   type LockOptions,
@@ -23,6 +24,7 @@ import {
   type PeriodOptions,
   type RateLimitOptions,
   type SemaphoreOptions,
+  type StepCoordinationOptions,
 } from './coordination.js';
 import { toMermaid } from './mermaid.js';
 import { toRetryPolicy, type RetryOptions } from './retry.js';
@@ -46,8 +48,11 @@ export type StepArgs<I, A> = [A] extends [NoArgs] ? I : ArgValues<A>;
 /** A partial wiring of named inputs `In`: each an argument of a compatible type. */
 export type Wiring<In> = { readonly [K in keyof In]?: Arg<In[K]> };
 
-/** An inline step: its arguments, hooks and retry policy. */
-export interface InlineStepOptions<I, S, A, R> {
+/**
+ * An inline step: its arguments, hooks, retry policy and step-scoped coordination (`lock`,
+ * `semaphore`, `rateLimit`, `period`, `orderedLock`, keyed on the step's arguments).
+ */
+export interface InlineStepOptions<I, S, A, R> extends StepCoordinationOptions<StepArgs<I, A>> {
   /** Where the arguments come from; without it the step receives the reactor's input. */
   readonly args?: ($: ArgSources<I, S>) => A;
   /** Steps that must finish first although no argument reads them. */
@@ -58,7 +63,10 @@ export interface InlineStepOptions<I, S, A, R> {
   undo?(result: StepValue<R>, args: StepArgs<I, A>, ctx: StepContext): unknown;
 }
 
-/** How a step definition or a composed reactor is wired into a reactor. */
+/**
+ * How a step definition or a composed reactor is wired into a reactor. A placed step definition
+ * keeps its coordination declarations.
+ */
 export interface PlacementOptions<I, S, In> {
   /** Wiring of its inputs; an unwired input takes the reactor input of the same name. */
   readonly args?: ($: ArgSources<I, S>) => Wiring<In>;
@@ -239,14 +247,15 @@ export class ReactorBuilder<Name extends string, In, I, S> {
     const waitFor = [...(options.waitFor ?? [])] as string[];
     const hooks = { run: options.run, compensate: options.compensate, undo: options.undo } as StepNode['hooks'];
     const retry = toRetryPolicy(options.retry, { reactor: this.#state.name, step: name });
-    return { kind: 'step', name, args, waitFor, dependsOn: dependenciesOf(args, waitFor), hooks, contract: undefined, retry };
+    const coordination = stepCoordinationSpecs({ reactor: this.#state.name, step: name }, options);
+    return { kind: 'step', name, args, waitFor, dependsOn: dependenciesOf(args, waitFor), hooks, contract: undefined, retry, coordination };
   }
 
   #placeDefinition(name: string, definition: AnyStepDefinition, placement: PlacementOptions<never, never, never>): StepNode {
     const args = resolveWiring(placement.args);
     const waitFor = [...(placement.waitFor ?? [])] as string[];
     const retry = toRetryPolicy(placement.retry ?? definition.retry, { reactor: this.#state.name, step: name });
-    return { kind: 'step', name, args, waitFor, dependsOn: dependenciesOf(args, waitFor), hooks: definition.hooks, contract: definition.contract, retry };
+    return { kind: 'step', name, args, waitFor, dependsOn: dependenciesOf(args, waitFor), hooks: definition.hooks, contract: definition.contract, retry, coordination: definition.coordination };
   }
 
   #with(node: GraphNode): ReactorBuilder<Name, In, I, never> {

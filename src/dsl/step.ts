@@ -6,6 +6,7 @@
  */
 import type { StepContext } from './context.js';
 import { compileContract, type Contract, type ContractInput, type ContractOutput, type Fields } from './contract.js';
+import { stepCoordinationSpecs, type CoordinationSpec, type StepCoordinationOptions } from './coordination.js';
 import type { StepHooks } from './definition.js';
 import type { RetryOptions } from './retry.js';
 import type { StepValue } from './signals.js';
@@ -21,7 +22,7 @@ export interface StepHookOptions<A, R> {
 }
 
 /** Options of {@link defineStep}. */
-export interface DefineStepOptions<F extends Fields, R> extends StepHookOptions<ContractOutput<F>, R> {
+export interface DefineStepOptions<F extends Fields, R> extends StepHookOptions<ContractOutput<F>, R>, StepCoordinationOptions<ContractOutput<F>> {
   /** A default name, used in messages and when the step runs on its own. */
   readonly name?: string;
   /** The input contract: one Standard Schema per argument. */
@@ -33,7 +34,7 @@ export interface DefineStepOptions<F extends Fields, R> extends StepHookOptions<
 }
 
 /** Options of {@link StepDefinition.extend}: added fields and replaced hooks. */
-export interface ExtendStepOptions<F extends Fields, F2 extends Fields, R, R2> {
+export interface ExtendStepOptions<F extends Fields, F2 extends Fields, R, R2> extends StepCoordinationOptions<ContractOutput<F & F2>> {
   readonly name?: string;
   readonly input?: F2;
   readonly redact?: readonly (keyof (F & F2) & string)[];
@@ -50,7 +51,12 @@ export interface StepDefinition<F extends Fields = Fields, R = unknown> {
   readonly contract: Contract;
   readonly hooks: StepHooks;
   readonly retry: RetryOptions | undefined;
+  /** Step-scoped coordination declarations (see {@link StepCoordinationOptions}). */
+  readonly coordination: readonly CoordinationSpec[];
   /**
+   * A derived step: it also inherits the coordination declarations; redeclaring a primitive
+   * replaces the inherited one.
+   *
    * A derived step: it inherits this step's contract, hooks and retry policy, adds the given
    * fields and replaces the given hooks.
    */
@@ -77,7 +83,8 @@ export type AnyStepDefinition = StepDefinition<any, any>;
  * ```
  */
 export function defineStep<const F extends Fields, R>(options: DefineStepOptions<F, R>): StepDefinition<F, R> {
-  return build(options.name, compileContract(options.input, options.redact ?? []), pickHooks(options), options.retry);
+  const coordination = stepCoordinationSpecs({ reactor: '', step: options.name }, options);
+  return build(options.name, compileContract(options.input, options.redact ?? []), pickHooks(options), options.retry, coordination);
 }
 
 function pickHooks(options: Partial<StepHooks>, base?: StepHooks): StepHooks {
@@ -86,17 +93,20 @@ function pickHooks(options: Partial<StepHooks>, base?: StepHooks): StepHooks {
   return Object.freeze({ run, compensate: options.compensate ?? base?.compensate, undo: options.undo ?? base?.undo });
 }
 
-function build<F extends Fields, R>(name: string | undefined, contract: Contract, hooks: StepHooks, retry: RetryOptions | undefined): StepDefinition<F, R> {
+function build<F extends Fields, R>(name: string | undefined, contract: Contract, hooks: StepHooks, retry: RetryOptions | undefined, coordination: readonly CoordinationSpec[]): StepDefinition<F, R> {
   const definition: StepDefinition<F, R> = {
     kind: 'step-definition',
     name,
     contract,
     hooks,
     retry,
+    coordination,
     extend(options) {
       const fields = { ...contract.fields, ...(options.input ?? {}) };
       const redact = options.redact ?? contract.redact;
-      return build(options.name ?? name, compileContract(fields, redact), pickHooks(options as Partial<StepHooks>, hooks), options.retry ?? retry);
+      const derivedName = options.name ?? name;
+      const derived = stepCoordinationSpecs({ reactor: '', step: derivedName }, options, coordination);
+      return build(derivedName, compileContract(fields, redact), pickHooks(options as Partial<StepHooks>, hooks), options.retry ?? retry, derived);
     },
   };
   return Object.freeze(definition);

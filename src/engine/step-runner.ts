@@ -4,6 +4,8 @@
  *
  * @module
  */
+import type { Admission } from '../coordination/admit.js';
+import type { WorkOutcome } from '../coordination/holds.js';
 import type { StepNode } from '../dsl/definition.js';
 import { validateContract } from '../dsl/contract.js';
 import { retryDelay } from '../dsl/retry.js';
@@ -45,9 +47,21 @@ export async function runStepNode(run: RunState, node: StepNode, place: StepPlac
   const recorded = run.stepRecord(place.path);
   if (recorded?.status === 'completed' || recorded?.status === 'skipped') return fromRecord(run, node, place, args, recorded);
   for (let attempt = recorded?.status === 'retrying' ? recorded.attempts + 1 : 1; ; attempt++) {
+    let guarded: Guarded | undefined;
+    if (node.coordination.length > 0) {
+      const admission = await admitStep(run, node, place, args);
+      if (admission.kind === 'refused') return notStarted(run, place.path, admission.error);
+      if (admission.kind === 'halt') {
+        run.setStep(place.path, { status: 'skipped', attempts: attempt - 1 });
+        run.emit({ type: 'step.skipped', step: place.path, reason: admission.reason, reactor: place.reactor });
+        return { kind: 'skipped', value: undefined };
+      }
+      guarded = admission;
+    }
     run.emit({ type: 'step.started', step: place.path, attempt, reactor: place.reactor });
-    const ctx = stepContext(run, place, attempt);
+    const ctx = stepContext(run, guarded ? { ...place, signal: guarded.signal } : place, attempt);
     const out = classify(await invoke(node.hooks.run as Body, args, ctx));
+    if (guarded) await guarded.release(releaseOutcome(out, attempt < node.retry.maxAttempts && !place.signal.aborted));
     if (out.kind === 'success' || out.kind === 'skipped') {
       run.setStep(place.path, { status: out.kind === 'success' ? 'completed' : 'skipped', attempts: attempt, result: out.value });
       if (out.kind === 'skipped') {
@@ -87,6 +101,48 @@ export async function runStepNode(run: RunState, node: StepNode, place: StepPlac
       compensate: async () => (compensate ? runRollbackHook(run, 'compensate', place.path, () => compensate(out.error, args, rollbackContext(run, place, attempt))) : undefined),
     };
   }
+}
+
+/** What a step's admission took: released right after the attempt's body. */
+interface Guarded {
+  readonly kind: 'admitted';
+  /** The step's signal, also aborted when one of the step's holds is lost. */
+  readonly signal: AbortSignal;
+  release(outcome: WorkOutcome): Promise<void>;
+}
+
+/**
+ * Takes the step's declarations for these (validated) arguments, in the fixed order, owned by
+ * the execution (re-entrant with its reactor-level and outer holds).
+ */
+async function admitStep(run: RunState, node: StepNode, place: StepPlace, args: unknown): Promise<Guarded | Exclude<Admission, { kind: 'admitted' }>> {
+  const abort = new AbortController();
+  const follow = (): void => abort.abort(place.signal.reason);
+  if (place.signal.aborted) follow();
+  else place.signal.addEventListener('abort', follow, { once: true });
+  const admission = await run.admit(node.coordination, args, { reactor: place.reactor, step: place.path, abort });
+  if (admission.kind !== 'admitted') {
+    place.signal.removeEventListener('abort', follow);
+    return admission;
+  }
+  return {
+    kind: 'admitted',
+    signal: abort.signal,
+    release: async (outcome) => {
+      place.signal.removeEventListener('abort', follow);
+      await admission.holds.release(outcome).catch((error: unknown) => run.stepLogger(place.path).warn({ err: error }, 'releasing step coordination failed; holds expire by TTL'));
+    },
+  };
+}
+
+/**
+ * How an attempt ended, for its holds: only a success marks a period; a failure that will be
+ * retried gives an ordered position back without poisoning a strict chain.
+ */
+function releaseOutcome(out: Classified, mayRetry: boolean): WorkOutcome {
+  if (out.kind === 'success') return 'completed';
+  if (out.kind === 'failure') return out.retryable && mayRetry ? 'halted' : 'failed';
+  return 'halted';
 }
 
 /** A step completed (or skipped) in an earlier job of this execution: its body never runs again. */

@@ -103,3 +103,55 @@ describe('reactor DSL inference', () => {
     expectTypeOf<OutputOf<typeof parent>['all']>().toEqualTypeOf<MapResult<number>>();
   });
 });
+
+describe('step-scoped coordination', () => {
+  test("the key function's parameter is the step's own arguments (inline, definition, extend)", () => {
+    const charge = defineStep({
+      input: { accountId: z.string(), amount: z.number(), currency: z.string().default('EUR') },
+      lock: {
+        key: (args) => {
+          expectTypeOf(args).toEqualTypeOf<{ accountId: string; amount: number; currency: string }>();
+          return `account:${args.accountId}`;
+        },
+        wait: '1s',
+      },
+      rateLimit: { key: (args) => args.currency, limit: 10, per: '1s' },
+      run: ({ amount }) => amount,
+    });
+    charge.extend({
+      input: { note: z.string() },
+      semaphore: {
+        key: (args) => {
+          expectTypeOf(args).toEqualTypeOf<{ accountId: string; amount: number; currency: string; note: string }>();
+          return args.note;
+        },
+        limit: 2,
+      },
+    });
+    reactor('typed-step-lock')
+      .input({ accountId: z.string(), day: z.string() })
+      .step('audit', {
+        args: ($) => ({ account: $.input('accountId'), n: $.input('day').transform((d) => d.length) }),
+        lock: {
+          key: (args) => {
+            expectTypeOf(args).toEqualTypeOf<{ account: string; n: number }>();
+            return args.account;
+          },
+        },
+        period: { key: (args) => `${args.account}:${args.n}`, every: 'day' },
+        orderedLock: { key: (args) => args.account, strict: true },
+        run: ({ account }) => account,
+      })
+      .step('whole-input', {
+        semaphore: {
+          key: (input) => {
+            expectTypeOf(input).toEqualTypeOf<{ accountId: string; day: string }>();
+            return input.accountId;
+          },
+          limit: 1,
+        },
+        run: () => 1,
+      })
+      .build();
+  });
+});
