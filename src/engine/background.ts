@@ -149,6 +149,7 @@ async function advance(deps: BackgroundDeps, reactor: AnyReactorDefinition, reco
   }
   const { waitingFor: _done, retryAt: _due, ...rest } = background;
   state.background = rest;
+  state.contentionCap = deps.options.contentionCap;
   let outcome: GraphOutcome | undefined;
   try {
     await state.progress('running');
@@ -158,7 +159,11 @@ async function advance(deps: BackgroundDeps, reactor: AnyReactorDefinition, reco
   } finally {
     await holds?.release(outcome?.status ?? 'failed').catch((error: unknown) => state.logger.warn({ err: error }, 'releasing coordination failed; holds expire by TTL'));
   }
-  if (outcome.status === 'yielded') return void (await requeue(deps, state, outcome.delayMs, 'retry'));
+  if (outcome.status === 'yielded') {
+    // A step lost contention: park like a reactor-level refusal (the release wakes it).
+    if (outcome.contention !== undefined) return refused(deps, state, outcome.contention);
+    return void (await requeue(deps, state, outcome.delayMs, 'retry'));
+  }
   await finish(state, outcome);
   return undefined;
 }

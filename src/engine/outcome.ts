@@ -13,7 +13,8 @@ export type NodeOutcome =
   | { readonly kind: 'skipped'; readonly value: unknown }
   | { readonly kind: 'halt'; readonly step: string; readonly reason: string; readonly data?: unknown }
   /** Worker mode: the step wants another attempt later; the execution is re-enqueued. */
-  | { readonly kind: 'yield'; readonly step: string; readonly delayMs: number }
+  /** Worker mode: a later attempt (a retry delay), or — with `contention` — a park until the busy key is released. */
+  | { readonly kind: 'yield'; readonly step: string; readonly delayMs: number; readonly contention?: Error }
   | {
       readonly kind: 'failure';
       readonly step: string;

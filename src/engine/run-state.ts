@@ -88,6 +88,11 @@ export class RunState {
   readonly holderId: string;
   /** Background bookkeeping, persisted with each checkpoint. */
   background: BackgroundState | undefined;
+  /**
+   * Set by a worker: a step that loses contention parks the execution while fewer than this
+   * many contention attempts were made (then it fails like in-process). Undefined: never park.
+   */
+  contentionCap: number | undefined = undefined;
   #seq = 0;
   #saving: Promise<void> = Promise.resolve();
   #lastWrite = 0;

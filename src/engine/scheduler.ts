@@ -30,7 +30,7 @@ export type GraphOutcome =
   | { readonly status: 'completed'; readonly value: unknown; readonly completed: readonly CompletedEntry[] }
   | { readonly status: 'halted'; readonly step: string; readonly reason: string; readonly data?: unknown }
   /** Worker mode: a step asked for a later attempt; nothing is rolled back, the execution is re-enqueued. */
-  | { readonly status: 'yielded'; readonly step: string; readonly delayMs: number }
+  | { readonly status: 'yielded'; readonly step: string; readonly delayMs: number; readonly contention?: Error }
   | { readonly status: 'failed'; readonly step: string | undefined; readonly error: Error; readonly validation: readonly FieldIssue[] };
 
 /** Executes a graph and, if it failed, compensates the failed steps and undoes completed ones, newest first. */
@@ -76,7 +76,7 @@ interface Schedule {
   /** Set when an enclosing frame aborted with an error (e.g. a lost lock): no new step starts. */
   interrupted: Error | undefined;
   /** Worker mode: the earliest retry any step asked for; no new step starts. */
-  yielded: { readonly step: string; readonly delayMs: number } | undefined;
+  yielded: { readonly step: string; readonly delayMs: number; readonly contention?: Error } | undefined;
 }
 
 function schedule(run: RunState, frame: Frame, controller: AbortController): Promise<Schedule> {
@@ -95,7 +95,11 @@ function schedule(run: RunState, frame: Frame, controller: AbortController): Pro
         if (outcome.kind === 'success') state.completed.push(outcome.entry);
         if (handoff && 'after' in handoff && handoff.after === node.name) state.yielded ??= { step: node.name, delayMs: 0 };
       } else if (outcome.kind === 'yield') {
-        if (state.yielded === undefined || outcome.delayMs < state.yielded.delayMs) state.yielded = { step: outcome.step, delayMs: outcome.delayMs };
+        // A step that lost contention parks the execution (woken by the release); otherwise the soonest retry wins.
+        const parks = outcome.contention !== undefined;
+        if (state.yielded === undefined || (parks && state.yielded.contention === undefined) || (parks === (state.yielded.contention !== undefined) && outcome.delayMs < state.yielded.delayMs)) {
+          state.yielded = { step: outcome.step, delayMs: outcome.delayMs, ...(outcome.contention === undefined ? {} : { contention: outcome.contention }) };
+        }
       } else if (outcome.kind === 'halt') {
         state.halt ??= { step: outcome.step, reason: outcome.reason, ...(outcome.data === undefined ? {} : { data: outcome.data }) };
         controller.abort('halted');

@@ -10,7 +10,7 @@ import type { StepNode } from '../dsl/definition.js';
 import { validateContract } from '../dsl/contract.js';
 import { retryDelay } from '../dsl/retry.js';
 import { signalKind, type Failure, type Halt, type Skipped, type Success } from '../dsl/signals.js';
-import { ErrorCode, NonRetryableError, ReactorError, ValidationError, toError } from '../errors.js';
+import { ContentionError, ErrorCode, NonRetryableError, RateLimitedError, ReactorError, ValidationError, toError } from '../errors.js';
 import { runRollbackHook, stepContext } from './hooks.js';
 import type { NodeOutcome } from './outcome.js';
 import type { StepRecord } from './ports/store.js';
@@ -50,7 +50,11 @@ export async function runStepNode(run: RunState, node: StepNode, place: StepPlac
     let guarded: Guarded | undefined;
     if (node.coordination.length > 0) {
       const admission = await admitStep(run, node, place, args);
-      if (admission.kind === 'refused') return notStarted(run, place.path, admission.error);
+      if (admission.kind === 'refused') {
+        // In a worker, a busy key parks the execution (the body never started; nothing is compensated).
+        if (parksOn(run, admission.error)) return { kind: 'yield', step: place.path, delayMs: 0, contention: admission.error };
+        return notStarted(run, place.path, admission.error);
+      }
       if (admission.kind === 'halt') {
         run.setStep(place.path, { status: 'skipped', attempts: attempt - 1 });
         run.emit({ type: 'step.skipped', step: place.path, reason: admission.reason, reactor: place.reactor });
@@ -133,6 +137,14 @@ async function admitStep(run: RunState, node: StepNode, place: StepPlace, args: 
       await admission.holds.release(outcome).catch((error: unknown) => run.stepLogger(place.path).warn({ err: error }, 'releasing step coordination failed; holds expire by TTL'));
     },
   };
+}
+
+/** True when a refusal is contention and this worker may still park on it (under the contention cap). */
+function parksOn(run: RunState, error: Error): boolean {
+  if (run.mode !== 'worker' || run.contentionCap === undefined) return false;
+  if (error instanceof RateLimitedError) return (run.background?.contention ?? 0) < run.contentionCap;
+  if (!(error instanceof ContentionError)) return false;
+  return error.details.primitive === 'ordered_lock' || (run.background?.contention ?? 0) < run.contentionCap;
 }
 
 /**

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { z } from 'zod';
-import { ContentionError, CoordinationKeyError, DefinitionError, coordinationOf, defineStep, reactor, type ReactorEvent } from '../../src/index.js';
+import { ContentionError, CoordinationKeyError, DefinitionError, MemoryCoordinator, coordinationOf, createEmbeddedEngine, defineStep, reactor, type ReactorEvent, type RunResult } from '../../src/index.js';
 import { memoryBackend, type Backend } from '../coordination/harness.js';
 
 const OTHER = { owner: 'someone-else' };
@@ -374,5 +374,94 @@ describe('declarations (R-1)', () => {
     const { engine } = b.engine();
     expect((await engine.run(r, { accountId: 'a' })).status).toBe('completed');
     expect(keys).toEqual([`${prefix}:eu:a`]);
+  });
+});
+
+describe('in a worker, contention at a step parks the execution (R-8)', () => {
+  function contended(key: string, calls: string[]) {
+    return reactor('pay-in-worker')
+      .step('audit', { run: () => calls.push('audit'), undo: () => void calls.push('undo audit') })
+      .step('charge', { waitFor: ['audit'], lock: { key: () => key, wait: 0 }, run: () => calls.push('charge'), compensate: () => void calls.push('compensate charge') })
+      .step('notify', { waitFor: ['charge'], run: () => calls.push('notify') })
+      .build();
+  }
+  const parkedOf = (r: RunResult | undefined): unknown => (r?.status === 'parked' ? r.waitingFor : undefined);
+
+  test('parked with what it waits for, nothing compensated; after the release it completes without re-running completed steps', async () => {
+    const key = b.key('worker-account');
+    const coordinator = new MemoryCoordinator();
+    await coordinator.lockAcquire({ key, holder: OTHER, ttlMs: 30_000 });
+    const engine = createEmbeddedEngine({ coordinator, background: { parkFallbackMs: 30, workerWaitMs: 0 } });
+    const calls: string[] = [];
+    try {
+      const started = await engine.start(contended(key, calls), {});
+      await until(async () => parkedOf(await engine.result(started.executionId)) !== undefined);
+      expect(parkedOf(await engine.result(started.executionId))).toMatchObject({ primitive: 'lock', key });
+      expect(calls).toEqual(['audit']);
+      await coordinator.lockRelease(key, 'someone-else');
+      const done = await engine.wait(started.executionId, { timeoutMs: 5_000, pollMs: 5 });
+      expect(done?.status).toBe('completed');
+      expect(calls).toEqual(['audit', 'charge', 'notify']);
+      expect(done?.steps.charge).toMatchObject({ status: 'completed', attempts: 1 });
+      expect(await coordinator.lockState(key)).toBeUndefined();
+    } finally {
+      await engine.close();
+    }
+  });
+
+  test('the step-level release of another execution wakes the parked one (the fallback is far away)', async () => {
+    const key = b.key('worker-wake');
+    const coordinator = new MemoryCoordinator();
+    const engine = createEmbeddedEngine({ coordinator, background: { parkFallbackMs: 60_000, workerWaitMs: 0 } });
+    const inside = gate();
+    const leave = gate();
+    let charges = 0;
+    const r = reactor('wake-on-step-release')
+      .input({ n: z.number() })
+      .step('charge', {
+        lock: { key: () => key, wait: 0 },
+        run: async ({ n }) => {
+          charges++;
+          if (n === 1) {
+            inside.open();
+            await leave.promise;
+          }
+        },
+      })
+      .build();
+    try {
+      const first = await engine.start(r, { n: 1 });
+      await inside.promise;
+      const second = await engine.start(r, { n: 2 });
+      await until(async () => parkedOf(await engine.result(second.executionId)) !== undefined);
+      leave.open();
+      const [a, c] = await Promise.all([engine.wait(first.executionId, { timeoutMs: 5_000, pollMs: 5 }), engine.wait(second.executionId, { timeoutMs: 5_000, pollMs: 5 })]);
+      expect([a?.status, c?.status]).toEqual(['completed', 'completed']);
+      expect(charges).toBe(2);
+      expect(c?.trace.filter((e) => e.type === 'run.woken')).toHaveLength(1);
+    } finally {
+      await engine.close();
+    }
+  });
+
+  test('over the contention cap it fails at the step and rolls back like in-process (the contended step is not compensated)', async () => {
+    const key = b.key('worker-capped');
+    const coordinator = new MemoryCoordinator();
+    await coordinator.lockAcquire({ key, holder: OTHER, ttlMs: 30_000 });
+    const engine = createEmbeddedEngine({ coordinator, background: { parkFallbackMs: 20, workerWaitMs: 0, contentionCap: 2 } });
+    const calls: string[] = [];
+    try {
+      const started = await engine.start(contended(key, calls), {});
+      const done = await engine.wait(started.executionId, { timeoutMs: 5_000, pollMs: 5 });
+      expect(done?.status).toBe('failed');
+      if (done?.status !== 'failed') return;
+      expect(done.failedStep).toBe('charge');
+      expect(done.error).toMatchObject({ code: 'contention', details: { primitive: 'lock', key, step: 'charge' } });
+      expect(done.trace.filter((e) => e.type === 'run.parked')).toHaveLength(2);
+      expect(calls).toEqual(['audit', 'undo audit']);
+      await coordinator.lockRelease(key, 'someone-else');
+    } finally {
+      await engine.close();
+    }
   });
 });
