@@ -142,9 +142,8 @@ async function admitStep(run: RunState, node: StepNode, place: StepPlace, args: 
 /** True when a refusal is contention and this worker may still park on it (under the contention cap). */
 function parksOn(run: RunState, error: Error): boolean {
   if (run.mode !== 'worker' || run.contentionCap === undefined) return false;
-  if (error instanceof RateLimitedError) return (run.background?.contention ?? 0) < run.contentionCap;
-  if (!(error instanceof ContentionError)) return false;
-  return error.details.primitive === 'ordered_lock' || (run.background?.contention ?? 0) < run.contentionCap;
+  // Capped for every primitive: a step-level ordered position is given back at the park, so it is not kept waiting in line.
+  return (error instanceof RateLimitedError || error instanceof ContentionError) && (run.background?.contention ?? 0) < run.contentionCap;
 }
 
 /**

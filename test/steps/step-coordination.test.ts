@@ -212,6 +212,66 @@ describe('step-level period (R-14)', () => {
   });
 });
 
+describe('step-level ordered lock and rate limit', () => {
+  test('executions pass the step in arrival order; after a strict failure the waiting one skips the step (ordered_lock_chain_failed) and the run continues', async () => {
+    const key = b.key('ordered');
+    const firstInside = gate();
+    const failFirst = gate();
+    const order: string[] = [];
+    let after = 0;
+    const r = reactor('ordered-step')
+      .input({ n: z.number() })
+      .step('seq', {
+        args: ($) => ({ n: $.input('n') }),
+        orderedLock: { key: () => key, strict: true, wait: '5s' },
+        run: async ({ n }) => {
+          order.push(`in ${n}`);
+          if (n === 1) {
+            firstInside.open();
+            await failFirst.promise;
+            throw new Error('first failed');
+          }
+        },
+      })
+      .step('after', { waitFor: ['seq'], run: () => ++after })
+      .build();
+    const { engine, events } = b.engine();
+    const first = engine.run(r, { n: 1 });
+    await firstInside.promise;
+    const second = engine.run(r, { n: 2 });
+    // The second execution has taken its position behind the first (arrival at the step).
+    await until(async () => (await b.coordinator.orderedState(key)).issued === 2);
+    failFirst.open();
+    const [a, c] = await Promise.all([first, second]);
+    expect(a.status).toBe('failed');
+    expect(c.status).toBe('completed');
+    expect(c.steps.seq?.status).toBe('skipped');
+    expect(order).toEqual(['in 1']);
+    expect(after).toBe(1);
+    const skipped = events.filter((e): e is Extract<ReactorEvent, { type: 'step.skipped' }> => e.type === 'step.skipped');
+    expect(skipped.map((e) => e.reason)).toEqual(['ordered_lock_chain_failed']);
+  });
+
+  test('a full step-level rate limit fails the step before its body naming the step; completed steps roll back', async () => {
+    const key = b.key('rate');
+    let ran = 0;
+    const undone: string[] = [];
+    const r = reactor('rated')
+      .step('first', { run: () => 1, undo: () => void undone.push('first') })
+      .step('call', { waitFor: ['first'], rateLimit: { key: () => key, limit: 1, per: '1h' }, run: () => ++ran })
+      .build();
+    const { engine } = b.engine();
+    expect((await engine.run(r, {})).status).toBe('completed');
+    const second = await engine.run(r, {});
+    expect(second.status).toBe('failed');
+    if (second.status !== 'failed') return;
+    expect(second.failedStep).toBe('call');
+    expect(second.error.message).toContain('reactor "rated", step "call"');
+    expect(ran).toBe(1);
+    expect(undone).toEqual(['first']);
+  });
+});
+
 describe('fixed acquisition order (R-3)', () => {
   test('two steps declaring lock + semaphore in opposite order never deadlock; each takes the lock first', async () => {
     const k = b.key('pair');
