@@ -272,6 +272,32 @@ describe('step-level ordered lock and rate limit', () => {
   });
 });
 
+describe('map elements (R-5)', () => {
+  test('each element of a map over a locked step definition takes the lock on its own arguments', async () => {
+    const prefix = b.key('map');
+    await b.coordinator.lockAcquire({ key: `${prefix}:busy`, holder: OTHER, ttlMs: 30_000 });
+    const seen: string[] = [];
+    const element = defineStep({
+      input: { account: z.string() },
+      lock: { key: ({ account }) => `${prefix}:${account}`, wait: 0 },
+      run: async ({ account }) => void seen.push(`${account}:${String((await b.coordinator.lockState(`${prefix}:${account}`))?.nesting)}`),
+    });
+    const r = reactor('map-locked')
+      .input({ accounts: z.array(z.string()) })
+      .map('each', { source: ($) => $.input('accounts'), each: element, args: (account) => ({ account }), maxConcurrency: 1 })
+      .build();
+    const { engine } = b.engine();
+    expect((await engine.run(r, { accounts: ['a', 'b'] })).status).toBe('completed');
+    expect(seen).toEqual(['a:1', 'b:1']);
+    const contended = await engine.run(r, { accounts: ['c', 'busy'] });
+    expect(contended.status).toBe('failed');
+    if (contended.status !== 'failed') return;
+    expect(contended.error.message).toContain(`lock "${prefix}:busy"`);
+    expect(seen).toEqual(['a:1', 'b:1', 'c:1']);
+    await b.coordinator.lockRelease(`${prefix}:busy`, 'someone-else');
+  });
+});
+
 describe('fixed acquisition order (R-3)', () => {
   test('two steps declaring lock + semaphore in opposite order never deadlock; each takes the lock first', async () => {
     const k = b.key('pair');
