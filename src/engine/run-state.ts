@@ -10,6 +10,7 @@ import type { Logger } from '../dsl/context.js';
 import type { Contract } from '../dsl/contract.js';
 import { redactFields } from '../dsl/contract.js';
 import { childLogger } from './logger.js';
+import { SiblingGate } from './sibling-gate.js';
 import type { ErrorJSON } from '../errors.js';
 import type { EventHub, ReactorEvent } from './events.js';
 import type { Clock } from './ports/clock.js';
@@ -73,6 +74,8 @@ export class RunState {
   readonly rollbackFailures: RollbackFailure[] = [];
   /** The held-key registry: `lock:<key>` and `semaphore:<key>` (limit 1) this execution holds now. */
   readonly heldKeys = new Set<string>();
+  /** Serializes this execution's own steps on step-level exclusive keys (siblings, map elements). */
+  readonly siblings = new SiblingGate();
   /** Fencing tokens of the locks held, by key. */
   readonly fencingTokens = new Map<string, string>();
   readonly #init: RunStateInit;

@@ -5,6 +5,7 @@
  * @module
  */
 import type { Admission } from '../coordination/admit.js';
+import { computeKey } from '../coordination/scope.js';
 import type { WorkOutcome } from '../coordination/holds.js';
 import type { StepNode } from '../dsl/definition.js';
 import { validateContract } from '../dsl/contract.js';
@@ -119,14 +120,30 @@ interface Guarded {
  * Takes the step's declarations for these (validated) arguments, in the fixed order, owned by
  * the execution (re-entrant with its reactor-level and outer holds).
  */
+/** The exclusive keys (locks, limit-1 semaphores) a step declares; keys that cannot be computed are left to admission to report. */
+function exclusiveKeys(node: StepNode, args: unknown, place: StepPlace): string[] {
+  const keys: string[] = [];
+  for (const spec of node.coordination) {
+    if (spec.kind !== 'lock' && !(spec.kind === 'semaphore' && spec.limit === 1)) continue;
+    try {
+      keys.push(`${spec.kind}:${computeKey(spec, args, { reactor: place.reactor, step: place.path })}`);
+    } catch {
+      // reported by admission
+    }
+  }
+  return keys;
+}
+
 async function admitStep(run: RunState, node: StepNode, place: StepPlace, args: unknown): Promise<Guarded | Exclude<Admission, { kind: 'admitted' }>> {
   const abort = new AbortController();
   const follow = (): void => abort.abort(place.signal.reason);
   if (place.signal.aborted) follow();
   else place.signal.addEventListener('abort', follow, { once: true });
+  const leave = await run.siblings.enter(exclusiveKeys(node, args, place));
   const admission = await run.admit(node.coordination, args, { reactor: place.reactor, step: place.path, abort });
   if (admission.kind !== 'admitted') {
     place.signal.removeEventListener('abort', follow);
+    leave();
     return admission;
   }
   return {
@@ -135,6 +152,7 @@ async function admitStep(run: RunState, node: StepNode, place: StepPlace, args: 
     release: async (outcome) => {
       place.signal.removeEventListener('abort', follow);
       await admission.holds.release(outcome).catch((error: unknown) => run.stepLogger(place.path).warn({ err: error }, 'releasing step coordination failed; holds expire by TTL'));
+      leave();
     },
   };
 }
