@@ -5,7 +5,7 @@
  * against one throwaway redis-server; this process only starts executions (`engine.start`) and
  * observes Redis. Each scenario uses its own key prefix (store, coordinator, wait lists, queue).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createRedisRuntime, RedisWaitList, type RedisRuntime } from '../../src/bullmq.js';
 import type { RunResult } from '../../src/index.js';
 import { createRedisBackend, type RedisBackend } from '../../src/storage/redis/index.js';
+import { spawnJsonChild, type JsonChild } from '../support/json-child.js';
 import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
 import {
   bgGuardKeys,
@@ -32,71 +33,12 @@ const QUEUE_NAME = 'ts-reactor'; // the runtime's default BullMQ queue name
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-interface Child {
-  readonly child: ChildProcess;
-  readonly pid: number;
-  /** Resolves with the first stdout JSON line matching `accept` (seen before or after the call). */
-  line<T>(accept: (value: Record<string, unknown>) => boolean, timeoutMs?: number): Promise<T>;
-  /** Every JSON line seen so far that matches `accept`. */
-  lines<T>(accept: (value: Record<string, unknown>) => boolean): T[];
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  stderr(): string;
-}
+type Child = JsonChild;
 
 const children = new Set<ChildProcess>();
 
 function spawnWorker(config: Omit<BgWorkerConfig, 'url'>): Child {
-  const child = spawn(process.execPath, ['--import', 'tsx', WORKER, JSON.stringify({ ...config, url: server.url })], { stdio: ['pipe', 'pipe', 'pipe'] });
-  children.add(child);
-  const seen: Record<string, unknown>[] = [];
-  const waiters: { accept: (v: Record<string, unknown>) => boolean; resolve: (v: unknown) => void }[] = [];
-  let err = '';
-  let buffer = '';
-  child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
-  child.stdout.on('data', (chunk: Buffer) => {
-    buffer += chunk.toString();
-    let newline: number;
-    while ((newline = buffer.indexOf('\n')) >= 0) {
-      const text = buffer.slice(0, newline).trim();
-      buffer = buffer.slice(newline + 1);
-      if (!text.startsWith('{')) continue;
-      const value = JSON.parse(text) as Record<string, unknown>;
-      seen.push(value);
-      for (const w of [...waiters]) {
-        if (w.accept(value)) {
-          waiters.splice(waiters.indexOf(w), 1);
-          w.resolve(value);
-        }
-      }
-    }
-  });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('exit', (code, signal) => {
-      children.delete(child);
-      resolve({ code, signal });
-    }),
-  );
-  return {
-    child,
-    pid: child.pid ?? -1,
-    exited,
-    stderr: () => err,
-    lines: <T>(accept: (v: Record<string, unknown>) => boolean): T[] => seen.filter(accept) as T[],
-    line: <T>(accept: (v: Record<string, unknown>) => boolean, timeoutMs = 20_000): Promise<T> => {
-      const found = seen.find(accept);
-      if (found) return Promise.resolve(found as T);
-      return new Promise<T>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`worker ${child.pid ?? '?'}: no matching line within ${timeoutMs} ms; stderr:\n${err}`)), timeoutMs);
-        const waiter = { accept, resolve: (v: unknown) => (clearTimeout(timer), resolve(v as T)) };
-        waiters.push(waiter);
-        void exited.then(({ code, signal }) => {
-          if (!waiters.includes(waiter)) return;
-          clearTimeout(timer);
-          reject(new Error(`worker ${child.pid ?? '?'} exited (${code ?? signal}) before the expected line; stderr:\n${err}`));
-        });
-      });
-    },
-  };
+  return spawnJsonChild(WORKER, { ...config, url: server.url }, children);
 }
 
 async function ready(workers: readonly Child[]): Promise<void> {

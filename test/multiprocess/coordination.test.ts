@@ -5,13 +5,14 @@
  * key of one throwaway redis-server. A guard counter in Redis, incremented on entry to the
  * critical section and decremented on exit, measures how many runs were inside at once.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createEngine, reactor, type Engine } from '../../src/index.js';
 import { createRedisBackend, type RedisBackend } from '../../src/storage/redis/index.js';
+import { spawnJsonChild, type JsonChild } from '../support/json-child.js';
 import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
 import { guardKeys, holdKeys, type GuardEntry, type HoldingLine, type WorkerConfig, type WorkerResult } from './protocol.js';
 
@@ -21,68 +22,12 @@ const PROCESSES = 4;
 const RUNS_PER_PROCESS = 40;
 const CONCURRENCY = 8;
 
-interface Worker {
-  readonly child: ChildProcess;
-  /** Resolves with the first stdout JSON line matching `accept`. */
-  line<T>(accept: (value: Record<string, unknown>) => boolean, timeoutMs?: number): Promise<T>;
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  stderr(): string;
-}
+type Worker = JsonChild;
 
 const children = new Set<ChildProcess>();
 
 function spawnWorker(config: Omit<WorkerConfig, 'url' | 'prefix'>): Worker {
-  const child = spawn(process.execPath, ['--import', 'tsx', WORKER, JSON.stringify({ ...config, url: server.url, prefix: PREFIX })], {
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  children.add(child);
-  const seen: Record<string, unknown>[] = [];
-  const waiters: { accept: (v: Record<string, unknown>) => boolean; resolve: (v: unknown) => void }[] = [];
-  let err = '';
-  let buffer = '';
-  child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
-  child.stdout.on('data', (chunk: Buffer) => {
-    buffer += chunk.toString();
-    let newline: number;
-    while ((newline = buffer.indexOf('\n')) >= 0) {
-      const text = buffer.slice(0, newline).trim();
-      buffer = buffer.slice(newline + 1);
-      if (!text.startsWith('{')) continue;
-      const value = JSON.parse(text) as Record<string, unknown>;
-      seen.push(value);
-      for (const w of [...waiters]) {
-        if (w.accept(value)) {
-          waiters.splice(waiters.indexOf(w), 1);
-          w.resolve(value);
-        }
-      }
-    }
-  });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('exit', (code, signal) => {
-      children.delete(child);
-      resolve({ code, signal });
-    }),
-  );
-  return {
-    child,
-    exited,
-    stderr: () => err,
-    line: <T>(accept: (v: Record<string, unknown>) => boolean, timeoutMs = 20_000): Promise<T> => {
-      const found = seen.find(accept);
-      if (found) return Promise.resolve(found as T);
-      return new Promise<T>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`worker ${child.pid ?? '?'}: no matching line within ${timeoutMs} ms; stderr:\n${err}`)), timeoutMs);
-        const waiter = { accept, resolve: (v: unknown) => (clearTimeout(timer), resolve(v as T)) };
-        waiters.push(waiter);
-        void exited.then(({ code, signal }) => {
-          if (!waiters.includes(waiter)) return;
-          clearTimeout(timer);
-          reject(new Error(`worker ${child.pid ?? '?'} exited (${code ?? signal}) before the expected line; stderr:\n${err}`));
-        });
-      });
-    },
-  };
+  return spawnJsonChild(WORKER, { ...config, url: server.url, prefix: PREFIX }, children);
 }
 
 let server: RedisServerHandle;
