@@ -12,6 +12,7 @@ import { CancelledError, ContentionError, RateLimitedError, ReactorError, type P
 import { cancelRequestKey, livenessKey, rollbackRecorded } from './operations.js';
 import { admitWork, finish, type CoordinationDeps } from './execute.js';
 import type { Clock } from './ports/clock.js';
+import { noInstrument, type Instrument } from './instrument.js';
 import { JOB_FORMAT_VERSION, type ExecutionJob, type JobDelivery, type JobQueue, type WaitList } from './ports/queue.js';
 import { TERMINAL_STATUSES, type ExecutionRecord, type Store, type WaitingFor } from './ports/store.js';
 import type { RunResult } from './results.js';
@@ -44,6 +45,8 @@ export interface BackgroundDeps {
   readonly coordination: CoordinationDeps;
   readonly options: Required<BackgroundOptions>;
   readonly workerId: string;
+  /** Brackets job runs and enqueues in middleware scopes (spans). Default: none. */
+  readonly instrument?: Instrument;
   readonly newState: (
     init: Pick<RunStateInit, 'executionId' | 'rootExecutionId' | 'reactor' | 'contract' | 'input' | 'idempotencyKey' | 'retryOf'> & { readonly resume?: ExecutionRecord; readonly mode?: 'inline' | 'worker'; readonly replayOnly?: boolean },
   ) => RunState;
@@ -78,8 +81,7 @@ export async function handOffToWorker(deps: BackgroundDeps, state: RunState): Pr
   state.background ??= { jobs: 1, contention: 0 };
   const jobId = `${state.executionId}:1`;
   state.emit({ type: 'run.queued', jobId, delayMs: 0, reason: 'start' });
-  await state.checkpoint('pending', {}, { withTrace: true });
-  await deps.queue.enqueue(job({ id: state.executionId, reactor: state.reactor }), { jobId });
+  await enqueueTraced(deps, state, { jobId, delayMs: 0, reason: 'start' }, 'pending');
   return { status: 'queued', executionId: state.executionId, reactor: state.reactor, trace: state.trace, steps: state.steps, rollbackFailures: state.rollbackFailures, replay: false };
 }
 
@@ -118,7 +120,8 @@ export async function processJob(deps: BackgroundDeps, reactor: AnyReactorDefini
       await deps.queue.enqueue(payload, { jobId: `${id}:due:${delivery.jobId}:${delivery.delivery}`, delayMs: retryAt - deps.clock.now() });
       return;
     }
-    after = await advance(deps, reactor, record, delivery, root);
+    const scope = { kind: 'run', mode: 'worker', executionId: id, rootExecutionId: record.rootId, reactor: record.reactor, job: delivery, ...(record.traceContext === undefined ? {} : { traceContext: record.traceContext }) } as const;
+    after = await (deps.instrument ?? noInstrument).traced(scope, (traceContext) => advance(deps, reactor, traceContext && !record.traceContext ? { ...record, traceContext } : record, delivery, root));
   } finally {
     stopKeepAlive();
     await coordinator.lockRelease(liveKey, owner).catch(() => undefined);
@@ -190,9 +193,8 @@ async function refused(deps: BackgroundDeps, state: RunState, error: Error): Pro
   state.background = { ...background, jobs, contention: attempt, waitingFor };
   state.emit({ type: 'run.parked', primitive, key, attempt, jobId });
   state.emit({ type: 'run.queued', jobId, delayMs, reason: 'park' });
-  await state.checkpoint('parked', {}, { withTrace: true });
   // Enqueue first, then register: a wake that finds the waiter always finds its delayed job.
-  await deps.queue.enqueue(job(state), { jobId, delayMs });
+  await enqueueTraced(deps, state, { jobId, delayMs, reason: 'park' }, 'parked');
   if (rate) return undefined;
   await deps.waitList?.add(waitKey(primitive, key), jobId);
   // The key may have been released between our try and our registration: check once we are off the execution.
@@ -207,8 +209,20 @@ async function requeue(deps: BackgroundDeps, state: RunState, delayMs: number, r
   const jobId = `${state.executionId}:${jobs}`;
   state.background = { ...background, jobs, retryAt: state.clock.now() + delayMs };
   state.emit({ type: 'run.queued', jobId, delayMs, reason });
-  await state.checkpoint('pending', {}, { withTrace: true });
-  await deps.queue.enqueue(job(state), { jobId, delayMs });
+  await enqueueTraced(deps, state, { jobId, delayMs, reason }, 'pending');
+}
+
+/**
+ * Checkpoints the execution and enqueues its next job, in an `enqueue` scope. A new execution
+ * gets its trace context here (persisted by the checkpoint, before any worker can read it).
+ */
+async function enqueueTraced(deps: BackgroundDeps, state: RunState, next: { readonly jobId: string; readonly delayMs: number; readonly reason: 'start' | 'retry' | 'park' }, status: 'pending' | 'parked'): Promise<void> {
+  const scope = { kind: 'enqueue', executionId: state.executionId, reactor: state.reactor, ...next, ...(state.traceContext === undefined ? {} : { traceContext: state.traceContext }) } as const;
+  await (deps.instrument ?? noInstrument).traced(scope, async (traceContext) => {
+    state.traceContext ??= traceContext;
+    await state.checkpoint(status, {}, { withTrace: true });
+    await deps.queue.enqueue(job(state), next.reason === 'start' ? { jobId: next.jobId } : { jobId: next.jobId, delayMs: next.delayMs });
+  });
 }
 
 async function isFree(deps: BackgroundDeps, primitive: PrimitiveName, key: string): Promise<boolean> {

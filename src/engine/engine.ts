@@ -11,6 +11,8 @@ import { compileWindows, type RateWindowOptions } from '../dsl/coordination.js';
 import { ReactorError } from '../errors.js';
 import { EventHub, type EventListener, type Middleware } from './events.js';
 import { silentLogger } from './logger.js';
+import { createInstrument } from './instrument.js';
+import { eventLogger } from './event-logger.js';
 import { randomIds, systemClock, type Clock, type Ids } from './ports/clock.js';
 import { handOffToWorker, processJob, startBackground, wake, type BackgroundDeps, type BackgroundOptions } from './background.js';
 import { admitWork, execute, fromRecord, invalidInput, type CoordinationDeps } from './execute.js';
@@ -45,6 +47,12 @@ export interface EngineOptions {
   readonly middleware?: readonly Middleware[];
   /** A pino-compatible logger. Default: silent. */
   readonly logger?: Logger;
+  /**
+   * With a `logger`: also log every event as a structured line (`event`, `executionId`,
+   * `reactor`, `step`, `key` …; levels in docs/observability.md). Default true; false keeps
+   * only the engine's own warnings and errors.
+   */
+  readonly logEvents?: boolean;
   /**
    * Intermediate checkpoints (after a step) are written at most this often; the run's start,
    * parks, yields and its end are always written. 0 writes after every step. Default 100 ms.
@@ -110,10 +118,12 @@ export function createEngine(options: EngineOptions): Engine {
   const clock = options.clock ?? systemClock;
   const ids = options.ids ?? randomIds;
   const logger = options.logger ?? silentLogger;
-  const hub = new EventHub(options.middleware ?? [], logger);
+  const logged = options.logger !== undefined && options.logEvents !== false ? [eventLogger(logger)] : [];
+  const hub = new EventHub([...(options.middleware ?? []), ...logged], logger);
+  const instrument = createInstrument(options.middleware ?? [], logger);
   const maxConcurrency = options.maxConcurrency ?? 8;
   const inflight = new Map<string, { readonly abort: AbortController; readonly done: Promise<RunResult> }>();
-  const deps = { store: options.store, clock, hub, logger, maxConcurrency, checkpointIntervalMs: options.checkpointIntervalMs ?? 100 };
+  const deps = { store: options.store, clock, hub, logger, maxConcurrency, checkpointIntervalMs: options.checkpointIntervalMs ?? 100, instrument };
   const rateLimits = new Map(Object.entries(options.rateLimits ?? {}).map(([name, windows]) => [name, compileWindows({ reactor: `(rate limit ${name})` }, windows)]));
   const registry = new Map<string, AnyReactorDefinition>((options.reactors ?? []).map((r) => [r.name, r]));
   const newState = (init: Parameters<BackgroundDeps['newState']>[0]): RunState => {
@@ -135,6 +145,7 @@ export function createEngine(options: EngineOptions): Engine {
         coordination,
         workerId: ids.executionId(),
         newState,
+        instrument,
         options: { contentionCap: 100, parkFallbackMs: 5_000, livenessTtlMs: 30_000, workerWaitMs: 250, ...options.background },
       }
     : undefined;
@@ -154,7 +165,11 @@ export function createEngine(options: EngineOptions): Engine {
     const state = newState({ executionId, rootExecutionId: executionId, reactor: reactor.name, contract: reactor.contract, input: validated.value, idempotencyKey: key, retryOf: runOptions.retryOf });
     const abort = new AbortController();
     const handOff = reactor.background === undefined ? undefined : (s: RunState) => handOffToWorker(needQueue(), s);
-    const promise = execute(state, reactor, abort, handOff);
+    const scope = { kind: 'run', mode: 'inline', executionId, rootExecutionId: executionId, reactor: reactor.name } as const;
+    const promise = instrument.traced(scope, (traceContext) => {
+      state.traceContext ??= traceContext;
+      return execute(state, reactor, abort, handOff);
+    });
     inflight.set(executionId, { abort, done: promise });
     try {
       return await promise;
@@ -205,7 +220,7 @@ export function createEngine(options: EngineOptions): Engine {
     }
   };
 
-  const ops: OperationsDeps = { store: options.store, coordination, waitList: options.waitList, queue: options.queue, registry, live: inflight, newState };
+  const ops: OperationsDeps = { store: options.store, coordination, waitList: options.waitList, queue: options.queue, registry, live: inflight, newState, instrument };
   const retry = async (executionId: string): Promise<RunResult> => {
     const source = await retrySource(ops, executionId);
     return (background ? start : run)(source.reactor, source.input, { retryOf: executionId });

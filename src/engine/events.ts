@@ -6,6 +6,7 @@
  */
 import type { ErrorJSON, PrimitiveName } from '../errors.js';
 import type { Logger } from '../dsl/context.js';
+import type { WorkHandle, WorkScope } from './instrument.js';
 
 interface Base {
   readonly executionId: string;
@@ -69,6 +70,12 @@ export type EventOf<T extends ReactorEventType> = Extract<ReactorEvent, { readon
 export interface Middleware {
   readonly name?: string;
   onEvent?(event: ReactorEvent): void | Promise<void>;
+  /**
+   * Opens a scope around a unit of work (a job run, a step, a compensate or undo, an enqueue);
+   * the engine ends it exactly once. Tracing middleware (`ts-reactor/otel`) opens spans here.
+   * Return `undefined` to stay out of it.
+   */
+  enter?(scope: WorkScope): WorkHandle | undefined;
 }
 
 /** A listener of {@link EventHub.subscribe}. */

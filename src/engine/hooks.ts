@@ -5,6 +5,12 @@ import type { RunState } from './run-state.js';
 
 /** Runs a compensate or undo hook; a throw or a returned failure is recorded and rollback goes on. */
 export async function runRollbackHook(run: RunState, kind: 'compensate' | 'undo', step: string, call: () => unknown): Promise<void> {
+  const scope = { kind, executionId: run.executionId, reactor: run.reactor, step } as const;
+  await run.instrument.traced(scope, () => rollbackHook(run, kind, step, call), (f) => (f ? { outcome: 'failed', error: { name: 'Error', message: f.message } } : { outcome: 'ok' }));
+}
+
+/** Runs the hook; returns its failure, if any (recorded in the run's rollback failures). */
+async function rollbackHook(run: RunState, kind: 'compensate' | 'undo', step: string, call: () => unknown): Promise<{ reason: string; message: string } | undefined> {
   let failure: { reason: 'raised' | 'returned_failure'; message: string } | undefined;
   try {
     const out = await call();
@@ -15,10 +21,10 @@ export async function runRollbackHook(run: RunState, kind: 'compensate' | 'undo'
   if (failure) {
     run.rollbackFailures.push({ step, kind, ...failure });
     run.emit({ type: kind === 'compensate' ? 'step.compensate_failed' : 'step.undo_failed', step, ...failure });
-    run.logger.warn({ step, kind, reason: failure.reason }, `${kind} of "${step}" failed: ${failure.message}`);
   } else {
     run.emit({ type: kind === 'compensate' ? 'step.compensated' : 'step.undone', step });
   }
+  return failure;
 }
 
 /** The context a step hook receives. */

@@ -9,6 +9,7 @@ import type { AnyReactorDefinition } from '../dsl/definition.js';
 import { CancelledError, ExecutionStateError, ReactorError } from '../errors.js';
 import { cancelled, type CoordinationDeps } from './execute.js';
 import type { Coordinator } from './ports/coordinator.js';
+import { noInstrument, type Instrument } from './instrument.js';
 import type { JobQueue, WaitList } from './ports/queue.js';
 import { TERMINAL_STATUSES, type ExecutionRecord, type Store } from './ports/store.js';
 import type { RunResult } from './results.js';
@@ -29,6 +30,8 @@ export interface OperationsDeps {
   readonly registry: ReadonlyMap<string, AnyReactorDefinition>;
   /** Root controllers of inline runs in this process, by execution id. */
   readonly live: ReadonlyMap<string, { readonly abort: AbortController; readonly done: Promise<RunResult> }>;
+  /** Brackets an operator's rollback in a `run` scope (a span in the execution's trace). Default: none. */
+  readonly instrument?: Instrument;
   readonly newState: (init: Pick<RunStateInit, 'executionId' | 'rootExecutionId' | 'reactor' | 'contract' | 'input' | 'idempotencyKey'> & { readonly resume?: ExecutionRecord; readonly mode?: 'inline' | 'worker'; readonly replayOnly?: boolean }) => RunState;
 }
 
@@ -97,7 +100,7 @@ export async function cancelExecution(deps: OperationsDeps, executionId: string,
   const done = await exclusive(deps, executionId, async () => {
     const fresh = (await deps.store.get(executionId)) ?? record;
     if (TERMINAL_STATUSES.has(fresh.status)) throw new ExecutionStateError(executionId, 'cancel', fresh.status, 'it finished meanwhile');
-    return rollbackRecorded(deps, reactor, fresh, reason);
+    return rollbackTraced(deps, reactor, fresh, reason);
   });
   if (done) {
     // Let the parked execution's pending job run now (off the liveness lock): it finds the execution finished and ends.
@@ -113,9 +116,15 @@ export async function cancelExecution(deps: OperationsDeps, executionId: string,
 export async function undoExecution(deps: OperationsDeps, executionId: string, reason: string): Promise<RunResult> {
   const { record, reactor } = await load(deps, executionId, 'undo');
   if (record.status !== 'completed') throw new ExecutionStateError(executionId, 'undo', record.status, 'only a completed execution can be undone (cancel one that is still going)');
-  const done = await exclusive(deps, executionId, () => rollbackRecorded(deps, reactor, record, reason));
+  const done = await exclusive(deps, executionId, () => rollbackTraced(deps, reactor, record, reason));
   if (!done) throw new ExecutionStateError(executionId, 'undo', 'busy', 'another process is working on it; try again');
   return done;
+}
+
+/** {@link rollbackRecorded} by an operator, in a `run` scope of mode `operation` (it joins the execution's trace). */
+function rollbackTraced(deps: OperationsDeps, reactor: AnyReactorDefinition, record: ExecutionRecord, reason: string): Promise<RunResult> {
+  const scope = { kind: 'run', mode: 'operation', executionId: record.id, rootExecutionId: record.rootId, reactor: record.reactor, ...(record.traceContext === undefined ? {} : { traceContext: record.traceContext }) } as const;
+  return (deps.instrument ?? noInstrument).traced(scope, (traceContext) => rollbackRecorded(deps, reactor, traceContext && !record.traceContext ? { ...record, traceContext } : record, reason));
 }
 
 /** Checks that an execution can be retried and returns its reactor and input. */

@@ -10,11 +10,12 @@ import type { Logger } from '../dsl/context.js';
 import type { Contract } from '../dsl/contract.js';
 import { redactFields } from '../dsl/contract.js';
 import { childLogger } from './logger.js';
+import { noInstrument, type Instrument } from './instrument.js';
 import { SiblingGate } from './sibling-gate.js';
 import type { ErrorJSON } from '../errors.js';
 import type { EventHub, ReactorEvent } from './events.js';
 import type { Clock } from './ports/clock.js';
-import { RECORD_VERSION, TERMINAL_STATUSES, type BackgroundState, type ExecutionRecord, type ExecutionStatus, type RollbackFailure, type StepRecord, type Store } from './ports/store.js';
+import { RECORD_VERSION, TERMINAL_STATUSES, type BackgroundState, type ExecutionRecord, type ExecutionStatus, type RollbackFailure, type StepRecord, type Store, type TraceContext } from './ports/store.js';
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 /** An event before the run state stamps its identity and time. */
@@ -45,6 +46,8 @@ export interface RunStateInit {
   readonly retryOf?: string | undefined;
   /** Intermediate checkpoints are written at most this often (0: after every step). */
   readonly checkpointIntervalMs?: number;
+  /** Brackets work in middleware scopes (spans). Default: none. */
+  readonly instrument?: Instrument;
 }
 
 /** Takes declarations for work of this execution; `abort` receives a lost-hold error. */
@@ -91,6 +94,10 @@ export class RunState {
   readonly holderId: string;
   /** Background bookkeeping, persisted with each checkpoint. */
   background: BackgroundState | undefined;
+  /** Brackets steps, compensations and undos in middleware scopes (spans). */
+  readonly instrument: Instrument;
+  /** The trace this execution belongs to, persisted with each checkpoint (set once, by tracing middleware). */
+  traceContext: TraceContext | undefined;
   /**
    * Set by a worker: a step that loses contention parks the execution while fewer than this
    * many contention attempts were made (then it fails like in-process). Undefined: never park.
@@ -113,7 +120,8 @@ export class RunState {
     this.reactor = init.reactor;
     this.input = init.input;
     this.clock = init.clock;
-    this.logger = init.logger;
+    // Every line this execution logs carries its identity (docs/decisions/029).
+    this.logger = childLogger(init.logger, { executionId: init.executionId, reactor: init.reactor });
     this.maxConcurrency = init.maxConcurrency;
     this.admit = init.admit;
     this.mode = init.mode ?? 'inline';
@@ -123,6 +131,8 @@ export class RunState {
     this.#createdAt = init.resume?.createdAt ?? init.clock.now();
     this.#seq = Math.max(0, ...Object.values(this.#steps).map((r) => r.completedSeq ?? 0));
     this.background = init.resume?.background;
+    this.instrument = init.instrument ?? noInstrument;
+    this.traceContext = init.resume?.traceContext;
     this.rollbackFailures.push(...(init.resume?.rollbackFailures ?? []));
     this.trace.push(...(init.resume?.trace ?? []));
     // A resumed execution's record exists already: its first progress checkpoint may wait.
@@ -159,7 +169,7 @@ export class RunState {
   /** A logger bound to this execution and one step (cached per step). */
   stepLogger(step: string): Logger {
     let logger = this.#loggers.get(step);
-    if (!logger) this.#loggers.set(step, (logger = childLogger(this.logger, { executionId: this.executionId, reactor: this.reactor, step })));
+    if (!logger) this.#loggers.set(step, (logger = childLogger(this.logger, { step })));
     return logger;
   }
 
@@ -219,6 +229,7 @@ export class RunState {
       rollbackFailures: [...this.rollbackFailures],
       ...(this.#init.idempotencyKey === undefined ? {} : { idempotencyKey: this.#init.idempotencyKey }),
       ...(this.background === undefined ? {} : { background: this.background }),
+      ...(this.traceContext === undefined ? {} : { traceContext: this.traceContext }),
       ...this.#link(),
       ...(withTrace ? { trace: this.trace.slice(-1_000) } : {}),
       ...outcome,

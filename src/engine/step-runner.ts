@@ -13,6 +13,7 @@ import { retryDelay } from '../dsl/retry.js';
 import { signalKind, type Failure, type Halt, type Skipped, type Success } from '../dsl/signals.js';
 import { ContentionError, ErrorCode, NonRetryableError, RateLimitedError, ReactorError, ValidationError, toError } from '../errors.js';
 import { runRollbackHook, stepContext } from './hooks.js';
+import { stepEnd } from './instrument.js';
 import type { NodeOutcome } from './outcome.js';
 import type { StepRecord } from './ports/store.js';
 import { errorSummary, type RunState } from './run-state.js';
@@ -47,7 +48,14 @@ export async function runStepNode(run: RunState, node: StepNode, place: StepPlac
   }
   const recorded = run.stepRecord(place.path);
   if (recorded?.status === 'completed' || recorded?.status === 'skipped') return fromRecord(run, node, place, args, recorded);
-  for (let attempt = recorded?.status === 'retrying' ? recorded.attempts + 1 : 1; ; attempt++) {
+  const first = recorded?.status === 'retrying' ? recorded.attempts + 1 : 1;
+  const scope = { kind: 'step', executionId: run.executionId, reactor: place.reactor, step: place.path, attempt: first } as const;
+  return run.instrument.traced(scope, () => attempts(run, node, place, args, first), stepEnd);
+}
+
+/** The attempts of a step's body from `first` on, with its coordination around each. */
+async function attempts(run: RunState, node: StepNode, place: StepPlace, args: Record<string, unknown>, first: number): Promise<NodeOutcome> {
+  for (let attempt = first; ; attempt++) {
     let guarded: Guarded | undefined;
     if (node.coordination.length > 0) {
       const admission = await admitStep(run, node, place, args);

@@ -95,7 +95,7 @@ describe('scheduling', () => {
         },
       })
       .returns('s');
-    const result = await createTestEngine({ logger }).run(r, {});
+    const result = await createTestEngine({ logger, logEvents: false }).run(r, {});
     expect(result.status).toBe('completed');
     if (result.status !== 'completed') return;
     expect(result.value).toEqual({ id: result.executionId, root: result.executionId, attempt: 1, step: 's', reactor: 'ctx', aborted: false });

@@ -55,6 +55,16 @@ export interface BackgroundState {
   readonly retryAt?: number;
 }
 
+/**
+ * The W3C trace context an execution's trace continues from (`traceparent`, `tracestate`
+ * headers' values), persisted when the execution starts so every job of it, in any worker,
+ * joins one trace. Written by tracing middleware (`ts-reactor/otel`); absent without one.
+ */
+export interface TraceContext {
+  readonly traceparent: string;
+  readonly tracestate?: string;
+}
+
 /** The persisted form of an execution: plain, versioned JSON. */
 export interface ExecutionRecord {
   readonly v: typeof RECORD_VERSION;
@@ -82,6 +92,8 @@ export interface ExecutionRecord {
   readonly trace?: readonly ReactorEvent[];
   /** Background execution: what a parked execution waits for, and the counters that survive redelivery. */
   readonly background?: BackgroundState;
+  /** The trace this execution's spans belong to (tracing middleware only). */
+  readonly traceContext?: TraceContext;
   readonly createdAt: number;
   readonly updatedAt: number;
 }
