@@ -18,6 +18,7 @@ import { createBullmqConsumer, createBullmqQueue, type BullmqConsumerOptions } f
 import { RedisWaitList } from './queue/redis-wait-list.js';
 import { createWorker, type Worker } from './queue/worker.js';
 import { createRedisBackend } from './storage/redis/index.js';
+import type { Logger } from './dsl/context.js';
 
 export * from './queue/bullmq.js';
 export { RedisWaitList } from './queue/redis-wait-list.js';
@@ -58,7 +59,7 @@ export function createRedisRuntime(options: RedisRuntimeOptions): RedisRuntime {
   return {
     engine,
     startWorker: (workerOptions = {}) => {
-      const consumer = createBullmqConsumer({ connection: { url }, ...names, ...stall });
+      const consumer = createBullmqConsumer({ connection: { url }, ...names, ...stall, ...(engineOptions.logger ? consumerLogging(engineOptions.logger) : {}) });
       const worker = createWorker({ engine, consumer, ...(workerOptions.concurrency === undefined ? {} : { concurrency: workerOptions.concurrency }) });
       workers.push(worker);
       return worker;
@@ -67,6 +68,18 @@ export function createRedisRuntime(options: RedisRuntimeOptions): RedisRuntime {
       await Promise.all(workers.map((w) => w.stop()));
       await queue.close();
       await backend.close();
+    },
+  };
+}
+
+/** Infrastructure failures of a worker, logged with the execution they concern (the job id starts with it). */
+function consumerLogging(logger: Logger): Pick<BullmqConsumerOptions, 'onError' | 'onFailed'> {
+  return {
+    onError: (error) => logger.error({ err: error }, 'BullMQ worker error (it reconnects)'),
+    onFailed: ({ jobId, error, final }) => {
+      const fields = { executionId: jobId.split(':')[0], jobId, final, err: error };
+      if (final) logger.error(fields, `job ${jobId} failed for good: ${error.message}`);
+      else logger.warn(fields, `job ${jobId} failed; BullMQ delivers it again: ${error.message}`);
     },
   };
 }

@@ -87,22 +87,13 @@ export function logFields(event: ReactorEvent): Record<string, unknown> {
 /** A short human-readable message of an event. */
 export function logMessage(event: ReactorEvent): string {
   const step = 'step' in event && event.step !== undefined ? ` at step "${event.step}"` : '';
-  switch (event.type) {
-    case 'step.retrying':
-      return `step "${event.step}" failed (${event.error.message}); attempt ${event.attempt} in ${event.delayMs} ms`;
-    case 'step.failed':
-      return `step "${event.step}" failed${event.attempt > 0 ? ` on attempt ${event.attempt}` : ' before its body'}: ${event.error.message}`;
-    case 'step.compensate_failed':
-    case 'step.undo_failed':
-      return `${event.type === 'step.undo_failed' ? 'undo' : 'compensate'} of "${event.step}" failed: ${event.message}`;
-    case 'run.failed':
-      return `reactor "${event.reactor}" failed${step}: ${event.error.message}`;
-    case 'run.parked':
-      return `parked on ${event.primitive} "${event.key}" (contention attempt ${event.attempt})`;
-    case 'run.woken':
-      return `woken by the release of ${event.primitive} "${event.key}"`;
-    default:
-      if (event.type.startsWith('coordination.')) return `${event.type.slice('coordination.'.length)} ${'primitive' in event ? event.primitive : ''} "${'key' in event ? event.key : ''}"${step}`;
-      return `${event.type.replace('.', ' ')}${step}`;
-  }
+  if (event.type === 'step.retrying') return `step "${event.step}" failed (${event.error.message}); attempt ${event.attempt} in ${event.delayMs} ms`;
+  if (event.type === 'step.failed') return `step "${event.step}" failed${event.attempt > 0 ? ` on attempt ${event.attempt}` : ' before its body'}: ${event.error.message}`;
+  if (event.type === 'step.compensate_failed') return `compensate of "${event.step}" failed: ${event.message}`;
+  if (event.type === 'step.undo_failed') return `undo of "${event.step}" failed: ${event.message}`;
+  if (event.type === 'run.failed') return `reactor "${event.reactor}" failed${step}: ${event.error.message}`;
+  if (event.type === 'run.parked') return `parked on ${event.primitive} "${event.key}" (contention attempt ${event.attempt})`;
+  if (event.type === 'run.woken') return `woken by the release of ${event.primitive} "${event.key}"`;
+  if ('primitive' in event && event.type.startsWith('coordination.')) return `${event.type.slice('coordination.'.length)} ${event.primitive} "${event.key}"${step}`;
+  return `${event.type.replace('.', ' ')}${step}`;
 }

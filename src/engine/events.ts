@@ -99,22 +99,23 @@ export class EventHub {
   }
 
   emit(event: ReactorEvent): void {
-    for (const listener of this.#listeners) this.#guard('listener', () => listener(event));
+    for (const listener of this.#listeners) this.#guard('listener', () => listener(event), event);
     for (const m of this.#middleware) {
-      if (m.onEvent) this.#guard(m.name ?? 'middleware', () => m.onEvent?.(event));
+      if (m.onEvent) this.#guard(m.name ?? 'middleware', () => m.onEvent?.(event), event);
     }
   }
 
-  #guard(name: string, fn: () => unknown): void {
+  #guard(name: string, fn: () => unknown, event: ReactorEvent): void {
     try {
       const out = fn();
-      if (out instanceof Promise) out.catch((error: unknown) => this.#report(name, error));
+      if (out instanceof Promise) out.catch((error: unknown) => this.#report(name, error, event));
     } catch (error) {
-      this.#report(name, error);
+      this.#report(name, error, event);
     }
   }
 
-  #report(name: string, error: unknown): void {
-    this.#logger.error({ hook: name, err: error }, `event hook "${name}" failed; the run goes on`);
+  #report(name: string, error: unknown, event: ReactorEvent): void {
+    const at = { executionId: event.executionId, reactor: event.reactor, ...('step' in event && event.step !== undefined ? { step: event.step } : {}), event: event.type };
+    this.#logger.error({ hook: name, ...at, err: error }, `event hook "${name}" failed; the run goes on`);
   }
 }

@@ -85,23 +85,24 @@ const ok = (): WorkEnd => ({ outcome: 'ok' });
 export function createInstrument(middleware: readonly Middleware[], logger: Logger): Instrument {
   const scoped = middleware.filter((m) => typeof m.enter === 'function');
   if (scoped.length === 0) return noInstrument;
-  const guard = <T>(m: Middleware, what: string, fn: () => T): T | undefined => {
+  const guard = <T>(m: Middleware, scope: WorkScope, what: 'enter' | 'end', fn: () => T): T | undefined => {
     try {
       return fn();
     } catch (error) {
-      logger.error({ hook: m.name ?? 'middleware', err: error }, `middleware "${m.name ?? 'middleware'}" failed in ${what}; the run goes on`);
+      const at = { executionId: scope.executionId, reactor: scope.reactor, ...('step' in scope ? { step: scope.step } : {}), scope: scope.kind };
+      logger.error({ hook: m.name ?? 'middleware', ...at, err: error }, `middleware "${m.name ?? 'middleware'}" failed in ${what}(${scope.kind}); the run goes on`);
       return undefined;
     }
   };
   return {
     async traced<T>(scope: WorkScope, work: (tc: TraceContext | undefined) => Promise<T>, describe: (value: T) => WorkEnd = ok): Promise<T> {
       const open = scoped.flatMap((m) => {
-        const handle = guard(m, `enter(${scope.kind})`, () => m.enter!(scope));
+        const handle = guard(m, scope, 'enter', () => m.enter!(scope));
         return handle ? [{ m, handle }] : [];
       });
       const traceContext = open.find((o) => o.handle.traceContext !== undefined)?.handle.traceContext;
       const close = (end: WorkEnd): void => {
-        for (let i = open.length - 1; i >= 0; i--) guard(open[i]!.m, `end(${scope.kind})`, () => open[i]!.handle.end(end));
+        for (let i = open.length - 1; i >= 0; i--) guard(open[i]!.m, scope, 'end', () => open[i]!.handle.end(end));
       };
       // The first middleware's scope is the outermost; it ends last.
       const inner = open.reduceRight<() => Promise<T>>((next, { handle }) => () => handle.run(next), () => work(traceContext));
