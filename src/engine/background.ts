@@ -121,7 +121,7 @@ export async function processJob(deps: BackgroundDeps, reactor: AnyReactorDefini
       return;
     }
     const scope = { kind: 'run', mode: 'worker', executionId: id, rootExecutionId: record.rootId, reactor: record.reactor, job: delivery, ...(record.traceContext === undefined ? {} : { traceContext: record.traceContext }) } as const;
-    after = await (deps.instrument ?? noInstrument).traced(scope, (traceContext) => advance(deps, reactor, traceContext && !record.traceContext ? { ...record, traceContext } : record, delivery, root));
+    after = await (deps.instrument ?? noInstrument).traced(scope, (traceContext) => advance(deps, reactor, traceContext ? { ...record, traceContext } : record, delivery, root));
   } finally {
     stopKeepAlive();
     await coordinator.lockRelease(liveKey, owner).catch(() => undefined);
@@ -219,7 +219,7 @@ async function requeue(deps: BackgroundDeps, state: RunState, delayMs: number, r
 async function enqueueTraced(deps: BackgroundDeps, state: RunState, next: { readonly jobId: string; readonly delayMs: number; readonly reason: 'start' | 'retry' | 'park' }, status: 'pending' | 'parked'): Promise<void> {
   const scope = { kind: 'enqueue', executionId: state.executionId, reactor: state.reactor, ...next, ...(state.traceContext === undefined ? {} : { traceContext: state.traceContext }) } as const;
   await (deps.instrument ?? noInstrument).traced(scope, async (traceContext) => {
-    state.traceContext ??= traceContext;
+    if (traceContext) state.traceContext = traceContext;
     await state.checkpoint(status, {}, { withTrace: true });
     await deps.queue.enqueue(job(state), next.reason === 'start' ? { jobId: next.jobId } : { jobId: next.jobId, delayMs: next.delayMs });
   });

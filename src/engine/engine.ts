@@ -167,7 +167,7 @@ export function createEngine(options: EngineOptions): Engine {
     const handOff = reactor.background === undefined ? undefined : (s: RunState) => handOffToWorker(needQueue(), s);
     const scope = { kind: 'run', mode: 'inline', executionId, rootExecutionId: executionId, reactor: reactor.name } as const;
     const promise = instrument.traced(scope, (traceContext) => {
-      state.traceContext ??= traceContext;
+      if (traceContext) state.traceContext = traceContext;
       return execute(state, reactor, abort, handOff);
     });
     inflight.set(executionId, { abort, done: promise });

@@ -124,7 +124,7 @@ export async function undoExecution(deps: OperationsDeps, executionId: string, r
 /** {@link rollbackRecorded} by an operator, in a `run` scope of mode `operation` (it joins the execution's trace). */
 function rollbackTraced(deps: OperationsDeps, reactor: AnyReactorDefinition, record: ExecutionRecord, reason: string): Promise<RunResult> {
   const scope = { kind: 'run', mode: 'operation', executionId: record.id, rootExecutionId: record.rootId, reactor: record.reactor, ...(record.traceContext === undefined ? {} : { traceContext: record.traceContext }) } as const;
-  return (deps.instrument ?? noInstrument).traced(scope, (traceContext) => rollbackRecorded(deps, reactor, traceContext && !record.traceContext ? { ...record, traceContext } : record, reason));
+  return (deps.instrument ?? noInstrument).traced(scope, (traceContext) => rollbackRecorded(deps, reactor, traceContext ? { ...record, traceContext } : record, reason));
 }
 
 /** Checks that an execution can be retried and returns its reactor and input. */

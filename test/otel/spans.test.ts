@@ -325,6 +325,34 @@ describe('jobs of one execution in a worker', () => {
     expectNoLeaks(t);
   });
 
+  test('an inline run handing off after a step: the worker’s run span continues under the inline run span', async () => {
+    const t = tracing();
+    const w = workerEngine(t);
+    const r = reactor('handoff')
+      .step('accept', { run: () => 'a' })
+      .step('fulfil', { waitFor: ['accept'], run: () => 'f' })
+      .background({ after: 'accept' })
+      .build();
+    const worker = createWorker({ engine: w.engine, consumer: w.memory.consumer, reactors: [r], concurrency: 1 });
+    try {
+      const queued = await w.engine.run(r, {});
+      expect(queued.status).toBe('queued');
+      expect((await settled(w.engine, queued.executionId)).status).toBe('completed');
+    } finally {
+      await worker.stop();
+    }
+    const spans = t.spans();
+    expect(edges(spans).sort()).toEqual(
+      ['run handoff <- (root)', 'step accept <- run handoff', 'enqueue handoff <- run handoff', 'run handoff <- run handoff', 'step fulfil <- run handoff'].sort(),
+    );
+    const [inline, job] = named(spans, 'run handoff').sort((a, b) => String(a.attributes[ATTR.runMode]).localeCompare(String(b.attributes[ATTR.runMode])));
+    expect(inline!.attributes).toMatchObject({ [ATTR.runMode]: 'inline', [ATTR.runOutcome]: 'queued' });
+    expect(job!.attributes).toMatchObject({ [ATTR.runMode]: 'worker', [ATTR.runOutcome]: 'completed' });
+    expect(parentOf(spans, job!)).toBe(inline);
+    expect(parentOf(spans, one(spans, 'step fulfil'))).toBe(job);
+    expectNoLeaks(t);
+  });
+
   test('an execution started without tracing is rooted by the first traced job; later jobs and an undo join that trace', async () => {
     const t = tracing();
     const plain = workerEngine(undefined);
