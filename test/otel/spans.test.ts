@@ -8,7 +8,7 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { createEngine, defineStep, failure, MemoryCoordinator, MemoryStore, NonRetryableError, reactor, type Engine, type ReactorEvent, type RunResult } from '../../src/index.js';
-import { ATTR, fromTraceContext } from '../../src/otel/index.js';
+import { ATTR, fromTraceContext, otel, TRACER_NAME } from '../../src/otel/index.js';
 import { createMemoryQueue } from '../../src/queue/memory.js';
 import { createWorker } from '../../src/queue/worker.js';
 import { createTestEngine, ManualClock } from '../../src/testing/index.js';
@@ -99,6 +99,37 @@ describe('an in-process run', () => {
     const run = one(spans, 'run simple');
     expect(fromTraceContext(record!.traceContext!)).toMatchObject({ traceId: run.spanContext().traceId, spanId: run.spanContext().spanId });
     expectNoLeaks(t);
+  });
+});
+
+describe('options', () => {
+  const secretive = reactor('secretive')
+    .input({ user: z.string(), password: z.string() }, { redact: ['password'] })
+    .step('login', { run: () => true })
+    .build();
+
+  test('recordInput puts the redacted input on the run span; without it the input is not recorded', async () => {
+    const withInput = tracing({ recordInput: true });
+    await createTestEngine({ middleware: [withInput.middleware] }).run(secretive, { user: 'ada', password: 'hunter2' });
+    expect(JSON.parse(String(one(withInput.spans(), 'run secretive').attributes[ATTR.input]))).toEqual({ user: 'ada', password: '[redacted]' });
+    const without = tracing();
+    await createTestEngine({ middleware: [without.middleware] }).run(secretive, { user: 'ada', password: 'hunter2' });
+    expect(one(without.spans(), 'run secretive').attributes[ATTR.input]).toBeUndefined();
+    expect(JSON.stringify(without.spans().map((s) => [s.attributes, s.events]))).not.toContain('hunter2');
+  });
+
+  test('without a tracer, the global provider’s "ts-reactor" tracer is used', async () => {
+    const t = tracing();
+    const scopes: string[] = [];
+    trace.setGlobalTracerProvider({ getTracer: (name) => (scopes.push(name), t.tracer) });
+    try {
+      await createTestEngine({ middleware: [otel()] }).run(secretive, { user: 'ada', password: 'x' });
+    } finally {
+      trace.disable();
+    }
+    expect(scopes).toContain(TRACER_NAME);
+    expect(TRACER_NAME).toBe('ts-reactor');
+    expect(edges(t.spans()).sort()).toEqual(['run secretive <- (root)', 'step login <- run secretive']);
   });
 });
 
