@@ -135,6 +135,19 @@ export function stepEnd(outcome: NodeOutcome): WorkEnd {
   }
 }
 
+/**
+ * Runs a compose or map node in a `step` scope (a step's own scope is opened by the step
+ * runner, around its attempts). A replay (undo, cancel) runs no node: it opens none.
+ */
+export function tracedNode(
+  run: { readonly instrument: Instrument; readonly executionId: string; readonly replayOnly: boolean },
+  place: { readonly path: string; readonly reactor: string },
+  work: () => Promise<NodeOutcome>,
+): Promise<NodeOutcome> {
+  if (run.replayOnly) return work();
+  return run.instrument.traced({ kind: 'step', executionId: run.executionId, reactor: place.reactor, step: place.path, attempt: 1 }, work, stepEnd);
+}
+
 function summary(error: unknown): ErrorJSON {
   if (error instanceof Error) {
     const code = (error as Error & { code?: unknown }).code;

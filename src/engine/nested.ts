@@ -9,7 +9,6 @@ import { validateContract } from '../dsl/contract.js';
 import type { MapResult, MapFailure } from '../dsl/map-result.js';
 import { ErrorCode, ValidationError, errorToJSON, toError } from '../errors.js';
 import type { CompletedEntry, NodeOutcome } from './outcome.js';
-import { stepEnd } from './instrument.js';
 import { resolveArgs, resolveArg, type ArgScope } from './resolve-args.js';
 import type { RunState } from './run-state.js';
 import { runFrame, undoAll, type GraphOutcome } from './scheduler.js';
@@ -24,11 +23,8 @@ export async function runCompose(run: RunState, node: ComposeNode, place: StepPl
   } catch (error) {
     return notStarted(run, place.path, toError(error));
   }
-  const work = { kind: 'step', executionId: run.executionId, reactor: place.reactor, step: place.path, attempt: 1 } as const;
-  return run.instrument.traced(work, async () => {
-    run.emit({ type: 'step.started', step: place.path, attempt: 1, reactor: place.reactor });
-    return settleChild(run, place, await runChild(run, node.reactor, input, place));
-  }, stepEnd);
+  run.emit({ type: 'step.started', step: place.path, attempt: 1, reactor: place.reactor });
+  return settleChild(run, place, await runChild(run, node.reactor, input, place));
 }
 
 /**
@@ -90,14 +86,11 @@ export async function runMap(run: RunState, node: MapNode, place: StepPlace, sco
   } catch (error) {
     return notStarted(run, place.path, toError(error));
   }
-  const work = { kind: 'step', executionId: run.executionId, reactor: place.reactor, step: place.path, attempt: 1 } as const;
-  return run.instrument.traced(work, async () => {
-    run.emit({ type: 'step.started', step: place.path, attempt: 1, reactor: place.reactor });
-    const controller = new AbortController();
-    place.signal.addEventListener('abort', () => controller.abort(place.signal.reason), { once: true });
-    const settled = await runElements(run, node, { ...place, signal: controller.signal }, items as readonly unknown[], controller);
-    return settleMap(run, node, place, settled, items.length);
-  }, stepEnd);
+  run.emit({ type: 'step.started', step: place.path, attempt: 1, reactor: place.reactor });
+  const controller = new AbortController();
+  place.signal.addEventListener('abort', () => controller.abort(place.signal.reason), { once: true });
+  const settled = await runElements(run, node, { ...place, signal: controller.signal }, items as readonly unknown[], controller);
+  return settleMap(run, node, place, settled, items.length);
 }
 
 async function runElements(run: RunState, node: MapNode, place: StepPlace, items: readonly unknown[], controller: AbortController): Promise<ElementOutcome[]> {

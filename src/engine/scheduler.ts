@@ -12,6 +12,7 @@ import type { CompletedEntry, NodeOutcome } from './outcome.js';
 import { resolveArgs, type ArgScope } from './resolve-args.js';
 import type { RunState } from './run-state.js';
 import { runStepNode } from './step-runner.js';
+import { tracedNode } from './instrument.js';
 
 /** One graph being executed: a reactor with its validated input, at a path inside the run. */
 export interface Frame {
@@ -157,8 +158,8 @@ function runNode(run: RunState, frame: Frame, node: GraphNode, results: Readonly
     case 'step':
       return runStepNode(run, node, place, () => resolveArgs(node.args, scope, place.path, node.contract ? Object.keys(node.contract.fields) : undefined));
     case 'compose':
-      return runCompose(run, node, place, scope);
+      return tracedNode(run, place, () => runCompose(run, node, place, scope));
     case 'map':
-      return runMap(run, node, place, scope);
+      return tracedNode(run, place, () => runMap(run, node, place, scope));
   }
 }
