@@ -83,9 +83,11 @@ async function settleUnit(deps: BackgroundDeps, state: RunState, node: StepNode,
       const dispatcher = await dispatcherStatus(deps.store, state.unit!.dispatcherId);
       if (ROLLED_BACK.has(dispatcher)) return void (await discard(deps, state, node, place, dispatcher, resolve));
       state.emit({ type: 'async.completed', step, reactor: place.reactor, unitId });
+      settledPosition(state);
       return void (await finish(state, { status: 'completed', value: outcome.value, completed: [] }));
     }
     case 'halt':
+      settledPosition(state);
       return void (await finish(state, { status: 'halted', step, reason: outcome.reason, data: outcome.data }));
     case 'failure': {
       if (outcome.compensate) {
@@ -96,6 +98,7 @@ async function settleUnit(deps: BackgroundDeps, state: RunState, node: StepNode,
         await givePositionBack(deps, state, node);
       }
       state.emit({ type: 'async.failed', step, reactor: place.reactor, unitId, error: errorSummary(outcome.error) });
+      settledPosition(state);
       return void (await finish(state, { status: 'failed', step, error: outcome.error, validation: outcome.validation }));
     }
   }
@@ -115,8 +118,16 @@ async function discard(deps: BackgroundDeps, state: RunState, node: StepNode, pl
     await runRollbackHook(state, 'compensate', place.path, () => compensate(error, args, stepContext(state, { ...place, signal: new AbortController().signal }, attempt)));
   }
   if (!resolve) await givePositionBack(deps, state, node);
+  settledPosition(state);
   state.emit({ type: 'async.discarded', step: place.path, reactor: place.reactor, unitId: state.executionId, started: resolve !== undefined, dispatcherStatus: dispatcher });
   await cancelled(state, reason);
+}
+
+/** A finished unit's record no longer shows an ordered position (it was completed or handed back). */
+function settledPosition(state: RunState): void {
+  if (!state.background?.ordered) return;
+  const { ordered: _done, ...rest } = state.background;
+  state.background = rest;
 }
 
 async function dispatcherStatus(store: Store, dispatcherId: string): Promise<string> {
