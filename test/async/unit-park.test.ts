@@ -39,6 +39,8 @@ describe('scenario 18: async_step park state', () => {
       await holderIn.promise;
       const parent = await engine.run(order, { account: key });
       expect(parent.status).toBe('completed'); // nothing reads the unit: the dispatcher does not wait
+      // R-5: the dispatching process takes none of the unit's declarations.
+      expect(parent.trace.filter((e) => e.type.startsWith('coordination.'))).toEqual([]);
       const unitId = `${parent.executionId}~ordered`;
       const parked = await untilStatus(engine, unitId, 'parked');
       expect(parked.status === 'parked' && parked.waitingFor).toMatchObject({ primitive: 'lock', key, attempt: 1 });
