@@ -41,6 +41,14 @@ export const EVENT_LOG_LEVELS: Readonly<Record<ReactorEventType, LogLevel>> = Ob
   'coordination.contended': 'info',
   'coordination.denied': 'info',
   'coordination.lost': 'warn',
+  'async.dispatched': 'debug',
+  'async.waiting': 'debug',
+  'async.refused': 'warn',
+  'async.retrying': 'warn',
+  'async.parked': 'info',
+  'async.completed': 'info',
+  'async.failed': 'warn',
+  'async.discarded': 'info',
 });
 
 /** Options of {@link eventLogger}. */
