@@ -384,6 +384,44 @@ describe('jobs of one execution in a worker', () => {
     expectNoLeaks(t);
   });
 
+  test('an asyncStep unit and an asyncReactor child join their dispatcher’s trace, under its root', async () => {
+    const t = tracing();
+    const w = workerEngine(t);
+    const invoice = reactor('invoice').input({ n: z.number() }).step('issue', { run: ({ n }) => `inv-${n}` }).returns('issue');
+    const order = reactor('order-async')
+      .step('reserve', { run: () => 3 })
+      .asyncStep('charge', { args: ($) => ({ n: $.result('reserve') }), run: ({ n }) => ({ id: `ch-${n}` }) })
+      .asyncReactor('bill', invoice, { args: ($) => ({ n: $.result('reserve') }) })
+      .step('receipt', { args: ($) => ({ id: $.result('charge', 'id') }), run: ({ id }) => id })
+      .returns('receipt');
+    const worker = createWorker({ engine: w.engine, consumer: w.memory.consumer, reactors: [order, invoice], concurrency: 4 });
+    let executionId = '';
+    try {
+      const result = await w.engine.run(order, {});
+      executionId = result.executionId;
+      expect(result.status).toBe('completed');
+      expect((await settled(w.engine, `${executionId}~bill`)).status).toBe('completed');
+    } finally {
+      await worker.stop();
+    }
+    const spans = t.spans();
+    expect(new Set(spans.map((s) => s.spanContext().traceId)).size).toBe(1);
+    const runs = named(spans, 'run order-async');
+    const root = runs.find((s) => s.attributes[ATTR.runMode] === 'inline')!;
+    expect(root.parentSpanContext).toBeUndefined();
+    const unitRun = runs.find((s) => s.attributes[ATTR.executionId] === `${executionId}~charge`)!;
+    expect(unitRun.attributes[ATTR.runMode]).toBe('worker');
+    expect(parentOf(spans, unitRun)).toBe(root);
+    expect(parentOf(spans, named(spans, 'step charge').find((s) => s.attributes[ATTR.executionId] === `${executionId}~charge`)!)).toBe(unitRun);
+    expect(parentOf(spans, named(spans, 'step charge').find((s) => s.attributes[ATTR.executionId] === executionId)!)).toBe(root);
+    const childRun = one(spans, 'run invoice');
+    const childStart = one(spans, 'enqueue invoice');
+    expect(parentOf(spans, childStart)).toBe(root);
+    expect(parentOf(spans, childRun)).toBe(root);
+    expect(parentOf(spans, one(spans, 'step issue'))).toBe(childRun);
+    expectNoLeaks(t);
+  });
+
   test('an execution started without tracing is rooted by the first traced job; later jobs and an undo join that trace', async () => {
     const t = tracing();
     const plain = workerEngine(undefined);
