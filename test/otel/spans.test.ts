@@ -7,7 +7,7 @@ import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { z } from 'zod';
-import { createEngine, defineStep, failure, MemoryCoordinator, MemoryStore, NonRetryableError, reactor, type Engine, type ReactorEvent, type RunResult } from '../../src/index.js';
+import { createEngine, defineStep, failure, JOB_FORMAT_VERSION, MemoryCoordinator, MemoryStore, NonRetryableError, reactor, type EnqueueOptions, type Engine, type ExecutionJob, type ReactorEvent, type RunResult } from '../../src/index.js';
 import { ATTR, fromTraceContext, otel, TRACER_NAME } from '../../src/otel/index.js';
 import { createMemoryQueue } from '../../src/queue/memory.js';
 import { createWorker } from '../../src/queue/worker.js';
@@ -419,6 +419,30 @@ describe('jobs of one execution in a worker', () => {
     expect(parentOf(spans, childStart)).toBe(root);
     expect(parentOf(spans, childRun)).toBe(root);
     expect(parentOf(spans, one(spans, 'step issue'))).toBe(childRun);
+    expectNoLeaks(t);
+  });
+
+  test('a job whose enqueue throws ends every span it opened, in error; nothing stays open', async () => {
+    const t = tracing();
+    const clock = new ManualClock();
+    const memory = createMemoryQueue({ clock });
+    const queue = { ...memory.queue, enqueue: (job: ExecutionJob, options: EnqueueOptions) => (options.jobId.endsWith(':2') ? Promise.reject(new Error('queue down')) : memory.queue.enqueue(job, options)) };
+    const r = reactor('broken-queue')
+      .step('call', { retry: { maxAttempts: 2, backoff: 'fixed', baseDelay: 10 }, run: (_a, ctx) => (ctx.attempt === 1 ? Promise.reject(new Error('flaky')) : 'ok') })
+      .background('all')
+      .build();
+    const engine = createEngine({ store: new MemoryStore({ clock }), clock, coordinator: new MemoryCoordinator({ clock }), queue, waitList: memory.waitList, middleware: [t.middleware], reactors: [r] });
+    const started = await engine.start(r, {});
+    await expect(engine.process({ v: JOB_FORMAT_VERSION, executionId: started.executionId, reactor: r.name }, { jobId: `${started.executionId}:1`, delivery: 1 })).rejects.toThrow('queue down');
+    const spans = t.spans();
+    expect(named(spans, 'enqueue broken-queue').map((s) => [s.attributes[ATTR.enqueueReason], s.status])).toEqual([
+      ['start', { code: SpanStatusCode.OK }],
+      ['retry', { code: SpanStatusCode.ERROR, message: 'queue down' }],
+    ]);
+    const run = one(spans, 'run broken-queue');
+    expect(run.status).toEqual({ code: SpanStatusCode.ERROR, message: 'queue down' });
+    expect(run.attributes[ATTR.runOutcome]).toBe('failed');
+    expect(one(spans, 'step call').attributes[ATTR.stepOutcome]).toBe('retrying');
     expectNoLeaks(t);
   });
 
