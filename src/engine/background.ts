@@ -186,9 +186,10 @@ async function refused(deps: BackgroundDeps, state: RunState, error: Error): Pro
   const jobs = background.jobs + 1;
   const jobId = `${state.executionId}:${jobs}`;
   const delayMs = rate ? rate.retryAfterMs : deps.options.parkFallbackMs;
-  const waitingFor = { primitive: primitive as WaitingFor['primitive'], key, attempt, jobId, dueAt: state.clock.now() + delayMs };
+  const step = (error as ContentionError).details.step as string | undefined;
+  const waitingFor = { primitive: primitive as WaitingFor['primitive'], key, attempt, jobId, dueAt: state.clock.now() + delayMs, ...(step === undefined ? {} : { step }) };
   state.background = { ...background, jobs, contention: attempt, waitingFor };
-  state.emit({ type: 'run.parked', primitive, key, attempt, jobId });
+  state.emit({ type: 'run.parked', primitive, key, attempt, jobId, ...(step === undefined ? {} : { step }) });
   state.emit({ type: 'run.queued', jobId, delayMs, reason: 'park' });
   await state.checkpoint('parked', {}, { withTrace: true });
   // Enqueue first, then register: a wake that finds the waiter always finds its delayed job.

@@ -66,7 +66,7 @@ export function admitWork(state: RunState, deps: CoordinationDeps, specs: readon
   // A declaration's `wait` is the in-process budget; in a worker, contention is waited out for
   // `workerWaitMs` and then parks (rate limits park at once, for exactly their retry-after).
   const workerWait = deps.workerWaitMs ?? 0;
-  const taken = state.mode === 'worker' ? specs.map((s) => ('waitMs' in s ? { ...s, waitMs: s.kind === 'rate_limit' ? 0 : workerWait } : s)) : specs;
+  const taken = state.mode === 'worker' && where.ownWaits !== true ? specs.map((s) => ('waitMs' in s ? { ...s, waitMs: s.kind === 'rate_limit' ? 0 : workerWait } : s)) : specs;
   return admit(taken, args, {
     coordinator: deps.coordinator,
     orderedTicket: where.orderedTicket,

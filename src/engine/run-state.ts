@@ -57,6 +57,8 @@ export type Admit = (
     readonly abort: AbortController;
     /** A position taken when the execution was accepted. */
     readonly orderedTicket?: { readonly key: string; readonly nonce: number; readonly epoch: number } | undefined;
+    /** Wait as the specs say, also in a worker (rollback re-takes and direct invocations never park). */
+    readonly ownWaits?: boolean;
   },
 ) => Promise<Admission>;
 

@@ -12,7 +12,8 @@ import { validateContract } from '../dsl/contract.js';
 import { retryDelay } from '../dsl/retry.js';
 import { signalKind, type Failure, type Halt, type Skipped, type Success } from '../dsl/signals.js';
 import { ContentionError, ErrorCode, NonRetryableError, RateLimitedError, ReactorError, ValidationError, toError } from '../errors.js';
-import { runRollbackHook, stepContext } from './hooks.js';
+import { stepContext } from './hooks.js';
+import { runGuardedRollback } from './rollback-guard.js';
 import type { NodeOutcome } from './outcome.js';
 import type { StepRecord } from './ports/store.js';
 import { errorSummary, type RunState } from './run-state.js';
@@ -54,6 +55,8 @@ export async function runStepNode(run: RunState, node: StepNode, place: StepPlac
       if (admission.kind === 'refused') {
         // In a worker, a busy key parks the execution (the body never started; nothing is compensated).
         if (parksOn(run, admission.error)) return { kind: 'yield', step: place.path, delayMs: 0, contention: admission.error };
+        // An earlier attempt ran the body: the step started, so it is compensated like any failure.
+        if (attempt > 1) return failedAfterStart(run, node, place, args, attempt - 1, admission.error);
         return notStarted(run, place.path, admission.error);
       }
       if (admission.kind === 'halt') {
@@ -75,7 +78,7 @@ export async function runStepNode(run: RunState, node: StepNode, place: StepPlac
       }
       run.emit({ type: 'step.succeeded', step: place.path, attempt, reactor: place.reactor });
       const undo = node.hooks.undo as ((r: unknown, a: unknown, c: unknown) => unknown) | undefined;
-      const entry = { step: place.path, undo: async () => (undo ? runRollbackHook(run, 'undo', place.path, () => undo(out.value, args, rollbackContext(run, place, attempt))) : undefined) };
+      const entry = { step: place.path, undo: async () => (undo ? runGuardedRollback(run, node, place, args, 'undo', () => undo(out.value, args, rollbackContext(run, place, attempt))) : undefined) };
       return { kind: 'success', value: out.value, entry };
     }
     if (out.kind === 'halt') {
@@ -95,17 +98,22 @@ export async function runStepNode(run: RunState, node: StepNode, place: StepPlac
       await run.clock.sleep(delayMs, place.signal);
       continue;
     }
-    run.setStep(place.path, { status: 'failed', attempts: attempt, error: errorSummary(out.error) });
-    run.emit({ type: 'step.failed', step: place.path, attempt, error: errorSummary(out.error), started: true, reactor: place.reactor });
-    const compensate = node.hooks.compensate as ((e: Error, a: unknown, c: unknown) => unknown) | undefined;
-    return {
-      kind: 'failure',
-      step: place.path,
-      error: out.error,
-      validation: [],
-      compensate: async () => (compensate ? runRollbackHook(run, 'compensate', place.path, () => compensate(out.error, args, rollbackContext(run, place, attempt))) : undefined),
-    };
+    return failedAfterStart(run, node, place, args, attempt, out.error);
   }
+}
+
+/** The step's body ran (in this attempt or an earlier one) and the step failed: it will be compensated. */
+function failedAfterStart(run: RunState, node: StepNode, place: StepPlace, args: Record<string, unknown>, attempt: number, error: Error): NodeOutcome {
+  run.setStep(place.path, { status: 'failed', attempts: attempt, error: errorSummary(error) });
+  run.emit({ type: 'step.failed', step: place.path, attempt, error: errorSummary(error), started: true, reactor: place.reactor });
+  const compensate = node.hooks.compensate as ((e: Error, a: unknown, c: unknown) => unknown) | undefined;
+  return {
+    kind: 'failure',
+    step: place.path,
+    error,
+    validation: [],
+    compensate: async () => (compensate ? runGuardedRollback(run, node, place, args, 'compensate', () => compensate(error, args, rollbackContext(run, place, attempt))) : undefined),
+  };
 }
 
 /** What a step's admission took: released right after the attempt's body. */
@@ -179,7 +187,7 @@ function fromRecord(run: RunState, node: StepNode, place: StepPlace, args: Recor
   if (recorded.status === 'skipped') return { kind: 'skipped', value: recorded.result };
   const undo = node.hooks.undo as ((r: unknown, a: unknown, c: unknown) => unknown) | undefined;
   const attempt = recorded.attempts;
-  const entry = { step: place.path, undo: async () => (undo ? runRollbackHook(run, 'undo', place.path, () => undo(recorded.result, args, rollbackContext(run, place, attempt))) : undefined) };
+  const entry = { step: place.path, undo: async () => (undo ? runGuardedRollback(run, node, place, args, 'undo', () => undo(recorded.result, args, rollbackContext(run, place, attempt))) : undefined) };
   return { kind: 'success', value: recorded.result, entry };
 }
 

@@ -33,6 +33,8 @@ export interface RollbackFailure {
 export interface WaitingFor {
   readonly primitive: 'lock' | 'semaphore' | 'rate_limit' | 'ordered_lock';
   readonly key: string;
+  /** The contended step; absent when the reactor-level declarations were contended. */
+  readonly step?: string;
   /** Contention attempts so far (counted apart from failure retries). */
   readonly attempt: number;
   /** The delayed job that resumes it. */
