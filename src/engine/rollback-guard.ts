@@ -53,7 +53,8 @@ function unavailable(run: RunState, kind: 'compensate' | 'undo', step: string, e
   const details = ReactorError.is(error) ? error.details : {};
   const key = typeof details.key === 'string' ? details.key : undefined;
   const spec = specs.find((s) => s.kind === details.primitive) ?? specs[0]!;
-  const message = `${kind} of step "${step}" did not run: could not take ${String(details.primitive ?? spec.kind)} "${key ?? '?'}" within ${spec.waitMs} ms (${messageOf(error)})`;
+  const primitive = typeof details.primitive === 'string' ? details.primitive : spec.kind;
+  const message = `${kind} of step "${step}" did not run: could not take ${primitive} "${key ?? '?'}" within ${spec.waitMs} ms (${messageOf(error)})`;
   const failure = { step, kind, reason: 'coordination_unavailable' as const, message, ...(key === undefined ? {} : { key }) };
   run.rollbackFailures.push(failure);
   run.emit({ type: kind === 'compensate' ? 'step.compensate_failed' : 'step.undo_failed', ...failure });
