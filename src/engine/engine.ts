@@ -19,6 +19,8 @@ import type { Coordinator } from './ports/coordinator.js';
 import type { ExecutionJob, JobDelivery, JobQueue, WaitList } from './ports/queue.js';
 import type { Store } from './ports/store.js';
 import type { RunResult } from './results.js';
+import type { StepInvoker } from '../dsl/step.js';
+import { invokeStep } from './invoke.js';
 import { RunState, type Admit } from './run-state.js';
 
 /** Options of {@link createEngine}. */
@@ -103,6 +105,8 @@ export interface Engine {
   subscribe(listener: EventListener): () => void;
   /** The store this engine writes to. */
   readonly store: Store;
+  /** Runs a step definition directly, coordinated (see `StepDefinition.invoke`). */
+  invokeStep: StepInvoker['invokeStep'];
 }
 
 /** Creates an engine. */
@@ -223,6 +227,7 @@ export function createEngine(options: EngineOptions): Engine {
     register: (...reactors) => reactors.forEach((r) => registry.set(r.name, r)),
     subscribe: (listener) => hub.subscribe(listener),
     store: options.store,
+    invokeStep: (step, args, o = {}) => invokeStep({ coordinator: options.coordinator, rateLimits, onReleased: wakeOnRelease, clock, ids, hub, logger }, step, args, o.ctx),
   };
 }
 

@@ -75,7 +75,7 @@ export function admitWork(state: RunState, deps: CoordinationDeps, specs: readon
     reactor: where.reactor,
     step: where.step,
     holder,
-    startId: where.step === undefined ? `${state.executionId}:${where.reactor}` : `${state.executionId}:${where.step}`,
+    startId: where.startId ?? (where.step === undefined ? `${state.executionId}:${where.reactor}` : `${state.executionId}:${where.step}`),
     rateLimits: deps.rateLimits,
     heldKeys: state.heldKeys,
     fencingTokens: state.fencingTokens,

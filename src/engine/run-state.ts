@@ -59,6 +59,8 @@ export type Admit = (
     readonly orderedTicket?: { readonly key: string; readonly nonce: number; readonly epoch: number } | undefined;
     /** Wait as the specs say, also in a worker (rollback re-takes and direct invocations never park). */
     readonly ownWaits?: boolean;
+    /** Rate limits charge one slot per start id; default: one per execution and step. */
+    readonly startId?: string;
   },
 ) => Promise<Admission>;
 

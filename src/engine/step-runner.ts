@@ -18,8 +18,10 @@ import type { NodeOutcome } from './outcome.js';
 import type { StepRecord } from './ports/store.js';
 import { errorSummary, type RunState } from './run-state.js';
 
-type Body = (args: unknown, ctx: unknown) => unknown;
-type Classified =
+/** A step body. */
+export type Body = (args: unknown, ctx: unknown) => unknown;
+/** A body's outcome, classified. */
+export type Classified =
   | { readonly kind: 'success'; readonly value: unknown }
   | { readonly kind: 'skipped'; readonly value: unknown; readonly reason: string }
   | { readonly kind: 'halt'; readonly reason: string; readonly data?: unknown }
@@ -221,7 +223,8 @@ class Thrown {
   }
 }
 
-async function invoke(body: Body, args: unknown, ctx: unknown): Promise<unknown> {
+/** Calls a body; a throw becomes a {@link Thrown} value. */
+export async function invoke(body: Body, args: unknown, ctx: unknown): Promise<unknown> {
   try {
     return await body(args, ctx);
   } catch (error) {
@@ -229,7 +232,8 @@ async function invoke(body: Body, args: unknown, ctx: unknown): Promise<unknown>
   }
 }
 
-function classify(out: unknown): Classified {
+/** How a body's return value (or throw) ends an attempt. */
+export function classify(out: unknown): Classified {
   if (out instanceof Thrown) return { kind: 'failure', error: out.error, retryable: !isNonRetryable(out.error) };
   switch (signalKind(out)) {
     case 'success':
