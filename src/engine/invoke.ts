@@ -20,7 +20,7 @@ import { validateContract } from '../dsl/contract.js';
 import type { AnyStepDefinition, StepInvocation } from '../dsl/step.js';
 import { ErrorCode, HoldLostError, ReactorError, ValidationError } from '../errors.js';
 import { bindContext, runOfContext } from './contexts.js';
-import type { EventHub, ReactorEvent } from './events.js';
+import type { EventHub } from './events.js';
 import { childLogger } from './logger.js';
 import type { Clock, Ids } from './ports/clock.js';
 import type { Coordinator } from './ports/coordinator.js';
@@ -122,7 +122,7 @@ function alone(deps: InvokeDeps, name: string, args: Record<string, unknown>, st
   const reactor = `(invoked) ${name}`;
   const heldKeys = new Set<string>();
   const fencingTokens = new Map<string, string>();
-  const emit = (draft: EventDraft): void => deps.hub.emit({ reactor, ...draft, executionId, rootExecutionId: executionId, at: deps.clock.now() } as ReactorEvent);
+  const emit = (draft: EventDraft): void => deps.hub.emit({ reactor, ...draft, executionId, rootExecutionId: executionId, at: deps.clock.now() });
   const logger = childLogger(deps.logger, { executionId, step: name });
   return {
     label: name,
