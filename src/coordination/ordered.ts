@@ -19,7 +19,9 @@ type OrderedSpec = Extract<CoordinationSpec, { kind: 'ordered_lock' }>;
 export async function enterOrdered(spec: OrderedSpec, key: string, holds: Holds, scope: CoordinationScope): Promise<Exclude<Admission, { kind: 'admitted' }> | undefined> {
   const c = scope.coordinator;
   const given = scope.orderedTicket;
-  const ticket = given !== undefined && given.key === key ? given : await c.orderedTicket(key);
+  const kept = given !== undefined && given.key === key ? given : undefined;
+  const ticket = kept ?? (await c.orderedTicket(key));
+  if (kept === undefined) scope.onOrderedTicket?.(ticket);
   const complete = (failed: boolean): Promise<unknown> => c.orderedComplete({ ...ticket, failed, strict: spec.strict });
   let outcome: Awaited<ReturnType<typeof waitUntil<OrderedEnterResult>>>;
   try {
@@ -33,7 +35,7 @@ export async function enterOrdered(spec: OrderedSpec, key: string, holds: Holds,
   }
   if (!('value' in outcome)) {
     // A position taken in-process is handed back; one taken when a background run was accepted is kept (the execution parks).
-    if (given === undefined) await complete(false);
+    if (scope.handBackOnTimeout ?? kept === undefined) await complete(false);
     throw contention(scope, 'ordered_lock', key, outcome.waitedMs);
   }
   const r = outcome.value;

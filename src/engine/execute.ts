@@ -70,6 +70,7 @@ export function admitWork(state: RunState, deps: CoordinationDeps, specs: readon
   return admit(taken, args, {
     coordinator: deps.coordinator,
     orderedTicket: where.orderedTicket,
+    ...where.stepOrdered,
     onReleased: deps.onReleased,
     clock: state.clock,
     reactor: where.reactor,

@@ -5,6 +5,7 @@
  * @module
  */
 import type { Admission } from '../coordination/admit.js';
+import type { CoordinationScope } from '../coordination/scope.js';
 import type { CoordinationSpec } from '../dsl/coordination.js';
 import type { Logger } from '../dsl/context.js';
 import type { Contract } from '../dsl/contract.js';
@@ -61,6 +62,8 @@ export type Admit = (
     readonly ownWaits?: boolean;
     /** Rate limits charge one slot per start id; default: one per execution and step. */
     readonly startId?: string;
+    /** A step's ordered-lock position: kept across its attempts (see `step-tickets.ts`). */
+    readonly stepOrdered?: Pick<CoordinationScope, 'onOrderedTicket' | 'handBackOnTimeout' | 'keepPositionOnRefusal'> | undefined;
   },
 ) => Promise<Admission>;
 

@@ -11,7 +11,8 @@ import type { StepNode } from '../dsl/definition.js';
 import { validateContract } from '../dsl/contract.js';
 import { retryDelay } from '../dsl/retry.js';
 import { signalKind, type Failure, type Halt, type Skipped, type Success } from '../dsl/signals.js';
-import { ContentionError, ErrorCode, NonRetryableError, RateLimitedError, ReactorError, ValidationError, toError } from '../errors.js';
+import { ContentionError, ErrorCode, NonRetryableError, OrderedLockStaleError, RateLimitedError, ReactorError, ValidationError, toError } from '../errors.js';
+import { dropTicket, keepTicket, keptTicket } from './step-tickets.js';
 import { stepContext } from './hooks.js';
 import { runGuardedRollback } from './rollback-guard.js';
 import type { NodeOutcome } from './outcome.js';
@@ -55,16 +56,18 @@ export async function runStepNode(run: RunState, node: StepNode, place: StepPlac
     if (node.coordination.length > 0) {
       const admission = await admitStep(run, node, place, args);
       if (admission.kind === 'refused') {
-        // In a worker, a busy key parks the execution (the body never started; nothing is compensated).
+        // In a worker, a busy key parks the execution (the body never started; nothing is compensated; an ordered position is kept).
         if (parksOn(run, admission.error)) return { kind: 'yield', step: place.path, delayMs: 0, contention: admission.error };
+        dropTicket(run, place.path);
+        // A position of a batch that was drained, reset or passed over: the step is skipped, like a strict chain (gate parity).
+        if (admission.error instanceof OrderedLockStaleError) return skippedAtGate(run, place, attempt, 'ordered_lock_stale');
         // An earlier attempt ran the body: the step started, so it is compensated like any failure.
         if (attempt > 1) return failedAfterStart(run, node, place, args, attempt - 1, admission.error);
         return notStarted(run, place.path, admission.error);
       }
       if (admission.kind === 'halt') {
-        run.setStep(place.path, { status: 'skipped', attempts: attempt - 1 });
-        run.emit({ type: 'step.skipped', step: place.path, reason: admission.reason, reactor: place.reactor });
-        return { kind: 'skipped', value: undefined };
+        dropTicket(run, place.path);
+        return skippedAtGate(run, place, attempt, admission.reason);
       }
       guarded = admission;
     }
@@ -102,6 +105,13 @@ export async function runStepNode(run: RunState, node: StepNode, place: StepPlac
     }
     return failedAfterStart(run, node, place, args, attempt, out.error);
   }
+}
+
+/** Admission skipped the step (a marked period, a failed strict chain, a stale ordered position). */
+function skippedAtGate(run: RunState, place: StepPlace, attempt: number, reason: string): NodeOutcome {
+  run.setStep(place.path, { status: 'skipped', attempts: attempt - 1 });
+  run.emit({ type: 'step.skipped', step: place.path, reason, reactor: place.reactor });
+  return { kind: 'skipped', value: undefined };
 }
 
 /** The step's body ran (in this attempt or an earlier one) and the step failed: it will be compensated. */
@@ -150,7 +160,7 @@ async function admitStep(run: RunState, node: StepNode, place: StepPlace, args: 
   if (place.signal.aborted) follow();
   else place.signal.addEventListener('abort', follow, { once: true });
   const leave = await run.siblings.enter(exclusiveKeys(node, args, place));
-  const admission = await run.admit(node.coordination, args, { reactor: place.reactor, step: place.path, abort });
+  const admission = await run.admit(node.coordination, args, { reactor: place.reactor, step: place.path, abort, ...orderedWhere(run, node, place) });
   if (admission.kind !== 'admitted') {
     place.signal.removeEventListener('abort', follow);
     leave();
@@ -161,26 +171,44 @@ async function admitStep(run: RunState, node: StepNode, place: StepPlace, args: 
     signal: abort.signal,
     release: async (outcome) => {
       place.signal.removeEventListener('abort', follow);
+      if (outcome !== 'yielded') dropTicket(run, place.path);
       await admission.holds.release(outcome).catch((error: unknown) => run.stepLogger(place.path).warn({ err: error }, 'releasing step coordination failed; holds expire by TTL'));
       leave();
     },
   };
 }
 
-/** True when a refusal is contention and this worker may still park on it (under the contention cap). */
+/** True when this worker may still park on contention (under the contention cap, counted for every primitive). */
+function mayPark(run: RunState): boolean {
+  return run.mode === 'worker' && run.contentionCap !== undefined && (run.background?.contention ?? 0) < run.contentionCap;
+}
+
+/** True when a refusal is contention and this worker may still park on it. */
 function parksOn(run: RunState, error: Error): boolean {
-  if (run.mode !== 'worker' || run.contentionCap === undefined) return false;
-  // Capped for every primitive: a step-level ordered position is given back at the park, so it is not kept waiting in line.
-  return (error instanceof RateLimitedError || error instanceof ContentionError) && (run.background?.contention ?? 0) < run.contentionCap;
+  return mayPark(run) && (error instanceof RateLimitedError || error instanceof ContentionError);
+}
+
+/**
+ * A step-level ordered lock keeps its position across the step's attempts: the kept one is
+ * re-entered, a fresh one is remembered. In-process, a caller that gives up hands it back; a
+ * worker that parks keeps it.
+ */
+function orderedWhere(run: RunState, node: StepNode, place: StepPlace): Partial<Parameters<RunState['admit']>[2]> {
+  if (!node.coordination.some((s) => s.kind === 'ordered_lock')) return {};
+  const parks = mayPark(run);
+  return {
+    orderedTicket: keptTicket(run, place.path),
+    stepOrdered: { onOrderedTicket: (ticket) => keepTicket(run, place.path, ticket), handBackOnTimeout: !parks, keepPositionOnRefusal: parks },
+  };
 }
 
 /**
  * How an attempt ended, for its holds: only a success marks a period; a failure that will be
- * retried gives an ordered position back without poisoning a strict chain.
+ * retried keeps its ordered position for the retry ('yielded').
  */
 function releaseOutcome(out: Classified, mayRetry: boolean): WorkOutcome {
   if (out.kind === 'success') return 'completed';
-  if (out.kind === 'failure') return out.retryable && mayRetry ? 'halted' : 'failed';
+  if (out.kind === 'failure') return out.retryable && mayRetry ? 'yielded' : 'failed';
   return 'halted';
 }
 

@@ -101,3 +101,47 @@ describe('in a worker, contention at a step parks the execution (R-8)', () => {
     }
   });
 });
+
+describe('step-level ordered positions in a worker (R-15)', () => {
+  test('an execution parked at an ordered step keeps its position: executions pass in arrival order and no new position is taken on resume', async () => {
+    const key = b.key('ord-park');
+    const coordinator = new MemoryCoordinator();
+    const engine = createEmbeddedEngine({ coordinator, background: { parkFallbackMs: 60_000, workerWaitMs: 0 } });
+    const inside = gate();
+    const leave = gate();
+    const log: number[] = [];
+    const r = reactor('ord-park')
+      .input({ n: z.number() })
+      .step('seq', {
+        args: ($) => ({ n: $.input('n') }),
+        orderedLock: { key: () => key },
+        run: async ({ n }) => {
+          log.push(n);
+          if (n === 1) {
+            inside.open();
+            await leave.promise;
+          }
+        },
+      })
+      .build();
+    try {
+      const first = await engine.start(r, { n: 1 });
+      await inside.promise;
+      const second = await engine.start(r, { n: 2 });
+      await until(async () => (await engine.result(second.executionId))?.status === 'parked');
+      const third = await engine.start(r, { n: 3 });
+      await until(async () => (await engine.result(third.executionId))?.status === 'parked');
+      expect((await coordinator.orderedState(key)).issued).toBe(3);
+      leave.open();
+      const done = await Promise.all([first, second, third].map((x) => engine.wait(x.executionId, { timeoutMs: 5_000, pollMs: 5 })));
+      expect(done.map((d) => d?.status)).toEqual(['completed', 'completed', 'completed']);
+      expect(log).toEqual([1, 2, 3]);
+      expect(done[1]).toHaveContendedAt('seq', key);
+      const nonces = done.map((d) => d?.trace.filter((e) => e.type === 'coordination.acquired' && e.primitive === 'ordered_lock').map((e) => (e as { nonce?: number }).nonce));
+      expect(nonces).toEqual([[1], [2], [3]]);
+      expect((await coordinator.orderedState(key)).drained).toBe(true);
+    } finally {
+      await engine.close();
+    }
+  });
+});

@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { ContentionError, CoordinationKeyError, DefinitionError, coordinationOf, defineStep, reactor, type ReactorEvent } from '../../src/index.js';
+import '../../src/testing/vitest.js';
 import type { Backend } from '../coordination/harness.js';
 
 export const OTHER = { owner: 'someone-else' };
@@ -273,6 +274,100 @@ export function describeStepCoordination(makeBackend: () => Promise<Backend>): v
       expect(second.error.message).toContain('reactor "rated", step "call"');
       expect(ran).toBe(1);
       expect(undone).toEqual(['first']);
+    });
+  });
+
+  describe('step-level ordered positions (R-15)', () => {
+    test('a position is kept across a retry: a later arrival waits for the retry, it does not pass in between', async () => {
+      const key = b.key('ord-retry');
+      const log: string[] = [];
+      const firstFailed = gate();
+      let firstAttempts = 0;
+      const r = reactor('ord-retry')
+        .input({ who: z.string() })
+        .step('seq', {
+          args: ($) => ({ who: $.input('who') }),
+          retry: { maxAttempts: 2, backoff: 'fixed', baseDelay: 150 },
+          orderedLock: { key: () => key, wait: '5s' },
+          run: ({ who }) => {
+            log.push(who);
+            if (who === 'e1' && ++firstAttempts === 1) {
+              firstFailed.open();
+              throw new Error('transient');
+            }
+          },
+        })
+        .build();
+      const { engine, events } = b.engine();
+      const e1 = engine.run(r, { who: 'e1' });
+      await firstFailed.promise;
+      const e2 = engine.run(r, { who: 'e2' });
+      const results = await Promise.all([e1, e2]);
+      expect(results.map((x) => x.status)).toEqual(['completed', 'completed']);
+      expect(log).toEqual(['e1', 'e1', 'e2']);
+      const nonces = events.filter((e) => e.type === 'coordination.acquired' && e.primitive === 'ordered_lock').map((e) => [e.executionId === results[0].executionId ? 'e1' : 'e2', (e as { nonce?: number }).nonce]);
+      expect(nonces).toEqual([['e1', 1], ['e1', 1], ['e2', 2]]);
+      await expect(b.coordinator).toHaveOrderedState(key, { drained: true });
+    });
+
+    test('15. an in-process caller arriving out of turn gives its position back without poisoning a strict chain', async () => {
+      const key = b.key('ord-15');
+      const log: string[] = [];
+      const inside = gate();
+      const leave = gate();
+      const r = reactor('ord-15')
+        .input({ who: z.string() })
+        .step('seq', {
+          args: ($) => ({ who: $.input('who') }),
+          orderedLock: { key: () => key, strict: true, wait: 100 },
+          run: async ({ who }) => {
+            log.push(who);
+            if (who === 'e1') {
+              inside.open();
+              await leave.promise;
+            }
+            return who;
+          },
+        })
+        .build();
+      const { engine } = b.engine();
+      const e1 = engine.run(r, { who: 'e1' });
+      await inside.promise;
+      const e2 = await engine.run(r, { who: 'e2' });
+      expect(e2).toHaveFailedAt('seq');
+      expect(e2).toHaveContendedAt('seq', key);
+      if (e2.status === 'failed') expect(e2.error).toMatchObject({ code: 'contention', details: { primitive: 'ordered_lock', key, step: 'seq' } });
+      leave.open();
+      expect(await e1).toHaveCompleted();
+      await expect(b.coordinator).toHaveOrderedState(key, { firstFailed: undefined });
+      const e3 = await engine.run(r, { who: 'e3' });
+      expect(e3).toHaveStepResult('seq', 'e3');
+      expect(log).toEqual(['e1', 'e3']);
+    });
+
+    test('17. a position gone stale between attempts (reset by an operator) skips the step (ordered_lock_stale); the body ran once', async () => {
+      const key = b.key('ord-17');
+      let ran = 0;
+      let after = 0;
+      const r = reactor('ord-17')
+        .step('seq', {
+          retry: { maxAttempts: 2, backoff: 'fixed', baseDelay: 100 },
+          orderedLock: { key: () => key, wait: '2s' },
+          run: () => {
+            ran++;
+            setTimeout(() => void b.coordinator.orderedReset(key), 10);
+            throw new Error('transient');
+          },
+        })
+        .step('after', { waitFor: ['seq'], run: () => ++after })
+        .build();
+      const { engine } = b.engine();
+      const result = await engine.run(r, {});
+      expect(result).toHaveCompleted();
+      expect(result).toHaveSkipped('seq');
+      expect(result.trace.some((e) => e.type === 'step.skipped' && e.reason === 'ordered_lock_stale')).toBe(true);
+      expect(ran).toBe(1);
+      expect(after).toBe(1);
     });
   });
 

@@ -53,6 +53,8 @@ export interface BackgroundState {
   readonly waitingFor?: WaitingFor;
   /** The ordered-lock position taken when the execution was accepted. */
   readonly ordered?: { readonly key: string; readonly nonce: number; readonly epoch: number };
+  /** Step-level ordered-lock positions, by step path: taken at first arrival, kept across retries, parks and jobs. */
+  readonly stepOrdered?: Readonly<Record<string, { readonly key: string; readonly nonce: number; readonly epoch: number }>>;
   /** When a retry is due (engine clock, ms). */
   readonly retryAt?: number;
 }
