@@ -303,7 +303,7 @@ function formatCents(cents: number): string {
 }
 
 /** `./<name>.ts` next to this file when running from source, `./<name>.js` when built. */
-function moduleFile(name: string): string {
+export function moduleFile(name: string): string {
   const extension = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
   return fileURLToPath(new URL(`./${name}${extension}`, import.meta.url));
 }
@@ -322,7 +322,7 @@ function workerCommand(): { readonly command: string; readonly args: readonly st
 }
 
 /** The demo's worker processes: started one by one (ready when they print their ready line), stopped with SIGTERM. */
-class WorkerProcesses {
+export class WorkerProcesses {
   readonly #children: { readonly name: string; readonly child: ChildProcess; readonly exited: Promise<number | null> }[] = [];
   readonly #killOnExit = (): void => {
     for (const { child } of this.#children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
@@ -385,7 +385,7 @@ class WorkerProcesses {
 }
 
 /** Deletes every key under the demo's own prefix (store, coordinator, wait lists and queue). */
-async function removeKeys(url: string, prefix: string): Promise<void> {
+export async function removeKeys(url: string, prefix: string): Promise<void> {
   const redis = await connectRedis(url);
   try {
     let cursor = '0';
