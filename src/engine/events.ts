@@ -38,7 +38,7 @@ export type ReactorEvent =
   | (Base & { readonly type: 'run.queued'; readonly jobId: string; readonly delayMs: number; readonly reason: 'start' | 'retry' | 'park' | 'busy' })
   | (Base & { readonly type: 'run.resumed'; readonly jobId: string; readonly delivery: number })
   | (Base & { readonly type: 'run.parked'; readonly primitive: PrimitiveName; readonly key: string; readonly attempt: number; readonly jobId: string; /** The contended step; absent for reactor-level contention. */ readonly step?: string })
-  | (Base & { readonly type: 'run.woken'; readonly primitive: PrimitiveName; readonly key: string; readonly jobId: string })
+  | (Base & { readonly type: 'run.woken'; readonly primitive: PrimitiveName; readonly key: string; readonly jobId: string; /** The step it parked at; absent for reactor-level contention. */ readonly step?: string })
   | (StepBase & { readonly type: 'step.started'; readonly attempt: number })
   | (StepBase & { readonly type: 'step.succeeded'; readonly attempt: number })
   | (StepBase & { readonly type: 'step.failed'; readonly attempt: number; readonly error: ErrorJSON; readonly started: boolean })

@@ -32,7 +32,7 @@ describe('in a worker, contention at a step parks the execution (R-8)', () => {
     try {
       const started = await engine.start(contended(key, calls), {});
       await until(async () => parkedOf(await engine.result(started.executionId)) !== undefined);
-      expect(parkedOf(await engine.result(started.executionId))).toMatchObject({ primitive: 'lock', key });
+      expect(parkedOf(await engine.result(started.executionId))).toMatchObject({ primitive: 'lock', key, step: 'charge' });
       expect(calls).toEqual(['audit']);
       await coordinator.lockRelease(key, 'someone-else');
       const done = await engine.wait(started.executionId, { timeoutMs: 5_000, pollMs: 5 });
@@ -75,6 +75,17 @@ describe('in a worker, contention at a step parks the execution (R-8)', () => {
       expect([a?.status, c?.status]).toEqual(['completed', 'completed']);
       expect(charges).toBe(2);
       expect(c?.trace.filter((e) => e.type === 'run.woken')).toHaveLength(1);
+      // park and wake name the step and the key; acquire and release are attributed to the step.
+      expect(c?.trace.filter((e) => e.type === 'run.parked' || e.type === 'run.woken').map((e) => [e.type, (e as { step?: string }).step, (e as { key?: string }).key])).toEqual([
+        ['run.parked', 'charge', key],
+        ['run.woken', 'charge', key],
+      ]);
+      expect(c).toHaveContendedAt('charge', key);
+      const attributed = c?.trace.filter((e) => e.type === 'coordination.acquired' || e.type === 'coordination.released').map((e) => [e.type, (e as { step?: string }).step, (e as { key?: string }).key]);
+      expect(attributed).toEqual([
+        ['coordination.acquired', 'charge', key],
+        ['coordination.released', 'charge', key],
+      ]);
     } finally {
       await engine.close();
     }
