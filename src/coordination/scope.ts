@@ -38,6 +38,8 @@ export interface CoordinationScope {
   readonly handBackOnTimeout?: boolean | undefined;
   /** On a contention refusal after the ordered gate, keep the position (the execution parks with it). */
   readonly keepPositionOnRefusal?: boolean | undefined;
+  /** Keep a given ordered position when a later primitive of the same admission is contended (the caller parks with it). */
+  readonly keepOrderedOnContention?: boolean | undefined;
   /** Called after a lock, semaphore slot or ordered turn was given back (wake-on-release). */
   readonly onReleased?: ((primitive: 'lock' | 'semaphore' | 'ordered_lock', key: string) => void) | undefined;
   /** Called once when a hold is found lost while working. */
