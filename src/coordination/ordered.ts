@@ -50,7 +50,7 @@ export async function enterOrdered(spec: OrderedSpec, key: string, holds: Holds,
   }
   scope.emit({ type: 'coordination.acquired', primitive: 'ordered_lock', key, nonce: ticket.nonce });
   holds.push(async (result) => {
-    if (result === 'yielded') return; // the position is kept for the next job of this execution
+    if (result === 'yielded' || result === 'parked') return; // the position is kept for the next job of this execution
     await complete(result === 'failed');
     scope.emit({ type: 'coordination.released', primitive: 'ordered_lock', key });
     scope.onReleased?.('ordered_lock', key);

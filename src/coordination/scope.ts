@@ -40,6 +40,11 @@ export interface CoordinationScope {
   readonly keepPositionOnRefusal?: boolean | undefined;
   /** Keep a given ordered position when a later primitive of the same admission is contended (the caller parks with it). */
   readonly keepOrderedOnContention?: boolean | undefined;
+  /**
+   * Re-adopt a lock or semaphore slot this owner still holds (kept across a step's park) instead
+   * of acquiring it again: extended, registered, no second `coordination.acquired`.
+   */
+  readonly adopt?: boolean | undefined;
   /** Called after a lock, semaphore slot or ordered turn was given back (wake-on-release). */
   readonly onReleased?: ((primitive: 'lock' | 'semaphore' | 'ordered_lock', key: string) => void) | undefined;
   /** Called once when a hold is found lost while working. */

@@ -150,12 +150,12 @@ async function advance(deps: BackgroundDeps, reactor: AnyReactorDefinition, reco
   if (root.signal.aborted) return void (await rollbackRecorded(deps, reactor, record, (root.signal.reason as Error).message)); // a cancel request picked up at the start of a job
   let holds;
   if (reactor.coordination.length > 0) {
-    const admission = await admitWork(state, deps.coordination, reactor.coordination, state.input, { reactor: reactor.name, abort: root, orderedTicket: background.ordered });
+    const admission = await admitWork(state, deps.coordination, reactor.coordination, state.input, { reactor: reactor.name, abort: root, orderedTicket: background.ordered, adopt: background.parkedHolds !== undefined });
     if (admission.kind === 'halt') return void (await finish(state, { status: 'halted', step: undefined, reason: admission.reason, data: admission.data }));
     if (admission.kind === 'refused') return refused(deps, state, admission.error);
     holds = admission.holds;
   }
-  const { waitingFor: _done, retryAt: _due, ...rest } = background;
+  const { waitingFor: _done, retryAt: _due, parkedHolds: _adopted, ...rest } = background;
   state.background = rest;
   state.contentionCap = deps.options.contentionCap;
   let outcome: GraphOutcome | undefined;
@@ -165,7 +165,10 @@ async function advance(deps: BackgroundDeps, reactor: AnyReactorDefinition, reco
   } catch (error) {
     outcome = { status: 'failed', step: undefined, error: error as Error, validation: [] };
   } finally {
-    await holds?.release(outcome?.status ?? 'failed').catch((error: unknown) => state.logger.warn({ err: error }, 'releasing coordination failed; holds expire by TTL'));
+    // A step parked on contention: the reactor-level holds are kept (detached) and re-adopted at resume.
+    const stepParks = holds !== undefined && outcome?.status === 'yielded' && outcome.contention !== undefined && !(outcome.contention instanceof AsyncPendingError);
+    if (stepParks) state.background = { ...(state.background ?? { jobs: 1, contention: 0 }), parkedHolds: { owner: state.holderId } };
+    await holds?.release(stepParks ? 'parked' : (outcome?.status ?? 'failed')).catch((error: unknown) => state.logger.warn({ err: error }, 'releasing coordination failed; holds expire by TTL'));
   }
   if (outcome.status === 'yielded') {
     if (outcome.contention instanceof AsyncPendingError) return parkReader(deps, state, outcome.contention);

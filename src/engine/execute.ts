@@ -74,6 +74,7 @@ export function admitWork(state: RunState, deps: CoordinationDeps, specs: readon
     orderedTicket: where.orderedTicket ?? unitTicket,
     keepOrderedOnContention: unitTicket !== undefined,
     ...where.stepOrdered,
+    adopt: where.adopt,
     onReleased: deps.onReleased,
     clock: state.clock,
     reactor: where.reactor,

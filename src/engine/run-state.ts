@@ -69,6 +69,8 @@ export type Admit = (
     readonly ownWaits?: boolean;
     /** Rate limits charge one slot per start id; default: one per execution and step. */
     readonly startId?: string;
+    /** Re-adopt reactor-level holds kept across a step's park (R-10). */
+    readonly adopt?: boolean;
     /** A step's ordered-lock position: kept across its attempts (see `step-tickets.ts`). */
     readonly stepOrdered?: Pick<CoordinationScope, 'onOrderedTicket' | 'handBackOnTimeout' | 'keepPositionOnRefusal'> | undefined;
   },
@@ -132,7 +134,8 @@ export class RunState {
     this.admit = init.admit;
     this.mode = init.mode ?? 'inline';
     this.replayOnly = init.replayOnly ?? false;
-    this.holderId = this.mode === 'worker' ? `${init.rootExecutionId}@${crypto.randomUUID().slice(0, 8)}` : init.rootExecutionId;
+    // Holds kept across a step's park are re-adopted under the owner that took them.
+    this.holderId = init.resume?.background?.parkedHolds?.owner ?? (this.mode === 'worker' ? `${init.rootExecutionId}@${crypto.randomUUID().slice(0, 8)}` : init.rootExecutionId);
     this.#steps = { ...(init.resume?.steps ?? {}) };
     this.#createdAt = init.resume?.createdAt ?? init.clock.now();
     this.#seq = Math.max(0, ...Object.values(this.#steps).map((r) => r.completedSeq ?? 0));

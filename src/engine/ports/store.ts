@@ -58,6 +58,8 @@ export interface BackgroundState {
   readonly waitingFor?: WaitingFor;
   /** The ordered-lock position taken when the execution was accepted. */
   readonly ordered?: { readonly key: string; readonly nonce: number; readonly epoch: number };
+  /** Reactor-level locks and semaphore slots kept across a step's park, held by this owner: re-adopted at resume. */
+  readonly parkedHolds?: { readonly owner: string };
   /** Step-level ordered-lock positions, by step path: taken at first arrival, kept across retries, parks and jobs. */
   readonly stepOrdered?: Readonly<Record<string, { readonly key: string; readonly nonce: number; readonly epoch: number }>>;
   /** When a retry is due (engine clock, ms). */
