@@ -134,3 +134,29 @@ describe('bad input matrix', () => {
     });
   });
 });
+
+describe('bad input matrix: step-scoped coordination (issue 6)', () => {
+  test('11. a step rollbackWait that is not a duration is refused at definition, naming the step', () => {
+    expectDefinitionError(() => reactor('r').step('s', { lock: { key: () => 'k', rollbackWait: 'soon' as never }, run: () => 1 }), 'reactor "r", step "s": lock rollbackWait is not a duration');
+  });
+
+  test('12. a directly invoked step with invalid arguments: arguments_invalid, body not run, nothing taken', async () => {
+    const t = createTestEngine();
+    let ran = 0;
+    const s = defineStep({ name: 'charge', input: { n: z.number().int() }, lock: { key: ({ n }) => `k:${n}` }, run: () => ++ran });
+    const out = await s.invoke({ n: 1.5 }, { engine: t.engine });
+    expect(out.status === 'failed' && out.error).toMatchObject({ code: 'arguments_invalid' });
+    expect(ran).toBe(0);
+    expect(t.events.some((e) => e.type === 'coordination.acquired')).toBe(false);
+  });
+
+  test('13. a direct invocation given a ctx no run handed out: invoke_context_unknown, body not run', async () => {
+    const t = createTestEngine();
+    let ran = 0;
+    const s = defineStep({ name: 'charge', input: {}, run: () => ++ran });
+    const ctx = { executionId: 'x', rootExecutionId: 'x', reactor: 'r', step: 's', attempt: 1, signal: new AbortController().signal, logger: console, heldKeys: new Set<string>(), fencingToken: () => undefined };
+    const out = await s.invoke({}, { engine: t.engine, ctx });
+    expect(out.status === 'failed' && out.error).toMatchObject({ code: 'invoke_context_unknown' });
+    expect(ran).toBe(0);
+  });
+});
