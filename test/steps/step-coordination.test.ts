@@ -156,3 +156,38 @@ describe('step-level ordered positions in a worker (R-15)', () => {
     }
   });
 });
+
+describe('rollback in a worker (R-17, R-18)', () => {
+  test('an undo whose key is busy waits in the worker (it never parks), then runs holding the key', async () => {
+    const key = b.key('worker-undo');
+    const coordinator = new MemoryCoordinator();
+    const engine = createEmbeddedEngine({ coordinator, background: { parkFallbackMs: 60_000, workerWaitMs: 0 } });
+    let undoneHolding: string | undefined;
+    const r = reactor('worker-undo')
+      .step('charge', {
+        lock: { key: () => key, wait: 0 },
+        run: () => 'charged',
+        undo: async () => void (undoneHolding = (await coordinator.lockState(key))?.holder.step),
+      })
+      .step('notify', {
+        waitFor: ['charge'],
+        run: async () => {
+          await coordinator.lockAcquire({ key, holder: OTHER, ttlMs: 30_000 });
+          setTimeout(() => void coordinator.lockRelease(key, OTHER.owner), 100);
+          throw new Error('notify failed');
+        },
+      })
+      .build();
+    try {
+      const started = await engine.start(r, {});
+      const done = await engine.wait(started.executionId, { timeoutMs: 5_000, pollMs: 5 });
+      expect(done).toHaveFailedAt('notify');
+      expect(done).toHaveUndone(['charge']);
+      expect(done?.rollbackFailures).toEqual([]);
+      expect(done?.trace.some((e) => e.type === 'run.parked')).toBe(false);
+      expect(undoneHolding).toBe('charge');
+    } finally {
+      await engine.close();
+    }
+  });
+});
