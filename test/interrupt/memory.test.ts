@@ -4,11 +4,13 @@
  * lazy and active timeouts, background resume, cancel and undo of runs that paused.
  */
 import { describe, expect, test } from 'vitest';
+import { z } from 'zod';
 import {
   CorrelationTakenError,
   errorFromJSON,
   errorToJSON,
   InterruptTimeoutError,
+  reactor,
   ResumePayloadError,
   ResumeRefusedError,
   type ReactorEvent,
@@ -201,5 +203,33 @@ describe('operations on runs that paused', () => {
     await t.resume(paused, { approved: true });
     expect((await t.engine.undo(paused.executionId)).status).toBe('cancelled');
     expect(log).toEqual(['reserve u1', 'ship true by ops', 'undo ship', 'undo reserve R-u1']);
+  });
+});
+
+describe('several interrupts and bad correlation keys', () => {
+  test('two independent interrupts pause together; each is resumed by its step; the run completes after the second', async () => {
+    const r = reactor('two-approvals')
+      .interrupt('legal', { payload: { ok: z.boolean() } })
+      .interrupt('finance', { payload: { ok: z.boolean() } })
+      .step('done', { args: ($) => ({ a: $.result('legal', 'ok'), b: $.result('finance', 'ok') }), run: ({ a, b }) => a && b })
+      .returns('done');
+    const t = createTestEngine();
+    const paused = await t.run(r, {});
+    expect(paused.status === 'paused' && paused.interrupts.map((i) => i.step)).toEqual(['legal', 'finance']);
+    await expect(t.resume(paused, { ok: true })).rejects.toMatchObject({ details: { reason: 'no_such_interrupt' } });
+    const half = await t.resume(paused, { ok: true }, { step: 'finance' });
+    expect(half).toBePaused('legal');
+    expect(half.status === 'paused' && half.interrupts.map((i) => i.step)).toEqual(['legal']);
+    const done = await t.resume(paused, { ok: true });
+    expect(done.status === 'completed' && done.value).toBe(true);
+  });
+
+  test('a correlation key that throws or is not a non-empty string fails the interrupt before it pauses', async () => {
+    const t = createTestEngine();
+    for (const correlationId of [() => { throw new Error('no id'); }, () => '', () => 42 as unknown as string]) {
+      const result = await t.run(reactor('bad-key').interrupt('approve', { payload: { ok: z.boolean() }, correlationId }).build(), {});
+      expect(result).toHaveFailedAt('approve');
+      expect(result.status === 'failed' && result.error).toMatchObject({ code: 'correlation_id_invalid' });
+    }
   });
 });
