@@ -103,6 +103,8 @@ describe('resume', () => {
     await expect(t.engine.resume('no-such-execution', { approved: true })).rejects.toMatchObject({ details: { reason: 'not_found' } });
     const third = await t.run(r, { orderId: 'o8' });
     await expect(t.resume(third, { approved: true }, { step: 'ship' })).rejects.toMatchObject({ details: { reason: 'no_such_interrupt' } });
+    // Refusals of a known execution are events too (not persisted: nothing changed).
+    expect(t.events.flatMap((e) => (e.type === 'interrupt.rejected' ? [e.reason] : []))).toEqual(['already_resumed', 'not_paused', 'no_such_interrupt']);
   });
 
   test('a correlation id held by a paused run is refused to a second run (it fails at the interrupt, its work undone); a finished holder frees it', async () => {

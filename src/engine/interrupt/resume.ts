@@ -7,7 +7,7 @@
  */
 import type { AnyReactorDefinition } from '../../dsl/definition.js';
 import { findInterrupt, validatePayload, type InterruptSpec } from '../../dsl/interrupt.js';
-import { InterruptTimeoutError, ReactorError, ResumePayloadError, ResumeRefusedError, type FieldIssue } from '../../errors.js';
+import { InterruptTimeoutError, ReactorError, ResumePayloadError, ResumeRefusedError, type FieldIssue, type ResumeRefusal } from '../../errors.js';
 import type { InterruptClaims } from '../ports/interrupt-claims.js';
 import { TERMINAL_STATUSES, type ExecutionRecord, type InterruptWait } from '../ports/store.js';
 import type { RunResult } from '../results.js';
@@ -72,14 +72,23 @@ async function locate(deps: ResumeDeps, claims: InterruptClaims, target: ResumeT
   if (!reactor) throw new ReactorError('reactor_unknown', `cannot resume execution ${executionId}: reactor "${record.reactor}" is not registered with this engine (engine.register)`, { details: { reactor: record.reactor } });
   const matches = (record.interrupts ?? []).filter((w) => (options.step === undefined || w.step === options.step) && (correlationId === undefined || w.correlationId === correlationId));
   const open = matches.filter((w) => w.resumedAt === undefined);
-  const info = { executionId, step: options.step, correlationId, status: record.status };
-  if (matches.length > 0 && open.length === 0) throw new ResumeRefusedError({ ...info, reason: 'already_resumed' }, 'its interrupt was already resumed');
-  if (record.status !== 'paused') throw new ResumeRefusedError({ ...info, reason: 'not_paused' }, stateHint(record.status));
-  if (open.length !== 1) throw new ResumeRefusedError({ ...info, reason: 'no_such_interrupt' }, open.length === 0 ? `it waits at ${waitList(record)}` : `several interrupts wait (${waitList(record)}); pass { step }`);
+  const info = { executionId, step: options.step ?? matches[0]?.step, correlationId, status: record.status };
+  const refused = (reason: ResumeRefusal, hint: string): ResumeRefusedError => rejected(deps, record, new ResumeRefusedError({ ...info, reason }, hint));
+  if (matches.length > 0 && open.length === 0) throw refused('already_resumed', 'its interrupt was already resumed');
+  if (record.status !== 'paused') throw refused('not_paused', stateHint(record.status));
+  if (open.length !== 1) throw refused('no_such_interrupt', open.length === 0 ? `it waits at ${waitList(record)}` : `several interrupts wait (${waitList(record)}); pass { step }`);
   const wait = open[0]!;
   const spec = findInterrupt(reactor, wait.step)?.interrupt;
-  if (!spec) throw new ResumeRefusedError({ ...info, step: wait.step, reason: 'no_such_interrupt' }, `reactor "${reactor.name}" has no interrupt "${wait.step}" (was the definition changed?)`);
+  if (!spec) throw refused('no_such_interrupt', `reactor "${reactor.name}" has no interrupt "${wait.step}" (was the definition changed?)`);
   return { record, reactor, wait, spec };
+}
+
+/** Publishes a refused resume of a known execution as an `interrupt.rejected` event (not persisted: nothing changed). */
+function rejected(deps: Pick<ResumeDeps, 'hub' | 'clock'>, record: ExecutionRecord, error: ResumeRefusedError): ResumeRefusedError {
+  const step = typeof error.details.step === 'string' ? error.details.step : '';
+  const reason = error.details.reason as ResumeRefusal;
+  deps.hub.emit({ type: 'interrupt.rejected', step, reason, message: error.message, executionId: record.id, rootExecutionId: record.rootId, reactor: record.reactor, at: deps.clock.now() });
+  return error;
 }
 
 function stateHint(status: string): string {
@@ -94,9 +103,7 @@ function waitList(record: ExecutionRecord): string {
 
 /** Records a refused resume as an event (not persisted: the record belongs to the accepted resume) and returns the error. */
 function refuse(deps: ResumeDeps, found: Found, reason: 'already_resumed' | 'not_paused', hint: string): ResumeRefusedError {
-  const error = new ResumeRefusedError({ executionId: found.record.id, step: found.wait.step, reason }, hint);
-  deps.hub.emit({ type: 'interrupt.rejected', step: found.wait.step, reason, message: error.message, executionId: found.record.id, rootExecutionId: found.record.rootId, reactor: found.reactor.name, at: deps.clock.now() });
-  return error;
+  return rejected(deps, found.record, new ResumeRefusedError({ executionId: found.record.id, step: found.wait.step, reason }, hint));
 }
 
 /** The timeout passed (lazy check, or an active one whose job has not run yet): the run rolls back and ends failed. */
