@@ -40,12 +40,16 @@ export interface StepNode extends NodeBase {
   readonly coordination: readonly CoordinationSpec[];
   /** Set on an interrupt step: the execution pauses here until a resume delivers the payload. */
   readonly interrupt?: InterruptSpec | undefined;
+  /** `asyncStep`: the body runs in its own job while the reactor goes on. */
+  readonly async?: true;
 }
 
 /** A nested reactor run inline as one step of the same execution. */
 export interface ComposeNode extends NodeBase {
   readonly kind: 'compose';
   readonly reactor: AnyReactorDefinition;
+  /** `asyncReactor`: an independent child execution in the background, linked by `parentId`. */
+  readonly async?: true;
 }
 
 /** What a map runs for each element. */

@@ -11,3 +11,4 @@ export * from './reactor.js';
 export * from './retry.js';
 export * from './signals.js';
 export * from './step.js';
+export type { AsyncStepOptions } from './async.js';
