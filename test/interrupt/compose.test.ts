@@ -121,3 +121,30 @@ describe("a composed child's halt stops the parent the same way (not a silent su
     await worker.stop();
   });
 });
+
+describe('a paused run keeps its reactor-level ordered-lock position (decision 015)', () => {
+  test('a later execution on the key waits behind the paused one and passes once it was resumed and finished', async () => {
+    const log: string[] = [];
+    const rig = memoryRig({ autoAdvance: false, background: { workerWaitMs: 0, parkFallbackMs: 60_000 } });
+    const ordered = reactor('ordered-approval')
+      .input({ id: z.string() })
+      .withOrderedLock({ key: () => 'line' })
+      .step('first', { args: ($) => ({ id: $.input('id') }), run: ({ id }) => void log.push(`first ${id}`) })
+      .interrupt('approve', { waitFor: ['first'], args: ($) => ({ id: $.input('id') }), payload: { ok: z.boolean() } })
+      .step('last', { waitFor: ['approve'], args: ($) => ({ id: $.input('id') }), run: ({ id }) => void log.push(`last ${id}`) })
+      .background('all')
+      .build();
+    const worker = rig.startWorker();
+    const a = await rig.engine.start(ordered, { id: 'a' });
+    await expect.poll(async () => (await rig.engine.result(a.executionId))?.status).toBe('paused');
+    const b = await rig.engine.start(ordered, { id: 'b' });
+    await expect.poll(async () => (await rig.engine.result(b.executionId))?.status).toBe('parked');
+    expect(await rig.engine.result(b.executionId)).toMatchObject({ waitingFor: { primitive: 'ordered_lock', key: 'line' } });
+    expect(log).toEqual(['first a']);
+    expect((await rig.engine.resume(a.executionId, { ok: true })).status).toBe('queued');
+    await expect.poll(async () => (await rig.engine.result(a.executionId))?.status).toBe('completed');
+    await expect.poll(async () => (await rig.engine.result(b.executionId))?.status).toBe('paused'); // woken by A's completion
+    expect(log).toEqual(['first a', 'last a', 'first b']);
+    await worker.stop();
+  });
+});

@@ -63,6 +63,17 @@ function stateOf(deps: ContinueDeps, reactor: AnyReactorDefinition, record: Exec
 
 /** Persists the resumed execution as pending and enqueues its next job; the caller gets `queued`. */
 export async function toWorker(deps: ContinueDeps, reactor: AnyReactorDefinition, record: ExecutionRecord, step: string, reason: 'resume' | 'busy'): Promise<RunResult> {
+  const handOff = await prepareWorker(deps, reactor, record, step, reason);
+  await handOff.enqueue();
+  return handOff.result;
+}
+
+/**
+ * Persists the resumed execution as pending; `enqueue` adds its job. Call `enqueue` after
+ * releasing the liveness lock, or the worker that takes the job at once finds it busy and
+ * comes back only when the lock could have lapsed.
+ */
+export async function prepareWorker(deps: ContinueDeps, reactor: AnyReactorDefinition, record: ExecutionRecord, step: string, reason: 'resume' | 'busy'): Promise<{ readonly result: RunResult; enqueue(): Promise<void> }> {
   const state = stateOf(deps, reactor, record, 'worker');
   state.emit({ type: 'interrupt.resumed', step, mode: 'background' });
   const background = state.background ?? { jobs: 0, contention: 0 };
@@ -71,8 +82,8 @@ export async function toWorker(deps: ContinueDeps, reactor: AnyReactorDefinition
   state.background = { ...background, jobs };
   state.emit({ type: 'run.queued', jobId, delayMs: 0, reason });
   await state.checkpoint('pending', {}, { withTrace: true });
-  await deps.queue!.enqueue({ v: JOB_FORMAT_VERSION, executionId: record.id, reactor: record.reactor }, { jobId });
-  return { status: 'queued', executionId: state.executionId, reactor: state.reactor, trace: state.trace, steps: state.steps, rollbackFailures: state.rollbackFailures, replay: false };
+  const result: RunResult = { status: 'queued', executionId: state.executionId, reactor: state.reactor, trace: state.trace, steps: state.steps, rollbackFailures: state.rollbackFailures, replay: false };
+  return { result, enqueue: () => deps.queue!.enqueue({ v: JOB_FORMAT_VERSION, executionId: record.id, reactor: record.reactor }, { jobId }) };
 }
 
 /** With a queue, a busy reactor-level lock or semaphore is not waited for inline: the resume goes to a worker. */

@@ -11,7 +11,7 @@ import { InterruptTimeoutError, ReactorError, ResumePayloadError, ResumeRefusedE
 import type { InterruptClaims } from '../ports/interrupt-claims.js';
 import { TERMINAL_STATUSES, type ExecutionRecord, type InterruptWait } from '../ports/store.js';
 import type { RunResult } from '../results.js';
-import { continueInline, toWorker, withLiveness, type ContinueDeps } from './continue.js';
+import { continueInline, prepareWorker, withLiveness, type ContinueDeps } from './continue.js';
 import { failPaused } from './fail.js';
 
 /** Where a resume goes: an execution id, or the correlation id of its interrupt. */
@@ -53,13 +53,17 @@ export async function resumeExecution(deps: ResumeDeps, target: ResumeTarget, pa
     const interrupts = (fresh.interrupts ?? []).map((w) => (w.step === wait.step ? { ...w, payload: validated.value, resumedAt: deps.clock.now() } : w));
     const resumed = { ...fresh, interrupts };
     const background = spec.resume === 'background' || found.reactor.background === 'all';
-    if (background && deps.queue) return { done: await toWorker(deps, found.reactor, resumed, wait.step, 'resume') };
+    if (background && deps.queue) return { worker: await prepareWorker(deps, found.reactor, resumed, wait.step, 'resume') };
     await deps.store.save({ ...resumed, status: 'running', updatedAt: deps.clock.now() }); // the payload is durable before anything runs
     return { next: resumed };
   });
   if (outcome === undefined) throw refuse(deps, found, 'not_paused', 'another process is working on it; try again');
+  if (outcome.worker) {
+    await outcome.worker.enqueue(); // off the liveness lock, so the worker can take the execution at once
+    return outcome.worker.result;
+  }
   // Inline: continue in this process (a busy reactor-level key hands it to a worker instead).
-  return outcome.done ?? continueInline(deps, found.reactor, outcome.next, wait.step);
+  return continueInline(deps, found.reactor, outcome.next, wait.step);
 }
 
 async function locate(deps: ResumeDeps, claims: InterruptClaims, target: ResumeTarget, options: ResumeOptions): Promise<Found> {
