@@ -3,8 +3,7 @@
  * taken or lost. One test per case, so the count can be read off.
  *
  * Cases that belong to capabilities not built yet, and join this file with them:
- * coordination on an interrupt step, a malformed or foreign job payload, a resume payload that
- * fails validation, a resume of a finished run, a second concurrent resume (issues 4 and 5).
+ * a malformed or foreign job payload (issue 4). Interrupts: cases 12–15.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { z } from 'zod';
@@ -98,6 +97,44 @@ describe('bad input matrix', () => {
 
   test('10. a persisted record with another schema version: record_version_mismatch', () => {
     expect(() => parseRecord(JSON.stringify({ v: 2, id: 'e' }))).toThrow(RecordVersionError);
+  });
+
+  test('12. coordination declared on an interrupt step: definition_invalid at definition, pointing at reactor-level coordination', () => {
+    const base = reactor('r').input({ id: z.string() });
+    for (const declaration of [{ lock: { key: () => 'k' } }, { semaphore: { key: () => 'k', limit: 2 } }, { rateLimit: { key: () => 'k', limit: 1, per: '1s' } }, { period: { key: () => 'k', every: 'day' } }, { orderedLock: { key: () => 'k' } }]) {
+      expectDefinitionError(() => base.interrupt('approve', { payload: { ok: z.boolean() }, ...(declaration as object) }), 'declare it on the reactor instead (withLock');
+    }
+  });
+
+  test('13. a resume payload that fails validation: resume_payload_invalid with field issues, counted; nothing resumed', async () => {
+    const t = createTestEngine();
+    let shipped = 0;
+    const r = reactor('r').interrupt('approve', { payload: { ok: z.boolean() }, maxAttempts: 2 }).step('ship', { waitFor: ['approve'], run: () => ++shipped }).build();
+    const paused = await t.run(r, {});
+    await expect(t.resume(paused, { ok: 'yes' })).rejects.toMatchObject({ code: 'resume_payload_invalid', issues: [{ path: 'ok' }], details: { attempt: 1 } });
+    expect(shipped).toBe(0);
+    expect((await t.engine.result(paused.executionId))?.status).toBe('paused');
+  });
+
+  test('14. a resume of a finished run: resume_refused; nothing runs again', async () => {
+    const t = createTestEngine();
+    let shipped = 0;
+    const r = reactor('r').interrupt('approve', { payload: { ok: z.boolean() } }).step('ship', { waitFor: ['approve'], run: () => ++shipped }).build();
+    const paused = await t.run(r, {});
+    expect(await t.resume(paused, { ok: true })).toHaveCompleted();
+    await expect(t.resume(paused, { ok: true })).rejects.toMatchObject({ code: 'resume_refused', details: { reason: 'already_resumed' } });
+    expect(shipped).toBe(1);
+  });
+
+  test('15. a second concurrent resume: resume_refused (already resumed); the run continues once', async () => {
+    const t = createTestEngine();
+    let shipped = 0;
+    const r = reactor('r').interrupt('approve', { payload: { ok: z.boolean() } }).step('ship', { waitFor: ['approve'], run: () => ++shipped }).build();
+    const paused = await t.run(r, {});
+    const settled = await Promise.allSettled([t.resume(paused, { ok: true }), t.resume(paused, { ok: true })]);
+    expect(settled.filter((s) => s.status === 'fulfilled')).toHaveLength(1);
+    expect(settled.find((s) => s.status === 'rejected')).toMatchObject({ reason: { code: 'resume_refused', details: { reason: 'already_resumed' } } });
+    expect(shipped).toBe(1);
   });
 
   describe('11. unreachable Redis at acquire time', () => {

@@ -270,6 +270,12 @@ function tell(result: RunResult, t0: number, context: { readonly labels: Readonl
       case 'async.completed':
       case 'async.failed':
       case 'async.discarded':
+      case 'run.paused': // the demo reactors have no interrupts
+      case 'interrupt.paused':
+      case 'interrupt.resumed':
+      case 'interrupt.rejected':
+      case 'interrupt.payload_invalid':
+      case 'interrupt.timed_out':
         break;
       case 'coordination.denied':
       case 'coordination.lost':

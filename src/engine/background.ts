@@ -17,6 +17,8 @@ import { TERMINAL_STATUSES, type ExecutionRecord, type Store, type WaitingFor } 
 import type { RunResult } from './results.js';
 import { RunState, type RunStateInit } from './run-state.js';
 import { runFrame, type GraphOutcome } from './scheduler.js';
+import { interruptJob, isInterruptJob } from './interrupt/jobs.js';
+import { pauseRun } from './interrupt/pause.js';
 import { parkReader } from './async/park.js';
 import { AsyncPendingError } from './async/read-unit.js';
 import { advanceUnit } from './async/unit-worker.js';
@@ -119,6 +121,7 @@ export async function processJob(deps: BackgroundDeps, reactor: AnyReactorDefini
     // Read under the liveness lock (nobody else changes it now), together with the cancel flag.
     const [record] = await Promise.all([deps.store.get(id), cancelIfRequested()]);
     if (!record || TERMINAL_STATUSES.has(record.status)) return; // expired, or a redelivery of finished work
+    if (isInterruptJob(record, delivery)) return void (await interruptJob(deps, reactor, record, delivery)); // paused: only an active timeout acts
     const retryAt = record.background?.retryAt;
     if (record.status === 'pending' && retryAt !== undefined && retryAt - deps.clock.now() > 25) {
       // A stale or early delivery must not skip the retry backoff.
@@ -170,6 +173,7 @@ async function advance(deps: BackgroundDeps, reactor: AnyReactorDefinition, reco
     if (stepParks) state.background = { ...(state.background ?? { jobs: 1, contention: 0 }), parkedHolds: { owner: state.holderId } };
     await holds?.release(stepParks ? 'parked' : (outcome?.status ?? 'failed')).catch((error: unknown) => state.logger.warn({ err: error }, 'releasing coordination failed; holds expire by TTL'));
   }
+  if (outcome.status === 'yielded' && outcome.pause) return void (await pauseRun(state, reactor));
   if (outcome.status === 'yielded') {
     if (outcome.contention instanceof AsyncPendingError) return parkReader(deps, state, outcome.contention);
     // A step lost contention: park like a reactor-level refusal (the release wakes it).

@@ -15,6 +15,7 @@ import { TERMINAL_STATUSES, type ExecutionRecord } from './ports/store.js';
 import type { RunResult } from './results.js';
 import { errorSummary, type Admit, type EventDraft, type RunState } from './run-state.js';
 import { runFrame, type GraphOutcome } from './scheduler.js';
+import { pauseRun, waitsOf } from './interrupt/pause.js';
 
 /** What admissions need from the engine. */
 export interface CoordinationDeps {
@@ -51,6 +52,7 @@ export async function execute(
   } finally {
     await holds?.release(outcome?.status ?? 'failed').catch((error: unknown) => state.logger.warn({ err: error }, 'releasing coordination failed; holds expire by TTL'));
   }
+  if (outcome.status === 'yielded' && outcome.pause) return pauseRun(state, reactor);
   // Inline, only a hand-off yields: the rest of the run goes to a worker.
   if (outcome.status === 'yielded') return handOff!(state);
   return finish(state, outcome);
@@ -131,6 +133,7 @@ export function fromRecord(record: ExecutionRecord): RunResult {
   if (record.status === 'cancelled') return { ...base, status: 'cancelled', reason: record.cancelReason ?? '' };
   if (record.status === 'parked' && record.background?.waitingFor) return { ...base, status: 'parked', waitingFor: record.background.waitingFor };
   if (record.status === 'pending' || record.status === 'parked') return { ...base, status: 'queued' };
+  if (record.status === 'paused') return { ...base, status: 'paused', interrupts: waitsOf(record.interrupts ?? []) };
   if (!TERMINAL_STATUSES.has(record.status)) return { ...base, status: 'running' };
   if (record.status === 'completed') return { ...base, status: 'completed', value: record.value };
   if (record.status === 'halted') return { ...base, status: 'halted', haltedStep: record.failedStep, reason: record.haltReason ?? '', ...(record.haltData === undefined ? {} : { data: record.haltData }) };

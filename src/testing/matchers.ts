@@ -64,6 +64,19 @@ export const runMatchers = {
         message: `expected step "${step}" to have returned ${JSON.stringify(value)}; it ${record ? `is ${record.status} with ${JSON.stringify(record.result)}` : 'never ran'}`,
       };
     }),
+  toBePaused: (received: unknown, step?: string): Verdict =>
+    guard(received, (run) => {
+      const waits = run.status === 'paused' ? run.interrupts.map((i) => i.step) : [];
+      return {
+        pass: run.status === 'paused' && (step === undefined || waits.includes(step)),
+        message: `expected the run to be paused${step === undefined ? '' : ` at "${step}"`}; it ${run.status === 'paused' ? `is paused at [${waits.join(', ')}]` : describe(run)}`,
+      };
+    }),
+  toHaveResumed: (received: unknown, step: string): Verdict =>
+    guard(received, (run) => ({
+      pass: steps(run.trace, 'interrupt.resumed').includes(step),
+      message: `expected interrupt "${step}" to have been resumed; resumed: [${steps(run.trace, 'interrupt.resumed').join(', ')}]`,
+    })),
   toHaveRollbackFailure: (received: unknown, expected: { step: string; kind?: string; reason?: string; key?: string }): Verdict =>
     guard(received, (run) => ({
       pass: run.rollbackFailures.some((f) => Object.entries(expected).every(([k, v]) => v === undefined || (f as unknown as Record<string, unknown>)[k] === v)),

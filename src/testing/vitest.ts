@@ -40,6 +40,10 @@ export interface ReactorMatchers<T = unknown, R = unknown> {
   toHaveContendedAt(step: StepPath<T>, key?: string): R;
   /** Coordination state (await it): a lock or semaphore slot on `key` is held for this step. */
   toHaveHoldAttributedTo(key: string, step: string): Promise<R>;
+  /** The run is paused at an interrupt (at this step path, when given). */
+  toBePaused(step?: StepPath<T>): R;
+  /** A resume of this interrupt was accepted (`interrupt.resumed` is in the trace). */
+  toHaveResumed(step: StepPath<T>): R;
   /** Coordination state (await it): the lock is held (by this owner, for this step). */
   toBeLockedBy(key: string, owner?: string, step?: string): Promise<R>;
   /** Coordination state (await it): semaphore slots held / available under `limit`. */
@@ -73,6 +77,8 @@ expect.extend({
   toHaveRollbackFailure: (r: unknown, expected: { step: string }) => toResult(runMatchers.toHaveRollbackFailure(r, expected)),
   toHaveContendedAt: (r: unknown, step: string, key?: string) => toResult(runMatchers.toHaveContendedAt(r, step, key)),
   toHaveHoldAttributedTo: async (c: unknown, key: string, step: string) => toResult(await coordinationMatchers.toHaveHoldAttributedTo(c, key, step)),
+  toBePaused: (r: unknown, step?: string) => toResult(runMatchers.toBePaused(r, step)),
+  toHaveResumed: (r: unknown, step: string) => toResult(runMatchers.toHaveResumed(r, step)),
   toBeLockedBy: async (c: unknown, key: string, owner?: string, step?: string) => toResult(await coordinationMatchers.toBeLockedBy(c, key, owner, step)),
   toHaveSemaphoreSlots: async (c: unknown, key: string, expected: SemaphoreExpectation) => toResult(await coordinationMatchers.toHaveSemaphoreSlots(c, key, expected)),
   toHaveRateCount: async (c: unknown, key: string, periodMs: number, count: number) => toResult(await coordinationMatchers.toHaveRateCount(c, key, periodMs, count)),

@@ -48,6 +48,22 @@ export interface WaitingFor {
   readonly dueAt?: number;
 }
 
+/** An interrupt the execution is paused at (persisted until the step completes with its payload). */
+export interface InterruptWait {
+  /** The interrupt step's path (`approve`, `review.approve` inside a composed reactor). */
+  readonly step: string;
+  readonly correlationId?: string;
+  /** When it paused (engine clock, ms). */
+  readonly pausedAt: number;
+  /** When the timeout passes (engine clock, ms), if it has one. */
+  readonly timeoutAt?: number;
+  /** Invalid payloads received so far. */
+  readonly invalidAttempts: number;
+  /** Set by the accepted resume: the validated payload the step completes with. */
+  readonly payload?: unknown;
+  readonly resumedAt?: number;
+}
+
 /** Background-execution bookkeeping of a record. */
 export interface BackgroundState {
   /** Jobs enqueued so far for this execution (job ids are `<executionId>:<n>`). */
@@ -110,6 +126,8 @@ export interface ExecutionRecord {
   readonly trace?: readonly ReactorEvent[];
   /** Background execution: what a parked execution waits for, and the counters that survive redelivery. */
   readonly background?: BackgroundState;
+  /** The interrupts a paused execution waits at (and an accepted payload not consumed yet). */
+  readonly interrupts?: readonly InterruptWait[];
   /** Set on the record of an `asyncStep` unit: which step of which dispatcher it runs. */
   readonly unit?: AsyncUnitInfo;
   readonly createdAt: number;
