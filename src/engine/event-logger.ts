@@ -49,6 +49,12 @@ export const EVENT_LOG_LEVELS: Readonly<Record<ReactorEventType, LogLevel>> = Ob
   'async.completed': 'info',
   'async.failed': 'warn',
   'async.discarded': 'info',
+  'run.paused': 'info',
+  'interrupt.paused': 'info',
+  'interrupt.resumed': 'info',
+  'interrupt.rejected': 'warn',
+  'interrupt.payload_invalid': 'warn',
+  'interrupt.timed_out': 'warn',
 });
 
 /** Options of {@link eventLogger}. */

@@ -1,6 +1,7 @@
 import type { StepContext } from '../dsl/context.js';
 import { signalKind, type Failure } from '../dsl/signals.js';
 import { messageOf } from '../errors.js';
+import { bindContext } from './contexts.js';
 import type { RunState } from './run-state.js';
 
 /** Runs a compensate or undo hook; a throw or a returned failure is recorded and rollback goes on. */
@@ -30,7 +31,7 @@ async function rollbackHook(run: RunState, kind: 'compensate' | 'undo', step: st
 /** The context a step hook receives. */
 export function stepContext(run: RunState, place: { readonly path: string; readonly reactor: string; readonly signal: AbortSignal }, attempt: number): StepContext {
   const step = place.path;
-  return {
+  return bindContext({
     executionId: run.executionId,
     rootExecutionId: run.rootExecutionId,
     reactor: place.reactor,
@@ -40,5 +41,5 @@ export function stepContext(run: RunState, place: { readonly path: string; reado
     logger: run.stepLogger(step),
     heldKeys: run.heldKeys,
     fencingToken: (key) => (key === undefined ? (run.fencingTokens.size === 1 ? [...run.fencingTokens.values()][0] : undefined) : run.fencingTokens.get(key)),
-  };
+  }, run);
 }

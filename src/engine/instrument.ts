@@ -129,7 +129,7 @@ export function stepEnd(outcome: NodeOutcome): WorkEnd {
     case 'halt':
       return { outcome: 'halted' };
     case 'yield':
-      return { outcome: outcome.contention === undefined ? 'retrying' : 'parked' };
+      return { outcome: outcome.pause !== undefined ? 'paused' : outcome.contention === undefined ? 'retrying' : 'parked' };
     case 'failure':
       return { outcome: 'failed', error: summary(outcome.error) };
   }

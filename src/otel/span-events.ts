@@ -16,6 +16,7 @@ const RUN_OUTCOMES: Partial<Record<ReactorEvent['type'], string>> = {
   'run.halted': 'halted',
   'run.cancelled': 'cancelled',
   'run.parked': 'parked',
+  'run.paused': 'paused',
 };
 const QUEUED_OUTCOMES: Record<string, string | undefined> = { start: 'queued', retry: 'retrying', park: 'parked' };
 
