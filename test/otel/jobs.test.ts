@@ -207,6 +207,32 @@ describe('jobs of one execution in a worker', () => {
     expectNoLeaks(t);
   });
 
+  test('an interrupt ends its step span paused; the inline resume is a run span of the same trace', async () => {
+    const t = tracing();
+    const w = workerEngine(t);
+    const approval = reactor('approval')
+      .step('hold', { run: () => 'held' })
+      .interrupt('approve', { waitFor: ['hold'], payload: { ok: z.boolean() } })
+      .step('pay', { args: ($) => ({ ok: $.result('approve', 'ok') }), run: ({ ok }) => (ok ? 'paid' : 'skipped') })
+      .returns('pay');
+    const paused = await w.engine.run(approval, {});
+    expect(paused.status).toBe('paused');
+    const resumed = await w.engine.resume(paused.executionId, { ok: true });
+    expect(resumed.status).toBe('completed');
+    const spans = t.spans();
+    expect(new Set(spans.map((s) => s.spanContext().traceId)).size).toBe(1);
+    const [first, second] = named(spans, 'run approval');
+    expect(first!.attributes[ATTR.runOutcome]).toBe('paused');
+    expect(second!.attributes[ATTR.runOutcome]).toBe('completed');
+    expect(parentOf(spans, second!)).toBe(first);
+    expect(named(spans, 'step approve').map((s) => [s.attributes[ATTR.stepOutcome], parentOf(spans, s)])).toEqual([
+      ['paused', first],
+      ['succeeded', second],
+    ]);
+    expect(parentOf(spans, one(spans, 'step pay'))).toBe(second);
+    expectNoLeaks(t);
+  });
+
   test('an execution started without tracing is rooted by the first traced job; later jobs and an undo join that trace', async () => {
     const t = tracing();
     const plain = workerEngine(undefined);
