@@ -44,7 +44,7 @@ export type WorkScope =
 
 /**
  * How a scope ended. `outcome` of a step: `succeeded`, `failed`, `skipped`, `halted`, `parked`
- * (lost contention in a worker; resumed by a later job), `retrying` (a worker re-enqueued the
+ * (lost contention in a worker; resumed by a later job), `paused` (an interrupt), `retrying` (a worker re-enqueued the
  * next attempt); of other scopes: `ok` or `failed`.
  */
 export interface WorkEnd {

@@ -17,11 +17,11 @@ export const ATTR = Object.freeze({
   step: 'ts_reactor.step',
   /** The step's last attempt in this span. */
   attempt: 'ts_reactor.step.attempt',
-  /** How the step span ended: `succeeded`, `failed`, `skipped`, `halted`, `parked`, `retrying`. */
+  /** How the step span ended: `succeeded`, `failed`, `skipped`, `halted`, `parked`, `retrying`, `paused`. */
   stepOutcome: 'ts_reactor.step.outcome',
   /** `inline`, `worker` or `operation` (an operator's cancel or undo). */
   runMode: 'ts_reactor.run.mode',
-  /** How this run of the execution ended: `completed`, `failed`, `halted`, `cancelled`, `parked`, `retrying`, `queued`. */
+  /** How this run of the execution ended: `completed`, `failed`, `halted`, `cancelled`, `parked`, `retrying`, `paused`, `queued`. */
   runOutcome: 'ts_reactor.run.outcome',
   /** The job (run spans of a worker, enqueue spans). */
   jobId: 'ts_reactor.job.id',
