@@ -223,11 +223,11 @@ describe('waitForChange', () => {
 
   it('wakes every waiter of an ordered lock (only the next position may enter)', async () => {
     const [t1] = [await c.orderedTicket('w'), await c.orderedTicket('w'), await c.orderedTicket('w')];
-    await c.orderedEnter({ ...t1!, poisonMs: 60_000, strict: false, holder: holder('a') });
+    await c.orderedEnter({ ...t1, poisonMs: 60_000, strict: false, holder: holder('a') });
     const waits = [c.waitForChange('ordered', 'w', 20_000), c.waitForChange('ordered', 'w', 20_000)];
     await sleep(50);
     const started = performance.now();
-    await c.orderedComplete({ ...t1!, failed: false, strict: false });
+    await c.orderedComplete({ ...t1, failed: false, strict: false });
     await Promise.all(waits);
     expect(performance.now() - started).toBeLessThan(2_000);
   });
