@@ -34,8 +34,10 @@ export async function waitUntil<T>(
       const hint = result.retryAfterMs === undefined ? poll : Math.max(1, Math.min(result.retryAfterMs, poll));
       if (watch === undefined) await scope.coordinator.waitForChange(target.kind, target.key, Math.min(remaining, hint));
       else await watch.wait(Math.min(remaining, hint));
+      // The next watch starts before the last one ends, so the channel stays subscribed between tries.
+      const next = scope.coordinator.watch?.(target.kind, target.key);
       watch?.close();
-      watch = scope.coordinator.watch?.(target.kind, target.key);
+      watch = next;
       poll = Math.min(poll * 2, MAX_POLL_MS);
     }
   } finally {
