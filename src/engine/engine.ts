@@ -143,7 +143,8 @@ export function createEngine(options: EngineOptions): Engine {
   const newState = (init: Parameters<BackgroundDeps['newState']>[0]): RunState => {
     let state: RunState | undefined = undefined;
     const admitFn: Admit = (specs, args, where) => admitWork(state!, coordination, specs, args, where);
-    state = new RunState({ ...deps, ...init, admit: admitFn, async: asyncPort, onSettled });
+    // Object.assign, not a spread of two objects: the spread built a slow dictionary-mode object per run (docs/decisions/030).
+    state = new RunState(Object.assign({ admit: admitFn, async: asyncPort, onSettled }, deps, init));
     return state;
   };
   const wakeOnRelease = (primitive: 'lock' | 'semaphore' | 'ordered_lock', key: string): void => {

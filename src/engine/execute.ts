@@ -46,7 +46,7 @@ export async function execute(
   try {
     await state.progress('running');
     const handoff = handOff && reactor.background !== undefined && reactor.background !== 'all' ? reactor.background : undefined;
-    outcome = await runFrame(state, { def: reactor, input: state.input, prefix: '', signal: root.signal, handoff });
+    outcome = await runFrame(state, { def: reactor, input: state.input, prefix: '', signal: root.signal, handoff, owned: root });
   } catch (error) {
     outcome = { status: 'failed', step: undefined, error: error as Error, validation: [] };
   } finally {
