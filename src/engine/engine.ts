@@ -54,6 +54,12 @@ export interface EngineOptions {
    * A worker that dies loses at most this much progress: those steps run again (at-least-once).
    */
   readonly checkpointIntervalMs?: number;
+  /**
+   * Resolves once this process's background pool has no job ready or running. An in-process
+   * reader of an async unit awaits it before it lets the clock pass, so on a manual clock
+   * virtual time moves only while the pool waits too (`createTestEngine` passes its pool's).
+   */
+  readonly backgroundSettled?: () => Promise<void>;
 }
 
 /** Options the engine passes itself (a retry links the new execution to the old one). */
@@ -149,6 +155,7 @@ export function createEngine(options: EngineOptions): Engine {
     waitMs: options.background?.asyncWaitMs ?? 30_000,
     parkTimeoutMs: options.background?.asyncParkTimeoutMs ?? 3_600_000,
     workerWaitMs: options.background?.workerWaitMs ?? 250,
+    settled: options.backgroundSettled,
     register: (reactor) => registerTree(registry, reactor),
   };
   // A unit's or child's terminal record wakes its readers: here at once, elsewhere through the wait list.

@@ -34,6 +34,11 @@ export interface MemoryQueueOptions {
 export interface MemoryJobQueue extends JobQueue {
   /** Resolves once no job is ready, delayed or running (jobs enqueued meanwhile are waited for too). */
   drain(): Promise<void>;
+  /**
+   * Resolves once no job is ready or running; delayed jobs wait for their time on the clock.
+   * What a test engine's in-process reader awaits before it lets virtual time pass.
+   */
+  settled(): Promise<void>;
   /** How many jobs are in each live state now. */
   counts(): { readonly ready: number; readonly delayed: number; readonly running: number };
 }
@@ -72,6 +77,7 @@ export function createMemoryQueue(options: MemoryQueueOptions = {}): MemoryQueue
   const readyLine: Entry[] = [];
   const inFlight = new Set<Promise<void>>();
   let idleWaiters: (() => void)[] = [];
+  let quietWaiters: (() => void)[] = [];
   let processor: JobProcessor | undefined;
   let concurrency = 0;
   let running = 0;
@@ -96,7 +102,14 @@ export function createMemoryQueue(options: MemoryQueueOptions = {}): MemoryQueue
     settleIdle();
   };
 
+  const quiet = (): boolean => ![...live.values()].some((entry) => entry.state !== 'delayed');
+
   const settleIdle = (): void => {
+    if (quietWaiters.length > 0 && quiet()) {
+      const waiters = quietWaiters;
+      quietWaiters = [];
+      for (const resolve of waiters) resolve();
+    }
     if (live.size > 0 || idleWaiters.length === 0) return;
     const waiters = idleWaiters;
     idleWaiters = [];
@@ -193,6 +206,11 @@ export function createMemoryQueue(options: MemoryQueueOptions = {}): MemoryQueue
     drain(): Promise<void> {
       if (live.size === 0) return Promise.resolve();
       return new Promise((resolve) => idleWaiters.push(resolve));
+    },
+
+    settled(): Promise<void> {
+      if (quiet()) return Promise.resolve();
+      return new Promise((resolve) => quietWaiters.push(resolve));
     },
 
     counts() {
