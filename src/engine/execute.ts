@@ -73,6 +73,7 @@ export function admitWork(state: RunState, deps: CoordinationDeps, specs: readon
     coordinator: deps.coordinator,
     orderedTicket: where.orderedTicket ?? unitTicket,
     keepOrderedOnContention: unitTicket !== undefined,
+    keepOrderedUntilFinal: unitTicket !== undefined,
     onReleased: deps.onReleased,
     clock: state.clock,
     reactor: where.reactor,
