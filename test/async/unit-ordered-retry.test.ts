@@ -58,7 +58,7 @@ describe('an async unit keeps its ordered position across retries', () => {
     const engine = createEmbeddedEngine({ coordinator, background: { workerWaitMs: 0, parkFallbackMs: 10_000 } });
     const r = reactor('ord-skip')
       .input({ who: z.string(), key: z.string() })
-      .asyncStep('post', { args: ($) => ({ who: $.input('who'), key: $.input('key') }), orderedLock: { key: ({ key }) => key, poisonMs: 60_000 }, run: ({ who }) => (who === 'A' ? skip('nothing to post') : who) })
+      .asyncStep('post', { args: ($) => ({ who: $.input('who'), key: $.input('key') }), orderedLock: { key: ({ key }) => key, poisonTimeout: '60s' }, run: ({ who }) => (who === 'A' ? skip('nothing to post') : who) })
       .build();
     try {
       const a = await engine.run(r, { who: 'A', key });
