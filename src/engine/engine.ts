@@ -55,11 +55,12 @@ export interface EngineOptions {
    */
   readonly checkpointIntervalMs?: number;
   /**
-   * Resolves once this process's background pool has no job ready or running. An in-process
-   * reader of an async unit awaits it before it lets the clock pass, so on a manual clock
-   * virtual time moves only while the pool waits too (`createTestEngine` passes its pool's).
+   * Resolves once this process's background pool has no job ready or running, or the clock
+   * reached `until`. An in-process reader of an async unit awaits it (until its deadline) before
+   * it lets the clock pass, so on a manual clock virtual time moves only while the pool waits
+   * too (`createTestEngine` passes its pool's).
    */
-  readonly backgroundSettled?: () => Promise<void>;
+  readonly backgroundSettled?: (until: number) => Promise<void>;
 }
 
 /** Options the engine passes itself (a retry links the new execution to the old one). */

@@ -60,7 +60,7 @@ export function createTestEngine(options: TestEngineOptions = {}): TestEngine {
   const events: ReactorEvent[] = [];
   // Async units and background runs go to an in-process pool on the same manual clock (unless a queue is given).
   const pool = options.queue ? undefined : createTestPool(clock);
-  const queued = pool ? { queue: pool.queue, waitList: pool.waitList, backgroundSettled: () => pool.queue.settled() } : {};
+  const queued = pool ? { queue: pool.queue, waitList: pool.waitList, backgroundSettled: (until: number) => pool.queue.settled(until) } : {};
   const engine = createEngine({ ...options, store, clock, coordinator, ...queued });
   engine.subscribe((e) => events.push(e));
   pool?.start(engine);

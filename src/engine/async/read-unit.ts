@@ -61,14 +61,14 @@ export async function readUnit(run: RunState, place: StepPlace, reading: Reading
  * after `boundMs`. With `settled` (a test engine's pool), the pool runs what it can before any
  * clock time is spent waiting.
  */
-export async function waitTerminal(store: Store, signals: UnitSignals, unitId: string, boundMs: number, clock: Clock, signal?: AbortSignal, settled?: () => Promise<void>): Promise<ExecutionRecord | undefined> {
+export async function waitTerminal(store: Store, signals: UnitSignals, unitId: string, boundMs: number, clock: Clock, signal?: AbortSignal, settled?: (until: number) => Promise<void>): Promise<ExecutionRecord | undefined> {
   const deadline = clock.now() + boundMs;
   let poll = 5;
   for (;;) {
     let record = await store.get(unitId);
     if (record && TERMINAL_STATUSES.has(record.status)) return record;
     if (settled) {
-      await settled();
+      await settled(deadline);
       record = await store.get(unitId);
       if (record && TERMINAL_STATUSES.has(record.status)) return record;
     }
