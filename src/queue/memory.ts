@@ -105,10 +105,12 @@ export function createMemoryQueue(options: MemoryQueueOptions = {}): MemoryQueue
 
   const quiet = (): boolean => ![...live.values()].some((entry) => entry.state !== 'delayed');
 
+  /** Resolves the `settled` waiters that are due: all of them when nothing is ready or running, else those whose `until` has come. */
   const releaseQuiet = (): void => {
     if (quietWaiters.length === 0) return;
-    const now = quiet() ? Infinity : clock.now();
-    const due = quietWaiters.filter((w) => w.until !== undefined ? w.until <= now : now === Infinity);
+    const isQuiet = quiet();
+    const now = clock.now();
+    const due = quietWaiters.filter((w) => isQuiet || (w.until !== undefined && w.until <= now));
     quietWaiters = quietWaiters.filter((w) => !due.includes(w));
     for (const w of due) {
       w.stop?.();
