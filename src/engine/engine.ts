@@ -58,6 +58,13 @@ export interface EngineOptions {
    * A worker that dies loses at most this much progress: those steps run again (at-least-once).
    */
   readonly checkpointIntervalMs?: number;
+  /**
+   * Resolves once this process's background pool has no job ready or running, or the clock
+   * reached `until`. An in-process reader of an async unit awaits it (until its deadline) before
+   * it lets the clock pass, so on a manual clock virtual time moves only while the pool waits
+   * too (`createTestEngine` passes its pool's).
+   */
+  readonly backgroundSettled?: (until: number) => Promise<void>;
 }
 
 /** Options the engine passes itself (a retry links the new execution to the old one). */
@@ -170,6 +177,7 @@ export function createEngine(options: EngineOptions): Engine {
     waitMs: options.background?.asyncWaitMs ?? 30_000,
     parkTimeoutMs: options.background?.asyncParkTimeoutMs ?? 3_600_000,
     workerWaitMs: options.background?.workerWaitMs ?? 250,
+    settled: options.backgroundSettled,
     register: (reactor) => registerTree(registry, reactor),
   };
   // A unit's or child's terminal record wakes its readers: here at once, elsewhere through the wait list.

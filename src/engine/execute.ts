@@ -77,6 +77,7 @@ export function admitWork(state: RunState, deps: CoordinationDeps, specs: readon
     keepOrderedOnContention: unitTicket !== undefined,
     ...where.stepOrdered,
     adopt: where.adopt,
+    keepOrderedUntilFinal: unitTicket !== undefined,
     onReleased: deps.onReleased,
     clock: state.clock,
     reactor: where.reactor,

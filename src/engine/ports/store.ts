@@ -80,6 +80,8 @@ export interface BackgroundState {
   readonly stepOrdered?: Readonly<Record<string, { readonly key: string; readonly nonce: number; readonly epoch: number }>>;
   /** When a retry is due (engine clock, ms). */
   readonly retryAt?: number;
+  /** A reader's parks on one async unit so far (its `waitingFor.attempt`), kept across re-parks. */
+  readonly asyncParks?: { readonly unitId: string; readonly count: number };
 }
 
 /**
