@@ -75,7 +75,7 @@ export class MemoryStore implements Store {
     const offset = filter.cursor === undefined ? 0 : Number(filter.cursor);
     this.#sweep(this.#clock.now());
     const matching = [...this.#records.values()]
-      .filter((e) => (filter.reactor === undefined || e.reactor === filter.reactor) && (filter.status === undefined || e.status === filter.status))
+      .filter((e) => (filter.reactor === undefined || e.reactor === filter.reactor) && (filter.status === undefined || e.status === filter.status) && inRange(e.createdAt, filter))
       .reverse()
       .sort((a, b) => b.createdAt - a.createdAt);
     const page = matching.slice(offset, offset + limit).map((e) => parseRecord(e.json));
@@ -93,6 +93,11 @@ export class MemoryStore implements Store {
     this.#claims.set(id, { executionId, expiresAt: now + this.#ttlMs });
     return { claimed: true };
   }
+}
+
+/** True when `createdAt` lies in the filter's `[createdFrom, createdTo)` range. */
+function inRange(createdAt: number, filter: ExecutionFilter): boolean {
+  return (filter.createdFrom === undefined || createdAt >= filter.createdFrom) && (filter.createdTo === undefined || createdAt < filter.createdTo);
 }
 
 /** Parses a stored record, checking its schema version. */
