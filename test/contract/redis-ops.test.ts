@@ -1,5 +1,5 @@
 import { afterAll, beforeAll } from 'vitest';
-import { RedisCoordinator } from '../../src/storage/redis/coordinator.js';
+import type { RedisCoordinator } from '../../src/storage/redis/coordinator.js';
 import { createRedisBackend } from '../../src/storage/redis/index.js';
 import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
 import { realPause } from './coordinator-contract.js';
