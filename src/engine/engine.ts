@@ -20,6 +20,7 @@ import type { ExecutionJob, JobDelivery, JobQueue, WaitList } from './ports/queu
 import type { Store } from './ports/store.js';
 import type { RunResult } from './results.js';
 import { RunState, type Admit } from './run-state.js';
+import { linkRetry } from './retry-link.js';
 
 /** Options of {@link createEngine}. */
 export interface EngineOptions {
@@ -208,7 +209,9 @@ export function createEngine(options: EngineOptions): Engine {
   const ops: OperationsDeps = { store: options.store, coordination, waitList: options.waitList, queue: options.queue, registry, live: inflight, newState };
   const retry = async (executionId: string): Promise<RunResult> => {
     const source = await retrySource(ops, executionId);
-    return (background ? start : run)(source.reactor, source.input, { retryOf: executionId });
+    const retried = await (background ? start : run)(source.reactor, source.input, { retryOf: executionId });
+    await linkRetry({ store: options.store, hub, clock, logger }, executionId, retried.executionId);
+    return retried;
   };
 
   return {
