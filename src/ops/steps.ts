@@ -54,8 +54,17 @@ export function graphOf(record: ExecutionRecord, definition: AnyReactorDefinitio
   return { nodes, edges, fromDefinition: true };
 }
 
-/** A node's status: its own record, else one derived from the records under it (compose, map). */
+/** Steps the trace says were undone or compensated (the record keeps their earlier status). */
+function rolledBack(trace: readonly ReactorEvent[]): Map<string, 'undone' | 'compensated'> {
+  const out = new Map<string, 'undone' | 'compensated'>();
+  for (const e of trace) if (e.type === 'step.undone' || e.type === 'step.compensated') out.set(e.step, e.type === 'step.undone' ? 'undone' : 'compensated');
+  return out;
+}
+
+/** A node's status: rolled back per the trace, else its own record, else one derived from the records under it (compose, map). */
 function statusOf(record: ExecutionRecord, name: string, parkedStep: string | undefined): GraphNodeView['status'] {
+  const rolled = rolledBack(record.trace ?? []).get(name);
+  if (rolled) return rolled;
   const own = record.steps[name];
   if (own) return own.status;
   if (parkedStep === name) return 'parked';
