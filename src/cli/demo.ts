@@ -104,6 +104,7 @@ class EventPrinter {
       case 'run.parked':
       case 'run.woken':
       case 'run.cancelled':
+      case 'run.retried':
         return line('event', event.type);
       case 'coordination.acquired':
       case 'coordination.released':
