@@ -88,8 +88,8 @@ test('the coordination view shows the holder and the parked waiter; cancelling t
   held.open();
   expect((await runtime.engine.wait(holder.executionId, { timeoutMs: 15_000 }))?.status).toBe('completed');
   // The live refresh swaps the page's content in place: the released hold disappears without a reload.
-  await page.evaluate(() => ((window as unknown as { marker: number }).marker = 42));
+  await page.evaluate(() => ((globalThis as unknown as { marker: number }).marker = 42));
   await expect.poll(() => page.locator('tr[data-lock="account:acme"]').count(), { timeout: 10_000 }).toBe(0);
-  expect(await page.evaluate(() => (window as unknown as { marker?: number }).marker)).toBe(42);
+  expect(await page.evaluate(() => (globalThis as unknown as { marker?: number }).marker)).toBe(42);
   await page.close();
 });
