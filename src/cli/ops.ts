@@ -7,6 +7,7 @@
 import { parseArgs } from 'node:util';
 import type { ExecutionStatus } from '../engine/ports/store.js';
 import { ReactorError } from '../errors.js';
+import { parseOperatorTime } from '../ops/time.js';
 import { connect, readTarget, showProgress, TARGET_OPTIONS, type OpsIO } from './ops-target.js';
 import { coordinationText, executionLine, executionText, orderedLine } from './ops-format.js';
 import { UsageError } from './worker.js';
@@ -32,8 +33,8 @@ function parse<O extends Record<string, { readonly type: 'string' | 'boolean' }>
 }
 
 function time(name: string, raw: string | undefined): number | undefined {
-  if (raw === undefined) return undefined;
-  const value = /^\d+$/.test(raw) ? Number(raw) : Date.parse(raw);
+  const value = parseOperatorTime(raw);
+  if (value === undefined) return undefined;
   if (!Number.isFinite(value)) throw new UsageError(`--${name}: "${raw}" is not a time (ISO 8601 or ms since the epoch)`, false);
   return value;
 }

@@ -7,6 +7,7 @@
 import type { Context } from 'hono';
 import type { ExecutionStatus } from '../engine/ports/store.js';
 import { ReactorError } from '../errors.js';
+import { parseOperatorTime } from '../ops/time.js';
 import type { ExecutionQuery } from '../ops/types.js';
 import type { ListFilters } from './html/executions-page.js';
 
@@ -14,8 +15,8 @@ const STATUSES: readonly ExecutionStatus[] = ['pending', 'running', 'parked', 'p
 
 /** Parses a time: digits are ms; anything else a date (a date without a zone is UTC). */
 export function parseTime(name: string, raw: string | undefined): number | undefined {
-  if (raw === undefined || raw === '') return undefined;
-  const value = /^\d+$/.test(raw) ? Number(raw) : Date.parse(/[zZ]|[+-]\d\d:?\d\d$/.test(raw) ? raw : `${raw}Z`);
+  const value = parseOperatorTime(raw);
+  if (value === undefined) return undefined;
   if (!Number.isFinite(value)) throw new ReactorError('query_invalid', `${name}: "${raw}" is not a time (ISO 8601 or ms since the epoch)`, { details: { [name]: raw } });
   return value;
 }

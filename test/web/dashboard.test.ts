@@ -101,6 +101,31 @@ describe('pages', () => {
     expect(await (await app.request('/coordination?pattern=nothing*')).text()).toContain('No lock is held.');
   });
 
+  test('a step-level park shows the waiting step in the graph and in the coordination view', async () => {
+    const { reactor } = await import('../../src/index.js');
+    let open!: () => void;
+    const held = new Promise<void>((r) => (open = r));
+    const stepLocked = reactor('step-locked')
+      .step('prepare', { run: () => 'ready' })
+      .step('book', { waitFor: ['prepare'], lock: { key: () => 'ledger' }, run: async () => (await held, 'booked') })
+      .build();
+    const app = dash({ reactors: [stepLocked] });
+    const first = await f.engine.start(stepLocked, {});
+    await until(async () => (await f.coordinator.lockState('ledger'))?.holder.executionId === first.executionId, 'the first to hold the ledger');
+    const second = await f.engine.start(stepLocked, {});
+    await until(async () => (await f.engine.result(second.executionId))?.status === 'parked', 'the second to park');
+    const page = await (await app.request(`/executions/${second.executionId}`)).text();
+    expect(page).toMatch(/data-step="prepare" data-status="completed"/);
+    expect(page).toMatch(/data-step="book" data-status="parked"/);
+    expect(page).toContain('at step <code>book</code>');
+    const view = await (await app.request('/coordination')).text();
+    const row = /<tr data-lock="ledger">([\s\S]*?)<\/tr>/.exec(view)?.[1] ?? '';
+    expect(row).toContain('step <code>book</code>');
+    expect(row).toContain(`data-waiter="${second.executionId}"`);
+    expect(row).toContain('step book · attempt 1');
+    open();
+  });
+
   test('semaphores, rate windows, period markers and ordered cursors appear with their figures', async () => {
     await f.coordinator.semaphoreAcquire({ key: 'pool', holder: { owner: 'x', executionId: 'x', reactor: 'r', step: 'call' }, limit: 3, ttlMs: 60_000 });
     await f.coordinator.rateTake({ id: 'a', windows: [{ key: 'api', limit: 5, periodMs: 60_000 }] });
