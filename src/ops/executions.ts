@@ -8,7 +8,7 @@ import type { AnyReactorDefinition } from '../dsl/definition.js';
 import { redactFields } from '../dsl/contract.js';
 import type { Coordinator } from '../engine/ports/coordinator.js';
 import type { ExecutionRecord, Store } from '../engine/ports/store.js';
-import { ReactorError } from '../errors.js';
+import { ReactorError, type ErrorJSON } from '../errors.js';
 import { graphOf, lastContendedStep, stepViews } from './steps.js';
 import type { ExecutionDetail, ExecutionPage, ExecutionQuery, ExecutionSummary, HolderView, WaitView } from './types.js';
 
@@ -19,6 +19,12 @@ export interface ExecutionSources {
   readonly reactors: ReadonlyMap<string, AnyReactorDefinition>;
   /** How many of the newest records are searched for linked executions. */
   readonly scanLimit: number;
+}
+
+/** An error without its stack (and its causes' stacks): views never expose them. */
+export function withoutStack(error: ErrorJSON): ErrorJSON {
+  const { stack: _stack, cause, ...rest } = error;
+  return cause === undefined ? rest : { ...rest, cause: withoutStack(cause) };
 }
 
 /** The list line of a record. */
@@ -71,7 +77,7 @@ export async function executionDetail(sources: ExecutionSources, id: string): Pr
     rootId: record.rootId,
     ...shown,
     ...(record.value === undefined ? {} : { value: record.value }),
-    ...(record.error === undefined ? {} : { error: record.error }),
+    ...(record.error === undefined ? {} : { error: withoutStack(record.error) }),
     ...(record.haltReason === undefined ? {} : { haltReason: record.haltReason }),
     ...(record.haltData === undefined ? {} : { haltData: record.haltData }),
     ...(record.cancelReason === undefined ? {} : { cancelReason: record.cancelReason }),

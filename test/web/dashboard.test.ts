@@ -248,6 +248,8 @@ describe('JSON API', () => {
     const detail = (await (await app.request(`/api/executions/${bad.executionId}`)).json()) as Record<string, unknown>;
     expect(detail).toMatchObject({ id: bad.executionId, status: 'failed', failedStep: 'charge', input: { user: 'bob', password: '[redacted]' }, redacted: ['password'], actions: ['retry'] });
     expect(JSON.stringify(detail)).not.toContain('hunter2');
+    expect(JSON.stringify(detail)).not.toContain('"stack"');
+    expect(detail['error']).toMatchObject({ message: 'card declined', cause: { message: 'issuer timeout' } });
     expect((detail['graph'] as { edges: unknown[] }).edges).toContainEqual({ from: 'reserve', to: 'charge', kind: 'result' });
     const coordination = (await (await app.request('/api/coordination')).json()) as { locks: { key: string; executionId: string; level: string; waiting: { executionId: string }[] }[] };
     expect(coordination.locks).toMatchObject([{ key: 'account:acme', executionId: holder, level: 'reactor', waiting: [{ executionId: waiter }] }]);
