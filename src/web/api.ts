@@ -13,6 +13,8 @@ import { performExecutionAction, performOrderedAction, prepareExecutionAction, p
 import { executionQuery } from './query.js';
 
 async function confirmedBody(request: Request): Promise<Record<string, unknown>> {
+  // Only JSON: a cross-site form can send text/plain shaped like JSON, never application/json.
+  if (!/^application\/json\b/i.test(request.headers.get('content-type') ?? '')) throw new HTTPException(415, { message: 'send the action as application/json: {"confirm": true, ...fields}' });
   let body: unknown;
   try {
     body = await request.json();

@@ -8,6 +8,7 @@
 import { Hono, type Context } from 'hono';
 import { html } from 'hono/html';
 import { HTTPException } from 'hono/http-exception';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { AnyReactorDefinition } from '../dsl/definition.js';
 import type { Engine } from '../engine/engine.js';
 import type { Coordinator } from '../engine/ports/coordinator.js';
@@ -19,6 +20,7 @@ import { apiRoutes } from './api.js';
 import type { Authorize } from './auth.js';
 import type { DashboardContext } from './context.js';
 import { page, type PageContext } from './html/layout.js';
+import { sameOriginOnly } from './origin.js';
 import { pageRoutes } from './pages.js';
 import type { ActionRecord } from './perform.js';
 
@@ -82,6 +84,7 @@ export function createDashboard(options: DashboardOptions): Hono {
     perform: { engine: options.engine, model, authorize: options.authorize, readOnly, executionActions: options.actions ?? executionActions, orderedActions: options.orderedLockActions ?? orderedLockActions, onAction: options.onAction },
   };
   const app = base === '' ? new Hono() : new Hono().basePath(base);
+  app.use('*', sameOriginOnly);
   apiRoutes(app, ctx);
   pageRoutes(app, ctx);
   app.onError((error, c) => respondError(c, error, pageContext));
@@ -100,8 +103,8 @@ const STATUS_BY_CODE: Readonly<Record<string, 400 | 404 | 409 | 501>> = {
 };
 
 /** The status of an error: an HTTP exception's own, a known error code's, else 500. */
-function statusOf(error: unknown): 400 | 401 | 403 | 404 | 409 | 500 | 501 {
-  if (error instanceof HTTPException) return error.status as 400 | 401 | 403 | 404;
+function statusOf(error: unknown): ContentfulStatusCode {
+  if (error instanceof HTTPException) return error.status as ContentfulStatusCode;
   if (error instanceof RangeError) return 400;
   if (ReactorError.is(error)) return STATUS_BY_CODE[error.code] ?? 500;
   return 500;

@@ -290,7 +290,7 @@ describe('authorization, read-only mode, base path', () => {
     const viewer = { 'x-user': 'viewer', 'content-type': 'application/x-www-form-urlencoded' };
     expect((await app.request(`/executions/${waiter}/actions/cancel`, { headers: viewer })).status).toBe(403);
     expect((await app.request(`/executions/${waiter}/actions/cancel`, { method: 'POST', headers: viewer, body: 'confirm=yes' })).status).toBe(403);
-    expect((await app.request(`/api/executions/${waiter}/actions/cancel`, { method: 'POST', headers: { 'x-user': 'viewer' }, body: '{"confirm":true}' })).status).toBe(403);
+    expect((await app.request(`/api/executions/${waiter}/actions/cancel`, { method: 'POST', headers: { 'x-user': 'viewer', 'content-type': 'application/json' }, body: '{"confirm":true}' })).status).toBe(403);
     expect((await app.request('/coordination/ordered/skip?key=k', { method: 'POST', headers: viewer, body: 'confirm=yes' })).status).toBe(403);
     expect((await f.engine.result(waiter))?.status).toBe('parked');
     expect(asked).toContainEqual({ kind: 'action', action: 'cancel', target: { type: 'execution', id: waiter } });
@@ -298,6 +298,20 @@ describe('authorization, read-only mode, base path', () => {
     const admin = await app.request(`/executions/${waiter}/actions/cancel`, { method: 'POST', headers: { 'x-user': 'admin', 'content-type': 'application/x-www-form-urlencoded' }, body: 'confirm=yes' });
     expect(admin.status).toBe(303);
     expect((await f.engine.result(waiter))?.status).toBe('cancelled');
+  });
+
+  test('a cross-site action is refused, and the API takes only JSON', async () => {
+    const { waiter } = await contended();
+    const app = dash();
+    const headers = (extra: Record<string, string>) => ({ 'content-type': 'application/x-www-form-urlencoded', host: 'ops.example.com', ...extra });
+    const evil = await app.request(`/executions/${waiter}/actions/cancel`, { method: 'POST', headers: headers({ origin: 'https://evil.example' }), body: 'confirm=yes' });
+    expect(evil.status).toBe(403);
+    expect(await evil.text()).toContain('cross-site action refused');
+    expect((await app.request(`/executions/${waiter}/actions/cancel`, { method: 'POST', headers: headers({ 'sec-fetch-site': 'cross-site' }), body: 'confirm=yes' })).status).toBe(403);
+    expect((await app.request(`/api/executions/${waiter}/actions/cancel`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{"confirm":true}' })).status).toBe(415);
+    expect((await f.engine.result(waiter))?.status).toBe('parked');
+    const same = await app.request(`/executions/${waiter}/actions/cancel`, { method: 'POST', headers: headers({ origin: 'https://ops.example.com', 'sec-fetch-site': 'same-origin' }), body: 'confirm=yes' });
+    expect(same.status).toBe(303);
   });
 
   test('read-only mode hides every action and refuses their routes', async () => {
