@@ -104,7 +104,7 @@ const STATUS_BY_CODE: Readonly<Record<string, 400 | 404 | 409 | 501>> = {
 
 /** The status of an error: an HTTP exception's own, a known error code's, else 500. */
 function statusOf(error: unknown): ContentfulStatusCode {
-  if (error instanceof HTTPException) return error.status as ContentfulStatusCode;
+  if (error instanceof HTTPException) return error.status;
   if (error instanceof RangeError) return 400;
   if (ReactorError.is(error)) return STATUS_BY_CODE[error.code] ?? 500;
   return 500;
