@@ -48,22 +48,34 @@ export async function runDashboardCommand(args: readonly string[], io: OpsIO, op
   const port = values.port === undefined ? 3000 : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new UsageError(`--port must be an integer from 0 to 65535; got "${values.port}"`, false);
   const reactors: AnyReactorDefinition[] = values.module === undefined ? [] : await loadReactors(resolve(values.module));
-  const { createDashboard, normalizeBasePath } = await import('../web/index.js');
+  const { createDashboard, normalizeBasePath } = await import('../web/index.js').catch((error: unknown) => {
+    throw new UsageError(`the dashboard needs the optional peers hono and @hono/node-server (npm install hono @hono/node-server): ${(error as Error).message}`, false);
+  });
   let base: string;
   try {
     base = normalizeBasePath(values['base-path']);
   } catch (error) {
     throw new UsageError(`--base-path: ${(error as Error).message}`, false);
   }
+  const { serve } = await import('@hono/node-server').catch((error: unknown) => {
+    throw new UsageError(`the dashboard needs the optional peer @hono/node-server (npm install @hono/node-server): ${(error as Error).message}`, false);
+  });
   const conn = await connect(target, reactors);
   const { createRedisRuntime } = await import('../bullmq.js');
   const runtime = createRedisRuntime({ url: target.url, reactors, ...(target.prefix === undefined ? {} : { prefix: target.prefix }), ...(values.queue === undefined ? {} : { queueName: values.queue }) });
   const app = createDashboard({ engine: runtime.engine, store: conn.backend.store, coordinator: conn.backend.coordinator, reactors, readOnly: values['read-only'] === true, basePath: base });
-  const { serve } = await import('@hono/node-server');
   const host = values.host ?? '127.0.0.1';
-  const server = await new Promise<ReturnType<typeof serve>>((ready) => {
-    const s = serve({ fetch: app.fetch, port, hostname: host }, () => ready(s));
-  });
+  let server: ReturnType<typeof serve>;
+  try {
+    server = await new Promise<ReturnType<typeof serve>>((ready, fail) => {
+      const s = serve({ fetch: app.fetch, port, hostname: host }, () => ready(s));
+      s.once('error', fail);
+    });
+  } catch (error) {
+    await runtime.close();
+    await conn.close();
+    throw new UsageError(`cannot listen on ${host}:${port}: ${(error as Error).message}`, false);
+  }
   const address = server.address();
   const actual = typeof address === 'object' && address !== null ? address.port : port;
   io.out(`ts-reactor dashboard: listening on http://${host}:${actual}${base}/executions over ${redactUrl(target.url)} (prefix ${target.prefix ?? 'rx'}${values['read-only'] ? ', read-only' : ''}; reactors: ${reactors.map((r) => r.name).join(', ') || 'none'})`);

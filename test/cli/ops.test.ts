@@ -137,6 +137,10 @@ describe('in process', () => {
     const coordination = await (await fetch(url!.replace('/executions', '/coordination'))).text();
     expect(coordination).toContain('data-lock="acct:acme"');
     expect(coordination).toContain('data-waiter="exec-waiter"');
+    const busyPort = /:(\d+)\//.exec(url!)?.[1];
+    const busy = await inProcess(['dashboard', '--port', busyPort!, ...target()]);
+    expect(busy.code).toBe(2);
+    expect(busy.err).toMatch(new RegExp(`^ts-reactor dashboard: cannot listen on 127\\.0\\.0\\.1:${busyPort}: .*EADDRINUSE`));
     stop.abort();
     expect(await running).toBe(0);
     expect(out.at(-1)).toBe('ts-reactor dashboard: stopped');
