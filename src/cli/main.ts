@@ -26,7 +26,6 @@ Commands:
   worker --module <path> [--redis <url>] [--concurrency <n>] [--prefix <prefix>] ...
                         process background executions of the module's reactors on Redis
                         (ts-reactor worker --help for every option)
-
   dashboard [--redis <url>] [--port <n>] [--module <path>] [--read-only] [--base-path <path>]
                         serve the dashboard over Redis (ts-reactor dashboard --help)
 
