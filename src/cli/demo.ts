@@ -105,6 +105,14 @@ class EventPrinter {
       case 'run.woken':
       case 'run.cancelled':
       case 'run.retried':
+      case 'async.dispatched':
+      case 'async.refused':
+      case 'async.waiting':
+      case 'async.retrying':
+      case 'async.parked':
+      case 'async.completed':
+      case 'async.failed':
+      case 'async.discarded':
         return line('event', event.type);
       case 'coordination.acquired':
       case 'coordination.released':

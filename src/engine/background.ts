@@ -17,6 +17,9 @@ import { TERMINAL_STATUSES, type ExecutionRecord, type Store, type WaitingFor } 
 import type { RunResult } from './results.js';
 import { RunState, type RunStateInit } from './run-state.js';
 import { runFrame, type GraphOutcome } from './scheduler.js';
+import { parkReader } from './async/park.js';
+import { AsyncPendingError } from './async/read-unit.js';
+import { advanceUnit } from './async/unit-worker.js';
 
 /** Tunables of background execution. */
 export interface BackgroundOptions {
@@ -33,6 +36,10 @@ export interface BackgroundOptions {
    * Default 250 ms; 0 parks at once.
    */
   readonly workerWaitMs?: number;
+  /** How long an in-process reader of an `asyncStep` / `asyncReactor` result waits before `AsyncWaitTimeoutError`. Default 30 s. */
+  readonly asyncWaitMs?: number;
+  /** How long a worker reader may stay parked on an async unit, from its dispatch. Default 1 h. */
+  readonly asyncParkTimeoutMs?: number;
 }
 
 /** What the background path needs from the engine. */
@@ -45,7 +52,7 @@ export interface BackgroundDeps {
   readonly options: Required<BackgroundOptions>;
   readonly workerId: string;
   readonly newState: (
-    init: Pick<RunStateInit, 'executionId' | 'rootExecutionId' | 'reactor' | 'contract' | 'input' | 'idempotencyKey' | 'retryOf'> & { readonly resume?: ExecutionRecord; readonly mode?: 'inline' | 'worker'; readonly replayOnly?: boolean },
+    init: Pick<RunStateInit, 'executionId' | 'rootExecutionId' | 'reactor' | 'contract' | 'input' | 'idempotencyKey' | 'retryOf' | 'parentId'> & { readonly resume?: ExecutionRecord; readonly mode?: 'inline' | 'worker'; readonly replayOnly?: boolean },
   ) => RunState;
 }
 
@@ -129,6 +136,7 @@ export async function processJob(deps: BackgroundDeps, reactor: AnyReactorDefini
 
 /** Runs what it can; returns work to do once the liveness lock is released (a self-wake). */
 async function advance(deps: BackgroundDeps, reactor: AnyReactorDefinition, record: ExecutionRecord, delivery: JobDelivery, root: AbortController): Promise<(() => Promise<void>) | undefined> {
+  if (record.unit) return advanceUnit(deps, reactor, record, delivery, root);
   const validated = await validateContract(reactor.contract, record.input);
   const input = validated.ok ? validated.value : (record.input as Record<string, unknown>);
   const state = deps.newState({ executionId: record.id, rootExecutionId: record.rootId, reactor: reactor.name, contract: reactor.contract, input, idempotencyKey: record.idempotencyKey, resume: record, mode: 'worker' });
@@ -160,6 +168,7 @@ async function advance(deps: BackgroundDeps, reactor: AnyReactorDefinition, reco
     await holds?.release(outcome?.status ?? 'failed').catch((error: unknown) => state.logger.warn({ err: error }, 'releasing coordination failed; holds expire by TTL'));
   }
   if (outcome.status === 'yielded') {
+    if (outcome.contention instanceof AsyncPendingError) return parkReader(deps, state, outcome.contention);
     // A step lost contention: park like a reactor-level refusal (the release wakes it).
     if (outcome.contention !== undefined) return refused(deps, state, outcome.contention);
     return void (await requeue(deps, state, outcome.delayMs, 'retry'));
@@ -169,7 +178,7 @@ async function advance(deps: BackgroundDeps, reactor: AnyReactorDefinition, reco
 }
 
 /** Contention in a worker parks the execution; anything else refused fails it (nothing ran, nothing to roll back). */
-async function refused(deps: BackgroundDeps, state: RunState, error: Error): Promise<(() => Promise<void>) | undefined> {
+export async function refused(deps: BackgroundDeps, state: RunState, error: Error): Promise<(() => Promise<void>) | undefined> {
   const contention = error instanceof ContentionError ? (error.details as { primitive: PrimitiveName; key: string }) : undefined;
   const rate = error instanceof RateLimitedError ? (error.details as { key: string; retryAfterMs: number }) : undefined;
   if (!contention && !rate) return void (await finish(state, { status: 'failed', step: undefined, error, validation: [] }));
@@ -201,7 +210,8 @@ async function refused(deps: BackgroundDeps, state: RunState, error: Error): Pro
   };
 }
 
-async function requeue(deps: BackgroundDeps, state: RunState, delayMs: number, reason: 'retry'): Promise<void> {
+/** Re-enqueues an execution for a later attempt (a retry delay); the record says when it is due. */
+export async function requeue(deps: BackgroundDeps, state: RunState, delayMs: number, reason: 'retry'): Promise<void> {
   const background = state.background ?? { jobs: 1, contention: 0 };
   const jobs = background.jobs + 1;
   const jobId = `${state.executionId}:${jobs}`;
