@@ -126,6 +126,18 @@ describe('pages', () => {
     open();
   });
 
+  test('an execution parked on a full semaphore is listed under it as waiting, with the free slots', async () => {
+    const { reactor } = await import('../../src/index.js');
+    await f.coordinator.semaphoreAcquire({ key: 'exports', holder: { owner: 'other', executionId: 'other', reactor: 'export' }, limit: 1, ttlMs: 60_000 });
+    const limited = reactor('limited').withSemaphore({ key: () => 'exports', limit: 1 }).step('s', { run: () => 1 }).build();
+    const parked = await f.engine.start(limited, {});
+    await until(async () => (await f.engine.result(parked.executionId))?.status === 'parked', 'the execution to park');
+    const view = (await (await dash({ reactors: [limited] }).request('/api/coordination')).json()) as { semaphores: unknown[] };
+    expect(view.semaphores).toMatchObject([{ key: 'exports', limit: 1, free: 0, holders: [{ owner: 'other', level: 'reactor' }], waiting: [{ executionId: parked.executionId, reactor: 'limited', attempt: 1 }] }]);
+    await f.coordinator.semaphoreRelease('exports', 'other');
+    await f.engine.cancel(parked.executionId); // a direct release wakes no one: end it so drain() returns
+  });
+
   test('semaphores, rate windows, period markers and ordered cursors appear with their figures', async () => {
     await f.coordinator.semaphoreAcquire({ key: 'pool', holder: { owner: 'x', executionId: 'x', reactor: 'r', step: 'call' }, limit: 3, ttlMs: 60_000 });
     await f.coordinator.rateTake({ id: 'a', windows: [{ key: 'api', limit: 5, periodMs: 60_000 }] });
