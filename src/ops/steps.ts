@@ -13,9 +13,13 @@ import type { AttemptView, GraphNodeView, GraphView, StepView } from './types.js
 export function stepViews(record: ExecutionRecord): StepView[] {
   const trace = record.trace ?? [];
   const order = (r: StepRecord): number => r.completedSeq ?? Number.MAX_SAFE_INTEGER;
+  const rolled = rolledBack(trace);
   return Object.entries(record.steps)
     .sort(([, a], [, b]) => order(a) - order(b))
-    .map(([path, stepRecord]) => ({ path, record: stepRecord, attempts: attemptsOf(trace, path) }));
+    .map(([path, stepRecord]) => {
+      const back = rolled.get(path);
+      return { path, record: stepRecord, attempts: attemptsOf(trace, path), ...(back === undefined ? {} : { rolledBack: back }) };
+    });
 }
 
 /** The attempts of the step at `path`, from its `step.*` events. */

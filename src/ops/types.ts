@@ -61,6 +61,8 @@ export interface StepView {
   readonly path: string;
   readonly record: StepRecord;
   readonly attempts: readonly AttemptView[];
+  /** Set when the trace shows the step was rolled back (its record keeps the earlier status). */
+  readonly rolledBack?: 'undone' | 'compensated';
 }
 
 /** A node of the step graph. */

@@ -75,6 +75,7 @@ describe('pages', () => {
     expect(page).toMatch(/data-step="reserve" data-status="undone"/);
     expect(page).toMatch(/data-step="charge" data-status="failed"/);
     expect(page).toMatch(/data-step="notify" data-status="pending"/);
+    expect(page).toMatch(/<tr data-step="reserve">.*completed<\/span> → <span class="badge s-undone">undone/);
     expect(page).not.toContain('hunter2');
     expect(page).toContain('Redacted: password');
     expect(page).toContain('card declined');
