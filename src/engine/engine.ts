@@ -27,6 +27,7 @@ import { invokeStep } from './invoke.js';
 import { RunState, type Admit } from './run-state.js';
 import { hasInterruptClaims } from './ports/interrupt-claims.js';
 import { resumeExecution, type ResumeDeps } from './interrupt/resume.js';
+import { linkRetry } from './retry-link.js';
 
 /** Options of {@link createEngine}. */
 export interface EngineOptions {
@@ -256,7 +257,9 @@ export function createEngine(options: EngineOptions): Engine {
   const ops: OperationsDeps = { store: options.store, coordination, waitList: options.waitList, queue: options.queue, registry, live: inflight, newState };
   const retry = async (executionId: string): Promise<RunResult> => {
     const source = await retrySource(ops, executionId);
-    return (background ? start : run)(source.reactor, source.input, { retryOf: executionId });
+    const retried = await (background ? start : run)(source.reactor, source.input, { retryOf: executionId });
+    await linkRetry({ store: options.store, hub, clock, logger }, executionId, retried.executionId);
+    return retried;
   };
 
   const resumeDeps: ResumeDeps = { ...ops, clock, hub, live: inflight, claims: hasInterruptClaims(options.store) ? options.store : undefined };

@@ -143,6 +143,10 @@ export interface ExecutionFilter {
   readonly limit?: number;
   /** Opaque cursor from a previous page. */
   readonly cursor?: string;
+  /** Only records created at or after this time (ms, the engine clock). */
+  readonly createdFrom?: number;
+  /** Only records created before this time (ms, exclusive). */
+  readonly createdTo?: number;
 }
 
 /** The outcome of claiming an idempotency key. */

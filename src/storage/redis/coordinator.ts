@@ -28,6 +28,8 @@ import type {
   SemaphoreAcquireResult,
   SemaphoreState,
 } from '../../engine/ports/coordinator.js';
+import type { CoordinationInspector, InspectedKey, InspectOptions } from '../../engine/ports/inspector.js';
+import { inspectRedis } from './inspect.js';
 import { RedisKeys } from './keys.js';
 import { runCommand, runScript, type ScriptArg, type ScriptDescriptor } from './script.js';
 import { scripts, type OrderedCounters, type StoredHolder } from './scripts.js';
@@ -47,7 +49,7 @@ export interface RedisCoordinatorOptions {
 type Waiter = () => void;
 
 /** {@link Coordinator} over Redis ≥ 7 (ioredis). */
-export class RedisCoordinator implements Coordinator {
+export class RedisCoordinator implements Coordinator, CoordinationInspector {
   /** The command connection. */
   readonly redis: Redis;
   /** The key builder. */
@@ -211,6 +213,13 @@ export class RedisCoordinator implements Coordinator {
 
   async orderedReset(key: string): Promise<OrderedState> {
     return toOrderedState(key, await this.#run(scripts.orderedReset, [this.keys.ordered(key)], [this.keys.orderedChannel(key)]));
+  }
+
+  // ── Inspection ──
+
+  /** See {@link CoordinationInspector.inspectKeys}: SCAN over the key layout, never KEYS. */
+  inspectKeys(kind: PrimitiveKind, options: InspectOptions = {}): Promise<readonly InspectedKey[]> {
+    return inspectRedis(this.redis, this.keys, kind, options);
   }
 
   // ── Notifications ──

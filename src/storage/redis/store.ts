@@ -90,13 +90,14 @@ export class RedisStore implements Store, InterruptClaims {
           ? this.keys.executionIndexByStatus(filter.status)
           : this.keys.executionIndex();
     const after = filter.cursor === undefined ? undefined : decodeCursor(filter.cursor);
-    const max = after === undefined ? '+inf' : String(after.score);
+    const max = after !== undefined ? String(after.score) : filter.createdTo !== undefined ? `(${filter.createdTo}` : '+inf';
+    const min = filter.createdFrom === undefined ? '-inf' : String(filter.createdFrom);
 
     const found: { record: ExecutionRecord; score: number }[] = [];
     const stale: string[] = [];
     let offset = 0;
     while (found.length <= limit) {
-      const flat = await runCommand('store-list', () => this.redis.zrevrangebyscore(index, max, '-inf', 'WITHSCORES', 'LIMIT', offset, SCAN_BATCH));
+      const flat = await runCommand('store-list', () => this.redis.zrevrangebyscore(index, max, min, 'WITHSCORES', 'LIMIT', offset, SCAN_BATCH));
       if (flat.length === 0) break;
       offset += flat.length / 2;
       const entries: { id: string; score: number }[] = [];
