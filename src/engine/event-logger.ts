@@ -19,6 +19,7 @@ export const EVENT_LOG_LEVELS: Readonly<Record<ReactorEventType, LogLevel>> = Ob
   'run.completed': 'info',
   'run.halted': 'info',
   'run.replayed': 'info',
+  'run.retried': 'info',
   'run.cancelled': 'info',
   'run.parked': 'info',
   'run.woken': 'info',

@@ -80,6 +80,8 @@ export interface BackgroundState {
   readonly stepOrdered?: Readonly<Record<string, { readonly key: string; readonly nonce: number; readonly epoch: number }>>;
   /** When a retry is due (engine clock, ms). */
   readonly retryAt?: number;
+  /** A reader's parks on one async unit so far (its `waitingFor.attempt`), kept across re-parks. */
+  readonly asyncParks?: { readonly unitId: string; readonly count: number };
 }
 
 /**
@@ -153,6 +155,10 @@ export interface ExecutionFilter {
   readonly limit?: number;
   /** Opaque cursor from a previous page. */
   readonly cursor?: string;
+  /** Only records created at or after this time (ms, the engine clock). */
+  readonly createdFrom?: number;
+  /** Only records created before this time (ms, exclusive). */
+  readonly createdTo?: number;
 }
 
 /** The outcome of claiming an idempotency key. */

@@ -140,6 +140,8 @@ export const scripts = {
   orderedReset: defineScript('ordered-reset', 1, orderedCounters),
   orderedState: defineScript('ordered-state', 1, orderedCounters),
 
+  recordSave: defineScript('record-save', 4, flag),
+
   idempotencyClaim: defineScript('idempotency-claim', 1, (reply): IdempotencyClaim => {
     const r = replyArray(reply);
     if (flag(r[0])) return { claimed: true };
