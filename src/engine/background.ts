@@ -17,6 +17,9 @@ import { TERMINAL_STATUSES, type ExecutionRecord, type Store, type WaitingFor } 
 import type { RunResult } from './results.js';
 import { RunState, type RunStateInit } from './run-state.js';
 import { runFrame, type GraphOutcome } from './scheduler.js';
+import { processElementJob } from './fanout/element-job.js';
+import { fanOutRuntime, parkOnFanOut, resumeFanOutRollback } from './fanout/park.js';
+import type { FanOutLedger } from './ports/fanout.js';
 
 /** Tunables of background execution. */
 export interface BackgroundOptions {
@@ -44,6 +47,8 @@ export interface BackgroundDeps {
   readonly coordination: CoordinationDeps;
   readonly options: Required<BackgroundOptions>;
   readonly workerId: string;
+  /** Ledgers of fan-out maps; without it a fan-out map fails in a worker (`fan_out_unavailable`). */
+  readonly fanOut?: FanOutLedger | undefined;
   readonly newState: (
     init: Pick<RunStateInit, 'executionId' | 'rootExecutionId' | 'reactor' | 'contract' | 'input' | 'idempotencyKey' | 'retryOf'> & { readonly resume?: ExecutionRecord; readonly mode?: 'inline' | 'worker'; readonly replayOnly?: boolean },
   ) => RunState;
@@ -111,6 +116,7 @@ export async function processJob(deps: BackgroundDeps, reactor: AnyReactorDefini
   try {
     // Read under the liveness lock (nobody else changes it now), together with the cancel flag.
     const [record] = await Promise.all([deps.store.get(id), cancelIfRequested()]);
+    if (record?.element !== undefined) return void (await (await processElementJob(deps, reactor, record, delivery, root.signal))?.());
     if (!record || TERMINAL_STATUSES.has(record.status)) return; // expired, or a redelivery of finished work
     const retryAt = record.background?.retryAt;
     if (record.status === 'pending' && retryAt !== undefined && retryAt - deps.clock.now() > 25) {
@@ -135,11 +141,12 @@ async function advance(deps: BackgroundDeps, reactor: AnyReactorDefinition, reco
   const background = state.background ?? { jobs: 1, contention: 0 };
   state.emit({ type: 'run.resumed', jobId: delivery.jobId, delivery: delivery.delivery });
   const waiting = background.waitingFor;
-  if (waiting && waiting.jobId === delivery.jobId && waiting.dueAt !== undefined && state.clock.now() < waiting.dueAt - 5) {
+  if (waiting && waiting.primitive !== 'map' && waiting.jobId === delivery.jobId && waiting.dueAt !== undefined && state.clock.now() < waiting.dueAt - 5) {
     state.emit({ type: 'run.woken', primitive: waiting.primitive, key: waiting.key, jobId: delivery.jobId }); // resumed by a release, before its fallback
   }
   if (!validated.ok) return void (await finish(state, { status: 'failed', step: undefined, error: new ReactorError('input_invalid', 'persisted input no longer validates'), validation: validated.issues }));
   if (root.signal.aborted) return void (await rollbackRecorded(deps, reactor, record, (root.signal.reason as Error).message)); // a cancel request picked up at the start of a job
+  if (record.background?.fanOutRollback) return resumeFanOutRollback(deps, reactor, record); // its rollback waited on a fan-out map's elements
   let holds;
   if (reactor.coordination.length > 0) {
     const admission = await admitWork(state, deps.coordination, reactor.coordination, state.input, { reactor: reactor.name, abort: root, orderedTicket: background.ordered });
@@ -150,6 +157,7 @@ async function advance(deps: BackgroundDeps, reactor: AnyReactorDefinition, reco
   const { waitingFor: _done, retryAt: _due, ...rest } = background;
   state.background = rest;
   state.contentionCap = deps.options.contentionCap;
+  state.fanOut = fanOutRuntime(deps);
   let outcome: GraphOutcome | undefined;
   try {
     await state.progress('running');
@@ -160,6 +168,7 @@ async function advance(deps: BackgroundDeps, reactor: AnyReactorDefinition, reco
     await holds?.release(outcome?.status ?? 'failed').catch((error: unknown) => state.logger.warn({ err: error }, 'releasing coordination failed; holds expire by TTL'));
   }
   if (outcome.status === 'yielded') {
+    if (outcome.fanOut !== undefined) return parkOnFanOut(deps, state, outcome.fanOut); // a fan-out map's elements run (or are undone) as jobs
     // A step lost contention: park like a reactor-level refusal (the release wakes it).
     if (outcome.contention !== undefined) return refused(deps, state, outcome.contention);
     return void (await requeue(deps, state, outcome.delayMs, 'retry'));

@@ -18,6 +18,7 @@ import { cancelExecution, retrySource, undoExecution, type OperationsDeps } from
 import type { Coordinator } from './ports/coordinator.js';
 import type { ExecutionJob, JobDelivery, JobQueue, WaitList } from './ports/queue.js';
 import type { Store } from './ports/store.js';
+import type { FanOutLedger } from './ports/fanout.js';
 import type { RunResult } from './results.js';
 import { RunState, type Admit } from './run-state.js';
 
@@ -33,6 +34,8 @@ export interface EngineOptions {
   readonly queue?: JobQueue;
   /** Wait lists of parked executions (wake-on-release). */
   readonly waitList?: WaitList;
+  /** Ledgers of fan-out maps (`map(..., { fanOut })` in workers); the embedded engine and `createRedisRuntime` pass one. */
+  readonly fanOut?: FanOutLedger;
   /** Background-execution tunables. */
   readonly background?: BackgroundOptions;
   /** Reactors this engine can process jobs for (reactors started through it register themselves). */
@@ -134,6 +137,7 @@ export function createEngine(options: EngineOptions): Engine {
         clock,
         coordination,
         workerId: ids.executionId(),
+        fanOut: options.fanOut,
         newState,
         options: { contentionCap: 100, parkFallbackMs: 5_000, livenessTtlMs: 30_000, workerWaitMs: 250, ...options.background },
       }

@@ -19,6 +19,11 @@ interface StepBase extends Base {
   readonly step: string;
 }
 
+/** An event about one element of a fan-out map; `step` is the map step. */
+interface MapBase extends StepBase {
+  readonly index: number;
+}
+
 interface CoordinationBase extends Base {
   readonly primitive: PrimitiveName;
   readonly key: string;
@@ -49,6 +54,16 @@ export type ReactorEvent =
   | (StepBase & { readonly type: 'step.compensate_failed'; readonly reason: 'raised' | 'returned_failure'; readonly message: string })
   | (StepBase & { readonly type: 'step.undone' })
   | (StepBase & { readonly type: 'step.undo_failed'; readonly reason: 'raised' | 'returned_failure'; readonly message: string })
+  | (MapBase & { readonly type: 'map.element_dispatched'; readonly jobId: string })
+  | (MapBase & { readonly type: 'map.element_retrying'; readonly attempt: number; readonly delayMs: number; readonly jobId: string })
+  | (MapBase & { readonly type: 'map.element_completed' })
+  | (MapBase & { readonly type: 'map.element_failed'; readonly error: ErrorJSON })
+  | (MapBase & { readonly type: 'map.element_skipped'; readonly reason: 'not_started' | 'skipped' | 'halted' })
+  | (MapBase & { readonly type: 'map.rollback_dispatched'; readonly jobId: string })
+  | (MapBase & { readonly type: 'map.element_undone' })
+  | (MapBase & { readonly type: 'map.element_undo_failed'; readonly message: string })
+  | (StepBase & { readonly type: 'map.parked'; readonly phase: 'collect' | 'rollback'; readonly jobId: string; readonly settled: number; readonly total: number })
+  | (StepBase & { readonly type: 'map.collected'; readonly completed: number; readonly failed: number; readonly skipped: number; readonly notStarted: number })
   | (CoordinationBase & { readonly type: 'coordination.acquired'; readonly token?: string; readonly nesting?: number; readonly nonce?: number; readonly bucket?: string })
   | (CoordinationBase & { readonly type: 'coordination.released'; readonly nesting?: number })
   | (CoordinationBase & { readonly type: 'coordination.waiting'; readonly holder?: string })

@@ -2,3 +2,4 @@ export * from './clock.js';
 export * from './coordinator.js';
 export * from './queue.js';
 export * from './store.js';
+export * from './fanout.js';

@@ -27,11 +27,15 @@ export interface RollbackFailure {
   readonly reason: 'raised' | 'returned_failure' | 'coordination_unavailable';
   readonly message: string;
   readonly key?: string;
+  /** A fan-out map's element: the map step (path) and the element's index. */
+  readonly mapStep?: string;
+  readonly elementIndex?: number;
 }
 
 /** What a parked execution waits for. */
 export interface WaitingFor {
-  readonly primitive: 'lock' | 'semaphore' | 'rate_limit' | 'ordered_lock';
+  /** A coordination primitive, or `map`: the elements of a fan-out map (`key` = the map step). */
+  readonly primitive: 'lock' | 'semaphore' | 'rate_limit' | 'ordered_lock' | 'map';
   readonly key: string;
   /** Contention attempts so far (counted apart from failure retries). */
   readonly attempt: number;
@@ -53,6 +57,27 @@ export interface BackgroundState {
   readonly ordered?: { readonly key: string; readonly nonce: number; readonly epoch: number };
   /** When a retry is due (engine clock, ms). */
   readonly retryAt?: number;
+  /** Set while a failed execution waits for a fan-out map's elements to be undone (status `rolling_back`). */
+  readonly fanOutRollback?: FanOutRollbackState;
+}
+
+/** A rollback paused at a fan-out map whose completed elements are being undone by jobs. */
+export interface FanOutRollbackState {
+  /** The map's ledger id. */
+  readonly mapId: string;
+  /** Once the elements are undone, undo the completed steps with a completion sequence below this (none: every one). */
+  readonly below?: number;
+  readonly failedStep?: string;
+  /** The error the execution fails with once rollback is over. */
+  readonly error: ErrorJSON;
+}
+
+/** What links an element record of a fan-out map to its parent execution. */
+export interface ElementLink {
+  readonly parentId: string;
+  /** The map step's path in the parent. */
+  readonly step: string;
+  readonly index: number;
 }
 
 /** The persisted form of an execution: plain, versioned JSON. */
@@ -82,6 +107,8 @@ export interface ExecutionRecord {
   readonly trace?: readonly ReactorEvent[];
   /** Background execution: what a parked execution waits for, and the counters that survive redelivery. */
   readonly background?: BackgroundState;
+  /** Set on the record of one element of a fan-out map (its input is `{ item, index }`). */
+  readonly element?: ElementLink;
   readonly createdAt: number;
   readonly updatedAt: number;
 }

@@ -118,6 +118,13 @@ export class RedisKeys {
     return `${this.prefix}:idem:{${escapeSegment(reactor)}}:${escapeSegment(key)}`;
   }
 
+  // ── Fan-out maps ──
+
+  /** Ledger hash of one fan-out map: counters, `s:<i>` element status, `c:<i>` claim; TTL = the records'. */
+  fanOut(mapId: string): string {
+    return this.tag('fanout', mapId);
+  }
+
   private tag(kind: string, key: string): string {
     return `${this.prefix}:{${kind}:${escapeSegment(key)}}`;
   }

@@ -1,0 +1,81 @@
+/**
+ * The Redis fan-out ledger: one hash per map (`keys.fanOut`), changed only by the `fanout-*`
+ * scripts, so settlements from any number of workers are counted once and claim distinct
+ * elements.
+ *
+ * @module
+ */
+import type { Redis } from 'ioredis';
+import type { ElementLedgerStatus, ElementSettlement, FanOutLedger, FanOutOpen, LedgerSnapshot, SettleReply, UndoneReply } from '../../engine/ports/fanout.js';
+import { RedisKeys } from './keys.js';
+import { runCommand, runScript } from './script.js';
+import { scripts } from './scripts.js';
+import { DEFAULT_RECORD_TTL_MS } from './store.js';
+
+/** Options of {@link RedisFanOutLedger}. */
+export interface RedisFanOutLedgerOptions {
+  readonly redis: Redis;
+  readonly keys?: RedisKeys;
+  /** TTL of a ledger, refreshed on every write. Default: the records' (7 days). */
+  readonly ttlMs?: number;
+}
+
+const CODES: Readonly<Record<ElementSettlement, string>> = { completed: 'c', failed: 'f', skipped: 's', not_started: 'n' };
+const STATUSES: Readonly<Record<string, ElementLedgerStatus>> = { c: 'completed', f: 'failed', s: 'skipped', n: 'not_started', u: 'undone' };
+
+/** Fan-out ledgers in Redis. */
+export class RedisFanOutLedger implements FanOutLedger {
+  readonly #redis: Redis;
+  readonly #keys: RedisKeys;
+  readonly #ttlMs: number;
+
+  constructor(options: RedisFanOutLedgerOptions) {
+    this.#redis = options.redis;
+    this.#keys = options.keys ?? new RedisKeys();
+    this.#ttlMs = options.ttlMs ?? DEFAULT_RECORD_TTL_MS;
+  }
+
+  open(mapId: string, options: FanOutOpen): Promise<{ readonly next: number; readonly created: boolean }> {
+    return runScript(this.#redis, scripts.fanoutOpen, [this.#keys.fanOut(mapId)], [options.total, options.batchSize, options.atomic ? 1 : 0, this.#ttlMs]);
+  }
+
+  settle(mapId: string, index: number, outcome: ElementSettlement): Promise<SettleReply> {
+    return runScript(this.#redis, scripts.fanoutSettle, [this.#keys.fanOut(mapId)], [index, CODES[outcome], this.#ttlMs]);
+  }
+
+  async register(mapId: string, wakeJob: string, phase: 'collect' | 'rollback'): Promise<LedgerSnapshot> {
+    return decodeLedger(await runScript(this.#redis, scripts.fanoutRegister, [this.#keys.fanOut(mapId)], [wakeJob, phase, this.#ttlMs]));
+  }
+
+  undone(mapId: string, index: number): Promise<UndoneReply> {
+    return runScript(this.#redis, scripts.fanoutUndone, [this.#keys.fanOut(mapId)], [index, this.#ttlMs]);
+  }
+
+  async snapshot(mapId: string): Promise<LedgerSnapshot | undefined> {
+    const hash = await runCommand('fanout-snapshot', () => this.#redis.hgetall(this.#keys.fanOut(mapId)));
+    return hash['total'] === undefined ? undefined : decodeLedger(Object.entries(hash).flat());
+  }
+}
+
+/** Reads a flat HGETALL reply of a ledger hash. */
+function decodeLedger(flat: readonly string[]): LedgerSnapshot {
+  const fields = new Map<string, string>();
+  for (let i = 0; i + 1 < flat.length; i += 2) fields.set(flat[i]!, flat[i + 1]!);
+  const num = (name: string): number => Number(fields.get(name) ?? '0');
+  const total = num('total');
+  const statuses = Array.from({ length: total }, (_, i): ElementLedgerStatus => STATUSES[fields.get(`s:${i}`) ?? ''] ?? 'pending');
+  const next = num('next');
+  const settled = num('settled');
+  const stopped = fields.get('stopped') === '1';
+  return {
+    total,
+    next,
+    settled,
+    failed: num('failed'),
+    stopped,
+    done: settled === next && (stopped || next === total),
+    phase: fields.get('phase') === 'rollback' ? 'rollback' : 'collect',
+    target: statuses.lastIndexOf('completed'),
+    statuses,
+  };
+}
