@@ -7,7 +7,7 @@
  */
 import type { MapNode } from '../../dsl/definition.js';
 import type { MapFailure, MapResult } from '../../dsl/map-result.js';
-import { errorFromJSON, ReactorError, toError, type ErrorJSON } from '../../errors.js';
+import { errorFromJSON, ReactorError, toError } from '../../errors.js';
 import type { NodeOutcome } from '../outcome.js';
 import type { LedgerSnapshot } from '../ports/fanout.js';
 import { RECORD_VERSION, type ExecutionRecord } from '../ports/store.js';
@@ -100,7 +100,7 @@ async function collect(run: RunState, fan: FanOutRuntime, node: MapNode, place: 
   run.emit({ type: 'map.collected', step: place.path, completed: count('completed'), failed: failures.length, skipped: count('skipped'), notStarted: unstarted.length, reactor: place.reactor });
   const first = failures[0];
   if (first && node.atomic) {
-    const error = errorFromJSON(first.error as ErrorJSON);
+    const error = errorFromJSON(first.error);
     run.setStep(place.path, { status: 'failed', attempts: 1, error: first.error });
     const step = elementPathOf(place.path, first.index);
     return { kind: 'failure', step, error, validation: [], compensate: () => rollbackElements(run, fan, mapId, place.path) };
