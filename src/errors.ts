@@ -332,3 +332,15 @@ export class ExecutionStateError extends ReactorError {
     this.name = 'ExecutionStateError';
   }
 }
+
+/**
+ * A fan-out map cannot go on: `fan_out_unknown` — its ledger or an element is unknown (never
+ * opened, expired, an index out of range, a map the reactor does not have); `fan_out_unavailable`
+ * — the engine has no fan-out ledger. `details` names the map (`mapId` or `step`).
+ */
+export class FanOutError extends ReactorError {
+  constructor(code: 'fan_out_unknown' | 'fan_out_unavailable', message: string, details: Record<string, unknown>) {
+    super(code, message, { details });
+    this.name = 'FanOutError';
+  }
+}

@@ -8,7 +8,7 @@
  * @module
  */
 import type { AnyReactorDefinition, MapNode } from '../../dsl/definition.js';
-import { errorToJSON, ReactorError } from '../../errors.js';
+import { errorToJSON, FanOutError } from '../../errors.js';
 import type { BackgroundDeps } from '../background.js';
 import { runElement } from '../nested.js';
 import type { NodeOutcome } from '../outcome.js';
@@ -34,7 +34,7 @@ export async function processElementJob(deps: BackgroundDeps, reactor: AnyReacto
   const link = record.element!;
   const node = reactor.byName.get(link.step);
   if (node?.kind !== 'map' || !deps.fanOut) {
-    throw new ReactorError('fan_out_unknown', `element ${record.id}: reactor "${reactor.name}" has no fan-out map "${link.step}" here (or this engine has no fan-out ledger)`, { details: { executionId: record.id, step: link.step } });
+    throw new FanOutError('fan_out_unknown', `element ${record.id}: reactor "${reactor.name}" has no fan-out map "${link.step}" here (or this engine has no fan-out ledger)`, { executionId: record.id, step: link.step });
   }
   const job: ElementJob = { deps, reactor, node, link, mapId: mapIdOf(link.parentId, link.step), record };
   const snapshot = await deps.fanOut.snapshot(job.mapId);

@@ -7,7 +7,7 @@
  */
 import type { MapNode } from '../../dsl/definition.js';
 import type { MapFailure, MapResult } from '../../dsl/map-result.js';
-import { errorFromJSON, ReactorError, toError } from '../../errors.js';
+import { errorFromJSON, FanOutError, toError } from '../../errors.js';
 import type { NodeOutcome } from '../outcome.js';
 import type { LedgerSnapshot } from '../ports/fanout.js';
 import { RECORD_VERSION, type ExecutionRecord } from '../ports/store.js';
@@ -29,7 +29,7 @@ export async function runFanOut(run: RunState, node: MapNode, place: StepPlace, 
   const recorded = run.stepRecord(place.path);
   if (recorded?.status === 'completed' && fan) return { kind: 'success', value: recorded.result, entry: { step: place.path, undo: () => rollbackElements(run, fan, mapId, place.path) } };
   if (run.replayOnly) return { kind: 'skipped', value: undefined };
-  if (!fan) return notStarted(run, place.path, new ReactorError('fan_out_unavailable', `map "${place.path}" fans out, but this engine has no fan-out ledger: pass createEngine({ fanOut }) (createEmbeddedEngine and createRedisRuntime do)`, { details: { step: place.path } }));
+  if (!fan) return notStarted(run, place.path, new FanOutError('fan_out_unavailable', `map "${place.path}" fans out, but this engine has no fan-out ledger: pass createEngine({ fanOut }) (createEmbeddedEngine and createRedisRuntime do)`, { step: place.path }));
   let items: readonly unknown[];
   try {
     const source = resolveArg(node.source, scope, place.path, 'source');

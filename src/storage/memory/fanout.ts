@@ -1,4 +1,4 @@
-import { ReactorError } from '../../errors.js';
+import { FanOutError } from '../../errors.js';
 import type { ElementLedgerStatus, ElementSettlement, FanOutLedger, FanOutOpen, LedgerSnapshot, SettleReply, UndoneReply } from '../../engine/ports/fanout.js';
 
 interface Ledger {
@@ -18,24 +18,24 @@ interface Ledger {
 
 /**
  * The embedded fan-out ledger: the same transitions as the Redis scripts, in this process. Each
- * method is one synchronous step, so concurrent callers see them atomically.
+ * method's work is one synchronous step, so concurrent callers see them atomically.
  */
 export class MemoryFanOutLedger implements FanOutLedger {
   readonly #ledgers = new Map<string, Ledger>();
 
-  open(mapId: string, options: FanOutOpen): Promise<{ readonly next: number; readonly created: boolean }> {
+  async open(mapId: string, options: FanOutOpen): Promise<{ readonly next: number; readonly created: boolean }> {
     const found = this.#ledgers.get(mapId);
-    if (found) return Promise.resolve({ next: found.next, created: false });
+    if (found) return { next: found.next, created: false };
     const next = Math.min(options.batchSize, options.total);
     const ledger: Ledger = { ...options, next, settled: 0, failed: 0, stopped: false, wakeJob: undefined, phase: 'collect', statuses: Array.from({ length: options.total }, () => 'pending'), claims: new Map() };
     this.#ledgers.set(mapId, ledger);
-    return Promise.resolve({ next, created: true });
+    return { next, created: true };
   }
 
-  settle(mapId: string, index: number, outcome: ElementSettlement): Promise<SettleReply> {
+  async settle(mapId: string, index: number, outcome: ElementSettlement): Promise<SettleReply> {
     const l = this.#get(mapId, index);
     const known = l.claims.get(index);
-    if (known !== undefined) return Promise.resolve({ first: false, claim: known, done: isDone(l), wakeJob: l.wakeJob });
+    if (known !== undefined) return { first: false, claim: known, done: isDone(l), wakeJob: l.wakeJob };
     l.statuses[index] = outcome;
     l.settled++;
     if (outcome === 'failed') {
@@ -44,32 +44,32 @@ export class MemoryFanOutLedger implements FanOutLedger {
     }
     const claim = !l.stopped && l.next < l.total ? l.next++ : -1;
     l.claims.set(index, claim);
-    return Promise.resolve({ first: true, claim, done: isDone(l), wakeJob: l.wakeJob });
+    return { first: true, claim, done: isDone(l), wakeJob: l.wakeJob };
   }
 
-  register(mapId: string, wakeJob: string, phase: 'collect' | 'rollback'): Promise<LedgerSnapshot> {
+  async register(mapId: string, wakeJob: string, phase: 'collect' | 'rollback'): Promise<LedgerSnapshot> {
     const l = this.#get(mapId);
     l.wakeJob = wakeJob;
     if (phase === 'rollback') l.phase = 'rollback';
-    return Promise.resolve(snapshotOf(l));
+    return snapshotOf(l);
   }
 
-  undone(mapId: string, index: number): Promise<UndoneReply> {
+  async undone(mapId: string, index: number): Promise<UndoneReply> {
     const l = this.#get(mapId, index);
     if (l.statuses[index] === 'completed') l.statuses[index] = 'undone';
-    return Promise.resolve({ target: target(l), wakeJob: l.wakeJob });
+    return { target: target(l), wakeJob: l.wakeJob };
   }
 
-  snapshot(mapId: string): Promise<LedgerSnapshot | undefined> {
+  async snapshot(mapId: string): Promise<LedgerSnapshot | undefined> {
     const l = this.#ledgers.get(mapId);
-    return Promise.resolve(l ? snapshotOf(l) : undefined);
+    return l ? snapshotOf(l) : undefined;
   }
 
   #get(mapId: string, index?: number): Ledger {
     const l = this.#ledgers.get(mapId);
-    if (!l) throw new ReactorError('fan_out_unknown', `fan-out map ${mapId} has no ledger (never opened, or expired)`, { details: { mapId } });
+    if (!l) throw new FanOutError('fan_out_unknown', `fan-out map ${mapId} has no ledger (never opened, or expired)`, { mapId });
     if (index !== undefined && (!Number.isInteger(index) || index < 0 || index >= l.total)) {
-      throw new ReactorError('fan_out_unknown', `fan-out map ${mapId} has no element ${index} (it has ${l.total})`, { details: { mapId, index } });
+      throw new FanOutError('fan_out_unknown', `fan-out map ${mapId} has no element ${index} (it has ${l.total})`, { mapId, index });
     }
     return l;
   }

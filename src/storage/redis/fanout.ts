@@ -8,7 +8,8 @@
 import type { Redis } from 'ioredis';
 import type { ElementLedgerStatus, ElementSettlement, FanOutLedger, FanOutOpen, LedgerSnapshot, SettleReply, UndoneReply } from '../../engine/ports/fanout.js';
 import { RedisKeys } from './keys.js';
-import { runCommand, runScript } from './script.js';
+import { FanOutError, ScriptError } from '../../errors.js';
+import { runCommand, runScript, type ScriptArg, type ScriptDescriptor } from './script.js';
 import { scripts } from './scripts.js';
 import { DEFAULT_RECORD_TTL_MS } from './store.js';
 
@@ -36,19 +37,31 @@ export class RedisFanOutLedger implements FanOutLedger {
   }
 
   open(mapId: string, options: FanOutOpen): Promise<{ readonly next: number; readonly created: boolean }> {
-    return runScript(this.#redis, scripts.fanoutOpen, [this.#keys.fanOut(mapId)], [options.total, options.batchSize, options.atomic ? 1 : 0, this.#ttlMs]);
+    return this.#run(mapId, scripts.fanoutOpen, [options.total, options.batchSize, options.atomic ? 1 : 0, this.#ttlMs]);
   }
 
   settle(mapId: string, index: number, outcome: ElementSettlement): Promise<SettleReply> {
-    return runScript(this.#redis, scripts.fanoutSettle, [this.#keys.fanOut(mapId)], [index, CODES[outcome], this.#ttlMs]);
+    return this.#run(mapId, scripts.fanoutSettle, [index, CODES[outcome], this.#ttlMs]);
   }
 
   async register(mapId: string, wakeJob: string, phase: 'collect' | 'rollback'): Promise<LedgerSnapshot> {
-    return decodeLedger(await runScript(this.#redis, scripts.fanoutRegister, [this.#keys.fanOut(mapId)], [wakeJob, phase, this.#ttlMs]));
+    return decodeLedger(await this.#run(mapId, scripts.fanoutRegister, [wakeJob, phase, this.#ttlMs]));
   }
 
   undone(mapId: string, index: number): Promise<UndoneReply> {
-    return runScript(this.#redis, scripts.fanoutUndone, [this.#keys.fanOut(mapId)], [index, this.#ttlMs]);
+    return this.#run(mapId, scripts.fanoutUndone, [index, this.#ttlMs]);
+  }
+
+  /** Runs a ledger script; an unknown ledger or element is a {@link FanOutError}, as in memory. */
+  async #run<R>(mapId: string, script: ScriptDescriptor<R>, args: readonly ScriptArg[]): Promise<R> {
+    try {
+      return await runScript(this.#redis, script, [this.#keys.fanOut(mapId)], args);
+    } catch (error) {
+      if (error instanceof ScriptError && error.details.reason === 'RX_FANOUT_UNKNOWN') {
+        throw new FanOutError('fan_out_unknown', `fan-out map ${mapId}: ${script.name} found no ledger, or no such element`, { mapId });
+      }
+      throw error;
+    }
   }
 
   async snapshot(mapId: string): Promise<LedgerSnapshot | undefined> {
