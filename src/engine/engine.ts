@@ -209,7 +209,7 @@ export function createEngine(options: EngineOptions): Engine {
     }
   };
 
-  const ops: OperationsDeps = { store: options.store, coordination, waitList: options.waitList, queue: options.queue, registry, live: inflight, newState };
+  const ops: OperationsDeps = { store: options.store, coordination, waitList: options.waitList, queue: options.queue, registry, live: inflight, newState, fanOut: options.fanOut };
   const retry = async (executionId: string): Promise<RunResult> => {
     const source = await retrySource(ops, executionId);
     return (background ? start : run)(source.reactor, source.input, { retryOf: executionId });

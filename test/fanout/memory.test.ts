@@ -169,6 +169,51 @@ describe('fan-out: at-least-once safety', () => {
   });
 });
 
+describe('fan-out: redeliveries of the parent and of undo jobs', () => {
+  test('a parent job delivered again while elements run parks again; nothing runs twice', async () => {
+    const release = openable();
+    const runs = new Map<number, number>();
+    const log: string[] = [];
+    const r = buildFanOut(loggingHooks(log, { element: async (i) => (runs.set(i, (runs.get(i) ?? 0) + 1), release.promise) }), { batchSize: 2 });
+    const m = manualEngine({ fanOut: new MemoryFanOutLedger(), background: FAST });
+    const worker = m.startWorker(8);
+    try {
+      const { executionId } = await m.engine.start(r, { fails: failsAt(4) });
+      for (let i = 0; i < 200 && (await m.engine.result(executionId))?.status !== 'parked'; i++) await sleep(5);
+      // A stray or duplicated parent job: it finds the map unfinished, dispatches nothing new and parks again.
+      await m.engine.process({ v: 1, executionId, reactor: r.name }, { jobId: 'stray', delivery: 1 });
+      expect(await m.engine.result(executionId)).toMatchObject({ status: 'parked', waitingFor: { primitive: 'map', key: 'items' } });
+      release.open();
+      const done = await m.engine.wait(executionId, { timeoutMs: 5_000, pollMs: 5 });
+      expect(done?.status).toBe('completed');
+      expect([...runs.entries()].sort()).toEqual([[0, 1], [1, 1], [2, 1], [3, 1]]);
+      expect(log.filter((l) => l === 'run b')).toHaveLength(1);
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  test('undo jobs delivered again after the rollback undo nothing twice', async () => {
+    const { result, log, m, executionId } = await runInWorker(failsAt(4), { failB: true });
+    expect(result.status).toBe('failed');
+    const undos = log.filter((l) => l.startsWith('undo'));
+    for (let i = 0; i < 4; i++) await m.engine.process({ v: 1, executionId: `${executionId}/items[${i}]`, reactor: 'fan-21' }, { jobId: `again-${i}`, delivery: 2 });
+    expect(log.filter((l) => l.startsWith('undo'))).toEqual(undos);
+    expect(undos).toEqual(['undo 3', 'undo 2', 'undo 1', 'undo 0', 'undo a']);
+  });
+});
+
+describe('fan-out: operator undo', () => {
+  test('undo of a completed run undoes the elements in this process, highest index first, then a', async () => {
+    const { result, log, m, executionId } = await runInWorker(failsAt(5), { batchSize: 5 });
+    expect(result.status).toBe('completed');
+    const undone = await m.engine.undo(executionId, { reason: 'customer asked' });
+    expect(undone.status).toBe('cancelled');
+    expect(log.filter((l) => l.startsWith('undo'))).toEqual(['undo 4', 'undo 3', 'undo 2', 'undo 1', 'undo 0', 'undo a']);
+    expect((await m.store.get(`${executionId}/items[2]`))?.status).toBe('cancelled');
+  });
+});
+
 describe('fan-out: retries and events', () => {
   test('an element retry is its own delayed job of its own record; events name the map step and the element index', async () => {
     const attempts = new Map<number, number>();

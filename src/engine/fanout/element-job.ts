@@ -12,13 +12,16 @@ import { errorToJSON, FanOutError } from '../../errors.js';
 import type { BackgroundDeps } from '../background.js';
 import { runElement } from '../nested.js';
 import type { NodeOutcome } from '../outcome.js';
-import type { ElementSettlement, LedgerSnapshot } from '../ports/fanout.js';
+import type { ElementSettlement, FanOutLedger, LedgerSnapshot } from '../ports/fanout.js';
 import { JOB_FORMAT_VERSION, type JobDelivery } from '../ports/queue.js';
-import { TERMINAL_STATUSES, type ElementLink, type ExecutionRecord } from '../ports/store.js';
+import { TERMINAL_STATUSES, type ElementLink, type ExecutionRecord, type RollbackFailure } from '../ports/store.js';
 import { errorSummary, type RunState } from '../run-state.js';
 import { elementIdOf, elementPathOf, elementRunJobId, elementUndoJobId, mapIdOf } from './ids.js';
 
 type After = (() => Promise<void>) | undefined;
+
+/** What element work needs from the engine (a worker's deps, or an operator's for an inline undo). */
+export type ElementDeps = Pick<BackgroundDeps, 'store' | 'newState'> & Partial<Pick<BackgroundDeps, 'queue' | 'clock'>> & { readonly fanOut?: FanOutLedger | undefined };
 
 interface ElementJob {
   readonly deps: BackgroundDeps;
@@ -60,7 +63,7 @@ export async function processElementJob(deps: BackgroundDeps, reactor: AnyReacto
   return settleOutcome(job, state, outcome);
 }
 
-function stateOf(job: ElementJob, replayOnly: boolean): RunState {
+function stateOf(job: Pick<ElementJob, 'deps' | 'record' | 'reactor'>, replayOnly: boolean): RunState {
   const { record, reactor } = job;
   return job.deps.newState({ executionId: record.id, rootExecutionId: record.rootId, reactor: reactor.name, contract: reactor.contract, input: record.input as Record<string, unknown>, idempotencyKey: undefined, resume: record, mode: 'worker', replayOnly });
 }
@@ -130,19 +133,11 @@ async function settle(job: ElementJob, state: RunState, outcome: ElementSettleme
 
 /** Rollback phase: undo this element if it is the highest completed one left, then pass the turn on. */
 async function undoElement(job: ElementJob, snapshot: LedgerSnapshot): Promise<After> {
-  const { deps, link, record } = job;
+  const { deps, link } = job;
   const status = snapshot.statuses[link.index];
   if (status !== 'undone') {
     if (snapshot.target !== link.index) return undefined; // not its turn (the chain dispatches it when it is)
-    const state = stateOf(job, true);
-    const place = { path: elementPathOf(link.step, link.index), reactor: job.reactor.name, signal: new AbortController().signal };
-    const rebuilt = await runElement(state, job.node, place, (record.input as { readonly item: unknown }).item, link.index);
-    const before = state.rollbackFailures.length;
-    if (rebuilt.kind === 'success') await rebuilt.entry.undo();
-    const failed = tagFailures(state, before, link);
-    const at = { step: link.step, index: link.index };
-    state.emit(failed.length > 0 ? { type: 'map.element_undo_failed', ...at, message: failed.map((f) => f.message).join('; ') } : { type: 'map.element_undone', ...at });
-    await state.checkpoint('cancelled', { cancelReason: 'undone: the map rolled back' });
+    await undoRecord(job);
   }
   const reply = await deps.fanOut!.undone(job.mapId, link.index);
   return async () => {
@@ -153,6 +148,41 @@ async function undoElement(job: ElementJob, snapshot: LedgerSnapshot): Promise<A
       await deps.queue.promote(reply.wakeJob);
     }
   };
+}
+
+/** Undoes one completed element from its record (no body runs) and marks the record undone; returns its undo failures. */
+async function undoRecord(job: Pick<ElementJob, 'deps' | 'record' | 'reactor' | 'node' | 'link'>): Promise<RollbackFailure[]> {
+  const { link, record } = job;
+  const state = stateOf(job, true);
+  const place = { path: elementPathOf(link.step, link.index), reactor: job.reactor.name, signal: new AbortController().signal };
+  const rebuilt = await runElement(state, job.node, place, (record.input as { readonly item: unknown }).item, link.index);
+  const before = state.rollbackFailures.length;
+  if (rebuilt.kind === 'success') await rebuilt.entry.undo();
+  const failed = tagFailures(state, before, link);
+  const at = { step: link.step, index: link.index };
+  state.emit(failed.length > 0 ? { type: 'map.element_undo_failed', ...at, message: failed.map((f) => f.message).join('; ') } : { type: 'map.element_undone', ...at });
+  await state.checkpoint('cancelled', { cancelReason: 'undone: the map rolled back' });
+  return failed;
+}
+
+/**
+ * Undoes a fan-out map's completed elements in this process, highest index first — for an
+ * operator's `undo` or `cancel`, which replay the record where they are called. Returns the undo
+ * failures in rollback order.
+ */
+export async function undoElementsInline(deps: ElementDeps, reactor: AnyReactorDefinition, parentId: string, step: string): Promise<RollbackFailure[]> {
+  const node = reactor.byName.get(step);
+  if (node?.kind !== 'map' || !deps.fanOut) return [];
+  const mapId = mapIdOf(parentId, step);
+  const failures: RollbackFailure[] = [];
+  // Entering the rollback phase first: a late element job of this map then runs no body.
+  let target = (await deps.fanOut.register(mapId, '', 'rollback')).target;
+  while (target >= 0) {
+    const record = await deps.store.get(elementIdOf(parentId, step, target));
+    if (record?.status === 'completed') failures.push(...(await undoRecord({ deps: deps as BackgroundDeps, reactor, node, record, link: record.element! })));
+    target = (await deps.fanOut.undone(mapId, target)).target;
+  }
+  return failures;
 }
 
 /** Marks the rollback failures recorded since `from` with the map step and the element index. */

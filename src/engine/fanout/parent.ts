@@ -117,6 +117,7 @@ async function collect(run: RunState, fan: FanOutRuntime, node: MapNode, place: 
  * are, it is done.
  */
 async function rollbackElements(run: RunState, fan: FanOutRuntime, mapId: string, step: string): Promise<void> {
+  if (fan.undoInline) return void run.rollbackFailures.push(...(await fan.undoInline(mapId, step)));
   const snapshot = await fan.ledger.snapshot(mapId);
   if (!snapshot || snapshot.target < 0) return; // nothing completed, every element undone already, or the ledger expired
   const seq = run.stepRecord(step)?.status === 'completed' ? run.stepRecord(step)?.completedSeq : undefined;

@@ -16,6 +16,7 @@ import type { RunState } from '../run-state.js';
 import { runFrame } from '../scheduler.js';
 import { elementIdOf, elementRunJobId, elementUndoJobId } from './ids.js';
 import { undoOrPark } from './rollback.js';
+import { undoElementsInline, type ElementDeps } from './element-job.js';
 import type { FanOutPark, FanOutRuntime } from './wait.js';
 
 /** Work to do once the liveness lock is released. */
@@ -24,6 +25,12 @@ type After = (() => Promise<void>) | undefined;
 /** The fan-out runtime of an engine with a queue and a ledger. */
 export function fanOutRuntime(deps: BackgroundDeps): FanOutRuntime | undefined {
   return deps.fanOut ? { ledger: deps.fanOut, queue: deps.queue, store: deps.store } : undefined;
+}
+
+/** The fan-out runtime of an operator's undo or cancel: completed elements are undone in this process. */
+export function inlineFanOutRuntime(deps: ElementDeps, reactor: AnyReactorDefinition): FanOutRuntime | undefined {
+  if (!deps.fanOut) return undefined;
+  return { ledger: deps.fanOut, queue: deps.queue, store: deps.store, undoInline: (mapId, step) => undoElementsInline(deps, reactor, mapId.slice(0, -(step.length + 1)), step) };
 }
 
 /** Parks `state` on a fan-out map: elements running (`parked`) or being undone (`rolling_back`). */

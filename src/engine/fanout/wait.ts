@@ -6,13 +6,19 @@
  */
 import type { FanOutLedger } from '../ports/fanout.js';
 import type { JobQueue } from '../ports/queue.js';
-import type { Store } from '../ports/store.js';
+import type { RollbackFailure, Store } from '../ports/store.js';
 
 /** What a fan-out map needs in a worker. */
 export interface FanOutRuntime {
   readonly ledger: FanOutLedger;
-  readonly queue: JobQueue;
+  readonly queue: JobQueue | undefined;
   readonly store: Store;
+  /**
+   * Set for an operator's undo or cancel (a replay where it is called): completed elements are
+   * undone in this process, highest index first, and their undo failures returned. Unset in a
+   * worker: they are undone by jobs while the execution parks.
+   */
+  readonly undoInline?: (mapId: string, step: string) => Promise<readonly RollbackFailure[]>;
 }
 
 /** The execution parks on a fan-out map; its next job is enqueued by `parkOnFanOut`. */
