@@ -37,8 +37,8 @@ export function describeFanOutLedgerContract(name: string, make: () => Promise<L
 
     it('each settlement is counted once and claims the next element; a repeat answers the same claim', async () => {
       await ledger.open('m', { total: 3, batchSize: 1, atomic: false });
-      expect(await ledger.settle('m', 0, 'completed')).toEqual({ first: true, claim: 1, done: false, wakeJob: undefined });
-      expect(await ledger.settle('m', 0, 'failed')).toEqual({ first: false, claim: 1, done: false, wakeJob: undefined });
+      expect(await ledger.settle('m', 0, 'completed')).toEqual({ first: true, claim: 1, done: false, wakeJob: undefined, rollback: false });
+      expect(await ledger.settle('m', 0, 'failed')).toEqual({ first: false, claim: 1, done: false, wakeJob: undefined, rollback: false });
       expect(await ledger.settle('m', 1, 'failed')).toMatchObject({ first: true, claim: 2, done: false });
       expect(await ledger.settle('m', 2, 'skipped')).toMatchObject({ first: true, claim: -1, done: true });
       expect(await ledger.snapshot('m')).toMatchObject({ settled: 3, failed: 1, stopped: false, done: true, statuses: ['completed', 'failed', 'skipped'] });
@@ -56,7 +56,7 @@ export function describeFanOutLedgerContract(name: string, make: () => Promise<L
       await ledger.open('m', { total: 2, batchSize: 2, atomic: true });
       expect(await ledger.register('m', 'parent:2', 'collect')).toMatchObject({ done: false, settled: 0, phase: 'collect' });
       await ledger.settle('m', 0, 'completed');
-      expect(await ledger.settle('m', 1, 'completed')).toEqual({ first: true, claim: -1, done: true, wakeJob: 'parent:2' });
+      expect(await ledger.settle('m', 1, 'completed')).toEqual({ first: true, claim: -1, done: true, wakeJob: 'parent:2', rollback: false });
       // A registration after the last settlement sees the map done.
       expect(await ledger.register('m', 'parent:3', 'collect')).toMatchObject({ done: true });
     });
@@ -72,6 +72,24 @@ export function describeFanOutLedgerContract(name: string, make: () => Promise<L
       expect((await ledger.snapshot('m'))?.statuses).toEqual(['undone', 'undone', 'failed', 'undone', 'skipped']);
       // The phase never goes back.
       expect(await ledger.register('m', 'parent:5', 'collect')).toMatchObject({ phase: 'rollback', target: -1 });
+    });
+
+    it('element reads one element cheaply: phase, stop, its status and, when rolling back, the turn', async () => {
+      expect(await ledger.element('m', 0)).toBeUndefined();
+      await ledger.open('m', { total: 4, batchSize: 4, atomic: true });
+      await ledger.settle('m', 0, 'completed');
+      await ledger.settle('m', 2, 'completed');
+      expect(await ledger.element('m', 0)).toEqual({ phase: 'collect', stopped: false, status: 'completed', target: -1 });
+      await ledger.settle('m', 1, 'failed');
+      expect(await ledger.element('m', 3)).toEqual({ phase: 'collect', stopped: true, status: 'pending', target: -1 });
+      await ledger.register('m', 'p:2', 'rollback');
+      expect(await ledger.element('m', 1)).toEqual({ phase: 'rollback', stopped: true, status: 'failed', target: 2 });
+    });
+
+    it('a rollback started while elements run (a cancel): later settlements claim nothing and say so', async () => {
+      await ledger.open('m', { total: 5, batchSize: 2, atomic: false });
+      await ledger.register('m', '', 'rollback');
+      expect(await ledger.settle('m', 0, 'completed')).toEqual({ first: true, claim: -1, done: false, wakeJob: undefined, rollback: true });
     });
 
     it('an unknown map or element is a FanOutError (fan_out_unknown)', async () => {

@@ -204,6 +204,30 @@ describe('fan-out: redeliveries of the parent and of undo jobs', () => {
 });
 
 describe('fan-out: operator undo', () => {
+  test('cancel while elements run: completed elements are undone at once, running ones undo themselves when they finish, unstarted ones never run', async () => {
+    const release = openable();
+    const log: string[] = [];
+    const r = buildFanOut(loggingHooks(log, { element: async (i) => (log.push(`run ${i}`), i === 0 ? undefined : release.promise) }), { batchSize: 3 });
+    const m = manualEngine({ fanOut: new MemoryFanOutLedger(), background: FAST });
+    const worker = m.startWorker(8);
+    try {
+      const { executionId } = await m.engine.start(r, { fails: failsAt(6) });
+      // Wait until element 0 completed and its settlement dispatched element 3, which runs now.
+      for (let i = 0; i < 400 && !(log.includes('run 3') && (await m.engine.result(executionId))?.status === 'parked'); i++) await sleep(5);
+      const cancelled = await m.engine.cancel(executionId, { reason: 'operator' });
+      expect(cancelled.status).toBe('cancelled');
+      expect(log.filter((l) => l.startsWith('undo'))).toEqual(['undo 0', 'undo a']);
+      release.open();
+      await m.memory.drain();
+      // Element 0's settlement had dispatched element 3: 1, 2 and 3 were running at the cancel.
+      expect(log.filter((l) => l.startsWith('undo')).slice(2).sort()).toEqual(['undo 1', 'undo 2', 'undo 3']);
+      expect(log.filter((l) => /^run [4-5]$/.test(l))).toEqual([]);
+      expect((await m.engine.result(executionId))?.status).toBe('cancelled');
+    } finally {
+      await worker.stop();
+    }
+  });
+
   test('undo of a completed run undoes the elements in this process, highest index first, then a', async () => {
     const { result, log, m, executionId } = await runInWorker(failsAt(5), { batchSize: 5 });
     expect(result.status).toBe('completed');

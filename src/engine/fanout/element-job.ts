@@ -12,7 +12,7 @@ import { errorToJSON, FanOutError } from '../../errors.js';
 import type { BackgroundDeps } from '../background.js';
 import { runElement } from '../nested.js';
 import type { NodeOutcome } from '../outcome.js';
-import type { ElementSettlement, FanOutLedger, LedgerSnapshot } from '../ports/fanout.js';
+import type { ElementSettlement, ElementView, FanOutLedger } from '../ports/fanout.js';
 import { JOB_FORMAT_VERSION, type JobDelivery } from '../ports/queue.js';
 import { TERMINAL_STATUSES, type ElementLink, type ExecutionRecord, type RollbackFailure } from '../ports/store.js';
 import { errorSummary, type RunState } from '../run-state.js';
@@ -40,9 +40,9 @@ export async function processElementJob(deps: BackgroundDeps, reactor: AnyReacto
     throw new FanOutError('fan_out_unknown', `element ${record.id}: reactor "${reactor.name}" has no fan-out map "${link.step}" here (or this engine has no fan-out ledger)`, { executionId: record.id, step: link.step });
   }
   const job: ElementJob = { deps, reactor, node, link, mapId: mapIdOf(link.parentId, link.step), record };
-  const snapshot = await deps.fanOut.snapshot(job.mapId);
-  if (!snapshot) return undefined; // the map's ledger expired: nothing to do
-  if (snapshot.phase === 'rollback') return undoElement(job, snapshot);
+  const view = await deps.fanOut.element(job.mapId, link.index);
+  if (!view) return undefined; // the map's ledger expired: nothing to do
+  if (view.phase === 'rollback') return undoElement(job, view);
   if (TERMINAL_STATUSES.has(record.status)) return settle(job, stateOf(job, false), settlementOf(record)); // a redelivery: settle again (counted once)
   const retryAt = record.background?.retryAt;
   if (retryAt !== undefined && retryAt - deps.clock.now() > 25) {
@@ -51,7 +51,7 @@ export async function processElementJob(deps: BackgroundDeps, reactor: AnyReacto
     return undefined;
   }
   const state = stateOf(job, false);
-  if (snapshot.stopped && Object.keys(record.steps).length === 0) {
+  if (view.stopped && Object.keys(record.steps).length === 0) {
     // An atomic map stopped before this element started: it settles as not started.
     state.emit({ type: 'map.element_skipped', step: link.step, index: link.index, reason: 'not_started' });
     await state.checkpoint('cancelled', { cancelReason: 'not started: the atomic map stopped at a failed element' });
@@ -121,6 +121,12 @@ async function retryLater(job: ElementJob, state: RunState, step: string, delayM
 async function settle(job: ElementJob, state: RunState, outcome: ElementSettlement): Promise<After> {
   const { deps, link } = job;
   const reply = await deps.fanOut!.settle(job.mapId, link.index, outcome);
+  if (reply.rollback && outcome === 'completed') {
+    // The run was cancelled while this element ran: nobody will undo it later, so it undoes itself.
+    const fresh = await deps.store.get(job.record.id);
+    if (fresh?.status === 'completed') await undoRecord({ ...job, record: fresh });
+    await deps.fanOut!.undone(job.mapId, link.index);
+  }
   return async () => {
     if (reply.claim >= 0) {
       const next = elementIdOf(link.parentId, link.step, reply.claim);
@@ -132,11 +138,10 @@ async function settle(job: ElementJob, state: RunState, outcome: ElementSettleme
 }
 
 /** Rollback phase: undo this element if it is the highest completed one left, then pass the turn on. */
-async function undoElement(job: ElementJob, snapshot: LedgerSnapshot): Promise<After> {
+async function undoElement(job: ElementJob, view: ElementView): Promise<After> {
   const { deps, link } = job;
-  const status = snapshot.statuses[link.index];
-  if (status !== 'undone') {
-    if (snapshot.target !== link.index) return undefined; // not its turn (the chain dispatches it when it is)
+  if (view.status !== 'undone') {
+    if (view.target !== link.index) return undefined; // not its turn (the chain dispatches it when it is)
     await undoRecord(job);
   }
   const reply = await deps.fanOut!.undone(job.mapId, link.index);

@@ -28,7 +28,11 @@ export async function runFanOut(run: RunState, node: MapNode, place: StepPlace, 
   const mapId = mapIdOf(run.executionId, place.path);
   const recorded = run.stepRecord(place.path);
   if (recorded?.status === 'completed' && fan) return { kind: 'success', value: recorded.result, entry: { step: place.path, undo: () => rollbackElements(run, fan, mapId, place.path) } };
-  if (run.replayOnly) return { kind: 'skipped', value: undefined };
+  if (run.replayOnly) {
+    // An operator cancels the run while the elements run: undo what completed; the rest undo themselves as they finish.
+    if (recorded?.status === 'running' && fan?.undoInline) run.rollbackFailures.push(...(await fan.undoInline(mapId, place.path)));
+    return { kind: 'skipped', value: undefined };
+  }
   if (!fan) return notStarted(run, place.path, new FanOutError('fan_out_unavailable', `map "${place.path}" fans out, but this engine has no fan-out ledger: pass createEngine({ fanOut }) (createEmbeddedEngine and createRedisRuntime do)`, { step: place.path }));
   let items: readonly unknown[];
   try {

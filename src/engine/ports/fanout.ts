@@ -42,6 +42,17 @@ export interface SettleReply {
   readonly done: boolean;
   /** The parent's wake job registered last, if any. */
   readonly wakeJob: string | undefined;
+  /** The map is being rolled back already (the run was cancelled while this element ran). */
+  readonly rollback: boolean;
+}
+
+/** What one element's job reads: {@link FanOutLedger.element}. */
+export interface ElementView {
+  readonly phase: 'collect' | 'rollback';
+  readonly stopped: boolean;
+  readonly status: ElementLedgerStatus;
+  /** In the rollback phase, the highest completed element left (the one to undo now), or -1; -1 while collecting. */
+  readonly target: number;
 }
 
 /** A ledger's counters. */
@@ -88,4 +99,6 @@ export interface FanOutLedger {
   undone(mapId: string, index: number): Promise<UndoneReply>;
   /** The ledger of a map; `undefined` when it was never opened (or expired). */
   snapshot(mapId: string): Promise<LedgerSnapshot | undefined>;
+  /** What element `index`'s job needs, in one cheap read; `undefined` when the ledger does not exist. */
+  element(mapId: string, index: number): Promise<ElementView | undefined>;
 }

@@ -1,5 +1,5 @@
 import { FanOutError } from '../../errors.js';
-import type { ElementLedgerStatus, ElementSettlement, FanOutLedger, FanOutOpen, LedgerSnapshot, SettleReply, UndoneReply } from '../../engine/ports/fanout.js';
+import type { ElementLedgerStatus, ElementSettlement, ElementView, FanOutLedger, FanOutOpen, LedgerSnapshot, SettleReply, UndoneReply } from '../../engine/ports/fanout.js';
 
 interface Ledger {
   readonly total: number;
@@ -35,21 +35,21 @@ export class MemoryFanOutLedger implements FanOutLedger {
   async settle(mapId: string, index: number, outcome: ElementSettlement): Promise<SettleReply> {
     const l = this.#get(mapId, index);
     const known = l.claims.get(index);
-    if (known !== undefined) return { first: false, claim: known, done: isDone(l), wakeJob: l.wakeJob };
+    if (known !== undefined) return { first: false, claim: known, done: isDone(l), wakeJob: l.wakeJob, rollback: l.phase === 'rollback' };
     l.statuses[index] = outcome;
     l.settled++;
     if (outcome === 'failed') {
       l.failed++;
       if (l.atomic) l.stopped = true;
     }
-    const claim = !l.stopped && l.next < l.total ? l.next++ : -1;
+    const claim = !l.stopped && l.phase === 'collect' && l.next < l.total ? l.next++ : -1;
     l.claims.set(index, claim);
-    return { first: true, claim, done: isDone(l), wakeJob: l.wakeJob };
+    return { first: true, claim, done: isDone(l), wakeJob: l.wakeJob, rollback: l.phase === 'rollback' };
   }
 
   async register(mapId: string, wakeJob: string, phase: 'collect' | 'rollback'): Promise<LedgerSnapshot> {
     const l = this.#get(mapId);
-    l.wakeJob = wakeJob;
+    l.wakeJob = wakeJob === '' ? undefined : wakeJob;
     if (phase === 'rollback') l.phase = 'rollback';
     return snapshotOf(l);
   }
@@ -63,6 +63,12 @@ export class MemoryFanOutLedger implements FanOutLedger {
   async snapshot(mapId: string): Promise<LedgerSnapshot | undefined> {
     const l = this.#ledgers.get(mapId);
     return l ? snapshotOf(l) : undefined;
+  }
+
+  async element(mapId: string, index: number): Promise<ElementView | undefined> {
+    const l = this.#ledgers.get(mapId);
+    if (!l) return undefined;
+    return { phase: l.phase, stopped: l.stopped, status: l.statuses[index] ?? 'pending', target: l.phase === 'rollback' ? target(l) : -1 };
   }
 
   #get(mapId: string, index?: number): Ledger {

@@ -6,7 +6,7 @@
  * @module
  */
 import type { Redis } from 'ioredis';
-import type { ElementLedgerStatus, ElementSettlement, FanOutLedger, FanOutOpen, LedgerSnapshot, SettleReply, UndoneReply } from '../../engine/ports/fanout.js';
+import type { ElementLedgerStatus, ElementSettlement, ElementView, FanOutLedger, FanOutOpen, LedgerSnapshot, SettleReply, UndoneReply } from '../../engine/ports/fanout.js';
 import { RedisKeys } from './keys.js';
 import { FanOutError, ScriptError } from '../../errors.js';
 import { runCommand, runScript, type ScriptArg, type ScriptDescriptor } from './script.js';
@@ -62,6 +62,12 @@ export class RedisFanOutLedger implements FanOutLedger {
       }
       throw error;
     }
+  }
+
+  async element(mapId: string, index: number): Promise<ElementView | undefined> {
+    const r = await this.#run(mapId, scripts.fanoutElement, [index]);
+    if (r.length === 0) return undefined;
+    return { phase: r[0] === 'rollback' ? 'rollback' : 'collect', stopped: r[1] === '1', status: STATUSES[r[2] ?? ''] ?? 'pending', target: Number(r[3]) };
   }
 
   async snapshot(mapId: string): Promise<LedgerSnapshot | undefined> {

@@ -146,8 +146,9 @@ export const scripts = {
   fanoutSettle: defineScript('fanout-settle', 1, (reply) => {
     const r = replyArray(reply);
     const wake = replyString(r[3] ?? '');
-    return { first: flag(r[0]), claim: replyNumber(r[1]), done: flag(r[2]), wakeJob: wake === '' ? undefined : wake };
+    return { first: flag(r[0]), claim: replyNumber(r[1]), done: flag(r[2]), wakeJob: wake === '' ? undefined : wake, rollback: replyString(r[4] ?? '') === 'rollback' };
   }),
+  fanoutElement: defineScript('fanout-element', 1, (reply) => replyArray(reply).map((v) => (typeof v === 'number' ? String(v) : replyString(v)))),
   fanoutRegister: defineScript('fanout-register', 1, (reply) => replyArray(reply).map(replyString)),
   fanoutUndone: defineScript('fanout-undone', 1, (reply) => {
     const r = replyArray(reply);
