@@ -344,3 +344,37 @@ export class FanOutError extends ReactorError {
     this.name = 'FanOutError';
   }
 }
+
+/**
+ * Dispatching an `asyncStep` or `asyncReactor` was refused before anything was queued: it
+ * declares a lock (or a limit-1 semaphore) on a key its own dispatching execution holds, so the
+ * unit would wait for a key its dispatcher keeps. Never retried; the dispatching step is not
+ * compensated (it never started).
+ */
+export class HandOffRefusedError extends ReactorError {
+  constructor(info: { reactor: string; step: string; kind: 'step' | 'reactor'; primitive: 'lock' | 'semaphore'; key: string; executionId: string; holder: string }) {
+    const what = info.kind === 'step' ? 'asyncStep' : 'asyncReactor';
+    super(
+      'handoff_refused',
+      `reactor "${info.reactor}", step "${info.step}": refused to dispatch the ${what}: it declares ${info.primitive} "${info.key}", which the dispatching execution ${info.executionId} holds (${info.holder}); ` +
+        `the unit would wait for a key its dispatcher keeps. Run it inline (.step), compose it (.compose), or narrow its key so it differs from the held one`,
+      { details: { ...info } },
+    );
+    this.name = 'HandOffRefusedError';
+  }
+}
+
+/**
+ * A reader of an async unit's result gave up: an in-process caller after `asyncWaitMs`, a worker
+ * after `asyncParkTimeoutMs` since the dispatch. The unit itself goes on (or is discarded if the
+ * reader's execution rolls back).
+ */
+export class AsyncWaitTimeoutError extends ReactorError {
+  constructor(info: { reactor: string; step: string; unitId: string; waitedMs: number; mode: 'wait' | 'park' }) {
+    const how = info.mode === 'wait' ? 'waited' : 'stayed parked';
+    super('async_wait_timeout', `reactor "${info.reactor}", step "${info.step}": ${how} ${info.waitedMs} ms for async unit ${info.unitId} to finish; raise background.${info.mode === 'wait' ? 'asyncWaitMs' : 'asyncParkTimeoutMs'} or read the result later`, {
+      details: { ...info },
+    });
+    this.name = 'AsyncWaitTimeoutError';
+  }
+}

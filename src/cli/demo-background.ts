@@ -262,6 +262,14 @@ function tell(result: RunResult, t0: number, context: { readonly labels: Readonl
       case 'run.woken': // told with its run.resumed
       case 'coordination.waiting':
       case 'coordination.extended':
+      case 'async.dispatched': // the demo reactors dispatch no async units
+      case 'async.refused':
+      case 'async.waiting':
+      case 'async.retrying':
+      case 'async.parked':
+      case 'async.completed':
+      case 'async.failed':
+      case 'async.discarded':
         break;
       case 'coordination.denied':
       case 'coordination.lost':

@@ -104,6 +104,14 @@ class EventPrinter {
       case 'run.parked':
       case 'run.woken':
       case 'run.cancelled':
+      case 'async.dispatched':
+      case 'async.refused':
+      case 'async.waiting':
+      case 'async.retrying':
+      case 'async.parked':
+      case 'async.completed':
+      case 'async.failed':
+      case 'async.discarded':
         return line('event', event.type);
       case 'coordination.acquired':
       case 'coordination.released':

@@ -9,7 +9,7 @@
  * @module
  */
 import type { CoordinationSpec } from '../dsl/coordination.js';
-import { RateLimitedError, UnknownRateLimitError } from '../errors.js';
+import { ContentionError, RateLimitedError, UnknownRateLimitError } from '../errors.js';
 import { Holds } from './holds.js';
 import { takeLock, takeSemaphore } from './leases.js';
 import { enterOrdered } from './ordered.js';
@@ -56,7 +56,9 @@ export async function admit(specs: readonly CoordinationSpec[], args: unknown, s
     return { kind: 'admitted', holds };
   } catch (error) {
     // Nothing of the work ran: release as 'halted' so no period is marked and an ordered position is handed back without poisoning a strict chain.
-    await holds.release('halted').catch(() => undefined);
+    // A caller that parks on contention and asked to keep its given position releases as 'yielded' instead (an async unit).
+    const keep = scope.keepOrderedOnContention === true && scope.orderedTicket !== undefined && (error instanceof ContentionError || error instanceof RateLimitedError);
+    await holds.release(keep ? 'yielded' : 'halted').catch(() => undefined);
     return { kind: 'refused', error: error as Error };
   }
 }

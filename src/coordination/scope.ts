@@ -29,6 +29,8 @@ export interface CoordinationScope {
   readonly emit: CoordinationEmit;
   /** A position taken earlier for this work (background executions take it when accepted). */
   readonly orderedTicket?: { readonly key: string; readonly nonce: number; readonly epoch: number } | undefined;
+  /** Keep a given ordered position when a later primitive of the same admission is contended (the caller parks with it). */
+  readonly keepOrderedOnContention?: boolean | undefined;
   /** Called after a lock, semaphore slot or ordered turn was given back (wake-on-release). */
   readonly onReleased?: ((primitive: 'lock' | 'semaphore' | 'ordered_lock', key: string) => void) | undefined;
   /** Called once when a hold is found lost while working. */

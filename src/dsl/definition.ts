@@ -37,12 +37,16 @@ export interface StepNode extends NodeBase {
   readonly retry: RetryPolicy;
   /** Step-scoped coordination, taken around each attempt's body (empty: none). */
   readonly coordination: readonly CoordinationSpec[];
+  /** `asyncStep`: the body runs in its own job while the reactor goes on. */
+  readonly async?: true;
 }
 
 /** A nested reactor run inline as one step of the same execution. */
 export interface ComposeNode extends NodeBase {
   readonly kind: 'compose';
   readonly reactor: AnyReactorDefinition;
+  /** `asyncReactor`: an independent child execution in the background, linked by `parentId`. */
+  readonly async?: true;
 }
 
 /** What a map runs for each element. */

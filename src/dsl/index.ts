@@ -10,3 +10,4 @@ export * from './reactor.js';
 export * from './retry.js';
 export * from './signals.js';
 export * from './step.js';
+export type { AsyncStepOptions } from './async.js';

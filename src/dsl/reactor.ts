@@ -26,6 +26,7 @@ import {
   type SemaphoreOptions,
   type StepCoordinationOptions,
 } from './coordination.js';
+import { asyncUndoRefusal, type AsyncStepOptions } from './async.js';
 import { toMermaid } from './mermaid.js';
 import { toRetryPolicy, type RetryOptions } from './retry.js';
 import type { StepValue } from './signals.js';
@@ -201,6 +202,43 @@ export class ReactorBuilder<Name extends string, In, I, S> {
   step(name: string, first: any, placement?: any): any {
     const node = isStepDefinition(first) ? this.#placeDefinition(name, first, placement ?? {}) : this.#inline(name, first as InlineStepOptions<never, never, never, unknown>);
     return this.#with(node);
+  }
+
+  /**
+   * Adds a step whose body runs in **its own background job** while the run goes on
+   * (`docs/async.md`). Its arguments are resolved and its step-level coordination is taken in
+   * the worker that runs it; a step that reads its result waits for it (in-process: at most
+   * `background.asyncWaitMs`) or parks its worker. It has `compensate` (run once, in its own
+   * job, after its last attempt failed) but no `undo`: the dispatcher's rollback never undoes it.
+   */
+  asyncStep<const N extends string, F extends Fields, R>(
+    name: FreshName<N, S>,
+    definition: StepDefinition<F, R>,
+    options?: PlacementOptions<I, S, ContractInput<F>>,
+  ): ReactorBuilder<Name, In, I, Simplify<S & { [K in N]: StepValue<R> }>>;
+  /** Adds an inline async step (see above). */
+  asyncStep<const N extends string, R, A = NoArgs>(name: FreshName<N, S>, options: AsyncStepOptions<I, S, A, R>): ReactorBuilder<Name, In, I, Simplify<S & { [K in N]: StepValue<R> }>>;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- implementation signature of the typed overloads above
+  asyncStep(name: string, first: any, placement?: any): any {
+    if (!isStepDefinition(first) && (first as { undo?: unknown } | undefined)?.undo !== undefined) this.#fail(name, asyncUndoRefusal(name));
+    const node = isStepDefinition(first) ? this.#placeDefinition(name, first, placement ?? {}) : this.#inline(name, first as InlineStepOptions<never, never, never, unknown>);
+    return this.#with({ ...node, async: true });
+  }
+
+  /**
+   * Dispatches another reactor as an **independent child execution** in the background, linked
+   * to this one by `parentId` (`docs/async.md`). Its input is validated here, before anything is
+   * queued; a step that reads its result receives the child's real outcome. It is not part of
+   * this run's rollback.
+   */
+  asyncReactor<const N extends string, C extends AnyReactorDefinition>(
+    name: FreshName<N, S>,
+    child: C,
+    options: PlacementOptions<I, S, InputOf<C>> = {},
+  ): ReactorBuilder<Name, In, I, Simplify<S & { [K in N]: OutputOf<C> }>> {
+    const args = resolveWiring(options.args);
+    const waitFor = [...(options.waitFor ?? [])] as string[];
+    return this.#with({ kind: 'compose', name, reactor: child, args, waitFor, dependsOn: dependenciesOf(args, waitFor), async: true }) as never;
   }
 
   /** Runs another reactor inline as one step of this execution (its undo replays the child's undos). */

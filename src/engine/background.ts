@@ -20,6 +20,9 @@ import { runFrame, type GraphOutcome } from './scheduler.js';
 import { processElementJob } from './fanout/element-job.js';
 import { fanOutRuntime, parkOnFanOut, resumeFanOutRollback } from './fanout/park.js';
 import type { FanOutLedger } from './ports/fanout.js';
+import { parkReader } from './async/park.js';
+import { AsyncPendingError } from './async/read-unit.js';
+import { advanceUnit } from './async/unit-worker.js';
 
 /** Tunables of background execution. */
 export interface BackgroundOptions {
@@ -36,6 +39,10 @@ export interface BackgroundOptions {
    * Default 250 ms; 0 parks at once.
    */
   readonly workerWaitMs?: number;
+  /** How long an in-process reader of an `asyncStep` / `asyncReactor` result waits before `AsyncWaitTimeoutError`. Default 30 s. */
+  readonly asyncWaitMs?: number;
+  /** How long a worker reader may stay parked on an async unit, from its dispatch. Default 1 h. */
+  readonly asyncParkTimeoutMs?: number;
 }
 
 /** What the background path needs from the engine. */
@@ -50,7 +57,7 @@ export interface BackgroundDeps {
   /** Ledgers of fan-out maps; without it a fan-out map fails in a worker (`fan_out_unavailable`). */
   readonly fanOut?: FanOutLedger | undefined;
   readonly newState: (
-    init: Pick<RunStateInit, 'executionId' | 'rootExecutionId' | 'reactor' | 'contract' | 'input' | 'idempotencyKey' | 'retryOf'> & { readonly resume?: ExecutionRecord; readonly mode?: 'inline' | 'worker'; readonly replayOnly?: boolean },
+    init: Pick<RunStateInit, 'executionId' | 'rootExecutionId' | 'reactor' | 'contract' | 'input' | 'idempotencyKey' | 'retryOf' | 'parentId'> & { readonly resume?: ExecutionRecord; readonly mode?: 'inline' | 'worker'; readonly replayOnly?: boolean },
   ) => RunState;
 }
 
@@ -135,6 +142,7 @@ export async function processJob(deps: BackgroundDeps, reactor: AnyReactorDefini
 
 /** Runs what it can; returns work to do once the liveness lock is released (a self-wake). */
 async function advance(deps: BackgroundDeps, reactor: AnyReactorDefinition, record: ExecutionRecord, delivery: JobDelivery, root: AbortController): Promise<(() => Promise<void>) | undefined> {
+  if (record.unit) return advanceUnit(deps, reactor, record, delivery, root);
   const validated = await validateContract(reactor.contract, record.input);
   const input = validated.ok ? validated.value : (record.input as Record<string, unknown>);
   const state = deps.newState({ executionId: record.id, rootExecutionId: record.rootId, reactor: reactor.name, contract: reactor.contract, input, idempotencyKey: record.idempotencyKey, resume: record, mode: 'worker' });
@@ -169,6 +177,7 @@ async function advance(deps: BackgroundDeps, reactor: AnyReactorDefinition, reco
   }
   if (outcome.status === 'yielded') {
     if (outcome.fanOut !== undefined) return parkOnFanOut(deps, state, outcome.fanOut); // a fan-out map's elements run (or are undone) as jobs
+    if (outcome.contention instanceof AsyncPendingError) return parkReader(deps, state, outcome.contention);
     // A step lost contention: park like a reactor-level refusal (the release wakes it).
     if (outcome.contention !== undefined) return refused(deps, state, outcome.contention);
     return void (await requeue(deps, state, outcome.delayMs, 'retry'));
@@ -178,7 +187,7 @@ async function advance(deps: BackgroundDeps, reactor: AnyReactorDefinition, reco
 }
 
 /** Contention in a worker parks the execution; anything else refused fails it (nothing ran, nothing to roll back). */
-async function refused(deps: BackgroundDeps, state: RunState, error: Error): Promise<(() => Promise<void>) | undefined> {
+export async function refused(deps: BackgroundDeps, state: RunState, error: Error): Promise<(() => Promise<void>) | undefined> {
   const contention = error instanceof ContentionError ? (error.details as { primitive: PrimitiveName; key: string }) : undefined;
   const rate = error instanceof RateLimitedError ? (error.details as { key: string; retryAfterMs: number }) : undefined;
   if (!contention && !rate) return void (await finish(state, { status: 'failed', step: undefined, error, validation: [] }));
@@ -210,7 +219,8 @@ async function refused(deps: BackgroundDeps, state: RunState, error: Error): Pro
   };
 }
 
-async function requeue(deps: BackgroundDeps, state: RunState, delayMs: number, reason: 'retry'): Promise<void> {
+/** Re-enqueues an execution for a later attempt (a retry delay); the record says when it is due. */
+export async function requeue(deps: BackgroundDeps, state: RunState, delayMs: number, reason: 'retry'): Promise<void> {
   const background = state.background ?? { jobs: 1, contention: 0 };
   const jobs = background.jobs + 1;
   const jobId = `${state.executionId}:${jobs}`;

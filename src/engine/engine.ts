@@ -17,8 +17,11 @@ import { admitWork, execute, fromRecord, invalidInput, type CoordinationDeps } f
 import { cancelExecution, retrySource, undoExecution, type OperationsDeps } from './operations.js';
 import type { Coordinator } from './ports/coordinator.js';
 import type { ExecutionJob, JobDelivery, JobQueue, WaitList } from './ports/queue.js';
-import type { Store } from './ports/store.js';
 import type { FanOutLedger } from './ports/fanout.js';
+import type { ExecutionRecord, Store } from './ports/store.js';
+import { registerTree } from './async/registry.js';
+import { wakeReaders } from './async/park.js';
+import { UnitSignals, type AsyncPort } from './async/port.js';
 import type { RunResult } from './results.js';
 import { RunState, type Admit } from './run-state.js';
 
@@ -119,10 +122,11 @@ export function createEngine(options: EngineOptions): Engine {
   const deps = { store: options.store, clock, hub, logger, maxConcurrency, checkpointIntervalMs: options.checkpointIntervalMs ?? 100 };
   const rateLimits = new Map(Object.entries(options.rateLimits ?? {}).map(([name, windows]) => [name, compileWindows({ reactor: `(rate limit ${name})` }, windows)]));
   const registry = new Map<string, AnyReactorDefinition>((options.reactors ?? []).map((r) => [r.name, r]));
+  for (const r of options.reactors ?? []) registerTree(registry, r);
   const newState = (init: Parameters<BackgroundDeps['newState']>[0]): RunState => {
     let state: RunState | undefined = undefined;
     const admitFn: Admit = (specs, args, where) => admitWork(state!, coordination, specs, args, where);
-    state = new RunState({ ...deps, ...init, admit: admitFn });
+    state = new RunState({ ...deps, ...init, admit: admitFn, async: asyncPort, onSettled });
     return state;
   };
   const wakeOnRelease = (primitive: 'lock' | 'semaphore' | 'ordered_lock', key: string): void => {
@@ -139,9 +143,24 @@ export function createEngine(options: EngineOptions): Engine {
         workerId: ids.executionId(),
         fanOut: options.fanOut,
         newState,
-        options: { contentionCap: 100, parkFallbackMs: 5_000, livenessTtlMs: 30_000, workerWaitMs: 250, ...options.background },
+        options: { contentionCap: 100, parkFallbackMs: 5_000, livenessTtlMs: 30_000, workerWaitMs: 250, asyncWaitMs: 30_000, asyncParkTimeoutMs: 3_600_000, ...options.background },
       }
     : undefined;
+  const signals = new UnitSignals();
+  const asyncPort: AsyncPort = {
+    background,
+    signals,
+    waitMs: options.background?.asyncWaitMs ?? 30_000,
+    parkTimeoutMs: options.background?.asyncParkTimeoutMs ?? 3_600_000,
+    workerWaitMs: options.background?.workerWaitMs ?? 250,
+    register: (reactor) => registerTree(registry, reactor),
+  };
+  // A unit's or child's terminal record wakes its readers: here at once, elsewhere through the wait list.
+  const onSettled = (record: ExecutionRecord): void => {
+    if (record.parentId === undefined || record.element !== undefined) return; // fan-out elements have no readers
+    signals.notify(record.id);
+    if (background) void wakeReaders(background, record.id).catch((error: unknown) => logger.warn({ err: error, unitId: record.id }, 'waking the readers of an async unit failed; their fallback job resumes them'));
+  };
   const needQueue = (): BackgroundDeps => background ?? (() => { throw new ReactorError('queue_missing', 'background execution needs a queue: createEngine({ queue }) or createEmbeddedEngine()'); })();
 
   const run = async (reactor: AnyReactorDefinition, input: unknown, runOptions: RunOptions & Internal = {}): Promise<RunResult> => {
@@ -224,7 +243,7 @@ export function createEngine(options: EngineOptions): Engine {
     process: processOne,
     result,
     wait,
-    register: (...reactors) => reactors.forEach((r) => registry.set(r.name, r)),
+    register: (...reactors) => reactors.forEach((r) => registerTree(registry, r)),
     subscribe: (listener) => hub.subscribe(listener),
     store: options.store,
   };

@@ -43,7 +43,7 @@ export type ReactorEvent =
   | (Base & { readonly type: 'run.queued'; readonly jobId: string; readonly delayMs: number; readonly reason: 'start' | 'retry' | 'park' | 'busy' })
   | (Base & { readonly type: 'run.resumed'; readonly jobId: string; readonly delivery: number })
   | (Base & { readonly type: 'run.parked'; readonly primitive: PrimitiveName; readonly key: string; readonly attempt: number; readonly jobId: string })
-  | (Base & { readonly type: 'run.woken'; readonly primitive: PrimitiveName; readonly key: string; readonly jobId: string })
+  | (Base & { readonly type: 'run.woken'; readonly primitive: PrimitiveName | 'async' | 'map'; readonly key: string; readonly jobId: string })
   | (StepBase & { readonly type: 'step.started'; readonly attempt: number })
   | (StepBase & { readonly type: 'step.succeeded'; readonly attempt: number })
   | (StepBase & { readonly type: 'step.failed'; readonly attempt: number; readonly error: ErrorJSON; readonly started: boolean })
@@ -70,7 +70,23 @@ export type ReactorEvent =
   | (CoordinationBase & { readonly type: 'coordination.contended'; readonly waitedMs: number; readonly holder?: string })
   | (CoordinationBase & { readonly type: 'coordination.denied'; readonly reason: 'period' | 'rate_limited' | 'ordered_lock_chain_failed' | 'ordered_lock_stale'; readonly bucket?: string; readonly retryAfterMs?: number })
   | (CoordinationBase & { readonly type: 'coordination.extended' })
-  | (CoordinationBase & { readonly type: 'coordination.lost' });
+  | (CoordinationBase & { readonly type: 'coordination.lost' })
+  | AsyncEvent;
+
+/**
+ * Events of async units (`asyncStep` bodies in their own job, `asyncReactor` children). The
+ * dispatcher's trace gets `dispatched`, `refused` and `waiting`; the unit's own trace (its
+ * `executionId` is the unit's id) gets `retrying`, `parked`, `completed`, `failed`, `discarded`.
+ */
+export type AsyncEvent =
+  | (StepBase & { readonly type: 'async.dispatched'; readonly unitId: string; readonly kind: 'step' | 'reactor'; readonly jobId: string })
+  | (StepBase & { readonly type: 'async.refused'; readonly primitive: 'lock' | 'semaphore'; readonly key: string; readonly holder: string })
+  | (StepBase & { readonly type: 'async.waiting'; readonly unitId: string; readonly mode: 'wait' | 'park' })
+  | (StepBase & { readonly type: 'async.retrying'; readonly unitId: string; readonly attempt: number; readonly delayMs: number; readonly error: ErrorJSON })
+  | (StepBase & { readonly type: 'async.parked'; readonly unitId: string; readonly primitive: PrimitiveName; readonly key: string; readonly attempt: number })
+  | (StepBase & { readonly type: 'async.completed'; readonly unitId: string })
+  | (StepBase & { readonly type: 'async.failed'; readonly unitId: string; readonly error: ErrorJSON })
+  | (StepBase & { readonly type: 'async.discarded'; readonly unitId: string; readonly started: boolean; readonly dispatcherStatus: string });
 
 /** The `type` of every event. */
 export type ReactorEventType = ReactorEvent['type'];

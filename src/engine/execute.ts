@@ -67,9 +67,12 @@ export function admitWork(state: RunState, deps: CoordinationDeps, specs: readon
   // `workerWaitMs` and then parks (rate limits park at once, for exactly their retry-after).
   const workerWait = deps.workerWaitMs ?? 0;
   const taken = state.mode === 'worker' ? specs.map((s) => ('waitMs' in s ? { ...s, waitMs: s.kind === 'rate_limit' ? 0 : workerWait } : s)) : specs;
+  // An async unit's step-level ordered position is taken on its first arrival and kept on its record.
+  const unitTicket = where.step !== undefined && state.unit !== undefined ? state.background?.ordered : undefined;
   return admit(taken, args, {
     coordinator: deps.coordinator,
-    orderedTicket: where.orderedTicket,
+    orderedTicket: where.orderedTicket ?? unitTicket,
+    keepOrderedOnContention: unitTicket !== undefined,
     onReleased: deps.onReleased,
     clock: state.clock,
     reactor: where.reactor,

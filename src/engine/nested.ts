@@ -65,7 +65,8 @@ function settleChild(run: RunState, place: StepPlace, outcome: GraphOutcome): No
   return { kind: 'failure', step: outcome.step ?? place.path, error: outcome.error, validation: outcome.validation, compensate: undefined };
 }
 
-async function childInput(child: AnyReactorDefinition, raw: Record<string, unknown>, path: string): Promise<Record<string, unknown>> {
+/** Validates a child reactor's input (contract defaults applied); throws a {@link ValidationError} naming the step. */
+export async function childInput(child: AnyReactorDefinition, raw: Record<string, unknown>, path: string): Promise<Record<string, unknown>> {
   const outcome = await validateContract(child.contract, raw);
   if (outcome.ok) return outcome.value;
   const summary = outcome.issues.map((i) => `${i.path}: ${i.message}`).join('; ');

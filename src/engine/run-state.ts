@@ -14,6 +14,7 @@ import { SiblingGate } from './sibling-gate.js';
 import type { ErrorJSON } from '../errors.js';
 import type { EventHub, ReactorEvent } from './events.js';
 import type { FanOutRuntime } from './fanout/wait.js';
+import type { AsyncPort } from './async/port.js';
 import type { Clock } from './ports/clock.js';
 import { RECORD_VERSION, TERMINAL_STATUSES, type BackgroundState, type ElementLink, type ExecutionRecord, type ExecutionStatus, type RollbackFailure, type StepRecord, type Store } from './ports/store.js';
 
@@ -46,6 +47,12 @@ export interface RunStateInit {
   readonly retryOf?: string | undefined;
   /** Intermediate checkpoints are written at most this often (0: after every step). */
   readonly checkpointIntervalMs?: number;
+  /** The execution that dispatched this one (an `asyncReactor` child). */
+  readonly parentId?: string | undefined;
+  /** Dispatching async units and reading their results (set when the engine has a queue). */
+  readonly async?: AsyncPort | undefined;
+  /** Called once a terminal record of this execution is saved (wakes readers of async units). */
+  readonly onSettled?: ((record: ExecutionRecord) => void) | undefined;
 }
 
 /** Takes declarations for work of this execution; `abort` receives a lost-hold error. */
@@ -154,9 +161,21 @@ export class RunState {
     return Object.keys(this.#steps).some((p) => p === path || p.startsWith(`${path}.`) || p.startsWith(`${path}[`));
   }
 
-  #link(): { retryOf?: string } {
+  #link(): Pick<ExecutionRecord, 'retryOf' | 'parentId' | 'unit'> {
     const retryOf = this.#init.retryOf ?? this.#init.resume?.retryOf;
-    return retryOf === undefined ? {} : { retryOf };
+    const parentId = this.#init.parentId ?? this.#init.resume?.parentId;
+    const unit = this.#init.resume?.unit;
+    return { ...(retryOf === undefined ? {} : { retryOf }), ...(parentId === undefined ? {} : { parentId }), ...(unit === undefined ? {} : { unit }) };
+  }
+
+  /** Dispatching async units (undefined when the engine has no queue). */
+  get async(): AsyncPort | undefined {
+    return this.#init.async;
+  }
+
+  /** Set when this state runs an `asyncStep` unit (from its record). */
+  get unit(): ExecutionRecord['unit'] {
+    return this.#init.resume?.unit;
   }
 
   /** A snapshot of every step's state. */
@@ -243,6 +262,8 @@ export class RunState {
     }
     const save = this.#saving.then(() => this.#init.store.save(record));
     this.#saving = save.catch(() => undefined);
+    const settled = this.#init.onSettled;
+    if (settled && TERMINAL_STATUSES.has(status)) return save.then(() => settled(record));
     return save;
   }
 }

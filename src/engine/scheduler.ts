@@ -7,6 +7,7 @@
  */
 import type { AnyReactorDefinition, GraphNode } from '../dsl/definition.js';
 import { toError, type FieldIssue } from '../errors.js';
+import { runAsyncReactor, runAsyncStep } from './async/dispatch.js';
 import { runCompose, runMap } from './nested.js';
 import type { CompletedEntry, NodeOutcome } from './outcome.js';
 import { resolveArgs, type ArgScope } from './resolve-args.js';
@@ -159,8 +160,10 @@ function runNode(run: RunState, frame: Frame, node: GraphNode, results: Readonly
   const place = { path: frame.prefix + node.name, reactor: frame.def.name, signal: frame.signal };
   switch (node.kind) {
     case 'step':
+      if (node.async === true) return runAsyncStep(run, node, place, scope, frame.def);
       return runStepNode(run, node, place, () => resolveArgs(node.args, scope, place.path, node.contract ? Object.keys(node.contract.fields) : undefined));
     case 'compose':
+      if (node.async === true) return runAsyncReactor(run, node, place, scope, frame.def);
       return runCompose(run, node, place, scope);
     case 'map':
       return runMap(run, node, place, scope);

@@ -12,8 +12,12 @@ export const TERMINAL_STATUSES: ReadonlySet<ExecutionStatus> = new Set(['complet
 
 /** Persisted state of one step in one execution. */
 export interface StepRecord {
-  readonly status: 'running' | 'retrying' | 'completed' | 'failed' | 'skipped' | 'halted' | 'compensated' | 'undone';
+  readonly status: 'running' | 'retrying' | 'completed' | 'failed' | 'skipped' | 'halted' | 'compensated' | 'undone' | 'dispatched';
   readonly attempts: number;
+  /** An `asyncStep` / `asyncReactor`: the id of the unit record or child execution it dispatched. */
+  readonly unitId?: string;
+  /** When that unit was dispatched (engine clock, ms). */
+  readonly dispatchedAt?: number;
   readonly result?: unknown;
   readonly error?: ErrorJSON;
   /** Completion sequence number (undo runs in reverse of it). */
@@ -34,8 +38,11 @@ export interface RollbackFailure {
 
 /** What a parked execution waits for. */
 export interface WaitingFor {
-  /** A coordination primitive, or `map`: the elements of a fan-out map (`key` = the map step). */
-  readonly primitive: 'lock' | 'semaphore' | 'rate_limit' | 'ordered_lock' | 'map';
+  /**
+   * A coordination primitive; `map`: the elements of a fan-out map (`key` = the map step);
+   * `async`: a reader parked until the async unit or child execution `key` (its id) finishes.
+   */
+  readonly primitive: 'lock' | 'semaphore' | 'rate_limit' | 'ordered_lock' | 'map' | 'async';
   readonly key: string;
   /** Contention attempts so far (counted apart from failure retries). */
   readonly attempt: number;
@@ -80,6 +87,23 @@ export interface ElementLink {
   readonly index: number;
 }
 
+/**
+ * What an `asyncStep` unit record carries besides the usual fields: the step it runs, the
+ * execution that dispatched it, and the values its arguments are resolved from in the worker.
+ */
+export interface AsyncUnitInfo {
+  readonly kind: 'step';
+  /** The step's path in its dispatcher (`ship`, `pay.ship` inside a composed child). */
+  readonly step: string;
+  /** The reactor that declares the step (the composed child's name inside compose). */
+  readonly reactor: string;
+  /** The execution that dispatched it (its `parentId`). */
+  readonly dispatcherId: string;
+  readonly dispatchedAt: number;
+  /** The frame input and the results of the steps it depends on, at dispatch. */
+  readonly scope: { readonly input: Readonly<Record<string, unknown>>; readonly results: Readonly<Record<string, unknown>> };
+}
+
 /** The persisted form of an execution: plain, versioned JSON. */
 export interface ExecutionRecord {
   readonly v: typeof RECORD_VERSION;
@@ -109,6 +133,8 @@ export interface ExecutionRecord {
   readonly background?: BackgroundState;
   /** Set on the record of one element of a fan-out map (its input is `{ item, index }`). */
   readonly element?: ElementLink;
+  /** Set on the record of an `asyncStep` unit: which step of which dispatcher it runs. */
+  readonly unit?: AsyncUnitInfo;
   readonly createdAt: number;
   readonly updatedAt: number;
 }
