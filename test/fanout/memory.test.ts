@@ -4,7 +4,8 @@
  * rollback order, rollback failures, at-least-once safety, events, inline runs.
  */
 import { describe, expect, test } from 'vitest';
-import { createEmbeddedEngine, MemoryFanOutLedger, type ReactorEvent, type RunResult } from '../../src/index.js';
+import { z } from 'zod';
+import { createEmbeddedEngine, MemoryFanOutLedger, NonRetryableError, reactor, type ReactorEvent, type RunResult } from '../../src/index.js';
 import { eventsOf, gate as openable, manualEngine, sleep } from '../background/helpers.js';
 import { buildFanOut, failsAt, loggingHooks } from './scenario.js';
 
@@ -268,6 +269,33 @@ describe('fan-out: retries and events', () => {
       expect(eventsOf(element!.trace, 'map.element_retrying')).toHaveLength(1);
       expect(eventsOf(done!.trace, 'map.collected')).toMatchObject([{ completed: 2, failed: 1, notStarted: 0 }]);
       expect(eventsOf(done!.trace, 'map.parked').map((e) => e.phase)).toEqual(['collect', 'rollback']);
+    } finally {
+      await worker.stop();
+    }
+  });
+});
+
+describe('fan-out: a reactor per element', () => {
+  test("each element runs the child reactor's steps in its own job; rollback replays each child's undos, highest index first", async () => {
+    const log: string[] = [];
+    const child = reactor('fo-child')
+      .input({ n: z.number() })
+      .step('reserve', { args: ($) => ({ n: $.input('n') }), run: ({ n }) => n, undo: (n) => void log.push(`unreserve ${n}`) })
+      .step('charge', { args: ($) => ({ n: $.result('reserve') }), run: ({ n }) => n * 100, undo: (v) => void log.push(`refund ${v}`) })
+      .returns('charge');
+    const parent = reactor('fo-parent')
+      .input({ items: z.array(z.number()) })
+      .map('all', { source: ($) => $.input('items'), each: child, args: (n) => ({ n }), fanOut: { batchSize: 2 } })
+      .step('fail', { waitFor: ['all'], run: () => { throw new NonRetryableError('late failure'); } })
+      .build();
+    const m = manualEngine({ fanOut: new MemoryFanOutLedger(), background: FAST });
+    const worker = m.startWorker(4);
+    try {
+      const { executionId } = await m.engine.start(parent, { items: [1, 2, 3] });
+      const done = await m.engine.wait(executionId, { timeoutMs: 5_000, pollMs: 5 });
+      expect(done).toMatchObject({ status: 'failed', failedStep: 'fail' });
+      expect(log).toEqual(['refund 300', 'unreserve 3', 'refund 200', 'unreserve 2', 'refund 100', 'unreserve 1']);
+      expect((await m.store.get(`${executionId}/all[1]`))?.steps).toMatchObject({ 'all[1].reserve': { status: 'completed' }, 'all[1].charge': { status: 'completed', result: 200 } });
     } finally {
       await worker.stop();
     }
