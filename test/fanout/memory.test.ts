@@ -102,7 +102,7 @@ describe('fan-out: scenario 21 rollback order (atomic)', () => {
   test('in-flight elements finish, unstarted ones settle as not started; every completed one is undone highest first', async () => {
     const gate = openable();
     const log: string[] = [];
-    // Element 1 fails at once while 0, 2, 3 wait on the gate; 4..7 are dispatched after the stop and never start.
+    // Element 1 fails at once while 0, 2, 3 wait on the gate; 4..7 are never dispatched.
     const hooks = { element: async (index: number) => (log.push(`run ${index}`), index === 1 ? undefined : gate.promise) };
     setTimeout(() => gate.open(), 50);
     const { result, m, executionId } = await runInWorker(failsAt(8, 1), { batchSize: 4, log, hooks });
@@ -111,6 +111,27 @@ describe('fan-out: scenario 21 rollback order (atomic)', () => {
     expect(log.filter((l) => /^run [4-7]$/.test(l))).toEqual([]);
     const statuses = await Promise.all([4, 5, 6, 7].map(async (i) => (await m.store.get(`${executionId}/items[${i}]`))?.status));
     expect(statuses.every((s) => s === 'pending' || s === 'cancelled')).toBe(true);
+  });
+
+  test('an element dispatched before the stop whose job starts after it settles as not started: its body never runs', async () => {
+    const release = openable();
+    const log: string[] = [];
+    const r = buildFanOut(loggingHooks(log, { element: async (i) => (log.push(`run ${i}`), i === 1 ? release.promise : undefined) }), { batchSize: 3 });
+    const m = manualEngine({ fanOut: new MemoryFanOutLedger(), background: FAST });
+    const worker = m.startWorker(2); // elements 0 and 1 run; 2 waits for a free slot
+    try {
+      const { executionId } = await m.engine.start(r, { fails: failsAt(3, 0) });
+      for (let i = 0; i < 400 && (await m.store.get(`${executionId}/items[2]`))?.status !== 'cancelled'; i++) await sleep(5);
+      release.open();
+      const done = await m.engine.wait(executionId, { timeoutMs: 5_000, pollMs: 5 });
+      expect(done).toMatchObject({ status: 'failed', failedStep: 'items[0]' });
+      expect(log.filter((l) => l.startsWith('run ')).sort()).toEqual(['run 0', 'run 1', 'run a']);
+      expect(log.slice(-2)).toEqual(['undo 1', 'undo a']);
+      expect(typed(m.events, 'map.element_skipped')).toMatchObject([{ step: 'items', index: 2, reason: 'not_started' }]);
+      expect(eventsOf(done!.trace, 'map.collected')).toMatchObject([{ completed: 1, failed: 1, notStarted: 1 }]);
+    } finally {
+      await worker.stop();
+    }
   });
 
   test('b fails: all four elements are undone highest index first, then a', async () => {
