@@ -252,7 +252,10 @@ export class ReactorBuilder<Name extends string, In, I, S> {
     return this.#with({ kind: 'compose', name, reactor: child, args, waitFor, dependsOn: dependenciesOf(args, waitFor) }) as never;
   }
 
-  /** Runs a step definition or a reactor for each element of a collection, in this process. */
+  /**
+   * Runs a step definition or a reactor for each element of a collection: in this process, or —
+   * with `fanOut`, in a background worker — one job per element (docs/maps.md).
+   */
   map<const N extends string, T, E extends AnyStepDefinition | AnyReactorDefinition>(
     name: FreshName<N, S>,
     options: MapOptions<I, S, T, E>,

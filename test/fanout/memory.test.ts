@@ -223,6 +223,21 @@ describe('fan-out: redeliveries of the parent and of undo jobs', () => {
     expect(log.filter((l) => l.startsWith('undo'))).toEqual(undos);
     expect(undos).toEqual(['undo 3', 'undo 2', 'undo 1', 'undo 0', 'undo a']);
   });
+  test('fallback wakes of the parent during a slow element rollback park it again; order and counts hold', async () => {
+    const log: string[] = [];
+    const r = buildFanOut(loggingHooks(log, { undo: async (i) => (await sleep(8), void log.push(`undo ${i}`)) }), { batchSize: 6 });
+    const m = manualEngine({ fanOut: new MemoryFanOutLedger(), background: { parkFallbackMs: 5, workerWaitMs: 0 } });
+    const worker = m.startWorker(4);
+    try {
+      const { executionId } = await m.engine.start(r, { fails: failsAt(6), failB: true });
+      const done = await m.engine.wait(executionId, { timeoutMs: 5_000, pollMs: 5 });
+      expect(done).toMatchObject({ status: 'failed', failedStep: 'b' });
+      expect(log.filter((l) => l.startsWith('undo'))).toEqual(['undo 5', 'undo 4', 'undo 3', 'undo 2', 'undo 1', 'undo 0', 'undo a']);
+      expect(eventsOf(done!.trace, 'map.parked').filter((e) => e.phase === 'rollback').length).toBeGreaterThan(1);
+    } finally {
+      await worker.stop();
+    }
+  });
 });
 
 describe('fan-out: operator undo', () => {
