@@ -162,7 +162,8 @@ function settleMap(run: RunState, node: MapNode, place: StepPlace, settled: read
     return { kind: 'failure', step: firstFailure.step, error: firstFailure.error, validation: firstFailure.validation, compensate };
   }
   const notStartedIndexes = Array.from({ length: size }, (_, i) => i).filter((i) => !seen.has(i));
-  const result: MapResult<unknown> = { values, successes: values.filter((_, i) => completed.some((c) => c.index === i) || isSkipped(settled, i)), failures, notStarted: notStartedIndexes };
+  const succeeded = values.flatMap((value, index) => (completed.some((c) => c.index === index) || isSkipped(settled, index) ? [{ index, value }] : []));
+  const result: MapResult<unknown> = { values, successes: succeeded.map((s) => s.value), succeeded, failures, notStarted: notStartedIndexes };
   run.setStep(place.path, { status: 'completed', attempts: 1, result });
   run.emit({ type: 'step.succeeded', step: place.path, attempt: 1, reactor: place.reactor });
   return { kind: 'success', value: result, entry: { step: place.path, undo: undoElements } };

@@ -36,6 +36,7 @@ describe('fan-out: elements as jobs, collected when all settle', () => {
     const element = await m.store.get(`${executionId}/items[4]`);
     expect(element).toMatchObject({ status: 'completed', value: 40, parentId: executionId, rootId: executionId, element: { parentId: executionId, step: 'items', index: 4 } });
     expect(result.steps['items']).toMatchObject({ status: 'completed', result: { successes: [0, 10, 20, 30, 40, 50, 60, 70, 80, 90], failures: [], notStarted: [] } });
+    expect((result.steps['items']?.result as { succeeded: unknown[] }).succeeded[4]).toEqual({ index: 4, value: 40 });
   });
 
   test('at most batchSize elements are in flight at once', async () => {

@@ -1,6 +1,6 @@
 import { describe, expectTypeOf, test } from 'vitest';
 import { z } from 'zod';
-import { defineStep, reactor, type MapFailure, type MapResult, type OutputOf } from '../../src/index.js';
+import { defineStep, reactor, type MapFailure, type MapResult, type MapSuccess, type OutputOf } from '../../src/index.js';
 
 describe('fan-out maps', () => {
   const charge = defineStep({ input: { sku: z.string(), qty: z.number() }, run: ({ sku, qty }) => ({ sku, total: qty * 2 }) });
@@ -14,6 +14,7 @@ describe('fan-out maps', () => {
         run: ({ charged }) => {
           expectTypeOf(charged.successes).toEqualTypeOf<readonly { sku: string; total: number }[]>();
           expectTypeOf(charged.failures).toEqualTypeOf<readonly MapFailure[]>();
+          expectTypeOf(charged.succeeded).toEqualTypeOf<readonly MapSuccess<{ sku: string; total: number }>[]>();
           return charged.successes.reduce((n, c) => n + c.total, 0);
         },
       })

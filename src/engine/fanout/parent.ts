@@ -89,12 +89,12 @@ async function createElementRecords(run: RunState, fan: FanOutRuntime, step: str
 async function collect(run: RunState, fan: FanOutRuntime, node: MapNode, place: StepPlace, mapId: string, snapshot: LedgerSnapshot): Promise<NodeOutcome> {
   const records = await Promise.all(snapshot.statuses.map((_, i) => fan.store.get(elementIdOf(run.executionId, place.path, i))));
   const values: unknown[] = new Array<unknown>(snapshot.total).fill(undefined);
-  const successes: unknown[] = [];
+  const succeeded: { index: number; value: unknown }[] = [];
   const failures: MapFailure[] = [];
   const unstarted: number[] = [];
   snapshot.statuses.forEach((status, index) => {
     const record = records[index];
-    if (status === 'completed' || status === 'skipped') successes.push((values[index] = record?.value));
+    if (status === 'completed' || status === 'skipped') succeeded.push({ index, value: (values[index] = record?.value) });
     else if (status === 'failed') failures.push({ index, error: record?.error ?? { name: 'Error', message: `element ${index} failed (its record expired)` } });
     else unstarted.push(index);
     // A failed element was compensated in its own job; its compensate failures belong to this run.
@@ -109,7 +109,7 @@ async function collect(run: RunState, fan: FanOutRuntime, node: MapNode, place: 
     const step = elementPathOf(place.path, first.index);
     return { kind: 'failure', step, error, validation: [], compensate: () => rollbackElements(run, fan, mapId, place.path) };
   }
-  const result: MapResult<unknown> = { values, successes, failures, notStarted: unstarted };
+  const result: MapResult<unknown> = { values, successes: succeeded.map((s) => s.value), succeeded, failures, notStarted: unstarted };
   run.setStep(place.path, { status: 'completed', attempts: 1, result });
   run.emit({ type: 'step.succeeded', step: place.path, attempt: 1, reactor: place.reactor });
   return { kind: 'success', value: result, entry: { step: place.path, undo: () => rollbackElements(run, fan, mapId, place.path) } };
