@@ -5,7 +5,7 @@
  */
 import { describe, expect, test } from 'vitest';
 import { z } from 'zod';
-import { createEmbeddedEngine, MemoryFanOutLedger, NonRetryableError, reactor, type ReactorEvent, type RunResult } from '../../src/index.js';
+import { createEmbeddedEngine, defineStep, MemoryFanOutLedger, NonRetryableError, reactor, type ReactorEvent, type RunResult } from '../../src/index.js';
 import { eventsOf, gate as openable, manualEngine, sleep } from '../background/helpers.js';
 import { buildFanOut, failsAt, loggingHooks } from './scenario.js';
 
@@ -333,6 +333,35 @@ describe('fan-out: a reactor per element', () => {
       expect(done).toMatchObject({ status: 'failed', failedStep: 'fail' });
       expect(log).toEqual(['refund 300', 'unreserve 3', 'refund 200', 'unreserve 2', 'refund 100', 'unreserve 1']);
       expect((await m.store.get(`${executionId}/all[1]`))?.steps).toMatchObject({ 'all[1].reserve': { status: 'completed' }, 'all[1].charge': { status: 'completed', result: 200 } });
+    } finally {
+      await worker.stop();
+    }
+  });
+});
+
+describe('fan-out: step-level coordination on the element step', () => {
+  test("an element step's lock is taken in each element's job: elements on one key never overlap, across element jobs", async () => {
+    let inside = 0;
+    let most = 0;
+    const each = defineStep({
+      input: { n: z.number() },
+      lock: { key: () => 'fan-shared', ttl: '5s' },
+      run: async ({ n }) => {
+        most = Math.max(most, ++inside);
+        await sleep(3);
+        inside--;
+        return n;
+      },
+    });
+    const r = reactor('fo-locked').input({ items: z.array(z.number()) }).map('all', { source: ($) => $.input('items'), each, args: (n) => ({ n }), fanOut: { batchSize: 4 } }).returns('all');
+    const m = manualEngine({ fanOut: new MemoryFanOutLedger(), background: { parkFallbackMs: 2_000, workerWaitMs: 2_000 } });
+    const worker = m.startWorker(8);
+    try {
+      const { executionId } = await m.engine.start(r, { items: [1, 2, 3, 4, 5, 6] });
+      const done = await m.engine.wait(executionId, { timeoutMs: 5_000, pollMs: 5 });
+      expect(done?.status === 'completed' && done.value).toMatchObject({ successes: [1, 2, 3, 4, 5, 6] });
+      expect(most).toBe(1);
+      expect(eventsOf(m.events, 'coordination.acquired').filter((e) => e.key === 'fan-shared')).toHaveLength(6);
     } finally {
       await worker.stop();
     }
