@@ -1,5 +1,5 @@
 /**
- * Benchmark entry: `npm run --silent bench -- <ID>` with ID `P1` … `P5`, `P7`, `P8` or `all`. Prints one JSON
+ * Benchmark entry: `npm run --silent bench -- <ID>` with ID `P1` … `P8` or `all`. Prints one JSON
  * object per line; each benchmark's last line is its verdict. Exits 0 whether or not targets
  * are met, non-zero when a benchmark could not run or the id is unknown.
  *
@@ -10,11 +10,12 @@ import { runP2 } from './p2-dag-parallelism.js';
 import { runP3 } from './p3-locked-step.js';
 import { runP4 } from './p4-contended-lock.js';
 import { runP5 } from './p5-wake-latency.js';
+import { runP6 } from './p6-step-vs-reactor-lock.js';
 import { runP7 } from './p7-worker-throughput.js';
 import { runP8 } from './p8-retained-memory.js';
 import { emit, type Verdict } from './support/runner.js';
 
-const BENCHMARKS: Readonly<Record<string, () => Promise<Verdict>>> = { P1: runP1, P2: runP2, P3: runP3, P4: runP4, P5: runP5, P7: runP7, P8: runP8 };
+const BENCHMARKS: Readonly<Record<string, () => Promise<Verdict>>> = { P1: runP1, P2: runP2, P3: runP3, P4: runP4, P5: runP5, P6: runP6, P7: runP7, P8: runP8 };
 
 async function main(argv: readonly string[]): Promise<number> {
   const id = argv[0]?.toUpperCase();

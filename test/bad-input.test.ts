@@ -3,8 +3,7 @@
  * taken or lost. One test per case, so the count can be read off.
  *
  * Cases that belong to capabilities not built yet, and join this file with them:
- * coordination on an interrupt step, a malformed or foreign job payload, a resume payload that
- * fails validation, a resume of a finished run, a second concurrent resume (issues 4 and 5).
+ * a malformed or foreign job payload (issue 4). Interrupts: cases 12–15.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { z } from 'zod';
@@ -101,6 +100,44 @@ describe('bad input matrix', () => {
     expect(() => parseRecord(JSON.stringify({ v: 2, id: 'e' }))).toThrow(RecordVersionError);
   });
 
+  test('12. coordination declared on an interrupt step: definition_invalid at definition, pointing at reactor-level coordination', () => {
+    const base = reactor('r').input({ id: z.string() });
+    for (const declaration of [{ lock: { key: () => 'k' } }, { semaphore: { key: () => 'k', limit: 2 } }, { rateLimit: { key: () => 'k', limit: 1, per: '1s' } }, { period: { key: () => 'k', every: 'day' } }, { orderedLock: { key: () => 'k' } }]) {
+      expectDefinitionError(() => base.interrupt('approve', { payload: { ok: z.boolean() }, ...(declaration as object) }), 'declare it on the reactor instead (withLock');
+    }
+  });
+
+  test('13. a resume payload that fails validation: resume_payload_invalid with field issues, counted; nothing resumed', async () => {
+    const t = createTestEngine();
+    let shipped = 0;
+    const r = reactor('r').interrupt('approve', { payload: { ok: z.boolean() }, maxAttempts: 2 }).step('ship', { waitFor: ['approve'], run: () => ++shipped }).build();
+    const paused = await t.run(r, {});
+    await expect(t.resume(paused, { ok: 'yes' })).rejects.toMatchObject({ code: 'resume_payload_invalid', issues: [{ path: 'ok' }], details: { attempt: 1 } });
+    expect(shipped).toBe(0);
+    expect((await t.engine.result(paused.executionId))?.status).toBe('paused');
+  });
+
+  test('14. a resume of a finished run: resume_refused; nothing runs again', async () => {
+    const t = createTestEngine();
+    let shipped = 0;
+    const r = reactor('r').interrupt('approve', { payload: { ok: z.boolean() } }).step('ship', { waitFor: ['approve'], run: () => ++shipped }).build();
+    const paused = await t.run(r, {});
+    expect(await t.resume(paused, { ok: true })).toHaveCompleted();
+    await expect(t.resume(paused, { ok: true })).rejects.toMatchObject({ code: 'resume_refused', details: { reason: 'already_resumed' } });
+    expect(shipped).toBe(1);
+  });
+
+  test('15. a second concurrent resume: resume_refused (already resumed); the run continues once', async () => {
+    const t = createTestEngine();
+    let shipped = 0;
+    const r = reactor('r').interrupt('approve', { payload: { ok: z.boolean() } }).step('ship', { waitFor: ['approve'], run: () => ++shipped }).build();
+    const paused = await t.run(r, {});
+    const settled = await Promise.allSettled([t.resume(paused, { ok: true }), t.resume(paused, { ok: true })]);
+    expect(settled.filter((s) => s.status === 'fulfilled')).toHaveLength(1);
+    expect(settled.find((s) => s.status === 'rejected')).toMatchObject({ reason: { code: 'resume_refused', details: { reason: 'already_resumed' } } });
+    expect(shipped).toBe(1);
+  });
+
   describe('11. unreachable Redis at acquire time', () => {
     let server: RedisServerHandle;
     beforeAll(async () => {
@@ -156,5 +193,31 @@ describe('bad input matrix', () => {
     const result = await engine.result(started.executionId);
     expect(result).toMatchObject({ status: 'failed', failedStep: 'all', error: { code: 'fan_out_unavailable' } });
     expect(ran).toBe(100);
+  });
+});
+
+describe('bad input matrix: step-scoped coordination (issue 6)', () => {
+  test('11. a step rollbackWait that is not a duration is refused at definition, naming the step', () => {
+    expectDefinitionError(() => reactor('r').step('s', { lock: { key: () => 'k', rollbackWait: 'soon' as never }, run: () => 1 }), 'reactor "r", step "s": lock rollbackWait is not a duration');
+  });
+
+  test('12. a directly invoked step with invalid arguments: arguments_invalid, body not run, nothing taken', async () => {
+    const t = createTestEngine();
+    let ran = 0;
+    const s = defineStep({ name: 'charge', input: { n: z.number().int() }, lock: { key: ({ n }) => `k:${n}` }, run: () => ++ran });
+    const out = await s.invoke({ n: 1.5 }, { engine: t.engine });
+    expect(out.status === 'failed' && out.error).toMatchObject({ code: 'arguments_invalid' });
+    expect(ran).toBe(0);
+    expect(t.events.some((e) => e.type === 'coordination.acquired')).toBe(false);
+  });
+
+  test('13. a direct invocation given a ctx no run handed out: invoke_context_unknown, body not run', async () => {
+    const t = createTestEngine();
+    let ran = 0;
+    const s = defineStep({ name: 'charge', input: {}, run: () => ++ran });
+    const ctx = { executionId: 'x', rootExecutionId: 'x', reactor: 'r', step: 's', attempt: 1, signal: new AbortController().signal, logger: console, heldKeys: new Set<string>(), fencingToken: () => undefined };
+    const out = await s.invoke({}, { engine: t.engine, ctx });
+    expect(out.status === 'failed' && out.error).toMatchObject({ code: 'invoke_context_unknown' });
+    expect(ran).toBe(0);
   });
 });

@@ -270,6 +270,12 @@ function tell(result: RunResult, t0: number, context: { readonly labels: Readonl
       case 'async.completed':
       case 'async.failed':
       case 'async.discarded':
+      case 'run.paused': // the demo reactors have no interrupts
+      case 'interrupt.paused':
+      case 'interrupt.resumed':
+      case 'interrupt.rejected':
+      case 'interrupt.payload_invalid':
+      case 'interrupt.timed_out':
         break;
       case 'coordination.denied':
       case 'coordination.lost':
@@ -323,7 +329,7 @@ function formatCents(cents: number): string {
 }
 
 /** `./<name>.ts` next to this file when running from source, `./<name>.js` when built. */
-function moduleFile(name: string): string {
+export function moduleFile(name: string): string {
   const extension = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
   return fileURLToPath(new URL(`./${name}${extension}`, import.meta.url));
 }
@@ -342,7 +348,7 @@ function workerCommand(): { readonly command: string; readonly args: readonly st
 }
 
 /** The demo's worker processes: started one by one (ready when they print their ready line), stopped with SIGTERM. */
-class WorkerProcesses {
+export class WorkerProcesses {
   readonly #children: { readonly name: string; readonly child: ChildProcess; readonly exited: Promise<number | null> }[] = [];
   readonly #killOnExit = (): void => {
     for (const { child } of this.#children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
@@ -405,7 +411,7 @@ class WorkerProcesses {
 }
 
 /** Deletes every key under the demo's own prefix (store, coordinator, wait lists and queue). */
-async function removeKeys(url: string, prefix: string): Promise<void> {
+export async function removeKeys(url: string, prefix: string): Promise<void> {
   const redis = await connectRedis(url);
   try {
     let cursor = '0';

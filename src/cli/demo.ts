@@ -112,6 +112,12 @@ class EventPrinter {
       case 'async.completed':
       case 'async.failed':
       case 'async.discarded':
+      case 'run.paused':
+      case 'interrupt.paused':
+      case 'interrupt.resumed':
+      case 'interrupt.rejected':
+      case 'interrupt.payload_invalid':
+      case 'interrupt.timed_out':
         return line('event', event.type);
       case 'coordination.acquired':
       case 'coordination.released':
@@ -161,6 +167,7 @@ function summarize(result: RunResult, write: Write): void {
     case 'running':
     case 'queued':
     case 'parked':
+    case 'paused':
       write(`  => ${result.status}`);
       return;
     case 'cancelled':

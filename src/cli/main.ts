@@ -22,6 +22,9 @@ Commands:
   demo --background     run contended transfers on the embedded engine's background worker pool
   demo --redis <url>    the same with worker processes over Redis and BullMQ
                         (options: --workers <n>, default 2)
+  demo step-lock        step-scoped coordination: audit -> charge (locked on the account) -> notify;
+                        the serialized, contended (parked, woken) and compensated paths
+                        (--redis <url> [--workers <n>]: on worker processes over Redis)
   worker --module <path> [--redis <url>] [--concurrency <n>] [--prefix <prefix>] ...
                         process background executions of the module's reactors on Redis
                         (ts-reactor worker --help for every option)
@@ -32,6 +35,7 @@ Options:
 type Handler = (args: readonly string[], io: CliIO) => Promise<number>;
 
 const demo: Handler = async (args, io) => {
+  if (args[0] === 'step-lock') return stepLockDemo(args.slice(1), io);
   let values;
   try {
     ({ values } = parseArgs({ args: [...args], strict: true, allowPositionals: false, options: { background: { type: 'boolean' }, redis: { type: 'string' }, workers: { type: 'string' } } }));
@@ -58,6 +62,24 @@ const demo: Handler = async (args, io) => {
   }
   const { runBackgroundDemo } = await import('./demo-background.js');
   return runBackgroundDemo({ write: io.out, err: io.err, ...(values.redis === undefined ? {} : { redisUrl: values.redis }), ...(workers === undefined ? {} : { workers }) });
+};
+
+/** `demo step-lock [--redis <url> [--workers <n>]]`. */
+const stepLockDemo: Handler = async (args, io) => {
+  let values;
+  try {
+    ({ values } = parseArgs({ args: [...args], strict: true, allowPositionals: false, options: { redis: { type: 'string' }, workers: { type: 'string' } } }));
+  } catch (error) {
+    io.err(`ts-reactor demo step-lock: ${(error as Error).message}\n\n${USAGE}`);
+    return 2;
+  }
+  const workers = values.workers === undefined ? undefined : Number(values.workers);
+  if (workers !== undefined && (values.redis === undefined || !Number.isInteger(workers) || workers < 1 || workers > 16)) {
+    io.err(`ts-reactor demo step-lock: --workers needs --redis <url> and an integer from 1 to 16; got "${values.workers}"`);
+    return 2;
+  }
+  const { runStepLockDemo } = await import('./demo-step-lock.js');
+  return runStepLockDemo({ write: io.out, err: io.err, ...(values.redis === undefined ? {} : { redisUrl: values.redis }), ...(workers === undefined ? {} : { workers }) });
 };
 
 const worker: Handler = async (args, io) => {

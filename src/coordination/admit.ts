@@ -56,8 +56,9 @@ export async function admit(specs: readonly CoordinationSpec[], args: unknown, s
     return { kind: 'admitted', holds };
   } catch (error) {
     // Nothing of the work ran: release as 'halted' so no period is marked and an ordered position is handed back without poisoning a strict chain.
-    // A caller that parks on contention and asked to keep its given position releases as 'yielded' instead (an async unit).
-    const keep = scope.keepOrderedOnContention === true && scope.orderedTicket !== undefined && (error instanceof ContentionError || error instanceof RateLimitedError);
+    // A caller that parks on contention and keeps its position releases as 'yielded' instead (a step's kept position, an async unit's given one).
+    const contended = error instanceof ContentionError || error instanceof RateLimitedError;
+    const keep = contended && (scope.keepPositionOnRefusal === true || (scope.keepOrderedOnContention === true && scope.orderedTicket !== undefined));
     await holds.release(keep ? 'yielded' : 'halted').catch(() => undefined);
     return { kind: 'refused', error: error as Error };
   }

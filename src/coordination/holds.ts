@@ -4,9 +4,10 @@ import type { CoordinationScope } from './scope.js';
 /**
  * How the guarded work ended: decides period marks and ordered-lock failure records.
  * `yielded` (a worker re-enqueues the execution): leases are released, the ordered position is
- * kept, no period is marked.
+ * kept, no period is marked. `parked` (a step of the execution parked on contention): the
+ * reactor-level leases are kept too, detached, to be re-adopted when the execution resumes.
  */
-export type WorkOutcome = 'completed' | 'failed' | 'halted' | 'yielded';
+export type WorkOutcome = 'completed' | 'failed' | 'halted' | 'yielded' | 'parked';
 
 type Release = (outcome: WorkOutcome) => Promise<void>;
 

@@ -12,8 +12,10 @@ function describeHolder(h: { owner: string; step?: string | undefined } | undefi
   return h === undefined ? undefined : h.step === undefined ? `execution ${h.owner}` : `execution ${h.owner}, step "${h.step}"`;
 }
 
-/** Takes an exclusive lock (re-entrant for the same owner). */
+/** Takes an exclusive lock (re-entrant for the same owner), or re-adopts one kept across a park. */
 export async function takeLock(spec: LockSpec, key: string, holds: Holds, scope: CoordinationScope): Promise<undefined> {
+  const adopted = scope.adopt === true ? await adoptLock(spec, key, scope) : undefined;
+  if (adopted !== undefined) return registerLock(spec, key, adopted, holds, scope);
   let announced = false;
   const outcome = await waitUntil(scope, { kind: 'lock', key, waitMs: spec.waitMs }, async () => {
     const r = await scope.coordinator.lockAcquire({ key, holder: scope.holder, ttlMs: spec.ttlMs });
@@ -26,15 +28,30 @@ export async function takeLock(spec: LockSpec, key: string, holds: Holds, scope:
   if (!('value' in outcome)) throw contention(scope, 'lock', key, outcome.waitedMs, outcome.holder);
   const { token, nesting } = outcome.value;
   scope.emit({ type: 'coordination.acquired', primitive: 'lock', key, token, nesting });
+  return registerLock(spec, key, token, holds, scope);
+}
+
+/** The lock's token when this owner still holds it (kept across a park) and it could be extended. */
+async function adoptLock(spec: LockSpec, key: string, scope: CoordinationScope): Promise<string | undefined> {
+  const state = await scope.coordinator.lockState(key);
+  if (state?.holder.owner !== scope.holder.owner) return undefined; // lapsed (or taken by another): compete again
+  if (!(await scope.coordinator.lockExtend(key, scope.holder.owner, spec.ttlMs))) return undefined;
+  scope.emit({ type: 'coordination.extended', primitive: 'lock', key });
+  return state.token;
+}
+
+/** Registers a held lock: registry, fencing token, release at the end (kept on `parked`), keep-alive. */
+function registerLock(spec: LockSpec, key: string, token: string, holds: Holds, scope: CoordinationScope): undefined {
   const registry = `lock:${key}`;
   const outer = !scope.heldKeys.has(registry);
   scope.heldKeys.add(registry);
   if (outer) scope.fencingTokens.set(key, token);
-  holds.push(async () => {
+  holds.push(async (outcome) => {
     if (outer) {
       scope.heldKeys.delete(registry);
       scope.fencingTokens.delete(key);
     }
+    if (outcome === 'parked') return; // kept for the execution's next job (it expires by TTL if that never comes)
     const r = await scope.coordinator.lockRelease(key, scope.holder.owner);
     scope.emit({ type: 'coordination.released', primitive: 'lock', key, nesting: r.nesting });
     if (r.nesting === 0) scope.onReleased?.('lock', key);
@@ -45,6 +62,7 @@ export async function takeLock(spec: LockSpec, key: string, holds: Holds, scope:
 
 /** Takes a semaphore slot (a lease; re-entrant for the same owner). */
 export async function takeSemaphore(spec: SemaphoreSpec, key: string, holds: Holds, scope: CoordinationScope): Promise<undefined> {
+  if (scope.adopt === true && (await adoptSemaphore(spec, key, scope))) return registerSemaphore(spec, key, holds, scope);
   let announced = false;
   const outcome = await waitUntil(scope, { kind: 'semaphore', key, waitMs: spec.waitMs }, async () => {
     const r = await scope.coordinator.semaphoreAcquire({ key, holder: scope.holder, limit: spec.limit, ttlMs: spec.ttlMs });
@@ -55,11 +73,26 @@ export async function takeSemaphore(spec: SemaphoreSpec, key: string, holds: Hol
   });
   if (!('value' in outcome)) throw contention(scope, 'semaphore', key, outcome.waitedMs, outcome.holder);
   scope.emit({ type: 'coordination.acquired', primitive: 'semaphore', key, nesting: outcome.value.nesting });
+  return registerSemaphore(spec, key, holds, scope);
+}
+
+/** True when this owner still holds a slot (kept across a park) and it could be extended. */
+async function adoptSemaphore(spec: SemaphoreSpec, key: string, scope: CoordinationScope): Promise<boolean> {
+  const state = await scope.coordinator.semaphoreState(key, spec.limit);
+  if (!state.holders.some((h) => h.holder.owner === scope.holder.owner)) return false;
+  if (!(await scope.coordinator.semaphoreExtend(key, scope.holder.owner, spec.ttlMs))) return false;
+  scope.emit({ type: 'coordination.extended', primitive: 'semaphore', key });
+  return true;
+}
+
+/** Registers a held slot: registry (limit 1), release at the end (kept on `parked`), keep-alive. */
+function registerSemaphore(spec: SemaphoreSpec, key: string, holds: Holds, scope: CoordinationScope): undefined {
   const registry = `semaphore:${key}`;
   const tracked = spec.limit === 1 && !scope.heldKeys.has(registry);
   if (tracked) scope.heldKeys.add(registry);
-  holds.push(async () => {
+  holds.push(async (outcome) => {
     if (tracked) scope.heldKeys.delete(registry);
+    if (outcome === 'parked') return; // kept for the execution's next job (it expires by TTL if that never comes)
     const r = await scope.coordinator.semaphoreRelease(key, scope.holder.owner);
     scope.emit({ type: 'coordination.released', primitive: 'semaphore', key, nesting: r.nesting });
     if (r.nesting === 0) scope.onReleased?.('semaphore', key);

@@ -19,7 +19,9 @@ type OrderedSpec = Extract<CoordinationSpec, { kind: 'ordered_lock' }>;
 export async function enterOrdered(spec: OrderedSpec, key: string, holds: Holds, scope: CoordinationScope): Promise<Exclude<Admission, { kind: 'admitted' }> | undefined> {
   const c = scope.coordinator;
   const given = scope.orderedTicket;
-  const ticket = given !== undefined && given.key === key ? given : await c.orderedTicket(key);
+  const kept = given !== undefined && given.key === key ? given : undefined;
+  const ticket = kept ?? (await c.orderedTicket(key));
+  if (kept === undefined) scope.onOrderedTicket?.(ticket);
   const complete = (failed: boolean): Promise<unknown> => c.orderedComplete({ ...ticket, failed, strict: spec.strict });
   let outcome: Awaited<ReturnType<typeof waitUntil<OrderedEnterResult>>>;
   try {
@@ -33,7 +35,7 @@ export async function enterOrdered(spec: OrderedSpec, key: string, holds: Holds,
   }
   if (!('value' in outcome)) {
     // A position taken in-process is handed back; one taken when a background run was accepted is kept (the execution parks).
-    if (given === undefined) await complete(false);
+    if (scope.handBackOnTimeout ?? kept === undefined) await complete(false);
     throw contention(scope, 'ordered_lock', key, outcome.waitedMs);
   }
   const r = outcome.value;
@@ -48,7 +50,7 @@ export async function enterOrdered(spec: OrderedSpec, key: string, holds: Holds,
   }
   scope.emit({ type: 'coordination.acquired', primitive: 'ordered_lock', key, nonce: ticket.nonce });
   holds.push(async (result) => {
-    if (result === 'yielded') return; // the position is kept for the next job of this execution
+    if (result === 'yielded' || result === 'parked') return; // the position is kept for the next job of this execution
     await complete(result === 'failed');
     scope.emit({ type: 'coordination.released', primitive: 'ordered_lock', key });
     scope.onReleased?.('ordered_lock', key);

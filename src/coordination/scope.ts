@@ -29,8 +29,22 @@ export interface CoordinationScope {
   readonly emit: CoordinationEmit;
   /** A position taken earlier for this work (background executions take it when accepted). */
   readonly orderedTicket?: { readonly key: string; readonly nonce: number; readonly epoch: number } | undefined;
+  /** Called when a fresh ordered-lock position was taken (a step keeps it across attempts). */
+  readonly onOrderedTicket?: ((ticket: { readonly key: string; readonly nonce: number; readonly epoch: number }) => void) | undefined;
+  /**
+   * Whether a position is handed back when the wait for the turn runs out. Default: only a
+   * position taken by this admission (one given in `orderedTicket` is kept: the execution parks).
+   */
+  readonly handBackOnTimeout?: boolean | undefined;
+  /** On a contention refusal after the ordered gate, keep the position (the execution parks with it). */
+  readonly keepPositionOnRefusal?: boolean | undefined;
   /** Keep a given ordered position when a later primitive of the same admission is contended (the caller parks with it). */
   readonly keepOrderedOnContention?: boolean | undefined;
+  /**
+   * Re-adopt a lock or semaphore slot this owner still holds (kept across a step's park) instead
+   * of acquiring it again: extended, registered, no second `coordination.acquired`.
+   */
+  readonly adopt?: boolean | undefined;
   /** Called after a lock, semaphore slot or ordered turn was given back (wake-on-release). */
   readonly onReleased?: ((primitive: 'lock' | 'semaphore' | 'ordered_lock', key: string) => void) | undefined;
   /** Called once when a hold is found lost while working. */

@@ -54,8 +54,8 @@ export interface OrderedLockOptions<A> {
 type UntypedKey = (args: never) => unknown;
 /** A validated declaration. */
 export type CoordinationSpec =
-  | { readonly kind: 'lock'; readonly key: UntypedKey; readonly ttlMs: number; readonly waitMs: number }
-  | { readonly kind: 'semaphore'; readonly key: UntypedKey; readonly limit: number; readonly ttlMs: number; readonly waitMs: number }
+  | { readonly kind: 'lock'; readonly key: UntypedKey; readonly ttlMs: number; readonly waitMs: number; readonly rollbackWaitMs?: number }
+  | { readonly kind: 'semaphore'; readonly key: UntypedKey; readonly limit: number; readonly ttlMs: number; readonly waitMs: number; readonly rollbackWaitMs?: number }
   | { readonly kind: 'rate_limit'; readonly key: UntypedKey | undefined; readonly name: string | undefined; readonly windows: readonly { readonly limit: number; readonly periodMs: number }[]; readonly waitMs: number }
   | { readonly kind: 'period'; readonly key: UntypedKey; readonly every: PeriodEvery }
   | { readonly kind: 'ordered_lock'; readonly key: UntypedKey; readonly poisonMs: number; readonly strict: boolean; readonly waitMs: number };
@@ -164,6 +164,23 @@ export function withSpec(specs: readonly CoordinationSpec[], spec: CoordinationS
 }
 
 /**
+ * Step-level rollback: `compensate` and `undo` of a step re-take its lock and semaphore (same
+ * arguments, same key) before they run, and never park.
+ */
+export interface StepRollbackOptions {
+  /**
+   * How long a compensate / undo waits to re-take the key before it is reported in
+   * `rollbackFailures` with reason `coordination_unavailable` (it does not run). Default: the
+   * hold's `ttl` (a holder that died has lost its hold by then). `0` tries once.
+   */
+  readonly rollbackWait?: Duration;
+}
+/** A step's `lock`: `withLock`'s options plus {@link StepRollbackOptions}. */
+export interface StepLockOptions<A> extends LockOptions<A>, StepRollbackOptions {}
+/** A step's `semaphore`: `withSemaphore`'s options plus {@link StepRollbackOptions}. */
+export interface StepSemaphoreOptions<A> extends SemaphoreOptions<A>, StepRollbackOptions {}
+
+/**
  * Step-scoped coordination: the same five declarations as the reactor's `withX` methods, with
  * the same options, keyed on the step's own resolved, validated arguments (defaults applied).
  * `lock` ↔ `withLock`, `semaphore` ↔ `withSemaphore`, `rateLimit` ↔ `withRateLimit`,
@@ -177,8 +194,8 @@ export function withSpec(specs: readonly CoordinationSpec[], spec: CoordinationS
  * succeeds.
  */
 export interface StepCoordinationOptions<A> {
-  readonly lock?: LockOptions<A>;
-  readonly semaphore?: SemaphoreOptions<A>;
+  readonly lock?: StepLockOptions<A>;
+  readonly semaphore?: StepSemaphoreOptions<A>;
   readonly rateLimit?: RateLimitOptions<A>;
   readonly period?: PeriodOptions<A>;
   /**
@@ -198,13 +215,18 @@ export function stepCoordinationSpecs(where: Where, options: StepCoordinationOpt
   let specs = inherited;
   if (options.orderedLock !== undefined) specs = withSpec(specs, orderedLockSpec(where, options.orderedLock));
   if (options.period !== undefined) specs = withSpec(specs, periodSpec(where, options.period));
-  if (options.lock !== undefined) specs = withSpec(specs, lockSpec(where, options.lock));
-  if (options.semaphore !== undefined) specs = withSpec(specs, semaphoreSpec(where, options.semaphore));
+  if (options.lock !== undefined) specs = withSpec(specs, withRollbackWait(where, 'lock', lockSpec(where, options.lock), options.lock.rollbackWait));
+  if (options.semaphore !== undefined) specs = withSpec(specs, withRollbackWait(where, 'semaphore', semaphoreSpec(where, options.semaphore), options.semaphore.rollbackWait));
   if (options.rateLimit !== undefined) specs = withSpec(specs, rateLimitSpec(where, options.rateLimit));
   return specs.length === 0 ? NONE : specs;
 }
 
 const NONE: readonly CoordinationSpec[] = Object.freeze([]);
+
+function withRollbackWait(where: Where, kind: 'lock' | 'semaphore', spec: CoordinationSpec, rollbackWait: unknown): CoordinationSpec {
+  if (rollbackWait === undefined) return spec;
+  return { ...spec, rollbackWaitMs: duration(where, `${kind} rollbackWait`, rollbackWait, 0) } as CoordinationSpec;
+}
 
 /** One coordination declaration of a reactor, found by {@link coordinationOf}. */
 export interface CoordinationDeclaration {

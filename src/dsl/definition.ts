@@ -8,6 +8,7 @@ import type { Arg } from './args.js';
 import type { StepContext } from './context.js';
 import type { Contract } from './contract.js';
 import type { CoordinationSpec } from './coordination.js';
+import type { InterruptSpec } from './interrupt.js';
 import type { ReactorBuilder } from './reactor.js';
 import type { RetryPolicy } from './retry.js';
 
@@ -37,6 +38,8 @@ export interface StepNode extends NodeBase {
   readonly retry: RetryPolicy;
   /** Step-scoped coordination, taken around each attempt's body (empty: none). */
   readonly coordination: readonly CoordinationSpec[];
+  /** Set on an interrupt step: the execution pauses here until a resume delivers the payload. */
+  readonly interrupt?: InterruptSpec | undefined;
   /** `asyncStep`: the body runs in its own job while the reactor goes on. */
   readonly async?: true;
 }

@@ -4,6 +4,7 @@ export * from './contract.js';
 export * from './coordination.js';
 export * from './definition.js';
 export * from './duration.js';
+export * from './interrupt.js';
 export * from './map-result.js';
 export { toMermaid } from './mermaid.js';
 export * from './reactor.js';

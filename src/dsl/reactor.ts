@@ -26,6 +26,7 @@ import {
   type SemaphoreOptions,
   type StepCoordinationOptions,
 } from './coordination.js';
+import { interruptPaths, interruptSpec, type InterruptSettings, type PayloadOf, type PayloadSchema } from './interrupt.js';
 import { asyncUndoRefusal, type AsyncStepOptions } from './async.js';
 import { toMermaid } from './mermaid.js';
 import { toRetryPolicy, type RetryOptions } from './retry.js';
@@ -100,6 +101,17 @@ export interface MapOptions<I, S, T, E> {
    * running the elements in this process (docs/decisions/018).
    */
   readonly fanOut?: { readonly batchSize?: number };
+  readonly waitFor?: readonly (keyof S & string)[];
+}
+
+/**
+ * An interrupt step: where its arguments come from (for `correlationId`), what it waits for,
+ * and its settings. No coordination: declare it on the reactor.
+ */
+export interface InterruptOptions<I, S, A, P extends PayloadSchema> extends InterruptSettings<StepArgs<I, A>, P> {
+  /** Where the arguments come from; without it `correlationId` receives the reactor's input. */
+  readonly args?: ($: ArgSources<I, S>) => A;
+  /** Steps that must finish first although no argument reads them. */
   readonly waitFor?: readonly (keyof S & string)[];
 }
 
@@ -265,6 +277,9 @@ export class ReactorBuilder<Name extends string, In, I, S> {
     const element: MapElement = isStepDefinition(options.each)
       ? { kind: 'step', node: this.#placeDefinition(`${name}[]`, options.each, {}) }
       : { kind: 'reactor', reactor: options.each };
+    if (element.kind === 'reactor' && interruptPaths(element.reactor).length > 0) {
+      this.#fail(name, `map elements cannot pause: "${element.reactor.name}" has interrupt step(s) ${interruptPaths(element.reactor).join(', ')}; compose it instead, or pause before the map`);
+    }
     const maxConcurrency = options.maxConcurrency ?? 4;
     if (!Number.isInteger(maxConcurrency) || maxConcurrency < 1) this.#fail(name, `maxConcurrency must be an integer >= 1 (got ${String(maxConcurrency)})`);
     const fanOut = options.fanOut === undefined ? undefined : { batchSize: options.fanOut.batchSize ?? DEFAULT_FAN_OUT_BATCH };
@@ -282,6 +297,32 @@ export class ReactorBuilder<Name extends string, In, I, S> {
       waitFor,
       dependsOn: dependenciesOf({ source }, waitFor),
     }) as never;
+  }
+
+  /**
+   * Adds an interrupt step: the execution pauses here (status `paused`) until
+   * `engine.resume(executionId | { correlationId }, payload)` delivers a payload that validates
+   * against `payload`; the step's result is the validated payload.
+   *
+   * @example
+   * ```ts
+   * .interrupt('approval', { payload: { approved: z.boolean() }, correlationId: (i) => `order:${i.orderId}`, timeout: '2d' })
+   * ```
+   */
+  interrupt<const N extends string, P extends PayloadSchema, A = NoArgs>(
+    name: FreshName<N, S>,
+    options: InterruptOptions<I, S, A, P>,
+  ): ReactorBuilder<Name, In, I, Simplify<S & { [K in N]: PayloadOf<P> }>> {
+    const o = options as unknown as InterruptOptions<never, never, never, PayloadSchema>;
+    const where = { reactor: this.#state.name, step: name };
+    const interrupt = interruptSpec(where, o);
+    const args = o.args === undefined ? undefined : resolveWiring(o.args);
+    const waitFor = [...(o.waitFor ?? [])] as string[];
+    const run = (): never => {
+      throw new Error(`interrupt "${where.step}" has no body`);
+    };
+    const retry = toRetryPolicy(undefined, where);
+    return this.#with({ kind: 'step', name: where.step, args, waitFor, dependsOn: dependenciesOf(args, waitFor), hooks: { run }, contract: undefined, retry, coordination: [], interrupt }) as never;
   }
 
   /** Finishes the reactor; its run value is the named step's result. */

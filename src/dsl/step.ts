@@ -61,8 +61,46 @@ export interface StepDefinition<F extends Fields = Fields, R = unknown> {
    * fields and replaces the given hooks.
    */
   extend<F2 extends Fields = {}, R2 = never>(options: ExtendStepOptions<F, F2, R, R2>): StepDefinition<F & F2, [R2] extends [never] ? R : R2>;
+  /**
+   * Runs this step directly from application code, coordinated: its arguments are validated,
+   * its declarations taken around the body and released right after (no retries, no
+   * compensation). Without `ctx` it is an execution of its own: it contends with every holder,
+   * waits each declaration's `wait`, then fails — it never parks. With the `ctx` a step body
+   * received, it joins that execution: keys the execution holds are re-entered, any other key
+   * is contended for as usual. See docs/coordination.md, "Invoking a step directly".
+   *
+   * @example
+   * ```ts
+   * const out = await charge.invoke({ accountId: 'a-1', amountCents: 500 }, { engine });
+   * if (out.status === 'completed') console.log(out.value);
+   * ```
+   */
+  invoke(args: ContractInput<F>, options: InvokeOptions): Promise<StepInvocation<StepValue<R>>>;
   /** Phantom: what a caller passes and what the step produces. */
   readonly '~types'?: { readonly input: ContractInput<F>; readonly args: ContractOutput<F>; readonly output: StepValue<R> };
+}
+
+/** How a direct invocation ({@link StepDefinition.invoke}) ended. Outcomes are returned, never thrown. */
+export type StepInvocation<V> =
+  | { readonly status: 'completed'; readonly value: V }
+  /** A marked period (`period`), a failed strict ordered chain, or the body returned `skip(...)`. */
+  | { readonly status: 'skipped'; readonly reason: string; readonly value?: unknown }
+  | { readonly status: 'halted'; readonly reason: string; readonly data?: unknown }
+  /** Invalid arguments, an uncomputable key, contention after `wait`, or the body failed. */
+  | { readonly status: 'failed'; readonly error: Error };
+
+/** Runs step definitions directly; an engine is one (`createEngine`, `createEmbeddedEngine`). */
+export interface StepInvoker {
+  /** See {@link StepDefinition.invoke}. */
+  invokeStep(step: AnyStepDefinition, args: unknown, options?: { readonly ctx?: StepContext | undefined }): Promise<StepInvocation<unknown>>;
+}
+
+/** Options of {@link StepDefinition.invoke}. */
+export interface InvokeOptions {
+  /** The engine whose coordinator (and event stream) the invocation uses. */
+  readonly engine: StepInvoker;
+  /** The context a step body received: the invocation joins that execution. */
+  readonly ctx?: StepContext | undefined;
 }
 
 /** Any step definition. */
@@ -108,6 +146,7 @@ function build<F extends Fields, R>(name: string | undefined, contract: Contract
       const derived = stepCoordinationSpecs({ reactor: '', step: derivedName }, options, coordination);
       return build(derivedName, compileContract(fields, redact), pickHooks(options as Partial<StepHooks>, hooks), options.retry ?? retry, derived);
     },
+    invoke: (args, options) => options.engine.invokeStep(definition, args, { ctx: options.ctx }) as Promise<StepInvocation<StepValue<R>>>,
   };
   return Object.freeze(definition);
 }

@@ -20,6 +20,8 @@ import { runFrame, type GraphOutcome } from './scheduler.js';
 import { processElementJob } from './fanout/element-job.js';
 import { fanOutRuntime, parkOnFanOut, resumeFanOutRollback } from './fanout/park.js';
 import type { FanOutLedger } from './ports/fanout.js';
+import { interruptJob, isInterruptJob } from './interrupt/jobs.js';
+import { pauseRun } from './interrupt/pause.js';
 import { parkReader } from './async/park.js';
 import { AsyncPendingError } from './async/read-unit.js';
 import { advanceUnit } from './async/unit-worker.js';
@@ -125,6 +127,7 @@ export async function processJob(deps: BackgroundDeps, reactor: AnyReactorDefini
     const [record] = await Promise.all([deps.store.get(id), cancelIfRequested()]);
     if (record?.element !== undefined) return void (await (await processElementJob(deps, reactor, record, delivery, root.signal))?.());
     if (!record || TERMINAL_STATUSES.has(record.status)) return; // expired, or a redelivery of finished work
+    if (isInterruptJob(record, delivery)) return void (await interruptJob(deps, reactor, record, delivery)); // paused: only an active timeout acts
     const retryAt = record.background?.retryAt;
     if (record.status === 'pending' && retryAt !== undefined && retryAt - deps.clock.now() > 25) {
       // A stale or early delivery must not skip the retry backoff.
@@ -149,20 +152,20 @@ async function advance(deps: BackgroundDeps, reactor: AnyReactorDefinition, reco
   const background = state.background ?? { jobs: 1, contention: 0 };
   state.emit({ type: 'run.resumed', jobId: delivery.jobId, delivery: delivery.delivery });
   const waiting = background.waitingFor;
-  if (waiting && waiting.primitive !== 'map' && waiting.jobId === delivery.jobId && waiting.dueAt !== undefined && state.clock.now() < waiting.dueAt - 5) {
-    state.emit({ type: 'run.woken', primitive: waiting.primitive, key: waiting.key, jobId: delivery.jobId }); // resumed by a release, before its fallback
+  if (waiting && waiting.jobId === delivery.jobId && waiting.dueAt !== undefined && state.clock.now() < waiting.dueAt - 5) {
+    state.emit({ type: 'run.woken', primitive: waiting.primitive, key: waiting.key, jobId: delivery.jobId, ...(waiting.step === undefined ? {} : { step: waiting.step }) }); // resumed by a release, before its fallback
   }
   if (!validated.ok) return void (await finish(state, { status: 'failed', step: undefined, error: new ReactorError('input_invalid', 'persisted input no longer validates'), validation: validated.issues }));
   if (root.signal.aborted) return void (await rollbackRecorded(deps, reactor, record, (root.signal.reason as Error).message)); // a cancel request picked up at the start of a job
   if (record.background?.fanOutRollback) return resumeFanOutRollback(deps, reactor, record); // its rollback waited on a fan-out map's elements
   let holds;
   if (reactor.coordination.length > 0) {
-    const admission = await admitWork(state, deps.coordination, reactor.coordination, state.input, { reactor: reactor.name, abort: root, orderedTicket: background.ordered });
+    const admission = await admitWork(state, deps.coordination, reactor.coordination, state.input, { reactor: reactor.name, abort: root, orderedTicket: background.ordered, adopt: background.parkedHolds !== undefined });
     if (admission.kind === 'halt') return void (await finish(state, { status: 'halted', step: undefined, reason: admission.reason, data: admission.data }));
     if (admission.kind === 'refused') return refused(deps, state, admission.error);
     holds = admission.holds;
   }
-  const { waitingFor: _done, retryAt: _due, ...rest } = background;
+  const { waitingFor: _done, retryAt: _due, parkedHolds: _adopted, ...rest } = background;
   state.background = rest;
   state.contentionCap = deps.options.contentionCap;
   state.fanOut = fanOutRuntime(deps);
@@ -173,8 +176,12 @@ async function advance(deps: BackgroundDeps, reactor: AnyReactorDefinition, reco
   } catch (error) {
     outcome = { status: 'failed', step: undefined, error: error as Error, validation: [] };
   } finally {
-    await holds?.release(outcome?.status ?? 'failed').catch((error: unknown) => state.logger.warn({ err: error }, 'releasing coordination failed; holds expire by TTL'));
+    // A step parked on contention: the reactor-level holds are kept (detached) and re-adopted at resume (R-10).
+    const stepParks = holds !== undefined && outcome?.status === 'yielded' && outcome.contention !== undefined && !(outcome.contention instanceof AsyncPendingError);
+    if (stepParks) state.background = { ...(state.background ?? { jobs: 1, contention: 0 }), parkedHolds: { owner: state.holderId } };
+    await holds?.release(stepParks ? 'parked' : (outcome?.status ?? 'failed')).catch((error: unknown) => state.logger.warn({ err: error }, 'releasing coordination failed; holds expire by TTL'));
   }
+  if (outcome.status === 'yielded' && outcome.pause) return void (await pauseRun(state, reactor));
   if (outcome.status === 'yielded') {
     if (outcome.fanOut !== undefined) return parkOnFanOut(deps, state, outcome.fanOut); // a fan-out map's elements run (or are undone) as jobs
     if (outcome.contention instanceof AsyncPendingError) return parkReader(deps, state, outcome.contention);
@@ -204,9 +211,10 @@ export async function refused(deps: BackgroundDeps, state: RunState, error: Erro
   const jobs = background.jobs + 1;
   const jobId = `${state.executionId}:${jobs}`;
   const delayMs = rate ? rate.retryAfterMs : deps.options.parkFallbackMs;
-  const waitingFor = { primitive: primitive as WaitingFor['primitive'], key, attempt, jobId, dueAt: state.clock.now() + delayMs };
+  const step = (error as ContentionError).details.step as string | undefined;
+  const waitingFor = { primitive: primitive as WaitingFor['primitive'], key, attempt, jobId, dueAt: state.clock.now() + delayMs, ...(step === undefined ? {} : { step }) };
   state.background = { ...background, jobs, contention: attempt, waitingFor };
-  state.emit({ type: 'run.parked', primitive, key, attempt, jobId });
+  state.emit({ type: 'run.parked', primitive, key, attempt, jobId, ...(step === undefined ? {} : { step }) });
   state.emit({ type: 'run.queued', jobId, delayMs, reason: 'park' });
   await state.checkpoint('parked', {}, { withTrace: true });
   // Enqueue first, then register: a wake that finds the waiter always finds its delayed job.

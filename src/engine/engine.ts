@@ -23,7 +23,11 @@ import { registerTree } from './async/registry.js';
 import { wakeReaders } from './async/park.js';
 import { UnitSignals, type AsyncPort } from './async/port.js';
 import type { RunResult } from './results.js';
+import type { StepInvoker } from '../dsl/step.js';
+import { invokeStep } from './invoke.js';
 import { RunState, type Admit } from './run-state.js';
+import { hasInterruptClaims } from './ports/interrupt-claims.js';
+import { resumeExecution, type ResumeDeps } from './interrupt/resume.js';
 
 /** Options of {@link createEngine}. */
 export interface EngineOptions {
@@ -91,7 +95,7 @@ export interface Engine {
   process(job: ExecutionJob, delivery: JobDelivery): Promise<void>;
   /** The current result of an execution from its record (`queued`, `parked`, `running` or terminal); undefined when unknown. */
   result(executionId: string): Promise<RunResult | undefined>;
-  /** Polls the record until the execution is terminal (or `timeoutMs` passes, then returns the current state). */
+  /** Polls the record until the execution is terminal or paused (or `timeoutMs` passes, then returns the current state). */
   wait(executionId: string, options?: { readonly timeoutMs?: number; readonly pollMs?: number }): Promise<RunResult | undefined>;
   /**
    * Cancels an execution that has not finished: queued or parked ones are rolled back at once;
@@ -103,12 +107,28 @@ export interface Engine {
   undo(executionId: string, options?: { readonly reason?: string }): Promise<RunResult>;
   /** Runs a failed, halted or cancelled execution again as a new execution linked to it (`retryOf`), in the background when a queue is configured. */
   retry(executionId: string): Promise<RunResult>;
+  /**
+   * Resumes an execution paused at an interrupt, by execution id or by the interrupt's
+   * correlation id, with a payload validated against the interrupt's schema. It continues in
+   * this process (and resolves with its outcome), or in a worker (`queued`) when the interrupt
+   * says `resume: 'background'` or the reactor's own lock / semaphore is busy. Refusals throw:
+   * `ResumePayloadError` (invalid payload, counted toward `maxAttempts`), `ResumeRefusedError`
+   * (already resumed, not paused, unknown correlation id), `InterruptTimeoutError`.
+   *
+   * @example
+   * ```ts
+   * const result = await engine.resume({ correlationId: 'order:o-1' }, { approved: true });
+   * ```
+   */
+  resume(target: string | { readonly correlationId: string }, payload: unknown, options?: { readonly step?: string }): Promise<RunResult>;
   /** Adds reactors this engine can process jobs for. */
   register(...reactors: readonly AnyReactorDefinition[]): void;
   /** Subscribes to every event of every run; returns the unsubscribe function. */
   subscribe(listener: EventListener): () => void;
   /** The store this engine writes to. */
   readonly store: Store;
+  /** Runs a step definition directly, coordinated (see `StepDefinition.invoke`). */
+  invokeStep: StepInvoker['invokeStep'];
 }
 
 /** Creates an engine. */
@@ -119,7 +139,7 @@ export function createEngine(options: EngineOptions): Engine {
   const hub = new EventHub(options.middleware ?? [], logger);
   const maxConcurrency = options.maxConcurrency ?? 8;
   const inflight = new Map<string, { readonly abort: AbortController; readonly done: Promise<RunResult> }>();
-  const deps = { store: options.store, clock, hub, logger, maxConcurrency, checkpointIntervalMs: options.checkpointIntervalMs ?? 100 };
+  const deps = { store: options.store, clock, hub, logger, maxConcurrency, checkpointIntervalMs: options.checkpointIntervalMs ?? 100, queue: options.queue };
   const rateLimits = new Map(Object.entries(options.rateLimits ?? {}).map(([name, windows]) => [name, compileWindows({ reactor: `(rate limit ${name})` }, windows)]));
   const registry = new Map<string, AnyReactorDefinition>((options.reactors ?? []).map((r) => [r.name, r]));
   for (const r of options.reactors ?? []) registerTree(registry, r);
@@ -223,7 +243,7 @@ export function createEngine(options: EngineOptions): Engine {
     const deadline = clock.now() + (waitOptions.timeoutMs ?? 30_000);
     for (;;) {
       const current = await result(executionId);
-      if (!current || ['completed', 'failed', 'halted', 'cancelled'].includes(current.status) || clock.now() >= deadline) return current;
+      if (!current || ['completed', 'failed', 'halted', 'cancelled', 'paused'].includes(current.status) || clock.now() >= deadline) return current;
       await clock.sleep(waitOptions.pollMs ?? 20);
     }
   };
@@ -234,7 +254,9 @@ export function createEngine(options: EngineOptions): Engine {
     return (background ? start : run)(source.reactor, source.input, { retryOf: executionId });
   };
 
+  const resumeDeps: ResumeDeps = { ...ops, clock, hub, live: inflight, claims: hasInterruptClaims(options.store) ? options.store : undefined };
   return {
+    resume: (target, payload, o = {}) => resumeExecution(resumeDeps, target, payload, o),
     run: run as Engine['run'],
     cancel: (id, o = {}) => cancelExecution(ops, id, o.reason ?? 'cancelled by an operator'),
     undo: (id, o = {}) => undoExecution(ops, id, o.reason ?? 'undone by an operator'),
@@ -246,6 +268,7 @@ export function createEngine(options: EngineOptions): Engine {
     register: (...reactors) => reactors.forEach((r) => registerTree(registry, r)),
     subscribe: (listener) => hub.subscribe(listener),
     store: options.store,
+    invokeStep: (step, args, o = {}) => invokeStep({ coordinator: options.coordinator, rateLimits, onReleased: wakeOnRelease, clock, ids, hub, logger }, step, args, o.ctx),
   };
 }
 

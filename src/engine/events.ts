@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { ErrorJSON, PrimitiveName } from '../errors.js';
+import type { ErrorJSON, FieldIssue, PrimitiveName, ResumeRefusal } from '../errors.js';
 import type { Logger } from '../dsl/context.js';
 
 interface Base {
@@ -40,10 +40,10 @@ export type ReactorEvent =
   | (Base & { readonly type: 'run.rolling_back'; readonly step: string | undefined })
   | (Base & { readonly type: 'run.replayed'; readonly idempotencyKey: string })
   | (Base & { readonly type: 'run.cancelled'; readonly reason: string })
-  | (Base & { readonly type: 'run.queued'; readonly jobId: string; readonly delayMs: number; readonly reason: 'start' | 'retry' | 'park' | 'busy' })
+  | (Base & { readonly type: 'run.queued'; readonly jobId: string; readonly delayMs: number; readonly reason: 'start' | 'retry' | 'park' | 'busy' | 'resume' })
   | (Base & { readonly type: 'run.resumed'; readonly jobId: string; readonly delivery: number })
-  | (Base & { readonly type: 'run.parked'; readonly primitive: PrimitiveName; readonly key: string; readonly attempt: number; readonly jobId: string })
-  | (Base & { readonly type: 'run.woken'; readonly primitive: PrimitiveName | 'async' | 'map'; readonly key: string; readonly jobId: string })
+  | (Base & { readonly type: 'run.parked'; readonly primitive: PrimitiveName; readonly key: string; readonly attempt: number; readonly jobId: string; /** The contended step; absent for reactor-level contention. */ readonly step?: string })
+  | (Base & { readonly type: 'run.woken'; readonly primitive: PrimitiveName | 'async' | 'map'; readonly key: string; readonly jobId: string; /** The step it parked at; absent for reactor-level contention. */ readonly step?: string })
   | (StepBase & { readonly type: 'step.started'; readonly attempt: number })
   | (StepBase & { readonly type: 'step.succeeded'; readonly attempt: number })
   | (StepBase & { readonly type: 'step.failed'; readonly attempt: number; readonly error: ErrorJSON; readonly started: boolean })
@@ -51,9 +51,9 @@ export type ReactorEvent =
   | (StepBase & { readonly type: 'step.skipped'; readonly reason: string })
   | (StepBase & { readonly type: 'step.halted'; readonly reason: string })
   | (StepBase & { readonly type: 'step.compensated' })
-  | (StepBase & { readonly type: 'step.compensate_failed'; readonly reason: 'raised' | 'returned_failure'; readonly message: string })
+  | (StepBase & { readonly type: 'step.compensate_failed'; readonly reason: 'raised' | 'returned_failure' | 'coordination_unavailable'; readonly message: string; readonly key?: string })
   | (StepBase & { readonly type: 'step.undone' })
-  | (StepBase & { readonly type: 'step.undo_failed'; readonly reason: 'raised' | 'returned_failure'; readonly message: string })
+  | (StepBase & { readonly type: 'step.undo_failed'; readonly reason: 'raised' | 'returned_failure' | 'coordination_unavailable'; readonly message: string; readonly key?: string })
   | (MapBase & { readonly type: 'map.element_dispatched'; readonly jobId: string })
   | (MapBase & { readonly type: 'map.element_retrying'; readonly attempt: number; readonly delayMs: number; readonly jobId: string })
   | (MapBase & { readonly type: 'map.element_completed' })
@@ -71,6 +71,12 @@ export type ReactorEvent =
   | (CoordinationBase & { readonly type: 'coordination.denied'; readonly reason: 'period' | 'rate_limited' | 'ordered_lock_chain_failed' | 'ordered_lock_stale'; readonly bucket?: string; readonly retryAfterMs?: number })
   | (CoordinationBase & { readonly type: 'coordination.extended' })
   | (CoordinationBase & { readonly type: 'coordination.lost' })
+  | (Base & { readonly type: 'run.paused'; readonly interrupts: readonly { readonly step: string; readonly correlationId?: string; readonly timeoutAt?: number }[] })
+  | (StepBase & { readonly type: 'interrupt.paused'; readonly correlationId?: string; readonly timeoutAt?: number })
+  | (StepBase & { readonly type: 'interrupt.resumed'; readonly mode: 'inline' | 'background' })
+  | (StepBase & { readonly type: 'interrupt.rejected'; readonly reason: ResumeRefusal; readonly message: string })
+  | (StepBase & { readonly type: 'interrupt.payload_invalid'; readonly attempt: number; readonly maxAttempts: number; readonly issues: readonly FieldIssue[] })
+  | (StepBase & { readonly type: 'interrupt.timed_out'; readonly strategy: 'lazy' | 'active'; readonly timeoutAt: number })
   | AsyncEvent;
 
 /**

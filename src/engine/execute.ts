@@ -15,6 +15,7 @@ import { TERMINAL_STATUSES, type ExecutionRecord } from './ports/store.js';
 import type { RunResult } from './results.js';
 import { errorSummary, type Admit, type EventDraft, type RunState } from './run-state.js';
 import { runFrame, type GraphOutcome } from './scheduler.js';
+import { pauseRun, waitsOf } from './interrupt/pause.js';
 
 /** What admissions need from the engine. */
 export interface CoordinationDeps {
@@ -51,6 +52,7 @@ export async function execute(
   } finally {
     await holds?.release(outcome?.status ?? 'failed').catch((error: unknown) => state.logger.warn({ err: error }, 'releasing coordination failed; holds expire by TTL'));
   }
+  if (outcome.status === 'yielded' && outcome.pause) return pauseRun(state, reactor);
   // Inline, only a hand-off yields: the rest of the run goes to a worker.
   if (outcome.status === 'yielded') return handOff!(state);
   return finish(state, outcome);
@@ -66,19 +68,21 @@ export function admitWork(state: RunState, deps: CoordinationDeps, specs: readon
   // A declaration's `wait` is the in-process budget; in a worker, contention is waited out for
   // `workerWaitMs` and then parks (rate limits park at once, for exactly their retry-after).
   const workerWait = deps.workerWaitMs ?? 0;
-  const taken = state.mode === 'worker' ? specs.map((s) => ('waitMs' in s ? { ...s, waitMs: s.kind === 'rate_limit' ? 0 : workerWait } : s)) : specs;
+  const taken = state.mode === 'worker' && where.ownWaits !== true ? specs.map((s) => ('waitMs' in s ? { ...s, waitMs: s.kind === 'rate_limit' ? 0 : workerWait } : s)) : specs;
   // An async unit's step-level ordered position is taken on its first arrival and kept on its record.
   const unitTicket = where.step !== undefined && state.unit !== undefined ? state.background?.ordered : undefined;
   return admit(taken, args, {
     coordinator: deps.coordinator,
     orderedTicket: where.orderedTicket ?? unitTicket,
     keepOrderedOnContention: unitTicket !== undefined,
+    ...where.stepOrdered,
+    adopt: where.adopt,
     onReleased: deps.onReleased,
     clock: state.clock,
     reactor: where.reactor,
     step: where.step,
     holder,
-    startId: where.step === undefined ? `${state.executionId}:${where.reactor}` : `${state.executionId}:${where.step}`,
+    startId: where.startId ?? (where.step === undefined ? `${state.executionId}:${where.reactor}` : `${state.executionId}:${where.step}`),
     rateLimits: deps.rateLimits,
     heldKeys: state.heldKeys,
     fencingTokens: state.fencingTokens,
@@ -129,6 +133,7 @@ export function fromRecord(record: ExecutionRecord): RunResult {
   if (record.status === 'cancelled') return { ...base, status: 'cancelled', reason: record.cancelReason ?? '' };
   if (record.status === 'parked' && record.background?.waitingFor) return { ...base, status: 'parked', waitingFor: record.background.waitingFor };
   if (record.status === 'pending' || record.status === 'parked') return { ...base, status: 'queued' };
+  if (record.status === 'paused') return { ...base, status: 'paused', interrupts: waitsOf(record.interrupts ?? []) };
   if (!TERMINAL_STATUSES.has(record.status)) return { ...base, status: 'running' };
   if (record.status === 'completed') return { ...base, status: 'completed', value: record.value };
   if (record.status === 'halted') return { ...base, status: 'halted', haltedStep: record.failedStep, reason: record.haltReason ?? '', ...(record.haltData === undefined ? {} : { data: record.haltData }) };

@@ -1,6 +1,7 @@
 import type { StepContext } from '../dsl/context.js';
 import { signalKind, type Failure } from '../dsl/signals.js';
 import { messageOf } from '../errors.js';
+import { bindContext } from './contexts.js';
 import type { RunState } from './run-state.js';
 
 /** Runs a compensate or undo hook; a throw or a returned failure is recorded and rollback goes on. */
@@ -24,7 +25,7 @@ export async function runRollbackHook(run: RunState, kind: 'compensate' | 'undo'
 /** The context a step hook receives. */
 export function stepContext(run: RunState, place: { readonly path: string; readonly reactor: string; readonly signal: AbortSignal }, attempt: number): StepContext {
   const step = place.path;
-  return {
+  return bindContext({
     executionId: run.executionId,
     rootExecutionId: run.rootExecutionId,
     reactor: place.reactor,
@@ -34,5 +35,5 @@ export function stepContext(run: RunState, place: { readonly path: string; reado
     logger: run.stepLogger(step),
     heldKeys: run.heldKeys,
     fencingToken: (key) => (key === undefined ? (run.fencingTokens.size === 1 ? [...run.fencingTokens.values()][0] : undefined) : run.fencingTokens.get(key)),
-  };
+  }, run);
 }

@@ -55,7 +55,7 @@ function settleChild(run: RunState, place: StepPlace, outcome: GraphOutcome): No
     run.emit({ type: 'step.succeeded', step: place.path, attempt: 1, reactor: place.reactor });
     return { kind: 'success', value: outcome.value, entry: { step: place.path, undo: () => undoAll(outcome.completed, run) } };
   }
-  if (outcome.status === 'yielded') return { kind: 'yield', step: outcome.step, delayMs: outcome.delayMs, ...(outcome.contention === undefined ? {} : { contention: outcome.contention }) };
+  if (outcome.status === 'yielded') return { kind: 'yield', step: outcome.step, delayMs: outcome.delayMs, ...(outcome.contention === undefined ? {} : { contention: outcome.contention }), ...(outcome.pause === undefined ? {} : { pause: outcome.pause }) };
   if (outcome.status === 'halted') {
     run.setStep(place.path, { status: 'halted', attempts: 1 });
     run.emit({ type: 'step.halted', step: place.path, reason: outcome.reason, reactor: place.reactor });

@@ -5,6 +5,7 @@
  * @module
  */
 import type { Admission } from '../coordination/admit.js';
+import type { CoordinationScope } from '../coordination/scope.js';
 import type { CoordinationSpec } from '../dsl/coordination.js';
 import type { Logger } from '../dsl/context.js';
 import type { Contract } from '../dsl/contract.js';
@@ -16,7 +17,8 @@ import type { EventHub, ReactorEvent } from './events.js';
 import type { FanOutRuntime } from './fanout/wait.js';
 import type { AsyncPort } from './async/port.js';
 import type { Clock } from './ports/clock.js';
-import { RECORD_VERSION, TERMINAL_STATUSES, type BackgroundState, type ElementLink, type ExecutionRecord, type ExecutionStatus, type RollbackFailure, type StepRecord, type Store } from './ports/store.js';
+import type { JobQueue } from './ports/queue.js';
+import { RECORD_VERSION, TERMINAL_STATUSES, type BackgroundState, type ElementLink, type ExecutionRecord, type ExecutionStatus, type InterruptWait, type RollbackFailure, type StepRecord, type Store } from './ports/store.js';
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 /** An event before the run state stamps its identity and time. */
@@ -47,6 +49,8 @@ export interface RunStateInit {
   readonly retryOf?: string | undefined;
   /** Intermediate checkpoints are written at most this often (0: after every step). */
   readonly checkpointIntervalMs?: number;
+  /** The engine's queue, if any (an interrupt's active timeout is a delayed job). */
+  readonly queue?: JobQueue | undefined;
   /** The execution that dispatched this one (an `asyncReactor` child). */
   readonly parentId?: string | undefined;
   /** Dispatching async units and reading their results (set when the engine has a queue). */
@@ -65,6 +69,14 @@ export type Admit = (
     readonly abort: AbortController;
     /** A position taken when the execution was accepted. */
     readonly orderedTicket?: { readonly key: string; readonly nonce: number; readonly epoch: number } | undefined;
+    /** Wait as the specs say, also in a worker (rollback re-takes and direct invocations never park). */
+    readonly ownWaits?: boolean;
+    /** Rate limits charge one slot per start id; default: one per execution and step. */
+    readonly startId?: string;
+    /** Re-adopt reactor-level holds kept across a step's park (R-10). */
+    readonly adopt?: boolean;
+    /** A step's ordered-lock position: kept across its attempts (see `step-tickets.ts`). */
+    readonly stepOrdered?: Pick<CoordinationScope, 'onOrderedTicket' | 'handBackOnTimeout' | 'keepPositionOnRefusal'> | undefined;
   },
 ) => Promise<Admission>;
 
@@ -99,6 +111,8 @@ export class RunState {
   readonly holderId: string;
   /** Background bookkeeping, persisted with each checkpoint. */
   background: BackgroundState | undefined;
+  /** The interrupts this execution waits at (or whose accepted payload is not consumed yet), persisted with each checkpoint. */
+  interrupts: InterruptWait[];
   /**
    * Set by a worker: a step that loses contention parks the execution while fewer than this
    * many contention attempts were made (then it fails like in-process). Undefined: never park.
@@ -128,11 +142,13 @@ export class RunState {
     this.admit = init.admit;
     this.mode = init.mode ?? 'inline';
     this.replayOnly = init.replayOnly ?? false;
-    this.holderId = this.mode === 'worker' ? `${init.rootExecutionId}@${crypto.randomUUID().slice(0, 8)}` : init.rootExecutionId;
+    // Holds kept across a step's park are re-adopted under the owner that took them.
+    this.holderId = init.resume?.background?.parkedHolds?.owner ?? (this.mode === 'worker' ? `${init.rootExecutionId}@${crypto.randomUUID().slice(0, 8)}` : init.rootExecutionId);
     this.#steps = { ...(init.resume?.steps ?? {}) };
     this.#createdAt = init.resume?.createdAt ?? init.clock.now();
     this.#seq = Math.max(0, ...Object.values(this.#steps).map((r) => r.completedSeq ?? 0));
     this.background = init.resume?.background;
+    this.interrupts = [...(init.resume?.interrupts ?? [])];
     this.rollbackFailures.push(...(init.resume?.rollbackFailures ?? []));
     this.trace.push(...(init.resume?.trace ?? []));
     // A resumed execution's record exists already: its first progress checkpoint may wait.
@@ -149,6 +165,16 @@ export class RunState {
     const event = { reactor: this.reactor, ...draft, executionId: this.executionId, rootExecutionId: this.rootExecutionId, at: this.clock.now() } as ReactorEvent;
     this.trace.push(event);
     this.#init.hub.emit(event);
+  }
+
+  /** The store this execution is persisted in. */
+  get store(): Store {
+    return this.#init.store;
+  }
+
+  /** The engine's queue, if any. */
+  get queue(): JobQueue | undefined {
+    return this.#init.queue;
   }
 
   /** The recorded state of one step (from this run or the record it resumed). */
@@ -246,6 +272,7 @@ export class RunState {
       rollbackFailures: [...this.rollbackFailures],
       ...(this.#init.idempotencyKey === undefined ? {} : { idempotencyKey: this.#init.idempotencyKey }),
       ...(this.background === undefined ? {} : { background: this.background }),
+      ...(this.interrupts.length === 0 ? {} : { interrupts: [...this.interrupts] }),
       ...this.#link(),
       ...(this.element === undefined ? {} : { parentId: this.element.parentId, element: this.element }),
       ...(withTrace ? { trace: this.trace.slice(-1_000) } : {}),
@@ -256,7 +283,7 @@ export class RunState {
     this.#lastWrite = this.clock.now();
     this.#unsavedBytes = 0;
     this.#dirty = false;
-    if (TERMINAL_STATUSES.has(status) || status === 'parked' || status === 'pending') {
+    if (TERMINAL_STATUSES.has(status) || status === 'parked' || status === 'pending' || status === 'paused') {
       this.#trailing?.();
       this.#trailing = undefined;
     }

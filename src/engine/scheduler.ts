@@ -10,11 +10,13 @@ import { toError, type FieldIssue } from '../errors.js';
 import { runAsyncReactor, runAsyncStep } from './async/dispatch.js';
 import { runCompose, runMap } from './nested.js';
 import type { CompletedEntry, NodeOutcome } from './outcome.js';
+import type { InterruptWait } from './ports/store.js';
 import { resolveArgs, type ArgScope } from './resolve-args.js';
 import type { RunState } from './run-state.js';
 import { runStepNode } from './step-runner.js';
 import { rollBackOrPark } from './fanout/rollback.js';
 import type { FanOutPark } from './fanout/wait.js';
+import { runInterrupt } from './interrupt/step.js';
 
 /** One graph being executed: a reactor with its validated input, at a path inside the run. */
 export interface Frame {
@@ -33,7 +35,7 @@ export type GraphOutcome =
   | { readonly status: 'completed'; readonly value: unknown; readonly completed: readonly CompletedEntry[] }
   | { readonly status: 'halted'; readonly step: string; readonly reason: string; readonly data?: unknown }
   /** Worker mode: a step asked for a later attempt; nothing is rolled back, the execution is re-enqueued. */
-  | { readonly status: 'yielded'; readonly step: string; readonly delayMs: number; readonly contention?: Error; readonly fanOut?: FanOutPark }
+  | { readonly status: 'yielded'; readonly step: string; readonly delayMs: number; readonly contention?: Error; readonly fanOut?: FanOutPark; readonly pause?: readonly InterruptWait[] }
   | { readonly status: 'failed'; readonly step: string | undefined; readonly error: Error; readonly validation: readonly FieldIssue[] };
 
 /** Executes a graph and, if it failed, compensates the failed steps and undoes completed ones, newest first. */
@@ -80,7 +82,7 @@ interface Schedule {
   /** Set when an enclosing frame aborted with an error (e.g. a lost lock): no new step starts. */
   interrupted: Error | undefined;
   /** Worker mode: the earliest retry any step asked for; no new step starts. */
-  yielded: { readonly step: string; readonly delayMs: number; readonly contention?: Error; readonly fanOut?: FanOutPark } | undefined;
+  yielded: { readonly step: string; readonly delayMs: number; readonly contention?: Error; readonly fanOut?: FanOutPark; readonly pause?: readonly InterruptWait[] } | undefined;
 }
 
 function schedule(run: RunState, frame: Frame, controller: AbortController): Promise<Schedule> {
@@ -98,11 +100,16 @@ function schedule(run: RunState, frame: Frame, controller: AbortController): Pro
         done.add(node.name);
         if (outcome.kind === 'success') state.completed.push(outcome.entry);
         if (handoff && 'after' in handoff && handoff.after === node.name) state.yielded ??= { step: node.name, delayMs: 0 };
+      } else if (outcome.kind === 'yield' && outcome.pause) {
+        // An interrupt pauses the execution: it wins over parks and retries (they run again on resume).
+        state.yielded = { step: state.yielded?.pause ? state.yielded.step : outcome.step, delayMs: 0, pause: [...(state.yielded?.pause ?? []), ...outcome.pause] };
       } else if (outcome.kind === 'yield') {
         // A step that lost contention parks the execution (woken by the release); otherwise the soonest retry wins.
         const parks = outcome.contention !== undefined || outcome.fanOut !== undefined;
         const parked = state.yielded !== undefined && (state.yielded.contention !== undefined || state.yielded.fanOut !== undefined);
-        if (state.yielded === undefined || (parks && !parked) || (parks === parked && outcome.delayMs < state.yielded.delayMs)) {
+        if (state.yielded?.pause) {
+          // paused already
+        } else if (state.yielded === undefined || (parks && !parked) || (parks === parked && outcome.delayMs < state.yielded.delayMs)) {
           state.yielded = { step: outcome.step, delayMs: outcome.delayMs, ...(outcome.contention === undefined ? {} : { contention: outcome.contention }), ...(outcome.fanOut === undefined ? {} : { fanOut: outcome.fanOut }) };
         }
       } else if (outcome.kind === 'halt') {
@@ -160,6 +167,7 @@ function runNode(run: RunState, frame: Frame, node: GraphNode, results: Readonly
   const place = { path: frame.prefix + node.name, reactor: frame.def.name, signal: frame.signal };
   switch (node.kind) {
     case 'step':
+      if (node.interrupt) return runInterrupt(run, node, place, () => resolveArgs(node.args, scope, place.path, undefined));
       if (node.async === true) return runAsyncStep(run, node, place, scope, frame.def);
       return runStepNode(run, node, place, () => resolveArgs(node.args, scope, place.path, node.contract ? Object.keys(node.contract.fields) : undefined));
     case 'compose':

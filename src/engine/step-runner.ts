@@ -11,14 +11,18 @@ import type { StepNode } from '../dsl/definition.js';
 import { validateContract } from '../dsl/contract.js';
 import { retryDelay } from '../dsl/retry.js';
 import { signalKind, type Failure, type Halt, type Skipped, type Success } from '../dsl/signals.js';
-import { ContentionError, ErrorCode, NonRetryableError, RateLimitedError, ReactorError, ValidationError, toError } from '../errors.js';
-import { runRollbackHook, stepContext } from './hooks.js';
+import { ContentionError, ErrorCode, NonRetryableError, OrderedLockStaleError, RateLimitedError, ReactorError, ValidationError, toError } from '../errors.js';
+import { dropTicket, keepTicket, keptTicket } from './step-tickets.js';
+import { stepContext } from './hooks.js';
+import { runGuardedRollback } from './rollback-guard.js';
 import type { NodeOutcome } from './outcome.js';
 import type { StepRecord } from './ports/store.js';
 import { errorSummary, type RunState } from './run-state.js';
 
-type Body = (args: unknown, ctx: unknown) => unknown;
-type Classified =
+/** A step body. */
+export type Body = (args: unknown, ctx: unknown) => unknown;
+/** A body's outcome, classified. */
+export type Classified =
   | { readonly kind: 'success'; readonly value: unknown }
   | { readonly kind: 'skipped'; readonly value: unknown; readonly reason: string }
   | { readonly kind: 'halt'; readonly reason: string; readonly data?: unknown }
@@ -52,14 +56,18 @@ export async function runStepNode(run: RunState, node: StepNode, place: StepPlac
     if (node.coordination.length > 0) {
       const admission = await admitStep(run, node, place, args);
       if (admission.kind === 'refused') {
-        // In a worker, a busy key parks the execution (the body never started; nothing is compensated).
+        // In a worker, a busy key parks the execution (the body never started; nothing is compensated; an ordered position is kept).
         if (parksOn(run, admission.error)) return { kind: 'yield', step: place.path, delayMs: 0, contention: admission.error };
+        dropTicket(run, place.path);
+        // A position of a batch that was drained, reset or passed over: the step is skipped, like a strict chain (gate parity).
+        if (admission.error instanceof OrderedLockStaleError) return skippedAtGate(run, place, attempt, 'ordered_lock_stale');
+        // An earlier attempt ran the body: the step started, so it is compensated like any failure.
+        if (attempt > 1) return failedAfterStart(run, node, place, args, attempt - 1, admission.error);
         return notStarted(run, place.path, admission.error);
       }
       if (admission.kind === 'halt') {
-        run.setStep(place.path, { status: 'skipped', attempts: attempt - 1 });
-        run.emit({ type: 'step.skipped', step: place.path, reason: admission.reason, reactor: place.reactor });
-        return { kind: 'skipped', value: undefined };
+        dropTicket(run, place.path);
+        return skippedAtGate(run, place, attempt, admission.reason);
       }
       guarded = admission;
     }
@@ -75,7 +83,7 @@ export async function runStepNode(run: RunState, node: StepNode, place: StepPlac
       }
       run.emit({ type: 'step.succeeded', step: place.path, attempt, reactor: place.reactor });
       const undo = node.hooks.undo as ((r: unknown, a: unknown, c: unknown) => unknown) | undefined;
-      const entry = { step: place.path, undo: async () => (undo ? runRollbackHook(run, 'undo', place.path, () => undo(out.value, args, rollbackContext(run, place, attempt))) : undefined) };
+      const entry = { step: place.path, undo: async () => (undo ? runGuardedRollback(run, node, place, args, 'undo', () => undo(out.value, args, rollbackContext(run, place, attempt))) : undefined) };
       return { kind: 'success', value: out.value, entry };
     }
     if (out.kind === 'halt') {
@@ -95,17 +103,29 @@ export async function runStepNode(run: RunState, node: StepNode, place: StepPlac
       await run.clock.sleep(delayMs, place.signal);
       continue;
     }
-    run.setStep(place.path, { status: 'failed', attempts: attempt, error: errorSummary(out.error) });
-    run.emit({ type: 'step.failed', step: place.path, attempt, error: errorSummary(out.error), started: true, reactor: place.reactor });
-    const compensate = node.hooks.compensate as ((e: Error, a: unknown, c: unknown) => unknown) | undefined;
-    return {
-      kind: 'failure',
-      step: place.path,
-      error: out.error,
-      validation: [],
-      compensate: async () => (compensate ? runRollbackHook(run, 'compensate', place.path, () => compensate(out.error, args, rollbackContext(run, place, attempt))) : undefined),
-    };
+    return failedAfterStart(run, node, place, args, attempt, out.error);
   }
+}
+
+/** Admission skipped the step (a marked period, a failed strict chain, a stale ordered position). */
+function skippedAtGate(run: RunState, place: StepPlace, attempt: number, reason: string): NodeOutcome {
+  run.setStep(place.path, { status: 'skipped', attempts: attempt - 1 });
+  run.emit({ type: 'step.skipped', step: place.path, reason, reactor: place.reactor });
+  return { kind: 'skipped', value: undefined };
+}
+
+/** The step's body ran (in this attempt or an earlier one) and the step failed: it will be compensated. */
+function failedAfterStart(run: RunState, node: StepNode, place: StepPlace, args: Record<string, unknown>, attempt: number, error: Error): NodeOutcome {
+  run.setStep(place.path, { status: 'failed', attempts: attempt, error: errorSummary(error) });
+  run.emit({ type: 'step.failed', step: place.path, attempt, error: errorSummary(error), started: true, reactor: place.reactor });
+  const compensate = node.hooks.compensate as ((e: Error, a: unknown, c: unknown) => unknown) | undefined;
+  return {
+    kind: 'failure',
+    step: place.path,
+    error,
+    validation: [],
+    compensate: async () => (compensate ? runGuardedRollback(run, node, place, args, 'compensate', () => compensate(error, args, rollbackContext(run, place, attempt))) : undefined),
+  };
 }
 
 /** What a step's admission took: released right after the attempt's body. */
@@ -140,7 +160,7 @@ async function admitStep(run: RunState, node: StepNode, place: StepPlace, args: 
   if (place.signal.aborted) follow();
   else place.signal.addEventListener('abort', follow, { once: true });
   const leave = await run.siblings.enter(exclusiveKeys(node, args, place));
-  const admission = await run.admit(node.coordination, args, { reactor: place.reactor, step: place.path, abort });
+  const admission = await run.admit(node.coordination, args, { reactor: place.reactor, step: place.path, abort, ...orderedWhere(run, node, place) });
   if (admission.kind !== 'admitted') {
     place.signal.removeEventListener('abort', follow);
     leave();
@@ -151,26 +171,44 @@ async function admitStep(run: RunState, node: StepNode, place: StepPlace, args: 
     signal: abort.signal,
     release: async (outcome) => {
       place.signal.removeEventListener('abort', follow);
+      if (outcome !== 'yielded') dropTicket(run, place.path);
       await admission.holds.release(outcome).catch((error: unknown) => run.stepLogger(place.path).warn({ err: error }, 'releasing step coordination failed; holds expire by TTL'));
       leave();
     },
   };
 }
 
-/** True when a refusal is contention and this worker may still park on it (under the contention cap). */
+/** True when this worker may still park on contention (under the contention cap, counted for every primitive). */
+function mayPark(run: RunState): boolean {
+  return run.mode === 'worker' && run.contentionCap !== undefined && (run.background?.contention ?? 0) < run.contentionCap;
+}
+
+/** True when a refusal is contention and this worker may still park on it. */
 function parksOn(run: RunState, error: Error): boolean {
-  if (run.mode !== 'worker' || run.contentionCap === undefined) return false;
-  // Capped for every primitive: a step-level ordered position is given back at the park, so it is not kept waiting in line.
-  return (error instanceof RateLimitedError || error instanceof ContentionError) && (run.background?.contention ?? 0) < run.contentionCap;
+  return mayPark(run) && (error instanceof RateLimitedError || error instanceof ContentionError);
+}
+
+/**
+ * A step-level ordered lock keeps its position across the step's attempts: the kept one is
+ * re-entered, a fresh one is remembered. In-process, a caller that gives up hands it back; a
+ * worker that parks keeps it.
+ */
+function orderedWhere(run: RunState, node: StepNode, place: StepPlace): Partial<Parameters<RunState['admit']>[2]> {
+  if (!node.coordination.some((s) => s.kind === 'ordered_lock')) return {};
+  const parks = mayPark(run);
+  return {
+    orderedTicket: keptTicket(run, place.path),
+    stepOrdered: { onOrderedTicket: (ticket) => keepTicket(run, place.path, ticket), handBackOnTimeout: !parks, keepPositionOnRefusal: parks },
+  };
 }
 
 /**
  * How an attempt ended, for its holds: only a success marks a period; a failure that will be
- * retried gives an ordered position back without poisoning a strict chain.
+ * retried keeps its ordered position for the retry ('yielded').
  */
 function releaseOutcome(out: Classified, mayRetry: boolean): WorkOutcome {
   if (out.kind === 'success') return 'completed';
-  if (out.kind === 'failure') return out.retryable && mayRetry ? 'halted' : 'failed';
+  if (out.kind === 'failure') return out.retryable && mayRetry ? 'yielded' : 'failed';
   return 'halted';
 }
 
@@ -179,7 +217,7 @@ function fromRecord(run: RunState, node: StepNode, place: StepPlace, args: Recor
   if (recorded.status === 'skipped') return { kind: 'skipped', value: recorded.result };
   const undo = node.hooks.undo as ((r: unknown, a: unknown, c: unknown) => unknown) | undefined;
   const attempt = recorded.attempts;
-  const entry = { step: place.path, undo: async () => (undo ? runRollbackHook(run, 'undo', place.path, () => undo(recorded.result, args, rollbackContext(run, place, attempt))) : undefined) };
+  const entry = { step: place.path, undo: async () => (undo ? runGuardedRollback(run, node, place, args, 'undo', () => undo(recorded.result, args, rollbackContext(run, place, attempt))) : undefined) };
   return { kind: 'success', value: recorded.result, entry };
 }
 
@@ -213,7 +251,8 @@ class Thrown {
   }
 }
 
-async function invoke(body: Body, args: unknown, ctx: unknown): Promise<unknown> {
+/** Calls a body; a throw becomes a {@link Thrown} value. */
+export async function invoke(body: Body, args: unknown, ctx: unknown): Promise<unknown> {
   try {
     return await body(args, ctx);
   } catch (error) {
@@ -221,7 +260,8 @@ async function invoke(body: Body, args: unknown, ctx: unknown): Promise<unknown>
   }
 }
 
-function classify(out: unknown): Classified {
+/** How a body's return value (or throw) ends an attempt. */
+export function classify(out: unknown): Classified {
   if (out instanceof Thrown) return { kind: 'failure', error: out.error, retryable: !isNonRetryable(out.error) };
   switch (signalKind(out)) {
     case 'success':

@@ -41,6 +41,15 @@ export const coordinationMatchers = {
       const who = state === undefined ? 'free' : `held by ${state.holder.owner}${state.holder.step === undefined ? ' (reactor level)' : ` (step "${state.holder.step}")`}`;
       return { pass, message: `expected lock "${key}" to be held${owner === undefined ? '' : ` by ${owner}`}${step === undefined ? '' : ` for step "${step}"`}; it is ${who}` };
     }),
+  toHaveHoldAttributedTo: (received: unknown, key: string, step: string): Promise<Verdict> =>
+    guard(received, async (c) => {
+      const lock = await c.lockState(key);
+      const slots = lock === undefined ? (await c.semaphoreState(key)).holders : [];
+      const holders = lock === undefined ? slots.map((s) => s.holder) : [lock.holder];
+      const pass = holders.some((h) => h.step === step);
+      const who = holders.length === 0 ? 'nobody holds it' : `held for ${holders.map((h) => (h.step === undefined ? 'the reactor level' : `step "${h.step}"`)).join(', ')}`;
+      return { pass, message: `expected a hold on "${key}" (lock or semaphore) attributed to step "${step}"; ${who}` };
+    }),
   toHaveSemaphoreSlots: (received: unknown, key: string, expected: SemaphoreExpectation): Promise<Verdict> =>
     guard(received, async (c) => {
       const state = await c.semaphoreState(key, expected.limit);

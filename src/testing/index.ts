@@ -32,6 +32,18 @@ export interface TestEngine {
   /** Every event of every run, in order. */
   readonly events: readonly ReactorEvent[];
   run<R extends AnyReactorDefinition>(reactor: R, input: InputOf<R>, options?: RunOptions & { readonly mocks?: Readonly<Record<string, StepMock>> }): Promise<RunResult<OutputOf<R>, StepsOf<R>>>;
+  /**
+   * Resumes a paused run (`engine.resume`). Give it the paused result itself to keep the
+   * reactor's step types for the matchers.
+   *
+   * @example
+   * ```ts
+   * const paused = await t.run(approval, { orderId: 'o-1' });
+   * expect(paused).toBePaused('approve');
+   * expect(await t.resume(paused, { approved: true })).toHaveCompleted();
+   * ```
+   */
+  resume<O, S>(target: RunResult<O, S> | string | { readonly correlationId: string }, payload: unknown, options?: { readonly step?: string }): Promise<RunResult<O, S>>;
 }
 
 /**
@@ -57,6 +69,8 @@ export function createTestEngine(options: TestEngineOptions = {}): TestEngine {
     store,
     coordinator,
     events,
+    resume: (target, payload, resumeOptions) =>
+      engine.resume(typeof target === 'object' && 'executionId' in target ? target.executionId : target, payload, resumeOptions) as Promise<RunResult<never, never>>,
     run: (reactor, input, runOptions = {}) => {
       const { mocks, ...rest } = runOptions;
       return engine.run(mocks ? mockSteps(reactor, mocks) : reactor, input, rest);

@@ -64,12 +64,46 @@ export const runMatchers = {
         message: `expected step "${step}" to have returned ${JSON.stringify(value)}; it ${record ? `is ${record.status} with ${JSON.stringify(record.result)}` : 'never ran'}`,
       };
     }),
+  toBePaused: (received: unknown, step?: string): Verdict =>
+    guard(received, (run) => {
+      const waits = run.status === 'paused' ? run.interrupts.map((i) => i.step) : [];
+      return {
+        pass: run.status === 'paused' && (step === undefined || waits.includes(step)),
+        message: `expected the run to be paused${step === undefined ? '' : ` at "${step}"`}; it ${run.status === 'paused' ? `is paused at [${waits.join(', ')}]` : describe(run)}`,
+      };
+    }),
+  toHaveResumed: (received: unknown, step: string): Verdict =>
+    guard(received, (run) => ({
+      pass: steps(run.trace, 'interrupt.resumed').includes(step),
+      message: `expected interrupt "${step}" to have been resumed; resumed: [${steps(run.trace, 'interrupt.resumed').join(', ')}]`,
+    })),
   toHaveRollbackFailure: (received: unknown, expected: { step: string; kind?: string; reason?: string; key?: string }): Verdict =>
     guard(received, (run) => ({
       pass: run.rollbackFailures.some((f) => Object.entries(expected).every(([k, v]) => v === undefined || (f as unknown as Record<string, unknown>)[k] === v)),
       message: `expected a rollback failure matching ${JSON.stringify(expected)}; got ${JSON.stringify(run.rollbackFailures)}`,
     })),
+  toHaveContendedAt: (received: unknown, step: string, key?: string): Verdict =>
+    guard(received, (run) => {
+      const seen = contentions(run.trace);
+      return {
+        pass: seen.some((c) => c.step === step && (key === undefined || c.key === key)),
+        message: `expected the run to have been contended at step "${step}"${key === undefined ? '' : ` on key "${key}"`}; contentions: ${JSON.stringify(seen)}`,
+      };
+    }),
 };
+
+/**
+ * Where a run met a busy key: a wait that ran out (`coordination.contended`), a full rate limit
+ * (`coordination.denied`, `rate_limited`) or a park in a worker (`run.parked`).
+ */
+function contentions(trace: readonly ReactorEvent[]): { step: string | undefined; key: string; how: string }[] {
+  const out: { step: string | undefined; key: string; how: string }[] = [];
+  for (const e of trace) {
+    if (e.type === 'coordination.contended' || (e.type === 'coordination.denied' && e.reason === 'rate_limited')) out.push({ step: e.step, key: e.key, how: e.type });
+    else if (e.type === 'run.parked') out.push({ step: e.step, key: e.key, how: e.type });
+  }
+  return out;
+}
 
 function order(actual: readonly string[], expected: readonly string[], what: string): Verdict {
   const pass = actual.length === expected.length && actual.every((s, i) => s === expected[i]);

@@ -36,6 +36,14 @@ export interface ReactorMatchers<T = unknown, R = unknown> {
   toHaveStepResult(step: StepPath<T>, value: unknown): R;
   /** A rollback failure matching every given field was reported. */
   toHaveRollbackFailure(expected: { step: StepPath<T>; kind?: 'compensate' | 'undo'; reason?: string; key?: string }): R;
+  /** The run met a busy key at this step (optionally this key): a wait ran out, a rate limit was full, or the execution parked. */
+  toHaveContendedAt(step: StepPath<T>, key?: string): R;
+  /** Coordination state (await it): a lock or semaphore slot on `key` is held for this step. */
+  toHaveHoldAttributedTo(key: string, step: string): Promise<R>;
+  /** The run is paused at an interrupt (at this step path, when given). */
+  toBePaused(step?: StepPath<T>): R;
+  /** A resume of this interrupt was accepted (`interrupt.resumed` is in the trace). */
+  toHaveResumed(step: StepPath<T>): R;
   /** Coordination state (await it): the lock is held (by this owner, for this step). */
   toBeLockedBy(key: string, owner?: string, step?: string): Promise<R>;
   /** Coordination state (await it): semaphore slots held / available under `limit`. */
@@ -67,6 +75,10 @@ expect.extend({
     return toResult(runMatchers.toHaveStepResult(r, step, value, (a, b) => this.equals(a, b)));
   },
   toHaveRollbackFailure: (r: unknown, expected: { step: string }) => toResult(runMatchers.toHaveRollbackFailure(r, expected)),
+  toHaveContendedAt: (r: unknown, step: string, key?: string) => toResult(runMatchers.toHaveContendedAt(r, step, key)),
+  toHaveHoldAttributedTo: async (c: unknown, key: string, step: string) => toResult(await coordinationMatchers.toHaveHoldAttributedTo(c, key, step)),
+  toBePaused: (r: unknown, step?: string) => toResult(runMatchers.toBePaused(r, step)),
+  toHaveResumed: (r: unknown, step: string) => toResult(runMatchers.toHaveResumed(r, step)),
   toBeLockedBy: async (c: unknown, key: string, owner?: string, step?: string) => toResult(await coordinationMatchers.toBeLockedBy(c, key, owner, step)),
   toHaveSemaphoreSlots: async (c: unknown, key: string, expected: SemaphoreExpectation) => toResult(await coordinationMatchers.toHaveSemaphoreSlots(c, key, expected)),
   toHaveRateCount: async (c: unknown, key: string, periodMs: number, count: number) => toResult(await coordinationMatchers.toHaveRateCount(c, key, periodMs, count)),

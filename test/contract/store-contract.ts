@@ -4,6 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { RecordTooLargeError, RecordVersionError } from '../../src/errors.js';
+import { hasInterruptClaims, type InterruptClaims } from '../../src/engine/ports/interrupt-claims.js';
 import { RECORD_VERSION, type ExecutionRecord, type ExecutionStatus, type Store } from '../../src/engine/ports/store.js';
 
 /** A fresh, empty store under test and its record size limit. */
@@ -207,6 +208,33 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         const winners = claims.flatMap((claim, i) => (claim.claimed ? [`e${i}`] : []));
         expect(winners).toHaveLength(1);
         for (const claim of claims) if (!claim.claimed) expect(claim.executionId).toBe(winners[0]);
+      });
+    });
+
+    describe('interrupt claims', () => {
+      const claims = (): InterruptClaims => {
+        if (!hasInterruptClaims(store)) throw new Error('this store does not implement InterruptClaims');
+        return store;
+      };
+
+      it('a correlation id is held by one execution: the holder claims again, another is refused with the holder, replace takes a stale one over', async () => {
+        expect(await claims().claimCorrelation('order:1', 'e1')).toEqual({ claimed: true });
+        expect(await claims().claimCorrelation('order:1', 'e1')).toEqual({ claimed: true });
+        expect(await claims().claimCorrelation('order:1', 'e2')).toEqual({ claimed: false, holder: 'e1' });
+        expect(await claims().claimCorrelation('order:1', 'e3', { replace: 'e2' })).toEqual({ claimed: false, holder: 'e1' });
+        expect(await claims().correlation('order:1')).toBe('e1');
+        expect(await claims().claimCorrelation('order:1', 'e2', { replace: 'e1' })).toEqual({ claimed: true });
+        expect(await claims().correlation('order:1')).toBe('e2');
+        expect(await claims().correlation('order:none')).toBeUndefined();
+      });
+
+      it('a resume claim is won exactly once, also by concurrent claimants', async () => {
+        const outcomes = await Promise.all(['a', 'b', 'c', 'd'].map((who) => claims().claimResume('e1', 'review.approve', who)));
+        expect(outcomes.filter((o) => o.claimed)).toHaveLength(1);
+        const winner = ['a', 'b', 'c', 'd'][outcomes.findIndex((o) => o.claimed)];
+        expect(outcomes.filter((o) => !o.claimed)).toEqual([{ claimed: false, holder: winner }, { claimed: false, holder: winner }, { claimed: false, holder: winner }]);
+        expect(await claims().claimResume('e1', 'review.approve', winner!)).toEqual({ claimed: false, holder: winner });
+        expect(await claims().claimResume('e1', 'other', 'a')).toEqual({ claimed: true });
       });
     });
   });

@@ -1,6 +1,6 @@
 import { describe, expectTypeOf, test } from 'vitest';
 import { z } from 'zod';
-import { defineStep, reactor, skip, halt, type InputOf, type OutputOf, type MapResult } from '../../src/dsl/index.js';
+import { defineStep, reactor, skip, halt, type InputOf, type OutputOf, type MapResult, type StepInvocation } from '../../src/dsl/index.js';
 
 describe('reactor DSL inference', () => {
   test('a step sees its arguments typed, results flow by name and path', () => {
@@ -153,5 +153,20 @@ describe('step-scoped coordination', () => {
         run: () => 1,
       })
       .build();
+  });
+
+  test('invoke takes the definition\'s input (defaults optional) and yields its typed result; rollbackWait is a step option', () => {
+    const charge = defineStep({
+      input: { accountId: z.string(), currency: z.string().default('EUR') },
+      lock: { key: ({ accountId }) => accountId, rollbackWait: '2s' },
+      semaphore: { key: () => 'psp', limit: 2, rollbackWait: 0 },
+      run: ({ accountId, currency }) => ({ id: accountId, currency }),
+    });
+    expectTypeOf(charge.invoke).parameter(0).toEqualTypeOf<{ accountId: string; currency?: string | undefined }>();
+    expectTypeOf<Awaited<ReturnType<typeof charge.invoke>>>().toEqualTypeOf<StepInvocation<{ id: string; currency: string }>>();
+    // @ts-expect-error -- a missing required argument
+    void charge.invoke({}, { engine: undefined as never });
+    // @ts-expect-error -- rollbackWait is not a reactor-level option
+    reactor('r').withLock({ key: () => 'k', rollbackWait: '1s' });
   });
 });

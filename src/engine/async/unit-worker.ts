@@ -71,11 +71,7 @@ async function settleUnit(deps: BackgroundDeps, state: RunState, node: StepNode,
       const retrying = state.trace.findLast((e) => e.type === 'step.retrying');
       const error = retrying?.type === 'step.retrying' ? retrying.error : { name: 'Error', message: 'retry' };
       state.emit({ type: 'async.retrying', step, reactor: place.reactor, unitId, attempt: retrying?.type === 'step.retrying' ? retrying.attempt : 0, delayMs: outcome.delayMs, error });
-      // The attempt gave its ordered position back: the next one queues again (like any step-level ordered lock).
-      if (state.background?.ordered) {
-        const { ordered: _given, ...kept } = state.background;
-        state.background = kept;
-      }
+      // A retried attempt keeps its ordered position (R-15, like any step-level ordered lock): the retry re-enters it.
       return void (await requeue(deps, state, outcome.delayMs, 'retry'));
     }
     case 'success':

@@ -3,3 +3,4 @@ export * from './coordinator.js';
 export * from './queue.js';
 export * from './store.js';
 export * from './fanout.js';
+export * from './interrupt-claims.js';

@@ -44,12 +44,30 @@ export interface WaitingFor {
    */
   readonly primitive: 'lock' | 'semaphore' | 'rate_limit' | 'ordered_lock' | 'map' | 'async';
   readonly key: string;
+  /** The contended step; absent when the reactor-level declarations were contended. */
+  readonly step?: string;
   /** Contention attempts so far (counted apart from failure retries). */
   readonly attempt: number;
   /** The delayed job that resumes it. */
   readonly jobId: string;
   /** When the fallback job is due (engine clock, ms), if no release wakes it first. */
   readonly dueAt?: number;
+}
+
+/** An interrupt the execution is paused at (persisted until the step completes with its payload). */
+export interface InterruptWait {
+  /** The interrupt step's path (`approve`, `review.approve` inside a composed reactor). */
+  readonly step: string;
+  readonly correlationId?: string;
+  /** When it paused (engine clock, ms). */
+  readonly pausedAt: number;
+  /** When the timeout passes (engine clock, ms), if it has one. */
+  readonly timeoutAt?: number;
+  /** Invalid payloads received so far. */
+  readonly invalidAttempts: number;
+  /** Set by the accepted resume: the validated payload the step completes with. */
+  readonly payload?: unknown;
+  readonly resumedAt?: number;
 }
 
 /** Background-execution bookkeeping of a record. */
@@ -62,6 +80,10 @@ export interface BackgroundState {
   readonly waitingFor?: WaitingFor;
   /** The ordered-lock position taken when the execution was accepted. */
   readonly ordered?: { readonly key: string; readonly nonce: number; readonly epoch: number };
+  /** Reactor-level locks and semaphore slots kept across a step's park, held by this owner: re-adopted at resume (R-10). */
+  readonly parkedHolds?: { readonly owner: string };
+  /** Step-level ordered-lock positions, by step path: taken at first arrival, kept across retries, parks and jobs. */
+  readonly stepOrdered?: Readonly<Record<string, { readonly key: string; readonly nonce: number; readonly epoch: number }>>;
   /** When a retry is due (engine clock, ms). */
   readonly retryAt?: number;
   /** Set while a failed execution waits for a fan-out map's elements to be undone (status `rolling_back`). */
@@ -133,6 +155,8 @@ export interface ExecutionRecord {
   readonly background?: BackgroundState;
   /** Set on the record of one element of a fan-out map (its input is `{ item, index }`). */
   readonly element?: ElementLink;
+  /** The interrupts a paused execution waits at (and an accepted payload not consumed yet). */
+  readonly interrupts?: readonly InterruptWait[];
   /** Set on the record of an `asyncStep` unit: which step of which dispatcher it runs. */
   readonly unit?: AsyncUnitInfo;
   readonly createdAt: number;

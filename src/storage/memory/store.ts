@@ -1,5 +1,6 @@
 import { RecordTooLargeError, RecordVersionError } from '../../errors.js';
 import { systemClock, type Clock } from '../../engine/ports/clock.js';
+import type { Claim, InterruptClaims } from '../../engine/ports/interrupt-claims.js';
 import { RECORD_VERSION, type ExecutionFilter, type ExecutionRecord, type IdempotencyClaim, type Store } from '../../engine/ports/store.js';
 
 /** Options of {@link MemoryStore}. */
@@ -16,7 +17,7 @@ export interface MemoryStoreOptions {
  * The embedded store: execution records kept as JSON strings in this process, so what is
  * stored is exactly what the Redis store would store (JSON-safe, size-checked, versioned).
  */
-export class MemoryStore implements Store {
+export class MemoryStore implements Store, InterruptClaims {
   readonly #records = new Map<string, { json: string; createdAt: number; reactor: string; status: string; expiresAt: number }>();
   readonly #claims = new Map<string, { executionId: string; expiresAt: number }>();
   readonly #maxBytes: number;
@@ -91,6 +92,35 @@ export class MemoryStore implements Store {
     if (live !== undefined) return { claimed: false, executionId: live };
     this.#claims.delete(id);
     this.#claims.set(id, { executionId, expiresAt: now + this.#ttlMs });
+    return { claimed: true };
+  }
+
+  async claimCorrelation(correlationId: string, executionId: string, options: { readonly replace?: string } = {}): Promise<Claim> {
+    return this.#claim(`\u0001correlation\u0000${correlationId}`, executionId, options.replace);
+  }
+
+  async correlation(correlationId: string): Promise<string | undefined> {
+    return this.#live(`\u0001correlation\u0000${correlationId}`);
+  }
+
+  async claimResume(executionId: string, step: string, claimant: string): Promise<Claim> {
+    const id = `\u0001resume\u0000${executionId}\u0000${step}`;
+    const holder = this.#live(id);
+    if (holder !== undefined) return { claimed: false, holder };
+    return this.#claim(id, claimant, undefined);
+  }
+
+  #live(id: string): string | undefined {
+    const entry = this.#claims.get(id);
+    return entry !== undefined && entry.expiresAt > this.#clock.now() ? entry.executionId : undefined;
+  }
+
+  /** Set-if-absent (or held by `value` already, or by `replace`); one synchronous step, so atomic in this process. */
+  #claim(id: string, value: string, replace: string | undefined): Claim {
+    const holder = this.#live(id);
+    if (holder !== undefined && holder !== value && holder !== replace) return { claimed: false, holder };
+    this.#claims.delete(id);
+    this.#claims.set(id, { executionId: value, expiresAt: this.#clock.now() + this.#ttlMs });
     return { claimed: true };
   }
 }

@@ -125,6 +125,17 @@ export class RedisKeys {
     return this.tag('fanout', mapId);
   }
 
+  // ── Interrupts ──
+
+  /** Claim of an interrupt correlation id: the holding execution id (TTL = the record TTL). */
+  correlation(correlationId: string): string {
+    return `${this.prefix}:corr:{${escapeSegment(correlationId)}}`;
+  }
+  /** Resume claim of one interrupt of one execution (`SET NX`): the winning claimant. */
+  resumeClaim(executionId: string, step: string): string {
+    return `${this.prefix}:resume:{${escapeSegment(executionId)}}:${escapeSegment(step)}`;
+  }
+
   private tag(kind: string, key: string): string {
     return `${this.prefix}:{${kind}:${escapeSegment(key)}}`;
   }

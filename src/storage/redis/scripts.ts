@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { Claim } from '../../engine/ports/interrupt-claims.js';
 import type { IdempotencyClaim } from '../../engine/ports/store.js';
 import type { OrderedEnterResult, SemaphoreAcquireResult } from '../../engine/ports/coordinator.js';
 import { defineScript, replyArray, replyNumber, replyString, type ScriptDescriptor } from './script.js';
@@ -160,5 +161,10 @@ export const scripts = {
     const r = replyArray(reply);
     if (flag(r[0])) return { claimed: true };
     return { claimed: false, executionId: replyString(r[1]) };
+  }),
+  correlationClaim: defineScript('correlation-claim', 1, (reply): Claim => {
+    const r = replyArray(reply);
+    if (flag(r[0])) return { claimed: true };
+    return { claimed: false, holder: replyString(r[1]) };
   }),
 } as const satisfies Record<string, ScriptDescriptor<unknown>>;

@@ -8,6 +8,7 @@
  */
 import type { Redis } from 'ioredis';
 import { RecordTooLargeError, RecordVersionError } from '../../errors.js';
+import type { Claim, InterruptClaims } from '../../engine/ports/interrupt-claims.js';
 import { RECORD_VERSION, type ExecutionFilter, type ExecutionRecord, type IdempotencyClaim, type Store } from '../../engine/ports/store.js';
 import { RedisKeys } from './keys.js';
 import { runCommand, runScript, toBackendError } from './script.js';
@@ -34,7 +35,7 @@ export interface RedisStoreOptions {
 }
 
 /** {@link Store} over Redis (ioredis). */
-export class RedisStore implements Store {
+export class RedisStore implements Store, InterruptClaims {
   /** The connection (never closed by the store). */
   readonly redis: Redis;
   /** The key builder. */
@@ -132,6 +133,21 @@ export class RedisStore implements Store {
 
   claimIdempotency(reactor: string, key: string, executionId: string): Promise<IdempotencyClaim> {
     return runScript(this.redis, scripts.idempotencyClaim, [this.keys.idempotency(reactor, key)], [executionId, this.recordTtlMs]);
+  }
+
+  claimCorrelation(correlationId: string, executionId: string, options: { readonly replace?: string } = {}): Promise<Claim> {
+    return runScript(this.redis, scripts.correlationClaim, [this.keys.correlation(correlationId)], [executionId, this.recordTtlMs, options.replace ?? '']);
+  }
+
+  async correlation(correlationId: string): Promise<string | undefined> {
+    return (await runCommand('correlation-get', () => this.redis.get(this.keys.correlation(correlationId)))) ?? undefined;
+  }
+
+  async claimResume(executionId: string, step: string, claimant: string): Promise<Claim> {
+    const key = this.keys.resumeClaim(executionId, step);
+    const set = await runCommand('resume-claim', () => this.redis.set(key, claimant, 'PX', this.recordTtlMs, 'NX'));
+    if (set === 'OK') return { claimed: true };
+    return { claimed: false, holder: (await runCommand('resume-claim', () => this.redis.get(key))) ?? '' };
   }
 }
 
