@@ -352,11 +352,12 @@ export class FanOutError extends ReactorError {
  * compensated (it never started).
  */
 export class HandOffRefusedError extends ReactorError {
-  constructor(info: { reactor: string; step: string; kind: 'step' | 'reactor'; primitive: 'lock' | 'semaphore'; key: string; executionId: string; holder: string }) {
+  constructor(info: { reactor: string; step: string; kind: 'step' | 'reactor'; primitive: 'lock' | 'semaphore'; key: string; executionId: string; holder: string; declaredBy?: string }) {
     const what = info.kind === 'step' ? 'asyncStep' : 'asyncReactor';
+    const on = info.declaredBy === undefined ? '' : ` (on its ${info.declaredBy})`;
     super(
       'handoff_refused',
-      `reactor "${info.reactor}", step "${info.step}": refused to dispatch the ${what}: it declares ${info.primitive} "${info.key}", which the dispatching execution ${info.executionId} holds (${info.holder}); ` +
+      `reactor "${info.reactor}", step "${info.step}": refused to dispatch the ${what}: it declares ${info.primitive} "${info.key}"${on}, which the dispatching execution ${info.executionId} holds (${info.holder}); ` +
         `the unit would wait for a key its dispatcher keeps. Run it inline (.step), compose it (.compose), or narrow its key so it differs from the held one`,
       { details: { ...info } },
     );

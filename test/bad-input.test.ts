@@ -7,11 +7,12 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { z } from 'zod';
-import { createEngine, DefinitionError, defineStep, MemoryCoordinator, MemoryStore, reactor, RecordTooLargeError, RecordVersionError } from '../src/index.js';
+import { createEngine, DefinitionError, defineStep, errorFromJSON, MemoryCoordinator, MemoryStore, reactor, RecordTooLargeError, RecordVersionError } from '../src/index.js';
 import { createMemoryQueue } from '../src/queue/memory.js';
 import { parseRecord } from '../src/storage/memory/store.js';
 import { createRedisBackend } from '../src/storage/redis/index.js';
 import { createTestEngine } from '../src/testing/index.js';
+import { manualEngine, untilStatus } from './background/helpers.js';
 import { freePort, startRedisServer, type RedisServerHandle } from './support/redis-server.js';
 
 const expectDefinitionError = (fn: () => unknown, text: string): void => {
@@ -171,14 +172,14 @@ describe('bad input matrix', () => {
       await backend.close();
     });
   });
-  test('12. a fan-out map whose batchSize is not an integer >= 1 is refused at definition', () => {
+  test('26. a fan-out map whose batchSize is not an integer >= 1 is refused at definition', () => {
     const each = defineStep({ input: { n: z.number() }, run: ({ n }) => n });
     const map = (batchSize: number) => () => reactor('r').input({ items: z.array(z.number()) }).map('all', { source: ($) => $.input('items'), each, args: (n) => ({ n }), fanOut: { batchSize } });
     expectDefinitionError(map(0), 'fanOut.batchSize must be an integer >= 1 (got 0)');
     expectDefinitionError(map(2.5), 'fanOut.batchSize must be an integer >= 1');
   });
 
-  test('13. a fan-out element job whose map is unknown, or an engine without a fan-out ledger: fan_out_unknown / fan_out_unavailable; no element body runs', async () => {
+  test('27. a fan-out element job whose map is unknown, or an engine without a fan-out ledger: fan_out_unknown / fan_out_unavailable; no element body runs', async () => {
     let ran = 0;
     const each = defineStep({ input: { n: z.number() }, run: ({ n }) => (ran++, n), undo: () => void ran-- });
     const r = reactor('fo-bad').input({ items: z.array(z.number()) }).step('a', { run: () => 1, undo: () => void (ran += 100) }).map('all', { source: ($) => $.input('items'), each, args: (n) => ({ n }), fanOut: {}, waitFor: ['a'] }).build();
@@ -197,11 +198,11 @@ describe('bad input matrix', () => {
 });
 
 describe('bad input matrix: step-scoped coordination (issue 6)', () => {
-  test('11. a step rollbackWait that is not a duration is refused at definition, naming the step', () => {
+  test('16. a step rollbackWait that is not a duration is refused at definition, naming the step', () => {
     expectDefinitionError(() => reactor('r').step('s', { lock: { key: () => 'k', rollbackWait: 'soon' as never }, run: () => 1 }), 'reactor "r", step "s": lock rollbackWait is not a duration');
   });
 
-  test('12. a directly invoked step with invalid arguments: arguments_invalid, body not run, nothing taken', async () => {
+  test('17. a directly invoked step with invalid arguments: arguments_invalid, body not run, nothing taken', async () => {
     const t = createTestEngine();
     let ran = 0;
     const s = defineStep({ name: 'charge', input: { n: z.number().int() }, lock: { key: ({ n }) => `k:${n}` }, run: () => ++ran });
@@ -211,7 +212,7 @@ describe('bad input matrix: step-scoped coordination (issue 6)', () => {
     expect(t.events.some((e) => e.type === 'coordination.acquired')).toBe(false);
   });
 
-  test('13. a direct invocation given a ctx no run handed out: invoke_context_unknown, body not run', async () => {
+  test('18. a direct invocation given a ctx no run handed out: invoke_context_unknown, body not run', async () => {
     const t = createTestEngine();
     let ran = 0;
     const s = defineStep({ name: 'charge', input: {}, run: () => ++ran });
@@ -219,5 +220,83 @@ describe('bad input matrix: step-scoped coordination (issue 6)', () => {
     const out = await s.invoke({}, { engine: t.engine, ctx });
     expect(out.status === 'failed' && out.error).toMatchObject({ code: 'invoke_context_unknown' });
     expect(ran).toBe(0);
+  });
+});
+
+describe('bad input matrix: async units (asyncStep, asyncReactor)', () => {
+  const child = reactor('bi-child').input({ amount: z.number().positive() }).step('issue', { args: ($) => ({ amount: $.input('amount') }), run: ({ amount }) => amount }).returns('issue');
+
+  test('20. bad asyncStep / asyncReactor declarations are refused at definition, naming the step and the fix', () => {
+    expectDefinitionError(() => reactor('r').asyncStep('x', { run: () => 1, undo: (() => undefined) as never }), 'asyncStep "x" declares undo, which would never run');
+    expectDefinitionError(() => reactor('r').asyncReactor('x', undefined as never), 'asyncReactor "x" needs a built reactor');
+    expectDefinitionError(() => reactor('r').asyncReactor('x', defineStep({ input: {}, run: () => 1 }) as never), 'asyncReactor "x" needs a built reactor');
+    expectDefinitionError(() => reactor('same').asyncReactor('x', reactor('same').step('s', { run: () => 1 }).build()), 'give the child a name of its own');
+    expectDefinitionError(() => reactor('r').asyncReactor('x', child).build(), 'required input "amount" is not wired');
+    expectDefinitionError(() => reactor('r').asyncStep('x', { lock: { key: () => 'k', ttl: 0 }, run: () => 1 }), 'withLock ttl must be longer than 0');
+    expectDefinitionError(() => reactor('r').asyncStep('x', { retry: { maxAttempts: 0 }, run: () => 1 }), 'retry maxAttempts must be an integer >= 1');
+  });
+
+  test('21. an invalid asyncReactor child input: arguments_invalid in the dispatcher with field issues; nothing queued, no child record, earlier steps undone', async () => {
+    const m = manualEngine();
+    let undone = 0;
+    const r = reactor('bi-parent').step('first', { run: () => 1, undo: () => void undone++ }).asyncReactor('invoice', child, { args: ($) => ({ amount: $.value(-5) }), waitFor: ['first'] }).build();
+    const result = await m.engine.run(r, {});
+    expect(result.status === 'failed' && result.error).toMatchObject({ code: 'arguments_invalid' });
+    expect(result.status === 'failed' && result.validationErrors[0]?.path).toBe('amount');
+    expect(errorFromJSON(JSON.parse(JSON.stringify(result.status === 'failed' && result.error)) as never)).toMatchObject({ code: 'arguments_invalid' });
+    expect(undone).toBe(1);
+    expect(m.memory.queue.counts()).toEqual({ ready: 0, delayed: 0, running: 0 });
+    expect(await m.store.get(`${result.executionId}~invoice`)).toBeUndefined();
+  });
+
+  test('22. invalid asyncStep arguments: the unit fails arguments_invalid in its job before its body; not retried, not compensated, nothing taken; the reader gets the typed error', async () => {
+    const t = createTestEngine();
+    const calls = { run: 0, compensate: 0 };
+    const charge = defineStep({ input: { amount: z.number().int() }, lock: { key: () => 'bi-22' }, retry: { maxAttempts: 3 }, run: () => ++calls.run, compensate: () => void calls.compensate++ });
+    const r = reactor('bi-args').asyncStep('charge', charge, { args: ($) => ({ amount: $.value(1.5) }) }).step('read', { args: ($) => ({ c: $.result('charge') }), run: ({ c }) => c }).build();
+    const result = await t.run(r, {});
+    expect(result).toMatchObject({ status: 'failed', failedStep: 'charge', error: { code: 'arguments_invalid' } });
+    const unit = (await t.store.get(`${result.executionId}~charge`))!;
+    expect(unit).toMatchObject({ status: 'failed', error: { code: 'arguments_invalid' } });
+    expect(calls).toEqual({ run: 0, compensate: 0 });
+    await expect(t.coordinator).not.toBeLockedBy('bi-22');
+  });
+
+  test('23. an asyncStep key function that throws or returns a non-string: coordination_key_invalid in the unit; the body never runs', async () => {
+    const t = createTestEngine();
+    let ran = 0;
+    for (const key of [() => { throw new Error('no account'); }, () => null]) {
+      const r = reactor('bi-key').asyncStep('charge', { lock: { key: key as never }, run: () => ++ran }).returns('charge');
+      const result = await t.run(r, {});
+      expect(result).toMatchObject({ status: 'failed', failedStep: 'charge', error: { code: 'coordination_key_invalid' } });
+    }
+    expect(ran).toBe(0);
+  });
+
+  test('24. dispatching on an engine without a queue: queue_missing; no unit record, earlier steps undone', async () => {
+    const store = new MemoryStore();
+    let undone = 0;
+    const r = reactor('bi-noq').step('first', { run: () => 1, undo: () => void undone++ }).asyncStep('u', { waitFor: ['first'], run: () => 1 }).build();
+    const result = await createEngine({ store }).run(r, {});
+    expect(result.status === 'failed' && result.error).toMatchObject({ code: 'queue_missing' });
+    expect(undone).toBe(1);
+    expect(await store.get(`${result.executionId}~u`)).toBeUndefined();
+  });
+
+  test('25. a queued unit whose step is gone from the definition (changed while queued): async_unit_unknown; nothing runs', async () => {
+    const m = manualEngine();
+    let ran = 0;
+    const v1 = reactor('bi-changed').asyncStep('ship', { run: () => ++ran }).step('b', { run: () => 2 }).build();
+    const dispatched = await m.engine.run(v1, {});
+    expect(dispatched.status).toBe('completed');
+    m.engine.register(reactor('bi-changed').step('b', { run: () => 2 }).build()); // v2: no asyncStep "ship"
+    const worker = m.startWorker();
+    try {
+      const unit = await untilStatus(m.engine, `${dispatched.executionId}~ship`, 'failed');
+      expect(unit.status === 'failed' && unit.error).toMatchObject({ code: 'async_unit_unknown', details: { step: 'ship' } });
+      expect(ran).toBe(0);
+    } finally {
+      await worker.stop();
+    }
   });
 });

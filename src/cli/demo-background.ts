@@ -280,6 +280,7 @@ function tell(result: RunResult, t0: number, context: { readonly labels: Readonl
       case 'coordination.denied':
       case 'coordination.lost':
       case 'run.cancelled':
+      case 'run.retried':
       case 'run.halted':
       case 'run.replayed':
       case 'run.rolling_back':

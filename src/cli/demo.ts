@@ -104,6 +104,7 @@ class EventPrinter {
       case 'run.parked':
       case 'run.woken':
       case 'run.cancelled':
+      case 'run.retried':
       case 'async.dispatched':
       case 'async.refused':
       case 'async.waiting':

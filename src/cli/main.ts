@@ -8,6 +8,7 @@ import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { runDemo } from './demo.js';
+import { executionsCommand, locksCommand, OPS_USAGE, orderedLockCommand, runOps } from './ops.js';
 
 /** Where the command writes. */
 export interface CliIO {
@@ -28,6 +29,10 @@ Commands:
   worker --module <path> [--redis <url>] [--concurrency <n>] [--prefix <prefix>] ...
                         process background executions of the module's reactors on Redis
                         (ts-reactor worker --help for every option)
+  dashboard [--redis <url>] [--port <n>] [--module <path>] [--read-only] [--base-path <path>]
+                        serve the dashboard over Redis (ts-reactor dashboard --help)
+
+${OPS_USAGE}
 
 Options:
   -h, --help  show this help`;
@@ -91,7 +96,23 @@ const worker: Handler = async (args, io) => {
   return runWorkerCommand(args, io);
 };
 
-const COMMANDS: Readonly<Record<string, Handler>> = { demo, worker };
+const dashboard: Handler = async (args, io) => {
+  const { runDashboardCommand, DASHBOARD_USAGE } = await import('./dashboard.js');
+  if (args.includes('-h') || args.includes('--help')) {
+    io.out(DASHBOARD_USAGE);
+    return 0;
+  }
+  return runOps('dashboard', (a, o) => runDashboardCommand(a, o), args, io);
+};
+
+const COMMANDS: Readonly<Record<string, Handler>> = {
+  demo,
+  worker,
+  dashboard,
+  executions: (args, io) => runOps('executions', executionsCommand, args, io),
+  locks: (args, io) => runOps('locks', locksCommand, args, io),
+  'ordered-lock': (args, io) => runOps('ordered-lock', orderedLockCommand, args, io),
+};
 
 /** Runs the command line `argv` (without the node and script paths); resolves to the exit code. */
 export async function main(argv: readonly string[], io: CliIO): Promise<number> {
@@ -105,7 +126,7 @@ export async function main(argv: readonly string[], io: CliIO): Promise<number> 
     io.err(`ts-reactor: unknown command "${command}"\n\n${USAGE}`);
     return 2;
   }
-  if (command !== 'worker' && (rest.includes('-h') || rest.includes('--help'))) {
+  if (command !== 'worker' && command !== 'dashboard' && (rest.includes('-h') || rest.includes('--help'))) {
     io.out(USAGE);
     return 0;
   }

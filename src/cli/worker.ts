@@ -49,7 +49,7 @@ Options:
   -h, --help                show this help`;
 
 /** A usage problem: exit 2 with this message (and the usage text when `showUsage`). */
-class UsageError extends Error {
+export class UsageError extends Error {
   readonly showUsage: boolean;
   constructor(message: string, showUsage = true) {
     super(message);
@@ -139,7 +139,8 @@ export function collectReactors(exports: Readonly<Record<string, unknown>>): Any
   return found;
 }
 
-async function loadReactors(path: string): Promise<AnyReactorDefinition[]> {
+/** Imports the ES module at `path` and collects its reactors; a {@link UsageError} when it cannot. */
+export async function loadReactors(path: string): Promise<AnyReactorDefinition[]> {
   if (!existsSync(path)) throw new UsageError(`--module: no such file: ${path}`, false);
   let exports: Record<string, unknown>;
   try {

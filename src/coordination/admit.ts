@@ -10,7 +10,7 @@
  */
 import type { CoordinationSpec } from '../dsl/coordination.js';
 import { ContentionError, RateLimitedError, UnknownRateLimitError } from '../errors.js';
-import { Holds } from './holds.js';
+import { Holds, type WorkOutcome } from './holds.js';
 import { takeLock, takeSemaphore } from './leases.js';
 import { enterOrdered } from './ordered.js';
 import { bucketOf } from './period.js';
@@ -27,7 +27,7 @@ const ORDER: readonly CoordinationSpec['kind'][] = ['ordered_lock', 'period', 'l
 
 /** Takes every declaration in `specs` for `args`. Key functions run before anything is taken. */
 export async function admit(specs: readonly CoordinationSpec[], args: unknown, scope: CoordinationScope): Promise<Admission> {
-  const holds = new Holds(scope.clock);
+  const holds = scope.keepOrderedUntilFinal === true && scope.orderedTicket !== undefined ? new HoldsKeepingTurn(scope.clock) : new Holds(scope.clock);
   if (specs.length === 0) return { kind: 'admitted', holds };
   let keyed: { spec: CoordinationSpec; key: string }[];
   try {
@@ -65,6 +65,13 @@ export async function admit(specs: readonly CoordinationSpec[], args: unknown, s
 }
 
 type Stop = Exclude<Admission, { kind: 'admitted' }> | undefined;
+
+/** Holds whose given ordered position survives every release but a final one (`keepOrderedUntilFinal`). */
+class HoldsKeepingTurn extends Holds {
+  override release(outcome: WorkOutcome): Promise<void> {
+    return super.release(outcome === 'halted' ? 'yielded' : outcome);
+  }
+}
 
 async function take(spec: CoordinationSpec, key: string, holds: Holds, scope: CoordinationScope): Promise<Stop> {
   switch (spec.kind) {

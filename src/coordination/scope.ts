@@ -45,6 +45,12 @@ export interface CoordinationScope {
    * of acquiring it again: extended, registered, no second `coordination.acquired`.
    */
   readonly adopt?: boolean | undefined;
+  /**
+   * Keep a given ordered position on every release but `completed` and `failed` (a retry, a
+   * halt, a skip, a refusal): the caller — an async unit — keeps it across its retries and hands
+   * it back itself when it ends without completing or failing its turn.
+   */
+  readonly keepOrderedUntilFinal?: boolean | undefined;
   /** Called after a lock, semaphore slot or ordered turn was given back (wake-on-release). */
   readonly onReleased?: ((primitive: 'lock' | 'semaphore' | 'ordered_lock', key: string) => void) | undefined;
   /** Called once when a hold is found lost while working. */

@@ -1,4 +1,4 @@
-import type { PrimitiveKind } from '../engine/ports/coordinator.js';
+import type { ChangeWatch, PrimitiveKind } from '../engine/ports/coordinator.js';
 import type { CoordinationScope } from './scope.js';
 
 /** One try at taking something: done with a value, or busy (optionally with a hint when to retry). */
@@ -11,6 +11,10 @@ const MAX_POLL_MS = 1_000;
  * Tries until done or until `waitMs` has passed, sleeping on the key's release notification
  * (with a timed fallback) between tries. Never a busy loop. Returns `undefined` on timeout,
  * with the last holder seen.
+ *
+ * From the second try on, when the coordinator can watch a key, the watch starts *before* the
+ * try (docs/decisions/030): a release that lands while the try is in flight wakes the waiter at
+ * once instead of being missed until the fallback poll. An uncontended first try watches nothing.
  */
 export async function waitUntil<T>(
   scope: CoordinationScope,
@@ -19,14 +23,24 @@ export async function waitUntil<T>(
 ): Promise<{ readonly value: T } | { readonly timedOut: true; readonly waitedMs: number; readonly holder?: string | undefined }> {
   const start = scope.clock.now();
   let poll = 25;
-  for (;;) {
-    const result = await attempt();
-    if (result.done) return { value: result.value };
-    const waited = scope.clock.now() - start;
-    const remaining = target.waitMs - waited;
-    if (remaining <= 0) return { timedOut: true, waitedMs: waited, holder: result.holder };
-    const hint = result.retryAfterMs === undefined ? poll : Math.max(1, Math.min(result.retryAfterMs, poll));
-    await scope.coordinator.waitForChange(target.kind, target.key, Math.min(remaining, hint));
-    poll = Math.min(poll * 2, MAX_POLL_MS);
+  let watch: ChangeWatch | undefined;
+  try {
+    for (;;) {
+      const result = await attempt();
+      if (result.done) return { value: result.value };
+      const waited = scope.clock.now() - start;
+      const remaining = target.waitMs - waited;
+      if (remaining <= 0) return { timedOut: true, waitedMs: waited, holder: result.holder };
+      const hint = result.retryAfterMs === undefined ? poll : Math.max(1, Math.min(result.retryAfterMs, poll));
+      if (watch === undefined) await scope.coordinator.waitForChange(target.kind, target.key, Math.min(remaining, hint));
+      else await watch.wait(Math.min(remaining, hint));
+      // The next watch starts before the last one ends, so the channel stays subscribed between tries.
+      const next = scope.coordinator.watch?.(target.kind, target.key);
+      watch?.close();
+      watch = next;
+      poll = Math.min(poll * 2, MAX_POLL_MS);
+    }
+  } finally {
+    watch?.close();
   }
 }

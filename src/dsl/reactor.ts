@@ -27,7 +27,7 @@ import {
   type StepCoordinationOptions,
 } from './coordination.js';
 import { interruptPaths, interruptSpec, type InterruptSettings, type PayloadOf, type PayloadSchema } from './interrupt.js';
-import { asyncUndoRefusal, type AsyncStepOptions } from './async.js';
+import { asyncChildRefusal, asyncUndoRefusal, type AsyncStepOptions } from './async.js';
 import { toMermaid } from './mermaid.js';
 import { toRetryPolicy, type RetryOptions } from './retry.js';
 import type { StepValue } from './signals.js';
@@ -248,6 +248,8 @@ export class ReactorBuilder<Name extends string, In, I, S> {
     child: C,
     options: PlacementOptions<I, S, InputOf<C>> = {},
   ): ReactorBuilder<Name, In, I, Simplify<S & { [K in N]: OutputOf<C> }>> {
+    const refusal = asyncChildRefusal(this.#state.name, name, child);
+    if (refusal !== undefined) this.#fail(name, refusal);
     const args = resolveWiring(options.args);
     const waitFor = [...(options.waitFor ?? [])] as string[];
     return this.#with({ kind: 'compose', name, reactor: child, args, waitFor, dependsOn: dependenciesOf(args, waitFor), async: true }) as never;

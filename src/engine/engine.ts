@@ -28,6 +28,7 @@ import { invokeStep } from './invoke.js';
 import { RunState, type Admit } from './run-state.js';
 import { hasInterruptClaims } from './ports/interrupt-claims.js';
 import { resumeExecution, type ResumeDeps } from './interrupt/resume.js';
+import { linkRetry } from './retry-link.js';
 
 /** Options of {@link createEngine}. */
 export interface EngineOptions {
@@ -61,6 +62,13 @@ export interface EngineOptions {
    * A worker that dies loses at most this much progress: those steps run again (at-least-once).
    */
   readonly checkpointIntervalMs?: number;
+  /**
+   * Resolves once this process's background pool has no job ready or running, or the clock
+   * reached `until`. An in-process reader of an async unit awaits it (until its deadline) before
+   * it lets the clock pass, so on a manual clock virtual time moves only while the pool waits
+   * too (`createTestEngine` passes its pool's).
+   */
+  readonly backgroundSettled?: (until: number) => Promise<void>;
 }
 
 /** Options the engine passes itself (a retry links the new execution to the old one). */
@@ -146,7 +154,8 @@ export function createEngine(options: EngineOptions): Engine {
   const newState = (init: Parameters<BackgroundDeps['newState']>[0]): RunState => {
     let state: RunState | undefined = undefined;
     const admitFn: Admit = (specs, args, where) => admitWork(state!, coordination, specs, args, where);
-    state = new RunState({ ...deps, ...init, admit: admitFn, async: asyncPort, onSettled });
+    // Object.assign, not a spread of two objects: the spread built a slow dictionary-mode object per run (docs/decisions/030).
+    state = new RunState(Object.assign({ admit: admitFn, async: asyncPort, onSettled }, deps, init));
     return state;
   };
   const wakeOnRelease = (primitive: 'lock' | 'semaphore' | 'ordered_lock', key: string): void => {
@@ -173,6 +182,7 @@ export function createEngine(options: EngineOptions): Engine {
     waitMs: options.background?.asyncWaitMs ?? 30_000,
     parkTimeoutMs: options.background?.asyncParkTimeoutMs ?? 3_600_000,
     workerWaitMs: options.background?.workerWaitMs ?? 250,
+    settled: options.backgroundSettled,
     register: (reactor) => registerTree(registry, reactor),
   };
   // A unit's or child's terminal record wakes its readers: here at once, elsewhere through the wait list.
@@ -251,7 +261,9 @@ export function createEngine(options: EngineOptions): Engine {
   const ops: OperationsDeps = { store: options.store, coordination, waitList: options.waitList, queue: options.queue, registry, live: inflight, newState, fanOut: options.fanOut };
   const retry = async (executionId: string): Promise<RunResult> => {
     const source = await retrySource(ops, executionId);
-    return (background ? start : run)(source.reactor, source.input, { retryOf: executionId });
+    const retried = await (background ? start : run)(source.reactor, source.input, { retryOf: executionId });
+    await linkRetry({ store: options.store, hub, clock, logger }, executionId, retried.executionId);
+    return retried;
   };
 
   const resumeDeps: ResumeDeps = { ...ops, clock, hub, live: inflight, claims: hasInterruptClaims(options.store) ? options.store : undefined };

@@ -41,6 +41,8 @@ export type ReactorEvent =
   | (Base & { readonly type: 'run.replayed'; readonly idempotencyKey: string })
   | (Base & { readonly type: 'run.cancelled'; readonly reason: string })
   | (Base & { readonly type: 'run.queued'; readonly jobId: string; readonly delayMs: number; readonly reason: 'start' | 'retry' | 'park' | 'busy' | 'resume' })
+  /** An operator retried this execution: `retryExecutionId` is the new, linked execution. */
+  | (Base & { readonly type: 'run.retried'; readonly retryExecutionId: string })
   | (Base & { readonly type: 'run.resumed'; readonly jobId: string; readonly delivery: number })
   | (Base & { readonly type: 'run.parked'; readonly primitive: PrimitiveName; readonly key: string; readonly attempt: number; readonly jobId: string; /** The contended step; absent for reactor-level contention. */ readonly step?: string })
   | (Base & { readonly type: 'run.woken'; readonly primitive: PrimitiveName | 'async' | 'map'; readonly key: string; readonly jobId: string; /** The step it parked at; absent for reactor-level contention. */ readonly step?: string })

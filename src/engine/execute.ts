@@ -46,7 +46,7 @@ export async function execute(
   try {
     await state.progress('running');
     const handoff = handOff && reactor.background !== undefined && reactor.background !== 'all' ? reactor.background : undefined;
-    outcome = await runFrame(state, { def: reactor, input: state.input, prefix: '', signal: root.signal, handoff });
+    outcome = await runFrame(state, { def: reactor, input: state.input, prefix: '', signal: root.signal, handoff, owned: root });
   } catch (error) {
     outcome = { status: 'failed', step: undefined, error: error as Error, validation: [] };
   } finally {
@@ -77,6 +77,7 @@ export function admitWork(state: RunState, deps: CoordinationDeps, specs: readon
     keepOrderedOnContention: unitTicket !== undefined,
     ...where.stepOrdered,
     adopt: where.adopt,
+    keepOrderedUntilFinal: unitTicket !== undefined,
     onReleased: deps.onReleased,
     clock: state.clock,
     reactor: where.reactor,

@@ -162,9 +162,13 @@ export class RunState {
 
   /** Stamps, records and publishes an event. */
   emit(draft: EventDraft): void {
-    const event = { reactor: this.reactor, ...draft, executionId: this.executionId, rootExecutionId: this.rootExecutionId, at: this.clock.now() } as ReactorEvent;
-    this.trace.push(event);
-    this.#init.hub.emit(event);
+    // Same fields and order as `{ reactor, ...draft, executionId, rootExecutionId, at }`, without the spread's cost on the hot path.
+    const event = Object.assign({ reactor: this.reactor }, draft) as Record<string, unknown>;
+    event.executionId = this.executionId;
+    event.rootExecutionId = this.rootExecutionId;
+    event.at = this.clock.now();
+    this.trace.push(event as unknown as ReactorEvent);
+    this.#init.hub.emit(event as unknown as ReactorEvent);
   }
 
   /** The store this execution is persisted in. */

@@ -28,6 +28,12 @@ export interface Frame {
   readonly signal: AbortSignal;
   /** Root frame of an inline run with a hand-off: stop there and let a worker continue. */
   readonly handoff?: { readonly after: string } | { readonly before: string } | undefined;
+  /**
+   * The controller of `signal`, when this frame may abort it itself (the root frame of an
+   * execution, whose controller nothing else watches once the graph runs): the frame then uses
+   * it instead of creating a child controller (docs/decisions/030).
+   */
+  readonly owned?: AbortController | undefined;
 }
 
 /** How a graph ended. On failure, rollback has already run. */
@@ -40,9 +46,9 @@ export type GraphOutcome =
 
 /** Executes a graph and, if it failed, compensates the failed steps and undoes completed ones, newest first. */
 export async function runFrame(run: RunState, frame: Frame): Promise<GraphOutcome> {
-  const controller = new AbortController();
+  const controller = frame.owned ?? new AbortController();
   const relay = (): void => controller.abort(frame.signal.reason);
-  frame.signal.addEventListener('abort', relay, { once: true });
+  if (!frame.owned) frame.signal.addEventListener('abort', relay, { once: true });
   try {
     const { completed, failures, halt, results, interrupted, yielded } = await schedule(run, { ...frame, signal: controller.signal }, controller);
     const first = failures[0];
@@ -59,7 +65,7 @@ export async function runFrame(run: RunState, frame: Frame): Promise<GraphOutcom
     const value = frame.def.returns === undefined ? Object.fromEntries(results) : results.get(frame.def.returns);
     return { status: 'completed', value, completed };
   } finally {
-    frame.signal.removeEventListener('abort', relay);
+    if (!frame.owned) frame.signal.removeEventListener('abort', relay);
   }
 }
 

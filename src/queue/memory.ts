@@ -34,6 +34,12 @@ export interface MemoryQueueOptions {
 export interface MemoryJobQueue extends JobQueue {
   /** Resolves once no job is ready, delayed or running (jobs enqueued meanwhile are waited for too). */
   drain(): Promise<void>;
+  /**
+   * Resolves once no job is ready or running (delayed jobs wait for their time on the clock), or
+   * once the clock reaches `until`. What a test engine's in-process reader awaits before it lets
+   * virtual time pass.
+   */
+  settled(until?: number): Promise<void>;
   /** How many jobs are in each live state now. */
   counts(): { readonly ready: number; readonly delayed: number; readonly running: number };
 }
@@ -72,6 +78,7 @@ export function createMemoryQueue(options: MemoryQueueOptions = {}): MemoryQueue
   const readyLine: Entry[] = [];
   const inFlight = new Set<Promise<void>>();
   let idleWaiters: (() => void)[] = [];
+  let quietWaiters: { readonly resolve: () => void; readonly until: number | undefined; stop?: () => void }[] = [];
   let processor: JobProcessor | undefined;
   let concurrency = 0;
   let running = 0;
@@ -96,7 +103,23 @@ export function createMemoryQueue(options: MemoryQueueOptions = {}): MemoryQueue
     settleIdle();
   };
 
+  const quiet = (): boolean => ![...live.values()].some((entry) => entry.state !== 'delayed');
+
+  /** Resolves the `settled` waiters that are due: all of them when nothing is ready or running, else those whose `until` has come. */
+  const releaseQuiet = (): void => {
+    if (quietWaiters.length === 0) return;
+    const isQuiet = quiet();
+    const now = clock.now();
+    const due = quietWaiters.filter((w) => isQuiet || (w.until !== undefined && w.until <= now));
+    quietWaiters = quietWaiters.filter((w) => !due.includes(w));
+    for (const w of due) {
+      w.stop?.();
+      w.resolve();
+    }
+  };
+
   const settleIdle = (): void => {
+    releaseQuiet();
     if (live.size > 0 || idleWaiters.length === 0) return;
     const waiters = idleWaiters;
     idleWaiters = [];
@@ -193,6 +216,16 @@ export function createMemoryQueue(options: MemoryQueueOptions = {}): MemoryQueue
     drain(): Promise<void> {
       if (live.size === 0) return Promise.resolve();
       return new Promise((resolve) => idleWaiters.push(resolve));
+    },
+
+    settled(until?: number): Promise<void> {
+      if (quiet() || (until !== undefined && clock.now() >= until)) return Promise.resolve();
+      return new Promise((resolve) => {
+        const waiter: (typeof quietWaiters)[number] = { resolve, until };
+        // The clock passing `until` releases it too (a manual clock fires this as time is advanced).
+        if (until !== undefined) waiter.stop = clock.every(Math.max(1, until - clock.now()), releaseQuiet);
+        quietWaiters.push(waiter);
+      });
     },
 
     counts() {

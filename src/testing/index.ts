@@ -12,6 +12,7 @@ import { MemoryCoordinator } from '../storage/memory/coordinator.js';
 import { MemoryStore } from '../storage/memory/store.js';
 import { ManualClock } from './clock.js';
 import { mockSteps, type StepMock } from './mocks.js';
+import { createTestPool } from './pool.js';
 
 export { ManualClock, type ManualClockOptions } from './clock.js';
 export { mockSteps, type StepMock } from './mocks.js';
@@ -31,6 +32,14 @@ export interface TestEngine {
   readonly coordinator: NonNullable<EngineOptions['coordinator']>;
   /** Every event of every run, in order. */
   readonly events: readonly ReactorEvent[];
+  /**
+   * Resolves once the in-process pool has no background job ready, delayed or running: async
+   * units, child reactors and background runs have all gone as far as they can. With
+   * `autoAdvance: false`, delayed jobs (retry backoffs, park fallbacks) wait for `clock.advance`.
+   */
+  drain(): Promise<void>;
+  /** Stops the pool's worker (in-flight jobs finish). */
+  close(): Promise<void>;
   run<R extends AnyReactorDefinition>(reactor: R, input: InputOf<R>, options?: RunOptions & { readonly mocks?: Readonly<Record<string, StepMock>> }): Promise<RunResult<OutputOf<R>, StepsOf<R>>>;
   /**
    * Resumes a paused run (`engine.resume`). Give it the paused result itself to keep the
@@ -61,8 +70,12 @@ export function createTestEngine(options: TestEngineOptions = {}): TestEngine {
   const store = options.store ?? new MemoryStore();
   const coordinator = options.coordinator ?? new MemoryCoordinator({ clock });
   const events: ReactorEvent[] = [];
-  const engine = createEngine({ ...options, store, clock, coordinator });
+  // Async units and background runs go to an in-process pool on the same manual clock (unless a queue is given).
+  const pool = options.queue ? undefined : createTestPool(clock);
+  const queued = pool ? { queue: pool.queue, waitList: pool.waitList, backgroundSettled: (until: number) => pool.queue.settled(until) } : {};
+  const engine = createEngine({ ...options, store, clock, coordinator, ...queued });
   engine.subscribe((e) => events.push(e));
+  pool?.start(engine);
   return {
     engine,
     clock,
@@ -71,6 +84,8 @@ export function createTestEngine(options: TestEngineOptions = {}): TestEngine {
     events,
     resume: (target, payload, resumeOptions) =>
       engine.resume(typeof target === 'object' && 'executionId' in target ? target.executionId : target, payload, resumeOptions) as Promise<RunResult<never, never>>,
+    drain: async () => pool?.drain(),
+    close: async () => pool?.close(),
     run: (reactor, input, runOptions = {}) => {
       const { mocks, ...rest } = runOptions;
       return engine.run(mocks ? mockSteps(reactor, mocks) : reactor, input, rest);
@@ -79,7 +94,8 @@ export function createTestEngine(options: TestEngineOptions = {}): TestEngine {
 }
 
 /**
- * Runs one reactor once on a fresh test engine.
+ * Runs one reactor once on a fresh test engine, then drains its background pool: async units
+ * have finished, and a run that went to the background is returned with its final result.
  *
  * @example
  * ```ts
@@ -94,5 +110,13 @@ export function testReactor<R extends AnyReactorDefinition>(
 ): Promise<RunResult<OutputOf<R>, StepsOf<R>>> {
   const { idempotencyKey, mocks, ...engineOptions } = options;
   const runOptions = { ...(idempotencyKey === undefined ? {} : { idempotencyKey }), ...(mocks === undefined ? {} : { mocks }) };
-  return createTestEngine(engineOptions).run(reactor, input, runOptions);
+  return runDrained(createTestEngine(engineOptions), reactor, input, runOptions);
+}
+
+/** Runs, drains the pool, and returns the final result of a run that went to the background. */
+async function runDrained<R extends AnyReactorDefinition>(t: TestEngine, reactor: R, input: InputOf<R>, runOptions: Parameters<TestEngine['run']>[2]): Promise<RunResult<OutputOf<R>, StepsOf<R>>> {
+  const result = await t.run(reactor, input, runOptions);
+  await t.drain();
+  if (result.status !== 'queued' && result.status !== 'parked') return result;
+  return ((await t.engine.result(result.executionId)) ?? result) as RunResult<OutputOf<R>, StepsOf<R>>;
 }

@@ -207,14 +207,54 @@ describe('waitForChange', () => {
     return Number(reply[1]);
   };
 
-  it('is woken by a release well before its timeout, and wakes every waiter of the key', async () => {
+  it('is woken by a release well before its timeout; a lock release wakes only the oldest waiter here (decision 030)', async () => {
     await c.lockAcquire({ key: 'k', holder: holder('a'), ttlMs: 60_000 });
-    const waits = [c.waitForChange('lock', 'k', 20_000), c.waitForChange('lock', 'k', 20_000), c.waitForChange('lock', 'k', 20_000)];
+    const woken: number[] = [];
+    const waits = [c.waitForChange('lock', 'k', 20_000), c.waitForChange('lock', 'k', 600), c.waitForChange('lock', 'k', 600)].map((w, i) => w.then(() => woken.push(i)));
     await sleep(50); // the subscription is in place
     const started = performance.now();
     await c.lockRelease('k', 'a');
+    await waits[0];
+    expect(performance.now() - started).toBeLessThan(400);
+    expect(woken).toEqual([0]); // the two younger waiters sleep on (their try would lose to the woken one)
+    await Promise.all(waits);
+    expect(woken).toEqual([0, 1, 2]);
+  });
+
+  it('wakes every waiter of an ordered lock (only the next position may enter)', async () => {
+    const [t1] = [await c.orderedTicket('w'), await c.orderedTicket('w'), await c.orderedTicket('w')];
+    await c.orderedEnter({ ...t1, poisonMs: 60_000, strict: false, holder: holder('a') });
+    const waits = [c.waitForChange('ordered', 'w', 20_000), c.waitForChange('ordered', 'w', 20_000)];
+    await sleep(50);
+    const started = performance.now();
+    await c.orderedComplete({ ...t1, failed: false, strict: false });
     await Promise.all(waits);
     expect(performance.now() - started).toBeLessThan(2_000);
+  });
+
+  it('watch: a release between the watch and its wait is kept, so the wait ends at once', async () => {
+    await c.lockAcquire({ key: 'kw', holder: holder('a'), ttlMs: 60_000 });
+    const watch = (c as RedisCoordinator).watch('lock', 'kw');
+    await sleep(50); // subscribed
+    await c.lockRelease('kw', 'a'); // lands "while the caller's try is in flight"
+    await sleep(50); // the message has arrived
+    const started = performance.now();
+    await watch.wait(20_000);
+    expect(performance.now() - started).toBeLessThan(100);
+    watch.close();
+    await sleep(50);
+    expect(await numsub(backend.redis, new RedisKeys(prefix).lockChannel('kw'))).toBe(0);
+  });
+
+  it('watch: without a change, the wait ends at its timeout; close unsubscribes', async () => {
+    const watch = (c as RedisCoordinator).watch('lock', 'kq');
+    const started = performance.now();
+    await watch.wait(150);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(140);
+    watch.close();
+    watch.close(); // idempotent
+    await sleep(50);
+    expect(await numsub(backend.redis, new RedisKeys(prefix).lockChannel('kq'))).toBe(0);
   });
 
   it('subscribes once per channel and unsubscribes when no waiter remains', async () => {

@@ -15,6 +15,7 @@ import { RECORD_VERSION, type ExecutionRecord } from '../ports/store.js';
 import { resolveArgs, type ArgScope } from '../resolve-args.js';
 import type { RunState } from '../run-state.js';
 import { notStarted, type StepPlace } from '../step-runner.js';
+import { childDeclarations } from './child-declarations.js';
 import { refuseHandOff } from './guard.js';
 import { readUnit } from './read-unit.js';
 import { startChild } from './start-child.js';
@@ -31,7 +32,8 @@ export function hasReaders(def: AnyReactorDefinition, name: string): boolean {
 export async function runAsyncStep(run: RunState, node: StepNode, place: StepPlace, scope: ArgScope, def: AnyReactorDefinition): Promise<NodeOutcome> {
   const dispatched = await dispatchOnce(run, place, 'step', async () => {
     const args = await argsForGuard(node, scope, place.path);
-    const refusal = args === undefined ? undefined : await refuseHandOff(run, { step: place.path, reactor: place.reactor, kind: 'step', specs: node.coordination, args, keyScope: { reactor: place.reactor, step: place.path } });
+    const declared = args === undefined ? [] : [{ specs: node.coordination, args, keyScope: { reactor: place.reactor, step: place.path } }];
+    const refusal = await refuseHandOff(run, { step: place.path, reactor: place.reactor, kind: 'step', declared });
     if (refusal) throw refusal;
     return async (unitId, dispatchedAt) => {
       const results = Object.fromEntries(node.dependsOn.map((d) => [d, scope.results.get(d)]));
@@ -47,7 +49,8 @@ export async function runAsyncStep(run: RunState, node: StepNode, place: StepPla
 export async function runAsyncReactor(run: RunState, node: ComposeNode, place: StepPlace, scope: ArgScope, def: AnyReactorDefinition): Promise<NodeOutcome> {
   const dispatched = await dispatchOnce(run, place, 'reactor', async () => {
     const input = await childInput(node.reactor, resolveArgs(node.args, scope, place.path, Object.keys(node.reactor.contract.fields)), place.path);
-    const refusal = await refuseHandOff(run, { step: place.path, reactor: place.reactor, kind: 'reactor', specs: node.reactor.coordination, args: input, keyScope: { reactor: node.reactor.name, step: undefined } });
+    // The child's reactor-level declarations and those of its steps keyed from its input alone (decision 033).
+    const refusal = await refuseHandOff(run, { step: place.path, reactor: place.reactor, kind: 'reactor', declared: await childDeclarations(node.reactor, input) });
     if (refusal) throw refusal;
     return async (childId) => {
       run.async!.register(node.reactor);

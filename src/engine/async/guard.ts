@@ -6,10 +6,10 @@
  * @module
  */
 import { computeKey } from '../../coordination/scope.js';
-import type { CoordinationSpec } from '../../dsl/coordination.js';
 import type { HolderInfo } from '../ports/coordinator.js';
 import { HandOffRefusedError } from '../../errors.js';
 import type { RunState } from '../run-state.js';
+import type { Declared } from './child-declarations.js';
 
 /** Where the dispatch happens and what it dispatches. */
 export interface HandOff {
@@ -18,10 +18,7 @@ export interface HandOff {
   readonly reactor: string;
   readonly kind: 'step' | 'reactor';
   /** The declarations the unit will take, and what their keys are computed from. */
-  readonly specs: readonly CoordinationSpec[];
-  readonly args: unknown;
-  /** Who the keys are computed for (the unit's step, or the child reactor). */
-  readonly keyScope: { readonly reactor: string; readonly step: string | undefined };
+  readonly declared: readonly Declared[];
 }
 
 /**
@@ -30,18 +27,29 @@ export interface HandOff {
  * here is left to the unit to report.
  */
 export async function refuseHandOff(run: RunState, handOff: HandOff): Promise<HandOffRefusedError | undefined> {
-  for (const spec of handOff.specs) {
+  for (const declared of handOff.declared) {
+    const held = heldKey(run, declared);
+    if (!held) continue;
+    const { primitive, key } = held;
+    const holder = await describeHolder(run, primitive, key);
+    run.emit({ type: 'async.refused', step: handOff.step, reactor: handOff.reactor, primitive, key, holder });
+    const by = declared.declaredBy === undefined ? {} : { declaredBy: declared.declaredBy };
+    return new HandOffRefusedError({ reactor: handOff.reactor, step: handOff.step, kind: handOff.kind, primitive, key, executionId: run.executionId, holder, ...by });
+  }
+  return undefined;
+}
+
+/** The first exclusive key of `declared` the execution holds; keys that cannot be computed here are skipped. */
+function heldKey(run: RunState, declared: Declared): { primitive: 'lock' | 'semaphore'; key: string } | undefined {
+  for (const spec of declared.specs) {
     if (spec.kind !== 'lock' && !(spec.kind === 'semaphore' && spec.limit === 1)) continue;
     let key: string;
     try {
-      key = computeKey(spec, handOff.args, handOff.keyScope);
+      key = computeKey(spec, declared.args, declared.keyScope);
     } catch {
       continue;
     }
-    if (!run.heldKeys.has(`${spec.kind}:${key}`)) continue;
-    const holder = await describeHolder(run, spec.kind, key);
-    run.emit({ type: 'async.refused', step: handOff.step, reactor: handOff.reactor, primitive: spec.kind, key, holder });
-    return new HandOffRefusedError({ reactor: handOff.reactor, step: handOff.step, kind: handOff.kind, primitive: spec.kind, key, executionId: run.executionId, holder });
+    if (run.heldKeys.has(`${spec.kind}:${key}`)) return { primitive: spec.kind, key };
   }
   return undefined;
 }

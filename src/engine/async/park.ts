@@ -22,8 +22,10 @@ export async function parkReader(deps: BackgroundDeps, state: RunState, pending:
   const jobs = background.jobs + 1;
   const jobId = `${state.executionId}:${jobs}`;
   const delayMs = Math.max(1, Math.min(deps.options.parkFallbackMs, pending.deadline - state.clock.now()));
-  const waitingFor = { primitive: 'async' as const, key: pending.unitId, attempt: (background.waitingFor?.attempt ?? 0) + 1, jobId, dueAt: state.clock.now() + delayMs };
-  state.background = { ...background, jobs, waitingFor };
+  // Counted per unit across re-parks (the waiting state itself is cleared when a job resumes the reader).
+  const attempt = background.asyncParks?.unitId === pending.unitId ? background.asyncParks.count + 1 : 1;
+  const waitingFor = { primitive: 'async' as const, key: pending.unitId, attempt, jobId, dueAt: state.clock.now() + delayMs };
+  state.background = { ...background, jobs, waitingFor, asyncParks: { unitId: pending.unitId, count: attempt } };
   state.emit({ type: 'run.queued', jobId, delayMs, reason: 'park' });
   await state.checkpoint('parked', {}, { withTrace: true });
   // Enqueue first, then register: a wake that finds the reader always finds its delayed job.

@@ -19,6 +19,8 @@ export interface AsyncPort {
   readonly parkTimeoutMs: number;
   /** How long a worker reader waits in-process before it parks. */
   readonly workerWaitMs: number;
+  /** Resolves once the in-process pool has nothing ready or running, or the clock reached `until` (a test engine's); in-process readers await it before waiting on the clock. */
+  readonly settled: ((until: number) => Promise<void>) | undefined;
   /** Makes a child reactor known to this engine's workers. */
   register(reactor: AnyReactorDefinition): void;
 }

@@ -44,7 +44,7 @@ export async function readUnit(run: RunState, place: StepPlace, reading: Reading
   const inline = run.mode !== 'worker';
   const started = run.clock.now();
   if (inline) run.emit({ type: 'async.waiting', step: place.path, reactor: place.reactor, unitId: reading.unitId, mode: 'wait' });
-  const record = await waitTerminal(store, port.signals, reading.unitId, inline ? port.waitMs : port.workerWaitMs, run.clock, place.signal);
+  const record = await waitTerminal(store, port.signals, reading.unitId, inline ? port.waitMs : port.workerWaitMs, run.clock, place.signal, inline ? port.settled : undefined);
   if (record) return adopt(run, place, reading, record);
   if (place.signal.aborted) return { kind: 'skipped', value: undefined };
   const deadline = reading.dispatchedAt + port.parkTimeoutMs;
@@ -56,13 +56,22 @@ export async function readUnit(run: RunState, place: StepPlace, reading: Reading
   return { kind: 'yield', step: place.path, delayMs: 0, contention: new AsyncPendingError(reading.unitId, place.path, deadline) };
 }
 
-/** Polls the unit's record until it is terminal, woken early by an in-process signal; undefined after `boundMs`. */
-export async function waitTerminal(store: Store, signals: UnitSignals, unitId: string, boundMs: number, clock: Clock, signal?: AbortSignal): Promise<ExecutionRecord | undefined> {
+/**
+ * Polls the unit's record until it is terminal, woken early by an in-process signal; undefined
+ * after `boundMs`. With `settled` (a test engine's pool), the pool runs what it can before any
+ * clock time is spent waiting.
+ */
+export async function waitTerminal(store: Store, signals: UnitSignals, unitId: string, boundMs: number, clock: Clock, signal?: AbortSignal, settled?: (until: number) => Promise<void>): Promise<ExecutionRecord | undefined> {
   const deadline = clock.now() + boundMs;
   let poll = 5;
   for (;;) {
-    const record = await store.get(unitId);
+    let record = await store.get(unitId);
     if (record && TERMINAL_STATUSES.has(record.status)) return record;
+    if (settled) {
+      await settled(deadline);
+      record = await store.get(unitId);
+      if (record && TERMINAL_STATUSES.has(record.status)) return record;
+    }
     const left = deadline - clock.now();
     if (left <= 0 || signal?.aborted) return undefined;
     await signals.wait(unitId, Math.min(left, poll), clock);

@@ -79,10 +79,13 @@ async function settleUnit(deps: BackgroundDeps, state: RunState, node: StepNode,
       const dispatcher = await dispatcherStatus(deps.store, state.unit!.dispatcherId);
       if (ROLLED_BACK.has(dispatcher)) return void (await discard(deps, state, node, place, dispatcher, resolve));
       state.emit({ type: 'async.completed', step, reactor: place.reactor, unitId });
+      // A skip keeps the position (only a completed or failed turn ends it): hand it back.
+      if (outcome.kind === 'skipped') await givePositionBack(deps, state, node);
       settledPosition(state);
       return void (await finish(state, { status: 'completed', value: outcome.value, completed: [] }));
     }
     case 'halt':
+      await givePositionBack(deps, state, node);
       settledPosition(state);
       return void (await finish(state, { status: 'halted', step, reason: outcome.reason, data: outcome.data }));
     case 'failure': {
@@ -113,7 +116,8 @@ async function discard(deps: BackgroundDeps, state: RunState, node: StepNode, pl
     const attempt = state.stepRecord(place.path)?.attempts ?? 1;
     await runRollbackHook(state, 'compensate', place.path, () => compensate(error, args, stepContext(state, { ...place, signal: new AbortController().signal }, attempt)));
   }
-  if (!resolve) await givePositionBack(deps, state, node);
+  // A position still kept (not started, or a skip) is handed back; one already ended is ignored by the coordinator.
+  await givePositionBack(deps, state, node);
   settledPosition(state);
   state.emit({ type: 'async.discarded', step: place.path, reactor: place.reactor, unitId: state.executionId, started: resolve !== undefined, dispatcherStatus: dispatcher });
   await cancelled(state, reason);

@@ -150,6 +150,17 @@ export interface OrderedState {
 /** A primitive's kind, used by notifications and views. */
 export type PrimitiveKind = 'lock' | 'semaphore' | 'rate' | 'period' | 'ordered';
 
+/**
+ * Interest in the changes of one key, registered before the caller's next try (see
+ * {@link Coordinator.watch}): a change that lands while the try is in flight is not missed.
+ */
+export interface ChangeWatch {
+  /** Resolves at once when a change arrived since the watch began, else on the next change or after `timeoutMs`. Never rejects. */
+  wait(timeoutMs: number): Promise<void>;
+  /** Stops watching (idempotent). */
+  close(): void;
+}
+
 /** The atomic transitions every backend implements. */
 export interface Coordinator {
   /** The backend's clock (Redis: server `TIME`), in ms. */
@@ -196,6 +207,13 @@ export interface Coordinator {
    * waiter in), or after `timeoutMs`, or when `signal` aborts — whichever is first. Never rejects.
    */
   waitForChange(kind: PrimitiveKind, key: string, timeoutMs: number, signal?: AbortSignal): Promise<void>;
+
+  /**
+   * Optional: starts watching `key` of `kind` now, for a wait that begins later. A backend whose
+   * notifications travel over the network implements it, so a release between a refused try and
+   * the wait is not lost (docs/decisions/030); without it, waiters use {@link waitForChange}.
+   */
+  watch?(kind: PrimitiveKind, key: string): ChangeWatch;
 
   /** Closes connections and timers. */
   close(): Promise<void>;

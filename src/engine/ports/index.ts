@@ -4,3 +4,4 @@ export * from './queue.js';
 export * from './store.js';
 export * from './fanout.js';
 export * from './interrupt-claims.js';
+export * from './inspector.js';

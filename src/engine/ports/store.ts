@@ -88,6 +88,8 @@ export interface BackgroundState {
   readonly retryAt?: number;
   /** Set while a failed execution waits for a fan-out map's elements to be undone (status `rolling_back`). */
   readonly fanOutRollback?: FanOutRollbackState;
+  /** A reader's parks on one async unit so far (its `waitingFor.attempt`), kept across re-parks. */
+  readonly asyncParks?: { readonly unitId: string; readonly count: number };
 }
 
 /** A rollback paused at a fan-out map whose completed elements are being undone by jobs. */
@@ -170,6 +172,10 @@ export interface ExecutionFilter {
   readonly limit?: number;
   /** Opaque cursor from a previous page. */
   readonly cursor?: string;
+  /** Only records created at or after this time (ms, the engine clock). */
+  readonly createdFrom?: number;
+  /** Only records created before this time (ms, exclusive). */
+  readonly createdTo?: number;
 }
 
 /** The outcome of claiming an idempotency key. */

@@ -30,6 +30,8 @@ import type {
   SemaphoreAcquireResult,
   SemaphoreState,
 } from '../../engine/ports/coordinator.js';
+import type { CoordinationInspector, InspectedKey, InspectOptions } from '../../engine/ports/inspector.js';
+import { inspectMemory } from './coordinator/inspect.js';
 import type { PrimitiveContext } from './coordinator/context.js';
 import { MemoryLocks } from './coordinator/locks.js';
 import { MemoryOrdered } from './coordinator/ordered.js';
@@ -56,7 +58,7 @@ export interface MemoryCoordinatorOptions {
  * clock.advance(30_000); // the hold has expired: the next caller gets the key
  * ```
  */
-export class MemoryCoordinator implements Coordinator {
+export class MemoryCoordinator implements Coordinator, CoordinationInspector {
   readonly #clock: Clock;
   readonly #waiters: Waiters;
   readonly #locks: MemoryLocks;
@@ -172,6 +174,13 @@ export class MemoryCoordinator implements Coordinator {
 
   async orderedReset(key: string): Promise<OrderedState> {
     return this.#ordered.reset(key);
+  }
+
+  // ── Inspection ────────────────────────────────────────────────────────────────────────────
+
+  /** See {@link CoordinationInspector.inspectKeys}. */
+  async inspectKeys(kind: PrimitiveKind, options: InspectOptions = {}): Promise<readonly InspectedKey[]> {
+    return inspectMemory({ locks: this.#locks, semaphores: this.#semaphores, rates: this.#rates, periods: this.#periods, ordered: this.#ordered }, kind, options);
   }
 
   // ── Notifications ─────────────────────────────────────────────────────────────────────────

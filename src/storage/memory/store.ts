@@ -76,7 +76,7 @@ export class MemoryStore implements Store, InterruptClaims {
     const offset = filter.cursor === undefined ? 0 : Number(filter.cursor);
     this.#sweep(this.#clock.now());
     const matching = [...this.#records.values()]
-      .filter((e) => (filter.reactor === undefined || e.reactor === filter.reactor) && (filter.status === undefined || e.status === filter.status))
+      .filter((e) => (filter.reactor === undefined || e.reactor === filter.reactor) && (filter.status === undefined || e.status === filter.status) && inRange(e.createdAt, filter))
       .reverse()
       .sort((a, b) => b.createdAt - a.createdAt);
     const page = matching.slice(offset, offset + limit).map((e) => parseRecord(e.json));
@@ -123,6 +123,11 @@ export class MemoryStore implements Store, InterruptClaims {
     this.#claims.set(id, { executionId: value, expiresAt: this.#clock.now() + this.#ttlMs });
     return { claimed: true };
   }
+}
+
+/** True when `createdAt` lies in the filter's `[createdFrom, createdTo)` range. */
+function inRange(createdAt: number, filter: ExecutionFilter): boolean {
+  return (filter.createdFrom === undefined || createdAt >= filter.createdFrom) && (filter.createdTo === undefined || createdAt < filter.createdTo);
 }
 
 /** Parses a stored record, checking its schema version. */

@@ -7,6 +7,7 @@
  */
 import type { Redis } from 'ioredis';
 import type {
+  ChangeWatch,
   Coordinator,
   HolderInfo,
   LockAcquireRequest,
@@ -27,6 +28,8 @@ import type {
   SemaphoreAcquireResult,
   SemaphoreState,
 } from '../../engine/ports/coordinator.js';
+import type { CoordinationInspector, InspectedKey, InspectOptions } from '../../engine/ports/inspector.js';
+import { inspectRedis } from './inspect.js';
 import { RedisKeys } from './keys.js';
 import { runCommand, runScript, type ScriptArg, type ScriptDescriptor } from './script.js';
 import { scripts, type OrderedCounters, type StoredHolder } from './scripts.js';
@@ -46,7 +49,7 @@ export interface RedisCoordinatorOptions {
 type Waiter = () => void;
 
 /** {@link Coordinator} over Redis ≥ 7 (ioredis). */
-export class RedisCoordinator implements Coordinator {
+export class RedisCoordinator implements Coordinator, CoordinationInspector {
   /** The command connection. */
   readonly redis: Redis;
   /** The key builder. */
@@ -54,6 +57,8 @@ export class RedisCoordinator implements Coordinator {
   readonly #closeConnection: boolean;
   #subscriber: Redis | undefined;
   readonly #waiters = new Map<string, Set<Waiter>>();
+  /** Channels of locks and semaphores: a release frees one place, so it wakes one waiter here (docs/decisions/030). */
+  readonly #wakeOne = new Set<string>();
   #closed = false;
 
   constructor(options: RedisCoordinatorOptions) {
@@ -210,11 +215,19 @@ export class RedisCoordinator implements Coordinator {
     return toOrderedState(key, await this.#run(scripts.orderedReset, [this.keys.ordered(key)], [this.keys.orderedChannel(key)]));
   }
 
+  // ── Inspection ──
+
+  /** See {@link CoordinationInspector.inspectKeys}: SCAN over the key layout, never KEYS. */
+  inspectKeys(kind: PrimitiveKind, options: InspectOptions = {}): Promise<readonly InspectedKey[]> {
+    return inspectRedis(this.redis, this.keys, kind, options);
+  }
+
   // ── Notifications ──
 
   waitForChange(kind: PrimitiveKind, key: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
     if (this.#closed || signal?.aborted === true) return Promise.resolve();
     const channel = this.#channel(kind, key);
+    if (kind === 'lock' || kind === 'semaphore') this.#wakeOne.add(channel);
     return new Promise<void>((resolve) => {
       const done = (): void => {
         clearTimeout(timer);
@@ -226,6 +239,35 @@ export class RedisCoordinator implements Coordinator {
       signal?.addEventListener('abort', done, { once: true });
       this.#addWaiter(channel, done);
     });
+  }
+
+  /** Registers a waiter now; its timer starts at `wait` (a release in between is kept, not lost). */
+  watch(kind: PrimitiveKind, key: string): ChangeWatch {
+    const channel = this.#channel(kind, key);
+    if (kind === 'lock' || kind === 'semaphore') this.#wakeOne.add(channel);
+    let changed = this.#closed;
+    let wake: (() => void) | undefined;
+    const listener = (): void => {
+      changed = true;
+      this.#removeWaiter(channel, listener);
+      wake?.();
+    };
+    if (!changed) this.#addWaiter(channel, listener);
+    return {
+      wait: (timeoutMs) =>
+        changed
+          ? Promise.resolve()
+          : new Promise<void>((resolve) => {
+              const done = (): void => {
+                clearTimeout(timer);
+                wake = undefined;
+                resolve();
+              };
+              const timer = setTimeout(done, Math.max(0, timeoutMs));
+              wake = done;
+            }),
+      close: () => this.#removeWaiter(channel, listener),
+    };
   }
 
   /** Wakes every waiter, closes the subscriber connection, and quits `redis` if it owns it. */
@@ -266,7 +308,9 @@ export class RedisCoordinator implements Coordinator {
       const subscriber = this.redis.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null, lazyConnect: false });
       subscriber.on('error', () => undefined); // reconnects on its own; waiters time out meanwhile
       subscriber.on('message', (channel: string) => {
-        for (const wake of [...(this.#waiters.get(channel) ?? [])]) wake();
+        const waiters = [...(this.#waiters.get(channel) ?? [])];
+        // The oldest waiter of a lock or semaphore retries; the others stay asleep (no thundering herd).
+        for (const wake of this.#wakeOne.has(channel) ? waiters.slice(0, 1) : waiters) wake();
       });
       this.#subscriber = subscriber;
     }
@@ -289,6 +333,7 @@ export class RedisCoordinator implements Coordinator {
     const waiters = this.#waiters.get(channel);
     if (waiters === undefined || !waiters.delete(waiter) || waiters.size > 0) return;
     this.#waiters.delete(channel);
+    this.#wakeOne.delete(channel);
     this.#subscriber?.unsubscribe(channel).catch(() => undefined);
   }
 }

@@ -9,12 +9,39 @@
  * @module
  */
 
+import type { PrimitiveKind } from '../../engine/ports/coordinator.js';
+
 /** The default key prefix. */
 export const DEFAULT_PREFIX = 'rx';
 
 /** Escapes a user-supplied segment so it cannot contain a hash-tag brace. */
 export function escapeSegment(segment: string): string {
   return segment.replace(/[%{}]/g, (c) => (c === '%' ? '%25' : c === '{' ? '%7B' : '%7D'));
+}
+
+/** Undoes {@link escapeSegment}. */
+export function unescapeSegment(segment: string): string {
+  return segment.replace(/%(25|7B|7D)/g, (_, code: string) => (code === '25' ? '%' : code === '7B' ? '{' : '}'));
+}
+
+/** Escapes Redis glob specials so the text matches itself in a SCAN MATCH pattern. */
+function globLiteral(text: string): string {
+  return text.replace(/[*?[\]\\]/g, '\\$&');
+}
+
+/** Turns an inspector glob (`*`, `?`, the rest literal) over user keys into a glob over escaped segments. */
+function userGlob(glob: string): string {
+  return [...escapeSegment(glob)].map((char) => (char === '*' || char === '?' ? char : globLiteral(char))).join('');
+}
+
+/** The hash-tag kind of each primitive's state key. */
+const TAGS: Readonly<Record<PrimitiveKind, string>> = { lock: 'lock', semaphore: 'sem', rate: 'rate', period: 'period', ordered: 'ord' };
+
+/** A state key found by SCAN, parsed back: the user key, and the window or bucket where the layout has one. */
+export interface ScannedKey {
+  readonly key: string;
+  readonly periodMs?: number;
+  readonly bucket?: string;
 }
 
 /** Builds every key and channel name under one prefix. */
@@ -134,6 +161,30 @@ export class RedisKeys {
   /** Resume claim of one interrupt of one execution (`SET NX`): the winning claimant. */
   resumeClaim(executionId: string, step: string): string {
     return `${this.prefix}:resume:{${escapeSegment(executionId)}}:${escapeSegment(step)}`;
+  }
+
+  // ── Inspection (SCAN patterns; never KEYS) ──
+
+  /**
+   * The SCAN MATCH pattern of the state keys of `kind` whose user key may match `glob` (`*`, `?`,
+   * the rest literal). Matches are approximate (`?` vs an escaped brace): check them with
+   * {@link RedisKeys.parseScanned} and the glob again.
+   */
+  scanPattern(kind: PrimitiveKind, glob: string): string {
+    const head = `${globLiteral(this.prefix)}:{${TAGS[kind]}:${userGlob(glob)}}`;
+    return kind === 'rate' || kind === 'period' ? `${head}:*` : head;
+  }
+
+  /** Parses a state key of `kind` back into its user key (and window or bucket); `undefined` for any other key. */
+  parseScanned(kind: PrimitiveKind, redisKey: string): ScannedKey | undefined {
+    const start = `${this.prefix}:{${TAGS[kind]}:`;
+    const close = redisKey.indexOf('}', start.length);
+    if (!redisKey.startsWith(start) || close < 0) return undefined;
+    const key = unescapeSegment(redisKey.slice(start.length, close));
+    const rest = redisKey.slice(close + 1);
+    if (kind === 'rate') return /^:\d+$/.test(rest) ? { key, periodMs: Number(rest.slice(1)) } : undefined;
+    if (kind === 'period') return rest.startsWith(':') ? { key, bucket: unescapeSegment(rest.slice(1)) } : undefined;
+    return rest === '' ? { key } : undefined;
   }
 
   private tag(kind: string, key: string): string {

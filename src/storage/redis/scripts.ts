@@ -156,6 +156,7 @@ export const scripts = {
     const wake = replyString(r[1] ?? '');
     return { target: replyNumber(r[0]), wakeJob: wake === '' ? undefined : wake };
   }),
+  recordSave: defineScript('record-save', 4, flag),
 
   idempotencyClaim: defineScript('idempotency-claim', 1, (reply): IdempotencyClaim => {
     const r = replyArray(reply);

@@ -11,7 +11,7 @@ import { RecordTooLargeError, RecordVersionError } from '../../errors.js';
 import type { Claim, InterruptClaims } from '../../engine/ports/interrupt-claims.js';
 import { RECORD_VERSION, type ExecutionFilter, type ExecutionRecord, type IdempotencyClaim, type Store } from '../../engine/ports/store.js';
 import { RedisKeys } from './keys.js';
-import { runCommand, runScript, toBackendError } from './script.js';
+import { runCommand, runScript } from './script.js';
 import { scripts } from './scripts.js';
 
 /** Default TTL of execution records and idempotency claims: 7 days. */
@@ -68,11 +68,8 @@ export class RedisStore implements Store, InterruptClaims {
       return;
     }
     const indexes = [this.keys.executionIndex(), this.keys.executionIndexByReactor(record.reactor), this.keys.executionIndexByStatus(record.status)];
-    const multi = this.redis.multi().set(this.keys.execution(record.id), json, 'PX', ttl);
-    for (const index of indexes) multi.zadd(index, record.createdAt, record.id).pexpire(index, ttl);
-    const results = await runCommand('store-save', () => multi.exec());
-    const failed = results === null ? new Error('transaction aborted') : results.find(([error]) => error !== null)?.[0];
-    if (failed) throw toBackendError('store-save', failed);
+    // One script, not a MULTI of seven commands: one command to build, send and parse.
+    await runScript(this.redis, scripts.recordSave, [this.keys.execution(record.id), ...indexes], [json, ttl, record.createdAt, record.id]);
     this.#indexed.delete(record.id);
     this.#indexed.set(record.id, record.status);
     if (this.#indexed.size > 10_000) this.#indexed.delete(this.#indexed.keys().next().value!);
@@ -93,13 +90,14 @@ export class RedisStore implements Store, InterruptClaims {
           ? this.keys.executionIndexByStatus(filter.status)
           : this.keys.executionIndex();
     const after = filter.cursor === undefined ? undefined : decodeCursor(filter.cursor);
-    const max = after === undefined ? '+inf' : String(after.score);
+    const max = after !== undefined ? String(after.score) : filter.createdTo !== undefined ? `(${filter.createdTo}` : '+inf';
+    const min = filter.createdFrom === undefined ? '-inf' : String(filter.createdFrom);
 
     const found: { record: ExecutionRecord; score: number }[] = [];
     const stale: string[] = [];
     let offset = 0;
     while (found.length <= limit) {
-      const flat = await runCommand('store-list', () => this.redis.zrevrangebyscore(index, max, '-inf', 'WITHSCORES', 'LIMIT', offset, SCAN_BATCH));
+      const flat = await runCommand('store-list', () => this.redis.zrevrangebyscore(index, max, min, 'WITHSCORES', 'LIMIT', offset, SCAN_BATCH));
       if (flat.length === 0) break;
       offset += flat.length / 2;
       const entries: { id: string; score: number }[] = [];

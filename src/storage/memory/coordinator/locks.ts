@@ -90,6 +90,12 @@ export class MemoryLocks implements Sweepable {
     return { key, holder: hold.holder, nesting: hold.nesting, token: hold.token, ttlMs: hold.expiresAt - now };
   }
 
+  /** The keys held now (for the inspector). */
+  liveKeys(): string[] {
+    const now = this.#context.tick();
+    return [...this.#locks].filter(([, entry]) => liveHold(entry, now) !== undefined).map(([key]) => key);
+  }
+
   /** Forgets free keys whose last token is a day older than the clock. */
   sweep(now: number): void {
     for (const [key, entry] of this.#locks) {

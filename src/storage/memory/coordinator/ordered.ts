@@ -120,6 +120,12 @@ export class MemoryOrdered {
     return orderedView(key, entry);
   }
 
+  /** The keys that ever handed out a position (for the inspector). */
+  liveKeys(): string[] {
+    this.#context.tick();
+    return [...this.#ordered].filter(([, entry]) => entry.epoch !== 0).map(([key]) => key);
+  }
+
   #entry(key: string): OrderedEntry {
     let entry = this.#ordered.get(key);
     if (entry === undefined) {

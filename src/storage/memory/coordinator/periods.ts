@@ -43,6 +43,17 @@ export class MemoryPeriods implements Sweepable {
     return expiresAt === undefined ? undefined : expiresAt - now;
   }
 
+  /** The live markers as key and bucket (for the inspector). */
+  liveKeys(): { key: string; bucket: string }[] {
+    const now = this.#context.tick();
+    const live: { key: string; bucket: string }[] = [];
+    for (const [id, expiresAt] of this.#periods) {
+      const split = id.indexOf('\u0000');
+      if (expiresAt > now) live.push({ key: id.slice(0, split), bucket: id.slice(split + 1) });
+    }
+    return live;
+  }
+
   /** Drops expired markers. */
   sweep(now: number): void {
     for (const [id, expiresAt] of this.#periods) if (expiresAt <= now) this.#periods.delete(id);

@@ -73,6 +73,17 @@ export class MemoryRates implements Sweepable {
     return { key, count: starts.length, resetInMs: oldest === undefined ? 0 : oldest.at + periodMs - now };
   }
 
+  /** The keys with a start inside their longest window, with that window's length (for the inspector). */
+  liveKeys(): { key: string; periodMs: number }[] {
+    const now = this.#context.tick();
+    const live: { key: string; periodMs: number }[] = [];
+    for (const [key, log] of this.#rates) {
+      pruneStarts(log, now);
+      if (log.starts.length > 0) live.push({ key, periodMs: log.periodMs });
+    }
+    return live;
+  }
+
   /** Drops starts no window can still see, and keys left with none. */
   sweep(now: number): void {
     for (const [key, log] of this.#rates) {

@@ -93,6 +93,12 @@ export class MemorySemaphores implements Sweepable {
     return { key, limit: limit ?? entry.limit, holders };
   }
 
+  /** The keys with at least one live lease (for the inspector). */
+  liveKeys(): string[] {
+    const now = this.#context.tick();
+    return [...this.#semaphores].filter(([, entry]) => (pruneLeases(entry, now), entry.leases.size > 0)).map(([key]) => key);
+  }
+
   /** Drops expired leases, and keys left with none. */
   sweep(now: number): void {
     for (const [key, entry] of this.#semaphores) {

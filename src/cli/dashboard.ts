@@ -1,0 +1,102 @@
+/**
+ * `ts-reactor dashboard`: serves the dashboard standalone over Redis until SIGTERM or SIGINT.
+ * With `--module`, the module's reactors get their graphs drawn, their secrets hidden by their
+ * contracts, and retry / cancel / undo run through an engine that enqueues to the workers.
+ *
+ * @module
+ */
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import type { AnyReactorDefinition } from '../dsl/definition.js';
+import { connect, readTarget, TARGET_OPTIONS, type OpsIO } from './ops-target.js';
+import { redactUrl } from './redis-check.js';
+import { loadReactors, UsageError } from './worker.js';
+
+/** Usage of `ts-reactor dashboard`. */
+export const DASHBOARD_USAGE = `Usage: ts-reactor dashboard [--redis <url>] [options]
+
+Serves the dashboard (executions, execution detail, coordination view, actions) over Redis.
+
+Options:
+  --redis <url>         Redis URL; default: the REDIS_URL variable
+  --prefix <prefix>     key prefix of the store, coordinator and queue (default rx)
+  --queue <name>        BullMQ queue name retries are enqueued to (default ts-reactor)
+  --module <path>       ES module exporting the reactors (graphs, redaction, actions)
+  --port <n>            port to listen on (default 3000; 0 picks a free one)
+  --host <host>         interface to listen on (default 127.0.0.1)
+  --base-path <path>    serve under this path, e.g. /ops
+  --read-only           hide and refuse every action
+  --connect-timeout <ms>  how long the first PING may take (default 2000)`;
+
+/** What the command needs from its surroundings (tests pass their own). */
+export interface DashboardCommandOptions {
+  /** Stops the server like a signal does. */
+  readonly stop?: AbortSignal;
+  /** Signals that stop it. Default SIGTERM and SIGINT. */
+  readonly signals?: readonly NodeJS.Signals[];
+}
+
+/** Runs `ts-reactor dashboard <args>`; resolves to the exit code once the server has stopped. */
+export async function runDashboardCommand(args: readonly string[], io: OpsIO, options: DashboardCommandOptions = {}): Promise<number> {
+  let values;
+  try {
+    ({ values } = parseArgs({ args: [...args], strict: true, allowPositionals: false, options: { ...TARGET_OPTIONS, queue: { type: 'string' }, module: { type: 'string' }, port: { type: 'string' }, host: { type: 'string' }, 'base-path': { type: 'string' }, 'read-only': { type: 'boolean' } } }));
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const target = readTarget(values, io.env ?? process.env);
+  const port = values.port === undefined ? 3000 : Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new UsageError(`--port must be an integer from 0 to 65535; got "${values.port}"`, false);
+  const reactors: AnyReactorDefinition[] = values.module === undefined ? [] : await loadReactors(resolve(values.module));
+  const { createDashboard, normalizeBasePath } = await import('../web/index.js').catch((error: unknown) => {
+    throw new UsageError(`the dashboard needs the optional peers hono and @hono/node-server (npm install hono @hono/node-server): ${(error as Error).message}`, false);
+  });
+  let base: string;
+  try {
+    base = normalizeBasePath(values['base-path']);
+  } catch (error) {
+    throw new UsageError(`--base-path: ${(error as Error).message}`, false);
+  }
+  const { serve } = await import('@hono/node-server').catch((error: unknown) => {
+    throw new UsageError(`the dashboard needs the optional peer @hono/node-server (npm install @hono/node-server): ${(error as Error).message}`, false);
+  });
+  const conn = await connect(target, reactors);
+  const { createRedisRuntime } = await import('../bullmq.js');
+  const runtime = createRedisRuntime({ url: target.url, reactors, ...(target.prefix === undefined ? {} : { prefix: target.prefix }), ...(values.queue === undefined ? {} : { queueName: values.queue }) });
+  const app = createDashboard({ engine: runtime.engine, store: conn.backend.store, coordinator: conn.backend.coordinator, reactors, readOnly: values['read-only'] === true, basePath: base });
+  const host = values.host ?? '127.0.0.1';
+  let server: ReturnType<typeof serve>;
+  try {
+    server = await new Promise<ReturnType<typeof serve>>((ready, fail) => {
+      const s = serve({ fetch: app.fetch, port, hostname: host }, () => ready(s));
+      s.once('error', fail);
+    });
+  } catch (error) {
+    await runtime.close();
+    await conn.close();
+    throw new UsageError(`cannot listen on ${host}:${port}: ${(error as Error).message}`, false);
+  }
+  const address = server.address();
+  const actual = typeof address === 'object' && address !== null ? address.port : port;
+  io.out(`ts-reactor dashboard: listening on http://${host}:${actual}${base}/executions over ${redactUrl(target.url)} (prefix ${target.prefix ?? 'rx'}${values['read-only'] ? ', read-only' : ''}; reactors: ${reactors.map((r) => r.name).join(', ') || 'none'})`);
+  await untilStopped(options);
+  await new Promise<void>((done) => server.close(() => done()));
+  await runtime.close();
+  await conn.close();
+  io.out('ts-reactor dashboard: stopped');
+  return 0;
+}
+
+function untilStopped(options: DashboardCommandOptions): Promise<void> {
+  const signals = options.signals ?? ['SIGTERM', 'SIGINT'];
+  return new Promise<void>((done) => {
+    const finish = (): void => {
+      for (const signal of signals) process.off(signal, finish);
+      options.stop?.removeEventListener('abort', finish);
+      done();
+    };
+    for (const signal of signals) process.once(signal, finish);
+    options.stop?.addEventListener('abort', finish, { once: true });
+    if (options.stop?.aborted) finish();
+  });
+}

@@ -1,0 +1,76 @@
+/**
+ * What the operations commands share: `--redis` (or `REDIS_URL`) and `--prefix`, a bounded PING
+ * before anything else (a bad URL or an unreachable server is one line and exit code 2, fast),
+ * and the Redis backend with a read model over it.
+ *
+ * @module
+ */
+import type { RedisBackend } from '../storage/redis/index.js';
+import { createReadModel, type ReadModel } from '../ops/read-model.js';
+import type { AnyReactorDefinition } from '../dsl/definition.js';
+import { parseRedisUrl, pingRedis, redactUrl } from './redis-check.js';
+import { UsageError } from './worker.js';
+
+/** Where a command writes, and what it reads from its surroundings. */
+export interface OpsIO {
+  readonly out: (line: string) => void;
+  readonly err: (line: string) => void;
+  /** Default `process.env`. */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /** Progress lines go to `err` when true (default: when stderr is a terminal). */
+  readonly progress?: boolean;
+}
+
+/** The connection options every operations command takes. */
+export const TARGET_OPTIONS = {
+  redis: { type: 'string' },
+  prefix: { type: 'string' },
+  'connect-timeout': { type: 'string' },
+  json: { type: 'boolean' },
+  progress: { type: 'boolean' },
+} as const;
+
+/** The resolved target. */
+export interface Target {
+  readonly url: string;
+  readonly prefix: string | undefined;
+  readonly connectTimeoutMs: number;
+}
+
+/** Reads `--redis`/`REDIS_URL`, `--prefix` and `--connect-timeout`; a {@link UsageError} on a bad value. */
+export function readTarget(values: { readonly redis?: string | undefined; readonly prefix?: string | undefined; readonly 'connect-timeout'?: string | undefined }, env: Readonly<Record<string, string | undefined>>): Target {
+  const raw = values.redis ?? env['REDIS_URL'];
+  if (raw === undefined || raw === '') throw new UsageError('missing --redis <url> (or set REDIS_URL)', false);
+  const url = parseRedisUrl(raw);
+  if (!url.ok) throw new UsageError(`--redis: ${url.message}`, false);
+  if (values.prefix !== undefined && (values.prefix === '' || /[{}\s]/.test(values.prefix))) throw new UsageError(`--prefix must be non-empty, without braces or whitespace; got "${values.prefix}"`, false);
+  const timeout = values['connect-timeout'];
+  const connectTimeoutMs = timeout === undefined ? 2_000 : Number(timeout);
+  if (!Number.isSafeInteger(connectTimeoutMs) || connectTimeoutMs < 1) throw new UsageError(`--connect-timeout must be a positive integer (ms); got "${timeout}"`, false);
+  return { url: url.url, prefix: values.prefix, connectTimeoutMs };
+}
+
+/** A connected backend and a read model over it; close it when done. */
+export interface Connected {
+  readonly backend: RedisBackend;
+  readonly model: ReadModel;
+  close(): Promise<void>;
+}
+
+/** PINGs (bounded by the connect timeout), then opens the backend. @throws UsageError when Redis cannot be reached. */
+export async function connect(target: Target, reactors: readonly AnyReactorDefinition[] = []): Promise<Connected> {
+  try {
+    await pingRedis(target.url, target.connectTimeoutMs);
+  } catch (error) {
+    throw new UsageError(`cannot reach Redis at ${redactUrl(target.url)}: ${(error as Error).message}`, false);
+  }
+  const { createRedisBackend } = await import('../storage/redis/index.js');
+  const backend = createRedisBackend({ url: target.url, ...(target.prefix === undefined ? {} : { prefix: target.prefix }) });
+  const model = createReadModel({ store: backend.store, coordinator: backend.coordinator, reactors });
+  return { backend, model, close: () => backend.close() };
+}
+
+/** Whether progress lines are printed. */
+export function showProgress(io: OpsIO, flag: boolean | undefined): boolean {
+  return flag ?? io.progress ?? process.stderr.isTTY === true;
+}

@@ -1,0 +1,110 @@
+/**
+ * Step views and the step graph of an execution, rebuilt from its record, its trace and (when
+ * known) its reactor definition.
+ *
+ * @module
+ */
+import type { AnyReactorDefinition, GraphNode } from '../dsl/definition.js';
+import type { ReactorEvent } from '../engine/events.js';
+import type { ExecutionRecord, StepRecord } from '../engine/ports/store.js';
+import type { AttemptView, GraphNodeView, GraphView, StepView } from './types.js';
+
+/** Each step of the record with its attempts from the trace, in completion order, then the rest. */
+export function stepViews(record: ExecutionRecord): StepView[] {
+  const trace = record.trace ?? [];
+  const order = (r: StepRecord): number => r.completedSeq ?? Number.MAX_SAFE_INTEGER;
+  const rolled = rolledBack(trace);
+  return Object.entries(record.steps)
+    .sort(([, a], [, b]) => order(a) - order(b))
+    .map(([path, stepRecord]) => {
+      const back = rolled.get(path);
+      return { path, record: stepRecord, attempts: attemptsOf(trace, path), ...(back === undefined ? {} : { rolledBack: back }) };
+    });
+}
+
+/** The attempts of the step at `path`, from its `step.*` events. */
+export function attemptsOf(trace: readonly ReactorEvent[], path: string): AttemptView[] {
+  const attempts = new Map<number, AttemptView>();
+  const put = (attempt: number, patch: Partial<AttemptView>): void => {
+    attempts.set(attempt, { attempt, outcome: 'running', ...attempts.get(attempt), ...patch });
+  };
+  for (const event of trace) {
+    if (!('step' in event) || event.step !== path) continue;
+    if (event.type === 'step.started') put(event.attempt, { startedAt: event.at });
+    else if (event.type === 'step.succeeded') put(event.attempt, { endedAt: event.at, outcome: 'succeeded' });
+    else if (event.type === 'step.failed') put(event.attempt, { endedAt: event.at, outcome: 'failed', error: event.error });
+    else if (event.type === 'step.retrying') put(event.attempt, { endedAt: event.at, outcome: 'retrying', error: event.error, delayMs: event.delayMs });
+  }
+  return [...attempts.values()].sort((a, b) => a.attempt - b.attempt);
+}
+
+/** The step graph: the definition's nodes and edges with each step's status, laid out in columns. */
+export function graphOf(record: ExecutionRecord, definition: AnyReactorDefinition | undefined): GraphView {
+  const parkedStep = record.status === 'parked' ? lastContendedStep(record.trace ?? []) : undefined;
+  if (definition === undefined) {
+    const names = [...new Set(Object.keys(record.steps).map((p) => p.split(/[.[]/)[0] ?? p))];
+    const nodes = names.map((name, row): GraphNodeView => ({ name, kind: 'step', status: statusOf(record, name, parkedStep), returns: false, layer: 0, row }));
+    return { nodes, edges: [], fromDefinition: false };
+  }
+  const layers = layerOf(definition.nodes);
+  const rows = new Map<number, number>();
+  const nodes = definition.nodes.map((node): GraphNodeView => {
+    const layer = layers.get(node.name) ?? 0;
+    const row = rows.get(layer) ?? 0;
+    rows.set(layer, row + 1);
+    return { name: node.name, kind: node.kind, status: statusOf(record, node.name, parkedStep), returns: node.name === definition.returns, layer, row };
+  });
+  const edges = definition.nodes.flatMap((node) => node.dependsOn.map((dep) => ({ from: dep, to: node.name, kind: readsResult(node, dep) ? ('result' as const) : ('waitFor' as const) })));
+  return { nodes, edges, fromDefinition: true };
+}
+
+/** Steps the trace says were undone or compensated (the record keeps their earlier status). */
+function rolledBack(trace: readonly ReactorEvent[]): Map<string, 'undone' | 'compensated'> {
+  const out = new Map<string, 'undone' | 'compensated'>();
+  for (const e of trace) if (e.type === 'step.undone' || e.type === 'step.compensated') out.set(e.step, e.type === 'step.undone' ? 'undone' : 'compensated');
+  return out;
+}
+
+/** A node's status: rolled back per the trace, else its own record, else one derived from the records under it (compose, map). */
+function statusOf(record: ExecutionRecord, name: string, parkedStep: string | undefined): GraphNodeView['status'] {
+  const rolled = rolledBack(record.trace ?? []).get(name);
+  if (rolled) return rolled;
+  const own = record.steps[name];
+  if (own) return own.status;
+  if (parkedStep === name) return 'parked';
+  const inner = Object.entries(record.steps).filter(([p]) => p.startsWith(`${name}.`) || p.startsWith(`${name}[`)).map(([, r]) => r.status);
+  if (inner.length === 0) return 'pending';
+  for (const status of ['failed', 'halted', 'running', 'retrying', 'undone', 'compensated'] as const) if (inner.includes(status)) return status;
+  return 'completed';
+}
+
+/** The step of the newest contention event (the step a parked execution waits at), if any. */
+export function lastContendedStep(trace: readonly ReactorEvent[]): string | undefined {
+  for (let i = trace.length - 1; i >= 0; i--) {
+    const event = trace[i];
+    if (event?.type === 'run.parked') continue;
+    if (event?.type === 'coordination.contended' || event?.type === 'coordination.waiting') return event.step;
+  }
+  return undefined;
+}
+
+/** Longest dependency path from a root, per node. */
+function layerOf(nodes: readonly GraphNode[]): Map<string, number> {
+  const byName = new Map(nodes.map((n) => [n.name, n]));
+  const memo = new Map<string, number>();
+  const visit = (name: string, depth: number): number => {
+    const known = memo.get(name);
+    if (known !== undefined) return known;
+    const deps = depth > nodes.length ? [] : (byName.get(name)?.dependsOn ?? []);
+    const layer = deps.length === 0 ? 0 : 1 + Math.max(...deps.map((d) => visit(d, depth + 1)));
+    memo.set(name, layer);
+    return layer;
+  };
+  for (const node of nodes) visit(node.name, 0);
+  return memo;
+}
+
+function readsResult(node: GraphNode, step: string): boolean {
+  const args = node.kind === 'map' ? { source: node.source } : (node.args ?? {});
+  return Object.values(args).some((a) => a.source.kind === 'result' && a.source.step === step);
+}

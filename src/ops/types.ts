@@ -1,0 +1,208 @@
+/**
+ * The views the read model returns: plain JSON-safe data, shared by the dashboard's pages, its
+ * JSON API and the `ts-reactor` operations commands.
+ *
+ * @module
+ */
+import type { ErrorJSON } from '../errors.js';
+import type { ReactorEvent } from '../engine/events.js';
+import type { ExecutionStatus, RollbackFailure, StepRecord, WaitingFor } from '../engine/ports/store.js';
+
+/** A query over executions: filters and a page. */
+export interface ExecutionQuery {
+  readonly reactor?: string;
+  readonly status?: ExecutionStatus;
+  /** Created at or after (ms). */
+  readonly from?: number;
+  /** Created before (ms). */
+  readonly to?: number;
+  /** Page size (1–500, default 50). */
+  readonly limit?: number;
+  /** Opaque cursor of the next page. */
+  readonly cursor?: string;
+}
+
+/** One line of the executions list. */
+export interface ExecutionSummary {
+  readonly id: string;
+  readonly reactor: string;
+  readonly status: ExecutionStatus;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+  readonly failedStep?: string;
+  readonly error?: ErrorJSON;
+  /** Set while parked: the key it waits for. */
+  readonly waitingFor?: WaitingFor;
+  readonly parentId?: string;
+  readonly retryOf?: string;
+}
+
+/** A page of executions. */
+export interface ExecutionPage {
+  readonly items: readonly ExecutionSummary[];
+  /** Present when there is a next page. */
+  readonly cursor?: string;
+}
+
+/** One attempt of a step, rebuilt from the trace. */
+export interface AttemptView {
+  readonly attempt: number;
+  readonly startedAt?: number;
+  readonly endedAt?: number;
+  readonly outcome: 'running' | 'succeeded' | 'failed' | 'retrying';
+  readonly error?: ErrorJSON;
+  /** The backoff before the next attempt (outcome `retrying`). */
+  readonly delayMs?: number;
+}
+
+/** One step of an execution: its record and its attempts. */
+export interface StepView {
+  /** Step path: `charge`, `pay.charge` (compose), `items[2]` (map element). */
+  readonly path: string;
+  readonly record: StepRecord;
+  readonly attempts: readonly AttemptView[];
+  /** Set when the trace shows the step was rolled back (its record keeps the earlier status). */
+  readonly rolledBack?: 'undone' | 'compensated';
+}
+
+/** A node of the step graph. */
+export interface GraphNodeView {
+  readonly name: string;
+  readonly kind: 'step' | 'compose' | 'map';
+  /** The step's status, `pending` when not reached. */
+  readonly status: StepRecord['status'] | 'pending' | 'parked';
+  readonly returns: boolean;
+  /** Column (longest dependency path from a root). */
+  readonly layer: number;
+  /** Row within the column. */
+  readonly row: number;
+}
+
+/** The step graph of an execution. */
+export interface GraphView {
+  readonly nodes: readonly GraphNodeView[];
+  /** `result`: the step reads the other's result; `waitFor`: ordering only. */
+  readonly edges: readonly { readonly from: string; readonly to: string; readonly kind: 'result' | 'waitFor' }[];
+  /** False when the reactor is not registered with the read model: nodes come from the record, without edges. */
+  readonly fromDefinition: boolean;
+}
+
+/** Who holds a key, and where in the execution. */
+export interface HolderView {
+  readonly owner: string;
+  readonly executionId?: string;
+  readonly reactor?: string;
+  /** The declaring step; absent for a reactor-level hold. */
+  readonly step?: string;
+  readonly level: 'step' | 'reactor';
+}
+
+/** A parked execution waiting on a key. */
+export interface WaiterView {
+  readonly executionId: string;
+  readonly reactor: string;
+  /** The step that met the contention, when the trace says. */
+  readonly step?: string;
+  readonly attempt: number;
+  /** When the fallback job resumes it (if no release wakes it first). */
+  readonly dueAt?: number;
+  readonly since: number;
+}
+
+/** A live lock hold. */
+export interface LockView extends HolderView {
+  readonly key: string;
+  readonly nesting: number;
+  readonly ttlMs: number;
+  /** Fencing token of the hold. */
+  readonly token: string;
+  readonly waiting: readonly WaiterView[];
+  /** An engine-internal key (a worker's liveness lease on an execution). */
+  readonly internal: boolean;
+}
+
+/** A semaphore with live leases. */
+export interface SemaphoreView {
+  readonly key: string;
+  readonly limit: number;
+  readonly free: number;
+  readonly holders: readonly (HolderView & { readonly nesting: number; readonly ttlMs: number })[];
+  readonly waiting: readonly WaiterView[];
+}
+
+/** A rate-limit window with starts in it. */
+export interface RateView {
+  readonly key: string;
+  readonly periodMs: number;
+  readonly count: number;
+  /** ms until the oldest start leaves the window. */
+  readonly resetInMs: number;
+  readonly waiting: readonly WaiterView[];
+}
+
+/** A marked period bucket. */
+export interface PeriodView {
+  readonly key: string;
+  readonly bucket: string;
+  readonly ttlMs: number;
+  /** An engine-internal marker (a cancel request for an execution running in a worker). */
+  readonly internal: boolean;
+}
+
+/** An ordered lock's cursor. */
+export interface OrderedView {
+  readonly key: string;
+  readonly epoch: number;
+  readonly issued: number;
+  /** The position whose turn it is (`undefined` when drained). */
+  readonly next: number | undefined;
+  readonly lastCompleted: number;
+  readonly inFlight: number | undefined;
+  readonly firstFailed: number | undefined;
+  readonly drained: boolean;
+  readonly waiting: readonly WaiterView[];
+}
+
+/** The live coordination state. */
+export interface CoordinationView {
+  /** Backend time of the reading (ms). */
+  readonly at: number;
+  readonly locks: readonly LockView[];
+  readonly semaphores: readonly SemaphoreView[];
+  readonly rates: readonly RateView[];
+  readonly periods: readonly PeriodView[];
+  readonly ordered: readonly OrderedView[];
+}
+
+/** What a parked execution waits for, with who holds that key now. */
+export interface WaitView {
+  readonly waitingFor: WaitingFor;
+  readonly step?: string;
+  readonly holders: readonly HolderView[];
+}
+
+/** Everything about one execution. */
+export interface ExecutionDetail extends ExecutionSummary {
+  readonly rootId: string;
+  /** The input with redacted fields replaced by `'[redacted]'`; `undefined` when it cannot be shown safely. */
+  readonly input: unknown;
+  /** Fields hidden from the input. */
+  readonly redacted: readonly string[];
+  /** True when the input is withheld (its reactor is unknown here and no redacted copy exists). */
+  readonly inputHidden: boolean;
+  readonly value?: unknown;
+  readonly haltReason?: string;
+  readonly haltData?: unknown;
+  readonly cancelReason?: string;
+  readonly idempotencyKey?: string;
+  readonly steps: readonly StepView[];
+  readonly graph: GraphView;
+  readonly trace: readonly ReactorEvent[];
+  readonly rollbackFailures: readonly RollbackFailure[];
+  readonly waiting?: WaitView;
+  /** Executions linked to this one: its parent, what it retries, its children and its retries. */
+  readonly links: {
+    readonly children: readonly ExecutionSummary[];
+    readonly retries: readonly ExecutionSummary[];
+  };
+}

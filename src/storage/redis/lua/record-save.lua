@@ -1,0 +1,29 @@
+--[[
+  record-save: write an execution record and index it, in one step (a record whose status
+  changed, or one this process has not indexed yet).
+
+  KEYS[1] record string (JSON; its TTL is the record's)
+  KEYS[2] index ZSET of every record (member id, score createdAt)
+  KEYS[3] index ZSET of the record's reactor
+  KEYS[4] index ZSET of the record's status
+
+  ARGV[1] the record JSON
+  ARGV[2] ttl in ms (positive integer), also applied to each index key
+  ARGV[3] createdAt (the index score)
+  ARGV[4] execution id (the index member)
+
+  Returns 1.
+
+  Errors: RX_ARG when the ttl is not a positive integer.
+  Retry: idempotent — the same record and index entries are written again.
+]]
+local ttl = tonumber(ARGV[2])
+if not ttl or ttl <= 0 or ttl % 1 ~= 0 then
+  return redis.error_reply('RX_ARG record-save: ttl must be a positive integer')
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ttl)
+for i = 2, 4 do
+  redis.call('ZADD', KEYS[i], ARGV[3], ARGV[4])
+  redis.call('PEXPIRE', KEYS[i], ttl)
+end
+return 1

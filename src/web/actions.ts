@@ -1,0 +1,101 @@
+/**
+ * The operator actions, as data: each has a name, a label, when it applies, optional form fields
+ * and what it does. The dashboard renders buttons, confirm pages and API routes from these lists,
+ * so a new action (e.g. resuming an interrupt with a payload) is one more entry passed to
+ * `createDashboard({ actions })`.
+ *
+ * @module
+ */
+import type { Engine } from '../engine/engine.js';
+import type { ExecutionDetail, ExecutionSummary, OrderedView } from '../ops/types.js';
+import type { ReadModel } from '../ops/read-model.js';
+
+/** A form field an action asks for on its confirm page (and in its API body). */
+export interface ActionField {
+  readonly name: string;
+  readonly label: string;
+  /** `json`: the value is parsed as JSON before `perform` sees it. */
+  readonly kind: 'text' | 'json';
+  readonly required?: boolean;
+}
+
+/** What an execution action's `perform` receives. */
+export interface ExecutionActionContext {
+  readonly engine: Engine;
+  readonly execution: ExecutionDetail;
+  /** The field values (JSON fields parsed). */
+  readonly fields: Readonly<Record<string, unknown>>;
+  /** A reason naming the dashboard, recorded in the trace by actions that take one. */
+  readonly reason: string;
+}
+
+/** An action on one execution. */
+export interface ExecutionAction {
+  readonly name: string;
+  readonly label: string;
+  /** Shown on the confirm page. */
+  readonly description: string;
+  readonly danger?: boolean;
+  /** Whether the action is offered for this execution. */
+  appliesTo(execution: ExecutionSummary): boolean;
+  readonly fields?: readonly ActionField[];
+  /** Does it; resolves with the execution to show next (the same one, or a new linked one). */
+  perform(context: ExecutionActionContext): Promise<{ readonly executionId: string; readonly status: string }>;
+}
+
+/** An action on one ordered-lock key. */
+export interface OrderedLockAction {
+  readonly name: string;
+  readonly label: string;
+  readonly description: string;
+  readonly danger?: boolean;
+  perform(model: ReadModel, key: string): Promise<OrderedView>;
+}
+
+const FINISHED_RETRYABLE = new Set(['failed', 'halted', 'cancelled']);
+const UNFINISHED = new Set(['pending', 'running', 'parked', 'paused', 'rolling_back']);
+
+/** Retry, cancel and undo: the built-in execution actions. */
+export const executionActions: readonly ExecutionAction[] = Object.freeze([
+  {
+    name: 'retry',
+    label: 'Retry',
+    description: 'Runs the reactor again with the same input, as a new execution linked to this one (retryOf). This execution stays as it is; its trace records the retry.',
+    appliesTo: (e) => FINISHED_RETRYABLE.has(e.status),
+    perform: ({ engine, execution }) => engine.retry(execution.id),
+  },
+  {
+    name: 'cancel',
+    label: 'Cancel',
+    description: 'Stops the execution: a queued or parked one is rolled back now (completed steps undone, newest first); one running in a worker gets a cancel request it acts on at its next liveness check.',
+    danger: true,
+    appliesTo: (e) => UNFINISHED.has(e.status),
+    perform: ({ engine, execution, reason }) => engine.cancel(execution.id, { reason }),
+  },
+  {
+    name: 'undo',
+    label: 'Undo',
+    description: 'Runs the undo of every completed step, newest first; the execution ends cancelled.',
+    danger: true,
+    appliesTo: (e) => e.status === 'completed',
+    perform: ({ engine, execution, reason }) => engine.undo(execution.id, { reason }),
+  },
+]);
+
+/** Skip and reset: the built-in ordered-lock actions. */
+export const orderedLockActions: readonly OrderedLockAction[] = Object.freeze([
+  {
+    name: 'skip',
+    label: 'Skip head',
+    description: 'Passes over the position whose turn it is (e.g. a stuck or failed one), so the next position may enter.',
+    danger: true,
+    perform: (model, key) => model.orderedSkip(key),
+  },
+  {
+    name: 'reset',
+    label: 'Reset',
+    description: 'Starts a new epoch with fresh counters: every outstanding position of the old batch becomes stale and ends without running its turn.',
+    danger: true,
+    perform: (model, key) => model.orderedReset(key),
+  },
+]);

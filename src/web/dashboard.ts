@@ -1,0 +1,121 @@
+/**
+ * `createDashboard`: a Hono app with the dashboard's pages, its JSON API under `/api` and its
+ * actions, over a read model of the store and coordinator. Mount it anywhere (`app.route`,
+ * `app.mount`, or serve it as is with `@hono/node-server`).
+ *
+ * @module
+ */
+import { Hono, type Context } from 'hono';
+import { html } from 'hono/html';
+import { HTTPException } from 'hono/http-exception';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import type { AnyReactorDefinition } from '../dsl/definition.js';
+import type { Engine } from '../engine/engine.js';
+import type { Coordinator } from '../engine/ports/coordinator.js';
+import type { Store } from '../engine/ports/store.js';
+import { errorToJSON, ReactorError } from '../errors.js';
+import { createReadModel } from '../ops/read-model.js';
+import { executionActions, orderedLockActions, type ExecutionAction, type OrderedLockAction } from './actions.js';
+import { apiRoutes } from './api.js';
+import type { Authorize } from './auth.js';
+import type { DashboardContext } from './context.js';
+import { page, type PageContext } from './html/layout.js';
+import { sameOriginOnly } from './origin.js';
+import { pageRoutes } from './pages.js';
+import type { ActionRecord } from './perform.js';
+
+/** Options of {@link createDashboard}. */
+export interface DashboardOptions {
+  /** The engine actions go through (retry, cancel, undo). */
+  readonly engine: Engine;
+  /** Where executions are read from. Default: the engine's store. */
+  readonly store?: Store;
+  /** Needed for the coordination view, wait details and ordered-lock actions. */
+  readonly coordinator?: Coordinator;
+  /** Reactors whose graphs are drawn and whose redacted fields are hidden; they are also registered with the engine, so actions can run them. */
+  readonly reactors?: readonly AnyReactorDefinition[];
+  /** Asked before every page, API call and action; see {@link Authorize}. Default: everything is allowed. */
+  readonly authorize?: Authorize;
+  /** Hides every action and refuses their routes with 403. */
+  readonly readOnly?: boolean;
+  /** The path the dashboard is served under, e.g. `/ops` (links are built with it). Default: the root. */
+  readonly basePath?: string;
+  /** The execution actions offered. Default {@link executionActions} (retry, cancel, undo); add your own entries here. */
+  readonly actions?: readonly ExecutionAction[];
+  /** The ordered-lock actions offered. Default {@link orderedLockActions} (skip, reset). */
+  readonly orderedLockActions?: readonly OrderedLockAction[];
+  /** Seconds between live refreshes of a page; 0 turns them off. Default 5. */
+  readonly refreshSeconds?: number;
+  /** Audit hook: called after each action an operator performed. */
+  readonly onAction?: (record: ActionRecord) => void;
+}
+
+/** Normalizes a base path: `''` for the root, else `/a/b` without a trailing slash. */
+export function normalizeBasePath(raw: string | undefined): string {
+  const trimmed = (raw ?? '').trim().replace(/\/+$/, '');
+  if (trimmed === '') return '';
+  if (!/^\/?[A-Za-z0-9._~\-/]+$/.test(trimmed)) throw new RangeError(`basePath must be a plain URL path such as /ops; got ${JSON.stringify(raw)}`);
+  return trimmed.startsWith('/') ? trimmed : `/${trimmed}`;
+}
+
+/**
+ * Creates the dashboard app.
+ *
+ * @example
+ * ```ts
+ * import { serve } from '@hono/node-server';
+ * import { createDashboard } from 'ts-reactor/web';
+ *
+ * const dashboard = createDashboard({ engine, coordinator, reactors: [checkout], basePath: '/ops', authorize: (c) => c.req.header('x-role') === 'ops' });
+ * serve({ fetch: dashboard.fetch, port: 3000 });   // http://localhost:3000/ops/executions
+ * ```
+ */
+export function createDashboard(options: DashboardOptions): Hono {
+  const base = normalizeBasePath(options.basePath);
+  if (options.reactors && options.reactors.length > 0) options.engine.register(...options.reactors);
+  const model = createReadModel({ store: options.store ?? options.engine.store, ...(options.coordinator ? { coordinator: options.coordinator } : {}), ...(options.reactors ? { reactors: options.reactors } : {}) });
+  const readOnly = options.readOnly ?? false;
+  const pageContext: PageContext = { base, readOnly, refreshSeconds: options.refreshSeconds ?? 5 };
+  const ctx: DashboardContext = {
+    model,
+    authorize: options.authorize,
+    readOnly,
+    page: pageContext,
+    perform: { engine: options.engine, model, authorize: options.authorize, readOnly, executionActions: options.actions ?? executionActions, orderedActions: options.orderedLockActions ?? orderedLockActions, onAction: options.onAction },
+  };
+  const app = base === '' ? new Hono() : new Hono().basePath(base);
+  app.use('*', sameOriginOnly);
+  apiRoutes(app, ctx);
+  pageRoutes(app, ctx);
+  app.onError((error, c) => respondError(c, error, pageContext));
+  app.notFound((c) => respondError(c, new HTTPException(404, { message: `no page at ${c.req.path}` }), pageContext));
+  return app;
+}
+
+const STATUS_BY_CODE: Readonly<Record<string, 400 | 404 | 409 | 501>> = {
+  execution_not_found: 404,
+  execution_state: 409,
+  reactor_unknown: 409,
+  query_invalid: 400,
+  action_invalid: 400,
+  coordinator_missing: 501,
+  inspector_missing: 501,
+};
+
+/** The status of an error: an HTTP exception's own, a known error code's, else 500. */
+function statusOf(error: unknown): ContentfulStatusCode {
+  if (error instanceof HTTPException) return error.status;
+  if (error instanceof RangeError) return 400;
+  if (ReactorError.is(error)) return STATUS_BY_CODE[error.code] ?? 500;
+  return 500;
+}
+
+/** JSON under `/api`, a small page elsewhere; never a stack trace. */
+function respondError(c: Context, error: unknown, pc: PageContext): Response | Promise<Response> {
+  const status = statusOf(error);
+  const { stack: _stack, ...json } = errorToJSON(error);
+  const body = status === 500 && !ReactorError.is(error) ? { name: 'Error', message: 'internal error' } : { ...json, ...(error instanceof HTTPException ? { name: 'HTTPError', code: `http_${status}` } : {}) };
+  if (status === 500) console.error(error);
+  if (c.req.path.startsWith(`${pc.base}/api/`)) return c.json({ error: body }, status);
+  return c.html(page(pc, { title: `Error ${status}`, nav: 'executions', live: false }, html`<h1>Error ${status}</h1><div class="error">${body.message}</div><p><a href="${pc.base}/executions">Executions</a></p>`), status);
+}

@@ -1,0 +1,11 @@
+/**
+ * `ts-reactor/web`: the dashboard (a Hono app with server-rendered pages, a JSON API and working
+ * actions) and the read model it is built on.
+ *
+ * @module
+ */
+export { createDashboard, normalizeBasePath, type DashboardOptions } from './dashboard.js';
+export { executionActions, orderedLockActions, type ActionField, type ExecutionAction, type ExecutionActionContext, type OrderedLockAction } from './actions.js';
+export type { Authorize, AuthorizeResult, DashboardPermission } from './auth.js';
+export type { ActionRecord } from './perform.js';
+export * from '../ops/index.js';

@@ -1,0 +1,148 @@
+/**
+ * The operations commands against a throwaway redis-server: `locks`, `executions`,
+ * `ordered-lock`, `dashboard`; a few spawned as real processes under tsx (exit codes, one-line
+ * errors, progress on stderr), the rest through `main()` in this process.
+ */
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { main } from '../../src/cli/main.js';
+import { runDashboardCommand } from '../../src/cli/dashboard.js';
+import { RECORD_VERSION, type ExecutionRecord } from '../../src/engine/ports/store.js';
+import { createRedisBackend, type RedisBackend } from '../../src/storage/redis/index.js';
+import { freePort, startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const prefix = 'cli-ops';
+
+function run(args: readonly string[], env: Record<string, string | undefined> = {}): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
+  const started = Date.now();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, REDIS_URL: undefined, ...env } });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stdout, stderr, ms: Date.now() - started })));
+}
+
+async function inProcess(args: readonly string[]): Promise<{ code: number; out: string; err: string }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await main(args, { out: (l) => out.push(l), err: (l) => err.push(l) });
+  return { code, out: out.join('\n'), err: err.join('\n') };
+}
+
+const record = (id: string, overrides: Partial<ExecutionRecord>): ExecutionRecord => ({ v: RECORD_VERSION, id, rootId: id, reactor: 'transfer', status: 'running', input: { account: 'acme' }, steps: {}, rollbackFailures: [], createdAt: Date.now(), updatedAt: Date.now(), ...overrides });
+
+let redis: RedisServerHandle;
+let backend: RedisBackend;
+const target = () => ['--redis', redis.url, '--prefix', prefix];
+
+beforeAll(async () => {
+  redis = await startRedisServer();
+  backend = createRedisBackend({ url: redis.url, prefix });
+  const c = backend.coordinator;
+  await c.lockAcquire({ key: 'acct:acme', holder: { owner: 'exec-holder', executionId: 'exec-holder', reactor: 'transfer', step: 'post' }, ttlMs: 60_000 });
+  await backend.store.save(record('exec-holder', { status: 'running', createdAt: Date.now() - 2_000 }));
+  await backend.store.save(record('exec-waiter', { status: 'parked', background: { jobs: 2, contention: 1, waitingFor: { primitive: 'lock', key: 'acct:acme', attempt: 1, jobId: 'exec-waiter:2' } } }));
+  await backend.store.save(record('exec-failed', { status: 'failed', failedStep: 'post', error: { name: 'Error', message: 'ledger down', cause: { name: 'Error', message: 'ECONNRESET' } }, createdAt: Date.now() - 5_000 }));
+  for (let i = 0; i < 3; i++) await c.orderedTicket('feed');
+});
+
+afterAll(async () => {
+  await backend?.close();
+  await redis?.dispose();
+});
+
+describe('spawned under tsx', () => {
+  test('locks [pattern] prints each hold with its owning step and the parked waiter; progress goes to stderr', async () => {
+    const r = await run(['locks', 'acct:*', '--progress', ...target()]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('lock acct:acme  held by exec-holder (transfer, step post)  nesting 1');
+    expect(r.stdout).toContain('    waiting: exec-waiter (transfer, attempt 1)');
+    expect(r.stdout).not.toContain('ordered feed');
+    expect(r.stderr).toMatch(/ts-reactor locks: scanning lock keys… \d+ examined/);
+  });
+
+  test('ordered-lock skip moves the cursor and prints it before and after (REDIS_URL from the environment)', async () => {
+    const r = await run(['ordered-lock', 'skip', 'feed', '--prefix', prefix], { REDIS_URL: redis.url });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/before: ordered feed {2}next 1 {2}last completed 0/);
+    expect(r.stdout).toMatch(/after: {2}ordered feed {2}next 2 {2}last completed 1/);
+    expect(await backend.coordinator.orderedState('feed')).toMatchObject({ lastCompleted: 1 });
+  });
+
+  test('a bad URL and an unreachable Redis are one line on stderr and exit code 2, fast', async () => {
+    const bad = await run(['locks', '--redis', 'http://cache:6379']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr.trim().split('\n')).toEqual(['ts-reactor locks: --redis: "http://cache:6379" is not a Redis URL (scheme http:); expected redis://host[:port] or rediss://host[:port]']);
+    const port = await freePort();
+    const down = await run(['executions', 'list', '--redis', `redis://127.0.0.1:${port}`, '--connect-timeout', '1000']);
+    expect(down.code).toBe(2);
+    expect(down.stderr.trim().split('\n')).toHaveLength(1);
+    expect(down.stderr).toContain(`ts-reactor executions: cannot reach Redis at redis://127.0.0.1:${port}: `);
+    expect(down.stderr).toContain('ECONNREFUSED');
+    const missing = await inProcess(['locks']);
+    expect(missing).toMatchObject({ code: 2, err: 'ts-reactor locks: missing --redis <url> (or set REDIS_URL)' });
+  });
+});
+
+describe('in process', () => {
+  test('executions list filters by status and prints the parked key; --json gives the read model page', async () => {
+    const parked = await inProcess(['executions', 'list', '--status', 'parked', ...target()]);
+    expect(parked.code).toBe(0);
+    expect(parked.out).toMatch(/^exec-waiter {2}transfer +parked .* waits for lock acct:acme$/);
+    const json = await inProcess(['executions', 'list', '--json', '--limit', '2', ...target()]);
+    const page = JSON.parse(json.out) as { items: { id: string }[]; cursor?: string };
+    expect(page.items.map((i) => i.id)).toEqual(['exec-waiter', 'exec-holder']);
+    expect(page.cursor).toBeDefined();
+    const rest = await inProcess(['executions', 'list', '--cursor', page.cursor!, ...target()]);
+    expect(rest.out).toContain('exec-failed');
+    const recent = await inProcess(['executions', 'list', '--from', new Date(Date.now() - 3_000).toISOString(), ...target()]);
+    expect(recent.out).not.toContain('exec-failed');
+  });
+
+  test('executions show prints the failure with its cause; an unknown id exits 1', async () => {
+    const shown = await inProcess(['executions', 'show', 'exec-failed', ...target()]);
+    expect(shown.code).toBe(0);
+    expect(shown.out).toContain('  error      Error: ledger down (step post)');
+    expect(shown.out).toContain('    caused by Error: ECONNRESET');
+    const waiter = await inProcess(['executions', 'show', 'exec-waiter', ...target()]);
+    expect(waiter.out).toContain('  waits for  lock acct:acme (attempt 1); held by exec-holder (transfer, step post)');
+    expect(await inProcess(['executions', 'show', 'nope', ...target()])).toMatchObject({ code: 1, err: 'ts-reactor executions show: no execution nope (or its record expired)' });
+    expect((await inProcess(['executions', 'frobnicate', ...target()])).code).toBe(2);
+  });
+
+  test('ordered-lock peek reads and reset starts a new epoch', async () => {
+    const peek = await inProcess(['ordered-lock', 'peek', 'feed', '--json', ...target()]);
+    const before = JSON.parse(peek.out) as { epoch: number; issued: number };
+    expect(before.issued).toBe(3);
+    const reset = await inProcess(['ordered-lock', 'reset', 'feed', '--json', ...target()]);
+    const { after } = JSON.parse(reset.out) as { after: { epoch: number; issued: number; drained: boolean } };
+    expect(after.epoch).toBeGreaterThan(before.epoch);
+    expect(after).toMatchObject({ issued: 0, drained: true });
+    expect((await inProcess(['ordered-lock', 'jump', 'feed', ...target()])).code).toBe(2);
+  });
+
+  test('dashboard serves the pages over Redis on the given port until stopped', async () => {
+    const stop = new AbortController();
+    const out: string[] = [];
+    const running = runDashboardCommand(['--port', '0', '--read-only', '--base-path', '/ops', ...target()], { out: (l) => out.push(l), err: () => undefined }, { stop: stop.signal, signals: [] });
+    const deadline = Date.now() + 10_000;
+    while (!out.some((l) => l.includes('listening on')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    const url = /listening on (\S+)/.exec(out.join('\n'))?.[1];
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/ops\/executions$/);
+    const list = await (await fetch(url!)).text();
+    expect(list).toContain('exec-waiter');
+    const coordination = await (await fetch(url!.replace('/executions', '/coordination'))).text();
+    expect(coordination).toContain('data-lock="acct:acme"');
+    expect(coordination).toContain('data-waiter="exec-waiter"');
+    const busyPort = /:(\d+)\//.exec(url!)?.[1];
+    const busy = await inProcess(['dashboard', '--port', busyPort!, ...target()]);
+    expect(busy.code).toBe(2);
+    expect(busy.err).toMatch(new RegExp(`^ts-reactor dashboard: cannot listen on 127\\.0\\.0\\.1:${busyPort}: .*EADDRINUSE`));
+    stop.abort();
+    expect(await running).toBe(0);
+    expect(out.at(-1)).toBe('ts-reactor dashboard: stopped');
+  });
+});
