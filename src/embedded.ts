@@ -4,6 +4,7 @@ import { createMemoryQueue } from './queue/memory.js';
 import { createWorker } from './queue/worker.js';
 import { MemoryCoordinator } from './storage/memory/coordinator.js';
 import { MemoryStore } from './storage/memory/store.js';
+import { MemoryFanOutLedger } from './storage/memory/fanout.js';
 
 /** Options of {@link createEmbeddedEngine}: an engine's options, with the store optional. */
 export type EmbeddedEngineOptions = Omit<EngineOptions, 'store' | 'queue' | 'waitList'> &
@@ -40,6 +41,7 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions = {}): Embed
     coordinator: options.coordinator ?? new MemoryCoordinator(options.clock ? { clock: options.clock } : {}),
     queue: memory.queue,
     waitList: memory.waitList,
+    fanOut: options.fanOut ?? new MemoryFanOutLedger(),
   });
   const worker = createWorker({ engine, consumer: memory.consumer, concurrency: workerConcurrency ?? 8 });
   return Object.assign(engine, { drain: () => memory.drain(), close: () => worker.stop() });

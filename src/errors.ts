@@ -334,6 +334,18 @@ export class ExecutionStateError extends ReactorError {
 }
 
 /**
+ * A fan-out map cannot go on: `fan_out_unknown` — its ledger or an element is unknown (never
+ * opened, expired, an index out of range, a map the reactor does not have); `fan_out_unavailable`
+ * — the engine has no fan-out ledger. `details` names the map (`mapId` or `step`).
+ */
+export class FanOutError extends ReactorError {
+  constructor(code: 'fan_out_unknown' | 'fan_out_unavailable', message: string, details: Record<string, unknown>) {
+    super(code, message, { details });
+    this.name = 'FanOutError';
+  }
+}
+
+/**
  * Dispatching an `asyncStep` or `asyncReactor` was refused before anything was queued: it
  * declares a lock (or a limit-1 semaphore) on a key its own dispatching execution holds, so the
  * unit would wait for a key its dispatcher keeps. Never retried; the dispatching step is not

@@ -10,4 +10,5 @@ export * from './engine/index.js';
 export * from './errors.js';
 export { MemoryStore, type MemoryStoreOptions } from './storage/memory/store.js';
 export { MemoryCoordinator } from './storage/memory/coordinator.js';
+export { MemoryFanOutLedger } from './storage/memory/fanout.js';
 export { createEmbeddedEngine, type EmbeddedEngine, type EmbeddedEngineOptions } from './embedded.js';

@@ -7,7 +7,8 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { z } from 'zod';
-import { createEngine, DefinitionError, defineStep, errorFromJSON, MemoryStore, reactor, RecordTooLargeError, RecordVersionError } from '../src/index.js';
+import { createEngine, DefinitionError, defineStep, errorFromJSON, MemoryCoordinator, MemoryStore, reactor, RecordTooLargeError, RecordVersionError } from '../src/index.js';
+import { createMemoryQueue } from '../src/queue/memory.js';
 import { parseRecord } from '../src/storage/memory/store.js';
 import { createRedisBackend } from '../src/storage/redis/index.js';
 import { createTestEngine } from '../src/testing/index.js';
@@ -170,6 +171,29 @@ describe('bad input matrix', () => {
       await expect.poll(async () => (await engine.run(r, {})).status, { timeout: 10_000 }).toBe('completed');
       await backend.close();
     });
+  });
+  test('26. a fan-out map whose batchSize is not an integer >= 1 is refused at definition', () => {
+    const each = defineStep({ input: { n: z.number() }, run: ({ n }) => n });
+    const map = (batchSize: number) => () => reactor('r').input({ items: z.array(z.number()) }).map('all', { source: ($) => $.input('items'), each, args: (n) => ({ n }), fanOut: { batchSize } });
+    expectDefinitionError(map(0), 'fanOut.batchSize must be an integer >= 1 (got 0)');
+    expectDefinitionError(map(2.5), 'fanOut.batchSize must be an integer >= 1');
+  });
+
+  test('27. a fan-out element job whose map is unknown, or an engine without a fan-out ledger: fan_out_unknown / fan_out_unavailable; no element body runs', async () => {
+    let ran = 0;
+    const each = defineStep({ input: { n: z.number() }, run: ({ n }) => (ran++, n), undo: () => void ran-- });
+    const r = reactor('fo-bad').input({ items: z.array(z.number()) }).step('a', { run: () => 1, undo: () => void (ran += 100) }).map('all', { source: ($) => $.input('items'), each, args: (n) => ({ n }), fanOut: {}, waitFor: ['a'] }).build();
+    const store = new MemoryStore();
+    const engine = createEngine({ store, coordinator: new MemoryCoordinator(), queue: createMemoryQueue().queue, reactors: [r] });
+    const now = Date.now();
+    await store.save({ v: 1, id: 'p/ghost[0]', rootId: 'p', parentId: 'p', reactor: 'fo-bad', status: 'pending', input: { item: 1, index: 0 }, steps: {}, rollbackFailures: [], element: { parentId: 'p', step: 'ghost', index: 0 }, createdAt: now, updatedAt: now });
+    await expect(engine.process({ v: 1, executionId: 'p/ghost[0]', reactor: 'fo-bad' }, { jobId: 'j', delivery: 1 })).rejects.toMatchObject({ name: 'FanOutError', code: 'fan_out_unknown', details: { step: 'ghost' } });
+    // An engine without a ledger: the map fails before any element, earlier steps are undone.
+    const started = await engine.start(r, { items: [1, 2] });
+    await engine.process({ v: 1, executionId: started.executionId, reactor: 'fo-bad' }, { jobId: `${started.executionId}:1`, delivery: 1 });
+    const result = await engine.result(started.executionId);
+    expect(result).toMatchObject({ status: 'failed', failedStep: 'all', error: { code: 'fan_out_unavailable' } });
+    expect(ran).toBe(100);
   });
 });
 

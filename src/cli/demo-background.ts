@@ -293,6 +293,18 @@ function tell(result: RunResult, t0: number, context: { readonly labels: Readonl
       case 'step.undone':
         line(e, `${e.type}${'step' in e && e.step !== undefined ? ` ${e.step}` : ''}`);
         break;
+      case 'map.element_dispatched':
+      case 'map.element_retrying':
+      case 'map.element_completed':
+      case 'map.element_failed':
+      case 'map.element_skipped':
+      case 'map.rollback_dispatched':
+      case 'map.element_undone':
+      case 'map.element_undo_failed':
+      case 'map.parked':
+      case 'map.collected':
+        line(e, `${e.type} ${e.step}`);
+        break;
     }
   }
   if (result.status !== 'completed' && result.status !== 'failed') lines.push(`  (still ${result.status} after ${WAIT_TIMEOUT_MS} ms)`);

@@ -129,6 +129,18 @@ class EventPrinter {
       case 'coordination.lost':
         // The checkout reactor declares no coordination; name such events if they ever appear.
         return line('event', `${event.type}${'step' in event ? ` ${String(event.step)}` : ''}`);
+      case 'map.element_dispatched':
+      case 'map.element_retrying':
+      case 'map.element_completed':
+      case 'map.element_failed':
+      case 'map.element_skipped':
+      case 'map.rollback_dispatched':
+      case 'map.element_undone':
+      case 'map.element_undo_failed':
+        return line('element', `${event.type} ${event.step}[${event.index}]`);
+      case 'map.parked':
+      case 'map.collected':
+        return line('map', `${event.type} ${event.step}`);
     }
   }
 

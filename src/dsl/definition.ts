@@ -63,6 +63,8 @@ export interface MapNode extends NodeBase {
   readonly elementArgs: (item: never, index: number) => unknown;
   readonly maxConcurrency: number;
   readonly atomic: boolean;
+  /** Worker mode: elements run as their own jobs, at most `batchSize` in flight (undefined: in-process). */
+  readonly fanOut?: { readonly batchSize: number } | undefined;
 }
 
 /** Any node of the graph. */

@@ -80,6 +80,9 @@ export interface PlacementOptions<I, S, In> {
 type ElementInput<E> = E extends AnyStepDefinition ? NonNullable<E['~types']>['input'] : InputOf<E>;
 type ElementOutput<E> = E extends AnyStepDefinition ? NonNullable<E['~types']>['output'] : OutputOf<E>;
 
+/** Elements of a fan-out map in flight at once when `fanOut.batchSize` is not given. */
+export const DEFAULT_FAN_OUT_BATCH = 50;
+
 /** Options of a map step. */
 export interface MapOptions<I, S, T, E> {
   /** The collection. */
@@ -92,6 +95,12 @@ export interface MapOptions<I, S, T, E> {
   readonly maxConcurrency?: number;
   /** Stop starting elements at the first failure and fail the map (default true). */
   readonly atomic?: boolean;
+  /**
+   * In a background worker, run each element as its own job, at most `batchSize` (default 50)
+   * in flight; the execution parks until every element settled (docs/maps.md). Inline runs keep
+   * running the elements in this process (docs/decisions/018).
+   */
+  readonly fanOut?: { readonly batchSize?: number };
   readonly waitFor?: readonly (keyof S & string)[];
 }
 
@@ -257,7 +266,10 @@ export class ReactorBuilder<Name extends string, In, I, S> {
     return this.#with({ kind: 'compose', name, reactor: child, args, waitFor, dependsOn: dependenciesOf(args, waitFor) }) as never;
   }
 
-  /** Runs a step definition or a reactor for each element of a collection, in this process. */
+  /**
+   * Runs a step definition or a reactor for each element of a collection: in this process, or —
+   * with `fanOut`, in a background worker — one job per element (docs/maps.md).
+   */
   map<const N extends string, T, E extends AnyStepDefinition | AnyReactorDefinition>(
     name: FreshName<N, S>,
     options: MapOptions<I, S, T, E>,
@@ -272,6 +284,8 @@ export class ReactorBuilder<Name extends string, In, I, S> {
     }
     const maxConcurrency = options.maxConcurrency ?? 4;
     if (!Number.isInteger(maxConcurrency) || maxConcurrency < 1) this.#fail(name, `maxConcurrency must be an integer >= 1 (got ${String(maxConcurrency)})`);
+    const fanOut = options.fanOut === undefined ? undefined : { batchSize: options.fanOut.batchSize ?? DEFAULT_FAN_OUT_BATCH };
+    if (fanOut && (!Number.isInteger(fanOut.batchSize) || fanOut.batchSize < 1)) this.#fail(name, `fanOut.batchSize must be an integer >= 1 (got ${String(fanOut.batchSize)})`);
     return this.#with({
       kind: 'map',
       name,
@@ -281,6 +295,7 @@ export class ReactorBuilder<Name extends string, In, I, S> {
       elementArgs: options.args,
       maxConcurrency,
       atomic: options.atomic ?? true,
+      fanOut,
       waitFor,
       dependsOn: dependenciesOf({ source }, waitFor),
     }) as never;

@@ -18,6 +18,9 @@ import { TERMINAL_STATUSES, type ExecutionRecord, type Store, type WaitingFor } 
 import type { RunResult } from './results.js';
 import { RunState, type RunStateInit } from './run-state.js';
 import { runFrame, type GraphOutcome } from './scheduler.js';
+import { processElementJob } from './fanout/element-job.js';
+import { fanOutRuntime, parkOnFanOut, resumeFanOutRollback } from './fanout/park.js';
+import type { FanOutLedger } from './ports/fanout.js';
 import { interruptJob, isInterruptJob } from './interrupt/jobs.js';
 import { pauseRun } from './interrupt/pause.js';
 import { parkReader } from './async/park.js';
@@ -56,6 +59,8 @@ export interface BackgroundDeps {
   readonly workerId: string;
   /** Brackets job runs and enqueues in middleware scopes (spans). Default: none. */
   readonly instrument?: Instrument;
+  /** Ledgers of fan-out maps; without it a fan-out map fails in a worker (`fan_out_unavailable`). */
+  readonly fanOut?: FanOutLedger | undefined;
   readonly newState: (
     init: Pick<RunStateInit, 'executionId' | 'rootExecutionId' | 'reactor' | 'contract' | 'input' | 'idempotencyKey' | 'retryOf' | 'parentId'> & { readonly resume?: ExecutionRecord; readonly mode?: 'inline' | 'worker'; readonly replayOnly?: boolean },
   ) => RunState;
@@ -122,9 +127,11 @@ export async function processJob(deps: BackgroundDeps, reactor: AnyReactorDefini
   try {
     // Read under the liveness lock (nobody else changes it now), together with the cancel flag.
     const [record] = await Promise.all([deps.store.get(id), cancelIfRequested()]);
-    if (!record || TERMINAL_STATUSES.has(record.status)) return; // expired, or a redelivery of finished work
+    if (!record) return; // expired
     const scope = { kind: 'run', mode: 'worker', executionId: id, rootExecutionId: record.rootId, reactor: record.reactor, job: delivery, ...(record.traceContext === undefined ? {} : { traceContext: record.traceContext }) } as const;
     const traced = (deps.instrument ?? noInstrument).traced;
+    if (record.element !== undefined) return void (await traced(scope, async (traceContext) => (await processElementJob(deps, reactor, traceContext ? { ...record, traceContext } : record, delivery, root.signal))?.()));
+    if (TERMINAL_STATUSES.has(record.status)) return; // a redelivery of finished work
     if (isInterruptJob(record, delivery)) return void (await traced(scope, (traceContext) => interruptJob(deps, reactor, traceContext ? { ...record, traceContext } : record, delivery))); // paused: only an active timeout acts
     const retryAt = record.background?.retryAt;
     if (record.status === 'pending' && retryAt !== undefined && retryAt - deps.clock.now() > 25) {
@@ -155,6 +162,7 @@ async function advance(deps: BackgroundDeps, reactor: AnyReactorDefinition, reco
   }
   if (!validated.ok) return void (await finish(state, { status: 'failed', step: undefined, error: new ReactorError('input_invalid', 'persisted input no longer validates'), validation: validated.issues }));
   if (root.signal.aborted) return void (await rollbackRecorded(deps, reactor, record, (root.signal.reason as Error).message)); // a cancel request picked up at the start of a job
+  if (record.background?.fanOutRollback) return resumeFanOutRollback(deps, reactor, record); // its rollback waited on a fan-out map's elements
   let holds;
   if (reactor.coordination.length > 0) {
     const admission = await admitWork(state, deps.coordination, reactor.coordination, state.input, { reactor: reactor.name, abort: root, orderedTicket: background.ordered, adopt: background.parkedHolds !== undefined });
@@ -165,6 +173,7 @@ async function advance(deps: BackgroundDeps, reactor: AnyReactorDefinition, reco
   const { waitingFor: _done, retryAt: _due, parkedHolds: _adopted, ...rest } = background;
   state.background = rest;
   state.contentionCap = deps.options.contentionCap;
+  state.fanOut = fanOutRuntime(deps);
   let outcome: GraphOutcome | undefined;
   try {
     await state.progress('running');
@@ -179,6 +188,7 @@ async function advance(deps: BackgroundDeps, reactor: AnyReactorDefinition, reco
   }
   if (outcome.status === 'yielded' && outcome.pause) return void (await pauseRun(state, reactor));
   if (outcome.status === 'yielded') {
+    if (outcome.fanOut !== undefined) return parkOnFanOut(deps, state, outcome.fanOut); // a fan-out map's elements run (or are undone) as jobs
     if (outcome.contention instanceof AsyncPendingError) return parkReader(deps, state, outcome.contention);
     // A step lost contention: park like a reactor-level refusal (the release wakes it).
     if (outcome.contention !== undefined) return refused(deps, state, outcome.contention);

@@ -19,6 +19,7 @@ import { admitWork, execute, fromRecord, invalidInput, type CoordinationDeps } f
 import { cancelExecution, retrySource, undoExecution, type OperationsDeps } from './operations.js';
 import type { Coordinator } from './ports/coordinator.js';
 import type { ExecutionJob, JobDelivery, JobQueue, WaitList } from './ports/queue.js';
+import type { FanOutLedger } from './ports/fanout.js';
 import type { ExecutionRecord, Store } from './ports/store.js';
 import { registerTree } from './async/registry.js';
 import { wakeReaders } from './async/park.js';
@@ -43,6 +44,8 @@ export interface EngineOptions {
   readonly queue?: JobQueue;
   /** Wait lists of parked executions (wake-on-release). */
   readonly waitList?: WaitList;
+  /** Ledgers of fan-out maps (`map(..., { fanOut })` in workers); the embedded engine and `createRedisRuntime` pass one. */
+  readonly fanOut?: FanOutLedger;
   /** Background-execution tunables. */
   readonly background?: BackgroundOptions;
   /** Reactors this engine can process jobs for (reactors started through it register themselves). */
@@ -177,6 +180,7 @@ export function createEngine(options: EngineOptions): Engine {
         clock,
         coordination,
         workerId: ids.executionId(),
+        fanOut: options.fanOut,
         newState,
         instrument,
         options: { contentionCap: 100, parkFallbackMs: 5_000, livenessTtlMs: 30_000, workerWaitMs: 250, asyncWaitMs: 30_000, asyncParkTimeoutMs: 3_600_000, ...options.background },
@@ -194,7 +198,7 @@ export function createEngine(options: EngineOptions): Engine {
   };
   // A unit's or child's terminal record wakes its readers: here at once, elsewhere through the wait list.
   const onSettled = (record: ExecutionRecord): void => {
-    if (record.parentId === undefined) return;
+    if (record.parentId === undefined || record.element !== undefined) return; // fan-out elements have no readers
     signals.notify(record.id);
     if (background) void wakeReaders(background, record.id).catch((error: unknown) => logger.warn({ err: error, unitId: record.id }, 'waking the readers of an async unit failed; their fallback job resumes them'));
   };
@@ -269,7 +273,7 @@ export function createEngine(options: EngineOptions): Engine {
     }
   };
 
-  const ops: OperationsDeps = { store: options.store, coordination, waitList: options.waitList, queue: options.queue, registry, live: inflight, newState, instrument };
+  const ops: OperationsDeps = { store: options.store, coordination, waitList: options.waitList, queue: options.queue, registry, live: inflight, newState, fanOut: options.fanOut, instrument };
   const retry = async (executionId: string): Promise<RunResult> => {
     const source = await retrySource(ops, executionId);
     const retried = await (background ? start : run)(source.reactor, source.input, { retryOf: executionId });

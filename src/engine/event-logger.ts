@@ -56,6 +56,16 @@ export const EVENT_LOG_LEVELS: Readonly<Record<ReactorEventType, LogLevel>> = Ob
   'interrupt.rejected': 'warn',
   'interrupt.payload_invalid': 'warn',
   'interrupt.timed_out': 'warn',
+  'map.element_dispatched': 'debug',
+  'map.element_retrying': 'warn',
+  'map.element_completed': 'debug',
+  'map.element_failed': 'warn',
+  'map.element_skipped': 'info',
+  'map.rollback_dispatched': 'info',
+  'map.element_undone': 'info',
+  'map.element_undo_failed': 'warn',
+  'map.parked': 'info',
+  'map.collected': 'info',
 });
 
 /** Options of {@link eventLogger}. */

@@ -20,6 +20,11 @@ interface StepBase extends Base {
   readonly step: string;
 }
 
+/** An event about one element of a fan-out map; `step` is the map step. */
+interface MapBase extends StepBase {
+  readonly index: number;
+}
+
 interface CoordinationBase extends Base {
   readonly primitive: PrimitiveName;
   readonly key: string;
@@ -41,7 +46,7 @@ export type ReactorEvent =
   | (Base & { readonly type: 'run.retried'; readonly retryExecutionId: string })
   | (Base & { readonly type: 'run.resumed'; readonly jobId: string; readonly delivery: number })
   | (Base & { readonly type: 'run.parked'; readonly primitive: PrimitiveName; readonly key: string; readonly attempt: number; readonly jobId: string; /** The contended step; absent for reactor-level contention. */ readonly step?: string })
-  | (Base & { readonly type: 'run.woken'; readonly primitive: PrimitiveName | 'async'; readonly key: string; readonly jobId: string; /** The step it parked at; absent for reactor-level contention. */ readonly step?: string })
+  | (Base & { readonly type: 'run.woken'; readonly primitive: PrimitiveName | 'async' | 'map'; readonly key: string; readonly jobId: string; /** The step it parked at; absent for reactor-level contention. */ readonly step?: string })
   | (StepBase & { readonly type: 'step.started'; readonly attempt: number })
   | (StepBase & { readonly type: 'step.succeeded'; readonly attempt: number })
   | (StepBase & { readonly type: 'step.failed'; readonly attempt: number; readonly error: ErrorJSON; readonly started: boolean })
@@ -52,6 +57,16 @@ export type ReactorEvent =
   | (StepBase & { readonly type: 'step.compensate_failed'; readonly reason: 'raised' | 'returned_failure' | 'coordination_unavailable'; readonly message: string; readonly key?: string })
   | (StepBase & { readonly type: 'step.undone' })
   | (StepBase & { readonly type: 'step.undo_failed'; readonly reason: 'raised' | 'returned_failure' | 'coordination_unavailable'; readonly message: string; readonly key?: string })
+  | (MapBase & { readonly type: 'map.element_dispatched'; readonly jobId: string })
+  | (MapBase & { readonly type: 'map.element_retrying'; readonly attempt: number; readonly delayMs: number; readonly jobId: string })
+  | (MapBase & { readonly type: 'map.element_completed' })
+  | (MapBase & { readonly type: 'map.element_failed'; readonly error: ErrorJSON })
+  | (MapBase & { readonly type: 'map.element_skipped'; readonly reason: 'not_started' | 'skipped' | 'halted' })
+  | (MapBase & { readonly type: 'map.rollback_dispatched'; readonly jobId: string })
+  | (MapBase & { readonly type: 'map.element_undone' })
+  | (MapBase & { readonly type: 'map.element_undo_failed'; readonly message: string })
+  | (StepBase & { readonly type: 'map.parked'; readonly phase: 'collect' | 'rollback'; readonly jobId: string; readonly settled: number; readonly total: number })
+  | (StepBase & { readonly type: 'map.collected'; readonly completed: number; readonly failed: number; readonly skipped: number; readonly notStarted: number })
   | (CoordinationBase & { readonly type: 'coordination.acquired'; readonly token?: string; readonly nesting?: number; readonly nonce?: number; readonly bucket?: string })
   | (CoordinationBase & { readonly type: 'coordination.released'; readonly nesting?: number })
   | (CoordinationBase & { readonly type: 'coordination.waiting'; readonly holder?: string })

@@ -129,7 +129,9 @@ export function stepEnd(outcome: NodeOutcome): WorkEnd {
     case 'halt':
       return { outcome: 'halted' };
     case 'yield':
-      return { outcome: outcome.pause !== undefined ? 'paused' : outcome.contention === undefined ? 'retrying' : 'parked' };
+      if (outcome.pause !== undefined) return { outcome: 'paused' };
+      // Parked on a busy key, or on a fan-out map's elements; otherwise a retry was re-enqueued.
+      return { outcome: outcome.contention !== undefined || outcome.fanOut !== undefined ? 'parked' : 'retrying' };
     case 'failure':
       return { outcome: 'failed', error: summary(outcome.error) };
   }

@@ -13,6 +13,7 @@ import { resolveArgs, resolveArg, type ArgScope } from './resolve-args.js';
 import type { RunState } from './run-state.js';
 import { runFrame, undoAll, type GraphOutcome } from './scheduler.js';
 import { notStarted, runStepNode, type StepPlace } from './step-runner.js';
+import { runFanOut, runsFanOut } from './fanout/parent.js';
 
 /** Runs a composed child reactor; its failure has rolled the child back already. */
 export async function runCompose(run: RunState, node: ComposeNode, place: StepPlace, scope: ArgScope): Promise<NodeOutcome> {
@@ -79,6 +80,7 @@ interface ElementOutcome {
 
 /** Runs a map in this process with bounded concurrency. */
 export async function runMap(run: RunState, node: MapNode, place: StepPlace, scope: ArgScope): Promise<NodeOutcome> {
+  if (runsFanOut(run, node, place)) return runFanOut(run, node, place, scope);
   if (run.replayOnly && !run.reached(place.path)) return { kind: 'skipped', value: undefined };
   let items: unknown;
   try {
@@ -115,7 +117,8 @@ async function runElements(run: RunState, node: MapNode, place: StepPlace, items
   return settled.sort((a, b) => a.index - b.index);
 }
 
-async function runElement(run: RunState, node: MapNode, place: StepPlace, item: unknown, index: number): Promise<NodeOutcome> {
+/** Runs one element of a map (a step definition or a reactor) at `place` (`items[3]`). */
+export async function runElement(run: RunState, node: MapNode, place: StepPlace, item: unknown, index: number): Promise<NodeOutcome> {
   let input: Record<string, unknown>;
   try {
     input = (node.elementArgs as (item: unknown, index: number) => Record<string, unknown>)(item, index);
@@ -159,7 +162,8 @@ function settleMap(run: RunState, node: MapNode, place: StepPlace, settled: read
     return { kind: 'failure', step: firstFailure.step, error: firstFailure.error, validation: firstFailure.validation, compensate };
   }
   const notStartedIndexes = Array.from({ length: size }, (_, i) => i).filter((i) => !seen.has(i));
-  const result: MapResult<unknown> = { values, successes: values.filter((_, i) => completed.some((c) => c.index === i) || isSkipped(settled, i)), failures, notStarted: notStartedIndexes };
+  const succeeded = values.flatMap((value, index) => (completed.some((c) => c.index === index) || isSkipped(settled, index) ? [{ index, value }] : []));
+  const result: MapResult<unknown> = { values, successes: succeeded.map((s) => s.value), succeeded, failures, notStarted: notStartedIndexes };
   run.setStep(place.path, { status: 'completed', attempts: 1, result });
   run.emit({ type: 'step.succeeded', step: place.path, attempt: 1, reactor: place.reactor });
   return { kind: 'success', value: result, entry: { step: place.path, undo: undoElements } };

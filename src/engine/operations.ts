@@ -15,6 +15,8 @@ import { TERMINAL_STATUSES, type ExecutionRecord, type Store } from './ports/sto
 import type { RunResult } from './results.js';
 import type { RunState, RunStateInit } from './run-state.js';
 import { runFrame, undoAll } from './scheduler.js';
+import { inlineFanOutRuntime } from './fanout/park.js';
+import type { FanOutLedger } from './ports/fanout.js';
 
 /** The key of an execution's cross-process cancel request (checked by the worker running it). */
 export const cancelRequestKey = (executionId: string): string => `cancel:${executionId}`;
@@ -33,6 +35,8 @@ export interface OperationsDeps {
   /** Brackets an operator's rollback in a `run` scope (a span in the execution's trace). Default: none. */
   readonly instrument?: Instrument;
   readonly newState: (init: Pick<RunStateInit, 'executionId' | 'rootExecutionId' | 'reactor' | 'contract' | 'input' | 'idempotencyKey'> & { readonly resume?: ExecutionRecord; readonly mode?: 'inline' | 'worker'; readonly replayOnly?: boolean }) => RunState;
+  /** Ledgers of fan-out maps: undo and cancel undo a completed fan-out map's elements in this process. */
+  readonly fanOut?: FanOutLedger | undefined;
 }
 
 async function load(deps: OperationsDeps, executionId: string, operation: string): Promise<{ record: ExecutionRecord; reactor: AnyReactorDefinition }> {
@@ -66,8 +70,9 @@ async function exclusive<T>(deps: OperationsDeps, executionId: string, fn: () =>
  * Rebuilds the completed work from the record, undoes it newest first, hands back an ordered
  * position it still has, and ends the execution `cancelled`.
  */
-export async function rollbackRecorded(deps: Pick<OperationsDeps, 'newState' | 'waitList' | 'coordination'>, reactor: AnyReactorDefinition, record: ExecutionRecord, reason: string): Promise<RunResult> {
+export async function rollbackRecorded(deps: Pick<OperationsDeps, 'newState' | 'waitList' | 'coordination' | 'store' | 'fanOut'>, reactor: AnyReactorDefinition, record: ExecutionRecord, reason: string): Promise<RunResult> {
   const state = deps.newState({ executionId: record.id, rootExecutionId: record.rootId, reactor: reactor.name, contract: reactor.contract, input: record.input as Record<string, unknown>, idempotencyKey: record.idempotencyKey, resume: record, mode: 'worker', replayOnly: true });
+  state.fanOut = inlineFanOutRuntime(deps, reactor); // a completed fan-out map's elements are undone here too
   const replay = await runFrame(state, { def: reactor, input: state.input, prefix: '', signal: new AbortController().signal });
   state.emit({ type: 'run.rolling_back', step: undefined });
   await state.checkpoint('rolling_back');

@@ -1,4 +1,5 @@
 import type { FieldIssue } from '../errors.js';
+import type { FanOutPark } from './fanout/wait.js';
 import type { InterruptWait } from './ports/store.js';
 
 /** Something completed that rollback may have to undo. */
@@ -15,7 +16,7 @@ export type NodeOutcome =
   | { readonly kind: 'halt'; readonly step: string; readonly reason: string; readonly data?: unknown }
   /** Worker mode: the step wants another attempt later; the execution is re-enqueued. */
   /** Worker mode: a later attempt (a retry delay), or — with `contention` — a park until the busy key is released. */
-  | { readonly kind: 'yield'; readonly step: string; readonly delayMs: number; readonly contention?: Error; readonly pause?: readonly InterruptWait[] }
+  | { readonly kind: 'yield'; readonly step: string; readonly delayMs: number; readonly contention?: Error; readonly fanOut?: FanOutPark; readonly pause?: readonly InterruptWait[] }
   | {
       readonly kind: 'failure';
       readonly step: string;

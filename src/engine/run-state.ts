@@ -15,10 +15,11 @@ import { noInstrument, type Instrument } from './instrument.js';
 import { SiblingGate } from './sibling-gate.js';
 import type { ErrorJSON } from '../errors.js';
 import type { EventHub, ReactorEvent } from './events.js';
+import type { FanOutRuntime } from './fanout/wait.js';
 import type { AsyncPort } from './async/port.js';
 import type { Clock } from './ports/clock.js';
 import type { JobQueue } from './ports/queue.js';
-import { RECORD_VERSION, TERMINAL_STATUSES, type BackgroundState, type ExecutionRecord, type ExecutionStatus, type InterruptWait, type RollbackFailure, type StepRecord, type Store, type TraceContext } from './ports/store.js';
+import { RECORD_VERSION, TERMINAL_STATUSES, type BackgroundState, type ElementLink, type ExecutionRecord, type ExecutionStatus, type InterruptWait, type RollbackFailure, type StepRecord, type Store, type TraceContext } from './ports/store.js';
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 /** An event before the run state stamps its identity and time. */
@@ -124,6 +125,8 @@ export class RunState {
    * many contention attempts were made (then it fails like in-process). Undefined: never park.
    */
   contentionCap: number | undefined = undefined;
+  /** Set by a worker: what fan-out maps need (ledger, queue, store; docs/decisions/018). */
+  fanOut: FanOutRuntime | undefined = undefined;
   #seq = 0;
   #saving: Promise<void> = Promise.resolve();
   #lastWrite = 0;
@@ -160,6 +163,11 @@ export class RunState {
     this.trace.push(...(init.resume?.trace ?? []));
     // A resumed execution's record exists already: its first progress checkpoint may wait.
     if (init.resume) this.#lastWrite = init.clock.now();
+  }
+
+  /** The link to the parent when this state runs one element of a fan-out map. */
+  get element(): ElementLink | undefined {
+    return this.#init.resume?.element;
   }
 
   /** Stamps, records and publishes an event. */
@@ -281,6 +289,7 @@ export class RunState {
       ...(this.traceContext === undefined ? {} : { traceContext: this.traceContext }),
       ...(this.interrupts.length === 0 ? {} : { interrupts: [...this.interrupts] }),
       ...this.#link(),
+      ...(this.element === undefined ? {} : { parentId: this.element.parentId, element: this.element }),
       ...(withTrace ? { trace: this.trace.slice(-1_000) } : {}),
       ...outcome,
       createdAt: this.#createdAt,

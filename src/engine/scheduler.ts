@@ -15,6 +15,8 @@ import { resolveArgs, type ArgScope } from './resolve-args.js';
 import type { RunState } from './run-state.js';
 import { runStepNode } from './step-runner.js';
 import { tracedNode } from './instrument.js';
+import { rollBackOrPark } from './fanout/rollback.js';
+import type { FanOutPark } from './fanout/wait.js';
 import { runInterrupt } from './interrupt/step.js';
 
 /** One graph being executed: a reactor with its validated input, at a path inside the run. */
@@ -40,7 +42,7 @@ export type GraphOutcome =
   | { readonly status: 'completed'; readonly value: unknown; readonly completed: readonly CompletedEntry[] }
   | { readonly status: 'halted'; readonly step: string; readonly reason: string; readonly data?: unknown }
   /** Worker mode: a step asked for a later attempt; nothing is rolled back, the execution is re-enqueued. */
-  | { readonly status: 'yielded'; readonly step: string; readonly delayMs: number; readonly contention?: Error; readonly pause?: readonly InterruptWait[] }
+  | { readonly status: 'yielded'; readonly step: string; readonly delayMs: number; readonly contention?: Error; readonly fanOut?: FanOutPark; readonly pause?: readonly InterruptWait[] }
   | { readonly status: 'failed'; readonly step: string | undefined; readonly error: Error; readonly validation: readonly FieldIssue[] };
 
 /** Executes a graph and, if it failed, compensates the failed steps and undoes completed ones, newest first. */
@@ -54,8 +56,9 @@ export async function runFrame(run: RunState, frame: Frame): Promise<GraphOutcom
     if (first || interrupted) {
       run.emit({ type: 'run.rolling_back', step: first?.step, reactor: frame.def.name });
       if (frame.prefix === '') await run.checkpoint('rolling_back').catch(() => undefined);
-      for (const failure of failures) await failure.compensate?.();
-      await undoAll(completed, run);
+      // A fan-out map's elements are undone by jobs: the execution parks and resumes its rollback (decision 019).
+      const park = await rollBackOrPark(run, failures, completed);
+      if (park) return { status: 'yielded', step: park.step, delayMs: 0, fanOut: { ...park, failedStep: first?.step, error: first?.error ?? interrupted } };
       return first ? { status: 'failed', step: first.step, error: first.error, validation: first.validation } : { status: 'failed', step: undefined, error: interrupted!, validation: [] };
     }
     if (halt) return { status: 'halted', ...halt };
@@ -86,7 +89,7 @@ interface Schedule {
   /** Set when an enclosing frame aborted with an error (e.g. a lost lock): no new step starts. */
   interrupted: Error | undefined;
   /** Worker mode: the earliest retry any step asked for; no new step starts. */
-  yielded: { readonly step: string; readonly delayMs: number; readonly contention?: Error; readonly pause?: readonly InterruptWait[] } | undefined;
+  yielded: { readonly step: string; readonly delayMs: number; readonly contention?: Error; readonly fanOut?: FanOutPark; readonly pause?: readonly InterruptWait[] } | undefined;
 }
 
 function schedule(run: RunState, frame: Frame, controller: AbortController): Promise<Schedule> {
@@ -109,11 +112,12 @@ function schedule(run: RunState, frame: Frame, controller: AbortController): Pro
         state.yielded = { step: state.yielded?.pause ? state.yielded.step : outcome.step, delayMs: 0, pause: [...(state.yielded?.pause ?? []), ...outcome.pause] };
       } else if (outcome.kind === 'yield') {
         // A step that lost contention parks the execution (woken by the release); otherwise the soonest retry wins.
-        const parks = outcome.contention !== undefined;
+        const parks = outcome.contention !== undefined || outcome.fanOut !== undefined;
+        const parked = state.yielded !== undefined && (state.yielded.contention !== undefined || state.yielded.fanOut !== undefined);
         if (state.yielded?.pause) {
           // paused already
-        } else if (state.yielded === undefined || (parks && state.yielded.contention === undefined) || (parks === (state.yielded.contention !== undefined) && outcome.delayMs < state.yielded.delayMs)) {
-          state.yielded = { step: outcome.step, delayMs: outcome.delayMs, ...(outcome.contention === undefined ? {} : { contention: outcome.contention }) };
+        } else if (state.yielded === undefined || (parks && !parked) || (parks === parked && outcome.delayMs < state.yielded.delayMs)) {
+          state.yielded = { step: outcome.step, delayMs: outcome.delayMs, ...(outcome.contention === undefined ? {} : { contention: outcome.contention }), ...(outcome.fanOut === undefined ? {} : { fanOut: outcome.fanOut }) };
         }
       } else if (outcome.kind === 'halt') {
         state.halt ??= { step: outcome.step, reason: outcome.reason, ...(outcome.data === undefined ? {} : { data: outcome.data }) };

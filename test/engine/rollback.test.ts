@@ -150,7 +150,7 @@ describe('map (in-process)', () => {
   test('results keep element order and expose successes', async () => {
     const r = reactor('m').input({ items: z.array(z.number()) }).map('all', { source: ($) => $.input('items'), each: chargeOne([]), args: (n) => ({ n }), maxConcurrency: 3 }).returns('all');
     const result = await createTestEngine().run(r, { items: [1, 2, 3, 4, 5] });
-    expect(result.status === 'completed' && result.value).toEqual({ values: [10, 20, 30, 40, 50], successes: [10, 20, 30, 40, 50], failures: [], notStarted: [] });
+    expect(result.status === 'completed' && result.value).toEqual({ values: [10, 20, 30, 40, 50], successes: [10, 20, 30, 40, 50], succeeded: [10, 20, 30, 40, 50].map((value, index) => ({ index, value })), failures: [], notStarted: [] });
   });
 
   test('atomic: the first failure stops unstarted elements; completed elements are undone highest index first, then earlier steps', async () => {

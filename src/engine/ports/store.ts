@@ -31,12 +31,18 @@ export interface RollbackFailure {
   readonly reason: 'raised' | 'returned_failure' | 'coordination_unavailable';
   readonly message: string;
   readonly key?: string;
+  /** A fan-out map's element: the map step (path) and the element's index. */
+  readonly mapStep?: string;
+  readonly elementIndex?: number;
 }
 
 /** What a parked execution waits for. */
 export interface WaitingFor {
-  /** `async`: a reader parked until the async unit or child execution `key` (its id) finishes. */
-  readonly primitive: 'lock' | 'semaphore' | 'rate_limit' | 'ordered_lock' | 'async';
+  /**
+   * A coordination primitive; `map`: the elements of a fan-out map (`key` = the map step);
+   * `async`: a reader parked until the async unit or child execution `key` (its id) finishes.
+   */
+  readonly primitive: 'lock' | 'semaphore' | 'rate_limit' | 'ordered_lock' | 'map' | 'async';
   readonly key: string;
   /** The contended step; absent when the reactor-level declarations were contended. */
   readonly step?: string;
@@ -80,8 +86,29 @@ export interface BackgroundState {
   readonly stepOrdered?: Readonly<Record<string, { readonly key: string; readonly nonce: number; readonly epoch: number }>>;
   /** When a retry is due (engine clock, ms). */
   readonly retryAt?: number;
+  /** Set while a failed execution waits for a fan-out map's elements to be undone (status `rolling_back`). */
+  readonly fanOutRollback?: FanOutRollbackState;
   /** A reader's parks on one async unit so far (its `waitingFor.attempt`), kept across re-parks. */
   readonly asyncParks?: { readonly unitId: string; readonly count: number };
+}
+
+/** A rollback paused at a fan-out map whose completed elements are being undone by jobs. */
+export interface FanOutRollbackState {
+  /** The map's ledger id. */
+  readonly mapId: string;
+  /** Once the elements are undone, undo the completed steps with a completion sequence below this (none: every one). */
+  readonly below?: number;
+  readonly failedStep?: string;
+  /** The error the execution fails with once rollback is over. */
+  readonly error: ErrorJSON;
+}
+
+/** What links an element record of a fan-out map to its parent execution. */
+export interface ElementLink {
+  readonly parentId: string;
+  /** The map step's path in the parent. */
+  readonly step: string;
+  readonly index: number;
 }
 
 /**
@@ -140,6 +167,8 @@ export interface ExecutionRecord {
   readonly background?: BackgroundState;
   /** The trace this execution's spans belong to (tracing middleware only). */
   readonly traceContext?: TraceContext;
+  /** Set on the record of one element of a fan-out map (its input is `{ item, index }`). */
+  readonly element?: ElementLink;
   /** The interrupts a paused execution waits at (and an accepted payload not consumed yet). */
   readonly interrupts?: readonly InterruptWait[];
   /** Set on the record of an `asyncStep` unit: which step of which dispatcher it runs. */

@@ -18,9 +18,12 @@ import type { Store } from '../../engine/ports/store.js';
 import { quit, RedisCoordinator } from './coordinator.js';
 import { RedisKeys } from './keys.js';
 import { RedisStore } from './store.js';
+import { RedisFanOutLedger } from './fanout.js';
+import type { FanOutLedger } from '../../engine/ports/fanout.js';
 
 export { RedisCoordinator, type RedisCoordinatorOptions } from './coordinator.js';
 export { DEFAULT_PREFIX, RedisKeys } from './keys.js';
+export { RedisFanOutLedger, type RedisFanOutLedgerOptions } from './fanout.js';
 export { DEFAULT_MAX_RECORD_BYTES, DEFAULT_RECORD_TTL_MS, RedisStore, type RedisStoreOptions } from './store.js';
 
 /** Options of {@link createRedisBackend}. */
@@ -41,6 +44,8 @@ export interface RedisBackendOptions {
 export interface RedisBackend {
   readonly store: Store;
   readonly coordinator: Coordinator;
+  /** Ledgers of fan-out maps (same connection, same prefix, the records' TTL). */
+  readonly fanOut: FanOutLedger;
   /** The command connection (created from `url`, or the one passed in). */
   readonly redis: Redis;
   /** Closes the subscriber connection, and the command connection if the backend created it. */
@@ -71,10 +76,12 @@ export function createRedisBackend(options: RedisBackendOptions = {}): RedisBack
     ...(options.recordTtlMs === undefined ? {} : { recordTtlMs: options.recordTtlMs }),
     ...(options.maxRecordBytes === undefined ? {} : { maxRecordBytes: options.maxRecordBytes }),
   });
+  const fanOut = new RedisFanOutLedger({ redis, keys, ...(options.recordTtlMs === undefined ? {} : { ttlMs: options.recordTtlMs }) });
   let closing: Promise<void> | undefined;
   return {
     store,
     coordinator,
+    fanOut,
     redis,
     close: () =>
       (closing ??= (async () => {

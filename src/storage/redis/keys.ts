@@ -145,6 +145,13 @@ export class RedisKeys {
     return `${this.prefix}:idem:{${escapeSegment(reactor)}}:${escapeSegment(key)}`;
   }
 
+  // ── Fan-out maps ──
+
+  /** Ledger hash of one fan-out map: counters, `s:<i>` element status, `c:<i>` claim; TTL = the records'. */
+  fanOut(mapId: string): string {
+    return this.tag('fanout', mapId);
+  }
+
   // ── Interrupts ──
 
   /** Claim of an interrupt correlation id: the holding execution id (TTL = the record TTL). */

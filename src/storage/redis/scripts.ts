@@ -140,6 +140,22 @@ export const scripts = {
   orderedReset: defineScript('ordered-reset', 1, orderedCounters),
   orderedState: defineScript('ordered-state', 1, orderedCounters),
 
+  fanoutOpen: defineScript('fanout-open', 1, (reply) => {
+    const [next, created] = replyArray(reply).map(replyNumber);
+    return { next: next ?? 0, created: created === 1 };
+  }),
+  fanoutSettle: defineScript('fanout-settle', 1, (reply) => {
+    const r = replyArray(reply);
+    const wake = replyString(r[3] ?? '');
+    return { first: flag(r[0]), claim: replyNumber(r[1]), done: flag(r[2]), wakeJob: wake === '' ? undefined : wake, rollback: replyString(r[4] ?? '') === 'rollback' };
+  }),
+  fanoutElement: defineScript('fanout-element', 1, (reply) => replyArray(reply).map((v) => (typeof v === 'number' ? String(v) : replyString(v)))),
+  fanoutRegister: defineScript('fanout-register', 1, (reply) => replyArray(reply).map(replyString)),
+  fanoutUndone: defineScript('fanout-undone', 1, (reply) => {
+    const r = replyArray(reply);
+    const wake = replyString(r[1] ?? '');
+    return { target: replyNumber(r[0]), wakeJob: wake === '' ? undefined : wake };
+  }),
   recordSave: defineScript('record-save', 4, flag),
 
   idempotencyClaim: defineScript('idempotency-claim', 1, (reply): IdempotencyClaim => {

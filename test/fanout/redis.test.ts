@@ -1,0 +1,54 @@
+/**
+ * Fan-out maps on Redis and BullMQ (one throwaway redis-server; workers in this process):
+ * scenario 21 in both variants, non-atomic results, element state on its own Redis record.
+ * The three-process acceptance run is `test/multiprocess/fanout.test.ts`.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { createRedisRuntime, type RedisRuntime } from '../../src/bullmq.js';
+import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
+import { buildFanOut, failsAt, loggingHooks, type FanOutHooks } from './scenario.js';
+
+let server: RedisServerHandle;
+const runtimes: RedisRuntime[] = [];
+
+beforeAll(async () => {
+  server = await startRedisServer();
+});
+afterAll(async () => {
+  await Promise.all(runtimes.map((r) => r.close()));
+  await server.dispose();
+});
+
+async function run(fails: boolean[], options: { failB?: boolean; atomic?: boolean; batchSize?: number; hooks?: Partial<FanOutHooks> } = {}) {
+  const log: string[] = [];
+  const r = buildFanOut(loggingHooks(log, options.hooks), { batchSize: options.batchSize ?? 4, atomic: options.atomic ?? true });
+  const runtime = createRedisRuntime({ url: server.url, prefix: `fo-${crypto.randomUUID().slice(0, 8)}`, reactors: [r], background: { parkFallbackMs: 3_000, workerWaitMs: 0 } });
+  runtimes.push(runtime);
+  runtime.startWorker({ concurrency: 6 });
+  const started = await runtime.engine.start(r, { fails, failB: options.failB ?? false });
+  const result = (await runtime.engine.wait(started.executionId, { timeoutMs: 15_000, pollMs: 10 }))!;
+  return { result, log, runtime, executionId: started.executionId };
+}
+
+describe('fan-out on Redis + BullMQ: scenario 21', () => {
+  test('element 2 fails (atomic, one at a time): elements 1 and 0 undone, then a', async () => {
+    const { result, log } = await run(failsAt(4, 2), { batchSize: 1 });
+    expect(result).toMatchObject({ status: 'failed', failedStep: 'items[2]' });
+    expect(log).toEqual(['run a', 'run 0', 'run 1', 'run 2', 'compensate 2', 'undo 1', 'undo 0', 'undo a']);
+  });
+
+  test('b fails: all four elements undone highest index first, then a, whatever order their jobs ran in', async () => {
+    // Reverse the natural finishing order: higher indexes finish first.
+    const hooks = { element: (i: number) => new Promise<void>((resolve) => setTimeout(resolve, (4 - i) * 15)) };
+    const { result, log } = await run(failsAt(4), { failB: true, hooks });
+    expect(result).toMatchObject({ status: 'failed', failedStep: 'b' });
+    expect(log.slice(-5)).toEqual(['undo 3', 'undo 2', 'undo 1', 'undo 0', 'undo a']);
+  });
+
+  test('non-atomic: the next step reads successes and failures; element records live in Redis', async () => {
+    const { result, runtime, executionId } = await run([true, false, false, true, false], { atomic: false, batchSize: 2 });
+    expect(result.status === 'completed' && result.value).toEqual({ successes: [10, 20, 40], failures: [0, 3] });
+    expect(await runtime.engine.result(`${executionId}/items[3]`)).toMatchObject({ status: 'failed', error: { message: 'element 3 failed' } });
+    expect(await runtime.engine.result(`${executionId}/items[4]`)).toMatchObject({ status: 'completed', value: 40 });
+  });
+});
