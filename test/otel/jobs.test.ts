@@ -7,7 +7,7 @@
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { describe, expect, test } from 'vitest';
 import { z } from 'zod';
-import { createEngine, JOB_FORMAT_VERSION, MemoryCoordinator, MemoryStore, reactor, type EnqueueOptions, type ExecutionJob } from '../../src/index.js';
+import { createEngine, defineStep, JOB_FORMAT_VERSION, MemoryCoordinator, MemoryStore, reactor, type EnqueueOptions, type ExecutionJob } from '../../src/index.js';
 import { ATTR, fromTraceContext } from '../../src/otel/index.js';
 import { createMemoryQueue } from '../../src/queue/memory.js';
 import { createWorker } from '../../src/queue/worker.js';
@@ -230,6 +230,35 @@ describe('jobs of one execution in a worker', () => {
       ['succeeded', second],
     ]);
     expect(parentOf(spans, one(spans, 'step pay'))).toBe(second);
+    expectNoLeaks(t);
+  });
+
+  test('a fan-out map in a worker: every element job is a run span under the map’s root; the map’s span ends parked, then collects', async () => {
+    const t = tracing();
+    const w = workerEngine(t);
+    const line = defineStep({ input: { n: z.number() }, run: ({ n }) => n * 2 });
+    const fan = reactor('fan')
+      .input({ items: z.array(z.number()) })
+      .map('lines', { source: ($) => $.input('items'), each: line, args: (n) => ({ n }), fanOut: { batchSize: 2 } })
+      .background('all')
+      .build();
+    const worker = createWorker({ engine: w.engine, consumer: w.memory.consumer, reactors: [fan], concurrency: 4 });
+    try {
+      const started = await w.engine.start(fan, { items: [1, 2, 3] });
+      expect((await settled(w.engine, started.executionId)).status).toBe('completed');
+    } finally {
+      await worker.stop();
+    }
+    const spans = t.spans();
+    expect(new Set(spans.map((s) => s.spanContext().traceId)).size).toBe(1);
+    const root = one(spans, 'enqueue fan');
+    const runs = named(spans, 'run fan');
+    for (const run of runs) expect(parentOf(spans, run)).toBe(root);
+    const elements = runs.filter((s) => String(s.attributes[ATTR.executionId]).includes('lines'));
+    expect(elements.length).toBeGreaterThanOrEqual(3);
+    const maps = named(spans, 'step lines');
+    expect(maps[0]!.attributes[ATTR.stepOutcome]).toBe('parked');
+    expect(maps[maps.length - 1]!.attributes[ATTR.stepOutcome]).toBe('succeeded');
     expectNoLeaks(t);
   });
 

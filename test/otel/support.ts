@@ -3,7 +3,7 @@
  * a manual clock whose delayed jobs wait for the test to advance it.
  */
 import { expect } from 'vitest';
-import { createEngine, MemoryCoordinator, MemoryStore, type Engine, type ReactorEvent, type RunResult } from '../../src/index.js';
+import { createEngine, MemoryCoordinator, MemoryFanOutLedger, MemoryStore, type Engine, type ReactorEvent, type RunResult } from '../../src/index.js';
 import { createMemoryQueue } from '../../src/queue/memory.js';
 import { ManualClock } from '../../src/testing/index.js';
 import type { Tracing } from './tracing.js';
@@ -22,7 +22,7 @@ export function workerEngine(t: Tracing | undefined, shared?: { clock: ManualClo
   const store = shared?.store ?? new MemoryStore({ clock });
   const coordinator = shared?.coordinator ?? new MemoryCoordinator({ clock });
   const memory = shared?.memory ?? createMemoryQueue({ clock });
-  const engine = createEngine({ store, coordinator, clock, queue: memory.queue, waitList: memory.waitList, background: { workerWaitMs: 0 }, middleware: t ? [t.middleware] : [] });
+  const engine = createEngine({ store, coordinator, clock, queue: memory.queue, waitList: memory.waitList, fanOut: new MemoryFanOutLedger(), background: { workerWaitMs: 0 }, middleware: t ? [t.middleware] : [] });
   return { engine, clock, store, coordinator, memory };
 }
 
