@@ -72,6 +72,7 @@ function statusOf(record: ExecutionRecord, name: string, parkedStep: string | un
   const own = record.steps[name];
   if (own) return own.status;
   if (parkedStep === name) return 'parked';
+  if (record.status === 'paused' && record.interrupts?.some((i) => i.step === name && i.resumedAt === undefined)) return 'paused';
   const inner = Object.entries(record.steps).filter(([p]) => p.startsWith(`${name}.`) || p.startsWith(`${name}[`)).map(([, r]) => r.status);
   if (inner.length === 0) return 'pending';
   for (const status of ['failed', 'halted', 'running', 'retrying', 'undone', 'compensated'] as const) if (inner.includes(status)) return status;
