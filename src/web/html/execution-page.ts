@@ -20,7 +20,7 @@ function waitingCard(ctx: PageContext, waiting: WaitView): Fragment {
   const w = waiting.waitingFor;
   const holders = w.primitive === 'async' ? html`<span class="muted">it resumes when the unit's record is terminal (its value, or its failure)</span>` : waiting.holders.length === 0 ? html`<span class="muted">no holder right now (it resumes at its next attempt)</span>` : waiting.holders.map((h) => html`<div>held by ${h.executionId ? link(ctx, h.executionId) : html`<code>${h.owner}</code>`} ${h.reactor ? html`(${h.reactor})` : ''} at ${h.level === 'step' ? html`step <code>${h.step ?? ''}</code>` : 'reactor level'}</div>`);
   const what = w.primitive === 'async' ? html`the async unit ${link(ctx, w.key)}` : html`${w.primitive} <code class="wait-key">${w.key}</code>`;
-  return html`<div class="card waiting"><h2>Waiting</h2><p>Parked on ${what}${waiting.step ? html` at step <code>${waiting.step}</code>` : ''}; contention attempt ${w.attempt}; fallback resume ${w.dueAt === undefined ? '—' : time(w.dueAt)} (a release wakes it earlier).</p>${holders}<p><a href="${ctx.base}/coordination">coordination view →</a></p></div>`;
+  return html`<div class="card waiting"><h2>Waiting</h2><p>Parked on ${what}${waiting.step ? html` at step <code>${waiting.step}</code>` : ''}; ${w.primitive === 'async' ? 'park' : 'contention attempt'} ${w.attempt}; fallback resume ${w.dueAt === undefined ? '—' : time(w.dueAt)} (a release wakes it earlier).</p>${holders}<p><a href="${ctx.base}/coordination">coordination view →</a></p></div>`;
 }
 
 function pausedCard(ctx: PageContext, e: ExecutionDetail, canResume: boolean): Fragment | string {
@@ -38,10 +38,15 @@ function attemptsCell(step: StepView): Fragment | string {
   return html`${step.attempts.map((a) => html`<div>#${a.attempt} ${badge(a.outcome)} ${a.startedAt === undefined ? '' : time(a.startedAt)}${a.endedAt !== undefined && a.startedAt !== undefined ? ` · ${duration(a.endedAt - a.startedAt)}` : ''}${a.delayMs === undefined ? '' : ` · retry in ${duration(a.delayMs)}`}${a.error ? errorBlock(a.error) : ''}</div>`)}`;
 }
 
-function stepsTable(ctx: PageContext, steps: readonly StepView[]): Fragment {
+/** A step's status as shown: an interrupt still waiting for a resume is `paused` (its record says `running`). */
+function shownStatus(step: StepView, waiting: readonly string[]): string {
+  return step.record.status === 'running' && waiting.includes(step.path) ? 'paused' : step.record.status;
+}
+
+function stepsTable(ctx: PageContext, steps: readonly StepView[], waiting: readonly string[] = []): Fragment {
   if (steps.length === 0) return html`<p class="empty">No step has run.</p>`;
   return html`<table class="steps"><thead><tr><th>Step</th><th>Status</th><th>Attempts</th><th>Result / error</th></tr></thead><tbody>${steps.map(
-    (s) => html`<tr data-step="${s.path}"><td><code>${s.path}</code>${s.record.unitId === undefined ? '' : html`<br><span class="muted">unit</span> ${link(ctx, s.record.unitId)}`}</td><td>${badge(s.record.status)}${s.rolledBack ? html` → ${badge(s.rolledBack)}` : ''}</td><td>${attemptsCell(s)}</td><td>${s.record.error ? errorBlock(s.record.error) : s.record.result === undefined ? '' : json(s.record.result)}</td></tr>`,
+    (s) => html`<tr data-step="${s.path}"><td><code>${s.path}</code>${s.record.unitId === undefined ? '' : html`<br><span class="muted">unit</span> ${link(ctx, s.record.unitId)}`}</td><td>${badge(shownStatus(s, waiting))}${s.rolledBack ? html` → ${badge(s.rolledBack)}` : ''}</td><td>${attemptsCell(s)}</td><td>${s.record.error ? errorBlock(s.record.error) : s.record.result === undefined ? '' : json(s.record.result)}</td></tr>`,
   )}</tbody></table>`;
 }
 
@@ -99,7 +104,7 @@ ${pausedCard(ctx, e, actions.some((a) => a.name === 'resume'))}
 ${outcome(e)}
 <h2>Step graph</h2><div class="card">${dagSvg(e.graph)}</div>
 <div class="grid"><div><h2>Input</h2>${input}</div>${e.rollbackFailures.length === 0 ? '' : html`<div><h2>Rollback failures</h2><table class="rollback"><thead><tr><th>Step</th><th>Kind</th><th>Reason</th><th>Message</th></tr></thead><tbody>${e.rollbackFailures.map((f) => html`<tr><td><code>${f.step}</code></td><td>${f.kind}</td><td>${f.reason}${f.key ? html` <code>${f.key}</code>` : ''}</td><td>${f.message}</td></tr>`)}</tbody></table></div>`}</div>
-<h2>Steps</h2>${stepsTable(ctx, e.steps)}
+<h2>Steps</h2>${stepsTable(ctx, e.steps, (e.interrupts ?? []).map((i) => i.step))}
 ${linked(ctx, 'Child executions', e.links.children)}${linked(ctx, 'Retries', e.links.retries)}
 <h2>Trace</h2>${traceTable(e.trace)}`;
   return page(ctx, { title: `${e.reactor} ${e.id}`, nav: 'executions' }, body);
