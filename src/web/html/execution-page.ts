@@ -33,9 +33,9 @@ function pausedCard(ctx: PageContext, e: ExecutionDetail, canResume: boolean): F
   return html`<div class="card paused"><h2>Paused</h2><p>Waiting for a resume at ${interrupts.length === 1 ? 'this interrupt' : `${interrupts.length} interrupts (each is resumed on its own)`}. It holds no lock, semaphore or rate slot meanwhile.</p><table class="interrupts"><thead><tr><th>Interrupt step</th><th>Correlation id</th><th>Paused at</th><th>Timeout</th><th>Invalid payloads</th><th></th></tr></thead><tbody>${rows}</tbody></table></div>`;
 }
 
-function attemptsCell(step: StepView): Fragment | string {
+function attemptsCell(step: StepView, paused: boolean): Fragment | string {
   if (step.attempts.length === 0) return html`<span class="muted">${step.record.attempts} attempt(s)</span>`;
-  return html`${step.attempts.map((a) => html`<div>#${a.attempt} ${badge(a.outcome)} ${a.startedAt === undefined ? '' : time(a.startedAt)}${a.endedAt !== undefined && a.startedAt !== undefined ? ` · ${duration(a.endedAt - a.startedAt)}` : ''}${a.delayMs === undefined ? '' : ` · retry in ${duration(a.delayMs)}`}${a.error ? errorBlock(a.error) : ''}</div>`)}`;
+  return html`${step.attempts.map((a) => html`<div>#${a.attempt} ${badge(paused && a.outcome === 'running' ? 'paused' : a.outcome)} ${a.startedAt === undefined ? '' : time(a.startedAt)}${a.endedAt !== undefined && a.startedAt !== undefined ? ` · ${duration(a.endedAt - a.startedAt)}` : ''}${a.delayMs === undefined ? '' : ` · retry in ${duration(a.delayMs)}`}${a.error ? errorBlock(a.error) : ''}</div>`)}`;
 }
 
 /** A step's status as shown: an interrupt still waiting for a resume is `paused` (its record says `running`). */
@@ -46,7 +46,7 @@ function shownStatus(step: StepView, waiting: readonly string[]): string {
 function stepsTable(ctx: PageContext, steps: readonly StepView[], waiting: readonly string[] = []): Fragment {
   if (steps.length === 0) return html`<p class="empty">No step has run.</p>`;
   return html`<table class="steps"><thead><tr><th>Step</th><th>Status</th><th>Attempts</th><th>Result / error</th></tr></thead><tbody>${steps.map(
-    (s) => html`<tr data-step="${s.path}"><td><code>${s.path}</code>${s.record.unitId === undefined ? '' : html`<br><span class="muted">unit</span> ${link(ctx, s.record.unitId)}`}</td><td>${badge(shownStatus(s, waiting))}${s.rolledBack ? html` → ${badge(s.rolledBack)}` : ''}</td><td>${attemptsCell(s)}</td><td>${s.record.error ? errorBlock(s.record.error) : s.record.result === undefined ? '' : json(s.record.result)}</td></tr>`,
+    (s) => html`<tr data-step="${s.path}"><td><code>${s.path}</code>${s.record.unitId === undefined ? '' : html`<br><span class="muted">unit</span> ${link(ctx, s.record.unitId)}`}</td><td>${badge(shownStatus(s, waiting))}${s.rolledBack ? html` → ${badge(s.rolledBack)}` : ''}</td><td>${attemptsCell(s, shownStatus(s, waiting) === 'paused')}</td><td>${s.record.error ? errorBlock(s.record.error) : s.record.result === undefined ? '' : json(s.record.result)}</td></tr>`,
   )}</tbody></table>`;
 }
 
