@@ -2,7 +2,8 @@
  * `npm run docs:screenshots`: renders the dashboard's main pages in headless Chromium and saves
  * them as PNG under docs/images/ (executions list, execution detail, coordination view). It runs
  * the embedded engine (no Redis): completed, failed and retried executions, one execution holding
- * a step-level lock while a second one is parked on it, a semaphore lease, a rate window, a period
+ * a step-level lock while a second one is parked on it, a refund paused at an interrupt (one
+ * refused payload counted), a semaphore lease, a rate window, a period
  * marker and an ordered lock with positions in line. Never run by CI.
  */
 import type { AddressInfo } from 'node:net';
@@ -36,6 +37,20 @@ const checkout = reactor('checkout')
   .step('ledger', { args: ($) => ({ charge: $.result('charge', 'chargeId') }), run: () => 'posted' })
   .returns('charge');
 
+const refund = reactor('refund')
+  .input({ orderId: z.string() })
+  .step('hold', { args: ($) => ({ orderId: $.input('orderId') }), run: ({ orderId }) => `hold-${orderId}` })
+  .interrupt('approval', {
+    waitFor: ['hold'],
+    args: ($) => ({ orderId: $.input('orderId') }),
+    payload: { approved: z.boolean(), approver: z.string() },
+    correlationId: ({ orderId }) => `refund:${orderId}`,
+    timeout: '2d',
+    maxAttempts: 3,
+  })
+  .step('pay', { args: ($) => ({ approved: $.result('approval', 'approved') }), run: ({ approved }) => (approved ? 'refunded' : 'kept') })
+  .returns('pay');
+
 async function main(): Promise<void> {
   const coordinator = new MemoryCoordinator();
   const engine = createEmbeddedEngine({ coordinator, background: { workerWaitMs: 0, parkFallbackMs: 600_000 } });
@@ -51,13 +66,16 @@ async function main(): Promise<void> {
   while ((await coordinator.lockState('account:acme'))?.holder.executionId !== holder.executionId) await new Promise((r) => setTimeout(r, 5));
   const parked = await engine.start(checkout, { orderId: 'o-1005', account: 'acme', cardToken: 'tok_live_2222' });
   while ((await engine.result(parked.executionId))?.status !== 'parked') await new Promise((r) => setTimeout(r, 5));
+  const paused = await engine.start(refund, { orderId: 'o-1006' });
+  while ((await engine.result(paused.executionId))?.status !== 'paused') await new Promise((r) => setTimeout(r, 5));
+  await engine.resume(paused.executionId, { approved: 'yes' }).catch(() => undefined); // one refused payload, counted
   await coordinator.semaphoreAcquire({ key: 'exports:tenant-7', holder: { owner: 'exp-81', executionId: 'exp-81', reactor: 'export', step: 'upload' }, limit: 3, ttlMs: 60_000 });
   await coordinator.rateTake({ id: 'r1', windows: [{ key: 'psp', limit: 50, periodMs: 1_000 }, { key: 'reset:ada@example.com', limit: 2, periodMs: 3_600_000 }] });
   await coordinator.periodMark({ key: 'report:user-9', bucket: new Date().toISOString().slice(0, 10), ttlMs: 43_200_000 });
   for (let i = 0; i < 4; i++) await coordinator.orderedTicket('updates:account-3');
   await coordinator.orderedEnter({ key: 'updates:account-3', nonce: 1, epoch: (await coordinator.orderedState('updates:account-3')).epoch, poisonMs: 60_000, strict: false, holder: { owner: 'upd-1' } });
 
-  const app = createDashboard({ engine, coordinator, reactors: [checkout], refreshSeconds: 0 });
+  const app = createDashboard({ engine, coordinator, reactors: [checkout, refund], refreshSeconds: 0 });
   const server = await new Promise<ServerType>((ready) => {
     const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => ready(s));
   });
@@ -69,6 +87,7 @@ async function main(): Promise<void> {
       ['/executions', 'dashboard-executions.png'],
       [`/executions/${parked.executionId}`, 'dashboard-execution.png'],
       [`/executions/${failed!.executionId}`, 'dashboard-execution-failed.png'],
+      [`/executions/${paused.executionId}`, 'dashboard-execution-paused.png'],
       ['/coordination', 'dashboard-coordination.png'],
     ];
     for (const [path, file] of shots) {

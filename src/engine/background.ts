@@ -42,6 +42,13 @@ export interface BackgroundOptions {
    * Default 250 ms; 0 parks at once.
    */
   readonly workerWaitMs?: number;
+  /**
+   * How long a job waits (on the release notification) for another process's job of the same
+   * execution to let go of the execution's liveness lock before it defers itself. A wake-up that
+   * reaches a second worker while the first is still writing its park checkpoint is then handled
+   * in milliseconds instead of after the park fallback. Default 1 s; 0 defers at once.
+   */
+  readonly livenessWaitMs?: number;
   /** How long an in-process reader of an `asyncStep` / `asyncReactor` result waits before `AsyncWaitTimeoutError`. Default 30 s. */
   readonly asyncWaitMs?: number;
   /** How long a worker reader may stay parked on an async unit, from its dispatch. Default 1 h. */
@@ -106,7 +113,14 @@ export async function processJob(deps: BackgroundDeps, reactor: AnyReactorDefini
   const id = payload.executionId;
   const liveKey = livenessKey(id);
   const owner = `${deps.workerId}:${delivery.jobId}:${delivery.delivery}`; // two deliveries of one job are two owners
-  const live = await coordinator.lockAcquire({ key: liveKey, holder: { owner, executionId: id }, ttlMs: deps.options.livenessTtlMs });
+  const acquireLiveness = () => coordinator.lockAcquire({ key: liveKey, holder: { owner, executionId: id }, ttlMs: deps.options.livenessTtlMs });
+  let live = await acquireLiveness();
+  // Another process's job of this execution is finishing (say, a park checkpoint): wait for its release, briefly.
+  const busyUntil = deps.clock.now() + deps.options.livenessWaitMs;
+  while (!live.acquired && !(live.holder?.owner.startsWith(`${deps.workerId}:`) ?? false) && deps.clock.now() < busyUntil) {
+    await coordinator.waitForChange('lock', liveKey, Math.min(live.ttlMs, busyUntil - deps.clock.now()));
+    live = await acquireLiveness();
+  }
   if (!live.acquired) {
     // Another job of this execution is still finishing (here: come back shortly), or another
     // worker has it, or a dead one's lease has not lapsed yet (come back when it lapses).

@@ -183,7 +183,7 @@ export function createEngine(options: EngineOptions): Engine {
         fanOut: options.fanOut,
         newState,
         instrument,
-        options: { contentionCap: 100, parkFallbackMs: 5_000, livenessTtlMs: 30_000, workerWaitMs: 250, asyncWaitMs: 30_000, asyncParkTimeoutMs: 3_600_000, ...options.background },
+        options: { contentionCap: 100, parkFallbackMs: 5_000, livenessTtlMs: 30_000, livenessWaitMs: 1_000, workerWaitMs: 250, asyncWaitMs: 30_000, asyncParkTimeoutMs: 3_600_000, ...options.background },
       }
     : undefined;
   const signals = new UnitSignals();

@@ -9,6 +9,7 @@ import { redactFields } from '../dsl/contract.js';
 import type { Coordinator } from '../engine/ports/coordinator.js';
 import type { ExecutionRecord, Store } from '../engine/ports/store.js';
 import { ReactorError, type ErrorJSON } from '../errors.js';
+import { interruptViews } from './interrupts.js';
 import { graphOf, lastContendedStep, stepViews } from './steps.js';
 import type { ExecutionDetail, ExecutionPage, ExecutionQuery, ExecutionSummary, HolderView, WaitView } from './types.js';
 
@@ -27,8 +28,9 @@ export function withoutStack(error: ErrorJSON): ErrorJSON {
   return cause === undefined ? rest : { ...rest, cause: withoutStack(cause) };
 }
 
-/** The list line of a record. */
-export function summaryOf(record: ExecutionRecord): ExecutionSummary {
+/** The list line of a record (with the definition, a paused one's interrupts show their `maxAttempts`). */
+export function summaryOf(record: ExecutionRecord, definition?: AnyReactorDefinition): ExecutionSummary {
+  const interrupts = interruptViews(record, definition);
   const failedError = record.error ? { error: { name: record.error.name, message: record.error.message, ...(record.error.code === undefined ? {} : { code: record.error.code }) } } : {};
   return {
     id: record.id,
@@ -41,6 +43,7 @@ export function summaryOf(record: ExecutionRecord): ExecutionSummary {
     ...(record.status === 'parked' && record.background?.waitingFor ? { waitingFor: record.background.waitingFor } : {}),
     ...(record.parentId === undefined ? {} : { parentId: record.parentId }),
     ...(record.retryOf === undefined ? {} : { retryOf: record.retryOf }),
+    ...(interrupts.length === 0 ? {} : { interrupts }),
   };
 }
 
@@ -62,7 +65,7 @@ export async function listExecutions(sources: Pick<ExecutionSources, 'store'>, q
     if (error instanceof RangeError) throw new ReactorError('query_invalid', error.message, { cause: error });
     throw error;
   });
-  return { items: page.records.map(summaryOf), ...(page.cursor === undefined ? {} : { cursor: page.cursor }) };
+  return { items: page.records.map((r) => summaryOf(r)), ...(page.cursor === undefined ? {} : { cursor: page.cursor }) };
 }
 
 /** One execution in full; `undefined` when there is no such record. */
@@ -73,7 +76,7 @@ export async function executionDetail(sources: ExecutionSources, id: string): Pr
   const shown = shownInput(record, definition);
   const waiting = record.status === 'parked' ? await waitView(sources.coordinator, record) : undefined;
   return {
-    ...summaryOf(record),
+    ...summaryOf(record, definition),
     rootId: record.rootId,
     ...shown,
     ...(record.value === undefined ? {} : { value: record.value }),

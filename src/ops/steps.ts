@@ -69,6 +69,8 @@ function rolledBack(trace: readonly ReactorEvent[]): Map<string, 'undone' | 'com
 function statusOf(record: ExecutionRecord, name: string, parkedStep: string | undefined): GraphNodeView['status'] {
   const rolled = rolledBack(record.trace ?? []).get(name);
   if (rolled) return rolled;
+  // A paused interrupt's record says `running`: it waits for a resume, not for its body.
+  if (record.status === 'paused' && record.interrupts?.some((i) => i.step === name && i.resumedAt === undefined)) return 'paused';
   const own = record.steps[name];
   if (own) return own.status;
   if (parkedStep === name) return 'parked';

@@ -35,6 +35,22 @@ export interface ExecutionSummary {
   readonly waitingFor?: WaitingFor;
   readonly parentId?: string;
   readonly retryOf?: string;
+  /** Set while paused: the interrupts it waits at (answer one with the `resume` action). */
+  readonly interrupts?: readonly InterruptView[];
+}
+
+/** An interrupt a paused execution waits at. */
+export interface InterruptView {
+  /** The interrupt step's path (`approve`, `review.approve` inside a composed reactor). */
+  readonly step: string;
+  readonly correlationId?: string;
+  readonly pausedAt: number;
+  /** When its timeout passes (engine clock, ms), if it has one. */
+  readonly timeoutAt?: number;
+  /** Invalid payloads counted so far. */
+  readonly invalidAttempts: number;
+  /** Invalid payloads accepted before the run fails (0 = unlimited); absent when the reactor is not registered here. */
+  readonly maxAttempts?: number;
 }
 
 /** A page of executions. */
@@ -70,7 +86,7 @@ export interface GraphNodeView {
   readonly name: string;
   readonly kind: 'step' | 'compose' | 'map';
   /** The step's status, `pending` when not reached. */
-  readonly status: StepRecord['status'] | 'pending' | 'parked';
+  readonly status: StepRecord['status'] | 'pending' | 'parked' | 'paused';
   readonly returns: boolean;
   /** Column (longest dependency path from a root). */
   readonly layer: number;

@@ -9,6 +9,7 @@
 import type { Engine } from '../engine/engine.js';
 import type { ExecutionDetail, ExecutionSummary, OrderedView } from '../ops/types.js';
 import type { ReadModel } from '../ops/read-model.js';
+import { resumeAction } from './resume-action.js';
 
 /** A form field an action asks for on its confirm page (and in its API body). */
 export interface ActionField {
@@ -55,7 +56,7 @@ export interface OrderedLockAction {
 const FINISHED_RETRYABLE = new Set(['failed', 'halted', 'cancelled']);
 const UNFINISHED = new Set(['pending', 'running', 'parked', 'paused', 'rolling_back']);
 
-/** Retry, cancel and undo: the built-in execution actions. */
+/** Retry, cancel, undo and resume (an interrupt, with a JSON payload): the built-in execution actions. */
 export const executionActions: readonly ExecutionAction[] = Object.freeze([
   {
     name: 'retry',
@@ -80,6 +81,7 @@ export const executionActions: readonly ExecutionAction[] = Object.freeze([
     appliesTo: (e) => e.status === 'completed',
     perform: ({ engine, execution, reason }) => engine.undo(execution.id, { reason }),
   },
+  resumeAction,
 ]);
 
 /** Skip and reset: the built-in ordered-lock actions. */

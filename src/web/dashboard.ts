@@ -26,7 +26,7 @@ import type { ActionRecord } from './perform.js';
 
 /** Options of {@link createDashboard}. */
 export interface DashboardOptions {
-  /** The engine actions go through (retry, cancel, undo). */
+  /** The engine actions go through (retry, cancel, undo, resume). */
   readonly engine: Engine;
   /** Where executions are read from. Default: the engine's store. */
   readonly store?: Store;
@@ -40,7 +40,7 @@ export interface DashboardOptions {
   readonly readOnly?: boolean;
   /** The path the dashboard is served under, e.g. `/ops` (links are built with it). Default: the root. */
   readonly basePath?: string;
-  /** The execution actions offered. Default {@link executionActions} (retry, cancel, undo); add your own entries here. */
+  /** The execution actions offered. Default {@link executionActions} (retry, cancel, undo, resume); add your own entries here. */
   readonly actions?: readonly ExecutionAction[];
   /** The ordered-lock actions offered. Default {@link orderedLockActions} (skip, reset). */
   readonly orderedLockActions?: readonly OrderedLockAction[];
@@ -92,7 +92,7 @@ export function createDashboard(options: DashboardOptions): Hono {
   return app;
 }
 
-const STATUS_BY_CODE: Readonly<Record<string, 400 | 404 | 409 | 501>> = {
+const STATUS_BY_CODE: Readonly<Record<string, 400 | 404 | 409 | 422 | 501>> = {
   execution_not_found: 404,
   execution_state: 409,
   reactor_unknown: 409,
@@ -100,6 +100,9 @@ const STATUS_BY_CODE: Readonly<Record<string, 400 | 404 | 409 | 501>> = {
   action_invalid: 400,
   coordinator_missing: 501,
   inspector_missing: 501,
+  resume_payload_invalid: 422,
+  resume_refused: 409,
+  interrupt_timed_out: 409,
 };
 
 /** The status of an error: an HTTP exception's own, a known error code's, else 500. */

@@ -12,6 +12,7 @@ import { confirmPage } from './html/confirm-page.js';
 import { coordinationPage } from './html/coordination-page.js';
 import { executionPage } from './html/execution-page.js';
 import { executionsPage } from './html/executions-page.js';
+import { executionConfirm, fieldValues, problemStatus } from './problem.js';
 import { performExecutionAction, performOrderedAction, prepareExecutionAction, prepareOrderedAction } from './perform.js';
 import { executionQuery } from './query.js';
 
@@ -41,16 +42,20 @@ export function pageRoutes(app: Hono, ctx: DashboardContext): void {
   });
 
   app.get('/executions/:id/actions/:action', async (c) => {
-    const { action, execution } = await prepareExecutionAction(ctx.perform, c, c.req.param('id'), c.req.param('action'));
-    const self = `${pc.base}/executions/${encodeURIComponent(execution.id)}`;
-    return c.html(confirmPage(pc, { title: `${action.label} execution ${execution.id}?`, description: action.description, action: `${self}/actions/${action.name}`, back: self, label: `Yes, ${action.label.toLowerCase()}`, danger: action.danger ?? false, fields: action.fields ?? [], nav: 'executions' }));
+    const prepared = await prepareExecutionAction(ctx.perform, c, c.req.param('id'), c.req.param('action'));
+    return c.html(executionConfirm(pc, prepared, { values: fieldValues(prepared.action, c.req.query()) }));
   });
 
   app.post('/executions/:id/actions/:action', async (c) => {
     const prepared = await prepareExecutionAction(ctx.perform, c, c.req.param('id'), c.req.param('action'));
     const form = await c.req.parseBody();
     if (form['confirm'] !== 'yes') throw new HTTPException(400, { message: 'the action was not confirmed (post confirm=yes from its confirm page)' });
-    const done = await performExecutionAction(ctx.perform, prepared, form);
+    const done = await performExecutionAction(ctx.perform, prepared, form).catch((error: unknown) => {
+      const status = problemStatus(error);
+      if (status === undefined) throw error;
+      return c.html(executionConfirm(pc, prepared, { problem: (error as Error).message, values: fieldValues(prepared.action, form) }), status);
+    });
+    if (done instanceof Response) return done;
     const notice = `${prepared.action.label}: execution ${done.executionId} is ${done.status}.`;
     return c.redirect(`${pc.base}/executions/${encodeURIComponent(done.executionId)}?notice=${encodeURIComponent(notice)}`, 303);
   });

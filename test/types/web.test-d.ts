@@ -1,7 +1,8 @@
 import type { Context } from 'hono';
 import { describe, expectTypeOf, test } from 'vitest';
 import type { Engine } from '../../src/engine/engine.js';
-import type { Authorize, DashboardPermission, ExecutionAction, ExecutionDetail, ReadModel } from '../../src/web/index.js';
+import type { Authorize, DashboardPermission, ExecutionAction, ExecutionDetail, InterruptView, ReadModel } from '../../src/web/index.js';
+import { executionActions, resumeAction } from '../../src/web/index.js';
 
 describe('dashboard types', () => {
   test('the authorize hook narrows the permission by kind and returns a verdict', () => {
@@ -36,6 +37,13 @@ describe('dashboard types', () => {
       },
     };
     void resume;
+  });
+
+  test('the built-in resume action is an execution action; a paused execution lists its interrupts', () => {
+    expectTypeOf(resumeAction).toEqualTypeOf<ExecutionAction>();
+    expectTypeOf(executionActions).toEqualTypeOf<readonly ExecutionAction[]>();
+    expectTypeOf<ExecutionDetail['interrupts']>().toEqualTypeOf<readonly InterruptView[] | undefined>();
+    expectTypeOf<InterruptView['maxAttempts']>().toEqualTypeOf<number | undefined>();
   });
 
   test('the read model returns typed views', () => {

@@ -3,7 +3,9 @@
  * BullMQ worker: one execution holds `account:acme` (its step waits for the test), a second one
  * parks on it. The coordination view shows the holder and the parked waiter; the operator opens
  * the waiter, cancels it through the confirm page, and sees it cancelled with the action in its
- * trace; when the holder finishes, the live refresh drops the hold without a reload.
+ * trace; when the holder finishes, the live refresh drops the hold without a reload. A paused
+ * approval is resumed from its page: a refused payload comes back on the confirm page, a valid
+ * one completes the run.
  */
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
@@ -16,6 +18,7 @@ import { createDashboard } from '../../src/web/index.js';
 import { launchChromium, type Browser } from '../support/chromium.js';
 import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
 import { gate, until } from './fixtures.js';
+import { approvalReactor } from './interrupt-fixtures.js';
 
 const held = gate();
 const transfer = reactor('transfer')
@@ -23,6 +26,7 @@ const transfer = reactor('transfer')
   .withLock({ key: ({ account }) => `account:${account}` })
   .step('post', { run: async () => (await held.promise, 'posted') })
   .build();
+const approval = approvalReactor();
 
 let redis: RedisServerHandle;
 let runtime: RedisRuntime;
@@ -34,10 +38,10 @@ let base: string;
 beforeAll(async () => {
   redis = await startRedisServer();
   const prefix = 'web-e2e';
-  runtime = createRedisRuntime({ url: redis.url, prefix, reactors: [transfer], background: { workerWaitMs: 0, parkFallbackMs: 60_000 } });
+  runtime = createRedisRuntime({ url: redis.url, prefix, reactors: [transfer, approval], background: { workerWaitMs: 0, parkFallbackMs: 60_000 } });
   runtime.startWorker({ concurrency: 4 });
   backend = createRedisBackend({ url: redis.url, prefix });
-  const app = createDashboard({ engine: runtime.engine, coordinator: backend.coordinator, reactors: [transfer], refreshSeconds: 1, basePath: '/ops' });
+  const app = createDashboard({ engine: runtime.engine, coordinator: backend.coordinator, reactors: [transfer, approval], refreshSeconds: 1, basePath: '/ops' });
   server = await new Promise<ServerType>((ready) => {
     const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => ready(s));
   });
@@ -91,5 +95,27 @@ test('the coordination view shows the holder and the parked waiter; cancelling t
   await page.evaluate(() => ((globalThis as unknown as { marker: number }).marker = 42));
   await expect.poll(() => page.locator('tr[data-lock="account:acme"]').count(), { timeout: 10_000 }).toBe(0);
   expect(await page.evaluate(() => (globalThis as unknown as { marker?: number }).marker)).toBe(42);
+  await page.close();
+});
+
+test('resuming a paused execution from its page: a refused payload shows the typed error, a valid one completes it', async () => {
+  const run = await runtime.engine.start(approval, { orderId: 'b-1' });
+  await until(async () => (await runtime.engine.result(run.executionId))?.status === 'paused', 'the run to pause', 15_000);
+  const page = await browser.context.newPage();
+  await page.goto(`${base}/executions/${run.executionId}`);
+  expect(await page.locator('tr[data-interrupt="approve"]').innerText()).toContain('approval:b-1');
+  await page.locator('tr[data-interrupt="approve"] a[data-action="resume"]').click();
+  await page.waitForURL(`**/ops/executions/${run.executionId}/actions/resume?step=approve`);
+  await page.locator('textarea[name="payload"]').fill('{"approved": "yes"}');
+  await page.locator('form.confirm button[type="submit"]').click();
+  await expect.poll(() => page.locator('.problem').count()).toBe(1);
+  expect(await page.locator('.problem').innerText()).toContain('invalid attempt 1 of 2');
+  expect(await page.locator('input[name="step"]').inputValue()).toBe('approve');
+  await page.locator('textarea[name="payload"]').fill('{"approved": true, "approver": "ann"}');
+  await page.locator('form.confirm button[type="submit"]').click();
+  await page.waitForURL(`**/ops/executions/${run.executionId}?notice=*`);
+  expect(await page.locator('h1 .badge').innerText()).toBe('completed');
+  expect(await page.locator('tr[data-event="interrupt.resumed"]').count()).toBe(1);
+  expect((await runtime.engine.result(run.executionId))?.status).toBe('completed');
   await page.close();
 });

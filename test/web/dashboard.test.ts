@@ -281,7 +281,7 @@ describe('JSON API', () => {
     await f.coordinator.orderedTicket('q');
     const skipped = await app.request('/api/ordered-locks/skip?key=q', post({ confirm: true }));
     expect(await skipped.json()).toMatchObject({ key: 'q', lastCompleted: 1, next: 2, drained: false });
-    expect(await (await app.request('/api/actions')).json()).toMatchObject({ readOnly: false, execution: [{ name: 'retry' }, { name: 'cancel' }, { name: 'undo' }], orderedLock: [{ name: 'skip' }, { name: 'reset' }] });
+    expect(await (await app.request('/api/actions')).json()).toMatchObject({ readOnly: false, execution: [{ name: 'retry' }, { name: 'cancel' }, { name: 'undo' }, { name: 'resume' }], orderedLock: [{ name: 'skip' }, { name: 'reset' }] });
   });
 });
 

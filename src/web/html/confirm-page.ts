@@ -23,13 +23,15 @@ export interface Confirmation {
   readonly nav: 'executions' | 'coordination';
   /** A problem with a previous submission. */
   readonly problem?: string;
+  /** Values the fields start with (a link's query string, or the submission that had a problem). */
+  readonly values?: Readonly<Record<string, string>>;
 }
 
 /** The confirm page (not live-refreshed). */
 export function confirmPage(ctx: PageContext, c: Confirmation): Fragment {
-  const fields = c.fields.map((f) => html`<p><label>${f.label}${f.required ? ' (required)' : ''}<br>${f.kind === 'json' ? html`<textarea name="${f.name}" rows="6" cols="60" placeholder="JSON"></textarea>` : html`<input name="${f.name}" size="60">`}</label></p>`);
+  const fields = c.fields.map((f) => html`<p><label>${f.label}${f.required ? ' (required)' : ''}<br>${f.kind === 'json' ? html`<textarea name="${f.name}" rows="6" cols="60" placeholder="JSON">${c.values?.[f.name] ?? ''}</textarea>` : html`<input name="${f.name}" size="60" value="${c.values?.[f.name] ?? ''}">`}</label></p>`);
   const body = html`<h1>${c.title}</h1>
-${c.problem ? html`<div class="error">${c.problem}</div>` : ''}
+${c.problem ? html`<div class="error problem">${c.problem}</div>` : ''}
 <div class="card"><p>${c.description}</p>
 <form method="post" action="${c.action}" class="confirm">
 <input type="hidden" name="confirm" value="yes">

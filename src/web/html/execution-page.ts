@@ -1,5 +1,6 @@
 /**
- * One execution: status and actions, what it waits for, its failure, the step graph, the input
+ * One execution: status and actions, what it waits for (a key, an async unit, or an interrupt
+ * with its resume buttons), its failure, the step graph, the input
  * (redacted fields hidden), steps with their attempts, rollback failures, linked executions and
  * the trace.
  *
@@ -17,20 +18,35 @@ const link = (ctx: PageContext, id: string): Fragment => html`<a class="mono" hr
 
 function waitingCard(ctx: PageContext, waiting: WaitView): Fragment {
   const w = waiting.waitingFor;
-  const holders = waiting.holders.length === 0 ? html`<span class="muted">no holder right now (it resumes at its next attempt)</span>` : waiting.holders.map((h) => html`<div>held by ${h.executionId ? link(ctx, h.executionId) : html`<code>${h.owner}</code>`} ${h.reactor ? html`(${h.reactor})` : ''} at ${h.level === 'step' ? html`step <code>${h.step ?? ''}</code>` : 'reactor level'}</div>`);
+  const holders = w.primitive === 'async' ? html`<span class="muted">it resumes when the unit's record is terminal (its value, or its failure)</span>` : waiting.holders.length === 0 ? html`<span class="muted">no holder right now (it resumes at its next attempt)</span>` : waiting.holders.map((h) => html`<div>held by ${h.executionId ? link(ctx, h.executionId) : html`<code>${h.owner}</code>`} ${h.reactor ? html`(${h.reactor})` : ''} at ${h.level === 'step' ? html`step <code>${h.step ?? ''}</code>` : 'reactor level'}</div>`);
   const what = w.primitive === 'async' ? html`the async unit ${link(ctx, w.key)}` : html`${w.primitive} <code class="wait-key">${w.key}</code>`;
-  return html`<div class="card waiting"><h2>Waiting</h2><p>Parked on ${what}${waiting.step ? html` at step <code>${waiting.step}</code>` : ''}; contention attempt ${w.attempt}; fallback resume ${w.dueAt === undefined ? '—' : time(w.dueAt)} (a release wakes it earlier).</p>${holders}<p><a href="${ctx.base}/coordination">coordination view →</a></p></div>`;
+  return html`<div class="card waiting"><h2>Waiting</h2><p>Parked on ${what}${waiting.step ? html` at step <code>${waiting.step}</code>` : ''}; ${w.primitive === 'async' ? 'park' : 'contention attempt'} ${w.attempt}; fallback resume ${w.dueAt === undefined ? '—' : time(w.dueAt)} (a release wakes it earlier).</p>${holders}<p><a href="${ctx.base}/coordination">coordination view →</a></p></div>`;
 }
 
-function attemptsCell(step: StepView): Fragment | string {
+function pausedCard(ctx: PageContext, e: ExecutionDetail, canResume: boolean): Fragment | string {
+  const interrupts = e.interrupts ?? [];
+  if (interrupts.length === 0) return '';
+  const self = `${ctx.base}/executions/${encodeURIComponent(e.id)}`;
+  const rows = interrupts.map(
+    (i) => html`<tr data-interrupt="${i.step}"><td><code>${i.step}</code></td><td>${i.correlationId === undefined ? html`<span class="muted">—</span>` : html`<code>${i.correlationId}</code>`}</td><td>${time(i.pausedAt)}</td><td>${i.timeoutAt === undefined ? 'none' : time(i.timeoutAt)}</td><td>${i.invalidAttempts}${i.maxAttempts === undefined ? '' : i.maxAttempts === 0 ? ' (unlimited)' : ` of ${i.maxAttempts}`}</td><td>${canResume ? html`<a class="button" data-action="resume" data-step="${i.step}" href="${self}/actions/resume?step=${encodeURIComponent(i.step)}">Resume…</a>` : ''}</td></tr>`,
+  );
+  return html`<div class="card paused"><h2>Paused</h2><p>Waiting for a resume at ${interrupts.length === 1 ? 'this interrupt' : `${interrupts.length} interrupts (each is resumed on its own)`}. It holds no lock, semaphore or rate slot meanwhile.</p><table class="interrupts"><thead><tr><th>Interrupt step</th><th>Correlation id</th><th>Paused at</th><th>Timeout</th><th>Invalid payloads</th><th></th></tr></thead><tbody>${rows}</tbody></table></div>`;
+}
+
+function attemptsCell(step: StepView, paused: boolean): Fragment | string {
   if (step.attempts.length === 0) return html`<span class="muted">${step.record.attempts} attempt(s)</span>`;
-  return html`${step.attempts.map((a) => html`<div>#${a.attempt} ${badge(a.outcome)} ${a.startedAt === undefined ? '' : time(a.startedAt)}${a.endedAt !== undefined && a.startedAt !== undefined ? ` · ${duration(a.endedAt - a.startedAt)}` : ''}${a.delayMs === undefined ? '' : ` · retry in ${duration(a.delayMs)}`}${a.error ? errorBlock(a.error) : ''}</div>`)}`;
+  return html`${step.attempts.map((a) => html`<div>#${a.attempt} ${badge(paused && a.outcome === 'running' ? 'paused' : a.outcome)} ${a.startedAt === undefined ? '' : time(a.startedAt)}${a.endedAt !== undefined && a.startedAt !== undefined ? ` · ${duration(a.endedAt - a.startedAt)}` : ''}${a.delayMs === undefined ? '' : ` · retry in ${duration(a.delayMs)}`}${a.error ? errorBlock(a.error) : ''}</div>`)}`;
 }
 
-function stepsTable(ctx: PageContext, steps: readonly StepView[]): Fragment {
+/** A step's status as shown: an interrupt still waiting for a resume is `paused` (its record says `running`). */
+function shownStatus(step: StepView, waiting: readonly string[]): string {
+  return step.record.status === 'running' && waiting.includes(step.path) ? 'paused' : step.record.status;
+}
+
+function stepsTable(ctx: PageContext, steps: readonly StepView[], waiting: readonly string[] = []): Fragment {
   if (steps.length === 0) return html`<p class="empty">No step has run.</p>`;
   return html`<table class="steps"><thead><tr><th>Step</th><th>Status</th><th>Attempts</th><th>Result / error</th></tr></thead><tbody>${steps.map(
-    (s) => html`<tr data-step="${s.path}"><td><code>${s.path}</code>${s.record.unitId === undefined ? '' : html`<br><span class="muted">unit</span> ${link(ctx, s.record.unitId)}`}</td><td>${badge(s.record.status)}${s.rolledBack ? html` → ${badge(s.rolledBack)}` : ''}</td><td>${attemptsCell(s)}</td><td>${s.record.error ? errorBlock(s.record.error) : s.record.result === undefined ? '' : json(s.record.result)}</td></tr>`,
+    (s) => html`<tr data-step="${s.path}"><td><code>${s.path}</code>${s.record.unitId === undefined ? '' : html`<br><span class="muted">unit</span> ${link(ctx, s.record.unitId)}`}</td><td>${badge(shownStatus(s, waiting))}${s.rolledBack ? html` → ${badge(s.rolledBack)}` : ''}</td><td>${attemptsCell(s, shownStatus(s, waiting) === 'paused')}</td><td>${s.record.error ? errorBlock(s.record.error) : s.record.result === undefined ? '' : json(s.record.result)}</td></tr>`,
   )}</tbody></table>`;
 }
 
@@ -48,9 +64,22 @@ function traceTable(trace: readonly ReactorEvent[]): Fragment {
   )}</tbody></table>`;
 }
 
+/** An async unit or child reactor (`<dispatcherId>~<step>`) is named by the step that dispatched it. */
+function unitLabel(e: ExecutionSummary): Fragment | string {
+  if (e.parentId === undefined || !e.id.startsWith(`${e.parentId}~`)) return '';
+  return html` <span class="muted unit">async unit of step <code>${e.id.slice(e.parentId.length + 1)}</code></span>`;
+}
+
+/** What a parked or paused linked execution waits for. */
+function waitNote(ctx: PageContext, e: ExecutionSummary): Fragment | string {
+  if (e.waitingFor) return html` <span class="muted">waits for ${e.waitingFor.primitive === 'async' ? html`async unit ${link(ctx, e.waitingFor.key)}` : html`${e.waitingFor.primitive} <code>${e.waitingFor.key}</code>`}</span>`;
+  if (e.interrupts && e.interrupts.length > 0) return html` <span class="muted">at interrupt ${e.interrupts.map((i) => html`<code>${i.step}</code> `)}</span>`;
+  return '';
+}
+
 function linked(ctx: PageContext, title: string, list: readonly ExecutionSummary[]): Fragment | string {
   if (list.length === 0) return '';
-  return html`<h2>${title}</h2><table><tbody>${list.map((e) => html`<tr><td>${link(ctx, e.id)}</td><td>${e.reactor}</td><td>${badge(e.status)}</td><td>${time(e.createdAt)}</td></tr>`)}</tbody></table>`;
+  return html`<h2>${title}</h2><table><tbody>${list.map((e) => html`<tr data-child="${e.id}"><td>${link(ctx, e.id)}${unitLabel(e)}</td><td>${e.reactor}</td><td>${badge(e.status)}${waitNote(ctx, e)}</td><td>${time(e.createdAt)}</td></tr>`)}</tbody></table>`;
 }
 
 function outcome(e: ExecutionDetail): Fragment | string {
@@ -71,10 +100,11 @@ export function executionPage(ctx: PageContext, e: ExecutionDetail, actions: rea
 <p class="muted">created ${time(e.createdAt)} · updated ${time(e.updatedAt)}${e.parentId ? html` · parent ${link(ctx, e.parentId)}` : ''}${e.retryOf ? html` · retries ${link(ctx, e.retryOf)}` : ''}${e.idempotencyKey ? html` · idempotency key <code>${e.idempotencyKey}</code>` : ''}</p>
 ${buttons.length === 0 ? '' : html`<p class="actions">${buttons}</p>`}
 ${e.waiting ? waitingCard(ctx, e.waiting) : ''}
+${pausedCard(ctx, e, actions.some((a) => a.name === 'resume'))}
 ${outcome(e)}
 <h2>Step graph</h2><div class="card">${dagSvg(e.graph)}</div>
 <div class="grid"><div><h2>Input</h2>${input}</div>${e.rollbackFailures.length === 0 ? '' : html`<div><h2>Rollback failures</h2><table class="rollback"><thead><tr><th>Step</th><th>Kind</th><th>Reason</th><th>Message</th></tr></thead><tbody>${e.rollbackFailures.map((f) => html`<tr><td><code>${f.step}</code></td><td>${f.kind}</td><td>${f.reason}${f.key ? html` <code>${f.key}</code>` : ''}</td><td>${f.message}</td></tr>`)}</tbody></table></div>`}</div>
-<h2>Steps</h2>${stepsTable(ctx, e.steps)}
+<h2>Steps</h2>${stepsTable(ctx, e.steps, (e.interrupts ?? []).map((i) => i.step))}
 ${linked(ctx, 'Child executions', e.links.children)}${linked(ctx, 'Retries', e.links.retries)}
 <h2>Trace</h2>${traceTable(e.trace)}`;
   return page(ctx, { title: `${e.reactor} ${e.id}`, nav: 'executions' }, body);

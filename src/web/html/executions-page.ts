@@ -1,5 +1,5 @@
 /**
- * The executions list: status tabs (parked apart from failed), filters by reactor and creation
+ * The executions list: status tabs (parked and paused apart from failed), filters by reactor and creation
  * time, a page of executions, a link to the next page.
  *
  * @module
@@ -28,7 +28,7 @@ export function filterQuery(filters: { readonly [K in keyof ListFilters]?: strin
 }
 
 function row(ctx: PageContext, e: ExecutionSummary, now: number): Fragment {
-  const what = e.status === 'parked' && e.waitingFor ? html`waits for ${e.waitingFor.primitive} <code>${e.waitingFor.key}</code> (attempt ${e.waitingFor.attempt})` : e.failedStep ? html`failed at <code>${e.failedStep}</code>${e.error ? html`: ${e.error.message}` : ''}` : e.error ? e.error.message : '';
+  const what = e.status === 'parked' && e.waitingFor ? html`waits for ${e.waitingFor.primitive === 'async' ? 'async unit' : e.waitingFor.primitive} <code>${e.waitingFor.key}</code> (attempt ${e.waitingFor.attempt})` : e.interrupts && e.interrupts.length > 0 ? html`paused at interrupt ${e.interrupts.map((i) => html`<code>${i.step}</code>${i.correlationId === undefined ? '' : html` (${i.correlationId})`} `)}` : e.failedStep ? html`failed at <code>${e.failedStep}</code>${e.error ? html`: ${e.error.message}` : ''}` : e.error ? e.error.message : '';
   return html`<tr data-execution="${e.id}" data-status="${e.status}"><td><a class="mono" href="${ctx.base}/executions/${encodeURIComponent(e.id)}">${e.id}</a></td><td>${e.reactor}</td><td>${badge(e.status)}</td><td>${time(e.createdAt)}</td><td>${duration(now - e.updatedAt)} ago</td><td>${what}</td></tr>`;
 }
 

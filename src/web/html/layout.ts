@@ -40,7 +40,8 @@ pre.json { margin:0; white-space:pre-wrap; word-break:break-word; background:#f1
 .s-failed { background:#fde0e0; color:#9d1c1c; }
 .s-parked { background:#fff0c8; color:#7a5300; }
 .s-running,.s-retrying,.s-rolling_back,.s-dispatched { background:#dbe7ff; color:#1f47a8; }
-.s-pending,.s-paused { background:#ece6fb; color:#52329b; }
+.s-pending { background:#ece6fb; color:#52329b; }
+.s-paused { background:#fde7f3; color:#8a1f5c; }
 .s-halted,.s-skipped { background:#e9ecef; color:#444; }
 .s-cancelled,.s-aborted,.s-compensated,.s-undone { background:#f3e2d6; color:#7a3d10; }
 .error { border-left:3px solid #d33; padding:4px 8px; margin:4px 0; background:#fff6f6; }
@@ -57,6 +58,7 @@ button, .button { font:inherit; padding:5px 12px; border-radius:4px; border:1px 
 svg.dag text { font:12px system-ui,sans-serif; }
 svg.dag .n-completed rect { fill:#d6f5e0; stroke:#2f8a4c; } svg.dag .n-failed rect { fill:#fde0e0; stroke:#c62828; }
 svg.dag .n-parked rect { fill:#fff0c8; stroke:#c08a00; } svg.dag .n-running rect, svg.dag .n-retrying rect, svg.dag .n-dispatched rect { fill:#dbe7ff; stroke:#2458d3; }
+svg.dag .n-paused rect { fill:#fde7f3; stroke:#b0357a; }
 svg.dag .n-pending rect { fill:#fff; stroke:#9aa3b5; stroke-dasharray:4 3; }
 svg.dag .n-skipped rect, svg.dag .n-halted rect { fill:#eceef1; stroke:#7d8595; }
 svg.dag .n-compensated rect, svg.dag .n-undone rect { fill:#f3e2d6; stroke:#a0521d; }

@@ -1,0 +1,31 @@
+/**
+ * The interrupts a paused execution waits at, as operators see them: step path, correlation id,
+ * when it paused, its timeout, and the invalid payloads counted against `maxAttempts`.
+ *
+ * @module
+ */
+import type { AnyReactorDefinition } from '../dsl/definition.js';
+import type { ExecutionRecord } from '../engine/ports/store.js';
+import type { InterruptView } from './types.js';
+
+/**
+ * The open interrupts of a paused record (those no accepted resume has answered yet); empty for
+ * any other status. `maxAttempts` comes from the definition when it is known (0 = unlimited).
+ */
+export function interruptViews(record: ExecutionRecord, definition: AnyReactorDefinition | undefined): InterruptView[] {
+  if (record.status !== 'paused') return [];
+  return (record.interrupts ?? [])
+    .filter((i) => i.resumedAt === undefined)
+    .map((i) => {
+      const node = definition?.nodes.find((n) => n.name === i.step);
+      const max = node?.kind === 'step' ? node.interrupt?.maxAttempts : undefined;
+      return {
+        step: i.step,
+        ...(i.correlationId === undefined ? {} : { correlationId: i.correlationId }),
+        pausedAt: i.pausedAt,
+        ...(i.timeoutAt === undefined ? {} : { timeoutAt: i.timeoutAt }),
+        invalidAttempts: i.invalidAttempts,
+        ...(max === undefined ? {} : { maxAttempts: max }),
+      };
+    });
+}
