@@ -59,6 +59,7 @@ export type ReactorEvent =
   | (MapBase & { readonly type: 'map.element_dispatched'; readonly jobId: string })
   | (MapBase & { readonly type: 'map.element_retrying'; readonly attempt: number; readonly delayMs: number; readonly jobId: string })
   | (MapBase & { readonly type: 'map.element_completed' })
+  | (MapBase & { readonly type: 'map.element_parked'; readonly primitive: PrimitiveName; readonly key: string; readonly attempt: number; readonly jobId: string })
   | (MapBase & { readonly type: 'map.element_failed'; readonly error: ErrorJSON })
   | (MapBase & { readonly type: 'map.element_skipped'; readonly reason: 'not_started' | 'skipped' | 'halted' })
   | (MapBase & { readonly type: 'map.rollback_dispatched'; readonly jobId: string })
