@@ -16,6 +16,9 @@
  * contenders in two processes, each running the same 5 ms section once per round; both figures
  * likewise (end-to-end: from the `go` to the last release). Subject and anchor rounds alternate.
  *
+ * A/B in the same run: a second pair of worker processes (own prefix) with the in-process lock
+ * hand-over off (`lockHandOff: false`, docs/decisions/037) runs the same round after the subject.
+ *
  * The section is exactly 5 ms (a timer, then a sub-ms spin), so timer slop is not counted as
  * overhead for either side. Timestamps from the children are mapped onto this process's clock
  * (ping-pong offset). Diagnostic lines split each handoff (section end → next section start)
@@ -42,6 +45,7 @@ const TARGET = 0.9;
 const PARK_FALLBACK_MS = 5_000; // the default: a wake that went missing would cost ~5 s and show
 const ROUND_TIMEOUT_MS = 30_000;
 const PREFIX = 'p4';
+const PREFIX_B = 'p4b';
 const KEY = 'p4:key';
 const MUTEX_KEY = 'p4:mutex';
 const CHILD = fileURLToPath(new URL('./support/p4-worker.ts', import.meta.url));
@@ -191,16 +195,24 @@ export async function runP4(): Promise<Verdict> {
   const server = await startRedisServer();
   const children: BenchChild[] = [];
   let runtime: RedisRuntime | undefined;
+  let runtimeB: RedisRuntime | undefined;
   try {
     const base = { url: server.url, prefix: PREFIX, sectionMs: SECTION_MS, concurrency: CONCURRENCY, parkFallbackMs: PARK_FALLBACK_MS };
     const workerConfigs: P4ChildConfig[] = Array.from({ length: PROCESSES }, () => ({ ...base, mode: 'worker', key: KEY }));
     const mutexConfigs: P4ChildConfig[] = Array.from({ length: PROCESSES }, () => ({ ...base, mode: 'mutex', key: MUTEX_KEY }));
     const workers = await spawnChildren(CHILD, workerConfigs);
     children.push(...workers);
+    const workersB = await spawnChildren(CHILD, workerConfigs.map((c) => ({ ...c, prefix: PREFIX_B, lockHandOff: false })));
+    children.push(...workersB);
     const mutexes = await spawnChildren(CHILD, mutexConfigs);
     children.push(...mutexes);
     emit({ bench: 'P4', figure: 'clock_offsets_ms', value: children.map((c) => round(c.offset, 3)) });
     runtime = createRedisRuntime({ url: server.url, prefix: PREFIX, reactors: [contendedReactor(KEY, SECTION_MS)], background: { parkFallbackMs: PARK_FALLBACK_MS } });
+    runtimeB = createRedisRuntime({ url: server.url, prefix: PREFIX_B, reactors: [contendedReactor(KEY, SECTION_MS)], background: { parkFallbackMs: PARK_FALLBACK_MS }, lockHandOff: false });
+    const bSpan: number[] = [];
+    const bUtil: number[] = [];
+    const bGaps: number[] = [];
+    const aGaps: number[] = [];
 
     const ideal = EXECUTIONS * SECTION_MS;
     const subjectUtil: number[] = [];
@@ -215,9 +227,17 @@ export async function runP4(): Promise<Verdict> {
     let overlapCount = 0;
     for (let r = 0; r < WARMUP_ROUNDS + ROUNDS; r++) {
       const warm = r < WARMUP_ROUNDS;
-      const subject = await subjectRound(runtime, workers, r);
+      // Which of A and B goes first alternates, so drift hits both alike.
+      const first = r % 2 === 0 ? await subjectRound(runtime, workers, r) : await subjectRound(runtimeB, workersB, r);
+      const second = r % 2 === 0 ? await subjectRound(runtimeB, workersB, r) : await subjectRound(runtime, workers, r);
+      const [subject, without] = r % 2 === 0 ? [first, second] : [second, first];
       const anchor = await anchorRound(mutexes, r);
       if (warm) continue;
+      const tlsB = without.timelines.filter((t) => t.start !== undefined).sort((a, b) => a.start! - b.start!);
+      overlapCount += overlaps(tlsB);
+      bSpan.push(lockSpan(tlsB));
+      bUtil.push(ideal / without.wall);
+      for (let i = 1; i < tlsB.length; i++) bGaps.push(tlsB[i]!.start! - tlsB[i - 1]!.end!);
       const tls = subject.timelines.filter((t) => t.start !== undefined).sort((a, b) => a.start! - b.start!);
       if (tls.length !== EXECUTIONS) throw new Error(`P4: ${tls.length}/${EXECUTIONS} sections logged`);
       overlapCount += overlaps(tls) + overlaps(anchor.sections);
@@ -234,6 +254,7 @@ export async function runP4(): Promise<Verdict> {
         const prev = tls[i - 1]!;
         const next = tls[i]!;
         const resumed = next.resumed.filter((t) => t <= next.start!).at(-1) ?? next.start!;
+        aGaps.push(next.start! - prev.end!);
         handoffs.push({
           gap: next.start! - prev.end!,
           settle: (prev.succeeded ?? prev.end!) - prev.end!,
@@ -271,6 +292,13 @@ export async function runP4(): Promise<Verdict> {
       parks_per_round: round(median(parksPerRound), 1),
       note: 'section_end_to_release = step completion + checkpoint + lock release; release_to_resumed = wait-list pop + job promote + BullMQ delivery + liveness lock + record reads; resumed_to_acquired = admission (lock Lua); acquired_to_step_start = running checkpoint + step start',
     });
+    emit({
+      bench: 'P4',
+      figure: 'ab_lock_handoff',
+      note: 'same run, alternating rounds: subject (lockHandOff on, the default) vs the same workers with lockHandOff: false',
+      with_handoff: { lock_span_utilisation: round(median(subjectSpan), 3), end_to_end_utilisation: round(median(subjectUtil), 3), gap_p50_ms: round(median(aGaps), 3) },
+      without_handoff: { lock_span_utilisation: round(median(bSpan), 3), end_to_end_utilisation: round(median(bUtil), 3), gap_p50_ms: round(median(bGaps), 3), rounds_lock_span: bSpan.map((u) => round(u, 3)) },
+    });
     emit({ bench: 'P4', figure: 'overlapping_sections', value: overlapCount, note: 'must be 0 (mutual exclusion), tolerance 0.5 ms for clock sync' });
     const endToEnd = median(subjectUtil);
     const anchorEndToEnd = median(anchorUtil);
@@ -305,6 +333,7 @@ export async function runP4(): Promise<Verdict> {
   } finally {
     await Promise.all(children.map((c) => c.kill()));
     await runtime?.close().catch(() => undefined);
+    await runtimeB?.close().catch(() => undefined);
     await server.dispose();
   }
 }
