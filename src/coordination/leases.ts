@@ -58,7 +58,7 @@ function registerLock(spec: LockSpec, key: string, token: string, holds: Holds, 
     }
     if (outcome === 'parked') return; // kept for the execution's next job (it expires by TTL if that never comes)
     const r = await scope.coordinator.lockRelease(key, scope.holder.owner);
-    scope.emit({ type: 'coordination.released', primitive: 'lock', key, nesting: r.nesting });
+    scope.emit({ type: 'coordination.released', primitive: 'lock', key, nesting: r.nesting, ...(r.handedOver === true ? { handedOver: true } : {}) });
     // A key handed straight to a waiter is not free: parked executions stay asleep until a real release.
     if (r.nesting === 0 && r.handedOver !== true) scope.onReleased?.('lock', key);
   });

@@ -6,6 +6,7 @@
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { LockAcquireRequest } from '../../src/engine/ports/coordinator.js';
+import { createEngine, reactor, type ReactorEvent } from '../../src/index.js';
 import { MAX_STREAK } from '../../src/storage/redis/handoff.js';
 import { createRedisBackend, RedisCoordinator, type RedisBackend } from '../../src/storage/redis/index.js';
 import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
@@ -109,5 +110,33 @@ describe('lock hand-over within a process', () => {
     expect(await plain.lockState('k')).toBeUndefined();
     watch.close();
     await plain.close();
+  });
+
+  it('an engine: the second run of one process takes the key from the first with a greater token; the events say so', async () => {
+    const engine = createEngine({ store: backend.store, coordinator: c });
+    const events: ReactorEvent[] = [];
+    engine.subscribe((e) => void events.push(e));
+    let inside = 0;
+    let most = 0;
+    const locked = reactor('handoff')
+      .withLock({ key: () => 'acct', ttl: '10s', wait: '5s' })
+      .step('work', {
+        run: async () => {
+          most = Math.max(most, ++inside);
+          await new Promise((resolve) => setTimeout(resolve, 30));
+          inside--;
+          return 1;
+        },
+      })
+      .returns('work');
+    const results = await Promise.all([engine.run(locked, {}), engine.run(locked, {}), engine.run(locked, {})]);
+    expect(results.map((r) => r.status)).toEqual(['completed', 'completed', 'completed']);
+    expect(most).toBe(1);
+    const acquired = events.filter((e) => e.type === 'coordination.acquired').map((e) => BigInt((e as { token: string }).token));
+    expect(acquired).toHaveLength(3);
+    expect([...acquired].sort((a, b) => (a < b ? -1 : 1))).toEqual(acquired); // tokens increase in entry order
+    const released = events.filter((e): e is Extract<ReactorEvent, { type: 'coordination.released' }> => e.type === 'coordination.released');
+    expect(released.filter((e) => e.handedOver === true)).toHaveLength(2);
+    expect(await c.lockState('acct')).toBeUndefined();
   });
 });
