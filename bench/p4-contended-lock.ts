@@ -52,6 +52,8 @@ const CHILD = fileURLToPath(new URL('./support/p4-worker.ts', import.meta.url));
 
 interface Timeline {
   id: string;
+  /** The worker process that ran it (index into the workers). */
+  worker?: number;
   parks: number;
   resumed: number[];
   acquired?: number;
@@ -118,7 +120,7 @@ async function subjectRound(runtime: RedisRuntime, workers: readonly BenchChild[
   const wall = last - t0;
   // The event log of the round, from both workers.
   const timelines = new Map<string, Timeline>();
-  for (const child of workers) {
+  for (const [index, child] of workers.entries()) {
     child.send(`dump ${round}`);
     const dump = await child.next((l) => l.dump === round);
     for (const entry of dump.log as Record<string, unknown>[]) {
@@ -129,6 +131,7 @@ async function subjectRound(runtime: RedisRuntime, workers: readonly BenchChild[
       const at = (v: unknown): number => child.toParent(v as number);
       switch (entry.kind) {
         case 'section':
+          tl.worker = index;
           tl.start = at(entry.start);
           tl.end = at(entry.end);
           break;
@@ -213,6 +216,8 @@ export async function runP4(): Promise<Verdict> {
     const bUtil: number[] = [];
     const bGaps: number[] = [];
     const aGaps: number[] = [];
+    const sameGaps: number[] = [];
+    const crossGaps: number[] = [];
 
     const ideal = EXECUTIONS * SECTION_MS;
     const subjectUtil: number[] = [];
@@ -255,6 +260,7 @@ export async function runP4(): Promise<Verdict> {
         const next = tls[i]!;
         const resumed = next.resumed.filter((t) => t <= next.start!).at(-1) ?? next.start!;
         aGaps.push(next.start! - prev.end!);
+        (prev.worker === next.worker ? sameGaps : crossGaps).push(next.start! - prev.end!);
         handoffs.push({
           gap: next.start! - prev.end!,
           settle: (prev.succeeded ?? prev.end!) - prev.end!,
@@ -296,7 +302,13 @@ export async function runP4(): Promise<Verdict> {
       bench: 'P4',
       figure: 'ab_lock_handoff',
       note: 'same run, alternating rounds: subject (lockHandOff on, the default) vs the same workers with lockHandOff: false',
-      with_handoff: { lock_span_utilisation: round(median(subjectSpan), 3), end_to_end_utilisation: round(median(subjectUtil), 3), gap_p50_ms: round(median(aGaps), 3) },
+      with_handoff: {
+        lock_span_utilisation: round(median(subjectSpan), 3),
+        end_to_end_utilisation: round(median(subjectUtil), 3),
+        gap_p50_ms: round(median(aGaps), 3),
+        same_process: { handoffs: sameGaps.length, gap_p50_ms: sameGaps.length === 0 ? null : round(median(sameGaps), 3) },
+        cross_process: { handoffs: crossGaps.length, gap_p50_ms: crossGaps.length === 0 ? null : round(median(crossGaps), 3) },
+      },
       without_handoff: { lock_span_utilisation: round(median(bSpan), 3), end_to_end_utilisation: round(median(bUtil), 3), gap_p50_ms: round(median(bGaps), 3), rounds_lock_span: bSpan.map((u) => round(u, 3)) },
     });
     emit({ bench: 'P4', figure: 'overlapping_sections', value: overlapCount, note: 'must be 0 (mutual exclusion), tolerance 0.5 ms for clock sync' });
