@@ -52,15 +52,15 @@ export async function pingRedis(url: string, timeoutMs = 2_000): Promise<void> {
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
   });
+  const answer = (async () => {
+    await redis.connect();
+    const reply = await redis.ping();
+    if (reply !== 'PONG') throw new Error(`PING answered ${JSON.stringify(reply)}`);
+  })();
+  // When the timeout wins the race, the disconnect below makes `answer` reject later: observed here.
+  answer.catch(() => undefined);
   try {
-    await Promise.race([
-      (async () => {
-        await redis.connect();
-        const reply = await redis.ping();
-        if (reply !== 'PONG') throw new Error(`PING answered ${JSON.stringify(reply)}`);
-      })(),
-      timeout,
-    ]);
+    await Promise.race([answer, timeout]);
   } catch (error) {
     // With retries off, connect() rejects with "Connection is closed."; the cause came as an 'error' event.
     const cause = lastError as (Error & { code?: string }) | undefined;
