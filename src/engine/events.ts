@@ -68,7 +68,7 @@ export type ReactorEvent =
   | (StepBase & { readonly type: 'map.parked'; readonly phase: 'collect' | 'rollback'; readonly jobId: string; readonly settled: number; readonly total: number })
   | (StepBase & { readonly type: 'map.collected'; readonly completed: number; readonly failed: number; readonly skipped: number; readonly notStarted: number })
   | (CoordinationBase & { readonly type: 'coordination.acquired'; readonly token?: string; readonly nesting?: number; readonly nonce?: number; readonly bucket?: string })
-  | (CoordinationBase & { readonly type: 'coordination.released'; readonly nesting?: number })
+  | (CoordinationBase & { readonly type: 'coordination.released'; readonly nesting?: number; /** The key went straight to a waiter of this process (docs/decisions/037). */ readonly handedOver?: true })
   | (CoordinationBase & { readonly type: 'coordination.waiting'; readonly holder?: string })
   | (CoordinationBase & { readonly type: 'coordination.contended'; readonly waitedMs: number; readonly holder?: string })
   | (CoordinationBase & { readonly type: 'coordination.denied'; readonly reason: 'period' | 'rate_limited' | 'ordered_lock_chain_failed' | 'ordered_lock_stale'; readonly bucket?: string; readonly retryAfterMs?: number })
