@@ -35,6 +35,8 @@ export interface RedisRuntimeOptions extends Partial<Omit<EngineOptions, 'store'
   readonly queueName?: string;
   /** Worker lock / stall detection tunables (how fast a dead worker's job is redelivered). */
   readonly stall?: Pick<BullmqConsumerOptions, 'lockDurationMs' | 'stalledIntervalMs' | 'maxStalledCount'>;
+  /** Hand a released lock straight to a waiter of this process (docs/decisions/037). Default true. */
+  readonly lockHandOff?: boolean;
 }
 
 /** An engine over Redis + BullMQ, and a way to start workers for it. */
@@ -48,8 +50,8 @@ export interface RedisRuntime {
 
 /** Wires the Redis store and coordinator, the BullMQ queue and the Redis wait lists into one engine. */
 export function createRedisRuntime(options: RedisRuntimeOptions): RedisRuntime {
-  const { url, prefix, queueName, stall, reactors = [], ...engineOptions } = options;
-  const backend = createRedisBackend({ url, ...(prefix === undefined ? {} : { prefix }) });
+  const { url, prefix, queueName, stall, lockHandOff, reactors = [], ...engineOptions } = options;
+  const backend = createRedisBackend({ url, ...(prefix === undefined ? {} : { prefix }), ...(lockHandOff === undefined ? {} : { lockHandOff }) });
   const names = { ...(queueName === undefined ? {} : { name: queueName }), ...(prefix === undefined ? {} : { prefix }) };
   // BullMQ gets connections of its own: its many scripts would otherwise ride along every store transaction.
   const queue = createBullmqQueue({ connection: { url }, ...names });

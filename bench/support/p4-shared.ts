@@ -17,6 +17,8 @@ export interface P4ChildConfig {
   /** Worker concurrency (mode `worker`) or contenders in this process (mode `mutex`). */
   readonly concurrency: number;
   readonly parkFallbackMs: number;
+  /** Mode `worker`: the coordinator's in-process lock hand-over (docs/decisions/037); default on. */
+  readonly lockHandOff?: boolean;
 }
 
 /** A reactor with a reactor-level lock on one key and one step: the critical section. */

@@ -38,7 +38,13 @@ commands.on('close', () => process.exit(0)); // the parent went away
 async function worker(): Promise<void> {
   const log: Record<string, unknown>[] = [];
   const definition = contendedReactor(config.key, config.sectionMs, (id, start, end) => log.push({ kind: 'section', id, start, end }));
-  const runtime = createRedisRuntime({ url: config.url, prefix: config.prefix, reactors: [definition], background: { parkFallbackMs: config.parkFallbackMs } });
+  const runtime = createRedisRuntime({
+    url: config.url,
+    prefix: config.prefix,
+    reactors: [definition],
+    background: { parkFallbackMs: config.parkFallbackMs },
+    ...(config.lockHandOff === undefined ? {} : { lockHandOff: config.lockHandOff }),
+  });
   const interesting = new Set<ReactorEvent['type']>(['run.resumed', 'run.parked', 'coordination.acquired', 'coordination.released', 'run.completed', 'step.succeeded']);
   runtime.engine.subscribe((event) => {
     if (!interesting.has(event.type)) return;

@@ -295,6 +295,7 @@ function tell(result: RunResult, t0: number, context: { readonly labels: Readonl
         break;
       case 'map.element_dispatched':
       case 'map.element_retrying':
+      case 'map.element_parked':
       case 'map.element_completed':
       case 'map.element_failed':
       case 'map.element_skipped':

@@ -131,6 +131,7 @@ class EventPrinter {
         return line('event', `${event.type}${'step' in event ? ` ${String(event.step)}` : ''}`);
       case 'map.element_dispatched':
       case 'map.element_retrying':
+      case 'map.element_parked':
       case 'map.element_completed':
       case 'map.element_failed':
       case 'map.element_skipped':

@@ -1,5 +1,6 @@
 /** Lock and semaphore admission: wait as declared, then keep the lease alive until release. */
 import type { CoordinationSpec } from '../dsl/coordination.js';
+import type { LockAcquireResult, LockGrant } from '../engine/ports/coordinator.js';
 import { contention } from './contention.js';
 import { keepLease, type Holds } from './holds.js';
 import type { CoordinationScope } from './scope.js';
@@ -7,6 +8,7 @@ import { waitUntil } from './wait.js';
 
 type LockSpec = Extract<CoordinationSpec, { kind: 'lock' }>;
 type SemaphoreSpec = Extract<CoordinationSpec, { kind: 'semaphore' }>;
+type Acquired = Extract<LockAcquireResult, { acquired: true }>;
 
 function describeHolder(h: { owner: string; step?: string | undefined } | undefined): string | undefined {
   return h === undefined ? undefined : h.step === undefined ? `execution ${h.owner}` : `execution ${h.owner}, step "${h.step}"`;
@@ -17,8 +19,11 @@ export async function takeLock(spec: LockSpec, key: string, holds: Holds, scope:
   const adopted = scope.adopt === true ? await adoptLock(spec, key, scope) : undefined;
   if (adopted !== undefined) return registerLock(spec, key, adopted, holds, scope);
   let announced = false;
-  const outcome = await waitUntil(scope, { kind: 'lock', key, waitMs: spec.waitMs }, async () => {
-    const r = await scope.coordinator.lockAcquire({ key, holder: scope.holder, ttlMs: spec.ttlMs });
+  const request = { key, holder: scope.holder, ttlMs: spec.ttlMs };
+  // While it waits, this owner offers to take the key straight from a release in this process (docs/decisions/037).
+  const offer = { request, value: (grant: LockGrant): Acquired => grant };
+  const outcome = await waitUntil(scope, { kind: 'lock', key, waitMs: spec.waitMs, offer }, async () => {
+    const r = await scope.coordinator.lockAcquire(request);
     if (r.acquired) return { done: true, value: r };
     const holder = describeHolder(r.holder);
     if (!announced) scope.emit({ type: 'coordination.waiting', primitive: 'lock', key, ...(holder === undefined ? {} : { holder }) });
@@ -53,8 +58,9 @@ function registerLock(spec: LockSpec, key: string, token: string, holds: Holds, 
     }
     if (outcome === 'parked') return; // kept for the execution's next job (it expires by TTL if that never comes)
     const r = await scope.coordinator.lockRelease(key, scope.holder.owner);
-    scope.emit({ type: 'coordination.released', primitive: 'lock', key, nesting: r.nesting });
-    if (r.nesting === 0) scope.onReleased?.('lock', key);
+    scope.emit({ type: 'coordination.released', primitive: 'lock', key, nesting: r.nesting, ...(r.handedOver === true ? { handedOver: true } : {}) });
+    // A key handed straight to a waiter is not free: parked executions stay asleep until a real release.
+    if (r.nesting === 0 && r.handedOver !== true) scope.onReleased?.('lock', key);
   });
   keepLease(holds, scope, 'lock', key, spec.ttlMs);
   return undefined;

@@ -1,4 +1,4 @@
-import type { ChangeWatch, PrimitiveKind } from '../engine/ports/coordinator.js';
+import type { ChangeWatch, LockAcquireRequest, LockGrant, PrimitiveKind } from '../engine/ports/coordinator.js';
 import type { CoordinationScope } from './scope.js';
 
 /** One try at taking something: done with a value, or busy (optionally with a hint when to retry). */
@@ -15,10 +15,13 @@ const MAX_POLL_MS = 1_000;
  * From the second try on, when the coordinator can watch a key, the watch starts *before* the
  * try (docs/decisions/030): a release that lands while the try is in flight wakes the waiter at
  * once instead of being missed until the fallback poll. An uncontended first try watches nothing.
+ *
+ * With `offer` (a lock), every wait on a watch also offers to take the key when this process
+ * releases it (docs/decisions/037): a grant ends the wait holding the key, with no further try.
  */
 export async function waitUntil<T>(
   scope: CoordinationScope,
-  target: { readonly kind: PrimitiveKind; readonly key: string; readonly waitMs: number },
+  target: { readonly kind: PrimitiveKind; readonly key: string; readonly waitMs: number; readonly offer?: { readonly request: LockAcquireRequest; readonly value: (grant: LockGrant) => T } },
   attempt: () => Promise<Attempt<T>>,
 ): Promise<{ readonly value: T } | { readonly timedOut: true; readonly waitedMs: number; readonly holder?: string | undefined }> {
   const start = scope.clock.now();
@@ -32,10 +35,11 @@ export async function waitUntil<T>(
       const remaining = target.waitMs - waited;
       if (remaining <= 0) return { timedOut: true, waitedMs: waited, holder: result.holder };
       const hint = result.retryAfterMs === undefined ? poll : Math.max(1, Math.min(result.retryAfterMs, poll));
-      if (watch === undefined) await scope.coordinator.waitForChange(target.kind, target.key, Math.min(remaining, hint));
-      else await watch.wait(Math.min(remaining, hint));
+      watch ??= target.offer === undefined ? undefined : scope.coordinator.watch?.(target.kind, target.key, target.offer.request);
+      const grant = watch === undefined ? await scope.coordinator.waitForChange(target.kind, target.key, Math.min(remaining, hint)) : await watch.wait(Math.min(remaining, hint));
+      if (grant !== undefined && target.offer !== undefined) return { value: target.offer.value(grant) };
       // The next watch starts before the last one ends, so the channel stays subscribed between tries.
-      const next = scope.coordinator.watch?.(target.kind, target.key);
+      const next = scope.coordinator.watch?.(target.kind, target.key, target.offer?.request);
       watch?.close();
       watch = next;
       poll = Math.min(poll * 2, MAX_POLL_MS);

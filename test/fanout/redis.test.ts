@@ -6,6 +6,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createRedisRuntime, type RedisRuntime } from '../../src/bullmq.js';
 import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
+import { gate, sleep } from '../background/helpers.js';
+import { fresh, holderOf, lockedMap } from './contention-scenario.js';
 import { buildFanOut, failsAt, loggingHooks, type FanOutHooks } from './scenario.js';
 
 let server: RedisServerHandle;
@@ -50,5 +52,40 @@ describe('fan-out on Redis + BullMQ: scenario 21', () => {
     expect(result.status === 'completed' && result.value).toEqual({ successes: [10, 20, 40], failures: [0, 3] });
     expect(await runtime.engine.result(`${executionId}/items[3]`)).toMatchObject({ status: 'failed', error: { message: 'element 3 failed' } });
     expect(await runtime.engine.result(`${executionId}/items[4]`)).toMatchObject({ status: 'completed', value: 40 });
+  });
+});
+
+describe('fan-out on Redis + BullMQ: element contention parks (R-8, decision 038)', () => {
+  test('elements park on the held key (not failed, not compensated) and the release wakes them long before the fallback', async () => {
+    const key = fresh('elem-redis');
+    const log: string[] = [];
+    const inside = gate();
+    const leave = gate();
+    const map = lockedMap(key, log, true);
+    const holder = holderOf(key, inside, leave);
+    const runtime = createRedisRuntime({ url: server.url, prefix: `fo-${crypto.randomUUID().slice(0, 8)}`, reactors: [map, holder], background: { parkFallbackMs: 60_000, workerWaitMs: 0 } });
+    runtimes.push(runtime);
+    runtime.startWorker({ concurrency: 6 });
+    try {
+      const held = runtime.engine.run(holder, {});
+      await inside.promise;
+      const { executionId } = await runtime.engine.start(map, { ns: [0, 1, 2] });
+      const ids = [0, 1, 2].map((i) => `${executionId}/items[${i}]`);
+      for (let i = 0; i < 600; i++) {
+        const results = await Promise.all(ids.map((id) => runtime.engine.result(id)));
+        if (results.every((r) => r?.status === 'parked')) break;
+        await sleep(10);
+      }
+      expect(await runtime.engine.result(ids[1]!)).toMatchObject({ status: 'parked', waitingFor: { primitive: 'lock', key, step: 'items[1]', attempt: 1 } });
+      expect(await runtime.engine.result(executionId)).toMatchObject({ status: 'parked', waitingFor: { primitive: 'map', key: 'items' } });
+      expect(log).toEqual([]);
+      leave.open();
+      expect((await held).status).toBe('completed');
+      const done = await runtime.engine.wait(executionId, { timeoutMs: 10_000, pollMs: 10 });
+      expect(done?.status === 'completed' && done.value).toEqual({ successes: [0, 10, 20], failures: [] });
+      expect([...log].sort()).toEqual(['run 0', 'run 1', 'run 2']);
+    } finally {
+      leave.open();
+    }
   });
 });

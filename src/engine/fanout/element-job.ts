@@ -16,6 +16,7 @@ import type { ElementSettlement, ElementView, FanOutLedger } from '../ports/fano
 import { JOB_FORMAT_VERSION, type JobDelivery } from '../ports/queue.js';
 import { TERMINAL_STATUSES, type ElementLink, type ExecutionRecord, type RollbackFailure } from '../ports/store.js';
 import { errorSummary, type RunState } from '../run-state.js';
+import { parkElement, resumeParkedElement } from './element-park.js';
 import { elementIdOf, elementPathOf, elementRunJobId, elementUndoJobId, mapIdOf } from './ids.js';
 
 type After = (() => Promise<void>) | undefined;
@@ -51,6 +52,7 @@ export async function processElementJob(deps: BackgroundDeps, reactor: AnyReacto
     return undefined;
   }
   const state = stateOf(job, false);
+  resumeParkedElement(state, delivery); // a parked element's job: it no longer waits
   if (view.stopped && Object.keys(record.steps).length === 0) {
     // An atomic map stopped before this element started: it settles as not started.
     state.emit({ type: 'map.element_skipped', step: link.step, index: link.index, reason: 'not_started' });
@@ -59,6 +61,8 @@ export async function processElementJob(deps: BackgroundDeps, reactor: AnyReacto
   }
   const input = record.input as { readonly item: unknown };
   const place = { path: elementPathOf(link.step, link.index), reactor: reactor.name, signal };
+  // Step-level contention parks the element (R-8, decision 038) while under the cap.
+  state.contentionCap = deps.options.contentionCap;
   const outcome = await runElement(state, node, place, input.item, link.index);
   return settleOutcome(job, state, outcome);
 }
@@ -81,6 +85,7 @@ async function settleOutcome(job: ElementJob, state: RunState, outcome: NodeOutc
   const at = { step: link.step, index: link.index };
   switch (outcome.kind) {
     case 'yield':
+      if (outcome.contention !== undefined) return parkElement(job.deps, state, link, outcome.contention);
       return void (await retryLater(job, state, outcome.step, outcome.delayMs));
     case 'success':
       state.emit({ type: 'map.element_completed', ...at });

@@ -45,6 +45,16 @@ export interface LockReleaseResult {
   readonly released: boolean;
   /** Nesting depth left; 0 means the key is now free. */
   readonly nesting: number;
+  /** True when the key went straight to a waiter of this process instead of being freed (docs/decisions/037). */
+  readonly handedOver?: boolean;
+}
+
+/** A lock handed straight to a waiting owner at release (docs/decisions/037): it holds the key at nesting 1. */
+export interface LockGrant {
+  readonly acquired: true;
+  /** The receiver's own fencing token (strictly greater than the releaser's). */
+  readonly token: string;
+  readonly nesting: 1;
 }
 
 export interface LockState {
@@ -155,8 +165,12 @@ export type PrimitiveKind = 'lock' | 'semaphore' | 'rate' | 'period' | 'ordered'
  * {@link Coordinator.watch}): a change that lands while the try is in flight is not missed.
  */
 export interface ChangeWatch {
-  /** Resolves at once when a change arrived since the watch began, else on the next change or after `timeoutMs`. Never rejects. */
-  wait(timeoutMs: number): Promise<void>;
+  /**
+   * Resolves at once when a change arrived since the watch began, else on the next change or after
+   * `timeoutMs`. Never rejects. With an `offer` (a lock), it may resolve with a {@link LockGrant}:
+   * the key was handed to the offering owner while it waited, and the caller now holds it.
+   */
+  wait(timeoutMs: number): Promise<LockGrant | undefined>;
   /** Stops watching (idempotent). */
   close(): void;
 }
@@ -213,7 +227,7 @@ export interface Coordinator {
    * notifications travel over the network implements it, so a release between a refused try and
    * the wait is not lost (docs/decisions/030); without it, waiters use {@link waitForChange}.
    */
-  watch?(kind: PrimitiveKind, key: string): ChangeWatch;
+  watch?(kind: PrimitiveKind, key: string, offer?: LockAcquireRequest): ChangeWatch;
 
   /** Closes connections and timers. */
   close(): Promise<void>;

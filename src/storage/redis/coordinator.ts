@@ -12,6 +12,7 @@ import type {
   HolderInfo,
   LockAcquireRequest,
   LockAcquireResult,
+  LockGrant,
   LockReleaseResult,
   LockState,
   OrderedCompleteRequest,
@@ -29,6 +30,7 @@ import type {
   SemaphoreState,
 } from '../../engine/ports/coordinator.js';
 import type { CoordinationInspector, InspectedKey, InspectOptions } from '../../engine/ports/inspector.js';
+import { HandOffs } from './handoff.js';
 import { inspectRedis } from './inspect.js';
 import { RedisKeys } from './keys.js';
 import { runCommand, runScript, type ScriptArg, type ScriptDescriptor } from './script.js';
@@ -44,6 +46,8 @@ export interface RedisCoordinatorOptions {
   readonly keys?: RedisKeys;
   /** Quit `redis` on {@link RedisCoordinator.close} (default false). */
   readonly closeConnection?: boolean;
+  /** Hand a released lock straight to a waiter of this process (docs/decisions/037). Default true. */
+  readonly lockHandOff?: boolean;
 }
 
 type Waiter = () => void;
@@ -55,16 +59,20 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
   /** The key builder. */
   readonly keys: RedisKeys;
   readonly #closeConnection: boolean;
+  readonly #lockHandOff: boolean;
   #subscriber: Redis | undefined;
   readonly #waiters = new Map<string, Set<Waiter>>();
   /** Channels of locks and semaphores: a release frees one place, so it wakes one waiter here (docs/decisions/030). */
   readonly #wakeOne = new Set<string>();
+  /** Waiters of this process offering to take a lock at its release (docs/decisions/037). */
+  readonly #handOffs = new HandOffs();
   #closed = false;
 
   constructor(options: RedisCoordinatorOptions) {
     this.redis = options.redis;
     this.keys = options.keys ?? new RedisKeys(options.prefix);
     this.#closeConnection = options.closeConnection ?? false;
+    this.#lockHandOff = options.lockHandOff ?? true;
   }
 
   async time(): Promise<number> {
@@ -89,7 +97,26 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
   }
 
   async lockRelease(key: string, owner: string): Promise<LockReleaseResult> {
-    return this.#run(scripts.lockRelease, [this.keys.lock(key)], [owner, this.keys.lockChannel(key)]);
+    const candidate = this.#closed ? undefined : this.#handOffs.take(key);
+    if (candidate === undefined) return this.#run(scripts.lockRelease, [this.keys.lock(key)], [owner, this.keys.lockChannel(key)]);
+    return this.#transfer(key, owner, candidate.request, candidate.settle);
+  }
+
+  /** Hands `key` from `owner` to a waiter of this process; a waiter that got nothing retries its acquire. */
+  async #transfer(key: string, owner: string, to: LockAcquireRequest, settle: (grant: LockGrant | undefined) => void): Promise<LockReleaseResult> {
+    const { holder } = to;
+    try {
+      const reply = await this.#run(scripts.lockTransfer, [this.keys.lock(key), this.keys.lockFence(key)], [owner, holder.owner, to.ttlMs, holder.executionId ?? '', holder.reactor ?? '', holder.step ?? '']);
+      if (reply.handedOver) {
+        settle({ acquired: true, token: reply.token, nesting: 1 });
+        return { released: true, nesting: 0, handedOver: true };
+      }
+      settle(undefined);
+      return { released: reply.released, nesting: reply.nesting };
+    } catch (error) {
+      settle(undefined);
+      throw error;
+    }
   }
 
   async lockExtend(key: string, owner: string, ttlMs: number): Promise<boolean> {
@@ -241,8 +268,11 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
     });
   }
 
-  /** Registers a waiter now; its timer starts at `wait` (a release in between is kept, not lost). */
-  watch(kind: PrimitiveKind, key: string): ChangeWatch {
+  /**
+   * Registers a waiter now; its timer starts at `wait` (a release in between is kept, not lost).
+   * With an `offer` (a lock), each `wait` also offers to take the key at a release by this process.
+   */
+  watch(kind: PrimitiveKind, key: string, offer?: LockAcquireRequest): ChangeWatch {
     const channel = this.#channel(kind, key);
     if (kind === 'lock' || kind === 'semaphore') this.#wakeOne.add(channel);
     let changed = this.#closed;
@@ -256,15 +286,22 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
     return {
       wait: (timeoutMs) =>
         changed
-          ? Promise.resolve()
-          : new Promise<void>((resolve) => {
-              const done = (): void => {
+          ? Promise.resolve(undefined)
+          : new Promise<LockGrant | undefined>((resolve) => {
+              let selected = false;
+              const settle = (grant: LockGrant | undefined): void => {
                 clearTimeout(timer);
                 wake = undefined;
-                resolve();
+                withdraw();
+                resolve(grant);
+              };
+              // Once a release picked this offer, only its outcome ends the wait (a grant is never dropped).
+              const done = (): void => {
+                if (!selected) settle(undefined);
               };
               const timer = setTimeout(done, Math.max(0, timeoutMs));
               wake = done;
+              const withdraw = offer === undefined || this.#closed || !this.#lockHandOff ? () => undefined : this.#handOffs.offer(offer.key, { request: offer, select: () => (selected = true), settle });
             }),
       close: () => this.#removeWaiter(channel, listener),
     };

@@ -38,6 +38,8 @@ export interface RedisBackendOptions {
   readonly recordTtlMs?: number;
   /** Size limit of one serialized execution record in bytes; default 512 KiB. */
   readonly maxRecordBytes?: number;
+  /** Hand a released lock straight to a waiter of this process (docs/decisions/037). Default true. */
+  readonly lockHandOff?: boolean;
 }
 
 /** A Redis store and coordinator sharing one connection. */
@@ -69,7 +71,7 @@ export function createRedisBackend(options: RedisBackendOptions = {}): RedisBack
   // Calls report their own failures; without a listener ioredis would also log every reconnect error.
   if (owned) redis.on('error', () => undefined);
   const keys = new RedisKeys(options.prefix);
-  const coordinator = new RedisCoordinator({ redis, keys });
+  const coordinator = new RedisCoordinator({ redis, keys, ...(options.lockHandOff === undefined ? {} : { lockHandOff: options.lockHandOff }) });
   const store = new RedisStore({
     redis,
     keys,

@@ -40,6 +40,9 @@ export interface SemaphoreStateReply {
 /** Decoded reply of `rate-take`; `index` is 0-based. */
 export type RateTakeReply = { readonly allowed: true } | { readonly allowed: false; readonly index: number; readonly count: number; readonly retryAfterMs: number };
 
+/** Decoded reply of `lock-transfer`: handed to the receiver (with its token), or a plain release result. */
+export type LockTransferReply = { readonly handedOver: true; readonly token: string } | { readonly handedOver: false; readonly released: boolean; readonly nesting: number };
+
 /** Counters of an ordered lock as the scripts report them (0 = none). */
 export interface OrderedCounters {
   readonly epoch: number;
@@ -76,6 +79,11 @@ export const scripts = {
     return { acquired: false, ttlMs: Math.max(replyNumber(r[1]), 0), holder: storedHolder(r[2], r[3], r[4], r[5]) };
   }),
   lockRelease: defineScript('lock-release', 1, releaseReply),
+  lockTransfer: defineScript('lock-transfer', 2, (reply): LockTransferReply => {
+    const r = replyArray(reply);
+    if (replyNumber(r[0]) === 2) return { handedOver: true, token: replyString(r[1]) };
+    return { handedOver: false, released: flag(r[0]), nesting: replyNumber(r[1]) };
+  }),
   lockExtend: defineScript('lock-extend', 1, flag),
   lockState: defineScript('lock-state', 1, (reply): LockStateReply | undefined => {
     const r = replyArray(reply);

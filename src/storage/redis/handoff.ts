@@ -1,0 +1,57 @@
+/**
+ * In-process lock hand-over (docs/decisions/037): waiters of this process that offer to take a
+ * lock while they wait, oldest first. A release by this process hands the key straight to the
+ * oldest offer (one script, no notification, no acquire round trip for the receiver), at most
+ * {@link MAX_STREAK} times in a row per key; then a plain release gives other processes their
+ * turn.
+ *
+ * @module
+ */
+import type { LockAcquireRequest, LockGrant } from '../../engine/ports/coordinator.js';
+
+/** Consecutive in-process hand-overs of one key before a release frees it for everyone. */
+export const MAX_STREAK = 4;
+
+/** A waiter's offer. `select` fires when a release picks it; `settle` ends its wait (with the grant, or without one: retry). */
+export interface HandOffCandidate {
+  readonly request: LockAcquireRequest;
+  readonly select: () => void;
+  readonly settle: (grant: LockGrant | undefined) => void;
+}
+
+/** The offers of one process, per lock key. */
+export class HandOffs {
+  readonly #offers = new Map<string, HandOffCandidate[]>();
+  readonly #streaks = new Map<string, number>();
+
+  /** Registers an offer; returns its withdrawal (a no-op once a release picked it). */
+  offer(key: string, candidate: HandOffCandidate): () => void {
+    const list = this.#offers.get(key) ?? [];
+    list.push(candidate);
+    this.#offers.set(key, list);
+    return () => this.#remove(key, candidate);
+  }
+
+  /** Picks the oldest offer for a release of `key`, unless the streak is used up (then the key is freed). */
+  take(key: string): HandOffCandidate | undefined {
+    const list = this.#offers.get(key);
+    const streak = this.#streaks.get(key) ?? 0;
+    if (list === undefined || streak >= MAX_STREAK) {
+      this.#streaks.delete(key);
+      return undefined;
+    }
+    const candidate = list.shift()!;
+    if (list.length === 0) this.#offers.delete(key);
+    this.#streaks.set(key, streak + 1);
+    candidate.select();
+    return candidate;
+  }
+
+  #remove(key: string, candidate: HandOffCandidate): void {
+    const list = this.#offers.get(key);
+    const at = list?.indexOf(candidate) ?? -1;
+    if (list === undefined || at < 0) return;
+    list.splice(at, 1);
+    if (list.length === 0) this.#offers.delete(key);
+  }
+}
