@@ -65,6 +65,7 @@ export const EVENT_LOG_LEVELS: Readonly<Record<ReactorEventType, LogLevel>> = Ob
   'map.element_undone': 'info',
   'map.element_undo_failed': 'warn',
   'map.parked': 'info',
+  'map.element_parked': 'info',
   'map.collected': 'info',
 });
 
