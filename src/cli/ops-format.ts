@@ -3,7 +3,8 @@
  *
  * @module
  */
-import type { CoordinationView, ExecutionDetail, ExecutionSummary, HolderView, OrderedView, WaiterView } from '../ops/types.js';
+import type { CoordinationView, ExecutionDetail, ExecutionSummary, HolderView, InterruptView, OrderedView, WaiterView } from '../ops/types.js';
+import { interruptText, linkedText } from './ops-format-links.js';
 
 /** A UTC time to the second. */
 export function when(ms: number | undefined): string {
@@ -17,7 +18,7 @@ export function span(ms: number): string {
 
 /** One line per execution. */
 export function executionLine(e: ExecutionSummary): string {
-  const extra = e.status === 'parked' && e.waitingFor ? `waits for ${e.waitingFor.primitive} ${e.waitingFor.key}` : e.failedStep ? `failed at ${e.failedStep}: ${e.error?.message ?? ''}` : (e.error?.message ?? '');
+  const extra = e.status === 'parked' && e.waitingFor ? `waits for ${e.waitingFor.primitive} ${e.waitingFor.key}` : e.interrupts && e.interrupts.length > 0 ? pausedAt(e.interrupts) : e.failedStep ? `failed at ${e.failedStep}: ${e.error?.message ?? ''}` : (e.error?.message ?? '');
   return `${e.id}  ${e.reactor.padEnd(16)} ${e.status.padEnd(12)} ${when(e.createdAt)}  ${extra}`.trimEnd();
 }
 
@@ -28,6 +29,7 @@ export function executionText(e: ExecutionDetail): string[] {
   if (e.retryOf) lines.push(`  retries    ${e.retryOf}`);
   lines.push(`  input      ${e.inputHidden ? '(hidden: reactor not known here)' : JSON.stringify(e.input)}`);
   if (e.waiting) lines.push(`  waits for  ${e.waiting.waitingFor.primitive} ${e.waiting.waitingFor.key}${e.waiting.step ? ` at step ${e.waiting.step}` : ''} (attempt ${e.waiting.waitingFor.attempt})${e.waiting.holders.map((h) => `; held by ${holder(h)}`).join('')}`);
+  for (const i of e.interrupts ?? []) lines.push(`  interrupt  ${interruptText(i)}${i.maxAttempts === undefined ? '' : `; invalid payloads ${i.invalidAttempts}${i.maxAttempts === 0 ? '' : ` of ${i.maxAttempts}`}`}`);
   if (e.error) lines.push(`  error      ${e.error.name}: ${e.error.message}${e.failedStep ? ` (step ${e.failedStep})` : ''}`);
   for (let cause = e.error?.cause; cause; cause = cause.cause) lines.push(`    caused by ${cause.name}: ${cause.message}`);
   if (e.haltReason) lines.push(`  halted     ${e.haltReason}`);
@@ -35,10 +37,15 @@ export function executionText(e: ExecutionDetail): string[] {
   lines.push('  steps');
   for (const s of e.steps) lines.push(`    ${s.path.padEnd(20)} ${s.record.status.padEnd(12)} attempts ${s.record.attempts}${s.record.error ? `  ${s.record.error.message}` : ''}`);
   for (const f of e.rollbackFailures) lines.push(`  rollback failure: ${f.kind} of ${f.step} ${f.reason}: ${f.message}`);
-  for (const c of e.links.children) lines.push(`  child      ${c.id} ${c.reactor} ${c.status}`);
+  lines.push(...linkedText(e));
   for (const r of e.links.retries) lines.push(`  retried as ${r.id} ${r.status}`);
   lines.push(`  trace      ${e.trace.length} events${e.trace.length === 0 ? '' : `, last ${e.trace.at(-1)?.type ?? ''}`}`);
   return lines;
+}
+
+/** `paused at interrupt …` for the list line: each interrupt with its correlation id and timeout. */
+function pausedAt(interrupts: readonly InterruptView[]): string {
+  return `paused at interrupt ${interrupts.map(interruptText).join(', ')}`;
 }
 
 function holder(h: HolderView): string {

@@ -113,6 +113,38 @@ describe('in process', () => {
     expect((await inProcess(['executions', 'frobnicate', ...target()])).code).toBe(2);
   });
 
+  test('a paused execution shows its interrupts in list and show; show lists the child executions with their status', async () => {
+    const links = createRedisBackend({ url: redis.url, prefix: 'cli-ops-links' });
+    const at = ['--redis', redis.url, '--prefix', 'cli-ops-links'];
+    const timeoutAt = Date.parse('2026-12-01T10:00:00Z');
+    try {
+      await links.store.save(record('exec-paused', { reactor: 'approval', status: 'paused', interrupts: [{ step: 'review.approve', correlationId: 'po-7', pausedAt: Date.now(), timeoutAt, invalidAttempts: 1 }, { step: 'sign', pausedAt: Date.now(), invalidAttempts: 0 }] }));
+      await links.store.save(record('exec-parent', { reactor: 'shipping', status: 'parked', createdAt: Date.now() - 1_000, steps: { ship: { status: 'dispatched', attempts: 1, unitId: 'exec-unit' } }, background: { jobs: 1, contention: 0, waitingFor: { primitive: 'async', key: 'exec-unit', attempt: 1, jobId: 'exec-parent:1' } } }));
+      await links.store.save(record('exec-unit', { reactor: 'shipping', status: 'running', parentId: 'exec-parent', rootId: 'exec-parent' }));
+      await links.store.save(record('exec-child', { reactor: 'audit', status: 'completed', parentId: 'exec-parent', rootId: 'exec-parent' }));
+
+      const paused = await inProcess(['executions', 'list', '--status', 'paused', ...at]);
+      expect(paused.code).toBe(0);
+      expect(paused.out).toMatch(/^exec-paused {2}approval +paused .* paused at interrupt review\.approve \(correlation po-7, timeout 2026-12-01 10:00:00\), sign \(no timeout\)$/);
+      const shown = await inProcess(['executions', 'show', 'exec-paused', ...at]);
+      expect(shown.out).toContain('  interrupt  review.approve (correlation po-7, timeout 2026-12-01 10:00:00)');
+      expect(shown.out).toContain('  interrupt  sign (no timeout)');
+
+      const parent = await inProcess(['executions', 'show', 'exec-parent', ...at]);
+      expect(parent.code).toBe(0);
+      const children = parent.out.split('\n').filter((l) => l.startsWith('    exec-'));
+      expect(parent.out).toContain('  children (2)');
+      expect(children).toHaveLength(2);
+      expect(children).toContainEqual(expect.stringMatching(/^ {4}exec-unit {2}shipping +running +async unit of step ship {2}\(awaited\)$/));
+      expect(children).toContainEqual(expect.stringMatching(/^ {4}exec-child {2}audit +completed$/));
+      const lonely = await inProcess(['executions', 'show', 'exec-child', ...at]);
+      expect(lonely.out).toContain('  parent     exec-parent');
+      expect(lonely.out).not.toContain('children');
+    } finally {
+      await links.close();
+    }
+  });
+
   test('ordered-lock peek reads and reset starts a new epoch', async () => {
     const peek = await inProcess(['ordered-lock', 'peek', 'feed', '--json', ...target()]);
     const before = JSON.parse(peek.out) as { epoch: number; issued: number };
