@@ -10,7 +10,6 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { AnyReactorDefinition } from '../dsl/definition.js';
 import type { BackgroundOptions } from '../engine/background.js';
-import { isLogLevel, jsonLinesLogger, LOG_LEVELS, type CliLogLevel } from './json-logger.js';
 import { parseRedisUrl, pingRedis, redactUrl } from './redis-check.js';
 
 /** Where a command writes. */
@@ -47,8 +46,6 @@ Options:
   --worker-wait-ms <ms>     wait out contention this long before parking (default 250; 0 parks at once)
   --park-fallback-ms <ms>   delay of a parked execution's fallback job (default 5000)
   --contention-cap <n>      contention attempts before an execution fails (default 100)
-  --log-level <level>       log engine events as JSON lines on stdout at debug, info, warn or
-                            error and above (default: no log lines)
   -h, --help                show this help`;
 
 /** A usage problem: exit 2 with this message (and the usage text when `showUsage`). */
@@ -67,7 +64,6 @@ interface WorkerConfig {
   readonly prefix: string | undefined;
   readonly queueName: string | undefined;
   readonly background: BackgroundOptions;
-  readonly logLevel: CliLogLevel | undefined;
 }
 
 function integer(name: string, raw: string | undefined, min: number): number | undefined {
@@ -93,7 +89,6 @@ function parseConfig(args: readonly string[], env: Readonly<Record<string, strin
         'worker-wait-ms': { type: 'string' },
         'park-fallback-ms': { type: 'string' },
         'contention-cap': { type: 'string' },
-        'log-level': { type: 'string' },
       },
     }));
   } catch (error) {
@@ -108,8 +103,6 @@ function parseConfig(args: readonly string[], env: Readonly<Record<string, strin
   const workerWaitMs = integer('worker-wait-ms', values['worker-wait-ms'], 0);
   const parkFallbackMs = integer('park-fallback-ms', values['park-fallback-ms'], 1);
   const contentionCap = integer('contention-cap', values['contention-cap'], 1);
-  const logLevel = values['log-level'];
-  if (logLevel !== undefined && !isLogLevel(logLevel)) throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}; got "${logLevel}"`, false);
   return {
     url: url.url,
     modulePath: resolve(values.module),
@@ -121,7 +114,6 @@ function parseConfig(args: readonly string[], env: Readonly<Record<string, strin
       ...(parkFallbackMs === undefined ? {} : { parkFallbackMs }),
       ...(contentionCap === undefined ? {} : { contentionCap }),
     },
-    logLevel,
   };
 }
 
@@ -186,7 +178,6 @@ export async function runWorkerCommand(args: readonly string[], io: WorkerIO, op
     url: config.url,
     reactors,
     background: config.background,
-    ...(config.logLevel === undefined ? {} : { logger: jsonLinesLogger(config.logLevel, io.out) }),
     ...(config.prefix === undefined ? {} : { prefix: config.prefix }),
     ...(config.queueName === undefined ? {} : { queueName: config.queueName }),
   });
