@@ -159,7 +159,8 @@ export function createEngine(options: EngineOptions): Engine {
   const inflight = new Map<string, { readonly abort: AbortController; readonly done: Promise<RunResult> }>();
   const deps = { store: options.store, clock, hub, logger, maxConcurrency, checkpointIntervalMs: options.checkpointIntervalMs ?? 100, queue: options.queue, instrument };
   const rateLimits = new Map(Object.entries(options.rateLimits ?? {}).map(([name, windows]) => [name, compileWindows({ reactor: `(rate limit ${name})` }, windows)]));
-  const registry = new Map<string, AnyReactorDefinition>((options.reactors ?? []).map((r) => [r.name, r]));
+  // Every entry goes through registerTree, so a reactor found here has its asyncReactor children registered too.
+  const registry = new Map<string, AnyReactorDefinition>();
   for (const r of options.reactors ?? []) registerTree(registry, r);
   const newState = (init: Parameters<BackgroundDeps['newState']>[0]): RunState => {
     let state: RunState | undefined = undefined;
@@ -205,7 +206,7 @@ export function createEngine(options: EngineOptions): Engine {
   const needQueue = (): BackgroundDeps => background ?? (() => { throw new ReactorError('queue_missing', 'background execution needs a queue: createEngine({ queue }) or createEmbeddedEngine()'); })();
 
   const run = async (reactor: AnyReactorDefinition, input: unknown, runOptions: RunOptions & Internal = {}): Promise<RunResult> => {
-    registry.set(reactor.name, reactor);
+    registerTree(registry, reactor);
     const executionId = ids.executionId();
     const validated = await validateContract(reactor.contract, input ?? {});
     if (!validated.ok) return invalidInput(reactor, executionId, validated.issues);
@@ -241,7 +242,7 @@ export function createEngine(options: EngineOptions): Engine {
 
   const start = async (reactor: AnyReactorDefinition, input: unknown, runOptions: RunOptions & Internal = {}): Promise<RunResult> => {
     const deps = needQueue();
-    registry.set(reactor.name, reactor);
+    registerTree(registry, reactor);
     const executionId = ids.executionId();
     const validated = await validateContract(reactor.contract, input ?? {});
     if (!validated.ok) return invalidInput(reactor, executionId, validated.issues);

@@ -5,7 +5,8 @@
  */
 import { describe, expect, test } from 'vitest';
 import { z } from 'zod';
-import { createEmbeddedEngine, reactor } from '../../src/index.js';
+import { createEmbeddedEngine, createEngine, reactor } from '../../src/index.js';
+import { createWorker } from '../../src/queue/worker.js';
 import { eventsOf, manualEngine, untilStatus } from '../background/helpers.js';
 
 const childIdOf = (executionId: string, step: string): string => `${executionId}~${step}`;
@@ -85,6 +86,22 @@ describe('asyncReactor', () => {
     const worker = m.startWorker();
     try {
       expect(await untilStatus(m.engine, childId, 'completed')).toMatchObject({ value: { invoice: 'INV-o-9', amount: 5 } });
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  test('a worker engine given only the parent in `reactors` runs the child it never dispatched (lost child jobs across processes)', async () => {
+    const m = manualEngine();
+    const parent = reactor('spawns-invoice-elsewhere').asyncReactor('invoice', invoice, { args: ($) => ({ orderId: $.value('o-10'), amount: $.value(6) }) }).build();
+    const result = await m.engine.run(parent, {});
+    const childId = childIdOf(result.executionId, 'invoice');
+    expect((await m.store.get(childId))?.status).toBe('pending');
+    // Another process's engine: it knows the parent from its options, and has dispatched nothing.
+    const other = createEngine({ store: m.store, coordinator: m.coordinator, queue: m.memory.queue, waitList: m.memory.waitList, reactors: [parent] });
+    const worker = createWorker({ engine: other, consumer: m.memory.consumer, concurrency: 2 });
+    try {
+      expect(await untilStatus(other, childId, 'completed')).toMatchObject({ value: { invoice: 'INV-o-10', amount: 6 } });
     } finally {
       await worker.stop();
     }

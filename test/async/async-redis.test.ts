@@ -148,10 +148,10 @@ describe('scenario 18 on Redis with a BullMQ worker', () => {
 describe('real worker processes', () => {
   test('a parent in a worker dispatches a unit (retried once, F-12) and a child execution; its reader parks and is woken across processes', async () => {
     const { order, guarded } = asyncReactors();
-    // A 4 s park fallback: the run must complete even if one wake-up is lost (seen once in ~10 full-suite runs under load,
-    // not reproduced alone; see the session note). `run.woken` below still requires at least one real cross-process wake.
-    const s = scenario('mp', [order, guarded], { parkFallbackMs: 4_000 });
-    const workers: JsonChild[] = [0, 1].map(() => spawnJsonChild(WORKER, { url: server.url, prefix: s.prefix, parkFallbackMs: 4_000 }, children));
+    // Strict: a 60 s park fallback and a 15 s wait, so every park must end by a real wake-up. The flake this once tolerated
+    // was the child job reaching the worker that had not dispatched it and did not know its reactor (docs/decisions/046).
+    const s = scenario('mp', [order, guarded], { parkFallbackMs: 60_000 });
+    const workers: JsonChild[] = [0, 1].map(() => spawnJsonChild(WORKER, { url: server.url, prefix: s.prefix, parkFallbackMs: 60_000 }, children));
     await Promise.all(workers.map((w) => w.line((v) => v.ready === true, 30_000)));
     const pids = new Set(workers.map((w) => w.pid));
     try {

@@ -6,7 +6,11 @@
  */
 import type { AnyReactorDefinition } from '../../dsl/definition.js';
 
-/** Adds `reactor` and, recursively, every reactor it dispatches with `asyncReactor`. */
+/**
+ * Adds `reactor` and, recursively, every reactor it dispatches with `asyncReactor`. A reactor
+ * already in the registry (the same definition) is taken as registered with its children: every
+ * write to an engine's registry must therefore go through here, never a plain `set`.
+ */
 export function registerTree(registry: Map<string, AnyReactorDefinition>, reactor: AnyReactorDefinition): void {
   if (registry.get(reactor.name) === reactor) return;
   registry.set(reactor.name, reactor);
