@@ -84,6 +84,14 @@ interface Internal {
   readonly retryOf?: string;
 }
 
+/** A run that passed validation and, with a key, won its idempotency claim. */
+interface Accepted {
+  readonly executionId: string;
+  readonly input: Record<string, unknown>;
+  readonly key: string | undefined;
+  readonly retryOf: string | undefined;
+}
+
 /** Options of one run. */
 export interface RunOptions {
   /** At most one execution per reactor and key; a repeat returns the original result (`replay: true`). */
@@ -205,36 +213,63 @@ export function createEngine(options: EngineOptions): Engine {
   };
   const needQueue = (): BackgroundDeps => background ?? (() => { throw new ReactorError('queue_missing', 'background execution needs a queue: createEngine({ queue }) or createEmbeddedEngine()'); })();
 
-  const run = async (reactor: AnyReactorDefinition, input: unknown, runOptions: RunOptions & Internal = {}): Promise<RunResult> => {
+  /**
+   * Outcomes of idempotency claims in progress, by the claiming execution's id. An entry is
+   * registered *before* its claim is sent, so a concurrent caller whose claim names that
+   * execution always finds it, whatever the interleaving of awaits (docs/decisions/047).
+   */
+  const claiming = new Map<string, Promise<RunResult>>();
+
+  /**
+   * The prefix `run` and `start` share: registers the reactor, validates the input, claims the
+   * idempotency key (a repeat answers as a replay), then runs `body` with the accepted execution.
+   */
+  const accept = async (reactor: AnyReactorDefinition, input: unknown, runOptions: RunOptions & Internal, body: (accepted: Accepted) => Promise<RunResult>): Promise<RunResult> => {
     registerTree(registry, reactor);
     const executionId = ids.executionId();
     const validated = await validateContract(reactor.contract, input ?? {});
     if (!validated.ok) return invalidInput(reactor, executionId, validated.issues);
     const key = runOptions.idempotencyKey;
-    if (key !== undefined) {
-      const claim = await options.store.claimIdempotency(reactor.name, key, executionId);
-      if (!claim.claimed) return replay(claim.executionId);
-    }
-    if (reactor.background === 'all') return startBackground(needQueue(), reactor, executionId, validated.value, key, runOptions.retryOf);
-    const state = newState({ executionId, rootExecutionId: executionId, reactor: reactor.name, contract: reactor.contract, input: validated.value, idempotencyKey: key, retryOf: runOptions.retryOf });
-    const abort = new AbortController();
-    const handOff = reactor.background === undefined ? undefined : (s: RunState) => handOffToWorker(needQueue(), s);
-    const scope = { kind: 'run', mode: 'inline', executionId, rootExecutionId: executionId, reactor: reactor.name } as const;
-    const promise = instrument.traced(scope, (traceContext) => {
-      if (traceContext) state.traceContext = traceContext;
-      return execute(state, reactor, abort, handOff);
-    });
-    inflight.set(executionId, { abort, done: promise });
+    const accepted: Accepted = { executionId, input: validated.value, key, retryOf: runOptions.retryOf };
+    if (key === undefined) return body(accepted);
+    let settle!: (outcome: Promise<RunResult>) => void;
+    const outcome = new Promise<RunResult>((resolve) => (settle = resolve));
+    outcome.catch(() => undefined); // a replay awaits it; without one, a failed body must not be an unobserved rejection
+    claiming.set(executionId, outcome);
     try {
-      return await promise;
+      const claim = await options.store.claimIdempotency(reactor.name, key, executionId);
+      if (!claim.claimed) return await replay(claim.executionId);
+      const result = body(accepted);
+      settle(result);
+      return await result;
     } finally {
-      inflight.delete(executionId);
+      claiming.delete(executionId);
     }
   };
 
+  const run = (reactor: AnyReactorDefinition, input: unknown, runOptions: RunOptions & Internal = {}): Promise<RunResult> =>
+    accept(reactor, input, runOptions, async ({ executionId, input: valid, key, retryOf }) => {
+      if (reactor.background === 'all') return startBackground(needQueue(), reactor, executionId, valid, key, retryOf);
+      const state = newState({ executionId, rootExecutionId: executionId, reactor: reactor.name, contract: reactor.contract, input: valid, idempotencyKey: key, retryOf });
+      const abort = new AbortController();
+      const handOff = reactor.background === undefined ? undefined : (s: RunState) => handOffToWorker(needQueue(), s);
+      const scope = { kind: 'run', mode: 'inline', executionId, rootExecutionId: executionId, reactor: reactor.name } as const;
+      const promise = instrument.traced(scope, (traceContext) => {
+        if (traceContext) state.traceContext = traceContext;
+        return execute(state, reactor, abort, handOff);
+      });
+      inflight.set(executionId, { abort, done: promise });
+      try {
+        return await promise;
+      } finally {
+        inflight.delete(executionId);
+      }
+    });
+
+  /** The original execution's result for a repeated key: awaited while its claim is settling here, else rebuilt from its record. */
   const replay = async (executionId: string): Promise<RunResult> => {
-    const live = inflight.get(executionId);
-    if (live) return { ...(await live.done), replay: true };
+    const live = claiming.get(executionId) ?? inflight.get(executionId)?.done;
+    if (live) return { ...(await live), replay: true };
     const record = await options.store.get(executionId);
     if (!record) throw new Error(`idempotency key points at execution ${executionId}, whose record is gone`);
     return fromRecord(record);
@@ -242,16 +277,7 @@ export function createEngine(options: EngineOptions): Engine {
 
   const start = async (reactor: AnyReactorDefinition, input: unknown, runOptions: RunOptions & Internal = {}): Promise<RunResult> => {
     const deps = needQueue();
-    registerTree(registry, reactor);
-    const executionId = ids.executionId();
-    const validated = await validateContract(reactor.contract, input ?? {});
-    if (!validated.ok) return invalidInput(reactor, executionId, validated.issues);
-    const key = runOptions.idempotencyKey;
-    if (key !== undefined) {
-      const claim = await options.store.claimIdempotency(reactor.name, key, executionId);
-      if (!claim.claimed) return replay(claim.executionId);
-    }
-    return startBackground(deps, reactor, executionId, validated.value, key, runOptions.retryOf);
+    return accept(reactor, input, runOptions, ({ executionId, input: valid, key, retryOf }) => startBackground(deps, reactor, executionId, valid, key, retryOf));
   };
 
   const processOne = async (job: ExecutionJob, delivery: JobDelivery): Promise<void> => {
