@@ -44,7 +44,10 @@ export interface RedisRuntime {
   readonly engine: Engine;
   /** Starts a worker in this process. */
   startWorker(options?: { readonly concurrency?: number }): Worker;
-  /** Stops the workers started here and closes every connection. */
+  /**
+   * Stops the workers started here (their in-flight jobs finish), waits for the wake-ups they
+   * started ({@link Engine.idle}), then closes every connection. Calling it again returns the same promise.
+   */
   close(): Promise<void>;
 }
 
@@ -58,6 +61,7 @@ export function createRedisRuntime(options: RedisRuntimeOptions): RedisRuntime {
   const waitList = new RedisWaitList({ redis: backend.redis, ...(prefix === undefined ? {} : { prefix }) });
   const engine = createEngine({ ...engineOptions, store: backend.store, coordinator: backend.coordinator, queue, waitList, fanOut: backend.fanOut, reactors });
   const workers: Worker[] = [];
+  let closing: Promise<void> | undefined;
   return {
     engine,
     startWorker: (workerOptions = {}) => {
@@ -66,11 +70,15 @@ export function createRedisRuntime(options: RedisRuntimeOptions): RedisRuntime {
       workers.push(worker);
       return worker;
     },
-    close: async () => {
-      await Promise.all(workers.map((w) => w.stop()));
-      await queue.close();
-      await backend.close();
-    },
+    close: () =>
+      (closing ??= (async () => {
+        // Workers first (their jobs finish), then the wake-ups those jobs started, then the connections:
+        // nothing is sent on a closed connection, so nothing rejects unobserved (docs/decisions/048).
+        await Promise.all(workers.map((w) => w.stop()));
+        await engine.idle();
+        await queue.close();
+        await backend.close();
+      })()),
   };
 }
 

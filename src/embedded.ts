@@ -44,5 +44,5 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions = {}): Embed
     fanOut: options.fanOut ?? new MemoryFanOutLedger(),
   });
   const worker = createWorker({ engine, consumer: memory.consumer, concurrency: workerConcurrency ?? 8 });
-  return Object.assign(engine, { drain: () => memory.drain(), close: () => worker.stop() });
+  return Object.assign(engine, { drain: () => memory.drain(), close: async () => (await worker.stop(), await engine.idle()) });
 }

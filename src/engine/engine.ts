@@ -149,6 +149,12 @@ export interface Engine {
   register(...reactors: readonly AnyReactorDefinition[]): void;
   /** Subscribes to every event of every run; returns the unsubscribe function. */
   subscribe(listener: EventListener): () => void;
+  /**
+   * Resolves once the work this engine started without awaiting it has settled: the wake-ups of
+   * parked executions after a release, and of an async unit's readers after its end. Call it
+   * after stopping workers and before closing connections (`createRedisRuntime().close()` does).
+   */
+  idle(): Promise<void>;
   /** The store this engine writes to. */
   readonly store: Store;
   /** Runs a step definition directly, coordinated (see `StepDefinition.invoke`). */
@@ -177,8 +183,26 @@ export function createEngine(options: EngineOptions): Engine {
     state = new RunState(Object.assign({ admit: admitFn, async: asyncPort, onSettled }, deps, init));
     return state;
   };
+  // Work this engine starts without awaiting it (wake-ups after a release or a unit's end): `idle()` waits for it,
+  // so a runtime closes its connections only after the last of it (docs/decisions/048).
+  const detached = new Set<Promise<void>>();
+  const detach = (work: Promise<void>, onError: (error: unknown) => void): void => {
+    const tracked: Promise<void> = work
+      .catch((error: unknown) => {
+        try {
+          onError(error);
+        } catch {
+          // a throwing logger must not turn into an unobserved rejection
+        }
+      })
+      .finally(() => detached.delete(tracked));
+    detached.add(tracked);
+  };
+  const idle = async (): Promise<void> => {
+    while (detached.size > 0) await Promise.all([...detached]);
+  };
   const wakeOnRelease = (primitive: 'lock' | 'semaphore' | 'ordered_lock', key: string): void => {
-    if (background) void wake(background, primitive, key).catch((error: unknown) => logger.warn({ err: error, key }, 'wake-on-release failed; the fallback timer resumes the waiter'));
+    if (background) detach(wake(background, primitive, key), (error) => logger.warn({ err: error, key }, 'wake-on-release failed; the fallback timer resumes the waiter'));
   };
   const coordination: CoordinationDeps = { coordinator: options.coordinator, rateLimits, onReleased: wakeOnRelease, workerWaitMs: options.background?.workerWaitMs ?? 250 };
   const background: BackgroundDeps | undefined = options.queue
@@ -209,7 +233,7 @@ export function createEngine(options: EngineOptions): Engine {
   const onSettled = (record: ExecutionRecord): void => {
     if (record.parentId === undefined || record.element !== undefined) return; // fan-out elements have no readers
     signals.notify(record.id);
-    if (background) void wakeReaders(background, record.id).catch((error: unknown) => logger.warn({ err: error, unitId: record.id }, 'waking the readers of an async unit failed; their fallback job resumes them'));
+    if (background) detach(wakeReaders(background, record.id), (error) => logger.warn({ err: error, unitId: record.id }, 'waking the readers of an async unit failed; their fallback job resumes them'));
   };
   const needQueue = (): BackgroundDeps => background ?? (() => { throw new ReactorError('queue_missing', 'background execution needs a queue: createEngine({ queue }) or createEmbeddedEngine()'); })();
 
@@ -321,6 +345,7 @@ export function createEngine(options: EngineOptions): Engine {
     wait,
     register: (...reactors) => reactors.forEach((r) => registerTree(registry, r)),
     subscribe: (listener) => hub.subscribe(listener),
+    idle,
     store: options.store,
     invokeStep: (step, args, o = {}) => invokeStep({ coordinator: options.coordinator, rateLimits, onReleased: wakeOnRelease, clock, ids, hub, logger }, step, args, o.ctx),
   };
