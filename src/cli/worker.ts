@@ -10,6 +10,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { AnyReactorDefinition } from '../dsl/definition.js';
 import type { BackgroundOptions } from '../engine/background.js';
+import { isLogLevel, jsonLinesLogger, LOG_LEVELS, type CliLogLevel } from './json-logger.js';
 import { parseRedisUrl, pingRedis, redactUrl } from './redis-check.js';
 
 /** Where a command writes. */
@@ -46,6 +47,8 @@ Options:
   --worker-wait-ms <ms>     wait out contention this long before parking (default 250; 0 parks at once)
   --park-fallback-ms <ms>   delay of a parked execution's fallback job (default 5000)
   --contention-cap <n>      contention attempts before an execution fails (default 100)
+  --log-level <level>       log engine events as JSON lines on stdout at debug, info, warn or
+                            error and above (default: no log lines)
   -h, --help                show this help`;
 
 /** A usage problem: exit 2 with this message (and the usage text when `showUsage`). */
@@ -64,6 +67,7 @@ interface WorkerConfig {
   readonly prefix: string | undefined;
   readonly queueName: string | undefined;
   readonly background: BackgroundOptions;
+  readonly logLevel: CliLogLevel | undefined;
 }
 
 function integer(name: string, raw: string | undefined, min: number): number | undefined {
@@ -89,6 +93,7 @@ function parseConfig(args: readonly string[], env: Readonly<Record<string, strin
         'worker-wait-ms': { type: 'string' },
         'park-fallback-ms': { type: 'string' },
         'contention-cap': { type: 'string' },
+        'log-level': { type: 'string' },
       },
     }));
   } catch (error) {
@@ -103,6 +108,8 @@ function parseConfig(args: readonly string[], env: Readonly<Record<string, strin
   const workerWaitMs = integer('worker-wait-ms', values['worker-wait-ms'], 0);
   const parkFallbackMs = integer('park-fallback-ms', values['park-fallback-ms'], 1);
   const contentionCap = integer('contention-cap', values['contention-cap'], 1);
+  const logLevel = values['log-level'];
+  if (logLevel !== undefined && !isLogLevel(logLevel)) throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}; got "${logLevel}"`, false);
   return {
     url: url.url,
     modulePath: resolve(values.module),
@@ -114,6 +121,7 @@ function parseConfig(args: readonly string[], env: Readonly<Record<string, strin
       ...(parkFallbackMs === undefined ? {} : { parkFallbackMs }),
       ...(contentionCap === undefined ? {} : { contentionCap }),
     },
+    logLevel,
   };
 }
 
@@ -178,6 +186,7 @@ export async function runWorkerCommand(args: readonly string[], io: WorkerIO, op
     url: config.url,
     reactors,
     background: config.background,
+    ...(config.logLevel === undefined ? {} : { logger: jsonLinesLogger(config.logLevel, io.out) }),
     ...(config.prefix === undefined ? {} : { prefix: config.prefix }),
     ...(config.queueName === undefined ? {} : { queueName: config.queueName }),
   });

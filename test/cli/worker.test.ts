@@ -102,6 +102,27 @@ describe('ts-reactor worker (a process over a throwaway Redis)', () => {
     expect(await running).toBe(0);
     expect(c.out.at(-1)).toBe('ts-reactor worker: stopped');
   });
+
+  test('--log-level info writes the engine events as pino-shaped JSON lines on stdout', async () => {
+    const c = capture();
+    const stop = new AbortController();
+    const logged = `${prefix}-log`;
+    const enqueuer = createRedisRuntime({ url: redis.url, prefix: logged, reactors });
+    try {
+      const running = runWorkerCommand(['--redis', redis.url, '--module', fixture('worker-reactors.ts'), '--prefix', logged, '--log-level', 'info'], c.io, { env: {}, signals: [], stop: stop.signal });
+      await until('the ready line', () => c.out.some((l) => l.includes('ready')));
+      const queued = await enqueuer.engine.start(greet, { name: 'lin' });
+      expect((await enqueuer.engine.wait(queued.executionId, { timeoutMs: 10_000 }))?.status).toBe('completed');
+      await until('the completed line', () => c.out.some((l) => l.includes('"run.completed"')));
+      stop.abort();
+      expect(await running).toBe(0);
+      const entries = c.out.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(entries).toContainEqual(expect.objectContaining({ level: 30, time: expect.any(Number), event: 'run.completed', executionId: queued.executionId, reactor: 'cli-greet', msg: expect.any(String) }));
+      expect(entries.some((e) => e['event'] === 'step.started')).toBe(false); // debug, below info
+    } finally {
+      await enqueuer.close();
+    }
+  });
 });
 
 describe('ts-reactor worker: clear errors, exit 2', () => {
@@ -166,6 +187,13 @@ describe('ts-reactor worker: clear errors, exit 2', () => {
       expect(c.err.join('\n')).toContain(message);
       expect(c.err.join('\n')).toContain('Usage: ts-reactor worker');
     }
+  });
+
+  test('an unknown --log-level is one line on stderr', async () => {
+    const c = capture();
+    expect(await runWorkerCommand(['--redis', 'redis://127.0.0.1:1', '--module', fixture('worker-reactors.ts'), '--log-level', 'verbose'], c.io, { env: {} })).toBe(2);
+    expect(c.err).toEqual(['ts-reactor worker: --log-level must be one of debug, info, warn, error; got "verbose"']);
+    expect(c.out).toEqual([]);
   });
 
   test('worker --help and the main help mention the worker', async () => {
