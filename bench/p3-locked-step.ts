@@ -175,6 +175,7 @@ export async function runP3(): Promise<Verdict> {
     const perName = <T>(make: () => T): Record<Name, T> => Object.fromEntries(names.map((n) => [n, make()])) as Record<Name, T>;
     const latencies = perName<number[]>(() => []);
     const opsPerSecond = perName<number[]>(() => []);
+    const cpuMicros = perName(() => 0); // this process's CPU (user + system), summed over the timed chunks
     const totals = perName(() => new Map<string, CommandStat>());
     let subjectClientCommands = 0;
     const ratios: number[] = [];
@@ -187,6 +188,7 @@ export async function runP3(): Promise<Verdict> {
           const op = contenders[name];
           const before = await snapshot();
           const commandsBefore = clientCount.count();
+          const cpuBefore = process.cpuUsage();
           const start = performance.now();
           for (let i = 0; i < CHUNK_OPS; i++) {
             const t0 = performance.now();
@@ -194,6 +196,8 @@ export async function runP3(): Promise<Verdict> {
             latencies[name].push(performance.now() - t0);
           }
           elapsed[name] += performance.now() - start;
+          const cpu = process.cpuUsage(cpuBefore);
+          cpuMicros[name] += cpu.user + cpu.system;
           if (name === 'subject') subjectClientCommands += clientCount.count() - commandsBefore;
           addInto(roundDelta[name], statsDelta(before, await snapshot()));
         }
@@ -262,6 +266,24 @@ export async function runP3(): Promise<Verdict> {
       lock_glue: round(us('subject') - us('coordinator_direct') - us('engine_unlocked'), 1),
       p50_ms: { coordinator_direct: lat('coordinator_direct').p50_ms, engine_unlocked: lat('engine_unlocked').p50_ms },
       note: 'coordinator_over_anchor = product scripts + keys + decoding vs the raw floor; lock_glue = subject − coordinator pair − unlocked run (admission, holds, keep-alive timer, events)',
+    });
+
+    // Client CPU per operation (µs, user + system of this process: JS, ioredis, and the socket
+    // syscalls, which on a virtual machine include waking the server's vCPU). On loopback the
+    // floor is bound by this CPU more than by the wire, so it bounds what any engine can reach.
+    const cpuPerOp = (name: Name): number => cpuMicros[name] / timedRuns;
+    emit({ bench: 'P3', figure: 'client_cpu_us_per_op', subject: round(cpuPerOp('subject'), 1), anchor: round(cpuPerOp('anchor'), 1), engine_unlocked: round(cpuPerOp('engine_unlocked'), 1), coordinator_direct: round(cpuPerOp('coordinator_direct'), 1) });
+    // Upper bound of the ratio for this machine and this engine: a locked run costs at least the
+    // floor pair plus the same run without the lock. The target needs the engine's whole locked
+    // run (lock glue, product scripts and the run itself) within (1/0.8 − 1) × the floor pair.
+    emit({
+      bench: 'P3',
+      figure: 'reachable_bound',
+      value: round(us('anchor') / (us('anchor') + us('engine_unlocked')), 3),
+      engine_budget_us: round(us('anchor') * (1 / TARGET_RATIO - 1), 1),
+      engine_unlocked_run_us: round(us('engine_unlocked'), 1),
+      engine_over_budget_us: round(us('subject') - us('anchor') - us('anchor') * (1 / TARGET_RATIO - 1), 1),
+      note: 'value = floor pair / (floor pair + the unlocked run): the best ratio any lock glue could reach with this engine run; engine_budget_us = what the whole locked run may cost above the floor for the target',
     });
 
     const ratio = median(ratios);

@@ -151,14 +151,20 @@ export class WrappedThrowError extends ReactorError {
   }
 }
 
-/** An error rebuilt from JSON whose original class is not a ts-reactor class. */
+/**
+ * An error rebuilt from JSON whose original class is not a ts-reactor class. It serializes back
+ * to exactly the JSON it was built from, so repeated round trips are stable.
+ */
 export class RemoteError extends ReactorError {
+  /** The JSON this error was rebuilt from. */
+  readonly original: ErrorJSON;
   constructor(json: ErrorJSON) {
     super(json.code ?? ErrorCode.Remote, json.message, {
       details: { ...(json.details ?? {}), originalName: json.name },
       cause: json.cause === undefined ? undefined : errorFromJSON(json.cause),
     });
     this.name = json.name;
+    this.original = json;
     if (json.stack !== undefined) this.stack = json.stack;
   }
 }
@@ -170,6 +176,7 @@ export function toError(value: unknown): Error {
 
 /** Serializes any error (ts-reactor or not) to {@link ErrorJSON}. */
 export function errorToJSON(error: unknown, depth = 0): ErrorJSON {
+  if (error instanceof RemoteError) return error.original;
   const err = toError(error);
   const json: { -readonly [K in keyof ErrorJSON]: ErrorJSON[K] } = { name: err.name, message: err.message };
   if (ReactorError.is(err)) {
@@ -183,9 +190,44 @@ export function errorToJSON(error: unknown, depth = 0): ErrorJSON {
   return json;
 }
 
-/** Rebuilds an error from {@link errorToJSON}'s output. `code`, `details` and `cause` survive. */
+/**
+ * Rebuilds an error from {@link errorToJSON}'s output. `code`, `message`, `details`, `stack` and
+ * `cause` survive. A ts-reactor error comes back as its own class (`instanceof ContentionError`
+ * holds after a trip through a record or another process) when its `name` and `code` match that
+ * class; anything else becomes a {@link RemoteError} with the original name.
+ *
+ * @example
+ * ```ts
+ * const back = errorFromJSON(JSON.parse(JSON.stringify(error)));
+ * if (back instanceof ContentionError) console.log(back.details.key);
+ * ```
+ */
 export function errorFromJSON(json: ErrorJSON): ReactorError {
-  return new RemoteError(json);
+  const kind = REVIVABLE.get(json.name);
+  if (kind === undefined || json.code === undefined || !(kind.codes === 'any' || kind.codes.includes(json.code))) return new RemoteError(json);
+  return revive(kind, json);
+}
+
+/** A ts-reactor class {@link errorFromJSON} rebuilds: its prototype, its codes, and the fields it derives from `details`. */
+interface Revivable {
+  readonly prototype: ReactorError;
+  readonly codes: readonly string[] | 'any';
+  readonly fields?: (details: Readonly<Record<string, unknown>>) => Record<string, unknown>;
+}
+
+const REVIVABLE = new Map<string, Revivable>();
+
+/** Builds an instance of `kind` without running its constructor (each takes different arguments). */
+function revive(kind: Revivable, json: ErrorJSON): ReactorError {
+  const error = Object.create(kind.prototype) as ReactorError;
+  const details = Object.freeze({ ...(json.details ?? {}) });
+  const hidden = (value: unknown): PropertyDescriptor => ({ value, writable: true, configurable: true, enumerable: false });
+  Object.defineProperty(error, 'message', hidden(json.message));
+  Object.assign(error, { [BRAND]: true, code: json.code, details, name: json.name, ...kind.fields?.(details) });
+  if (json.cause !== undefined) Object.defineProperty(error, 'cause', hidden(errorFromJSON(json.cause)));
+  if (json.stack !== undefined) Object.defineProperty(error, 'stack', hidden(json.stack));
+  else Error.captureStackTrace(error, errorFromJSON);
+  return error;
 }
 
 /** The message of anything thrown. */
@@ -430,3 +472,39 @@ export class CorrelationTakenError extends ReactorError {
     this.name = 'CorrelationTakenError';
   }
 }
+
+/** The issues carried in `details.issues` (validation errors). */
+function issuesOf(details: Readonly<Record<string, unknown>>): { issues: readonly FieldIssue[] } {
+  return { issues: Array.isArray(details.issues) ? (details.issues as FieldIssue[]) : [] };
+}
+
+// Names spelled out (not `Class.name`): a minifier may rename classes, never these strings.
+const REVIVE: readonly [string, { readonly prototype: ReactorError }, Revivable['codes'], Revivable['fields']?][] = [
+  ['ReactorError', ReactorError, 'any'],
+  ['DefinitionError', DefinitionError, [ErrorCode.Definition], (d) => ({ reactor: d.reactor, step: d.step })],
+  ['ValidationError', ValidationError, [ErrorCode.InputInvalid, ErrorCode.ArgumentsInvalid], issuesOf],
+  ['ArgumentResolutionError', ArgumentResolutionError, [ErrorCode.ArgumentResolution]],
+  ['NonRetryableError', NonRetryableError, [ErrorCode.NonRetryable]],
+  ['RecordTooLargeError', RecordTooLargeError, [ErrorCode.RecordTooLarge]],
+  ['RecordVersionError', RecordVersionError, [ErrorCode.RecordVersion]],
+  ['WrappedThrowError', WrappedThrowError, [ErrorCode.Wrapped]],
+  ['CoordinationUnavailableError', CoordinationUnavailableError, ['coordination_unavailable']],
+  ['ScriptError', ScriptError, ['script_failed']],
+  ['ContentionError', ContentionError, ['contention']],
+  ['RateLimitedError', RateLimitedError, ['rate_limited']],
+  ['CoordinationKeyError', CoordinationKeyError, ['coordination_key_invalid']],
+  ['UnknownRateLimitError', UnknownRateLimitError, ['rate_limit_unknown']],
+  ['OrderedLockStaleError', OrderedLockStaleError, ['ordered_lock_stale']],
+  ['HoldLostError', HoldLostError, ['hold_lost']],
+  ['MalformedJobError', MalformedJobError, ['job_malformed']],
+  ['CancelledError', CancelledError, ['cancelled']],
+  ['ExecutionStateError', ExecutionStateError, ['execution_state']],
+  ['FanOutError', FanOutError, ['fan_out_unknown', 'fan_out_unavailable']],
+  ['HandOffRefusedError', HandOffRefusedError, ['handoff_refused']],
+  ['AsyncWaitTimeoutError', AsyncWaitTimeoutError, ['async_wait_timeout']],
+  ['ResumeRefusedError', ResumeRefusedError, ['resume_refused']],
+  ['ResumePayloadError', ResumePayloadError, ['resume_payload_invalid'], issuesOf],
+  ['InterruptTimeoutError', InterruptTimeoutError, ['interrupt_timed_out']],
+  ['CorrelationTakenError', CorrelationTakenError, ['correlation_id_taken']],
+];
+for (const [name, type, codes, fields] of REVIVE) REVIVABLE.set(name, { prototype: type.prototype, codes, ...(fields === undefined ? {} : { fields }) });

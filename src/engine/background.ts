@@ -10,6 +10,7 @@ import type { AnyReactorDefinition } from '../dsl/definition.js';
 import { computeKey } from '../coordination/scope.js';
 import { CancelledError, ContentionError, RateLimitedError, ReactorError, type PrimitiveName } from '../errors.js';
 import { cancelRequestKey, livenessKey, rollbackRecorded } from './operations.js';
+import type { CancelTargets } from './cancels.js';
 import { admitWork, finish, type CoordinationDeps } from './execute.js';
 import type { Clock } from './ports/clock.js';
 import { noInstrument, type Instrument } from './instrument.js';
@@ -64,6 +65,8 @@ export interface BackgroundDeps {
   readonly coordination: CoordinationDeps;
   readonly options: Required<BackgroundOptions>;
   readonly workerId: string;
+  /** Cancels announced by other processes (decision 053); without it a worker reads the cancel marker only. */
+  readonly cancels?: CancelTargets;
   /** Brackets job runs and enqueues in middleware scopes (spans). Default: none. */
   readonly instrument?: Instrument;
   /** Ledgers of fan-out maps; without it a fan-out map fails in a worker (`fan_out_unavailable`). */
@@ -130,6 +133,7 @@ export async function processJob(deps: BackgroundDeps, reactor: AnyReactorDefini
     return;
   }
   const root = new AbortController();
+  const untrack = deps.cancels?.track(id, root); // a cancel announced elsewhere aborts it at once
   const cancelIfRequested = async (): Promise<void> => {
     if (!root.signal.aborted && (await coordinator.periodIsMarked(cancelRequestKey(id), 'requested'))) root.abort(new CancelledError(id, 'cancel requested by an operator'));
   };
@@ -155,6 +159,7 @@ export async function processJob(deps: BackgroundDeps, reactor: AnyReactorDefini
     }
     after = await traced(scope, (traceContext) => advance(deps, reactor, traceContext ? { ...record, traceContext } : record, delivery, root));
   } finally {
+    untrack?.();
     stopKeepAlive();
     await coordinator.lockRelease(liveKey, owner).catch(() => undefined);
   }

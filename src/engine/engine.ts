@@ -31,6 +31,7 @@ import { RunState, type Admit } from './run-state.js';
 import { hasInterruptClaims } from './ports/interrupt-claims.js';
 import { resumeExecution, type ResumeDeps } from './interrupt/resume.js';
 import { linkRetry } from './retry-link.js';
+import { CancelTargets } from './cancels.js';
 
 /** Options of {@link createEngine}. */
 export interface EngineOptions {
@@ -171,6 +172,8 @@ export function createEngine(options: EngineOptions): Engine {
   const instrument = createInstrument(options.middleware ?? [], logger);
   const maxConcurrency = options.maxConcurrency ?? 8;
   const inflight = new Map<string, { readonly abort: AbortController; readonly done: Promise<RunResult> }>();
+  // Cancels announced by other processes reach this engine's inline runs and worker jobs (decision 053).
+  const cancels = new CancelTargets(options.coordinator, (executionId) => inflight.get(executionId)?.abort);
   const deps = { store: options.store, clock, hub, logger, maxConcurrency, checkpointIntervalMs: options.checkpointIntervalMs ?? 100, queue: options.queue, instrument };
   const rateLimits = new Map(Object.entries(options.rateLimits ?? {}).map(([name, windows]) => [name, compileWindows({ reactor: `(rate limit ${name})` }, windows)]));
   // Every entry goes through registerTree, so a reactor found here has its asyncReactor children registered too.
@@ -212,6 +215,7 @@ export function createEngine(options: EngineOptions): Engine {
         waitList: options.waitList,
         clock,
         coordination,
+        cancels,
         workerId: ids.executionId(),
         fanOut: options.fanOut,
         newState,
@@ -283,6 +287,7 @@ export function createEngine(options: EngineOptions): Engine {
         return execute(state, reactor, abort, handOff);
       });
       inflight.set(executionId, { abort, done: promise });
+      cancels.listen();
       try {
         return await promise;
       } finally {

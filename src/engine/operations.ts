@@ -105,6 +105,9 @@ export async function cancelExecution(deps: OperationsDeps, executionId: string,
   const done = await exclusive(deps, executionId, async () => {
     const fresh = (await deps.store.get(executionId)) ?? record;
     if (TERMINAL_STATUSES.has(fresh.status)) throw new ExecutionStateError(executionId, 'cancel', fresh.status, 'it finished meanwhile');
+    // Running with its liveness lock free: an inline run in another process (or a worker whose
+    // job is being redelivered). Rolling it back here would undo steps under its feet: ask it instead.
+    if (fresh.status === 'running') return undefined;
     return rollbackTraced(deps, reactor, fresh, reason);
   });
   if (done) {
@@ -114,6 +117,8 @@ export async function cancelExecution(deps: OperationsDeps, executionId: string,
     return done;
   }
   await coordinatorOf(deps).periodMark({ key: cancelRequestKey(executionId), bucket: 'requested', ttlMs: 86_400_000 });
+  // The marker is the source of truth; the announcement reaches a process running it at once (decision 053).
+  await coordinatorOf(deps).announceCancel?.(executionId).catch(() => undefined);
   return { executionId, reactor: record.reactor, trace: record.trace ?? [], steps: record.steps, rollbackFailures: record.rollbackFailures, replay: false, status: 'running' };
 }
 

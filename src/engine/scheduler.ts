@@ -6,7 +6,7 @@
  * @module
  */
 import type { AnyReactorDefinition, GraphNode } from '../dsl/definition.js';
-import { toError, type FieldIssue } from '../errors.js';
+import { CancelledError, toError, type FieldIssue } from '../errors.js';
 import { runAsyncReactor, runAsyncStep } from './async/dispatch.js';
 import { runCompose, runMap } from './nested.js';
 import type { CompletedEntry, NodeOutcome } from './outcome.js';
@@ -59,6 +59,9 @@ export async function runFrame(run: RunState, frame: Frame): Promise<GraphOutcom
       // A fan-out map's elements are undone by jobs: the execution parks and resumes its rollback (decision 019).
       const park = await rollBackOrPark(run, failures, completed);
       if (park) return { status: 'yielded', step: park.step, delayMs: 0, fanOut: { ...park, failedStep: first?.step, error: first?.error ?? interrupted } };
+      // A cancel wins over a step that failed while it was on its way: the run ends cancelled.
+      const cancel: unknown = controller.signal.reason;
+      if (cancel instanceof CancelledError) return { status: 'failed', step: first?.step, error: cancel, validation: [] };
       return first ? { status: 'failed', step: first.step, error: first.error, validation: first.validation } : { status: 'failed', step: undefined, error: interrupted!, validation: [] };
     }
     if (halt) return { status: 'halted', ...halt };

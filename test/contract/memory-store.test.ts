@@ -4,8 +4,7 @@ import { describeStoreContract } from './store-contract.js';
 
 const maxRecordBytes = 4096;
 
-describeStoreContract('memory', async () => ({
-  store: new MemoryStore({ clock: new ManualClock({ autoAdvance: false }), maxRecordBytes }),
-  maxRecordBytes,
-  close: async () => undefined,
-}));
+describeStoreContract('memory', async () => {
+  const clock = new ManualClock({ autoAdvance: false });
+  return { store: new MemoryStore({ clock, maxRecordBytes }), maxRecordBytes, pass: async (ms) => void clock.advance(ms), close: async () => undefined };
+});

@@ -17,5 +17,6 @@ const maxRecordBytes = 4096;
 describeStoreContract('redis', async () => {
   // A fresh prefix per test: each test sees an empty store.
   const backend = createRedisBackend({ url: server.url, prefix: `st-${crypto.randomUUID().slice(0, 8)}`, maxRecordBytes });
-  return { store: backend.store, maxRecordBytes, close: () => backend.close() };
+  // Expiry is the server's own (PX): time really passes.
+  return { store: backend.store, maxRecordBytes, pass: (ms) => new Promise((resolve) => setTimeout(resolve, ms)), close: () => backend.close() };
 });

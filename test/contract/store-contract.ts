@@ -12,6 +12,8 @@ export interface StoreHarness {
   readonly store: Store;
   /** The largest serialized record the store accepts, in bytes. */
   readonly maxRecordBytes: number;
+  /** Lets `ms` pass for the store's expiry: a manual clock's advance, or a real wait on a real server. */
+  readonly pass: (ms: number) => Promise<void>;
   close(): Promise<void>;
 }
 
@@ -229,12 +231,29 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
       });
 
       it('a resume claim is won exactly once, also by concurrent claimants', async () => {
-        const outcomes = await Promise.all(['a', 'b', 'c', 'd'].map((who) => claims().claimResume('e1', 'review.approve', who)));
+        const outcomes = await Promise.all(['a', 'b', 'c', 'd'].map((who) => claims().claimResume('e1', 'review.approve', who, 60_000)));
         expect(outcomes.filter((o) => o.claimed)).toHaveLength(1);
         const winner = ['a', 'b', 'c', 'd'][outcomes.findIndex((o) => o.claimed)];
         expect(outcomes.filter((o) => !o.claimed)).toEqual([{ claimed: false, holder: winner }, { claimed: false, holder: winner }, { claimed: false, holder: winner }]);
-        expect(await claims().claimResume('e1', 'review.approve', winner!)).toEqual({ claimed: false, holder: winner });
-        expect(await claims().claimResume('e1', 'other', 'a')).toEqual({ claimed: true });
+        expect(await claims().claimResume('e1', 'review.approve', winner!, 60_000)).toEqual({ claimed: false, holder: winner });
+        expect(await claims().claimResume('e1', 'other', 'a', 60_000)).toEqual({ claimed: true });
+      });
+
+      it('a resume claim is given back by its claimant only, and can then be won by another', async () => {
+        expect(await claims().claimResume('e1', 'approve', 'a', 60_000)).toEqual({ claimed: true });
+        await claims().releaseResume('e1', 'approve', 'b'); // not b's: nothing happens
+        expect(await claims().claimResume('e1', 'approve', 'c', 60_000)).toEqual({ claimed: false, holder: 'a' });
+        await claims().releaseResume('e1', 'approve', 'a');
+        await claims().releaseResume('e1', 'approve', 'a'); // twice is harmless
+        expect(await claims().claimResume('e1', 'approve', 'c', 60_000)).toEqual({ claimed: true });
+      });
+
+      it('a resume claim is a lease: once it lapses (its winner died) another claimant wins', async () => {
+        expect(await claims().claimResume('e1', 'approve', 'a', 150)).toEqual({ claimed: true });
+        expect(await claims().claimResume('e1', 'approve', 'b', 150)).toEqual({ claimed: false, holder: 'a' });
+        await harness.pass(250);
+        expect(await claims().claimResume('e1', 'approve', 'b', 150)).toEqual({ claimed: true });
+        await expect(claims().claimResume('e1', 'approve', 'c', 0)).rejects.toThrow(RangeError);
       });
     });
   });

@@ -6,16 +6,8 @@
  */
 import { describe, expect, test } from 'vitest';
 import { MemoryFanOutLedger, type ExecutionRecord } from '../../src/index.js';
-import { eventsOf, gate, manualEngine, sleep } from '../background/helpers.js';
+import { eventsOf, gate, manualEngine, until } from '../background/helpers.js';
 import { fresh, holderOf, lockedMap } from './contention-scenario.js';
-
-async function until(check: () => Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 400; i++) {
-    if (await check()) return;
-    await sleep(5);
-  }
-  throw new Error('condition not reached in 2 s');
-}
 
 describe('fan-out: an element that loses step-level contention parks (R-8)', () => {
   test('the elements park (not failed, not compensated), the release wakes them and the run completes', async () => {

@@ -55,27 +55,33 @@ describe('fan-out on Redis + BullMQ: scenario 21', () => {
   });
 });
 
+/** A map whose elements all park on `key`, held by another execution until `leave` opens (its release wakes the key's waiters). */
+async function parkedMapOnRedis(name: string, atomic: boolean) {
+  const key = fresh(name);
+  const log: string[] = [];
+  const inside = gate();
+  const leave = gate();
+  const map = lockedMap(key, log, atomic);
+  const holder = holderOf(key, inside, leave);
+  const runtime = createRedisRuntime({ url: server.url, prefix: `fo-${crypto.randomUUID().slice(0, 8)}`, reactors: [map, holder], background: { parkFallbackMs: 60_000, workerWaitMs: 0 } });
+  runtimes.push(runtime);
+  runtime.startWorker({ concurrency: 6 });
+  const held = runtime.engine.run(holder, {});
+  await inside.promise;
+  const { executionId } = await runtime.engine.start(map, { ns: [0, 1, 2] });
+  const ids = [0, 1, 2].map((i) => `${executionId}/items[${i}]`);
+  for (let i = 0; i < 600; i++) {
+    const results = await Promise.all(ids.map((id) => runtime.engine.result(id)));
+    if (results.every((r) => r?.status === 'parked')) break;
+    await sleep(10);
+  }
+  return { key, log, leave, runtime, held, executionId, ids };
+}
+
 describe('fan-out on Redis + BullMQ: element contention parks (R-8, decision 038)', () => {
   test('elements park on the held key (not failed, not compensated) and the release wakes them long before the fallback', async () => {
-    const key = fresh('elem-redis');
-    const log: string[] = [];
-    const inside = gate();
-    const leave = gate();
-    const map = lockedMap(key, log, true);
-    const holder = holderOf(key, inside, leave);
-    const runtime = createRedisRuntime({ url: server.url, prefix: `fo-${crypto.randomUUID().slice(0, 8)}`, reactors: [map, holder], background: { parkFallbackMs: 60_000, workerWaitMs: 0 } });
-    runtimes.push(runtime);
-    runtime.startWorker({ concurrency: 6 });
+    const { key, log, leave, runtime, held, executionId, ids } = await parkedMapOnRedis('elem-redis', true);
     try {
-      const held = runtime.engine.run(holder, {});
-      await inside.promise;
-      const { executionId } = await runtime.engine.start(map, { ns: [0, 1, 2] });
-      const ids = [0, 1, 2].map((i) => `${executionId}/items[${i}]`);
-      for (let i = 0; i < 600; i++) {
-        const results = await Promise.all(ids.map((id) => runtime.engine.result(id)));
-        if (results.every((r) => r?.status === 'parked')) break;
-        await sleep(10);
-      }
       expect(await runtime.engine.result(ids[1]!)).toMatchObject({ status: 'parked', waitingFor: { primitive: 'lock', key, step: 'items[1]', attempt: 1 } });
       expect(await runtime.engine.result(executionId)).toMatchObject({ status: 'parked', waitingFor: { primitive: 'map', key: 'items' } });
       expect(log).toEqual([]);
@@ -84,6 +90,24 @@ describe('fan-out on Redis + BullMQ: element contention parks (R-8, decision 038
       const done = await runtime.engine.wait(executionId, { timeoutMs: 10_000, pollMs: 10 });
       expect(done?.status === 'completed' && done.value).toEqual({ successes: [0, 10, 20], failures: [] });
       expect([...log].sort()).toEqual(['run 0', 'run 1', 'run 2']);
+    } finally {
+      leave.open();
+    }
+  });
+});
+
+describe('fan-out on Redis + BullMQ: cancel with parked elements (decision 051)', () => {
+  test('the parked elements end cancelled at once, leave the wait list, and the release runs none of them', async () => {
+    const { log, leave, runtime, held, executionId, ids } = await parkedMapOnRedis('elem-redis-cancel', false);
+    try {
+      expect((await runtime.engine.cancel(executionId, { reason: 'operator' })).status).toBe('cancelled');
+      const statuses = async (): Promise<(string | undefined)[]> => (await Promise.all(ids.map((id) => runtime.engine.result(id)))).map((r) => r?.status);
+      expect(await statuses()).toEqual(['cancelled', 'cancelled', 'cancelled']);
+      leave.open();
+      expect((await held).status).toBe('completed');
+      await sleep(200);
+      expect(log).toEqual([]);
+      expect(await statuses()).toEqual(['cancelled', 'cancelled', 'cancelled']);
     } finally {
       leave.open();
     }

@@ -15,7 +15,9 @@ import {
   ResumeRefusedError,
   type ReactorEvent,
 } from '../../src/index.js';
-import { createTestEngine } from '../../src/testing/index.js';
+import { createTestEngine, ManualClock } from '../../src/testing/index.js';
+import { MemoryStore } from '../../src/storage/memory/store.js';
+import { RESUME_CLAIM_TTL_MS } from '../../src/engine/interrupt/resume.js';
 import { approval, memoryRig, settleAll } from './helpers.js';
 
 const types = (trace: readonly ReactorEvent[]): string[] => trace.map((e) => e.type);
@@ -233,5 +235,42 @@ describe('several interrupts and bad correlation keys', () => {
       expect(result).toHaveFailedAt('approve');
       expect(result.status === 'failed' && result.error).toMatchObject({ code: 'correlation_id_invalid' });
     }
+  });
+});
+
+describe('resume claims (decision 050)', () => {
+  test('a resume turned away because another process works on the run ("try again") gives its claim back: the retry is accepted', async () => {
+    const t = createTestEngine();
+    const paused = await t.run(approval([]), { orderId: 'o20' });
+    // Another process holds the execution's liveness lock (a worker, a cancel) for longer than a resume waits.
+    const busy = await t.coordinator.lockAcquire({ key: `execution:${paused.executionId}`, holder: { owner: 'elsewhere', executionId: paused.executionId }, ttlMs: 600_000 });
+    expect(busy.acquired).toBe(true);
+    await expect(t.resume(paused, { approved: true })).rejects.toMatchObject({ code: 'resume_refused', details: { reason: 'not_paused' }, message: expect.stringContaining('try again') });
+    await t.coordinator.lockRelease(`execution:${paused.executionId}`, 'elsewhere');
+    expect(await t.resume(paused, { approved: true })).toHaveCompleted();
+  });
+
+  test('a claim whose winner died before writing the payload lapses: later resumes are refused only until then', async () => {
+    const clock = new ManualClock();
+    const store = new MemoryStore({ clock });
+    const t = createTestEngine({ clock, store });
+    const paused = await t.run(approval([]), { orderId: 'o21' });
+    // The winner of a race claimed the resume, then its process died before the payload reached the record.
+    expect(await store.claimResume(paused.executionId, 'approve', 'dead-process', RESUME_CLAIM_TTL_MS)).toEqual({ claimed: true });
+    await expect(t.resume(paused, { approved: true })).rejects.toMatchObject({ details: { reason: 'already_resumed' } });
+    expect((await t.store.get(paused.executionId))?.status).toBe('paused');
+    clock.advance(RESUME_CLAIM_TTL_MS);
+    expect(await t.resume(paused, { approved: true })).toHaveCompleted();
+  });
+
+  test('the record, not the claim, answers an interrupt already resumed, after every claim has lapsed', async () => {
+    const clock = new ManualClock();
+    const store = new MemoryStore({ clock });
+    const t = createTestEngine({ clock, store });
+    const paused = await t.run(approval([]), { orderId: 'o22' });
+    expect(await t.resume(paused, { approved: true })).toHaveCompleted();
+    clock.advance(RESUME_CLAIM_TTL_MS * 2);
+    await expect(t.resume(paused, { approved: false })).rejects.toMatchObject({ details: { reason: 'already_resumed' } });
+    expect(await store.claimResume(paused.executionId, 'approve', 'late', RESUME_CLAIM_TTL_MS)).toEqual({ claimed: true }); // the lease itself is gone
   });
 });

@@ -278,6 +278,24 @@ describe('R2: kill -9 of a worker whose execution is inside its locked step', ()
   });
 });
 
+describe('cancel of an execution a worker process is running (decision 053)', () => {
+  test('the announcement reaches the worker at once: the run stops at its next step boundary and ends cancelled, long before a liveness tick', { timeout: 60_000 }, async () => {
+    const s = scenario('bg-cancel');
+    // Liveness TTL 30 s: the worker's own check of the cancel marker would come 10 s after the job started.
+    const worker = spawnWorker({ prefix: s.prefix, guard: s.guard, concurrency: 2 });
+    await ready([worker]);
+    const started = await s.runtime.engine.start(reactors.cancellable, { n: 1 });
+    const id = started.executionId;
+    await worker.line<InStepLine>((v) => v.inStep === 'slow' && v.executionId === id);
+    expect((await s.runtime.engine.cancel(id, { reason: 'operator' })).status).toBe('running'); // a request: the worker holds it
+    const outcome = await s.runtime.engine.wait(id, { timeoutMs: 8_000, pollMs: 10 });
+    expect(outcome?.status).toBe('cancelled');
+    expect(worker.lines((v) => v.inStep === 'second' && v.executionId === id)).toEqual([]);
+    expect(outcome?.trace.some((e) => e.type === 'step.started' && e.step === 'second')).toBe(false);
+    expect((await terminate(worker)).code).toBe(0);
+  });
+});
+
 describe('SIGTERM of a worker with in-flight executions', () => {
   const EXECUTIONS = 24;
 

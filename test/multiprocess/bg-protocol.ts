@@ -101,7 +101,7 @@ export interface Section {
 export interface StepHooks {
   readonly section: Section;
   /** Called inside the section (after entering): the place to print, sleep or hang. */
-  readonly inside: (name: 'r1' | 'hang' | 'slow', key: string, executionId: string, inside: number) => Promise<void>;
+  readonly inside: (name: 'r1' | 'hang' | 'slow' | 'second', key: string, executionId: string, inside: number) => Promise<void>;
 }
 
 export const R1_LOCK_TTL = '10s';
@@ -109,7 +109,7 @@ export const HANG_LOCK_TTL_MS = 2_000;
 
 /** The reactors every process registers. */
 export function buildReactors(hooks: StepHooks) {
-  const guarded = async (name: 'r1' | 'hang' | 'slow', key: string, executionId: string): Promise<{ key: string; inside: number }> => {
+  const guarded = async (name: 'r1' | 'hang' | 'slow' | 'second', key: string, executionId: string): Promise<{ key: string; inside: number }> => {
     const inside = await hooks.section.enter(key, executionId);
     try {
       await hooks.inside(name, key, executionId, inside);
@@ -136,5 +136,11 @@ export function buildReactors(hooks: StepHooks) {
     .withLock({ key: ({ n }) => `slow:${n}`, ttl: '10s' })
     .step('section', { run: ({ n }, ctx) => guarded('slow', `slow:${n}`, ctx.executionId) })
     .returns('section');
-  return { r1, hang, slow };
+  // Cancel announced from another process: a ~300 ms first step, then a second that must not run.
+  const cancellable = reactor('bg-cancel')
+    .input({ n: z.number() })
+    .step('first', { run: ({ n }, ctx) => guarded('slow', `cancel:${n}`, ctx.executionId), undo: () => undefined })
+    .step('second', { args: ($) => ({ n: $.input('n'), first: $.result('first') }), run: ({ n }, ctx) => guarded('second', `second:${n}`, ctx.executionId) })
+    .returns('second');
+  return { r1, hang, slow, cancellable };
 }

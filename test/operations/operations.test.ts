@@ -68,6 +68,26 @@ describe('cancel', () => {
     await engine.close();
   });
 
+  test('a cancel wins over a step that fails while the cancel is on its way: the run ends cancelled, not failed', async () => {
+    const log: string[] = [];
+    const inStep = gate();
+    const fail = gate();
+    const r = reactor('cancel-then-fail')
+      .step('first', { run: () => 1, undo: () => void log.push('undo first') })
+      .step('second', { waitFor: ['first'], retry: { maxAttempts: 3, baseDelay: 10 }, run: async () => (inStep.open(), await fail.promise, Promise.reject(new Error('boom'))) })
+      .build();
+    const engine = createEmbeddedEngine();
+    const running = engine.run(r, {});
+    await inStep.promise;
+    const executionId = (await engine.store.list()).records[0]!.id;
+    const cancelling = engine.cancel(executionId, { reason: 'stop' });
+    fail.open();
+    expect(await running).toMatchObject({ status: 'cancelled', reason: 'stop' });
+    expect(await cancelling).toMatchObject({ status: 'cancelled' });
+    expect(log).toEqual(['undo first']);
+    await engine.close();
+  });
+
   test('a parked execution is cancelled and leaves its wait list', async () => {
     const coordinator = new MemoryCoordinator();
     const engine = createEmbeddedEngine({ coordinator, background: { parkFallbackMs: 60_000 } });

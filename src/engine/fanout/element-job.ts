@@ -16,13 +16,14 @@ import type { ElementSettlement, ElementView, FanOutLedger } from '../ports/fano
 import { JOB_FORMAT_VERSION, type JobDelivery } from '../ports/queue.js';
 import { TERMINAL_STATUSES, type ElementLink, type ExecutionRecord, type RollbackFailure } from '../ports/store.js';
 import { errorSummary, type RunState } from '../run-state.js';
+import { abandonElement, abandonElementsInline, neverCompleted } from './element-abandon.js';
 import { parkElement, resumeParkedElement } from './element-park.js';
 import { elementIdOf, elementPathOf, elementRunJobId, elementUndoJobId, mapIdOf } from './ids.js';
 
 type After = (() => Promise<void>) | undefined;
 
 /** What element work needs from the engine (a worker's deps, or an operator's for an inline undo). */
-export type ElementDeps = Pick<BackgroundDeps, 'store' | 'newState'> & Partial<Pick<BackgroundDeps, 'queue' | 'clock'>> & { readonly fanOut?: FanOutLedger | undefined };
+export type ElementDeps = Pick<BackgroundDeps, 'store' | 'newState'> & Partial<Pick<BackgroundDeps, 'queue' | 'clock' | 'waitList' | 'coordination'>> & { readonly fanOut?: FanOutLedger | undefined };
 
 interface ElementJob {
   readonly deps: BackgroundDeps;
@@ -43,7 +44,11 @@ export async function processElementJob(deps: BackgroundDeps, reactor: AnyReacto
   const job: ElementJob = { deps, reactor, node, link, mapId: mapIdOf(link.parentId, link.step), record };
   const view = await deps.fanOut.element(job.mapId, link.index);
   if (!view) return undefined; // the map's ledger expired: nothing to do
-  if (view.phase === 'rollback') return undoElement(job, view);
+  if (view.phase === 'rollback') {
+    // A pending or parked element the rolled-back map will never run (its fallback or wake job, or a late first job).
+    if (view.status === 'pending' && neverCompleted(record)) return void (await abandonElement(deps, stateOf(job, false)));
+    return undoElement(job, view);
+  }
   if (TERMINAL_STATUSES.has(record.status)) return settle(job, stateOf(job, false), settlementOf(record)); // a redelivery: settle again (counted once)
   const retryAt = record.background?.retryAt;
   if (retryAt !== undefined && retryAt - deps.clock.now() > 25) {
@@ -192,6 +197,10 @@ export async function undoElementsInline(deps: ElementDeps, reactor: AnyReactorD
     if (record?.status === 'completed') failures.push(...(await undoRecord({ deps: deps as BackgroundDeps, reactor, node, record, link: record.element! })));
     target = (await deps.fanOut.undone(mapId, target)).target;
   }
+  // What never ran ends now, not when a fallback job or the key's release comes round.
+  const ledger = await deps.fanOut.snapshot(mapId);
+  const open = (ledger?.statuses ?? []).flatMap((status, index) => (status === 'pending' ? [elementIdOf(parentId, step, index)] : []));
+  await abandonElementsInline(deps, open, (record) => stateOf({ deps: deps as BackgroundDeps, record, reactor }, false));
   return failures;
 }
 

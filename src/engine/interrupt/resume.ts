@@ -14,6 +14,12 @@ import type { RunResult } from '../results.js';
 import { continueInline, prepareWorker, withLiveness, type ContinueDeps } from './continue.js';
 import { failPaused } from './fail.js';
 
+/**
+ * How long a won resume claim stops other resumes before the payload is in the record. It covers
+ * the liveness wait (up to ~2 s) and one record write; a winner that dies leaves it to lapse.
+ */
+export const RESUME_CLAIM_TTL_MS = 60_000;
+
 /** Where a resume goes: an execution id, or the correlation id of its interrupt. */
 export type ResumeTarget = string | { readonly correlationId: string };
 
@@ -45,18 +51,34 @@ export async function resumeExecution(deps: ResumeDeps, target: ResumeTarget, pa
   if (wait.timeoutAt !== undefined && deps.clock.now() >= wait.timeoutAt) return timedOut(deps, found);
   const validated = await validatePayload(spec, payload);
   if (!validated.ok) return invalidPayload(deps, found, validated.issues);
-  const claim = await claims.claimResume(record.id, wait.step, `${record.id}:${crypto.randomUUID()}`);
+  const claimant = `${record.id}:${crypto.randomUUID()}`;
+  const claim = await claims.claimResume(record.id, wait.step, claimant, RESUME_CLAIM_TTL_MS);
   if (!claim.claimed) throw refuse(deps, found, 'already_resumed', 'another resume was accepted first (already resumed)');
-  const outcome = await withLiveness(deps, record.id, async () => {
-    const fresh = await deps.store.get(record.id);
-    if (fresh?.status !== 'paused') throw refuse(deps, found, 'not_paused', `it is ${fresh?.status ?? 'gone'} now`);
-    const interrupts = (fresh.interrupts ?? []).map((w) => (w.step === wait.step ? { ...w, payload: validated.value, resumedAt: deps.clock.now() } : w));
-    const resumed = { ...fresh, interrupts };
-    const background = spec.resume === 'background' || found.reactor.background === 'all';
-    if (background && deps.queue) return { worker: await prepareWorker(deps, found.reactor, resumed, wait.step, 'resume') };
-    await deps.store.save({ ...resumed, status: 'running', updatedAt: deps.clock.now() }); // the payload is durable before anything runs
-    return { next: resumed };
-  });
+  // Until the payload is in the record the claim is all that stops a second resume; one that is
+  // not used (refused, busy, failed) is given back at once, so "try again" can succeed.
+  let written = false;
+  let outcome;
+  try {
+    outcome = await withLiveness(deps, record.id, async () => {
+      const fresh = await deps.store.get(record.id);
+      if (fresh?.status !== 'paused') throw refuse(deps, found, 'not_paused', `it is ${fresh?.status ?? 'gone'} now`);
+      // The record, not the claim, is the lasting answer: a lapsed claim never resumes an interrupt twice.
+      if (fresh.interrupts?.find((w) => w.step === wait.step)?.resumedAt !== undefined) throw refuse(deps, found, 'already_resumed', 'its interrupt was already resumed');
+      const interrupts = (fresh.interrupts ?? []).map((w) => (w.step === wait.step ? { ...w, payload: validated.value, resumedAt: deps.clock.now() } : w));
+      const resumed = { ...fresh, interrupts };
+      const background = spec.resume === 'background' || found.reactor.background === 'all';
+      if (background && deps.queue) {
+        const worker = await prepareWorker(deps, found.reactor, resumed, wait.step, 'resume');
+        written = true;
+        return { worker };
+      }
+      await deps.store.save({ ...resumed, status: 'running', updatedAt: deps.clock.now() }); // the payload is durable before anything runs
+      written = true;
+      return { next: resumed };
+    });
+  } finally {
+    if (!written) await claims.releaseResume(record.id, wait.step, claimant).catch(() => undefined);
+  }
   if (outcome === undefined) throw refuse(deps, found, 'not_paused', 'another process is working on it; try again');
   if (outcome.worker) {
     await outcome.worker.enqueue(); // off the liveness lock, so the worker can take the execution at once

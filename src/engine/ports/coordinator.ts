@@ -229,6 +229,15 @@ export interface Coordinator {
    */
   watch?(kind: PrimitiveKind, key: string, offer?: LockAcquireRequest): ChangeWatch;
 
+  /**
+   * Optional: tells every process listening with {@link onCancelAnnounced} that `executionId`
+   * was asked to cancel. A fast path only: the cancel marker an operator writes stays the source
+   * of truth (a process that was not listening reads it at its next check).
+   */
+  announceCancel?(executionId: string): Promise<void>;
+  /** Optional: calls `listener` with every execution id a cancel is announced for (any process), until the returned function is called. */
+  onCancelAnnounced?(listener: (executionId: string) => void): () => void;
+
   /** Closes connections and timers. */
   close(): Promise<void>;
 }

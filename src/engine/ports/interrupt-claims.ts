@@ -19,12 +19,19 @@ export interface InterruptClaims {
   claimCorrelation(correlationId: string, executionId: string, options?: { readonly replace?: string }): Promise<Claim>;
   /** The execution holding `correlationId`, if any. */
   correlation(correlationId: string): Promise<string | undefined>;
-  /** Claims the resume of one interrupt of one execution: exactly one claimant ever wins. */
-  claimResume(executionId: string, step: string, claimant: string): Promise<Claim>;
+  /**
+   * Claims the resume of one interrupt of one execution for `ttlMs`: of concurrent claimants
+   * exactly one wins. The claim is a lease over the short window until the winner has written
+   * the payload into the record (which is what answers later resumes "already resumed"); a
+   * winner that dies in that window lets the claim expire, and a later resume can win.
+   */
+  claimResume(executionId: string, step: string, claimant: string, ttlMs: number): Promise<Claim>;
+  /** Gives a resume claim back (owner-checked), when its winner could not write the payload. */
+  releaseResume(executionId: string, step: string, claimant: string): Promise<void>;
 }
 
 /** True when `value` implements {@link InterruptClaims}. */
 export function hasInterruptClaims(value: unknown): value is InterruptClaims {
   const v = value as Partial<InterruptClaims> | null;
-  return typeof v === 'object' && v !== null && typeof v.claimCorrelation === 'function' && typeof v.correlation === 'function' && typeof v.claimResume === 'function';
+  return typeof v === 'object' && v !== null && typeof v.claimCorrelation === 'function' && typeof v.correlation === 'function' && typeof v.claimResume === 'function' && typeof v.releaseResume === 'function';
 }

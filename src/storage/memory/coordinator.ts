@@ -189,6 +189,20 @@ export class MemoryCoordinator implements Coordinator, CoordinationInspector {
     return this.#waiters.wait(kind, key, timeoutMs, signal);
   }
 
+  readonly #cancelListeners = new Set<(executionId: string) => void>();
+
+  /** See {@link Coordinator.announceCancel}: the listeners of this coordinator, in a later microtask. */
+  async announceCancel(executionId: string): Promise<void> {
+    await Promise.resolve();
+    for (const listener of [...this.#cancelListeners]) listener(executionId);
+  }
+
+  /** See {@link Coordinator.onCancelAnnounced}. */
+  onCancelAnnounced(listener: (executionId: string) => void): () => void {
+    this.#cancelListeners.add(listener);
+    return () => void this.#cancelListeners.delete(listener);
+  }
+
   /** Wakes every waiter; later waits resolve at once. The state itself stays readable. */
   async close(): Promise<void> {
     this.#waiters.close();

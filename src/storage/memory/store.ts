@@ -20,6 +20,8 @@ export interface MemoryStoreOptions {
 export class MemoryStore implements Store, InterruptClaims {
   readonly #records = new Map<string, { json: string; createdAt: number; reactor: string; status: string; expiresAt: number }>();
   readonly #claims = new Map<string, { executionId: string; expiresAt: number }>();
+  /** Resume claims: short leases (the holder is the claimant), apart from the day-long claims above. */
+  readonly #resumeClaims = new Map<string, { executionId: string; expiresAt: number }>();
   readonly #maxBytes: number;
 
   /** The largest record `save` accepts, in bytes. */
@@ -48,6 +50,10 @@ export class MemoryStore implements Store, InterruptClaims {
     for (const [id, c] of this.#claims) {
       if (c.expiresAt > now) break;
       this.#claims.delete(id);
+    }
+    for (const [id, c] of this.#resumeClaims) {
+      if (c.expiresAt > now) break;
+      this.#resumeClaims.delete(id);
     }
   }
 
@@ -103,11 +109,20 @@ export class MemoryStore implements Store, InterruptClaims {
     return this.#live(`\u0001correlation\u0000${correlationId}`);
   }
 
-  async claimResume(executionId: string, step: string, claimant: string): Promise<Claim> {
-    const id = `\u0001resume\u0000${executionId}\u0000${step}`;
-    const holder = this.#live(id);
-    if (holder !== undefined) return { claimed: false, holder };
-    return this.#claim(id, claimant, undefined);
+  async claimResume(executionId: string, step: string, claimant: string, ttlMs: number): Promise<Claim> {
+    if (!Number.isSafeInteger(ttlMs) || ttlMs <= 0) throw new RangeError(`claimResume: ttlMs must be a positive integer, got ${String(ttlMs)}`);
+    const id = `${executionId}\u0000${step}`;
+    const now = this.#clock.now();
+    const entry = this.#resumeClaims.get(id);
+    if (entry !== undefined && entry.expiresAt > now) return { claimed: false, holder: entry.executionId };
+    this.#resumeClaims.delete(id); // re-insert at the end: one lease length for all, so the map stays in expiry order
+    this.#resumeClaims.set(id, { executionId: claimant, expiresAt: now + ttlMs });
+    return { claimed: true };
+  }
+
+  async releaseResume(executionId: string, step: string, claimant: string): Promise<void> {
+    const id = `${executionId}\u0000${step}`;
+    if (this.#resumeClaims.get(id)?.executionId === claimant) this.#resumeClaims.delete(id);
   }
 
   #live(id: string): string | undefined {

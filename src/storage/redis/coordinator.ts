@@ -340,11 +340,29 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
     }
   }
 
+  readonly #cancelListeners = new Set<(executionId: string) => void>();
+
+  /** See {@link Coordinator.announceCancel}: a PUBLISH on the prefix's cancel channel. */
+  async announceCancel(executionId: string): Promise<void> {
+    await runCommand('cancel-announce', () => this.redis.publish(this.keys.cancelChannel(), executionId));
+  }
+
+  /** See {@link Coordinator.onCancelAnnounced}: the subscriber connection listens to the cancel channel while anyone does. */
+  onCancelAnnounced(listener: (executionId: string) => void): () => void {
+    if (this.#cancelListeners.size === 0 && !this.#closed) this.#subscriberConnection().subscribe(this.keys.cancelChannel()).catch(() => undefined);
+    this.#cancelListeners.add(listener);
+    return () => {
+      if (!this.#cancelListeners.delete(listener) || this.#cancelListeners.size > 0) return;
+      this.#subscriber?.unsubscribe(this.keys.cancelChannel()).catch(() => undefined);
+    };
+  }
+
   #subscriberConnection(): Redis {
     if (this.#subscriber === undefined) {
       const subscriber = this.redis.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null, lazyConnect: false });
       subscriber.on('error', () => undefined); // reconnects on its own; waiters time out meanwhile
-      subscriber.on('message', (channel: string) => {
+      subscriber.on('message', (channel: string, message: string) => {
+        if (channel === this.keys.cancelChannel()) return void [...this.#cancelListeners].forEach((listener) => listener(message));
         const waiters = [...(this.#waiters.get(channel) ?? [])];
         // The oldest waiter of a lock or semaphore retries; the others stay asleep (no thundering herd).
         for (const wake of this.#wakeOne.has(channel) ? waiters.slice(0, 1) : waiters) wake();

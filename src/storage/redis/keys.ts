@@ -117,6 +117,10 @@ export class RedisKeys {
   rateChannel(key: string): string {
     return `${this.tag('rate', key)}:ch`;
   }
+  /** Channel of cancel announcements: the message is the execution id (one channel per prefix). */
+  cancelChannel(): string {
+    return `${this.prefix}:cancels`;
+  }
   /** Channel of a period key (nothing publishes on it today: waits end by timeout). */
   periodChannel(key: string): string {
     return `${this.tag('period', key)}:ch`;

@@ -176,4 +176,5 @@ export const scripts = {
     if (flag(r[0])) return { claimed: true };
     return { claimed: false, holder: replyString(r[1]) };
   }),
+  resumeUnclaim: defineScript('resume-unclaim', 1, flag),
 } as const satisfies Record<string, ScriptDescriptor<unknown>>;

@@ -141,11 +141,16 @@ export class RedisStore implements Store, InterruptClaims {
     return (await runCommand('correlation-get', () => this.redis.get(this.keys.correlation(correlationId)))) ?? undefined;
   }
 
-  async claimResume(executionId: string, step: string, claimant: string): Promise<Claim> {
+  async claimResume(executionId: string, step: string, claimant: string, ttlMs: number): Promise<Claim> {
+    if (!Number.isSafeInteger(ttlMs) || ttlMs <= 0) throw new RangeError(`claimResume: ttlMs must be a positive integer, got ${String(ttlMs)}`);
     const key = this.keys.resumeClaim(executionId, step);
-    const set = await runCommand('resume-claim', () => this.redis.set(key, claimant, 'PX', this.recordTtlMs, 'NX'));
+    const set = await runCommand('resume-claim', () => this.redis.set(key, claimant, 'PX', ttlMs, 'NX'));
     if (set === 'OK') return { claimed: true };
     return { claimed: false, holder: (await runCommand('resume-claim', () => this.redis.get(key))) ?? '' };
+  }
+
+  async releaseResume(executionId: string, step: string, claimant: string): Promise<void> {
+    await runScript(this.redis, scripts.resumeUnclaim, [this.keys.resumeClaim(executionId, step)], [claimant]);
   }
 }
 

@@ -2,7 +2,7 @@
   lock-acquire: take the exclusive lock for an owner, or re-enter it.
 
   KEYS[1] lock hash {owner, token, nesting, exec, reactor, step}; its TTL is the lease
-  KEYS[2] fence string: the last fencing token handed out for the key (no TTL)
+  KEYS[2] fence string: the last fencing token handed out for the key (TTL: the lease + one day)
 
   ARGV[1] owner (root execution id)
   ARGV[2] ttl in ms (positive integer)
@@ -16,7 +16,9 @@
 
   Errors: RX_ARG when the ttl is not a positive integer.
   Time: TIME (µs) floors the token, so tokens keep increasing after a restart that lost the
-  fence key. A re-entrant acquire returns the outer token and never shortens the lease.
+  fence key, and the fence key can expire a day after the lease (a key per execution's liveness
+  lock must not stay for ever): a token never runs ahead of server time by more than the
+  acquisitions of one microsecond. A re-entrant acquire returns the outer token and never shortens the lease.
 ]]
 local ttl = tonumber(ARGV[2])
 if not ttl or ttl <= 0 or ttl % 1 ~= 0 then
@@ -41,7 +43,7 @@ local time = redis.call('TIME')
 local nowUs = tonumber(time[1]) * 1000000 + tonumber(time[2])
 local last = tonumber(redis.call('GET', KEYS[2]) or '0') or 0
 local token = string.format('%d', math.max(last + 1, nowUs))
-redis.call('SET', KEYS[2], token)
+redis.call('SET', KEYS[2], token, 'PX', ttl + 86400000)
 redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'token', token, 'nesting', 1,
   'exec', ARGV[3], 'reactor', ARGV[4], 'step', ARGV[5])
 redis.call('PEXPIRE', KEYS[1], ttl)

@@ -3,7 +3,7 @@
   named waiter of the same process (docs/decisions/037) instead of freeing it.
 
   KEYS[1] lock hash {owner, token, nesting, exec, reactor, step}; its TTL is the lease
-  KEYS[2] fence string: the last fencing token handed out for the key (no TTL)
+  KEYS[2] fence string: the last fencing token handed out for the key (TTL: the lease + one day)
 
   ARGV[1] releasing owner
   ARGV[2] receiving owner
@@ -39,7 +39,7 @@ local time = redis.call('TIME')
 local nowUs = tonumber(time[1]) * 1000000 + tonumber(time[2])
 local last = tonumber(redis.call('GET', KEYS[2]) or '0') or 0
 local token = string.format('%d', math.max(last + 1, nowUs))
-redis.call('SET', KEYS[2], token)
+redis.call('SET', KEYS[2], token, 'PX', ttl + 86400000)
 redis.call('DEL', KEYS[1])
 redis.call('HSET', KEYS[1], 'owner', ARGV[2], 'token', token, 'nesting', 1,
   'exec', ARGV[4], 'reactor', ARGV[5], 'step', ARGV[6])
