@@ -20,6 +20,7 @@ import { RedisKeys } from './keys.js';
 import { RedisStore } from './store.js';
 import { RedisFanOutLedger } from './fanout.js';
 import type { FanOutLedger } from '../../engine/ports/fanout.js';
+import type { JobLeases } from '../../engine/ports/job-lease.js';
 
 export { RedisCoordinator, type RedisCoordinatorOptions } from './coordinator.js';
 export { DEFAULT_PREFIX, RedisKeys } from './keys.js';
@@ -48,6 +49,8 @@ export interface RedisBackend {
   readonly coordinator: Coordinator;
   /** Ledgers of fan-out maps (same connection, same prefix, the records' TTL). */
   readonly fanOut: FanOutLedger;
+  /** A worker's liveness lease with its record read and its terminal write, one script each (the store, over the coordinator's lock keys; docs/decisions/040). */
+  readonly jobLeases: JobLeases;
   /** The command connection (created from `url`, or the one passed in). */
   readonly redis: Redis;
   /** Closes the subscriber connection, and the command connection if the backend created it. */
@@ -84,6 +87,7 @@ export function createRedisBackend(options: RedisBackendOptions = {}): RedisBack
     store,
     coordinator,
     fanOut,
+    jobLeases: store,
     redis,
     close: () =>
       (closing ??= (async () => {
