@@ -15,6 +15,7 @@
 import { Redis } from 'ioredis';
 import type { Coordinator } from '../../engine/ports/coordinator.js';
 import type { Store } from '../../engine/ports/store.js';
+import { coalesceWrites } from './coalesce.js';
 import { quit, RedisCoordinator } from './coordinator.js';
 import { RedisKeys } from './keys.js';
 import { RedisStore } from './store.js';
@@ -22,6 +23,7 @@ import { RedisFanOutLedger } from './fanout.js';
 import type { FanOutLedger } from '../../engine/ports/fanout.js';
 import type { JobLeases } from '../../engine/ports/job-lease.js';
 
+export { coalesceWrites } from './coalesce.js';
 export { RedisCoordinator, type RedisCoordinatorOptions } from './coordinator.js';
 export { DEFAULT_PREFIX, RedisKeys } from './keys.js';
 export { RedisFanOutLedger, type RedisFanOutLedgerOptions } from './fanout.js';
@@ -41,6 +43,12 @@ export interface RedisBackendOptions {
   readonly maxRecordBytes?: number;
   /** Hand a released lock straight to a waiter of this process (docs/decisions/037). Default true. */
   readonly lockHandOff?: boolean;
+  /**
+   * Send the commands of one event-loop tick in one socket write (docs/decisions/041). Default
+   * true for the connection the backend creates, false for a passed-in `redis` (which is then
+   * left as it is).
+   */
+  readonly coalesceWrites?: boolean;
 }
 
 /** A Redis store and coordinator sharing one connection. */
@@ -73,6 +81,7 @@ export function createRedisBackend(options: RedisBackendOptions = {}): RedisBack
   const redis = options.redis ?? (options.url === undefined ? new Redis(COORDINATION_CONNECTION_OPTIONS) : new Redis(options.url, COORDINATION_CONNECTION_OPTIONS));
   // Calls report their own failures; without a listener ioredis would also log every reconnect error.
   if (owned) redis.on('error', () => undefined);
+  if (options.coalesceWrites ?? owned) coalesceWrites(redis);
   const keys = new RedisKeys(options.prefix);
   const coordinator = new RedisCoordinator({ redis, keys, ...(options.lockHandOff === undefined ? {} : { lockHandOff: options.lockHandOff }) });
   const store = new RedisStore({
