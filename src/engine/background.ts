@@ -212,7 +212,7 @@ async function advance(deps: BackgroundDeps, reactor: AnyReactorDefinition, reco
   let outcome: GraphOutcome | undefined;
   try {
     await state.progress('running');
-    outcome = await runFrame(state, { def: reactor, input: state.input, prefix: '', signal: root.signal });
+    outcome = await runFrame(state, { def: reactor, input: state.input, prefix: '', signal: root.signal, owned: root }); // nothing watches root once the graph runs (decision 030)
   } catch (error) {
     outcome = { status: 'failed', step: undefined, error: error as Error, validation: [] };
   } finally {
