@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createRedisRuntime, type RedisRuntime } from '../../src/bullmq.js';
 import { JOB_FORMAT_VERSION } from '../../src/engine/ports/queue.js';
 import { cancelRequestKey, livenessKey } from '../../src/engine/operations.js';
-import { reactor } from '../../src/index.js';
+import { reactor, type AnyReactorDefinition } from '../../src/index.js';
 import { createRedisBackend, RedisKeys } from '../../src/storage/redis/index.js';
 import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
 
@@ -34,8 +34,8 @@ function counted(name: string): { readonly def: ReturnType<typeof build>; readon
   return { def: build(), runs: () => runs };
 }
 
-function runtime(prefix: string, def: Parameters<typeof createRedisRuntime>[0]['reactors']): RedisRuntime {
-  const r = createRedisRuntime({ url: server.url, prefix, reactors: def });
+function runtime(prefix: string, reactors: readonly AnyReactorDefinition[]): RedisRuntime {
+  const r = createRedisRuntime({ url: server.url, prefix, reactors });
   closers.push(() => r.close());
   return r;
 }
