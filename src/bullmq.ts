@@ -26,7 +26,7 @@ export { createWorker, type Worker, type WorkerOptions } from './queue/worker.js
 export { decodeJob, encodeJob } from './queue/payload.js';
 
 /** Options of {@link createRedisRuntime}. */
-export interface RedisRuntimeOptions extends Partial<Omit<EngineOptions, 'store' | 'coordinator' | 'queue' | 'waitList' | 'fanOut'>> {
+export interface RedisRuntimeOptions extends Partial<Omit<EngineOptions, 'store' | 'coordinator' | 'queue' | 'waitList' | 'fanOut' | 'jobLeases'>> {
   readonly url: string;
   /** Key prefix of the store, coordinator, wait lists and queue. Default `rx`. */
   readonly prefix?: string;
@@ -59,7 +59,7 @@ export function createRedisRuntime(options: RedisRuntimeOptions): RedisRuntime {
   // BullMQ gets connections of its own: its many scripts would otherwise ride along every store transaction.
   const queue = createBullmqQueue({ connection: { url }, ...names });
   const waitList = new RedisWaitList({ redis: backend.redis, ...(prefix === undefined ? {} : { prefix }) });
-  const engine = createEngine({ ...engineOptions, store: backend.store, coordinator: backend.coordinator, queue, waitList, fanOut: backend.fanOut, reactors });
+  const engine = createEngine({ ...engineOptions, store: backend.store, coordinator: backend.coordinator, jobLeases: backend.jobLeases, queue, waitList, fanOut: backend.fanOut, reactors });
   const workers: Worker[] = [];
   let closing: Promise<void> | undefined;
   return {

@@ -22,6 +22,7 @@ import { runFrame, type GraphOutcome } from './scheduler.js';
 import { processElementJob } from './fanout/element-job.js';
 import { fanOutRuntime, parkOnFanOut, resumeFanOutRollback } from './fanout/park.js';
 import type { FanOutLedger } from './ports/fanout.js';
+import type { JobLeases } from './ports/job-lease.js';
 import { interruptJob, isInterruptJob } from './interrupt/jobs.js';
 import { pauseRun } from './interrupt/pause.js';
 import { parkReader } from './async/park.js';
@@ -71,6 +72,8 @@ export interface BackgroundDeps {
   readonly instrument?: Instrument;
   /** Ledgers of fan-out maps; without it a fan-out map fails in a worker (`fan_out_unavailable`). */
   readonly fanOut?: FanOutLedger | undefined;
+  /** Liveness lease + record read, terminal write + release: one call each (set whenever there is a coordinator). */
+  readonly jobLeases?: JobLeases | undefined;
   readonly newState: (
     init: Pick<RunStateInit, 'executionId' | 'rootExecutionId' | 'reactor' | 'contract' | 'input' | 'idempotencyKey' | 'retryOf' | 'parentId'> & { readonly resume?: ExecutionRecord; readonly mode?: 'inline' | 'worker'; readonly replayOnly?: boolean },
   ) => RunState;
@@ -112,17 +115,23 @@ export async function handOffToWorker(deps: BackgroundDeps, state: RunState): Pr
 /** Processes one job of an execution. Never runs one execution in two workers at once. */
 export async function processJob(deps: BackgroundDeps, reactor: AnyReactorDefinition, payload: ExecutionJob, delivery: JobDelivery): Promise<void> {
   const coordinator = deps.coordination.coordinator;
-  if (!coordinator) throw new ReactorError('coordinator_missing', 'background execution needs a coordinator (for liveness locks)');
+  const leases = deps.jobLeases;
+  if (!coordinator || !leases) throw new ReactorError('coordinator_missing', 'background execution needs a coordinator (for liveness locks)');
   const id = payload.executionId;
   const liveKey = livenessKey(id);
   const owner = `${deps.workerId}:${delivery.jobId}:${delivery.delivery}`; // two deliveries of one job are two owners
-  const acquireLiveness = () => coordinator.lockAcquire({ key: liveKey, holder: { owner, executionId: id }, ttlMs: deps.options.livenessTtlMs });
-  let live = await acquireLiveness();
+  // Take the lease and, under it, read the record and the cancel flag: one round trip (docs/decisions/040).
+  const request = { lease: { key: liveKey, holder: { owner, executionId: id }, ttlMs: deps.options.livenessTtlMs }, executionId: id, cancel: { key: cancelRequestKey(id), bucket: 'requested' } };
+  const enter = () => leases.enterJob(request).catch(async (error: unknown) => {
+    await coordinator.lockRelease(liveKey, owner).catch(() => undefined); // the reply may have been lost after the lease was taken
+    throw error;
+  });
+  let live = await enter();
   // Another process's job of this execution is finishing (say, a park checkpoint): wait for its release, briefly.
   const busyUntil = deps.clock.now() + deps.options.livenessWaitMs;
   while (!live.acquired && !(live.holder?.owner.startsWith(`${deps.workerId}:`) ?? false) && deps.clock.now() < busyUntil) {
     await coordinator.waitForChange('lock', liveKey, Math.min(live.ttlMs, busyUntil - deps.clock.now()));
-    live = await acquireLiveness();
+    live = await enter();
   }
   if (!live.acquired) {
     // Another job of this execution is still finishing (here: come back shortly), or another
@@ -133,18 +142,24 @@ export async function processJob(deps: BackgroundDeps, reactor: AnyReactorDefini
     return;
   }
   const root = new AbortController();
-  const untrack = deps.cancels?.track(id, root); // a cancel announced elsewhere aborts it at once
-  const cancelIfRequested = async (): Promise<void> => {
-    if (!root.signal.aborted && (await coordinator.periodIsMarked(cancelRequestKey(id), 'requested'))) root.abort(new CancelledError(id, 'cancel requested by an operator'));
-  };
+  const untrack = deps.cancels?.track(id, root); // a cancel announced elsewhere aborts it at once (decision 053)
+  const cancelRequested = (): void => root.abort(new CancelledError(id, 'cancel requested by an operator'));
+  if (live.cancelRequested) cancelRequested();
   const stopKeepAlive = deps.clock.every(deps.options.livenessTtlMs / 3, () => {
     void coordinator.lockExtend(liveKey, owner, deps.options.livenessTtlMs).catch(() => undefined);
-    void cancelIfRequested().catch(() => undefined);
+    if (!root.signal.aborted) void coordinator.periodIsMarked(request.cancel.key, request.cancel.bucket).then((marked) => marked && cancelRequested(), () => undefined);
   });
+  // The terminal record write releases the lease in the same round trip; then the finally has nothing left to release.
+  let released = false;
+  const lease: JobLease = {
+    saveAndRelease: async (record) => {
+      await leases.saveAndRelease(record, liveKey, owner);
+      released = true;
+    },
+  };
   let after: (() => Promise<void>) | undefined;
   try {
-    // Read under the liveness lock (nobody else changes it now), together with the cancel flag.
-    const [record] = await Promise.all([deps.store.get(id), cancelIfRequested()]);
+    const record = live.record;
     if (!record) return; // expired
     const scope = { kind: 'run', mode: 'worker', executionId: id, rootExecutionId: record.rootId, reactor: record.reactor, job: delivery, ...(record.traceContext === undefined ? {} : { traceContext: record.traceContext }) } as const;
     const traced = (deps.instrument ?? noInstrument).traced;
@@ -157,18 +172,23 @@ export async function processJob(deps: BackgroundDeps, reactor: AnyReactorDefini
       await deps.queue.enqueue(payload, { jobId: `${id}:due:${delivery.jobId}:${delivery.delivery}`, delayMs: retryAt - deps.clock.now() });
       return;
     }
-    after = await traced(scope, (traceContext) => advance(deps, reactor, traceContext ? { ...record, traceContext } : record, delivery, root));
+    after = await traced(scope, (traceContext) => advance(deps, reactor, traceContext ? { ...record, traceContext } : record, delivery, root, lease));
   } finally {
     untrack?.();
     stopKeepAlive();
-    await coordinator.lockRelease(liveKey, owner).catch(() => undefined);
+    if (!released) await coordinator.lockRelease(liveKey, owner).catch(() => undefined);
   }
   // Only now may this execution's next job run here or elsewhere.
   await after?.();
 }
 
+/** The liveness lease of the job being processed: its terminal record write also releases it. */
+interface JobLease {
+  readonly saveAndRelease: (record: ExecutionRecord) => Promise<void>;
+}
+
 /** Runs what it can; returns work to do once the liveness lock is released (a self-wake). */
-async function advance(deps: BackgroundDeps, reactor: AnyReactorDefinition, record: ExecutionRecord, delivery: JobDelivery, root: AbortController): Promise<(() => Promise<void>) | undefined> {
+async function advance(deps: BackgroundDeps, reactor: AnyReactorDefinition, record: ExecutionRecord, delivery: JobDelivery, root: AbortController, lease: JobLease): Promise<(() => Promise<void>) | undefined> {
   if (record.unit) return advanceUnit(deps, reactor, record, delivery, root);
   const validated = await validateContract(reactor.contract, record.input);
   const input = validated.ok ? validated.value : (record.input as Record<string, unknown>);
@@ -193,10 +213,11 @@ async function advance(deps: BackgroundDeps, reactor: AnyReactorDefinition, reco
   state.background = rest;
   state.contentionCap = deps.options.contentionCap;
   state.fanOut = fanOutRuntime(deps);
+  state.terminalSave = lease.saveAndRelease;
   let outcome: GraphOutcome | undefined;
   try {
     await state.progress('running');
-    outcome = await runFrame(state, { def: reactor, input: state.input, prefix: '', signal: root.signal });
+    outcome = await runFrame(state, { def: reactor, input: state.input, prefix: '', signal: root.signal, owned: root }); // nothing watches root once the graph runs (decision 030)
   } catch (error) {
     outcome = { status: 'failed', step: undefined, error: error as Error, validation: [] };
   } finally {

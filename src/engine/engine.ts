@@ -20,6 +20,8 @@ import { cancelExecution, retrySource, undoExecution, type OperationsDeps } from
 import type { Coordinator } from './ports/coordinator.js';
 import type { ExecutionJob, JobDelivery, JobQueue, WaitList } from './ports/queue.js';
 import type { FanOutLedger } from './ports/fanout.js';
+import type { JobLeases } from './ports/job-lease.js';
+import { composeJobLeases } from './job-lease.js';
 import type { ExecutionRecord, Store } from './ports/store.js';
 import { registerTree } from './async/registry.js';
 import { wakeReaders } from './async/park.js';
@@ -47,6 +49,12 @@ export interface EngineOptions {
   readonly waitList?: WaitList;
   /** Ledgers of fan-out maps (`map(..., { fanOut })` in workers); the embedded engine and `createRedisRuntime` pass one. */
   readonly fanOut?: FanOutLedger;
+  /**
+   * A worker's liveness lease together with its record read and its terminal write, in one
+   * round trip each (`createRedisRuntime` passes the Redis backend's). It must take and release
+   * the `coordinator`'s locks. Default: composed from `store` and `coordinator` calls.
+   */
+  readonly jobLeases?: JobLeases;
   /** Background-execution tunables. */
   readonly background?: BackgroundOptions;
   /** Reactors this engine can process jobs for (reactors started through it register themselves). */
@@ -218,6 +226,7 @@ export function createEngine(options: EngineOptions): Engine {
         cancels,
         workerId: ids.executionId(),
         fanOut: options.fanOut,
+        jobLeases: options.jobLeases ?? (options.coordinator ? composeJobLeases(options.store, options.coordinator) : undefined),
         newState,
         instrument,
         options: { contentionCap: 100, parkFallbackMs: 5_000, livenessTtlMs: 30_000, livenessWaitMs: 1_000, workerWaitMs: 250, asyncWaitMs: 30_000, asyncParkTimeoutMs: 3_600_000, ...options.background },

@@ -127,6 +127,11 @@ export class RunState {
   contentionCap: number | undefined = undefined;
   /** Set by a worker: what fan-out maps need (ledger, queue, store; docs/decisions/018). */
   fanOut: FanOutRuntime | undefined = undefined;
+  /**
+   * Set by a worker: writes the terminal record and releases the job's liveness lease, in one
+   * round trip where the backend can (docs/decisions/040). Used once, by the first terminal save.
+   */
+  terminalSave: ((record: ExecutionRecord) => Promise<void>) | undefined = undefined;
   #seq = 0;
   #saving: Promise<void> = Promise.resolve();
   #lastWrite = 0;
@@ -302,7 +307,9 @@ export class RunState {
       this.#trailing?.();
       this.#trailing = undefined;
     }
-    const save = this.#saving.then(() => this.#init.store.save(record));
+    const terminalSave = TERMINAL_STATUSES.has(status) ? this.terminalSave : undefined;
+    if (terminalSave) this.terminalSave = undefined;
+    const save = this.#saving.then(() => (terminalSave ? terminalSave(record) : this.#init.store.save(record)));
     this.#saving = save.catch(() => undefined);
     const settled = this.#init.onSettled;
     if (settled && TERMINAL_STATUSES.has(status)) return save.then(() => settled(record));

@@ -21,5 +21,6 @@ export function toBullmqJobId(jobId: string): string {
 /** The engine job id of BullMQ id `id` (inverse of {@link toBullmqJobId}). */
 export function fromBullmqJobId(id: string): string {
   const body = id.startsWith('%N') ? id.slice(2) : id;
+  if (!body.includes('%')) return body; // nothing escaped (every delivery decodes its id)
   return body.replace(/%(25|3A)/g, (_, code: string) => (code === '25' ? '%' : ':'));
 }

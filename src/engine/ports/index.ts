@@ -5,3 +5,4 @@ export * from './store.js';
 export * from './fanout.js';
 export * from './interrupt-claims.js';
 export * from './inspector.js';
+export * from './job-lease.js';

@@ -393,7 +393,8 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
   }
 }
 
-function toHolder(stored: StoredHolder): HolderInfo {
+/** A lock holder as stored (`''` = absent) → the port's shape. */
+export function toHolder(stored: StoredHolder): HolderInfo {
   return {
     owner: stored.owner,
     ...(stored.executionId === '' ? {} : { executionId: stored.executionId }),

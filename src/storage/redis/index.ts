@@ -15,12 +15,15 @@
 import { Redis } from 'ioredis';
 import type { Coordinator } from '../../engine/ports/coordinator.js';
 import type { Store } from '../../engine/ports/store.js';
+import { coalesceWrites } from './coalesce.js';
 import { quit, RedisCoordinator } from './coordinator.js';
 import { RedisKeys } from './keys.js';
 import { RedisStore } from './store.js';
 import { RedisFanOutLedger } from './fanout.js';
 import type { FanOutLedger } from '../../engine/ports/fanout.js';
+import type { JobLeases } from '../../engine/ports/job-lease.js';
 
+export { coalesceWrites } from './coalesce.js';
 export { RedisCoordinator, type RedisCoordinatorOptions } from './coordinator.js';
 export { DEFAULT_PREFIX, RedisKeys } from './keys.js';
 export { RedisFanOutLedger, type RedisFanOutLedgerOptions } from './fanout.js';
@@ -40,6 +43,12 @@ export interface RedisBackendOptions {
   readonly maxRecordBytes?: number;
   /** Hand a released lock straight to a waiter of this process (docs/decisions/037). Default true. */
   readonly lockHandOff?: boolean;
+  /**
+   * Send the commands of one event-loop tick in one socket write (docs/decisions/041). Default
+   * true for the connection the backend creates, false for a passed-in `redis` (which is then
+   * left as it is).
+   */
+  readonly coalesceWrites?: boolean;
 }
 
 /** A Redis store and coordinator sharing one connection. */
@@ -48,6 +57,8 @@ export interface RedisBackend {
   readonly coordinator: Coordinator;
   /** Ledgers of fan-out maps (same connection, same prefix, the records' TTL). */
   readonly fanOut: FanOutLedger;
+  /** A worker's liveness lease with its record read and its terminal write, one script each (the store, over the coordinator's lock keys; docs/decisions/040). */
+  readonly jobLeases: JobLeases;
   /** The command connection (created from `url`, or the one passed in). */
   readonly redis: Redis;
   /** Closes the subscriber connection, and the command connection if the backend created it. */
@@ -70,6 +81,7 @@ export function createRedisBackend(options: RedisBackendOptions = {}): RedisBack
   const redis = options.redis ?? (options.url === undefined ? new Redis(COORDINATION_CONNECTION_OPTIONS) : new Redis(options.url, COORDINATION_CONNECTION_OPTIONS));
   // Calls report their own failures; without a listener ioredis would also log every reconnect error.
   if (owned) redis.on('error', () => undefined);
+  if (options.coalesceWrites ?? owned) coalesceWrites(redis);
   const keys = new RedisKeys(options.prefix);
   const coordinator = new RedisCoordinator({ redis, keys, ...(options.lockHandOff === undefined ? {} : { lockHandOff: options.lockHandOff }) });
   const store = new RedisStore({
@@ -84,6 +96,7 @@ export function createRedisBackend(options: RedisBackendOptions = {}): RedisBack
     store,
     coordinator,
     fanOut,
+    jobLeases: store,
     redis,
     close: () =>
       (closing ??= (async () => {

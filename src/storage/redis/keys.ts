@@ -16,6 +16,7 @@ export const DEFAULT_PREFIX = 'rx';
 
 /** Escapes a user-supplied segment so it cannot contain a hash-tag brace. */
 export function escapeSegment(segment: string): string {
+  if (!segment.includes('%') && !segment.includes('{') && !segment.includes('}')) return segment; // the common case, on every key built
   return segment.replace(/[%{}]/g, (c) => (c === '%' ? '%25' : c === '{' ? '%7B' : '%7D'));
 }
 

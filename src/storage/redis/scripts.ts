@@ -23,6 +23,11 @@ export type LockAcquireReply =
   | { readonly acquired: true; readonly token: string; readonly nesting: number }
   | { readonly acquired: false; readonly ttlMs: number; readonly holder: StoredHolder };
 
+/** Decoded reply of `job-enter`: the record JSON (undefined when absent) and the cancel marker, or the holder. */
+export type JobEnterReply =
+  | { readonly acquired: true; readonly cancelRequested: boolean; readonly recordJson: string | undefined }
+  | { readonly acquired: false; readonly ttlMs: number; readonly holder: StoredHolder };
+
 /** Decoded reply of `lock-state` when held. */
 export interface LockStateReply {
   readonly holder: StoredHolder;
@@ -165,6 +170,12 @@ export const scripts = {
     return { target: replyNumber(r[0]), wakeJob: wake === '' ? undefined : wake };
   }),
   recordSave: defineScript('record-save', 4, flag),
+  jobEnter: defineScript('job-enter', 4, (reply): JobEnterReply => {
+    const r = replyArray(reply);
+    if (!flag(r[0])) return { acquired: false, ttlMs: Math.max(replyNumber(r[1]), 0), holder: storedHolder(r[2], r[3], r[4], r[5]) };
+    return { acquired: true, cancelRequested: flag(r[3]), recordJson: r[4] === null || r[4] === undefined ? undefined : replyString(r[4]) };
+  }),
+  jobLeave: defineScript('job-leave', 5, releaseReply),
 
   idempotencyClaim: defineScript('idempotency-claim', 1, (reply): IdempotencyClaim => {
     const r = replyArray(reply);

@@ -9,7 +9,9 @@
 import type { Redis } from 'ioredis';
 import { RecordTooLargeError, RecordVersionError } from '../../errors.js';
 import type { Claim, InterruptClaims } from '../../engine/ports/interrupt-claims.js';
+import type { JobEnterRequest, JobEnterResult, JobLeases } from '../../engine/ports/job-lease.js';
 import { RECORD_VERSION, type ExecutionFilter, type ExecutionRecord, type IdempotencyClaim, type Store } from '../../engine/ports/store.js';
+import { toHolder } from './coordinator.js';
 import { RedisKeys } from './keys.js';
 import { runCommand, runScript } from './script.js';
 import { scripts } from './scripts.js';
@@ -34,8 +36,12 @@ export interface RedisStoreOptions {
   readonly maxRecordBytes?: number;
 }
 
-/** {@link Store} over Redis (ioredis). */
-export class RedisStore implements Store, InterruptClaims {
+/**
+ * {@link Store} over Redis (ioredis). It also answers {@link JobLeases} in one script each: the
+ * liveness lock it takes and releases is the coordinator's lock (same keys, same hash), so a
+ * backend whose store and coordinator share a connection and a prefix passes it to the engine.
+ */
+export class RedisStore implements Store, InterruptClaims, JobLeases {
   /** The connection (never closed by the store). */
   readonly redis: Redis;
   /** The key builder. */
@@ -58,9 +64,7 @@ export class RedisStore implements Store, InterruptClaims {
   readonly #indexed = new Map<string, string>();
 
   async save(record: ExecutionRecord): Promise<void> {
-    const json = JSON.stringify(record);
-    const bytes = Buffer.byteLength(json);
-    if (bytes > this.maxRecordBytes) throw new RecordTooLargeError(record.id, bytes, this.maxRecordBytes);
+    const json = this.#serialize(record);
     const ttl = this.recordTtlMs;
     if (this.#indexed.get(record.id) === record.status) {
       // A checkpoint within one status: the indexes already hold it; one command, no transaction.
@@ -70,6 +74,37 @@ export class RedisStore implements Store, InterruptClaims {
     const indexes = [this.keys.executionIndex(), this.keys.executionIndexByReactor(record.reactor), this.keys.executionIndexByStatus(record.status)];
     // One script, not a MULTI of seven commands: one command to build, send and parse.
     await runScript(this.redis, scripts.recordSave, [this.keys.execution(record.id), ...indexes], [json, ttl, record.createdAt, record.id]);
+    this.#remember(record);
+  }
+
+  async enterJob(request: JobEnterRequest): Promise<JobEnterResult> {
+    const { lease } = request;
+    if (!Number.isSafeInteger(lease.ttlMs) || lease.ttlMs < 1) throw new RangeError(`ttlMs must be a positive integer; got ${String(lease.ttlMs)}`);
+    const { holder } = lease;
+    const keys = [this.keys.lock(lease.key), this.keys.lockFence(lease.key), this.keys.execution(request.executionId), this.keys.period(request.cancel.key, request.cancel.bucket)];
+    const reply = await runScript(this.redis, scripts.jobEnter, keys, [holder.owner, lease.ttlMs, holder.executionId ?? '', holder.reactor ?? '', holder.step ?? '']);
+    if (reply.acquired) return { acquired: true, cancelRequested: reply.cancelRequested, record: reply.recordJson === undefined ? undefined : parseRecord(reply.recordJson) };
+    return { acquired: false, holder: toHolder(reply.holder), ttlMs: reply.ttlMs };
+  }
+
+  async saveAndRelease(record: ExecutionRecord, key: string, owner: string): Promise<void> {
+    const json = this.#serialize(record);
+    const indexes = [this.keys.executionIndex(), this.keys.executionIndexByReactor(record.reactor), this.keys.executionIndexByStatus(record.status)];
+    const keys = [this.keys.execution(record.id), ...indexes, this.keys.lock(key)];
+    await runScript(this.redis, scripts.jobLeave, keys, [json, this.recordTtlMs, record.createdAt, record.id, owner, this.keys.lockChannel(key)]);
+    this.#remember(record);
+  }
+
+  /** The record's JSON, refused when larger than the limit. */
+  #serialize(record: ExecutionRecord): string {
+    const json = JSON.stringify(record);
+    const bytes = json.length <= this.maxRecordBytes / 3 ? json.length : Buffer.byteLength(json); // UTF-8 needs at most 3 bytes per UTF-16 unit
+    if (bytes > this.maxRecordBytes) throw new RecordTooLargeError(record.id, bytes, this.maxRecordBytes);
+    return json;
+  }
+
+  /** Notes that the indexes hold `record` under its status (a bounded memo, oldest dropped first). */
+  #remember(record: ExecutionRecord): void {
     this.#indexed.delete(record.id);
     this.#indexed.set(record.id, record.status);
     if (this.#indexed.size > 10_000) this.#indexed.delete(this.#indexed.keys().next().value!);

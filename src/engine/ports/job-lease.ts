@@ -1,0 +1,44 @@
+import type { HolderInfo, LockAcquireRequest } from './coordinator.js';
+import type { ExecutionRecord } from './store.js';
+
+/** What a worker asks for when it takes up one job of an execution. */
+export interface JobEnterRequest {
+  /** The execution's liveness lock: its key, this delivery's holder, the lease. */
+  readonly lease: LockAcquireRequest;
+  /** The record read once the lease is taken. */
+  readonly executionId: string;
+  /** The period marker that says an operator asked to cancel the execution. */
+  readonly cancel: { readonly key: string; readonly bucket: string };
+}
+
+/** The answer of {@link JobLeases.enterJob}. */
+export type JobEnterResult =
+  | {
+      readonly acquired: true;
+      /** The record as it was once the lease was taken (undefined: expired or never written). */
+      readonly record: ExecutionRecord | undefined;
+      readonly cancelRequested: boolean;
+    }
+  | { readonly acquired: false; readonly holder: HolderInfo | undefined; readonly ttlMs: number };
+
+/**
+ * The two moments of a worker's job that touch both the store and the coordinator, each as one
+ * call (docs/decisions/040). A backend whose store and coordinator share one server answers
+ * each in one round trip; without one the engine composes them from `Store` and `Coordinator`
+ * calls (`engine/job-lease.ts`), with the same observable outcome.
+ */
+export interface JobLeases {
+  /**
+   * Takes the liveness lock like `Coordinator.lockAcquire`; when it is taken, also reads the
+   * record (after the acquisition: whatever the previous holder wrote before releasing is seen)
+   * and whether the cancel marker is set. A refusal reads nothing.
+   */
+  enterJob(request: JobEnterRequest): Promise<JobEnterResult>;
+  /**
+   * Saves `record` like `Store.save`, then releases one level of the lock `key` held by `owner`
+   * like `Coordinator.lockRelease` (a release by a non-holder changes nothing). The record is
+   * written before the lock is free, so the next holder reads it. When the save fails nothing is
+   * released; when it throws after the save, the caller releases again (harmless).
+   */
+  saveAndRelease(record: ExecutionRecord, key: string, owner: string): Promise<void>;
+}

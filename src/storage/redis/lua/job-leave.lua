@@ -1,0 +1,45 @@
+--[[
+  job-leave: a worker ends a job with a record write — save and index the execution record
+  (exactly as record-save), then release one level of the job's liveness lock (exactly as
+  lock-release), in one step: the next holder always reads this record.
+
+  KEYS[1] execution record string (JSON; its TTL is the record's)
+  KEYS[2] index ZSET of every record (member id, score createdAt)
+  KEYS[3] index ZSET of the record's reactor
+  KEYS[4] index ZSET of the record's status
+  KEYS[5] liveness lock hash
+
+  ARGV[1] the record JSON
+  ARGV[2] ttl in ms (positive integer), also applied to each index key
+  ARGV[3] createdAt (the index score)
+  ARGV[4] execution id (the index member)
+  ARGV[5] owner of the lock (this delivery of the job)
+  ARGV[6] channel to notify when the lock is freed
+
+  Returns
+    {1, nesting}    saved, and released one level; nesting 0 means the lock is free (and notified)
+    {0, 0}          saved; the owner did not hold the lock (expired or taken over): nothing released
+
+  Errors: RX_ARG when the ttl is not a positive integer (nothing written).
+  Retry: idempotent for the record; a release by a non-holder is a no-op.
+]]
+local ttl = tonumber(ARGV[2])
+if not ttl or ttl <= 0 or ttl % 1 ~= 0 then
+  return redis.error_reply('RX_ARG job-leave: ttl must be a positive integer')
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ttl)
+for i = 2, 4 do
+  redis.call('ZADD', KEYS[i], ARGV[3], ARGV[4])
+  redis.call('PEXPIRE', KEYS[i], ttl)
+end
+
+if redis.call('HGET', KEYS[5], 'owner') ~= ARGV[5] then
+  return {0, 0}
+end
+local nesting = redis.call('HINCRBY', KEYS[5], 'nesting', -1)
+if nesting > 0 then
+  return {1, nesting}
+end
+redis.call('DEL', KEYS[5])
+redis.call('PUBLISH', ARGV[6], 'released')
+return {1, 0}

@@ -1,0 +1,51 @@
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RECORD_VERSION } from '../../src/engine/ports/store.js';
+import { composeJobLeases } from '../../src/engine/job-lease.js';
+import { MemoryCoordinator } from '../../src/storage/memory/coordinator.js';
+import { MemoryStore } from '../../src/storage/memory/store.js';
+import { createRedisBackend } from '../../src/storage/redis/index.js';
+import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
+import { describeJobLeaseContract } from './job-lease-contract.js';
+
+let server: RedisServerHandle;
+beforeAll(async () => {
+  server = await startRedisServer();
+});
+afterAll(async () => {
+  await server.dispose();
+});
+
+describeJobLeaseContract('memory (composed)', async () => {
+  const store = new MemoryStore();
+  const coordinator = new MemoryCoordinator();
+  return { leases: composeJobLeases(store, coordinator), store, coordinator, close: async () => undefined };
+});
+
+describeJobLeaseContract('redis (one script each way)', async () => {
+  const backend = createRedisBackend({ url: server.url, prefix: `jl-${crypto.randomUUID().slice(0, 8)}` });
+  return { leases: backend.jobLeases, store: backend.store, coordinator: backend.coordinator, close: () => backend.close() };
+});
+
+describeJobLeaseContract('redis (composed)', async () => {
+  const backend = createRedisBackend({ url: server.url, prefix: `jc-${crypto.randomUUID().slice(0, 8)}` });
+  return { leases: composeJobLeases(backend.store, backend.coordinator), store: backend.store, coordinator: backend.coordinator, close: () => backend.close() };
+});
+
+describe('JobLeases on Redis: the release in job-leave', () => {
+  it('publishes on the lock channel once the key is free, as lock-release does', async () => {
+    const backend = createRedisBackend({ url: server.url, prefix: `jp-${crypto.randomUUID().slice(0, 8)}` });
+    const listener = new Redis(server.url);
+    try {
+      const keys = (backend.coordinator as unknown as { keys: { lockChannel(key: string): string } }).keys;
+      await listener.subscribe(keys.lockChannel('execution:e1'));
+      const message = new Promise<string>((resolve) => listener.once('message', (_channel: string, body: string) => resolve(body)));
+      await backend.jobLeases.enterJob({ lease: { key: 'execution:e1', holder: { owner: 'w1', executionId: 'e1' }, ttlMs: 30_000 }, executionId: 'e1', cancel: { key: 'cancel:e1', bucket: 'requested' } });
+      await backend.jobLeases.saveAndRelease({ v: RECORD_VERSION, id: 'e1', rootId: 'e1', reactor: 'R', status: 'completed', input: {}, steps: {}, rollbackFailures: [], createdAt: 1, updatedAt: 2 }, 'execution:e1', 'w1');
+      expect(await message).toBe('released');
+    } finally {
+      listener.disconnect();
+      await backend.close();
+    }
+  });
+});
