@@ -15,7 +15,7 @@ import { admitWork, finish, type CoordinationDeps } from './execute.js';
 import type { Clock } from './ports/clock.js';
 import { noInstrument, type Instrument } from './instrument.js';
 import { JOB_FORMAT_VERSION, type ExecutionJob, type JobDelivery, type JobQueue, type WaitList } from './ports/queue.js';
-import { TERMINAL_STATUSES, type ExecutionRecord, type Store, type WaitingFor } from './ports/store.js';
+import { TERMINAL_STATUSES, type ExecutionRecord, type Store, type TraceContext, type WaitingFor } from './ports/store.js';
 import type { RunResult } from './results.js';
 import { RunState, type RunStateInit } from './run-state.js';
 import { runFrame, type GraphOutcome } from './scheduler.js';
@@ -84,8 +84,9 @@ const job = (of: { readonly id: string; readonly reactor: string } | RunState): 
   of instanceof RunState ? { v: JOB_FORMAT_VERSION, executionId: of.executionId, reactor: of.reactor } : { v: JOB_FORMAT_VERSION, executionId: of.id, reactor: of.reactor };
 
 /** Accepts a run in the background: validated input, a pending record, the first job. */
-export async function startBackground(deps: BackgroundDeps, reactor: AnyReactorDefinition, executionId: string, input: Record<string, unknown>, idempotencyKey: string | undefined, retryOf?: string): Promise<RunResult> {
+export async function startBackground(deps: BackgroundDeps, reactor: AnyReactorDefinition, executionId: string, input: Record<string, unknown>, idempotencyKey: string | undefined, retryOf?: string, links?: readonly TraceContext[]): Promise<RunResult> {
   const state = deps.newState({ executionId, rootExecutionId: executionId, reactor: reactor.name, contract: reactor.contract, input, idempotencyKey, retryOf, mode: 'worker' });
+  state.traceLinks = links;
   const ordered = reactor.coordination.find((s) => s.kind === 'ordered_lock');
   if (ordered) {
     // The position is taken when the run is accepted, so executions pass in acceptance order.
@@ -286,7 +287,7 @@ export async function requeue(deps: BackgroundDeps, state: RunState, delayMs: nu
  * gets its trace context here (persisted by the checkpoint, before any worker can read it).
  */
 export async function enqueueTraced(deps: BackgroundDeps, state: RunState, next: { readonly jobId: string; readonly delayMs: number; readonly reason: 'start' | 'retry' | 'park' }, status: 'pending' | 'parked'): Promise<void> {
-  const scope = { kind: 'enqueue', executionId: state.executionId, reactor: state.reactor, ...next, ...(state.traceContext === undefined ? {} : { traceContext: state.traceContext }) } as const;
+  const scope = { kind: 'enqueue', executionId: state.executionId, reactor: state.reactor, ...next, ...(state.traceContext === undefined ? {} : { traceContext: state.traceContext }), ...(state.traceLinks === undefined ? {} : { links: state.traceLinks }) } as const;
   await (deps.instrument ?? noInstrument).traced(scope, async (traceContext) => {
     if (traceContext) state.traceContext = traceContext;
     await state.checkpoint(status, {}, { withTrace: true });

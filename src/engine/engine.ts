@@ -22,7 +22,7 @@ import type { ExecutionJob, JobDelivery, JobQueue, WaitList } from './ports/queu
 import type { FanOutLedger } from './ports/fanout.js';
 import type { JobLeases } from './ports/job-lease.js';
 import { composeJobLeases } from './job-lease.js';
-import type { ExecutionRecord, Store } from './ports/store.js';
+import type { ExecutionRecord, Store, TraceContext } from './ports/store.js';
 import { registerTree } from './async/registry.js';
 import { wakeReaders } from './async/park.js';
 import { UnitSignals, type AsyncPort } from './async/port.js';
@@ -91,6 +91,8 @@ export interface EngineOptions {
 /** Options the engine passes itself (a retry links the new execution to the old one). */
 interface Internal {
   readonly retryOf?: string;
+  /** The retried execution's trace: the new execution's first span links to it. */
+  readonly retryTrace?: TraceContext;
 }
 
 /** A run that passed validation and, with a key, won its idempotency claim. */
@@ -99,6 +101,8 @@ interface Accepted {
   readonly input: Record<string, unknown>;
   readonly key: string | undefined;
   readonly retryOf: string | undefined;
+  /** Span links of the new execution (a retry: the retried execution's trace). */
+  readonly links: readonly TraceContext[] | undefined;
 }
 
 /** Options of one run. */
@@ -267,7 +271,7 @@ export function createEngine(options: EngineOptions): Engine {
     const validated = await validateContract(reactor.contract, input ?? {});
     if (!validated.ok) return invalidInput(reactor, executionId, validated.issues);
     const key = runOptions.idempotencyKey;
-    const accepted: Accepted = { executionId, input: validated.value, key, retryOf: runOptions.retryOf };
+    const accepted: Accepted = { executionId, input: validated.value, key, retryOf: runOptions.retryOf, links: runOptions.retryTrace === undefined ? undefined : [runOptions.retryTrace] };
     if (key === undefined) return body(accepted);
     let settle!: (outcome: Promise<RunResult>) => void;
     const outcome = new Promise<RunResult>((resolve) => (settle = resolve));
@@ -285,12 +289,12 @@ export function createEngine(options: EngineOptions): Engine {
   };
 
   const run = (reactor: AnyReactorDefinition, input: unknown, runOptions: RunOptions & Internal = {}): Promise<RunResult> =>
-    accept(reactor, input, runOptions, async ({ executionId, input: valid, key, retryOf }) => {
-      if (reactor.background === 'all') return startBackground(needQueue(), reactor, executionId, valid, key, retryOf);
+    accept(reactor, input, runOptions, async ({ executionId, input: valid, key, retryOf, links }) => {
+      if (reactor.background === 'all') return startBackground(needQueue(), reactor, executionId, valid, key, retryOf, links);
       const state = newState({ executionId, rootExecutionId: executionId, reactor: reactor.name, contract: reactor.contract, input: valid, idempotencyKey: key, retryOf });
       const abort = new AbortController();
       const handOff = reactor.background === undefined ? undefined : (s: RunState) => handOffToWorker(needQueue(), s);
-      const scope = { kind: 'run', mode: 'inline', executionId, rootExecutionId: executionId, reactor: reactor.name } as const;
+      const scope = { kind: 'run', mode: 'inline', executionId, rootExecutionId: executionId, reactor: reactor.name, ...(links === undefined ? {} : { links }) } as const;
       const promise = instrument.traced(scope, (traceContext) => {
         if (traceContext) state.traceContext = traceContext;
         return execute(state, reactor, abort, handOff);
@@ -315,7 +319,7 @@ export function createEngine(options: EngineOptions): Engine {
 
   const start = async (reactor: AnyReactorDefinition, input: unknown, runOptions: RunOptions & Internal = {}): Promise<RunResult> => {
     const deps = needQueue();
-    return accept(reactor, input, runOptions, ({ executionId, input: valid, key, retryOf }) => startBackground(deps, reactor, executionId, valid, key, retryOf));
+    return accept(reactor, input, runOptions, ({ executionId, input: valid, key, retryOf, links }) => startBackground(deps, reactor, executionId, valid, key, retryOf, links));
   };
 
   const processOne = async (job: ExecutionJob, delivery: JobDelivery): Promise<void> => {
@@ -341,7 +345,7 @@ export function createEngine(options: EngineOptions): Engine {
   const ops: OperationsDeps = { store: options.store, coordination, waitList: options.waitList, queue: options.queue, registry, live: inflight, newState, fanOut: options.fanOut, instrument };
   const retry = async (executionId: string): Promise<RunResult> => {
     const source = await retrySource(ops, executionId);
-    const retried = await (background ? start : run)(source.reactor, source.input, { retryOf: executionId });
+    const retried = await (background ? start : run)(source.reactor, source.input, { retryOf: executionId, ...(source.traceContext === undefined ? {} : { retryTrace: source.traceContext }) });
     await linkRetry({ store: options.store, hub, clock, logger }, executionId, retried.executionId);
     return retried;
   };

@@ -30,6 +30,8 @@ export type WorkScope =
       readonly job?: { readonly jobId: string; readonly delivery: number };
       /** The execution's persisted trace context (absent for a new execution). */
       readonly traceContext?: TraceContext;
+      /** Traces this execution continues in spirit: a retry links to the execution it retries. */
+      readonly links?: readonly TraceContext[];
     })
   | (ScopeBase & { readonly kind: 'step'; readonly step: string; readonly attempt: number })
   | (ScopeBase & { readonly kind: 'compensate' | 'undo'; readonly step: string })
@@ -40,6 +42,8 @@ export type WorkScope =
       readonly reason: 'start' | 'retry' | 'park';
       /** The execution's persisted trace context (absent when this enqueue starts a new execution). */
       readonly traceContext?: TraceContext;
+      /** Traces this execution continues in spirit: a retry links to the execution it retries. */
+      readonly links?: readonly TraceContext[];
     });
 
 /**

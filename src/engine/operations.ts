@@ -11,7 +11,7 @@ import { cancelled, type CoordinationDeps } from './execute.js';
 import type { Coordinator } from './ports/coordinator.js';
 import { noInstrument, type Instrument } from './instrument.js';
 import type { JobQueue, WaitList } from './ports/queue.js';
-import { TERMINAL_STATUSES, type ExecutionRecord, type Store } from './ports/store.js';
+import { TERMINAL_STATUSES, type ExecutionRecord, type Store, type TraceContext } from './ports/store.js';
 import type { RunResult } from './results.js';
 import type { RunState, RunStateInit } from './run-state.js';
 import { runFrame, undoAll } from './scheduler.js';
@@ -138,8 +138,8 @@ function rollbackTraced(deps: OperationsDeps, reactor: AnyReactorDefinition, rec
 }
 
 /** Checks that an execution can be retried and returns its reactor and input. */
-export async function retrySource(deps: OperationsDeps, executionId: string): Promise<{ reactor: AnyReactorDefinition; input: unknown }> {
+export async function retrySource(deps: OperationsDeps, executionId: string): Promise<{ reactor: AnyReactorDefinition; input: unknown; traceContext: TraceContext | undefined }> {
   const { record, reactor } = await load(deps, executionId, 'retry');
   if (!['failed', 'cancelled', 'halted'].includes(record.status)) throw new ExecutionStateError(executionId, 'retry', record.status, 'only a failed, halted or cancelled execution is retried (as a new linked execution)');
-  return { reactor, input: record.input };
+  return { reactor, input: record.input, traceContext: record.traceContext };
 }

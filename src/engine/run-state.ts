@@ -118,6 +118,8 @@ export class RunState {
   readonly instrument: Instrument;
   /** The trace this execution belongs to, persisted with each checkpoint (set once, by tracing middleware). */
   traceContext: TraceContext | undefined;
+  /** Traces the spans that start this execution link to (a retry: the retried execution's); not persisted. */
+  traceLinks: readonly TraceContext[] | undefined = undefined;
   /** The interrupts this execution waits at (or whose accepted payload is not consumed yet), persisted with each checkpoint. */
   interrupts: InterruptWait[];
   /**

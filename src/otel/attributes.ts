@@ -37,6 +37,8 @@ export const ATTR = Object.freeze({
   primitive: 'ts_reactor.coordination.primitive',
   /** The reactor's input with redacted fields hidden, as JSON (run spans, with `recordInput`). */
   input: 'ts_reactor.input',
+  /** On a span link: how the linked trace relates (`retry_of`: this execution retries that one). */
+  linkKind: 'ts_reactor.link.kind',
   /** Set when the persisted trace context could not be read (the run starts a new trace). */
   traceContextInvalid: 'ts_reactor.trace_context.invalid',
 });

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type Tracer } from '@opentelemetry/api';
+import { context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Link, type Span, type Tracer } from '@opentelemetry/api';
 import type { WorkEnd, WorkHandle, WorkScope } from '../engine/instrument.js';
 import type { TraceContext } from '../engine/ports/store.js';
 import { ATTR } from './attributes.js';
@@ -42,6 +42,14 @@ type RunScope = Extract<WorkScope, { kind: 'run' }>;
 type EnqueueScope = Extract<WorkScope, { kind: 'enqueue' }>;
 type NestedScope = Extract<WorkScope, { kind: NestedKind }>;
 
+/** Span links to related executions' traces (a retry: the retried one); unreadable contexts are skipped. */
+function linksOf(contexts: readonly TraceContext[] | undefined): Link[] {
+  return (contexts ?? []).flatMap((carrier) => {
+    const remote = fromTraceContext(carrier);
+    return remote ? [{ context: remote, attributes: { [ATTR.linkKind]: 'retry_of' } }] : [];
+  });
+}
+
 /** The parent of a frame: the persisted trace context when readable, else the active context. */
 function frameParent(carrier: TraceContext | undefined): { parent: Context; invalid: boolean } {
   if (carrier === undefined) return { parent: context.active(), invalid: false };
@@ -59,7 +67,7 @@ function openRun(deps: SpanDeps, scope: RunScope): WorkHandle {
     ...(scope.job ? { [ATTR.jobId]: scope.job.jobId, [ATTR.delivery]: scope.job.delivery } : {}),
     ...(invalid ? { [ATTR.traceContextInvalid]: true } : {}),
   };
-  const span = deps.tracer().startSpan(`run ${scope.reactor}`, { kind: scope.mode === 'worker' ? SpanKind.CONSUMER : SpanKind.INTERNAL, attributes }, parent);
+  const span = deps.tracer().startSpan(`run ${scope.reactor}`, { kind: scope.mode === 'worker' ? SpanKind.CONSUMER : SpanKind.INTERNAL, attributes, links: linksOf(scope.links) }, parent);
   const open: OpenSpan = { span };
   const close = deps.open.pushFrame(scope.executionId, open);
   // A run without a readable persisted context roots the execution's trace from here on.
@@ -83,7 +91,7 @@ function openEnqueue(deps: SpanDeps, scope: EnqueueScope): WorkHandle {
     [ATTR.enqueueReason]: scope.reason,
     [ATTR.delayMs]: scope.delayMs,
   };
-  const span = deps.tracer().startSpan(`enqueue ${scope.reactor}`, { kind: SpanKind.PRODUCER, attributes }, parent);
+  const span = deps.tracer().startSpan(`enqueue ${scope.reactor}`, { kind: SpanKind.PRODUCER, attributes, links: linksOf(scope.links) }, parent);
   // The enqueue that accepts a new execution is its trace's root frame.
   const root = scope.traceContext === undefined || invalid;
   const close = root ? deps.open.pushFrame(scope.executionId, { span }) : () => undefined;

@@ -7,7 +7,7 @@
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { describe, expect, test } from 'vitest';
 import { z } from 'zod';
-import { createEngine, defineStep, JOB_FORMAT_VERSION, MemoryCoordinator, MemoryStore, reactor, type EnqueueOptions, type ExecutionJob } from '../../src/index.js';
+import { createEngine, defineStep, JOB_FORMAT_VERSION, MemoryCoordinator, MemoryStore, NonRetryableError, reactor, type EnqueueOptions, type ExecutionJob } from '../../src/index.js';
 import { ATTR, fromTraceContext } from '../../src/otel/index.js';
 import { createMemoryQueue } from '../../src/queue/memory.js';
 import { createWorker } from '../../src/queue/worker.js';
@@ -303,6 +303,64 @@ describe('jobs of one execution in a worker', () => {
     const persisted = fromTraceContext((await traced.store.get(started.executionId))!.traceContext!);
     expect(persisted).toMatchObject({ traceId: runs[0]!.spanContext().traceId, spanId: runs[0]!.spanContext().spanId });
     expect(new Set(spans.map((s) => s.spanContext().traceId)).size).toBe(1);
+    expectNoLeaks(t);
+  });
+});
+
+describe('a retry execution links to the execution it retries', () => {
+  test('inline: the new run span links to the failed run’s span; a trace of its own', async () => {
+    const t = tracing();
+    let fail = true;
+    const r = reactor('flaky-inline')
+      .step('s', {
+        run: () => {
+          if (fail) throw new NonRetryableError('not yet');
+          return 1;
+        },
+      })
+      .build();
+    const engine = createEngine({ store: new MemoryStore(), middleware: [t.middleware] });
+    const failed = await engine.run(r, {});
+    expect(failed.status).toBe('failed');
+    fail = false;
+    expect((await engine.retry(failed.executionId)).status).toBe('completed');
+    const [first, second] = named(t.spans(), 'run flaky-inline');
+    expect(first!.links).toEqual([]);
+    expect(second!.links).toEqual([{ context: expect.objectContaining({ traceId: first!.spanContext().traceId, spanId: first!.spanContext().spanId }), attributes: { [ATTR.linkKind]: 'retry_of' } }]);
+    expect(second!.spanContext().traceId).not.toBe(first!.spanContext().traceId);
+    expectNoLeaks(t);
+  });
+
+  test('in a worker: the retry’s first enqueue span links to the retried execution’s trace', async () => {
+    const t = tracing();
+    const w = workerEngine(t);
+    let fail = true;
+    const r = reactor('flaky-bg')
+      .step('s', {
+        run: () => {
+          if (fail) throw new NonRetryableError('not yet');
+          return 1;
+        },
+      })
+      .background('all')
+      .build();
+    const worker = createWorker({ engine: w.engine, consumer: w.memory.consumer, reactors: [r], concurrency: 1 });
+    try {
+      const started = await w.engine.start(r, {});
+      expect((await settled(w.engine, started.executionId)).status).toBe('failed');
+      fail = false;
+      const retried = await w.engine.retry(started.executionId);
+      expect((await settled(w.engine, retried.executionId)).status).toBe('completed');
+    } finally {
+      await worker.stop();
+    }
+    const spans = t.spans();
+    const enqueues = named(spans, 'enqueue flaky-bg');
+    const original = enqueues.find((s) => s.attributes[ATTR.executionId] !== enqueues.at(-1)!.attributes[ATTR.executionId])!;
+    const retryStart = enqueues.at(-1)!;
+    expect(original.links).toEqual([]);
+    expect(retryStart.links).toEqual([{ context: expect.objectContaining({ traceId: original.spanContext().traceId }), attributes: { [ATTR.linkKind]: 'retry_of' } }]);
+    expect(retryStart.spanContext().traceId).not.toBe(original.spanContext().traceId);
     expectNoLeaks(t);
   });
 });
