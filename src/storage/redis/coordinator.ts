@@ -197,16 +197,20 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
    */
   async #handOverNow(key: string, owner: string, candidate: HandOffCandidate, token: string): Promise<LockReleaseResult> {
     const { holder, ttlMs } = candidate.request;
-    const sentAt = monotonic();
+    const sentAt = monotonic(); // no later than the send: a safe start for the receiver's own lease
     const args = [owner, holder.owner, ttlMs, holder.executionId ?? '', holder.reactor ?? '', holder.step ?? '', token];
-    const confirmed = this.#run(scripts.lockTransfer, [this.keys.lock(key), this.keys.lockFence(key)], args).then(
-      (reply) => reply.handedOver && reply.token === token,
-      () => false,
-    );
+    // The receiver's path to its step (microtasks) runs first; the script goes out one macrotask later,
+    // and before the releaser's own bookkeeping (its terminal record).
+    const turn = new Promise<void>((resolve) => setImmediate(resolve));
+    const confirmed = turn
+      .then(() => this.#run(scripts.lockTransfer, [this.keys.lock(key), this.keys.lockFence(key)], args))
+      .then(
+        (reply) => reply.handedOver && reply.token === token,
+        () => false,
+      );
     this.#held.handedOver(key, holder.owner, token, ttlMs, sentAt, confirmed);
     candidate.settle({ acquired: true, token, nesting: 1, confirmed });
-    // The receiver's step starts before the releaser's own bookkeeping (its terminal record).
-    await new Promise<void>((resolve) => setImmediate(resolve));
+    await turn;
     return { released: true, nesting: 0, handedOver: true };
   }
 
