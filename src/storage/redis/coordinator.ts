@@ -248,6 +248,9 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
   }
 
   async lockState(key: string): Promise<LockState | undefined> {
+    // A hand-over of this process not recorded in Redis yet is read as done (this process reads its own writes).
+    const pending = this.#held.pendingAny(key);
+    if (pending !== undefined) await pending;
     const reply = await this.#run(scripts.lockState, [this.keys.lock(key)], []);
     if (reply === undefined) return undefined;
     return { key, holder: toHolder(reply.holder), nesting: reply.nesting, token: reply.token, ttlMs: reply.ttlMs };

@@ -36,6 +36,11 @@ export class HeldLocks {
     return held?.owner === owner ? held.pending : undefined;
   }
 
+  /** The hand-over in flight on `key` to whichever owner: a read of the key waits for it. */
+  pendingAny(key: string): Promise<boolean> | undefined {
+    return this.#held.get(key)?.pending;
+  }
+
   /** Counts a command of `owner` on `key` in flight (its reply may change the nesting); returns its end. */
   begin(key: string, owner: string): () => void {
     const held = this.#held.get(key);
