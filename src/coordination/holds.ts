@@ -57,17 +57,24 @@ export class Holds {
   }
 }
 
-/** Keeps a lock or semaphore alive; reports the loss once. */
-export function keepLease(holds: Holds, scope: CoordinationScope, primitive: 'lock' | 'semaphore', key: string, ttlMs: number): void {
+/**
+ * Keeps a lock or semaphore alive; reports the loss once. `confirmed` (a lock handed over in
+ * memory, docs/decisions/043) resolving false is a loss too.
+ */
+export function keepLease(holds: Holds, scope: CoordinationScope, primitive: 'lock' | 'semaphore', key: string, ttlMs: number, confirmed?: Promise<boolean>): void {
   let lost = false;
+  const lose = (): void => {
+    if (lost) return; // an overlapping tick already reported it
+    lost = true;
+    scope.emit({ type: 'coordination.lost', primitive, key });
+    scope.onLost(primitive, key);
+  };
+  void confirmed?.then((ok) => (ok ? undefined : lose()));
   holds.keepAlive(ttlMs / 3, async () => {
     if (lost) return;
     const owner = scope.holder.owner;
     const ok = primitive === 'lock' ? await scope.coordinator.lockExtend(key, owner, ttlMs) : await scope.coordinator.semaphoreExtend(key, owner, ttlMs);
-    if (lost) return; // an overlapping tick already reported it
-    if (ok) return scope.emit({ type: 'coordination.extended', primitive, key });
-    lost = true;
-    scope.emit({ type: 'coordination.lost', primitive, key });
-    scope.onLost(primitive, key);
+    if (ok) return lost ? undefined : scope.emit({ type: 'coordination.extended', primitive, key });
+    lose();
   });
 }

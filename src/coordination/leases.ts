@@ -33,7 +33,8 @@ export async function takeLock(spec: LockSpec, key: string, holds: Holds, scope:
   if (!('value' in outcome)) throw contention(scope, 'lock', key, outcome.waitedMs, outcome.holder);
   const { token, nesting } = outcome.value;
   scope.emit({ type: 'coordination.acquired', primitive: 'lock', key, token, nesting });
-  return registerLock(spec, key, token, holds, scope);
+  // A key handed over in memory (docs/decisions/043) is held on the releaser's lease until the backend confirms it.
+  return registerLock(spec, key, token, holds, scope, (outcome.value as Partial<LockGrant>).confirmed);
 }
 
 /** The lock's token when this owner still holds it (kept across a park) and it could be extended. */
@@ -46,7 +47,7 @@ async function adoptLock(spec: LockSpec, key: string, scope: CoordinationScope):
 }
 
 /** Registers a held lock: registry, fencing token, release at the end (kept on `parked`), keep-alive. */
-function registerLock(spec: LockSpec, key: string, token: string, holds: Holds, scope: CoordinationScope): undefined {
+function registerLock(spec: LockSpec, key: string, token: string, holds: Holds, scope: CoordinationScope, confirmed?: Promise<boolean>): undefined {
   const registry = `lock:${key}`;
   const outer = !scope.heldKeys.has(registry);
   scope.heldKeys.add(registry);
@@ -62,7 +63,7 @@ function registerLock(spec: LockSpec, key: string, token: string, holds: Holds, 
     // A key handed straight to a waiter is not free: parked executions stay asleep until a real release.
     if (r.nesting === 0 && r.handedOver !== true) scope.onReleased?.('lock', key);
   });
-  keepLease(holds, scope, 'lock', key, spec.ttlMs);
+  keepLease(holds, scope, 'lock', key, spec.ttlMs, confirmed);
   return undefined;
 }
 

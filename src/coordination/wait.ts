@@ -4,6 +4,11 @@ import type { CoordinationScope } from './scope.js';
 /** One try at taking something: done with a value, or busy (optionally with a hint when to retry). */
 export type Attempt<T> = { readonly done: true; readonly value: T } | { readonly done: false; readonly retryAfterMs?: number; readonly holder?: string };
 
+/** `ms` ± 25 %, so waiters that started together do not poll together. */
+function jitter(ms: number): number {
+  return ms * (0.75 + Math.random() * 0.5);
+}
+
 /** Longest sleep between tries when no release notification arrives (a releaser may have died). */
 const MAX_POLL_MS = 1_000;
 
@@ -36,7 +41,7 @@ export async function waitUntil<T>(
       if (remaining <= 0) return { timedOut: true, waitedMs: waited, holder: result.holder };
       const hint = result.retryAfterMs === undefined ? poll : Math.max(1, Math.min(result.retryAfterMs, poll));
       watch ??= target.offer === undefined ? undefined : scope.coordinator.watch?.(target.kind, target.key, target.offer.request);
-      const grant = watch === undefined ? await scope.coordinator.waitForChange(target.kind, target.key, Math.min(remaining, hint)) : await watch.wait(Math.min(remaining, hint));
+      const grant = watch === undefined ? await scope.coordinator.waitForChange(target.kind, target.key, Math.min(remaining, hint)) : await watch.wait(Math.min(remaining, jitter(hint)));
       if (grant !== undefined && target.offer !== undefined) return { value: target.offer.value(grant) };
       // The next watch starts before the last one ends, so the channel stays subscribed between tries.
       const next = scope.coordinator.watch?.(target.kind, target.key, target.offer?.request);

@@ -209,6 +209,7 @@ async function advance(deps: BackgroundDeps, reactor: AnyReactorDefinition, reco
     if (admission.kind === 'halt') return void (await finish(state, { status: 'halted', step: undefined, reason: admission.reason, data: admission.data }));
     if (admission.kind === 'refused') return refused(deps, state, admission.error);
     holds = admission.holds;
+    state.waited();
   }
   const { waitingFor: _done, retryAt: _due, parkedHolds: _adopted, ...rest } = background;
   state.background = rest;

@@ -272,6 +272,15 @@ export class RunState {
     return this.checkpoint(this.#status);
   }
 
+  /**
+   * Restarts the checkpoint interval when nothing is unsaved but the status: time spent waiting
+   * to be admitted (a contended key) is not progress, so the run's first checkpoint after it may
+   * wait a full interval, like the first one of any resumed job (docs/decisions/043).
+   */
+  waited(): void {
+    if (this.#lastWrite > 0 && !this.#dirty && this.#unsavedBytes === 0) this.#lastWrite = this.clock.now();
+  }
+
   /** Persists the current state; saves are serialized so a later state never loses to an earlier one. */
   checkpoint(
     status: ExecutionStatus = this.#status,

@@ -6,8 +6,9 @@
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { LockAcquireRequest } from '../../src/engine/ports/coordinator.js';
-import { createEngine, reactor, type ReactorEvent } from '../../src/index.js';
+import { createEngine, reactor, type ReactorEvent, type RunResult } from '../../src/index.js';
 import { MAX_STREAK } from '../../src/storage/redis/handoff.js';
+import { scripts } from '../../src/storage/redis/scripts.js';
 import { createRedisBackend, RedisCoordinator, type RedisBackend } from '../../src/storage/redis/index.js';
 import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
 
@@ -136,7 +137,92 @@ describe('lock hand-over within a process', () => {
     expect(acquired).toHaveLength(3);
     expect([...acquired].sort((a, b) => (a < b ? -1 : 1))).toEqual(acquired); // tokens increase in entry order
     const released = events.filter((e): e is Extract<ReactorEvent, { type: 'coordination.released' }> => e.type === 'coordination.released');
-    expect(released.filter((e) => e.handedOver === true)).toHaveLength(2);
+    // A waiter whose (jittered) fallback poll is in flight at a release is not picked (decision 037), so
+    // that release frees the key instead: at least one of the two releases with a waiter hands over.
+    expect(released.filter((e) => e.handedOver === true).length).toBeGreaterThanOrEqual(1);
     expect(await c.lockState('acct')).toBeUndefined();
+  });
+});
+
+describe('in-memory hand-over (docs/decisions/043)', () => {
+  it('the receiver holds the key at once with the releaser token + 1; Redis confirms it behind the grant', async () => {
+    const a = await c.lockAcquire(request('a', 'k', 5_000));
+    const watch = c.watch('lock', 'k', request('b', 'k', 7_000));
+    const wait = watch.wait(10_000);
+    expect(await c.lockRelease('k', 'a')).toEqual({ released: true, nesting: 0, handedOver: true });
+    const grant = (await wait)!;
+    expect(grant.token).toBe((BigInt(a.acquired ? a.token : '0') + 1n).toString());
+    expect(grant.confirmed).toBeDefined();
+    expect(await grant.confirmed).toBe(true);
+    const state = await c.lockState('k');
+    expect(state).toMatchObject({ holder: { owner: 'b', executionId: 'e-b' }, nesting: 1, token: grant.token });
+    expect(state!.ttlMs).toBeGreaterThan(5_000); // the receiver's own lease
+    watch.close();
+  });
+
+  it("the receiver's own commands on the key reach Redis after the hand-over, even when the script must be resent", async () => {
+    await c.lockAcquire(request('a'));
+    const watch = c.watch('lock', 'k', request('b'));
+    const wait = watch.wait(10_000);
+    // Only lock-release stays loaded: the hand-over (lock-transfer) meets NOSCRIPT and is resent as EVAL.
+    await backend.redis.script('FLUSH');
+    await backend.redis.script('LOAD', scripts.lockRelease.source);
+    await c.lockRelease('k', 'a');
+    const grant = (await wait)!;
+    expect(await c.lockRelease('k', 'b')).toEqual({ released: true, nesting: 0 }); // sent before the transfer is confirmed
+    expect(await grant.confirmed).toBe(true);
+    expect(await c.lockState('k')).toBeUndefined();
+    watch.close();
+  });
+
+  it('a releaser that did not take the key in this process hands it over through Redis (no in-memory grant)', async () => {
+    await other.coordinator.lockAcquire(request('a'));
+    const watch = c.watch('lock', 'k', request('b'));
+    const wait = watch.wait(10_000);
+    expect(await c.lockRelease('k', 'a')).toMatchObject({ handedOver: true });
+    const grant = (await wait)!;
+    expect(grant.confirmed).toBeUndefined();
+    expect((await c.lockState('k'))?.holder.owner).toBe('b');
+    watch.close();
+  });
+
+  it('a hand-over by a releaser that had lost the key is not confirmed, and the receiving run learns it lost the key', async () => {
+    const engine = createEngine({ store: backend.store, coordinator: c });
+    const events: ReactorEvent[] = [];
+    engine.subscribe((e) => void events.push(e));
+    let entered!: () => void;
+    const firstIn = new Promise<void>((resolve) => (entered = resolve));
+    let leave!: () => void;
+    const firstOut = new Promise<void>((resolve) => (leave = resolve));
+    let calls = 0;
+    const locked = reactor('lost-handoff')
+      .withLock({ key: () => 'acct', ttl: '10s', wait: '5s' })
+      .step('work', {
+        run: async (_args, ctx) => {
+          if (++calls === 1) {
+            entered();
+            await firstOut;
+            return 1;
+          }
+          // The receiver: runs until it is told the key is not its own.
+          await new Promise<void>((resolve) => (ctx.signal.aborted ? resolve() : ctx.signal.addEventListener('abort', () => resolve(), { once: true })));
+          throw ctx.signal.reason as Error;
+        },
+      })
+      .returns('work');
+    const first = engine.run(locked, {});
+    await firstIn;
+    const second = engine.run(locked, {});
+    await new Promise((resolve) => setTimeout(resolve, 50)); // the second run waits (and offers)
+    // The first holder's lease lapses and another process takes the key.
+    await backend.redis.del(c.keys.lock('acct'));
+    expect((await other.coordinator.lockAcquire(request('intruder', 'acct'))).acquired).toBe(true);
+    leave();
+    const results: RunResult[] = await Promise.all([first, second]);
+    expect(results[0]!.status).toBe('completed');
+    expect(results[1]!.status).toBe('failed');
+    expect(results[1]!.status === 'failed' && (results[1]!.error as { code?: string }).code).toBe('hold_lost');
+    expect(events.some((e) => e.type === 'coordination.lost' && e.executionId === results[1]!.executionId)).toBe(true);
+    expect((await c.lockState('acct'))?.holder.owner).toBe('intruder'); // untouched by the failed hand-over
   });
 });

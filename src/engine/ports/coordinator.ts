@@ -55,6 +55,12 @@ export interface LockGrant {
   /** The receiver's own fencing token (strictly greater than the releaser's). */
   readonly token: string;
   readonly nesting: 1;
+  /**
+   * Set when the releaser handed the key over in memory, before Redis recorded it
+   * (docs/decisions/043): resolves true once the backend holds the key for the receiver, false
+   * when it never did (the releaser had lost the key) — the receiver then treats its hold as lost.
+   */
+  readonly confirmed?: Promise<boolean>;
 }
 
 export interface LockState {

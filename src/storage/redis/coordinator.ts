@@ -30,7 +30,8 @@ import type {
   SemaphoreState,
 } from '../../engine/ports/coordinator.js';
 import type { CoordinationInspector, InspectedKey, InspectOptions } from '../../engine/ports/inspector.js';
-import { HandOffs } from './handoff.js';
+import { HandOffs, type HandOffCandidate } from './handoff.js';
+import { HeldLocks, monotonic } from './held-locks.js';
 import { inspectRedis } from './inspect.js';
 import { RedisKeys } from './keys.js';
 import { runCommand, runScript, type ScriptArg, type ScriptDescriptor } from './script.js';
@@ -66,6 +67,8 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
   readonly #wakeOne = new Set<string>();
   /** Waiters of this process offering to take a lock at its release (docs/decisions/037). */
   readonly #handOffs = new HandOffs();
+  /** What this process knows of the locks its owners hold, for in-memory hand-overs (docs/decisions/043). */
+  readonly #held = new HeldLocks();
   #closed = false;
 
   constructor(options: RedisCoordinatorOptions) {
@@ -84,33 +87,74 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
 
   async lockAcquire(request: LockAcquireRequest): Promise<LockAcquireResult> {
     assertPositiveInteger('ttlMs', request.ttlMs);
-    const { holder } = request;
-    const reply = await this.#run(scripts.lockAcquire, [this.keys.lock(request.key), this.keys.lockFence(request.key)], [
-      holder.owner,
-      request.ttlMs,
-      holder.executionId ?? '',
-      holder.reactor ?? '',
-      holder.step ?? '',
-    ]);
-    if (reply.acquired) return reply;
+    const { holder, key } = request;
+    const pending = this.#held.pending(key, holder.owner);
+    if (pending !== undefined) await pending;
+    const end = this.#held.begin(key, holder.owner);
+    const sentAt = monotonic();
+    const reply = await this.#run(scripts.lockAcquire, [this.keys.lock(key), this.keys.lockFence(key)], [holder.owner, request.ttlMs, holder.executionId ?? '', holder.reactor ?? '', holder.step ?? '']).finally(end);
+    if (reply.acquired) {
+      this.#held.acquired(key, holder.owner, reply.token, reply.nesting, request.ttlMs, sentAt);
+      return reply;
+    }
     return { acquired: false, holder: toHolder(reply.holder), ttlMs: reply.ttlMs };
   }
 
   async lockRelease(key: string, owner: string): Promise<LockReleaseResult> {
+    const pending = this.#held.pending(key, owner);
+    if (pending !== undefined) await pending;
     const candidate = this.#closed ? undefined : this.#handOffs.take(key);
-    if (candidate === undefined) return this.#run(scripts.lockRelease, [this.keys.lock(key)], [owner, this.keys.lockChannel(key)]);
+    if (candidate === undefined) return this.#release(key, owner);
+    const token = this.#held.nextToken(key, owner);
+    if (token !== undefined) return this.#handOverNow(key, owner, candidate, token);
     return this.#transfer(key, owner, candidate.request, candidate.settle);
+  }
+
+  async #release(key: string, owner: string): Promise<LockReleaseResult> {
+    const end = this.#held.begin(key, owner);
+    const reply = await this.#run(scripts.lockRelease, [this.keys.lock(key)], [owner, this.keys.lockChannel(key)]).finally(end);
+    this.#held.released(key, owner, reply.released, reply.nesting);
+    return reply;
+  }
+
+  /**
+   * Hands `key` to a waiter of this process at once, on the releaser's still valid lease, and
+   * records it in Redis behind it (docs/decisions/043): the receiver starts without waiting for
+   * the round trip; its grant's `confirmed` tells it whether Redis took the hand-over.
+   */
+  async #handOverNow(key: string, owner: string, candidate: HandOffCandidate, token: string): Promise<LockReleaseResult> {
+    const { holder, ttlMs } = candidate.request;
+    const sentAt = monotonic(); // no later than the send: a safe start for the receiver's own lease
+    const args = [owner, holder.owner, ttlMs, holder.executionId ?? '', holder.reactor ?? '', holder.step ?? '', token];
+    // The receiver's path to its step (microtasks) runs first; the script goes out one macrotask later,
+    // and before the releaser's own bookkeeping (its terminal record).
+    const turn = new Promise<void>((resolve) => setImmediate(resolve));
+    const confirmed = turn
+      .then(() => this.#run(scripts.lockTransfer, [this.keys.lock(key), this.keys.lockFence(key)], args))
+      .then(
+        (reply) => reply.handedOver && reply.token === token,
+        () => false,
+      );
+    this.#held.handedOver(key, holder.owner, token, ttlMs, sentAt, confirmed);
+    candidate.settle({ acquired: true, token, nesting: 1, confirmed });
+    await turn;
+    return { released: true, nesting: 0, handedOver: true };
   }
 
   /** Hands `key` from `owner` to a waiter of this process; a waiter that got nothing retries its acquire. */
   async #transfer(key: string, owner: string, to: LockAcquireRequest, settle: (grant: LockGrant | undefined) => void): Promise<LockReleaseResult> {
     const { holder } = to;
     try {
+      const sentAt = monotonic();
       const reply = await this.#run(scripts.lockTransfer, [this.keys.lock(key), this.keys.lockFence(key)], [owner, holder.owner, to.ttlMs, holder.executionId ?? '', holder.reactor ?? '', holder.step ?? '']);
       if (reply.handedOver) {
+        this.#held.acquired(key, holder.owner, reply.token, 1, to.ttlMs, sentAt);
         settle({ acquired: true, token: reply.token, nesting: 1 });
+        // The receiver's step starts before the releaser's own bookkeeping (its terminal record).
+        await new Promise<void>((resolve) => setImmediate(resolve));
         return { released: true, nesting: 0, handedOver: true };
       }
+      this.#held.released(key, owner, reply.released, reply.nesting);
       settle(undefined);
       return { released: reply.released, nesting: reply.nesting };
     } catch (error) {
@@ -121,10 +165,19 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
 
   async lockExtend(key: string, owner: string, ttlMs: number): Promise<boolean> {
     assertPositiveInteger('ttlMs', ttlMs);
-    return this.#run(scripts.lockExtend, [this.keys.lock(key)], [owner, ttlMs]);
+    const pending = this.#held.pending(key, owner);
+    if (pending !== undefined) await pending;
+    const end = this.#held.begin(key, owner);
+    const sentAt = monotonic();
+    const ok = await this.#run(scripts.lockExtend, [this.keys.lock(key)], [owner, ttlMs]).finally(end);
+    this.#held.extended(key, owner, ok, ttlMs, sentAt);
+    return ok;
   }
 
   async lockState(key: string): Promise<LockState | undefined> {
+    // A hand-over of this process not recorded in Redis yet is read as done (this process reads its own writes).
+    const pending = this.#held.pendingAny(key);
+    if (pending !== undefined) await pending;
     const reply = await this.#run(scripts.lockState, [this.keys.lock(key)], []);
     if (reply === undefined) return undefined;
     return { key, holder: toHolder(reply.holder), nesting: reply.nesting, token: reply.token, ttlMs: reply.ttlMs };

@@ -11,15 +11,20 @@
   ARGV[4] receiver's execution id ('' when absent)
   ARGV[5] receiver's reactor ('' when absent)
   ARGV[6] receiver's step ('' when absent)
+  ARGV[7] the receiver's token, when the releaser already handed the key over in memory
+          (docs/decisions/043): the releaser's token + 1, granted only when it is above the
+          fence; '' or absent: a new token max(fence + 1, now µs), as an acquire would
 
   Returns
     {2, token}      handed over: the receiver holds the key at nesting 1 with a new fencing token
     {1, nesting}    released one level, still held by the releasing owner (nesting > 0)
-    {0, 0}          the releasing owner did not hold the key (expired, taken over, or free)
+    {0, 0}          the releasing owner did not hold the key (expired, taken over, or free),
+                    or the given token (ARGV[7]) is not above the fence; nothing changed
 
   Errors: RX_ARG when the ttl is not a positive integer.
   Retry: not retried (a second call finds another owner and returns {0, 0}). Nothing is
   published: the other waiters still see the key held, as it is.
+  Time: TIME (µs) floors a new token; a given token is the releaser's + 1 (strictly increasing).
 ]]
 local ttl = tonumber(ARGV[3])
 if not ttl or ttl <= 0 or ttl % 1 ~= 0 then
@@ -30,15 +35,23 @@ if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then
   return {0, 0}
 end
 
+local last = tonumber(redis.call('GET', KEYS[2]) or '0') or 0
+local given = ARGV[7] or ''
+if given ~= '' and not (tonumber(given) and tonumber(given) > last) then
+  return {0, 0}
+end
+
 local nesting = redis.call('HINCRBY', KEYS[1], 'nesting', -1)
 if nesting > 0 then
   return {1, nesting}
 end
 
-local time = redis.call('TIME')
-local nowUs = tonumber(time[1]) * 1000000 + tonumber(time[2])
-local last = tonumber(redis.call('GET', KEYS[2]) or '0') or 0
-local token = string.format('%d', math.max(last + 1, nowUs))
+local token = given
+if token == '' then
+  local time = redis.call('TIME')
+  local nowUs = tonumber(time[1]) * 1000000 + tonumber(time[2])
+  token = string.format('%d', math.max(last + 1, nowUs))
+end
 redis.call('SET', KEYS[2], token, 'PX', ttl + 86400000)
 redis.call('DEL', KEYS[1])
 redis.call('HSET', KEYS[1], 'owner', ARGV[2], 'token', token, 'nesting', 1,
