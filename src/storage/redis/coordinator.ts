@@ -366,8 +366,10 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
     this.#closed = true;
     for (const waiters of [...this.#waiters.values()]) for (const wake of [...waiters]) wake();
     const subscriber = this.#subscriber;
+    const cancels = this.#cancelSubscriber;
     this.#subscriber = undefined;
-    await Promise.all([subscriber ? quit(subscriber) : undefined, this.#closeConnection ? quit(this.redis) : undefined]);
+    this.#cancelSubscriber = undefined;
+    await Promise.all([subscriber ? quit(subscriber) : undefined, cancels ? quit(cancels) : undefined, this.#closeConnection ? quit(this.redis) : undefined]);
   }
 
   #run<R>(script: ScriptDescriptor<R>, keys: readonly string[], args: readonly ScriptArg[]): Promise<R> {
@@ -402,20 +404,34 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
 
   /** See {@link Coordinator.onCancelAnnounced}: the subscriber connection listens to the cancel channel while anyone does. */
   onCancelAnnounced(listener: (executionId: string) => void): () => void {
-    if (this.#cancelListeners.size === 0 && !this.#closed) this.#subscriberConnection().subscribe(this.keys.cancelChannel()).catch(() => undefined);
+    if (this.#cancelListeners.size === 0 && !this.#closed) this.#cancelConnection().subscribe(this.keys.cancelChannel()).catch(() => undefined);
     this.#cancelListeners.add(listener);
     return () => {
       if (!this.#cancelListeners.delete(listener) || this.#cancelListeners.size > 0) return;
-      this.#subscriber?.unsubscribe(this.keys.cancelChannel()).catch(() => undefined);
+      this.#cancelSubscriber?.unsubscribe(this.keys.cancelChannel()).catch(() => undefined);
     };
+  }
+
+  #cancelSubscriber: Redis | undefined;
+
+  /** The connection cancel announcements arrive on: apart from the wake-up subscriber, whose channels come and go with the waits. */
+  #cancelConnection(): Redis {
+    if (this.#cancelSubscriber === undefined) {
+      const subscriber = this.redis.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null, lazyConnect: false });
+      subscriber.on('error', () => undefined); // reconnects on its own; the cancel marker covers what it misses
+      subscriber.on('message', (channel: string, message: string) => {
+        if (channel === this.keys.cancelChannel()) for (const listener of [...this.#cancelListeners]) listener(message);
+      });
+      this.#cancelSubscriber = subscriber;
+    }
+    return this.#cancelSubscriber;
   }
 
   #subscriberConnection(): Redis {
     if (this.#subscriber === undefined) {
       const subscriber = this.redis.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null, lazyConnect: false });
       subscriber.on('error', () => undefined); // reconnects on its own; waiters time out meanwhile
-      subscriber.on('message', (channel: string, message: string) => {
-        if (channel === this.keys.cancelChannel()) return void [...this.#cancelListeners].forEach((listener) => listener(message));
+      subscriber.on('message', (channel: string) => {
         const waiters = [...(this.#waiters.get(channel) ?? [])];
         // The oldest waiter of a lock or semaphore retries; the others stay asleep (no thundering herd).
         for (const wake of this.#wakeOne.has(channel) ? waiters.slice(0, 1) : waiters) wake();
