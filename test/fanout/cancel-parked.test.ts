@@ -4,26 +4,14 @@
  * key's wait list, and never run when the key is released later.
  */
 import { describe, expect, test } from 'vitest';
-import { MemoryFanOutLedger, type ExecutionRecord } from '../../src/index.js';
-import { eventsOf, gate, manualEngine, sleep, until } from '../background/helpers.js';
-import { fresh, holderOf, lockedMap } from './contention-scenario.js';
+import { eventsOf, sleep } from '../background/helpers.js';
+import { parkedMapInMemory } from './contention-scenario.js';
 
 describe('fan-out: cancel with parked elements', () => {
   test.each([false, true])('atomic %s: parked elements end cancelled, leave the wait list, and never run after the release', async (atomic) => {
-    const key = fresh('elem-cancel');
-    const log: string[] = [];
-    // The fallback is a minute away: only the cancel itself can end the parked elements in time.
-    const m = manualEngine({ fanOut: new MemoryFanOutLedger(), background: { parkFallbackMs: 60_000, workerWaitMs: 0 } });
-    const worker = m.startWorker(8);
-    const inside = gate();
-    const leave = gate();
+    // Batch 4: elements 4 and 5 are never dispatched.
+    const { key, log, m, worker, leave, held, executionId, records } = await parkedMapInMemory('elem-cancel', atomic, [0, 1, 2, 3, 4, 5], 4);
     try {
-      const held = m.engine.run(holderOf(key, inside, leave), {});
-      await inside.promise;
-      const { executionId } = await m.engine.start(lockedMap(key, log, atomic), { ns: [0, 1, 2, 3, 4, 5] }); // batch 4: 4 and 5 never dispatched
-      const ids = [0, 1, 2, 3, 4, 5].map((i) => `${executionId}/items[${i}]`);
-      const records = async (): Promise<(ExecutionRecord | undefined)[]> => Promise.all(ids.map((id) => m.store.get(id)));
-      await until(async () => (await records()).slice(0, 4).every((r) => r?.status === 'parked'));
       const cancelled = await m.engine.cancel(executionId, { reason: 'operator' });
       expect(cancelled.status).toBe('cancelled');
       for (const record of await records()) {

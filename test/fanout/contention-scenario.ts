@@ -3,8 +3,8 @@
  * one lock, and another execution holding that lock.
  */
 import { z } from 'zod';
-import { defineStep, reactor } from '../../src/index.js';
-import type { gate } from '../background/helpers.js';
+import { defineStep, MemoryFanOutLedger, reactor, type ExecutionRecord } from '../../src/index.js';
+import { gate as gateOpen, manualEngine, until, type gate } from '../background/helpers.js';
 
 /** A key unique to one test. */
 export const fresh = (name: string): string => `${name}:${Math.random().toString(36).slice(2, 10)}`;
@@ -31,4 +31,25 @@ export function holderOf(key: string, inside: ReturnType<typeof gate>, leave: Re
     .withLock({ key: () => key })
     .step('hold', { run: async () => (inside.open(), await leave.promise, 'held') })
     .returns('hold');
+}
+
+/**
+ * On the embedded backend: another execution holds `key` (until `leave` opens), then a map of
+ * `ns` starts and its dispatched elements (the first `parked` of them) park on the key. The park
+ * fallback is a minute away, so only a release's wake or an operator's action ends them in time.
+ */
+export async function parkedMapInMemory(name: string, atomic: boolean, ns: readonly number[], parked = ns.length) {
+  const key = fresh(name);
+  const log: string[] = [];
+  const m = manualEngine({ fanOut: new MemoryFanOutLedger(), background: { parkFallbackMs: 60_000, workerWaitMs: 0 } });
+  const worker = m.startWorker(8);
+  const inside = gateOpen();
+  const leave = gateOpen();
+  const held = m.engine.run(holderOf(key, inside, leave), {});
+  await inside.promise;
+  const { executionId } = await m.engine.start(lockedMap(key, log, atomic), { ns: [...ns] });
+  const ids = ns.map((_, i) => `${executionId}/items[${i}]`);
+  const records = async (): Promise<(ExecutionRecord | undefined)[]> => Promise.all(ids.map((id) => m.store.get(id)));
+  await until(async () => (await records()).slice(0, parked).every((r) => r?.status === 'parked'));
+  return { key, log, m, worker, leave, held, executionId, records };
 }

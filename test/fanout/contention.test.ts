@@ -5,26 +5,14 @@
  * cap the element fails with a contention error naming the key.
  */
 import { describe, expect, test } from 'vitest';
-import { MemoryFanOutLedger, type ExecutionRecord } from '../../src/index.js';
-import { eventsOf, gate, manualEngine, until } from '../background/helpers.js';
-import { fresh, holderOf, lockedMap } from './contention-scenario.js';
+import { MemoryFanOutLedger } from '../../src/index.js';
+import { eventsOf, manualEngine } from '../background/helpers.js';
+import { fresh, lockedMap, parkedMapInMemory } from './contention-scenario.js';
 
 describe('fan-out: an element that loses step-level contention parks (R-8)', () => {
   test('the elements park (not failed, not compensated), the release wakes them and the run completes', async () => {
-    const key = fresh('elem-account');
-    const log: string[] = [];
-    // The fallback is a minute away: only the release's wake can finish this in time.
-    const m = manualEngine({ fanOut: new MemoryFanOutLedger(), background: { parkFallbackMs: 60_000, workerWaitMs: 0 } });
-    const worker = m.startWorker(8);
-    const inside = gate();
-    const leave = gate();
+    const { key, log, m, worker, leave, held, executionId, records } = await parkedMapInMemory('elem-account', true, [0, 1, 2]);
     try {
-      const held = m.engine.run(holderOf(key, inside, leave), {});
-      await inside.promise;
-      const { executionId } = await m.engine.start(lockedMap(key, log, true), { ns: [0, 1, 2] });
-      const elementIds = [0, 1, 2].map((i) => `${executionId}/items[${i}]`);
-      const records = async (): Promise<(ExecutionRecord | undefined)[]> => Promise.all(elementIds.map((id) => m.store.get(id)));
-      await until(async () => (await records()).every((r) => r?.status === 'parked'));
       for (const record of await records()) {
         expect(record?.background?.waitingFor).toMatchObject({ primitive: 'lock', key, attempt: 1, step: `items[${record!.element!.index}]` });
         expect(record?.background?.contention).toBe(1);
