@@ -103,23 +103,26 @@ describe('ts-reactor worker (a process over a throwaway Redis)', () => {
     expect(c.out.at(-1)).toBe('ts-reactor worker: stopped');
   });
 
-  test('--log-level info writes the engine events as pino-shaped JSON lines on stdout', async () => {
-    const c = capture();
-    const stop = new AbortController();
+  test('--log-level info writes the engine events as pino-shaped JSON lines on stdout (spawned)', async () => {
     const logged = `${prefix}-log`;
     const enqueuer = createRedisRuntime({ url: redis.url, prefix: logged, reactors });
+    const w = spawnWorker(['--redis', redis.url, '--module', fixture('worker-reactors.ts'), '--prefix', logged, '--log-level', 'info']);
     try {
-      const running = runWorkerCommand(['--redis', redis.url, '--module', fixture('worker-reactors.ts'), '--prefix', logged, '--log-level', 'info'], c.io, { env: {}, signals: [], stop: stop.signal });
-      await until('the ready line', () => c.out.some((l) => l.includes('ready')));
+      await until('the ready line', () => w.stdout().includes('ready') || w.child.exitCode !== null);
       const queued = await enqueuer.engine.start(greet, { name: 'lin' });
       expect((await enqueuer.engine.wait(queued.executionId, { timeoutMs: 10_000 }))?.status).toBe('completed');
-      await until('the completed line', () => c.out.some((l) => l.includes('"run.completed"')));
-      stop.abort();
-      expect(await running).toBe(0);
-      const entries = c.out.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+      await until('the completed line', () => w.stdout().includes('"run.completed"'));
+      w.child.kill('SIGTERM');
+      expect(await w.exited).toBe(0);
+      const entries = w
+        .stdout()
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
       expect(entries).toContainEqual(expect.objectContaining({ level: 30, time: expect.any(Number), event: 'run.completed', executionId: queued.executionId, reactor: 'cli-greet', msg: expect.any(String) }));
       expect(entries.some((e) => e['event'] === 'step.started')).toBe(false); // debug, below info
     } finally {
+      if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
       await enqueuer.close();
     }
   });
