@@ -1,5 +1,5 @@
 /**
- * P4: a contended reactor-level lock in worker mode. 16 executions of a reactor with a
+ * P4: a contended lock in worker mode. 16 executions of a reactor with a
  * `withLock` on ONE key and a 5 ms critical section are started from this process and processed
  * by two worker processes (`startWorker({ concurrency: 8 })` each): one holds the key, the others
  * park and are woken one by one as the key is released. Two figures, both printed
@@ -17,7 +17,13 @@
  * likewise (end-to-end: from the `go` to the last release). Subject and anchor rounds alternate.
  *
  * A/B in the same run: a second pair of worker processes (own prefix) with the in-process lock
- * hand-over off (`lockHandOff: false`, docs/decisions/037) runs the same round after the subject.
+ * hand-over off (`lockHandOff: false`, docs/decisions/037) runs the same round.
+ *
+ * A third pair runs the same round with the lock declared on the step (`lock:`) instead of the
+ * reactor: quality-bars.md's P4 names a step lock, issue #4 a reactor lock, so the verdict's value
+ * is the lower of the two lock-span figures (docs/decisions/054). The three pairs take turns going
+ * first. `gap_ms_per_round` adds up a round's hand-over gaps, same-process and cross-process apart,
+ * against the budget the target leaves.
  *
  * The section is exactly 5 ms (a timer, then a sub-ms spin), so timer slop is not counted as
  * overhead for either side. Timestamps from the children are mapped onto this process's clock
@@ -30,6 +36,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { createRedisRuntime, type RedisRuntime } from '../src/bullmq.js';
+import type { AnyReactorDefinition } from '../src/index.js';
 import { startRedisServer } from '../test/support/redis-server.js';
 import { now, spawnChildren, type BenchChild, type ChildLine } from './support/children.js';
 import { contendedReactor, type P4ChildConfig } from './support/p4-shared.js';
@@ -46,6 +53,7 @@ const PARK_FALLBACK_MS = 5_000; // the default: a wake that went missing would c
 const ROUND_TIMEOUT_MS = 30_000;
 const PREFIX = 'p4';
 const PREFIX_B = 'p4b';
+const PREFIX_S = 'p4s';
 const KEY = 'p4:key';
 const MUTEX_KEY = 'p4:mutex';
 const CHILD = fileURLToPath(new URL('./support/p4-worker.ts', import.meta.url));
@@ -96,8 +104,7 @@ interface SubjectRound {
   readonly t0: number;
 }
 
-async function subjectRound(runtime: RedisRuntime, workers: readonly BenchChild[], round: number): Promise<SubjectRound> {
-  const definition = contendedReactor(KEY, SECTION_MS);
+async function subjectRound(runtime: RedisRuntime, workers: readonly BenchChild[], round: number, definition: AnyReactorDefinition): Promise<SubjectRound> {
   const ids = new Set<string>();
   let last = 0;
   const done = collect(
@@ -199,6 +206,7 @@ export async function runP4(): Promise<Verdict> {
   const children: BenchChild[] = [];
   let runtime: RedisRuntime | undefined;
   let runtimeB: RedisRuntime | undefined;
+  let runtimeS: RedisRuntime | undefined;
   try {
     const base = { url: server.url, prefix: PREFIX, sectionMs: SECTION_MS, concurrency: CONCURRENCY, parkFallbackMs: PARK_FALLBACK_MS };
     const workerConfigs: P4ChildConfig[] = Array.from({ length: PROCESSES }, () => ({ ...base, mode: 'worker', key: KEY }));
@@ -207,11 +215,21 @@ export async function runP4(): Promise<Verdict> {
     children.push(...workers);
     const workersB = await spawnChildren(CHILD, workerConfigs.map((c) => ({ ...c, prefix: PREFIX_B, lockHandOff: false })));
     children.push(...workersB);
+    const workersS = await spawnChildren(CHILD, workerConfigs.map((c) => ({ ...c, prefix: PREFIX_S, level: 'step' as const })));
+    children.push(...workersS);
     const mutexes = await spawnChildren(CHILD, mutexConfigs);
     children.push(...mutexes);
     emit({ bench: 'P4', figure: 'clock_offsets_ms', value: children.map((c) => round(c.offset, 3)) });
     runtime = createRedisRuntime({ url: server.url, prefix: PREFIX, reactors: [contendedReactor(KEY, SECTION_MS)], background: { parkFallbackMs: PARK_FALLBACK_MS } });
     runtimeB = createRedisRuntime({ url: server.url, prefix: PREFIX_B, reactors: [contendedReactor(KEY, SECTION_MS)], background: { parkFallbackMs: PARK_FALLBACK_MS }, lockHandOff: false });
+    const stepLocked = contendedReactor(KEY, SECTION_MS, undefined, 'step');
+    runtimeS = createRedisRuntime({ url: server.url, prefix: PREFIX_S, reactors: [stepLocked], background: { parkFallbackMs: PARK_FALLBACK_MS } });
+    const reactorLocked = contendedReactor(KEY, SECTION_MS);
+    const sSpan: number[] = [];
+    const sUtil: number[] = [];
+    const sSame: number[] = [];
+    const sCross: number[] = [];
+    const overheadPerRound: { same: number; cross: number; sameCount: number; crossCount: number }[] = [];
     const bSpan: number[] = [];
     const bUtil: number[] = [];
     const bGaps: number[] = [];
@@ -232,12 +250,26 @@ export async function runP4(): Promise<Verdict> {
     let overlapCount = 0;
     for (let r = 0; r < WARMUP_ROUNDS + ROUNDS; r++) {
       const warm = r < WARMUP_ROUNDS;
-      // Which of A and B goes first alternates, so drift hits both alike.
-      const first = r % 2 === 0 ? await subjectRound(runtime, workers, r) : await subjectRound(runtimeB, workersB, r);
-      const second = r % 2 === 0 ? await subjectRound(runtimeB, workersB, r) : await subjectRound(runtime, workers, r);
-      const [subject, without] = r % 2 === 0 ? [first, second] : [second, first];
+      // The three worker pairs take turns going first, so drift hits them alike.
+      const variants = [
+        () => subjectRound(runtime!, workers, r, reactorLocked),
+        () => subjectRound(runtimeB!, workersB, r, reactorLocked),
+        () => subjectRound(runtimeS!, workersS, r, stepLocked),
+      ] as const;
+      const results: SubjectRound[] = [];
+      for (let k = 0; k < variants.length; k++) {
+        const at = (k + r) % variants.length;
+        results[at] = await variants[at]!();
+      }
+      const [subject, without, stepRound] = results as [SubjectRound, SubjectRound, SubjectRound];
       const anchor = await anchorRound(mutexes, r);
       if (warm) continue;
+      const tlsS = stepRound.timelines.filter((t) => t.start !== undefined).sort((a, b) => a.start! - b.start!);
+      if (tlsS.length !== EXECUTIONS) throw new Error(`P4 step lock: ${tlsS.length}/${EXECUTIONS} sections logged`);
+      overlapCount += overlaps(tlsS);
+      sSpan.push(lockSpan(tlsS));
+      sUtil.push(ideal / stepRound.wall);
+      for (let i = 1; i < tlsS.length; i++) (tlsS[i - 1]!.worker === tlsS[i]!.worker ? sSame : sCross).push(tlsS[i]!.start! - tlsS[i - 1]!.end!);
       const tlsB = without.timelines.filter((t) => t.start !== undefined).sort((a, b) => a.start! - b.start!);
       overlapCount += overlaps(tlsB);
       bSpan.push(lockSpan(tlsB));
@@ -255,6 +287,18 @@ export async function runP4(): Promise<Verdict> {
       firstStart.push(tls[0]!.start! - subject.t0);
       lastTail.push(tls.at(-1)!.completed! - tls.at(-1)!.end!);
       parksPerRound.push(tls.reduce((sum, t) => sum + t.parks, 0));
+      const perRound = { same: 0, cross: 0, sameCount: 0, crossCount: 0 };
+      for (let i = 1; i < tls.length; i++) {
+        const gap = tls[i]!.start! - tls[i - 1]!.end!;
+        if (tls[i - 1]!.worker === tls[i]!.worker) {
+          perRound.same += gap;
+          perRound.sameCount++;
+        } else {
+          perRound.cross += gap;
+          perRound.crossCount++;
+        }
+      }
+      overheadPerRound.push(perRound);
       for (let i = 1; i < tls.length; i++) {
         const prev = tls[i - 1]!;
         const next = tls[i]!;
@@ -311,22 +355,46 @@ export async function runP4(): Promise<Verdict> {
       },
       without_handoff: { lock_span_utilisation: round(median(bSpan), 3), end_to_end_utilisation: round(median(bUtil), 3), gap_p50_ms: round(median(bGaps), 3), rounds_lock_span: bSpan.map((u) => round(u, 3)) },
     });
+    const perRoundMedian = (pick: (o: (typeof overheadPerRound)[number]) => number) => round(median(overheadPerRound.map(pick)), 2);
+    emit({
+      bench: 'P4',
+      figure: 'gap_ms_per_round',
+      note: 'reactor lock: the 15 hand-over gaps of a round split by whether the next section ran in the same worker process; medians over rounds (the round overhead is what utilisation loses)',
+      same_process: { handoffs: perRoundMedian((o) => o.sameCount), total_ms: perRoundMedian((o) => o.same) },
+      cross_process: { handoffs: perRoundMedian((o) => o.crossCount), total_ms: perRoundMedian((o) => o.cross) },
+      budget_ms_at_target: round(ideal / TARGET - ideal, 2),
+    });
+    emit({
+      bench: 'P4',
+      figure: 'step_lock',
+      note: 'the same 16 executions with the lock on the step (lock:) instead of the reactor (withLock), third worker pair, same run',
+      lock_span_utilisation: round(median(sSpan), 3),
+      end_to_end_utilisation: round(median(sUtil), 3),
+      rounds_lock_span: sSpan.map((u) => round(u, 3)),
+      same_process: { handoffs: sSame.length, gap_p50_ms: sSame.length === 0 ? null : round(median(sSame), 3) },
+      cross_process: { handoffs: sCross.length, gap_p50_ms: sCross.length === 0 ? null : round(median(sCross), 3) },
+    });
     emit({ bench: 'P4', figure: 'overlapping_sections', value: overlapCount, note: 'must be 0 (mutual exclusion), tolerance 0.5 ms for clock sync' });
     const endToEnd = median(subjectUtil);
     const anchorEndToEnd = median(anchorUtil);
-    const value = median(subjectSpan);
+    const reactorValue = median(subjectSpan);
+    const stepValue = median(sSpan);
+    // Both declarations must meet the bar: quality-bars.md names a step lock, issue #4 a reactor lock (decision 054).
+    const value = Math.min(reactorValue, stepValue);
     const anchorValue = median(anchorSpan);
     const note = 'end-to-end: 16 x 5 ms / (first engine.start .. last run.completed); lock span: busy / (first section start .. last section end)';
     emit({ bench: 'P4', figure: 'subject_utilisation', definition: 'end_to_end', value: round(endToEnd, 3), rounds: subjectUtil.map((u) => round(u, 3)), busy_utilisation: round(median(subjectBusy), 3), note });
     emit({ bench: 'P4', figure: 'anchor_utilisation', definition: 'end_to_end', value: round(anchorEndToEnd, 3), rounds: anchorUtil.map((u) => round(u, 3)) });
-    emit({ bench: 'P4', figure: 'subject_utilisation', definition: 'lock_span', value: round(value, 3), rounds: subjectSpan.map((u) => round(u, 3)), note });
+    emit({ bench: 'P4', figure: 'subject_utilisation', definition: 'lock_span', value: round(reactorValue, 3), rounds: subjectSpan.map((u) => round(u, 3)), note });
     emit({ bench: 'P4', figure: 'anchor_utilisation', definition: 'lock_span', value: round(anchorValue, 3), rounds: anchorSpan.map((u) => round(u, 3)) });
     return {
       bench: 'P4',
       metric: 'contended_lock_utilisation',
       value: round(value, 3),
-      target: `>= ${TARGET} and > anchor (lock-span definition, docs/decisions/036)`,
+      target: `>= ${TARGET} and > anchor, for the reactor lock and the step lock alike (value: the lower; lock-span definition, docs/decisions/036 and 054)`,
       anchor: {
+        reactor_lock_span_utilisation: round(reactorValue, 3),
+        step_lock_span_utilisation: round(stepValue, 3),
         redis_semaphore_mutex_utilisation: round(anchorValue, 3),
         subject_end_to_end_utilisation: round(endToEnd, 3),
         redis_semaphore_end_to_end_utilisation: round(anchorEndToEnd, 3),
@@ -346,6 +414,7 @@ export async function runP4(): Promise<Verdict> {
     await Promise.all(children.map((c) => c.kill()));
     await runtime?.close().catch(() => undefined);
     await runtimeB?.close().catch(() => undefined);
+    await runtimeS?.close().catch(() => undefined);
     await server.dispose();
   }
 }

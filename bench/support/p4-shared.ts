@@ -19,19 +19,25 @@ export interface P4ChildConfig {
   readonly parkFallbackMs: number;
   /** Mode `worker`: the coordinator's in-process lock hand-over (docs/decisions/037); default on. */
   readonly lockHandOff?: boolean;
+  /** Mode `worker`: where the lock is declared (docs/decisions/054); default `reactor`. */
+  readonly level?: LockLevel;
 }
 
-/** A reactor with a reactor-level lock on one key and one step: the critical section. */
-export function contendedReactor(key: string, sectionMs: number, onSection: (executionId: string, start: number, end: number) => void = () => undefined): AnyReactorDefinition {
-  return reactor('p4-contended')
-    .withLock({ key: () => key, ttl: '30s', wait: 0 })
-    .step('section', {
-      run: async (_args, ctx) => {
-        const start = now();
-        await section(sectionMs);
-        onSection(ctx.executionId, start, now());
-        return 1;
-      },
-    })
-    .returns('section');
+/** Where P4's lock is declared: on the whole reactor (`withLock`) or on its one step (`lock:`). */
+export type LockLevel = 'reactor' | 'step';
+
+/**
+ * A reactor with one step, the critical section, under a lock on one key: declared on the reactor
+ * (`withLock`, the default) or on the step itself (`lock:`, what quality-bars.md's P4 names).
+ */
+export function contendedReactor(key: string, sectionMs: number, onSection: (executionId: string, start: number, end: number) => void = () => undefined, level: LockLevel = 'reactor'): AnyReactorDefinition {
+  const lock = { key: () => key, ttl: '30s', wait: 0 } as const;
+  const run = async (_args: unknown, ctx: { readonly executionId: string }): Promise<number> => {
+    const start = now();
+    await section(sectionMs);
+    onSection(ctx.executionId, start, now());
+    return 1;
+  };
+  if (level === 'step') return reactor('p4-contended-step').step('section', { lock, run }).returns('section');
+  return reactor('p4-contended').withLock(lock).step('section', { run }).returns('section');
 }

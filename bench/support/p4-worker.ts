@@ -37,7 +37,7 @@ commands.on('close', () => process.exit(0)); // the parent went away
 
 async function worker(): Promise<void> {
   const log: Record<string, unknown>[] = [];
-  const definition = contendedReactor(config.key, config.sectionMs, (id, start, end) => log.push({ kind: 'section', id, start, end }));
+  const definition = contendedReactor(config.key, config.sectionMs, (id, start, end) => log.push({ kind: 'section', id, start, end }), config.level);
   const runtime = createRedisRuntime({
     url: config.url,
     prefix: config.prefix,
