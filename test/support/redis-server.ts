@@ -1,13 +1,15 @@
 /**
  * A throwaway `redis-server` for tests and benchmarks: its own free port and temp directory,
  * never anyone else's Redis. It can be stopped, killed, paused (SIGSTOP), resumed and restarted
- * on the same port, with or without persistence.
+ * on the same port, with or without persistence. A server whose owner was killed before it could
+ * dispose of it is stopped by the next start (./redis-orphans.ts).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { recordOwner, reapOrphans, SERVER_DIR_PREFIX } from './redis-orphans.js';
 
 export interface RedisServerOptions {
   /** `'aof'` keeps data across restarts (appendfsync always); default `'none'`. */
@@ -64,8 +66,9 @@ async function waitForPort(port: number, deadlineMs: number): Promise<void> {
 
 /** Starts a new `redis-server` (binary from PATH) on a free port. */
 export async function startRedisServer(options: RedisServerOptions = {}): Promise<RedisServerHandle> {
+  reapOrphans(); // servers left running by a killed earlier run
   const port = await freePort();
-  const dir = mkdtempSync(join(tmpdir(), 'ts-reactor-redis-'));
+  const dir = mkdtempSync(join(tmpdir(), SERVER_DIR_PREFIX));
   const persistence = options.persistence ?? 'none';
   let child: ChildProcess | undefined;
 
@@ -74,6 +77,7 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
     args.push(...(persistence === 'aof' ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no']));
     child = spawn('redis-server', args, { stdio: 'ignore' });
     child.once('error', () => undefined);
+    if (child.pid !== undefined) recordOwner(dir, child.pid, port);
     await waitForPort(port, 10_000);
   };
   const exit = async (signal: NodeJS.Signals): Promise<void> => {
