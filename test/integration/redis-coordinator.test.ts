@@ -246,8 +246,39 @@ describe('waitForChange', () => {
     expect(await numsub(backend.redis, new RedisKeys(prefix).lockChannel('kw'))).toBe(0);
   });
 
+  it('watch: a release published while the subscription is on its way still wakes the watch (decision 057)', async () => {
+    const fresh = new RedisCoordinator({ redis: backend.redis, prefix }); // no subscriber connection yet
+    await fresh.lockAcquire({ key: 'ks', holder: holder('a'), ttlMs: 60_000 });
+    const watch = fresh.watch('lock', 'ks'); // connects a subscriber, then subscribes: several round trips
+    await fresh.lockRelease('ks', 'a'); // one round trip on a ready connection: published before the subscription
+    try {
+      await expect(Promise.race([watch.wait(30_000).then(() => 'woken'), sleep(10_000).then(() => 'timed out')])).resolves.toBe('woken');
+      expect(await fresh.lockAcquire({ key: 'ks', holder: holder('b'), ttlMs: 60_000 })).toMatchObject({ acquired: true });
+    } finally {
+      watch.close();
+      await fresh.close();
+    }
+  });
+
+  it('watch: a woken watch keeps the channel subscribed until it is closed (no unsubscribe between tries)', async () => {
+    const channel = new RedisKeys(prefix).lockChannel('kf');
+    await c.lockAcquire({ key: 'kf', holder: holder('a'), ttlMs: 60_000 });
+    const watch = (c as RedisCoordinator).watch('lock', 'kf');
+    await sleep(50); // subscribed
+    await c.lockRelease('kf', 'a');
+    await watch.wait(20_000);
+    await sleep(50);
+    expect(await numsub(backend.redis, channel)).toBe(1);
+    watch.close();
+    await sleep(50);
+    expect(await numsub(backend.redis, channel)).toBe(0);
+  });
+
   it('watch: without a change, the wait ends at its timeout; close unsubscribes', async () => {
-    const watch = (c as RedisCoordinator).watch('lock', 'kq');
+    const first = (c as RedisCoordinator).watch('lock', 'kq');
+    await first.wait(20_000); // its subscription's confirmation is a change: a release may have gone unheard before it
+    const watch = (c as RedisCoordinator).watch('lock', 'kq'); // registered on a subscribed channel
+    first.close();
     const started = performance.now();
     await watch.wait(150);
     expect(performance.now() - started).toBeGreaterThanOrEqual(140);

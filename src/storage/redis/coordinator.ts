@@ -51,7 +51,8 @@ export interface RedisCoordinatorOptions {
   readonly lockHandOff?: boolean;
 }
 
-type Waiter = () => void;
+/** A waiter's wake-up; returns whether it was news to the waiter (a watch already woken says no). */
+type Waiter = () => boolean;
 
 /** {@link Coordinator} over Redis ≥ 7 (ioredis). */
 export class RedisCoordinator implements Coordinator, CoordinationInspector {
@@ -63,6 +64,8 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
   readonly #lockHandOff: boolean;
   #subscriber: Redis | undefined;
   readonly #waiters = new Map<string, Set<Waiter>>();
+  /** The waiters that are watches (told about a change at their subscription's confirmation). */
+  readonly #watchListeners = new WeakSet<Waiter>();
   /** Channels of locks and semaphores: a release frees one place, so it wakes one waiter here (docs/decisions/030). */
   readonly #wakeOne = new Set<string>();
   /** Waiters of this process offering to take a lock at its release (docs/decisions/037). */
@@ -309,11 +312,12 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
     const channel = this.#channel(kind, key);
     if (kind === 'lock' || kind === 'semaphore') this.#wakeOne.add(channel);
     return new Promise<void>((resolve) => {
-      const done = (): void => {
+      const done = (): boolean => {
         clearTimeout(timer);
         signal?.removeEventListener('abort', done);
         this.#removeWaiter(channel, done);
         resolve();
+        return true;
       };
       const timer = setTimeout(done, Math.max(0, timeoutMs));
       signal?.addEventListener('abort', done, { once: true });
@@ -330,11 +334,15 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
     if (kind === 'lock' || kind === 'semaphore') this.#wakeOne.add(channel);
     let changed = this.#closed;
     let wake: (() => void) | undefined;
-    const listener = (): void => {
+    // The listener stays registered until `close` (a caller's next watch is registered before it closes
+    // this one), so the channel stays subscribed between tries instead of flapping (docs/decisions/057).
+    const listener = (): boolean => {
+      if (changed) return false;
       changed = true;
-      this.#removeWaiter(channel, listener);
       wake?.();
+      return true;
     };
+    this.#watchListeners.add(listener);
     if (!changed) this.#addWaiter(channel, listener);
     return {
       wait: (timeoutMs) =>
@@ -433,8 +441,9 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
       subscriber.on('error', () => undefined); // reconnects on its own; waiters time out meanwhile
       subscriber.on('message', (channel: string) => {
         const waiters = [...(this.#waiters.get(channel) ?? [])];
-        // The oldest waiter of a lock or semaphore retries; the others stay asleep (no thundering herd).
-        for (const wake of this.#wakeOne.has(channel) ? waiters.slice(0, 1) : waiters) wake();
+        // The oldest waiter of a lock or semaphore that did not know yet retries; the others stay asleep (no thundering herd).
+        if (!this.#wakeOne.has(channel)) for (const wake of waiters) wake();
+        else for (const wake of waiters) if (wake()) break;
       });
       this.#subscriber = subscriber;
     }
@@ -444,13 +453,28 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
   #addWaiter(channel: string, waiter: Waiter): void {
     let waiters = this.#waiters.get(channel);
     if (waiters === undefined) {
-      waiters = new Set();
-      this.#waiters.set(channel, waiters);
+      const fresh = new Set<Waiter>();
+      waiters = fresh;
+      this.#waiters.set(channel, fresh);
       this.#subscriberConnection()
         .subscribe(channel)
-        .catch(() => undefined);
+        .then(
+          () => this.#subscribed(channel, fresh),
+          () => undefined,
+        );
     }
     waiters.add(waiter);
+  }
+
+  /**
+   * The subscription to `channel` took effect. A release published while it was on its way
+   * reached nobody here, so every watch registered meanwhile reports a change: its caller tries
+   * once more (docs/decisions/057). Watches registered later are covered by the subscription;
+   * one-shot `waitForChange` waiters keep their timeout (their callers poll).
+   */
+  #subscribed(channel: string, waiters: Set<Waiter>): void {
+    if (this.#waiters.get(channel) !== waiters) return; // unsubscribed meanwhile: a later subscription covers the new waiters
+    for (const wake of [...waiters]) if (this.#watchListeners.has(wake)) wake();
   }
 
   #removeWaiter(channel: string, waiter: Waiter): void {
