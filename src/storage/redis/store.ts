@@ -164,8 +164,10 @@ export class RedisStore implements Store, InterruptClaims, JobLeases {
     return found.length > limit && last !== undefined ? { records, cursor: encodeCursor(last.score, last.record.id) } : { records };
   }
 
-  claimIdempotency(reactor: string, key: string, executionId: string): Promise<IdempotencyClaim> {
-    return runScript(this.redis, scripts.idempotencyClaim, [this.keys.idempotency(reactor, key)], [executionId, this.recordTtlMs]);
+  async claimIdempotency(reactor: string, key: string, executionId: string, pending?: ExecutionRecord): Promise<IdempotencyClaim> {
+    const json = pending === undefined ? '' : this.#serialize(pending);
+    // Not indexed here: the execution's first save indexes it (this process has not memoised it).
+    return runScript(this.redis, scripts.idempotencyClaim, [this.keys.idempotency(reactor, key), this.keys.execution(executionId)], [executionId, this.recordTtlMs, json]);
   }
 
   claimCorrelation(correlationId: string, executionId: string, options: { readonly replace?: string } = {}): Promise<Claim> {
