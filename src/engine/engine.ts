@@ -8,7 +8,7 @@ import type { Logger } from '../dsl/context.js';
 import { validateContract } from '../dsl/contract.js';
 import type { AnyReactorDefinition, InputOf, OutputOf, StepsOf } from '../dsl/definition.js';
 import { compileWindows, type RateWindowOptions } from '../dsl/coordination.js';
-import { ErrorCode, ReactorError } from '../errors.js';
+import { ErrorCode, ReactorError, RecordTooLargeError } from '../errors.js';
 import { EventHub, type EventListener, type Middleware } from './events.js';
 import { silentLogger } from './logger.js';
 import { createInstrument } from './instrument.js';
@@ -279,7 +279,12 @@ export function createEngine(options: EngineOptions): Engine {
     outcome.catch(() => undefined); // a replay awaits it; without one, a failed body must not be an unobserved rejection
     claiming.set(executionId, outcome);
     try {
-      const claim = await options.store.claimIdempotency(reactor.name, key, executionId, claimRecord(accepted, reactor.name, first, clock.now()));
+      const claim = await options.store.claimIdempotency(reactor.name, key, executionId, claimRecord(accepted, reactor.name, first, clock.now())).catch((error: unknown) => {
+        settle(Promise.reject(error)); // a replay that learnt this id (a reply lost after the claim) ends the same way
+        if (error instanceof RecordTooLargeError) return error; // refused before claiming: an outcome, like a run without a key
+        throw error;
+      });
+      if (claim instanceof RecordTooLargeError) return unstorable(reactor, executionId, claim);
       if (!claim.claimed) return await replay(claim.executionId);
       const result = body(accepted);
       settle(result);
@@ -396,6 +401,11 @@ function claimRecord(accepted: Accepted, reactor: string, status: ClaimStatus, n
     createdAt: now,
     updatedAt: now,
   };
+}
+
+/** The result of a run whose first record is over the store's size limit: refused before its key was claimed (nothing persisted). */
+function unstorable(reactor: AnyReactorDefinition, executionId: string, error: RecordTooLargeError): RunResult {
+  return { status: 'failed', executionId, reactor: reactor.name, error, failedStep: undefined, validationErrors: [], trace: [], steps: {}, rollbackFailures: [], replay: false };
 }
 
 export { fromRecord } from './execute.js';

@@ -211,6 +211,8 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         expect(await store.get('e1')).toEqual(first);
         expect(await store.claimIdempotency('Checkout', 'order-7', 'e2', record('e2'))).toEqual({ claimed: false, executionId: 'e1' });
         expect(await store.get('e2')).toBeUndefined();
+        expect((await store.list({ status: 'pending' })).records.map((r) => r.id)).toEqual(['e1']); // listed like a saved record
+        expect((await store.list()).records.map((r) => r.id)).toEqual(['e1']);
       });
 
       it('never overwrites a saved record with a repeated claim', async () => {

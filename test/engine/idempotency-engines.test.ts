@@ -4,6 +4,7 @@
  * winner wrote its first record, which once threw "record is gone" (docs/decisions/056).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { z } from 'zod';
 import { createRedisRuntime, type RedisRuntime } from '../../src/bullmq.js';
 import { createEngine, MemoryCoordinator, MemoryStore, reactor, type Engine, type RunResult } from '../../src/index.js';
 import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
@@ -119,6 +120,26 @@ describePair('memory', async () => {
   const store = new MemoryStore();
   const coordinator = new MemoryCoordinator();
   return { a: createEngine({ store, coordinator }), b: createEngine({ store, coordinator }), close: async () => undefined };
+});
+
+describe('one idempotency key, what a replay cannot answer', () => {
+  test('a claim whose execution has no record: the replay rejects with `record_not_found`, not an untyped error', async () => {
+    const store = new MemoryStore();
+    const def = reactor('ghost').step('s', { run: () => 1 }).returns('s');
+    // A store that ignores the first record (the port allows it), or a record deleted since.
+    expect(await store.claimIdempotency('ghost', 'k', 'elsewhere')).toEqual({ claimed: true });
+    await expect(createEngine({ store }).run(def, {}, { idempotencyKey: 'k' })).rejects.toMatchObject({ code: 'record_not_found', details: { executionId: 'elsewhere' } });
+  });
+
+  test('an input too large to store: every call with the key fails `record_too_large`, none claims it', async () => {
+    const store = new MemoryStore({ maxRecordBytes: 1_000 });
+    const engines = [createEngine({ store }), createEngine({ store })];
+    const def = reactor('huge').input({ blob: z.string() }).step('s', { run: () => 1 }).returns('s');
+    const input = { blob: 'x'.repeat(2_000) };
+    const results = await Promise.all(engines.map((engine) => engine.run(def, input, { idempotencyKey: 'k' })));
+    for (const result of results) expect(result).toMatchObject({ status: 'failed', failedStep: undefined, error: { code: 'record_too_large' }, replay: false });
+    expect(await store.claimIdempotency('huge', 'k', 'later')).toEqual({ claimed: true });
+  });
 });
 
 describe('Redis', () => {

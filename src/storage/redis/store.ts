@@ -166,8 +166,9 @@ export class RedisStore implements Store, InterruptClaims, JobLeases {
 
   async claimIdempotency(reactor: string, key: string, executionId: string, pending?: ExecutionRecord): Promise<IdempotencyClaim> {
     const json = pending === undefined ? '' : this.#serialize(pending);
-    // Not indexed here: the execution's first save indexes it (this process has not memoised it).
-    return runScript(this.redis, scripts.idempotencyClaim, [this.keys.idempotency(reactor, key), this.keys.execution(executionId)], [executionId, this.recordTtlMs, json]);
+    const indexes = [this.keys.executionIndex(), this.keys.executionIndexByReactor(pending?.reactor ?? reactor), this.keys.executionIndexByStatus(pending?.status ?? 'pending')];
+    const keys = [this.keys.idempotency(reactor, key), this.keys.execution(executionId), ...indexes];
+    return runScript(this.redis, scripts.idempotencyClaim, keys, [executionId, this.recordTtlMs, json, pending?.createdAt ?? 0]);
   }
 
   claimCorrelation(correlationId: string, executionId: string, options: { readonly replace?: string } = {}): Promise<Claim> {
