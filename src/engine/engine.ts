@@ -8,7 +8,7 @@ import type { Logger } from '../dsl/context.js';
 import { validateContract } from '../dsl/contract.js';
 import type { AnyReactorDefinition, InputOf, OutputOf, StepsOf } from '../dsl/definition.js';
 import { compileWindows, type RateWindowOptions } from '../dsl/coordination.js';
-import { ReactorError } from '../errors.js';
+import { ErrorCode, ReactorError, RecordTooLargeError } from '../errors.js';
 import { EventHub, type EventListener, type Middleware } from './events.js';
 import { silentLogger } from './logger.js';
 import { createInstrument } from './instrument.js';
@@ -22,7 +22,7 @@ import type { ExecutionJob, JobDelivery, JobQueue, WaitList } from './ports/queu
 import type { FanOutLedger } from './ports/fanout.js';
 import type { JobLeases } from './ports/job-lease.js';
 import { composeJobLeases } from './job-lease.js';
-import type { ExecutionRecord, Store, TraceContext } from './ports/store.js';
+import { RECORD_VERSION, type ExecutionRecord, type ExecutionStatus, type Store, type TraceContext } from './ports/store.js';
 import { registerTree } from './async/registry.js';
 import { wakeReaders } from './async/park.js';
 import { UnitSignals, type AsyncPort } from './async/port.js';
@@ -264,8 +264,9 @@ export function createEngine(options: EngineOptions): Engine {
   /**
    * The prefix `run` and `start` share: registers the reactor, validates the input, claims the
    * idempotency key (a repeat answers as a replay), then runs `body` with the accepted execution.
+   * A won claim also writes the execution's first record, with status `first` (decision 056).
    */
-  const accept = async (reactor: AnyReactorDefinition, input: unknown, runOptions: RunOptions & Internal, body: (accepted: Accepted) => Promise<RunResult>): Promise<RunResult> => {
+  const accept = async (reactor: AnyReactorDefinition, input: unknown, runOptions: RunOptions & Internal, first: ClaimStatus, body: (accepted: Accepted) => Promise<RunResult>): Promise<RunResult> => {
     registerTree(registry, reactor);
     const executionId = ids.executionId();
     const validated = await validateContract(reactor.contract, input ?? {});
@@ -278,7 +279,12 @@ export function createEngine(options: EngineOptions): Engine {
     outcome.catch(() => undefined); // a replay awaits it; without one, a failed body must not be an unobserved rejection
     claiming.set(executionId, outcome);
     try {
-      const claim = await options.store.claimIdempotency(reactor.name, key, executionId);
+      const claim = await options.store.claimIdempotency(reactor.name, key, executionId, claimRecord(accepted, reactor.name, first, clock.now())).catch((error: unknown) => {
+        settle(Promise.reject(error)); // a replay that learnt this id (a reply lost after the claim) ends the same way
+        if (error instanceof RecordTooLargeError) return error; // refused before claiming: an outcome, like a run without a key
+        throw error;
+      });
+      if (claim instanceof RecordTooLargeError) return unstorable(reactor, executionId, claim);
       if (!claim.claimed) return await replay(claim.executionId);
       const result = body(accepted);
       settle(result);
@@ -289,7 +295,7 @@ export function createEngine(options: EngineOptions): Engine {
   };
 
   const run = (reactor: AnyReactorDefinition, input: unknown, runOptions: RunOptions & Internal = {}): Promise<RunResult> =>
-    accept(reactor, input, runOptions, async ({ executionId, input: valid, key, retryOf, links }) => {
+    accept(reactor, input, runOptions, reactor.background === 'all' ? 'pending' : 'running', async ({ executionId, input: valid, key, retryOf, links }) => {
       if (reactor.background === 'all') return startBackground(needQueue(), reactor, executionId, valid, key, retryOf, links);
       const state = newState({ executionId, rootExecutionId: executionId, reactor: reactor.name, contract: reactor.contract, input: valid, idempotencyKey: key, retryOf });
       const abort = new AbortController();
@@ -308,18 +314,21 @@ export function createEngine(options: EngineOptions): Engine {
       }
     });
 
-  /** The original execution's result for a repeated key: awaited while its claim is settling here, else rebuilt from its record. */
+  /**
+   * The original execution's result for a repeated key: awaited while its claim is settling here,
+   * else rebuilt from its record (the one its claim wrote, or a later one: decision 056).
+   */
   const replay = async (executionId: string): Promise<RunResult> => {
     const live = claiming.get(executionId) ?? inflight.get(executionId)?.done;
     if (live) return { ...(await live), replay: true };
     const record = await options.store.get(executionId);
-    if (!record) throw new Error(`idempotency key points at execution ${executionId}, whose record is gone`);
+    if (!record) throw new ReactorError(ErrorCode.RecordNotFound, `idempotency key points at execution ${executionId}, whose record is gone (expired, deleted, or not written with the claim by this store)`, { details: { executionId } });
     return fromRecord(record);
   };
 
   const start = async (reactor: AnyReactorDefinition, input: unknown, runOptions: RunOptions & Internal = {}): Promise<RunResult> => {
     const deps = needQueue();
-    return accept(reactor, input, runOptions, ({ executionId, input: valid, key, retryOf, links }) => startBackground(deps, reactor, executionId, valid, key, retryOf, links));
+    return accept(reactor, input, runOptions, 'pending', ({ executionId, input: valid, key, retryOf, links }) => startBackground(deps, reactor, executionId, valid, key, retryOf, links));
   };
 
   const processOne = async (job: ExecutionJob, delivery: JobDelivery): Promise<void> => {
@@ -367,6 +376,36 @@ export function createEngine(options: EngineOptions): Engine {
     store: options.store,
     invokeStep: (step, args, o = {}) => invokeStep({ coordinator: options.coordinator, rateLimits, onReleased: wakeOnRelease, clock, ids, hub, logger }, step, args, o.ctx),
   };
+}
+
+/** The status an execution's first record has: an inline run's `running`, a background start's `pending`. */
+type ClaimStatus = Extract<ExecutionStatus, 'running' | 'pending'>;
+
+/**
+ * The record a won idempotency claim writes with the claim (decision 056): what a replay in
+ * another engine reads until the execution's own first save replaces it.
+ */
+function claimRecord(accepted: Accepted, reactor: string, status: ClaimStatus, now: number): ExecutionRecord {
+  const { executionId: id, input, key, retryOf } = accepted;
+  return {
+    v: RECORD_VERSION,
+    id,
+    rootId: id,
+    reactor,
+    status,
+    input,
+    steps: {},
+    rollbackFailures: [],
+    ...(key === undefined ? {} : { idempotencyKey: key }),
+    ...(retryOf === undefined ? {} : { retryOf }),
+    createdAt: now,
+    updatedAt: now,
+  };
+}
+
+/** The result of a run whose first record is over the store's size limit: refused before its key was claimed (nothing persisted). */
+function unstorable(reactor: AnyReactorDefinition, executionId: string, error: RecordTooLargeError): RunResult {
+  return { status: 'failed', executionId, reactor: reactor.name, error, failedStep: undefined, validationErrors: [], trace: [], steps: {}, rollbackFailures: [], replay: false };
 }
 
 export { fromRecord } from './execute.js';

@@ -205,11 +205,39 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         expect(await store.claimIdempotency('Refund', 'k', 'e4')).toEqual({ claimed: false, executionId: 'e2' });
       });
 
+      it('writes the first record with a won claim, atomically; a lost claim writes nothing (decision 056)', async () => {
+        const first = record('e1', { status: 'pending', idempotencyKey: 'order-7' });
+        expect(await store.claimIdempotency('Checkout', 'order-7', 'e1', first)).toEqual({ claimed: true });
+        expect(await store.get('e1')).toEqual(first);
+        expect(await store.claimIdempotency('Checkout', 'order-7', 'e2', record('e2'))).toEqual({ claimed: false, executionId: 'e1' });
+        expect(await store.get('e2')).toBeUndefined();
+        expect((await store.list({ status: 'pending' })).records.map((r) => r.id)).toEqual(['e1']); // listed like a saved record
+        expect((await store.list()).records.map((r) => r.id)).toEqual(['e1']);
+      });
+
+      it('never overwrites a saved record with a repeated claim', async () => {
+        expect(await store.claimIdempotency('Checkout', 'k', 'e1', record('e1', { status: 'running' }))).toEqual({ claimed: true });
+        const saved = record('e1', { status: 'completed', value: 42, updatedAt: T0 + 9 });
+        await store.save(saved);
+        const again = await store.claimIdempotency('Checkout', 'k', 'e1', record('e1', { status: 'running' }));
+        expect(again.claimed ? 'e1' : again.executionId).toBe('e1');
+        expect(await store.get('e1')).toEqual(saved);
+      });
+
+      it('refuses a first record over the size limit before claiming', async () => {
+        const big = record('big', { input: { blob: 'x'.repeat(harness.maxRecordBytes) } });
+        await expect(store.claimIdempotency('Checkout', 'big', 'big', big)).rejects.toBeInstanceOf(RecordTooLargeError);
+        expect(await store.get('big')).toBeUndefined();
+        expect(await store.claimIdempotency('Checkout', 'big', 'other')).toEqual({ claimed: true });
+      });
+
       it('has exactly one winner among 50 concurrent claims', async () => {
-        const claims = await Promise.all(Array.from({ length: 50 }, (_, i) => store.claimIdempotency('Checkout', 'race', `e${i}`)));
+        const claims = await Promise.all(Array.from({ length: 50 }, (_, i) => store.claimIdempotency('Checkout', 'race', `e${i}`, record(`e${i}`))));
         const winners = claims.flatMap((claim, i) => (claim.claimed ? [`e${i}`] : []));
         expect(winners).toHaveLength(1);
         for (const claim of claims) if (!claim.claimed) expect(claim.executionId).toBe(winners[0]);
+        const written = await Promise.all(claims.map((_, i) => store.get(`e${i}`)));
+        expect(written.flatMap((r) => (r === undefined ? [] : [r.id]))).toEqual(winners);
       });
     });
 

@@ -348,10 +348,27 @@ describe('scripts on a live server', () => {
   describe('idempotency-claim', () => {
     it('claims once with a TTL; the same execution claiming again is told it holds the claim', async () => {
       const k = keys.idempotency('R', 'order-1');
-      expect(await runScript(redis, scripts.idempotencyClaim, [k], ['e1', 5000])).toEqual({ claimed: true });
-      expect(await runScript(redis, scripts.idempotencyClaim, [k], ['e1', 5000])).toEqual({ claimed: true });
-      expect(await runScript(redis, scripts.idempotencyClaim, [k], ['e2', 5000])).toEqual({ claimed: false, executionId: 'e1' });
+      const claim = (id: string, json = '') => runScript(redis, scripts.idempotencyClaim, [k, keys.execution(id), keys.executionIndex(), keys.executionIndexByReactor('R'), keys.executionIndexByStatus('running')], [id, 5000, json, 7]);
+      expect(await claim('e1')).toEqual({ claimed: true });
+      expect(await claim('e1')).toEqual({ claimed: true });
+      expect(await claim('e2')).toEqual({ claimed: false, executionId: 'e1' });
       expect(await redis.pttl(k)).toBeGreaterThan(0);
+      expect(await redis.exists(keys.execution('e1'))).toBe(0); // no record JSON: none written
+    });
+
+    it('writes and indexes the winner\'s record only if absent; a loser writes nothing', async () => {
+      const k = keys.idempotency('R', 'order-2');
+      const claim = (id: string, json: string) => runScript(redis, scripts.idempotencyClaim, [k, keys.execution(id), keys.executionIndex(), keys.executionIndexByReactor('R'), keys.executionIndexByStatus('running')], [id, 5000, json, 7]);
+      expect(await claim('w1', '{"first":1}')).toEqual({ claimed: true });
+      expect(await redis.get(keys.execution('w1'))).toBe('{"first":1}');
+      expect(await redis.zscore(keys.executionIndexByStatus('running'), 'w1')).toBe('7');
+      expect(await redis.pttl(keys.execution('w1'))).toBeGreaterThan(0);
+      await redis.set(keys.execution('w1'), '{"saved":2}');
+      expect(await claim('w1', '{"first":1}')).toEqual({ claimed: true });
+      expect(await redis.get(keys.execution('w1'))).toBe('{"saved":2}');
+      expect(await claim('w2', '{"first":1}')).toEqual({ claimed: false, executionId: 'w1' });
+      expect(await redis.exists(keys.execution('w2'))).toBe(0);
+      expect(await redis.zscore(keys.executionIndex(), 'w2')).toBeNull();
     });
   });
 

@@ -209,6 +209,12 @@ export interface Store {
   /**
    * Atomically claims `key` for `executionId` under `reactor`. A claim by another execution
    * returns the winner's id; the winner claiming again gets `claimed: true` (retry-safe).
+   *
+   * With `pending` (the execution's first record, id `executionId`), a won claim also saves it,
+   * in the same atomic step, unless a record with that id exists: whoever learns the winner's id
+   * from a claim finds its record (docs/decisions/056). A lost claim writes nothing. Throws
+   * `RecordTooLargeError` over the size limit, before claiming. A store that ignores `pending`
+   * leaves a window in which another engine's replay finds no record (`record_not_found`).
    */
-  claimIdempotency(reactor: string, key: string, executionId: string): Promise<IdempotencyClaim>;
+  claimIdempotency(reactor: string, key: string, executionId: string, pending?: ExecutionRecord): Promise<IdempotencyClaim>;
 }

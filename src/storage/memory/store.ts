@@ -3,6 +3,15 @@ import { systemClock, type Clock } from '../../engine/ports/clock.js';
 import type { Claim, InterruptClaims } from '../../engine/ports/interrupt-claims.js';
 import { RECORD_VERSION, type ExecutionFilter, type ExecutionRecord, type IdempotencyClaim, type Store } from '../../engine/ports/store.js';
 
+/** One stored record: its JSON and what `list` filters and sorts on. */
+interface StoredRecord {
+  readonly json: string;
+  readonly createdAt: number;
+  readonly reactor: string;
+  readonly status: string;
+  readonly expiresAt: number;
+}
+
 /** Options of {@link MemoryStore}. */
 export interface MemoryStoreOptions {
   /** Clock for record expiry. Default: the system clock. */
@@ -18,7 +27,7 @@ export interface MemoryStoreOptions {
  * stored is exactly what the Redis store would store (JSON-safe, size-checked, versioned).
  */
 export class MemoryStore implements Store, InterruptClaims {
-  readonly #records = new Map<string, { json: string; createdAt: number; reactor: string; status: string; expiresAt: number }>();
+  readonly #records = new Map<string, StoredRecord>();
   readonly #claims = new Map<string, { executionId: string; expiresAt: number }>();
   /** Resume claims: short leases (the holder is the claimant), apart from the day-long claims above. */
   readonly #resumeClaims = new Map<string, { executionId: string; expiresAt: number }>();
@@ -58,13 +67,18 @@ export class MemoryStore implements Store, InterruptClaims {
   }
 
   async save(record: ExecutionRecord): Promise<void> {
+    const entry = this.#entry(record);
+    this.#records.delete(record.id); // re-insert at the end: the map stays in expiry order
+    this.#records.set(record.id, entry);
+    if (++this.#writes % 1024 === 0) this.#sweep(this.#clock.now());
+  }
+
+  /** The stored form of `record`, expiring a TTL from now; throws `RecordTooLargeError` over the limit. */
+  #entry(record: ExecutionRecord): StoredRecord {
     const json = JSON.stringify(record);
     const bytes = Buffer.byteLength(json);
     if (bytes > this.#maxBytes) throw new RecordTooLargeError(record.id, bytes, this.#maxBytes);
-    const now = this.#clock.now();
-    this.#records.delete(record.id); // re-insert at the end: the map stays in expiry order
-    this.#records.set(record.id, { json, createdAt: record.createdAt, reactor: record.reactor, status: record.status, expiresAt: now + this.#ttlMs });
-    if (++this.#writes % 1024 === 0) this.#sweep(now);
+    return { json, createdAt: record.createdAt, reactor: record.reactor, status: record.status, expiresAt: this.#clock.now() + this.#ttlMs };
   }
 
   async get(id: string): Promise<ExecutionRecord | undefined> {
@@ -89,16 +103,28 @@ export class MemoryStore implements Store, InterruptClaims {
     return offset + limit < matching.length ? { records: page, cursor: String(offset + limit) } : { records: page };
   }
 
-  async claimIdempotency(reactor: string, key: string, executionId: string): Promise<IdempotencyClaim> {
+  async claimIdempotency(reactor: string, key: string, executionId: string, pending?: ExecutionRecord): Promise<IdempotencyClaim> {
+    const entry = pending === undefined ? undefined : this.#entry(pending);
     const id = `${reactor}\u0000${key}`;
     const now = this.#clock.now();
     const existing = this.#claims.get(id);
     const live = existing !== undefined && existing.expiresAt > now ? existing.executionId : undefined;
-    if (live === executionId) return { claimed: true };
-    if (live !== undefined) return { claimed: false, executionId: live };
-    this.#claims.delete(id);
-    this.#claims.set(id, { executionId, expiresAt: now + this.#ttlMs });
+    if (live !== undefined && live !== executionId) return { claimed: false, executionId: live };
+    if (live === undefined) {
+      this.#claims.delete(id);
+      this.#claims.set(id, { executionId, expiresAt: now + this.#ttlMs });
+    }
+    // The claim and the first record in one synchronous step, like the Redis script (docs/decisions/056).
+    if (entry !== undefined) this.#saveIfAbsent(executionId, entry, now);
     return { claimed: true };
+  }
+
+  /** Stores `entry` as record `id` unless a live one exists (a claim's first record never overwrites a save). */
+  #saveIfAbsent(id: string, entry: StoredRecord, now: number): void {
+    const current = this.#records.get(id);
+    if (current !== undefined && current.expiresAt > now) return;
+    this.#records.delete(id);
+    this.#records.set(id, entry);
   }
 
   async claimCorrelation(correlationId: string, executionId: string, options: { readonly replace?: string } = {}): Promise<Claim> {

@@ -177,7 +177,7 @@ export const scripts = {
   }),
   jobLeave: defineScript('job-leave', 5, releaseReply),
 
-  idempotencyClaim: defineScript('idempotency-claim', 1, (reply): IdempotencyClaim => {
+  idempotencyClaim: defineScript('idempotency-claim', 5, (reply): IdempotencyClaim => {
     const r = replyArray(reply);
     if (flag(r[0])) return { claimed: true };
     return { claimed: false, executionId: replyString(r[1]) };

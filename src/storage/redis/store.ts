@@ -164,8 +164,11 @@ export class RedisStore implements Store, InterruptClaims, JobLeases {
     return found.length > limit && last !== undefined ? { records, cursor: encodeCursor(last.score, last.record.id) } : { records };
   }
 
-  claimIdempotency(reactor: string, key: string, executionId: string): Promise<IdempotencyClaim> {
-    return runScript(this.redis, scripts.idempotencyClaim, [this.keys.idempotency(reactor, key)], [executionId, this.recordTtlMs]);
+  async claimIdempotency(reactor: string, key: string, executionId: string, pending?: ExecutionRecord): Promise<IdempotencyClaim> {
+    const json = pending === undefined ? '' : this.#serialize(pending);
+    const indexes = [this.keys.executionIndex(), this.keys.executionIndexByReactor(pending?.reactor ?? reactor), this.keys.executionIndexByStatus(pending?.status ?? 'pending')];
+    const keys = [this.keys.idempotency(reactor, key), this.keys.execution(executionId), ...indexes];
+    return runScript(this.redis, scripts.idempotencyClaim, keys, [executionId, this.recordTtlMs, json, pending?.createdAt ?? 0]);
   }
 
   claimCorrelation(correlationId: string, executionId: string, options: { readonly replace?: string } = {}): Promise<Claim> {
