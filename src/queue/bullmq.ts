@@ -76,7 +76,8 @@ export function createBullmqQueue(options: BullmqQueueOptions): JobQueue {
     prefix: options.prefix ?? DEFAULT_BULLMQ_PREFIX,
   });
   // Errors also surface on the calls that hit them; the listener keeps an 'error' from crashing the process.
-  queue.on('error', () => undefined);
+  queue.on('error', noop);
+  const drops = watchDrops((listener) => queue.on('ioredis:close', listener));
   let closed = false;
 
   return {
@@ -113,6 +114,7 @@ export function createBullmqQueue(options: BullmqQueueOptions): JobQueue {
     async close(): Promise<void> {
       if (closed) return;
       closed = true;
+      await setUpSettled(queue, drops);
       await queue.close();
     },
   };
@@ -127,6 +129,7 @@ export function createBullmqConsumer(options: BullmqConsumerOptions): JobConsume
   let worker: Worker | undefined;
   let ownConnection: Redis | undefined;
   let stopping: Promise<void> | undefined;
+  let drops: DropWatch | undefined;
 
   return {
     start(processor: JobProcessor, startOptions: { readonly concurrency: number }): void {
@@ -147,6 +150,7 @@ export function createBullmqConsumer(options: BullmqConsumerOptions): JobConsume
         autorun: false,
       });
       created.on('error', onError);
+      drops = watchDrops((listener) => created.on('ioredis:close', listener));
       if (options.onFailed) {
         const onFailed = options.onFailed;
         created.on('failed', (job: Job | undefined, error: Error) => {
@@ -163,12 +167,61 @@ export function createBullmqConsumer(options: BullmqConsumerOptions): JobConsume
       stopping ??= (async () => {
         const current = worker;
         worker = undefined;
-        if (current) await current.close();
+        if (current) {
+          await setUpSettled(current, drops);
+          await current.close();
+        }
         if (ownConnection) await ownConnection.quit().catch(() => ownConnection?.disconnect());
       })();
       return stopping;
     },
   };
+}
+
+/** Whether a BullMQ object's connection has dropped (it retries); `onNext` calls back at its next drop (returns the unsubscribe). */
+interface DropWatch {
+  readonly dropped: () => boolean;
+  readonly onNext: (callback: () => void) => () => void;
+}
+
+/** Follows the drops `listen` reports (BullMQ's `ioredis:close`: the command connection closed, and ioredis retries it). */
+function watchDrops(listen: (listener: () => void) => void): DropWatch {
+  let dropped = false;
+  const waiting = new Set<() => void>();
+  listen(() => {
+    dropped = true;
+    for (const callback of [...waiting]) callback();
+  });
+  return {
+    dropped: () => dropped,
+    onNext: (callback) => {
+      waiting.add(callback);
+      return () => waiting.delete(callback);
+    },
+  };
+}
+
+/**
+ * Resolves once BullMQ has finished setting up `target`'s connections (connect, then an INFO
+ * version check), or once its connection has dropped (Redis unreachable: the set-up cannot
+ * finish now, and waiting could last the whole outage). BullMQ 5 closing a connection while
+ * that INFO is unanswered drops the reply, and its set-up then reports "Connection is closed."
+ * on an emitter whose listeners the close removed: an unobserved rejection. Closed after its
+ * set-up, a connection has no such command left (docs/decisions/055).
+ */
+async function setUpSettled(target: Queue | Worker, drops: DropWatch | undefined): Promise<void> {
+  if (drops?.dropped() === true) return;
+  let unsubscribe = noop;
+  const dropped = new Promise<void>((resolve) => (unsubscribe = drops?.onNext(resolve) ?? noop));
+  try {
+    await Promise.race([target.waitUntilReady().then(noop, noop), dropped]);
+  } finally {
+    unsubscribe();
+  }
+}
+
+function noop(): void {
+  // nothing to do
 }
 
 /** Runs one delivery of `job` through the engine's processor. */

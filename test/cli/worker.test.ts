@@ -5,6 +5,7 @@ import { createRedisRuntime, type RedisRuntime } from '../../src/bullmq.js';
 import { runWorkerCommand } from '../../src/cli/worker.js';
 import { main } from '../../src/cli/main.js';
 import { freePort, startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
+import { startInfoHoldingProxy } from '../support/info-holding-proxy.js';
 import { greet, reactors, slow } from './fixtures/worker-reactors.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -92,37 +93,50 @@ describe('ts-reactor worker (a process over a throwaway Redis)', () => {
     expect(done?.status === 'completed' ? done.value : undefined).toEqual({ slept: 700, pid: worker.child.pid });
   });
 
-  test('REDIS_URL is the default for --redis; a stop signal stops it like SIGTERM', async () => {
-    const c = capture();
-    const stop = new AbortController();
-    const running = runWorkerCommand(['--module', fixture('worker-reactors.ts'), '--prefix', `${prefix}-env`], c.io, { env: { REDIS_URL: redis.url }, signals: [], stop: stop.signal });
-    await until('the ready line', () => c.out.some((l) => l.includes('ready')));
-    expect(c.out[0]).toContain(`on ${redis.url}`);
-    stop.abort();
-    expect(await running).toBe(0);
-    expect(c.out.at(-1)).toBe('ts-reactor worker: stopped');
+  test('REDIS_URL is the default for --redis; a stop signal stops it like SIGTERM, even before BullMQ has finished connecting', async () => {
+    // Through a proxy that holds back BullMQ's Redis version checks: the stop comes while they are unanswered.
+    const proxy = await startInfoHoldingProxy(redis.port);
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const c = capture();
+      const stop = new AbortController();
+      const running = runWorkerCommand(['--module', fixture('worker-reactors.ts'), '--prefix', `${prefix}-env`], c.io, { env: { REDIS_URL: proxy.url }, signals: [], stop: stop.signal });
+      await until('the ready line', () => c.out.some((l) => l.includes('ready')));
+      expect(c.out[0]).toContain(`on ${proxy.url}`);
+      await proxy.untilHeld(3); // the queue's connection, the worker's, the worker's blocking one
+      stop.abort();
+      await Promise.race([proxy.heldClosed(), new Promise((r) => setTimeout(r, 200))]);
+      proxy.release();
+      expect(await running).toBe(0);
+      expect(c.out.at(-1)).toBe('ts-reactor worker: stopped');
+      await until('every connection closed', () => proxy.open() === 0);
+      await new Promise((r) => setTimeout(r, 50)); // a rejection of a cut INFO surfaces within a few ticks
+      expect(unhandled.map(String)).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+      await proxy.close();
+    }
   });
 
-  test('--log-level info writes the engine events as pino-shaped JSON lines on stdout (spawned)', async () => {
+  test('--log-level info writes the engine events as pino-shaped JSON lines on stdout', async () => {
+    const c = capture();
+    const stop = new AbortController();
     const logged = `${prefix}-log`;
     const enqueuer = createRedisRuntime({ url: redis.url, prefix: logged, reactors });
-    const w = spawnWorker(['--redis', redis.url, '--module', fixture('worker-reactors.ts'), '--prefix', logged, '--log-level', 'info']);
     try {
-      await until('the ready line', () => w.stdout().includes('ready') || w.child.exitCode !== null);
+      const running = runWorkerCommand(['--redis', redis.url, '--module', fixture('worker-reactors.ts'), '--prefix', logged, '--log-level', 'info'], c.io, { env: {}, signals: [], stop: stop.signal });
+      await until('the ready line', () => c.out.some((l) => l.includes('ready')));
       const queued = await enqueuer.engine.start(greet, { name: 'lin' });
       expect((await enqueuer.engine.wait(queued.executionId, { timeoutMs: 10_000 }))?.status).toBe('completed');
-      await until('the completed line', () => w.stdout().includes('"run.completed"'));
-      w.child.kill('SIGTERM');
-      expect(await w.exited).toBe(0);
-      const entries = w
-        .stdout()
-        .split('\n')
-        .filter((l) => l.startsWith('{'))
-        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      await until('the completed line', () => c.out.some((l) => l.includes('"run.completed"')));
+      stop.abort();
+      expect(await running).toBe(0);
+      const entries = c.out.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
       expect(entries).toContainEqual(expect.objectContaining({ level: 30, time: expect.any(Number), event: 'run.completed', executionId: queued.executionId, reactor: 'cli-greet', msg: expect.any(String) }));
       expect(entries.some((e) => e['event'] === 'step.started')).toBe(false); // debug, below info
     } finally {
-      if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
       await enqueuer.close();
     }
   });

@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { createRedisRuntime } from '../../src/bullmq.js';
 import { reactor } from '../../src/index.js';
-import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
+import { freePort, startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
+import { startInfoHoldingProxy } from '../support/info-holding-proxy.js';
 
 let server: RedisServerHandle;
 const unhandled: unknown[] = [];
@@ -53,4 +54,33 @@ describe('closing a Redis runtime right after wait', () => {
     // The wake-ups the last jobs started ran before the connections closed (engine.idle()), so none of them failed.
     expect(warnings).toEqual([]);
   }, 60_000);
+});
+
+describe('closing a Redis runtime while BullMQ is still setting up its connections', () => {
+  test('close with every BullMQ version check (INFO) unanswered: it waits for them, and nothing rejects unobserved', async () => {
+    const proxy = await startInfoHoldingProxy(server.port);
+    try {
+      const runtime = createRedisRuntime({ url: proxy.url, prefix: 'close-setup', reactors: [greet] });
+      runtime.startWorker({ concurrency: 2 });
+      await proxy.untilHeld(3); // the queue's connection, the worker's, the worker's blocking one
+      const closing = runtime.close();
+      // Let the INFOs through once a held connection was cut (the old close did that at once), or soon after.
+      await Promise.race([proxy.heldClosed(), settle(200)]);
+      proxy.release();
+      await closing;
+      await settle(100); // a rejection of the cut INFO surfaces within a few ticks
+      expect(unhandled.map(String)).toEqual([]);
+      expect(proxy.open()).toBe(0);
+    } finally {
+      await proxy.close();
+    }
+  }, 30_000);
+
+  test('close while Redis cannot be reached: it does not wait for a set-up that cannot finish, and nothing rejects unobserved', async () => {
+    const runtime = createRedisRuntime({ url: `redis://127.0.0.1:${await freePort()}`, prefix: 'close-down', reactors: [greet] });
+    runtime.startWorker({ concurrency: 2 });
+    await runtime.close(); // right away: the first connection attempts still in flight
+    await settle(100);
+    expect(unhandled.map(String)).toEqual([]);
+  });
 });
