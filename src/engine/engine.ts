@@ -185,7 +185,7 @@ export function createEngine(options: EngineOptions): Engine {
   const maxConcurrency = options.maxConcurrency ?? 8;
   const inflight = new Map<string, { readonly abort: AbortController; readonly done: Promise<RunResult> }>();
   // Cancels announced by other processes reach this engine's inline runs and worker jobs (decision 053).
-  const cancels = new CancelTargets(options.coordinator, (executionId) => inflight.get(executionId)?.abort);
+  const cancels = new CancelTargets(options.coordinator, { get: (executionId) => inflight.get(executionId)?.abort, ids: () => inflight.keys() });
   const deps = { store: options.store, clock, hub, logger, maxConcurrency, checkpointIntervalMs: options.checkpointIntervalMs ?? 100, queue: options.queue, instrument };
   const rateLimits = new Map(Object.entries(options.rateLimits ?? {}).map(([name, windows]) => [name, compileWindows({ reactor: `(rate limit ${name})` }, windows)]));
   // Every entry goes through registerTree, so a reactor found here has its asyncReactor children registered too.

@@ -241,8 +241,13 @@ export interface Coordinator {
    * of truth (a process that was not listening reads it at its next check).
    */
   announceCancel?(executionId: string): Promise<void>;
-  /** Optional: calls `listener` with every execution id a cancel is announced for (any process), until the returned function is called. */
-  onCancelAnnounced?(listener: (executionId: string) => void): () => void;
+  /**
+   * Optional: calls `listener` with every execution id a cancel is announced for (any process),
+   * until the returned function is called. `onListening` is called once the announcements reach
+   * this process: one made before that may have been missed, so the caller re-reads the cancel
+   * markers of what it runs (docs/decisions/058).
+   */
+  onCancelAnnounced?(listener: (executionId: string) => void, onListening?: () => void): () => void;
 
   /** Closes connections and timers. */
   close(): Promise<void>;

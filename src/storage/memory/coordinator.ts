@@ -198,8 +198,9 @@ export class MemoryCoordinator implements Coordinator, CoordinationInspector {
   }
 
   /** See {@link Coordinator.onCancelAnnounced}. */
-  onCancelAnnounced(listener: (executionId: string) => void): () => void {
+  onCancelAnnounced(listener: (executionId: string) => void, onListening?: () => void): () => void {
     this.#cancelListeners.add(listener);
+    if (onListening !== undefined) queueMicrotask(onListening); // listening at once: nothing was missed, a look costs little
     return () => void this.#cancelListeners.delete(listener);
   }
 

@@ -66,6 +66,8 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
   readonly #waiters = new Map<string, Set<Waiter>>();
   /** The waiters that are watches (told about a change at their subscription's confirmation). */
   readonly #watchListeners = new WeakSet<Waiter>();
+  /** The lock key of each watched lock channel: at its subscription's confirmation, only a free key is news. */
+  readonly #lockChannelKeys = new Map<string, string>();
   /** Channels of locks and semaphores: a release frees one place, so it wakes one waiter here (docs/decisions/030). */
   readonly #wakeOne = new Set<string>();
   /** Waiters of this process offering to take a lock at its release (docs/decisions/037). */
@@ -343,6 +345,7 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
       return true;
     };
     this.#watchListeners.add(listener);
+    if (kind === 'lock') this.#lockChannelKeys.set(channel, key);
     if (!changed) this.#addWaiter(channel, listener);
     return {
       wait: (timeoutMs) =>
@@ -411,14 +414,27 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
   }
 
   /** See {@link Coordinator.onCancelAnnounced}: the subscriber connection listens to the cancel channel while anyone does. */
-  onCancelAnnounced(listener: (executionId: string) => void): () => void {
-    if (this.#cancelListeners.size === 0 && !this.#closed) this.#cancelConnection().subscribe(this.keys.cancelChannel()).catch(() => undefined);
+  onCancelAnnounced(listener: (executionId: string) => void, onListening?: () => void): () => void {
+    if (this.#cancelListeners.size === 0 && !this.#closed) {
+      // Until SUBSCRIBE is answered, announcements pass this process by: `onListening` lets the caller look again.
+      this.#cancelSubscribed = this.#cancelConnection()
+        .subscribe(this.keys.cancelChannel())
+        .then(
+          () => true,
+          () => false,
+        );
+    }
     this.#cancelListeners.add(listener);
+    if (onListening !== undefined) void this.#cancelSubscribed?.then((subscribed) => subscribed && this.#cancelListeners.has(listener) && onListening());
     return () => {
       if (!this.#cancelListeners.delete(listener) || this.#cancelListeners.size > 0) return;
+      this.#cancelSubscribed = undefined;
       this.#cancelSubscriber?.unsubscribe(this.keys.cancelChannel()).catch(() => undefined);
     };
   }
+
+  /** Whether the cancel channel's subscription was answered (false: it failed); undefined while nobody listens. */
+  #cancelSubscribed: Promise<boolean> | undefined;
 
   #cancelSubscriber: Redis | undefined;
 
@@ -474,7 +490,16 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
    */
   #subscribed(channel: string, waiters: Set<Waiter>): void {
     if (this.#waiters.get(channel) !== waiters) return; // unsubscribed meanwhile: a later subscription covers the new waiters
-    for (const wake of [...waiters]) if (this.#watchListeners.has(wake)) wake();
+    const wakeWatches = (): void => {
+      if (this.#waiters.get(channel) === waiters) for (const wake of [...waiters]) if (this.#watchListeners.has(wake)) wake();
+    };
+    const lockKey = this.#lockChannelKeys.get(channel);
+    if (lockKey === undefined) return wakeWatches();
+    // A lock still held was not released unheard (or was taken again: its next release will be heard); a free one was.
+    this.lockState(lockKey).then(
+      (state) => state === undefined && wakeWatches(),
+      () => wakeWatches(),
+    );
   }
 
   #removeWaiter(channel: string, waiter: Waiter): void {
@@ -482,6 +507,7 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
     if (waiters === undefined || !waiters.delete(waiter) || waiters.size > 0) return;
     this.#waiters.delete(channel);
     this.#wakeOne.delete(channel);
+    this.#lockChannelKeys.delete(channel);
     this.#subscriber?.unsubscribe(channel).catch(() => undefined);
   }
 }
