@@ -1,33 +1,22 @@
 /**
  * {@link WaitList} over Redis: one ZSET per key, member = the parked job's id, score = its
  * arrival number. `add` appends with score = last score + 1 unless the id is already present
- * (one small script, so "check, read the tail, append" is atomic); `shift` is `ZPOPMIN`,
+ * (one script, `wait-list-add.lua`, so "check, read the tail, append" is atomic); `shift` is `ZPOPMIN`,
  * `remove` is `ZREM`, `list` is `ZRANGE`. An emptied list disappears with its last member, so no
  * counter outlives it; a list nobody added to for `ttlMs` expires (its waiters' executions
  * have expired too).
  *
  * @module
  */
-import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { WaitList } from '../engine/ports/queue.js';
-import { runCommand, toBackendError } from '../storage/redis/script.js';
+import { runCommand, runScript } from '../storage/redis/script.js';
+import { scripts } from '../storage/redis/scripts.js';
 import { QueueKeys } from './keys.js';
 
 /** Default lifetime of a wait list without new waiters: 7 days (the default record TTL). */
 export const DEFAULT_WAIT_LIST_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 
-// KEYS[1] wait list; ARGV[1] job id, ARGV[2] ttl ms. Returns 1 when appended, 0 when present.
-const ADD_SOURCE = `
-if redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end
-local tail = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
-local score = 1
-if tail[2] then score = tonumber(tail[2]) + 1 end
-redis.call('ZADD', KEYS[1], score, ARGV[1])
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
-return 1
-`;
-const ADD_SHA = createHash('sha1').update(ADD_SOURCE).digest('hex');
 
 /** Options of {@link RedisWaitList}. */
 export interface RedisWaitListOptions {
@@ -53,13 +42,7 @@ export class RedisWaitList implements WaitList {
   }
 
   async add(key: string, jobId: string): Promise<void> {
-    const list = this.keys.waitList(key);
-    try {
-      await this.redis.evalsha(ADD_SHA, 1, list, jobId, this.ttlMs);
-    } catch (error) {
-      if (!(error instanceof Error && error.message.startsWith('NOSCRIPT'))) throw toBackendError('wait-list-add', error);
-      await runCommand('wait-list-add', () => this.redis.eval(ADD_SOURCE, 1, list, jobId, this.ttlMs));
-    }
+    await runScript(this.redis, scripts.waitListAdd, [this.keys.waitList(key)], [jobId, this.ttlMs]);
   }
 
   async shift(key: string): Promise<string | undefined> {
