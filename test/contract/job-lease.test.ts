@@ -1,20 +1,14 @@
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { RECORD_VERSION } from '../../src/engine/ports/store.js';
 import { composeJobLeases } from '../../src/engine/job-lease.js';
 import { MemoryCoordinator } from '../../src/storage/memory/coordinator.js';
 import { MemoryStore } from '../../src/storage/memory/store.js';
 import { createRedisBackend } from '../../src/storage/redis/index.js';
-import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
+import { useRedisServer } from '../support/use-redis-server.js';
 import { describeJobLeaseContract } from './job-lease-contract.js';
 
-let server: RedisServerHandle;
-beforeAll(async () => {
-  server = await startRedisServer();
-});
-afterAll(async () => {
-  await server.dispose();
-});
+const server = useRedisServer();
 
 describeJobLeaseContract('memory (composed)', async () => {
   const store = new MemoryStore();

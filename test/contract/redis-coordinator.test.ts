@@ -1,16 +1,8 @@
-import { afterAll, beforeAll } from 'vitest';
 import { createRedisBackend } from '../../src/storage/redis/index.js';
-import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
+import { useRedisServer } from '../support/use-redis-server.js';
 import { describeCoordinatorContract, realPause } from './coordinator-contract.js';
 
-let server: RedisServerHandle;
-
-beforeAll(async () => {
-  server = await startRedisServer();
-});
-afterAll(async () => {
-  await server.dispose();
-});
+const server = useRedisServer();
 
 describeCoordinatorContract('redis (server time)', async () => {
   const backend = createRedisBackend({ url: server.url, prefix: `ctr-${crypto.randomUUID().slice(0, 8)}` });

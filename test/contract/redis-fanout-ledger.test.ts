@@ -1,16 +1,8 @@
-import { afterAll, beforeAll } from 'vitest';
 import { createRedisBackend } from '../../src/storage/redis/index.js';
-import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
+import { useRedisServer } from '../support/use-redis-server.js';
 import { describeFanOutLedgerContract } from './fanout-ledger-contract.js';
 
-let server: RedisServerHandle;
-
-beforeAll(async () => {
-  server = await startRedisServer();
-});
-afterAll(async () => {
-  await server.dispose();
-});
+const server = useRedisServer();
 
 describeFanOutLedgerContract('redis', async () => {
   // A fresh prefix per test: each test sees no ledger.

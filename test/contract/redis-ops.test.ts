@@ -1,18 +1,10 @@
-import { afterAll, beforeAll } from 'vitest';
 import type { RedisCoordinator } from '../../src/storage/redis/coordinator.js';
 import { createRedisBackend } from '../../src/storage/redis/index.js';
-import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
+import { useRedisServer } from '../support/use-redis-server.js';
 import { realPause } from './coordinator-contract.js';
 import { describeOpsContract } from './ops-contract.js';
 
-let server: RedisServerHandle;
-
-beforeAll(async () => {
-  server = await startRedisServer();
-});
-afterAll(async () => {
-  await server.dispose();
-});
+const server = useRedisServer();
 
 describeOpsContract('redis (SCAN, server time)', async () => {
   const backend = createRedisBackend({ url: server.url, prefix: `ops-${crypto.randomUUID().slice(0, 8)}` });

@@ -4,23 +4,19 @@
  * (docs/decisions/058). Both backends; on Redis the subscription is on its way while the
  * announcement is published.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { CancelTargets } from '../../src/engine/cancels.js';
 import { cancelRequestKey } from '../../src/engine/operations.js';
 import type { Coordinator } from '../../src/engine/ports/coordinator.js';
 import { MemoryCoordinator } from '../../src/index.js';
 import { createRedisBackend, type RedisBackend } from '../../src/storage/redis/index.js';
-import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
+import { useRedisServer } from '../support/use-redis-server.js';
 
-let server: RedisServerHandle;
+const server = useRedisServer(); // disposed of after the hook below (after hooks run in reverse order)
 const backends: RedisBackend[] = [];
 
-beforeAll(async () => {
-  server = await startRedisServer();
-});
 afterAll(async () => {
   await Promise.all(backends.map((b) => b.close()));
-  await server.dispose();
 });
 
 const noInline = { get: () => undefined, ids: () => [] };

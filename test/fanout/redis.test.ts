@@ -3,22 +3,18 @@
  * scenario 21 in both variants, non-atomic results, element state on its own Redis record.
  * The three-process acceptance run is `test/multiprocess/fanout.test.ts`.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, describe, expect, test } from 'vitest';
 import { createRedisRuntime, type RedisRuntime } from '../../src/bullmq.js';
-import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
+import { useRedisServer } from '../support/use-redis-server.js';
 import { gate, sleep } from '../background/helpers.js';
 import { fresh, holderOf, lockedMap } from './contention-scenario.js';
 import { buildFanOut, failsAt, loggingHooks, type FanOutHooks } from './scenario.js';
 
-let server: RedisServerHandle;
+const server = useRedisServer(); // disposed of after the hook below (after hooks run in reverse order)
 const runtimes: RedisRuntime[] = [];
 
-beforeAll(async () => {
-  server = await startRedisServer();
-});
 afterAll(async () => {
   await Promise.all(runtimes.map((r) => r.close()));
-  await server.dispose();
 });
 
 async function run(fails: boolean[], options: { failB?: boolean; atomic?: boolean; batchSize?: number; hooks?: Partial<FanOutHooks> } = {}) {

@@ -3,10 +3,10 @@
  * (decision 053): over a shared memory coordinator, and over Redis between two engines on their
  * own connections. The run stops at its next step boundary, rolls back, and ends `cancelled`.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { createEngine, MemoryCoordinator, MemoryStore, reactor, type Coordinator, type Store } from '../../src/index.js';
 import { createRedisBackend } from '../../src/storage/redis/index.js';
-import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
+import { useRedisServer } from '../support/use-redis-server.js';
 
 function gate(): { promise: Promise<void>; open: () => void } {
   let open!: () => void;
@@ -46,13 +46,7 @@ describe('cancel announced to the engine running the execution', () => {
   });
 
   describe('over Redis', () => {
-    let server: RedisServerHandle;
-    beforeAll(async () => {
-      server = await startRedisServer();
-    });
-    afterAll(async () => {
-      await server.dispose();
-    });
+    const server = useRedisServer();
 
     test('two engines on their own connections (a pub/sub announcement)', async () => {
       const prefix = `ca-${crypto.randomUUID().slice(0, 8)}`;

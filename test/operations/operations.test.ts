@@ -1,12 +1,24 @@
 import { describe, expect, test } from 'vitest';
 import { z } from 'zod';
-import { createEmbeddedEngine, createEngine, ExecutionStateError, MemoryCoordinator, MemoryStore, reactor } from '../../src/index.js';
+import { createEmbeddedEngine, createEngine, ExecutionStateError, MemoryCoordinator, MemoryStore, reactor, type AnyReactorDefinition, type RunResult } from '../../src/index.js';
 import { createMemoryQueue } from '../../src/queue/memory.js';
+import { gate } from '../background/helpers.js';
 
-function gate(): { promise: Promise<void>; open: () => void } {
-  let open!: () => void;
-  const promise = new Promise<void>((resolve) => (open = resolve));
-  return { promise, open };
+type Gate = ReturnType<typeof gate>;
+
+/** Runs `r` embedded; once its step opened `inStep`, cancels it (reason `stop`) and opens `unblock` to let the step go on. */
+async function cancelInStep(r: AnyReactorDefinition, inStep: Gate, unblock: Gate): Promise<{ result: RunResult; cancelled: unknown }> {
+  const engine = createEmbeddedEngine();
+  try {
+    const running = engine.run(r, {});
+    await inStep.promise;
+    const executionId = (await engine.store.list()).records[0]!.id;
+    const cancelling = engine.cancel(executionId, { reason: 'stop' });
+    unblock.open();
+    return { result: await running, cancelled: await cancelling };
+  } finally {
+    await engine.close();
+  }
 }
 
 const tracked = (log: string[]) =>
@@ -54,18 +66,11 @@ describe('cancel', () => {
       .step('first', { run: async () => (inStep.open(), await release.promise, 1), undo: () => void log.push('undo first') })
       .step('second', { waitFor: ['first'], run: () => void (after = true) })
       .build();
-    const engine = createEmbeddedEngine();
-    const running = engine.run(r, {});
-    await inStep.promise;
-    const executionId = (await engine.store.list()).records[0]!.id;
-    const cancelling = engine.cancel(executionId, { reason: 'stop' });
-    release.open();
-    const result = await running;
+    const { result, cancelled } = await cancelInStep(r, inStep, release);
     expect(result).toMatchObject({ status: 'cancelled', reason: 'stop' });
-    expect(await cancelling).toMatchObject({ status: 'cancelled' });
+    expect(cancelled).toMatchObject({ status: 'cancelled' });
     expect(after).toBe(false);
     expect(log).toEqual(['undo first']);
-    await engine.close();
   });
 
   test('a cancel wins over a step that fails while the cancel is on its way: the run ends cancelled, not failed', async () => {
@@ -76,16 +81,10 @@ describe('cancel', () => {
       .step('first', { run: () => 1, undo: () => void log.push('undo first') })
       .step('second', { waitFor: ['first'], retry: { maxAttempts: 3, baseDelay: 10 }, run: async () => (inStep.open(), await fail.promise, Promise.reject(new Error('boom'))) })
       .build();
-    const engine = createEmbeddedEngine();
-    const running = engine.run(r, {});
-    await inStep.promise;
-    const executionId = (await engine.store.list()).records[0]!.id;
-    const cancelling = engine.cancel(executionId, { reason: 'stop' });
-    fail.open();
-    expect(await running).toMatchObject({ status: 'cancelled', reason: 'stop' });
-    expect(await cancelling).toMatchObject({ status: 'cancelled' });
+    const { result, cancelled } = await cancelInStep(r, inStep, fail);
+    expect(result).toMatchObject({ status: 'cancelled', reason: 'stop' });
+    expect(cancelled).toMatchObject({ status: 'cancelled' });
     expect(log).toEqual(['undo first']);
-    await engine.close();
   });
 
   test('a parked execution is cancelled and leaves its wait list', async () => {
