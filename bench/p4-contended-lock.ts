@@ -27,10 +27,14 @@
  *
  * The section is exactly 5 ms (a timer, then a sub-ms spin), so timer slop is not counted as
  * overhead for either side. Timestamps from the children are mapped onto this process's clock
- * (ping-pong offset). Diagnostic lines split each handoff (section end → next section start)
- * into: the holder's step completion + lock release, the wake (wait-list pop, job promote,
- * BullMQ delivery, liveness lock, record reads), the admission, and the checkpoint before the
- * step.
+ * (ping-pong offset). The `handoff_ms` line splits each hand-over (section end → next section
+ * start) of the reactor-lock pair, same-process and cross-process apart, at the releaser's
+ * `coordination.released` and the receiver's `coordination.acquired` events, and counts the
+ * releases that handed the key over rather than freeing it (in memory, or granted to the other
+ * process: docs/decisions/059).
+ *
+ * `P4_ROUNDS` (environment, default 9) sets the number of measured rounds, for investigations
+ * that need more samples; the verdict of `npm run bench` uses the default.
  *
  * @module
  */
@@ -47,7 +51,7 @@ const SECTION_MS = 5;
 const PROCESSES = 2;
 const CONCURRENCY = 8;
 const WARMUP_ROUNDS = 2;
-const ROUNDS = 9;
+const ROUNDS = Number(process.env.P4_ROUNDS ?? 9);
 const TARGET = 0.9;
 const PARK_FALLBACK_MS = 5_000; // the default: a wake that went missing would cost ~5 s and show
 const ROUND_TIMEOUT_MS = 30_000;
@@ -66,6 +70,8 @@ interface Timeline {
   resumed: number[];
   acquired?: number;
   released?: number;
+  /** The release handed the key over (in memory, or granted to another process) rather than freeing it. */
+  handedOver?: boolean;
   start?: number;
   end?: number;
   succeeded?: number;
@@ -153,6 +159,7 @@ async function subjectRound(runtime: RedisRuntime, workers: readonly BenchChild[
           break;
         case 'coordination.released':
           tl.released = at(entry.t);
+          tl.handedOver = entry.handedOver === true;
           break;
         case 'step.succeeded':
           tl.succeeded = at(entry.t);
@@ -243,7 +250,7 @@ export async function runP4(): Promise<Verdict> {
     const subjectBusy: number[] = [];
     const subjectSpan: number[] = [];
     const anchorSpan: number[] = [];
-    const handoffs: { gap: number; settle: number; release: number; wake: number; admit: number; checkpoint: number; fallback: boolean }[] = [];
+    const handoffs: { gap: number; cross: boolean; handedOver: boolean; settle: number; release: number; acquire: number; start: number; fallback: boolean }[] = [];
     const firstStart: number[] = [];
     const lastTail: number[] = [];
     const parksPerRound: number[] = [];
@@ -302,16 +309,18 @@ export async function runP4(): Promise<Verdict> {
       for (let i = 1; i < tls.length; i++) {
         const prev = tls[i - 1]!;
         const next = tls[i]!;
-        const resumed = next.resumed.filter((t) => t <= next.start!).at(-1) ?? next.start!;
         aGaps.push(next.start! - prev.end!);
         (prev.worker === next.worker ? sameGaps : crossGaps).push(next.start! - prev.end!);
+        const released = prev.released ?? prev.end!;
+        const acquired = next.acquired ?? released;
         handoffs.push({
           gap: next.start! - prev.end!,
+          cross: prev.worker !== next.worker,
+          handedOver: prev.handedOver === true,
           settle: (prev.succeeded ?? prev.end!) - prev.end!,
-          release: (prev.released ?? prev.end!) - prev.end!,
-          wake: resumed - (prev.released ?? prev.end!),
-          admit: (next.acquired ?? resumed) - resumed,
-          checkpoint: next.start! - (next.acquired ?? resumed),
+          release: released - prev.end!,
+          acquire: acquired - released,
+          start: next.start! - acquired,
           fallback: next.start! - prev.end! > PARK_FALLBACK_MS / 2,
         });
       }
@@ -328,19 +337,24 @@ export async function runP4(): Promise<Verdict> {
         parks: parksPerRound.at(-1),
       });
     }
-    const med = (pick: (h: (typeof handoffs)[number]) => number) => round(median(handoffs.map(pick)), 3);
+    const split = (cross: boolean) => {
+      const some = handoffs.filter((h) => h.cross === cross);
+      const med = (pick: (h: (typeof handoffs)[number]) => number) => (some.length === 0 ? null : round(median(some.map(pick)), 3));
+      return { handoffs: some.length, handed_over: some.filter((h) => h.handedOver).length, gap: med((h) => h.gap), section_end_to_step_succeeded: med((h) => h.settle), section_end_to_released: med((h) => h.release), released_to_acquired: med((h) => h.acquire), acquired_to_section_start: med((h) => h.start) };
+    };
     emit({
       bench: 'P4',
       figure: 'handoff_ms',
+      note: 'reactor lock, p50 of each leg by kind of hand-over: released = the releaser\'s coordination.released event, acquired = the receiver\'s coordination.acquired event',
       handoffs: handoffs.length,
-      gap_p50: med((h) => h.gap),
+      gap_p50: round(median(handoffs.map((h) => h.gap)), 3),
       gap_p99: round(percentile(handoffs.map((h) => h.gap), 99), 3),
-      split_p50: { section_end_to_step_succeeded: med((h) => h.settle), section_end_to_release: med((h) => h.release), release_to_resumed: med((h) => h.wake), resumed_to_acquired: med((h) => h.admit), acquired_to_step_start: med((h) => h.checkpoint) },
+      same_process_p50: split(false),
+      cross_process_p50: split(true),
       woken_by_fallback: handoffs.filter((h) => h.fallback).length,
       first_start_to_first_section_ms: round(median(firstStart), 3),
       last_section_end_to_completed_ms: round(median(lastTail), 3),
       parks_per_round: round(median(parksPerRound), 1),
-      note: 'section_end_to_release = step completion + checkpoint + lock release; release_to_resumed = wait-list pop + job promote + BullMQ delivery + liveness lock + record reads; resumed_to_acquired = admission (lock Lua); acquired_to_step_start = running checkpoint + step start',
     });
     emit({
       bench: 'P4',

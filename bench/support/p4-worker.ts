@@ -49,7 +49,7 @@ async function worker(): Promise<void> {
   runtime.engine.subscribe((event) => {
     if (!interesting.has(event.type)) return;
     const t = now();
-    log.push({ kind: event.type, id: event.executionId, t, ...(event.type === 'run.resumed' ? { jobId: event.jobId } : {}) });
+    log.push({ kind: event.type, id: event.executionId, t, ...(event.type === 'run.resumed' ? { jobId: event.jobId } : {}), ...(event.type === 'coordination.released' && event.handedOver === true ? { handedOver: true } : {}) });
     if (event.type === 'run.completed') print({ done: event.executionId, t, pid: process.pid });
   });
   handlers.push((verb, arg) => {
