@@ -10,6 +10,7 @@ import { createEngine, reactor, type ReactorEvent, type RunResult } from '../../
 import { MAX_STREAK } from '../../src/storage/redis/handoff.js';
 import { scripts } from '../../src/storage/redis/scripts.js';
 import { createRedisBackend, RedisCoordinator, type RedisBackend } from '../../src/storage/redis/index.js';
+import { CLAIM_TTL_MS, GRANT_PLACEHOLDER } from '../../src/storage/redis/coordinator.js';
 import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
 
 let server: RedisServerHandle;
@@ -224,5 +225,67 @@ describe('in-memory hand-over (docs/decisions/043)', () => {
     expect(results[1]!.status === 'failed' && (results[1]!.error as { code?: string }).code).toBe('hold_lost');
     expect(events.some((e) => e.type === 'coordination.lost' && e.executionId === results[1]!.executionId)).toBe(true);
     expect((await c.lockState('acct'))?.holder.owner).toBe('intruder'); // untouched by the failed hand-over
+  });
+});
+
+describe('grants to another process (docs/decisions/044)', () => {
+  /** A waiter of `coordinator` on `key` whose retry registered its process as the next receiver. */
+  async function registeredWaiter(coordinator: RedisCoordinator, owner: string, key = 'k') {
+    const watch = coordinator.watch('lock', key, request(owner, key));
+    await new Promise((resolve) => setTimeout(resolve, 50)); // the channel's subscription is confirmed
+    expect((await coordinator.lockAcquire(request(owner, key))).acquired).toBe(false); // a retry: registers
+    return watch;
+  }
+
+  it("a plain release grants the key to the registered process, whose oldest waiter holds it with a greater token, without a try of its own", async () => {
+    const remote = other.coordinator as RedisCoordinator;
+    const a = await remote.lockAcquire(request('a'));
+    const watch = await registeredWaiter(c, 'b');
+    const wait = watch.wait(10_000);
+    expect(await remote.lockRelease('k', 'a')).toEqual({ released: true, nesting: 0, handedOver: true });
+    const grant = (await wait)!;
+    expect(grant.acquired).toBe(true);
+    expect(BigInt(grant.token)).toBeGreaterThan(BigInt(a.acquired ? a.token : '0'));
+    expect(await grant.confirmed).toBe(true);
+    const state = await c.lockState('k');
+    expect(state).toMatchObject({ holder: { owner: 'b', executionId: 'e-b' }, nesting: 1, token: grant.token });
+    expect(state!.ttlMs).toBeGreaterThan(CLAIM_TTL_MS); // its own lease, not the placeholder's
+    watch.close();
+  });
+
+  it('never grants to its own process, and a process with lockHandOff: false never registers', async () => {
+    await c.lockAcquire(request('a'));
+    const own = await registeredWaiter(c, 'b'); // the holder's own process: not registered
+    own.close();
+    const plain = new RedisCoordinator({ redis: other.redis, prefix: c.keys.prefix, lockHandOff: false });
+    const watch = plain.watch('lock', 'k', request('x'));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect((await plain.lockAcquire(request('x'))).acquired).toBe(false);
+    expect(await c.lockRelease('k', 'a')).toEqual({ released: true, nesting: 0 });
+    expect(await c.lockState('k')).toBeUndefined();
+    watch.close();
+    await plain.close();
+  });
+
+  it('a grant to a process with no waiter left is handed on or freed at once; to a process that is gone, it lapses with the claim TTL', async () => {
+    const remote = other.coordinator as RedisCoordinator;
+    await remote.lockAcquire(request('a'));
+    const freed: string[] = [];
+    c.onFreed((kind, key) => freed.push(`${kind}:${key}`));
+    const gone = await registeredWaiter(c, 'b');
+    gone.close(); // its waiter stopped waiting (it parked)
+    expect(await remote.lockRelease('k', 'a')).toMatchObject({ handedOver: true });
+    for (let i = 0; i < 100 && freed.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(freed).toEqual(['lock:k']); // so the engine wakes parked executions, as after a release
+    expect(await c.lockState('k')).toBeUndefined(); // the placeholder freed it
+
+    await remote.lockAcquire(request('a2'));
+    const dead = await registeredWaiter(c, 'b2');
+    dead.close();
+    await backend.close(); // the registered process is gone
+    expect(await remote.lockRelease('k', 'a2')).toMatchObject({ handedOver: true });
+    const state = await remote.lockState('k');
+    expect(state?.holder.owner.startsWith(GRANT_PLACEHOLDER)).toBe(true);
+    expect(state!.ttlMs).toBeLessThanOrEqual(CLAIM_TTL_MS);
   });
 });

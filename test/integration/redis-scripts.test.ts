@@ -118,12 +118,12 @@ describe('scripts on a live server', () => {
       await sub.subscribe(channel);
       await runScript(redis, scripts.lockAcquire, [keys.lock('k'), keys.lockFence('k')], ['a', 5000, '', '', '']);
       await runScript(redis, scripts.lockAcquire, [keys.lock('k'), keys.lockFence('k')], ['a', 5000, '', '', '']);
-      expect(await runScript(redis, scripts.lockRelease, [keys.lock('k')], ['b', channel])).toEqual({ released: false, nesting: 0 });
-      expect(await runScript(redis, scripts.lockRelease, [keys.lock('k')], ['a', channel])).toEqual({ released: true, nesting: 1 });
+      expect(await runScript(redis, scripts.lockRelease, [keys.lock('k'), keys.lockFence('k')], ['b', channel, '', 2000, 'rx-grant:'])).toEqual({ released: false, nesting: 0 });
+      expect(await runScript(redis, scripts.lockRelease, [keys.lock('k'), keys.lockFence('k')], ['a', channel, '', 2000, 'rx-grant:'])).toEqual({ released: true, nesting: 1 });
       await sleep(30);
       expect(messages).toEqual([]);
-      expect(await runScript(redis, scripts.lockRelease, [keys.lock('k')], ['a', channel])).toEqual({ released: true, nesting: 0 });
-      expect(await runScript(redis, scripts.lockRelease, [keys.lock('k')], ['a', channel])).toEqual({ released: false, nesting: 0 });
+      expect(await runScript(redis, scripts.lockRelease, [keys.lock('k'), keys.lockFence('k')], ['a', channel, '', 2000, 'rx-grant:'])).toEqual({ released: true, nesting: 0 });
+      expect(await runScript(redis, scripts.lockRelease, [keys.lock('k'), keys.lockFence('k')], ['a', channel, '', 2000, 'rx-grant:'])).toEqual({ released: false, nesting: 0 });
       await sleep(30);
       expect(messages).toEqual(['released']);
       expect(await redis.exists(keys.lock('k'))).toBe(0);

@@ -248,6 +248,13 @@ export interface Coordinator {
    * markers of what it runs (docs/decisions/058).
    */
   onCancelAnnounced?(listener: (executionId: string) => void, onListening?: () => void): () => void;
+  /**
+   * Optional: calls `listener` when the backend freed a lock on its own rather than through a
+   * caller's release — a key granted to this process that no waiter here could take any more
+   * (docs/decisions/044) — so the engine wakes parked executions as after a release. Returns the
+   * unsubscribe function.
+   */
+  onFreed?(listener: (kind: 'lock', key: string) => void): () => void;
 
   /** Closes connections and timers. */
   close(): Promise<void>;

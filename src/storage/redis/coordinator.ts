@@ -54,6 +54,13 @@ export interface RedisCoordinatorOptions {
 /** A waiter's wake-up; returns whether it was news to the waiter (a watch already woken says no). */
 type Waiter = () => boolean;
 
+/** Owner prefix of the placeholder that holds a key granted to another process until it hands it on (docs/decisions/044). */
+export const GRANT_PLACEHOLDER = 'rx-grant:';
+/** How long a refused process stays registered as a lock's next receiver (decision 044). */
+export const REGISTRATION_WINDOW_MS = 1_000;
+/** Lease of a grant to a process's placeholder, counted from its registration's landing (decision 044). */
+export const CLAIM_TTL_MS = 2_000;
+
 /** {@link Coordinator} over Redis ≥ 7 (ioredis). */
 export class RedisCoordinator implements Coordinator, CoordinationInspector {
   /** The command connection. */
@@ -74,6 +81,19 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
   readonly #handOffs = new HandOffs();
   /** What this process knows of the locks its owners hold, for in-memory hand-overs (docs/decisions/043). */
   readonly #held = new HeldLocks();
+  /** This process's id in cross-process grants ('' with `lockHandOff: false`: it registers for none). */
+  readonly #pid: string;
+  #registrationSeq = 0;
+  /** Registrations as a lock's next receiver still answerable by a grant: id → key and send time. */
+  readonly #registrations = new Map<string, { readonly key: string; readonly sentAt: number }>();
+  /** Lock keys with watches that offer (waiters that can take a grant), and how many. */
+  readonly #offering = new Map<string, number>();
+  /** Lock channels whose subscription Redis confirmed, with their key. */
+  readonly #confirmed = new Map<string, string>();
+  /** Listeners of {@link RedisCoordinator.onFreed}. */
+  readonly #freed = new Set<(kind: 'lock', key: string) => void>();
+  /** Channels kept subscribed while a registration may be answered (their stop timers). */
+  readonly #kept = new Map<string, NodeJS.Timeout>();
   #closed = false;
 
   constructor(options: RedisCoordinatorOptions) {
@@ -81,6 +101,7 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
     this.keys = options.keys ?? new RedisKeys(options.prefix);
     this.#closeConnection = options.closeConnection ?? false;
     this.#lockHandOff = options.lockHandOff ?? true;
+    this.#pid = this.#lockHandOff ? crypto.randomUUID().slice(0, 12) : '';
   }
 
   async time(): Promise<number> {
@@ -97,7 +118,12 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
     if (pending !== undefined) await pending;
     const end = this.#held.begin(key, holder.owner);
     const sentAt = monotonic();
-    const reply = await this.#run(scripts.lockAcquire, [this.keys.lock(key), this.keys.lockFence(key)], [holder.owner, request.ttlMs, holder.executionId ?? '', holder.reactor ?? '', holder.step ?? '']).finally(end);
+    // A waiter of this process whose key channel is subscribed may register this process as the key's next receiver (decision 044).
+    const registration = this.#pid !== '' && this.#offering.has(key) && this.#confirmed.has(this.keys.lockChannel(key)) ? this.#register(key, sentAt) : '';
+    const args = [holder.owner, request.ttlMs, holder.executionId ?? '', holder.reactor ?? '', holder.step ?? '', this.#pid, registration, REGISTRATION_WINDOW_MS];
+    const reply = await this.#run(scripts.lockAcquire, [this.keys.lock(key), this.keys.lockFence(key)], args).finally(end);
+    if (reply.acquired || !reply.registered) this.#registrations.delete(registration);
+    else this.#keepSubscribed(this.keys.lockChannel(key));
     if (reply.acquired) {
       this.#held.acquired(key, holder.owner, reply.token, reply.nesting, request.ttlMs, sentAt);
       return reply;
@@ -115,11 +141,56 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
     return this.#transfer(key, owner, candidate.request, candidate.settle);
   }
 
+  /** A plain release: frees the key, or grants it to another process registered as its next receiver (decision 044). */
   async #release(key: string, owner: string): Promise<LockReleaseResult> {
     const end = this.#held.begin(key, owner);
-    const reply = await this.#run(scripts.lockRelease, [this.keys.lock(key)], [owner, this.keys.lockChannel(key)]).finally(end);
+    const args = [owner, this.keys.lockChannel(key), this.#pid, CLAIM_TTL_MS, GRANT_PLACEHOLDER];
+    const reply = await this.#run(scripts.lockRelease, [this.keys.lock(key), this.keys.lockFence(key)], args).finally(end);
     this.#held.released(key, owner, reply.released, reply.nesting);
-    return reply;
+    return reply.granted === undefined ? { released: reply.released, nesting: reply.nesting } : { released: true, nesting: 0, handedOver: true };
+  }
+
+  /** Records a registration (sent at `sentAt`) so a grant naming it can bound its lease; forgets stale ones. */
+  #register(key: string, sentAt: number): string {
+    for (const [id, r] of this.#registrations) if (sentAt - r.sentAt > REGISTRATION_WINDOW_MS + CLAIM_TTL_MS) this.#registrations.delete(id);
+    const id = `${++this.#registrationSeq}`;
+    this.#registrations.set(id, { key, sentAt });
+    return id;
+  }
+
+  /**
+   * A release in another process granted `key` to this process's placeholder (decision 044): it
+   * holds the key at nesting 1 until at least its registration's send time + the claim TTL, and
+   * hands it on at once — to the oldest waiter here (in memory when that bound allows), or frees it.
+   */
+  #granted(key: string, registration: string, token: string): void {
+    const known = this.#registrations.get(registration);
+    this.#registrations.delete(registration);
+    const placeholder = `${GRANT_PLACEHOLDER}${this.#pid}`;
+    this.#held.acquired(key, placeholder, token, 1, CLAIM_TTL_MS, known?.key === key ? known.sentAt : -Infinity);
+    void this.lockRelease(key, placeholder).then(
+      (r) => {
+        // Nobody here could take it and it is free now: parked executions are woken as after any release.
+        if (r.released && r.nesting === 0 && r.handedOver !== true) for (const listener of this.#freed) listener('lock', key);
+      },
+      () => undefined, // a failure leaves the placeholder to its claim TTL
+    );
+  }
+
+  onFreed(listener: (kind: 'lock', key: string) => void): () => void {
+    this.#freed.add(listener);
+    return () => this.#freed.delete(listener);
+  }
+
+  /** Keeps `channel` subscribed for as long as a registration may still be answered by a grant. */
+  #keepSubscribed(channel: string): void {
+    clearTimeout(this.#kept.get(channel));
+    const timer = setTimeout(() => {
+      this.#kept.delete(channel);
+      if (!this.#waiters.has(channel)) this.#unsubscribe(channel);
+    }, REGISTRATION_WINDOW_MS + CLAIM_TTL_MS);
+    timer.unref();
+    this.#kept.set(channel, timer);
   }
 
   /**
@@ -347,6 +418,16 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
     this.#watchListeners.add(listener);
     if (kind === 'lock') this.#lockChannelKeys.set(channel, key);
     if (!changed) this.#addWaiter(channel, listener);
+    // While a watch offers, this process has a waiter that can take a grant from another process (decision 044).
+    let offering = offer !== undefined && kind === 'lock';
+    if (offering) this.#offering.set(key, (this.#offering.get(key) ?? 0) + 1);
+    const stopOffering = (): void => {
+      if (!offering) return;
+      offering = false;
+      const left = (this.#offering.get(key) ?? 1) - 1;
+      if (left > 0) this.#offering.set(key, left);
+      else this.#offering.delete(key);
+    };
     return {
       wait: (timeoutMs) =>
         changed
@@ -367,7 +448,10 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
               wake = done;
               const withdraw = offer === undefined || this.#closed || !this.#lockHandOff ? () => undefined : this.#handOffs.offer(offer.key, { request: offer, select: () => (selected = true), settle });
             }),
-      close: () => this.#removeWaiter(channel, listener),
+      close: () => {
+        stopOffering();
+        this.#removeWaiter(channel, listener);
+      },
     };
   }
 
@@ -376,6 +460,8 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
     if (this.#closed) return;
     this.#closed = true;
     for (const waiters of [...this.#waiters.values()]) for (const wake of [...waiters]) wake();
+    for (const timer of this.#kept.values()) clearTimeout(timer);
+    this.#kept.clear();
     const subscriber = this.#subscriber;
     const cancels = this.#cancelSubscriber;
     this.#subscriber = undefined;
@@ -455,7 +541,9 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
     if (this.#subscriber === undefined) {
       const subscriber = this.redis.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null, lazyConnect: false });
       subscriber.on('error', () => undefined); // reconnects on its own; waiters time out meanwhile
-      subscriber.on('message', (channel: string) => {
+      subscriber.on('message', (channel: string, message: string) => {
+        // A grant names one process; the others' waiters sleep on (the key is not free).
+        if (message.startsWith('g ')) return this.#onGrant(channel, message);
         const waiters = [...(this.#waiters.get(channel) ?? [])];
         // The oldest waiter of a lock or semaphore that did not know yet retries; the others stay asleep (no thundering herd).
         if (!this.#wakeOne.has(channel)) for (const wake of waiters) wake();
@@ -495,6 +583,8 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
     };
     const lockKey = this.#lockChannelKeys.get(channel);
     if (lockKey === undefined) return wakeWatches();
+    // A registration made from now on is answered on this subscription (docs/decisions/044).
+    this.#confirmed.set(channel, lockKey);
     // A lock still held was not released unheard (or was taken again: its next release will be heard); a free one was.
     this.lockState(lockKey).then(
       (state) => state === undefined && wakeWatches(),
@@ -507,8 +597,21 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
     if (waiters === undefined || !waiters.delete(waiter) || waiters.size > 0) return;
     this.#waiters.delete(channel);
     this.#wakeOne.delete(channel);
+    if (!this.#kept.has(channel)) this.#unsubscribe(channel);
+  }
+
+  #unsubscribe(channel: string): void {
+    this.#confirmed.delete(channel);
     this.#lockChannelKeys.delete(channel);
     this.#subscriber?.unsubscribe(channel).catch(() => undefined);
+  }
+
+  /** `g <pid> <registration> <token>` on a lock channel: a grant; only the named process acts on it. */
+  #onGrant(channel: string, message: string): void {
+    const [, pid, registration = '', token] = message.split(' ');
+    const key = this.#confirmed.get(channel);
+    if (pid !== this.#pid || token === undefined || key === undefined || this.#closed) return;
+    this.#granted(key, registration, token);
   }
 }
 

@@ -21,7 +21,14 @@ export interface StoredHolder {
 /** Decoded reply of `lock-acquire`. */
 export type LockAcquireReply =
   | { readonly acquired: true; readonly token: string; readonly nesting: number }
-  | { readonly acquired: false; readonly ttlMs: number; readonly holder: StoredHolder };
+  | { readonly acquired: false; readonly ttlMs: number; readonly holder: StoredHolder; readonly registered: boolean };
+
+/** Decoded reply of `lock-release`: `granted` (the new token) when the key went to another process's registration (decision 044). */
+export interface LockReleaseReply {
+  readonly released: boolean;
+  readonly nesting: number;
+  readonly granted?: string;
+}
 
 /** Decoded reply of `job-enter`: the record JSON (undefined when absent) and the cancel marker, or the holder. */
 export type JobEnterReply =
@@ -81,9 +88,13 @@ export const scripts = {
   lockAcquire: defineScript('lock-acquire', 2, (reply): LockAcquireReply => {
     const r = replyArray(reply);
     if (flag(r[0])) return { acquired: true, token: replyString(r[1]), nesting: replyNumber(r[2]) };
-    return { acquired: false, ttlMs: Math.max(replyNumber(r[1]), 0), holder: storedHolder(r[2], r[3], r[4], r[5]) };
+    return { acquired: false, ttlMs: Math.max(replyNumber(r[1]), 0), holder: storedHolder(r[2], r[3], r[4], r[5]), registered: r[6] !== undefined && flag(r[6]) };
   }),
-  lockRelease: defineScript('lock-release', 1, releaseReply),
+  lockRelease: defineScript('lock-release', 2, (reply): LockReleaseReply => {
+    const r = replyArray(reply);
+    if (replyNumber(r[0]) === 2) return { released: true, nesting: 0, granted: replyString(r[1]) };
+    return { released: flag(r[0]), nesting: replyNumber(r[1]) };
+  }),
   lockTransfer: defineScript('lock-transfer', 2, (reply): LockTransferReply => {
     const r = replyArray(reply);
     if (replyNumber(r[0]) === 2) return { handedOver: true, token: replyString(r[1]) };

@@ -1,7 +1,8 @@
 --[[
-  lock-acquire: take the exclusive lock for an owner, or re-enter it.
+  lock-acquire: take the exclusive lock for an owner, or re-enter it; a refused process may
+  register to be handed the key at its next plain release (docs/decisions/044).
 
-  KEYS[1] lock hash {owner, token, nesting, exec, reactor, step}; its TTL is the lease
+  KEYS[1] lock hash {owner, token, nesting, exec, reactor, step, pid, next, next_reg, next_at, next_until}; its TTL is the lease
   KEYS[2] fence string: the last fencing token handed out for the key (TTL: the lease + one day)
 
   ARGV[1] owner (root execution id)
@@ -9,16 +10,22 @@
   ARGV[3] execution id ('' when absent)
   ARGV[4] reactor ('' when absent)
   ARGV[5] step ('' when absent)
+  ARGV[6] the acquiring process's id ('' = this process takes no cross-process grants)
+  ARGV[7] registration id, when refused: names this registration in a grant ('' = do not register)
+  ARGV[8] registration window in ms: how long a refused process stays registered
 
   Returns
-    {1, token, nesting}                         acquired; token is a decimal string
-    {0, pttl, owner, exec, reactor, step}       held by another owner
+    {1, token, nesting}                                     acquired; token is a decimal string
+    {0, pttl, owner, exec, reactor, step, registered}       held by another owner; registered = 1
+                                                            when this process is now the key's next receiver
 
   Errors: RX_ARG when the ttl is not a positive integer.
   Time: TIME (µs) floors the token, so tokens keep increasing after a restart that lost the
   fence key, and the fence key can expire a day after the lease (a key per execution's liveness
   lock must not stay for ever): a token never runs ahead of server time by more than the
   acquisitions of one microsecond. A re-entrant acquire returns the outer token and never shortens the lease.
+  Registration: only by a process other than the holder's, when no other process's registration
+  is live; it keeps the latest id, its landing time and the window's end (server ms).
 ]]
 local ttl = tonumber(ARGV[2])
 if not ttl or ttl <= 0 or ttl % 1 ~= 0 then
@@ -34,17 +41,29 @@ if owner == ARGV[1] then
   return {1, redis.call('HGET', KEYS[1], 'token'), nesting}
 end
 
+local time = redis.call('TIME')
 if owner then
-  local info = redis.call('HMGET', KEYS[1], 'exec', 'reactor', 'step')
-  return {0, redis.call('PTTL', KEYS[1]), owner, info[1] or '', info[2] or '', info[3] or ''}
+  local info = redis.call('HMGET', KEYS[1], 'exec', 'reactor', 'step', 'pid', 'next', 'next_until')
+  local registered = 0
+  local pid = ARGV[6] or ''
+  if pid ~= '' and (ARGV[7] or '') ~= '' and info[4] ~= pid then
+    local nowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+    if not info[5] or info[5] == pid or tonumber(info[6] or '0') < nowMs then
+      redis.call('HSET', KEYS[1], 'next', pid, 'next_reg', ARGV[7], 'next_at', nowMs, 'next_until', nowMs + tonumber(ARGV[8]))
+      registered = 1
+    end
+  end
+  return {0, redis.call('PTTL', KEYS[1]), owner, info[1] or '', info[2] or '', info[3] or '', registered}
 end
 
-local time = redis.call('TIME')
 local nowUs = tonumber(time[1]) * 1000000 + tonumber(time[2])
 local last = tonumber(redis.call('GET', KEYS[2]) or '0') or 0
 local token = string.format('%d', math.max(last + 1, nowUs))
 redis.call('SET', KEYS[2], token, 'PX', ttl + 86400000)
 redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'token', token, 'nesting', 1,
   'exec', ARGV[3], 'reactor', ARGV[4], 'step', ARGV[5])
+if (ARGV[6] or '') ~= '' then
+  redis.call('HSET', KEYS[1], 'pid', ARGV[6])
+end
 redis.call('PEXPIRE', KEYS[1], ttl)
 return {1, token, 1}
