@@ -220,7 +220,7 @@ export function createEngine(options: EngineOptions): Engine {
     if (background) detach(wake(background, primitive, key), (error) => logger.warn({ err: error, key }, 'wake-on-release failed; the fallback timer resumes the waiter'));
   };
   const coordination: CoordinationDeps = { coordinator: options.coordinator, rateLimits, onReleased: wakeOnRelease, workerWaitMs: options.background?.workerWaitMs ?? 250 };
-  // A key the coordinator freed on its own (a cross-process grant nobody here could take, decision 044) wakes like a release.
+  // A key the coordinator freed on its own (a cross-process grant nobody here could take, decision 059) wakes like a release.
   options.coordinator?.onFreed?.(wakeOnRelease);
   const background: BackgroundDeps | undefined = options.queue
     ? {

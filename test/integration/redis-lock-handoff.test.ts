@@ -228,7 +228,7 @@ describe('in-memory hand-over (docs/decisions/043)', () => {
   });
 });
 
-describe('grants to another process (docs/decisions/044)', () => {
+describe('grants to another process (docs/decisions/059)', () => {
   /** A waiter of `coordinator` on `key` whose retry registered its process as the next receiver. */
   async function registeredWaiter(coordinator: RedisCoordinator, owner: string, key = 'k') {
     const watch = coordinator.watch('lock', key, request(owner, key));

@@ -251,7 +251,7 @@ export interface Coordinator {
   /**
    * Optional: calls `listener` when the backend freed a lock on its own rather than through a
    * caller's release — a key granted to this process that no waiter here could take any more
-   * (docs/decisions/044) — so the engine wakes parked executions as after a release. Returns the
+   * (docs/decisions/059) — so the engine wakes parked executions as after a release. Returns the
    * unsubscribe function.
    */
   onFreed?(listener: (kind: 'lock', key: string) => void): () => void;

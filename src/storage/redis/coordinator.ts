@@ -54,11 +54,11 @@ export interface RedisCoordinatorOptions {
 /** A waiter's wake-up; returns whether it was news to the waiter (a watch already woken says no). */
 type Waiter = () => boolean;
 
-/** Owner prefix of the placeholder that holds a key granted to another process until it hands it on (docs/decisions/044). */
+/** Owner prefix of the placeholder that holds a key granted to another process until it hands it on (docs/decisions/059). */
 export const GRANT_PLACEHOLDER = 'rx-grant:';
-/** How long a refused process stays registered as a lock's next receiver (decision 044). */
+/** How long a refused process stays registered as a lock's next receiver (decision 059). */
 export const REGISTRATION_WINDOW_MS = 1_000;
-/** Lease of a grant to a process's placeholder, counted from its registration's landing (decision 044). */
+/** Lease of a grant to a process's placeholder, counted from its registration's landing (decision 059). */
 export const CLAIM_TTL_MS = 2_000;
 
 /** {@link Coordinator} over Redis ≥ 7 (ioredis). */
@@ -118,7 +118,7 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
     if (pending !== undefined) await pending;
     const end = this.#held.begin(key, holder.owner);
     const sentAt = monotonic();
-    // A waiter of this process whose key channel is subscribed may register this process as the key's next receiver (decision 044).
+    // A waiter of this process whose key channel is subscribed may register this process as the key's next receiver (decision 059).
     const registration = this.#pid !== '' && this.#offering.has(key) && this.#confirmed.has(this.keys.lockChannel(key)) ? this.#register(key, sentAt) : '';
     const args = [holder.owner, request.ttlMs, holder.executionId ?? '', holder.reactor ?? '', holder.step ?? '', this.#pid, registration, REGISTRATION_WINDOW_MS];
     const reply = await this.#run(scripts.lockAcquire, [this.keys.lock(key), this.keys.lockFence(key)], args).finally(end);
@@ -141,7 +141,7 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
     return this.#transfer(key, owner, candidate.request, candidate.settle);
   }
 
-  /** A plain release: frees the key, or grants it to another process registered as its next receiver (decision 044). */
+  /** A plain release: frees the key, or grants it to another process registered as its next receiver (decision 059). */
   async #release(key: string, owner: string): Promise<LockReleaseResult> {
     const end = this.#held.begin(key, owner);
     const args = [owner, this.keys.lockChannel(key), this.#pid, CLAIM_TTL_MS, GRANT_PLACEHOLDER];
@@ -159,7 +159,7 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
   }
 
   /**
-   * A release in another process granted `key` to this process's placeholder (decision 044): it
+   * A release in another process granted `key` to this process's placeholder (decision 059): it
    * holds the key at nesting 1 until at least its registration's send time + the claim TTL, and
    * hands it on at once — to the oldest waiter here (in memory when that bound allows), or frees it.
    */
@@ -418,7 +418,7 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
     this.#watchListeners.add(listener);
     if (kind === 'lock') this.#lockChannelKeys.set(channel, key);
     if (!changed) this.#addWaiter(channel, listener);
-    // While a watch offers, this process has a waiter that can take a grant from another process (decision 044).
+    // While a watch offers, this process has a waiter that can take a grant from another process (decision 059).
     let offering = offer !== undefined && kind === 'lock';
     if (offering) this.#offering.set(key, (this.#offering.get(key) ?? 0) + 1);
     const stopOffering = (): void => {
@@ -583,7 +583,7 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
     };
     const lockKey = this.#lockChannelKeys.get(channel);
     if (lockKey === undefined) return wakeWatches();
-    // A registration made from now on is answered on this subscription (docs/decisions/044).
+    // A registration made from now on is answered on this subscription (docs/decisions/059).
     this.#confirmed.set(channel, lockKey);
     // A lock still held was not released unheard (or was taken again: its next release will be heard); a free one was.
     this.lockState(lockKey).then(

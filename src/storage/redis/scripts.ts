@@ -23,7 +23,7 @@ export type LockAcquireReply =
   | { readonly acquired: true; readonly token: string; readonly nesting: number }
   | { readonly acquired: false; readonly ttlMs: number; readonly holder: StoredHolder; readonly registered: boolean };
 
-/** Decoded reply of `lock-release`: `granted` (the new token) when the key went to another process's registration (decision 044). */
+/** Decoded reply of `lock-release`: `granted` (the new token) when the key went to another process's registration (decision 059). */
 export interface LockReleaseReply {
   readonly released: boolean;
   readonly nesting: number;

@@ -1,6 +1,6 @@
 --[[
   lock-acquire: take the exclusive lock for an owner, or re-enter it; a refused process may
-  register to be handed the key at its next plain release (docs/decisions/044).
+  register to be handed the key at its next plain release (docs/decisions/059).
 
   KEYS[1] lock hash {owner, token, nesting, exec, reactor, step, pid, next, next_reg, next_at, next_until}; its TTL is the lease
   KEYS[2] fence string: the last fencing token handed out for the key (TTL: the lease + one day)

@@ -1,6 +1,6 @@
 --[[
   lock-release: owner-checked release of one nesting level; at zero the key goes to the process
-  registered as its next receiver (docs/decisions/044), else it is freed.
+  registered as its next receiver (docs/decisions/059), else it is freed.
 
   KEYS[1] lock hash
   KEYS[2] fence string: the last fencing token handed out for the key (TTL: the lease + one day)

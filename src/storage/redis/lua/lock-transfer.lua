@@ -53,7 +53,7 @@ if token == '' then
   token = string.format('%d', math.max(last + 1, nowUs))
 end
 redis.call('SET', KEYS[2], token, 'PX', ttl + 86400000)
--- Overwritten, not deleted: another process's registration as the next receiver stays (decision 044).
+-- Overwritten, not deleted: another process's registration as the next receiver stays (decision 059).
 redis.call('HSET', KEYS[1], 'owner', ARGV[2], 'token', token, 'nesting', 1,
   'exec', ARGV[4], 'reactor', ARGV[5], 'step', ARGV[6])
 redis.call('PEXPIRE', KEYS[1], ttl)
