@@ -19,7 +19,7 @@ export async function takeLock(spec: LockSpec, key: string, holds: Holds, scope:
   const adopted = scope.adopt === true ? await adoptLock(spec, key, scope) : undefined;
   if (adopted !== undefined) return registerLock(spec, key, adopted, holds, scope);
   let announced = false;
-  const request = { key, holder: scope.holder, ttlMs: spec.ttlMs };
+  const request = { key, holder: scope.holder, ttlMs: spec.ttlMs, ...(spec.waitMs > 0 ? { waits: true } : {}) };
   // While it waits, this owner offers to take the key straight from a release in this process (docs/decisions/037).
   const offer = { request, value: (grant: LockGrant): Acquired => grant };
   const outcome = await waitUntil(scope, { kind: 'lock', key, waitMs: spec.waitMs, offer }, async () => {

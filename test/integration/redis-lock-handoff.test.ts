@@ -11,6 +11,8 @@ import { MAX_STREAK } from '../../src/storage/redis/handoff.js';
 import { scripts } from '../../src/storage/redis/scripts.js';
 import { createRedisBackend, RedisCoordinator, type RedisBackend } from '../../src/storage/redis/index.js';
 import { CLAIM_TTL_MS, GRANT_PLACEHOLDER } from '../../src/storage/redis/coordinator.js';
+import { GrantBook } from '../../src/storage/redis/grants.js';
+import { Redis } from 'ioredis';
 import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
 
 let server: RedisServerHandle;
@@ -287,5 +289,133 @@ describe('grants to another process (docs/decisions/059)', () => {
     const state = await remote.lockState('k');
     expect(state?.holder.owner.startsWith(GRANT_PLACEHOLDER)).toBe(true);
     expect(state!.ttlMs).toBeLessThanOrEqual(CLAIM_TTL_MS);
+  });
+});
+
+describe('processes queued for grants (docs/decisions/059)', () => {
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  /** The processes queued on `key`, in grant order (their pids). */
+  async function queue(key = 'k'): Promise<string[]> {
+    const fields = await c.redis.hgetall(c.keys.lock(key));
+    return Object.entries(fields)
+      .filter(([f]) => f.startsWith('q:'))
+      .sort(([, a], [, b]) => Number(a.split(' ')[3]) - Number(b.split(' ')[3]))
+      .map(([f]) => f.slice(2));
+  }
+  /** The pid a coordinator queues under (read from the hash after its first registration). */
+  async function pidOf(coordinator: RedisCoordinator, owner: string, key = 'k'): Promise<string> {
+    const before = new Set(await queue(key));
+    expect((await coordinator.lockAcquire({ ...request(owner, key), waits: true })).acquired).toBe(false);
+    const added = (await queue(key)).filter((p) => !before.has(p));
+    expect(added).toHaveLength(1);
+    return added[0]!;
+  }
+
+  it('a first refused try that waits queues its process at once, and the release grants to it', async () => {
+    const remote = other.coordinator as RedisCoordinator;
+    await remote.lockAcquire(request('a'));
+    expect((await c.lockAcquire(request('x'))).acquired).toBe(false); // no wait, no waiter here: nothing queued
+    expect(await queue()).toEqual([]);
+    expect((await c.lockAcquire({ ...request('b'), waits: true })).acquired).toBe(false);
+    expect(await queue()).toHaveLength(1);
+    const watch = c.watch('lock', 'k', request('b'));
+    const wait = watch.wait(10_000);
+    expect(await remote.lockRelease('k', 'a')).toEqual({ released: true, nesting: 0, handedOver: true });
+    expect((await wait)?.acquired).toBe(true);
+    expect((await c.lockState('k'))?.holder.owner).toBe('b');
+    watch.close();
+  });
+
+  it('grants go to the queued processes in the order they queued; a releaser with waiters left queues again at the back', async () => {
+    const third = createRedisBackend({ url: server.url, prefix: c.keys.prefix });
+    try {
+      const [pa, pb, pc] = [other.coordinator, c, third.coordinator] as RedisCoordinator[];
+      await pa!.lockAcquire(request('a'));
+      const b = pb!.watch('lock', 'k', request('b'));
+      const idB = await pidOf(pb!, 'b');
+      const cc = pc!.watch('lock', 'k', request('c'));
+      const idC = await pidOf(pc!, 'c');
+      expect(await queue()).toEqual([idB, idC]);
+      const [waitB, waitC] = [b.wait(10_000), cc.wait(10_000)];
+      // The holder's process hands over in memory until its streak is used up…
+      for (let i = 0; i < MAX_STREAK; i++) {
+        const w = pa!.watch('lock', 'k', request(`s${i}`));
+        const wait = w.wait(10_000);
+        expect(await pa!.lockRelease('k', i === 0 ? 'a' : `s${i - 1}`)).toMatchObject({ handedOver: true });
+        expect((await wait)?.acquired).toBe(true);
+        w.close();
+      }
+      expect(await queue()).toEqual([idB, idC]); // a waiter of the holder's own process does not queue
+      // …then grants across processes, though a waiter of its own (a2) still waits.
+      const a2 = pa!.watch('lock', 'k', request('a2'));
+      const waitA2 = a2.wait(10_000);
+      expect(await pa!.lockRelease('k', `s${MAX_STREAK - 1}`)).toEqual({ released: true, nesting: 0, handedOver: true });
+      expect((await waitB)?.acquired).toBe(true); // first queued, first granted
+      b.close(); // its wait is over (as waitUntil does)
+      const queued = await queue();
+      expect(queued.slice(0, 1)).toEqual([idC]);
+      expect(queued).toHaveLength(2); // the releaser, whose waiter a2 still waits, queued again behind C
+      expect(await pb!.lockRelease('k', 'b')).toMatchObject({ handedOver: true });
+      expect((await waitC)?.acquired).toBe(true);
+      cc.close();
+      expect(await pc!.lockRelease('k', 'c')).toMatchObject({ handedOver: true });
+      expect((await waitA2)?.acquired).toBe(true); // then back to the first process
+      a2.close();
+      expect(await queue()).toEqual([]);
+      expect(await pa!.lockRelease('k', 'a2')).toEqual({ released: true, nesting: 0 });
+    } finally {
+      await third.close();
+    }
+  });
+
+  it('a grant whose notification arrived before the subscription is taken when the subscription is confirmed', async () => {
+    const redis = new Redis(server.url);
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const duplicate = redis.duplicate.bind(redis);
+    // The subscriber connection's SUBSCRIBE waits at the gate: a grant published meanwhile reaches nobody here.
+    redis.duplicate = ((options) => {
+      const connection = duplicate(options);
+      const subscribe = connection.subscribe.bind(connection);
+      (connection as unknown as { subscribe: (...channels: string[]) => Promise<unknown> }).subscribe = (...channels) => gate.then(() => subscribe(...channels));
+      return connection;
+    });
+    const late = new RedisCoordinator({ redis, prefix: c.keys.prefix });
+    try {
+      const remote = other.coordinator as RedisCoordinator;
+      await remote.lockAcquire(request('a'));
+      expect((await late.lockAcquire({ ...request('b'), waits: true })).acquired).toBe(false);
+      const watch = late.watch('lock', 'k', request('b'));
+      const wait = watch.wait(10_000);
+      expect(await remote.lockRelease('k', 'a')).toMatchObject({ handedOver: true });
+      await sleep(50);
+      expect((await c.lockState('k'))?.holder.owner.startsWith(GRANT_PLACEHOLDER)).toBe(true); // nobody took it yet
+      open();
+      const grant = (await wait)!;
+      expect(grant.acquired).toBe(true);
+      expect(grant.confirmed).toBeUndefined(); // handed on through the transfer script: its lease bound was unknown
+      expect((await c.lockState('k'))?.holder.owner).toBe('b');
+      watch.close();
+    } finally {
+      await late.close();
+      redis.disconnect();
+    }
+  });
+
+  it('a grant is taken once, however often it is seen; a registration names the send time that bounds the placeholder lease', () => {
+    const book = new GrantBook(true);
+    const id = book.register('k', 1_000);
+    expect(book.take('k', id, '10')).toBe(1_000);
+    expect(book.take('k', id, '10')).toBeUndefined(); // the same grant again (its notification and a read)
+    expect(book.take('k', '', '9')).toBeUndefined(); // an older one
+    expect(book.take('k', 'unknown', '11')).toBe(-Infinity); // a later grant whose registration is not known here
+    book.drop('k');
+    expect(book.take('k', '', '10')).toBe(-Infinity);
+    const withdraw = book.offer('k');
+    book.offer('k');
+    withdraw();
+    withdraw(); // idempotent
+    expect(book.offering('k')).toBe(true);
+    expect(new GrantBook(false).register('k', 0)).toBe('');
   });
 });

@@ -110,6 +110,29 @@ describe('scripts on a live server', () => {
       expect(await redis.exists(keys.lock('x'), keys.lockFence('x'))).toBe(0);
     });
 
+    it('a queued process is granted with a new token and queued again behind the others when its releaser asks; bad windows are refused (decision 059)', async () => {
+      const lock = [keys.lock('q'), keys.lockFence('q')];
+      const held = await runScript(redis, scripts.lockAcquire, lock, ['a', 5000, '', '', '', 'pa']);
+      for (const window of ['0', '-1', '1.5', 'soon']) {
+        await expect(runScript(redis, scripts.lockAcquire, lock, ['b', 5000, '', '', '', 'pb', 'r1', window])).rejects.toMatchObject({ details: { script: 'lock-acquire', reason: 'RX_ARG' } });
+        await expect(runScript(redis, scripts.lockRelease, lock, ['a', keys.lockChannel('q'), 'pa', 2000, 'rx-grant:', 'r9', window])).rejects.toMatchObject({ details: { script: 'lock-release', reason: 'RX_ARG' } });
+      }
+      expect(await redis.hget(keys.lock('q'), 'owner')).toBe('a'); // nothing changed
+      expect(await runScript(redis, scripts.lockAcquire, lock, ['b', 5000, '', '', '', 'pb', 'r1', 1000])).toMatchObject({ acquired: false, registered: true });
+      expect(await runScript(redis, scripts.lockAcquire, lock, ['c', 5000, '', '', '', 'pc', 'r2', 1000])).toMatchObject({ acquired: false, registered: true });
+      expect(await runScript(redis, scripts.lockAcquire, lock, ['b', 5000, '', '', '', 'pb', 'r3', 1000])).toMatchObject({ registered: true }); // a refresh keeps its place
+      expect(await runScript(redis, scripts.lockAcquire, lock, ['a2', 5000, '', '', '', 'pa', 'r4', 1000])).toMatchObject({ acquired: false, registered: false }); // the holder's process
+      const granted = await runScript(redis, scripts.lockRelease, lock, ['a', keys.lockChannel('q'), 'pa', 2000, 'rx-grant:', 'r5', 1000]);
+      expect(granted).toMatchObject({ released: true, nesting: 0, requeued: true });
+      expect(BigInt(granted.granted!)).toBeGreaterThan(BigInt(held.acquired ? held.token : '0'));
+      expect(await redis.hget(keys.lock('q'), 'owner')).toBe('rx-grant:pb');
+      expect(await redis.pttl(keys.lock('q'))).toBeLessThanOrEqual(2000);
+      const queued = await redis.hgetall(keys.lock('q'));
+      expect(queued['q:pb']).toBeUndefined();
+      expect(Number(queued['q:pa']!.split(' ')[3])).toBeGreaterThan(Number(queued['q:pc']!.split(' ')[3])); // the releaser queued behind c
+      expect(queued['q:pc']!.startsWith('r2 ')).toBe(true);
+    });
+
     it('release is owner-checked, publishes only when the key is freed, and a repeat is a no-op', async () => {
       const channel = keys.lockChannel('k');
       const sub = redis.duplicate();

@@ -29,6 +29,13 @@ export interface LockAcquireRequest {
   readonly key: string;
   readonly holder: HolderInfo;
   readonly ttlMs: number;
+  /**
+   * The caller waits for the key if it is refused (with a {@link Coordinator.watch} that offers):
+   * a backend may then queue this process to be granted the key by a release in another process
+   * (docs/decisions/059). Absent: a refusal queues nothing unless this process already has a
+   * waiter offering on the key.
+   */
+  readonly waits?: boolean;
 }
 export type LockAcquireResult =
   | {

@@ -30,6 +30,7 @@ import type {
   SemaphoreState,
 } from '../../engine/ports/coordinator.js';
 import type { CoordinationInspector, InspectedKey, InspectOptions } from '../../engine/ports/inspector.js';
+import { CLAIM_TTL_MS, GRANT_PLACEHOLDER, GrantBook, REGISTRATION_WINDOW_MS } from './grants.js';
 import { HandOffs, type HandOffCandidate } from './handoff.js';
 import { HeldLocks, monotonic } from './held-locks.js';
 import { inspectRedis } from './inspect.js';
@@ -54,12 +55,7 @@ export interface RedisCoordinatorOptions {
 /** A waiter's wake-up; returns whether it was news to the waiter (a watch already woken says no). */
 type Waiter = () => boolean;
 
-/** Owner prefix of the placeholder that holds a key granted to another process until it hands it on (docs/decisions/059). */
-export const GRANT_PLACEHOLDER = 'rx-grant:';
-/** How long a refused process stays registered as a lock's next receiver (decision 059). */
-export const REGISTRATION_WINDOW_MS = 1_000;
-/** Lease of a grant to a process's placeholder, counted from its registration's landing (decision 059). */
-export const CLAIM_TTL_MS = 2_000;
+export { CLAIM_TTL_MS, GRANT_PLACEHOLDER, REGISTRATION_WINDOW_MS } from './grants.js';
 
 /** {@link Coordinator} over Redis ≥ 7 (ioredis). */
 export class RedisCoordinator implements Coordinator, CoordinationInspector {
@@ -73,23 +69,18 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
   readonly #waiters = new Map<string, Set<Waiter>>();
   /** The waiters that are watches (told about a change at their subscription's confirmation). */
   readonly #watchListeners = new WeakSet<Waiter>();
-  /** The lock key of each watched lock channel: at its subscription's confirmation, only a free key is news. */
+  /** The lock key of each lock channel listened on: at its subscription's confirmation, only a free key (or a grant) is news. */
   readonly #lockChannelKeys = new Map<string, string>();
+  /** The channels subscribed (or being subscribed), each with the token of its subscription. */
+  readonly #listening = new Map<string, object>();
   /** Channels of locks and semaphores: a release frees one place, so it wakes one waiter here (docs/decisions/030). */
   readonly #wakeOne = new Set<string>();
   /** Waiters of this process offering to take a lock at its release (docs/decisions/037). */
   readonly #handOffs = new HandOffs();
   /** What this process knows of the locks its owners hold, for in-memory hand-overs (docs/decisions/043). */
   readonly #held = new HeldLocks();
-  /** This process's id in cross-process grants ('' with `lockHandOff: false`: it registers for none). */
-  readonly #pid: string;
-  #registrationSeq = 0;
-  /** Registrations as a lock's next receiver still answerable by a grant: id → key and send time. */
-  readonly #registrations = new Map<string, { readonly key: string; readonly sentAt: number }>();
-  /** Lock keys with watches that offer (waiters that can take a grant), and how many. */
-  readonly #offering = new Map<string, number>();
-  /** Lock channels whose subscription Redis confirmed, with their key. */
-  readonly #confirmed = new Map<string, string>();
+  /** Grants from other processes (docs/decisions/059). */
+  readonly #grants: GrantBook;
   /** Listeners of {@link RedisCoordinator.onFreed}. */
   readonly #freed = new Set<(kind: 'lock', key: string) => void>();
   /** Channels kept subscribed while a registration may be answered (their stop timers). */
@@ -101,7 +92,7 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
     this.keys = options.keys ?? new RedisKeys(options.prefix);
     this.#closeConnection = options.closeConnection ?? false;
     this.#lockHandOff = options.lockHandOff ?? true;
-    this.#pid = this.#lockHandOff ? crypto.randomUUID().slice(0, 12) : '';
+    this.#grants = new GrantBook(this.#lockHandOff);
   }
 
   async time(): Promise<number> {
@@ -118,12 +109,12 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
     if (pending !== undefined) await pending;
     const end = this.#held.begin(key, holder.owner);
     const sentAt = monotonic();
-    // A waiter of this process whose key channel is subscribed may register this process as the key's next receiver (decision 059).
-    const registration = this.#pid !== '' && this.#offering.has(key) && this.#confirmed.has(this.keys.lockChannel(key)) ? this.#register(key, sentAt) : '';
-    const args = [holder.owner, request.ttlMs, holder.executionId ?? '', holder.reactor ?? '', holder.step ?? '', this.#pid, registration, REGISTRATION_WINDOW_MS];
+    // A refused caller that waits here queues this process for a grant by another process's release (decision 059).
+    const registration = request.waits === true || this.#grants.offering(key) ? this.#grants.register(key, sentAt) : '';
+    const args = [holder.owner, request.ttlMs, holder.executionId ?? '', holder.reactor ?? '', holder.step ?? '', this.#grants.pid, registration, REGISTRATION_WINDOW_MS];
     const reply = await this.#run(scripts.lockAcquire, [this.keys.lock(key), this.keys.lockFence(key)], args).finally(end);
-    if (reply.acquired || !reply.registered) this.#registrations.delete(registration);
-    else this.#keepSubscribed(this.keys.lockChannel(key));
+    if (reply.acquired || !reply.registered) this.#grants.forget(registration);
+    else this.#keepListening(key);
     if (reply.acquired) {
       this.#held.acquired(key, holder.owner, reply.token, reply.nesting, request.ttlMs, sentAt);
       return reply;
@@ -141,21 +132,19 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
     return this.#transfer(key, owner, candidate.request, candidate.settle);
   }
 
-  /** A plain release: frees the key, or grants it to another process registered as its next receiver (decision 059). */
+  /**
+   * A plain release: frees the key, or grants it to the process queued first for it; with waiters
+   * of its own still offering, this process queues up again behind the others (decision 059).
+   */
   async #release(key: string, owner: string): Promise<LockReleaseResult> {
     const end = this.#held.begin(key, owner);
-    const args = [owner, this.keys.lockChannel(key), this.#pid, CLAIM_TTL_MS, GRANT_PLACEHOLDER];
+    const requeue = this.#grants.offering(key) ? this.#grants.register(key, monotonic()) : '';
+    const args = [owner, this.keys.lockChannel(key), this.#grants.pid, CLAIM_TTL_MS, GRANT_PLACEHOLDER, requeue, REGISTRATION_WINDOW_MS];
     const reply = await this.#run(scripts.lockRelease, [this.keys.lock(key), this.keys.lockFence(key)], args).finally(end);
     this.#held.released(key, owner, reply.released, reply.nesting);
+    if (reply.requeued === true) this.#keepListening(key);
+    else this.#grants.forget(requeue);
     return reply.granted === undefined ? { released: reply.released, nesting: reply.nesting } : { released: true, nesting: 0, handedOver: true };
-  }
-
-  /** Records a registration (sent at `sentAt`) so a grant naming it can bound its lease; forgets stale ones. */
-  #register(key: string, sentAt: number): string {
-    for (const [id, r] of this.#registrations) if (sentAt - r.sentAt > REGISTRATION_WINDOW_MS + CLAIM_TTL_MS) this.#registrations.delete(id);
-    const id = `${++this.#registrationSeq}`;
-    this.#registrations.set(id, { key, sentAt });
-    return id;
   }
 
   /**
@@ -164,10 +153,10 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
    * hands it on at once — to the oldest waiter here (in memory when that bound allows), or frees it.
    */
   #granted(key: string, registration: string, token: string): void {
-    const known = this.#registrations.get(registration);
-    this.#registrations.delete(registration);
-    const placeholder = `${GRANT_PLACEHOLDER}${this.#pid}`;
-    this.#held.acquired(key, placeholder, token, 1, CLAIM_TTL_MS, known?.key === key ? known.sentAt : -Infinity);
+    const since = this.#grants.take(key, registration, token);
+    if (since === undefined || this.#closed) return; // taken already (seen by its notification and by a read)
+    const placeholder = this.#grants.placeholder;
+    this.#held.acquired(key, placeholder, token, 1, CLAIM_TTL_MS, since);
     void this.lockRelease(key, placeholder).then(
       (r) => {
         // Nobody here could take it and it is free now: parked executions are woken as after any release.
@@ -182,15 +171,19 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
     return () => this.#freed.delete(listener);
   }
 
-  /** Keeps `channel` subscribed for as long as a registration may still be answered by a grant. */
-  #keepSubscribed(channel: string): void {
+  /** Listens on `key`'s lock channel for as long as a registration may still be answered by a grant. */
+  #keepListening(key: string): void {
+    if (this.#closed) return;
+    const channel = this.keys.lockChannel(key);
+    this.#lockChannelKeys.set(channel, key);
     clearTimeout(this.#kept.get(channel));
     const timer = setTimeout(() => {
       this.#kept.delete(channel);
-      if (!this.#waiters.has(channel)) this.#unsubscribe(channel);
+      this.#unlisten(channel);
     }, REGISTRATION_WINDOW_MS + CLAIM_TTL_MS);
     timer.unref();
     this.#kept.set(channel, timer);
+    this.#listen(channel);
   }
 
   /**
@@ -419,15 +412,7 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
     if (kind === 'lock') this.#lockChannelKeys.set(channel, key);
     if (!changed) this.#addWaiter(channel, listener);
     // While a watch offers, this process has a waiter that can take a grant from another process (decision 059).
-    let offering = offer !== undefined && kind === 'lock';
-    if (offering) this.#offering.set(key, (this.#offering.get(key) ?? 0) + 1);
-    const stopOffering = (): void => {
-      if (!offering) return;
-      offering = false;
-      const left = (this.#offering.get(key) ?? 1) - 1;
-      if (left > 0) this.#offering.set(key, left);
-      else this.#offering.delete(key);
-    };
+    const stopOffering = offer !== undefined && kind === 'lock' ? this.#grants.offer(key) : () => undefined;
     return {
       wait: (timeoutMs) =>
         changed
@@ -557,17 +542,33 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
   #addWaiter(channel: string, waiter: Waiter): void {
     let waiters = this.#waiters.get(channel);
     if (waiters === undefined) {
-      const fresh = new Set<Waiter>();
-      waiters = fresh;
-      this.#waiters.set(channel, fresh);
-      this.#subscriberConnection()
-        .subscribe(channel)
-        .then(
-          () => this.#subscribed(channel, fresh),
-          () => undefined,
-        );
+      waiters = new Set<Waiter>();
+      this.#waiters.set(channel, waiters);
+      this.#listen(channel);
     }
     waiters.add(waiter);
+  }
+
+  /** Subscribes to `channel` unless this process listens on it already. */
+  #listen(channel: string): void {
+    if (this.#listening.has(channel)) return;
+    const subscription = {};
+    this.#listening.set(channel, subscription);
+    this.#subscriberConnection()
+      .subscribe(channel)
+      .then(
+        () => this.#subscribed(channel, subscription),
+        () => undefined,
+      );
+  }
+
+  /** Unsubscribes from `channel` once no waiter and no registration needs it. */
+  #unlisten(channel: string): void {
+    if (this.#waiters.has(channel) || this.#kept.has(channel) || !this.#listening.delete(channel)) return;
+    const key = this.#lockChannelKeys.get(channel);
+    if (key !== undefined) this.#grants.drop(key);
+    this.#lockChannelKeys.delete(channel);
+    this.#subscriber?.unsubscribe(channel).catch(() => undefined);
   }
 
   /**
@@ -576,18 +577,20 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
    * once more (docs/decisions/057). Watches registered later are covered by the subscription;
    * one-shot `waitForChange` waiters keep their timeout (their callers poll).
    */
-  #subscribed(channel: string, waiters: Set<Waiter>): void {
-    if (this.#waiters.get(channel) !== waiters) return; // unsubscribed meanwhile: a later subscription covers the new waiters
+  #subscribed(channel: string, subscription: object): void {
+    if (this.#listening.get(channel) !== subscription) return; // unsubscribed meanwhile: a later subscription covers the new waiters
     const wakeWatches = (): void => {
-      if (this.#waiters.get(channel) === waiters) for (const wake of [...waiters]) if (this.#watchListeners.has(wake)) wake();
+      if (this.#listening.get(channel) === subscription) for (const wake of [...(this.#waiters.get(channel) ?? [])]) if (this.#watchListeners.has(wake)) wake();
     };
     const lockKey = this.#lockChannelKeys.get(channel);
     if (lockKey === undefined) return wakeWatches();
-    // A registration made from now on is answered on this subscription (docs/decisions/059).
-    this.#confirmed.set(channel, lockKey);
     // A lock still held was not released unheard (or was taken again: its next release will be heard); a free one was.
+    // A grant to this process published before the subscription took effect is taken here (decision 059).
     this.lockState(lockKey).then(
-      (state) => state === undefined && wakeWatches(),
+      (state) => {
+        if (state === undefined) wakeWatches();
+        else if (state.holder.owner === this.#grants.placeholder) this.#granted(lockKey, '', state.token);
+      },
       () => wakeWatches(),
     );
   }
@@ -597,20 +600,14 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
     if (waiters === undefined || !waiters.delete(waiter) || waiters.size > 0) return;
     this.#waiters.delete(channel);
     this.#wakeOne.delete(channel);
-    if (!this.#kept.has(channel)) this.#unsubscribe(channel);
-  }
-
-  #unsubscribe(channel: string): void {
-    this.#confirmed.delete(channel);
-    this.#lockChannelKeys.delete(channel);
-    this.#subscriber?.unsubscribe(channel).catch(() => undefined);
+    this.#unlisten(channel);
   }
 
   /** `g <pid> <registration> <token>` on a lock channel: a grant; only the named process acts on it. */
   #onGrant(channel: string, message: string): void {
     const [, pid, registration = '', token] = message.split(' ');
-    const key = this.#confirmed.get(channel);
-    if (pid !== this.#pid || token === undefined || key === undefined || this.#closed) return;
+    const key = this.#lockChannelKeys.get(channel);
+    if (pid !== this.#grants.pid || token === undefined || key === undefined || this.#closed) return;
     this.#granted(key, registration, token);
   }
 }

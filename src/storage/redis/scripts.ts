@@ -23,11 +23,16 @@ export type LockAcquireReply =
   | { readonly acquired: true; readonly token: string; readonly nesting: number }
   | { readonly acquired: false; readonly ttlMs: number; readonly holder: StoredHolder; readonly registered: boolean };
 
-/** Decoded reply of `lock-release`: `granted` (the new token) when the key went to another process's registration (decision 059). */
+/**
+ * Decoded reply of `lock-release`: `granted` (the new token) when the key went to the process
+ * queued first for it; `requeued` when the releasing process queued up again behind the others
+ * (decision 059).
+ */
 export interface LockReleaseReply {
   readonly released: boolean;
   readonly nesting: number;
   readonly granted?: string;
+  readonly requeued?: boolean;
 }
 
 /** Decoded reply of `job-enter`: the record JSON (undefined when absent) and the cancel marker, or the holder. */
@@ -92,7 +97,7 @@ export const scripts = {
   }),
   lockRelease: defineScript('lock-release', 2, (reply): LockReleaseReply => {
     const r = replyArray(reply);
-    if (replyNumber(r[0]) === 2) return { released: true, nesting: 0, granted: replyString(r[1]) };
+    if (replyNumber(r[0]) === 2) return { released: true, nesting: 0, granted: replyString(r[1]), requeued: flag(r[2]) };
     return { released: flag(r[0]), nesting: replyNumber(r[1]) };
   }),
   lockTransfer: defineScript('lock-transfer', 2, (reply): LockTransferReply => {

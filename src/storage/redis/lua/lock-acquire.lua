@@ -1,8 +1,8 @@
 --[[
-  lock-acquire: take the exclusive lock for an owner, or re-enter it; a refused process may
-  register to be handed the key at its next plain release (docs/decisions/059).
+  lock-acquire: take the exclusive lock for an owner, or re-enter it; a refused process that
+  waits may queue up to be granted the key by a later release (docs/decisions/059).
 
-  KEYS[1] lock hash {owner, token, nesting, exec, reactor, step, pid, next, next_reg, next_at, next_until}; its TTL is the lease
+  KEYS[1] lock hash {owner, token, nesting, exec, reactor, step, pid, qseq, q:<pid>…}; its TTL is the lease
   KEYS[2] fence string: the last fencing token handed out for the key (TTL: the lease + one day)
 
   ARGV[1] owner (root execution id)
@@ -11,21 +11,22 @@
   ARGV[4] reactor ('' when absent)
   ARGV[5] step ('' when absent)
   ARGV[6] the acquiring process's id ('' = this process takes no cross-process grants)
-  ARGV[7] registration id, when refused: names this registration in a grant ('' = do not register)
-  ARGV[8] registration window in ms: how long a refused process stays registered
+  ARGV[7] registration id, when refused: names this registration in a grant ('' = do not queue)
+  ARGV[8] registration window in ms (positive integer when ARGV[7] is given): how long it stays live
 
   Returns
     {1, token, nesting}                                     acquired; token is a decimal string
     {0, pttl, owner, exec, reactor, step, registered}       held by another owner; registered = 1
-                                                            when this process is now the key's next receiver
+                                                            when this process is now queued for a grant
 
-  Errors: RX_ARG when the ttl is not a positive integer.
+  Errors: RX_ARG when the ttl or the registration window is not a positive integer.
   Time: TIME (µs) floors the token, so tokens keep increasing after a restart that lost the
   fence key, and the fence key can expire a day after the lease (a key per execution's liveness
   lock must not stay for ever): a token never runs ahead of server time by more than the
   acquisitions of one microsecond. A re-entrant acquire returns the outer token and never shortens the lease.
-  Registration: only by a process other than the holder's, when no other process's registration
-  is live; it keeps the latest id, its landing time and the window's end (server ms).
+  Registration (decision 059): field q:<pid> = '<registration id> <landing ms> <live until ms> <place>',
+  only by a process other than the holder's. A live registration keeps its place in the queue
+  (`qseq` order) and takes the latest id and window; a new or lapsed one goes to the back.
 ]]
 local ttl = tonumber(ARGV[2])
 if not ttl or ttl <= 0 or ttl % 1 ~= 0 then
@@ -43,15 +44,25 @@ end
 
 local time = redis.call('TIME')
 if owner then
-  local info = redis.call('HMGET', KEYS[1], 'exec', 'reactor', 'step', 'pid', 'next', 'next_until')
+  local info = redis.call('HMGET', KEYS[1], 'exec', 'reactor', 'step', 'pid')
   local registered = 0
   local pid = ARGV[6] or ''
   if pid ~= '' and (ARGV[7] or '') ~= '' and info[4] ~= pid then
-    local nowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-    if not info[5] or info[5] == pid or tonumber(info[6] or '0') < nowMs then
-      redis.call('HSET', KEYS[1], 'next', pid, 'next_reg', ARGV[7], 'next_at', nowMs, 'next_until', nowMs + tonumber(ARGV[8]))
-      registered = 1
+    local window = tonumber(ARGV[8])
+    if not window or window <= 0 or window % 1 ~= 0 then
+      return redis.error_reply('RX_ARG lock-acquire: registration window must be a positive integer')
     end
+    local nowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+    local field = 'q:' .. pid
+    local old = redis.call('HGET', KEYS[1], field)
+    local place
+    if old then
+      local untilMs, seq = string.match(old, '^%S+ %d+ (%d+) (%d+)$')
+      if untilMs and tonumber(untilMs) >= nowMs then place = seq end
+    end
+    if not place then place = redis.call('HINCRBY', KEYS[1], 'qseq', 1) end
+    redis.call('HSET', KEYS[1], field, ARGV[7] .. ' ' .. nowMs .. ' ' .. (nowMs + window) .. ' ' .. place)
+    registered = 1
   end
   return {0, redis.call('PTTL', KEYS[1]), owner, info[1] or '', info[2] or '', info[3] or '', registered}
 end

@@ -2,7 +2,7 @@
   lock-transfer: release one nesting level of a held lock; at zero, hand the key straight to a
   named waiter of the same process (docs/decisions/037) instead of freeing it.
 
-  KEYS[1] lock hash {owner, token, nesting, exec, reactor, step, pid, next…}; its TTL is the lease
+  KEYS[1] lock hash {owner, token, nesting, exec, reactor, step, pid, qseq, q:<pid>…}; its TTL is the lease
   KEYS[2] fence string: the last fencing token handed out for the key (TTL: the lease + one day)
 
   ARGV[1] releasing owner
@@ -53,7 +53,7 @@ if token == '' then
   token = string.format('%d', math.max(last + 1, nowUs))
 end
 redis.call('SET', KEYS[2], token, 'PX', ttl + 86400000)
--- Overwritten, not deleted: another process's registration as the next receiver stays (decision 059).
+-- Overwritten, not deleted: other processes' registrations for a grant stay queued (decision 059).
 redis.call('HSET', KEYS[1], 'owner', ARGV[2], 'token', token, 'nesting', 1,
   'exec', ARGV[4], 'reactor', ARGV[5], 'step', ARGV[6])
 redis.call('PEXPIRE', KEYS[1], ttl)
