@@ -7,7 +7,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { LockAcquireRequest } from '../../src/engine/ports/coordinator.js';
 import { createEngine, reactor, type ReactorEvent, type RunResult } from '../../src/index.js';
-import { MAX_STREAK } from '../../src/storage/redis/handoff.js';
+import { HandOffs, MAX_STREAK, MAX_STREAK_MS, type HandOffCandidate } from '../../src/storage/redis/handoff.js';
 import { scripts } from '../../src/storage/redis/scripts.js';
 import { createRedisBackend, RedisCoordinator, type RedisBackend } from '../../src/storage/redis/index.js';
 import { CLAIM_TTL_MS, GRANT_PLACEHOLDER } from '../../src/storage/redis/coordinator.js';
@@ -417,5 +417,30 @@ describe('processes queued for grants (docs/decisions/059)', () => {
     withdraw(); // idempotent
     expect(book.offering('k')).toBe(true);
     expect(new GrantBook(false).register('k', 0)).toBe('');
+  });
+});
+
+describe('how long a process keeps a key among its own waiters (docs/decisions/060)', () => {
+  const candidate = (owner: string): HandOffCandidate => ({ request: request(owner), select: () => undefined, settle: () => undefined });
+
+  it(`a streak ends after ${MAX_STREAK} hand-overs; the release after it gives the key on, and the next one starts a new streak`, () => {
+    const offers = new HandOffs(() => 0);
+    for (let i = 0; i < MAX_STREAK + 3; i++) offers.offer('k', candidate(`w${i}`));
+    const taken = Array.from({ length: MAX_STREAK }, () => offers.take('k')?.request.holder.owner);
+    expect(taken).toEqual(Array.from({ length: MAX_STREAK }, (_, i) => `w${i}`));
+    expect(offers.take('k')).toBeUndefined(); // used up: a plain release
+    expect(offers.take('k')?.request.holder.owner).toBe(`w${MAX_STREAK}`); // the key came back: a new streak
+  });
+
+  it(`a streak also ends ${MAX_STREAK_MS} ms after its first hand-over, however few it made`, () => {
+    let now = 1_000;
+    const offers = new HandOffs(() => now);
+    for (let i = 0; i < 4; i++) offers.offer('k', candidate(`w${i}`));
+    expect(offers.take('k')).toBeDefined();
+    now += MAX_STREAK_MS - 1;
+    expect(offers.take('k')).toBeDefined();
+    now += 1;
+    expect(offers.take('k')).toBeUndefined();
+    expect(offers.take('k')?.request.holder.owner).toBe('w2');
   });
 });
