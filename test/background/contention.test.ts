@@ -50,6 +50,34 @@ describe('4. reference scenario 2: a held lock parks the execution', () => {
     }
   });
 
+  test("a key the coordinator frees on its own (a grant nobody took, decision 059) wakes a parked execution like a release", async () => {
+    const key = fresh('user');
+    /** A coordinator that reports keys it freed itself, as the Redis one does with a cross-process grant nobody here could take. */
+    class FreeingCoordinator extends MemoryCoordinator {
+      readonly freed = new Set<(kind: 'lock', key: string) => void>();
+      onFreed(listener: (kind: 'lock', key: string) => void): () => void {
+        this.freed.add(listener);
+        return () => this.freed.delete(listener);
+      }
+    }
+    const coordinator = new FreeingCoordinator();
+    const engine = createEmbeddedEngine({ coordinator, background: { parkFallbackMs: 10_000 } });
+    const simple = reactor('freed-lock').withLock({ key: () => key }).step('s', { run: () => 1 }).build();
+    try {
+      await coordinator.lockAcquire({ key, holder: OTHER, ttlMs: 30_000 });
+      const started = await engine.start(simple, {});
+      await untilStatus(engine, started.executionId, 'parked');
+      const t0 = Date.now();
+      await coordinator.lockRelease(key, OTHER.owner); // not through the engine: nothing else wakes the waiter
+      for (const listener of coordinator.freed) listener('lock', key);
+      const done = await engine.wait(started.executionId, { timeoutMs: 5_000, pollMs: 5 });
+      expect(done?.status).toBe('completed');
+      expect(Date.now() - t0).toBeLessThan(1_000); // the fallback is 10 s
+    } finally {
+      await engine.close();
+    }
+  });
+
   test('with contentionCap 3 and the lock never released it ends failed with a contention error naming the key; no step, no rollback', async () => {
     const key = fresh('user');
     const coordinator = new MemoryCoordinator();
