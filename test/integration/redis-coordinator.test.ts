@@ -323,3 +323,44 @@ describe('waitForChange', () => {
     expect(backend.redis.status).toBe('ready'); // not its connection to close
   });
 });
+
+describe('after the subscriber connections reconnect (decision 061)', () => {
+  /** Kills every pub/sub connection of the server; ioredis reconnects them within ~50 ms. */
+  async function killSubscribers(): Promise<void> {
+    const killed = (await backend.redis.call('CLIENT', 'KILL', 'TYPE', 'pubsub')) as number;
+    expect(killed).toBeGreaterThan(0);
+  }
+
+  it('a release published while the wake-up subscriber was away still wakes the watch once it is back', async () => {
+    const waiter = new RedisCoordinator({ redis: backend.redis.duplicate(), prefix, closeConnection: true });
+    try {
+      await c.lockAcquire({ key: 'kr', holder: holder('a'), ttlMs: 60_000 });
+      const watch = waiter.watch('lock', 'kr');
+      await sleep(50); // subscribed
+      const wait = watch.wait(30_000).then(() => 'woken');
+      await killSubscribers();
+      await c.lockRelease('kr', 'a'); // published to nobody: the waiter's subscriber is reconnecting
+      await expect(Promise.race([wait, sleep(10_000).then(() => 'timed out')])).resolves.toBe('woken');
+      watch.close();
+    } finally {
+      await waiter.close();
+    }
+  });
+
+  it('every cancel listener looks again once the cancel subscriber is back', async () => {
+    let looked = 0;
+    const stop = (c as RedisCoordinator).onCancelAnnounced(
+      () => undefined,
+      () => looked++,
+    );
+    try {
+      for (let i = 0; i < 100 && looked === 0; i++) await sleep(10);
+      expect(looked).toBe(1);
+      await killSubscribers();
+      for (let i = 0; i < 500 && looked === 1; i++) await sleep(10);
+      expect(looked).toBe(2);
+    } finally {
+      stop();
+    }
+  });
+});

@@ -477,7 +477,8 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
     }
   }
 
-  readonly #cancelListeners = new Set<(executionId: string) => void>();
+  /** Cancel listeners, each with its `onListening` (called again after the subscriber reconnects). */
+  readonly #cancelListeners = new Map<(executionId: string) => void, (() => void) | undefined>();
 
   /** See {@link Coordinator.announceCancel}: a PUBLISH on the prefix's cancel channel. */
   async announceCancel(executionId: string): Promise<void> {
@@ -486,17 +487,10 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
 
   /** See {@link Coordinator.onCancelAnnounced}: the subscriber connection listens to the cancel channel while anyone does. */
   onCancelAnnounced(listener: (executionId: string) => void, onListening?: () => void): () => void {
-    if (this.#cancelListeners.size === 0 && !this.#closed) {
-      // Until SUBSCRIBE is answered, announcements pass this process by: `onListening` lets the caller look again.
-      this.#cancelSubscribed = this.#cancelConnection()
-        .subscribe(this.keys.cancelChannel())
-        .then(
-          () => true,
-          () => false,
-        );
-    }
-    this.#cancelListeners.add(listener);
-    if (onListening !== undefined) void this.#cancelSubscribed?.then((subscribed) => subscribed && this.#cancelListeners.has(listener) && onListening());
+    // Until SUBSCRIBE is answered, announcements pass this process by: `onListening` lets the caller look again.
+    if (this.#cancelListeners.size === 0 && !this.#closed) this.#cancelSubscribed = this.#subscribeCancels();
+    this.#cancelListeners.set(listener, onListening);
+    if (onListening !== undefined) this.#whenListening(listener, onListening);
     return () => {
       if (!this.#cancelListeners.delete(listener) || this.#cancelListeners.size > 0) return;
       this.#cancelSubscribed = undefined;
@@ -507,16 +501,37 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
   /** Whether the cancel channel's subscription was answered (false: it failed); undefined while nobody listens. */
   #cancelSubscribed: Promise<boolean> | undefined;
 
+  #subscribeCancels(): Promise<boolean> {
+    return this.#cancelConnection()
+      .subscribe(this.keys.cancelChannel())
+      .then(
+        () => true,
+        () => false,
+      );
+  }
+
+  #whenListening(listener: (executionId: string) => void, onListening: () => void): void {
+    void this.#cancelSubscribed?.then((subscribed) => subscribed && this.#cancelListeners.has(listener) && onListening());
+  }
+
+  /** The cancel subscriber reconnected: announcements made meanwhile were lost, so every listener looks again once it is back (decision 061). */
+  #cancelsReconnected(): void {
+    if (this.#cancelListeners.size === 0 || this.#closed) return;
+    this.#cancelSubscribed = this.#subscribeCancels();
+    for (const [listener, onListening] of this.#cancelListeners) if (onListening !== undefined) this.#whenListening(listener, onListening);
+  }
+
   #cancelSubscriber: Redis | undefined;
 
   /** The connection cancel announcements arrive on: apart from the wake-up subscriber, whose channels come and go with the waits. */
   #cancelConnection(): Redis {
     if (this.#cancelSubscriber === undefined) {
       const subscriber = this.redis.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null, lazyConnect: false });
-      subscriber.on('error', () => undefined); // reconnects on its own; the cancel marker covers what it misses
+      subscriber.on('error', () => undefined); // reconnects on its own; the listeners look again once it is back
       subscriber.on('message', (channel: string, message: string) => {
-        if (channel === this.keys.cancelChannel()) for (const listener of [...this.#cancelListeners]) listener(message);
+        if (channel === this.keys.cancelChannel()) for (const listener of [...this.#cancelListeners.keys()]) listener(message);
       });
+      afterReconnect(subscriber, () => this.#cancelsReconnected());
       this.#cancelSubscriber = subscriber;
     }
     return this.#cancelSubscriber;
@@ -525,7 +540,8 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
   #subscriberConnection(): Redis {
     if (this.#subscriber === undefined) {
       const subscriber = this.redis.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null, lazyConnect: false });
-      subscriber.on('error', () => undefined); // reconnects on its own; waiters time out meanwhile
+      subscriber.on('error', () => undefined); // reconnects on its own; each channel is confirmed again once it is back
+      afterReconnect(subscriber, () => this.#reconnected());
       subscriber.on('message', (channel: string, message: string) => {
         // A grant names one process; the others' waiters sleep on (the key is not free).
         if (message.startsWith('g ')) return this.#onGrant(channel, message);
@@ -560,6 +576,23 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
         () => this.#subscribed(channel, subscription),
         () => undefined,
       );
+  }
+
+  /**
+   * The wake-up subscriber reconnected: what was published meanwhile (releases, grants) reached
+   * nobody here, so every channel is subscribed and confirmed again, as at its first subscription
+   * (decision 061).
+   */
+  #reconnected(): void {
+    if (this.#closed || this.#subscriber === undefined) return;
+    for (const channel of [...this.#listening.keys()]) {
+      const subscription = {};
+      this.#listening.set(channel, subscription);
+      this.#subscriber.subscribe(channel).then(
+        () => this.#subscribed(channel, subscription),
+        () => undefined,
+      );
+    }
   }
 
   /** Unsubscribes from `channel` once no waiter and no registration needs it. */
@@ -658,6 +691,15 @@ function assertInteger(name: string, value: number, min: number): void {
 }
 
 /** Quits a connection politely when it is up, or drops it at once when it is not. */
+/** Calls `again` at every `ready` of `connection` after its first one: it has reconnected. */
+function afterReconnect(connection: Redis, again: () => void): void {
+  let connected = false;
+  connection.on('ready', () => {
+    if (connected) again();
+    connected = true;
+  });
+}
+
 export async function quit(connection: Redis): Promise<void> {
   if (connection.status === 'end') return;
   if (connection.status !== 'ready') return connection.disconnect();
