@@ -27,7 +27,9 @@ export async function enterOrdered(spec: OrderedSpec, key: string, holds: Holds,
   try {
     outcome = await waitUntil(scope, { kind: 'ordered', key, waitMs: spec.waitMs }, async () => {
       const r = await c.orderedEnter({ ...ticket, poisonMs: spec.poisonMs, strict: spec.strict, holder: scope.holder });
-      return r.outcome === 'wait' ? { done: false } : { done: true, value: r };
+      // A waiter tries again by the time the head would be passed over (a dead holder's poison pill), not a poll later.
+      if (r.outcome === 'wait') return r.poisonedInMs === undefined ? { done: false } : { done: false, retryAfterMs: r.poisonedInMs };
+      return { done: true, value: r };
     });
   } catch (error) {
     await complete(false).catch(() => undefined); // hand the position back (best effort; the poison pill covers the rest)

@@ -454,13 +454,13 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
       it('lets positions in strictly in order and drains when the last one completes', async () => {
         const k = key('ord');
         const [t1, t2, t3] = (await tickets(k, 3)) as [OrderedTicket, OrderedTicket, OrderedTicket];
-        expect(await enter(t2)).toEqual({ outcome: 'wait', head: 1 });
-        expect(await enter(t3)).toEqual({ outcome: 'wait', head: 1 });
+        expect(await enter(t2)).toMatchObject({ outcome: 'wait', head: 1 });
+        expect(await enter(t3)).toMatchObject({ outcome: 'wait', head: 1 });
         expect(await enter(t1)).toEqual({ outcome: 'entered' });
         expect(await c.orderedState(k)).toMatchObject({ inFlight: 1, lastCompleted: 0 });
-        expect(await enter(t2)).toEqual({ outcome: 'wait', head: 1 });
+        expect(await enter(t2)).toMatchObject({ outcome: 'wait', head: 1 });
         expect(await complete(t1)).toMatchObject({ lastCompleted: 1, inFlight: undefined, issued: 3, drained: false });
-        expect(await enter(t3)).toEqual({ outcome: 'wait', head: 2 });
+        expect(await enter(t3)).toMatchObject({ outcome: 'wait', head: 2 });
         expect(await enter(t2)).toEqual({ outcome: 'entered' });
         expect(await complete(t2)).toMatchObject({ lastCompleted: 2 });
         expect(await enter(t3)).toEqual({ outcome: 'entered' });
@@ -513,7 +513,7 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
         // The old ticket's completion does not touch the new batch.
         const [n1, n2] = (await tickets(k, 2)) as [OrderedTicket, OrderedTicket];
         expect(await complete(t1)).toMatchObject({ issued: 2, lastCompleted: 0, epoch: n1.epoch });
-        expect(await enter(n2)).toEqual({ outcome: 'wait', head: 1 });
+        expect(await enter(n2)).toMatchObject({ outcome: 'wait', head: 1 });
         expect(await enter(n1)).toEqual({ outcome: 'entered' });
       });
 
@@ -579,7 +579,7 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
         const k = key('ord');
         const [t1, t2, t3] = (await tickets(k, 3)) as [OrderedTicket, OrderedTicket, OrderedTicket];
         expect(await enter(t1, { poisonMs: 200 })).toEqual({ outcome: 'entered' });
-        expect(await enter(t2, { poisonMs: 200 })).toEqual({ outcome: 'wait', head: 1 });
+        expect(await enter(t2, { poisonMs: 200 })).toMatchObject({ outcome: 'wait', head: 1 });
         await harness.advance(250);
         expect(await enter(t2, { poisonMs: 200 })).toEqual({ outcome: 'entered' });
         expect(await c.orderedState(k)).toMatchObject({ lastCompleted: 1, inFlight: 2 });
@@ -588,10 +588,26 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
         void t3;
       });
 
+      it('tells a waiter when the head would be passed over: the poison time since its last sign of life', async () => {
+        const k = key('ord');
+        const [t1, t2] = (await tickets(k, 2)) as [OrderedTicket, OrderedTicket];
+        expect(await enter(t1, { poisonMs: 300 })).toEqual({ outcome: 'entered' });
+        const first = await enter(t2, { poisonMs: 300 });
+        expect(first).toMatchObject({ outcome: 'wait', head: 1 });
+        const inMs = (first as { poisonedInMs: number }).poisonedInMs;
+        expect(inMs).toBeGreaterThan(200);
+        expect(inMs).toBeLessThanOrEqual(301);
+        await harness.advance(150);
+        const later = (await enter(t2, { poisonMs: 300 })) as { poisonedInMs: number };
+        expect(later.poisonedInMs).toBeLessThanOrEqual(inMs - 150);
+        expect(await c.orderedHeartbeat(t1)).toBe(true); // a sign of life moves it back
+        expect(((await enter(t2, { poisonMs: 300 })) as { poisonedInMs: number }).poisonedInMs).toBeGreaterThan(later.poisonedInMs);
+      });
+
       it('passes over a head that never arrived once the cursor has not moved for the poison time', async () => {
         const k = key('ord');
         const [, t2] = (await tickets(k, 2)) as [OrderedTicket, OrderedTicket];
-        expect(await enter(t2, { poisonMs: 200 })).toEqual({ outcome: 'wait', head: 1 });
+        expect(await enter(t2, { poisonMs: 200 })).toMatchObject({ outcome: 'wait', head: 1 });
         await harness.advance(250);
         expect(await enter(t2, { poisonMs: 200 })).toEqual({ outcome: 'entered' });
         expect(await c.orderedState(k)).toMatchObject({ lastCompleted: 1, inFlight: 2 });
@@ -609,9 +625,9 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
         const k = key('ord');
         const [, t2, t3] = (await tickets(k, 3)) as [OrderedTicket, OrderedTicket, OrderedTicket];
         await harness.advance(200);
-        expect(await enter(t2, { poisonMs: 400 })).toEqual({ outcome: 'wait', head: 1 });
+        expect(await enter(t2, { poisonMs: 400 })).toMatchObject({ outcome: 'wait', head: 1 });
         await harness.advance(300); // position 1 is dead; position 2 waited 300 ms ago
-        expect(await enter(t3, { poisonMs: 400 })).toEqual({ outcome: 'wait', head: 2 });
+        expect(await enter(t3, { poisonMs: 400 })).toMatchObject({ outcome: 'wait', head: 2 });
         expect(await c.orderedState(k)).toMatchObject({ lastCompleted: 1 });
         expect(await enter(t2, { poisonMs: 400 })).toEqual({ outcome: 'entered' });
       });
@@ -624,7 +640,7 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
         expect(await c.orderedHeartbeat(t1)).toBe(true);
         expect(await c.orderedHeartbeat(t2)).toBe(false); // not in flight
         await harness.advance(180); // older than the poison time since entering, not since the heartbeat
-        expect(await enter(t2, { poisonMs: 300 })).toEqual({ outcome: 'wait', head: 1 });
+        expect(await enter(t2, { poisonMs: 300 })).toMatchObject({ outcome: 'wait', head: 1 });
         expect(await c.orderedState(k)).toMatchObject({ lastCompleted: 0, inFlight: 1 });
         await complete(t1);
         expect(await enter(t2, { poisonMs: 300 })).toEqual({ outcome: 'entered' });

@@ -307,13 +307,13 @@ describe('scripts on a live server', () => {
       const t1 = await runScript(redis, scripts.orderedTicket, ord(), []);
       for (let i = 0; i < 4; i++) await runScript(redis, scripts.orderedTicket, ord(), []);
       const e = t1.epoch;
-      expect(await runScript(redis, scripts.orderedEnter, ord(), [5, e, 100, '0', '{}', channel])).toEqual({ outcome: 'wait', head: 1 });
+      expect(await runScript(redis, scripts.orderedEnter, ord(), [5, e, 100, '0', '{}', channel])).toMatchObject({ outcome: 'wait', head: 1 });
       expect(await redis.hexists(keys.ordered('o'), 'seen:5')).toBe(1);
       await sleep(70);
-      expect(await runScript(redis, scripts.orderedEnter, ord(), [3, e, 100, '0', '{}', channel])).toEqual({ outcome: 'wait', head: 1 });
+      expect(await runScript(redis, scripts.orderedEnter, ord(), [3, e, 100, '0', '{}', channel])).toMatchObject({ outcome: 'wait', head: 1 });
       await sleep(70);
       // 1 and 2 never arrived (signs of life 140 ms ago): both passed in one call; 3 waited 70 ms ago.
-      expect(await runScript(redis, scripts.orderedEnter, ord(), [5, e, 100, '0', '{}', channel])).toEqual({ outcome: 'wait', head: 3 });
+      expect(await runScript(redis, scripts.orderedEnter, ord(), [5, e, 100, '0', '{}', channel])).toMatchObject({ outcome: 'wait', head: 3 });
       expect(await runScript(redis, scripts.orderedState, ord(), [])).toMatchObject({ lastCompleted: 2 });
       expect(await redis.hexists(keys.ordered('o'), 'seen:1')).toBe(0);
       expect(await runScript(redis, scripts.orderedEnter, ord(), [3, e, 100, '0', '{}', channel])).toEqual({ outcome: 'entered' });

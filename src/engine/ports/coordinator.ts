@@ -146,7 +146,11 @@ export interface OrderedEnterRequest extends OrderedTicket {
 }
 export type OrderedEnterResult =
   | { readonly outcome: 'entered' }
-  | { readonly outcome: 'wait'; readonly head: number }
+  /**
+   * Not this position's turn yet. `poisonedInMs`: how long until the head would be passed over if
+   * it shows no sign of life meanwhile — when a waiter should try again at the latest.
+   */
+  | { readonly outcome: 'wait'; readonly head: number; readonly poisonedInMs?: number }
   /** An earlier position failed in strict mode: this position must halt (and still complete). */
   | { readonly outcome: 'chain_failed'; readonly firstFailed: number }
   /** The epoch moved on (drain or reset): this ticket belongs to an old batch. */

@@ -154,7 +154,7 @@ export const scripts = {
       case 'passed':
         return { outcome };
       case 'wait':
-        return { outcome, head: replyNumber(r[1]) };
+        return r[2] === undefined ? { outcome, head: replyNumber(r[1]) } : { outcome, head: replyNumber(r[1]), poisonedInMs: replyNumber(r[2]) };
       case 'chain_failed':
         return { outcome, firstFailed: replyNumber(r[1]) };
       case 'stale':

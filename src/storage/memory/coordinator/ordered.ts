@@ -166,7 +166,7 @@ function walk(entry: OrderedEntry, request: OrderedEnterRequest, now: number): W
       // Its sign of life is its heartbeat in flight, else its latest ticket or wait, or the
       // last real advance of the cursor, whichever is latest.
       const lastSign = entry.inFlight === head ? entry.heartbeatAt : Math.max(entry.advancedAt, entry.seen.get(head) ?? 0);
-      if (now - lastSign <= request.poisonMs) result = { outcome: 'wait', head };
+      if (now - lastSign <= request.poisonMs) result = { outcome: 'wait', head, poisonedInMs: request.poisonMs - (now - lastSign) + 1 };
       else {
         passHead(entry);
         moved = true;

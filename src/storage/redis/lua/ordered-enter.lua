@@ -10,7 +10,9 @@
   ARGV[5] holder info JSON
   ARGV[6] channel to notify when heads are passed over
 
-  Returns {'entered'} | {'wait', head} | {'chain_failed', firstFailed} | {'stale', epoch} | {'passed'}
+  Returns {'entered'} | {'wait', head, poisonedInMs} | {'chain_failed', firstFailed} | {'stale', epoch}
+    | {'passed'}; poisonedInMs: when the head would be passed over without a sign of life (absent
+    after 64 passes in one call)
 
   Errors: RX_ARG on invalid numbers or a nonce never issued in this epoch.
   Time: TIME (ms). Sign of life of the head: its heartbeat when in flight, otherwise the latest
@@ -47,7 +49,7 @@ for _ = 1, 64 do
     if inFlight ~= head then
       alive = math.max(advanced, tonumber(redis.call('HGET', KEYS[1], 'seen:' .. head) or '0'))
     end
-    if now - alive <= poison then result = {'wait', head} end
+    if now - alive <= poison then result = {'wait', head, poison - (now - alive) + 1} end
   end
   if result then break end
   -- poison pill: pass over the dead head and every position completed out of turn behind it
