@@ -35,7 +35,11 @@ export interface RedisRuntimeOptions extends Partial<Omit<EngineOptions, 'store'
   readonly queueName?: string;
   /** Worker lock / stall detection tunables (how fast a dead worker's job is redelivered). */
   readonly stall?: Pick<BullmqConsumerOptions, 'lockDurationMs' | 'stalledIntervalMs' | 'maxStalledCount'>;
-  /** Hand a released lock straight to a waiter of this process (docs/decisions/037). Default true. */
+  /**
+   * Hand a released lock straight to a waiter of this process (docs/decisions/037, 060), and queue
+   * this process for grants of locks released by other processes (docs/decisions/059). Default
+   * true; `false` frees the key at every release and takes no grants.
+   */
   readonly lockHandOff?: boolean;
 }
 

@@ -48,7 +48,11 @@ export interface RedisCoordinatorOptions {
   readonly keys?: RedisKeys;
   /** Quit `redis` on {@link RedisCoordinator.close} (default false). */
   readonly closeConnection?: boolean;
-  /** Hand a released lock straight to a waiter of this process (docs/decisions/037). Default true. */
+  /**
+   * Hand a released lock straight to a waiter of this process (docs/decisions/037, 060), and queue
+   * this process for grants of locks released by other processes (docs/decisions/059). Default
+   * true; `false` frees the key at every release and takes no grants.
+   */
   readonly lockHandOff?: boolean;
 }
 

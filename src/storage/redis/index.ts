@@ -41,7 +41,11 @@ export interface RedisBackendOptions {
   readonly recordTtlMs?: number;
   /** Size limit of one serialized execution record in bytes; default 512 KiB. */
   readonly maxRecordBytes?: number;
-  /** Hand a released lock straight to a waiter of this process (docs/decisions/037). Default true. */
+  /**
+   * Hand a released lock straight to a waiter of this process (docs/decisions/037, 060), and queue
+   * this process for grants of locks released by other processes (docs/decisions/059). Default
+   * true; `false` frees the key at every release and takes no grants.
+   */
   readonly lockHandOff?: boolean;
   /**
    * Send the commands of one event-loop tick in one socket write (docs/decisions/041). Default
