@@ -30,6 +30,7 @@ import type {
   SemaphoreState,
 } from '../../engine/ports/coordinator.js';
 import type { CoordinationInspector, InspectedKey, InspectOptions } from '../../engine/ports/inspector.js';
+import { afterReconnect, CancelChannel } from './cancel-channel.js';
 import { CLAIM_TTL_MS, GRANT_PLACEHOLDER, GrantBook, REGISTRATION_WINDOW_MS } from './grants.js';
 import { HandOffs, type HandOffCandidate } from './handoff.js';
 import { HeldLocks, monotonic } from './held-locks.js';
@@ -85,6 +86,8 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
   readonly #held = new HeldLocks();
   /** Grants from other processes (docs/decisions/059). */
   readonly #grants: GrantBook;
+  /** Cancel announcements (docs/decisions/053). */
+  readonly #cancels: CancelChannel;
   /** Listeners of {@link RedisCoordinator.onFreed}. */
   readonly #freed = new Set<(kind: 'lock', key: string) => void>();
   /** Channels kept subscribed while a registration may be answered (their stop timers). */
@@ -97,6 +100,7 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
     this.#closeConnection = options.closeConnection ?? false;
     this.#lockHandOff = options.lockHandOff ?? true;
     this.#grants = new GrantBook(this.#lockHandOff);
+    this.#cancels = new CancelChannel(this.redis, this.keys.cancelChannel());
   }
 
   async time(): Promise<number> {
@@ -452,9 +456,8 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
     for (const timer of this.#kept.values()) clearTimeout(timer);
     this.#kept.clear();
     const subscriber = this.#subscriber;
-    const cancels = this.#cancelSubscriber;
+    const cancels = this.#cancels.close();
     this.#subscriber = undefined;
-    this.#cancelSubscriber = undefined;
     await Promise.all([subscriber ? quit(subscriber) : undefined, cancels ? quit(cancels) : undefined, this.#closeConnection ? quit(this.redis) : undefined]);
   }
 
@@ -481,64 +484,14 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
     }
   }
 
-  /** Cancel listeners, each with its `onListening` (called again after the subscriber reconnects). */
-  readonly #cancelListeners = new Map<(executionId: string) => void, (() => void) | undefined>();
-
   /** See {@link Coordinator.announceCancel}: a PUBLISH on the prefix's cancel channel. */
   async announceCancel(executionId: string): Promise<void> {
-    await runCommand('cancel-announce', () => this.redis.publish(this.keys.cancelChannel(), executionId));
+    await this.#cancels.announce(executionId);
   }
 
-  /** See {@link Coordinator.onCancelAnnounced}: the subscriber connection listens to the cancel channel while anyone does. */
+  /** See {@link Coordinator.onCancelAnnounced}: a subscriber connection listens to the cancel channel while anyone does. */
   onCancelAnnounced(listener: (executionId: string) => void, onListening?: () => void): () => void {
-    // Until SUBSCRIBE is answered, announcements pass this process by: `onListening` lets the caller look again.
-    if (this.#cancelListeners.size === 0 && !this.#closed) this.#cancelSubscribed = this.#subscribeCancels();
-    this.#cancelListeners.set(listener, onListening);
-    if (onListening !== undefined) this.#whenListening(listener, onListening);
-    return () => {
-      if (!this.#cancelListeners.delete(listener) || this.#cancelListeners.size > 0) return;
-      this.#cancelSubscribed = undefined;
-      this.#cancelSubscriber?.unsubscribe(this.keys.cancelChannel()).catch(() => undefined);
-    };
-  }
-
-  /** Whether the cancel channel's subscription was answered (false: it failed); undefined while nobody listens. */
-  #cancelSubscribed: Promise<boolean> | undefined;
-
-  #subscribeCancels(): Promise<boolean> {
-    return this.#cancelConnection()
-      .subscribe(this.keys.cancelChannel())
-      .then(
-        () => true,
-        () => false,
-      );
-  }
-
-  #whenListening(listener: (executionId: string) => void, onListening: () => void): void {
-    void this.#cancelSubscribed?.then((subscribed) => subscribed && this.#cancelListeners.has(listener) && onListening());
-  }
-
-  /** The cancel subscriber reconnected: announcements made meanwhile were lost, so every listener looks again once it is back (decision 061). */
-  #cancelsReconnected(): void {
-    if (this.#cancelListeners.size === 0 || this.#closed) return;
-    this.#cancelSubscribed = this.#subscribeCancels();
-    for (const [listener, onListening] of this.#cancelListeners) if (onListening !== undefined) this.#whenListening(listener, onListening);
-  }
-
-  #cancelSubscriber: Redis | undefined;
-
-  /** The connection cancel announcements arrive on: apart from the wake-up subscriber, whose channels come and go with the waits. */
-  #cancelConnection(): Redis {
-    if (this.#cancelSubscriber === undefined) {
-      const subscriber = this.redis.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null, lazyConnect: false });
-      subscriber.on('error', () => undefined); // reconnects on its own; the listeners look again once it is back
-      subscriber.on('message', (channel: string, message: string) => {
-        if (channel === this.keys.cancelChannel()) for (const listener of [...this.#cancelListeners.keys()]) listener(message);
-      });
-      afterReconnect(subscriber, () => this.#cancelsReconnected());
-      this.#cancelSubscriber = subscriber;
-    }
-    return this.#cancelSubscriber;
+    return this.#cancels.listen(listener, onListening);
   }
 
   #subscriberConnection(): Redis {
@@ -695,15 +648,6 @@ function assertInteger(name: string, value: number, min: number): void {
 }
 
 /** Quits a connection politely when it is up, or drops it at once when it is not. */
-/** Calls `again` at every `ready` of `connection` after its first one: it has reconnected. */
-function afterReconnect(connection: Redis, again: () => void): void {
-  let connected = false;
-  connection.on('ready', () => {
-    if (connected) again();
-    connected = true;
-  });
-}
-
 export async function quit(connection: Redis): Promise<void> {
   if (connection.status === 'end') return;
   if (connection.status !== 'ready') return connection.disconnect();

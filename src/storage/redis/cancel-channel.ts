@@ -1,0 +1,99 @@
+/**
+ * Cancel announcements over Redis pub/sub (docs/decisions/053, 058, 061): a `PUBLISH` on the
+ * prefix's cancel channel, and a subscriber connection of its own that listens while anyone
+ * does. Announcements are a fast path only: a listener is told when the subscription is in place
+ * (at first, and again after every reconnect) so that it can re-read what it may have missed.
+ *
+ * @module
+ */
+import type { Redis } from 'ioredis';
+import { runCommand } from './script.js';
+
+type Listener = (executionId: string) => void;
+
+/** Calls `again` at every `ready` of `connection` after its first one: it has reconnected. */
+export function afterReconnect(connection: Redis, again: () => void): void {
+  let connected = false;
+  connection.on('ready', () => {
+    if (connected) again();
+    connected = true;
+  });
+}
+
+/** The cancel channel of one coordinator. */
+export class CancelChannel {
+  readonly #redis: Redis;
+  readonly #channel: string;
+  /** Listeners, each with its `onListening`. */
+  readonly #listeners = new Map<Listener, (() => void) | undefined>();
+  /** Whether the channel's subscription was answered (false: it failed); undefined while nobody listens. */
+  #subscribed: Promise<boolean> | undefined;
+  #subscriber: Redis | undefined;
+  #closed = false;
+
+  /** `redis`: the command connection (announcements go out on it; the subscriber is its duplicate). */
+  constructor(redis: Redis, channel: string) {
+    this.#redis = redis;
+    this.#channel = channel;
+  }
+
+  /** Publishes `executionId` to every listening process. */
+  async announce(executionId: string): Promise<void> {
+    await runCommand('cancel-announce', () => this.#redis.publish(this.#channel, executionId));
+  }
+
+  /** See `Coordinator.onCancelAnnounced`; returns the unsubscribe function. */
+  listen(listener: Listener, onListening?: () => void): () => void {
+    // Until SUBSCRIBE is answered, announcements pass this process by: `onListening` lets the caller look again.
+    if (this.#listeners.size === 0 && !this.#closed) this.#subscribed = this.#subscribe();
+    this.#listeners.set(listener, onListening);
+    if (onListening !== undefined) this.#whenListening(listener, onListening);
+    return () => {
+      if (!this.#listeners.delete(listener) || this.#listeners.size > 0) return;
+      this.#subscribed = undefined;
+      this.#subscriber?.unsubscribe(this.#channel).catch(() => undefined);
+    };
+  }
+
+  /** Stops listening; returns the subscriber connection to quit, if any. */
+  close(): Redis | undefined {
+    this.#closed = true;
+    const subscriber = this.#subscriber;
+    this.#subscriber = undefined;
+    return subscriber;
+  }
+
+  #subscribe(): Promise<boolean> {
+    return this.#connection()
+      .subscribe(this.#channel)
+      .then(
+        () => true,
+        () => false,
+      );
+  }
+
+  #whenListening(listener: Listener, onListening: () => void): void {
+    void this.#subscribed?.then((subscribed) => subscribed && this.#listeners.has(listener) && onListening());
+  }
+
+  /** The subscriber reconnected: announcements made meanwhile were lost, so every listener looks again once it is back (decision 061). */
+  #reconnected(): void {
+    if (this.#listeners.size === 0 || this.#closed) return;
+    this.#subscribed = this.#subscribe();
+    for (const [listener, onListening] of this.#listeners) if (onListening !== undefined) this.#whenListening(listener, onListening);
+  }
+
+  /** The connection announcements arrive on: apart from the wake-up subscriber, whose channels come and go with the waits. */
+  #connection(): Redis {
+    if (this.#subscriber === undefined) {
+      const subscriber = this.#redis.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null, lazyConnect: false });
+      subscriber.on('error', () => undefined); // reconnects on its own; the listeners look again once it is back
+      subscriber.on('message', (channel: string, message: string) => {
+        if (channel === this.#channel) for (const listener of [...this.#listeners.keys()]) listener(message);
+      });
+      afterReconnect(subscriber, () => this.#reconnected());
+      this.#subscriber = subscriber;
+    }
+    return this.#subscriber;
+  }
+}
