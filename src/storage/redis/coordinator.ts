@@ -30,7 +30,7 @@ import type {
   SemaphoreState,
 } from '../../engine/ports/coordinator.js';
 import type { CoordinationInspector, InspectedKey, InspectOptions } from '../../engine/ports/inspector.js';
-import { afterReconnect, CancelChannel } from './cancel-channel.js';
+import { CancelChannel } from './cancel-channel.js';
 import { CLAIM_TTL_MS, GRANT_PLACEHOLDER, GrantBook, REGISTRATION_WINDOW_MS } from './grants.js';
 import { HandOffs, type HandOffCandidate } from './handoff.js';
 import { HeldLocks, monotonic } from './held-locks.js';
@@ -38,6 +38,7 @@ import { inspectRedis } from './inspect.js';
 import { RedisKeys } from './keys.js';
 import { runCommand, runScript, type ScriptArg, type ScriptDescriptor } from './script.js';
 import { scripts, type OrderedCounters, type StoredHolder } from './scripts.js';
+import { WakeChannels } from './wake-channels.js';
 
 /** Options of {@link RedisCoordinator}. */
 export interface RedisCoordinatorOptions {
@@ -57,9 +58,6 @@ export interface RedisCoordinatorOptions {
   readonly lockHandOff?: boolean;
 }
 
-/** A waiter's wake-up; returns whether it was news to the waiter (a watch already woken says no). */
-type Waiter = () => boolean;
-
 export { CLAIM_TTL_MS, GRANT_PLACEHOLDER, REGISTRATION_WINDOW_MS } from './grants.js';
 
 /** {@link Coordinator} over Redis ≥ 7 (ioredis). */
@@ -70,16 +68,10 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
   readonly keys: RedisKeys;
   readonly #closeConnection: boolean;
   readonly #lockHandOff: boolean;
-  #subscriber: Redis | undefined;
-  readonly #waiters = new Map<string, Set<Waiter>>();
-  /** The waiters that are watches (told about a change at their subscription's confirmation). */
-  readonly #watchListeners = new WeakSet<Waiter>();
+  /** The wake-up channels and their subscriber connection. */
+  readonly #channels: WakeChannels;
   /** The lock key of each lock channel listened on: at its subscription's confirmation, only a free key (or a grant) is news. */
   readonly #lockChannelKeys = new Map<string, string>();
-  /** The channels subscribed (or being subscribed), each with the token of its subscription. */
-  readonly #listening = new Map<string, object>();
-  /** Channels of locks and semaphores: a release frees one place, so it wakes one waiter here (docs/decisions/030). */
-  readonly #wakeOne = new Set<string>();
   /** Waiters of this process offering to take a lock at its release (docs/decisions/037). */
   readonly #handOffs = new HandOffs();
   /** What this process knows of the locks its owners hold, for in-memory hand-overs (docs/decisions/043). */
@@ -90,8 +82,6 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
   readonly #cancels: CancelChannel;
   /** Listeners of {@link RedisCoordinator.onFreed}. */
   readonly #freed = new Set<(kind: 'lock', key: string) => void>();
-  /** Channels kept subscribed while a registration may be answered (their stop timers). */
-  readonly #kept = new Map<string, NodeJS.Timeout>();
   #closed = false;
 
   constructor(options: RedisCoordinatorOptions) {
@@ -101,6 +91,19 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
     this.#lockHandOff = options.lockHandOff ?? true;
     this.#grants = new GrantBook(this.#lockHandOff);
     this.#cancels = new CancelChannel(this.redis, this.keys.cancelChannel());
+    this.#channels = new WakeChannels(this.redis, {
+      onMessage: (channel, message) => {
+        if (!message.startsWith('g ')) return false;
+        this.#onGrant(channel, message); // a grant names one process; the others' waiters sleep on (the key is not free)
+        return true;
+      },
+      onConfirmed: (channel, wakeWatches) => this.#confirmed(channel, wakeWatches),
+      onUnlisten: (channel) => {
+        const key = this.#lockChannelKeys.get(channel);
+        if (key !== undefined) this.#grants.drop(key);
+        this.#lockChannelKeys.delete(channel);
+      },
+    });
   }
 
   async time(): Promise<number> {
@@ -184,14 +187,7 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
     if (this.#closed) return;
     const channel = this.keys.lockChannel(key);
     this.#lockChannelKeys.set(channel, key);
-    clearTimeout(this.#kept.get(channel));
-    const timer = setTimeout(() => {
-      this.#kept.delete(channel);
-      this.#unlisten(channel);
-    }, REGISTRATION_WINDOW_MS + CLAIM_TTL_MS);
-    timer.unref();
-    this.#kept.set(channel, timer);
-    this.#listen(channel);
+    this.#channels.keep(channel, REGISTRATION_WINDOW_MS + CLAIM_TTL_MS);
   }
 
   /**
@@ -384,18 +380,17 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
   waitForChange(kind: PrimitiveKind, key: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
     if (this.#closed || signal?.aborted === true) return Promise.resolve();
     const channel = this.#channel(kind, key);
-    if (kind === 'lock' || kind === 'semaphore') this.#wakeOne.add(channel);
     return new Promise<void>((resolve) => {
       const done = (): boolean => {
         clearTimeout(timer);
         signal?.removeEventListener('abort', done);
-        this.#removeWaiter(channel, done);
+        this.#channels.remove(channel, done);
         resolve();
         return true;
       };
       const timer = setTimeout(done, Math.max(0, timeoutMs));
       signal?.addEventListener('abort', done, { once: true });
-      this.#addWaiter(channel, done);
+      this.#channels.add(channel, done, { wakeOne: wakesOne(kind) });
     });
   }
 
@@ -405,7 +400,6 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
    */
   watch(kind: PrimitiveKind, key: string, offer?: LockAcquireRequest): ChangeWatch {
     const channel = this.#channel(kind, key);
-    if (kind === 'lock' || kind === 'semaphore') this.#wakeOne.add(channel);
     let changed = this.#closed;
     let wake: (() => void) | undefined;
     // The listener stays registered until `close` (a caller's next watch is registered before it closes
@@ -416,9 +410,8 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
       wake?.();
       return true;
     };
-    this.#watchListeners.add(listener);
     if (kind === 'lock') this.#lockChannelKeys.set(channel, key);
-    if (!changed) this.#addWaiter(channel, listener);
+    if (!changed) this.#channels.add(channel, listener, { wakeOne: wakesOne(kind), watch: true });
     // While a watch offers, this process has a waiter that can take a grant from another process (decision 059).
     const stopOffering = offer !== undefined && kind === 'lock' ? this.#grants.offer(key) : () => undefined;
     return {
@@ -443,7 +436,7 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
             }),
       close: () => {
         stopOffering();
-        this.#removeWaiter(channel, listener);
+        this.#channels.remove(channel, listener);
       },
     };
   }
@@ -452,12 +445,8 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    for (const waiters of [...this.#waiters.values()]) for (const wake of [...waiters]) wake();
-    for (const timer of this.#kept.values()) clearTimeout(timer);
-    this.#kept.clear();
-    const subscriber = this.#subscriber;
+    const subscriber = this.#channels.close();
     const cancels = this.#cancels.close();
-    this.#subscriber = undefined;
     await Promise.all([subscriber ? quit(subscriber) : undefined, cancels ? quit(cancels) : undefined, this.#closeConnection ? quit(this.redis) : undefined]);
   }
 
@@ -494,88 +483,16 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
     return this.#cancels.listen(listener, onListening);
   }
 
-  #subscriberConnection(): Redis {
-    if (this.#subscriber === undefined) {
-      const subscriber = this.redis.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null, lazyConnect: false });
-      subscriber.on('error', () => undefined); // reconnects on its own; each channel is confirmed again once it is back
-      afterReconnect(subscriber, () => this.#reconnected());
-      subscriber.on('message', (channel: string, message: string) => {
-        // A grant names one process; the others' waiters sleep on (the key is not free).
-        if (message.startsWith('g ')) return this.#onGrant(channel, message);
-        const waiters = [...(this.#waiters.get(channel) ?? [])];
-        // The oldest waiter of a lock or semaphore that did not know yet retries; the others stay asleep (no thundering herd).
-        if (!this.#wakeOne.has(channel)) for (const wake of waiters) wake();
-        else for (const wake of waiters) if (wake()) break;
-      });
-      this.#subscriber = subscriber;
-    }
-    return this.#subscriber;
-  }
-
-  #addWaiter(channel: string, waiter: Waiter): void {
-    let waiters = this.#waiters.get(channel);
-    if (waiters === undefined) {
-      waiters = new Set<Waiter>();
-      this.#waiters.set(channel, waiters);
-      this.#listen(channel);
-    }
-    waiters.add(waiter);
-  }
-
-  /** Subscribes to `channel` unless this process listens on it already. */
-  #listen(channel: string): void {
-    if (this.#listening.has(channel)) return;
-    const subscription = {};
-    this.#listening.set(channel, subscription);
-    this.#subscriberConnection()
-      .subscribe(channel)
-      .then(
-        () => this.#subscribed(channel, subscription),
-        () => undefined,
-      );
-  }
-
   /**
-   * The wake-up subscriber reconnected: what was published meanwhile (releases, grants) reached
-   * nobody here, so every channel is subscribed and confirmed again, as at its first subscription
-   * (decision 061).
+   * A subscription took effect (first, or again after a reconnect): what was published while it
+   * was on its way reached nobody here (docs/decisions/057, 061). A lock channel reads the lock: a
+   * free key wakes its watches, a key held by this process's grant placeholder is a grant to take
+   * (decision 059); a held one will be heard of at its next release. Other channels wake their
+   * watches at once (their callers try again). One-shot `waitForChange` waiters keep their timeout.
    */
-  #reconnected(): void {
-    if (this.#closed || this.#subscriber === undefined) return;
-    for (const channel of [...this.#listening.keys()]) {
-      const subscription = {};
-      this.#listening.set(channel, subscription);
-      this.#subscriber.subscribe(channel).then(
-        () => this.#subscribed(channel, subscription),
-        () => undefined,
-      );
-    }
-  }
-
-  /** Unsubscribes from `channel` once no waiter and no registration needs it. */
-  #unlisten(channel: string): void {
-    if (this.#waiters.has(channel) || this.#kept.has(channel) || !this.#listening.delete(channel)) return;
-    const key = this.#lockChannelKeys.get(channel);
-    if (key !== undefined) this.#grants.drop(key);
-    this.#lockChannelKeys.delete(channel);
-    this.#subscriber?.unsubscribe(channel).catch(() => undefined);
-  }
-
-  /**
-   * The subscription to `channel` took effect. A release published while it was on its way
-   * reached nobody here, so every watch registered meanwhile reports a change: its caller tries
-   * once more (docs/decisions/057). Watches registered later are covered by the subscription;
-   * one-shot `waitForChange` waiters keep their timeout (their callers poll).
-   */
-  #subscribed(channel: string, subscription: object): void {
-    if (this.#listening.get(channel) !== subscription) return; // unsubscribed meanwhile: a later subscription covers the new waiters
-    const wakeWatches = (): void => {
-      if (this.#listening.get(channel) === subscription) for (const wake of [...(this.#waiters.get(channel) ?? [])]) if (this.#watchListeners.has(wake)) wake();
-    };
+  #confirmed(channel: string, wakeWatches: () => void): void {
     const lockKey = this.#lockChannelKeys.get(channel);
     if (lockKey === undefined) return wakeWatches();
-    // A lock still held was not released unheard (or was taken again: its next release will be heard); a free one was.
-    // A grant to this process published before the subscription took effect is taken here (decision 059).
     this.lockState(lockKey).then(
       (state) => {
         if (state === undefined) wakeWatches();
@@ -583,14 +500,6 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
       },
       () => wakeWatches(),
     );
-  }
-
-  #removeWaiter(channel: string, waiter: Waiter): void {
-    const waiters = this.#waiters.get(channel);
-    if (waiters === undefined || !waiters.delete(waiter) || waiters.size > 0) return;
-    this.#waiters.delete(channel);
-    this.#wakeOne.delete(channel);
-    this.#unlisten(channel);
   }
 
   /** `g <pid> <registration> <token>` on a lock channel: a grant; only the named process acts on it. */
@@ -637,6 +546,11 @@ function toOrderedState(key: string, counters: OrderedCounters): OrderedState {
     firstFailed: counters.firstFailed === 0 ? undefined : counters.firstFailed,
     drained: counters.issued === counters.lastCompleted,
   };
+}
+
+/** Locks and semaphores: a release frees one place, so it wakes one waiter per process (docs/decisions/030). */
+function wakesOne(kind: PrimitiveKind): boolean {
+  return kind === 'lock' || kind === 'semaphore';
 }
 
 function assertPositiveInteger(name: string, value: number): void {
