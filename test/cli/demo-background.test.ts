@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { Redis } from 'ioredis';
 import { runBackgroundDemo } from '../../src/cli/demo-background.js';
 import { main } from '../../src/cli/main.js';
-import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
+import { useRedisServer } from '../support/use-redis-server.js';
 
 async function demo(options: Parameters<typeof runBackgroundDemo>[0] = {}): Promise<{ code: number; lines: string[] }> {
   const lines: string[] = [];
@@ -76,13 +76,7 @@ describe('ts-reactor demo --background (embedded default)', () => {
 });
 
 describe('ts-reactor demo --redis (worker processes over a throwaway Redis)', () => {
-  let redis: RedisServerHandle;
-  beforeAll(async () => {
-    redis = await startRedisServer();
-  });
-  afterAll(async () => {
-    await redis?.dispose();
-  });
+  const redis = useRedisServer();
 
   test('two worker processes run the transfers; contended ones park and complete; children stop; keys removed', async () => {
     const { code, lines } = await demo({ redisUrl: redis.url });

@@ -1,9 +1,9 @@
 /** `ts-reactor demo step-lock`: the serialized, contended and compensated paths, embedded and over Redis with worker processes. */
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { runStepLockDemo } from '../../src/cli/demo-step-lock.js';
 import { main } from '../../src/cli/main.js';
-import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
+import { useRedisServer } from '../support/use-redis-server.js';
 
 async function demo(options: Parameters<typeof runStepLockDemo>[0] = {}): Promise<{ code: number; lines: string[] }> {
   const lines: string[] = [];
@@ -44,13 +44,7 @@ describe('ts-reactor demo step-lock (embedded default)', () => {
 });
 
 describe('ts-reactor demo step-lock --redis (worker processes over a throwaway Redis)', () => {
-  let redis: RedisServerHandle;
-  beforeAll(async () => {
-    redis = await startRedisServer();
-  });
-  afterAll(async () => {
-    await redis?.dispose();
-  });
+  const redis = useRedisServer();
 
   test('two worker processes run the payments; the three paths hold; the keys are removed', { timeout: 60_000 }, async () => {
     const { code, lines } = await demo({ redisUrl: redis.url });

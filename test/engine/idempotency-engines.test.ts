@@ -3,11 +3,11 @@
  * execution, and the losing engine answers that execution — also when it asks before the
  * winner wrote its first record, which once threw "record is gone" (docs/decisions/056).
  */
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { createRedisRuntime, type RedisRuntime } from '../../src/bullmq.js';
 import { createEngine, MemoryCoordinator, MemoryStore, reactor, type Engine, type RunResult } from '../../src/index.js';
-import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
+import { useRedisServer } from '../support/use-redis-server.js';
 
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
@@ -143,13 +143,7 @@ describe('one idempotency key, what a replay cannot answer', () => {
 });
 
 describe('Redis', () => {
-  let server: RedisServerHandle;
-  beforeAll(async () => {
-    server = await startRedisServer();
-  });
-  afterAll(async () => {
-    await server?.dispose();
-  });
+  const server = useRedisServer();
   let n = 0;
   const runtimes = async (): Promise<[RedisRuntime, RedisRuntime]> => {
     const prefix = `idem2-${++n}`;

@@ -4,11 +4,11 @@
  * (an extra await between the claim and everything after it), which once let a replay find
  * neither an in-flight entry nor a record (docs/decisions/047).
  */
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { createRedisRuntime } from '../../src/bullmq.js';
 import { createEmbeddedEngine, createEngine, MemoryStore, reactor, type Engine, type RunResult } from '../../src/index.js';
 import type { IdempotencyClaim } from '../../src/engine/ports/store.js';
-import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
+import { useRedisServer } from '../support/use-redis-server.js';
 
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
@@ -81,13 +81,7 @@ describe('idempotency keys under concurrency, memory backend', () => {
 });
 
 describe('idempotency keys under concurrency, Redis', () => {
-  let server: RedisServerHandle;
-  beforeAll(async () => {
-    server = await startRedisServer();
-  });
-  afterAll(async () => {
-    await server?.dispose();
-  });
+  const server = useRedisServer();
 
   test('concurrent runs and starts with one key: one execution, the rest replays', async () => {
     const runtime = createRedisRuntime({ url: server.url, prefix: 'idem1', reactors: [] });
