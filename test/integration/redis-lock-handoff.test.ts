@@ -10,8 +10,7 @@ import { createEngine, reactor, type ReactorEvent, type RunResult } from '../../
 import { HandOffs, MAX_STREAK, MAX_STREAK_MS, type HandOffCandidate } from '../../src/storage/redis/handoff.js';
 import { scripts } from '../../src/storage/redis/scripts.js';
 import { createRedisBackend, RedisCoordinator, type RedisBackend } from '../../src/storage/redis/index.js';
-import { CLAIM_TTL_MS, GRANT_PLACEHOLDER } from '../../src/storage/redis/coordinator.js';
-import { GrantBook } from '../../src/storage/redis/grants.js';
+import { CLAIM_TTL_MS, GRANT_PLACEHOLDER, GrantBook } from '../../src/storage/redis/grants.js';
 import { Redis } from 'ioredis';
 import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
 

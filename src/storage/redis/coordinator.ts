@@ -58,8 +58,6 @@ export interface RedisCoordinatorOptions {
   readonly lockHandOff?: boolean;
 }
 
-export { CLAIM_TTL_MS, GRANT_PLACEHOLDER, REGISTRATION_WINDOW_MS } from './grants.js';
-
 /** {@link Coordinator} over Redis ≥ 7 (ioredis). */
 export class RedisCoordinator implements Coordinator, CoordinationInspector {
   /** The command connection. */
