@@ -277,6 +277,56 @@ export class ScriptError extends ReactorError {
   }
 }
 
+/**
+ * The execution store could not be reached or did not answer for longer than the outage
+ * tolerance (connection closed, server loading or busy). The write may or may not have
+ * happened; every store write is retry-safe. `details.operation` names the call (`store-save` …).
+ */
+export class StoreUnavailableError extends ReactorError {
+  constructor(operation: string, cause: unknown) {
+    super('store_unavailable', `execution store unavailable during ${operation}: ${messageOf(cause)}`, { cause, details: { operation } });
+    this.name = 'StoreUnavailableError';
+  }
+}
+
+/**
+ * A worker no longer holds the liveness lease of the execution it was working on (it expired
+ * while the process was frozen or cut off, or another worker took the execution over). It
+ * stops that execution and writes nothing more to its record; the lease's holder goes on.
+ * Also the reason `ctx.signal` is aborted with in that case.
+ */
+export class LeaseLostError extends ReactorError {
+  constructor(executionId: string, how: 'expired' | 'taken_over') {
+    const why = how === 'expired' ? 'its lease ran out on this worker before it could be renewed' : 'another worker holds it now';
+    super('lease_lost', `execution ${executionId}: this worker lost its liveness lease (${why}); it stopped without writing the record`, { details: { executionId, how } });
+    this.name = 'LeaseLostError';
+  }
+}
+
+/** No record of the execution exists (never started, expired, or lost by a Redis restart without persistence). */
+export class ExecutionNotFoundError extends ReactorError {
+  constructor(executionId: string) {
+    super('execution_not_found', `execution ${executionId} has no record (never started, expired, or lost by a store without persistence)`, { details: { executionId } });
+    this.name = 'ExecutionNotFoundError';
+  }
+}
+
+/** A status write the execution state machine does not allow (e.g. a finished execution set running again). */
+export class StatusTransitionError extends ReactorError {
+  constructor(executionId: string, from: string, to: string) {
+    super('status_transition_invalid', `execution ${executionId}: status ${from} cannot become ${to}`, { details: { executionId, from, to } });
+    this.name = 'StatusTransitionError';
+  }
+}
+
+/** A worker shut down before the step finished: `ctx.signal` is aborted with it and the job is handed back to the queue. */
+export class WorkerShutdownError extends ReactorError {
+  constructor(timeoutMs: number) {
+    super('worker_shutdown', `the worker shut down (its ${timeoutMs} ms shutdown deadline passed); the execution continues on another worker`, { details: { timeoutMs } });
+    this.name = 'WorkerShutdownError';
+  }
+}
+
 /** The coordination primitives, as named in errors and events. */
 export type PrimitiveName = 'lock' | 'semaphore' | 'rate_limit' | 'period' | 'ordered_lock';
 
@@ -490,6 +540,11 @@ const REVIVE: readonly [string, { readonly prototype: ReactorError }, Revivable[
   ['WrappedThrowError', WrappedThrowError, [ErrorCode.Wrapped]],
   ['CoordinationUnavailableError', CoordinationUnavailableError, ['coordination_unavailable']],
   ['ScriptError', ScriptError, ['script_failed']],
+  ['StoreUnavailableError', StoreUnavailableError, ['store_unavailable']],
+  ['LeaseLostError', LeaseLostError, ['lease_lost']],
+  ['ExecutionNotFoundError', ExecutionNotFoundError, ['execution_not_found']],
+  ['StatusTransitionError', StatusTransitionError, ['status_transition_invalid']],
+  ['WorkerShutdownError', WorkerShutdownError, ['worker_shutdown']],
   ['ContentionError', ContentionError, ['contention']],
   ['RateLimitedError', RateLimitedError, ['rate_limited']],
   ['CoordinationKeyError', CoordinationKeyError, ['coordination_key_invalid']],

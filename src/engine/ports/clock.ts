@@ -6,6 +6,11 @@ export interface Clock {
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
   /** Calls `fn` every `ms` until the returned function is called (keep-alive timers). */
   every(ms: number, fn: () => void): () => void;
+  /**
+   * A monotonic reading in ms (never jumps with wall-clock corrections), for hold deadlines.
+   * Optional: a clock without it measures deadlines with `now()` (a manual clock is monotonic).
+   */
+  monotonic?(): number;
 }
 
 /** Identifiers for executions and holders. */
@@ -33,6 +38,7 @@ export const systemClock: Clock = Object.freeze({
     timer.unref();
     return () => clearInterval(timer);
   },
+  monotonic: () => performance.now(),
 });
 
 /** Random, sortable-enough ids: a time prefix plus random bytes. */
