@@ -12,15 +12,36 @@ import { join } from 'node:path';
 import { recordOwner, reapOrphans, SERVER_DIR_PREFIX } from './redis-orphans.js';
 
 export interface RedisServerOptions {
-  /** `'aof'` keeps data across restarts (appendfsync always); default `'none'`. */
-  readonly persistence?: 'none' | 'aof';
+  /**
+   * What the server persists; default `'none'` (no AOF, no RDB snapshots).
+   * - `'aof'`: append-only file with `appendfsync always` (every acknowledged write survives a crash);
+   * - `'aof-everysec'`: append-only file with `appendfsync everysec` (a crash loses up to ~1 s);
+   * - `'rdb'`: RDB snapshots only (`save 60 1`): a clean stop keeps the data, a crash loses the
+   *   writes since the last snapshot.
+   */
+  readonly persistence?: 'none' | 'aof' | 'aof-everysec' | 'rdb';
+  /** More `redis-server` arguments, appended last (e.g. `['--rename-command', 'CONFIG', '']`). */
+  readonly extraArgs?: readonly string[];
+}
+
+function persistenceArgs(persistence: NonNullable<RedisServerOptions['persistence']>): string[] {
+  switch (persistence) {
+    case 'aof':
+      return ['--save', '', '--appendonly', 'yes', '--appendfsync', 'always'];
+    case 'aof-everysec':
+      return ['--save', '', '--appendonly', 'yes', '--appendfsync', 'everysec'];
+    case 'rdb':
+      return ['--save', '60 1', '--appendonly', 'no'];
+    case 'none':
+      return ['--save', '', '--appendonly', 'no'];
+  }
 }
 
 export interface RedisServerHandle {
   readonly port: number;
   readonly url: string;
   readonly dir: string;
-  /** Graceful shutdown (SHUTDOWN NOSAVE semantics via SIGTERM; with AOF the log is kept). */
+  /** Graceful shutdown (SIGTERM: with AOF the log is kept, with RDB a snapshot is written). */
   stop(): Promise<void>;
   /** SIGKILL. */
   kill(): Promise<void>;
@@ -73,8 +94,8 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
   let child: ChildProcess | undefined;
 
   const launch = async (): Promise<void> => {
-    const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--protected-mode', 'no', '--logfile', join(dir, 'redis.log')];
-    args.push(...(persistence === 'aof' ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no']));
+    const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--protected-mode', 'no', '--logfile', join(dir, 'redis.log')];
+    args.push(...persistenceArgs(persistence), ...(options.extraArgs ?? []));
     child = spawn('redis-server', args, { stdio: 'ignore' });
     child.once('error', () => undefined);
     if (child.pid !== undefined) recordOwner(dir, child.pid, port);
