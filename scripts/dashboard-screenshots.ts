@@ -61,7 +61,7 @@ async function main(): Promise<void> {
   await done({ orderId: 'o-1001', account: 'globex' });
   await done({ orderId: 'o-1002', account: 'initech' });
   const failed = await done({ orderId: 'o-1003', account: 'umbrella', fail: true });
-  await engine.retry(failed!.executionId);
+  await engine.retry(failed.executionId);
   const holder = await engine.start(checkout, { orderId: 'o-1004', account: 'acme', cardToken: 'tok_live_1111' });
   while ((await coordinator.lockState('account:acme'))?.holder.executionId !== holder.executionId) await new Promise((r) => setTimeout(r, 5));
   const parked = await engine.start(checkout, { orderId: 'o-1005', account: 'acme', cardToken: 'tok_live_2222' });
@@ -86,7 +86,7 @@ async function main(): Promise<void> {
     const shots: [string, string][] = [
       ['/executions', 'dashboard-executions.png'],
       [`/executions/${parked.executionId}`, 'dashboard-execution.png'],
-      [`/executions/${failed!.executionId}`, 'dashboard-execution-failed.png'],
+      [`/executions/${failed.executionId}`, 'dashboard-execution-failed.png'],
       [`/executions/${paused.executionId}`, 'dashboard-execution-paused.png'],
       ['/coordination', 'dashboard-coordination.png'],
     ];

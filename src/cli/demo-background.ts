@@ -16,6 +16,7 @@ import { createEmbeddedEngine } from '../embedded.js';
 import type { Engine } from '../engine/engine.js';
 import type { ReactorEvent } from '../engine/events.js';
 import type { RunResult } from '../engine/results.js';
+import { ExecutionNotFoundError } from '../errors.js';
 import { POST_MS, transfer, WORKER_NAME_ENV } from './demo-background-reactor.js';
 import { connectRedis, parseRedisUrl, pingRedis, redactUrl } from './redis-check.js';
 
@@ -108,6 +109,12 @@ export async function runBackgroundDemo(options: BackgroundDemoOptions = {}): Pr
   }
 }
 
+/** `undefined` for an execution whose record is gone (`engine.wait` rejects with `execution_not_found`); any other error is rethrown. */
+function unlessGone(error: unknown): undefined {
+  if (error instanceof ExecutionNotFoundError) return undefined;
+  throw error;
+}
+
 function header(write: Write, workers: string): void {
   write('');
   write(`reactor:  demo-transfer = withLock(account:<account>) -> post-transfer (~${POST_MS} ms, the lock is held throughout)`);
@@ -127,7 +134,7 @@ async function enqueueAndReport(engine: Engine, write: Write, workerName: (fromS
     started.push({ transfer: t, executionId: queued.executionId });
     write(`enqueued ${t.label} on account:${t.account} (${formatCents(t.amountCents)})  execution ${queued.executionId}`);
   }
-  const results = await Promise.all(started.map(async (s) => ({ ...s, result: await engine.wait(s.executionId, { timeoutMs: WAIT_TIMEOUT_MS, pollMs: 10 }) })));
+  const results = await Promise.all(started.map(async (s) => ({ ...s, result: await engine.wait(s.executionId, { timeoutMs: WAIT_TIMEOUT_MS, pollMs: 10 }).catch(unlessGone) })));
   const totalMs = Date.now() - t0;
   const labels = new Map(started.map((s) => [s.executionId, s.transfer.label]));
 

@@ -8,7 +8,7 @@ import type { Logger } from '../dsl/context.js';
 import { validateContract } from '../dsl/contract.js';
 import type { AnyReactorDefinition, InputOf, OutputOf, StepsOf } from '../dsl/definition.js';
 import { compileWindows, type RateWindowOptions } from '../dsl/coordination.js';
-import { ErrorCode, ReactorError, RecordTooLargeError } from '../errors.js';
+import { ErrorCode, ExecutionNotFoundError, ReactorError, RecordTooLargeError } from '../errors.js';
 import { EventHub, type EventListener, type Middleware } from './events.js';
 import { silentLogger } from './logger.js';
 import { createInstrument } from './instrument.js';
@@ -132,8 +132,20 @@ export interface Engine {
   process(job: ExecutionJob, delivery: JobDelivery): Promise<void>;
   /** The current result of an execution from its record (`queued`, `parked`, `running` or terminal); undefined when unknown. */
   result(executionId: string): Promise<RunResult | undefined>;
-  /** Polls the record until the execution is terminal or paused (or `timeoutMs` passes, then returns the current state). */
-  wait(executionId: string, options?: { readonly timeoutMs?: number; readonly pollMs?: number }): Promise<RunResult | undefined>;
+  /**
+   * Polls the record until the execution is terminal or paused (or `timeoutMs` passes, then
+   * returns the current state). Rejects with {@link ExecutionNotFoundError}
+   * (`execution_not_found`) as soon as a poll finds no record: the id was never started, its
+   * record expired, or a Redis without persistence lost it in a restart. ({@link Engine.result}
+   * answers `undefined` in that case instead.)
+   *
+   * @example
+   * ```ts
+   * const queued = await engine.start(checkout, { orderId: 'o-1' });
+   * const done = await engine.wait(queued.executionId, { timeoutMs: 10_000 });
+   * ```
+   */
+  wait(executionId: string, options?: { readonly timeoutMs?: number; readonly pollMs?: number }): Promise<RunResult>;
   /**
    * Cancels an execution that has not finished: queued or parked ones are rolled back at once;
    * one running inline here stops at its next step boundary and rolls back; one running in
@@ -344,11 +356,13 @@ export function createEngine(options: EngineOptions): Engine {
     return record ? { ...fromRecord(record), replay: false } : undefined;
   };
 
-  const wait = async (executionId: string, waitOptions: { readonly timeoutMs?: number; readonly pollMs?: number } = {}): Promise<RunResult | undefined> => {
+  const wait = async (executionId: string, waitOptions: { readonly timeoutMs?: number; readonly pollMs?: number } = {}): Promise<RunResult> => {
     const deadline = clock.now() + (waitOptions.timeoutMs ?? 30_000);
     for (;;) {
       const current = await result(executionId);
-      if (!current || ['completed', 'failed', 'halted', 'cancelled', 'paused'].includes(current.status) || clock.now() >= deadline) return current;
+      // No record: nothing will ever write one (never started, expired, or lost with a store that does not persist).
+      if (!current) throw new ExecutionNotFoundError(executionId);
+      if (['completed', 'failed', 'halted', 'cancelled', 'paused'].includes(current.status) || clock.now() >= deadline) return current;
       await clock.sleep(waitOptions.pollMs ?? 20);
     }
   };

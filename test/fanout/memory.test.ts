@@ -18,7 +18,7 @@ async function runInWorker(fails: boolean[], options: { batchSize?: number; atom
   const worker = m.startWorker(8);
   try {
     const started = await m.engine.start(r, { fails, failB: options.failB ?? false });
-    const result = (await m.engine.wait(started.executionId, { timeoutMs: 10_000, pollMs: 5 }))!;
+    const result = await m.engine.wait(started.executionId, { timeoutMs: 10_000, pollMs: 5 });
     return { result, log, m, executionId: started.executionId };
   } finally {
     await worker.stop();
@@ -68,7 +68,7 @@ describe('fan-out: elements as jobs, collected when all settle', () => {
       const done = await m.engine.wait(executionId, { timeoutMs: 5_000, pollMs: 5 });
       expect(done?.status).toBe('completed');
       // Woken by the last settlement, not by the fallback timer.
-      expect(done!.trace.at(-1)!.at - parked!.trace.at(-1)!.at).toBeLessThan(FAST.parkFallbackMs);
+      expect(done.trace.at(-1)!.at - parked!.trace.at(-1)!.at).toBeLessThan(FAST.parkFallbackMs);
     } finally {
       await worker.stop();
     }
@@ -129,7 +129,7 @@ describe('fan-out: scenario 21 rollback order (atomic)', () => {
       expect(log.filter((l) => l.startsWith('run ')).sort()).toEqual(['run 0', 'run 1', 'run a']);
       expect(log.slice(-2)).toEqual(['undo 1', 'undo a']);
       expect(typed(m.events, 'map.element_skipped')).toMatchObject([{ step: 'items', index: 2, reason: 'not_started' }]);
-      expect(eventsOf(done!.trace, 'map.collected')).toMatchObject([{ completed: 1, failed: 1, notStarted: 1 }]);
+      expect(eventsOf(done.trace, 'map.collected')).toMatchObject([{ completed: 1, failed: 1, notStarted: 1 }]);
     } finally {
       await worker.stop();
     }
@@ -234,7 +234,7 @@ describe('fan-out: redeliveries of the parent and of undo jobs', () => {
       const done = await m.engine.wait(executionId, { timeoutMs: 5_000, pollMs: 5 });
       expect(done).toMatchObject({ status: 'failed', failedStep: 'b' });
       expect(log.filter((l) => l.startsWith('undo'))).toEqual(['undo 5', 'undo 4', 'undo 3', 'undo 2', 'undo 1', 'undo 0', 'undo a']);
-      expect(eventsOf(done!.trace, 'map.parked').filter((e) => e.phase === 'rollback').length).toBeGreaterThan(1);
+      expect(eventsOf(done.trace, 'map.parked').filter((e) => e.phase === 'rollback').length).toBeGreaterThan(1);
     } finally {
       await worker.stop();
     }
@@ -304,8 +304,8 @@ describe('fan-out: retries and events', () => {
       // The element's own trace is on its record; the parent's trace has the dispatches, parks and the collection.
       const element = await m.engine.result(`${executionId}/items[1]`);
       expect(eventsOf(element!.trace, 'map.element_retrying')).toHaveLength(1);
-      expect(eventsOf(done!.trace, 'map.collected')).toMatchObject([{ completed: 2, failed: 1, notStarted: 0 }]);
-      expect(eventsOf(done!.trace, 'map.parked').map((e) => e.phase)).toEqual(['collect', 'rollback']);
+      expect(eventsOf(done.trace, 'map.collected')).toMatchObject([{ completed: 2, failed: 1, notStarted: 0 }]);
+      expect(eventsOf(done.trace, 'map.parked').map((e) => e.phase)).toEqual(['collect', 'rollback']);
     } finally {
       await worker.stop();
     }

@@ -24,7 +24,7 @@ async function run(fails: boolean[], options: { failB?: boolean; atomic?: boolea
   runtimes.push(runtime);
   runtime.startWorker({ concurrency: 6 });
   const started = await runtime.engine.start(r, { fails, failB: options.failB ?? false });
-  const result = (await runtime.engine.wait(started.executionId, { timeoutMs: 15_000, pollMs: 10 }))!;
+  const result = await runtime.engine.wait(started.executionId, { timeoutMs: 15_000, pollMs: 10 });
   return { result, log, runtime, executionId: started.executionId };
 }
 

@@ -56,7 +56,7 @@ test('200 elements over 3 worker processes, element 137 fails atomically: every 
     const ran = runs.map(([i]) => i).sort((a, b) => a - b);
     const runPids = new Set(Object.values(await observer.hgetall(keys.runPid)));
     const undoPids = new Set(Object.values(await observer.hgetall(keys.undoPid)));
-    const at = (type: string, nth = 0): number => result!.trace.filter((e) => e.type === type)[nth]?.at ?? Number.NaN;
+    const at = (type: string, nth = 0): number => result.trace.filter((e) => e.type === type)[nth]?.at ?? Number.NaN;
     const phases = `elements ${at('map.collected') - at('map.parked')} ms, undos ${at('run.failed') - at('map.parked', 1)} ms`;
     console.info(`[fanout] ${SIZE} elements, batch ${BATCH}, 3 processes: ${ran.length} ran (on ${runPids.size} processes), ${undos.length} undone (on ${undoPids.size} processes); ${phases}`);
 
@@ -67,7 +67,7 @@ test('200 elements over 3 worker processes, element 137 fails atomically: every 
     // as not started, possibly some below the failed index whose jobs started after the stop).
     expect(ran).toContain(FAIL_AT);
     expect(ran.length).toBeLessThan(SIZE);
-    const collected = result!.trace.find((e) => e.type === 'map.collected');
+    const collected = result.trace.find((e) => e.type === 'map.collected');
     expect(collected).toMatchObject({ completed: ran.length - 1, failed: 1, notStarted: SIZE - ran.length });
     // Every completed element (each that ran, but the failed one) undone exactly once, highest index first, then a.
     const completed = ran.filter((i) => i !== FAIL_AT);

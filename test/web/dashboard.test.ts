@@ -15,7 +15,7 @@ const post = (body: unknown) => ({ method: 'POST', body: JSON.stringify(body), h
 
 async function finished(input: { user: string; password: string; fail?: boolean }) {
   const queued = await f.engine.start(f.payment, input);
-  return (await f.engine.wait(queued.executionId, { timeoutMs: 5_000, pollMs: 5 }))!;
+  return f.engine.wait(queued.executionId, { timeoutMs: 5_000, pollMs: 5 });
 }
 
 /** One transfer holding `account:acme` (its step waits for the test), one parked behind it. */
