@@ -18,6 +18,9 @@ import { createBullmqConsumer, createBullmqQueue, type BullmqConsumerOptions } f
 import { RedisWaitList } from './queue/redis-wait-list.js';
 import { createWorker, type Worker } from './queue/worker.js';
 import { createRedisBackend } from './storage/redis/index.js';
+import { durabilityAtStartUp, type DurabilityReport } from './storage/redis/durability.js';
+import { silentLogger } from './engine/logger.js';
+import type { JobConsumer } from './engine/ports/queue.js';
 import type { Logger } from './dsl/context.js';
 
 export * from './queue/bullmq.js';
@@ -41,11 +44,33 @@ export interface RedisRuntimeOptions extends Partial<Omit<EngineOptions, 'store'
    * true; `false` frees the key at every release and takes no grants.
    */
   readonly lockHandOff?: boolean;
+  /**
+   * Refuse to work on a Redis that does not keep executions across a restart: unless the start-up
+   * check finds AOF (`appendonly yes`, `appendfsync always` or `everysec`) and
+   * `maxmemory-policy noeviction`, {@link RedisRuntime.ready}, `engine.run`, `start`, `retry` and
+   * `resume` reject with `DurabilityError` (code `durability_required`) and workers take no jobs.
+   * A server whose settings cannot be read (`CONFIG` disabled or renamed) is refused too. Default
+   * false: the check only logs its warnings (docs/background.md, "What survives a Redis restart").
+   */
+  readonly requireDurability?: boolean;
 }
 
 /** An engine over Redis + BullMQ, and a way to start workers for it. */
 export interface RedisRuntime {
   readonly engine: Engine;
+  /**
+   * The start-up durability check, run once when the runtime is created: what Redis keeps across
+   * a restart. Its warnings are logged through the engine's `logger`. With `requireDurability`
+   * it rejects with `DurabilityError` when Redis is not durable; await it before starting work
+   * to fail fast.
+   *
+   * @example
+   * ```ts
+   * const report = await runtime.ready();
+   * if (!report.durable) console.warn(report.warnings.join('\n'));
+   * ```
+   */
+  ready(): Promise<DurabilityReport>;
   /** Starts a worker in this process. */
   startWorker(options?: { readonly concurrency?: number }): Worker;
   /**
@@ -57,20 +82,23 @@ export interface RedisRuntime {
 
 /** Wires the Redis store and coordinator, the BullMQ queue and the Redis wait lists into one engine. */
 export function createRedisRuntime(options: RedisRuntimeOptions): RedisRuntime {
-  const { url, prefix, queueName, stall, lockHandOff, reactors = [], ...engineOptions } = options;
+  const { url, prefix, queueName, stall, lockHandOff, requireDurability = false, reactors = [], ...engineOptions } = options;
   const backend = createRedisBackend({ url, ...(prefix === undefined ? {} : { prefix }), ...(lockHandOff === undefined ? {} : { lockHandOff }) });
+  const ready = durabilityAtStartUp(backend.redis, { required: requireDurability, logger: engineOptions.logger ?? silentLogger, closing: () => closing !== undefined });
   const names = { ...(queueName === undefined ? {} : { name: queueName }), ...(prefix === undefined ? {} : { prefix }) };
   // BullMQ gets connections of its own: its many scripts would otherwise ride along every store transaction.
   const queue = createBullmqQueue({ connection: { url }, ...names });
   const waitList = new RedisWaitList({ redis: backend.redis, ...(prefix === undefined ? {} : { prefix }) });
-  const engine = createEngine({ ...engineOptions, store: backend.store, coordinator: backend.coordinator, jobLeases: backend.jobLeases, queue, waitList, fanOut: backend.fanOut, reactors });
+  const created = createEngine({ ...engineOptions, store: backend.store, coordinator: backend.coordinator, jobLeases: backend.jobLeases, queue, waitList, fanOut: backend.fanOut, reactors });
+  const engine = requireDurability ? engineAfter(created, ready) : created;
   const workers: Worker[] = [];
   let closing: Promise<void> | undefined;
   return {
     engine,
+    ready: () => ready,
     startWorker: (workerOptions = {}) => {
       const consumer = createBullmqConsumer({ connection: { url }, ...names, ...stall, ...(engineOptions.logger ? consumerLogging(engineOptions.logger) : {}) });
-      const worker = createWorker({ engine, consumer, ...(workerOptions.concurrency === undefined ? {} : { concurrency: workerOptions.concurrency }) });
+      const worker = createWorker({ engine, consumer: requireDurability ? consumerAfter(consumer, ready, engineOptions.logger ?? silentLogger) : consumer, ...(workerOptions.concurrency === undefined ? {} : { concurrency: workerOptions.concurrency }) });
       workers.push(worker);
       return worker;
     },
@@ -94,6 +122,35 @@ function consumerLogging(logger: Logger): Pick<BullmqConsumerOptions, 'onError' 
       const fields = { executionId: jobId.split(':')[0], jobId, final, err: error };
       if (final) logger.error(fields, `job ${jobId} failed for good: ${error.message}`);
       else logger.warn(fields, `job ${jobId} failed; BullMQ delivers it again: ${error.message}`);
+    },
+  };
+}
+
+/** `engine` whose calls that start or continue executions wait for `ready`, and reject with its error (requireDurability). */
+function engineAfter(engine: Engine, ready: Promise<unknown>): Engine {
+  const gate = <F extends (...args: never[]) => Promise<unknown>>(call: F): F =>
+    (async (...args: Parameters<F>) => {
+      await ready;
+      return call(...args);
+    }) as unknown as F;
+  return { ...engine, run: gate(engine.run), start: gate(engine.start), retry: gate(engine.retry), resume: gate(engine.resume) };
+}
+
+/** `consumer` that starts taking jobs only once `ready` resolves; when it rejects, never (requireDurability). */
+function consumerAfter(consumer: JobConsumer, ready: Promise<unknown>, logger: Logger): JobConsumer {
+  let stopped = false;
+  return {
+    ...consumer,
+    start: (processor, startOptions) => {
+      ready
+        .then(() => {
+          if (!stopped) consumer.start(processor, startOptions);
+        })
+        .catch((error: unknown) => logger.error({ err: error }, `this worker takes no jobs: ${error instanceof Error ? error.message : String(error)}`));
+    },
+    stop: (...args: Parameters<JobConsumer['stop']>) => {
+      stopped = true;
+      return consumer.stop(...args);
     },
   };
 }

@@ -311,6 +311,20 @@ export class ExecutionNotFoundError extends ReactorError {
   }
 }
 
+/**
+ * `requireDurability` is set and the Redis server does not keep what it acknowledged across a
+ * restart (no AOF with `appendfsync always` or `everysec`), can evict keys (`maxmemory-policy`
+ * other than `noeviction`), or its settings could not be read. Nothing was started.
+ * `details.warnings` says what was found and which setting to change; `details.persistence`,
+ * `details.evicts` and `details.checked` are the check's verdict.
+ */
+export class DurabilityError extends ReactorError {
+  constructor(info: { persistence: string; evicts: boolean | undefined; checked: boolean; warnings: readonly string[] }) {
+    super('durability_required', `requireDurability: Redis is not durable: ${info.warnings.join('; ') || `persistence ${info.persistence}`}`, { details: { ...info } });
+    this.name = 'DurabilityError';
+  }
+}
+
 /** A status write the execution state machine does not allow (e.g. a finished execution set running again). */
 export class StatusTransitionError extends ReactorError {
   constructor(executionId: string, from: string, to: string) {
@@ -544,6 +558,7 @@ const REVIVE: readonly [string, { readonly prototype: ReactorError }, Revivable[
   ['LeaseLostError', LeaseLostError, ['lease_lost']],
   ['ExecutionNotFoundError', ExecutionNotFoundError, ['execution_not_found']],
   ['StatusTransitionError', StatusTransitionError, ['status_transition_invalid']],
+  ['DurabilityError', DurabilityError, ['durability_required']],
   ['WorkerShutdownError', WorkerShutdownError, ['worker_shutdown']],
   ['ContentionError', ContentionError, ['contention']],
   ['RateLimitedError', RateLimitedError, ['rate_limited']],

@@ -49,6 +49,9 @@ Options:
   --contention-cap <n>      contention attempts before an execution fails (default 100)
   --log-level <level>       log engine events as JSON lines on stdout at debug, info, warn or
                             error and above (default: no log lines)
+  --require-durability      exit 2 unless Redis keeps executions across a restart (appendonly
+                            yes with appendfsync always or everysec, maxmemory-policy
+                            noeviction); without it, such a Redis gets a warning on stderr
   -h, --help                show this help`;
 
 /** A usage problem: exit 2 with this message (and the usage text when `showUsage`). */
@@ -68,6 +71,7 @@ interface WorkerConfig {
   readonly queueName: string | undefined;
   readonly background: BackgroundOptions;
   readonly logLevel: CliLogLevel | undefined;
+  readonly requireDurability: boolean;
 }
 
 function integer(name: string, raw: string | undefined, min: number): number | undefined {
@@ -94,6 +98,7 @@ function parseConfig(args: readonly string[], env: Readonly<Record<string, strin
         'park-fallback-ms': { type: 'string' },
         'contention-cap': { type: 'string' },
         'log-level': { type: 'string' },
+        'require-durability': { type: 'boolean' },
       },
     }));
   } catch (error) {
@@ -122,6 +127,7 @@ function parseConfig(args: readonly string[], env: Readonly<Record<string, strin
       ...(contentionCap === undefined ? {} : { contentionCap }),
     },
     logLevel,
+    requireDurability: values['require-durability'] ?? false,
   };
 }
 
@@ -189,7 +195,16 @@ export async function runWorkerCommand(args: readonly string[], io: WorkerIO, op
     ...(config.logLevel === undefined ? {} : { logger: jsonLinesLogger(config.logLevel, io.out) }),
     ...(config.prefix === undefined ? {} : { prefix: config.prefix }),
     ...(config.queueName === undefined ? {} : { queueName: config.queueName }),
+    requireDurability: config.requireDurability,
   });
+  try {
+    // What Redis keeps across a restart, checked before any job is taken (with --require-durability: refused).
+    for (const warning of (await runtime.ready()).warnings) io.err(`ts-reactor worker: warning: ${warning}`);
+  } catch (error) {
+    io.err(`ts-reactor worker: ${(error as Error).message}`);
+    await runtime.close();
+    return 2;
+  }
   runtime.startWorker({ concurrency: config.concurrency });
 
   const signals = options.signals ?? ['SIGTERM', 'SIGINT'];

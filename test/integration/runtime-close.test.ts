@@ -16,7 +16,7 @@ const unhandled: unknown[] = [];
 const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
 
 beforeAll(async () => {
-  server = await startRedisServer();
+  server = await startRedisServer({ persistence: 'aof-everysec' }); // durable: the runtime's start-up check has nothing to warn about
   process.on('unhandledRejection', onUnhandled);
 });
 

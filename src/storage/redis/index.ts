@@ -26,6 +26,7 @@ import type { JobLeases } from '../../engine/ports/job-lease.js';
 export { coalesceWrites } from './coalesce.js';
 export { RedisCoordinator, type RedisCoordinatorOptions } from './coordinator.js';
 export { DEFAULT_PREFIX, RedisKeys } from './keys.js';
+export { checkDurability, durabilityAtStartUp, type DurabilityConnection, type DurabilityReport, type DurabilitySettings, type PersistenceMode, type StartUpCheckOptions } from './durability.js';
 export { RedisFanOutLedger, type RedisFanOutLedgerOptions } from './fanout.js';
 export { DEFAULT_MAX_RECORD_BYTES, DEFAULT_RECORD_TTL_MS, RedisStore, type RedisStoreOptions } from './store.js';
 
