@@ -19,6 +19,7 @@ import type { FanOutRuntime } from './fanout/wait.js';
 import type { AsyncPort } from './async/port.js';
 import type { Clock } from './ports/clock.js';
 import type { JobQueue } from './ports/queue.js';
+import { checkTransition, isJobStop } from './status-machine.js';
 import { RECORD_VERSION, TERMINAL_STATUSES, type BackgroundState, type ElementLink, type ExecutionRecord, type ExecutionStatus, type InterruptWait, type RollbackFailure, type StepRecord, type Store, type TraceContext } from './ports/store.js';
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
@@ -134,6 +135,11 @@ export class RunState {
    * round trip where the backend can (docs/decisions/040). Used once, by the first terminal save.
    */
   terminalSave: ((record: ExecutionRecord) => Promise<void>) | undefined = undefined;
+  /** Set by a worker job ({@link bindJob}): its fenced save and its root controller. */
+  #job: JobBinding | undefined;
+  #stopped: Error | undefined;
+  /** The status the store holds for this execution (as far as this process wrote or read it). */
+  #persisted: ExecutionStatus | undefined;
   #seq = 0;
   #saving: Promise<void> = Promise.resolve();
   #lastWrite = 0;
@@ -170,6 +176,31 @@ export class RunState {
     this.trace.push(...(init.resume?.trace ?? []));
     // A resumed execution's record exists already: its first progress checkpoint may wait.
     if (init.resume) this.#lastWrite = init.clock.now();
+    this.#persisted = init.resume?.status;
+  }
+
+  /**
+   * Binds this state to the worker job that holds the execution's liveness lease: every
+   * checkpoint is written through `save` (refused once the lease is lost), and a write that
+   * fails for good stops the job through `root` (docs/decisions/064).
+   */
+  bindJob(job: JobBinding): void {
+    this.#job = job;
+    job.attach(this);
+  }
+
+  /**
+   * Why this job must stop without writing anything more (lease lost, worker shutdown, store
+   * unreachable past the outage tolerance), or undefined. Only a worker job stops this way.
+   */
+  get stopped(): Error | undefined {
+    return this.#stopped ?? this.#job?.stopped();
+  }
+
+  /** Stops the job: no step starts, nothing is rolled back, nothing more is written. */
+  stop(error: Error): void {
+    this.#stopped ??= error;
+    this.#job?.stop(error);
   }
 
   /** The link to the parent when this state runs one element of a fan-out map. */
@@ -287,6 +318,14 @@ export class RunState {
     outcome: Partial<Pick<ExecutionRecord, 'value' | 'error' | 'failedStep' | 'haltReason' | 'haltData' | 'cancelReason' | 'retryOf'>> = {},
     options: { readonly withTrace?: boolean } = {},
   ): Promise<void> {
+    const stopped = this.stopped;
+    if (stopped) return Promise.reject(stopped);
+    try {
+      checkTransition(this.executionId, this.#persisted, status);
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
+    this.#persisted = status;
     this.#status = status;
     // The trace travels with the record where another process needs it (background executions);
     // an inline run hands it to its caller in the result.
@@ -320,12 +359,28 @@ export class RunState {
     }
     const terminalSave = TERMINAL_STATUSES.has(status) ? this.terminalSave : undefined;
     if (terminalSave) this.terminalSave = undefined;
-    const save = this.#saving.then(() => (terminalSave ? terminalSave(record) : this.#init.store.save(record)));
-    this.#saving = save.catch(() => undefined);
+    const job = this.#job;
+    const write = (): Promise<void> => (terminalSave ? terminalSave(record) : job ? job.save(record) : this.#init.store.save(record));
+    const save = this.#saving.then(() => (this.stopped ? Promise.reject(this.stopped) : write()));
+    this.#saving = save.catch((error: unknown) => {
+      if (job && isJobStop(error)) this.stop(error);
+    });
     const settled = this.#init.onSettled;
     if (settled && TERMINAL_STATUSES.has(status)) return save.then(() => settled(record));
     return save;
   }
+}
+
+/** What a worker job gives the state of the execution it holds the liveness lease of. */
+export interface JobBinding {
+  /** Writes a checkpoint only while the job holds the lease (`JobLeases.saveFenced`). */
+  readonly save: (record: ExecutionRecord) => Promise<void>;
+  /** Stops the job (aborts its root controller with `error`); the first reason wins. */
+  readonly stop: (error: Error) => void;
+  /** Why the job stops, if it does. */
+  readonly stopped: () => Error | undefined;
+  /** Called once per state bound to the job (the job reports its stop through the first one). */
+  readonly attach: (state: RunState) => void;
 }
 
 /** A cheap upper-ish estimate of a value's JSON size (strings and small values exactly, objects by stringifying). */

@@ -52,6 +52,9 @@ export async function runFrame(run: RunState, frame: Frame): Promise<GraphOutcom
   if (!frame.owned) frame.signal.addEventListener('abort', relay, { once: true });
   try {
     const { completed, failures, halt, results, interrupted, yielded } = await schedule(run, { ...frame, signal: controller.signal }, controller);
+    // A worker job that must stop (lease lost, shutdown, store gone) rolls nothing back and writes nothing (decision 064).
+    const stopped = run.stopped;
+    if (stopped) throw stopped;
     const first = failures[0];
     if (first || interrupted) {
       run.emit({ type: 'run.rolling_back', step: first?.step, reactor: frame.def.name });
@@ -160,12 +163,16 @@ function schedule(run: RunState, frame: Frame, controller: AbortController): Pro
   });
 }
 
-/** Checkpoints after a node settles; a checkpoint that cannot be written fails the step (its work is undone). */
+/**
+ * Checkpoints after a node settles; a checkpoint that cannot be written fails the step (its work
+ * is undone), unless the write stopped the worker's job (then the graph stops, decision 064).
+ */
 async function persist(run: RunState, outcome: NodeOutcome): Promise<NodeOutcome> {
   try {
     await run.progress();
     return outcome;
   } catch (error) {
+    if (run.stopped) throw run.stopped;
     const step = outcome.kind === 'success' ? outcome.entry.step : outcome.kind === 'skipped' ? 'checkpoint' : outcome.step;
     const compensate = outcome.kind === 'success' ? outcome.entry.undo : outcome.kind === 'failure' ? outcome.compensate : undefined;
     return { kind: 'failure', step, error: toError(error), validation: [], compensate };

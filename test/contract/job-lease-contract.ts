@@ -72,11 +72,32 @@ export function describeJobLeaseContract(name: string, make: () => Promise<JobLe
       expect(next.acquired && next.record?.status).toBe('completed');
     });
 
-    it('saveAndRelease by an owner that lost the lock still writes, and leaves the holder alone', async () => {
+    it('saveAndRelease by an owner that lost the lock writes nothing, throws lease_lost, and leaves the holder alone', async () => {
+      await h.store.save(record('e1', 'running'));
       await h.leases.enterJob(enter('e1', 'w1'));
-      await h.leases.saveAndRelease(record('e1', 'failed'), 'execution:e1', 'w2');
-      expect((await h.store.get('e1'))?.status).toBe('failed');
+      await expect(h.leases.saveAndRelease(record('e1', 'failed'), 'execution:e1', 'w2')).rejects.toMatchObject({ code: 'lease_lost', details: { executionId: 'e1' } });
+      expect((await h.store.get('e1'))?.status).toBe('running');
+      expect((await h.store.list({ status: 'failed' })).records).toEqual([]);
       expect((await h.coordinator.lockState('execution:e1'))?.holder.owner).toBe('w1');
+    });
+
+    it('saveFenced writes (and indexes) while the owner holds the lease, and keeps the lease', async () => {
+      await h.store.save(record('e1', 'pending'));
+      await h.leases.enterJob(enter('e1', 'w1'));
+      await h.leases.saveFenced(record('e1', 'running'), 'execution:e1', 'w1');
+      await h.leases.saveFenced({ ...record('e1', 'running'), steps: { a: { status: 'completed', attempts: 1 } } }, 'execution:e1', 'w1');
+      expect((await h.store.get('e1'))?.steps).toEqual({ a: { status: 'completed', attempts: 1 } });
+      expect((await h.store.list({ status: 'running' })).records.map((r) => r.id)).toEqual(['e1']);
+      expect((await h.coordinator.lockState('execution:e1'))?.holder.owner).toBe('w1');
+    });
+
+    it('saveFenced by an owner that lost the lease (expired or taken over) writes nothing and throws lease_lost', async () => {
+      await h.store.save(record('e1', 'running'));
+      await expect(h.leases.saveFenced(record('e1', 'failed'), 'execution:e1', 'w1')).rejects.toMatchObject({ code: 'lease_lost' });
+      await h.leases.enterJob(enter('e1', 'w2'));
+      await expect(h.leases.saveFenced(record('e1', 'failed'), 'execution:e1', 'w1')).rejects.toMatchObject({ code: 'lease_lost' });
+      expect((await h.store.get('e1'))?.status).toBe('running');
+      expect((await h.store.list({ status: 'failed' })).records).toEqual([]);
     });
 
     it('re-entry by the same owner is counted like lockAcquire; saveAndRelease takes one level', async () => {

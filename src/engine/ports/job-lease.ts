@@ -35,10 +35,18 @@ export interface JobLeases {
    */
   enterJob(request: JobEnterRequest): Promise<JobEnterResult>;
   /**
-   * Saves `record` like `Store.save`, then releases one level of the lock `key` held by `owner`
-   * like `Coordinator.lockRelease` (a release by a non-holder changes nothing). The record is
-   * written before the lock is free, so the next holder reads it. When the save fails nothing is
-   * released; when it throws after the save, the caller releases again (harmless).
+   * While `owner` holds the lock `key`: saves `record` like `Store.save`, then releases one level
+   * of that lock like `Coordinator.lockRelease`, atomically where the backend can. The record is
+   * written before the lock is free, so the next holder reads it. When `owner` no longer holds
+   * the lock nothing is written and it throws `LeaseLostError` (docs/decisions/064). When the save
+   * fails nothing is released; when it throws after the save, the caller releases again (harmless).
    */
   saveAndRelease(record: ExecutionRecord, key: string, owner: string): Promise<void>;
+  /**
+   * Saves `record` like `Store.save` only while `owner` holds the lock `key` (the execution's
+   * liveness lease): a worker's checkpoint. Otherwise nothing is written and it throws
+   * `LeaseLostError`. The Redis backend checks and writes in one script; the composed version
+   * checks, then writes, in two calls (exact where no other process shares the backend).
+   */
+  saveFenced(record: ExecutionRecord, key: string, owner: string): Promise<void>;
 }

@@ -191,7 +191,11 @@ export const scripts = {
     if (!flag(r[0])) return { acquired: false, ttlMs: Math.max(replyNumber(r[1]), 0), holder: storedHolder(r[2], r[3], r[4], r[5]) };
     return { acquired: true, cancelRequested: flag(r[3]), recordJson: r[4] === null || r[4] === undefined ? undefined : replyString(r[4]) };
   }),
-  jobLeave: defineScript('job-leave', 5, releaseReply),
+  jobLeave: defineScript('job-leave', 5, (reply): { readonly written: boolean; readonly nesting: number } => {
+    const [written, nesting] = replyArray(reply).map(replyNumber);
+    return { written: written === 1 || written === 2, nesting: nesting ?? 0 };
+  }),
+  recordSaveFenced: defineScript('record-save-fenced', 5, flag),
 
   idempotencyClaim: defineScript('idempotency-claim', 5, (reply): IdempotencyClaim => {
     const r = replyArray(reply);

@@ -1,7 +1,8 @@
 --[[
-  job-leave: a worker ends a job with a record write — save and index the execution record
-  (exactly as record-save), then release one level of the job's liveness lock (exactly as
-  lock-release), in one step: the next holder always reads this record.
+  job-leave: a worker ends a job with a record write — while it still holds the job's liveness
+  lock, save and index the execution record (exactly as record-save), then release one level of
+  that lock (exactly as lock-release), in one step: the next holder always reads this record,
+  and a worker that lost the lock writes nothing (docs/decisions/064).
 
   KEYS[1] execution record string (JSON; its TTL is the record's)
   KEYS[2] index ZSET of every record (member id, score createdAt)
@@ -18,14 +19,23 @@
 
   Returns
     {1, nesting}    saved, and released one level; nesting 0 means the lock is free (and notified)
-    {0, 0}          saved; the owner did not hold the lock (expired or taken over): nothing released
+    {2, 0}          the owner does not hold the lock but the record is exactly ARGV[1] (a resend
+                    of this call after its reply was lost): nothing more done
+    {0, 0}          the owner does not hold the lock (expired or taken over): nothing written
 
   Errors: RX_ARG when the ttl is not a positive integer (nothing written).
-  Retry: idempotent for the record; a release by a non-holder is a no-op.
+  Retry: a resend after a lost reply that had freed the lock answers {2, 0}; one that had only
+  lowered the nesting releases one more level (the job's own nested levels end with it anyway).
 ]]
 local ttl = tonumber(ARGV[2])
 if not ttl or ttl <= 0 or ttl % 1 ~= 0 then
   return redis.error_reply('RX_ARG job-leave: ttl must be a positive integer')
+end
+if redis.call('HGET', KEYS[5], 'owner') ~= ARGV[5] then
+  if redis.call('GET', KEYS[1]) == ARGV[1] then
+    return {2, 0}
+  end
+  return {0, 0}
 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ttl)
 for i = 2, 4 do
@@ -33,9 +43,6 @@ for i = 2, 4 do
   redis.call('PEXPIRE', KEYS[i], ttl)
 end
 
-if redis.call('HGET', KEYS[5], 'owner') ~= ARGV[5] then
-  return {0, 0}
-end
 local nesting = redis.call('HINCRBY', KEYS[5], 'nesting', -1)
 if nesting > 0 then
   return {1, nesting}

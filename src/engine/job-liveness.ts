@@ -1,0 +1,118 @@
+/**
+ * The liveness lease of one worker job (docs/decisions/064): while the job holds it, its writes
+ * of the execution's record are fenced by it; its local deadline (ttl − drift margin on the
+ * monotonic clock, moved by each renewal) stops the job at the lease's end even when the backend
+ * cannot say so (a frozen process, a frozen Redis); a renewal refused by the backend stops it too.
+ * A stopped job rolls nothing back and writes nothing more.
+ *
+ * @module
+ */
+import { HoldDeadline, monotonicNow } from '../coordination/deadline.js';
+import { LeaseLostError, StoreUnavailableError, WorkerShutdownError } from '../errors.js';
+import type { Clock } from './ports/clock.js';
+import type { Coordinator } from './ports/coordinator.js';
+import type { JobLeases } from './ports/job-lease.js';
+import type { ExecutionRecord } from './ports/store.js';
+import type { JobBinding, RunState } from './run-state.js';
+import { isJobStop } from './status-machine.js';
+
+/** What a job's lease needs. */
+export interface JobLivenessDeps {
+  readonly clock: Clock;
+  readonly coordinator: Pick<Coordinator, 'lockExtend'>;
+  readonly leases: JobLeases;
+}
+
+const REASONS = [
+  [LeaseLostError, 'lease_lost'],
+  [WorkerShutdownError, 'worker_shutdown'],
+  [StoreUnavailableError, 'store_unavailable'],
+] as const;
+
+/** The lease a job took with `JobLeases.enterJob`, kept alive until {@link JobLiveness.end}. */
+export class JobLiveness {
+  /** Aborted with the reason the job stops (or a cancel): every step's `ctx.signal` follows it. */
+  readonly root = new AbortController();
+  /** Bound to each state of the job's execution (`RunState.bindJob`). */
+  readonly binding: JobBinding;
+  readonly #deps: JobLivenessDeps;
+  readonly #executionId: string;
+  readonly #key: string;
+  readonly #owner: string;
+  readonly #ttlMs: number;
+  readonly #deadline: HoldDeadline;
+  readonly #stopTimer: () => void;
+  #stopped: Error | undefined;
+  #ended = false;
+  #reporter: RunState | undefined;
+
+  /** `sentAt`: the monotonic time the `enterJob` that took the lease was sent. */
+  constructor(deps: JobLivenessDeps, lease: { readonly executionId: string; readonly key: string; readonly owner: string; readonly ttlMs: number; readonly sentAt: number }, onTick?: () => void) {
+    this.#deps = deps;
+    this.#executionId = lease.executionId;
+    this.#key = lease.key;
+    this.#owner = lease.owner;
+    this.#ttlMs = lease.ttlMs;
+    this.#deadline = new HoldDeadline(deps.clock, lease.ttlMs, lease.sentAt, () => this.stop(new LeaseLostError(lease.executionId, 'expired')));
+    this.#stopTimer = deps.clock.every(lease.ttlMs / 3, () => {
+      this.#renew();
+      onTick?.();
+    });
+    this.binding = {
+      save: (record: ExecutionRecord) => this.#fenced(() => deps.leases.saveFenced(record, this.#key, this.#owner)),
+      stop: (error) => this.stop(error),
+      stopped: () => this.stopped,
+      attach: (state) => void (this.#reporter ??= state),
+    };
+  }
+
+  /** Why the job stops, if it does (a lease loss also when only the deadline says so). */
+  get stopped(): Error | undefined {
+    if (!this.#stopped && !this.#ended && this.#deadline.expired) this.stop(new LeaseLostError(this.#executionId, 'expired'));
+    if (this.#stopped) return this.#stopped;
+    const reason: unknown = this.root.signal.reason;
+    return isJobStop(reason) ? reason : undefined;
+  }
+
+  /** Stops the job with `error` (the first reason wins), aborting its steps, and reports it once. */
+  stop(error: Error): void {
+    if (this.#stopped) return;
+    this.#stopped = error;
+    if (!this.root.signal.aborted) this.root.abort(error);
+    const reason = REASONS.find(([type]) => error instanceof type)?.[1] ?? 'lease_lost';
+    this.#reporter?.emit({ type: 'run.stopped', reason, message: error.message });
+  }
+
+  /** Saves and releases in one call (the terminal write), fenced like every write. */
+  saveAndRelease(record: ExecutionRecord): Promise<void> {
+    return this.#fenced(() => this.#deps.leases.saveAndRelease(record, this.#key, this.#owner));
+  }
+
+  /** Stops renewing and watching (the job ended or released its lease). */
+  end(): void {
+    this.#ended = true;
+    this.#stopTimer();
+    this.#deadline.stop();
+  }
+
+  /** A write refused because the lease is gone stops the job; a write after the local deadline is never sent. */
+  async #fenced(write: () => Promise<void>): Promise<void> {
+    const stopped = this.stopped;
+    if (stopped) throw stopped;
+    try {
+      await write();
+    } catch (error) {
+      if (isJobStop(error)) this.stop(error);
+      throw error;
+    }
+  }
+
+  #renew(): void {
+    if (this.#stopped) return;
+    const sentAt = monotonicNow(this.#deps.clock);
+    void this.#deps.coordinator.lockExtend(this.#key, this.#owner, this.#ttlMs).then(
+      (held) => (held ? this.#deadline.extended(sentAt) : this.stop(new LeaseLostError(this.#executionId, 'taken_over'))),
+      () => undefined, // unanswered: the deadline decides
+    );
+  }
+}
