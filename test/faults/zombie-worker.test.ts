@@ -1,0 +1,75 @@
+/**
+ * A frozen worker never falsifies a live run's record (decision 064): worker W1 runs execution
+ * A's locked step; W1 is SIGSTOPped past its liveness lease and its step lock's TTL; A is
+ * delivered again to W2, which runs it; W1 is SIGCONTed while W2 is still inside the step. The
+ * record, polled every 10 ms, only ever reads pending → running → completed: W1's body is
+ * aborted at once (its lease's local deadline passed) and W1 writes nothing.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createRedisRuntime, type RedisRuntime } from '../../src/bullmq.js';
+import { createRedisBackend, type RedisBackend } from '../../src/storage/redis/index.js';
+import { spawnJsonChild } from '../support/json-child.js';
+import { useRedisServer } from '../support/use-redis-server.js';
+import { zombieReactor, type BodyLine } from './fixtures/zombie-reactor.js';
+
+const WORKER = new URL('./fixtures/zombie-worker.ts', import.meta.url).pathname;
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('a frozen worker (SIGSTOP past its lease) writes nothing once it runs again', () => {
+  const server = useRedisServer();
+  const children = new Set<ChildProcess>();
+  let runtime: RedisRuntime | undefined;
+  let backend: RedisBackend | undefined;
+  afterAll(async () => {
+    for (const child of children) child.kill('SIGKILL');
+    await runtime?.close();
+    await backend?.close();
+  });
+
+  it('the record reads only pending → running → completed; the stale worker stops with lease_lost', async () => {
+    const prefix = 'zombie1';
+    const reactor = zombieReactor(() => undefined);
+    runtime = createRedisRuntime({ url: server.url, prefix, reactors: [reactor] });
+    backend = createRedisBackend({ url: server.url, prefix });
+    const store = backend.store;
+    const w1 = spawnJsonChild(WORKER, { url: server.url, prefix }, children);
+    await w1.line((l) => l.ready === true);
+    // W2 runs b for 5 s: W1 is woken while W2 is inside the step.
+    const started = await runtime.engine.start(reactor, { account: 'acct-1', stepMs: 5_000 });
+    const id = started.executionId;
+    await w1.line<BodyLine>((l) => l.body === 'enter' && l.executionId === id);
+
+    const statuses: string[] = [];
+    let polling = true;
+    const poll = (async () => {
+      while (polling) {
+        const status = (await store.get(id))?.status; // the persisted status, as written
+        if (status !== undefined && statuses[statuses.length - 1] !== status) statuses.push(status);
+        await sleep(10);
+      }
+    })();
+
+    w1.child.kill('SIGSTOP');
+    const w2 = spawnJsonChild(WORKER, { url: server.url, prefix }, children);
+    await w2.line((l) => l.ready === true);
+    const w2Enter = await w2.line<BodyLine>((l) => l.body === 'enter' && l.executionId === id, 30_000);
+    await sleep(1_000);
+    w1.child.kill('SIGCONT');
+    const w1Exit = await w1.line<BodyLine>((l) => l.body === 'exit' && l.executionId === id, 20_000);
+    await w1.line((l) => l.event === 'run.stopped', 20_000);
+    await w2.line((l) => l.event === 'run.completed', 30_000);
+    await sleep(300); // anything W1 might still write would land now
+    polling = false;
+    await poll;
+
+    expect(statuses).toEqual(['pending', 'running', 'completed'].slice(statuses[0] === 'pending' ? 0 : 1));
+    expect(w1Exit.reason === 'lease_lost' || w1Exit.reason === 'hold_lost').toBe(true);
+    expect(w1.lines((l) => l.event === 'run.stopped')).toEqual([expect.objectContaining({ reason: 'lease_lost' })]);
+    expect(w1.lines((l) => l.event === 'run.failed' || l.event === 'run.completed')).toEqual([]);
+    expect(w2Enter.pid).toBe(w2.pid);
+    const final = await runtime.engine.result(id);
+    expect(final?.status).toBe('completed');
+    expect(final?.status === 'completed' && final.value).toEqual({ by: w2.pid });
+  }, 90_000);
+});
