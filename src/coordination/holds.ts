@@ -1,4 +1,5 @@
 import type { Clock } from '../engine/ports/clock.js';
+import { HoldDeadline, monotonicNow } from './deadline.js';
 import type { CoordinationScope } from './scope.js';
 
 /**
@@ -40,6 +41,11 @@ export class Holds {
     this.#timers.push(stop);
   }
 
+  /** Registers a timer (a hold's deadline) to stop at release, before the releases run. */
+  track(stop: () => void): void {
+    this.#timers.push(stop);
+  }
+
   /** Releases everything, newest first. Errors are collected and rethrown after all ran. */
   async release(outcome: WorkOutcome): Promise<void> {
     if (this.#released) return;
@@ -58,23 +64,43 @@ export class Holds {
 }
 
 /**
- * Keeps a lock or semaphore alive; reports the loss once. `confirmed` (a lock handed over in
- * memory, docs/decisions/043) resolving false is a loss too.
+ * When a lock or semaphore lease started, on the local monotonic clock (docs/decisions/063).
+ * `sentAt`: when the request that set the lease was sent — or, for a key handed over on another
+ * holder's lease, the start that lease's remaining time implies. `confirmed` (a lock handed over
+ * in memory, docs/decisions/043): resolving true starts the receiver's own lease at
+ * `confirmedFrom`; false is a loss.
  */
-export function keepLease(holds: Holds, scope: CoordinationScope, primitive: 'lock' | 'semaphore', key: string, ttlMs: number, confirmed?: Promise<boolean>): void {
+export interface LeaseStart {
+  readonly sentAt: number;
+  readonly confirmed?: Promise<boolean> | undefined;
+  readonly confirmedFrom?: number | undefined;
+}
+
+/**
+ * Keeps a lock or semaphore alive (renewed every ttl/3) and watches its local deadline; reports
+ * the loss once, at the first of: the deadline passing without a successful renewal, a renewal
+ * answered false, a hand-over not confirmed. The deadline stops at release.
+ */
+export function keepLease(holds: Holds, scope: CoordinationScope, primitive: 'lock' | 'semaphore', key: string, ttlMs: number, start: LeaseStart): void {
   let lost = false;
   const lose = (): void => {
-    if (lost) return; // an overlapping tick already reported it
+    if (lost) return; // already reported (by the deadline, an overlapping tick or the confirmation)
     lost = true;
+    deadline.stop();
     scope.emit({ type: 'coordination.lost', primitive, key });
     scope.onLost(primitive, key);
   };
-  void confirmed?.then((ok) => (ok ? undefined : lose()));
+  const deadline = new HoldDeadline(scope.clock, ttlMs, start.sentAt, lose);
+  holds.track(() => deadline.stop());
+  void start.confirmed?.then((ok) => (ok ? deadline.extended(start.confirmedFrom ?? start.sentAt) : lose()));
   holds.keepAlive(ttlMs / 3, async () => {
     if (lost) return;
     const owner = scope.holder.owner;
+    const sentAt = monotonicNow(scope.clock);
     const ok = primitive === 'lock' ? await scope.coordinator.lockExtend(key, owner, ttlMs) : await scope.coordinator.semaphoreExtend(key, owner, ttlMs);
-    if (ok) return lost ? undefined : scope.emit({ type: 'coordination.extended', primitive, key });
-    lose();
+    if (lost) return; // the deadline passed first: reported then, not again
+    if (!ok) return lose();
+    deadline.extended(sentAt);
+    scope.emit({ type: 'coordination.extended', primitive, key });
   });
 }

@@ -1,4 +1,5 @@
 import type { ChangeWatch, LockAcquireRequest, LockGrant, PrimitiveKind } from '../engine/ports/coordinator.js';
+import { monotonicNow } from './deadline.js';
 import type { CoordinationScope } from './scope.js';
 
 /** One try at taking something: done with a value, or busy (optionally with a hint when to retry). */
@@ -23,10 +24,12 @@ const MAX_POLL_MS = 1_000;
  *
  * With `offer` (a lock), every wait on a watch also offers to take the key when this process
  * releases it (docs/decisions/037): a grant ends the wait holding the key, with no further try.
+ * `offer.value` gets the monotonic time the wait began (the offer was made no earlier): the
+ * grant's lease was set after it (docs/decisions/063).
  */
 export async function waitUntil<T>(
   scope: CoordinationScope,
-  target: { readonly kind: PrimitiveKind; readonly key: string; readonly waitMs: number; readonly offer?: { readonly request: LockAcquireRequest; readonly value: (grant: LockGrant) => T } },
+  target: { readonly kind: PrimitiveKind; readonly key: string; readonly waitMs: number; readonly offer?: { readonly request: LockAcquireRequest; readonly value: (grant: LockGrant, offeredAt: number) => T } },
   attempt: () => Promise<Attempt<T>>,
 ): Promise<{ readonly value: T } | { readonly timedOut: true; readonly waitedMs: number; readonly holder?: string | undefined }> {
   const start = scope.clock.now();
@@ -41,8 +44,9 @@ export async function waitUntil<T>(
       if (remaining <= 0) return { timedOut: true, waitedMs: waited, holder: result.holder };
       const hint = result.retryAfterMs === undefined ? poll : Math.max(1, Math.min(result.retryAfterMs, poll));
       watch ??= target.offer === undefined ? undefined : scope.coordinator.watch?.(target.kind, target.key, target.offer.request);
+      const offeredAt = target.offer === undefined ? 0 : monotonicNow(scope.clock);
       const grant = watch === undefined ? await scope.coordinator.waitForChange(target.kind, target.key, Math.min(remaining, hint)) : await watch.wait(Math.min(remaining, jitter(hint)));
-      if (grant !== undefined && target.offer !== undefined) return { value: target.offer.value(grant) };
+      if (grant !== undefined && target.offer !== undefined) return { value: target.offer.value(grant, offeredAt) };
       // The next watch starts before the last one ends, so the channel stays subscribed between tries.
       const next = scope.coordinator.watch?.(target.kind, target.key, target.offer?.request);
       watch?.close();

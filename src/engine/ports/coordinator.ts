@@ -68,6 +68,13 @@ export interface LockGrant {
    * when it never did (the releaser had lost the key) — the receiver then treats its hold as lost.
    */
   readonly confirmed?: Promise<boolean>;
+  /**
+   * How long, from when the receiver gets this grant, the lease it holds the key on surely lasts
+   * in the backend (ms): the lease the hand-over set, or with `confirmed` the releaser's lease
+   * until the hand-over is recorded. The receiver's local deadline starts from it
+   * (docs/decisions/063); absent, it counts from when it offered to take the key.
+   */
+  readonly leaseLeftMs?: number;
 }
 
 export interface LockState {

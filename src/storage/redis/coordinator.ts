@@ -206,8 +206,9 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
         (reply) => reply.handedOver && reply.token === token,
         () => false,
       );
+    const leaseLeftMs = this.#held.leaseLeft(key); // the releaser's lease: the receiver's until Redis confirms (decision 063)
     this.#held.handedOver(key, holder.owner, token, ttlMs, sentAt, confirmed);
-    candidate.settle({ acquired: true, token, nesting: 1, confirmed });
+    candidate.settle({ acquired: true, token, nesting: 1, confirmed, leaseLeftMs });
     await turn;
     return { released: true, nesting: 0, handedOver: true };
   }
@@ -220,7 +221,7 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
       const reply = await this.#run(scripts.lockTransfer, [this.keys.lock(key), this.keys.lockFence(key)], [owner, holder.owner, to.ttlMs, holder.executionId ?? '', holder.reactor ?? '', holder.step ?? '']);
       if (reply.handedOver) {
         this.#held.acquired(key, holder.owner, reply.token, 1, to.ttlMs, sentAt);
-        settle({ acquired: true, token: reply.token, nesting: 1 });
+        settle({ acquired: true, token: reply.token, nesting: 1, leaseLeftMs: Math.max(0, sentAt + to.ttlMs - monotonic()) });
         // The receiver's step starts before the releaser's own bookkeeping (its terminal record).
         await new Promise<void>((resolve) => setImmediate(resolve));
         return { released: true, nesting: 0, handedOver: true };

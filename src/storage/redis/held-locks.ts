@@ -88,6 +88,12 @@ export class HeldLocks {
     return (BigInt(held.token) + 1n).toString();
   }
 
+  /** How long `key`'s lease surely stays in Redis from now, as far as this process knows (0 when unknown). */
+  leaseLeft(key: string): number {
+    const held = this.#held.get(key);
+    return held === undefined ? 0 : Math.max(0, held.validUntil - monotonic());
+  }
+
   /**
    * Records an in-memory hand-over of `key` to `to` with `token`: until `confirmed` settles, the
    * receiver relies on the releaser's lease (it inherits its validity); then on its own (`sentAt + ttlMs`).
