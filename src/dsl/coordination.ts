@@ -19,6 +19,12 @@ export interface LockOptions<A> {
   readonly ttl?: Duration;
   /** How long an in-process caller waits for the key before failing. Default `'10s'`. */
   readonly wait?: Duration;
+  /**
+   * In a worker: how long an execution may wait for the key, parked, before it fails with a
+   * `ContentionError` (counted from its first park on the key, across its re-parks). Default: no
+   * time bound (the engine's `contentionCap` still bounds the holder changes it loses).
+   */
+  readonly contentionTimeout?: Duration;
 }
 /** `withSemaphore`: at most `limit` holders per key, each a lease that expires on its own. */
 export interface SemaphoreOptions<A> extends LockOptions<A> {
@@ -31,8 +37,8 @@ export interface RateWindowOptions {
 }
 /** `withRateLimit`: exact sliding windows, all checked and charged together. */
 export type RateLimitOptions<A> =
-  | ({ readonly key: KeyFn<A>; readonly wait?: Duration } & (RateWindowOptions | { readonly windows: readonly RateWindowOptions[] }))
-  | { readonly name: string; readonly key?: KeyFn<A>; readonly wait?: Duration };
+  | ({ readonly key: KeyFn<A>; readonly wait?: Duration; readonly contentionTimeout?: Duration } & (RateWindowOptions | { readonly windows: readonly RateWindowOptions[] }))
+  | { readonly name: string; readonly key?: KeyFn<A>; readonly wait?: Duration; readonly contentionTimeout?: Duration };
 /** Calendar buckets are UTC; `{ seconds }` buckets are fixed-length from the epoch. */
 export type PeriodEvery = 'minute' | 'hour' | 'day' | 'week' | 'month' | 'year' | { readonly seconds: number };
 /** `withPeriod`: at most one successful run per key per bucket. */
@@ -54,9 +60,9 @@ export interface OrderedLockOptions<A> {
 type UntypedKey = (args: never) => unknown;
 /** A validated declaration. */
 export type CoordinationSpec =
-  | { readonly kind: 'lock'; readonly key: UntypedKey; readonly ttlMs: number; readonly waitMs: number; readonly rollbackWaitMs?: number }
-  | { readonly kind: 'semaphore'; readonly key: UntypedKey; readonly limit: number; readonly ttlMs: number; readonly waitMs: number; readonly rollbackWaitMs?: number }
-  | { readonly kind: 'rate_limit'; readonly key: UntypedKey | undefined; readonly name: string | undefined; readonly windows: readonly { readonly limit: number; readonly periodMs: number }[]; readonly waitMs: number }
+  | { readonly kind: 'lock'; readonly key: UntypedKey; readonly ttlMs: number; readonly waitMs: number; readonly rollbackWaitMs?: number; readonly contentionTimeoutMs?: number }
+  | { readonly kind: 'semaphore'; readonly key: UntypedKey; readonly limit: number; readonly ttlMs: number; readonly waitMs: number; readonly rollbackWaitMs?: number; readonly contentionTimeoutMs?: number }
+  | { readonly kind: 'rate_limit'; readonly key: UntypedKey | undefined; readonly name: string | undefined; readonly windows: readonly { readonly limit: number; readonly periodMs: number }[]; readonly waitMs: number; readonly contentionTimeoutMs?: number }
   | { readonly kind: 'period'; readonly key: UntypedKey; readonly every: PeriodEvery }
   | { readonly kind: 'ordered_lock'; readonly key: UntypedKey; readonly poisonMs: number; readonly strict: boolean; readonly waitMs: number };
 
@@ -99,9 +105,20 @@ function positiveDuration(where: Where, what: string, value: unknown, fallback: 
   return ms;
 }
 
+/** `{ contentionTimeoutMs }` when `contentionTimeout` is given: a duration longer than 0. */
+function contentionTimeout(where: Where, what: string, value: unknown): { readonly contentionTimeoutMs?: number } {
+  return value === undefined ? {} : { contentionTimeoutMs: positiveDuration(where, `${what} contentionTimeout`, value, 0) };
+}
+
 /** Validates `withLock` options. */
 export function lockSpec(where: Where, options: LockOptions<never>): CoordinationSpec {
-  return { kind: 'lock', key: keyFn(where, 'withLock', options?.key), ttlMs: positiveDuration(where, 'withLock ttl', options.ttl, 30_000), waitMs: duration(where, 'withLock wait', options.wait, 10_000) };
+  return {
+    kind: 'lock',
+    key: keyFn(where, 'withLock', options?.key),
+    ttlMs: positiveDuration(where, 'withLock ttl', options.ttl, 30_000),
+    waitMs: duration(where, 'withLock wait', options.wait, 10_000),
+    ...contentionTimeout(where, 'withLock', options.contentionTimeout),
+  };
 }
 
 /** Validates `withSemaphore` options. */
@@ -112,22 +129,24 @@ export function semaphoreSpec(where: Where, options: SemaphoreOptions<never>): C
     limit: positiveInt(where, 'withSemaphore limit', options.limit),
     ttlMs: positiveDuration(where, 'withSemaphore ttl', options.ttl, 30_000),
     waitMs: duration(where, 'withSemaphore wait', options.wait, 10_000),
+    ...contentionTimeout(where, 'withSemaphore', options.contentionTimeout),
   };
 }
 
 /** Validates `withRateLimit` options (named, single window, or several windows). */
 export function rateLimitSpec(where: Where, options: RateLimitOptions<never>): CoordinationSpec {
-  const o = options as Partial<{ key: unknown; name: unknown; limit: unknown; per: unknown; windows: unknown; wait: unknown }>;
+  const o = options as Partial<{ key: unknown; name: unknown; limit: unknown; per: unknown; windows: unknown; wait: unknown; contentionTimeout: unknown }>;
   const waitMs = duration(where, 'withRateLimit wait', o.wait, 0);
+  const timeout = contentionTimeout(where, 'withRateLimit', o.contentionTimeout);
   if (o.name !== undefined) {
     if (typeof o.name !== 'string' || o.name.length === 0) fail(where, 'withRateLimit name must be a non-empty string');
     if (o.limit !== undefined || o.per !== undefined || o.windows !== undefined) fail(where, `withRateLimit "${o.name}": a named limit takes its windows from its registration; remove limit/per/windows`);
-    return { kind: 'rate_limit', key: o.key === undefined ? undefined : keyFn(where, 'withRateLimit', o.key), name: o.name, windows: [], waitMs };
+    return { kind: 'rate_limit', key: o.key === undefined ? undefined : keyFn(where, 'withRateLimit', o.key), name: o.name, windows: [], waitMs, ...timeout };
   }
   if (o.windows !== undefined && (o.limit !== undefined || o.per !== undefined)) fail(where, 'withRateLimit takes either limit/per or windows, not both');
   const raw = o.windows ?? [{ limit: o.limit, per: o.per }];
   if (!Array.isArray(raw) || raw.length === 0) fail(where, 'withRateLimit windows must be a non-empty array');
-  return { kind: 'rate_limit', key: keyFn(where, 'withRateLimit', o.key), name: undefined, windows: compileWindows(where, raw as RateWindowOptions[]), waitMs };
+  return { kind: 'rate_limit', key: keyFn(where, 'withRateLimit', o.key), name: undefined, windows: compileWindows(where, raw as RateWindowOptions[]), waitMs, ...timeout };
 }
 
 /** Validates rate windows (also used when registering named limits). */
@@ -149,6 +168,7 @@ export function periodSpec(where: Where, options: PeriodOptions<never>): Coordin
 /** Validates `withOrderedLock` options. */
 export function orderedLockSpec(where: Where, options: OrderedLockOptions<never>): CoordinationSpec {
   if (options?.strict !== undefined && typeof options.strict !== 'boolean') fail(where, 'withOrderedLock strict must be a boolean');
+  if ((options as { contentionTimeout?: unknown } | undefined)?.contentionTimeout !== undefined) fail(where, 'withOrderedLock takes no contentionTimeout: a wait for the turn is bounded by poisonTimeout');
   return {
     kind: 'ordered_lock',
     key: keyFn(where, 'withOrderedLock', options?.key),

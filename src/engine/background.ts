@@ -8,6 +8,8 @@
 import { validateContract } from '../dsl/contract.js';
 import type { AnyReactorDefinition } from '../dsl/definition.js';
 import { computeKey } from '../coordination/scope.js';
+import type { CoordinationSpec } from '../dsl/coordination.js';
+import { boundedDelay, contendedKey, continuedWait, declaredTimeout, holderOf, noteWait, renewKeptHolds, sameHolder, timedOut, timeoutError } from './contention-wait.js';
 import { CancelledError, ContentionError, RateLimitedError, ReactorError, type PrimitiveName } from '../errors.js';
 import { cancelRequestKey, livenessKey, rollbackRecorded } from './operations.js';
 import type { CancelTargets } from './cancels.js';
@@ -195,6 +197,9 @@ async function advance(deps: BackgroundDeps, reactor: AnyReactorDefinition, reco
   const input = validated.ok ? validated.value : (record.input as Record<string, unknown>);
   const state = deps.newState({ executionId: record.id, rootExecutionId: record.rootId, reactor: reactor.name, contract: reactor.contract, input, idempotencyKey: record.idempotencyKey, resume: record, mode: 'worker' });
   const background = state.background ?? { jobs: 1, contention: 0 };
+  // A fallback job that finds the key held by the holder it parked behind parks again: no attempt spent, nothing traced (decision 068).
+  const reparked = record.status === 'parked' && validated.ok && !root.signal.aborted ? await reparkBehindSameHolder(deps, state, delivery, reactor) : undefined;
+  if (reparked) return reparked;
   state.emit({ type: 'run.resumed', jobId: delivery.jobId, delivery: delivery.delivery });
   const waiting = background.waitingFor;
   if (waiting && waiting.jobId === delivery.jobId && waiting.dueAt !== undefined && state.clock.now() < waiting.dueAt - 5) {
@@ -207,7 +212,7 @@ async function advance(deps: BackgroundDeps, reactor: AnyReactorDefinition, reco
   if (reactor.coordination.length > 0) {
     const admission = await admitWork(state, deps.coordination, reactor.coordination, state.input, { reactor: reactor.name, abort: root, orderedTicket: background.ordered, adopt: background.parkedHolds !== undefined });
     if (admission.kind === 'halt') return void (await finish(state, { status: 'halted', step: undefined, reason: admission.reason, data: admission.data }));
-    if (admission.kind === 'refused') return refused(deps, state, admission.error);
+    if (admission.kind === 'refused') return refused(deps, state, admission.error, reactor.coordination);
     holds = admission.holds;
     state.waited();
   }
@@ -240,34 +245,81 @@ async function advance(deps: BackgroundDeps, reactor: AnyReactorDefinition, reco
   return undefined;
 }
 
-/** Contention in a worker parks the execution; anything else refused fails it (nothing ran, nothing to roll back). */
-export async function refused(deps: BackgroundDeps, state: RunState, error: Error): Promise<(() => Promise<void>) | undefined> {
-  const contention = error instanceof ContentionError ? (error.details as { primitive: PrimitiveName; key: string }) : undefined;
-  const rate = error instanceof RateLimitedError ? (error.details as { key: string; retryAfterMs: number }) : undefined;
-  if (!contention && !rate) return void (await finish(state, { status: 'failed', step: undefined, error, validation: [] }));
-  const primitive: PrimitiveName = rate ? 'rate_limit' : contention!.primitive;
-  const key = rate ? rate.key : contention!.key;
+/**
+ * Contention in a worker parks the execution; anything else refused fails it (nothing ran, nothing
+ * to roll back). Each park spends a contention attempt: it follows a try that lost the key — the
+ * first, one woken by a release, or a fallback job's that found the holder changed (decision 068).
+ * `declared`: the reactor-level declarations (their `contentionTimeout`); a step's wait was noted,
+ * with its bound, by the step runner, which also fails the step when that bound has passed.
+ */
+export async function refused(deps: BackgroundDeps, state: RunState, error: Error, declared?: readonly CoordinationSpec[]): Promise<(() => Promise<void>) | undefined> {
+  const contended = contendedKey(error);
+  if (!contended) return void (await finish(state, { status: 'failed', step: undefined, error, validation: [] }));
+  const { primitive, key, step } = contended;
+  const rate = error instanceof RateLimitedError ? (error.details as { retryAfterMs: number }) : undefined;
+  const wait = noteWait(state, primitive, key, step, declaredTimeout(declared, primitive));
   const background = state.background ?? { jobs: 1, contention: 0 };
   const attempt = background.contention + 1;
-  if (primitive !== 'ordered_lock' && attempt > deps.options.contentionCap) {
-    const capped = new ContentionError({ reactor: state.reactor, primitive, key, waitedMs: 0, holder: `still busy after ${attempt - 1} contention attempts (cap ${deps.options.contentionCap})` });
+  const now = state.clock.now();
+  const overCap = primitive !== 'ordered_lock' && attempt > deps.options.contentionCap;
+  if (overCap || (step === undefined && timedOut(wait, now))) {
+    const failure = overCap ? new ContentionError({ reactor: state.reactor, primitive, key, waitedMs: 0, holder: `still busy after ${attempt - 1} contention attempts (cap ${deps.options.contentionCap})` }) : timeoutError(error, wait, now);
     const { waitingFor: _stale, ...rest } = background;
     state.background = rest;
-    return void (await finish(state, { status: 'failed', step: undefined, error: capped, validation: [] }));
+    return void (await finish(state, { status: 'failed', step: undefined, error: failure, validation: [] }));
   }
   const jobs = background.jobs + 1;
   const jobId = `${state.executionId}:${jobs}`;
-  const delayMs = rate ? rate.retryAfterMs : deps.options.parkFallbackMs;
-  const step = (error as ContentionError).details.step as string | undefined;
-  const waitingFor = { primitive: primitive as WaitingFor['primitive'], key, attempt, jobId, dueAt: state.clock.now() + delayMs, ...(step === undefined ? {} : { step }) };
-  state.background = { ...background, jobs, contention: attempt, waitingFor };
+  const delayMs = boundedDelay(rate ? rate.retryAfterMs : deps.options.parkFallbackMs, wait, now);
+  // Who it parks behind: its fallback job parks again, spending nothing, while that holder holds.
+  const holder = rate ? undefined : await holderOf(deps.coordination.coordinator!, primitive, key).catch(() => undefined);
+  const waitingFor: WaitingFor = { primitive, key, attempt, jobId, dueAt: now + delayMs, ...(step === undefined ? {} : { step }), ...(holder === undefined ? {} : { holder }) };
+  state.background = { ...background, jobs, contention: attempt, waitingFor, contended: { ...wait, job: jobs } };
   state.emit({ type: 'run.parked', primitive, key, attempt, jobId, ...(step === undefined ? {} : { step }) });
   state.emit({ type: 'run.queued', jobId, delayMs, reason: 'park' });
   // Enqueue first, then register: a wake that finds the waiter always finds its delayed job.
   await enqueueTraced(deps, state, { jobId, delayMs, reason: 'park' }, 'parked');
   if (rate) return undefined;
   await deps.waitList?.add(waitKey(primitive, key), jobId);
-  // The key may have been released between our try and our registration: check once we are off the execution.
+  return wakeIfFree(deps, primitive, key);
+}
+
+/**
+ * The park's fallback job (not woken by a release) of an execution parked on a lock or a
+ * semaphore: when the key is held by the holder it parked behind, the execution parks again at
+ * once — no admission, no contention attempt, no trace entry; reactor-level holds it keeps across
+ * a step's park are renewed (decision 068). Undefined when it must contend instead: woken, the
+ * holder changed or left, the wait's `contentionTimeout` has passed, a kept hold is gone, or the
+ * park recorded no holder. `reactor`: the execution's definition (its kept holds); `wanted`: a
+ * last check that the execution still waits (an async unit's dispatcher has not rolled back).
+ */
+export async function reparkBehindSameHolder(deps: BackgroundDeps, state: RunState, delivery: JobDelivery, reactor?: AnyReactorDefinition, wanted?: () => Promise<boolean>): Promise<(() => Promise<void>) | undefined> {
+  const background = state.background;
+  const waiting = background?.waitingFor;
+  const coordinator = deps.coordination.coordinator;
+  if (!background || !waiting?.holder || !coordinator || waiting.jobId !== delivery.jobId || waiting.dueAt === undefined) return undefined;
+  if (waiting.primitive !== 'lock' && waiting.primitive !== 'semaphore') return undefined;
+  const now = state.clock.now();
+  if (now < waiting.dueAt - 5) return undefined; // woken by a release: it contends
+  const wait = continuedWait(background, waiting.primitive, waiting.key, waiting.step);
+  if (timedOut(wait, now)) return undefined; // the admission reports the time bound
+  const holder = await holderOf(coordinator, waiting.primitive, waiting.key).catch(() => undefined);
+  if (!sameHolder(waiting.holder, holder)) return undefined;
+  if (background.parkedHolds !== undefined && (reactor === undefined || !(await renewKeptHolds(coordinator, reactor.coordination, state.input, reactor.name, background)))) return undefined;
+  if (wanted !== undefined && !(await wanted())) return undefined;
+  const jobs = background.jobs + 1;
+  const jobId = `${state.executionId}:${jobs}`;
+  const delayMs = boundedDelay(deps.options.parkFallbackMs, wait, now);
+  state.background = { ...background, jobs, waitingFor: { ...waiting, jobId, dueAt: now + delayMs }, ...(wait === undefined ? {} : { contended: { ...wait, job: jobs } }) };
+  await enqueueTraced(deps, state, { jobId, delayMs, reason: 'park' }, 'parked');
+  const list = waitKey(waiting.primitive, waiting.key);
+  await deps.waitList?.add(list, jobId);
+  await deps.waitList?.remove(list, waiting.jobId); // this job's own registration: a release that shifts it wakes nobody
+  return wakeIfFree(deps, waiting.primitive, waiting.key);
+}
+
+/** After a park: the key may have been released between the try and the registration; checked once off the execution. */
+function wakeIfFree(deps: BackgroundDeps, primitive: PrimitiveName, key: string): () => Promise<void> {
   return async () => {
     if (await isFree(deps, primitive, key)) await wake(deps, primitive, key);
   };

@@ -12,6 +12,7 @@ import { validateContract } from '../dsl/contract.js';
 import { retryDelay } from '../dsl/retry.js';
 import { signalKind, type Failure, type Halt, type Skipped, type Success } from '../dsl/signals.js';
 import { ContentionError, ErrorCode, NonRetryableError, OrderedLockStaleError, RateLimitedError, ReactorError, ValidationError, toError } from '../errors.js';
+import { contendedKey, declaredTimeout, noteWait, timedOut, timeoutError } from './contention-wait.js';
 import { dropTicket, keepTicket, keptTicket } from './step-tickets.js';
 import { stepContext } from './hooks.js';
 import { runGuardedRollback } from './rollback-guard.js';
@@ -64,14 +65,16 @@ async function attempts(run: RunState, node: StepNode, place: StepPlace, args: R
     if (node.coordination.length > 0) {
       const admission = await admitStep(run, node, place, args);
       if (admission.kind === 'refused') {
-        // In a worker, a busy key parks the execution (the body never started; nothing is compensated; an ordered position is kept).
-        if (parksOn(run, admission.error)) return { kind: 'yield', step: place.path, delayMs: 0, contention: admission.error };
+        // In a worker, a busy key parks the execution (the body never started; nothing is compensated; an ordered position is kept),
+        // until the wait has lasted its declaration's contentionTimeout (docs/decisions/068).
+        const error = parksOn(run, admission.error) ? parkOrTimeOut(run, node, admission.error) : admission.error;
+        if (error === undefined) return { kind: 'yield', step: place.path, delayMs: 0, contention: admission.error };
         dropTicket(run, place.path);
         // A position of a batch that was drained, reset or passed over: the step is skipped, like a strict chain (gate parity).
-        if (admission.error instanceof OrderedLockStaleError) return skippedAtGate(run, place, attempt, 'ordered_lock_stale');
+        if (error instanceof OrderedLockStaleError) return skippedAtGate(run, place, attempt, 'ordered_lock_stale');
         // An earlier attempt ran the body: the step started, so it is compensated like any failure.
-        if (attempt > 1) return failedAfterStart(run, node, place, args, attempt - 1, admission.error);
-        return notStarted(run, place.path, admission.error);
+        if (attempt > 1) return failedAfterStart(run, node, place, args, attempt - 1, error);
+        return notStarted(run, place.path, error);
       }
       if (admission.kind === 'halt') {
         dropTicket(run, place.path);
@@ -194,6 +197,18 @@ function mayPark(run: RunState): boolean {
 /** True when a refusal is contention and this worker may still park on it. */
 function parksOn(run: RunState, error: Error): boolean {
   return mayPark(run) && (error instanceof RateLimitedError || error instanceof ContentionError);
+}
+
+/**
+ * Notes the wait a park on `refusal` continues (or starts) and returns undefined to park — or,
+ * once that wait has lasted the declaration's `contentionTimeout`, the error the step fails with.
+ */
+function parkOrTimeOut(run: RunState, node: StepNode, refusal: Error): Error | undefined {
+  const contended = contendedKey(refusal);
+  if (contended === undefined) return undefined;
+  const wait = noteWait(run, contended.primitive, contended.key, contended.step, declaredTimeout(node.coordination, contended.primitive));
+  const now = run.clock.now();
+  return timedOut(wait, now) ? timeoutError(refusal, wait, now) : undefined;
 }
 
 /**

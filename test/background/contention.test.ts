@@ -7,7 +7,7 @@
 import { describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { createEmbeddedEngine, MemoryCoordinator, reactor } from '../../src/index.js';
-import { eventsOf, gate, manualEngine, sleep, until, untilStatus } from './helpers.js';
+import { changeHolderEvery, eventsOf, gate, manualEngine, sleep, until, untilStatus } from './helpers.js';
 
 const OTHER = { owner: 'someone-else' };
 let seq = 0;
@@ -78,10 +78,11 @@ describe('4. reference scenario 2: a held lock parks the execution', () => {
     }
   });
 
-  test('with contentionCap 3 and the lock never released it ends failed with a contention error naming the key; no step, no rollback', async () => {
+  test('with contentionCap 3 and the lock changing hands between its polls (never free) it ends failed with a contention error naming the key; no step, no rollback', async () => {
     const key = fresh('user');
     const coordinator = new MemoryCoordinator();
     await coordinator.lockAcquire({ key, holder: OTHER, ttlMs: 30_000 });
+    const stop = changeHolderEvery(coordinator, key, OTHER, 10); // each fallback poll finds a new holder: each one spends an attempt
     const engine = createEmbeddedEngine({ coordinator, background: { contentionCap: 3, parkFallbackMs: 30 } });
     let ran = 0;
     let compensated = 0;
@@ -109,6 +110,7 @@ describe('4. reference scenario 2: a held lock parks the execution', () => {
       await engine.drain(); // nothing is left pending
       expect((await coordinator.lockState(key))?.holder.owner).toBe('someone-else');
     } finally {
+      stop();
       await engine.close();
     }
   });

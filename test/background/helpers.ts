@@ -39,6 +39,21 @@ export function eventsOf<T extends ReactorEvent['type']>(trace: readonly Reactor
   return trace.filter((e): e is Extract<ReactorEvent, { type: T }> => e.type === type);
 }
 
+/**
+ * Keeps `key` held by `holder` but re-takes it every `everyMs` (a new acquisition, a new fencing
+ * token) with no moment free in between: a parked waiter's fallback job finds another holder each
+ * time, so every one of its polls contends and spends a contention attempt. Returns the stop
+ * function (the key stays held).
+ */
+export function changeHolderEvery(coordinator: MemoryCoordinator, key: string, holder: { readonly owner: string }, everyMs: number): () => void {
+  const timer = setInterval(() => {
+    // Both calls change the memory coordinator synchronously: no other job runs between them.
+    void coordinator.lockRelease(key, holder.owner);
+    void coordinator.lockAcquire({ key, holder, ttlMs: 30_000 });
+  }, everyMs);
+  return () => clearInterval(timer);
+}
+
 /** An engine over the memory queue, with the consumer not started (call `startWorker`). */
 export interface Manual {
   readonly engine: Engine;

@@ -6,7 +6,7 @@
  */
 import { describe, expect, test } from 'vitest';
 import { MemoryFanOutLedger } from '../../src/index.js';
-import { eventsOf, manualEngine } from '../background/helpers.js';
+import { changeHolderEvery, eventsOf, manualEngine } from '../background/helpers.js';
 import { fresh, lockedMap, parkedMapInMemory } from './contention-scenario.js';
 
 describe('fan-out: an element that loses step-level contention parks (R-8)', () => {
@@ -43,11 +43,12 @@ describe('fan-out: an element that loses step-level contention parks (R-8)', () 
     }
   });
 
-  test('over the contention cap the element fails with a contention error naming the key (its body never ran, nothing compensated)', async () => {
+  test('over the contention cap (the key changing hands between its polls) the element fails with a contention error naming the key (its body never ran, nothing compensated)', async () => {
     const key = fresh('elem-capped');
     const log: string[] = [];
     const m = manualEngine({ fanOut: new MemoryFanOutLedger(), background: { parkFallbackMs: 20, workerWaitMs: 0, contentionCap: 2 } });
     await m.coordinator.lockAcquire({ key, holder: { owner: 'someone-else', reactor: 'other' }, ttlMs: 30_000 });
+    const stop = changeHolderEvery(m.coordinator, key, { owner: 'someone-else' }, 7);
     const worker = m.startWorker(8);
     try {
       const { executionId } = await m.engine.start(lockedMap(key, log, false), { ns: [0, 1] });
@@ -64,6 +65,7 @@ describe('fan-out: an element that loses step-level contention parks (R-8)', () 
       expect(log).toEqual([]);
       expect((await m.coordinator.lockState(key))?.holder.owner).toBe('someone-else');
     } finally {
+      stop();
       await worker.stop();
     }
   });

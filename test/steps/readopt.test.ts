@@ -8,6 +8,7 @@
 import { describe, expect, test } from 'vitest';
 import { MemoryCoordinator, createEmbeddedEngine, reactor, type RunResult } from '../../src/index.js';
 import '../../src/testing/vitest.js';
+import { changeHolderEvery } from '../background/helpers.js';
 import { OTHER, until } from './step-suite.js';
 
 const unique = (name: string): string => `${name}:${Math.random().toString(36).slice(2, 10)}`;
@@ -68,10 +69,11 @@ describe('reactor-level holds across a step park (R-10)', () => {
     }
   });
 
-  test('over the contention cap the run fails and the parent lock is released', async () => {
+  test('over the contention cap (the child key changing hands between its polls) the run fails and the parent lock is released', async () => {
     const [parentKey, childKey] = [unique('park:parent'), unique('park:child')];
     const coordinator = new MemoryCoordinator();
     await coordinator.lockAcquire({ key: childKey, holder: OTHER, ttlMs: 30_000 });
+    const stop = changeHolderEvery(coordinator, childKey, OTHER, 7);
     const engine = createEmbeddedEngine({ coordinator, background: { parkFallbackMs: 20, workerWaitMs: 0, contentionCap: 1 } });
     try {
       const started = await engine.start(parent(parentKey, childKey, 10_000), {});
@@ -80,8 +82,10 @@ describe('reactor-level holds across a step park (R-10)', () => {
       expect(done?.trace.filter((e) => e.type === 'run.parked')).toHaveLength(1);
       expect(acquiredOn(done, parentKey)).toBe(1);
       expect(await coordinator.lockState(parentKey)).toBeUndefined();
+      stop();
       await coordinator.lockRelease(childKey, OTHER.owner);
     } finally {
+      stop();
       await engine.close();
     }
   });

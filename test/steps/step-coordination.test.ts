@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { MemoryCoordinator, createEmbeddedEngine, reactor, type RunResult } from '../../src/index.js';
 import '../../src/testing/vitest.js';
 import { memoryBackend } from '../coordination/harness.js';
+import { changeHolderEvery } from '../background/helpers.js';
 import { describeStepCoordination, gate, OTHER, until } from './step-suite.js';
 
 const b = { key: (name: string): string => `${name}:${Math.random().toString(36).slice(2, 10)}` };
@@ -91,10 +92,11 @@ describe('in a worker, contention at a step parks the execution (R-8)', () => {
     }
   });
 
-  test('over the contention cap it fails at the step and rolls back like in-process (the contended step is not compensated)', async () => {
+  test('over the contention cap (the key changing hands between its polls) it fails at the step and rolls back like in-process (the contended step is not compensated)', async () => {
     const key = b.key('worker-capped');
     const coordinator = new MemoryCoordinator();
     await coordinator.lockAcquire({ key, holder: OTHER, ttlMs: 30_000 });
+    const stop = changeHolderEvery(coordinator, key, OTHER, 7);
     const engine = createEmbeddedEngine({ coordinator, background: { parkFallbackMs: 20, workerWaitMs: 0, contentionCap: 2 } });
     const calls: string[] = [];
     try {
@@ -106,8 +108,10 @@ describe('in a worker, contention at a step parks the execution (R-8)', () => {
       expect(done.error).toMatchObject({ code: 'contention', details: { primitive: 'lock', key, step: 'charge' } });
       expect(done.trace.filter((e) => e.type === 'run.parked')).toHaveLength(2);
       expect(calls).toEqual(['audit', 'undo audit']);
+      stop();
       await coordinator.lockRelease(key, 'someone-else');
     } finally {
+      stop();
       await engine.close();
     }
   });

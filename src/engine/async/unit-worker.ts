@@ -10,7 +10,7 @@ import { computeKey } from '../../coordination/scope.js';
 import type { AnyReactorDefinition, StepNode } from '../../dsl/definition.js';
 import { validateContract } from '../../dsl/contract.js';
 import { ContentionError, RateLimitedError, ReactorError, type PrimitiveName } from '../../errors.js';
-import { refused, requeue, type BackgroundDeps } from '../background.js';
+import { refused, reparkBehindSameHolder, requeue, type BackgroundDeps } from '../background.js';
 import { cancelled, finish } from '../execute.js';
 import { runRollbackHook, stepContext } from '../hooks.js';
 import type { NodeOutcome } from '../outcome.js';
@@ -30,6 +30,10 @@ export async function advanceUnit(deps: BackgroundDeps, reactor: AnyReactorDefin
   const info = record.unit!;
   const state = deps.newState({ executionId: record.id, rootExecutionId: record.rootId, reactor: reactor.name, contract: reactor.contract, input: {}, idempotencyKey: undefined, resume: record, mode: 'worker' });
   const background = state.background ?? { jobs: 1, contention: 0 };
+  // Its fallback job finds the key held by the holder it parked behind: it parks again, spending nothing (decision 068).
+  const stillWanted = async (): Promise<boolean> => !ROLLED_BACK.has(await dispatcherStatus(deps.store, info.dispatcherId));
+  const reparked = record.status === 'parked' && !root.signal.aborted ? await reparkBehindSameHolder(deps, state, delivery, undefined, stillWanted) : undefined;
+  if (reparked) return reparked;
   state.emit({ type: 'run.resumed', jobId: delivery.jobId, delivery: delivery.delivery });
   const waiting = background.waitingFor;
   if (waiting && waiting.jobId === delivery.jobId && waiting.dueAt !== undefined && state.clock.now() < waiting.dueAt - 5) {

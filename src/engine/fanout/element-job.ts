@@ -9,7 +9,7 @@
  */
 import type { AnyReactorDefinition, MapNode } from '../../dsl/definition.js';
 import { errorToJSON, FanOutError } from '../../errors.js';
-import type { BackgroundDeps } from '../background.js';
+import { reparkBehindSameHolder, type BackgroundDeps } from '../background.js';
 import { runElement } from '../nested.js';
 import type { NodeOutcome } from '../outcome.js';
 import type { ElementSettlement, ElementView, FanOutLedger } from '../ports/fanout.js';
@@ -57,6 +57,9 @@ export async function processElementJob(deps: BackgroundDeps, reactor: AnyReacto
     return undefined;
   }
   const state = stateOf(job, false);
+  // Its fallback job finds the key held by the holder it parked behind: it parks again, spending nothing (decision 068).
+  const reparked = record.status === 'parked' && !view.stopped && !signal.aborted ? await reparkBehindSameHolder(deps, state, delivery) : undefined;
+  if (reparked) return reparked;
   resumeParkedElement(state, delivery); // a parked element's job: it no longer waits
   if (view.stopped && Object.keys(record.steps).length === 0) {
     // An atomic map stopped before this element started: it settles as not started.

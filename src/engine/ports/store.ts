@@ -52,6 +52,37 @@ export interface WaitingFor {
   readonly jobId: string;
   /** When the fallback job is due (engine clock, ms), if no release wakes it first. */
   readonly dueAt?: number;
+  /**
+   * Who held the key when the execution parked: a lock's owner and fencing token, or the owners of
+   * a full semaphore's slots. A fallback job that finds the same holder parks again without a new
+   * contention attempt and without trace entries (docs/decisions/068).
+   */
+  readonly holder?: WaitHolder;
+}
+
+/** The holder a parked execution waits behind (see {@link WaitingFor.holder}). */
+export interface WaitHolder {
+  /** The lock's owner, or the semaphore slots' owners (sorted). */
+  readonly owners: readonly string[];
+  /** The lock's fencing token: a new acquisition by the same owner is a new holder. */
+  readonly token?: string;
+}
+
+/**
+ * The contention wait an execution is in (docs/decisions/068): on which key, since when and until
+ * when its declaration's `contentionTimeout` lets it wait. Kept across the wait's parks; a later
+ * job continues it only when it is the job the last park enqueued (`job`).
+ */
+export interface ContentionWait {
+  readonly primitive: 'lock' | 'semaphore' | 'rate_limit' | 'ordered_lock';
+  readonly key: string;
+  readonly step?: string;
+  /** When the wait began: its first park (engine clock, ms). */
+  readonly since: number;
+  /** When the declaration's `contentionTimeout` passes (engine clock, ms); absent: no time bound. */
+  readonly timeoutAt?: number;
+  /** The number of the job that continues this wait (`<executionId>:<job>`). */
+  readonly job: number;
 }
 
 /** An interrupt the execution is paused at (persisted until the step completes with its payload). */
@@ -90,6 +121,8 @@ export interface BackgroundState {
   readonly fanOutRollback?: FanOutRollbackState;
   /** A reader's parks on one async unit so far (its `waitingFor.attempt`), kept across re-parks. */
   readonly asyncParks?: { readonly unitId: string; readonly count: number };
+  /** The contention wait in progress, or the last one (see {@link ContentionWait}). */
+  readonly contended?: ContentionWait;
 }
 
 /** A rollback paused at a fan-out map whose completed elements are being undone by jobs. */

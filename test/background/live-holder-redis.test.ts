@@ -1,0 +1,114 @@
+/**
+ * Waiting on a live holder is free (docs/decisions/068), on Redis + BullMQ with a worker in this
+ * process and a real redis-server: a lock held for a few seconds by a live, renewing holder
+ * (parkFallbackMs 200, contentionCap 3) lets the waiter complete after the release with one
+ * park entry; a holder change between polls spends one attempt; `contentionTimeout` fails the
+ * wait in time.
+ */
+import { afterAll, describe, expect, test } from 'vitest';
+import { createRedisRuntime, type RedisRuntime } from '../../src/bullmq.js';
+import { reactor, type AnyReactorDefinition, type RunResult } from '../../src/index.js';
+import { createRedisBackend, RedisKeys, type RedisBackend } from '../../src/storage/redis/index.js';
+import { useRedisServer } from '../support/use-redis-server.js';
+import { eventsOf, gate, sleep, until } from './helpers.js';
+
+const server = useRedisServer();
+const closers: (() => Promise<unknown>)[] = [];
+afterAll(async () => {
+  for (const close of closers.reverse()) await close().catch(() => undefined);
+});
+
+let seq = 0;
+function runtime(reactors: readonly AnyReactorDefinition[]): { readonly runtime: RedisRuntime; readonly backend: RedisBackend; readonly keys: RedisKeys } {
+  const prefix = `lh${++seq}`;
+  const r = createRedisRuntime({ url: server.url, prefix, reactors, background: { parkFallbackMs: 200, contentionCap: 3 } });
+  const backend = createRedisBackend({ url: server.url, prefix });
+  closers.push(() => r.close(), () => backend.close());
+  r.startWorker({ concurrency: 4 });
+  return { runtime: r, backend, keys: new RedisKeys(prefix) };
+}
+
+async function settled(r: RedisRuntime, id: string, timeoutMs = 10_000): Promise<RunResult> {
+  const done = await r.engine.wait(id, { timeoutMs, pollMs: 10 });
+  if (!done) throw new Error(`no result for ${id}`);
+  return done;
+}
+
+describe('on Redis, a parked waiter behind a live holder', () => {
+  test('a lock held 3.5 s by a live, renewing holder (parkFallbackMs 200, contentionCap 3): the waiter completes after the release, one park entry, one attempt', async () => {
+    const key = 'acct:redis-live';
+    const release = gate();
+    const entered = gate();
+    const holder = reactor('lh-holder')
+      .withLock({ key: () => key, ttl: '1s' }) // renewed every third of a second while the step waits
+      .step('hold', { run: async () => (entered.open(), await release.promise, 'held') })
+      .background('all')
+      .returns('hold');
+    const waiter = reactor('lh-waiter').withLock({ key: () => key, ttl: '1s' }).step('work', { run: () => 'done' }).background('all').returns('work');
+    const { runtime: r, backend } = runtime([holder, waiter]);
+    const h = await r.engine.start(holder, {});
+    await entered.promise;
+    const w = await r.engine.start(waiter, {});
+    await until(async () => (await r.engine.result(w.executionId))?.status === 'parked', 5_000, 'the waiter to park');
+    await sleep(3_500);
+    const waiting = await backend.store.get(w.executionId);
+    expect(waiting?.status).toBe('parked');
+    expect(waiting?.background?.contention).toBe(1);
+    expect(waiting?.background?.jobs).toBeGreaterThanOrEqual(8); // its fallback jobs ran every 200 ms, for free
+    expect(eventsOf(waiting?.trace ?? [], 'run.parked')).toHaveLength(1);
+    const releasedAt = Date.now();
+    release.open();
+    const done = await settled(r, w.executionId);
+    expect(done.status === 'completed' && done.value).toBe('done');
+    expect(Date.now() - releasedAt).toBeLessThan(2_000);
+    expect((await settled(r, h.executionId)).status).toBe('completed');
+    expect(eventsOf(done.trace, 'run.parked').length).toBeLessThanOrEqual(3);
+    expect(eventsOf(done.trace, 'run.parked')).toHaveLength(1);
+    expect((await backend.store.get(w.executionId))?.background?.contention).toBe(1);
+  }, 20_000);
+
+  test('a holder change between polls spends one attempt and records one more park', async () => {
+    const key = 'acct:redis-change';
+    const waiter = reactor('lh-change').withLock({ key: () => key }).step('work', { run: () => 'done' }).background('all').returns('work');
+    const { runtime: r, backend, keys } = runtime([waiter]);
+    const [a, b] = [{ owner: 'holder-a', reactor: 'elsewhere' }, { owner: 'holder-b', reactor: 'elsewhere' }];
+    expect((await backend.coordinator.lockAcquire({ key, holder: a, ttlMs: 60_000 })).acquired).toBe(true);
+    const w = await r.engine.start(waiter, {});
+    await until(async () => (await r.engine.result(w.executionId))?.status === 'parked', 5_000, 'the waiter to park');
+    await sleep(800);
+    expect((await backend.store.get(w.executionId))?.background?.contention).toBe(1);
+    // The key changes hands with no moment free (a release would wake the waiter at once): one HSET
+    // gives the lock hash another owner and a greater fencing token, its lease left as it is.
+    const token = (await backend.coordinator.lockState(key))?.token ?? '0';
+    await backend.redis.hset(keys.lock(key), 'owner', b.owner, 'exec', '', 'token', String(BigInt(token) + 1n));
+    expect(await backend.coordinator.lockState(key)).toMatchObject({ holder: { owner: b.owner } });
+    await until(async () => (await backend.store.get(w.executionId))?.background?.contention === 2, 3_000, 'the attempt after the change');
+    await sleep(800);
+    const changed = await backend.store.get(w.executionId);
+    expect(changed?.status).toBe('parked');
+    expect(changed?.background?.contention).toBe(2);
+    expect(changed?.background?.waitingFor).toMatchObject({ attempt: 2, holder: { owners: [b.owner] } });
+    expect(eventsOf(changed?.trace ?? [], 'run.parked').map((e) => e.attempt)).toEqual([1, 2]);
+    await backend.coordinator.lockRelease(key, b.owner); // behind the engine's back: the next poll finds it free
+    const done = await settled(r, w.executionId);
+    expect(done.status).toBe('completed');
+    expect(eventsOf(done.trace, 'run.parked').map((e) => e.attempt)).toEqual([1, 2]);
+  }, 20_000);
+
+  test('contentionTimeout: the wait fails with a ContentionError once it has lasted the timeout', async () => {
+    const key = 'acct:redis-timeout';
+    const waiter = reactor('lh-timeout').withLock({ key: () => key, contentionTimeout: '1s' }).step('work', { run: () => 'done' }).background('all').returns('work');
+    const { runtime: r, backend } = runtime([waiter]);
+    expect((await backend.coordinator.lockAcquire({ key, holder: { owner: 'holder-t' }, ttlMs: 60_000 })).acquired).toBe(true);
+    const startedAt = Date.now();
+    const w = await r.engine.start(waiter, {});
+    const done = await settled(r, w.executionId);
+    expect(done.status).toBe('failed');
+    if (done.status !== 'failed') return;
+    expect(Date.now() - startedAt).toBeGreaterThanOrEqual(1_000);
+    expect(done.error).toMatchObject({ code: 'contention', name: 'ContentionError', details: { primitive: 'lock', key } });
+    expect(done.error.message).toContain('contentionTimeout 1000 ms passed');
+    expect(eventsOf(done.trace, 'run.parked')).toHaveLength(1);
+    await backend.coordinator.lockRelease(key, 'holder-t');
+  }, 20_000);
+});
