@@ -53,6 +53,14 @@ export interface RedisRuntimeOptions extends Partial<Omit<EngineOptions, 'store'
    * false: the check only logs its warnings (docs/background.md, "What survives a Redis restart").
    */
   readonly requireDurability?: boolean;
+  /**
+   * How long store, coordinator and queue calls ride out a Redis outage (connection lost, server
+   * restarting or loading) before they fail: each call is made again with backoff until this
+   * long after its first failure (docs/background.md, "Redis outages"). Meanwhile a worker's
+   * jobs wait; a job that still cannot write its outcome fails and BullMQ delivers it again.
+   * Default 30 s; 0 fails at the first failure.
+   */
+  readonly outageToleranceMs?: number;
 }
 
 /** An engine over Redis + BullMQ, and a way to start workers for it. */
@@ -82,12 +90,13 @@ export interface RedisRuntime {
 
 /** Wires the Redis store and coordinator, the BullMQ queue and the Redis wait lists into one engine. */
 export function createRedisRuntime(options: RedisRuntimeOptions): RedisRuntime {
-  const { url, prefix, queueName, stall, lockHandOff, requireDurability = false, reactors = [], ...engineOptions } = options;
-  const backend = createRedisBackend({ url, ...(prefix === undefined ? {} : { prefix }), ...(lockHandOff === undefined ? {} : { lockHandOff }) });
+  const { url, prefix, queueName, stall, lockHandOff, requireDurability = false, outageToleranceMs, reactors = [], ...engineOptions } = options;
+  const outage = outageToleranceMs === undefined ? {} : { outageToleranceMs };
+  const backend = createRedisBackend({ url, ...(prefix === undefined ? {} : { prefix }), ...(lockHandOff === undefined ? {} : { lockHandOff }), ...outage });
   const ready = durabilityAtStartUp(backend.redis, { required: requireDurability, logger: engineOptions.logger ?? silentLogger, closing: () => closing !== undefined });
   const names = { ...(queueName === undefined ? {} : { name: queueName }), ...(prefix === undefined ? {} : { prefix }) };
   // BullMQ gets connections of its own: its many scripts would otherwise ride along every store transaction.
-  const queue = createBullmqQueue({ connection: { url }, ...names });
+  const queue = createBullmqQueue({ connection: { url }, ...names, ...outage });
   const waitList = new RedisWaitList({ redis: backend.redis, ...(prefix === undefined ? {} : { prefix }) });
   const created = createEngine({ ...engineOptions, store: backend.store, coordinator: backend.coordinator, jobLeases: backend.jobLeases, queue, waitList, fanOut: backend.fanOut, reactors });
   const engine = requireDurability ? engineAfter(created, ready) : created;

@@ -253,17 +253,27 @@ function jsonSafe(value: unknown): unknown {
 
 /**
  * A coordination backend could not be reached or did not answer (connection closed, server
- * loading or busy, command timeout). The transition may or may not have happened; every
- * transition is retry-safe. `details.operation` names the call.
+ * loading or busy) for longer than the outage tolerance. The transition may or may not have
+ * happened; every transition is retry-safe. `details.operation` names the call (`lock-acquire` …);
+ * `details.waitedMs`, when present, is how long the call kept trying.
  */
 export class CoordinationUnavailableError extends ReactorError {
-  constructor(operation: string, cause: unknown) {
-    super('coordination_unavailable', `coordination backend unavailable during ${operation}: ${messageOf(cause)}`, {
+  constructor(operation: string, cause: unknown, waitedMs?: number) {
+    super('coordination_unavailable', `coordination backend unavailable during ${operationWords(operation)}${waitedWords(waitedMs)}: ${messageOf(cause)}`, {
       cause,
-      details: { operation },
+      details: { operation, ...(waitedMs === undefined ? {} : { waitedMs }) },
     });
     this.name = 'CoordinationUnavailableError';
   }
+}
+
+/** An operation id (`store-save`, `lock-acquire`) in words (`store save`, `lock acquire`). */
+function operationWords(operation: string): string {
+  return operation.startsWith('record-save') ? 'store save' : operation.replaceAll('-', ' ');
+}
+
+function waitedWords(waitedMs: number | undefined): string {
+  return waitedMs === undefined ? '' : ` (Redis did not answer for ${(waitedMs / 1000).toFixed(1)} s)`;
 }
 
 /**
@@ -283,9 +293,27 @@ export class ScriptError extends ReactorError {
  * happened; every store write is retry-safe. `details.operation` names the call (`store-save` …).
  */
 export class StoreUnavailableError extends ReactorError {
-  constructor(operation: string, cause: unknown) {
-    super('store_unavailable', `execution store unavailable during ${operation}: ${messageOf(cause)}`, { cause, details: { operation } });
+  constructor(operation: string, cause: unknown, waitedMs?: number) {
+    super('store_unavailable', `execution store unavailable during ${operationWords(operation)}${waitedWords(waitedMs)}: ${messageOf(cause)}`, {
+      cause,
+      details: { operation, ...(waitedMs === undefined ? {} : { waitedMs }) },
+    });
     this.name = 'StoreUnavailableError';
+  }
+}
+
+/**
+ * The job queue (BullMQ) could not be reached for longer than the outage tolerance while a job
+ * was enqueued or promoted. The job may or may not have been added; adding it again is harmless
+ * (job ids are deduplicated). `details.operation` names the call (`job-enqueue`, `job-promote`).
+ */
+export class QueueUnavailableError extends ReactorError {
+  constructor(operation: string, cause: unknown, waitedMs?: number) {
+    super('queue_unavailable', `job queue unavailable during ${operationWords(operation)}${waitedWords(waitedMs)}: ${messageOf(cause)}`, {
+      cause,
+      details: { operation, ...(waitedMs === undefined ? {} : { waitedMs }) },
+    });
+    this.name = 'QueueUnavailableError';
   }
 }
 
@@ -555,6 +583,7 @@ const REVIVE: readonly [string, { readonly prototype: ReactorError }, Revivable[
   ['CoordinationUnavailableError', CoordinationUnavailableError, ['coordination_unavailable']],
   ['ScriptError', ScriptError, ['script_failed']],
   ['StoreUnavailableError', StoreUnavailableError, ['store_unavailable']],
+  ['QueueUnavailableError', QueueUnavailableError, ['queue_unavailable']],
   ['LeaseLostError', LeaseLostError, ['lease_lost']],
   ['ExecutionNotFoundError', ExecutionNotFoundError, ['execution_not_found']],
   ['StatusTransitionError', StatusTransitionError, ['status_transition_invalid']],

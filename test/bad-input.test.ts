@@ -148,7 +148,7 @@ describe('bad input matrix', () => {
 
     test('the run fails with coordination_unavailable and its work never runs unprotected', async () => {
       const port = await freePort(); // nothing listens here
-      const backend = createRedisBackend({ url: `redis://127.0.0.1:${port}` });
+      const backend = createRedisBackend({ url: `redis://127.0.0.1:${port}`, outageToleranceMs: 300 });
       backend.redis.on('error', () => undefined);
       let ran = false;
       const engine = createEngine({ store: new MemoryStore(), coordinator: backend.coordinator });
@@ -159,7 +159,7 @@ describe('bad input matrix', () => {
     });
 
     test('a server that stops answering mid-run: the next run fails clearly, and works again after a restart', async () => {
-      const backend = createRedisBackend({ url: server.url });
+      const backend = createRedisBackend({ url: server.url, outageToleranceMs: 300 });
       backend.redis.on('error', () => undefined);
       const engine = createEngine({ store: new MemoryStore(), coordinator: backend.coordinator });
       const r = reactor('r').withLock({ key: () => 'k11', wait: 0 }).step('s', { run: () => 1 }).build();

@@ -59,6 +59,7 @@ export async function runFrame(run: RunState, frame: Frame): Promise<GraphOutcom
     if (first || interrupted) {
       run.emit({ type: 'run.rolling_back', step: first?.step, reactor: frame.def.name });
       if (frame.prefix === '') await run.checkpoint('rolling_back').catch(() => undefined);
+      if (run.stopped) throw run.stopped; // the rollback's start could not be written (store gone past the tolerance): it runs on the next delivery
       // A fan-out map's elements are undone by jobs: the execution parks and resumes its rollback (decision 019).
       const park = await rollBackOrPark(run, failures, completed);
       if (park) return { status: 'yielded', step: park.step, delayMs: 0, fanOut: { ...park, failedStep: first?.step, error: first?.error ?? interrupted } };

@@ -13,7 +13,8 @@
  */
 import { Queue, UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { ReactorError } from '../errors.js';
+import { QueueUnavailableError, ReactorError } from '../errors.js';
+import { DEFAULT_OUTAGE_TOLERANCE_MS, isConnectionFailure } from '../storage/redis/script.js';
 import type { EnqueueOptions, ExecutionJob, JobConsumer, JobProcessor, JobQueue } from '../engine/ports/queue.js';
 import { fromBullmqJobId, toBullmqJobId } from './job-id.js';
 import { encodeJob } from './payload.js';
@@ -49,6 +50,12 @@ export interface BullmqQueueOptions {
   readonly name?: string;
   /** BullMQ key prefix; default `rx`. */
   readonly prefix?: string;
+  /**
+   * How long `enqueue` and `promote` ride out a Redis outage: a call that meets a connection
+   * problem is made again (job ids are deduplicated, so adding twice adds once) until this long
+   * after its first failure, then fails with `QueueUnavailableError`. Default 30 s; 0 fails at once.
+   */
+  readonly outageToleranceMs?: number;
 }
 
 /** Options of {@link createBullmqConsumer}. */
@@ -78,36 +85,53 @@ export function createBullmqQueue(options: BullmqQueueOptions): JobQueue {
   // Errors also surface on the calls that hit them; the listener keeps an 'error' from crashing the process.
   queue.on('error', noop);
   const drops = watchDrops((listener) => queue.on('ioredis:close', listener));
+  const toleranceMs = options.outageToleranceMs ?? DEFAULT_OUTAGE_TOLERANCE_MS;
+  if (!Number.isFinite(toleranceMs) || toleranceMs < 0) throw new RangeError(`outageToleranceMs must be a finite number >= 0; got ${String(toleranceMs)}`);
   let closed = false;
+  const add = (job: ExecutionJob, jobId: string, delay: number) =>
+    queue.add(EXECUTION_JOB_NAME, encodeJob(job), {
+      jobId: toBullmqJobId(jobId),
+      ...(delay > 0 ? { delay: Math.ceil(delay) } : {}),
+      attempts: INFRA_ATTEMPTS,
+      backoff: { type: 'exponential', delay: INFRA_BACKOFF_MS },
+      removeOnComplete: { age: Math.ceil(KEEP_COMPLETED_MS / 1000), count: KEEP_FINISHED_COUNT },
+      removeOnFail: { age: Math.ceil(KEEP_FAILED_MS / 1000), count: KEEP_FINISHED_COUNT },
+    });
+  const promote = async (jobId: string): Promise<boolean> => {
+    const job = await queue.getJob(toBullmqJobId(jobId));
+    if (!job) return false;
+    try {
+      await job.promote();
+      return true;
+    } catch (error) {
+      // Lost a race (it ran out its delay, or another releaser promoted it) or it is gone:
+      // not delayed any more is a plain `false`; anything else is a real failure.
+      const state = await job.getState().catch(() => 'unknown');
+      if (state !== 'delayed') return false;
+      throw error;
+    }
+  };
 
   return {
     async enqueue(job: ExecutionJob, enqueueOptions: EnqueueOptions): Promise<void> {
       if (closed) throw new Error('the job queue is closed');
       const delay = enqueueOptions.delayMs ?? 0;
       if (!Number.isFinite(delay) || delay < 0) throw new RangeError(`delayMs must be a finite number ≥ 0; got ${String(delay)}`);
-      await queue.add(EXECUTION_JOB_NAME, encodeJob(job), {
-        jobId: toBullmqJobId(enqueueOptions.jobId),
-        ...(delay > 0 ? { delay: Math.ceil(delay) } : {}),
-        attempts: INFRA_ATTEMPTS,
-        backoff: { type: 'exponential', delay: INFRA_BACKOFF_MS },
-        removeOnComplete: { age: Math.ceil(KEEP_COMPLETED_MS / 1000), count: KEEP_FINISHED_COUNT },
-        removeOnFail: { age: Math.ceil(KEEP_FAILED_MS / 1000), count: KEEP_FINISHED_COUNT },
-      });
+      try {
+        await add(job, enqueueOptions.jobId, delay);
+      } catch (error) {
+        // Added again after an outage, a delayed job keeps its due time (the delay counts from the first try).
+        const since = performance.now();
+        await rideOut('job-enqueue', error, toleranceMs, () => closed, () => add(job, enqueueOptions.jobId, Math.max(0, delay - (performance.now() - since))));
+      }
     },
 
     async promote(jobId: string): Promise<boolean> {
       if (closed) throw new Error('the job queue is closed');
-      const job = await queue.getJob(toBullmqJobId(jobId));
-      if (!job) return false;
       try {
-        await job.promote();
-        return true;
+        return await promote(jobId);
       } catch (error) {
-        // Lost a race (it ran out its delay, or another releaser promoted it) or it is gone:
-        // not delayed any more is a plain `false`; anything else is a real failure.
-        const state = await job.getState().catch(() => 'unknown');
-        if (state !== 'delayed') return false;
-        throw error;
+        return rideOut('job-promote', error, toleranceMs, () => closed, () => promote(jobId));
       }
     },
 
@@ -248,10 +272,40 @@ function queueName(options: BullmqQueueOptions): string {
   return name;
 }
 
-/** Connection options for BullMQ; `blocking` connections (a Worker's) must not limit retries per request. */
+/**
+ * Connection options for BullMQ; `blocking` connections (a Worker's) must not limit retries per
+ * request. Both reconnect at least every second ({@link reconnectDelay}), so a queue and its
+ * workers are back within a second of Redis.
+ */
 function connectionOptions(connection: BullmqConnection, blocking: boolean): ConnectionOptions {
   if (isRedis(connection)) return connection;
-  return blocking ? { url: connection.url, maxRetriesPerRequest: null } : { url: connection.url };
+  return blocking ? { url: connection.url, maxRetriesPerRequest: null, retryStrategy: reconnectDelay } : { url: connection.url, retryStrategy: reconnectDelay };
+}
+
+/** Delay before reconnect attempt `times`: 100 ms more each time, at most 1 s (BullMQ's own grows to 20 s). */
+function reconnectDelay(times: number): number {
+  return Math.min(times * 100, 1000);
+}
+
+/**
+ * The slow path of a queue call that failed with `first`: on a connection problem, `again` is
+ * called with backoff until `toleranceMs` after the first failure, then the call fails with
+ * {@link QueueUnavailableError}; any other error is thrown as it is.
+ */
+async function rideOut<R>(operation: string, first: unknown, toleranceMs: number, closed: () => boolean, again: () => Promise<R>): Promise<R> {
+  const since = performance.now();
+  let error = first;
+  for (let attempt = 0; ; attempt++) {
+    if (!isConnectionFailure(error)) throw error;
+    const waitedMs = performance.now() - since;
+    if (closed() || waitedMs >= toleranceMs) throw new QueueUnavailableError(operation, error, waitedMs >= 1 ? Math.round(waitedMs) : undefined);
+    await new Promise((resolve) => setTimeout(resolve, Math.min(50 * 2 ** Math.min(attempt, 4), 500, toleranceMs - waitedMs)));
+    try {
+      return await again();
+    } catch (failed) {
+      error = failed;
+    }
+  }
 }
 
 function isRedis(connection: BullmqConnection): connection is Redis {

@@ -46,15 +46,16 @@ export class RedisWaitList implements WaitList {
   }
 
   async shift(key: string): Promise<string | undefined> {
-    const reply = await runCommand('wait-list-shift', () => this.redis.zpopmin(this.keys.waitList(key)));
+    // Sent again after a lost reply, ZPOPMIN takes the next waiter: the one popped by the lost call wakes by its fallback job instead.
+    const reply = await runCommand('wait-list-shift', () => this.redis.zpopmin(this.keys.waitList(key)), this.redis);
     return reply[0];
   }
 
   async remove(key: string, jobId: string): Promise<void> {
-    await runCommand('wait-list-remove', () => this.redis.zrem(this.keys.waitList(key), jobId));
+    await runCommand('wait-list-remove', () => this.redis.zrem(this.keys.waitList(key), jobId), this.redis);
   }
 
   async list(key: string): Promise<readonly string[]> {
-    return runCommand('wait-list-list', () => this.redis.zrange(this.keys.waitList(key), 0, -1));
+    return runCommand('wait-list-list', () => this.redis.zrange(this.keys.waitList(key), 0, -1), this.redis);
   }
 }

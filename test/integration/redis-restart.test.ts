@@ -3,8 +3,8 @@
  * are lost) and while the server is down.
  */
 import { afterAll, beforeAll, beforeEach, afterEach, describe, expect, it } from 'vitest';
-import { CoordinationUnavailableError } from '../../src/errors.js';
-import { createRedisBackend, RedisKeys, type RedisBackend } from '../../src/storage/redis/index.js';
+import { CoordinationUnavailableError, StoreUnavailableError } from '../../src/errors.js';
+import { createRedisBackend, RedisKeys, setOutageTolerance, type RedisBackend } from '../../src/storage/redis/index.js';
 import { scripts } from '../../src/storage/redis/scripts.js';
 import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
 
@@ -76,14 +76,16 @@ describe('restart without persistence', () => {
     expect(await c.orderedEnter({ ...fresh, poisonMs: 60_000, strict: false, holder: { owner: 'c' } })).toEqual({ outcome: 'entered' });
   });
 
-  it('fails calls with CoordinationUnavailableError while the server is down; waits still resolve; recovers after', async () => {
+  it('fails calls past the outage tolerance while the server is down (coordinator and store errors apart); waits still resolve; recovers after', async () => {
     const c = backend.coordinator;
     await token('k', 'a');
+    setOutageTolerance(backend.redis, 200);
     await server.stop();
     try {
       await expect(c.lockAcquire({ key: 'k2', holder: { owner: 'b' }, ttlMs: 1000 })).rejects.toBeInstanceOf(CoordinationUnavailableError);
       await expect(c.time()).rejects.toMatchObject({ code: 'coordination_unavailable', details: { operation: 'time' } });
-      await expect(backend.store.get('x')).rejects.toBeInstanceOf(CoordinationUnavailableError);
+      await expect(backend.store.get('x')).rejects.toBeInstanceOf(StoreUnavailableError);
+      await expect(backend.store.get('x')).rejects.toMatchObject({ code: 'store_unavailable', details: { operation: 'store-get' } });
       await expect(c.waitForChange('lock', 'k', 100)).resolves.toBeUndefined();
     } finally {
       await server.restart();

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CoordinationUnavailableError, ReactorError, ScriptError } from '../../src/errors.js';
 import { RedisKeys } from '../../src/storage/redis/keys.js';
 import { luaSources } from '../../src/storage/redis/lua/sources.gen.js';
-import { runScript, toBackendError } from '../../src/storage/redis/script.js';
+import { runScript, setOutageTolerance, toBackendError } from '../../src/storage/redis/script.js';
 import { scripts } from '../../src/storage/redis/scripts.js';
 import { GENERATED_FILE, LUA_DIR, generateLuaSources, luaScriptNames } from '../../scripts/gen-lua.js';
 import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
@@ -424,6 +424,7 @@ describe('scripts on a live server', () => {
       expect(closed).toMatchObject({ code: 'coordination_unavailable', details: { operation: 'op' } });
 
       const offline = new Redis(server.url, { lazyConnect: true, enableOfflineQueue: false });
+      setOutageTolerance(offline, 0); // fail at the first failure instead of riding the outage out
       await expect(runScript(offline, scripts.lockState, [keys.lock('k')], [])).rejects.toBeInstanceOf(CoordinationUnavailableError);
       offline.disconnect();
     });

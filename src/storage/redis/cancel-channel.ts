@@ -39,7 +39,7 @@ export class CancelChannel {
 
   /** Publishes `executionId` to every listening process. */
   async announce(executionId: string): Promise<void> {
-    await runCommand('cancel-announce', () => this.#redis.publish(this.#channel, executionId));
+    await runCommand('cancel-announce', () => this.#redis.publish(this.#channel, executionId), this.#redis); // a repeated announcement aborts nothing twice
   }
 
   /** See `Coordinator.onCancelAnnounced`; returns the unsubscribe function. */

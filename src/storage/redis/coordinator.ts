@@ -36,8 +36,8 @@ import { HandOffs, type HandOffCandidate } from './handoff.js';
 import { HeldLocks, monotonic } from './held-locks.js';
 import { inspectRedis } from './inspect.js';
 import { RedisKeys } from './keys.js';
-import { runCommand, runScript, type ScriptArg, type ScriptDescriptor } from './script.js';
-import { scripts, type OrderedCounters, type StoredHolder } from './scripts.js';
+import { runCommand, runScript, settleAfterOutage, type ScriptArg, type ScriptDescriptor } from './script.js';
+import { scripts, type LockAcquireReply, type LockReleaseReply, type LockTransferReply, type OrderedCounters, type StoredHolder } from './scripts.js';
 import { WakeChannels } from './wake-channels.js';
 
 /** Options of {@link RedisCoordinator}. */
@@ -105,7 +105,7 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
   }
 
   async time(): Promise<number> {
-    const [seconds, micros] = await runCommand('time', () => this.redis.time());
+    const [seconds, micros] = await runCommand('time', () => this.redis.time(), this.redis);
     return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
   }
 
@@ -121,7 +121,15 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
     // A refused caller that waits here queues this process for a grant by another process's release (decision 059).
     const registration = request.waits === true || this.#grants.offering(key) ? this.#grants.register(key, sentAt) : '';
     const args = [holder.owner, request.ttlMs, holder.executionId ?? '', holder.reactor ?? '', holder.step ?? '', this.#grants.pid, registration, REGISTRATION_WINDOW_MS];
-    const reply = await this.#run(scripts.lockAcquire, [this.keys.lock(key), this.keys.lockFence(key)], args).finally(end);
+    const lockKeys = [this.keys.lock(key), this.keys.lockFence(key)];
+    let reply: LockAcquireReply;
+    try {
+      reply = await this.#run(scripts.lockAcquire, lockKeys, args);
+    } catch (error) {
+      reply = await this.#acquireAfterOutage(error, key, holder.owner, lockKeys, args);
+    } finally {
+      end();
+    }
     if (reply.acquired || !reply.registered) this.#grants.forget(registration);
     else this.#keepListening(key);
     if (reply.acquired) {
@@ -149,7 +157,15 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
     const end = this.#held.begin(key, owner);
     const requeue = this.#grants.offering(key) ? this.#grants.register(key, monotonic()) : '';
     const args = [owner, this.keys.lockChannel(key), this.#grants.pid, CLAIM_TTL_MS, GRANT_PLACEHOLDER, requeue, REGISTRATION_WINDOW_MS];
-    const reply = await this.#run(scripts.lockRelease, [this.keys.lock(key), this.keys.lockFence(key)], args).finally(end);
+    const lockKeys = [this.keys.lock(key), this.keys.lockFence(key)];
+    let reply: LockReleaseReply;
+    try {
+      reply = await this.#run(scripts.lockRelease, lockKeys, args);
+    } catch (error) {
+      reply = await this.#releaseAfterOutage(error, key, owner, lockKeys, args);
+    } finally {
+      end();
+    }
     this.#held.released(key, owner, reply.released, reply.nesting);
     if (reply.requeued === true) this.#keepListening(key);
     else this.#grants.forget(requeue);
@@ -201,7 +217,7 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
     // and before the releaser's own bookkeeping (its terminal record).
     const turn = new Promise<void>((resolve) => setImmediate(resolve));
     const confirmed = turn
-      .then(() => this.#run(scripts.lockTransfer, [this.keys.lock(key), this.keys.lockFence(key)], args))
+      .then(() => this.#runTransfer(key, owner, holder.owner, args))
       .then(
         (reply) => reply.handedOver && reply.token === token,
         () => false,
@@ -218,7 +234,7 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
     const { holder } = to;
     try {
       const sentAt = monotonic();
-      const reply = await this.#run(scripts.lockTransfer, [this.keys.lock(key), this.keys.lockFence(key)], [owner, holder.owner, to.ttlMs, holder.executionId ?? '', holder.reactor ?? '', holder.step ?? '']);
+      const reply = await this.#runTransfer(key, owner, holder.owner, [owner, holder.owner, to.ttlMs, holder.executionId ?? '', holder.reactor ?? '', holder.step ?? '']);
       if (reply.handedOver) {
         this.#held.acquired(key, holder.owner, reply.token, 1, to.ttlMs, sentAt);
         settle({ acquired: true, token: reply.token, nesting: 1, leaseLeftMs: Math.max(0, sentAt + to.ttlMs - monotonic()) });
@@ -260,11 +276,41 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
   async semaphoreAcquire(request: SemaphoreAcquireRequest): Promise<SemaphoreAcquireResult> {
     assertPositiveInteger('ttlMs', request.ttlMs);
     assertInteger('limit', request.limit, 0);
-    return this.#run(scripts.semaphoreAcquire, this.#semaphoreKeys(request.key), [request.holder.owner, request.limit, request.ttlMs, JSON.stringify(request.holder)]);
+    const keys = this.#semaphoreKeys(request.key);
+    const args = [request.holder.owner, request.limit, request.ttlMs, JSON.stringify(request.holder)];
+    try {
+      return await this.#run(scripts.semaphoreAcquire, keys, args);
+    } catch (error) {
+      // Lost reply: a lease of this owner means the lost call took it (re-entering the same semaphore twice in one execution is the exception, counted once).
+      return settleAfterOutage<SemaphoreAcquireResult>(
+        this.redis,
+        'semaphore-acquire',
+        error,
+        async () => {
+          const { leases } = await this.#run(scripts.semaphoreState, keys, []);
+          const lease = leases.find((l) => l.owner === request.holder.owner);
+          return lease === undefined ? undefined : { acquired: true, nesting: lease.nesting, holders: leases.length };
+        },
+        () => this.#run(scripts.semaphoreAcquire, keys, args),
+      );
+    }
   }
 
   async semaphoreRelease(key: string, owner: string): Promise<{ readonly released: boolean; readonly nesting: number }> {
-    return this.#run(scripts.semaphoreRelease, this.#semaphoreKeys(key), [owner, this.keys.semaphoreChannel(key)]);
+    const keys = this.#semaphoreKeys(key);
+    const args = [owner, this.keys.semaphoreChannel(key)];
+    try {
+      return await this.#run(scripts.semaphoreRelease, keys, args);
+    } catch (error) {
+      // Lost reply: no lease of this owner left means the lost call released it; a lease left, that it did not (a nested one is the exception).
+      return settleAfterOutage<{ readonly released: boolean; readonly nesting: number }>(
+        this.redis,
+        'semaphore-release',
+        error,
+        async () => ((await this.#run(scripts.semaphoreState, keys, [])).leases.some((l) => l.owner === owner) ? undefined : { released: true, nesting: 0 }),
+        () => this.#run(scripts.semaphoreRelease, keys, args),
+      );
+    }
   }
 
   async semaphoreExtend(key: string, owner: string, ttlMs: number): Promise<boolean> {
@@ -308,7 +354,7 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
   // ── Period ──
 
   async periodIsMarked(key: string, bucket: string): Promise<boolean> {
-    return (await runCommand('period-is-marked', () => this.redis.exists(this.keys.period(key, bucket)))) === 1;
+    return (await runCommand('period-is-marked', () => this.redis.exists(this.keys.period(key, bucket)), this.redis)) === 1;
   }
 
   async periodMark(request: PeriodMarkRequest): Promise<boolean> {
@@ -317,7 +363,7 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
   }
 
   async periodState(key: string, bucket: string): Promise<number | undefined> {
-    const ttl = await runCommand('period-state', () => this.redis.pttl(this.keys.period(key, bucket)));
+    const ttl = await runCommand('period-state', () => this.redis.pttl(this.keys.period(key, bucket)), this.redis);
     return ttl === -2 ? undefined : Math.max(ttl, 0);
   }
 
@@ -447,6 +493,63 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
     const subscriber = this.#channels.close();
     const cancels = this.#cancels.close();
     await Promise.all([subscriber ? quit(subscriber) : undefined, cancels ? quit(cancels) : undefined, this.#closeConnection ? quit(this.redis) : undefined]);
+  }
+
+  // ── Counted calls after a lost reply (docs/decisions/065) ──
+  // A re-entrant acquire, a release and a hand-over each count; whether a call whose reply was
+  // lost took effect is read from the lock (its owner, its nesting against what this process
+  // knew before the call), and only a call that did not is sent again.
+
+  #acquireAfterOutage(error: unknown, key: string, owner: string, keys: readonly string[], args: readonly ScriptArg[]): Promise<LockAcquireReply> {
+    const before = this.#held.nesting(key, owner);
+    return settleAfterOutage<LockAcquireReply>(
+      this.redis,
+      'lock-acquire',
+      error,
+      async () => {
+        const state = await this.#run(scripts.lockState, keys.slice(0, 1), []);
+        return state?.holder.owner === owner && state.nesting > before ? { acquired: true, token: state.token, nesting: state.nesting } : undefined;
+      },
+      () => this.#run(scripts.lockAcquire, keys, args),
+    );
+  }
+
+  #releaseAfterOutage(error: unknown, key: string, owner: string, keys: readonly string[], args: readonly ScriptArg[]): Promise<LockReleaseReply> {
+    const before = this.#held.nesting(key, owner);
+    return settleAfterOutage<LockReleaseReply>(
+      this.redis,
+      'lock-release',
+      error,
+      async () => {
+        const state = await this.#run(scripts.lockState, keys.slice(0, 1), []);
+        // Not held by the owner any more: released (freed or granted) when it held the key; else sending again is a harmless no-op.
+        if (state?.holder.owner !== owner) return before > 0 ? { released: true, nesting: 0 } : undefined;
+        return state.nesting < before ? { released: true, nesting: state.nesting } : undefined;
+      },
+      () => this.#run(scripts.lockRelease, keys, args),
+    );
+  }
+
+  /** Sends `lock-transfer` from `from` to `to`; a lost reply is settled from the lock: held by `to` is a hand-over, by `from` at a lower nesting a release. */
+  async #runTransfer(key: string, from: string, to: string, args: readonly ScriptArg[]): Promise<LockTransferReply> {
+    const keys = [this.keys.lock(key), this.keys.lockFence(key)];
+    try {
+      return await this.#run(scripts.lockTransfer, keys, args);
+    } catch (error) {
+      const before = this.#held.nesting(key, from);
+      return settleAfterOutage<LockTransferReply>(
+        this.redis,
+        'lock-transfer',
+        error,
+        async () => {
+          const state = await this.#run(scripts.lockState, keys.slice(0, 1), []);
+          if (state?.holder.owner === to) return { handedOver: true, token: state.token };
+          if (state?.holder.owner !== from) return { handedOver: false, released: false, nesting: 0 };
+          return state.nesting < before ? { handedOver: false, released: true, nesting: state.nesting } : undefined;
+        },
+        () => this.#run(scripts.lockTransfer, keys, args),
+      );
+    }
   }
 
   #run<R>(script: ScriptDescriptor<R>, keys: readonly string[], args: readonly ScriptArg[]): Promise<R> {

@@ -71,7 +71,7 @@ export class RedisFanOutLedger implements FanOutLedger {
   }
 
   async snapshot(mapId: string): Promise<LedgerSnapshot | undefined> {
-    const hash = await runCommand('fanout-snapshot', () => this.#redis.hgetall(this.#keys.fanOut(mapId)));
+    const hash = await runCommand('fanout-snapshot', () => this.#redis.hgetall(this.#keys.fanOut(mapId)), this.#redis);
     return hash['total'] === undefined ? undefined : decodeLedger(Object.entries(hash).flat());
   }
 }

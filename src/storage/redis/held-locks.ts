@@ -88,6 +88,12 @@ export class HeldLocks {
     return (BigInt(held.token) + 1n).toString();
   }
 
+  /** The nesting Redis last reported for `owner` on `key` (0 when this process knows of no hold): what a counted call whose reply was lost is judged against. */
+  nesting(key: string, owner: string): number {
+    const held = this.#held.get(key);
+    return held?.owner === owner ? held.nesting : 0;
+  }
+
   /** How long `key`'s lease surely stays in Redis from now, as far as this process knows (0 when unknown). */
   leaseLeft(key: string): number {
     const held = this.#held.get(key);

@@ -19,6 +19,7 @@ import { coalesceWrites } from './coalesce.js';
 import { quit, RedisCoordinator } from './coordinator.js';
 import { RedisKeys } from './keys.js';
 import { RedisStore } from './store.js';
+import { setOutageTolerance } from './script.js';
 import { RedisFanOutLedger } from './fanout.js';
 import type { FanOutLedger } from '../../engine/ports/fanout.js';
 import type { JobLeases } from '../../engine/ports/job-lease.js';
@@ -26,6 +27,7 @@ import type { JobLeases } from '../../engine/ports/job-lease.js';
 export { coalesceWrites } from './coalesce.js';
 export { RedisCoordinator, type RedisCoordinatorOptions } from './coordinator.js';
 export { DEFAULT_PREFIX, RedisKeys } from './keys.js';
+export { DEFAULT_OUTAGE_TOLERANCE_MS, outageTolerance, setOutageTolerance } from './script.js';
 export { checkDurability, durabilityAtStartUp, type DurabilityConnection, type DurabilityReport, type DurabilitySettings, type PersistenceMode, type StartUpCheckOptions } from './durability.js';
 export { RedisFanOutLedger, type RedisFanOutLedgerOptions } from './fanout.js';
 export { DEFAULT_MAX_RECORD_BYTES, DEFAULT_RECORD_TTL_MS, RedisStore, type RedisStoreOptions } from './store.js';
@@ -54,6 +56,14 @@ export interface RedisBackendOptions {
    * left as it is).
    */
   readonly coalesceWrites?: boolean;
+  /**
+   * How long store and coordinator calls ride out a Redis outage (connection lost, server
+   * restarting, loading or busy) before they fail with `StoreUnavailableError` /
+   * `CoordinationUnavailableError`: each call is sent again with backoff until this long after
+   * its first failure (docs/decisions/065). Default 30 s; 0 fails at the first failure. Set on
+   * the connection, so a passed-in `redis` shared with another backend shares it too.
+   */
+  readonly outageToleranceMs?: number;
 }
 
 /** A Redis store and coordinator sharing one connection. */
@@ -71,14 +81,24 @@ export interface RedisBackend {
 }
 
 /**
- * Connection options of a connection the backend creates: no blind resend of a script whose
- * reply was lost (every script is retry-safe, but the caller decides), and a bounded number of
- * retries so a caller learns of an outage instead of waiting forever.
+ * Connection options of a connection the backend creates (use them for a connection you pass
+ * in): ioredis never sends a command again by itself (a counted call — a re-entrant acquire, a
+ * release — must not be repeated blindly after its reply was lost), and every command still
+ * waiting when the connection drops fails at once, in flight or queued: the backend's calls
+ * then ride out the outage themselves, up to `outageToleranceMs` (docs/decisions/065). With
+ * ioredis' own retries instead, a command in flight when the connection dropped and came back
+ * within those retries would never settle. Reconnect attempts come at least every 500 ms.
  */
 export const COORDINATION_CONNECTION_OPTIONS = Object.freeze({
   autoResendUnfulfilledCommands: false,
-  maxRetriesPerRequest: 3,
+  maxRetriesPerRequest: 0,
+  retryStrategy: reconnectDelay,
 });
+
+/** Delay before reconnect attempt `times`: 50 ms more each time, at most 500 ms (calls ride an outage out at this pace, and are back within 0.5 s of Redis). */
+function reconnectDelay(times: number): number {
+  return Math.min(times * 50, 500);
+}
 
 /** Creates the Redis store and coordinator over one connection. */
 export function createRedisBackend(options: RedisBackendOptions = {}): RedisBackend {
@@ -87,6 +107,7 @@ export function createRedisBackend(options: RedisBackendOptions = {}): RedisBack
   // Calls report their own failures; without a listener ioredis would also log every reconnect error.
   if (owned) redis.on('error', () => undefined);
   if (options.coalesceWrites ?? owned) coalesceWrites(redis);
+  if (options.outageToleranceMs !== undefined) setOutageTolerance(redis, options.outageToleranceMs);
   const keys = new RedisKeys(options.prefix);
   const coordinator = new RedisCoordinator({ redis, keys, ...(options.lockHandOff === undefined ? {} : { lockHandOff: options.lockHandOff }) });
   const store = new RedisStore({

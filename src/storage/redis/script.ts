@@ -4,13 +4,23 @@
  * A script runs with EVALSHA; on `NOSCRIPT` (a restarted server, a failover, `SCRIPT FLUSH`) it
  * falls back to EVAL, which also loads it into the server's cache again. Errors are mapped in
  * one place ({@link toBackendError}): script error replies (`RX_*`) and server errors become
- * {@link ScriptError}, connection problems become {@link CoordinationUnavailableError}.
+ * {@link ScriptError}, connection problems become {@link StoreUnavailableError} for the
+ * execution store's operations and {@link CoordinationUnavailableError} for the others.
+ *
+ * Outages (docs/decisions/065): a call that meets a connection problem is sent again, with
+ * backoff, until its connection's outage tolerance ({@link setOutageTolerance}, default 30 s)
+ * has passed since its first failure; only then does it fail. Every script and plain command
+ * sent this way is retry-safe (each `.lua` header says how), except the {@link COUNTED} ones: a
+ * lost reply of those may hide an effect that a second call would count again, so they are
+ * sent again only by their caller, after it read what the lost call did ({@link settleAfterOutage}).
+ * None of this runs while Redis answers: the healthy path is one call inside one try.
  *
  * @module
  */
 import { createHash } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import type { Redis } from 'ioredis';
-import { CoordinationUnavailableError, ReactorError, ScriptError } from '../../errors.js';
+import { CoordinationUnavailableError, ReactorError, ScriptError, StoreUnavailableError } from '../../errors.js';
 import { luaSources, type LuaScriptName } from './lua/sources.gen.js';
 
 /** A value passed in ARGV. */
@@ -45,12 +55,7 @@ export async function runScript<R>(redis: Redis, script: ScriptDescriptor<R>, ke
   try {
     reply = await redis.evalsha(script.sha, keys.length, ...keys, ...args);
   } catch (error) {
-    if (!isNoScript(error)) throw toBackendError(script.name, error);
-    try {
-      reply = await redis.eval(script.source, keys.length, ...keys, ...args);
-    } catch (retryError) {
-      throw toBackendError(script.name, retryError);
-    }
+    reply = await runScriptAgain(redis, script, keys, args, error);
   }
   try {
     return script.decode(reply);
@@ -60,13 +65,182 @@ export async function runScript<R>(redis: Redis, script: ScriptDescriptor<R>, ke
   }
 }
 
-/** Runs a plain command under the same error mapping as scripts. */
-export async function runCommand<R>(operation: string, command: () => Promise<R>): Promise<R> {
+/**
+ * The slow path of {@link runScript}, after its first send failed: EVAL on `NOSCRIPT` (nothing
+ * ran); on a connection problem, the script again once the connection is back, until the
+ * tolerance — for a {@link COUNTED} script only when the failure says it never ran.
+ */
+async function runScriptAgain(redis: Redis, script: ScriptDescriptor<unknown>, keys: readonly string[], args: readonly ScriptArg[], first: unknown): Promise<unknown> {
+  const resend = !COUNTED.has(script.name);
+  let error = first;
+  let since = -1;
+  for (let attempt = 0; ; attempt++) {
+    if (isNoScript(error)) {
+      try {
+        return await redis.eval(script.source, keys.length, ...keys, ...args);
+      } catch (evalError) {
+        error = evalError;
+      }
+    }
+    if (since < 0) since = performance.now();
+    await outlast(redis, script.name, error, since, attempt, resend || neverRan(error));
+    try {
+      return await redis.evalsha(script.sha, keys.length, ...keys, ...args);
+    } catch (again) {
+      error = again;
+    }
+  }
+}
+
+/**
+ * Runs a plain command under the same error mapping as scripts. With `redis` (the connection the
+ * command goes out on), a connection problem is ridden out like a script's: the command is sent
+ * again until the connection's outage tolerance has passed. Only pass it for a command that is
+ * safe to send twice (a read, a `SET` of a whole value, a `ZREM`…).
+ */
+export async function runCommand<R>(operation: string, command: () => Promise<R>, redis?: Redis): Promise<R> {
   try {
     return await command();
   } catch (error) {
-    throw toBackendError(operation, error);
+    if (redis === undefined) throw toBackendError(operation, error);
+    return runCommandAgain(redis, operation, command, error);
   }
+}
+
+async function runCommandAgain<R>(redis: Redis, operation: string, command: () => Promise<R>, first: unknown): Promise<R> {
+  const since = performance.now();
+  let error = first;
+  for (let attempt = 0; ; attempt++) {
+    await outlast(redis, operation, error, since, attempt, true);
+    try {
+      return await command();
+    } catch (again) {
+      error = again;
+    }
+  }
+}
+
+// ── Outages ─────────────────────────────────────────────────────────────────────────────────
+
+/** How long a call rides out an outage of its connection when nothing else was set: 30 s. */
+export const DEFAULT_OUTAGE_TOLERANCE_MS = 30_000;
+
+const tolerances = new WeakMap<Redis, number>();
+
+/**
+ * Sets how long the calls on `redis` ride out an outage (connection lost, server loading or
+ * busy): each call is sent again with backoff until this long after its first failure, then
+ * fails with {@link StoreUnavailableError} or {@link CoordinationUnavailableError}. 0 fails at
+ * the first failure. `createRedisBackend({ outageToleranceMs })` sets it on its connection.
+ */
+export function setOutageTolerance(redis: Redis, toleranceMs: number): void {
+  if (!Number.isFinite(toleranceMs) || toleranceMs < 0) throw new RangeError(`outageToleranceMs must be a finite number >= 0; got ${String(toleranceMs)}`);
+  tolerances.set(redis, toleranceMs);
+}
+
+/** The outage tolerance of `redis` in ms ({@link DEFAULT_OUTAGE_TOLERANCE_MS} unless set). */
+export function outageTolerance(redis: Redis): number {
+  return tolerances.get(redis) ?? DEFAULT_OUTAGE_TOLERANCE_MS;
+}
+
+/**
+ * Scripts whose effect is counted, so that a second call after a lost reply would count it
+ * again: a re-entrant acquire (one more nesting level), a release (one level less), a hand-over,
+ * an operator's skip (one more position). {@link runScript} never sends them again after a
+ * failure that may have reached Redis; their callers settle such a failure with {@link settleAfterOutage}.
+ */
+export const COUNTED: ReadonlySet<string> = new Set(['lock-acquire', 'lock-release', 'lock-transfer', 'semaphore-acquire', 'semaphore-release', 'job-enter', 'ordered-skip']);
+
+/** Operations of the execution store (records, indexes, claims, job leases, fan-out ledgers); the others are the coordinator's. */
+const STORE_OPERATION = /^(?:record-|store-|job-|idempotency-|correlation-|resume-|fanout-)/;
+
+/** True for an operation of the execution store (its connection failures are {@link StoreUnavailableError}). */
+export function isStoreOperation(operation: string): boolean {
+  return STORE_OPERATION.test(operation);
+}
+
+/**
+ * Between two sends of a call that failed: throws the call's typed error when it cannot go on —
+ * not a connection problem, the connection closed for good, `resend` false, or the tolerance
+ * passed since `since` — else waits a backoff (20 ms doubling to 500 ms, never past the tolerance).
+ * While ioredis reconnects, a command sent again waits in its offline queue for the next
+ * connection attempt, so the pace of the attempts is the reconnect's.
+ */
+async function outlast(redis: Redis, operation: string, error: unknown, since: number, attempt: number, resend: boolean): Promise<void> {
+  const mapped = toBackendError(operation, error);
+  if (!isUnavailable(mapped)) throw mapped;
+  const toleranceMs = outageTolerance(redis);
+  const waitedMs = performance.now() - since;
+  if (!resend || redis.status === 'end' || waitedMs >= toleranceMs) throw unavailable(operation, causeOf(mapped), waitedMs >= 1 ? Math.round(waitedMs) : undefined);
+  await sleep(Math.min(20 * 2 ** Math.min(attempt, 5), 500, toleranceMs - waitedMs));
+}
+
+/**
+ * The slow path of a {@link COUNTED} call whose send failed (`first`): once Redis answers again,
+ * `settle` reads what the lost call did — its result when it took effect, `undefined` when it
+ * did not — and only a call that did not take effect is sent again (`again`), until the
+ * connection's tolerance has passed. `settle` and `again` fail at their first connection
+ * problem (their calls are {@link COUNTED} or reads); this loop rides it out.
+ */
+export async function settleAfterOutage<R>(redis: Redis, operation: string, first: unknown, settle: () => Promise<R | undefined>, again: () => Promise<R>): Promise<R> {
+  const since = performance.now();
+  let error = first;
+  for (let attempt = 0; ; attempt++) {
+    await outlast(redis, operation, error, since, attempt, true);
+    try {
+      const settled = await settle();
+      return settled === undefined ? await again() : settled;
+    } catch (failed) {
+      error = failed;
+    }
+  }
+}
+
+/**
+ * True when `error` is a connection problem of an ioredis call (or a "not now" reply), as
+ * opposed to an error of the call itself: for callers outside this module (the BullMQ queue)
+ * whose errors are not all Redis'.
+ */
+export function isConnectionFailure(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  if (error.name === 'ReplyError') return neverRan(error);
+  if (error.name === 'MaxRetriesPerRequestError' || error.name === 'ConnectionClosedError' || error.message === 'Connection is closed.') return true;
+  const code = (error as { code?: unknown }).code;
+  return neverRan(error) || (typeof code === 'string' && CONNECTION_CODES.has(code));
+}
+
+const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+
+/** True when `error` says the command never reached Redis or Redis refused it unrun ("not now" replies, no offline queue). */
+function neverRan(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const message = error.message;
+  if (error.name === 'ReplyError') return UNAVAILABLE_REPLIES.some((prefix) => message.startsWith(prefix));
+  return message.startsWith("Stream isn't writeable");
+}
+
+function isUnavailable(error: Error): boolean {
+  return error instanceof StoreUnavailableError || error instanceof CoordinationUnavailableError;
+}
+
+/** The underlying failure of a mapped error (not the mapping itself, when a retry maps it again). */
+function causeOf(error: Error): unknown {
+  return isUnavailable(error) && error.cause !== undefined ? error.cause : error;
+}
+
+function unavailable(operation: string, cause: unknown, waitedMs?: number): Error {
+  const reason = plainCause(cause);
+  return isStoreOperation(operation) ? new StoreUnavailableError(operation, reason, waitedMs) : new CoordinationUnavailableError(operation, reason, waitedMs);
+}
+
+/** ioredis says "Reached the max retries per request limit (which is 0)…" when a connection drops with commands waiting: say that instead. */
+function plainCause(cause: unknown): unknown {
+  if (!(cause instanceof Error) || cause.name !== 'MaxRetriesPerRequestError') return cause;
+  return new Error('the connection to Redis was lost or could not be made (ioredis reconnects)', { cause });
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
 }
 
 const UNAVAILABLE_REPLIES = ['LOADING', 'BUSY', 'MASTERDOWN', 'READONLY', 'TRYAGAIN', 'CLUSTERDOWN', 'NOREPLICAS'];
@@ -75,15 +249,16 @@ const UNAVAILABLE_REPLIES = ['LOADING', 'BUSY', 'MASTERDOWN', 'READONLY', 'TRYAG
  * The one mapping of Redis failures to typed errors. A server error reply (`ReplyError`) is a
  * {@link ScriptError} (`reason` = the script's `RX_*` code, or `redis`), except replies that mean
  * "not now" (loading, busy, read-only replica…), which are — like every connection failure — a
- * {@link CoordinationUnavailableError}.
+ * {@link StoreUnavailableError} for a store operation ({@link isStoreOperation}) and a
+ * {@link CoordinationUnavailableError} for the others.
  */
 export function toBackendError(operation: string, error: unknown): Error {
   if (ReactorError.is(error)) return error;
-  if (!isReplyError(error)) return new CoordinationUnavailableError(operation, error);
+  if (!isReplyError(error)) return unavailable(operation, error);
   const message = error.message;
   const code = /^(RX_[A-Z_]+)\s+(.*)$/s.exec(message);
   if (code) return new ScriptError(operation, code[1] ?? 'RX', code[2] ?? message, error);
-  if (UNAVAILABLE_REPLIES.some((prefix) => message.startsWith(prefix))) return new CoordinationUnavailableError(operation, error);
+  if (UNAVAILABLE_REPLIES.some((prefix) => message.startsWith(prefix))) return unavailable(operation, error);
   return new ScriptError(operation, 'redis', message, error);
 }
 

@@ -13,8 +13,8 @@ import type { JobEnterRequest, JobEnterResult, JobLeases } from '../../engine/po
 import { RECORD_VERSION, type ExecutionFilter, type ExecutionRecord, type IdempotencyClaim, type Store } from '../../engine/ports/store.js';
 import { toHolder } from './coordinator.js';
 import { RedisKeys } from './keys.js';
-import { runCommand, runScript } from './script.js';
-import { scripts } from './scripts.js';
+import { runCommand, runScript, settleAfterOutage } from './script.js';
+import { scripts, type JobEnterReply } from './scripts.js';
 
 /** Default TTL of execution records and idempotency claims: 7 days. */
 export const DEFAULT_RECORD_TTL_MS = 7 * 24 * 60 * 60 * 1000;
@@ -68,7 +68,7 @@ export class RedisStore implements Store, InterruptClaims, JobLeases {
     const ttl = this.recordTtlMs;
     if (this.#indexed.get(record.id) === record.status) {
       // A checkpoint within one status: the indexes already hold it; one command, no transaction.
-      await runCommand('store-save', () => this.redis.set(this.keys.execution(record.id), json, 'PX', ttl));
+      await runCommand('store-save', () => this.redis.set(this.keys.execution(record.id), json, 'PX', ttl), this.redis);
       return;
     }
     const indexes = [this.keys.executionIndex(), this.keys.executionIndexByReactor(record.reactor), this.keys.executionIndexByStatus(record.status)];
@@ -82,9 +82,36 @@ export class RedisStore implements Store, InterruptClaims, JobLeases {
     if (!Number.isSafeInteger(lease.ttlMs) || lease.ttlMs < 1) throw new RangeError(`ttlMs must be a positive integer; got ${String(lease.ttlMs)}`);
     const { holder } = lease;
     const keys = [this.keys.lock(lease.key), this.keys.lockFence(lease.key), this.keys.execution(request.executionId), this.keys.period(request.cancel.key, request.cancel.bucket)];
-    const reply = await runScript(this.redis, scripts.jobEnter, keys, [holder.owner, lease.ttlMs, holder.executionId ?? '', holder.reactor ?? '', holder.step ?? '']);
+    const args = [holder.owner, lease.ttlMs, holder.executionId ?? '', holder.reactor ?? '', holder.step ?? ''];
+    let reply: JobEnterReply;
+    try {
+      reply = await runScript(this.redis, scripts.jobEnter, keys, args);
+    } catch (error) {
+      reply = await this.#enterAfterOutage(error, keys, args, holder.owner);
+    }
     if (reply.acquired) return { acquired: true, cancelRequested: reply.cancelRequested, record: reply.recordJson === undefined ? undefined : parseRecord(reply.recordJson) };
     return { acquired: false, holder: toHolder(reply.holder), ttlMs: reply.ttlMs };
+  }
+
+  /**
+   * A job-enter whose reply may have been lost: its owner (one delivery of a job) is unique, so
+   * when the lease is held by it, the lost call took it — the record and the cancel marker are
+   * read again; otherwise the call is sent again (a second send would count one more level).
+   */
+  #enterAfterOutage(error: unknown, keys: readonly string[], args: readonly (string | number)[], owner: string): Promise<JobEnterReply> {
+    const [lockKey = '', , recordKey = '', cancelKey = ''] = keys;
+    return settleAfterOutage(
+      this.redis,
+      'job-enter',
+      error,
+      async () => {
+        const state = await runScript(this.redis, scripts.lockState, [lockKey], []);
+        if (state?.holder.owner !== owner) return undefined;
+        const [json, cancel] = await runCommand('job-enter', () => Promise.all([this.redis.get(recordKey), this.redis.exists(cancelKey)]));
+        return { acquired: true, cancelRequested: cancel === 1, recordJson: json ?? undefined };
+      },
+      () => runScript(this.redis, scripts.jobEnter, keys, args),
+    );
   }
 
   async saveAndRelease(record: ExecutionRecord, key: string, owner: string): Promise<void> {
@@ -111,7 +138,7 @@ export class RedisStore implements Store, InterruptClaims, JobLeases {
   }
 
   async get(id: string): Promise<ExecutionRecord | undefined> {
-    const json = await runCommand('store-get', () => this.redis.get(this.keys.execution(id)));
+    const json = await runCommand('store-get', () => this.redis.get(this.keys.execution(id)), this.redis);
     return json === null ? undefined : parseRecord(json);
   }
 
@@ -132,7 +159,7 @@ export class RedisStore implements Store, InterruptClaims, JobLeases {
     const stale: string[] = [];
     let offset = 0;
     while (found.length <= limit) {
-      const flat = await runCommand('store-list', () => this.redis.zrevrangebyscore(index, max, min, 'WITHSCORES', 'LIMIT', offset, SCAN_BATCH));
+      const flat = await runCommand('store-list', () => this.redis.zrevrangebyscore(index, max, min, 'WITHSCORES', 'LIMIT', offset, SCAN_BATCH), this.redis);
       if (flat.length === 0) break;
       offset += flat.length / 2;
       const entries: { id: string; score: number }[] = [];
@@ -143,7 +170,7 @@ export class RedisStore implements Store, InterruptClaims, JobLeases {
         entries.push({ id, score });
       }
       if (entries.length === 0) continue;
-      const jsons = await runCommand('store-list', () => this.redis.mget(...entries.map((e) => this.keys.execution(e.id))));
+      const jsons = await runCommand('store-list', () => this.redis.mget(...entries.map((e) => this.keys.execution(e.id))), this.redis);
       entries.forEach((entry, i) => {
         const json = jsons[i];
         if (json === null || json === undefined) return void stale.push(entry.id);
@@ -156,7 +183,7 @@ export class RedisStore implements Store, InterruptClaims, JobLeases {
         if (found.length <= limit) found.push({ record, score: entry.score });
       });
     }
-    if (stale.length > 0) await runCommand('store-list', () => this.redis.zrem(index, ...stale));
+    if (stale.length > 0) await runCommand('store-list', () => this.redis.zrem(index, ...stale), this.redis);
 
     const page = found.slice(0, limit);
     const last = page[page.length - 1];
@@ -176,15 +203,25 @@ export class RedisStore implements Store, InterruptClaims, JobLeases {
   }
 
   async correlation(correlationId: string): Promise<string | undefined> {
-    return (await runCommand('correlation-get', () => this.redis.get(this.keys.correlation(correlationId)))) ?? undefined;
+    return (await runCommand('correlation-get', () => this.redis.get(this.keys.correlation(correlationId)), this.redis)) ?? undefined;
   }
 
   async claimResume(executionId: string, step: string, claimant: string, ttlMs: number): Promise<Claim> {
     if (!Number.isSafeInteger(ttlMs) || ttlMs <= 0) throw new RangeError(`claimResume: ttlMs must be a positive integer, got ${String(ttlMs)}`);
     const key = this.keys.resumeClaim(executionId, step);
-    const set = await runCommand('resume-claim', () => this.redis.set(key, claimant, 'PX', ttlMs, 'NX'));
+    let set: string | null;
+    try {
+      set = await runCommand('resume-claim', () => this.redis.set(key, claimant, 'PX', ttlMs, 'NX'));
+    } catch (error) {
+      // SET NX sent again after a lost reply would find the claim taken by the lost call: read the claim first.
+      const read = async (): Promise<Claim | undefined> => {
+        const holder = await runCommand('resume-claim', () => this.redis.get(key));
+        return holder === null ? undefined : holder === claimant ? { claimed: true } : { claimed: false, holder };
+      };
+      return settleAfterOutage(this.redis, 'resume-claim', error, read, async () => ((await runCommand('resume-claim', () => this.redis.set(key, claimant, 'PX', ttlMs, 'NX'))) === 'OK' ? { claimed: true } : ((await read()) ?? { claimed: false, holder: '' })));
+    }
     if (set === 'OK') return { claimed: true };
-    return { claimed: false, holder: (await runCommand('resume-claim', () => this.redis.get(key))) ?? '' };
+    return { claimed: false, holder: (await runCommand('resume-claim', () => this.redis.get(key), this.redis)) ?? '' };
   }
 
   async releaseResume(executionId: string, step: string, claimant: string): Promise<void> {
