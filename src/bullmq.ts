@@ -16,7 +16,7 @@ import type { AnyReactorDefinition } from './dsl/definition.js';
 import { createEngine, type Engine, type EngineOptions } from './engine/engine.js';
 import { createBullmqConsumer, createBullmqQueue, type BullmqConsumerOptions } from './queue/bullmq.js';
 import { RedisWaitList } from './queue/redis-wait-list.js';
-import { createWorker, type Worker } from './queue/worker.js';
+import { createWorker, type Worker, type WorkerCloseOptions } from './queue/worker.js';
 import { createRedisBackend } from './storage/redis/index.js';
 import { durabilityAtStartUp, type DurabilityReport } from './storage/redis/durability.js';
 import { silentLogger } from './engine/logger.js';
@@ -25,7 +25,7 @@ import type { Logger } from './dsl/context.js';
 
 export * from './queue/bullmq.js';
 export { RedisWaitList } from './queue/redis-wait-list.js';
-export { createWorker, type Worker, type WorkerOptions } from './queue/worker.js';
+export { createWorker, DEFAULT_SHUTDOWN_GRACE_MS, type Worker, type WorkerCloseOptions, type WorkerCloseReport, type WorkerOptions } from './queue/worker.js';
 export { decodeJob, encodeJob } from './queue/payload.js';
 
 /** Options of {@link createRedisRuntime}. */
@@ -79,13 +79,20 @@ export interface RedisRuntime {
    * ```
    */
   ready(): Promise<DurabilityReport>;
-  /** Starts a worker in this process. */
-  startWorker(options?: { readonly concurrency?: number }): Worker;
   /**
-   * Stops the workers started here (their in-flight jobs finish), waits for the wake-ups they
-   * started ({@link Engine.idle}), then closes every connection. Calling it again returns the same promise.
+   * Starts a worker in this process. `shutdownTimeoutMs`: the deadline of its close (and of
+   * {@link RedisRuntime.close}): jobs still running that long after the close began have their
+   * steps' `ctx.signal` aborted with `WorkerShutdownError` and are handed back to the queue, to
+   * resume on another worker at once (docs/background.md, "Shutdown"). Default: no deadline.
    */
-  close(): Promise<void>;
+  startWorker(options?: { readonly concurrency?: number; readonly shutdownTimeoutMs?: number }): Worker;
+  /**
+   * Closes the workers started here (`worker.close(options)`: their in-flight jobs finish, or are
+   * handed back at the deadline — `timeoutMs`, else each worker's `shutdownTimeoutMs`), waits for
+   * the wake-ups they started ({@link Engine.idle}), then closes every connection. Calling it
+   * again returns the same promise.
+   */
+  close(options?: WorkerCloseOptions): Promise<void>;
 }
 
 /** Wires the Redis store and coordinator, the BullMQ queue and the Redis wait lists into one engine. */
@@ -105,17 +112,17 @@ export function createRedisRuntime(options: RedisRuntimeOptions): RedisRuntime {
   return {
     engine,
     ready: () => ready,
-    startWorker: (workerOptions = {}) => {
+    startWorker: (workerOptions: { readonly concurrency?: number; readonly shutdownTimeoutMs?: number } = {}) => {
       const consumer = createBullmqConsumer({ connection: { url }, ...names, ...stall, ...(engineOptions.logger ? consumerLogging(engineOptions.logger) : {}) });
-      const worker = createWorker({ engine, consumer: requireDurability ? consumerAfter(consumer, ready, engineOptions.logger ?? silentLogger) : consumer, ...(workerOptions.concurrency === undefined ? {} : { concurrency: workerOptions.concurrency }) });
+      const worker = createWorker({ engine, consumer: requireDurability ? consumerAfter(consumer, ready, engineOptions.logger ?? silentLogger) : consumer, ...(workerOptions.concurrency === undefined ? {} : { concurrency: workerOptions.concurrency }), ...(workerOptions.shutdownTimeoutMs === undefined ? {} : { shutdownTimeoutMs: workerOptions.shutdownTimeoutMs }) });
       workers.push(worker);
       return worker;
     },
-    close: () =>
+    close: (closeOptions?: WorkerCloseOptions) =>
       (closing ??= (async () => {
         // Workers first (their jobs finish), then the wake-ups those jobs started, then the connections:
         // nothing is sent on a closed connection, so nothing rejects unobserved (docs/decisions/048).
-        await Promise.all(workers.map((w) => w.stop()));
+        await Promise.all(workers.map((w) => w.close(closeOptions)));
         await engine.idle();
         await queue.close();
         await backend.close();

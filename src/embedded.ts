@@ -1,7 +1,7 @@
 import type { Engine, EngineOptions } from './engine/engine.js';
 import { createEngine } from './engine/engine.js';
 import { createMemoryQueue } from './queue/memory.js';
-import { createWorker } from './queue/worker.js';
+import { createWorker, type WorkerCloseOptions } from './queue/worker.js';
 import { MemoryCoordinator } from './storage/memory/coordinator.js';
 import { MemoryStore } from './storage/memory/store.js';
 import { MemoryFanOutLedger } from './storage/memory/fanout.js';
@@ -17,8 +17,14 @@ export type EmbeddedEngineOptions = Omit<EngineOptions, 'store' | 'queue' | 'wai
 export interface EmbeddedEngine extends Engine {
   /** Resolves when no background job is queued, delayed or running. */
   drain(): Promise<void>;
-  /** Stops the worker pool (in-flight jobs finish). */
-  close(): Promise<void>;
+  /**
+   * Stops the worker pool: in-flight jobs finish, then the wake-ups they started. With
+   * `timeoutMs`, jobs still running after that long have their steps' `ctx.signal` aborted with
+   * `WorkerShutdownError` and their executions handed back (persisted as they were at their last
+   * checkpoint, a job queued again); the close resolves once those steps returned, or after a
+   * grace of `graceMs` (default 1 s) without the ones that ignore their signal.
+   */
+  close(options?: WorkerCloseOptions): Promise<void>;
 }
 
 /**
@@ -44,5 +50,5 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions = {}): Embed
     fanOut: options.fanOut ?? new MemoryFanOutLedger(),
   });
   const worker = createWorker({ engine, consumer: memory.consumer, concurrency: workerConcurrency ?? 8 });
-  return Object.assign(engine, { drain: () => memory.drain(), close: async () => (await worker.stop(), await engine.idle()) });
+  return Object.assign(engine, { drain: () => memory.drain(), close: async (closeOptions?: WorkerCloseOptions) => (await worker.close(closeOptions), await engine.idle()) });
 }

@@ -11,6 +11,7 @@ import { parseArgs } from 'node:util';
 import type { AnyReactorDefinition } from '../dsl/definition.js';
 import type { BackgroundOptions } from '../engine/background.js';
 import { isLogLevel, jsonLinesLogger, LOG_LEVELS, type CliLogLevel } from './json-logger.js';
+import { DEFAULT_SHUTDOWN_GRACE_MS } from '../queue/worker.js';
 import { parseRedisUrl, pingRedis, redactUrl } from './redis-check.js';
 
 /** Where a command writes. */
@@ -35,7 +36,8 @@ export const WORKER_USAGE = `Usage: ts-reactor worker --module <path> [--redis <
 
 Processes background executions (engine.start, background('all') or hand-offs) of the reactors
 the module exports, on Redis and BullMQ. SIGTERM or SIGINT stops taking jobs and exits once the
-in-flight ones have finished (a second signal exits at once).
+in-flight ones have finished, or with --shutdown-timeout once that deadline has passed and their
+steps were interrupted and handed back to other workers (a second signal exits at once).
 
 Options:
   --redis <url>             Redis URL (redis:// or rediss://); default: the REDIS_URL variable
@@ -47,6 +49,9 @@ Options:
   --worker-wait-ms <ms>     wait out contention this long before parking (default 250; 0 parks at once)
   --park-fallback-ms <ms>   delay of a parked execution's fallback job (default 5000)
   --contention-cap <n>      contention attempts before an execution fails (default 100)
+  --shutdown-timeout <ms>   after SIGTERM/SIGINT, let in-flight jobs run this long, then abort
+                            their steps (ctx.signal) and hand their executions back to the queue
+                            (default: wait for them however long they take)
   --log-level <level>       log engine events as JSON lines on stdout at debug, info, warn or
                             error and above (default: no log lines)
   --require-durability      exit 2 unless Redis keeps executions across a restart (appendonly
@@ -72,6 +77,7 @@ interface WorkerConfig {
   readonly background: BackgroundOptions;
   readonly logLevel: CliLogLevel | undefined;
   readonly requireDurability: boolean;
+  readonly shutdownTimeoutMs: number | undefined;
 }
 
 function integer(name: string, raw: string | undefined, min: number): number | undefined {
@@ -99,6 +105,7 @@ function parseConfig(args: readonly string[], env: Readonly<Record<string, strin
         'contention-cap': { type: 'string' },
         'log-level': { type: 'string' },
         'require-durability': { type: 'boolean' },
+        'shutdown-timeout': { type: 'string' },
       },
     }));
   } catch (error) {
@@ -113,6 +120,7 @@ function parseConfig(args: readonly string[], env: Readonly<Record<string, strin
   const workerWaitMs = integer('worker-wait-ms', values['worker-wait-ms'], 0);
   const parkFallbackMs = integer('park-fallback-ms', values['park-fallback-ms'], 1);
   const contentionCap = integer('contention-cap', values['contention-cap'], 1);
+  const shutdownTimeoutMs = integer('shutdown-timeout', values['shutdown-timeout'], 0);
   const logLevel = values['log-level'];
   if (logLevel !== undefined && !isLogLevel(logLevel)) throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}; got "${logLevel}"`, false);
   return {
@@ -128,6 +136,7 @@ function parseConfig(args: readonly string[], env: Readonly<Record<string, strin
     },
     logLevel,
     requireDurability: values['require-durability'] ?? false,
+    shutdownTimeoutMs,
   };
 }
 
@@ -205,7 +214,7 @@ export async function runWorkerCommand(args: readonly string[], io: WorkerIO, op
     await runtime.close();
     return 2;
   }
-  runtime.startWorker({ concurrency: config.concurrency });
+  const worker = runtime.startWorker({ concurrency: config.concurrency, ...(config.shutdownTimeoutMs === undefined ? {} : { shutdownTimeoutMs: config.shutdownTimeoutMs }) });
 
   const signals = options.signals ?? ['SIGTERM', 'SIGINT'];
   let stopping = false;
@@ -226,8 +235,17 @@ export async function runWorkerCommand(args: readonly string[], io: WorkerIO, op
 
   const reason = await stopped;
   stopping = true;
-  io.out(`ts-reactor worker: ${reason}: taking no more jobs; waiting for in-flight jobs to finish`);
+  const deadline = config.shutdownTimeoutMs === undefined ? '' : ` (at most ${config.shutdownTimeoutMs} ms, then their steps are interrupted and handed back)`;
+  io.out(`ts-reactor worker: ${reason}: taking no more jobs; waiting for in-flight jobs to finish${deadline}`);
   try {
+    const report = await worker.close();
+    if (report.interrupted > 0) io.out(`ts-reactor worker: shutdown deadline passed: ${report.interrupted} in-flight job(s) interrupted and handed back to the queue`);
+    if (report.abandoned > 0) {
+      // A step body ignored its signal: leave it running with its liveness lease held (the lease lapses once this process is gone), and exit.
+      io.err(`ts-reactor worker: ${report.abandoned} step body(ies) still running ${DEFAULT_SHUTDOWN_GRACE_MS} ms after the shutdown deadline (they ignore ctx.signal); exiting without them: their executions resume elsewhere once their liveness leases lapse`);
+      await Promise.race([runtime.close().catch(() => undefined), new Promise((r) => setTimeout(r, 1_000).unref())]);
+      process.exit(1);
+    }
     await runtime.close();
   } finally {
     for (const signal of signals) process.off(signal, onSignal);

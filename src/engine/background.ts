@@ -206,6 +206,7 @@ async function advance(deps: BackgroundDeps, reactor: AnyReactorDefinition, reco
     state.emit({ type: 'run.woken', primitive: waiting.primitive, key: waiting.key, jobId: delivery.jobId, ...(waiting.step === undefined ? {} : { step: waiting.step }) }); // resumed by a release, before its fallback
   }
   if (!validated.ok) return void (await finish(state, { status: 'failed', step: undefined, error: new ReactorError('input_invalid', 'persisted input no longer validates'), validation: validated.issues }));
+  if (state.stopped) throw state.stopped; // stopped before it began (a shutdown deadline): nothing is undone, the job is handed back
   if (root.signal.aborted) return void (await rollbackRecorded(deps, reactor, record, (root.signal.reason as Error).message)); // a cancel request picked up at the start of a job
   if (record.background?.fanOutRollback) return resumeFanOutRollback(deps, reactor, record); // its rollback waited on a fan-out map's elements
   let holds;
@@ -231,7 +232,8 @@ async function advance(deps: BackgroundDeps, reactor: AnyReactorDefinition, reco
     // A step parked on contention: the reactor-level holds are kept (detached) and re-adopted at resume.
     const stepParks = holds !== undefined && outcome?.status === 'yielded' && outcome.contention !== undefined && !(outcome.contention instanceof AsyncPendingError);
     if (stepParks) state.background = { ...(state.background ?? { jobs: 1, contention: 0 }), parkedHolds: { owner: state.holderId } };
-    await holds?.release(stepParks ? 'parked' : (outcome?.status ?? 'failed')).catch((error: unknown) => state.logger.warn({ err: error }, 'releasing coordination failed; holds expire by TTL'));
+    // A stopped job keeps the execution's ordered position (like a retry): the worker that resumes it goes on in its turn.
+    await holds?.release(stepParks ? 'parked' : state.stopped ? 'yielded' : (outcome?.status ?? 'failed')).catch((error: unknown) => state.logger.warn({ err: error }, 'releasing coordination failed; holds expire by TTL'));
   }
   if (outcome.status === 'yielded' && outcome.pause) return void (await pauseRun(state, reactor));
   if (outcome.status === 'yielded') {

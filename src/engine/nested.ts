@@ -113,7 +113,10 @@ async function runElements(run: RunState, node: MapNode, place: StepPlace, items
       if (outcome.kind === 'failure' && !node.atomic) await outcome.compensate?.();
     }
   };
-  await Promise.all(Array.from({ length: Math.min(node.maxConcurrency, items.length) }, worker));
+  // Every element in flight returns before the map does, also when one throws (a stopping worker job: no body outlives its job).
+  const ended = await Promise.allSettled(Array.from({ length: Math.min(node.maxConcurrency, items.length) }, worker));
+  const thrown = ended.find((e) => e.status === 'rejected');
+  if (thrown) throw thrown.reason;
   return settled.sort((a, b) => a.index - b.index);
 }
 

@@ -82,10 +82,20 @@ async function attempts(run: RunState, node: StepNode, place: StepPlace, args: R
       }
       guarded = admission;
     }
+    // A worker job that stops (shutdown deadline, lost lease) starts no body (docs/decisions/069).
+    const stoppedBefore = run.stopped;
+    if (stoppedBefore) {
+      await guarded?.release('yielded');
+      throw stoppedBefore;
+    }
     run.emit({ type: 'step.started', step: place.path, attempt, reactor: place.reactor });
     const ctx = stepContext(run, guarded ? { ...place, signal: guarded.signal } : place, attempt);
     const out = classify(await invoke(node.hooks.run as Body, args, ctx));
-    if (guarded) await guarded.release(releaseOutcome(out, attempt < node.retry.maxAttempts && !place.signal.aborted));
+    // A body that fails once its job stops was interrupted, not failed: no retry is counted, nothing
+    // is recorded or compensated, the ordered position is kept; it runs again where the execution resumes.
+    const stopped = out.kind === 'failure' ? run.stopped : undefined;
+    if (guarded) await guarded.release(stopped ? 'yielded' : releaseOutcome(out, attempt < node.retry.maxAttempts && !place.signal.aborted));
+    if (stopped) throw stopped;
     if (out.kind === 'success' || out.kind === 'skipped') {
       run.setStep(place.path, { status: out.kind === 'success' ? 'completed' : 'skipped', attempts: attempt, result: out.value });
       if (out.kind === 'skipped') {

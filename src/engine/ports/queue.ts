@@ -38,6 +38,12 @@ export interface JobDelivery {
   readonly jobId: string;
   /** 1 on the first delivery; more when the queue redelivers (a worker died, a stall). */
   readonly delivery: number;
+  /**
+   * Aborted (with `WorkerShutdownError`) when the worker's shutdown deadline passes while this
+   * job runs: the engine aborts the job's steps, writes nothing more and hands the execution
+   * back to the queue (a new job, at once) instead of finishing it. Set by `createWorker`.
+   */
+  readonly signal?: AbortSignal;
 }
 
 /**
