@@ -12,6 +12,7 @@ import { performance } from 'node:perf_hooks';
 import { afterEach, describe, expect, test } from 'vitest';
 import { createEngine, reactor, type Engine, type ReactorEvent } from '../../src/index.js';
 import { createRedisBackend, type RedisBackend } from '../../src/storage/redis/index.js';
+import { Redis } from 'ioredis';
 import { useRedisServer } from '../support/use-redis-server.js';
 
 const server = useRedisServer();
@@ -73,13 +74,37 @@ function lockedStep(key: string, marks: Marks, holdsUntilAborted: boolean) {
     .build();
 }
 
+/** How Redis is made to stop answering for `FREEZE_MS`: SIGSTOP of the server, or `CLIENT PAUSE` (every client waits). */
+type Freeze = (ms: number) => Promise<void>;
+
+const sigstop: Freeze = async (ms) => {
+  server.handle.pause();
+  await sleep(ms);
+  server.handle.resume();
+};
+
+const clientPause: Freeze = async (ms) => {
+  const admin = new Redis(server.url);
+  try {
+    await admin.call('CLIENT', 'PAUSE', String(ms), 'ALL');
+    await sleep(ms);
+  } finally {
+    admin.disconnect();
+  }
+};
+
 describe('Redis frozen past a held lock\'s TTL', () => {
-  test(`the old holder's body has stopped before the next holder's body starts (${RUNS} runs)`, { timeout: 120_000 }, async () => {
+  test(`SIGSTOP: the old holder's body has stopped before the next holder's body starts (${RUNS} runs)`, { timeout: 120_000 }, () => frozenRuns(RUNS, sigstop));
+  test('CLIENT PAUSE: the old holder\'s body has stopped before the next holder\'s body starts (2 runs)', { timeout: 60_000 }, () => frozenRuns(2, clientPause));
+});
+
+async function frozenRuns(runs: number, freeze: Freeze): Promise<void> {
+  {
     const holderEngine = engineOnItsOwnBackend();
     const waiterEngine = engineOnItsOwnBackend();
     const summary: { run: number; holderStoppedAfterFreezeMs: number; gapMs: number }[] = [];
-    for (let run = 1; run <= RUNS; run++) {
-      const key = `acct:${run}`;
+    for (let run = 1; run <= runs; run++) {
+      const key = `acct:${freeze === sigstop ? 'stop' : 'pause'}:${run}`;
       const a: Marks = {};
       const b: Marks = {};
       const waiting: ReactorEvent[] = [];
@@ -92,11 +117,9 @@ describe('Redis frozen past a held lock\'s TTL', () => {
       await until(() => waiting.length > 0, 'the waiter to wait');
       unsubscribe();
 
-      server.handle.pause();
       const frozenAt = performance.now();
-      await sleep(FREEZE_MS);
+      await freeze(FREEZE_MS);
       const thawedAt = performance.now();
-      server.handle.resume();
 
       const [resultA, resultB] = await Promise.all([runA, runB]);
       expect(b.enter, `run ${run}: the waiter entered`).toBeDefined();
@@ -111,6 +134,6 @@ describe('Redis frozen past a held lock\'s TTL', () => {
       summary.push({ run, holderStoppedAfterFreezeMs: Math.round(a.exit! - frozenAt), gapMs: Math.round((b.enter! - a.exit!) * 10) / 10 });
     }
     console.log(`redis-freeze: ${JSON.stringify(summary)}`);
-    expect(summary).toHaveLength(RUNS);
-  });
-});
+    expect(summary).toHaveLength(runs);
+  }
+}
