@@ -11,13 +11,13 @@ import { runRestartExperiment } from './support/restart-experiment.js';
 
 describe('a Redis kill -9 and restart in the middle of a run', () => {
   it('AOF always: 0 failed, 0 lost, 0 stuck', async () => {
-    const outcome = await runRestartExperiment({ persistence: 'aof', executions: 120 });
+    const outcome = await runRestartExperiment({ persistence: 'aof', executions: 120, stepMs: 100, killAfterMs: 300 });
     expect(outcome.inFlight).toBeGreaterThan(0);
     expect(outcome).toMatchObject({ failed: 0, lost: 0, stuck: 0, completed: 120, overlaps: 0, warnings: [] });
   }, 90_000);
 
   it('AOF everysec: 0 failed, 0 stuck; anything lost was acknowledged < 1 s before the crash', async () => {
-    const outcome = await runRestartExperiment({ persistence: 'aof-everysec', executions: 120 });
+    const outcome = await runRestartExperiment({ persistence: 'aof-everysec', executions: 120, stepMs: 100, killAfterMs: 300 });
     expect(outcome).toMatchObject({ failed: 0, stuck: 0, overlaps: 0 });
     expect(outcome.lost).toBe(outcome.lostRecent);
     expect(outcome.completed + outcome.lost).toBe(120);
