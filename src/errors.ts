@@ -361,6 +361,24 @@ export class StatusTransitionError extends ReactorError {
   }
 }
 
+/**
+ * The process that ran the execution inline (`engine.run`) stopped holding its liveness lease
+ * (it died, or was cut off for longer than the lease), and the worker whose recovery sweep found
+ * it could not continue it — its reactor is not registered there, or the run was rolling back —
+ * so the sweep ended it `aborted`. Nothing was undone by the sweep. `details.step` is a step that
+ * was running when the process stopped, if any; `details.rollingBack` is true for a rollback.
+ */
+export class InlineRunAbandonedError extends ReactorError {
+  constructor(info: { readonly executionId: string; readonly reactor: string; readonly step?: string | undefined; readonly rollingBack?: boolean }) {
+    const at = info.step === undefined ? '' : ` (step "${info.step}" was running)`;
+    const why = info.rollingBack === true ? 'its rollback cannot be resumed elsewhere' : `reactor "${info.reactor}" is not registered with the worker that found it`;
+    super('inline_run_abandoned', `execution ${info.executionId} ran inline in a process that stopped${at}; ${why}, so it was aborted`, {
+      details: { executionId: info.executionId, reactor: info.reactor, ...(info.step === undefined ? {} : { step: info.step }), rollingBack: info.rollingBack === true },
+    });
+    this.name = 'InlineRunAbandonedError';
+  }
+}
+
 /** A worker shut down before the step finished: `ctx.signal` is aborted with it and the job is handed back to the queue. */
 export class WorkerShutdownError extends ReactorError {
   constructor(timeoutMs: number) {
@@ -589,6 +607,7 @@ const REVIVE: readonly [string, { readonly prototype: ReactorError }, Revivable[
   ['StatusTransitionError', StatusTransitionError, ['status_transition_invalid']],
   ['DurabilityError', DurabilityError, ['durability_required']],
   ['WorkerShutdownError', WorkerShutdownError, ['worker_shutdown']],
+  ['InlineRunAbandonedError', InlineRunAbandonedError, ['inline_run_abandoned']],
   ['ContentionError', ContentionError, ['contention']],
   ['RateLimitedError', RateLimitedError, ['rate_limited']],
   ['CoordinationKeyError', CoordinationKeyError, ['coordination_key_invalid']],

@@ -40,6 +40,14 @@ export interface BackgroundOptions {
   /** TTL of the per-execution liveness lock that keeps two workers off one execution. Default 30 s. */
   readonly livenessTtlMs?: number;
   /**
+   * How often each worker tries to run the recovery sweep (one worker at a time sweeps): it
+   * re-enqueues executions that no lease and no job carry any more, and resumes or aborts inline
+   * runs whose process stopped (docs/decisions/066). Default 2 × `livenessTtlMs`, or 0 on a
+   * coordinator that lives in this process only (the memory backend: a process that dies takes
+   * its executions with it); 0 turns the timer off (`engine.sweep()` still sweeps once).
+   */
+  readonly sweepIntervalMs?: number;
+  /**
    * How long a worker waits out lock / semaphore / ordered-lock contention on the key's release
    * notification before it parks the execution (a declaration's own `wait` is the in-process budget).
    * A short wait hands a busy key over in well under a millisecond; parking frees the job slot.

@@ -34,6 +34,8 @@ import { hasInterruptClaims } from './ports/interrupt-claims.js';
 import { resumeExecution, type ResumeDeps } from './interrupt/resume.js';
 import { linkRetry } from './retry-link.js';
 import { CancelTargets } from './cancels.js';
+import { createSweeper, type SweepReport } from './sweep.js';
+import { InlineLease, markUnleased, type InlineLeaseDeps } from './inline-lease.js';
 
 /** Options of {@link createEngine}. */
 export interface EngineOptions {
@@ -154,7 +156,7 @@ export interface Engine {
   cancel(executionId: string, options?: { readonly reason?: string }): Promise<RunResult>;
   /** Undoes a completed execution on demand (every undo, newest first); it ends `cancelled`. */
   undo(executionId: string, options?: { readonly reason?: string }): Promise<RunResult>;
-  /** Runs a failed, halted or cancelled execution again as a new execution linked to it (`retryOf`), in the background when a queue is configured. */
+  /** Runs a failed, halted, cancelled or aborted execution again as a new execution linked to it (`retryOf`), in the background when a queue is configured. */
   retry(executionId: string): Promise<RunResult>;
   /**
    * Resumes an execution paused at an interrupt, by execution id or by the interrupt's
@@ -180,6 +182,20 @@ export interface Engine {
    * after stopping workers and before closing connections (`createRedisRuntime().close()` does).
    */
   idle(): Promise<void>;
+  /**
+   * Runs one recovery sweep now (workers run one on a timer, every `background.sweepIntervalMs`):
+   * executions no lease and no job carry any more are re-enqueued, and inline runs whose process
+   * stopped are resumed on a worker or ended `aborted` (docs/background.md, "Recovery"). One
+   * worker at a time sweeps, about once per interval: `ran` is false when the sweep lock is held
+   * (a sweep in progress, or one that began less than 0.8 × the interval ago, in any worker), or
+   * when this engine has no queue or coordinator.
+   */
+  sweep(): Promise<SweepReport>;
+  /**
+   * Starts this engine's sweep timer (`createWorker` does, for every worker); the returned
+   * function stops it. Any number of workers of one engine share one timer.
+   */
+  startSweeps(): () => void;
   /** The store this engine writes to. */
   readonly store: Store;
   /** Runs a step definition directly, coordinated (see `StepDefinition.invoke`). */
@@ -234,6 +250,10 @@ export function createEngine(options: EngineOptions): Engine {
   const coordination: CoordinationDeps = { coordinator: options.coordinator, rateLimits, onReleased: wakeOnRelease, workerWaitMs: options.background?.workerWaitMs ?? 250 };
   // A key the coordinator freed on its own (a cross-process grant nobody here could take, decision 059) wakes like a release.
   options.coordinator?.onFreed?.(wakeOnRelease);
+  const jobLeases = options.jobLeases ?? (options.coordinator ? composeJobLeases(options.store, options.coordinator) : undefined);
+  const livenessTtlMs = options.background?.livenessTtlMs ?? 30_000;
+  // The worker id (an engine with a queue takes it from `ids`, as always; without one nothing reads `ids` here).
+  const engineId = options.queue ? ids.executionId() : crypto.randomUUID().slice(0, 18);
   const background: BackgroundDeps | undefined = options.queue
     ? {
         store: options.store,
@@ -242,14 +262,34 @@ export function createEngine(options: EngineOptions): Engine {
         clock,
         coordination,
         cancels,
-        workerId: ids.executionId(),
+        workerId: engineId,
         fanOut: options.fanOut,
-        jobLeases: options.jobLeases ?? (options.coordinator ? composeJobLeases(options.store, options.coordinator) : undefined),
+        jobLeases,
         newState,
         instrument,
-        options: { contentionCap: 100, parkFallbackMs: 5_000, livenessTtlMs: 30_000, livenessWaitMs: 1_000, workerWaitMs: 250, asyncWaitMs: 30_000, asyncParkTimeoutMs: 3_600_000, ...options.background },
+        options: { contentionCap: 100, parkFallbackMs: 5_000, livenessTtlMs: 30_000, livenessWaitMs: 1_000, workerWaitMs: 250, asyncWaitMs: 30_000, asyncParkTimeoutMs: 3_600_000, sweepIntervalMs: options.coordinator?.processLocal === true ? 0 : 2 * livenessTtlMs, ...options.background },
       }
     : undefined;
+  // The recovery sweep (decision 066): only an engine that can enqueue and take liveness leases sweeps.
+  const sweeper =
+    background && options.coordinator && jobLeases
+      ? createSweeper({
+          store: options.store,
+          queue: background.queue,
+          coordinator: options.coordinator,
+          jobLeases,
+          clock,
+          hub,
+          logger,
+          workerId: engineId,
+          registry,
+          livenessTtlMs: background.options.livenessTtlMs,
+          intervalMs: background.options.sweepIntervalMs,
+          alive: (executionId) => inflight.has(executionId),
+        })
+      : undefined;
+  const inlineLeases: InlineLeaseDeps | undefined =
+    options.coordinator && options.coordinator.processLocal !== true && options.store.processLocal !== true && jobLeases ? { coordinator: options.coordinator, leases: jobLeases, clock, ttlMs: livenessTtlMs, engineId, logger } : undefined;
   const signals = new UnitSignals();
   const asyncPort: AsyncPort = {
     background,
@@ -315,10 +355,14 @@ export function createEngine(options: EngineOptions): Engine {
       const abort = new AbortController();
       const handOff = reactor.background === undefined ? undefined : (s: RunState) => handOffToWorker(needQueue(), s);
       const scope = { kind: 'run', mode: 'inline', executionId, rootExecutionId: executionId, reactor: reactor.name, ...(links === undefined ? {} : { links }) } as const;
-      const promise = instrument.traced(scope, (traceContext) => {
-        if (traceContext) state.traceContext = traceContext;
-        return execute(state, reactor, abort, handOff);
-      });
+      const go = (): Promise<RunResult> =>
+        instrument.traced(scope, (traceContext) => {
+          if (traceContext) state.traceContext = traceContext;
+          return execute(state, reactor, abort, handOff);
+        });
+      // With a store and a coordinator other processes share, the run holds its liveness lease (decision 066);
+      // on a shared store without that, its records say it is unleased (no sweep takes it for a worker's).
+      const promise = inlineLeases ? runLeased(inlineLeases, state, abort, go) : options.store.processLocal === true ? go() : (markUnleased(state, (record) => options.store.save(record)), go());
       inflight.set(executionId, { abort, done: promise });
       cancels.listen();
       try {
@@ -389,9 +433,33 @@ export function createEngine(options: EngineOptions): Engine {
     register: (...reactors) => reactors.forEach((r) => registerTree(registry, r)),
     subscribe: (listener) => hub.subscribe(listener),
     idle,
+    sweep: () => sweeper?.sweep() ?? Promise.resolve({ ran: false, startedAt: clock.now(), finishedAt: clock.now(), checked: 0, requeued: 0, aborted: 0 }),
+    startSweeps: () => sweeper?.start((work) => detach(work, (error) => logger.warn({ err: error }, 'recovery sweep failed'))) ?? (() => undefined),
     store: options.store,
     invokeStep: (step, args, o = {}) => invokeStep({ coordinator: options.coordinator, rateLimits, onReleased: wakeOnRelease, clock, ids, hub, logger }, step, args, o.ctx),
   };
+}
+
+/**
+ * Runs an inline execution under its liveness lease (decision 066): taken before its first record
+ * write, renewed while it runs, released by its terminal write or at its end. A lost lease stops
+ * the run (its signal is aborted, nothing more is written); without a lease it runs marked unleased.
+ */
+async function runLeased(deps: InlineLeaseDeps, state: RunState, abort: AbortController, go: () => Promise<RunResult>): Promise<RunResult> {
+  const lease = await InlineLease.take(deps, state.executionId);
+  if (!lease) {
+    markUnleased(state, (record) => state.store.save(record));
+    return go();
+  }
+  lease.bind(state);
+  const relay = (): void => abort.abort(lease.root.signal.reason);
+  lease.root.signal.addEventListener('abort', relay, { once: true });
+  try {
+    return await go();
+  } finally {
+    lease.root.signal.removeEventListener('abort', relay);
+    await lease.end();
+  }
 }
 
 /** The status an execution's first record has: an inline run's `running`, a background start's `pending`. */

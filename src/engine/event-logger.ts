@@ -16,6 +16,7 @@ export const EVENT_LOG_LEVELS: Readonly<Record<ReactorEventType, LogLevel>> = Ob
   'run.started': 'debug',
   'run.queued': 'debug',
   'run.resumed': 'debug',
+  'run.recovered': 'warn',
   'run.completed': 'info',
   'run.halted': 'info',
   'run.replayed': 'info',
@@ -120,6 +121,7 @@ export function logMessage(event: ReactorEvent): string {
   if (event.type === 'run.failed') return `reactor "${event.reactor}" failed${step}: ${event.error.message}`;
   if (event.type === 'run.parked') return `parked on ${event.primitive} "${event.key}" (contention attempt ${event.attempt})`;
   if (event.type === 'run.woken') return `woken by the release of ${event.primitive} "${event.key}"`;
+  if (event.type === 'run.recovered') return event.action === 'aborted' ? `recovery sweep: aborted ${event.status} inline run whose process stopped` : `recovery sweep: re-enqueued ${event.status} execution (${event.reason === 'inline_lost' ? 'its inline process stopped' : 'no job carried it'}) as ${event.jobId ?? '?'}`;
   if ('primitive' in event && event.type.startsWith('coordination.')) return `${event.type.slice('coordination.'.length)} ${event.primitive} "${event.key}"${step}`;
   return `${event.type.replace('.', ' ')}${step}`;
 }

@@ -45,6 +45,15 @@ export type ReactorEvent =
   /** An operator retried this execution: `retryExecutionId` is the new, linked execution. */
   | (Base & { readonly type: 'run.retried'; readonly retryExecutionId: string })
   | (Base & { readonly type: 'run.resumed'; readonly jobId: string; readonly delivery: number })
+  /**
+   * The recovery sweep found the execution stranded — no worker or inline run holds its liveness
+   * lease and no job of the queue carries it (`reason`: `no_job` for a pending, parked or running
+   * execution whose job is gone; `inline_lost` for an inline run whose process stopped) — and
+   * re-enqueued it as `jobId` (`action: 'requeued'`), or ended it `aborted` (an inline run whose
+   * reactor the sweeping worker does not know). `status` is the status it was found in;
+   * `count` how many times the sweep has recovered it so far.
+   */
+  | (Base & { readonly type: 'run.recovered'; readonly reason: 'no_job' | 'inline_lost'; readonly action: 'requeued' | 'aborted'; readonly status: 'pending' | 'parked' | 'running' | 'rolling_back'; readonly count: number; readonly jobId?: string })
   | (Base & { readonly type: 'run.parked'; readonly primitive: PrimitiveName; readonly key: string; readonly attempt: number; readonly jobId: string; /** The contended step; absent for reactor-level contention. */ readonly step?: string })
   | (Base & { readonly type: 'run.woken'; readonly primitive: PrimitiveName | 'async' | 'map'; readonly key: string; readonly jobId: string; /** The step it parked at; absent for reactor-level contention. */ readonly step?: string })
   | (StepBase & { readonly type: 'step.started'; readonly attempt: number })

@@ -140,6 +140,6 @@ function rollbackTraced(deps: OperationsDeps, reactor: AnyReactorDefinition, rec
 /** Checks that an execution can be retried and returns its reactor and input. */
 export async function retrySource(deps: OperationsDeps, executionId: string): Promise<{ reactor: AnyReactorDefinition; input: unknown; traceContext: TraceContext | undefined }> {
   const { record, reactor } = await load(deps, executionId, 'retry');
-  if (!['failed', 'cancelled', 'halted'].includes(record.status)) throw new ExecutionStateError(executionId, 'retry', record.status, 'only a failed, halted or cancelled execution is retried (as a new linked execution)');
+  if (!['failed', 'cancelled', 'halted', 'aborted'].includes(record.status)) throw new ExecutionStateError(executionId, 'retry', record.status, 'only a failed, halted, cancelled or aborted execution is retried (as a new linked execution)');
   return { reactor, input: record.input, traceContext: record.traceContext };
 }

@@ -5,6 +5,7 @@
  * @module
  */
 import { cancelRequestKey, livenessKey } from '../engine/operations.js';
+import { SWEEP_LOCK_KEY } from '../engine/sweep.js';
 import type { Coordinator } from '../engine/ports/coordinator.js';
 import { isCoordinationInspector, type InspectOptions } from '../engine/ports/inspector.js';
 import type { Store, WaitingFor } from '../engine/ports/store.js';
@@ -65,7 +66,7 @@ export async function orderedView(coordinator: Coordinator, key: string, waiters
 async function lockView(coordinator: Coordinator, key: string, waiters: Waiters): Promise<LockView | undefined> {
   const state = await coordinator.lockState(key);
   if (!state) return undefined;
-  return { key, ...holderView(state.holder), nesting: state.nesting, ttlMs: state.ttlMs, token: state.token, waiting: waiters.get(`lock:${key}`) ?? [], internal: key.startsWith(LIVENESS) };
+  return { key, ...holderView(state.holder), nesting: state.nesting, ttlMs: state.ttlMs, token: state.token, waiting: waiters.get(`lock:${key}`) ?? [], internal: key.startsWith(LIVENESS) || key === SWEEP_LOCK_KEY };
 }
 
 async function semaphoreView(coordinator: Coordinator, key: string, waiters: Waiters): Promise<SemaphoreView> {

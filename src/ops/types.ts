@@ -133,7 +133,7 @@ export interface LockView extends HolderView {
   /** Fencing token of the hold. */
   readonly token: string;
   readonly waiting: readonly WaiterView[];
-  /** An engine-internal key (a worker's liveness lease on an execution). */
+  /** An engine-internal key (a worker's liveness lease on an execution, the recovery sweep's lock). */
   readonly internal: boolean;
 }
 

@@ -15,7 +15,7 @@ import { Queue, UnrecoverableError, Worker, type ConnectionOptions, type Job } f
 import type { Redis } from 'ioredis';
 import { QueueUnavailableError, ReactorError } from '../errors.js';
 import { DEFAULT_OUTAGE_TOLERANCE_MS, isConnectionFailure } from '../storage/redis/script.js';
-import type { EnqueueOptions, ExecutionJob, JobConsumer, JobProcessor, JobQueue } from '../engine/ports/queue.js';
+import type { EnqueueOptions, ExecutionJob, JobConsumer, JobPlace, JobProcessor, JobQueue } from '../engine/ports/queue.js';
 import { fromBullmqJobId, toBullmqJobId } from './job-id.js';
 import { encodeJob } from './payload.js';
 import {
@@ -135,6 +135,11 @@ export function createBullmqQueue(options: BullmqQueueOptions): JobQueue {
       }
     },
 
+    async jobStates(jobIds: readonly string[]): Promise<readonly JobPlace[]> {
+      if (closed) throw new Error('the job queue is closed');
+      return Promise.all(jobIds.map(async (jobId) => placeOf(await queue.getJobState(toBullmqJobId(jobId)))));
+    },
+
     async close(): Promise<void> {
       if (closed) return;
       closed = true;
@@ -246,6 +251,14 @@ async function setUpSettled(target: Queue | Worker, drops: DropWatch | undefined
 
 function noop(): void {
   // nothing to do
+}
+
+/** A BullMQ job state as a {@link JobPlace}: `paused` / `waiting-children` count as queued (they will be delivered). */
+function placeOf(state: string): JobPlace {
+  if (state === 'active') return 'active';
+  if (state === 'completed' || state === 'failed') return 'finished';
+  if (state === 'unknown') return 'missing';
+  return 'queued';
 }
 
 /** Runs one delivery of `job` through the engine's processor. */

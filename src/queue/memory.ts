@@ -10,7 +10,7 @@
  */
 import { ReactorError } from '../errors.js';
 import { systemClock, type Clock } from '../engine/ports/clock.js';
-import type { EnqueueOptions, ExecutionJob, JobConsumer, JobProcessor, JobQueue, WaitList } from '../engine/ports/queue.js';
+import type { EnqueueOptions, ExecutionJob, JobConsumer, JobPlace, JobProcessor, JobQueue, WaitList } from '../engine/ports/queue.js';
 import { encodeJob } from './payload.js';
 import { INFRA_ATTEMPTS, INFRA_BACKOFF_MS, KEEP_FINISHED_COUNT } from './policy.js';
 
@@ -197,6 +197,14 @@ export function createMemoryQueue(options: MemoryQueueOptions = {}): MemoryQueue
       makeReady(entry);
       timer?.abort();
       return true;
+    },
+
+    async jobStates(jobIds: readonly string[]): Promise<readonly JobPlace[]> {
+      return jobIds.map((jobId) => {
+        const entry = live.get(jobId);
+        if (entry) return entry.state === 'running' ? 'active' : 'queued';
+        return finished.has(jobId) ? 'finished' : 'missing';
+      });
     },
 
     async close(): Promise<void> {

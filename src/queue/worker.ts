@@ -104,8 +104,11 @@ export function createWorker(options: WorkerOptions): Worker {
     },
     { concurrency: options.concurrency ?? 8 },
   );
+  // Every worker takes part in the recovery sweep, one at a time across workers (docs/decisions/066).
+  const stopSweeps = options.engine.startSweeps();
   let closing: Promise<WorkerCloseReport> | undefined;
   const begin = (timeoutMs: number | undefined, graceMs: number): Promise<WorkerCloseReport> => {
+    stopSweeps();
     const stopped = options.consumer.stop();
     return (async () => {
       if (timeoutMs === undefined) {

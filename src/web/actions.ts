@@ -53,7 +53,7 @@ export interface OrderedLockAction {
   perform(model: ReadModel, key: string): Promise<OrderedView>;
 }
 
-const FINISHED_RETRYABLE = new Set(['failed', 'halted', 'cancelled']);
+const FINISHED_RETRYABLE = new Set(['failed', 'halted', 'cancelled', 'aborted']);
 const UNFINISHED = new Set(['pending', 'running', 'parked', 'paused', 'rolling_back']);
 
 /** Retry, cancel, undo and resume (an interrupt, with a JSON payload): the built-in execution actions. */

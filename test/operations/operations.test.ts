@@ -115,7 +115,7 @@ describe('retry', () => {
     const done = await engine.wait(queued.executionId);
     expect(done?.status === 'completed' && done.value).toBe(42);
     expect((await engine.store.get(queued.executionId))?.retryOf).toBe(failed.executionId);
-    await expect(engine.retry(queued.executionId)).rejects.toThrow(/only a failed, halted or cancelled execution is retried/);
+    await expect(engine.retry(queued.executionId)).rejects.toThrow(/only a failed, halted, cancelled or aborted execution is retried/);
     await engine.close();
   });
 });

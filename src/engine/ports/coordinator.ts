@@ -36,6 +36,12 @@ export interface LockAcquireRequest {
    * waiter offering on the key.
    */
   readonly waits?: boolean;
+  /**
+   * The holder never uses the fencing token (an inline run's liveness lease,
+   * docs/decisions/066): a backend may then keep no fence state for the key, so nothing of the
+   * lock outlives its lease. The token returned still increases with the backend's time.
+   */
+  readonly unfenced?: boolean;
 }
 export type LockAcquireResult =
   | {
@@ -201,6 +207,14 @@ export interface ChangeWatch {
 
 /** The atomic transitions every backend implements. */
 export interface Coordinator {
+  /**
+   * True when the coordinator's state lives in this process only (the memory backend): no other
+   * process can see its holds, so the engine skips what only serves other processes — an inline
+   * run's liveness lease, which a recovery sweep elsewhere would read (docs/decisions/066).
+   * Absent: shared.
+   */
+  readonly processLocal?: boolean;
+
   /** The backend's clock (Redis: server `TIME`), in ms. */
   time(): Promise<number>;
 

@@ -25,11 +25,25 @@ export interface EnqueueOptions {
   readonly delayMs?: number;
 }
 
+/**
+ * Where a job is, as {@link JobQueue.jobStates} reports it: `queued` (waiting, delayed or
+ * prioritized: it will be delivered), `active` (a worker has it; the queue redelivers it should
+ * that worker die), `finished` (completed or failed for good, and still remembered) or
+ * `missing` (never enqueued, removed, or lost).
+ */
+export type JobPlace = 'queued' | 'active' | 'finished' | 'missing';
+
 /** The producing side. */
 export interface JobQueue {
   enqueue(job: ExecutionJob, options: EnqueueOptions): Promise<void>;
   /** Makes a delayed job runnable now (wake-on-release); false when it is no longer delayed. */
   promote(jobId: string): Promise<boolean>;
+  /**
+   * Optional: where each of `jobIds` is now, in the same order. The recovery sweep asks it
+   * before it re-enqueues an execution, so that one a job still carries is left alone; without
+   * it the sweep leaves every execution alone.
+   */
+  jobStates?(jobIds: readonly string[]): Promise<readonly JobPlace[]>;
   close(): Promise<void>;
 }
 

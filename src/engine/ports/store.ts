@@ -123,6 +123,22 @@ export interface BackgroundState {
   readonly asyncParks?: { readonly unitId: string; readonly count: number };
   /** The contention wait in progress, or the last one (see {@link ContentionWait}). */
   readonly contended?: ContentionWait;
+  /** Set by the recovery sweep when it re-enqueued this execution: the job it enqueued and how many times it did (docs/decisions/066). */
+  readonly recovered?: { readonly jobId: string; readonly count: number; readonly at: number };
+}
+
+/**
+ * Set on the record of an execution running inline (`engine.run` in the caller's process) —
+ * what tells the recovery sweep that no job carries it (docs/decisions/066).
+ */
+export interface InlineRun {
+  /**
+   * The owner of the execution's liveness lease while the inline run holds it
+   * (`inline:<engine>:<executionId>`); absent when the engine took none (an engine without a
+   * coordinator on a shared store): such a run is never recovered by a sweep. (With a store or
+   * coordinator of the calling process only, an inline run takes no lease and writes no mark.)
+   */
+  readonly lease?: string;
 }
 
 /** A rollback paused at a fan-out map whose completed elements are being undone by jobs. */
@@ -206,6 +222,8 @@ export interface ExecutionRecord {
   readonly interrupts?: readonly InterruptWait[];
   /** Set on the record of an `asyncStep` unit: which step of which dispatcher it runs. */
   readonly unit?: AsyncUnitInfo;
+  /** Set while the execution runs inline in a caller's process (until a hand-off or the end). */
+  readonly inline?: InlineRun;
   readonly createdAt: number;
   readonly updatedAt: number;
 }
@@ -231,6 +249,12 @@ export type IdempotencyClaim = { readonly claimed: true } | { readonly claimed: 
  * Redis store. Both pass the same contract suite.
  */
 export interface Store {
+  /**
+   * True when the records live in this process only (the memory store): no other process reads
+   * them, so an inline run takes no liveness lease for a recovery sweep elsewhere
+   * (docs/decisions/066). Absent: shared.
+   */
+  readonly processLocal?: boolean;
   /** The largest record `save` accepts, in bytes (lets the engine check early when it batches checkpoints). */
   readonly maxRecordBytes?: number;
   /** Persists a record (create or replace). Throws `RecordTooLargeError` over the size limit. */

@@ -59,6 +59,8 @@ export interface MemoryCoordinatorOptions {
  * ```
  */
 export class MemoryCoordinator implements Coordinator, CoordinationInspector {
+  /** Its state lives in this process: no other process sees its holds. */
+  readonly processLocal: boolean = true;
   readonly #clock: Clock;
   readonly #waiters: Waiters;
   readonly #locks: MemoryLocks;

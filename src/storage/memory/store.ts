@@ -27,6 +27,8 @@ export interface MemoryStoreOptions {
  * stored is exactly what the Redis store would store (JSON-safe, size-checked, versioned).
  */
 export class MemoryStore implements Store, InterruptClaims {
+  /** Its records live in this process: no other process reads them. */
+  readonly processLocal: boolean = true;
   readonly #records = new Map<string, StoredRecord>();
   readonly #claims = new Map<string, { executionId: string; expiresAt: number }>();
   /** Resume claims: short leases (the holder is the claimant), apart from the day-long claims above. */

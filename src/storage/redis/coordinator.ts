@@ -120,7 +120,7 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
     const sentAt = monotonic();
     // A refused caller that waits here queues this process for a grant by another process's release (decision 059).
     const registration = request.waits === true || this.#grants.offering(key) ? this.#grants.register(key, sentAt) : '';
-    const args = [holder.owner, request.ttlMs, holder.executionId ?? '', holder.reactor ?? '', holder.step ?? '', this.#grants.pid, registration, REGISTRATION_WINDOW_MS];
+    const args = [holder.owner, request.ttlMs, holder.executionId ?? '', holder.reactor ?? '', holder.step ?? '', this.#grants.pid, registration, REGISTRATION_WINDOW_MS, request.unfenced === true ? '1' : ''];
     const lockKeys = [this.keys.lock(key), this.keys.lockFence(key)];
     let reply: LockAcquireReply;
     try {

@@ -17,7 +17,7 @@ export interface ListFilters {
   readonly to?: string;
 }
 
-const TABS = ['running', 'parked', 'paused', 'pending', 'failed', 'completed', 'halted', 'cancelled'] as const;
+const TABS = ['running', 'parked', 'paused', 'pending', 'failed', 'completed', 'halted', 'cancelled', 'aborted'] as const;
 
 /** Query string of the filters (plus extra parameters), for links. */
 export function filterQuery(filters: { readonly [K in keyof ListFilters]?: string | undefined }, extra: Record<string, string | undefined> = {}): string {

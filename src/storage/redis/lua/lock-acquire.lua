@@ -13,6 +13,8 @@
   ARGV[6] the acquiring process's id ('' = this process takes no cross-process grants)
   ARGV[7] registration id, when refused: names this registration in a grant ('' = do not queue)
   ARGV[8] registration window in ms (positive integer when ARGV[7] is given): how long it stays live
+  ARGV[9] '1': unfenced — the holder never uses the token (an inline run's liveness lease): the
+          fence string is neither read nor written, and the token is the server time in µs
 
   Returns
     {1, token, nesting}                                     acquired; token is a decimal string
@@ -68,9 +70,14 @@ if owner then
 end
 
 local nowUs = tonumber(time[1]) * 1000000 + tonumber(time[2])
-local last = tonumber(redis.call('GET', KEYS[2]) or '0') or 0
-local token = string.format('%d', math.max(last + 1, nowUs))
-redis.call('SET', KEYS[2], token, 'PX', ttl + 86400000)
+local token
+if ARGV[9] == '1' then
+  token = string.format('%d', nowUs)
+else
+  local last = tonumber(redis.call('GET', KEYS[2]) or '0') or 0
+  token = string.format('%d', math.max(last + 1, nowUs))
+  redis.call('SET', KEYS[2], token, 'PX', ttl + 86400000)
+end
 redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'token', token, 'nesting', 1,
   'exec', ARGV[3], 'reactor', ARGV[4], 'step', ARGV[5])
 if (ARGV[6] or '') ~= '' then
