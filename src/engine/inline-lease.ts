@@ -78,14 +78,22 @@ export class InlineLease {
     return this.#liveness.root;
   }
 
-  /** Makes `state` write under the lease: fenced checkpoints, marked records, and a terminal write that also releases it. */
+  /**
+   * Makes `state` write under the lease: fenced checkpoints, marked records, and a last write —
+   * the terminal one, a hand-off's `pending` or a pause — that also releases it, before the
+   * hand-off's job is enqueued or a resume can come: nobody waits for this lease to lapse.
+   */
   bind(state: RunState): void {
     const binding = this.#liveness.binding;
-    state.bindJob({ ...binding, save: (record) => binding.save(marked(record, this.#mark)) });
-    state.terminalSave = async (record) => {
-      await this.#liveness.saveAndRelease(record);
-      this.#released = true;
-    };
+    state.bindJob({ ...binding, save: (record) => (record.status === 'pending' || record.status === 'paused' ? this.#leave(record) : binding.save(marked(record, this.#mark))) });
+    state.terminalSave = (record) => this.#leave(record);
+  }
+
+  /** The run's last write: saved and the lease released in one call; no renewal after it. */
+  async #leave(record: ExecutionRecord): Promise<void> {
+    await this.#liveness.saveAndRelease(record);
+    this.#released = true;
+    this.#liveness.end();
   }
 
   /** Stops renewing and releases the lease (unless the terminal write did). */
