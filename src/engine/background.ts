@@ -10,7 +10,9 @@ import type { AnyReactorDefinition } from '../dsl/definition.js';
 import { computeKey } from '../coordination/scope.js';
 import type { CoordinationSpec } from '../dsl/coordination.js';
 import { boundedDelay, contendedKey, continuedWait, declaredTimeout, holderOf, noteWait, renewKeptHolds, sameHolder, timedOut, timeoutError } from './contention-wait.js';
-import { CancelledError, ContentionError, RateLimitedError, ReactorError, type PrimitiveName } from '../errors.js';
+import { CancelledError, ContentionError, LeaseLostError, RateLimitedError, ReactorError, WorkerShutdownError, type PrimitiveName } from '../errors.js';
+import { monotonicNow } from '../coordination/deadline.js';
+import { JobLiveness } from './job-liveness.js';
 import { cancelRequestKey, livenessKey, rollbackRecorded } from './operations.js';
 import type { CancelTargets } from './cancels.js';
 import { admitWork, finish, type CoordinationDeps } from './execute.js';
@@ -137,11 +139,13 @@ export async function processJob(deps: BackgroundDeps, reactor: AnyReactorDefini
     await coordinator.lockRelease(liveKey, owner).catch(() => undefined); // the reply may have been lost after the lease was taken
     throw error;
   });
+  let sentAt = monotonicNow(deps.clock); // the lease's local deadline counts from the request (decision 064)
   let live = await enter();
   // Another process's job of this execution is finishing (say, a park checkpoint): wait for its release, briefly.
   const busyUntil = deps.clock.now() + deps.options.livenessWaitMs;
   while (!live.acquired && !(live.holder?.owner.startsWith(`${deps.workerId}:`) ?? false) && deps.clock.now() < busyUntil) {
     await coordinator.waitForChange('lock', liveKey, Math.min(live.ttlMs, busyUntil - deps.clock.now()));
+    sentAt = monotonicNow(deps.clock);
     live = await enter();
   }
   if (!live.acquired) {
@@ -152,45 +156,82 @@ export async function processJob(deps: BackgroundDeps, reactor: AnyReactorDefini
     await deps.queue.enqueue(payload, { jobId: `${id}:busy:${delivery.jobId}:${delivery.delivery}`, delayMs });
     return;
   }
-  const root = new AbortController();
+  // The lease fences every write of this job and stops it at its local deadline (decision 064).
+  const liveness: JobLiveness = new JobLiveness({ clock: deps.clock, coordinator, leases }, { executionId: id, key: liveKey, owner, ttlMs: deps.options.livenessTtlMs, sentAt }, () => {
+    if (!root.signal.aborted) void coordinator.periodIsMarked(request.cancel.key, request.cancel.bucket).then((marked) => marked && cancelRequested(), () => undefined);
+  });
+  const root = liveness.root;
   const untrack = deps.cancels?.track(id, root); // a cancel announced elsewhere aborts it at once (decision 053)
   const cancelRequested = (): void => root.abort(new CancelledError(id, 'cancel requested by an operator'));
   if (live.cancelRequested) cancelRequested();
-  const stopKeepAlive = deps.clock.every(deps.options.livenessTtlMs / 3, () => {
-    void coordinator.lockExtend(liveKey, owner, deps.options.livenessTtlMs).catch(() => undefined);
-    if (!root.signal.aborted) void coordinator.periodIsMarked(request.cancel.key, request.cancel.bucket).then((marked) => marked && cancelRequested(), () => undefined);
-  });
+  // The worker's shutdown deadline stops the job like a lost lease, and it is handed back — unless
+  // the run is already stopping on its own (a failure, halt or cancel: its rollback is not cut short) (docs/decisions/069).
+  const shutdown = delivery.signal;
+  const onShutdown = (): void => {
+    if (!root.signal.aborted) liveness.stop(shutdown?.reason instanceof WorkerShutdownError ? shutdown.reason : new WorkerShutdownError(0));
+  };
+  shutdown?.addEventListener('abort', onShutdown, { once: true });
+  if (shutdown?.aborted) onShutdown();
   // The terminal record write releases the lease in the same round trip; then the finally has nothing left to release.
   let released = false;
   const lease: JobLease = {
     saveAndRelease: async (record) => {
-      await leases.saveAndRelease(record, liveKey, owner);
+      await liveness.saveAndRelease(record);
       released = true;
     },
   };
+  // Every state of this execution built during the job writes under the lease.
+  const jobDeps: BackgroundDeps = { ...deps, newState: (init) => bound(deps.newState(init), init.executionId === id ? liveness : undefined) };
   let after: (() => Promise<void>) | undefined;
   try {
     const record = live.record;
     if (!record) return; // expired
     const scope = { kind: 'run', mode: 'worker', executionId: id, rootExecutionId: record.rootId, reactor: record.reactor, job: delivery, ...(record.traceContext === undefined ? {} : { traceContext: record.traceContext }) } as const;
     const traced = (deps.instrument ?? noInstrument).traced;
-    if (record.element !== undefined) return void (await traced(scope, async (traceContext) => (await processElementJob(deps, reactor, traceContext ? { ...record, traceContext } : record, delivery, root.signal))?.()));
+    if (record.element !== undefined) return void (await traced(scope, async (traceContext) => (await processElementJob(jobDeps, reactor, traceContext ? { ...record, traceContext } : record, delivery, root.signal))?.()));
     if (TERMINAL_STATUSES.has(record.status)) return; // a redelivery of finished work
-    if (isInterruptJob(record, delivery)) return void (await traced(scope, (traceContext) => interruptJob(deps, reactor, traceContext ? { ...record, traceContext } : record, delivery))); // paused: only an active timeout acts
+    if (isInterruptJob(record, delivery)) return void (await traced(scope, (traceContext) => interruptJob(jobDeps, reactor, traceContext ? { ...record, traceContext } : record, delivery))); // paused: only an active timeout acts
     const retryAt = record.background?.retryAt;
     if (record.status === 'pending' && retryAt !== undefined && retryAt - deps.clock.now() > 25) {
       // A stale or early delivery must not skip the retry backoff.
       await deps.queue.enqueue(payload, { jobId: `${id}:due:${delivery.jobId}:${delivery.delivery}`, delayMs: retryAt - deps.clock.now() });
       return;
     }
-    after = await traced(scope, (traceContext) => advance(deps, reactor, traceContext ? { ...record, traceContext } : record, delivery, root, lease));
+    after = await traced(scope, (traceContext) => advance(jobDeps, reactor, traceContext ? { ...record, traceContext } : record, delivery, root, lease));
+  } catch (error) {
+    if (!(error instanceof LeaseLostError) && !(liveness.stopped instanceof WorkerShutdownError)) throw error; // store gone past the tolerance: BullMQ delivers the job again
   } finally {
     untrack?.();
-    stopKeepAlive();
-    if (!released) await coordinator.lockRelease(liveKey, owner).catch(() => undefined);
+    shutdown?.removeEventListener('abort', onShutdown);
+    liveness.end();
+    try {
+      // Handed back: the record stays at its last checkpoint and a new job resumes it at once, on
+      // another worker; it is enqueued before the lease is free, and the lease is freed only now
+      // that every step body of this job has returned (no two bodies overlap).
+      if (!released && liveness.stopped instanceof WorkerShutdownError) await deps.queue.enqueue(payload, { jobId: `${id}:handback:${delivery.jobId}:${delivery.delivery}` });
+    } finally {
+      if (!released) await coordinator.lockRelease(liveKey, owner).catch(() => undefined);
+    }
   }
+  // A job that lost its lease leaves the execution to the worker that holds it now: it writes and wakes nothing.
+  // A handed-back one completes its delivery (nothing for stall detection to redeliver).
+  const stopped = liveness.stopped;
+  if (stopped instanceof LeaseLostError && stopped.details.how === 'expired') {
+    // Its deadline passed with nobody known to hold the lease (a frozen process, an outage): a job
+    // continues the execution — it waits for the lease if another worker took it (decision 064).
+    await deps.queue.enqueue(payload, { jobId: `${id}:lapsed:${delivery.jobId}:${delivery.delivery}`, delayMs: 0 });
+    return;
+  }
+  if (stopped instanceof LeaseLostError || stopped instanceof WorkerShutdownError) return;
+  if (stopped) throw stopped;
   // Only now may this execution's next job run here or elsewhere.
   await after?.();
+}
+
+/** Binds `state` to the job holding its execution's lease (its writes are fenced by it). */
+function bound(state: RunState, liveness: JobLiveness | undefined): RunState {
+  if (liveness) state.bindJob(liveness.binding);
+  return state;
 }
 
 /** The liveness lease of the job being processed: its terminal record write also releases it. */
@@ -243,6 +284,8 @@ async function advance(deps: BackgroundDeps, reactor: AnyReactorDefinition, reco
     // A stopped job keeps the execution's ordered position (like a retry): the worker that resumes it goes on in its turn.
     await holds?.release(stepParks ? 'parked' : state.stopped ? 'yielded' : (outcome?.status ?? 'failed')).catch((error: unknown) => state.logger.warn({ err: error }, 'releasing coordination failed; holds expire by TTL'));
   }
+  const stopped = state.stopped;
+  if (stopped) throw stopped; // nothing more is written or emitted as an outcome (decision 064)
   if (outcome.status === 'yielded' && outcome.pause) return void (await pauseRun(state, reactor));
   if (outcome.status === 'yielded') {
     if (outcome.fanOut !== undefined) return parkOnFanOut(deps, state, outcome.fanOut); // a fan-out map's elements run (or are undone) as jobs

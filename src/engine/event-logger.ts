@@ -17,6 +17,7 @@ export const EVENT_LOG_LEVELS: Readonly<Record<ReactorEventType, LogLevel>> = Ob
   'run.queued': 'debug',
   'run.resumed': 'debug',
   'run.recovered': 'warn',
+  'run.stopped': 'warn',
   'run.completed': 'info',
   'run.halted': 'info',
   'run.replayed': 'info',

@@ -46,6 +46,12 @@ export type ReactorEvent =
   | (Base & { readonly type: 'run.retried'; readonly retryExecutionId: string })
   | (Base & { readonly type: 'run.resumed'; readonly jobId: string; readonly delivery: number })
   /**
+   * This worker's job of the execution stopped without writing its outcome: `lease_lost` (another
+   * worker holds the execution now), `worker_shutdown` (handed back to the queue) or
+   * `store_unavailable` (delivered again once the store answers). Nothing was rolled back.
+   */
+  | (Base & { readonly type: 'run.stopped'; readonly reason: 'lease_lost' | 'worker_shutdown' | 'store_unavailable'; readonly message: string })
+  /**
    * The recovery sweep found the execution stranded — no worker or inline run holds its liveness
    * lease and no job of the queue carries it (`reason`: `no_job` for a pending, parked or running
    * execution whose job is gone; `inline_lost` for an inline run whose process stopped) — and

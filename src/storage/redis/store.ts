@@ -7,7 +7,7 @@
  * @module
  */
 import type { Redis } from 'ioredis';
-import { RecordTooLargeError, RecordVersionError } from '../../errors.js';
+import { LeaseLostError, RecordTooLargeError, RecordVersionError } from '../../errors.js';
 import type { Claim, InterruptClaims } from '../../engine/ports/interrupt-claims.js';
 import type { JobEnterRequest, JobEnterResult, JobLeases } from '../../engine/ports/job-lease.js';
 import { RECORD_VERSION, type ExecutionFilter, type ExecutionRecord, type IdempotencyClaim, type Store } from '../../engine/ports/store.js';
@@ -118,8 +118,19 @@ export class RedisStore implements Store, InterruptClaims, JobLeases {
     const json = this.#serialize(record);
     const indexes = [this.keys.executionIndex(), this.keys.executionIndexByReactor(record.reactor), this.keys.executionIndexByStatus(record.status)];
     const keys = [this.keys.execution(record.id), ...indexes, this.keys.lock(key)];
-    await runScript(this.redis, scripts.jobLeave, keys, [json, this.recordTtlMs, record.createdAt, record.id, owner, this.keys.lockChannel(key)]);
+    const reply = await runScript(this.redis, scripts.jobLeave, keys, [json, this.recordTtlMs, record.createdAt, record.id, owner, this.keys.lockChannel(key)]);
+    if (!reply.written) throw new LeaseLostError(record.id, 'taken_over');
     this.#remember(record);
+  }
+
+  async saveFenced(record: ExecutionRecord, key: string, owner: string): Promise<void> {
+    const json = this.#serialize(record);
+    const indexed = this.#indexed.get(record.id) === record.status;
+    const indexes = [this.keys.executionIndex(), this.keys.executionIndexByReactor(record.reactor), this.keys.executionIndexByStatus(record.status)];
+    const keys = [this.keys.execution(record.id), ...indexes, this.keys.lock(key)];
+    const written = await runScript(this.redis, scripts.recordSaveFenced, keys, [json, this.recordTtlMs, record.createdAt, record.id, owner, indexed ? '0' : '1']);
+    if (!written) throw new LeaseLostError(record.id, 'taken_over');
+    if (!indexed) this.#remember(record);
   }
 
   /** The record's JSON, refused when larger than the limit. */
