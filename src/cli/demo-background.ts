@@ -266,6 +266,12 @@ function tell(result: RunResult, t0: number, context: { readonly labels: Readonl
       case 'run.failed':
         line(e, `FAILED: ${e.error.message}`);
         break;
+      case 'run.stopped':
+        line(e, `stopped on this worker (${e.reason}); another worker goes on`);
+        break;
+      case 'run.recovered':
+        line(e, `recovered by the sweep (${e.reason})`);
+        break;
       case 'run.woken': // told with its run.resumed
       case 'coordination.waiting':
       case 'coordination.extended':

@@ -101,6 +101,8 @@ class EventPrinter {
         return undefined;
       case 'run.queued':
       case 'run.resumed':
+      case 'run.recovered':
+      case 'run.stopped':
       case 'run.parked':
       case 'run.woken':
       case 'run.cancelled':

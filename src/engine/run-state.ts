@@ -323,7 +323,7 @@ export class RunState {
     try {
       checkTransition(this.executionId, this.#persisted, status);
     } catch (error) {
-      return Promise.reject(error as Error);
+      return Promise.reject(error);
     }
     this.#persisted = status;
     this.#status = status;
