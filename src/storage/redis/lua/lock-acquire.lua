@@ -1,9 +1,8 @@
 --[[
-  lock-acquire: take the exclusive lock for an owner, or re-enter it; a refused process that
-  waits may queue up to be granted the key by a later release (docs/decisions/059).
+  lock-acquire: take the exclusive lock for an owner, or re-enter it; a refused waiting process may queue for a grant (decision 059).
 
   KEYS[1] lock hash {owner, token, nesting, exec, reactor, step, pid, qseq, q:<pid>…}; its TTL is the lease
-  KEYS[2] fence string: the last fencing token handed out for the key (TTL: the lease + one day)
+  KEYS[2] fence string: the last fencing token handed out (TTL: the lease + one day)
 
   ARGV[1] owner (root execution id)
   ARGV[2] ttl in ms (positive integer)
@@ -13,8 +12,7 @@
   ARGV[6] the acquiring process's id ('' = this process takes no cross-process grants)
   ARGV[7] registration id, when refused: names this registration in a grant ('' = do not queue)
   ARGV[8] registration window in ms (positive integer when ARGV[7] is given): how long it stays live
-  ARGV[9] '1': unfenced — the holder never uses the token (an inline run's liveness lease): the
-          fence string is neither read nor written, and the token is the server time in µs
+  ARGV[9] '1': unfenced (an inline run's liveness lease): no fence read or written, token = TIME µs
 
   Returns
     {1, token, nesting}                                     acquired; token is a decimal string
@@ -22,13 +20,12 @@
                                                             when this process is now queued for a grant
 
   Errors: RX_ARG when the ttl or the registration window is not a positive integer.
-  Time: TIME (µs) floors the token, so tokens keep increasing after a restart that lost the
-  fence key, and the fence key can expire a day after the lease (a key per execution's liveness
-  lock must not stay for ever): a token never runs ahead of server time by more than the
-  acquisitions of one microsecond. A re-entrant acquire returns the outer token and never shortens the lease.
+  Time: TIME (µs) floors the token: tokens keep increasing after a restart that lost the fence
+  key, which may expire a day after the lease. A re-entrant acquire returns the outer token and
+  never shortens the lease.
   Registration (decision 059): field q:<pid> = '<registration id> <landing ms> <live until ms> <place>',
-  only by a process other than the holder's. A live registration keeps its place in the queue
-  (`qseq` order) and takes the latest id and window; a new or lapsed one goes to the back.
+  only by a process other than the holder's; a live one keeps its place (`qseq` order) and takes
+  the latest id and window, a new or lapsed one goes to the back.
 ]]
 local ttl = tonumber(ARGV[2])
 if not ttl or ttl <= 0 or ttl % 1 ~= 0 then
