@@ -181,7 +181,8 @@ export async function processJob(deps: BackgroundDeps, reactor: AnyReactorDefini
     },
   };
   // Every state of this execution built during the job writes under the lease.
-  const jobDeps: BackgroundDeps = { ...deps, newState: (init) => bound(deps.newState(init), init.executionId === id ? liveness : undefined) };
+  // Object.assign, not a spread: a spread of this many fields builds a slow dictionary-mode object (decision 030).
+  const jobDeps: BackgroundDeps = Object.assign({}, deps, { newState: (init: Parameters<BackgroundDeps["newState"]>[0]) => bound(deps.newState(init), init.executionId === id ? liveness : undefined) });
   let after: (() => Promise<void>) | undefined;
   try {
     const record = live.record;

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { HoldDeadline, monotonicNow } from '../coordination/deadline.js';
+import { driftMarginMs, monotonicNow } from '../coordination/deadline.js';
 import { LeaseLostError, StoreUnavailableError, WorkerShutdownError } from '../errors.js';
 import type { Clock } from './ports/clock.js';
 import type { Coordinator } from './ports/coordinator.js';
@@ -40,8 +40,12 @@ export class JobLiveness {
   readonly #key: string;
   readonly #owner: string;
   readonly #ttlMs: number;
-  readonly #deadline: HoldDeadline;
+  readonly #renewEveryMs: number;
+  /** The lease's end on the monotonic clock (decision 063's rule: sent + ttl − margin). */
+  #deadline: number;
   readonly #stopTimer: () => void;
+  /** Armed only while the deadline is nearer than the next renewal (a renewal late or refused). */
+  #stopDeadlineTimer: (() => void) | undefined;
   #stopped: Error | undefined;
   #ended = false;
   #reporter: RunState | undefined;
@@ -53,9 +57,12 @@ export class JobLiveness {
     this.#key = lease.key;
     this.#owner = lease.owner;
     this.#ttlMs = lease.ttlMs;
-    this.#deadline = new HoldDeadline(deps.clock, lease.ttlMs, lease.sentAt, () => this.stop(new LeaseLostError(lease.executionId, 'expired')));
-    this.#stopTimer = deps.clock.every(lease.ttlMs / 3, () => {
+    this.#renewEveryMs = lease.ttlMs / 3;
+    this.#deadline = lease.sentAt + lease.ttlMs - driftMarginMs(lease.ttlMs);
+    this.#stopTimer = deps.clock.every(this.#renewEveryMs, () => {
+      if (this.stopped) return; // a process that was frozen past the deadline stops here, first thing
       this.#renew();
+      this.#watchDeadline();
       onTick?.();
     });
     this.binding = {
@@ -68,7 +75,7 @@ export class JobLiveness {
 
   /** Why the job stops, if it does (a lease loss also when only the deadline says so). */
   get stopped(): Error | undefined {
-    if (!this.#stopped && !this.#ended && this.#deadline.expired) this.stop(new LeaseLostError(this.#executionId, 'expired'));
+    if (!this.#stopped && !this.#ended && monotonicNow(this.#deps.clock) >= this.#deadline) this.stop(new LeaseLostError(this.#executionId, 'expired'));
     if (this.#stopped) return this.#stopped;
     const reason: unknown = this.root.signal.reason;
     return isJobStop(reason) ? reason : undefined;
@@ -92,7 +99,7 @@ export class JobLiveness {
   end(): void {
     this.#ended = true;
     this.#stopTimer();
-    this.#deadline.stop();
+    this.#stopDeadlineTimer?.();
   }
 
   /** A write refused because the lease is gone stops the job; a write after the local deadline is never sent. */
@@ -111,8 +118,30 @@ export class JobLiveness {
     if (this.#stopped) return;
     const sentAt = monotonicNow(this.#deps.clock);
     void this.#deps.coordinator.lockExtend(this.#key, this.#owner, this.#ttlMs).then(
-      (held) => (held ? this.#deadline.extended(sentAt) : this.stop(new LeaseLostError(this.#executionId, 'taken_over'))),
+      (held) => (held ? this.#extended(sentAt) : this.stop(new LeaseLostError(this.#executionId, 'taken_over'))),
       () => undefined, // unanswered: the deadline decides
     );
+  }
+
+  #extended(sentAt: number): void {
+    if (this.#stopped || this.#ended) return;
+    this.#deadline = Math.max(this.#deadline, sentAt + this.#ttlMs - driftMarginMs(this.#ttlMs));
+  }
+
+  /**
+   * A healthy lease is renewed long before its deadline, so no timer watches it; once the
+   * deadline is nearer than the next renewal, a timer stops the job at that instant unless a
+   * renewal moves it first. (One timer less per job on the hot path.)
+   */
+  #watchDeadline(): void {
+    if (this.#stopDeadlineTimer || this.#ended) return;
+    const left = this.#deadline - monotonicNow(this.#deps.clock);
+    if (left > this.#renewEveryMs) return;
+    const stop = this.#deps.clock.every(Math.max(1, Math.ceil(left)), () => {
+      stop();
+      this.#stopDeadlineTimer = undefined;
+      if (!this.stopped) this.#watchDeadline(); // renewed meanwhile: watch the new deadline if it is near
+    });
+    this.#stopDeadlineTimer = stop;
   }
 }

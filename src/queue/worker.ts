@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { setMaxListeners } from 'node:events';
 import type { AnyReactorDefinition } from '../dsl/definition.js';
 import type { Engine } from '../engine/engine.js';
 import type { JobConsumer } from '../engine/ports/queue.js';
@@ -90,6 +91,7 @@ export interface Worker {
 export function createWorker(options: WorkerOptions): Worker {
   const defaultTimeout = options.shutdownTimeoutMs === undefined ? undefined : duration('shutdownTimeoutMs', options.shutdownTimeoutMs);
   const shutdown = new AbortController();
+  setMaxListeners(0, shutdown.signal); // every in-flight job listens to it: as many as the concurrency
   const inFlight = new Set<Promise<void>>();
   options.engine.register(...(options.reactors ?? []));
   options.consumer.start(
