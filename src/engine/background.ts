@@ -21,7 +21,7 @@ import { noInstrument, type Instrument } from './instrument.js';
 import { JOB_FORMAT_VERSION, type ExecutionJob, type JobDelivery, type JobQueue, type WaitList } from './ports/queue.js';
 import { TERMINAL_STATUSES, type ExecutionRecord, type Store, type TraceContext, type WaitingFor } from './ports/store.js';
 import type { RunResult } from './results.js';
-import { RunState, type RunStateInit } from './run-state.js';
+import { RunState, type JobBinding, type RunStateInit } from './run-state.js';
 import { runFrame, type GraphOutcome } from './scheduler.js';
 import { processElementJob } from './fanout/element-job.js';
 import { fanOutRuntime, parkOnFanOut, resumeFanOutRollback } from './fanout/park.js';
@@ -84,6 +84,8 @@ export interface BackgroundDeps {
   readonly instrument?: Instrument;
   /** Ledgers of fan-out maps; without it a fan-out map fails in a worker (`fan_out_unavailable`). */
   readonly fanOut?: FanOutLedger | undefined;
+  /** The lease bindings of the jobs this process runs now, by execution id: states of those executions write under them (decision 064). */
+  readonly liveJobs?: Map<string, JobBinding>;
   /** Liveness lease + record read, terminal write + release: one call each (set whenever there is a coordinator). */
   readonly jobLeases?: JobLeases | undefined;
   readonly newState: (
@@ -180,30 +182,30 @@ export async function processJob(deps: BackgroundDeps, reactor: AnyReactorDefini
       released = true;
     },
   };
-  // Every state of this execution built during the job writes under the lease.
-  // Object.assign, not a spread: a spread of this many fields builds a slow dictionary-mode object (decision 030).
-  const jobDeps: BackgroundDeps = Object.assign({}, deps, { newState: (init: Parameters<BackgroundDeps["newState"]>[0]) => bound(deps.newState(init), init.executionId === id ? liveness : undefined) });
+  // Every state of this execution built during the job writes under the lease (the engine's newState binds it).
+  deps.liveJobs?.set(id, liveness.binding);
   let after: (() => Promise<void>) | undefined;
   try {
     const record = live.record;
     if (!record) return; // expired
     const scope = { kind: 'run', mode: 'worker', executionId: id, rootExecutionId: record.rootId, reactor: record.reactor, job: delivery, ...(record.traceContext === undefined ? {} : { traceContext: record.traceContext }) } as const;
     const traced = (deps.instrument ?? noInstrument).traced;
-    if (record.element !== undefined) return void (await traced(scope, async (traceContext) => (await processElementJob(jobDeps, reactor, traceContext ? { ...record, traceContext } : record, delivery, root.signal))?.()));
+    if (record.element !== undefined) return void (await traced(scope, async (traceContext) => (await processElementJob(deps, reactor, traceContext ? { ...record, traceContext } : record, delivery, root.signal))?.()));
     if (TERMINAL_STATUSES.has(record.status)) return; // a redelivery of finished work
-    if (isInterruptJob(record, delivery)) return void (await traced(scope, (traceContext) => interruptJob(jobDeps, reactor, traceContext ? { ...record, traceContext } : record, delivery))); // paused: only an active timeout acts
+    if (isInterruptJob(record, delivery)) return void (await traced(scope, (traceContext) => interruptJob(deps, reactor, traceContext ? { ...record, traceContext } : record, delivery))); // paused: only an active timeout acts
     const retryAt = record.background?.retryAt;
     if (record.status === 'pending' && retryAt !== undefined && retryAt - deps.clock.now() > 25) {
       // A stale or early delivery must not skip the retry backoff.
       await deps.queue.enqueue(payload, { jobId: `${id}:due:${delivery.jobId}:${delivery.delivery}`, delayMs: retryAt - deps.clock.now() });
       return;
     }
-    after = await traced(scope, (traceContext) => advance(jobDeps, reactor, traceContext ? { ...record, traceContext } : record, delivery, root, lease));
+    after = await traced(scope, (traceContext) => advance(deps, reactor, traceContext ? { ...record, traceContext } : record, delivery, root, lease));
   } catch (error) {
     if (!(error instanceof LeaseLostError) && !(liveness.stopped instanceof WorkerShutdownError)) throw error; // store gone past the tolerance: BullMQ delivers the job again
   } finally {
     untrack?.();
     shutdown?.removeEventListener('abort', onShutdown);
+    if (deps.liveJobs?.get(id) === liveness.binding) deps.liveJobs.delete(id);
     liveness.end();
     try {
       // Handed back: the record stays at its last checkpoint and a new job resumes it at once, on
@@ -227,12 +229,6 @@ export async function processJob(deps: BackgroundDeps, reactor: AnyReactorDefini
   if (stopped) throw stopped;
   // Only now may this execution's next job run here or elsewhere.
   await after?.();
-}
-
-/** Binds `state` to the job holding its execution's lease (its writes are fenced by it). */
-function bound(state: RunState, liveness: JobLiveness | undefined): RunState {
-  if (liveness) state.bindJob(liveness.binding);
-  return state;
 }
 
 /** The liveness lease of the job being processed: its terminal record write also releases it. */
@@ -419,3 +415,4 @@ export async function wake(deps: Pick<BackgroundDeps, 'waitList' | 'queue'>, pri
     if (promoted && primitive !== 'ordered_lock') return;
   }
 }
+

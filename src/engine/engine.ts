@@ -29,7 +29,7 @@ import { UnitSignals, type AsyncPort } from './async/port.js';
 import type { RunResult } from './results.js';
 import type { StepInvoker } from '../dsl/step.js';
 import { invokeStep } from './invoke.js';
-import { RunState, type Admit } from './run-state.js';
+import { RunState, type Admit, type JobBinding } from './run-state.js';
 import { hasInterruptClaims } from './ports/interrupt-claims.js';
 import { resumeExecution, type ResumeDeps } from './interrupt/resume.js';
 import { linkRetry } from './retry-link.js';
@@ -224,8 +224,12 @@ export function createEngine(options: EngineOptions): Engine {
     const admitFn: Admit = (specs, args, where) => admitWork(state!, coordination, specs, args, where);
     // Object.assign, not a spread of two objects: the spread built a slow dictionary-mode object per run (docs/decisions/030).
     state = new RunState(Object.assign({ admit: admitFn, async: asyncPort, onSettled }, deps, init));
+    // A state of an execution whose job runs here writes under that job's lease (decision 064).
+    const job = init.mode === 'worker' && liveJobs.size > 0 ? liveJobs.get(init.executionId) : undefined;
+    if (job) state.bindJob(job);
     return state;
   };
+  const liveJobs = new Map<string, JobBinding>();
   // Work this engine starts without awaiting it (wake-ups after a release or a unit's end): `idle()` waits for it,
   // so a runtime closes its connections only after the last of it (docs/decisions/048).
   const detached = new Set<Promise<void>>();
@@ -266,6 +270,7 @@ export function createEngine(options: EngineOptions): Engine {
         fanOut: options.fanOut,
         jobLeases,
         newState,
+        liveJobs,
         instrument,
         options: { contentionCap: 100, parkFallbackMs: 5_000, livenessTtlMs: 30_000, livenessWaitMs: 1_000, workerWaitMs: 250, asyncWaitMs: 30_000, asyncParkTimeoutMs: 3_600_000, sweepIntervalMs: options.coordinator?.processLocal === true ? 0 : 2 * livenessTtlMs, ...options.background },
       }

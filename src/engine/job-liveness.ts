@@ -60,10 +60,14 @@ export class JobLiveness {
     this.#renewEveryMs = lease.ttlMs / 3;
     this.#deadline = lease.sentAt + lease.ttlMs - driftMarginMs(lease.ttlMs);
     this.#stopTimer = deps.clock.every(this.#renewEveryMs, () => {
-      if (this.stopped) return; // a process that was frozen past the deadline stops here, first thing
+      if (this.#stopped || this.#ended) return;
       this.#renew();
-      this.#watchDeadline();
       onTick?.();
+      // The verdict waits one macrotask: answers already on their way (in virtual time, the renewals
+      // of the same `advance`) are read first. A process frozen past its deadline stops here.
+      setImmediate(() => {
+        if (!this.stopped) this.#watchDeadline();
+      });
     });
     this.binding = {
       save: (record: ExecutionRecord) => this.#fenced(() => deps.leases.saveFenced(record, this.#key, this.#owner)),
