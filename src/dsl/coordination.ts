@@ -35,7 +35,13 @@ export interface RateWindowOptions {
   readonly limit: number;
   readonly per: Duration;
 }
-/** `withRateLimit`: exact sliding windows, all checked and charged together. */
+/**
+ * `withRateLimit`: exact sliding windows, all checked and charged together. `wait`: how long an
+ * in-process caller waits for room (default 0: refuse at once). `contentionTimeout`: in a worker,
+ * how long an execution may stay parked on the full window before it fails with a
+ * `ContentionError` (default: no time bound). A named limit takes its windows from the engine's
+ * `rateLimits`.
+ */
 export type RateLimitOptions<A> =
   | ({ readonly key: KeyFn<A>; readonly wait?: Duration; readonly contentionTimeout?: Duration } & (RateWindowOptions | { readonly windows: readonly RateWindowOptions[] }))
   | { readonly name: string; readonly key?: KeyFn<A>; readonly wait?: Duration; readonly contentionTimeout?: Duration };

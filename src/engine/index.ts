@@ -6,3 +6,4 @@ export * from './results.js';
 export { eventLogger, logFields, logMessage, EVENT_LOG_LEVELS, type EventLoggerOptions, type LogLevel } from './event-logger.js';
 export { type WorkEnd, type WorkHandle, type WorkScope } from './instrument.js';
 export type { ResumeOptions, ResumeTarget } from './interrupt/resume.js';
+export type { SweepReport } from './sweep.js';

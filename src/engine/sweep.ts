@@ -32,8 +32,9 @@ export interface SweepReport {
    * 0.8 × the interval ago, in any worker — or the engine cannot sweep: nothing was looked at.
    */
   readonly ran: boolean;
-  /** Engine clock, ms. */
+  /** When the sweep began (engine clock, ms). */
   readonly startedAt: number;
+  /** When it ended (engine clock, ms); `startedAt` when it did not run. */
   readonly finishedAt: number;
   /** Records looked at. */
   readonly checked: number;

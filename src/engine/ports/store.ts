@@ -74,8 +74,11 @@ export interface WaitHolder {
  * job continues it only when it is the job the last park enqueued (`job`).
  */
 export interface ContentionWait {
+  /** The primitive waited for. */
   readonly primitive: 'lock' | 'semaphore' | 'rate_limit' | 'ordered_lock';
+  /** The coordination key waited for. */
   readonly key: string;
+  /** The step whose declaration it is; absent for a reactor-level declaration. */
   readonly step?: string;
   /** When the wait began: its first park (engine clock, ms). */
   readonly since: number;

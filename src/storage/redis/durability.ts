@@ -33,10 +33,13 @@ export type PersistenceMode = 'aof_always' | 'aof_everysec' | 'aof_no' | 'snapsh
 
 /** The settings as the server reported them (`undefined`: not reported, or not readable). */
 export interface DurabilitySettings {
+  /** `yes` when the append-only file (AOF) is on. */
   readonly appendonly: string | undefined;
+  /** When the AOF is flushed to disk: `always`, `everysec` or `no`. */
   readonly appendfsync: string | undefined;
   /** The RDB snapshot schedule (`''`: no snapshots). */
   readonly save: string | undefined;
+  /** What Redis does when it reaches `maxmemory`: `noeviction` refuses writes, any other policy evicts keys. */
   readonly maxmemoryPolicy: string | undefined;
   /** The memory limit in bytes (`'0'`: none); any policy but `noeviction` evicts once it is reached. */
   readonly maxmemory: string | undefined;
@@ -48,7 +51,9 @@ export interface DurabilityReport {
   readonly checked: boolean;
   /** Why the settings could not be read (the server's error); absent when `checked`. */
   readonly reason?: string;
+  /** The settings as read (all `undefined` when not `checked`). */
   readonly settings: DurabilitySettings;
+  /** How the server persists what it acknowledged (see {@link PersistenceMode}). */
   readonly persistence: PersistenceMode;
   /** True when keys can be evicted under memory pressure (`maxmemory-policy` other than `noeviction`); undefined when unknown. */
   readonly evicts: boolean | undefined;
