@@ -6,7 +6,7 @@
  * @module
  */
 import type { AnyReactorDefinition } from '../dsl/definition.js';
-import { CancelledError, ExecutionStateError, ReactorError } from '../errors.js';
+import { ExecutionNotFoundError, CancelledError, ExecutionStateError, ReactorError } from '../errors.js';
 import { cancelled, type CoordinationDeps } from './execute.js';
 import type { Coordinator } from './ports/coordinator.js';
 import { noInstrument, type Instrument } from './instrument.js';
@@ -41,7 +41,7 @@ export interface OperationsDeps {
 
 async function load(deps: OperationsDeps, executionId: string, operation: string): Promise<{ record: ExecutionRecord; reactor: AnyReactorDefinition }> {
   const record = await deps.store.get(executionId);
-  if (!record) throw new ReactorError('execution_not_found', `cannot ${operation} execution ${executionId}: no such execution (or its record expired)`, { details: { executionId } });
+  if (!record) throw new ExecutionNotFoundError(executionId);
   const reactor = deps.registry.get(record.reactor);
   if (!reactor) throw new ReactorError('reactor_unknown', `cannot ${operation} execution ${executionId}: reactor "${record.reactor}" is not registered with this engine (engine.register)`, { details: { reactor: record.reactor } });
   return { record, reactor };

@@ -8,7 +8,7 @@
 import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { Engine } from '../engine/engine.js';
-import { ExecutionStateError, ReactorError } from '../errors.js';
+import { ExecutionNotFoundError, ExecutionStateError, ReactorError } from '../errors.js';
 import type { ReadModel } from '../ops/read-model.js';
 import type { ExecutionDetail, OrderedView } from '../ops/types.js';
 import type { ActionField, ExecutionAction, OrderedLockAction } from './actions.js';
@@ -42,7 +42,7 @@ export async function prepareExecutionAction(deps: PerformDeps, c: Context, id: 
   await guard(deps.authorize, c, { kind: 'action', action: name, target: { type: 'execution', id } });
   if (deps.readOnly) throw new HTTPException(403, { message: 'the dashboard is read-only' });
   const execution = await deps.model.execution(id);
-  if (!execution) throw new ReactorError('execution_not_found', `no execution ${id} (or its record expired)`, { details: { executionId: id } });
+  if (!execution) throw new ExecutionNotFoundError(id);
   if (!action.appliesTo(execution)) throw new ExecutionStateError(id, name, execution.status, `"${action.label}" does not apply to an execution that is ${execution.status}`);
   return { action, execution };
 }

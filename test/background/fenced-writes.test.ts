@@ -62,3 +62,30 @@ describe('the status table', () => {
     for (const to of TRANSITIONS.aborted) expect(to).toBe('aborted');
   });
 });
+
+describe('the lease on the test engine’s manual clock', () => {
+  it('a jump of many lease lengths while a background step runs keeps the lease: the step runs once', async () => {
+    const { createTestEngine } = await import('../../src/testing/index.js');
+    let runs = 0;
+    let started!: () => void;
+    const began = new Promise<void>((resolve) => (started = resolve));
+    let release!: () => void;
+    const gateOpen = new Promise<void>((resolve) => (release = resolve));
+    const slow = reactor('slow-jump')
+      .step('wait', { run: async () => (runs++, started(), await gateOpen, 1) })
+      .background('all')
+      .returns('wait');
+    const t = createTestEngine();
+    const stopped: unknown[] = [];
+    t.engine.subscribe((e) => void (e.type === 'run.stopped' && stopped.push(e)));
+    const queued = await t.engine.run(slow, {});
+    const drained = t.drain();
+    await began;
+    t.clock.advance(10 * 60_000); // twenty lease lengths at once; every renewal fires inside the jump
+    release();
+    await drained;
+    expect((await t.engine.result(queued.executionId))?.status).toBe('completed');
+    expect(runs).toBe(1);
+    expect(stopped).toEqual([]);
+  });
+});
