@@ -32,7 +32,10 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 
 /** SIGKILLs the server and starts it again on the same port `DOWN_MS` later; resolves once it runs again. */
 async function outage(): Promise<{ readonly killedAt: number; readonly restartedAt: number }> {
+  // Frozen first, so calls are surely in flight (unanswered) when the server is killed.
   const killedAt = Date.now();
+  server.pause();
+  await sleep(200);
   await server.kill();
   await sleep(DOWN_MS);
   await server.restart();

@@ -118,6 +118,8 @@ describe('SIGTERM with a shutdown deadline (worker processes over a throwaway Re
     const doneMs = performance.now() - signalledAt;
     polling = false;
     await poll;
+    const final = (await runtime.engine.result(id))?.status ?? 'missing'; // the poller's last read may predate the end
+    if (statuses.at(-1) !== final) statuses.push(final);
     // The rescuer's exit line travels through a pipe: it may arrive after the record says completed.
     await until("the rescuer's exit line", () => rescuer.lines().some((l) => l.fixture === 'exit' && l.executionId === id), 5_000);
     const victimLines = victim.lines().filter((l) => l.executionId === id);
