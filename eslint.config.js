@@ -38,7 +38,9 @@ export default tseslint.config(
   },
   {
     files: ['src/dsl/**'],
-    rules: { 'no-restricted-imports': ['error', { patterns: ['../engine/*', '../storage/*', '../testing/*', '../cli/*'] }] },
+    rules: {
+      'no-restricted-imports': ['error', { patterns: ['../engine/*', '../storage/*', '../testing/*', '../cli/*'] }],
+    },
   },
   {
     files: ['src/engine/**'],

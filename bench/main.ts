@@ -15,7 +15,16 @@ import { runP7 } from './p7-worker-throughput.js';
 import { runP8 } from './p8-retained-memory.js';
 import { emit, type Verdict } from './support/runner.js';
 
-const BENCHMARKS: Readonly<Record<string, () => Promise<Verdict>>> = { P1: runP1, P2: runP2, P3: runP3, P4: runP4, P5: runP5, P6: runP6, P7: runP7, P8: runP8 };
+const BENCHMARKS: Readonly<Record<string, () => Promise<Verdict>>> = {
+  P1: runP1,
+  P2: runP2,
+  P3: runP3,
+  P4: runP4,
+  P5: runP5,
+  P6: runP6,
+  P7: runP7,
+  P8: runP8,
+};
 
 async function main(argv: readonly string[]): Promise<number> {
   const id = argv[0]?.toUpperCase();
@@ -40,7 +49,9 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (error: unknown) => {
-    process.stderr.write(`benchmark could not run: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.stderr.write(
+      `benchmark could not run: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
     process.exitCode = 1;
   },
 );

@@ -25,7 +25,10 @@ function linearReactor(): AnyReactorDefinition {
     build(): AnyReactorDefinition;
   };
   for (let i = 1; i < STEPS; i++) {
-    builder = builder.step(`s${i}`, { args: ($: { result(step: string): unknown }) => ({ n: $.result(`s${i - 1}`) }), run: ({ n }: { n: number }) => work(n) });
+    builder = builder.step(`s${i}`, {
+      args: ($: { result(step: string): unknown }) => ({ n: $.result(`s${i - 1}`) }),
+      run: ({ n }: { n: number }) => work(n),
+    });
   }
   return builder.build();
 }
@@ -56,7 +59,14 @@ export async function runP1(): Promise<Verdict> {
   const engineUs = perRun(times.engine);
   const plainUs = perRun(times.plain);
   const overheadPerStep = (engineUs - plainUs) / STEPS;
-  emit({ bench: 'P1', figure: 'engine_run_us', value: round(engineUs), steps: STEPS, runs_per_repetition: RUNS_PER_REPETITION, repetitions: times.engine.length });
+  emit({
+    bench: 'P1',
+    figure: 'engine_run_us',
+    value: round(engineUs),
+    steps: STEPS,
+    runs_per_repetition: RUNS_PER_REPETITION,
+    repetitions: times.engine.length,
+  });
   emit({ bench: 'P1', figure: 'plain_calls_us', value: round(plainUs), steps: STEPS });
   emit({ bench: 'P1', figure: 'engine_us_per_step', value: round(engineUs / STEPS) });
   return {
@@ -64,7 +74,11 @@ export async function runP1(): Promise<Verdict> {
     metric: 'engine_overhead_us_per_step',
     value: round(overheadPerStep),
     target: `<= ${TARGET_US}`,
-    anchor: { plain_10_calls_us: round(plainUs, 3), engine_10_step_run_us: round(engineUs), backend: 'memory (createEmbeddedEngine)' },
+    anchor: {
+      plain_10_calls_us: round(plainUs, 3),
+      engine_10_step_run_us: round(engineUs),
+      backend: 'memory (createEmbeddedEngine)',
+    },
     pass: overheadPerStep <= TARGET_US,
   };
 }

@@ -38,13 +38,22 @@ export async function runP2(): Promise<Verdict> {
   const sequential = fanOutJoin({ maxConcurrency: 1 });
   const runOnce = (definition: AnyReactorDefinition) => async () => {
     const result = await engine.run(definition, {});
-    if (result.status !== 'completed' || result.value !== 4) throw new Error(`P2 reactor did not complete: ${result.status}`);
+    if (result.status !== 'completed' || result.value !== 4)
+      throw new Error(`P2 reactor did not complete: ${result.status}`);
   };
-  const times = await measureSideBySide({ parallel: runOnce(parallel), sequential: runOnce(sequential) }, { warmup: 2, repetitions: 9 });
+  const times = await measureSideBySide(
+    { parallel: runOnce(parallel), sequential: runOnce(sequential) },
+    { warmup: 2, repetitions: 9 },
+  );
   const wall = median(times.parallel);
   const seq = median(times.sequential);
   emit({ bench: 'P2', figure: 'parallel_wall_ms', value: round(wall), runs: times.parallel.map((t) => round(t, 1)) });
-  emit({ bench: 'P2', figure: 'sequential_wall_ms', value: round(seq), runs: times.sequential.map((t) => round(t, 1)) });
+  emit({
+    bench: 'P2',
+    figure: 'sequential_wall_ms',
+    value: round(seq),
+    runs: times.sequential.map((t) => round(t, 1)),
+  });
   emit({ bench: 'P2', figure: 'speedup_vs_sequential', value: round(seq / wall) });
   const ratio = wall / STEP_MS;
   return {
@@ -52,7 +61,12 @@ export async function runP2(): Promise<Verdict> {
     metric: 'wall_over_step_duration',
     value: round(ratio, 3),
     target: `<= ${TARGET_RATIO}`,
-    anchor: { step_ms: STEP_MS, parallel_wall_ms: round(wall), sequential_wall_ms: round(seq), sequential_means: 'same reactor with maxConcurrency 1 (the reference gem runs steps one after another)' },
+    anchor: {
+      step_ms: STEP_MS,
+      parallel_wall_ms: round(wall),
+      sequential_wall_ms: round(seq),
+      sequential_means: 'same reactor with maxConcurrency 1 (the reference gem runs steps one after another)',
+    },
     pass: ratio <= TARGET_RATIO,
   };
 }

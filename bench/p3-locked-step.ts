@@ -59,7 +59,11 @@ function parseCommandStats(info: string): CommandStats {
     const match = /^cmdstat_([^:]+):(.*)$/.exec(line);
     if (!match) continue;
     const fields = new Map(match[2]!.split(',').map((pair) => pair.split('=') as [string, string]));
-    stats.set(match[1]!, { calls: Number(fields.get('calls') ?? 0), usec: Number(fields.get('usec') ?? 0), failed: Number(fields.get('failed_calls') ?? 0) });
+    stats.set(match[1]!, {
+      calls: Number(fields.get('calls') ?? 0),
+      usec: Number(fields.get('usec') ?? 0),
+      failed: Number(fields.get('failed_calls') ?? 0),
+    });
   }
   return stats;
 }
@@ -99,7 +103,14 @@ function describeDelta(delta: ReadonlyMap<string, CommandStat>, ops: number): Re
     evalsha_usec_per_call: evalsha.calls === 0 ? null : round(evalsha.usec / evalsha.calls, 2),
     evalsha_usec_per_op: round(evalsha.usec / ops, 2),
     failed_calls: [...delta.values()].reduce((sum, d) => sum + d.failed, 0),
-    per_command: Object.fromEntries([...delta].sort(([a], [b]) => a.localeCompare(b)).map(([name, d]) => [name, { calls_per_op: round(d.calls / ops, 3), usec_per_call: round(d.usec / d.calls, 2) }])),
+    per_command: Object.fromEntries(
+      [...delta]
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([name, d]) => [
+          name,
+          { calls_per_op: round(d.calls / ops, 3), usec_per_call: round(d.usec / d.calls, 2) },
+        ]),
+    ),
   };
 }
 
@@ -143,12 +154,17 @@ export async function runP3(): Promise<Verdict> {
 
     const subjectOp = async (): Promise<void> => {
       const result = await engine.run(definition, {});
-      if (result.status !== 'completed') throw new Error(`P3 locked reactor did not complete: ${result.status}${result.status === 'failed' ? ` (${result.error.message})` : ''}`);
+      if (result.status !== 'completed')
+        throw new Error(
+          `P3 locked reactor did not complete: ${result.status}${result.status === 'failed' ? ` (${result.error.message})` : ''}`,
+        );
     };
     const anchorOp = async (): Promise<void> => {
       const token = randomUUID();
-      if ((await anchor.evalsha(acquireSha, 1, ANCHOR_KEY, token, TTL_MS)) !== 1) throw new Error('P3 anchor: acquire refused on a free key');
-      if ((await anchor.evalsha(releaseSha, 1, ANCHOR_KEY, token)) !== 1) throw new Error('P3 anchor: release found another token');
+      if ((await anchor.evalsha(acquireSha, 1, ANCHOR_KEY, token, TTL_MS)) !== 1)
+        throw new Error('P3 anchor: acquire refused on a free key');
+      if ((await anchor.evalsha(releaseSha, 1, ANCHOR_KEY, token)) !== 1)
+        throw new Error('P3 anchor: release found another token');
     };
     // Two diagnostic contenders split the subject's cost (not part of the verdict): the same
     // reactor without the lock (engine alone, no Redis), and the coordinator's lock acquire +
@@ -160,11 +176,20 @@ export async function runP3(): Promise<Verdict> {
     };
     const coordinatorOp = async (): Promise<void> => {
       const owner = randomUUID();
-      const acquired = await backend.coordinator.lockAcquire({ key: COORDINATOR_KEY, holder: { owner, executionId: owner, reactor: 'p3-direct' }, ttlMs: TTL_MS });
+      const acquired = await backend.coordinator.lockAcquire({
+        key: COORDINATOR_KEY,
+        holder: { owner, executionId: owner, reactor: 'p3-direct' },
+        ttlMs: TTL_MS,
+      });
       if (!acquired.acquired) throw new Error('P3 coordinator: acquire refused on a free key');
       await backend.coordinator.lockRelease(COORDINATOR_KEY, owner);
     };
-    const contenders = { subject: subjectOp, anchor: anchorOp, engine_unlocked: engineOnlyOp, coordinator_direct: coordinatorOp } as const;
+    const contenders = {
+      subject: subjectOp,
+      anchor: anchorOp,
+      engine_unlocked: engineOnlyOp,
+      coordinator_direct: coordinatorOp,
+    } as const;
     type Name = keyof typeof contenders;
     const names = Object.keys(contenders) as Name[];
 
@@ -172,7 +197,8 @@ export async function runP3(): Promise<Verdict> {
 
     const snapshot = async (): Promise<CommandStats> => parseCommandStats(await stats.info('commandstats'));
     const clientCount = countCommands(backend.redis);
-    const perName = <T>(make: () => T): Record<Name, T> => Object.fromEntries(names.map((n) => [n, make()])) as Record<Name, T>;
+    const perName = <T>(make: () => T): Record<Name, T> =>
+      Object.fromEntries(names.map((n) => [n, make()])) as Record<Name, T>;
     const latencies = perName<number[]>(() => []);
     const opsPerSecond = perName<number[]>(() => []);
     const cpuMicros = perName(() => 0); // this process's CPU (user + system), summed over the timed chunks
@@ -205,13 +231,26 @@ export async function runP3(): Promise<Verdict> {
       for (const name of names) {
         addInto(totals[name], roundDelta[name]);
         opsPerSecond[name].push((OPS_PER_ROUND * 1000) / elapsed[name]);
-        emit({ bench: 'P3', figure: 'round', round: r + 1, contender: name, ops_per_s: round(opsPerSecond[name].at(-1)!, 0), ...describeDelta(roundDelta[name], OPS_PER_ROUND) });
+        emit({
+          bench: 'P3',
+          figure: 'round',
+          round: r + 1,
+          contender: name,
+          ops_per_s: round(opsPerSecond[name].at(-1)!, 0),
+          ...describeDelta(roundDelta[name], OPS_PER_ROUND),
+        });
       }
       ratios.push(opsPerSecond.subject.at(-1)! / opsPerSecond.anchor.at(-1)!);
     }
     const timedRuns = ROUNDS * OPS_PER_ROUND;
     const clientCommandsPerRun = subjectClientCommands / timedRuns;
-    emit({ bench: 'P3', figure: 'client_commands_per_run', value: round(clientCommandsPerRun, 3), runs: timedRuns, note: 'commands written by the subject connection (ioredis sendCommand) during the subject loops' });
+    emit({
+      bench: 'P3',
+      figure: 'client_commands_per_run',
+      value: round(clientCommandsPerRun, 3),
+      runs: timedRuns,
+      note: 'commands written by the subject connection (ioredis sendCommand) during the subject loops',
+    });
 
     // Server-side round trips: MONITOR tells a command sent by the subject's connection from one a script ran.
     const subjectAddress = `${backend.redis.stream.localAddress ?? '127.0.0.1'}:${backend.redis.stream.localPort ?? 0}`;
@@ -241,18 +280,55 @@ export async function runP3(): Promise<Verdict> {
     await drained;
     monitor.disconnect();
     const roundTripsPerRun = fromSubject / MONITOR_OPS;
-    emit({ bench: 'P3', figure: 'round_trips_per_run', value: round(roundTripsPerRun, 3), target: TARGET_ROUND_TRIPS, runs: MONITOR_OPS, by_command_per_run: Object.fromEntries([...seen].map(([c, n]) => [c, round(n / MONITOR_OPS, 3)])), lua_nested_calls_per_run: round(fromLua / MONITOR_OPS, 3), source: 'MONITOR, commands from the subject connection' });
+    emit({
+      bench: 'P3',
+      figure: 'round_trips_per_run',
+      value: round(roundTripsPerRun, 3),
+      target: TARGET_ROUND_TRIPS,
+      runs: MONITOR_OPS,
+      by_command_per_run: Object.fromEntries([...seen].map(([c, n]) => [c, round(n / MONITOR_OPS, 3)])),
+      lua_nested_calls_per_run: round(fromLua / MONITOR_OPS, 3),
+      source: 'MONITOR, commands from the subject connection',
+    });
 
     const subjectDelta = describeDelta(totals.subject, timedRuns);
     const anchorDelta = describeDelta(totals.anchor, timedRuns);
-    emit({ bench: 'P3', figure: 'commandstats_delta', contender: 'subject', ...subjectDelta, note: 'sum of calls includes commands run inside Lua scripts (redis.call), so it exceeds the round trips' });
+    emit({
+      bench: 'P3',
+      figure: 'commandstats_delta',
+      contender: 'subject',
+      ...subjectDelta,
+      note: 'sum of calls includes commands run inside Lua scripts (redis.call), so it exceeds the round trips',
+    });
     emit({ bench: 'P3', figure: 'commandstats_delta', contender: 'anchor', ...anchorDelta });
-    const lat = (name: Name) => ({ p50_ms: round(percentile(latencies[name], 50), 3), p99_ms: round(percentile(latencies[name], 99), 3) });
+    const lat = (name: Name) => ({
+      p50_ms: round(percentile(latencies[name], 50), 3),
+      p99_ms: round(percentile(latencies[name], 99), 3),
+    });
     const subjectOps = median(opsPerSecond.subject);
     const anchorOps = median(opsPerSecond.anchor);
-    emit({ bench: 'P3', figure: 'subject_runs_per_s', value: round(subjectOps, 0), rounds: opsPerSecond.subject.map((v) => round(v, 0)), ...lat('subject') });
-    emit({ bench: 'P3', figure: 'anchor_pairs_per_s', value: round(anchorOps, 0), rounds: opsPerSecond.anchor.map((v) => round(v, 0)), ...lat('anchor') });
-    emit({ bench: 'P3', figure: 'lua_cpu_usec_per_evalsha', subject: subjectDelta.evalsha_usec_per_call, anchor: anchorDelta.evalsha_usec_per_call, subject_usec_per_run: subjectDelta.evalsha_usec_per_op, anchor_usec_per_pair: anchorDelta.evalsha_usec_per_op });
+    emit({
+      bench: 'P3',
+      figure: 'subject_runs_per_s',
+      value: round(subjectOps, 0),
+      rounds: opsPerSecond.subject.map((v) => round(v, 0)),
+      ...lat('subject'),
+    });
+    emit({
+      bench: 'P3',
+      figure: 'anchor_pairs_per_s',
+      value: round(anchorOps, 0),
+      rounds: opsPerSecond.anchor.map((v) => round(v, 0)),
+      ...lat('anchor'),
+    });
+    emit({
+      bench: 'P3',
+      figure: 'lua_cpu_usec_per_evalsha',
+      subject: subjectDelta.evalsha_usec_per_call,
+      anchor: anchorDelta.evalsha_usec_per_call,
+      subject_usec_per_run: subjectDelta.evalsha_usec_per_op,
+      anchor_usec_per_pair: anchorDelta.evalsha_usec_per_op,
+    });
     // Where the subject's time goes, in µs per operation (medians of the rounds, same run).
     const us = (name: Name): number => 1e6 / median(opsPerSecond[name]);
     emit({
@@ -272,13 +348,23 @@ export async function runP3(): Promise<Verdict> {
     // syscalls, which on a virtual machine include waking the server's vCPU). On loopback the
     // floor is bound by this CPU more than by the wire, so it bounds what any engine can reach.
     const cpuPerOp = (name: Name): number => cpuMicros[name] / timedRuns;
-    emit({ bench: 'P3', figure: 'client_cpu_us_per_op', subject: round(cpuPerOp('subject'), 1), anchor: round(cpuPerOp('anchor'), 1), engine_unlocked: round(cpuPerOp('engine_unlocked'), 1), coordinator_direct: round(cpuPerOp('coordinator_direct'), 1) });
+    emit({
+      bench: 'P3',
+      figure: 'client_cpu_us_per_op',
+      subject: round(cpuPerOp('subject'), 1),
+      anchor: round(cpuPerOp('anchor'), 1),
+      engine_unlocked: round(cpuPerOp('engine_unlocked'), 1),
+      coordinator_direct: round(cpuPerOp('coordinator_direct'), 1),
+    });
     // Upper bound of the ratio for this machine, this engine and these scripts: a locked run
     // costs at least the floor pair, plus the same run without the lock, plus the server time
     // our lock scripts take beyond the floor's (fencing token, holder, nesting, notification;
     // Redis runs them serially inside the round trips). The target needs the whole locked run
     // within (1/0.8 − 1) × the floor pair above it.
-    const scriptExtraUs = Math.max(0, Number(subjectDelta.evalsha_usec_per_op) - Number(anchorDelta.evalsha_usec_per_op));
+    const scriptExtraUs = Math.max(
+      0,
+      Number(subjectDelta.evalsha_usec_per_op) - Number(anchorDelta.evalsha_usec_per_op),
+    );
     emit({
       bench: 'P3',
       figure: 'reachable_bound',
@@ -288,7 +374,7 @@ export async function runP3(): Promise<Verdict> {
       engine_unlocked_run_us: round(us('engine_unlocked'), 1),
       script_server_time_over_floor_us: round(scriptExtraUs, 1),
       engine_over_budget_us: round(us('subject') - us('anchor') - us('anchor') * (1 / TARGET_RATIO - 1), 1),
-      note: 'value = floor pair / (floor pair + the unlocked run + our scripts\' extra server time): the best ratio any lock glue could reach with this engine and these scripts; engine_budget_us = what the whole locked run may cost above the floor for the target',
+      note: "value = floor pair / (floor pair + the unlocked run + our scripts' extra server time): the best ratio any lock glue could reach with this engine and these scripts; engine_budget_us = what the whole locked run may cost above the floor for the target",
     });
 
     const ratio = median(ratios);

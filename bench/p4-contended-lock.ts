@@ -84,7 +84,12 @@ function percentile(values: readonly number[], p: number): number {
 }
 
 /** Collects `count` lines matching `match` from any of `children`. */
-function collect(children: readonly BenchChild[], count: number, match: (child: BenchChild, line: ChildLine) => boolean, timeoutMs: number): Promise<void> {
+function collect(
+  children: readonly BenchChild[],
+  count: number,
+  match: (child: BenchChild, line: ChildLine) => boolean,
+  timeoutMs: number,
+): Promise<void> {
   return new Promise((resolve, reject) => {
     let seen = 0;
     const stops = children.map((child) =>
@@ -94,7 +99,10 @@ function collect(children: readonly BenchChild[], count: number, match: (child: 
         return true;
       }),
     );
-    const timer = setTimeout(() => finish(new Error(`P4: ${seen}/${count} expected lines within ${timeoutMs} ms`)), timeoutMs);
+    const timer = setTimeout(
+      () => finish(new Error(`P4: ${seen}/${count} expected lines within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
     function finish(error?: Error): void {
       clearTimeout(timer);
       for (const stop of stops) stop();
@@ -110,7 +118,12 @@ interface SubjectRound {
   readonly t0: number;
 }
 
-async function subjectRound(runtime: RedisRuntime, workers: readonly BenchChild[], round: number, definition: AnyReactorDefinition): Promise<SubjectRound> {
+async function subjectRound(
+  runtime: RedisRuntime,
+  workers: readonly BenchChild[],
+  round: number,
+  definition: AnyReactorDefinition,
+): Promise<SubjectRound> {
   const ids = new Set<string>();
   let last = 0;
   const done = collect(
@@ -173,7 +186,10 @@ async function subjectRound(runtime: RedisRuntime, workers: readonly BenchChild[
   return { wall, t0, timelines: [...timelines.values()] };
 }
 
-async function anchorRound(mutexes: readonly BenchChild[], round: number): Promise<{ wall: number; sections: { start: number; end: number }[] }> {
+async function anchorRound(
+  mutexes: readonly BenchChild[],
+  round: number,
+): Promise<{ wall: number; sections: { start: number; end: number }[] }> {
   const results = Promise.all(mutexes.map((c) => c.next((l) => l.round === round, ROUND_TIMEOUT_MS)));
   const t0 = now();
   for (const c of mutexes) c.send(`go ${round}`);
@@ -215,22 +231,58 @@ export async function runP4(): Promise<Verdict> {
   let runtimeB: RedisRuntime | undefined;
   let runtimeS: RedisRuntime | undefined;
   try {
-    const base = { url: server.url, prefix: PREFIX, sectionMs: SECTION_MS, concurrency: CONCURRENCY, parkFallbackMs: PARK_FALLBACK_MS };
-    const workerConfigs: P4ChildConfig[] = Array.from({ length: PROCESSES }, () => ({ ...base, mode: 'worker', key: KEY }));
-    const mutexConfigs: P4ChildConfig[] = Array.from({ length: PROCESSES }, () => ({ ...base, mode: 'mutex', key: MUTEX_KEY }));
+    const base = {
+      url: server.url,
+      prefix: PREFIX,
+      sectionMs: SECTION_MS,
+      concurrency: CONCURRENCY,
+      parkFallbackMs: PARK_FALLBACK_MS,
+    };
+    const workerConfigs: P4ChildConfig[] = Array.from({ length: PROCESSES }, () => ({
+      ...base,
+      mode: 'worker',
+      key: KEY,
+    }));
+    const mutexConfigs: P4ChildConfig[] = Array.from({ length: PROCESSES }, () => ({
+      ...base,
+      mode: 'mutex',
+      key: MUTEX_KEY,
+    }));
     const workers = await spawnChildren(CHILD, workerConfigs);
     children.push(...workers);
-    const workersB = await spawnChildren(CHILD, workerConfigs.map((c) => ({ ...c, prefix: PREFIX_B, lockHandOff: false })));
+    const workersB = await spawnChildren(
+      CHILD,
+      workerConfigs.map((c) => ({ ...c, prefix: PREFIX_B, lockHandOff: false })),
+    );
     children.push(...workersB);
-    const workersS = await spawnChildren(CHILD, workerConfigs.map((c) => ({ ...c, prefix: PREFIX_S, level: 'step' as const })));
+    const workersS = await spawnChildren(
+      CHILD,
+      workerConfigs.map((c) => ({ ...c, prefix: PREFIX_S, level: 'step' as const })),
+    );
     children.push(...workersS);
     const mutexes = await spawnChildren(CHILD, mutexConfigs);
     children.push(...mutexes);
     emit({ bench: 'P4', figure: 'clock_offsets_ms', value: children.map((c) => round(c.offset, 3)) });
-    runtime = createRedisRuntime({ url: server.url, prefix: PREFIX, reactors: [contendedReactor(KEY, SECTION_MS)], background: { parkFallbackMs: PARK_FALLBACK_MS } });
-    runtimeB = createRedisRuntime({ url: server.url, prefix: PREFIX_B, reactors: [contendedReactor(KEY, SECTION_MS)], background: { parkFallbackMs: PARK_FALLBACK_MS }, lockHandOff: false });
+    runtime = createRedisRuntime({
+      url: server.url,
+      prefix: PREFIX,
+      reactors: [contendedReactor(KEY, SECTION_MS)],
+      background: { parkFallbackMs: PARK_FALLBACK_MS },
+    });
+    runtimeB = createRedisRuntime({
+      url: server.url,
+      prefix: PREFIX_B,
+      reactors: [contendedReactor(KEY, SECTION_MS)],
+      background: { parkFallbackMs: PARK_FALLBACK_MS },
+      lockHandOff: false,
+    });
     const stepLocked = contendedReactor(KEY, SECTION_MS, undefined, 'step');
-    runtimeS = createRedisRuntime({ url: server.url, prefix: PREFIX_S, reactors: [stepLocked], background: { parkFallbackMs: PARK_FALLBACK_MS } });
+    runtimeS = createRedisRuntime({
+      url: server.url,
+      prefix: PREFIX_S,
+      reactors: [stepLocked],
+      background: { parkFallbackMs: PARK_FALLBACK_MS },
+    });
     const reactorLocked = contendedReactor(KEY, SECTION_MS);
     const sSpan: number[] = [];
     const sUtil: number[] = [];
@@ -250,7 +302,16 @@ export async function runP4(): Promise<Verdict> {
     const subjectBusy: number[] = [];
     const subjectSpan: number[] = [];
     const anchorSpan: number[] = [];
-    const handoffs: { gap: number; cross: boolean; handedOver: boolean; settle: number; release: number; acquire: number; start: number; fallback: boolean }[] = [];
+    const handoffs: {
+      gap: number;
+      cross: boolean;
+      handedOver: boolean;
+      settle: number;
+      release: number;
+      acquire: number;
+      start: number;
+      fallback: boolean;
+    }[] = [];
     const firstStart: number[] = [];
     const lastTail: number[] = [];
     const parksPerRound: number[] = [];
@@ -276,7 +337,8 @@ export async function runP4(): Promise<Verdict> {
       overlapCount += overlaps(tlsS);
       sSpan.push(lockSpan(tlsS));
       sUtil.push(ideal / stepRound.wall);
-      for (let i = 1; i < tlsS.length; i++) (tlsS[i - 1]!.worker === tlsS[i]!.worker ? sSame : sCross).push(tlsS[i]!.start! - tlsS[i - 1]!.end!);
+      for (let i = 1; i < tlsS.length; i++)
+        (tlsS[i - 1]!.worker === tlsS[i]!.worker ? sSame : sCross).push(tlsS[i]!.start! - tlsS[i - 1]!.end!);
       const tlsB = without.timelines.filter((t) => t.start !== undefined).sort((a, b) => a.start! - b.start!);
       overlapCount += overlaps(tlsB);
       bSpan.push(lockSpan(tlsB));
@@ -339,16 +401,31 @@ export async function runP4(): Promise<Verdict> {
     }
     const split = (cross: boolean) => {
       const some = handoffs.filter((h) => h.cross === cross);
-      const med = (pick: (h: (typeof handoffs)[number]) => number) => (some.length === 0 ? null : round(median(some.map(pick)), 3));
-      return { handoffs: some.length, handed_over: some.filter((h) => h.handedOver).length, gap: med((h) => h.gap), section_end_to_step_succeeded: med((h) => h.settle), section_end_to_released: med((h) => h.release), released_to_acquired: med((h) => h.acquire), acquired_to_section_start: med((h) => h.start) };
+      const med = (pick: (h: (typeof handoffs)[number]) => number) =>
+        some.length === 0 ? null : round(median(some.map(pick)), 3);
+      return {
+        handoffs: some.length,
+        handed_over: some.filter((h) => h.handedOver).length,
+        gap: med((h) => h.gap),
+        section_end_to_step_succeeded: med((h) => h.settle),
+        section_end_to_released: med((h) => h.release),
+        released_to_acquired: med((h) => h.acquire),
+        acquired_to_section_start: med((h) => h.start),
+      };
     };
     emit({
       bench: 'P4',
       figure: 'handoff_ms',
-      note: 'reactor lock, p50 of each leg by kind of hand-over: released = the releaser\'s coordination.released event, acquired = the receiver\'s coordination.acquired event',
+      note: "reactor lock, p50 of each leg by kind of hand-over: released = the releaser's coordination.released event, acquired = the receiver's coordination.acquired event",
       handoffs: handoffs.length,
       gap_p50: round(median(handoffs.map((h) => h.gap)), 3),
-      gap_p99: round(percentile(handoffs.map((h) => h.gap), 99), 3),
+      gap_p99: round(
+        percentile(
+          handoffs.map((h) => h.gap),
+          99,
+        ),
+        3,
+      ),
       same_process_p50: split(false),
       cross_process_p50: split(true),
       woken_by_fallback: handoffs.filter((h) => h.fallback).length,
@@ -364,12 +441,24 @@ export async function runP4(): Promise<Verdict> {
         lock_span_utilisation: round(median(subjectSpan), 3),
         end_to_end_utilisation: round(median(subjectUtil), 3),
         gap_p50_ms: round(median(aGaps), 3),
-        same_process: { handoffs: sameGaps.length, gap_p50_ms: sameGaps.length === 0 ? null : round(median(sameGaps), 3) },
-        cross_process: { handoffs: crossGaps.length, gap_p50_ms: crossGaps.length === 0 ? null : round(median(crossGaps), 3) },
+        same_process: {
+          handoffs: sameGaps.length,
+          gap_p50_ms: sameGaps.length === 0 ? null : round(median(sameGaps), 3),
+        },
+        cross_process: {
+          handoffs: crossGaps.length,
+          gap_p50_ms: crossGaps.length === 0 ? null : round(median(crossGaps), 3),
+        },
       },
-      without_handoff: { lock_span_utilisation: round(median(bSpan), 3), end_to_end_utilisation: round(median(bUtil), 3), gap_p50_ms: round(median(bGaps), 3), rounds_lock_span: bSpan.map((u) => round(u, 3)) },
+      without_handoff: {
+        lock_span_utilisation: round(median(bSpan), 3),
+        end_to_end_utilisation: round(median(bUtil), 3),
+        gap_p50_ms: round(median(bGaps), 3),
+        rounds_lock_span: bSpan.map((u) => round(u, 3)),
+      },
     });
-    const perRoundMedian = (pick: (o: (typeof overheadPerRound)[number]) => number) => round(median(overheadPerRound.map(pick)), 2);
+    const perRoundMedian = (pick: (o: (typeof overheadPerRound)[number]) => number) =>
+      round(median(overheadPerRound.map(pick)), 2);
     emit({
       bench: 'P4',
       figure: 'gap_ms_per_round',
@@ -388,7 +477,12 @@ export async function runP4(): Promise<Verdict> {
       same_process: { handoffs: sSame.length, gap_p50_ms: sSame.length === 0 ? null : round(median(sSame), 3) },
       cross_process: { handoffs: sCross.length, gap_p50_ms: sCross.length === 0 ? null : round(median(sCross), 3) },
     });
-    emit({ bench: 'P4', figure: 'overlapping_sections', value: overlapCount, note: 'must be 0 (mutual exclusion), tolerance 0.5 ms for clock sync' });
+    emit({
+      bench: 'P4',
+      figure: 'overlapping_sections',
+      value: overlapCount,
+      note: 'must be 0 (mutual exclusion), tolerance 0.5 ms for clock sync',
+    });
     const endToEnd = median(subjectUtil);
     const anchorEndToEnd = median(anchorUtil);
     const reactorValue = median(subjectSpan);
@@ -396,11 +490,39 @@ export async function runP4(): Promise<Verdict> {
     // Both declarations must meet the bar: quality-bars.md names a step lock, issue #4 a reactor lock (decision 054).
     const value = Math.min(reactorValue, stepValue);
     const anchorValue = median(anchorSpan);
-    const note = 'end-to-end: 16 x 5 ms / (first engine.start .. last run.completed); lock span: busy / (first section start .. last section end)';
-    emit({ bench: 'P4', figure: 'subject_utilisation', definition: 'end_to_end', value: round(endToEnd, 3), rounds: subjectUtil.map((u) => round(u, 3)), busy_utilisation: round(median(subjectBusy), 3), note });
-    emit({ bench: 'P4', figure: 'anchor_utilisation', definition: 'end_to_end', value: round(anchorEndToEnd, 3), rounds: anchorUtil.map((u) => round(u, 3)) });
-    emit({ bench: 'P4', figure: 'subject_utilisation', definition: 'lock_span', value: round(reactorValue, 3), rounds: subjectSpan.map((u) => round(u, 3)), note });
-    emit({ bench: 'P4', figure: 'anchor_utilisation', definition: 'lock_span', value: round(anchorValue, 3), rounds: anchorSpan.map((u) => round(u, 3)) });
+    const note =
+      'end-to-end: 16 x 5 ms / (first engine.start .. last run.completed); lock span: busy / (first section start .. last section end)';
+    emit({
+      bench: 'P4',
+      figure: 'subject_utilisation',
+      definition: 'end_to_end',
+      value: round(endToEnd, 3),
+      rounds: subjectUtil.map((u) => round(u, 3)),
+      busy_utilisation: round(median(subjectBusy), 3),
+      note,
+    });
+    emit({
+      bench: 'P4',
+      figure: 'anchor_utilisation',
+      definition: 'end_to_end',
+      value: round(anchorEndToEnd, 3),
+      rounds: anchorUtil.map((u) => round(u, 3)),
+    });
+    emit({
+      bench: 'P4',
+      figure: 'subject_utilisation',
+      definition: 'lock_span',
+      value: round(reactorValue, 3),
+      rounds: subjectSpan.map((u) => round(u, 3)),
+      note,
+    });
+    emit({
+      bench: 'P4',
+      figure: 'anchor_utilisation',
+      definition: 'lock_span',
+      value: round(anchorValue, 3),
+      rounds: anchorSpan.map((u) => round(u, 3)),
+    });
     return {
       bench: 'P4',
       metric: 'contended_lock_utilisation',

@@ -42,7 +42,10 @@ function percentile(values: readonly number[], p: number): number {
 }
 
 /** A promise with its resolver, rejecting after a timeout. */
-function deferred<T>(what: string, timeoutMs = SAMPLE_TIMEOUT_MS): { promise: Promise<T>; resolve: (value: T) => void } {
+function deferred<T>(
+  what: string,
+  timeoutMs = SAMPLE_TIMEOUT_MS,
+): { promise: Promise<T>; resolve: (value: T) => void } {
   let resolve!: (value: T) => void;
   const promise = new Promise<T>((res, rej) => {
     const timer = setTimeout(() => rej(new Error(`P5: ${what} did not happen within ${timeoutMs} ms`)), timeoutMs);
@@ -94,7 +97,12 @@ export async function runP5(): Promise<Verdict> {
   try {
     const hooks: Hooks = { stepStarted: new Map(), gates: new Map() };
     const { holder, waiter } = definitions(hooks);
-    runtime = createRedisRuntime({ url: server.url, prefix: PREFIX, reactors: [holder, waiter], background: { parkFallbackMs: PARK_FALLBACK_MS } });
+    runtime = createRedisRuntime({
+      url: server.url,
+      prefix: PREFIX,
+      reactors: [holder, waiter],
+      background: { parkFallbackMs: PARK_FALLBACK_MS },
+    });
     runtime.startWorker({ concurrency: 4 });
     backend = createRedisBackend({ url: server.url, prefix: PREFIX }); // the bench's own view: wait list, liveness locks, a direct hold
     const waitListKey = new QueueKeys(PREFIX).waitList(`lock:${KEY}`);
@@ -181,14 +189,34 @@ export async function runP5(): Promise<Verdict> {
     }
     const p50 = percentile(fromRelease, 50);
     const p99 = percentile(fromRelease, 99);
-    emit({ bench: 'P5', figure: 'release_to_step_start_ms', samples: SAMPLES, p50: round(p50, 3), p90: round(percentile(fromRelease, 90), 3), p99: round(p99, 3), max: round(Math.max(...fromRelease), 3), min: round(Math.min(...fromRelease), 3), reparked });
-    emit({ bench: 'P5', figure: 'gate_to_step_start_ms', note: 'includes the holder step completion, its checkpoint and the release script', p50: round(percentile(fromGate, 50), 3), p99: round(percentile(fromGate, 99), 3) });
+    emit({
+      bench: 'P5',
+      figure: 'release_to_step_start_ms',
+      samples: SAMPLES,
+      p50: round(p50, 3),
+      p90: round(percentile(fromRelease, 90), 3),
+      p99: round(p99, 3),
+      max: round(Math.max(...fromRelease), 3),
+      min: round(Math.min(...fromRelease), 3),
+      reparked,
+    });
+    emit({
+      bench: 'P5',
+      figure: 'gate_to_step_start_ms',
+      note: 'includes the holder step completion, its checkpoint and the release script',
+      p50: round(percentile(fromGate, 50), 3),
+      p99: round(percentile(fromGate, 99), 3),
+    });
 
     // Anchor: no wake — the key is released behind the engine's back; only the fallback job resumes the waiter.
     const fallback: number[] = [];
     for (let i = 0; i < FALLBACK_SAMPLES; i++) {
       const owner = `p5-direct-${i}`;
-      const held = await coordinator.lockAcquire({ key: KEY, holder: { owner, executionId: owner, reactor: 'p5-direct' }, ttlMs: 60_000 });
+      const held = await coordinator.lockAcquire({
+        key: KEY,
+        holder: { owner, executionId: owner, reactor: 'p5-direct' },
+        ttlMs: 60_000,
+      });
       if (!held.acquired) throw new Error('P5: the direct hold was refused');
       const w = await parkWaiter();
       const releasedAt = performance.now();
@@ -197,7 +225,12 @@ export async function runP5(): Promise<Verdict> {
       await w.done;
       await redis.del(waitListKey); // the stale registration of the fallback-resumed waiter
     }
-    emit({ bench: 'P5', figure: 'no_wake_fallback_ms', samples: fallback.map((v) => round(v, 1)), park_fallback_ms: PARK_FALLBACK_MS });
+    emit({
+      bench: 'P5',
+      figure: 'no_wake_fallback_ms',
+      samples: fallback.map((v) => round(v, 1)),
+      park_fallback_ms: PARK_FALLBACK_MS,
+    });
 
     return {
       bench: 'P5',

@@ -30,7 +30,11 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 
 /** 8 chained 20 ms steps; the lock on step 3 (`step`) or on the whole reactor (`reactor`). */
 function build(level: 'step' | 'reactor'): AnyReactorDefinition {
-  const lock = { key: ({ account }: { account: string }) => `p6:${level}:${account}`, ttl: '30s', wait: '60s' } as const;
+  const lock = {
+    key: ({ account }: { account: string }) => `p6:${level}:${account}`,
+    ttl: '30s',
+    wait: '60s',
+  } as const;
   const base = reactor(`p6-${level}`).input({ account: z.string() });
   const r = level === 'reactor' ? base.withLock(lock) : base;
   const body = { run: () => sleep(STEP_MS) };
@@ -48,7 +52,9 @@ function build(level: 'step' | 'reactor'): AnyReactorDefinition {
 
 async function round8(engine: Engine, definition: AnyReactorDefinition): Promise<number> {
   const began = performance.now();
-  const results = await Promise.all(Array.from({ length: EXECUTIONS }, () => engine.run(definition, { account: 'one' })));
+  const results = await Promise.all(
+    Array.from({ length: EXECUTIONS }, () => engine.run(definition, { account: 'one' })),
+  );
   const wall = performance.now() - began;
   const bad = results.find((r) => r.status !== 'completed');
   if (bad) throw new Error(`P6: an execution ended ${bad.status}`);
@@ -75,7 +81,13 @@ export async function runP6(): Promise<Verdict> {
       walls.step.push(s);
       walls.reactor.push(r);
       ratios.push(s / r);
-      emit({ bench: 'P6', round: i + 1, stepLevelMs: round(s, 1), reactorLevelMs: round(r, 1), ratio: round(s / r, 3) });
+      emit({
+        bench: 'P6',
+        round: i + 1,
+        stepLevelMs: round(s, 1),
+        reactorLevelMs: round(r, 1),
+        ratio: round(s / r, 3),
+      });
     }
     const value = round(median(ratios), 3);
     const ideal = (STEPS - 1) * STEP_MS + EXECUTIONS * STEP_MS;

@@ -44,14 +44,19 @@ function threeSteps(): AnyReactorDefinition {
 function timeout(what: string): { promise: Promise<never>; clear: () => void } {
   let timer: NodeJS.Timeout | undefined;
   const promise = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`P7: ${what} did not finish within ${ROUND_TIMEOUT_MS} ms`)), ROUND_TIMEOUT_MS);
+    timer = setTimeout(
+      () => reject(new Error(`P7: ${what} did not finish within ${ROUND_TIMEOUT_MS} ms`)),
+      ROUND_TIMEOUT_MS,
+    );
   });
   return { promise, clear: () => clearTimeout(timer) };
 }
 
 async function subjectRound(runtime: RedisRuntime, definition: AnyReactorDefinition): Promise<number> {
   for (let i = 0; i < SUBJECT_RUNS; i += ENQUEUE_BATCH) {
-    const batch = await Promise.all(Array.from({ length: Math.min(ENQUEUE_BATCH, SUBJECT_RUNS - i) }, () => runtime.engine.start(definition, {})));
+    const batch = await Promise.all(
+      Array.from({ length: Math.min(ENQUEUE_BATCH, SUBJECT_RUNS - i) }, () => runtime.engine.start(definition, {})),
+    );
     if (batch.some((r) => r.status !== 'queued')) throw new Error('P7: a start was not queued');
   }
   let first = 0;
@@ -87,7 +92,13 @@ async function rawRound(url: string, queue: Queue): Promise<number> {
     removeOnComplete: { age: Math.ceil(KEEP_COMPLETED_MS / 1000), count: KEEP_FINISHED_COUNT },
   };
   for (let i = 0; i < RAW_JOBS; i += ENQUEUE_BATCH) {
-    await queue.addBulk(Array.from({ length: Math.min(ENQUEUE_BATCH, RAW_JOBS - i) }, () => ({ name: 'empty', data: {}, opts: jobOptions })));
+    await queue.addBulk(
+      Array.from({ length: Math.min(ENQUEUE_BATCH, RAW_JOBS - i) }, () => ({
+        name: 'empty',
+        data: {},
+        opts: jobOptions,
+      })),
+    );
   }
   let first = 0;
   let last = 0;
@@ -139,10 +150,22 @@ export async function runP7(): Promise<Verdict> {
       subject.push(s);
       raw.push(q);
       ratios.push(s / q);
-      emit({ bench: 'P7', figure: 'round', round: r - WARMUP_ROUNDS + 1, executions_per_s: round(s, 0), raw_jobs_per_s: round(q, 0), ratio: round(s / q, 3) });
+      emit({
+        bench: 'P7',
+        figure: 'round',
+        round: r - WARMUP_ROUNDS + 1,
+        executions_per_s: round(s, 0),
+        raw_jobs_per_s: round(q, 0),
+        ratio: round(s / q, 3),
+      });
     }
     const ratio = median(ratios);
-    emit({ bench: 'P7', figure: 'executions_per_s', value: round(median(subject), 0), rounds: subject.map((v) => round(v, 0)) });
+    emit({
+      bench: 'P7',
+      figure: 'executions_per_s',
+      value: round(median(subject), 0),
+      rounds: subject.map((v) => round(v, 0)),
+    });
     emit({ bench: 'P7', figure: 'raw_jobs_per_s', value: round(median(raw), 0), rounds: raw.map((v) => round(v, 0)) });
     return {
       bench: 'P7',

@@ -28,8 +28,14 @@ const POLL_MS = 100;
 
 const order = reactor('p8-order')
   .input({ orderId: z.string() })
-  .step('reserve', { args: ($) => ({ orderId: $.input('orderId') }), run: ({ orderId }) => ({ reservation: `r-${orderId}` }) })
-  .step('charge', { args: ($) => ({ reservation: $.result('reserve', 'reservation') }), run: ({ reservation }) => ({ chargeId: `c-${reservation}`, amount: 42 }) })
+  .step('reserve', {
+    args: ($) => ({ orderId: $.input('orderId') }),
+    run: ({ orderId }) => ({ reservation: `r-${orderId}` }),
+  })
+  .step('charge', {
+    args: ($) => ({ reservation: $.result('reserve', 'reservation') }),
+    run: ({ reservation }) => ({ chargeId: `c-${reservation}`, amount: 42 }),
+  })
   .step('notify', { args: ($) => ({ charge: $.result('charge') }), run: () => true })
   .build();
 
@@ -67,7 +73,16 @@ export async function runP8(): Promise<Verdict> {
     const after = await memory(probe);
     const recordBytes = Buffer.byteLength(JSON.stringify(await backend.store.get(lastId)));
     const bytesPerExecution = (after.usedBytes - before.usedBytes) / EXECUTIONS;
-    emit({ bench: 'P8', phase: 'retained', executions: EXECUTIONS, seconds: round((lastWrite - started) / 1000, 2), bytesPerExecution: Math.round(bytesPerExecution), keysPerExecution: round((after.keys - before.keys) / EXECUTIONS, 3), recordBytes, recordTtlMs: RECORD_TTL_MS });
+    emit({
+      bench: 'P8',
+      phase: 'retained',
+      executions: EXECUTIONS,
+      seconds: round((lastWrite - started) / 1000, 2),
+      bytesPerExecution: Math.round(bytesPerExecution),
+      keysPerExecution: round((after.keys - before.keys) / EXECUTIONS, 3),
+      recordBytes,
+      recordTtlMs: RECORD_TTL_MS,
+    });
 
     let keys = after.keys;
     while (keys > before.keys && performance.now() - lastWrite < RECORD_TTL_MS + EXPIRY_GRACE_MS) {
@@ -77,13 +92,23 @@ export async function runP8(): Promise<Verdict> {
     const expiredAfterMs = performance.now() - lastWrite;
     const left = await memory(probe);
     const expired = left.keys <= before.keys;
-    emit({ bench: 'P8', phase: 'expired', keysLeft: left.keys - before.keys, bytesLeftPerExecution: Math.round((left.usedBytes - before.usedBytes) / EXECUTIONS), expiredAfterMs: Math.round(expiredAfterMs) });
+    emit({
+      bench: 'P8',
+      phase: 'expired',
+      keysLeft: left.keys - before.keys,
+      bytesLeftPerExecution: Math.round((left.usedBytes - before.usedBytes) / EXECUTIONS),
+      expiredAfterMs: Math.round(expiredAfterMs),
+    });
     return {
       bench: 'P8',
       metric: 'bytes_per_retained_execution',
       value: Math.round(bytesPerExecution),
       target: `reported; all state expired within recordTtlMs (${RECORD_TTL_MS} ms) + ${EXPIRY_GRACE_MS} ms`,
-      anchor: { serializedRecordBytes: recordBytes, keysPerExecution: round((after.keys - before.keys) / EXECUTIONS, 3), expiredAfterMs: Math.round(expiredAfterMs) },
+      anchor: {
+        serializedRecordBytes: recordBytes,
+        keysPerExecution: round((after.keys - before.keys) / EXECUTIONS, 3),
+        expiredAfterMs: Math.round(expiredAfterMs),
+      },
       pass: expired,
     };
   } finally {

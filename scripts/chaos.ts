@@ -36,12 +36,23 @@ async function main(argv: readonly string[]): Promise<void> {
     }
   }
   const sum = (pick: (o: RestartOutcome) => number): number => results.reduce((n, o) => n + pick(o), 0);
-  const verdict = { chaos: 'verdict', runs: results.length, failed: sum((o) => o.failed), lost: sum((o) => o.lost), stuck: sum((o) => o.stuck), bodyReruns: sum((o) => o.bodyReruns), overlaps: sum((o) => o.overlaps), pass: results.every(meets) };
+  const verdict = {
+    chaos: 'verdict',
+    runs: results.length,
+    failed: sum((o) => o.failed),
+    lost: sum((o) => o.lost),
+    stuck: sum((o) => o.stuck),
+    bodyReruns: sum((o) => o.bodyReruns),
+    overlaps: sum((o) => o.overlaps),
+    pass: results.every(meets),
+  };
   process.stdout.write(`${JSON.stringify(verdict)}\n`);
   process.exit(0);
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
-  process.stderr.write(`chaos could not run: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.stderr.write(
+    `chaos could not run: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
   process.exit(1);
 });

@@ -20,7 +20,9 @@ try {
 
 const passed = Number(report.numPassedTests ?? 0);
 // A file that fails to load has no failed test but a failed suite: count it as a failure.
-const brokenFiles = (report.testResults ?? []).filter((file) => file.status === 'failed' && (file.assertionResults ?? []).every((t) => t.status !== 'failed')).length;
+const brokenFiles = (report.testResults ?? []).filter(
+  (file) => file.status === 'failed' && (file.assertionResults ?? []).every((t) => t.status !== 'failed'),
+).length;
 const failed = Number(report.numFailedTests ?? 0) + brokenFiles;
 
 console.log(`${passed} passed, ${failed} failed`);

@@ -19,11 +19,22 @@ let releaseHold!: () => void;
 const hold = new Promise<void>((resolve) => (releaseHold = resolve));
 
 const checkout = reactor('checkout')
-  .input({ orderId: z.string(), account: z.string(), cardToken: z.string(), fail: z.boolean().default(false) }, { redact: ['cardToken'] })
-  .step('reserve', { args: ($) => ({ orderId: $.input('orderId') }), run: ({ orderId }) => ({ reservation: `res-${orderId}` }), undo: () => undefined })
+  .input(
+    { orderId: z.string(), account: z.string(), cardToken: z.string(), fail: z.boolean().default(false) },
+    { redact: ['cardToken'] },
+  )
+  .step('reserve', {
+    args: ($) => ({ orderId: $.input('orderId') }),
+    run: ({ orderId }) => ({ reservation: `res-${orderId}` }),
+    undo: () => undefined,
+  })
   .step('fraud-check', { args: ($) => ({ orderId: $.input('orderId') }), run: () => ({ score: 0.02 }) })
   .step('charge', {
-    args: ($) => ({ account: $.input('account'), reservation: $.result('reserve', 'reservation'), fail: $.input('fail') }),
+    args: ($) => ({
+      account: $.input('account'),
+      reservation: $.result('reserve', 'reservation'),
+      fail: $.input('fail'),
+    }),
     waitFor: ['fraud-check'],
     lock: { key: ({ account }) => `account:${account}`, ttl: '30s' },
     run: async ({ account, fail }) => {
@@ -48,7 +59,10 @@ const refund = reactor('refund')
     timeout: '2d',
     maxAttempts: 3,
   })
-  .step('pay', { args: ($) => ({ approved: $.result('approval', 'approved') }), run: ({ approved }) => (approved ? 'refunded' : 'kept') })
+  .step('pay', {
+    args: ($) => ({ approved: $.result('approval', 'approved') }),
+    run: ({ approved }) => (approved ? 'refunded' : 'kept'),
+  })
   .returns('pay');
 
 async function main(): Promise<void> {
@@ -63,17 +77,40 @@ async function main(): Promise<void> {
   const failed = await done({ orderId: 'o-1003', account: 'umbrella', fail: true });
   await engine.retry(failed.executionId);
   const holder = await engine.start(checkout, { orderId: 'o-1004', account: 'acme', cardToken: 'tok_live_1111' });
-  while ((await coordinator.lockState('account:acme'))?.holder.executionId !== holder.executionId) await new Promise((r) => setTimeout(r, 5));
+  while ((await coordinator.lockState('account:acme'))?.holder.executionId !== holder.executionId)
+    await new Promise((r) => setTimeout(r, 5));
   const parked = await engine.start(checkout, { orderId: 'o-1005', account: 'acme', cardToken: 'tok_live_2222' });
   while ((await engine.result(parked.executionId))?.status !== 'parked') await new Promise((r) => setTimeout(r, 5));
   const paused = await engine.start(refund, { orderId: 'o-1006' });
   while ((await engine.result(paused.executionId))?.status !== 'paused') await new Promise((r) => setTimeout(r, 5));
   await engine.resume(paused.executionId, { approved: 'yes' }).catch(() => undefined); // one refused payload, counted
-  await coordinator.semaphoreAcquire({ key: 'exports:tenant-7', holder: { owner: 'exp-81', executionId: 'exp-81', reactor: 'export', step: 'upload' }, limit: 3, ttlMs: 60_000 });
-  await coordinator.rateTake({ id: 'r1', windows: [{ key: 'psp', limit: 50, periodMs: 1_000 }, { key: 'reset:ada@example.com', limit: 2, periodMs: 3_600_000 }] });
-  await coordinator.periodMark({ key: 'report:user-9', bucket: new Date().toISOString().slice(0, 10), ttlMs: 43_200_000 });
+  await coordinator.semaphoreAcquire({
+    key: 'exports:tenant-7',
+    holder: { owner: 'exp-81', executionId: 'exp-81', reactor: 'export', step: 'upload' },
+    limit: 3,
+    ttlMs: 60_000,
+  });
+  await coordinator.rateTake({
+    id: 'r1',
+    windows: [
+      { key: 'psp', limit: 50, periodMs: 1_000 },
+      { key: 'reset:ada@example.com', limit: 2, periodMs: 3_600_000 },
+    ],
+  });
+  await coordinator.periodMark({
+    key: 'report:user-9',
+    bucket: new Date().toISOString().slice(0, 10),
+    ttlMs: 43_200_000,
+  });
   for (let i = 0; i < 4; i++) await coordinator.orderedTicket('updates:account-3');
-  await coordinator.orderedEnter({ key: 'updates:account-3', nonce: 1, epoch: (await coordinator.orderedState('updates:account-3')).epoch, poisonMs: 60_000, strict: false, holder: { owner: 'upd-1' } });
+  await coordinator.orderedEnter({
+    key: 'updates:account-3',
+    nonce: 1,
+    epoch: (await coordinator.orderedState('updates:account-3')).epoch,
+    poisonMs: 60_000,
+    strict: false,
+    holder: { owner: 'upd-1' },
+  });
 
   const app = createDashboard({ engine, coordinator, reactors: [checkout, refund], refreshSeconds: 0 });
   const server = await new Promise<ServerType>((ready) => {

@@ -25,11 +25,20 @@ import type { Logger } from './dsl/context.js';
 
 export * from './queue/bullmq.js';
 export { RedisWaitList } from './queue/redis-wait-list.js';
-export { createWorker, DEFAULT_SHUTDOWN_GRACE_MS, type Worker, type WorkerCloseOptions, type WorkerCloseReport, type WorkerOptions } from './queue/worker.js';
+export {
+  createWorker,
+  DEFAULT_SHUTDOWN_GRACE_MS,
+  type Worker,
+  type WorkerCloseOptions,
+  type WorkerCloseReport,
+  type WorkerOptions,
+} from './queue/worker.js';
 export { decodeJob, encodeJob } from './queue/payload.js';
 
 /** Options of {@link createRedisRuntime}. */
-export interface RedisRuntimeOptions extends Partial<Omit<EngineOptions, 'store' | 'coordinator' | 'queue' | 'waitList' | 'fanOut' | 'jobLeases'>> {
+export interface RedisRuntimeOptions extends Partial<
+  Omit<EngineOptions, 'store' | 'coordinator' | 'queue' | 'waitList' | 'fanOut' | 'jobLeases'>
+> {
   readonly url: string;
   /** Key prefix of the store, coordinator, wait lists and queue. Default `rx`. */
   readonly prefix?: string;
@@ -97,15 +106,46 @@ export interface RedisRuntime {
 
 /** Wires the Redis store and coordinator, the BullMQ queue and the Redis wait lists into one engine. */
 export function createRedisRuntime(options: RedisRuntimeOptions): RedisRuntime {
-  const { url, prefix, queueName, stall, lockHandOff, requireDurability = false, outageToleranceMs, reactors = [], ...engineOptions } = options;
+  const {
+    url,
+    prefix,
+    queueName,
+    stall,
+    lockHandOff,
+    requireDurability = false,
+    outageToleranceMs,
+    reactors = [],
+    ...engineOptions
+  } = options;
   const outage = outageToleranceMs === undefined ? {} : { outageToleranceMs };
-  const backend = createRedisBackend({ url, ...(prefix === undefined ? {} : { prefix }), ...(lockHandOff === undefined ? {} : { lockHandOff }), ...outage });
-  const ready = durabilityAtStartUp(backend.redis, { required: requireDurability, logger: engineOptions.logger ?? silentLogger, closing: () => closing !== undefined });
-  const names = { ...(queueName === undefined ? {} : { name: queueName }), ...(prefix === undefined ? {} : { prefix }) };
+  const backend = createRedisBackend({
+    url,
+    ...(prefix === undefined ? {} : { prefix }),
+    ...(lockHandOff === undefined ? {} : { lockHandOff }),
+    ...outage,
+  });
+  const ready = durabilityAtStartUp(backend.redis, {
+    required: requireDurability,
+    logger: engineOptions.logger ?? silentLogger,
+    closing: () => closing !== undefined,
+  });
+  const names = {
+    ...(queueName === undefined ? {} : { name: queueName }),
+    ...(prefix === undefined ? {} : { prefix }),
+  };
   // BullMQ gets connections of its own: its many scripts would otherwise ride along every store transaction.
   const queue = createBullmqQueue({ connection: { url }, ...names, ...outage });
   const waitList = new RedisWaitList({ redis: backend.redis, ...(prefix === undefined ? {} : { prefix }) });
-  const created = createEngine({ ...engineOptions, store: backend.store, coordinator: backend.coordinator, jobLeases: backend.jobLeases, queue, waitList, fanOut: backend.fanOut, reactors });
+  const created = createEngine({
+    ...engineOptions,
+    store: backend.store,
+    coordinator: backend.coordinator,
+    jobLeases: backend.jobLeases,
+    queue,
+    waitList,
+    fanOut: backend.fanOut,
+    reactors,
+  });
   const engine = requireDurability ? engineAfter(created, ready) : created;
   const workers: Worker[] = [];
   let closing: Promise<void> | undefined;
@@ -113,8 +153,20 @@ export function createRedisRuntime(options: RedisRuntimeOptions): RedisRuntime {
     engine,
     ready: () => ready,
     startWorker: (workerOptions: { readonly concurrency?: number; readonly shutdownTimeoutMs?: number } = {}) => {
-      const consumer = createBullmqConsumer({ connection: { url }, ...names, ...stall, ...(engineOptions.logger ? consumerLogging(engineOptions.logger) : {}) });
-      const worker = createWorker({ engine, consumer: requireDurability ? consumerAfter(consumer, ready, engineOptions.logger ?? silentLogger) : consumer, ...(workerOptions.concurrency === undefined ? {} : { concurrency: workerOptions.concurrency }), ...(workerOptions.shutdownTimeoutMs === undefined ? {} : { shutdownTimeoutMs: workerOptions.shutdownTimeoutMs }) });
+      const consumer = createBullmqConsumer({
+        connection: { url },
+        ...names,
+        ...stall,
+        ...(engineOptions.logger ? consumerLogging(engineOptions.logger) : {}),
+      });
+      const worker = createWorker({
+        engine,
+        consumer: requireDurability ? consumerAfter(consumer, ready, engineOptions.logger ?? silentLogger) : consumer,
+        ...(workerOptions.concurrency === undefined ? {} : { concurrency: workerOptions.concurrency }),
+        ...(workerOptions.shutdownTimeoutMs === undefined
+          ? {}
+          : { shutdownTimeoutMs: workerOptions.shutdownTimeoutMs }),
+      });
       workers.push(worker);
       return worker;
     },
@@ -149,7 +201,13 @@ function engineAfter(engine: Engine, ready: Promise<unknown>): Engine {
       await ready;
       return call(...args);
     }) as unknown as F;
-  return { ...engine, run: gate(engine.run), start: gate(engine.start), retry: gate(engine.retry), resume: gate(engine.resume) };
+  return {
+    ...engine,
+    run: gate(engine.run),
+    start: gate(engine.start),
+    retry: gate(engine.retry),
+    resume: gate(engine.resume),
+  };
 }
 
 /** `consumer` that starts taking jobs only once `ready` resolves; when it rejects, never (requireDurability). */
@@ -162,7 +220,12 @@ function consumerAfter(consumer: JobConsumer, ready: Promise<unknown>, logger: L
         .then(() => {
           if (!stopped) consumer.start(processor, startOptions);
         })
-        .catch((error: unknown) => logger.error({ err: error }, `this worker takes no jobs: ${error instanceof Error ? error.message : String(error)}`));
+        .catch((error: unknown) =>
+          logger.error(
+            { err: error },
+            `this worker takes no jobs: ${error instanceof Error ? error.message : String(error)}`,
+          ),
+        );
     },
     stop: (...args: Parameters<JobConsumer['stop']>) => {
       stopped = true;

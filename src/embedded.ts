@@ -50,5 +50,8 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions = {}): Embed
     fanOut: options.fanOut ?? new MemoryFanOutLedger(),
   });
   const worker = createWorker({ engine, consumer: memory.consumer, concurrency: workerConcurrency ?? 8 });
-  return Object.assign(engine, { drain: () => memory.drain(), close: async (closeOptions?: WorkerCloseOptions) => (await worker.close(closeOptions), await engine.idle()) });
+  return Object.assign(engine, {
+    drain: () => memory.drain(),
+    close: async (closeOptions?: WorkerCloseOptions) => (await worker.close(closeOptions), await engine.idle()),
+  });
 }

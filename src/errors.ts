@@ -100,10 +100,14 @@ export class ValidationError extends ReactorError {
 /** An argument source, path or transform threw. The step never started; never retried. */
 export class ArgumentResolutionError extends ReactorError {
   constructor(step: string, argument: string, cause: unknown) {
-    super(ErrorCode.ArgumentResolution, `step "${step}": argument "${argument}" could not be resolved: ${messageOf(cause)}`, {
-      cause,
-      details: { step, argument },
-    });
+    super(
+      ErrorCode.ArgumentResolution,
+      `step "${step}": argument "${argument}" could not be resolved: ${messageOf(cause)}`,
+      {
+        cause,
+        details: { step, argument },
+      },
+    );
     this.name = 'ArgumentResolutionError';
   }
 }
@@ -126,9 +130,13 @@ export class NonRetryableError extends ReactorError {
 /** A persisted execution record is larger than the configured limit. */
 export class RecordTooLargeError extends ReactorError {
   constructor(executionId: string, bytes: number, limit: number) {
-    super(ErrorCode.RecordTooLarge, `execution ${executionId}: record is ${bytes} bytes, over the ${limit}-byte limit; keep step results small (store blobs elsewhere and return ids)`, {
-      details: { executionId, bytes, limit },
-    });
+    super(
+      ErrorCode.RecordTooLarge,
+      `execution ${executionId}: record is ${bytes} bytes, over the ${limit}-byte limit; keep step results small (store blobs elsewhere and return ids)`,
+      {
+        details: { executionId, bytes, limit },
+      },
+    );
     this.name = 'RecordTooLargeError';
   }
 }
@@ -136,9 +144,13 @@ export class RecordTooLargeError extends ReactorError {
 /** A persisted record carries a schema version this code does not read. */
 export class RecordVersionError extends ReactorError {
   constructor(found: unknown, expected: number) {
-    super(ErrorCode.RecordVersion, `persisted record has schema version ${String(found)}, this version of ts-reactor reads ${expected}`, {
-      details: { found, expected },
-    });
+    super(
+      ErrorCode.RecordVersion,
+      `persisted record has schema version ${String(found)}, this version of ts-reactor reads ${expected}`,
+      {
+        details: { found, expected },
+      },
+    );
     this.name = 'RecordVersionError';
   }
 }
@@ -146,7 +158,9 @@ export class RecordVersionError extends ReactorError {
 /** A non-Error value was thrown from user code; the value is kept in `details.value`. */
 export class WrappedThrowError extends ReactorError {
   constructor(value: unknown) {
-    super(ErrorCode.Wrapped, `a non-Error value was thrown: ${safeString(value)}`, { details: { value: jsonSafe(value) } });
+    super(ErrorCode.Wrapped, `a non-Error value was thrown: ${safeString(value)}`, {
+      details: { value: jsonSafe(value) },
+    });
     this.name = 'WrappedThrowError';
   }
 }
@@ -204,7 +218,8 @@ export function errorToJSON(error: unknown, depth = 0): ErrorJSON {
  */
 export function errorFromJSON(json: ErrorJSON): ReactorError {
   const kind = REVIVABLE.get(json.name);
-  if (kind === undefined || json.code === undefined || !(kind.codes === 'any' || kind.codes.includes(json.code))) return new RemoteError(json);
+  if (kind === undefined || json.code === undefined || !(kind.codes === 'any' || kind.codes.includes(json.code)))
+    return new RemoteError(json);
   return revive(kind, json);
 }
 
@@ -221,7 +236,12 @@ const REVIVABLE = new Map<string, Revivable>();
 function revive(kind: Revivable, json: ErrorJSON): ReactorError {
   const error = Object.create(kind.prototype) as ReactorError;
   const details = Object.freeze({ ...(json.details ?? {}) });
-  const hidden = (value: unknown): PropertyDescriptor => ({ value, writable: true, configurable: true, enumerable: false });
+  const hidden = (value: unknown): PropertyDescriptor => ({
+    value,
+    writable: true,
+    configurable: true,
+    enumerable: false,
+  });
   Object.defineProperty(error, 'message', hidden(json.message));
   Object.assign(error, { [BRAND]: true, code: json.code, details, name: json.name, ...kind.fields?.(details) });
   if (json.cause !== undefined) Object.defineProperty(error, 'cause', hidden(errorFromJSON(json.cause)));
@@ -259,10 +279,14 @@ function jsonSafe(value: unknown): unknown {
  */
 export class CoordinationUnavailableError extends ReactorError {
   constructor(operation: string, cause: unknown, waitedMs?: number) {
-    super('coordination_unavailable', `coordination backend unavailable during ${operationWords(operation)}${waitedWords(waitedMs)}: ${messageOf(cause)}`, {
-      cause,
-      details: { operation, ...(waitedMs === undefined ? {} : { waitedMs }) },
-    });
+    super(
+      'coordination_unavailable',
+      `coordination backend unavailable during ${operationWords(operation)}${waitedWords(waitedMs)}: ${messageOf(cause)}`,
+      {
+        cause,
+        details: { operation, ...(waitedMs === undefined ? {} : { waitedMs }) },
+      },
+    );
     this.name = 'CoordinationUnavailableError';
   }
 }
@@ -294,10 +318,14 @@ export class ScriptError extends ReactorError {
  */
 export class StoreUnavailableError extends ReactorError {
   constructor(operation: string, cause: unknown, waitedMs?: number) {
-    super('store_unavailable', `execution store unavailable during ${operationWords(operation)}${waitedWords(waitedMs)}: ${messageOf(cause)}`, {
-      cause,
-      details: { operation, ...(waitedMs === undefined ? {} : { waitedMs }) },
-    });
+    super(
+      'store_unavailable',
+      `execution store unavailable during ${operationWords(operation)}${waitedWords(waitedMs)}: ${messageOf(cause)}`,
+      {
+        cause,
+        details: { operation, ...(waitedMs === undefined ? {} : { waitedMs }) },
+      },
+    );
     this.name = 'StoreUnavailableError';
   }
 }
@@ -309,10 +337,14 @@ export class StoreUnavailableError extends ReactorError {
  */
 export class QueueUnavailableError extends ReactorError {
   constructor(operation: string, cause: unknown, waitedMs?: number) {
-    super('queue_unavailable', `job queue unavailable during ${operationWords(operation)}${waitedWords(waitedMs)}: ${messageOf(cause)}`, {
-      cause,
-      details: { operation, ...(waitedMs === undefined ? {} : { waitedMs }) },
-    });
+    super(
+      'queue_unavailable',
+      `job queue unavailable during ${operationWords(operation)}${waitedWords(waitedMs)}: ${messageOf(cause)}`,
+      {
+        cause,
+        details: { operation, ...(waitedMs === undefined ? {} : { waitedMs }) },
+      },
+    );
     this.name = 'QueueUnavailableError';
   }
 }
@@ -325,8 +357,13 @@ export class QueueUnavailableError extends ReactorError {
  */
 export class LeaseLostError extends ReactorError {
   constructor(executionId: string, how: 'expired' | 'taken_over') {
-    const why = how === 'expired' ? 'its lease ran out on this worker before it could be renewed' : 'another worker holds it now';
-    super('lease_lost', `execution ${executionId}: this worker lost its liveness lease (${why}); it stopped without writing the record`, { details: { executionId, how } });
+    const why =
+      how === 'expired' ? 'its lease ran out on this worker before it could be renewed' : 'another worker holds it now';
+    super(
+      'lease_lost',
+      `execution ${executionId}: this worker lost its liveness lease (${why}); it stopped without writing the record`,
+      { details: { executionId, how } },
+    );
     this.name = 'LeaseLostError';
   }
 }
@@ -334,7 +371,11 @@ export class LeaseLostError extends ReactorError {
 /** No record of the execution exists (never started, expired, or lost by a Redis restart without persistence). */
 export class ExecutionNotFoundError extends ReactorError {
   constructor(executionId: string) {
-    super('execution_not_found', `execution ${executionId} has no record (never started, expired, or lost by a store without persistence)`, { details: { executionId } });
+    super(
+      'execution_not_found',
+      `execution ${executionId} has no record (never started, expired, or lost by a store without persistence)`,
+      { details: { executionId } },
+    );
     this.name = 'ExecutionNotFoundError';
   }
 }
@@ -347,8 +388,17 @@ export class ExecutionNotFoundError extends ReactorError {
  * `details.evicts` and `details.checked` are the check's verdict.
  */
 export class DurabilityError extends ReactorError {
-  constructor(info: { persistence: string; evicts: boolean | undefined; checked: boolean; warnings: readonly string[] }) {
-    super('durability_required', `requireDurability: Redis is not durable: ${info.warnings.join('; ') || `persistence ${info.persistence}`}`, { details: { ...info } });
+  constructor(info: {
+    persistence: string;
+    evicts: boolean | undefined;
+    checked: boolean;
+    warnings: readonly string[];
+  }) {
+    super(
+      'durability_required',
+      `requireDurability: Redis is not durable: ${info.warnings.join('; ') || `persistence ${info.persistence}`}`,
+      { details: { ...info } },
+    );
     this.name = 'DurabilityError';
   }
 }
@@ -356,7 +406,9 @@ export class DurabilityError extends ReactorError {
 /** A status write the execution state machine does not allow (e.g. a finished execution set running again). */
 export class StatusTransitionError extends ReactorError {
   constructor(executionId: string, from: string, to: string) {
-    super('status_transition_invalid', `execution ${executionId}: status ${from} cannot become ${to}`, { details: { executionId, from, to } });
+    super('status_transition_invalid', `execution ${executionId}: status ${from} cannot become ${to}`, {
+      details: { executionId, from, to },
+    });
     this.name = 'StatusTransitionError';
   }
 }
@@ -369,12 +421,29 @@ export class StatusTransitionError extends ReactorError {
  * was running when the process stopped, if any; `details.rollingBack` is true for a rollback.
  */
 export class InlineRunAbandonedError extends ReactorError {
-  constructor(info: { readonly executionId: string; readonly reactor: string; readonly step?: string | undefined; readonly rollingBack?: boolean }) {
+  constructor(info: {
+    readonly executionId: string;
+    readonly reactor: string;
+    readonly step?: string | undefined;
+    readonly rollingBack?: boolean;
+  }) {
     const at = info.step === undefined ? '' : ` (step "${info.step}" was running)`;
-    const why = info.rollingBack === true ? 'its rollback cannot be resumed elsewhere' : `reactor "${info.reactor}" is not registered with the worker that found it`;
-    super('inline_run_abandoned', `execution ${info.executionId} ran inline in a process that stopped${at}; ${why}, so it was aborted`, {
-      details: { executionId: info.executionId, reactor: info.reactor, ...(info.step === undefined ? {} : { step: info.step }), rollingBack: info.rollingBack === true },
-    });
+    const why =
+      info.rollingBack === true
+        ? 'its rollback cannot be resumed elsewhere'
+        : `reactor "${info.reactor}" is not registered with the worker that found it`;
+    super(
+      'inline_run_abandoned',
+      `execution ${info.executionId} ran inline in a process that stopped${at}; ${why}, so it was aborted`,
+      {
+        details: {
+          executionId: info.executionId,
+          reactor: info.reactor,
+          ...(info.step === undefined ? {} : { step: info.step }),
+          rollingBack: info.rollingBack === true,
+        },
+      },
+    );
     this.name = 'InlineRunAbandonedError';
   }
 }
@@ -382,7 +451,11 @@ export class InlineRunAbandonedError extends ReactorError {
 /** A worker shut down before the step finished: `ctx.signal` is aborted with it and the job is handed back to the queue. */
 export class WorkerShutdownError extends ReactorError {
   constructor(timeoutMs: number) {
-    super('worker_shutdown', `the worker shut down (its ${timeoutMs} ms shutdown deadline passed); the execution continues on another worker`, { details: { timeoutMs } });
+    super(
+      'worker_shutdown',
+      `the worker shut down (its ${timeoutMs} ms shutdown deadline passed); the execution continues on another worker`,
+      { details: { timeoutMs } },
+    );
     this.name = 'WorkerShutdownError';
   }
 }
@@ -395,30 +468,63 @@ export type PrimitiveName = 'lock' | 'semaphore' | 'rate_limit' | 'period' | 'or
  * contention cap (worker). Nothing of the attempt ran and nothing is left held.
  */
 export class ContentionError extends ReactorError {
-  constructor(info: { reactor: string; step?: string | undefined; primitive: PrimitiveName; key: string; waitedMs: number; holder?: string | undefined }) {
-    const where = info.step === undefined ? `reactor "${info.reactor}"` : `reactor "${info.reactor}", step "${info.step}"`;
+  constructor(info: {
+    reactor: string;
+    step?: string | undefined;
+    primitive: PrimitiveName;
+    key: string;
+    waitedMs: number;
+    holder?: string | undefined;
+  }) {
+    const where =
+      info.step === undefined ? `reactor "${info.reactor}"` : `reactor "${info.reactor}", step "${info.step}"`;
     const holder = info.holder === undefined ? '' : ` (held by ${info.holder})`;
-    super('contention', `${where}: ${info.primitive.replace('_', ' ')} "${info.key}" still busy after ${info.waitedMs} ms${holder}`, { details: { ...info } });
+    super(
+      'contention',
+      `${where}: ${info.primitive.replace('_', ' ')} "${info.key}" still busy after ${info.waitedMs} ms${holder}`,
+      { details: { ...info } },
+    );
     this.name = 'ContentionError';
   }
 }
 
 /** A rate limit refused a start: `details` carries the window, the limit and `retryAfterMs`. */
 export class RateLimitedError extends ReactorError {
-  constructor(info: { reactor: string; step?: string | undefined; key: string; limit: number; periodMs: number; count: number; retryAfterMs: number }) {
-    const where = info.step === undefined ? `reactor "${info.reactor}"` : `reactor "${info.reactor}", step "${info.step}"`;
-    super('rate_limited', `${where}: rate limit "${info.key}" allows ${info.limit} per ${info.periodMs} ms (${info.count} in the window); retry after ${Math.ceil(info.retryAfterMs)} ms`, {
-      details: { ...info },
-    });
+  constructor(info: {
+    reactor: string;
+    step?: string | undefined;
+    key: string;
+    limit: number;
+    periodMs: number;
+    count: number;
+    retryAfterMs: number;
+  }) {
+    const where =
+      info.step === undefined ? `reactor "${info.reactor}"` : `reactor "${info.reactor}", step "${info.step}"`;
+    super(
+      'rate_limited',
+      `${where}: rate limit "${info.key}" allows ${info.limit} per ${info.periodMs} ms (${info.count} in the window); retry after ${Math.ceil(info.retryAfterMs)} ms`,
+      {
+        details: { ...info },
+      },
+    );
     this.name = 'RateLimitedError';
   }
 }
 
 /** A coordination key function threw or returned something other than a non-empty string. */
 export class CoordinationKeyError extends ReactorError {
-  constructor(info: { reactor: string; step?: string | undefined; primitive: PrimitiveName; problem: string }, cause?: unknown) {
-    const where = info.step === undefined ? `reactor "${info.reactor}"` : `reactor "${info.reactor}", step "${info.step}"`;
-    super('coordination_key_invalid', `${where}: the ${info.primitive.replace('_', ' ')} key could not be computed: ${info.problem}`, { cause, details: { ...info } });
+  constructor(
+    info: { reactor: string; step?: string | undefined; primitive: PrimitiveName; problem: string },
+    cause?: unknown,
+  ) {
+    const where =
+      info.step === undefined ? `reactor "${info.reactor}"` : `reactor "${info.reactor}", step "${info.step}"`;
+    super(
+      'coordination_key_invalid',
+      `${where}: the ${info.primitive.replace('_', ' ')} key could not be computed: ${info.problem}`,
+      { cause, details: { ...info } },
+    );
     this.name = 'CoordinationKeyError';
   }
 }
@@ -426,9 +532,13 @@ export class CoordinationKeyError extends ReactorError {
 /** A declaration names a rate limit the engine was not given. */
 export class UnknownRateLimitError extends ReactorError {
   constructor(reactor: string, name: string, known: readonly string[]) {
-    super('rate_limit_unknown', `reactor "${reactor}": unknown named rate limit "${name}"; register it with createEngine({ rateLimits: { ${name}: [...] } }) (known: ${known.join(', ') || 'none'})`, {
-      details: { reactor, name, known },
-    });
+    super(
+      'rate_limit_unknown',
+      `reactor "${reactor}": unknown named rate limit "${name}"; register it with createEngine({ rateLimits: { ${name}: [...] } }) (known: ${known.join(', ') || 'none'})`,
+      {
+        details: { reactor, name, known },
+      },
+    );
     this.name = 'UnknownRateLimitError';
   }
 }
@@ -436,7 +546,10 @@ export class UnknownRateLimitError extends ReactorError {
 /** An ordered-lock position belongs to a batch that was drained or reset. */
 export class OrderedLockStaleError extends ReactorError {
   constructor(info: { reactor: string; key: string; nonce: number; epoch: number; currentEpoch: number | undefined }) {
-    const why = info.currentEpoch === undefined ? 'was passed over (its holder showed no sign of life for the poison timeout, or an operator skipped it)' : `belongs to epoch ${info.epoch}, the key is at epoch ${info.currentEpoch}`;
+    const why =
+      info.currentEpoch === undefined
+        ? 'was passed over (its holder showed no sign of life for the poison timeout, or an operator skipped it)'
+        : `belongs to epoch ${info.epoch}, the key is at epoch ${info.currentEpoch}`;
     super('ordered_lock_stale', `reactor "${info.reactor}": ordered lock "${info.key}" position ${info.nonce} ${why}`, {
       details: { ...info },
     });
@@ -447,7 +560,11 @@ export class OrderedLockStaleError extends ReactorError {
 /** The holder learned it no longer holds a lock or semaphore slot (expired or taken over). */
 export class HoldLostError extends ReactorError {
   constructor(info: { reactor: string; step?: string | undefined; primitive: PrimitiveName; key: string }) {
-    super('hold_lost', `reactor "${info.reactor}": lost the ${info.primitive.replace('_', ' ')} "${info.key}" while working (it expired or was taken over)`, { details: { ...info } });
+    super(
+      'hold_lost',
+      `reactor "${info.reactor}": lost the ${info.primitive.replace('_', ' ')} "${info.key}" while working (it expired or was taken over)`,
+      { details: { ...info } },
+    );
     this.name = 'HoldLostError';
   }
 }
@@ -480,7 +597,9 @@ export class CancelledError extends ReactorError {
 /** An operation does not apply to the execution in its current state (e.g. cancelling a finished run). */
 export class ExecutionStateError extends ReactorError {
   constructor(executionId: string, operation: string, status: string, hint: string) {
-    super('execution_state', `cannot ${operation} execution ${executionId}: it is ${status}; ${hint}`, { details: { executionId, operation, status } });
+    super('execution_state', `cannot ${operation} execution ${executionId}: it is ${status}; ${hint}`, {
+      details: { executionId, operation, status },
+    });
     this.name = 'ExecutionStateError';
   }
 }
@@ -504,7 +623,16 @@ export class FanOutError extends ReactorError {
  * compensated (it never started).
  */
 export class HandOffRefusedError extends ReactorError {
-  constructor(info: { reactor: string; step: string; kind: 'step' | 'reactor'; primitive: 'lock' | 'semaphore'; key: string; executionId: string; holder: string; declaredBy?: string }) {
+  constructor(info: {
+    reactor: string;
+    step: string;
+    kind: 'step' | 'reactor';
+    primitive: 'lock' | 'semaphore';
+    key: string;
+    executionId: string;
+    holder: string;
+    declaredBy?: string;
+  }) {
     const what = info.kind === 'step' ? 'asyncStep' : 'asyncReactor';
     const on = info.declaredBy === undefined ? '' : ` (on its ${info.declaredBy})`;
     super(
@@ -525,15 +653,20 @@ export class HandOffRefusedError extends ReactorError {
 export class AsyncWaitTimeoutError extends ReactorError {
   constructor(info: { reactor: string; step: string; unitId: string; waitedMs: number; mode: 'wait' | 'park' }) {
     const how = info.mode === 'wait' ? 'waited' : 'stayed parked';
-    super('async_wait_timeout', `reactor "${info.reactor}", step "${info.step}": ${how} ${info.waitedMs} ms for async unit ${info.unitId} to finish; raise background.${info.mode === 'wait' ? 'asyncWaitMs' : 'asyncParkTimeoutMs'} or read the result later`, {
-      details: { ...info },
-    });
+    super(
+      'async_wait_timeout',
+      `reactor "${info.reactor}", step "${info.step}": ${how} ${info.waitedMs} ms for async unit ${info.unitId} to finish; raise background.${info.mode === 'wait' ? 'asyncWaitMs' : 'asyncParkTimeoutMs'} or read the result later`,
+      {
+        details: { ...info },
+      },
+    );
     this.name = 'AsyncWaitTimeoutError';
   }
 }
 
 /** Why a resume was refused ({@link ResumeRefusedError}). */
-export type ResumeRefusal = 'already_resumed' | 'not_paused' | 'no_such_interrupt' | 'unknown_correlation' | 'not_found' | 'unsupported';
+export type ResumeRefusal =
+  'already_resumed' | 'not_paused' | 'no_such_interrupt' | 'unknown_correlation' | 'not_found' | 'unsupported';
 
 /**
  * `engine.resume` was refused: another resume was accepted first (`already_resumed`), the
@@ -541,8 +674,20 @@ export type ResumeRefusal = 'already_resumed' | 'not_paused' | 'no_such_interrup
  * or no execution waits on the correlation id. Nothing changed.
  */
 export class ResumeRefusedError extends ReactorError {
-  constructor(info: { executionId: string | undefined; step?: string | undefined; reason: ResumeRefusal; status?: string | undefined; correlationId?: string | undefined }, hint: string) {
-    const what = info.executionId === undefined ? `correlation id "${info.correlationId ?? ''}"` : `execution ${info.executionId}${info.step === undefined ? '' : ` at "${info.step}"`}`;
+  constructor(
+    info: {
+      executionId: string | undefined;
+      step?: string | undefined;
+      reason: ResumeRefusal;
+      status?: string | undefined;
+      correlationId?: string | undefined;
+    },
+    hint: string,
+  ) {
+    const what =
+      info.executionId === undefined
+        ? `correlation id "${info.correlationId ?? ''}"`
+        : `execution ${info.executionId}${info.step === undefined ? '' : ` at "${info.step}"`}`;
     super('resume_refused', `cannot resume ${what}: ${hint}`, { details: { ...info } });
     this.name = 'ResumeRefusedError';
   }
@@ -554,12 +699,23 @@ export class ResumeRefusedError extends ReactorError {
  */
 export class ResumePayloadError extends ReactorError {
   readonly issues: readonly FieldIssue[];
-  constructor(info: { executionId: string; step: string; attempt: number; maxAttempts: number; exhausted: boolean }, issues: readonly FieldIssue[]) {
+  constructor(
+    info: { executionId: string; step: string; attempt: number; maxAttempts: number; exhausted: boolean },
+    issues: readonly FieldIssue[],
+  ) {
     const summary = issues.map((i) => `${i.path || '(payload)'}: ${i.message}`).join('; ');
-    const left = info.exhausted ? 'no attempts left: the run was rolled back and ended failed' : info.maxAttempts === 0 ? 'send a valid payload' : `${info.maxAttempts - info.attempt} attempt(s) left`;
-    super('resume_payload_invalid', `execution ${info.executionId}, interrupt "${info.step}": invalid payload (${summary}); invalid attempt ${info.attempt}${info.maxAttempts === 0 ? '' : ` of ${info.maxAttempts}`}, ${left}`, {
-      details: { ...info, issues },
-    });
+    const left = info.exhausted
+      ? 'no attempts left: the run was rolled back and ended failed'
+      : info.maxAttempts === 0
+        ? 'send a valid payload'
+        : `${info.maxAttempts - info.attempt} attempt(s) left`;
+    super(
+      'resume_payload_invalid',
+      `execution ${info.executionId}, interrupt "${info.step}": invalid payload (${summary}); invalid attempt ${info.attempt}${info.maxAttempts === 0 ? '' : ` of ${info.maxAttempts}`}, ${left}`,
+      {
+        details: { ...info, issues },
+      },
+    );
     this.name = 'ResumePayloadError';
     this.issues = issues;
   }
@@ -568,7 +724,11 @@ export class ResumePayloadError extends ReactorError {
 /** An interrupt's timeout passed before an accepted resume: the run rolled back and ended failed. */
 export class InterruptTimeoutError extends ReactorError {
   constructor(info: { executionId: string; step: string; timeoutAt: number; strategy: 'lazy' | 'active' }) {
-    super('interrupt_timed_out', `execution ${info.executionId}, interrupt "${info.step}": timed out at ${new Date(info.timeoutAt).toISOString()} (${info.strategy}); the run was rolled back`, { details: { ...info } });
+    super(
+      'interrupt_timed_out',
+      `execution ${info.executionId}, interrupt "${info.step}": timed out at ${new Date(info.timeoutAt).toISOString()} (${info.strategy}); the run was rolled back`,
+      { details: { ...info } },
+    );
     this.name = 'InterruptTimeoutError';
   }
 }
@@ -576,9 +736,13 @@ export class InterruptTimeoutError extends ReactorError {
 /** Another paused execution holds the interrupt's correlation id: the interrupt step fails before pausing. */
 export class CorrelationTakenError extends ReactorError {
   constructor(info: { correlationId: string; step: string; holder: string }) {
-    super('correlation_id_taken', `interrupt "${info.step}": correlation id "${info.correlationId}" is held by paused execution ${info.holder}; correlation ids must be unique (include the business id in it)`, {
-      details: { ...info },
-    });
+    super(
+      'correlation_id_taken',
+      `interrupt "${info.step}": correlation id "${info.correlationId}" is held by paused execution ${info.holder}; correlation ids must be unique (include the business id in it)`,
+      {
+        details: { ...info },
+      },
+    );
     this.name = 'CorrelationTakenError';
   }
 }
@@ -625,4 +789,5 @@ const REVIVE: readonly [string, { readonly prototype: ReactorError }, Revivable[
   ['InterruptTimeoutError', InterruptTimeoutError, ['interrupt_timed_out']],
   ['CorrelationTakenError', CorrelationTakenError, ['correlation_id_taken']],
 ];
-for (const [name, type, codes, fields] of REVIVE) REVIVABLE.set(name, { prototype: type.prototype, codes, ...(fields === undefined ? {} : { fields }) });
+for (const [name, type, codes, fields] of REVIVE)
+  REVIVABLE.set(name, { prototype: type.prototype, codes, ...(fields === undefined ? {} : { fields }) });

@@ -7,7 +7,17 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { z } from 'zod';
-import { createEngine, DefinitionError, defineStep, errorFromJSON, MemoryCoordinator, MemoryStore, reactor, RecordTooLargeError, RecordVersionError } from '../src/index.js';
+import {
+  createEngine,
+  DefinitionError,
+  defineStep,
+  errorFromJSON,
+  MemoryCoordinator,
+  MemoryStore,
+  reactor,
+  RecordTooLargeError,
+  RecordVersionError,
+} from '../src/index.js';
 import { createMemoryQueue } from '../src/queue/memory.js';
 import { parseRecord } from '../src/storage/memory/store.js';
 import { createRedisBackend } from '../src/storage/redis/index.js';
@@ -24,7 +34,12 @@ describe('bad input matrix', () => {
   test('1. invalid reactor input: input_invalid with field errors; no step runs, no key claimed, nothing taken', async () => {
     const t = createTestEngine();
     let ran = false;
-    const r = reactor('r').input({ n: z.number() }).withLock({ key: () => 'k' }).withRateLimit({ key: () => 'rk', limit: 1, per: '1m' }).step('s', { run: () => (ran = true) }).build();
+    const r = reactor('r')
+      .input({ n: z.number() })
+      .withLock({ key: () => 'k' })
+      .withRateLimit({ key: () => 'rk', limit: 1, per: '1m' })
+      .step('s', { run: () => (ran = true) })
+      .build();
     const result = await t.run(r, { n: 'x' as never }, { idempotencyKey: 'idem' });
     expect(result.status === 'failed' && result.error).toMatchObject({ code: 'input_invalid' });
     expect(result.status === 'failed' && result.validationErrors[0]?.path).toBe('n');
@@ -36,16 +51,37 @@ describe('bad input matrix', () => {
 
   test('2. invalid step arguments: arguments_invalid before the body; not retried, not compensated', async () => {
     let runs = 0;
-    const s = defineStep({ input: { n: z.number().int() }, retry: { maxAttempts: 3 }, run: () => ++runs, compensate: () => void runs++ });
-    const result = await createTestEngine().run(reactor('r').step('s', s, { args: ($) => ({ n: $.value(1.5) }) }).build(), {});
+    const s = defineStep({
+      input: { n: z.number().int() },
+      retry: { maxAttempts: 3 },
+      run: () => ++runs,
+      compensate: () => void runs++,
+    });
+    const result = await createTestEngine().run(
+      reactor('r')
+        .step('s', s, { args: ($) => ({ n: $.value(1.5) }) })
+        .build(),
+      {},
+    );
     expect(result.status === 'failed' && result.error).toMatchObject({ code: 'arguments_invalid' });
     expect(runs).toBe(0);
   });
 
   test('3. a key function that throws, or returns null / empty / a non-string: coordination_key_invalid; nothing taken', async () => {
     const t = createTestEngine();
-    for (const key of [() => { throw new Error('no id'); }, () => null, () => '', () => 7]) {
-      const r = reactor('r').withRateLimit({ key: () => 'rk3', limit: 5, per: '1m' }).withLock({ key: key as never }).step('s', { run: () => 1 }).build();
+    for (const key of [
+      () => {
+        throw new Error('no id');
+      },
+      () => null,
+      () => '',
+      () => 7,
+    ]) {
+      const r = reactor('r')
+        .withRateLimit({ key: () => 'rk3', limit: 5, per: '1m' })
+        .withLock({ key: key as never })
+        .step('s', { run: () => 1 })
+        .build();
       const result = await t.run(r, {});
       expect(result.status === 'failed' && result.error).toMatchObject({ code: 'coordination_key_invalid' });
     }
@@ -54,44 +90,82 @@ describe('bad input matrix', () => {
 
   test('4. an unknown named rate limit: rate_limit_unknown naming the limit and the fix; nothing taken', async () => {
     const t = createTestEngine({ rateLimits: { known: [{ limit: 1, per: '1s' }] } });
-    const result = await t.run(reactor('r').withLock({ key: () => 'k4' }).withRateLimit({ name: 'ghost' }).step('s', { run: () => 1 }).build(), {});
+    const result = await t.run(
+      reactor('r')
+        .withLock({ key: () => 'k4' })
+        .withRateLimit({ name: 'ghost' })
+        .step('s', { run: () => 1 })
+        .build(),
+      {},
+    );
     expect(result.status === 'failed' && result.error.message).toContain('unknown named rate limit "ghost"');
     expect(result.status === 'failed' && result.error.message).toContain('known: known');
     await expect(t.coordinator).not.toBeLockedBy('k4');
   });
 
   test('5. conflicting declaration options are refused at definition', () => {
-    expectDefinitionError(() => reactor('r').withRateLimit({ name: 'psp', limit: 3, per: '1s' } as never), 'a named limit takes its windows from its registration');
-    expectDefinitionError(() => reactor('r').withRateLimit({ key: () => 'k', limit: 3, per: '1s', windows: [{ limit: 1, per: '1s' }] } as never), 'either limit/per or windows');
-    expectDefinitionError(() => reactor('r').withSemaphore({ key: () => 'k', limit: 0 }), 'limit must be an integer >= 1');
+    expectDefinitionError(
+      () => reactor('r').withRateLimit({ name: 'psp', limit: 3, per: '1s' } as never),
+      'a named limit takes its windows from its registration',
+    );
+    expectDefinitionError(
+      () =>
+        reactor('r').withRateLimit({
+          key: () => 'k',
+          limit: 3,
+          per: '1s',
+          windows: [{ limit: 1, per: '1s' }],
+        } as never),
+      'either limit/per or windows',
+    );
+    expectDefinitionError(
+      () => reactor('r').withSemaphore({ key: () => 'k', limit: 0 }),
+      'limit must be an integer >= 1',
+    );
     expectDefinitionError(() => reactor('r').withLock({ key: () => 'k', ttl: 0 }), 'ttl must be longer than 0');
-    expectDefinitionError(() => reactor('r').withOrderedLock({ key: () => 'k', strict: 'yes' as never }), 'strict must be a boolean');
+    expectDefinitionError(
+      () => reactor('r').withOrderedLock({ key: () => 'k', strict: 'yes' as never }),
+      'strict must be a boolean',
+    );
     expectDefinitionError(() => reactor('r').withLock({} as never), 'withLock needs a key function');
   });
 
-  test("6. an `every` or `per` that is not understood is refused at definition", () => {
-    expectDefinitionError(() => reactor('r').withPeriod({ key: () => 'k', every: 'fortnight' as never }), "every must be 'minute', 'hour', 'day', 'week', 'month', 'year' or { seconds: n }");
+  test('6. an `every` or `per` that is not understood is refused at definition', () => {
+    expectDefinitionError(
+      () => reactor('r').withPeriod({ key: () => 'k', every: 'fortnight' as never }),
+      "every must be 'minute', 'hour', 'day', 'week', 'month', 'year' or { seconds: n }",
+    );
     expectDefinitionError(() => reactor('r').withPeriod({ key: () => 'k', every: { seconds: 0 } }), 'every must be');
-    expectDefinitionError(() => reactor('r').withRateLimit({ key: () => 'k', limit: 1, per: 'a while' as never }), 'rate limit per is not a duration');
+    expectDefinitionError(
+      () => reactor('r').withRateLimit({ key: () => 'k', limit: 1, per: 'a while' as never }),
+      'rate limit per is not a duration',
+    );
     expectDefinitionError(() => reactor('r').withLock({ key: () => 'k', wait: '-1s' }), 'wait is not a duration');
-    expect(() => createEngine({ store: new MemoryStore(), rateLimits: { psp: [{ limit: 1, per: 'soon' as never }] } })).toThrow('rate limit per is not a duration');
+    expect(() =>
+      createEngine({ store: new MemoryStore(), rateLimits: { psp: [{ limit: 1, per: 'soon' as never }] } }),
+    ).toThrow('rate limit per is not a duration');
   });
 
   test('7. cyclic or dangling definitions are refused at definition, naming the steps', () => {
+    // prettier-ignore
     // @ts-expect-error -- forward reference
     expectDefinitionError(() => reactor('r').step('a', { waitFor: ['b'], run: () => 1 }).step('b', { waitFor: ['a'], run: () => 1 }).build(), 'dependency cycle');
+    // prettier-ignore
     // @ts-expect-error -- dangling reference
     expectDefinitionError(() => reactor('r').step('a', { waitFor: ['nowhere'], run: () => 1 }).build(), 'unknown step "nowhere"');
   });
 
   test('8. duplicate step names are refused at definition', () => {
+    // prettier-ignore
     // @ts-expect-error -- duplicate
     expectDefinitionError(() => reactor('r').step('a', { run: () => 1 }).step('a', { run: () => 1 }), 'defined twice');
   });
 
   test('9. an oversized persisted context: record_too_large; the step that produced it is undone', async () => {
     const undone: string[] = [];
-    const r = reactor('r').step('big', { run: () => 'x'.repeat(10_000), undo: () => void undone.push('big') }).build();
+    const r = reactor('r')
+      .step('big', { run: () => 'x'.repeat(10_000), undo: () => void undone.push('big') })
+      .build();
     const result = await createTestEngine({ store: new MemoryStore({ maxRecordBytes: 1_000 }) }).run(r, {});
     expect(result.status === 'failed' && result.error).toBeInstanceOf(RecordTooLargeError);
     expect(undone).toEqual(['big']);
@@ -103,17 +177,33 @@ describe('bad input matrix', () => {
 
   test('12. coordination declared on an interrupt step: definition_invalid at definition, pointing at reactor-level coordination', () => {
     const base = reactor('r').input({ id: z.string() });
-    for (const declaration of [{ lock: { key: () => 'k' } }, { semaphore: { key: () => 'k', limit: 2 } }, { rateLimit: { key: () => 'k', limit: 1, per: '1s' } }, { period: { key: () => 'k', every: 'day' } }, { orderedLock: { key: () => 'k' } }]) {
-      expectDefinitionError(() => base.interrupt('approve', { payload: { ok: z.boolean() }, ...(declaration as object) }), 'declare it on the reactor instead (withLock');
+    for (const declaration of [
+      { lock: { key: () => 'k' } },
+      { semaphore: { key: () => 'k', limit: 2 } },
+      { rateLimit: { key: () => 'k', limit: 1, per: '1s' } },
+      { period: { key: () => 'k', every: 'day' } },
+      { orderedLock: { key: () => 'k' } },
+    ]) {
+      expectDefinitionError(
+        () => base.interrupt('approve', { payload: { ok: z.boolean() }, ...(declaration as object) }),
+        'declare it on the reactor instead (withLock',
+      );
     }
   });
 
   test('13. a resume payload that fails validation: resume_payload_invalid with field issues, counted; nothing resumed', async () => {
     const t = createTestEngine();
     let shipped = 0;
-    const r = reactor('r').interrupt('approve', { payload: { ok: z.boolean() }, maxAttempts: 2 }).step('ship', { waitFor: ['approve'], run: () => ++shipped }).build();
+    const r = reactor('r')
+      .interrupt('approve', { payload: { ok: z.boolean() }, maxAttempts: 2 })
+      .step('ship', { waitFor: ['approve'], run: () => ++shipped })
+      .build();
     const paused = await t.run(r, {});
-    await expect(t.resume(paused, { ok: 'yes' })).rejects.toMatchObject({ code: 'resume_payload_invalid', issues: [{ path: 'ok' }], details: { attempt: 1 } });
+    await expect(t.resume(paused, { ok: 'yes' })).rejects.toMatchObject({
+      code: 'resume_payload_invalid',
+      issues: [{ path: 'ok' }],
+      details: { attempt: 1 },
+    });
     expect(shipped).toBe(0);
     expect((await t.engine.result(paused.executionId))?.status).toBe('paused');
   });
@@ -121,21 +211,32 @@ describe('bad input matrix', () => {
   test('14. a resume of a finished run: resume_refused; nothing runs again', async () => {
     const t = createTestEngine();
     let shipped = 0;
-    const r = reactor('r').interrupt('approve', { payload: { ok: z.boolean() } }).step('ship', { waitFor: ['approve'], run: () => ++shipped }).build();
+    const r = reactor('r')
+      .interrupt('approve', { payload: { ok: z.boolean() } })
+      .step('ship', { waitFor: ['approve'], run: () => ++shipped })
+      .build();
     const paused = await t.run(r, {});
     expect(await t.resume(paused, { ok: true })).toHaveCompleted();
-    await expect(t.resume(paused, { ok: true })).rejects.toMatchObject({ code: 'resume_refused', details: { reason: 'already_resumed' } });
+    await expect(t.resume(paused, { ok: true })).rejects.toMatchObject({
+      code: 'resume_refused',
+      details: { reason: 'already_resumed' },
+    });
     expect(shipped).toBe(1);
   });
 
   test('15. a second concurrent resume: resume_refused (already resumed); the run continues once', async () => {
     const t = createTestEngine();
     let shipped = 0;
-    const r = reactor('r').interrupt('approve', { payload: { ok: z.boolean() } }).step('ship', { waitFor: ['approve'], run: () => ++shipped }).build();
+    const r = reactor('r')
+      .interrupt('approve', { payload: { ok: z.boolean() } })
+      .step('ship', { waitFor: ['approve'], run: () => ++shipped })
+      .build();
     const paused = await t.run(r, {});
     const settled = await Promise.allSettled([t.resume(paused, { ok: true }), t.resume(paused, { ok: true })]);
     expect(settled.filter((s) => s.status === 'fulfilled')).toHaveLength(1);
-    expect(settled.find((s) => s.status === 'rejected')).toMatchObject({ reason: { code: 'resume_refused', details: { reason: 'already_resumed' } } });
+    expect(settled.find((s) => s.status === 'rejected')).toMatchObject({
+      reason: { code: 'resume_refused', details: { reason: 'already_resumed' } },
+    });
     expect(shipped).toBe(1);
   });
 
@@ -152,7 +253,13 @@ describe('bad input matrix', () => {
       backend.redis.on('error', () => undefined);
       let ran = false;
       const engine = createEngine({ store: new MemoryStore(), coordinator: backend.coordinator });
-      const result = await engine.run(reactor('r').withLock({ key: () => 'k', wait: 0 }).step('s', { run: () => (ran = true) }).build(), {});
+      const result = await engine.run(
+        reactor('r')
+          .withLock({ key: () => 'k', wait: 0 })
+          .step('s', { run: () => (ran = true) })
+          .build(),
+        {},
+      );
       expect(result.status === 'failed' && result.error).toMatchObject({ code: 'coordination_unavailable' });
       expect(ran).toBe(false);
       await backend.close();
@@ -162,7 +269,10 @@ describe('bad input matrix', () => {
       const backend = createRedisBackend({ url: server.url, outageToleranceMs: 300 });
       backend.redis.on('error', () => undefined);
       const engine = createEngine({ store: new MemoryStore(), coordinator: backend.coordinator });
-      const r = reactor('r').withLock({ key: () => 'k11', wait: 0 }).step('s', { run: () => 1 }).build();
+      const r = reactor('r')
+        .withLock({ key: () => 'k11', wait: 0 })
+        .step('s', { run: () => 1 })
+        .build();
       expect((await engine.run(r, {})).status).toBe('completed');
       await server.stop();
       const down = await engine.run(r, {});
@@ -174,7 +284,10 @@ describe('bad input matrix', () => {
   });
   test('26. a fan-out map whose batchSize is not an integer >= 1 is refused at definition', () => {
     const each = defineStep({ input: { n: z.number() }, run: ({ n }) => n });
-    const map = (batchSize: number) => () => reactor('r').input({ items: z.array(z.number()) }).map('all', { source: ($) => $.input('items'), each, args: (n) => ({ n }), fanOut: { batchSize } });
+    const map = (batchSize: number) => () =>
+      reactor('r')
+        .input({ items: z.array(z.number()) })
+        .map('all', { source: ($) => $.input('items'), each, args: (n) => ({ n }), fanOut: { batchSize } });
     expectDefinitionError(map(0), 'fanOut.batchSize must be an integer >= 1 (got 0)');
     expectDefinitionError(map(2.5), 'fanOut.batchSize must be an integer >= 1');
   });
@@ -182,15 +295,42 @@ describe('bad input matrix', () => {
   test('27. a fan-out element job whose map is unknown, or an engine without a fan-out ledger: fan_out_unknown / fan_out_unavailable; no element body runs', async () => {
     let ran = 0;
     const each = defineStep({ input: { n: z.number() }, run: ({ n }) => (ran++, n), undo: () => void ran-- });
-    const r = reactor('fo-bad').input({ items: z.array(z.number()) }).step('a', { run: () => 1, undo: () => void (ran += 100) }).map('all', { source: ($) => $.input('items'), each, args: (n) => ({ n }), fanOut: {}, waitFor: ['a'] }).build();
+    const r = reactor('fo-bad')
+      .input({ items: z.array(z.number()) })
+      .step('a', { run: () => 1, undo: () => void (ran += 100) })
+      .map('all', { source: ($) => $.input('items'), each, args: (n) => ({ n }), fanOut: {}, waitFor: ['a'] })
+      .build();
     const store = new MemoryStore();
-    const engine = createEngine({ store, coordinator: new MemoryCoordinator(), queue: createMemoryQueue().queue, reactors: [r] });
+    const engine = createEngine({
+      store,
+      coordinator: new MemoryCoordinator(),
+      queue: createMemoryQueue().queue,
+      reactors: [r],
+    });
     const now = Date.now();
-    await store.save({ v: 1, id: 'p/ghost[0]', rootId: 'p', parentId: 'p', reactor: 'fo-bad', status: 'pending', input: { item: 1, index: 0 }, steps: {}, rollbackFailures: [], element: { parentId: 'p', step: 'ghost', index: 0 }, createdAt: now, updatedAt: now });
-    await expect(engine.process({ v: 1, executionId: 'p/ghost[0]', reactor: 'fo-bad' }, { jobId: 'j', delivery: 1 })).rejects.toMatchObject({ name: 'FanOutError', code: 'fan_out_unknown', details: { step: 'ghost' } });
+    await store.save({
+      v: 1,
+      id: 'p/ghost[0]',
+      rootId: 'p',
+      parentId: 'p',
+      reactor: 'fo-bad',
+      status: 'pending',
+      input: { item: 1, index: 0 },
+      steps: {},
+      rollbackFailures: [],
+      element: { parentId: 'p', step: 'ghost', index: 0 },
+      createdAt: now,
+      updatedAt: now,
+    });
+    await expect(
+      engine.process({ v: 1, executionId: 'p/ghost[0]', reactor: 'fo-bad' }, { jobId: 'j', delivery: 1 }),
+    ).rejects.toMatchObject({ name: 'FanOutError', code: 'fan_out_unknown', details: { step: 'ghost' } });
     // An engine without a ledger: the map fails before any element, earlier steps are undone.
     const started = await engine.start(r, { items: [1, 2] });
-    await engine.process({ v: 1, executionId: started.executionId, reactor: 'fo-bad' }, { jobId: `${started.executionId}:1`, delivery: 1 });
+    await engine.process(
+      { v: 1, executionId: started.executionId, reactor: 'fo-bad' },
+      { jobId: `${started.executionId}:1`, delivery: 1 },
+    );
     const result = await engine.result(started.executionId);
     expect(result).toMatchObject({ status: 'failed', failedStep: 'all', error: { code: 'fan_out_unavailable' } });
     expect(ran).toBe(100);
@@ -199,13 +339,21 @@ describe('bad input matrix', () => {
 
 describe('bad input matrix: step-scoped coordination (issue 6)', () => {
   test('16. a step rollbackWait that is not a duration is refused at definition, naming the step', () => {
-    expectDefinitionError(() => reactor('r').step('s', { lock: { key: () => 'k', rollbackWait: 'soon' as never }, run: () => 1 }), 'reactor "r", step "s": lock rollbackWait is not a duration');
+    expectDefinitionError(
+      () => reactor('r').step('s', { lock: { key: () => 'k', rollbackWait: 'soon' as never }, run: () => 1 }),
+      'reactor "r", step "s": lock rollbackWait is not a duration',
+    );
   });
 
   test('17. a directly invoked step with invalid arguments: arguments_invalid, body not run, nothing taken', async () => {
     const t = createTestEngine();
     let ran = 0;
-    const s = defineStep({ name: 'charge', input: { n: z.number().int() }, lock: { key: ({ n }) => `k:${n}` }, run: () => ++ran });
+    const s = defineStep({
+      name: 'charge',
+      input: { n: z.number().int() },
+      lock: { key: ({ n }) => `k:${n}` },
+      run: () => ++ran,
+    });
     const out = await s.invoke({ n: 1.5 }, { engine: t.engine });
     expect(out.status === 'failed' && out.error).toMatchObject({ code: 'arguments_invalid' });
     expect(ran).toBe(0);
@@ -216,7 +364,17 @@ describe('bad input matrix: step-scoped coordination (issue 6)', () => {
     const t = createTestEngine();
     let ran = 0;
     const s = defineStep({ name: 'charge', input: {}, run: () => ++ran });
-    const ctx = { executionId: 'x', rootExecutionId: 'x', reactor: 'r', step: 's', attempt: 1, signal: new AbortController().signal, logger: console, heldKeys: new Set<string>(), fencingToken: () => undefined };
+    const ctx = {
+      executionId: 'x',
+      rootExecutionId: 'x',
+      reactor: 'r',
+      step: 's',
+      attempt: 1,
+      signal: new AbortController().signal,
+      logger: console,
+      heldKeys: new Set<string>(),
+      fencingToken: () => undefined,
+    };
     const out = await s.invoke({}, { engine: t.engine, ctx });
     expect(out.status === 'failed' && out.error).toMatchObject({ code: 'invoke_context_unknown' });
     expect(ran).toBe(0);
@@ -224,26 +382,58 @@ describe('bad input matrix: step-scoped coordination (issue 6)', () => {
 });
 
 describe('bad input matrix: async units (asyncStep, asyncReactor)', () => {
-  const child = reactor('bi-child').input({ amount: z.number().positive() }).step('issue', { args: ($) => ({ amount: $.input('amount') }), run: ({ amount }) => amount }).returns('issue');
+  const child = reactor('bi-child')
+    .input({ amount: z.number().positive() })
+    .step('issue', { args: ($) => ({ amount: $.input('amount') }), run: ({ amount }) => amount })
+    .returns('issue');
 
   test('20. bad asyncStep / asyncReactor declarations are refused at definition, naming the step and the fix', () => {
-    expectDefinitionError(() => reactor('r').asyncStep('x', { run: () => 1, undo: (() => undefined) as never }), 'asyncStep "x" declares undo, which would never run');
-    expectDefinitionError(() => reactor('r').asyncReactor('x', undefined as never), 'asyncReactor "x" needs a built reactor');
-    expectDefinitionError(() => reactor('r').asyncReactor('x', defineStep({ input: {}, run: () => 1 }) as never), 'asyncReactor "x" needs a built reactor');
-    expectDefinitionError(() => reactor('same').asyncReactor('x', reactor('same').step('s', { run: () => 1 }).build()), 'give the child a name of its own');
+    expectDefinitionError(
+      () => reactor('r').asyncStep('x', { run: () => 1, undo: (() => undefined) as never }),
+      'asyncStep "x" declares undo, which would never run',
+    );
+    expectDefinitionError(
+      () => reactor('r').asyncReactor('x', undefined as never),
+      'asyncReactor "x" needs a built reactor',
+    );
+    expectDefinitionError(
+      () => reactor('r').asyncReactor('x', defineStep({ input: {}, run: () => 1 }) as never),
+      'asyncReactor "x" needs a built reactor',
+    );
+    expectDefinitionError(
+      () =>
+        reactor('same').asyncReactor(
+          'x',
+          reactor('same')
+            .step('s', { run: () => 1 })
+            .build(),
+        ),
+      'give the child a name of its own',
+    );
     expectDefinitionError(() => reactor('r').asyncReactor('x', child).build(), 'required input "amount" is not wired');
-    expectDefinitionError(() => reactor('r').asyncStep('x', { lock: { key: () => 'k', ttl: 0 }, run: () => 1 }), 'withLock ttl must be longer than 0');
-    expectDefinitionError(() => reactor('r').asyncStep('x', { retry: { maxAttempts: 0 }, run: () => 1 }), 'retry maxAttempts must be an integer >= 1');
+    expectDefinitionError(
+      () => reactor('r').asyncStep('x', { lock: { key: () => 'k', ttl: 0 }, run: () => 1 }),
+      'withLock ttl must be longer than 0',
+    );
+    expectDefinitionError(
+      () => reactor('r').asyncStep('x', { retry: { maxAttempts: 0 }, run: () => 1 }),
+      'retry maxAttempts must be an integer >= 1',
+    );
   });
 
   test('21. an invalid asyncReactor child input: arguments_invalid in the dispatcher with field issues; nothing queued, no child record, earlier steps undone', async () => {
     const m = manualEngine();
     let undone = 0;
-    const r = reactor('bi-parent').step('first', { run: () => 1, undo: () => void undone++ }).asyncReactor('invoice', child, { args: ($) => ({ amount: $.value(-5) }), waitFor: ['first'] }).build();
+    const r = reactor('bi-parent')
+      .step('first', { run: () => 1, undo: () => void undone++ })
+      .asyncReactor('invoice', child, { args: ($) => ({ amount: $.value(-5) }), waitFor: ['first'] })
+      .build();
     const result = await m.engine.run(r, {});
     expect(result.status === 'failed' && result.error).toMatchObject({ code: 'arguments_invalid' });
     expect(result.status === 'failed' && result.validationErrors[0]?.path).toBe('amount');
-    expect(errorFromJSON(JSON.parse(JSON.stringify(result.status === 'failed' && result.error)) as never)).toMatchObject({ code: 'arguments_invalid' });
+    expect(
+      errorFromJSON(JSON.parse(JSON.stringify(result.status === 'failed' && result.error)) as never),
+    ).toMatchObject({ code: 'arguments_invalid' });
     expect(undone).toBe(1);
     expect(m.memory.queue.counts()).toEqual({ ready: 0, delayed: 0, running: 0 });
     expect(await m.store.get(`${result.executionId}~invoice`)).toBeUndefined();
@@ -252,8 +442,17 @@ describe('bad input matrix: async units (asyncStep, asyncReactor)', () => {
   test('22. invalid asyncStep arguments: the unit fails arguments_invalid in its job before its body; not retried, not compensated, nothing taken; the reader gets the typed error', async () => {
     const t = createTestEngine();
     const calls = { run: 0, compensate: 0 };
-    const charge = defineStep({ input: { amount: z.number().int() }, lock: { key: () => 'bi-22' }, retry: { maxAttempts: 3 }, run: () => ++calls.run, compensate: () => void calls.compensate++ });
-    const r = reactor('bi-args').asyncStep('charge', charge, { args: ($) => ({ amount: $.value(1.5) }) }).step('read', { args: ($) => ({ c: $.result('charge') }), run: ({ c }) => c }).build();
+    const charge = defineStep({
+      input: { amount: z.number().int() },
+      lock: { key: () => 'bi-22' },
+      retry: { maxAttempts: 3 },
+      run: () => ++calls.run,
+      compensate: () => void calls.compensate++,
+    });
+    const r = reactor('bi-args')
+      .asyncStep('charge', charge, { args: ($) => ({ amount: $.value(1.5) }) })
+      .step('read', { args: ($) => ({ c: $.result('charge') }), run: ({ c }) => c })
+      .build();
     const result = await t.run(r, {});
     expect(result).toMatchObject({ status: 'failed', failedStep: 'charge', error: { code: 'arguments_invalid' } });
     const unit = (await t.store.get(`${result.executionId}~charge`))!;
@@ -265,10 +464,21 @@ describe('bad input matrix: async units (asyncStep, asyncReactor)', () => {
   test('23. an asyncStep key function that throws or returns a non-string: coordination_key_invalid in the unit; the body never runs', async () => {
     const t = createTestEngine();
     let ran = 0;
-    for (const key of [() => { throw new Error('no account'); }, () => null]) {
-      const r = reactor('bi-key').asyncStep('charge', { lock: { key: key as never }, run: () => ++ran }).returns('charge');
+    for (const key of [
+      () => {
+        throw new Error('no account');
+      },
+      () => null,
+    ]) {
+      const r = reactor('bi-key')
+        .asyncStep('charge', { lock: { key: key as never }, run: () => ++ran })
+        .returns('charge');
       const result = await t.run(r, {});
-      expect(result).toMatchObject({ status: 'failed', failedStep: 'charge', error: { code: 'coordination_key_invalid' } });
+      expect(result).toMatchObject({
+        status: 'failed',
+        failedStep: 'charge',
+        error: { code: 'coordination_key_invalid' },
+      });
     }
     expect(ran).toBe(0);
   });
@@ -276,7 +486,10 @@ describe('bad input matrix: async units (asyncStep, asyncReactor)', () => {
   test('24. dispatching on an engine without a queue: queue_missing; no unit record, earlier steps undone', async () => {
     const store = new MemoryStore();
     let undone = 0;
-    const r = reactor('bi-noq').step('first', { run: () => 1, undo: () => void undone++ }).asyncStep('u', { waitFor: ['first'], run: () => 1 }).build();
+    const r = reactor('bi-noq')
+      .step('first', { run: () => 1, undo: () => void undone++ })
+      .asyncStep('u', { waitFor: ['first'], run: () => 1 })
+      .build();
     const result = await createEngine({ store }).run(r, {});
     expect(result.status === 'failed' && result.error).toMatchObject({ code: 'queue_missing' });
     expect(undone).toBe(1);
@@ -286,14 +499,24 @@ describe('bad input matrix: async units (asyncStep, asyncReactor)', () => {
   test('25. a queued unit whose step is gone from the definition (changed while queued): async_unit_unknown; nothing runs', async () => {
     const m = manualEngine();
     let ran = 0;
-    const v1 = reactor('bi-changed').asyncStep('ship', { run: () => ++ran }).step('b', { run: () => 2 }).build();
+    const v1 = reactor('bi-changed')
+      .asyncStep('ship', { run: () => ++ran })
+      .step('b', { run: () => 2 })
+      .build();
     const dispatched = await m.engine.run(v1, {});
     expect(dispatched.status).toBe('completed');
-    m.engine.register(reactor('bi-changed').step('b', { run: () => 2 }).build()); // v2: no asyncStep "ship"
+    m.engine.register(
+      reactor('bi-changed')
+        .step('b', { run: () => 2 })
+        .build(),
+    ); // v2: no asyncStep "ship"
     const worker = m.startWorker();
     try {
       const unit = await untilStatus(m.engine, `${dispatched.executionId}~ship`, 'failed');
-      expect(unit.status === 'failed' && unit.error).toMatchObject({ code: 'async_unit_unknown', details: { step: 'ship' } });
+      expect(unit.status === 'failed' && unit.error).toMatchObject({
+        code: 'async_unit_unknown',
+        details: { step: 'ship' },
+      });
       expect(ran).toBe(0);
     } finally {
       await worker.stop();

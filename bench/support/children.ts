@@ -36,9 +36,13 @@ export class BenchChild {
   #exited: Error | undefined;
 
   constructor(file: string, config: unknown) {
-    this.process = spawn(process.execPath, ['--import', 'tsx', file, JSON.stringify(config)], { stdio: ['pipe', 'pipe', 'inherit'] });
+    this.process = spawn(process.execPath, ['--import', 'tsx', file, JSON.stringify(config)], {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
     this.process.once('error', (error) => this.#fail(error));
-    this.process.once('exit', (code, signal) => this.#fail(new Error(`bench child ${file} exited (code ${String(code)}, signal ${String(signal)})`)));
+    this.process.once('exit', (code, signal) =>
+      this.#fail(new Error(`bench child ${file} exited (code ${String(code)}, signal ${String(signal)})`)),
+    );
     this.process.stdin?.on('error', () => undefined);
     createInterface({ input: this.process.stdout! }).on('line', (text) => {
       let line: ChildLine;
@@ -132,7 +136,11 @@ export class BenchChild {
 }
 
 /** Spawns `count` children and waits for each to print `{"ready":true}`; kills them all if one fails. */
-export async function spawnChildren(file: string, configs: readonly unknown[], readyTimeoutMs = 60_000): Promise<BenchChild[]> {
+export async function spawnChildren(
+  file: string,
+  configs: readonly unknown[],
+  readyTimeoutMs = 60_000,
+): Promise<BenchChild[]> {
   const children = configs.map((config) => new BenchChild(file, config));
   try {
     await Promise.all(children.map((c) => c.next((l) => l.ready === true, readyTimeoutMs)));

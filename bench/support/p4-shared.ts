@@ -30,7 +30,12 @@ export type LockLevel = 'reactor' | 'step';
  * A reactor with one step, the critical section, under a lock on one key: declared on the reactor
  * (`withLock`, the default) or on the step itself (`lock:`, what quality-bars.md's P4 names).
  */
-export function contendedReactor(key: string, sectionMs: number, onSection: (executionId: string, start: number, end: number) => void = () => undefined, level: LockLevel = 'reactor'): AnyReactorDefinition {
+export function contendedReactor(
+  key: string,
+  sectionMs: number,
+  onSection: (executionId: string, start: number, end: number) => void = () => undefined,
+  level: LockLevel = 'reactor',
+): AnyReactorDefinition {
   const lock = { key: () => key, ttl: '30s', wait: 0 } as const;
   const run = async (_args: unknown, ctx: { readonly executionId: string }): Promise<number> => {
     const start = now();

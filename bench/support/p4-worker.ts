@@ -37,7 +37,12 @@ commands.on('close', () => process.exit(0)); // the parent went away
 
 async function worker(): Promise<void> {
   const log: Record<string, unknown>[] = [];
-  const definition = contendedReactor(config.key, config.sectionMs, (id, start, end) => log.push({ kind: 'section', id, start, end }), config.level);
+  const definition = contendedReactor(
+    config.key,
+    config.sectionMs,
+    (id, start, end) => log.push({ kind: 'section', id, start, end }),
+    config.level,
+  );
   const runtime = createRedisRuntime({
     url: config.url,
     prefix: config.prefix,
@@ -45,11 +50,24 @@ async function worker(): Promise<void> {
     background: { parkFallbackMs: config.parkFallbackMs },
     ...(config.lockHandOff === undefined ? {} : { lockHandOff: config.lockHandOff }),
   });
-  const interesting = new Set<ReactorEvent['type']>(['run.resumed', 'run.parked', 'coordination.acquired', 'coordination.released', 'run.completed', 'step.succeeded']);
+  const interesting = new Set<ReactorEvent['type']>([
+    'run.resumed',
+    'run.parked',
+    'coordination.acquired',
+    'coordination.released',
+    'run.completed',
+    'step.succeeded',
+  ]);
   runtime.engine.subscribe((event) => {
     if (!interesting.has(event.type)) return;
     const t = now();
-    log.push({ kind: event.type, id: event.executionId, t, ...(event.type === 'run.resumed' ? { jobId: event.jobId } : {}), ...(event.type === 'coordination.released' && event.handedOver === true ? { handedOver: true } : {}) });
+    log.push({
+      kind: event.type,
+      id: event.executionId,
+      t,
+      ...(event.type === 'run.resumed' ? { jobId: event.jobId } : {}),
+      ...(event.type === 'coordination.released' && event.handedOver === true ? { handedOver: true } : {}),
+    });
     if (event.type === 'run.completed') print({ done: event.executionId, t, pid: process.pid });
   });
   handlers.push((verb, arg) => {

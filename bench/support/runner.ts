@@ -56,7 +56,10 @@ export async function measure(fn: () => Promise<unknown>, options: MeasureOption
  * Times several contenders side by side: each repetition runs every contender once, in turn,
  * so drift and noise hit them alike. Returns each contender's per-repetition ms.
  */
-export async function measureSideBySide<K extends string>(contenders: Readonly<Record<K, () => Promise<unknown>>>, options: MeasureOptions): Promise<Record<K, number[]>> {
+export async function measureSideBySide<K extends string>(
+  contenders: Readonly<Record<K, () => Promise<unknown>>>,
+  options: MeasureOptions,
+): Promise<Record<K, number[]>> {
   const names = Object.keys(contenders) as K[];
   for (let i = 0; i < options.warmup; i++) for (const name of names) await contenders[name]();
   const times = Object.fromEntries(names.map((n) => [n, [] as number[]])) as Record<K, number[]>;

@@ -37,19 +37,41 @@ export interface DashboardCommandOptions {
 }
 
 /** Runs `ts-reactor dashboard <args>`; resolves to the exit code once the server has stopped. */
-export async function runDashboardCommand(args: readonly string[], io: OpsIO, options: DashboardCommandOptions = {}): Promise<number> {
+export async function runDashboardCommand(
+  args: readonly string[],
+  io: OpsIO,
+  options: DashboardCommandOptions = {},
+): Promise<number> {
   let values;
   try {
-    ({ values } = parseArgs({ args: [...args], strict: true, allowPositionals: false, options: { ...TARGET_OPTIONS, queue: { type: 'string' }, module: { type: 'string' }, port: { type: 'string' }, host: { type: 'string' }, 'base-path': { type: 'string' }, 'read-only': { type: 'boolean' } } }));
+    ({ values } = parseArgs({
+      args: [...args],
+      strict: true,
+      allowPositionals: false,
+      options: {
+        ...TARGET_OPTIONS,
+        queue: { type: 'string' },
+        module: { type: 'string' },
+        port: { type: 'string' },
+        host: { type: 'string' },
+        'base-path': { type: 'string' },
+        'read-only': { type: 'boolean' },
+      },
+    }));
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
   const target = readTarget(values, io.env ?? process.env);
   const port = values.port === undefined ? 3000 : Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new UsageError(`--port must be an integer from 0 to 65535; got "${values.port}"`, false);
-  const reactors: AnyReactorDefinition[] = values.module === undefined ? [] : await loadReactors(resolve(values.module));
+  if (!Number.isInteger(port) || port < 0 || port > 65_535)
+    throw new UsageError(`--port must be an integer from 0 to 65535; got "${values.port}"`, false);
+  const reactors: AnyReactorDefinition[] =
+    values.module === undefined ? [] : await loadReactors(resolve(values.module));
   const { createDashboard, normalizeBasePath } = await import('../web/index.js').catch((error: unknown) => {
-    throw new UsageError(`the dashboard needs the optional peers hono and @hono/node-server (npm install hono @hono/node-server): ${(error as Error).message}`, false);
+    throw new UsageError(
+      `the dashboard needs the optional peers hono and @hono/node-server (npm install hono @hono/node-server): ${(error as Error).message}`,
+      false,
+    );
   });
   let base: string;
   try {
@@ -58,12 +80,27 @@ export async function runDashboardCommand(args: readonly string[], io: OpsIO, op
     throw new UsageError(`--base-path: ${(error as Error).message}`, false);
   }
   const { serve } = await import('@hono/node-server').catch((error: unknown) => {
-    throw new UsageError(`the dashboard needs the optional peer @hono/node-server (npm install @hono/node-server): ${(error as Error).message}`, false);
+    throw new UsageError(
+      `the dashboard needs the optional peer @hono/node-server (npm install @hono/node-server): ${(error as Error).message}`,
+      false,
+    );
   });
   const conn = await connect(target, reactors);
   const { createRedisRuntime } = await import('../bullmq.js');
-  const runtime = createRedisRuntime({ url: target.url, reactors, ...(target.prefix === undefined ? {} : { prefix: target.prefix }), ...(values.queue === undefined ? {} : { queueName: values.queue }) });
-  const app = createDashboard({ engine: runtime.engine, store: conn.backend.store, coordinator: conn.backend.coordinator, reactors, readOnly: values['read-only'] === true, basePath: base });
+  const runtime = createRedisRuntime({
+    url: target.url,
+    reactors,
+    ...(target.prefix === undefined ? {} : { prefix: target.prefix }),
+    ...(values.queue === undefined ? {} : { queueName: values.queue }),
+  });
+  const app = createDashboard({
+    engine: runtime.engine,
+    store: conn.backend.store,
+    coordinator: conn.backend.coordinator,
+    reactors,
+    readOnly: values['read-only'] === true,
+    basePath: base,
+  });
   const host = values.host ?? '127.0.0.1';
   let server: ReturnType<typeof serve>;
   try {
@@ -78,7 +115,9 @@ export async function runDashboardCommand(args: readonly string[], io: OpsIO, op
   }
   const address = server.address();
   const actual = typeof address === 'object' && address !== null ? address.port : port;
-  io.out(`ts-reactor dashboard: listening on http://${host}:${actual}${base}/executions over ${redactUrl(target.url)} (prefix ${target.prefix ?? 'rx'}${values['read-only'] ? ', read-only' : ''}; reactors: ${reactors.map((r) => r.name).join(', ') || 'none'})`);
+  io.out(
+    `ts-reactor dashboard: listening on http://${host}:${actual}${base}/executions over ${redactUrl(target.url)} (prefix ${target.prefix ?? 'rx'}${values['read-only'] ? ', read-only' : ''}; reactors: ${reactors.map((r) => r.name).join(', ') || 'none'})`,
+  );
   await untilStopped(options);
   await new Promise<void>((done) => server.close(() => done()));
   await runtime.close();

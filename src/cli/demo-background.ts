@@ -59,9 +59,15 @@ export async function runBackgroundDemo(options: BackgroundDemoOptions = {}): Pr
   const err = options.err ?? write;
   const concurrency = options.concurrency ?? 4;
   if (options.redisUrl === undefined) {
-    write('ts-reactor demo --background: contended transfers on the embedded engine (in-process worker pool, memory backend, no Redis)');
+    write(
+      'ts-reactor demo --background: contended transfers on the embedded engine (in-process worker pool, memory backend, no Redis)',
+    );
     header(write, `the embedded engine's in-process pool (pid ${process.pid}), ${concurrency} jobs at once`);
-    const engine = createEmbeddedEngine({ background: BACKGROUND, workerConcurrency: concurrency, reactors: [transfer] });
+    const engine = createEmbeddedEngine({
+      background: BACKGROUND,
+      workerConcurrency: concurrency,
+      reactors: [transfer],
+    });
     try {
       return await enqueueAndReport(engine, write, () => 'in-process pool');
     } finally {
@@ -84,7 +90,10 @@ export async function runBackgroundDemo(options: BackgroundDemoOptions = {}): Pr
   const prefix = `rx-demo-${randomBytes(4).toString('hex')}`;
   const workerCount = options.workers ?? 2;
   write(`ts-reactor demo --redis: contended transfers on ${workerCount} worker processes over Redis and BullMQ`);
-  header(write, `${workerCount} × \`ts-reactor worker\` (concurrency ${concurrency} each) on ${redactUrl(url)}, key prefix ${prefix} (removed at the end)`);
+  header(
+    write,
+    `${workerCount} × \`ts-reactor worker\` (concurrency ${concurrency} each) on ${redactUrl(url)}, key prefix ${prefix} (removed at the end)`,
+  );
 
   const children = new WorkerProcesses();
   const { createRedisRuntime } = await import('../bullmq.js');
@@ -93,7 +102,20 @@ export async function runBackgroundDemo(options: BackgroundDemoOptions = {}): Pr
     write('');
     for (let i = 1; i <= workerCount; i++) {
       const name = `worker-${i}`;
-      const args = ['--redis', url, '--module', moduleFile('demo-background-reactor'), '--prefix', prefix, '--concurrency', String(concurrency), '--worker-wait-ms', String(BACKGROUND.workerWaitMs), '--park-fallback-ms', String(BACKGROUND.parkFallbackMs)];
+      const args = [
+        '--redis',
+        url,
+        '--module',
+        moduleFile('demo-background-reactor'),
+        '--prefix',
+        prefix,
+        '--concurrency',
+        String(concurrency),
+        '--worker-wait-ms',
+        String(BACKGROUND.workerWaitMs),
+        '--park-fallback-ms',
+        String(BACKGROUND.parkFallbackMs),
+      ];
       const pid = await children.start(name, args);
       write(`started ${name} (pid ${pid})`);
     }
@@ -105,7 +127,9 @@ export async function runBackgroundDemo(options: BackgroundDemoOptions = {}): Pr
     const stops = await children.stopAll();
     if (stops.length > 0) write(`stopped ${stops.join(', ')}`);
     await runtime.close();
-    await removeKeys(url, prefix).catch((error: unknown) => err(`ts-reactor demo: could not remove the demo's keys (${prefix}:*): ${(error as Error).message}`));
+    await removeKeys(url, prefix).catch((error: unknown) =>
+      err(`ts-reactor demo: could not remove the demo's keys (${prefix}:*): ${(error as Error).message}`),
+    );
   }
 }
 
@@ -117,55 +141,109 @@ function unlessGone(error: unknown): undefined {
 
 function header(write: Write, workers: string): void {
   write('');
-  write(`reactor:  demo-transfer = withLock(account:<account>) -> post-transfer (~${POST_MS} ms, the lock is held throughout)`);
+  write(
+    `reactor:  demo-transfer = withLock(account:<account>) -> post-transfer (~${POST_MS} ms, the lock is held throughout)`,
+  );
   write(`workers:  ${workers}`);
-  write(`parking:  a worker that finds the lock held parks the execution at once (background.workerWaitMs = ${BACKGROUND.workerWaitMs});`);
-  write(`          the release wakes the first parked one (FIFO); a fallback job would resume it after ${BACKGROUND.parkFallbackMs} ms`);
+  write(
+    `parking:  a worker that finds the lock held parks the execution at once (background.workerWaitMs = ${BACKGROUND.workerWaitMs});`,
+  );
+  write(
+    `          the release wakes the first parked one (FIFO); a fallback job would resume it after ${BACKGROUND.parkFallbackMs} ms`,
+  );
 }
 
 /** Starts the transfers, waits for each, and prints their stories from the persisted traces. */
-async function enqueueAndReport(engine: Engine, write: Write, workerName: (fromStep: string) => string): Promise<number> {
+async function enqueueAndReport(
+  engine: Engine,
+  write: Write,
+  workerName: (fromStep: string) => string,
+): Promise<number> {
   write('');
   const t0 = Date.now();
   const started: { readonly transfer: Transfer; readonly executionId: string }[] = [];
   for (const t of TRANSFERS) {
-    const queued = await engine.start(transfer, { transferId: t.label, account: t.account, amountCents: t.amountCents });
+    const queued = await engine.start(transfer, {
+      transferId: t.label,
+      account: t.account,
+      amountCents: t.amountCents,
+    });
     if (queued.status !== 'queued') throw new Error(`${t.label} was not queued: ${queued.status}`);
     started.push({ transfer: t, executionId: queued.executionId });
-    write(`enqueued ${t.label} on account:${t.account} (${formatCents(t.amountCents)})  execution ${queued.executionId}`);
+    write(
+      `enqueued ${t.label} on account:${t.account} (${formatCents(t.amountCents)})  execution ${queued.executionId}`,
+    );
   }
-  const results = await Promise.all(started.map(async (s) => ({ ...s, result: await engine.wait(s.executionId, { timeoutMs: WAIT_TIMEOUT_MS, pollMs: 10 }).catch(unlessGone) })));
+  const results = await Promise.all(
+    started.map(async (s) => ({
+      ...s,
+      result: await engine.wait(s.executionId, { timeoutMs: WAIT_TIMEOUT_MS, pollMs: 10 }).catch(unlessGone),
+    })),
+  );
   const totalMs = Date.now() - t0;
   const labels = new Map(started.map((s) => [s.executionId, s.transfer.label]));
 
-  const releases = results.flatMap(({ transfer: t, result }) => (result?.trace ?? []).flatMap((e) => (e.type === 'coordination.released' ? [{ label: t.label, key: e.key, at: e.at }] : [])));
+  const releases = results.flatMap(({ transfer: t, result }) =>
+    (result?.trace ?? []).flatMap((e) =>
+      e.type === 'coordination.released' ? [{ label: t.label, key: e.key, at: e.at }] : [],
+    ),
+  );
   const rows: Summary[] = [];
   for (const { transfer: t, result } of results) {
     write('');
     write(`== ${t.label}  account:${t.account} ==`);
     if (!result) {
       write('  (its record is gone)');
-      rows.push({ label: t.label, account: t.account, status: 'unknown', worker: '?', parks: 0, waitedMs: 0, ranAt: undefined });
+      rows.push({
+        label: t.label,
+        account: t.account,
+        status: 'unknown',
+        worker: '?',
+        parks: 0,
+        waitedMs: 0,
+        ranAt: undefined,
+      });
       continue;
     }
     const story = tell(result, t0, { labels, releases, workerName });
     for (const line of story.lines) write(line);
-    rows.push({ label: t.label, account: t.account, status: result.status, worker: story.worker, parks: story.parks, waitedMs: story.waitedMs, ranAt: story.ranAt });
+    rows.push({
+      label: t.label,
+      account: t.account,
+      status: result.status,
+      worker: story.worker,
+      parks: story.parks,
+      waitedMs: story.waitedMs,
+      ranAt: story.ranAt,
+    });
   }
 
   write('');
   write('== summary ==');
   for (const row of rows) {
     const ran = row.ranAt === undefined ? '' : `  ran ${row.ranAt}`;
-    write(`  ${row.label}  account:${row.account.padEnd(7)} ${row.status.padEnd(9)} on ${row.worker.padEnd(15)} parked ${row.parks}x, waited ${String(row.waitedMs).padStart(4)} ms${ran}`);
+    write(
+      `  ${row.label}  account:${row.account.padEnd(7)} ${row.status.padEnd(9)} on ${row.worker.padEnd(15)} parked ${row.parks}x, waited ${String(row.waitedMs).padStart(4)} ms${ran}`,
+    );
   }
   const contended = rows.filter((r) => r.account === 'acme');
   const parked = contended.filter((r) => r.parks > 0);
   const allCompleted = rows.every((r) => r.status === 'completed');
   write('');
-  write(`${contended.length} transfers on account:acme ran one at a time: ${parked.length} parked (${parked.map((r) => r.label).join(', ') || 'none'}) and ${parked.every((r) => r.status === 'completed') ? 'completed' : 'did NOT all complete'} once the lock came free.`);
+  write(
+    `${contended.length} transfers on account:acme ran one at a time: ${parked.length} parked (${parked.map((r) => r.label).join(', ') || 'none'}) and ${parked.every((r) => r.status === 'completed') ? 'completed' : 'did NOT all complete'} once the lock came free.`,
+  );
   write(`t-4 on account:globex did not wait for them.`);
-  write(`${allCompleted ? `all ${rows.length} transfers completed` : `NOT every transfer completed (${rows.filter((r) => r.status !== 'completed').map((r) => `${r.label}: ${r.status}`).join(', ')})`} in ${totalMs} ms in total (one after another would take ≥ ${rows.length * POST_MS} ms).`);
+  write(
+    `${
+      allCompleted
+        ? `all ${rows.length} transfers completed`
+        : `NOT every transfer completed (${rows
+            .filter((r) => r.status !== 'completed')
+            .map((r) => `${r.label}: ${r.status}`)
+            .join(', ')})`
+    } in ${totalMs} ms in total (one after another would take ≥ ${rows.length * POST_MS} ms).`,
+  );
   return allCompleted ? 0 : 1;
 }
 
@@ -196,7 +274,15 @@ interface Story {
 }
 
 /** One execution's trace as readable lines. */
-function tell(result: RunResult, t0: number, context: { readonly labels: ReadonlyMap<string, string>; readonly releases: readonly Release[]; readonly workerName: (fromStep: string) => string }): Story {
+function tell(
+  result: RunResult,
+  t0: number,
+  context: {
+    readonly labels: ReadonlyMap<string, string>;
+    readonly releases: readonly Release[];
+    readonly workerName: (fromStep: string) => string;
+  },
+): Story {
   const { labels, releases, workerName } = context;
   const lines: string[] = [];
   const at = (e: ReactorEvent): string => `+${e.at - t0} ms`.padEnd(10);
@@ -205,7 +291,10 @@ function tell(result: RunResult, t0: number, context: { readonly labels: Readonl
     const id = holder?.replace(/^execution /, '').replace(/@.*$/, ''); // `execution <id>` or `execution <id>@<job run>`
     return id === undefined ? 'another execution' : (labels.get(id) ?? holder!);
   };
-  const value = result.status === 'completed' ? (result.value as { worker?: string; startedAt?: number; finishedAt?: number }) : undefined;
+  const value =
+    result.status === 'completed'
+      ? (result.value as { worker?: string; startedAt?: number; finishedAt?: number })
+      : undefined;
   const worker = value?.worker === undefined ? '?' : workerName(value.worker);
   let parks = 0;
   let holder: string | undefined;
@@ -225,11 +314,19 @@ function tell(result: RunResult, t0: number, context: { readonly labels: Readonl
         } else line(e, `queued again (${e.reason}) in ${e.delayMs} ms`);
         break;
       case 'run.resumed': {
-        const woken = wokenJobs.has(e.jobId) || (parkedAt !== undefined && wokenJobs.size === 0 && e.at - parkedAt.at < parkedAt.fallbackMs - 50);
+        const woken =
+          wokenJobs.has(e.jobId) ||
+          (parkedAt !== undefined && wokenJobs.size === 0 && e.at - parkedAt.at < parkedAt.fallbackMs - 50);
         const early = parkedAt === undefined ? 0 : parkedAt.fallbackMs - (e.at - parkedAt.at);
         const by = parkedAt === undefined ? undefined : releasedBy(releases, parkedAt.key, e.at);
-        const wokenBy = by === undefined ? 'woken by the release' : `woken by ${by.label}'s release (+${by.at - t0} ms)`;
-        line(e, woken ? `${wokenBy}: a worker picks it up (job ${shortJob(e.jobId)}), ${early} ms before its fallback` : `a worker picks it up (job ${shortJob(e.jobId)}${e.delivery > 1 ? `, delivery ${e.delivery}` : ''})`);
+        const wokenBy =
+          by === undefined ? 'woken by the release' : `woken by ${by.label}'s release (+${by.at - t0} ms)`;
+        line(
+          e,
+          woken
+            ? `${wokenBy}: a worker picks it up (job ${shortJob(e.jobId)}), ${early} ms before its fallback`
+            : `a worker picks it up (job ${shortJob(e.jobId)}${e.delivery > 1 ? `, delivery ${e.delivery}` : ''})`,
+        );
         parkedAt = undefined;
         break;
       }
@@ -239,7 +336,10 @@ function tell(result: RunResult, t0: number, context: { readonly labels: Readonl
       case 'run.parked':
         parks++;
         parkedAt = { at: e.at, fallbackMs: BACKGROUND.parkFallbackMs, key: e.key };
-        line(e, `PARKED: ${e.primitive} ${e.key} is held by ${who(holder)} (contention attempt ${e.attempt}); the worker moves on`);
+        line(
+          e,
+          `PARKED: ${e.primitive} ${e.key} is held by ${who(holder)} (contention attempt ${e.attempt}); the worker moves on`,
+        );
         break;
       case 'coordination.acquired':
         line(e, `${e.primitive} ${e.key} acquired`);
@@ -321,9 +421,19 @@ function tell(result: RunResult, t0: number, context: { readonly labels: Readonl
         break;
     }
   }
-  if (result.status !== 'completed' && result.status !== 'failed') lines.push(`  (still ${result.status} after ${WAIT_TIMEOUT_MS} ms)`);
-  const ranAt = value?.startedAt !== undefined && value.finishedAt !== undefined ? `+${value.startedAt - t0}..+${value.finishedAt - t0} ms` : undefined;
-  return { lines, worker, parks, waitedMs: stepAt === undefined || queuedAt === undefined ? 0 : stepAt - queuedAt, ranAt };
+  if (result.status !== 'completed' && result.status !== 'failed')
+    lines.push(`  (still ${result.status} after ${WAIT_TIMEOUT_MS} ms)`);
+  const ranAt =
+    value?.startedAt !== undefined && value.finishedAt !== undefined
+      ? `+${value.startedAt - t0}..+${value.finishedAt - t0} ms`
+      : undefined;
+  return {
+    lines,
+    worker,
+    parks,
+    waitedMs: stepAt === undefined || queuedAt === undefined ? 0 : stepAt - queuedAt,
+    ranAt,
+  };
 }
 
 /** The latest release of `key` at or just before `at` (worker clocks may differ by a few ms). */
@@ -364,9 +474,14 @@ function workerCommand(): { readonly command: string; readonly args: readonly st
 
 /** The demo's worker processes: started one by one (ready when they print their ready line), stopped with SIGTERM. */
 export class WorkerProcesses {
-  readonly #children: { readonly name: string; readonly child: ChildProcess; readonly exited: Promise<number | null> }[] = [];
+  readonly #children: {
+    readonly name: string;
+    readonly child: ChildProcess;
+    readonly exited: Promise<number | null>;
+  }[] = [];
   readonly #killOnExit = (): void => {
-    for (const { child } of this.#children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    for (const { child } of this.#children)
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   };
 
   constructor() {
@@ -376,14 +491,21 @@ export class WorkerProcesses {
   /** Spawns `ts-reactor worker <args>` named `name`; resolves to its pid once it is ready. */
   async start(name: string, args: readonly string[], readyTimeoutMs = 20_000): Promise<number> {
     const { command, args: prefix } = workerCommand();
-    const child = spawn(command, [...prefix, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, [WORKER_NAME_ENV]: name } });
+    const child = spawn(command, [...prefix, ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, [WORKER_NAME_ENV]: name },
+    });
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     this.#children.push({ name, child, exited });
     let stdout = '';
     let stderr = '';
     child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`${name} printed no ready line within ${readyTimeoutMs} ms${stderr ? `:\n${stderr}` : ''}`)), readyTimeoutMs);
+      const timer = setTimeout(
+        () =>
+          reject(new Error(`${name} printed no ready line within ${readyTimeoutMs} ms${stderr ? `:\n${stderr}` : ''}`)),
+        readyTimeoutMs,
+      );
       child.stdout?.on('data', (chunk: Buffer) => {
         stdout += chunk.toString();
         if (stdout.includes('ts-reactor worker: ready')) {
@@ -407,10 +529,14 @@ export class WorkerProcesses {
   async stopAll(graceMs = 10_000): Promise<string[]> {
     const lines = await Promise.all(
       this.#children.map(async ({ name, child, exited }) => {
-        if (child.exitCode !== null || child.signalCode !== null) return `${name} (had exited: ${child.exitCode ?? child.signalCode})`;
+        if (child.exitCode !== null || child.signalCode !== null)
+          return `${name} (had exited: ${child.exitCode ?? child.signalCode})`;
         child.kill('SIGTERM');
         let timer: NodeJS.Timeout | undefined;
-        const code = await Promise.race([exited, new Promise<'killed'>((resolve) => (timer = setTimeout(() => resolve('killed'), graceMs)))]);
+        const code = await Promise.race([
+          exited,
+          new Promise<'killed'>((resolve) => (timer = setTimeout(() => resolve('killed'), graceMs))),
+        ]);
         clearTimeout(timer);
         if (code === 'killed') {
           child.kill('SIGKILL');

@@ -22,7 +22,17 @@ export function checkoutReactor(services: DemoServices) {
   });
 
   return reactor('checkout')
-    .input({ orderId: text(), sku: text(), quantity: positiveInt(), amountCents: positiveInt(), cardToken: text(), country: text() }, { redact: ['cardToken'] })
+    .input(
+      {
+        orderId: text(),
+        sku: text(),
+        quantity: positiveInt(),
+        amountCents: positiveInt(),
+        cardToken: text(),
+        country: text(),
+      },
+      { redact: ['cardToken'] },
+    )
     .step('validate-order', {
       run: (order) => ({ orderId: order.orderId.toUpperCase() }),
     })
@@ -45,7 +55,11 @@ export function checkoutReactor(services: DemoServices) {
       compensate: (_error, { orderId }) => services.cancelShipment(orderId),
     })
     .step('notify-customer', {
-      args: ($) => ({ orderId: $.result('validate-order', 'orderId'), tracking: $.result('ship-order', 'tracking'), chargeId: $.result('charge-card', 'chargeId') }),
+      args: ($) => ({
+        orderId: $.result('validate-order', 'orderId'),
+        tracking: $.result('ship-order', 'tracking'),
+        chargeId: $.result('charge-card', 'chargeId'),
+      }),
       run: async ({ orderId, tracking, chargeId }) => {
         await services.notify(orderId, tracking);
         return { orderId, chargeId, tracking };

@@ -19,10 +19,14 @@ export function text(): StandardSchemaV1<string, string> {
 
 /** An integer above zero. */
 export function positiveInt(): StandardSchemaV1<number, number> {
-  return schema((v) => (typeof v === 'number' && Number.isInteger(v) && v > 0 ? { value: v } : issue('expected an integer > 0')));
+  return schema((v) =>
+    typeof v === 'number' && Number.isInteger(v) && v > 0 ? { value: v } : issue('expected an integer > 0'),
+  );
 }
 
 /** `inner`, or `fallback` when the value is missing (so the field becomes optional). */
 export function withDefault<T>(inner: StandardSchemaV1<T, T>, fallback: T): StandardSchemaV1<T | undefined, T> {
-  return schema((v) => (v === undefined ? { value: fallback } : (inner['~standard'].validate(v) as StandardSchemaV1.Result<T>)));
+  return schema((v) =>
+    v === undefined ? { value: fallback } : (inner['~standard'].validate(v) as StandardSchemaV1.Result<T>),
+  );
 }

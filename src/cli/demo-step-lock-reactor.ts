@@ -38,7 +38,13 @@ const refundHeld = (ctx: StepContext, account: string): boolean => ctx.heldKeys.
 
 /** audit → charge (step-level lock on the account) → notify (fails on request, to show the refund). */
 export const stepLockPayment = reactor('demo-step-lock')
-  .input({ paymentId: text(), account: text(), amountCents: positiveInt(), workMs: withDefault(positiveInt(), 200), failAt: withDefault(text(), 'none') })
+  .input({
+    paymentId: text(),
+    account: text(),
+    amountCents: positiveInt(),
+    workMs: withDefault(positiveInt(), 200),
+    failAt: withDefault(text(), 'none'),
+  })
   .step('audit', { args: ($) => ({ ms: $.input('workMs') }), run: ({ ms }) => work(ms) })
   .step('charge', {
     args: ($) => ({ account: $.input('account'), amountCents: $.input('amountCents'), ms: $.input('workMs') }),

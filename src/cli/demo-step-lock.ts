@@ -42,8 +42,14 @@ export async function runStepLockDemo(options: StepLockDemoOptions = {}): Promis
   const write = options.write ?? ((line: string) => console.log(line));
   const err = options.err ?? write;
   if (options.redisUrl === undefined) {
-    write('ts-reactor demo step-lock: one step serializes, the workflow does not (embedded engine, in-process worker pool, no Redis)');
-    const engine = createEmbeddedEngine({ background: BACKGROUND, workerConcurrency: CONCURRENCY, reactors: [stepLockPayment] });
+    write(
+      'ts-reactor demo step-lock: one step serializes, the workflow does not (embedded engine, in-process worker pool, no Redis)',
+    );
+    const engine = createEmbeddedEngine({
+      background: BACKGROUND,
+      workerConcurrency: CONCURRENCY,
+      reactors: [stepLockPayment],
+    });
     try {
       return await tell(engine, write);
     } finally {
@@ -64,13 +70,28 @@ export async function runStepLockDemo(options: StepLockDemoOptions = {}): Promis
   const url = parsed.url;
   const prefix = `rx-demo-${randomBytes(4).toString('hex')}`;
   const count = options.workers ?? 2;
-  write(`ts-reactor demo step-lock --redis: one step serializes, the workflow does not (${count} worker processes on ${redactUrl(url)}, key prefix ${prefix}, removed at the end)`);
+  write(
+    `ts-reactor demo step-lock --redis: one step serializes, the workflow does not (${count} worker processes on ${redactUrl(url)}, key prefix ${prefix}, removed at the end)`,
+  );
   const children = new WorkerProcesses();
   const { createRedisRuntime } = await import('../bullmq.js');
   const runtime = createRedisRuntime({ url, prefix, reactors: [stepLockPayment], background: BACKGROUND });
   try {
     for (let i = 1; i <= count; i++) {
-      const args = ['--redis', url, '--module', moduleFile('demo-step-lock-reactor'), '--prefix', prefix, '--concurrency', String(CONCURRENCY), '--worker-wait-ms', '0', '--park-fallback-ms', String(BACKGROUND.parkFallbackMs)];
+      const args = [
+        '--redis',
+        url,
+        '--module',
+        moduleFile('demo-step-lock-reactor'),
+        '--prefix',
+        prefix,
+        '--concurrency',
+        String(CONCURRENCY),
+        '--worker-wait-ms',
+        '0',
+        '--park-fallback-ms',
+        String(BACKGROUND.parkFallbackMs),
+      ];
       write(`started worker-${i} (pid ${await children.start(`worker-${i}`, args)})`);
     }
     return await tell(runtime.engine, write);
@@ -81,7 +102,9 @@ export async function runStepLockDemo(options: StepLockDemoOptions = {}): Promis
     const stops = await children.stopAll();
     if (stops.length > 0) write(`stopped ${stops.join(', ')}`);
     await runtime.close();
-    await removeKeys(url, prefix).catch((error: unknown) => err(`ts-reactor demo: could not remove the demo's keys (${prefix}:*): ${(error as Error).message}`));
+    await removeKeys(url, prefix).catch((error: unknown) =>
+      err(`ts-reactor demo: could not remove the demo's keys (${prefix}:*): ${(error as Error).message}`),
+    );
   }
 }
 
@@ -94,22 +117,35 @@ interface Payment {
 async function startAll(engine: Engine, payments: readonly Payment[]): Promise<Map<string, RunResult | undefined>> {
   const ids = await Promise.all(
     payments.map(async (p) => {
-      const queued = await engine.start(stepLockPayment, { paymentId: p.label, account: p.account, amountCents: 1_000, workMs: WORK_MS, ...(p.failAt ? { failAt: p.failAt } : {}) });
+      const queued = await engine.start(stepLockPayment, {
+        paymentId: p.label,
+        account: p.account,
+        amountCents: 1_000,
+        workMs: WORK_MS,
+        ...(p.failAt ? { failAt: p.failAt } : {}),
+      });
       return [p.label, queued.executionId] as const;
     }),
   );
-  const results = await Promise.all(ids.map(async ([label, id]) => [label, await engine.wait(id, { timeoutMs: 30_000, pollMs: 10 })] as const));
+  const results = await Promise.all(
+    ids.map(async ([label, id]) => [label, await engine.wait(id, { timeoutMs: 30_000, pollMs: 10 })] as const),
+  );
   return new Map(results);
 }
 
 /** The three paths, each with its checks; resolves to the exit code. */
 async function tell(engine: Engine, write: Write): Promise<number> {
   write('');
-  write(`reactor:  demo-step-lock = audit (~${WORK_MS} ms) -> charge (lock account:<account>, step level, ~${WORK_MS} ms) -> notify (~${WORK_MS} ms)`);
-  write(`parking:  a worker that finds account:<account> held parks the execution (workerWaitMs 0); the release wakes it`);
+  write(
+    `reactor:  demo-step-lock = audit (~${WORK_MS} ms) -> charge (lock account:<account>, step level, ~${WORK_MS} ms) -> notify (~${WORK_MS} ms)`,
+  );
+  write(
+    `parking:  a worker that finds account:<account> held parks the execution (workerWaitMs 0); the release wakes it`,
+  );
   const t0 = Date.now();
   const rel = (t: number): string => `+${t - t0}`;
-  const span = (s: Span | undefined): string => (s === undefined ? '(did not run)' : `${rel(s.startedAt)}..${rel(s.finishedAt)} ms on ${s.worker}`);
+  const span = (s: Span | undefined): string =>
+    s === undefined ? '(did not run)' : `${rel(s.startedAt)}..${rel(s.finishedAt)} ms on ${s.worker}`;
   let ok = true;
   const check = (pass: boolean, text: string): void => {
     ok &&= pass;
@@ -126,22 +162,39 @@ async function tell(engine: Engine, write: Write): Promise<number> {
   const spans = new Map<string, Record<string, Span>>();
   for (const [label, result] of first) {
     const steps = result?.steps ?? {};
-    const s = Object.fromEntries(['audit', 'charge', 'notify'].map((n) => [n, steps[n]?.result as Span])) as Record<string, Span>;
+    const s = Object.fromEntries(['audit', 'charge', 'notify'].map((n) => [n, steps[n]?.result as Span])) as Record<
+      string,
+      Span
+    >;
     spans.set(label, s);
-    write(`  ${label} ${result?.status ?? 'unknown'}: audit ${span(s.audit)} | charge ${span(s.charge)} | notify ${span(s.notify)}`);
+    write(
+      `  ${label} ${result?.status ?? 'unknown'}: audit ${span(s.audit)} | charge ${span(s.charge)} | notify ${span(s.notify)}`,
+    );
     for (const e of result?.trace ?? []) {
-      if (e.type === 'run.parked') write(`       ${rel(e.at)} ms PARKED at step ${e.step ?? '?'}: ${e.primitive} ${e.key} is held (contention attempt ${e.attempt})`);
+      if (e.type === 'run.parked')
+        write(
+          `       ${rel(e.at)} ms PARKED at step ${e.step ?? '?'}: ${e.primitive} ${e.key} is held (contention attempt ${e.attempt})`,
+        );
       if (e.type === 'run.woken') write(`       ${rel(e.at)} ms woken by the release of ${e.key}`);
     }
   }
   const a = spans.get('p-1')!;
   const b = spans.get('p-2')!;
-  const overlap = (x: Span | undefined, y: Span | undefined): boolean => x !== undefined && y !== undefined && x.startedAt < y.finishedAt && y.startedAt < x.finishedAt;
-  check([...first.values()].every((r) => r?.status === 'completed'), 'all three completed');
-  check(a.charge !== undefined && b.charge !== undefined && !overlap(a.charge, b.charge), 'the charge bodies on account:acme never overlapped (the step lock)');
+  const overlap = (x: Span | undefined, y: Span | undefined): boolean =>
+    x !== undefined && y !== undefined && x.startedAt < y.finishedAt && y.startedAt < x.finishedAt;
+  check(
+    [...first.values()].every((r) => r?.status === 'completed'),
+    'all three completed',
+  );
+  check(
+    a.charge !== undefined && b.charge !== undefined && !overlap(a.charge, b.charge),
+    'the charge bodies on account:acme never overlapped (the step lock)',
+  );
   check(overlap(a.audit, b.audit), 'the audits of p-1 and p-2 overlapped (only charge is locked)');
   const parked = [...first].filter(([, r]) => r?.trace.some((e) => e.type === 'run.parked' && e.step === 'charge'));
-  write(`  ${parked.length > 0 ? 'ok  ' : 'note'} ${parked.length > 0 ? `${parked.map(([l]) => l).join(', ')} parked at charge on ${accountKey('acme')}, was woken by the release and completed` : 'no execution had to park this time (the other charge had finished)'}`);
+  write(
+    `  ${parked.length > 0 ? 'ok  ' : 'note'} ${parked.length > 0 ? `${parked.map(([l]) => l).join(', ')} parked at charge on ${accountKey('acme')}, was woken by the release and completed` : 'no execution had to park this time (the other charge had finished)'}`,
+  );
 
   write('');
   write('== 3. compensated: p-4 on account:acme, notify fails ==');
@@ -154,15 +207,21 @@ async function tell(engine: Engine, write: Write): Promise<number> {
   const undone = at((e) => e.type === 'step.undone' && e.step === 'charge');
   const released = at((e) => e.type === 'coordination.released' && e.step === 'charge');
   check(failed?.status === 'failed' && failed.failedStep === 'notify', 'p-4 failed at notify');
-  check(retaken >= 0 && undone > retaken && released > undone, `the refund (charge's undo) ran holding ${accountKey('acme')}: re-acquired, refunded, released`);
+  check(
+    retaken >= 0 && undone > retaken && released > undone,
+    `the refund (charge's undo) ran holding ${accountKey('acme')}: re-acquired, refunded, released`,
+  );
   check((failed?.rollbackFailures.length ?? 1) === 0, 'no rollback failure');
   write('');
-  write(ok ? `every path showed what it should (${Date.now() - t0} ms in total)` : 'NOT every path showed what it should');
+  write(
+    ok ? `every path showed what it should (${Date.now() - t0} ms in total)` : 'NOT every path showed what it should',
+  );
   return ok ? 0 : 1;
 }
 
 function describe(e: ReactorEvent): string {
-  if (e.type === 'coordination.acquired' || e.type === 'coordination.released') return `${e.type.slice(13)} ${e.primitive} ${e.key}${e.step === undefined ? '' : ` for step ${e.step}`}`;
+  if (e.type === 'coordination.acquired' || e.type === 'coordination.released')
+    return `${e.type.slice(13)} ${e.primitive} ${e.key}${e.step === undefined ? '' : ` for step ${e.step}`}`;
   if (e.type === 'run.rolling_back') return `rolling back (failed at ${e.step ?? '?'})`;
   if (e.type === 'step.undone') return `undone ${e.step} (the refund)`;
   if (e.type === 'run.failed') return `failed: ${e.error.message}`;

@@ -21,9 +21,24 @@ interface Scenario {
 }
 
 const SCENARIOS: readonly Scenario[] = [
-  { title: '1. Success: reserve-stock and fraud-check run concurrently', orderId: 'a-1001', country: 'FR', behaviour: { pspFailures: 0, carrierRejects: false } },
-  { title: '2. Retry: the payment provider times out once', orderId: 'a-1002', country: 'FR', behaviour: { pspFailures: 1, carrierRejects: false } },
-  { title: '3. Failure: the carrier refuses the parcel, the order rolls back', orderId: 'a-1003', country: 'AQ', behaviour: { pspFailures: 0, carrierRejects: true } },
+  {
+    title: '1. Success: reserve-stock and fraud-check run concurrently',
+    orderId: 'a-1001',
+    country: 'FR',
+    behaviour: { pspFailures: 0, carrierRejects: false },
+  },
+  {
+    title: '2. Retry: the payment provider times out once',
+    orderId: 'a-1002',
+    country: 'FR',
+    behaviour: { pspFailures: 1, carrierRejects: false },
+  },
+  {
+    title: '3. Failure: the carrier refuses the parcel, the order rolls back',
+    orderId: 'a-1003',
+    country: 'AQ',
+    behaviour: { pspFailures: 0, carrierRejects: true },
+  },
 ];
 
 /** Runs the three scenarios, writing readable lines to `write`. */
@@ -45,7 +60,14 @@ async function runScenario(scenario: Scenario, write: Write): Promise<void> {
   const printer = new EventPrinter(write);
   const stop = engine.subscribe((event) => printer.print(event));
   try {
-    const result = await engine.run(checkout, { orderId: scenario.orderId, sku: 'mug', quantity: 2, amountCents: 4200, cardToken: 'tok_4242', country: scenario.country });
+    const result = await engine.run(checkout, {
+      orderId: scenario.orderId,
+      sku: 'mug',
+      quantity: 2,
+      amountCents: 4200,
+      cardToken: 'tok_4242',
+      country: scenario.country,
+    });
     summarize(result, write);
   } finally {
     stop();
@@ -75,7 +97,10 @@ class EventPrinter {
         this.#finished(event.step);
         return line('done', event.step);
       case 'step.retrying':
-        return line('retry', `${event.step}: "${event.error.message}"; attempt ${event.attempt} in ${event.delayMs} ms`);
+        return line(
+          'retry',
+          `${event.step}: "${event.error.message}"; attempt ${event.attempt} in ${event.delayMs} ms`,
+        );
       case 'step.failed':
         this.#finished(event.step);
         return line('FAILED', `${event.step} after ${event.attempt} attempt(s): ${event.error.message}`);
@@ -86,7 +111,10 @@ class EventPrinter {
         this.#finished(event.step);
         return line('halted', `${event.step}: ${event.reason}`);
       case 'run.rolling_back':
-        return line('rollback', `because ${String(event.step)} failed: compensate it, then undo completed steps newest first`);
+        return line(
+          'rollback',
+          `because ${String(event.step)} failed: compensate it, then undo completed steps newest first`,
+        );
       case 'step.compensated':
         return line('compensate', event.step);
       case 'step.undone':
@@ -160,9 +188,17 @@ function summarize(result: RunResult, write: Write): void {
       write(`  => completed${retries > 0 ? ` after ${retries} retry(ies)` : ''}: ${JSON.stringify(result.value)}`);
       return;
     case 'failed': {
-      const rolledBack = result.trace.flatMap((e) => (e.type === 'step.compensated' ? [`${e.step} (compensated)`] : e.type === 'step.undone' ? [`${e.step} (undone)`] : []));
+      const rolledBack = result.trace.flatMap((e) =>
+        e.type === 'step.compensated'
+          ? [`${e.step} (compensated)`]
+          : e.type === 'step.undone'
+            ? [`${e.step} (undone)`]
+            : [],
+      );
       write(`  => failed at ${String(result.failedStep)}: ${result.error.message}`);
-      write(`     rolled back in this order: ${rolledBack.join(', ')}; rollback failures: ${result.rollbackFailures.length}`);
+      write(
+        `     rolled back in this order: ${rolledBack.join(', ')}; rollback failures: ${result.rollbackFailures.length}`,
+      );
       return;
     }
     case 'halted':

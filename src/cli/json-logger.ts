@@ -29,21 +29,43 @@ export function isLogLevel(raw: string): raw is CliLogLevel {
 function plain(value: unknown): unknown {
   if (!(value instanceof Error)) return value;
   const withCode = value as Error & { code?: unknown };
-  return { name: value.name, message: value.message, ...(withCode.code === undefined ? {} : { code: withCode.code }), ...(value.cause === undefined ? {} : { cause: plain(value.cause) }) };
+  return {
+    name: value.name,
+    message: value.message,
+    ...(withCode.code === undefined ? {} : { code: withCode.code }),
+    ...(value.cause === undefined ? {} : { cause: plain(value.cause) }),
+  };
 }
 
-function line(level: CliLogLevel, now: () => number, bindings: Record<string, unknown>, entry: object | string, message: string | undefined): string {
+function line(
+  level: CliLogLevel,
+  now: () => number,
+  bindings: Record<string, unknown>,
+  entry: object | string,
+  message: string | undefined,
+): string {
   const fields: Record<string, unknown> = typeof entry === 'string' ? {} : { ...entry };
   for (const [key, value] of Object.entries(fields)) fields[key] = plain(value);
   const msg = typeof entry === 'string' ? entry : message;
-  return JSON.stringify({ level: LEVEL_NUMBERS[level], time: now(), ...bindings, ...fields, ...(msg === undefined ? {} : { msg }) });
+  return JSON.stringify({
+    level: LEVEL_NUMBERS[level],
+    time: now(),
+    ...bindings,
+    ...fields,
+    ...(msg === undefined ? {} : { msg }),
+  });
 }
 
 /**
  * A logger writing entries at `level` or above as JSON lines through `write` (the worker passes
  * stdout); lower entries are dropped. `now` is the timestamp source (default `Date.now`).
  */
-export function jsonLinesLogger(level: CliLogLevel, write: (line: string) => void, now: () => number = Date.now, bindings: Record<string, unknown> = {}): JsonLinesLogger {
+export function jsonLinesLogger(
+  level: CliLogLevel,
+  write: (line: string) => void,
+  now: () => number = Date.now,
+  bindings: Record<string, unknown> = {},
+): JsonLinesLogger {
   const min = LEVEL_NUMBERS[level];
   const method =
     (at: CliLogLevel) =>

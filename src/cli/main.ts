@@ -43,7 +43,12 @@ const demo: Handler = async (args, io) => {
   if (args[0] === 'step-lock') return stepLockDemo(args.slice(1), io);
   let values;
   try {
-    ({ values } = parseArgs({ args: [...args], strict: true, allowPositionals: false, options: { background: { type: 'boolean' }, redis: { type: 'string' }, workers: { type: 'string' } } }));
+    ({ values } = parseArgs({
+      args: [...args],
+      strict: true,
+      allowPositionals: false,
+      options: { background: { type: 'boolean' }, redis: { type: 'string' }, workers: { type: 'string' } },
+    }));
   } catch (error) {
     io.err(`ts-reactor demo: ${(error as Error).message}\n\n${USAGE}`);
     return 2;
@@ -62,29 +67,51 @@ const demo: Handler = async (args, io) => {
     return 2;
   }
   if (workers !== undefined && values.redis === undefined) {
-    io.err(`ts-reactor demo: --workers needs --redis <url> (the embedded default runs one in-process pool)\n\n${USAGE}`);
+    io.err(
+      `ts-reactor demo: --workers needs --redis <url> (the embedded default runs one in-process pool)\n\n${USAGE}`,
+    );
     return 2;
   }
   const { runBackgroundDemo } = await import('./demo-background.js');
-  return runBackgroundDemo({ write: io.out, err: io.err, ...(values.redis === undefined ? {} : { redisUrl: values.redis }), ...(workers === undefined ? {} : { workers }) });
+  return runBackgroundDemo({
+    write: io.out,
+    err: io.err,
+    ...(values.redis === undefined ? {} : { redisUrl: values.redis }),
+    ...(workers === undefined ? {} : { workers }),
+  });
 };
 
 /** `demo step-lock [--redis <url> [--workers <n>]]`. */
 const stepLockDemo: Handler = async (args, io) => {
   let values;
   try {
-    ({ values } = parseArgs({ args: [...args], strict: true, allowPositionals: false, options: { redis: { type: 'string' }, workers: { type: 'string' } } }));
+    ({ values } = parseArgs({
+      args: [...args],
+      strict: true,
+      allowPositionals: false,
+      options: { redis: { type: 'string' }, workers: { type: 'string' } },
+    }));
   } catch (error) {
     io.err(`ts-reactor demo step-lock: ${(error as Error).message}\n\n${USAGE}`);
     return 2;
   }
   const workers = values.workers === undefined ? undefined : Number(values.workers);
-  if (workers !== undefined && (values.redis === undefined || !Number.isInteger(workers) || workers < 1 || workers > 16)) {
-    io.err(`ts-reactor demo step-lock: --workers needs --redis <url> and an integer from 1 to 16; got "${values.workers}"`);
+  if (
+    workers !== undefined &&
+    (values.redis === undefined || !Number.isInteger(workers) || workers < 1 || workers > 16)
+  ) {
+    io.err(
+      `ts-reactor demo step-lock: --workers needs --redis <url> and an integer from 1 to 16; got "${values.workers}"`,
+    );
     return 2;
   }
   const { runStepLockDemo } = await import('./demo-step-lock.js');
-  return runStepLockDemo({ write: io.out, err: io.err, ...(values.redis === undefined ? {} : { redisUrl: values.redis }), ...(workers === undefined ? {} : { workers }) });
+  return runStepLockDemo({
+    write: io.out,
+    err: io.err,
+    ...(values.redis === undefined ? {} : { redisUrl: values.redis }),
+    ...(workers === undefined ? {} : { workers }),
+  });
 };
 
 const worker: Handler = async (args, io) => {

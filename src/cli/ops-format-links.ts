@@ -13,7 +13,10 @@ function utc(ms: number): string {
 
 /** `approve (correlation po-7, timeout 2026-11-30 10:00:00)`: an interrupt's step path and what identifies and ends it. */
 export function interruptText(i: InterruptView): string {
-  const details = [...(i.correlationId === undefined ? [] : [`correlation ${i.correlationId}`]), i.timeoutAt === undefined ? 'no timeout' : `timeout ${utc(i.timeoutAt)}`];
+  const details = [
+    ...(i.correlationId === undefined ? [] : [`correlation ${i.correlationId}`]),
+    i.timeoutAt === undefined ? 'no timeout' : `timeout ${utc(i.timeoutAt)}`,
+  ];
   return `${i.step} (${details.join(', ')})`;
 }
 
@@ -25,13 +28,17 @@ export function interruptText(i: InterruptView): string {
 export function linkedText(e: ExecutionDetail): string[] {
   const children = e.links.children;
   if (children.length === 0) return [];
-  const stepOf = new Map(e.steps.flatMap((s) => (s.record.unitId === undefined ? [] : [[s.record.unitId, s.path] as const])));
+  const stepOf = new Map(
+    e.steps.flatMap((s) => (s.record.unitId === undefined ? [] : [[s.record.unitId, s.path] as const])),
+  );
   const awaited = e.status === 'parked' && e.waitingFor?.primitive === 'async' ? e.waitingFor.key : undefined;
   const lines = [`  children (${children.length})`];
   for (const c of children) {
     const step = stepOf.get(c.id);
     const role = step === undefined ? '' : `  async unit of step ${step}`;
-    lines.push(`    ${c.id}  ${c.reactor.padEnd(16)} ${c.status.padEnd(12)}${role}${c.id === awaited ? '  (awaited)' : ''}`.trimEnd());
+    lines.push(
+      `    ${c.id}  ${c.reactor.padEnd(16)} ${c.status.padEnd(12)}${role}${c.id === awaited ? '  (awaited)' : ''}`.trimEnd(),
+    );
   }
   return lines;
 }

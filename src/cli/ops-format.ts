@@ -3,7 +3,15 @@
  *
  * @module
  */
-import type { CoordinationView, ExecutionDetail, ExecutionSummary, HolderView, InterruptView, OrderedView, WaiterView } from '../ops/types.js';
+import type {
+  CoordinationView,
+  ExecutionDetail,
+  ExecutionSummary,
+  HolderView,
+  InterruptView,
+  OrderedView,
+  WaiterView,
+} from '../ops/types.js';
 import { interruptText, linkedText } from './ops-format-links.js';
 
 /** A UTC time to the second. */
@@ -13,33 +21,64 @@ export function when(ms: number | undefined): string {
 
 /** A short duration. */
 export function span(ms: number): string {
-  return ms < 1_000 ? `${Math.max(0, Math.round(ms))} ms` : ms < 120_000 ? `${(ms / 1_000).toFixed(1)} s` : `${Math.round(ms / 60_000)} min`;
+  return ms < 1_000
+    ? `${Math.max(0, Math.round(ms))} ms`
+    : ms < 120_000
+      ? `${(ms / 1_000).toFixed(1)} s`
+      : `${Math.round(ms / 60_000)} min`;
 }
 
 /** One line per execution. */
 export function executionLine(e: ExecutionSummary): string {
-  const extra = e.status === 'parked' && e.waitingFor ? `waits for ${e.waitingFor.primitive} ${e.waitingFor.key}` : e.interrupts && e.interrupts.length > 0 ? pausedAt(e.interrupts) : e.failedStep ? `failed at ${e.failedStep}: ${e.error?.message ?? ''}` : (e.error?.message ?? '');
+  const extra =
+    e.status === 'parked' && e.waitingFor
+      ? `waits for ${e.waitingFor.primitive} ${e.waitingFor.key}`
+      : e.interrupts && e.interrupts.length > 0
+        ? pausedAt(e.interrupts)
+        : e.failedStep
+          ? `failed at ${e.failedStep}: ${e.error?.message ?? ''}`
+          : (e.error?.message ?? '');
   return `${e.id}  ${e.reactor.padEnd(16)} ${e.status.padEnd(12)} ${when(e.createdAt)}  ${extra}`.trimEnd();
 }
 
 /** An execution in full, as text. */
 export function executionText(e: ExecutionDetail): string[] {
-  const lines = [`execution ${e.id}`, `  reactor    ${e.reactor}`, `  status     ${e.status}`, `  created    ${when(e.createdAt)}`, `  updated    ${when(e.updatedAt)}`];
+  const lines = [
+    `execution ${e.id}`,
+    `  reactor    ${e.reactor}`,
+    `  status     ${e.status}`,
+    `  created    ${when(e.createdAt)}`,
+    `  updated    ${when(e.updatedAt)}`,
+  ];
   if (e.parentId) lines.push(`  parent     ${e.parentId}`);
   if (e.retryOf) lines.push(`  retries    ${e.retryOf}`);
   lines.push(`  input      ${e.inputHidden ? '(hidden: reactor not known here)' : JSON.stringify(e.input)}`);
-  if (e.waiting) lines.push(`  waits for  ${e.waiting.waitingFor.primitive} ${e.waiting.waitingFor.key}${e.waiting.step ? ` at step ${e.waiting.step}` : ''} (attempt ${e.waiting.waitingFor.attempt})${e.waiting.holders.map((h) => `; held by ${holder(h)}`).join('')}`);
-  for (const i of e.interrupts ?? []) lines.push(`  interrupt  ${interruptText(i)}${i.maxAttempts === undefined ? '' : `; invalid payloads ${i.invalidAttempts}${i.maxAttempts === 0 ? '' : ` of ${i.maxAttempts}`}`}`);
-  if (e.error) lines.push(`  error      ${e.error.name}: ${e.error.message}${e.failedStep ? ` (step ${e.failedStep})` : ''}`);
-  for (let cause = e.error?.cause; cause; cause = cause.cause) lines.push(`    caused by ${cause.name}: ${cause.message}`);
+  if (e.waiting)
+    lines.push(
+      `  waits for  ${e.waiting.waitingFor.primitive} ${e.waiting.waitingFor.key}${e.waiting.step ? ` at step ${e.waiting.step}` : ''} (attempt ${e.waiting.waitingFor.attempt})${e.waiting.holders.map((h) => `; held by ${holder(h)}`).join('')}`,
+    );
+  for (const i of e.interrupts ?? [])
+    lines.push(
+      `  interrupt  ${interruptText(i)}${i.maxAttempts === undefined ? '' : `; invalid payloads ${i.invalidAttempts}${i.maxAttempts === 0 ? '' : ` of ${i.maxAttempts}`}`}`,
+    );
+  if (e.error)
+    lines.push(`  error      ${e.error.name}: ${e.error.message}${e.failedStep ? ` (step ${e.failedStep})` : ''}`);
+  for (let cause = e.error?.cause; cause; cause = cause.cause)
+    lines.push(`    caused by ${cause.name}: ${cause.message}`);
   if (e.haltReason) lines.push(`  halted     ${e.haltReason}`);
   if (e.cancelReason) lines.push(`  cancelled  ${e.cancelReason}`);
   lines.push('  steps');
-  for (const s of e.steps) lines.push(`    ${s.path.padEnd(20)} ${s.record.status.padEnd(12)} attempts ${s.record.attempts}${s.record.error ? `  ${s.record.error.message}` : ''}`);
-  for (const f of e.rollbackFailures) lines.push(`  rollback failure: ${f.kind} of ${f.step} ${f.reason}: ${f.message}`);
+  for (const s of e.steps)
+    lines.push(
+      `    ${s.path.padEnd(20)} ${s.record.status.padEnd(12)} attempts ${s.record.attempts}${s.record.error ? `  ${s.record.error.message}` : ''}`,
+    );
+  for (const f of e.rollbackFailures)
+    lines.push(`  rollback failure: ${f.kind} of ${f.step} ${f.reason}: ${f.message}`);
   lines.push(...linkedText(e));
   for (const r of e.links.retries) lines.push(`  retried as ${r.id} ${r.status}`);
-  lines.push(`  trace      ${e.trace.length} events${e.trace.length === 0 ? '' : `, last ${e.trace.at(-1)?.type ?? ''}`}`);
+  lines.push(
+    `  trace      ${e.trace.length} events${e.trace.length === 0 ? '' : `, last ${e.trace.at(-1)?.type ?? ''}`}`,
+  );
   return lines;
 }
 
@@ -53,7 +92,9 @@ function holder(h: HolderView): string {
 }
 
 function waiting(list: readonly WaiterView[]): string[] {
-  return list.map((w) => `    waiting: ${w.executionId} (${w.reactor}${w.step ? `, step ${w.step}` : ''}, attempt ${w.attempt})`);
+  return list.map(
+    (w) => `    waiting: ${w.executionId} (${w.reactor}${w.step ? `, step ${w.step}` : ''}, attempt ${w.attempt})`,
+  );
 }
 
 /** An ordered lock's cursor. */
@@ -65,14 +106,23 @@ export function orderedLine(o: OrderedView): string {
 /** The coordination view as text; engine-internal keys only with `internal`. */
 export function coordinationText(view: CoordinationView, internal: boolean): string[] {
   const lines: string[] = [];
-  for (const l of view.locks.filter((x) => internal || !x.internal)) lines.push(`lock ${l.key}  held by ${holder(l)}  nesting ${l.nesting}  ttl ${span(l.ttlMs)}  token ${l.token}${l.internal ? '  (liveness)' : ''}`, ...waiting(l.waiting));
+  for (const l of view.locks.filter((x) => internal || !x.internal))
+    lines.push(
+      `lock ${l.key}  held by ${holder(l)}  nesting ${l.nesting}  ttl ${span(l.ttlMs)}  token ${l.token}${l.internal ? '  (liveness)' : ''}`,
+      ...waiting(l.waiting),
+    );
   for (const s of view.semaphores) {
     lines.push(`semaphore ${s.key}  ${s.holders.length}/${s.limit} held, ${s.free} free`);
     for (const h of s.holders) lines.push(`    holder: ${holder(h)} nesting ${h.nesting} ttl ${span(h.ttlMs)}`);
     lines.push(...waiting(s.waiting));
   }
-  for (const r of view.rates) lines.push(`rate ${r.key}  window ${span(r.periodMs)}  ${r.count} in window  oldest leaves in ${span(r.resetInMs)}`, ...waiting(r.waiting));
-  for (const p of view.periods.filter((x) => internal || !x.internal)) lines.push(`period ${p.key}  bucket ${p.bucket}  expires in ${span(p.ttlMs)}`);
+  for (const r of view.rates)
+    lines.push(
+      `rate ${r.key}  window ${span(r.periodMs)}  ${r.count} in window  oldest leaves in ${span(r.resetInMs)}`,
+      ...waiting(r.waiting),
+    );
+  for (const p of view.periods.filter((x) => internal || !x.internal))
+    lines.push(`period ${p.key}  bucket ${p.bucket}  expires in ${span(p.ttlMs)}`);
   for (const o of view.ordered) lines.push(orderedLine(o), ...waiting(o.waiting));
   return lines;
 }

@@ -38,15 +38,24 @@ export interface Target {
 }
 
 /** Reads `--redis`/`REDIS_URL`, `--prefix` and `--connect-timeout`; a {@link UsageError} on a bad value. */
-export function readTarget(values: { readonly redis?: string | undefined; readonly prefix?: string | undefined; readonly 'connect-timeout'?: string | undefined }, env: Readonly<Record<string, string | undefined>>): Target {
+export function readTarget(
+  values: {
+    readonly redis?: string | undefined;
+    readonly prefix?: string | undefined;
+    readonly 'connect-timeout'?: string | undefined;
+  },
+  env: Readonly<Record<string, string | undefined>>,
+): Target {
   const raw = values.redis ?? env['REDIS_URL'];
   if (raw === undefined || raw === '') throw new UsageError('missing --redis <url> (or set REDIS_URL)', false);
   const url = parseRedisUrl(raw);
   if (!url.ok) throw new UsageError(`--redis: ${url.message}`, false);
-  if (values.prefix !== undefined && (values.prefix === '' || /[{}\s]/.test(values.prefix))) throw new UsageError(`--prefix must be non-empty, without braces or whitespace; got "${values.prefix}"`, false);
+  if (values.prefix !== undefined && (values.prefix === '' || /[{}\s]/.test(values.prefix)))
+    throw new UsageError(`--prefix must be non-empty, without braces or whitespace; got "${values.prefix}"`, false);
   const timeout = values['connect-timeout'];
   const connectTimeoutMs = timeout === undefined ? 2_000 : Number(timeout);
-  if (!Number.isSafeInteger(connectTimeoutMs) || connectTimeoutMs < 1) throw new UsageError(`--connect-timeout must be a positive integer (ms); got "${timeout}"`, false);
+  if (!Number.isSafeInteger(connectTimeoutMs) || connectTimeoutMs < 1)
+    throw new UsageError(`--connect-timeout must be a positive integer (ms); got "${timeout}"`, false);
   return { url: url.url, prefix: values.prefix, connectTimeoutMs };
 }
 
@@ -65,7 +74,10 @@ export async function connect(target: Target, reactors: readonly AnyReactorDefin
     throw new UsageError(`cannot reach Redis at ${redactUrl(target.url)}: ${(error as Error).message}`, false);
   }
   const { createRedisBackend } = await import('../storage/redis/index.js');
-  const backend = createRedisBackend({ url: target.url, ...(target.prefix === undefined ? {} : { prefix: target.prefix }) });
+  const backend = createRedisBackend({
+    url: target.url,
+    ...(target.prefix === undefined ? {} : { prefix: target.prefix }),
+  });
   const model = createReadModel({ store: backend.store, coordinator: backend.coordinator, reactors });
   return { backend, model, close: () => backend.close() };
 }

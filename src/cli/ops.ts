@@ -26,7 +26,12 @@ type Handler = (args: readonly string[], io: OpsIO) => Promise<number>;
 
 function parse<O extends Record<string, { readonly type: 'string' | 'boolean' }>>(args: readonly string[], options: O) {
   try {
-    return parseArgs({ args: [...args], strict: true, allowPositionals: true, options: { ...TARGET_OPTIONS, ...options } });
+    return parseArgs({
+      args: [...args],
+      strict: true,
+      allowPositionals: true,
+      options: { ...TARGET_OPTIONS, ...options },
+    });
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
@@ -35,15 +40,24 @@ function parse<O extends Record<string, { readonly type: 'string' | 'boolean' }>
 function time(name: string, raw: string | undefined): number | undefined {
   const value = parseOperatorTime(raw);
   if (value === undefined) return undefined;
-  if (!Number.isFinite(value)) throw new UsageError(`--${name}: "${raw}" is not a time (ISO 8601 or ms since the epoch)`, false);
+  if (!Number.isFinite(value))
+    throw new UsageError(`--${name}: "${raw}" is not a time (ISO 8601 or ms since the epoch)`, false);
   return value;
 }
 
 /** `executions list|show`. */
 export const executionsCommand: Handler = async (args, io) => {
-  const { values, positionals } = parse(args, { reactor: { type: 'string' }, status: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' }, limit: { type: 'string' }, cursor: { type: 'string' } });
+  const { values, positionals } = parse(args, {
+    reactor: { type: 'string' },
+    status: { type: 'string' },
+    from: { type: 'string' },
+    to: { type: 'string' },
+    limit: { type: 'string' },
+    cursor: { type: 'string' },
+  });
   const [sub, id, ...rest] = positionals;
-  if ((sub !== 'list' && sub !== 'show') || rest.length > 0 || (sub === 'show') !== (id !== undefined)) throw new UsageError('expected "executions list [filters]" or "executions show <id>"');
+  if ((sub !== 'list' && sub !== 'show') || rest.length > 0 || (sub === 'show') !== (id !== undefined))
+    throw new UsageError('expected "executions list [filters]" or "executions show <id>"');
   const target = readTarget(values, io.env ?? process.env);
   const from = time('from', values.from);
   const to = time('to', values.to);
@@ -90,13 +104,19 @@ export const locksCommand: Handler = async (args, io) => {
   try {
     const view = await conn.model.coordination({
       pattern: positionals[0] ?? '*',
-      ...(progress ? { onProgress: (kind: string, examined: number) => io.err(`ts-reactor locks: scanning ${kind} keys… ${examined} examined`) } : {}),
+      ...(progress
+        ? {
+            onProgress: (kind: string, examined: number) =>
+              io.err(`ts-reactor locks: scanning ${kind} keys… ${examined} examined`),
+          }
+        : {}),
     });
     if (values.json) io.out(JSON.stringify(view, null, 2));
     else {
       const lines = coordinationText(view, values.internal === true);
       lines.forEach((l) => io.out(l));
-      if (lines.length === 0) io.out(`(nothing held${positionals[0] === undefined ? '' : ` matching ${positionals[0]}`})`);
+      if (lines.length === 0)
+        io.out(`(nothing held${positionals[0] === undefined ? '' : ` matching ${positionals[0]}`})`);
     }
     return 0;
   } finally {
@@ -108,12 +128,14 @@ export const locksCommand: Handler = async (args, io) => {
 export const orderedLockCommand: Handler = async (args, io) => {
   const { values, positionals } = parse(args, {});
   const [op, key, ...rest] = positionals;
-  if ((op !== 'peek' && op !== 'skip' && op !== 'reset') || key === undefined || key === '' || rest.length > 0) throw new UsageError('expected "ordered-lock peek|skip|reset <key>"');
+  if ((op !== 'peek' && op !== 'skip' && op !== 'reset') || key === undefined || key === '' || rest.length > 0)
+    throw new UsageError('expected "ordered-lock peek|skip|reset <key>"');
   const target = readTarget(values, io.env ?? process.env);
   const conn = await connect(target);
   try {
     const before = await conn.model.orderedLock(key);
-    const after = op === 'peek' ? before : op === 'skip' ? await conn.model.orderedSkip(key) : await conn.model.orderedReset(key);
+    const after =
+      op === 'peek' ? before : op === 'skip' ? await conn.model.orderedSkip(key) : await conn.model.orderedReset(key);
     if (values.json) io.out(JSON.stringify(op === 'peek' ? after : { before, after }, null, 2));
     else {
       if (op !== 'peek') io.out(`before: ${orderedLine(before)}`);

@@ -7,7 +7,8 @@
  */
 
 /** A Redis URL that parsed, or why it did not. */
-export type ParsedRedisUrl = { readonly ok: true; readonly url: string } | { readonly ok: false; readonly message: string };
+export type ParsedRedisUrl =
+  { readonly ok: true; readonly url: string } | { readonly ok: false; readonly message: string };
 
 /** Checks that `raw` is a `redis://` or `rediss://` URL with a host. */
 export function parseRedisUrl(raw: string): ParsedRedisUrl {
@@ -18,9 +19,13 @@ export function parseRedisUrl(raw: string): ParsedRedisUrl {
     return { ok: false, message: `"${raw}" is not a URL; expected redis://[user:password@]host[:port][/db]` };
   }
   if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') {
-    return { ok: false, message: `"${redactUrl(raw)}" is not a Redis URL (scheme ${parsed.protocol}); expected redis://host[:port] or rediss://host[:port]` };
+    return {
+      ok: false,
+      message: `"${redactUrl(raw)}" is not a Redis URL (scheme ${parsed.protocol}); expected redis://host[:port] or rediss://host[:port]`,
+    };
   }
-  if (parsed.hostname === '') return { ok: false, message: `"${redactUrl(raw)}" names no host; expected redis://host[:port]` };
+  if (parsed.hostname === '')
+    return { ok: false, message: `"${redactUrl(raw)}" names no host; expected redis://host[:port]` };
   return { ok: true, url: raw };
 }
 
@@ -64,7 +69,13 @@ export async function pingRedis(url: string, timeoutMs = 2_000): Promise<void> {
   } catch (error) {
     // With retries off, connect() rejects with "Connection is closed."; the cause came as an 'error' event.
     const cause = lastError as (Error & { code?: string }) | undefined;
-    if (cause && cause !== error) throw new Error(cause.code !== undefined && !cause.message.includes(cause.code) ? `${cause.code}: ${cause.message}` : cause.message, { cause });
+    if (cause && cause !== error)
+      throw new Error(
+        cause.code !== undefined && !cause.message.includes(cause.code)
+          ? `${cause.code}: ${cause.message}`
+          : cause.message,
+        { cause },
+      );
     throw error;
   } finally {
     clearTimeout(timer);

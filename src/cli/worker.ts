@@ -83,7 +83,8 @@ interface WorkerConfig {
 function integer(name: string, raw: string | undefined, min: number): number | undefined {
   if (raw === undefined) return undefined;
   const value = Number(raw);
-  if (!/^\d+$/.test(raw.trim()) || !Number.isSafeInteger(value) || value < min) throw new UsageError(`--${name} must be an integer ≥ ${min}; got "${raw}"`);
+  if (!/^\d+$/.test(raw.trim()) || !Number.isSafeInteger(value) || value < min)
+    throw new UsageError(`--${name} must be an integer ≥ ${min}; got "${raw}"`);
   return value;
 }
 
@@ -115,14 +116,17 @@ function parseConfig(args: readonly string[], env: Readonly<Record<string, strin
   if (rawUrl === undefined || rawUrl === '') throw new UsageError('missing --redis <url> (or set REDIS_URL)');
   const url = parseRedisUrl(rawUrl);
   if (!url.ok) throw new UsageError(`--redis: ${url.message}`);
-  if (values.module === undefined || values.module === '') throw new UsageError('missing --module <path>: an ES module that exports the reactors to process');
-  if (values.prefix !== undefined && (values.prefix === '' || /[{}\s]/.test(values.prefix))) throw new UsageError(`--prefix must be non-empty, without braces or whitespace; got "${values.prefix}"`);
+  if (values.module === undefined || values.module === '')
+    throw new UsageError('missing --module <path>: an ES module that exports the reactors to process');
+  if (values.prefix !== undefined && (values.prefix === '' || /[{}\s]/.test(values.prefix)))
+    throw new UsageError(`--prefix must be non-empty, without braces or whitespace; got "${values.prefix}"`);
   const workerWaitMs = integer('worker-wait-ms', values['worker-wait-ms'], 0);
   const parkFallbackMs = integer('park-fallback-ms', values['park-fallback-ms'], 1);
   const contentionCap = integer('contention-cap', values['contention-cap'], 1);
   const shutdownTimeoutMs = integer('shutdown-timeout', values['shutdown-timeout'], 0);
   const logLevel = values['log-level'];
-  if (logLevel !== undefined && !isLogLevel(logLevel)) throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}; got "${logLevel}"`, false);
+  if (logLevel !== undefined && !isLogLevel(logLevel))
+    throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}; got "${logLevel}"`, false);
   return {
     url: url.url,
     modulePath: resolve(values.module),
@@ -141,7 +145,12 @@ function parseConfig(args: readonly string[], env: Readonly<Record<string, strin
 }
 
 function isReactor(value: unknown): value is AnyReactorDefinition {
-  return typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'reactor' && typeof (value as { name?: unknown }).name === 'string';
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    (value as { kind?: unknown }).kind === 'reactor' &&
+    typeof (value as { name?: unknown }).name === 'string'
+  );
 }
 
 /** Every reactor definition a module exports: its exports, and the elements of an exported `reactors` array (or a default-exported array). */
@@ -156,7 +165,11 @@ export function collectReactors(exports: Readonly<Record<string, unknown>>): Any
   }
   const byName = new Map<string, AnyReactorDefinition>();
   for (const reactor of found) {
-    if (byName.has(reactor.name)) throw new UsageError(`the module exports two different reactors named "${reactor.name}"; a worker finds reactors by name`, false);
+    if (byName.has(reactor.name))
+      throw new UsageError(
+        `the module exports two different reactors named "${reactor.name}"; a worker finds reactors by name`,
+        false,
+      );
     byName.set(reactor.name, reactor);
   }
   return found;
@@ -169,15 +182,26 @@ export async function loadReactors(path: string): Promise<AnyReactorDefinition[]
   try {
     exports = (await import(pathToFileURL(path).href)) as Record<string, unknown>;
   } catch (error) {
-    throw new UsageError(`--module: could not load ${path}: ${error instanceof Error ? error.message : String(error)}`, false);
+    throw new UsageError(
+      `--module: could not load ${path}: ${error instanceof Error ? error.message : String(error)}`,
+      false,
+    );
   }
   const reactors = collectReactors(exports);
-  if (reactors.length === 0) throw new UsageError(`--module: ${path} exports no reactor definitions (export them, or an array named "reactors")`, false);
+  if (reactors.length === 0)
+    throw new UsageError(
+      `--module: ${path} exports no reactor definitions (export them, or an array named "reactors")`,
+      false,
+    );
   return reactors;
 }
 
 /** Runs `ts-reactor worker <args>`; resolves to the exit code once the worker has stopped. */
-export async function runWorkerCommand(args: readonly string[], io: WorkerIO, options: WorkerCommandOptions = {}): Promise<number> {
+export async function runWorkerCommand(
+  args: readonly string[],
+  io: WorkerIO,
+  options: WorkerCommandOptions = {},
+): Promise<number> {
   let config: WorkerConfig;
   let reactors: AnyReactorDefinition[];
   try {
@@ -214,7 +238,10 @@ export async function runWorkerCommand(args: readonly string[], io: WorkerIO, op
     await runtime.close();
     return 2;
   }
-  const worker = runtime.startWorker({ concurrency: config.concurrency, ...(config.shutdownTimeoutMs === undefined ? {} : { shutdownTimeoutMs: config.shutdownTimeoutMs }) });
+  const worker = runtime.startWorker({
+    concurrency: config.concurrency,
+    ...(config.shutdownTimeoutMs === undefined ? {} : { shutdownTimeoutMs: config.shutdownTimeoutMs }),
+  });
 
   const signals = options.signals ?? ['SIGTERM', 'SIGINT'];
   let stopping = false;
@@ -222,7 +249,9 @@ export async function runWorkerCommand(args: readonly string[], io: WorkerIO, op
   const stopped = new Promise<string>((r) => (resolveStop = r));
   const onSignal = (signal: NodeJS.Signals): void => {
     if (!stopping) return resolveStop(signal);
-    io.err(`ts-reactor worker: ${signal} again: exiting now, without waiting for in-flight jobs (they are redelivered once their locks lapse)`);
+    io.err(
+      `ts-reactor worker: ${signal} again: exiting now, without waiting for in-flight jobs (they are redelivered once their locks lapse)`,
+    );
     process.exit(130);
   };
   for (const signal of signals) process.on(signal, onSignal);
@@ -231,18 +260,28 @@ export async function runWorkerCommand(args: readonly string[], io: WorkerIO, op
   if (options.stop?.aborted) onAbort();
 
   const names = reactors.map((r) => r.name).join(', ');
-  io.out(`ts-reactor worker: ready (pid ${process.pid}, concurrency ${config.concurrency}, prefix ${config.prefix ?? 'rx'}) on ${shownUrl}; reactors: ${names}`);
+  io.out(
+    `ts-reactor worker: ready (pid ${process.pid}, concurrency ${config.concurrency}, prefix ${config.prefix ?? 'rx'}) on ${shownUrl}; reactors: ${names}`,
+  );
 
   const reason = await stopped;
   stopping = true;
-  const deadline = config.shutdownTimeoutMs === undefined ? '' : ` (at most ${config.shutdownTimeoutMs} ms, then their steps are interrupted and handed back)`;
+  const deadline =
+    config.shutdownTimeoutMs === undefined
+      ? ''
+      : ` (at most ${config.shutdownTimeoutMs} ms, then their steps are interrupted and handed back)`;
   io.out(`ts-reactor worker: ${reason}: taking no more jobs; waiting for in-flight jobs to finish${deadline}`);
   try {
     const report = await worker.close();
-    if (report.interrupted > 0) io.out(`ts-reactor worker: shutdown deadline passed: ${report.interrupted} in-flight job(s) interrupted and handed back to the queue`);
+    if (report.interrupted > 0)
+      io.out(
+        `ts-reactor worker: shutdown deadline passed: ${report.interrupted} in-flight job(s) interrupted and handed back to the queue`,
+      );
     if (report.abandoned > 0) {
       // A step body ignored its signal: leave it running with its liveness lease held (the lease lapses once this process is gone), and exit.
-      io.err(`ts-reactor worker: ${report.abandoned} step body(ies) still running ${DEFAULT_SHUTDOWN_GRACE_MS} ms after the shutdown deadline (they ignore ctx.signal); exiting without them: their executions resume elsewhere once their liveness leases lapse`);
+      io.err(
+        `ts-reactor worker: ${report.abandoned} step body(ies) still running ${DEFAULT_SHUTDOWN_GRACE_MS} ms after the shutdown deadline (they ignore ctx.signal); exiting without them: their executions resume elsewhere once their liveness leases lapse`,
+      );
       await Promise.race([runtime.close().catch(() => undefined), new Promise((r) => setTimeout(r, 1_000).unref())]);
       process.exit(1);
     }

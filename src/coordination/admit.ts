@@ -20,19 +20,35 @@ import { waitUntil } from './wait.js';
 /** The outcome of an admission. On `halt` and `refused`, nothing is left held. */
 export type Admission =
   | { readonly kind: 'admitted'; readonly holds: Holds }
-  | { readonly kind: 'halt'; readonly reason: 'period' | 'ordered_lock_chain_failed'; readonly data: Readonly<Record<string, unknown>> }
+  | {
+      readonly kind: 'halt';
+      readonly reason: 'period' | 'ordered_lock_chain_failed';
+      readonly data: Readonly<Record<string, unknown>>;
+    }
   | { readonly kind: 'refused'; readonly error: Error };
 
 const ORDER: readonly CoordinationSpec['kind'][] = ['ordered_lock', 'period', 'lock', 'semaphore', 'rate_limit'];
 
 /** Takes every declaration in `specs` for `args`. Key functions run before anything is taken. */
-export async function admit(specs: readonly CoordinationSpec[], args: unknown, scope: CoordinationScope): Promise<Admission> {
-  const holds = scope.keepOrderedUntilFinal === true && scope.orderedTicket !== undefined ? new HoldsKeepingTurn(scope.clock) : new Holds(scope.clock);
+export async function admit(
+  specs: readonly CoordinationSpec[],
+  args: unknown,
+  scope: CoordinationScope,
+): Promise<Admission> {
+  const holds =
+    scope.keepOrderedUntilFinal === true && scope.orderedTicket !== undefined
+      ? new HoldsKeepingTurn(scope.clock)
+      : new Holds(scope.clock);
   if (specs.length === 0) return { kind: 'admitted', holds };
   let keyed: { spec: CoordinationSpec; key: string }[];
   try {
-    keyed = ORDER.flatMap((kind) => specs.filter((s) => s.kind === kind)).map((spec) => ({ spec, key: computeKey(spec, args, scope) }));
-    for (const { spec } of keyed) if (spec.kind === 'rate_limit' && spec.name !== undefined && !scope.rateLimits.has(spec.name)) throw new UnknownRateLimitError(scope.reactor, spec.name, [...scope.rateLimits.keys()]);
+    keyed = ORDER.flatMap((kind) => specs.filter((s) => s.kind === kind)).map((spec) => ({
+      spec,
+      key: computeKey(spec, args, scope),
+    }));
+    for (const { spec } of keyed)
+      if (spec.kind === 'rate_limit' && spec.name !== undefined && !scope.rateLimits.has(spec.name))
+        throw new UnknownRateLimitError(scope.reactor, spec.name, [...scope.rateLimits.keys()]);
   } catch (error) {
     return { kind: 'refused', error: error as Error };
   }
@@ -46,7 +62,9 @@ export async function admit(specs: readonly CoordinationSpec[], args: unknown, s
     }
     const period = keyed.find((k) => k.spec.kind === 'period');
     if (period?.spec.kind === 'period') {
-      const stop = keyed.some((k) => k.spec.kind === 'lock') ? await checkPeriod(period.spec, period.key, scope) : undefined;
+      const stop = keyed.some((k) => k.spec.kind === 'lock')
+        ? await checkPeriod(period.spec, period.key, scope)
+        : undefined;
       if (stop) {
         await holds.release('halted');
         return stop;
@@ -58,7 +76,10 @@ export async function admit(specs: readonly CoordinationSpec[], args: unknown, s
     // Nothing of the work ran: release as 'halted' so no period is marked and an ordered position is handed back without poisoning a strict chain.
     // A caller that parks on contention and keeps its position releases as 'yielded' instead (a step's kept position, an async unit's given one).
     const contended = error instanceof ContentionError || error instanceof RateLimitedError;
-    const keep = contended && (scope.keepPositionOnRefusal === true || (scope.keepOrderedOnContention === true && scope.orderedTicket !== undefined));
+    const keep =
+      contended &&
+      (scope.keepPositionOnRefusal === true ||
+        (scope.keepOrderedOnContention === true && scope.orderedTicket !== undefined));
     await holds.release(keep ? 'yielded' : 'halted').catch(() => undefined);
     return { kind: 'refused', error: error as Error };
   }
@@ -89,7 +110,11 @@ async function take(spec: CoordinationSpec, key: string, holds: Holds, scope: Co
 }
 
 /** Period: a marked bucket halts the work. */
-async function checkPeriod(spec: Extract<CoordinationSpec, { kind: 'period' }>, key: string, scope: CoordinationScope): Promise<Stop> {
+async function checkPeriod(
+  spec: Extract<CoordinationSpec, { kind: 'period' }>,
+  key: string,
+  scope: CoordinationScope,
+): Promise<Stop> {
   const bucket = bucketOf(spec.every, await scope.coordinator.time());
   if (await scope.coordinator.periodIsMarked(key, bucket.id)) {
     scope.emit({ type: 'coordination.denied', primitive: 'period', key, reason: 'period', bucket: bucket.id });
@@ -102,7 +127,12 @@ async function checkPeriod(spec: Extract<CoordinationSpec, { kind: 'period' }>, 
  * Registered last, so it runs first at release: the marker is written while the lock is still
  * held, and only when the work completed. The bucket is the one current at completion.
  */
-function markOnSuccess(spec: Extract<CoordinationSpec, { kind: 'period' }>, key: string, holds: Holds, scope: CoordinationScope): void {
+function markOnSuccess(
+  spec: Extract<CoordinationSpec, { kind: 'period' }>,
+  key: string,
+  holds: Holds,
+  scope: CoordinationScope,
+): void {
   holds.push(async (outcome) => {
     if (outcome !== 'completed') return;
     const bucket = bucketOf(spec.every, await scope.coordinator.time());
@@ -111,8 +141,16 @@ function markOnSuccess(spec: Extract<CoordinationSpec, { kind: 'period' }>, key:
   });
 }
 
-async function takeRate(spec: Extract<CoordinationSpec, { kind: 'rate_limit' }>, key: string, scope: CoordinationScope): Promise<Stop> {
-  const windows = (spec.name === undefined ? spec.windows : scope.rateLimits.get(spec.name)!).map((w) => ({ key, limit: w.limit, periodMs: w.periodMs }));
+async function takeRate(
+  spec: Extract<CoordinationSpec, { kind: 'rate_limit' }>,
+  key: string,
+  scope: CoordinationScope,
+): Promise<Stop> {
+  const windows = (spec.name === undefined ? spec.windows : scope.rateLimits.get(spec.name)!).map((w) => ({
+    key,
+    limit: w.limit,
+    periodMs: w.periodMs,
+  }));
   let refusal: { window: { limit: number; periodMs: number }; count: number; retryAfterMs: number } | undefined;
   const outcome = await waitUntil(scope, { kind: 'rate', key, waitMs: spec.waitMs }, async () => {
     const r = await scope.coordinator.rateTake({ windows, id: scope.startId });
@@ -125,6 +163,20 @@ async function takeRate(spec: Extract<CoordinationSpec, { kind: 'rate_limit' }>,
     return undefined;
   }
   const r = refusal!;
-  scope.emit({ type: 'coordination.denied', primitive: 'rate_limit', key, reason: 'rate_limited', retryAfterMs: r.retryAfterMs });
-  throw new RateLimitedError({ reactor: scope.reactor, step: scope.step, key, limit: r.window.limit, periodMs: r.window.periodMs, count: r.count, retryAfterMs: r.retryAfterMs });
+  scope.emit({
+    type: 'coordination.denied',
+    primitive: 'rate_limit',
+    key,
+    reason: 'rate_limited',
+    retryAfterMs: r.retryAfterMs,
+  });
+  throw new RateLimitedError({
+    reactor: scope.reactor,
+    step: scope.step,
+    key,
+    limit: r.window.limit,
+    periodMs: r.window.periodMs,
+    count: r.count,
+    retryAfterMs: r.retryAfterMs,
+  });
 }

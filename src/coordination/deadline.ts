@@ -102,7 +102,8 @@ export class HoldDeadline {
 
   #due(): void {
     if (this.#done || this.#stopTimer !== undefined) return;
-    if (monotonicNow(this.#clock) < this.#deadline) this.#arm(); // extended meanwhile: wait the rest
+    if (monotonicNow(this.#clock) < this.#deadline)
+      this.#arm(); // extended meanwhile: wait the rest
     else this.#fire();
   }
 

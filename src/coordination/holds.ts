@@ -81,7 +81,14 @@ export interface LeaseStart {
  * the loss once, at the first of: the deadline passing without a successful renewal, a renewal
  * answered false, a hand-over not confirmed. The deadline stops at release.
  */
-export function keepLease(holds: Holds, scope: CoordinationScope, primitive: 'lock' | 'semaphore', key: string, ttlMs: number, start: LeaseStart): void {
+export function keepLease(
+  holds: Holds,
+  scope: CoordinationScope,
+  primitive: 'lock' | 'semaphore',
+  key: string,
+  ttlMs: number,
+  start: LeaseStart,
+): void {
   let lost = false;
   const lose = (): void => {
     if (lost) return; // already reported (by the deadline, an overlapping tick or the confirmation)
@@ -97,7 +104,10 @@ export function keepLease(holds: Holds, scope: CoordinationScope, primitive: 'lo
     if (lost) return;
     const owner = scope.holder.owner;
     const sentAt = monotonicNow(scope.clock);
-    const ok = primitive === 'lock' ? await scope.coordinator.lockExtend(key, owner, ttlMs) : await scope.coordinator.semaphoreExtend(key, owner, ttlMs);
+    const ok =
+      primitive === 'lock'
+        ? await scope.coordinator.lockExtend(key, owner, ttlMs)
+        : await scope.coordinator.semaphoreExtend(key, owner, ttlMs);
     if (lost) return; // the deadline passed first: reported then, not again
     if (!ok) return lose();
     deadline.extended(sentAt);

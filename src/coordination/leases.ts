@@ -28,23 +28,40 @@ function grantedLease(grant: LockGrant, ttlMs: number, offeredAt: number, scope:
 }
 
 function describeHolder(h: { owner: string; step?: string | undefined } | undefined): string | undefined {
-  return h === undefined ? undefined : h.step === undefined ? `execution ${h.owner}` : `execution ${h.owner}, step "${h.step}"`;
+  return h === undefined
+    ? undefined
+    : h.step === undefined
+      ? `execution ${h.owner}`
+      : `execution ${h.owner}, step "${h.step}"`;
 }
 
 /** Takes an exclusive lock (re-entrant for the same owner), or re-adopts one kept across a park. */
-export async function takeLock(spec: LockSpec, key: string, holds: Holds, scope: CoordinationScope): Promise<undefined> {
+export async function takeLock(
+  spec: LockSpec,
+  key: string,
+  holds: Holds,
+  scope: CoordinationScope,
+): Promise<undefined> {
   const adopted = scope.adopt === true ? await adoptLock(spec, key, scope) : undefined;
   if (adopted !== undefined) return registerLock(spec, key, adopted.token, holds, scope, adopted.lease);
   let announced = false;
   const request = { key, holder: scope.holder, ttlMs: spec.ttlMs, ...(spec.waitMs > 0 ? { waits: true } : {}) };
   // While it waits, this owner offers to take the key straight from a release in this process (docs/decisions/037).
-  const offer = { request, value: (grant: LockGrant, offeredAt: number): Taken => ({ token: grant.token, nesting: grant.nesting, lease: grantedLease(grant, spec.ttlMs, offeredAt, scope) }) };
+  const offer = {
+    request,
+    value: (grant: LockGrant, offeredAt: number): Taken => ({
+      token: grant.token,
+      nesting: grant.nesting,
+      lease: grantedLease(grant, spec.ttlMs, offeredAt, scope),
+    }),
+  };
   const outcome = await waitUntil(scope, { kind: 'lock', key, waitMs: spec.waitMs, offer }, async () => {
     const sentAt = monotonicNow(scope.clock); // before the request leaves: the lease starts no earlier
     const r: LockAcquireResult = await scope.coordinator.lockAcquire(request);
     if (r.acquired) return { done: true, value: { token: r.token, nesting: r.nesting, lease: { sentAt } } };
     const holder = describeHolder(r.holder);
-    if (!announced) scope.emit({ type: 'coordination.waiting', primitive: 'lock', key, ...(holder === undefined ? {} : { holder }) });
+    if (!announced)
+      scope.emit({ type: 'coordination.waiting', primitive: 'lock', key, ...(holder === undefined ? {} : { holder }) });
     announced = true;
     return { done: false, retryAfterMs: r.ttlMs, ...(holder === undefined ? {} : { holder }) };
   });
@@ -56,7 +73,11 @@ export async function takeLock(spec: LockSpec, key: string, holds: Holds, scope:
 }
 
 /** The lock's token (and the extension's lease) when this owner still holds it (kept across a park) and it could be extended. */
-async function adoptLock(spec: LockSpec, key: string, scope: CoordinationScope): Promise<{ readonly token: string; readonly lease: LeaseStart } | undefined> {
+async function adoptLock(
+  spec: LockSpec,
+  key: string,
+  scope: CoordinationScope,
+): Promise<{ readonly token: string; readonly lease: LeaseStart } | undefined> {
   const state = await scope.coordinator.lockState(key);
   if (state?.holder.owner !== scope.holder.owner) return undefined; // lapsed (or taken by another): compete again
   const sentAt = monotonicNow(scope.clock);
@@ -66,7 +87,14 @@ async function adoptLock(spec: LockSpec, key: string, scope: CoordinationScope):
 }
 
 /** Registers a held lock: registry, fencing token, release at the end (kept on `parked`), keep-alive. */
-function registerLock(spec: LockSpec, key: string, token: string, holds: Holds, scope: CoordinationScope, lease: LeaseStart): undefined {
+function registerLock(
+  spec: LockSpec,
+  key: string,
+  token: string,
+  holds: Holds,
+  scope: CoordinationScope,
+  lease: LeaseStart,
+): undefined {
   const registry = `lock:${key}`;
   const outer = !scope.heldKeys.has(registry);
   scope.heldKeys.add(registry);
@@ -78,7 +106,13 @@ function registerLock(spec: LockSpec, key: string, token: string, holds: Holds, 
     }
     if (outcome === 'parked') return; // kept for the execution's next job (it expires by TTL if that never comes)
     const r = await scope.coordinator.lockRelease(key, scope.holder.owner);
-    scope.emit({ type: 'coordination.released', primitive: 'lock', key, nesting: r.nesting, ...(r.handedOver === true ? { handedOver: true } : {}) });
+    scope.emit({
+      type: 'coordination.released',
+      primitive: 'lock',
+      key,
+      nesting: r.nesting,
+      ...(r.handedOver === true ? { handedOver: true } : {}),
+    });
     // A key handed straight to a waiter is not free: parked executions stay asleep until a real release.
     if (r.nesting === 0 && r.handedOver !== true) scope.onReleased?.('lock', key);
   });
@@ -87,13 +121,23 @@ function registerLock(spec: LockSpec, key: string, token: string, holds: Holds, 
 }
 
 /** Takes a semaphore slot (a lease; re-entrant for the same owner). */
-export async function takeSemaphore(spec: SemaphoreSpec, key: string, holds: Holds, scope: CoordinationScope): Promise<undefined> {
+export async function takeSemaphore(
+  spec: SemaphoreSpec,
+  key: string,
+  holds: Holds,
+  scope: CoordinationScope,
+): Promise<undefined> {
   const adopted = scope.adopt === true ? await adoptSemaphore(spec, key, scope) : undefined;
   if (adopted !== undefined) return registerSemaphore(spec, key, holds, scope, adopted);
   let announced = false;
   const outcome = await waitUntil(scope, { kind: 'semaphore', key, waitMs: spec.waitMs }, async () => {
     const sentAt = monotonicNow(scope.clock); // before the request leaves: the lease starts no earlier
-    const r = await scope.coordinator.semaphoreAcquire({ key, holder: scope.holder, limit: spec.limit, ttlMs: spec.ttlMs });
+    const r = await scope.coordinator.semaphoreAcquire({
+      key,
+      holder: scope.holder,
+      limit: spec.limit,
+      ttlMs: spec.ttlMs,
+    });
     if (r.acquired) return { done: true, value: { nesting: r.nesting, lease: { sentAt } } };
     if (!announced) scope.emit({ type: 'coordination.waiting', primitive: 'semaphore', key });
     announced = true;
@@ -105,7 +149,11 @@ export async function takeSemaphore(spec: SemaphoreSpec, key: string, holds: Hol
 }
 
 /** The extension's lease when this owner still holds a slot (kept across a park) and it could be extended. */
-async function adoptSemaphore(spec: SemaphoreSpec, key: string, scope: CoordinationScope): Promise<LeaseStart | undefined> {
+async function adoptSemaphore(
+  spec: SemaphoreSpec,
+  key: string,
+  scope: CoordinationScope,
+): Promise<LeaseStart | undefined> {
   const state = await scope.coordinator.semaphoreState(key, spec.limit);
   if (!state.holders.some((h) => h.holder.owner === scope.holder.owner)) return undefined;
   const sentAt = monotonicNow(scope.clock);
@@ -115,7 +163,13 @@ async function adoptSemaphore(spec: SemaphoreSpec, key: string, scope: Coordinat
 }
 
 /** Registers a held slot: registry (limit 1), release at the end (kept on `parked`), keep-alive. */
-function registerSemaphore(spec: SemaphoreSpec, key: string, holds: Holds, scope: CoordinationScope, lease: LeaseStart): undefined {
+function registerSemaphore(
+  spec: SemaphoreSpec,
+  key: string,
+  holds: Holds,
+  scope: CoordinationScope,
+  lease: LeaseStart,
+): undefined {
   const registry = `semaphore:${key}`;
   const tracked = spec.limit === 1 && !scope.heldKeys.has(registry);
   if (tracked) scope.heldKeys.add(registry);

@@ -16,7 +16,12 @@ type OrderedSpec = Extract<CoordinationSpec, { kind: 'ordered_lock' }>;
  * never passed over. A caller that gives up hands its position back (completed out of turn),
  * so it never blocks the chain until the poison-pill timeout.
  */
-export async function enterOrdered(spec: OrderedSpec, key: string, holds: Holds, scope: CoordinationScope): Promise<Exclude<Admission, { kind: 'admitted' }> | undefined> {
+export async function enterOrdered(
+  spec: OrderedSpec,
+  key: string,
+  holds: Holds,
+  scope: CoordinationScope,
+): Promise<Exclude<Admission, { kind: 'admitted' }> | undefined> {
   const c = scope.coordinator;
   const given = scope.orderedTicket;
   const kept = given !== undefined && given.key === key ? given : undefined;
@@ -28,7 +33,8 @@ export async function enterOrdered(spec: OrderedSpec, key: string, holds: Holds,
     outcome = await waitUntil(scope, { kind: 'ordered', key, waitMs: spec.waitMs }, async () => {
       const r = await c.orderedEnter({ ...ticket, poisonMs: spec.poisonMs, strict: spec.strict, holder: scope.holder });
       // A waiter tries again by the time the head would be passed over (a dead holder's poison pill), not a poll later.
-      if (r.outcome === 'wait') return r.poisonedInMs === undefined ? { done: false } : { done: false, retryAfterMs: r.poisonedInMs };
+      if (r.outcome === 'wait')
+        return r.poisonedInMs === undefined ? { done: false } : { done: false, retryAfterMs: r.poisonedInMs };
       return { done: true, value: r };
     });
   } catch (error) {
@@ -44,11 +50,21 @@ export async function enterOrdered(spec: OrderedSpec, key: string, holds: Holds,
   if (r.outcome === 'chain_failed') {
     await complete(false);
     scope.emit({ type: 'coordination.denied', primitive: 'ordered_lock', key, reason: 'ordered_lock_chain_failed' });
-    return { kind: 'halt', reason: 'ordered_lock_chain_failed', data: { key, nonce: ticket.nonce, firstFailed: r.firstFailed } };
+    return {
+      kind: 'halt',
+      reason: 'ordered_lock_chain_failed',
+      data: { key, nonce: ticket.nonce, firstFailed: r.firstFailed },
+    };
   }
   if (r.outcome === 'stale' || r.outcome === 'passed') {
     scope.emit({ type: 'coordination.denied', primitive: 'ordered_lock', key, reason: 'ordered_lock_stale' });
-    throw new OrderedLockStaleError({ reactor: scope.reactor, key, nonce: ticket.nonce, epoch: ticket.epoch, currentEpoch: r.outcome === 'stale' ? r.epoch : undefined });
+    throw new OrderedLockStaleError({
+      reactor: scope.reactor,
+      key,
+      nonce: ticket.nonce,
+      epoch: ticket.epoch,
+      currentEpoch: r.outcome === 'stale' ? r.epoch : undefined,
+    });
   }
   scope.emit({ type: 'coordination.acquired', primitive: 'ordered_lock', key, nonce: ticket.nonce });
   holds.push(async (result) => {

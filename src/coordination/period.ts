@@ -24,7 +24,10 @@ export function bucketOf(every: PeriodEvery, nowMs: number): Bucket {
   const [y, mo, day, h, mi] = [d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate(), d.getUTCHours(), d.getUTCMinutes()];
   switch (every) {
     case 'minute':
-      return { id: `${y}-${pad(mo + 1)}-${pad(day)}T${pad(h)}:${pad(mi)}`, remainingMs: Date.UTC(y, mo, day, h, mi + 1) - nowMs };
+      return {
+        id: `${y}-${pad(mo + 1)}-${pad(day)}T${pad(h)}:${pad(mi)}`,
+        remainingMs: Date.UTC(y, mo, day, h, mi + 1) - nowMs,
+      };
     case 'hour':
       return { id: `${y}-${pad(mo + 1)}-${pad(day)}T${pad(h)}`, remainingMs: Date.UTC(y, mo, day, h + 1) - nowMs };
     case 'day':

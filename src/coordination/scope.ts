@@ -5,7 +5,14 @@ import { CoordinationKeyError, type PrimitiveName } from '../errors.js';
 
 /** A coordination event before the run stamps identity and time. */
 export type CoordinationEmit = (event: {
-  readonly type: 'coordination.acquired' | 'coordination.released' | 'coordination.waiting' | 'coordination.contended' | 'coordination.denied' | 'coordination.extended' | 'coordination.lost';
+  readonly type:
+    | 'coordination.acquired'
+    | 'coordination.released'
+    | 'coordination.waiting'
+    | 'coordination.contended'
+    | 'coordination.denied'
+    | 'coordination.extended'
+    | 'coordination.lost';
   readonly primitive: PrimitiveName;
   readonly key: string;
   readonly [field: string]: unknown;
@@ -30,7 +37,8 @@ export interface CoordinationScope {
   /** A position taken earlier for this work (background executions take it when accepted). */
   readonly orderedTicket?: { readonly key: string; readonly nonce: number; readonly epoch: number } | undefined;
   /** Called when a fresh ordered-lock position was taken (a step keeps it across attempts). */
-  readonly onOrderedTicket?: ((ticket: { readonly key: string; readonly nonce: number; readonly epoch: number }) => void) | undefined;
+  readonly onOrderedTicket?:
+    ((ticket: { readonly key: string; readonly nonce: number; readonly epoch: number }) => void) | undefined;
   /**
    * Whether a position is handed back when the wait for the turn runs out. Default: only a
    * position taken by this admission (one given in `orderedTicket` is kept: the execution parks).
@@ -70,16 +78,28 @@ export const PRIMITIVE: Record<CoordinationSpec['kind'], PrimitiveName> = {
  * Computes a declaration's key from the validated arguments. A key function that throws, or
  * returns anything but a non-empty string, is a {@link CoordinationKeyError}: nothing runs.
  */
-export function computeKey(spec: CoordinationSpec, args: unknown, scope: Pick<CoordinationScope, 'reactor' | 'step'>): string {
+export function computeKey(
+  spec: CoordinationSpec,
+  args: unknown,
+  scope: Pick<CoordinationScope, 'reactor' | 'step'>,
+): string {
   const where = { reactor: scope.reactor, step: scope.step, primitive: PRIMITIVE[spec.kind] };
   if (spec.kind === 'rate_limit' && spec.key === undefined) return spec.name!;
   let key: unknown;
   try {
     key = (spec.key as (a: unknown) => unknown)(args);
   } catch (error) {
-    throw new CoordinationKeyError({ ...where, problem: `the key function threw: ${error instanceof Error ? error.message : String(error)}` }, error);
+    throw new CoordinationKeyError(
+      { ...where, problem: `the key function threw: ${error instanceof Error ? error.message : String(error)}` },
+      error,
+    );
   }
-  if (typeof key !== 'string') throw new CoordinationKeyError({ ...where, problem: `the key function returned ${key === null ? 'null' : typeof key}, not a string` });
-  if (key.length === 0) throw new CoordinationKeyError({ ...where, problem: 'the key function returned an empty string' });
+  if (typeof key !== 'string')
+    throw new CoordinationKeyError({
+      ...where,
+      problem: `the key function returned ${key === null ? 'null' : typeof key}, not a string`,
+    });
+  if (key.length === 0)
+    throw new CoordinationKeyError({ ...where, problem: 'the key function returned an empty string' });
   return spec.kind === 'rate_limit' && spec.name !== undefined ? `${spec.name}:${key}` : key;
 }

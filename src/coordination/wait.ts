@@ -3,7 +3,9 @@ import { monotonicNow } from './deadline.js';
 import type { CoordinationScope } from './scope.js';
 
 /** One try at taking something: done with a value, or busy (optionally with a hint when to retry). */
-export type Attempt<T> = { readonly done: true; readonly value: T } | { readonly done: false; readonly retryAfterMs?: number; readonly holder?: string };
+export type Attempt<T> =
+  | { readonly done: true; readonly value: T }
+  | { readonly done: false; readonly retryAfterMs?: number; readonly holder?: string };
 
 /** `ms` ± 25 %, so waiters that started together do not poll together. */
 function jitter(ms: number): number {
@@ -29,9 +31,19 @@ const MAX_POLL_MS = 1_000;
  */
 export async function waitUntil<T>(
   scope: CoordinationScope,
-  target: { readonly kind: PrimitiveKind; readonly key: string; readonly waitMs: number; readonly offer?: { readonly request: LockAcquireRequest; readonly value: (grant: LockGrant, offeredAt: number) => T } },
+  target: {
+    readonly kind: PrimitiveKind;
+    readonly key: string;
+    readonly waitMs: number;
+    readonly offer?: {
+      readonly request: LockAcquireRequest;
+      readonly value: (grant: LockGrant, offeredAt: number) => T;
+    };
+  },
   attempt: () => Promise<Attempt<T>>,
-): Promise<{ readonly value: T } | { readonly timedOut: true; readonly waitedMs: number; readonly holder?: string | undefined }> {
+): Promise<
+  { readonly value: T } | { readonly timedOut: true; readonly waitedMs: number; readonly holder?: string | undefined }
+> {
   const start = scope.clock.now();
   let poll = 25;
   let watch: ChangeWatch | undefined;
@@ -43,9 +55,15 @@ export async function waitUntil<T>(
       const remaining = target.waitMs - waited;
       if (remaining <= 0) return { timedOut: true, waitedMs: waited, holder: result.holder };
       const hint = result.retryAfterMs === undefined ? poll : Math.max(1, Math.min(result.retryAfterMs, poll));
-      watch ??= target.offer === undefined ? undefined : scope.coordinator.watch?.(target.kind, target.key, target.offer.request);
+      watch ??=
+        target.offer === undefined
+          ? undefined
+          : scope.coordinator.watch?.(target.kind, target.key, target.offer.request);
       const offeredAt = target.offer === undefined ? 0 : monotonicNow(scope.clock);
-      const grant = watch === undefined ? await scope.coordinator.waitForChange(target.kind, target.key, Math.min(remaining, hint)) : await watch.wait(Math.min(remaining, jitter(hint)));
+      const grant =
+        watch === undefined
+          ? await scope.coordinator.waitForChange(target.kind, target.key, Math.min(remaining, hint))
+          : await watch.wait(Math.min(remaining, jitter(hint)));
       if (grant !== undefined && target.offer !== undefined) return { value: target.offer.value(grant, offeredAt) };
       // The next watch starts before the last one ends, so the channel stays subscribed between tries.
       const next = scope.coordinator.watch?.(target.kind, target.key, target.offer?.request);

@@ -74,7 +74,12 @@ export interface ArgSources<I, S> {
     P1 extends keyof NonNullable<S[N]>,
     P2 extends keyof NonNullable<At<S[N], P1>>,
     P3 extends keyof NonNullable<At<At<S[N], P1>, P2>>,
-  >(step: N, p1: P1, p2: P2, p3: P3): Arg<At<At<At<S[N], P1>, P2>, P3>>;
+  >(
+    step: N,
+    p1: P1,
+    p2: P2,
+    p3: P3,
+  ): Arg<At<At<At<S[N], P1>, P2>, P3>>;
   /** A constant. */
   value<const T>(value: T): Arg<T>;
 }
@@ -90,7 +95,8 @@ export const sources: ArgSources<Record<string, unknown>, Record<string, unknown
 export function followPath(value: unknown, path: readonly PropertyKey[], describe: string): unknown {
   let current = value;
   for (const key of path) {
-    if (current === null || current === undefined) throw new TypeError(`${describe}: cannot read "${String(key)}" of ${String(current)}`);
+    if (current === null || current === undefined)
+      throw new TypeError(`${describe}: cannot read "${String(key)}" of ${String(current)}`);
     current = (current as Record<PropertyKey, unknown>)[key];
   }
   return current;

@@ -24,7 +24,9 @@ export function asyncUndoRefusal(name: string): string {
  */
 export function asyncChildRefusal(dispatcher: string, name: string, child: unknown): string | undefined {
   const c = child as { kind?: unknown; name?: unknown } | null | undefined;
-  if (typeof c !== 'object' || c === null || c.kind !== 'reactor') return `asyncReactor "${name}" needs a built reactor (reactor(...).build() or .returns(...)), got ${c === null ? 'null' : typeof c === 'object' ? 'another object' : typeof c}`;
-  if (c.name === dispatcher) return `asyncReactor "${name}" dispatches a reactor named "${dispatcher}" like its dispatcher; workers find reactors by name, so give the child a name of its own`;
+  if (typeof c !== 'object' || c === null || c.kind !== 'reactor')
+    return `asyncReactor "${name}" needs a built reactor (reactor(...).build() or .returns(...)), got ${c === null ? 'null' : typeof c === 'object' ? 'another object' : typeof c}`;
+  if (c.name === dispatcher)
+    return `asyncReactor "${name}" dispatches a reactor named "${dispatcher}" like its dispatcher; workers find reactors by name, so give the child a name of its own`;
   return undefined;
 }

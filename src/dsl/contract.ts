@@ -8,15 +8,21 @@ import type { FieldIssue } from '../errors.js';
 export type Fields = Readonly<Record<string, StandardSchemaV1>>;
 
 type Simplify<T> = { [K in keyof T]: T[K] } & {};
-type OptionalKeys<F extends Fields> = { [K in keyof F]: undefined extends StandardSchemaV1.InferInput<F[K]> ? K : never }[keyof F];
+type OptionalKeys<F extends Fields> = {
+  [K in keyof F]: undefined extends StandardSchemaV1.InferInput<F[K]> ? K : never;
+}[keyof F];
 type RequiredKeys<F extends Fields> = Exclude<keyof F, OptionalKeys<F>>;
 
 /** What a caller passes: fields that accept `undefined` are optional. */
 export type ContractInput<F extends Fields> = Simplify<
-  { -readonly [K in RequiredKeys<F>]: StandardSchemaV1.InferInput<F[K]> } & { -readonly [K in OptionalKeys<F>]?: StandardSchemaV1.InferInput<F[K]> }
+  { -readonly [K in RequiredKeys<F>]: StandardSchemaV1.InferInput<F[K]> } & {
+    -readonly [K in OptionalKeys<F>]?: StandardSchemaV1.InferInput<F[K]>;
+  }
 >;
 /** What the body receives: validated values, defaults applied. */
-export type ContractOutput<F extends Fields> = Simplify<{ -readonly [K in keyof F]: StandardSchemaV1.InferOutput<F[K]> }>;
+export type ContractOutput<F extends Fields> = Simplify<{
+  -readonly [K in keyof F]: StandardSchemaV1.InferOutput<F[K]>;
+}>;
 
 /** Options of an input contract. */
 export interface ContractOptions<F extends Fields> {
@@ -37,11 +43,17 @@ export function compileContract(fields: Fields, redact: readonly string[] = []):
     const outcome = fields[name]!['~standard'].validate(undefined);
     return outcome instanceof Promise ? true : outcome.issues !== undefined;
   });
-  return Object.freeze({ fields: Object.freeze({ ...fields }), required: Object.freeze(required), redact: Object.freeze([...redact]) });
+  return Object.freeze({
+    fields: Object.freeze({ ...fields }),
+    required: Object.freeze(required),
+    redact: Object.freeze([...redact]),
+  });
 }
 
 /** The outcome of validating a value against a contract. */
-export type ContractOutcome = { readonly ok: true; readonly value: Record<string, unknown> } | { readonly ok: false; readonly issues: readonly FieldIssue[] };
+export type ContractOutcome =
+  | { readonly ok: true; readonly value: Record<string, unknown> }
+  | { readonly ok: false; readonly issues: readonly FieldIssue[] };
 
 /**
  * Validates `value` field by field (unknown fields are dropped). Synchronous when every schema
@@ -49,7 +61,15 @@ export type ContractOutcome = { readonly ok: true; readonly value: Record<string
  */
 export function validateContract(contract: Contract, value: unknown): ContractOutcome | Promise<ContractOutcome> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    return { ok: false, issues: [{ path: '', message: `expected an object, got ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}` }] };
+    return {
+      ok: false,
+      issues: [
+        {
+          path: '',
+          message: `expected an object, got ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}`,
+        },
+      ],
+    };
   }
   const source = value as Record<string, unknown>;
   const out: Record<string, unknown> = {};
@@ -57,7 +77,8 @@ export function validateContract(contract: Contract, value: unknown): ContractOu
   const pending: Promise<void>[] = [];
   for (const [name, schema] of Object.entries(contract.fields)) {
     const settle = (r: StandardSchemaV1.Result<unknown>): void => {
-      if (r.issues) for (const issue of r.issues) issues.push({ path: joinPath(name, issue.path), message: issue.message });
+      if (r.issues)
+        for (const issue of r.issues) issues.push({ path: joinPath(name, issue.path), message: issue.message });
       else if (r.value !== undefined || name in source) out[name] = r.value;
     };
     const r = schema['~standard'].validate(source[name]);

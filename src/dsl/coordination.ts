@@ -43,7 +43,9 @@ export interface RateWindowOptions {
  * `rateLimits`.
  */
 export type RateLimitOptions<A> =
-  | ({ readonly key: KeyFn<A>; readonly wait?: Duration; readonly contentionTimeout?: Duration } & (RateWindowOptions | { readonly windows: readonly RateWindowOptions[] }))
+  | ({ readonly key: KeyFn<A>; readonly wait?: Duration; readonly contentionTimeout?: Duration } & (
+      RateWindowOptions | { readonly windows: readonly RateWindowOptions[] }
+    ))
   | { readonly name: string; readonly key?: KeyFn<A>; readonly wait?: Duration; readonly contentionTimeout?: Duration };
 /** Calendar buckets are UTC; `{ seconds }` buckets are fixed-length from the epoch. */
 export type PeriodEvery = 'minute' | 'hour' | 'day' | 'week' | 'month' | 'year' | { readonly seconds: number };
@@ -66,11 +68,39 @@ export interface OrderedLockOptions<A> {
 type UntypedKey = (args: never) => unknown;
 /** A validated declaration. */
 export type CoordinationSpec =
-  | { readonly kind: 'lock'; readonly key: UntypedKey; readonly ttlMs: number; readonly waitMs: number; readonly rollbackWaitMs?: number; readonly contentionTimeoutMs?: number }
-  | { readonly kind: 'semaphore'; readonly key: UntypedKey; readonly limit: number; readonly ttlMs: number; readonly waitMs: number; readonly rollbackWaitMs?: number; readonly contentionTimeoutMs?: number }
-  | { readonly kind: 'rate_limit'; readonly key: UntypedKey | undefined; readonly name: string | undefined; readonly windows: readonly { readonly limit: number; readonly periodMs: number }[]; readonly waitMs: number; readonly contentionTimeoutMs?: number }
+  | {
+      readonly kind: 'lock';
+      readonly key: UntypedKey;
+      readonly ttlMs: number;
+      readonly waitMs: number;
+      readonly rollbackWaitMs?: number;
+      readonly contentionTimeoutMs?: number;
+    }
+  | {
+      readonly kind: 'semaphore';
+      readonly key: UntypedKey;
+      readonly limit: number;
+      readonly ttlMs: number;
+      readonly waitMs: number;
+      readonly rollbackWaitMs?: number;
+      readonly contentionTimeoutMs?: number;
+    }
+  | {
+      readonly kind: 'rate_limit';
+      readonly key: UntypedKey | undefined;
+      readonly name: string | undefined;
+      readonly windows: readonly { readonly limit: number; readonly periodMs: number }[];
+      readonly waitMs: number;
+      readonly contentionTimeoutMs?: number;
+    }
   | { readonly kind: 'period'; readonly key: UntypedKey; readonly every: PeriodEvery }
-  | { readonly kind: 'ordered_lock'; readonly key: UntypedKey; readonly poisonMs: number; readonly strict: boolean; readonly waitMs: number };
+  | {
+      readonly kind: 'ordered_lock';
+      readonly key: UntypedKey;
+      readonly poisonMs: number;
+      readonly strict: boolean;
+      readonly waitMs: number;
+    };
 
 /** The kinds, in the fixed acquisition order of the checks that take something. */
 export type CoordinationKind = CoordinationSpec['kind'];
@@ -84,7 +114,12 @@ interface Where {
 }
 
 function fail(where: Where, message: string): never {
-  const prefix = where.reactor === '' ? `step definition "${where.step ?? '(unnamed)'}"` : where.step === undefined ? `reactor "${where.reactor}"` : `reactor "${where.reactor}", step "${where.step}"`;
+  const prefix =
+    where.reactor === ''
+      ? `step definition "${where.step ?? '(unnamed)'}"`
+      : where.step === undefined
+        ? `reactor "${where.reactor}"`
+        : `reactor "${where.reactor}", step "${where.step}"`;
   throw new DefinitionError(`${prefix}: ${message}`, where.reactor, where.step);
 }
 
@@ -92,16 +127,21 @@ function duration(where: Where, what: string, value: unknown, fallback: number):
   if (value === undefined) return fallback;
   const ms = parseDuration(value);
   if (ms !== undefined) return Math.ceil(ms);
-  return fail(where, `${what} is not a duration (got ${JSON.stringify(value)}); use milliseconds or '500ms', '30s', '5m', '1h', '1d'`);
+  return fail(
+    where,
+    `${what} is not a duration (got ${JSON.stringify(value)}); use milliseconds or '500ms', '30s', '5m', '1h', '1d'`,
+  );
 }
 
 function keyFn(where: Where, kind: string, key: unknown): UntypedKey {
-  if (typeof key !== 'function') fail(where, `${kind} needs a key function, e.g. key: (input) => \`account:\${input.accountId}\``);
+  if (typeof key !== 'function')
+    fail(where, `${kind} needs a key function, e.g. key: (input) => \`account:\${input.accountId}\``);
   return key as UntypedKey;
 }
 
 function positiveInt(where: Where, what: string, value: unknown): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) fail(where, `${what} must be an integer >= 1 (got ${JSON.stringify(value)})`);
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1)
+    fail(where, `${what} must be an integer >= 1 (got ${JSON.stringify(value)})`);
   return value;
 }
 
@@ -113,7 +153,9 @@ function positiveDuration(where: Where, what: string, value: unknown, fallback: 
 
 /** `{ contentionTimeoutMs }` when `contentionTimeout` is given: a duration longer than 0. */
 function contentionTimeout(where: Where, what: string, value: unknown): { readonly contentionTimeoutMs?: number } {
-  return value === undefined ? {} : { contentionTimeoutMs: positiveDuration(where, `${what} contentionTimeout`, value, 0) };
+  return value === undefined
+    ? {}
+    : { contentionTimeoutMs: positiveDuration(where, `${what} contentionTimeout`, value, 0) };
 }
 
 /** Validates `withLock` options. */
@@ -141,40 +183,84 @@ export function semaphoreSpec(where: Where, options: SemaphoreOptions<never>): C
 
 /** Validates `withRateLimit` options (named, single window, or several windows). */
 export function rateLimitSpec(where: Where, options: RateLimitOptions<never>): CoordinationSpec {
-  const o = options as Partial<{ key: unknown; name: unknown; limit: unknown; per: unknown; windows: unknown; wait: unknown; contentionTimeout: unknown }>;
+  const o = options as Partial<{
+    key: unknown;
+    name: unknown;
+    limit: unknown;
+    per: unknown;
+    windows: unknown;
+    wait: unknown;
+    contentionTimeout: unknown;
+  }>;
   const waitMs = duration(where, 'withRateLimit wait', o.wait, 0);
   const timeout = contentionTimeout(where, 'withRateLimit', o.contentionTimeout);
   if (o.name !== undefined) {
     if (typeof o.name !== 'string' || o.name.length === 0) fail(where, 'withRateLimit name must be a non-empty string');
-    if (o.limit !== undefined || o.per !== undefined || o.windows !== undefined) fail(where, `withRateLimit "${o.name}": a named limit takes its windows from its registration; remove limit/per/windows`);
-    return { kind: 'rate_limit', key: o.key === undefined ? undefined : keyFn(where, 'withRateLimit', o.key), name: o.name, windows: [], waitMs, ...timeout };
+    if (o.limit !== undefined || o.per !== undefined || o.windows !== undefined)
+      fail(
+        where,
+        `withRateLimit "${o.name}": a named limit takes its windows from its registration; remove limit/per/windows`,
+      );
+    return {
+      kind: 'rate_limit',
+      key: o.key === undefined ? undefined : keyFn(where, 'withRateLimit', o.key),
+      name: o.name,
+      windows: [],
+      waitMs,
+      ...timeout,
+    };
   }
-  if (o.windows !== undefined && (o.limit !== undefined || o.per !== undefined)) fail(where, 'withRateLimit takes either limit/per or windows, not both');
+  if (o.windows !== undefined && (o.limit !== undefined || o.per !== undefined))
+    fail(where, 'withRateLimit takes either limit/per or windows, not both');
   const raw = o.windows ?? [{ limit: o.limit, per: o.per }];
   if (!Array.isArray(raw) || raw.length === 0) fail(where, 'withRateLimit windows must be a non-empty array');
-  return { kind: 'rate_limit', key: keyFn(where, 'withRateLimit', o.key), name: undefined, windows: compileWindows(where, raw as RateWindowOptions[]), waitMs, ...timeout };
+  return {
+    kind: 'rate_limit',
+    key: keyFn(where, 'withRateLimit', o.key),
+    name: undefined,
+    windows: compileWindows(where, raw as RateWindowOptions[]),
+    waitMs,
+    ...timeout,
+  };
 }
 
 /** Validates rate windows (also used when registering named limits). */
-export function compileWindows(where: Where, windows: readonly RateWindowOptions[]): readonly { readonly limit: number; readonly periodMs: number }[] {
+export function compileWindows(
+  where: Where,
+  windows: readonly RateWindowOptions[],
+): readonly { readonly limit: number; readonly periodMs: number }[] {
   return windows.map((w) => {
-    if (w?.per === undefined) fail(where, 'a rate limit window needs per (e.g. per: \'1m\')');
-    return { limit: positiveInt(where, 'rate limit', w.limit), periodMs: positiveDuration(where, 'rate limit per', w.per, 0) };
+    if (w?.per === undefined) fail(where, "a rate limit window needs per (e.g. per: '1m')");
+    return {
+      limit: positiveInt(where, 'rate limit', w.limit),
+      periodMs: positiveDuration(where, 'rate limit per', w.per, 0),
+    };
   });
 }
 
 /** Validates `withPeriod` options. */
 export function periodSpec(where: Where, options: PeriodOptions<never>): CoordinationSpec {
   const every = options?.every as unknown;
-  const ok = (typeof every === 'string' && CALENDAR.has(every)) || (typeof every === 'object' && every !== null && Number.isInteger((every as { seconds?: unknown }).seconds) && (every as { seconds: number }).seconds > 0);
-  if (!ok) fail(where, `withPeriod every must be 'minute', 'hour', 'day', 'week', 'month', 'year' or { seconds: n } (got ${JSON.stringify(every)})`);
+  const ok =
+    (typeof every === 'string' && CALENDAR.has(every)) ||
+    (typeof every === 'object' &&
+      every !== null &&
+      Number.isInteger((every as { seconds?: unknown }).seconds) &&
+      (every as { seconds: number }).seconds > 0);
+  if (!ok)
+    fail(
+      where,
+      `withPeriod every must be 'minute', 'hour', 'day', 'week', 'month', 'year' or { seconds: n } (got ${JSON.stringify(every)})`,
+    );
   return { kind: 'period', key: keyFn(where, 'withPeriod', options.key), every: every as PeriodEvery };
 }
 
 /** Validates `withOrderedLock` options. */
 export function orderedLockSpec(where: Where, options: OrderedLockOptions<never>): CoordinationSpec {
-  if (options?.strict !== undefined && typeof options.strict !== 'boolean') fail(where, 'withOrderedLock strict must be a boolean');
-  if ((options as { contentionTimeout?: unknown } | undefined)?.contentionTimeout !== undefined) fail(where, 'withOrderedLock takes no contentionTimeout: a wait for the turn is bounded by poisonTimeout');
+  if (options?.strict !== undefined && typeof options.strict !== 'boolean')
+    fail(where, 'withOrderedLock strict must be a boolean');
+  if ((options as { contentionTimeout?: unknown } | undefined)?.contentionTimeout !== undefined)
+    fail(where, 'withOrderedLock takes no contentionTimeout: a wait for the turn is bounded by poisonTimeout');
   return {
     kind: 'ordered_lock',
     key: keyFn(where, 'withOrderedLock', options?.key),
@@ -237,19 +323,33 @@ export interface StepCoordinationOptions<A> {
  * Compiles a step's declarations with the reactor-level validators, on top of `inherited`
  * (a redeclared primitive replaces the inherited one).
  */
-export function stepCoordinationSpecs(where: Where, options: StepCoordinationOptions<never>, inherited: readonly CoordinationSpec[] = []): readonly CoordinationSpec[] {
+export function stepCoordinationSpecs(
+  where: Where,
+  options: StepCoordinationOptions<never>,
+  inherited: readonly CoordinationSpec[] = [],
+): readonly CoordinationSpec[] {
   let specs = inherited;
   if (options.orderedLock !== undefined) specs = withSpec(specs, orderedLockSpec(where, options.orderedLock));
   if (options.period !== undefined) specs = withSpec(specs, periodSpec(where, options.period));
-  if (options.lock !== undefined) specs = withSpec(specs, withRollbackWait(where, 'lock', lockSpec(where, options.lock), options.lock.rollbackWait));
-  if (options.semaphore !== undefined) specs = withSpec(specs, withRollbackWait(where, 'semaphore', semaphoreSpec(where, options.semaphore), options.semaphore.rollbackWait));
+  if (options.lock !== undefined)
+    specs = withSpec(specs, withRollbackWait(where, 'lock', lockSpec(where, options.lock), options.lock.rollbackWait));
+  if (options.semaphore !== undefined)
+    specs = withSpec(
+      specs,
+      withRollbackWait(where, 'semaphore', semaphoreSpec(where, options.semaphore), options.semaphore.rollbackWait),
+    );
   if (options.rateLimit !== undefined) specs = withSpec(specs, rateLimitSpec(where, options.rateLimit));
   return specs.length === 0 ? NONE : specs;
 }
 
 const NONE: readonly CoordinationSpec[] = Object.freeze([]);
 
-function withRollbackWait(where: Where, kind: 'lock' | 'semaphore', spec: CoordinationSpec, rollbackWait: unknown): CoordinationSpec {
+function withRollbackWait(
+  where: Where,
+  kind: 'lock' | 'semaphore',
+  spec: CoordinationSpec,
+  rollbackWait: unknown,
+): CoordinationSpec {
   if (rollbackWait === undefined) return spec;
   return { ...spec, rollbackWaitMs: duration(where, `${kind} rollbackWait`, rollbackWait, 0) } as CoordinationSpec;
 }
@@ -274,12 +374,16 @@ export function coordinationOf(reactor: AnyReactorDefinition): readonly Coordina
   const out: CoordinationDeclaration[] = [];
   const visit = (def: AnyReactorDefinition, prefix: string, depth: number): void => {
     if (depth > 32) return;
-    for (const spec of def.coordination) out.push({ reactor: def.name, step: prefix === '' ? undefined : prefix.slice(0, -1), kind: spec.kind, spec });
+    for (const spec of def.coordination)
+      out.push({ reactor: def.name, step: prefix === '' ? undefined : prefix.slice(0, -1), kind: spec.kind, spec });
     for (const node of def.nodes) {
       const path = `${prefix}${node.name}`;
-      if (node.kind === 'step') for (const spec of node.coordination) out.push({ reactor: def.name, step: path, kind: spec.kind, spec });
+      if (node.kind === 'step')
+        for (const spec of node.coordination) out.push({ reactor: def.name, step: path, kind: spec.kind, spec });
       else if (node.kind === 'compose') visit(node.reactor, `${path}.`, depth + 1);
-      else if (node.element.kind === 'step') for (const spec of node.element.node.coordination) out.push({ reactor: def.name, step: `${path}[]`, kind: spec.kind, spec });
+      else if (node.element.kind === 'step')
+        for (const spec of node.element.node.coordination)
+          out.push({ reactor: def.name, step: `${path}[]`, kind: spec.kind, spec });
       else visit(node.element.reactor, `${path}[].`, depth + 1);
     }
   };

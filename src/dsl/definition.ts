@@ -53,7 +53,9 @@ export interface ComposeNode extends NodeBase {
 }
 
 /** What a map runs for each element. */
-export type MapElement = { readonly kind: 'step'; readonly node: StepNode } | { readonly kind: 'reactor'; readonly reactor: AnyReactorDefinition };
+export type MapElement =
+  | { readonly kind: 'step'; readonly node: StepNode }
+  | { readonly kind: 'reactor'; readonly reactor: AnyReactorDefinition };
 
 /** A step that runs a step definition or a reactor for each element of a collection. */
 export interface MapNode extends NodeBase {

@@ -6,7 +6,14 @@
  */
 import type { StandardSchemaV1 } from '@standard-schema/spec';
 import { DefinitionError, type FieldIssue } from '../errors.js';
-import { compileContract, validateContract, type Contract, type ContractOutcome, type ContractOutput, type Fields } from './contract.js';
+import {
+  compileContract,
+  validateContract,
+  type Contract,
+  type ContractOutcome,
+  type ContractOutput,
+  type Fields,
+} from './contract.js';
 import type { AnyReactorDefinition, StepNode } from './definition.js';
 import { parseDuration, type Duration } from './duration.js';
 
@@ -14,7 +21,11 @@ import { parseDuration, type Duration } from './duration.js';
 export type PayloadSchema = Fields | StandardSchemaV1;
 
 /** The validated payload type of a {@link PayloadSchema}: what the interrupt step produces. */
-export type PayloadOf<P> = P extends StandardSchemaV1 ? StandardSchemaV1.InferOutput<P> : P extends Fields ? ContractOutput<P> : never;
+export type PayloadOf<P> = P extends StandardSchemaV1
+  ? StandardSchemaV1.InferOutput<P>
+  : P extends Fields
+    ? ContractOutput<P>
+    : never;
 
 /** What `timeout` does when it passes: `lazy` is checked when a resume arrives; `active` schedules a job that fails the run. */
 export type TimeoutStrategy = 'lazy' | 'active';
@@ -41,7 +52,9 @@ export interface InterruptSettings<Args, P extends PayloadSchema> {
 
 /** The validated, frozen form of an interrupt declaration. */
 export interface InterruptSpec {
-  readonly payload: { readonly kind: 'fields'; readonly contract: Contract } | { readonly kind: 'schema'; readonly schema: StandardSchemaV1 };
+  readonly payload:
+    | { readonly kind: 'fields'; readonly contract: Contract }
+    | { readonly kind: 'schema'; readonly schema: StandardSchemaV1 };
   readonly correlationId: ((args: never) => unknown) | undefined;
   readonly timeoutMs: number | undefined;
   readonly timeoutStrategy: TimeoutStrategy;
@@ -58,7 +71,11 @@ interface Where {
 }
 
 function fail(where: Where, message: string): never {
-  throw new DefinitionError(`reactor "${where.reactor}", interrupt "${where.step}": ${message}`, where.reactor, where.step);
+  throw new DefinitionError(
+    `reactor "${where.reactor}", interrupt "${where.step}": ${message}`,
+    where.reactor,
+    where.step,
+  );
 }
 
 function isSchema(value: unknown): value is StandardSchemaV1 {
@@ -70,22 +87,34 @@ export function interruptSpec(where: Where, settings: InterruptSettings<never, P
   const o = (settings ?? {}) as Partial<InterruptSettings<never, PayloadSchema>> & Record<string, unknown>;
   const declared = COORDINATION.filter((k) => o[k] !== undefined);
   if (declared.length > 0) {
-    fail(where, `declares ${declared.join(', ')}, but an interrupt step cannot coordinate (a paused execution holds nothing); declare it on the reactor instead (withLock, withSemaphore, withRateLimit, withPeriod, withOrderedLock)`);
+    fail(
+      where,
+      `declares ${declared.join(', ')}, but an interrupt step cannot coordinate (a paused execution holds nothing); declare it on the reactor instead (withLock, withSemaphore, withRateLimit, withPeriod, withOrderedLock)`,
+    );
   }
   const payload = o.payload;
-  if (typeof payload !== 'object' || payload === null) fail(where, 'needs a payload: a field map of Standard Schemas or one Standard Schema');
-  if (!isSchema(payload) && !Object.values(payload).every(isSchema)) fail(where, 'payload must be a Standard Schema or a field map whose values are Standard Schemas');
-  if (o.correlationId !== undefined && typeof o.correlationId !== 'function') fail(where, 'correlationId must be a function of the step arguments');
+  if (typeof payload !== 'object' || payload === null)
+    fail(where, 'needs a payload: a field map of Standard Schemas or one Standard Schema');
+  if (!isSchema(payload) && !Object.values(payload).every(isSchema))
+    fail(where, 'payload must be a Standard Schema or a field map whose values are Standard Schemas');
+  if (o.correlationId !== undefined && typeof o.correlationId !== 'function')
+    fail(where, 'correlationId must be a function of the step arguments');
   const timeoutMs = o.timeout === undefined ? undefined : parseDuration(o.timeout);
-  if (o.timeout !== undefined && (timeoutMs === undefined || timeoutMs <= 0)) fail(where, `timeout is not a positive duration (got ${JSON.stringify(o.timeout)})`);
+  if (o.timeout !== undefined && (timeoutMs === undefined || timeoutMs <= 0))
+    fail(where, `timeout is not a positive duration (got ${JSON.stringify(o.timeout)})`);
   const strategy = o.timeoutStrategy ?? 'lazy';
-  if (strategy !== 'lazy' && strategy !== 'active') fail(where, `timeoutStrategy must be 'lazy' or 'active' (got ${JSON.stringify(strategy)})`);
+  if (strategy !== 'lazy' && strategy !== 'active')
+    fail(where, `timeoutStrategy must be 'lazy' or 'active' (got ${JSON.stringify(strategy)})`);
   const max = o.maxAttempts ?? 1;
-  if (max !== Infinity && (!Number.isInteger(max) || max < 1)) fail(where, `maxAttempts must be an integer >= 1 or Infinity (got ${String(max)})`);
+  if (max !== Infinity && (!Number.isInteger(max) || max < 1))
+    fail(where, `maxAttempts must be an integer >= 1 or Infinity (got ${String(max)})`);
   const resume = o.resume ?? 'inline';
-  if (resume !== 'inline' && resume !== 'background') fail(where, `resume must be 'inline' or 'background' (got ${JSON.stringify(resume)})`);
+  if (resume !== 'inline' && resume !== 'background')
+    fail(where, `resume must be 'inline' or 'background' (got ${JSON.stringify(resume)})`);
   return Object.freeze({
-    payload: isSchema(payload) ? { kind: 'schema' as const, schema: payload } : { kind: 'fields' as const, contract: compileContract(payload) },
+    payload: isSchema(payload)
+      ? { kind: 'schema' as const, schema: payload }
+      : { kind: 'fields' as const, contract: compileContract(payload) },
     correlationId: o.correlationId,
     timeoutMs: timeoutMs === undefined ? undefined : Math.ceil(timeoutMs),
     timeoutStrategy: strategy,
@@ -99,7 +128,10 @@ export async function validatePayload(spec: InterruptSpec, value: unknown): Prom
   if (spec.payload.kind === 'fields') return validateContract(spec.payload.contract, value);
   const result = await spec.payload.schema['~standard'].validate(value);
   if (!result.issues) return { ok: true, value: result.value as Record<string, unknown> };
-  const issues: FieldIssue[] = result.issues.map((i) => ({ path: (i.path ?? []).map((p) => String(typeof p === 'object' ? p.key : p)).join('.'), message: i.message }));
+  const issues: FieldIssue[] = result.issues.map((i) => ({
+    path: (i.path ?? []).map((p) => String(typeof p === 'object' ? p.key : p)).join('.'),
+    message: i.message,
+  }));
   return { ok: false, issues };
 }
 
@@ -118,6 +150,8 @@ export function interruptPaths(reactor: AnyReactorDefinition, prefix = '', depth
   return reactor.nodes.flatMap((node) => {
     if (node.kind === 'step') return node.interrupt ? [`${prefix}${node.name}`] : [];
     if (node.kind === 'compose') return interruptPaths(node.reactor, `${prefix}${node.name}.`, depth + 1);
-    return node.element.kind === 'reactor' ? interruptPaths(node.element.reactor, `${prefix}${node.name}[].`, depth + 1) : [];
+    return node.element.kind === 'reactor'
+      ? interruptPaths(node.element.reactor, `${prefix}${node.name}[].`, depth + 1)
+      : [];
   });
 }

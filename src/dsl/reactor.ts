@@ -7,8 +7,23 @@
 import { DefinitionError } from '../errors.js';
 import { sources, type Arg, type ArgSources, type ArgValues } from './args.js';
 import type { StepContext } from './context.js';
-import { compileContract, type Contract, type ContractInput, type ContractOptions, type ContractOutput, type Fields } from './contract.js';
-import type { AnyReactorDefinition, GraphNode, InputOf, MapElement, OutputOf, ReactorDefinition, StepNode } from './definition.js';
+import {
+  compileContract,
+  type Contract,
+  type ContractInput,
+  type ContractOptions,
+  type ContractOutput,
+  type Fields,
+} from './contract.js';
+import type {
+  AnyReactorDefinition,
+  GraphNode,
+  InputOf,
+  MapElement,
+  OutputOf,
+  ReactorDefinition,
+  StepNode,
+} from './definition.js';
 import type { MapResult } from './map-result.js';
 import {
   lockSpec,
@@ -26,7 +41,13 @@ import {
   type SemaphoreOptions,
   type StepCoordinationOptions,
 } from './coordination.js';
-import { interruptPaths, interruptSpec, type InterruptSettings, type PayloadOf, type PayloadSchema } from './interrupt.js';
+import {
+  interruptPaths,
+  interruptSpec,
+  type InterruptSettings,
+  type PayloadOf,
+  type PayloadSchema,
+} from './interrupt.js';
 import { asyncChildRefusal, asyncUndoRefusal, type AsyncStepOptions } from './async.js';
 import { toMermaid } from './mermaid.js';
 import { toRetryPolicy, type RetryOptions } from './retry.js';
@@ -126,7 +147,8 @@ export interface ReactorOptions {
  * `engine.run` returns `queued`), `{ after: step }` (the step is the last to run in the caller),
  * or `{ before: step }` (the step is the first to run in a worker).
  */
-export type BackgroundDeclaration<S> = 'all' | { readonly after: keyof S & string } | { readonly before: keyof S & string };
+export type BackgroundDeclaration<S> =
+  'all' | { readonly after: keyof S & string } | { readonly before: keyof S & string };
 
 interface BuilderState {
   readonly name: string;
@@ -147,7 +169,10 @@ export class ReactorBuilder<Name extends string, In, I, S> {
   }
 
   /** Declares the reactor's input contract (one Standard Schema per field). */
-  input<const F extends Fields>(fields: F, options: ContractOptions<F> = {}): ReactorBuilder<Name, ContractInput<F>, ContractOutput<F>, S> {
+  input<const F extends Fields>(
+    fields: F,
+    options: ContractOptions<F> = {},
+  ): ReactorBuilder<Name, ContractInput<F>, ContractOutput<F>, S> {
     return new ReactorBuilder({ ...this.#state, contract: compileContract(fields, options.redact ?? []) });
   }
 
@@ -186,11 +211,12 @@ export class ReactorBuilder<Name extends string, In, I, S> {
   background(declaration: BackgroundDeclaration<S>): ReactorBuilder<Name, In, I, S> {
     const d = declaration as BackgroundDeclaration<Record<string, unknown>>;
     if (this.#state.background !== undefined) this.#fail(undefined, 'declares background twice; keep one declaration');
-    const valid = d === 'all' || (typeof d === 'object' && d !== null && (('after' in d) !== ('before' in d)));
+    const valid = d === 'all' || (typeof d === 'object' && d !== null && 'after' in d !== 'before' in d);
     if (!valid) this.#fail(undefined, "background takes 'all', { after: step } or { before: step }");
     if (d !== 'all') {
       const step = 'after' in d ? d.after : d.before;
-      if (!this.#state.nodes.some((n) => n.name === step)) this.#fail(undefined, `background hand-off names unknown step "${String(step)}"; declare the step first`);
+      if (!this.#state.nodes.some((n) => n.name === step))
+        this.#fail(undefined, `background hand-off names unknown step "${String(step)}"; declare the step first`);
     }
     return new ReactorBuilder({ ...this.#state, background: d });
   }
@@ -212,7 +238,9 @@ export class ReactorBuilder<Name extends string, In, I, S> {
   ): ReactorBuilder<Name, In, I, Simplify<S & { [K in N]: StepValue<R> }>>;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- implementation signature of the typed overloads above
   step(name: string, first: any, placement?: any): any {
-    const node = isStepDefinition(first) ? this.#placeDefinition(name, first, placement ?? {}) : this.#inline(name, first as InlineStepOptions<never, never, never, unknown>);
+    const node = isStepDefinition(first)
+      ? this.#placeDefinition(name, first, placement ?? {})
+      : this.#inline(name, first as InlineStepOptions<never, never, never, unknown>);
     return this.#with(node);
   }
 
@@ -229,11 +257,17 @@ export class ReactorBuilder<Name extends string, In, I, S> {
     options?: PlacementOptions<I, S, ContractInput<F>>,
   ): ReactorBuilder<Name, In, I, Simplify<S & { [K in N]: StepValue<R> }>>;
   /** Adds an inline async step (see above). */
-  asyncStep<const N extends string, R, A = NoArgs>(name: FreshName<N, S>, options: AsyncStepOptions<I, S, A, R>): ReactorBuilder<Name, In, I, Simplify<S & { [K in N]: StepValue<R> }>>;
+  asyncStep<const N extends string, R, A = NoArgs>(
+    name: FreshName<N, S>,
+    options: AsyncStepOptions<I, S, A, R>,
+  ): ReactorBuilder<Name, In, I, Simplify<S & { [K in N]: StepValue<R> }>>;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- implementation signature of the typed overloads above
   asyncStep(name: string, first: any, placement?: any): any {
-    if (!isStepDefinition(first) && (first as { undo?: unknown } | undefined)?.undo !== undefined) this.#fail(name, asyncUndoRefusal(name));
-    const node = isStepDefinition(first) ? this.#placeDefinition(name, first, placement ?? {}) : this.#inline(name, first as InlineStepOptions<never, never, never, unknown>);
+    if (!isStepDefinition(first) && (first as { undo?: unknown } | undefined)?.undo !== undefined)
+      this.#fail(name, asyncUndoRefusal(name));
+    const node = isStepDefinition(first)
+      ? this.#placeDefinition(name, first, placement ?? {})
+      : this.#inline(name, first as InlineStepOptions<never, never, never, unknown>);
     return this.#with({ ...node, async: true });
   }
 
@@ -252,7 +286,15 @@ export class ReactorBuilder<Name extends string, In, I, S> {
     if (refusal !== undefined) this.#fail(name, refusal);
     const args = resolveWiring(options.args);
     const waitFor = [...(options.waitFor ?? [])] as string[];
-    return this.#with({ kind: 'compose', name, reactor: child, args, waitFor, dependsOn: dependenciesOf(args, waitFor), async: true }) as never;
+    return this.#with({
+      kind: 'compose',
+      name,
+      reactor: child,
+      args,
+      waitFor,
+      dependsOn: dependenciesOf(args, waitFor),
+      async: true,
+    }) as never;
   }
 
   /** Runs another reactor inline as one step of this execution (its undo replays the child's undos). */
@@ -263,7 +305,14 @@ export class ReactorBuilder<Name extends string, In, I, S> {
   ): ReactorBuilder<Name, In, I, Simplify<S & { [K in N]: OutputOf<C> }>> {
     const args = resolveWiring(options.args);
     const waitFor = [...(options.waitFor ?? [])] as string[];
-    return this.#with({ kind: 'compose', name, reactor: child, args, waitFor, dependsOn: dependenciesOf(args, waitFor) }) as never;
+    return this.#with({
+      kind: 'compose',
+      name,
+      reactor: child,
+      args,
+      waitFor,
+      dependsOn: dependenciesOf(args, waitFor),
+    }) as never;
   }
 
   /**
@@ -280,12 +329,18 @@ export class ReactorBuilder<Name extends string, In, I, S> {
       ? { kind: 'step', node: this.#placeDefinition(`${name}[]`, options.each, {}) }
       : { kind: 'reactor', reactor: options.each };
     if (element.kind === 'reactor' && interruptPaths(element.reactor).length > 0) {
-      this.#fail(name, `map elements cannot pause: "${element.reactor.name}" has interrupt step(s) ${interruptPaths(element.reactor).join(', ')}; compose it instead, or pause before the map`);
+      this.#fail(
+        name,
+        `map elements cannot pause: "${element.reactor.name}" has interrupt step(s) ${interruptPaths(element.reactor).join(', ')}; compose it instead, or pause before the map`,
+      );
     }
     const maxConcurrency = options.maxConcurrency ?? 4;
-    if (!Number.isInteger(maxConcurrency) || maxConcurrency < 1) this.#fail(name, `maxConcurrency must be an integer >= 1 (got ${String(maxConcurrency)})`);
-    const fanOut = options.fanOut === undefined ? undefined : { batchSize: options.fanOut.batchSize ?? DEFAULT_FAN_OUT_BATCH };
-    if (fanOut && (!Number.isInteger(fanOut.batchSize) || fanOut.batchSize < 1)) this.#fail(name, `fanOut.batchSize must be an integer >= 1 (got ${String(fanOut.batchSize)})`);
+    if (!Number.isInteger(maxConcurrency) || maxConcurrency < 1)
+      this.#fail(name, `maxConcurrency must be an integer >= 1 (got ${String(maxConcurrency)})`);
+    const fanOut =
+      options.fanOut === undefined ? undefined : { batchSize: options.fanOut.batchSize ?? DEFAULT_FAN_OUT_BATCH };
+    if (fanOut && (!Number.isInteger(fanOut.batchSize) || fanOut.batchSize < 1))
+      this.#fail(name, `fanOut.batchSize must be an integer >= 1 (got ${String(fanOut.batchSize)})`);
     return this.#with({
       kind: 'map',
       name,
@@ -324,7 +379,18 @@ export class ReactorBuilder<Name extends string, In, I, S> {
       throw new Error(`interrupt "${where.step}" has no body`);
     };
     const retry = toRetryPolicy(undefined, where);
-    return this.#with({ kind: 'step', name: where.step, args, waitFor, dependsOn: dependenciesOf(args, waitFor), hooks: { run }, contract: undefined, retry, coordination: [], interrupt }) as never;
+    return this.#with({
+      kind: 'step',
+      name: where.step,
+      args,
+      waitFor,
+      dependsOn: dependenciesOf(args, waitFor),
+      hooks: { run },
+      contract: undefined,
+      retry,
+      coordination: [],
+      interrupt,
+    }) as never;
   }
 
   /** Finishes the reactor; its run value is the named step's result. */
@@ -344,14 +410,38 @@ export class ReactorBuilder<Name extends string, In, I, S> {
     const hooks = { run: options.run, compensate: options.compensate, undo: options.undo } as StepNode['hooks'];
     const retry = toRetryPolicy(options.retry, { reactor: this.#state.name, step: name });
     const coordination = stepCoordinationSpecs({ reactor: this.#state.name, step: name }, options);
-    return { kind: 'step', name, args, waitFor, dependsOn: dependenciesOf(args, waitFor), hooks, contract: undefined, retry, coordination };
+    return {
+      kind: 'step',
+      name,
+      args,
+      waitFor,
+      dependsOn: dependenciesOf(args, waitFor),
+      hooks,
+      contract: undefined,
+      retry,
+      coordination,
+    };
   }
 
-  #placeDefinition(name: string, definition: AnyStepDefinition, placement: PlacementOptions<never, never, never>): StepNode {
+  #placeDefinition(
+    name: string,
+    definition: AnyStepDefinition,
+    placement: PlacementOptions<never, never, never>,
+  ): StepNode {
     const args = resolveWiring(placement.args);
     const waitFor = [...(placement.waitFor ?? [])] as string[];
     const retry = toRetryPolicy(placement.retry ?? definition.retry, { reactor: this.#state.name, step: name });
-    return { kind: 'step', name, args, waitFor, dependsOn: dependenciesOf(args, waitFor), hooks: definition.hooks, contract: definition.contract, retry, coordination: definition.coordination };
+    return {
+      kind: 'step',
+      name,
+      args,
+      waitFor,
+      dependsOn: dependenciesOf(args, waitFor),
+      hooks: definition.hooks,
+      contract: definition.contract,
+      retry,
+      coordination: definition.coordination,
+    };
   }
 
   #with(node: GraphNode): ReactorBuilder<Name, In, I, never> {
@@ -364,7 +454,10 @@ export class ReactorBuilder<Name extends string, In, I, S> {
   #finish(returns: string | undefined): AnyReactorDefinition {
     const { name, contract, nodes, options, coordination, background } = this.#state;
     if (background !== undefined && background !== 'all' && coordination.some((c) => c.kind === 'ordered_lock')) {
-      this.#fail(undefined, "an ordered lock with a hand-off after/before a step is not supported; use background('all') so the position is taken when the run is accepted");
+      this.#fail(
+        undefined,
+        "an ordered lock with a hand-off after/before a step is not supported; use background('all') so the position is taken when the run is accepted",
+      );
     }
     const byName = new Map(nodes.map((n) => [n.name, n]));
     validateGraph({ name, contract, nodes, byName, returns });
@@ -410,9 +503,16 @@ function resolveWiring(fn: ((s: never) => unknown) | undefined): Readonly<Record
  *   .returns('charge');
  * ```
  */
-export function reactor<const Name extends string>(name: Name, options: ReactorOptions = {}): ReactorBuilder<Name, {}, {}, {}> {
-  if (typeof name !== 'string' || name.length === 0) throw new DefinitionError('a reactor needs a non-empty name', String(name));
-  if (options.maxConcurrency !== undefined && (!Number.isInteger(options.maxConcurrency) || options.maxConcurrency < 1)) {
+export function reactor<const Name extends string>(
+  name: Name,
+  options: ReactorOptions = {},
+): ReactorBuilder<Name, {}, {}, {}> {
+  if (typeof name !== 'string' || name.length === 0)
+    throw new DefinitionError('a reactor needs a non-empty name', String(name));
+  if (
+    options.maxConcurrency !== undefined &&
+    (!Number.isInteger(options.maxConcurrency) || options.maxConcurrency < 1)
+  ) {
     throw new DefinitionError(`reactor "${name}": maxConcurrency must be an integer >= 1`, name);
   }
   return new ReactorBuilder({ name, options, contract: compileContract({}), nodes: [], coordination: [] });

@@ -47,7 +47,11 @@ export function success<T>(value: T): Success<T> {
  * ```
  */
 export function failure(error: Error | string, options: { retryable?: boolean } = {}): Failure {
-  return { [SIGNAL]: 'failure', error: typeof error === 'string' ? new Error(error) : error, retryable: options.retryable ?? true };
+  return {
+    [SIGNAL]: 'failure',
+    error: typeof error === 'string' ? new Error(error) : error,
+    retryable: options.retryable ?? true,
+  };
 }
 
 /** Returns a halt signal: the run stops after in-flight steps settle, nothing is rolled back. */

@@ -22,7 +22,8 @@ export interface StepHookOptions<A, R> {
 }
 
 /** Options of {@link defineStep}. */
-export interface DefineStepOptions<F extends Fields, R> extends StepHookOptions<ContractOutput<F>, R>, StepCoordinationOptions<ContractOutput<F>> {
+export interface DefineStepOptions<F extends Fields, R>
+  extends StepHookOptions<ContractOutput<F>, R>, StepCoordinationOptions<ContractOutput<F>> {
   /** A default name, used in messages and when the step runs on its own. */
   readonly name?: string;
   /** The input contract: one Standard Schema per argument. */
@@ -34,7 +35,9 @@ export interface DefineStepOptions<F extends Fields, R> extends StepHookOptions<
 }
 
 /** Options of {@link StepDefinition.extend}: added fields and replaced hooks. */
-export interface ExtendStepOptions<F extends Fields, F2 extends Fields, R, R2> extends StepCoordinationOptions<ContractOutput<F & F2>> {
+export interface ExtendStepOptions<F extends Fields, F2 extends Fields, R, R2> extends StepCoordinationOptions<
+  ContractOutput<F & F2>
+> {
   readonly name?: string;
   readonly input?: F2;
   readonly redact?: readonly (keyof (F & F2) & string)[];
@@ -60,7 +63,9 @@ export interface StepDefinition<F extends Fields = Fields, R = unknown> {
    * A derived step: it inherits this step's contract, hooks and retry policy, adds the given
    * fields and replaces the given hooks.
    */
-  extend<F2 extends Fields = {}, R2 = never>(options: ExtendStepOptions<F, F2, R, R2>): StepDefinition<F & F2, [R2] extends [never] ? R : R2>;
+  extend<F2 extends Fields = {}, R2 = never>(
+    options: ExtendStepOptions<F, F2, R, R2>,
+  ): StepDefinition<F & F2, [R2] extends [never] ? R : R2>;
   /**
    * Runs this step directly from application code, coordinated: its arguments are validated,
    * its declarations taken around the body and released right after (no retries, no
@@ -77,7 +82,11 @@ export interface StepDefinition<F extends Fields = Fields, R = unknown> {
    */
   invoke(args: ContractInput<F>, options: InvokeOptions): Promise<StepInvocation<StepValue<R>>>;
   /** Phantom: what a caller passes and what the step produces. */
-  readonly '~types'?: { readonly input: ContractInput<F>; readonly args: ContractOutput<F>; readonly output: StepValue<R> };
+  readonly '~types'?: {
+    readonly input: ContractInput<F>;
+    readonly args: ContractOutput<F>;
+    readonly output: StepValue<R>;
+  };
 }
 
 /** How a direct invocation ({@link StepDefinition.invoke}) ended. Outcomes are returned, never thrown. */
@@ -92,7 +101,11 @@ export type StepInvocation<V> =
 /** Runs step definitions directly; an engine is one (`createEngine`, `createEmbeddedEngine`). */
 export interface StepInvoker {
   /** See {@link StepDefinition.invoke}. */
-  invokeStep(step: AnyStepDefinition, args: unknown, options?: { readonly ctx?: StepContext | undefined }): Promise<StepInvocation<unknown>>;
+  invokeStep(
+    step: AnyStepDefinition,
+    args: unknown,
+    options?: { readonly ctx?: StepContext | undefined },
+  ): Promise<StepInvocation<unknown>>;
 }
 
 /** Options of {@link StepDefinition.invoke}. */
@@ -122,7 +135,13 @@ export type AnyStepDefinition = StepDefinition<any, any>;
  */
 export function defineStep<const F extends Fields, R>(options: DefineStepOptions<F, R>): StepDefinition<F, R> {
   const coordination = stepCoordinationSpecs({ reactor: '', step: options.name }, options);
-  return build(options.name, compileContract(options.input, options.redact ?? []), pickHooks(options), options.retry, coordination);
+  return build(
+    options.name,
+    compileContract(options.input, options.redact ?? []),
+    pickHooks(options),
+    options.retry,
+    coordination,
+  );
 }
 
 function pickHooks(options: Partial<StepHooks>, base?: StepHooks): StepHooks {
@@ -131,7 +150,13 @@ function pickHooks(options: Partial<StepHooks>, base?: StepHooks): StepHooks {
   return Object.freeze({ run, compensate: options.compensate ?? base?.compensate, undo: options.undo ?? base?.undo });
 }
 
-function build<F extends Fields, R>(name: string | undefined, contract: Contract, hooks: StepHooks, retry: RetryOptions | undefined, coordination: readonly CoordinationSpec[]): StepDefinition<F, R> {
+function build<F extends Fields, R>(
+  name: string | undefined,
+  contract: Contract,
+  hooks: StepHooks,
+  retry: RetryOptions | undefined,
+  coordination: readonly CoordinationSpec[],
+): StepDefinition<F, R> {
   const definition: StepDefinition<F, R> = {
     kind: 'step-definition',
     name,
@@ -144,9 +169,16 @@ function build<F extends Fields, R>(name: string | undefined, contract: Contract
       const redact = options.redact ?? contract.redact;
       const derivedName = options.name ?? name;
       const derived = stepCoordinationSpecs({ reactor: '', step: derivedName }, options, coordination);
-      return build(derivedName, compileContract(fields, redact), pickHooks(options as Partial<StepHooks>, hooks), options.retry ?? retry, derived);
+      return build(
+        derivedName,
+        compileContract(fields, redact),
+        pickHooks(options as Partial<StepHooks>, hooks),
+        options.retry ?? retry,
+        derived,
+      );
     },
-    invoke: (args, options) => options.engine.invokeStep(definition, args, { ctx: options.ctx }) as Promise<StepInvocation<StepValue<R>>>,
+    invoke: (args, options) =>
+      options.engine.invokeStep(definition, args, { ctx: options.ctx }) as Promise<StepInvocation<StepValue<R>>>,
   };
   return Object.freeze(definition);
 }

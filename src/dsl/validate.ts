@@ -10,7 +10,10 @@ import type { Contract } from './contract.js';
 import type { GraphNode } from './definition.js';
 
 /** The steps an argument map and a `waitFor` list depend on, without duplicates. */
-export function dependenciesOf(args: Readonly<Record<string, Arg<unknown>>> | undefined, waitFor: readonly string[]): readonly string[] {
+export function dependenciesOf(
+  args: Readonly<Record<string, Arg<unknown>>> | undefined,
+  waitFor: readonly string[],
+): readonly string[] {
   const deps = new Set<string>();
   for (const arg of Object.values(args ?? {})) if (arg.source.kind === 'result') deps.add(arg.source.step);
   for (const name of waitFor) deps.add(name);
@@ -28,17 +31,25 @@ interface GraphToCheck {
 /** Throws a {@link DefinitionError} for the first problem found. */
 export function validateGraph(graph: GraphToCheck): void {
   const fail = (step: string | undefined, message: string): never => {
-    throw new DefinitionError(`reactor "${graph.name}"${step === undefined ? '' : `, step "${step}"`}: ${message}`, graph.name, step);
+    throw new DefinitionError(
+      `reactor "${graph.name}"${step === undefined ? '' : `, step "${step}"`}: ${message}`,
+      graph.name,
+      step,
+    );
   };
   for (const node of graph.nodes) {
     for (const dep of node.dependsOn) {
       if (dep === node.name) fail(node.name, `depends on itself; remove "${dep}" from its arguments or waitFor`);
-      if (!graph.byName.has(dep)) fail(node.name, `depends on unknown step "${dep}"; declare a step named "${dep}" or fix the reference`);
+      if (!graph.byName.has(dep))
+        fail(node.name, `depends on unknown step "${dep}"; declare a step named "${dep}" or fix the reference`);
     }
     const args = node.kind === 'map' ? { source: node.source } : (node.args ?? {});
     for (const [argName, arg] of Object.entries(args)) {
       if (arg.source.kind === 'input' && !(arg.source.name in graph.contract.fields)) {
-        fail(node.name, `argument "${argName}" reads reactor input "${arg.source.name}", which the reactor does not declare; add it to .input({...})`);
+        fail(
+          node.name,
+          `argument "${argName}" reads reactor input "${arg.source.name}", which the reactor does not declare; add it to .input({...})`,
+        );
       }
     }
     checkWiring(graph, node, fail);
@@ -56,10 +67,17 @@ function checkWiring(graph: GraphToCheck, node: GraphNode, fail: (step: string, 
   for (const field of contract.required) {
     if (node.args && field in node.args) continue;
     if (field in graph.contract.fields) continue;
-    fail(node.name, `required input "${field}" is not wired; add args: ($) => ({ ${field}: ... }) or a reactor input named "${field}"`);
+    fail(
+      node.name,
+      `required input "${field}" is not wired; add args: ($) => ({ ${field}: ... }) or a reactor input named "${field}"`,
+    );
   }
   for (const argName of Object.keys(node.args ?? {})) {
-    if (!(argName in contract.fields)) fail(node.name, `argument "${argName}" is not an input of this step; its inputs are: ${Object.keys(contract.fields).join(', ') || '(none)'}`);
+    if (!(argName in contract.fields))
+      fail(
+        node.name,
+        `argument "${argName}" is not an input of this step; its inputs are: ${Object.keys(contract.fields).join(', ') || '(none)'}`,
+      );
   }
 }
 

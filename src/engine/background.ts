@@ -9,8 +9,27 @@ import { validateContract } from '../dsl/contract.js';
 import type { AnyReactorDefinition } from '../dsl/definition.js';
 import { computeKey } from '../coordination/scope.js';
 import type { CoordinationSpec } from '../dsl/coordination.js';
-import { boundedDelay, contendedKey, continuedWait, declaredTimeout, holderOf, noteWait, renewKeptHolds, sameHolder, timedOut, timeoutError } from './contention-wait.js';
-import { CancelledError, ContentionError, LeaseLostError, RateLimitedError, ReactorError, WorkerShutdownError, type PrimitiveName } from '../errors.js';
+import {
+  boundedDelay,
+  contendedKey,
+  continuedWait,
+  declaredTimeout,
+  holderOf,
+  noteWait,
+  renewKeptHolds,
+  sameHolder,
+  timedOut,
+  timeoutError,
+} from './contention-wait.js';
+import {
+  CancelledError,
+  ContentionError,
+  LeaseLostError,
+  RateLimitedError,
+  ReactorError,
+  WorkerShutdownError,
+  type PrimitiveName,
+} from '../errors.js';
 import { monotonicNow } from '../coordination/deadline.js';
 import { JobLiveness } from './job-liveness.js';
 import { cancelRequestKey, livenessKey, rollbackRecorded } from './operations.js';
@@ -18,8 +37,20 @@ import type { CancelTargets } from './cancels.js';
 import { admitWork, finish, type CoordinationDeps } from './execute.js';
 import type { Clock } from './ports/clock.js';
 import { noInstrument, type Instrument } from './instrument.js';
-import { JOB_FORMAT_VERSION, type ExecutionJob, type JobDelivery, type JobQueue, type WaitList } from './ports/queue.js';
-import { TERMINAL_STATUSES, type ExecutionRecord, type Store, type TraceContext, type WaitingFor } from './ports/store.js';
+import {
+  JOB_FORMAT_VERSION,
+  type ExecutionJob,
+  type JobDelivery,
+  type JobQueue,
+  type WaitList,
+} from './ports/queue.js';
+import {
+  TERMINAL_STATUSES,
+  type ExecutionRecord,
+  type Store,
+  type TraceContext,
+  type WaitingFor,
+} from './ports/store.js';
 import type { RunResult } from './results.js';
 import { RunState, type JobBinding, type RunStateInit } from './run-state.js';
 import { runFrame, type GraphOutcome } from './scheduler.js';
@@ -89,17 +120,39 @@ export interface BackgroundDeps {
   /** Liveness lease + record read, terminal write + release: one call each (set whenever there is a coordinator). */
   readonly jobLeases?: JobLeases | undefined;
   readonly newState: (
-    init: Pick<RunStateInit, 'executionId' | 'rootExecutionId' | 'reactor' | 'contract' | 'input' | 'idempotencyKey' | 'retryOf' | 'parentId'> & { readonly resume?: ExecutionRecord; readonly mode?: 'inline' | 'worker'; readonly replayOnly?: boolean },
+    init: Pick<
+      RunStateInit,
+      'executionId' | 'rootExecutionId' | 'reactor' | 'contract' | 'input' | 'idempotencyKey' | 'retryOf' | 'parentId'
+    > & { readonly resume?: ExecutionRecord; readonly mode?: 'inline' | 'worker'; readonly replayOnly?: boolean },
   ) => RunState;
 }
 
 const waitKey = (primitive: PrimitiveName, key: string): string => `${primitive}:${key}`;
 const job = (of: { readonly id: string; readonly reactor: string } | RunState): ExecutionJob =>
-  of instanceof RunState ? { v: JOB_FORMAT_VERSION, executionId: of.executionId, reactor: of.reactor } : { v: JOB_FORMAT_VERSION, executionId: of.id, reactor: of.reactor };
+  of instanceof RunState
+    ? { v: JOB_FORMAT_VERSION, executionId: of.executionId, reactor: of.reactor }
+    : { v: JOB_FORMAT_VERSION, executionId: of.id, reactor: of.reactor };
 
 /** Accepts a run in the background: validated input, a pending record, the first job. */
-export async function startBackground(deps: BackgroundDeps, reactor: AnyReactorDefinition, executionId: string, input: Record<string, unknown>, idempotencyKey: string | undefined, retryOf?: string, links?: readonly TraceContext[]): Promise<RunResult> {
-  const state = deps.newState({ executionId, rootExecutionId: executionId, reactor: reactor.name, contract: reactor.contract, input, idempotencyKey, retryOf, mode: 'worker' });
+export async function startBackground(
+  deps: BackgroundDeps,
+  reactor: AnyReactorDefinition,
+  executionId: string,
+  input: Record<string, unknown>,
+  idempotencyKey: string | undefined,
+  retryOf?: string,
+  links?: readonly TraceContext[],
+): Promise<RunResult> {
+  const state = deps.newState({
+    executionId,
+    rootExecutionId: executionId,
+    reactor: reactor.name,
+    contract: reactor.contract,
+    input,
+    idempotencyKey,
+    retryOf,
+    mode: 'worker',
+  });
   state.traceLinks = links;
   const ordered = reactor.coordination.find((s) => s.kind === 'ordered_lock');
   if (ordered) {
@@ -124,28 +177,51 @@ export async function handOffToWorker(deps: BackgroundDeps, state: RunState): Pr
   const jobId = `${state.executionId}:1`;
   state.emit({ type: 'run.queued', jobId, delayMs: 0, reason: 'start' });
   await enqueueTraced(deps, state, { jobId, delayMs: 0, reason: 'start' }, 'pending');
-  return { status: 'queued', executionId: state.executionId, reactor: state.reactor, trace: state.trace, steps: state.steps, rollbackFailures: state.rollbackFailures, replay: false };
+  return {
+    status: 'queued',
+    executionId: state.executionId,
+    reactor: state.reactor,
+    trace: state.trace,
+    steps: state.steps,
+    rollbackFailures: state.rollbackFailures,
+    replay: false,
+  };
 }
 
 /** Processes one job of an execution. Never runs one execution in two workers at once. */
-export async function processJob(deps: BackgroundDeps, reactor: AnyReactorDefinition, payload: ExecutionJob, delivery: JobDelivery): Promise<void> {
+export async function processJob(
+  deps: BackgroundDeps,
+  reactor: AnyReactorDefinition,
+  payload: ExecutionJob,
+  delivery: JobDelivery,
+): Promise<void> {
   const coordinator = deps.coordination.coordinator;
   const leases = deps.jobLeases;
-  if (!coordinator || !leases) throw new ReactorError('coordinator_missing', 'background execution needs a coordinator (for liveness locks)');
+  if (!coordinator || !leases)
+    throw new ReactorError('coordinator_missing', 'background execution needs a coordinator (for liveness locks)');
   const id = payload.executionId;
   const liveKey = livenessKey(id);
   const owner = `${deps.workerId}:${delivery.jobId}:${delivery.delivery}`; // two deliveries of one job are two owners
   // Take the lease and, under it, read the record and the cancel flag: one round trip (docs/decisions/040).
-  const request = { lease: { key: liveKey, holder: { owner, executionId: id }, ttlMs: deps.options.livenessTtlMs }, executionId: id, cancel: { key: cancelRequestKey(id), bucket: 'requested' } };
-  const enter = () => leases.enterJob(request).catch(async (error: unknown) => {
-    await coordinator.lockRelease(liveKey, owner).catch(() => undefined); // the reply may have been lost after the lease was taken
-    throw error;
-  });
+  const request = {
+    lease: { key: liveKey, holder: { owner, executionId: id }, ttlMs: deps.options.livenessTtlMs },
+    executionId: id,
+    cancel: { key: cancelRequestKey(id), bucket: 'requested' },
+  };
+  const enter = () =>
+    leases.enterJob(request).catch(async (error: unknown) => {
+      await coordinator.lockRelease(liveKey, owner).catch(() => undefined); // the reply may have been lost after the lease was taken
+      throw error;
+    });
   let sentAt = monotonicNow(deps.clock); // the lease's local deadline counts from the request (decision 064)
   let live = await enter();
   // Another process's job of this execution is finishing (say, a park checkpoint): wait for its release, briefly.
   const busyUntil = deps.clock.now() + deps.options.livenessWaitMs;
-  while (!live.acquired && !(live.holder?.owner.startsWith(`${deps.workerId}:`) ?? false) && deps.clock.now() < busyUntil) {
+  while (
+    !live.acquired &&
+    !(live.holder?.owner.startsWith(`${deps.workerId}:`) ?? false) &&
+    deps.clock.now() < busyUntil
+  ) {
     await coordinator.waitForChange('lock', liveKey, Math.min(live.ttlMs, busyUntil - deps.clock.now()));
     sentAt = monotonicNow(deps.clock);
     live = await enter();
@@ -159,9 +235,17 @@ export async function processJob(deps: BackgroundDeps, reactor: AnyReactorDefini
     return;
   }
   // The lease fences every write of this job and stops it at its local deadline (decision 064).
-  const liveness: JobLiveness = new JobLiveness({ clock: deps.clock, coordinator, leases }, { executionId: id, key: liveKey, owner, ttlMs: deps.options.livenessTtlMs, sentAt }, () => {
-    if (!root.signal.aborted) void coordinator.periodIsMarked(request.cancel.key, request.cancel.bucket).then((marked) => marked && cancelRequested(), () => undefined);
-  });
+  const liveness: JobLiveness = new JobLiveness(
+    { clock: deps.clock, coordinator, leases },
+    { executionId: id, key: liveKey, owner, ttlMs: deps.options.livenessTtlMs, sentAt },
+    () => {
+      if (!root.signal.aborted)
+        void coordinator.periodIsMarked(request.cancel.key, request.cancel.bucket).then(
+          (marked) => marked && cancelRequested(),
+          () => undefined,
+        );
+    },
+  );
   const root = liveness.root;
   const untrack = deps.cancels?.track(id, root); // a cancel announced elsewhere aborts it at once (decision 053)
   const cancelRequested = (): void => root.abort(new CancelledError(id, 'cancel requested by an operator'));
@@ -170,7 +254,8 @@ export async function processJob(deps: BackgroundDeps, reactor: AnyReactorDefini
   // the run is already stopping on its own (a failure, halt or cancel: its rollback is not cut short) (docs/decisions/069).
   const shutdown = delivery.signal;
   const onShutdown = (): void => {
-    if (!root.signal.aborted) liveness.stop(shutdown?.reason instanceof WorkerShutdownError ? shutdown.reason : new WorkerShutdownError(0));
+    if (!root.signal.aborted)
+      liveness.stop(shutdown?.reason instanceof WorkerShutdownError ? shutdown.reason : new WorkerShutdownError(0));
   };
   shutdown?.addEventListener('abort', onShutdown, { once: true });
   if (shutdown?.aborted) onShutdown();
@@ -188,18 +273,45 @@ export async function processJob(deps: BackgroundDeps, reactor: AnyReactorDefini
   try {
     const record = live.record;
     if (!record) return; // expired
-    const scope = { kind: 'run', mode: 'worker', executionId: id, rootExecutionId: record.rootId, reactor: record.reactor, job: delivery, ...(record.traceContext === undefined ? {} : { traceContext: record.traceContext }) } as const;
+    const scope = {
+      kind: 'run',
+      mode: 'worker',
+      executionId: id,
+      rootExecutionId: record.rootId,
+      reactor: record.reactor,
+      job: delivery,
+      ...(record.traceContext === undefined ? {} : { traceContext: record.traceContext }),
+    } as const;
     const traced = (deps.instrument ?? noInstrument).traced;
-    if (record.element !== undefined) return void (await traced(scope, async (traceContext) => (await processElementJob(deps, reactor, traceContext ? { ...record, traceContext } : record, delivery, root.signal))?.()));
+    if (record.element !== undefined)
+      return void (await traced(scope, async (traceContext) =>
+        (
+          await processElementJob(
+            deps,
+            reactor,
+            traceContext ? { ...record, traceContext } : record,
+            delivery,
+            root.signal,
+          )
+        )?.(),
+      ));
     if (TERMINAL_STATUSES.has(record.status)) return; // a redelivery of finished work
-    if (isInterruptJob(record, delivery)) return void (await traced(scope, (traceContext) => interruptJob(deps, reactor, traceContext ? { ...record, traceContext } : record, delivery))); // paused: only an active timeout acts
+    if (isInterruptJob(record, delivery))
+      return void (await traced(scope, (traceContext) =>
+        interruptJob(deps, reactor, traceContext ? { ...record, traceContext } : record, delivery),
+      )); // paused: only an active timeout acts
     const retryAt = record.background?.retryAt;
     if (record.status === 'pending' && retryAt !== undefined && retryAt - deps.clock.now() > 25) {
       // A stale or early delivery must not skip the retry backoff.
-      await deps.queue.enqueue(payload, { jobId: `${id}:due:${delivery.jobId}:${delivery.delivery}`, delayMs: retryAt - deps.clock.now() });
+      await deps.queue.enqueue(payload, {
+        jobId: `${id}:due:${delivery.jobId}:${delivery.delivery}`,
+        delayMs: retryAt - deps.clock.now(),
+      });
       return;
     }
-    after = await traced(scope, (traceContext) => advance(deps, reactor, traceContext ? { ...record, traceContext } : record, delivery, root, lease));
+    after = await traced(scope, (traceContext) =>
+      advance(deps, reactor, traceContext ? { ...record, traceContext } : record, delivery, root, lease),
+    );
   } catch (error) {
     if (!(error instanceof LeaseLostError) && !(liveness.stopped instanceof WorkerShutdownError)) throw error; // store gone past the tolerance: BullMQ delivers the job again
   } finally {
@@ -211,7 +323,8 @@ export async function processJob(deps: BackgroundDeps, reactor: AnyReactorDefini
       // Handed back: the record stays at its last checkpoint and a new job resumes it at once, on
       // another worker; it is enqueued before the lease is free, and the lease is freed only now
       // that every step body of this job has returned (no two bodies overlap).
-      if (!released && liveness.stopped instanceof WorkerShutdownError) await deps.queue.enqueue(payload, { jobId: `${id}:handback:${delivery.jobId}:${delivery.delivery}` });
+      if (!released && liveness.stopped instanceof WorkerShutdownError)
+        await deps.queue.enqueue(payload, { jobId: `${id}:handback:${delivery.jobId}:${delivery.delivery}` });
     } finally {
       if (!released) await coordinator.lockRelease(liveKey, owner).catch(() => undefined);
     }
@@ -237,28 +350,76 @@ interface JobLease {
 }
 
 /** Runs what it can; returns work to do once the liveness lock is released (a self-wake). */
-async function advance(deps: BackgroundDeps, reactor: AnyReactorDefinition, record: ExecutionRecord, delivery: JobDelivery, root: AbortController, lease: JobLease): Promise<(() => Promise<void>) | undefined> {
+async function advance(
+  deps: BackgroundDeps,
+  reactor: AnyReactorDefinition,
+  record: ExecutionRecord,
+  delivery: JobDelivery,
+  root: AbortController,
+  lease: JobLease,
+): Promise<(() => Promise<void>) | undefined> {
   if (record.unit) return advanceUnit(deps, reactor, record, delivery, root);
   const validated = await validateContract(reactor.contract, record.input);
   const input = validated.ok ? validated.value : (record.input as Record<string, unknown>);
-  const state = deps.newState({ executionId: record.id, rootExecutionId: record.rootId, reactor: reactor.name, contract: reactor.contract, input, idempotencyKey: record.idempotencyKey, resume: record, mode: 'worker' });
+  const state = deps.newState({
+    executionId: record.id,
+    rootExecutionId: record.rootId,
+    reactor: reactor.name,
+    contract: reactor.contract,
+    input,
+    idempotencyKey: record.idempotencyKey,
+    resume: record,
+    mode: 'worker',
+  });
   const background = state.background ?? { jobs: 1, contention: 0 };
   // A fallback job that finds the key held by the holder it parked behind parks again: no attempt spent, nothing traced (decision 068).
-  const reparked = record.status === 'parked' && validated.ok && !root.signal.aborted ? await reparkBehindSameHolder(deps, state, delivery, reactor) : undefined;
+  const reparked =
+    record.status === 'parked' && validated.ok && !root.signal.aborted
+      ? await reparkBehindSameHolder(deps, state, delivery, reactor)
+      : undefined;
   if (reparked) return reparked;
   state.emit({ type: 'run.resumed', jobId: delivery.jobId, delivery: delivery.delivery });
   const waiting = background.waitingFor;
-  if (waiting && waiting.jobId === delivery.jobId && waiting.dueAt !== undefined && state.clock.now() < waiting.dueAt - 5) {
-    state.emit({ type: 'run.woken', primitive: waiting.primitive, key: waiting.key, jobId: delivery.jobId, ...(waiting.step === undefined ? {} : { step: waiting.step }) }); // resumed by a release, before its fallback
+  if (
+    waiting &&
+    waiting.jobId === delivery.jobId &&
+    waiting.dueAt !== undefined &&
+    state.clock.now() < waiting.dueAt - 5
+  ) {
+    state.emit({
+      type: 'run.woken',
+      primitive: waiting.primitive,
+      key: waiting.key,
+      jobId: delivery.jobId,
+      ...(waiting.step === undefined ? {} : { step: waiting.step }),
+    }); // resumed by a release, before its fallback
   }
-  if (!validated.ok) return void (await finish(state, { status: 'failed', step: undefined, error: new ReactorError('input_invalid', 'persisted input no longer validates'), validation: validated.issues }));
+  if (!validated.ok)
+    return void (await finish(state, {
+      status: 'failed',
+      step: undefined,
+      error: new ReactorError('input_invalid', 'persisted input no longer validates'),
+      validation: validated.issues,
+    }));
   if (state.stopped) throw state.stopped; // stopped before it began (a shutdown deadline): nothing is undone, the job is handed back
-  if (root.signal.aborted) return void (await rollbackRecorded(deps, reactor, record, (root.signal.reason as Error).message)); // a cancel request picked up at the start of a job
+  if (root.signal.aborted)
+    return void (await rollbackRecorded(deps, reactor, record, (root.signal.reason as Error).message)); // a cancel request picked up at the start of a job
   if (record.background?.fanOutRollback) return resumeFanOutRollback(deps, reactor, record); // its rollback waited on a fan-out map's elements
   let holds;
   if (reactor.coordination.length > 0) {
-    const admission = await admitWork(state, deps.coordination, reactor.coordination, state.input, { reactor: reactor.name, abort: root, orderedTicket: background.ordered, adopt: background.parkedHolds !== undefined });
-    if (admission.kind === 'halt') return void (await finish(state, { status: 'halted', step: undefined, reason: admission.reason, data: admission.data }));
+    const admission = await admitWork(state, deps.coordination, reactor.coordination, state.input, {
+      reactor: reactor.name,
+      abort: root,
+      orderedTicket: background.ordered,
+      adopt: background.parkedHolds !== undefined,
+    });
+    if (admission.kind === 'halt')
+      return void (await finish(state, {
+        status: 'halted',
+        step: undefined,
+        reason: admission.reason,
+        data: admission.data,
+      }));
     if (admission.kind === 'refused') return refused(deps, state, admission.error, reactor.coordination);
     holds = admission.holds;
     state.waited();
@@ -276,10 +437,22 @@ async function advance(deps: BackgroundDeps, reactor: AnyReactorDefinition, reco
     outcome = { status: 'failed', step: undefined, error: error as Error, validation: [] };
   } finally {
     // A step parked on contention: the reactor-level holds are kept (detached) and re-adopted at resume (R-10).
-    const stepParks = holds !== undefined && outcome?.status === 'yielded' && outcome.contention !== undefined && !(outcome.contention instanceof AsyncPendingError);
-    if (stepParks) state.background = { ...(state.background ?? { jobs: 1, contention: 0 }), parkedHolds: { owner: state.holderId } };
+    const stepParks =
+      holds !== undefined &&
+      outcome?.status === 'yielded' &&
+      outcome.contention !== undefined &&
+      !(outcome.contention instanceof AsyncPendingError);
+    if (stepParks)
+      state.background = {
+        ...(state.background ?? { jobs: 1, contention: 0 }),
+        parkedHolds: { owner: state.holderId },
+      };
     // A stopped job keeps the execution's ordered position (like a retry): the worker that resumes it goes on in its turn.
-    await holds?.release(stepParks ? 'parked' : state.stopped ? 'yielded' : (outcome?.status ?? 'failed')).catch((error: unknown) => state.logger.warn({ err: error }, 'releasing coordination failed; holds expire by TTL'));
+    await holds
+      ?.release(stepParks ? 'parked' : state.stopped ? 'yielded' : (outcome?.status ?? 'failed'))
+      .catch((error: unknown) =>
+        state.logger.warn({ err: error }, 'releasing coordination failed; holds expire by TTL'),
+      );
   }
   const stopped = state.stopped;
   if (stopped) throw stopped; // nothing more is written or emitted as an outcome (decision 064)
@@ -302,7 +475,12 @@ async function advance(deps: BackgroundDeps, reactor: AnyReactorDefinition, reco
  * `declared`: the reactor-level declarations (their `contentionTimeout`); a step's wait was noted,
  * with its bound, by the step runner, which also fails the step when that bound has passed.
  */
-export async function refused(deps: BackgroundDeps, state: RunState, error: Error, declared?: readonly CoordinationSpec[]): Promise<(() => Promise<void>) | undefined> {
+export async function refused(
+  deps: BackgroundDeps,
+  state: RunState,
+  error: Error,
+  declared?: readonly CoordinationSpec[],
+): Promise<(() => Promise<void>) | undefined> {
   const contended = contendedKey(error);
   if (!contended) return void (await finish(state, { status: 'failed', step: undefined, error, validation: [] }));
   const { primitive, key, step } = contended;
@@ -313,7 +491,15 @@ export async function refused(deps: BackgroundDeps, state: RunState, error: Erro
   const now = state.clock.now();
   const overCap = primitive !== 'ordered_lock' && attempt > deps.options.contentionCap;
   if (overCap || (step === undefined && timedOut(wait, now))) {
-    const failure = overCap ? new ContentionError({ reactor: state.reactor, primitive, key, waitedMs: 0, holder: `still busy after ${attempt - 1} contention attempts (cap ${deps.options.contentionCap})` }) : timeoutError(error, wait, now);
+    const failure = overCap
+      ? new ContentionError({
+          reactor: state.reactor,
+          primitive,
+          key,
+          waitedMs: 0,
+          holder: `still busy after ${attempt - 1} contention attempts (cap ${deps.options.contentionCap})`,
+        })
+      : timeoutError(error, wait, now);
     const { waitingFor: _stale, ...rest } = background;
     state.background = rest;
     return void (await finish(state, { status: 'failed', step: undefined, error: failure, validation: [] }));
@@ -322,8 +508,18 @@ export async function refused(deps: BackgroundDeps, state: RunState, error: Erro
   const jobId = `${state.executionId}:${jobs}`;
   const delayMs = boundedDelay(rate ? rate.retryAfterMs : deps.options.parkFallbackMs, wait, now);
   // Who it parks behind: its fallback job parks again, spending nothing, while that holder holds.
-  const holder = rate ? undefined : await holderOf(deps.coordination.coordinator!, primitive, key).catch(() => undefined);
-  const waitingFor: WaitingFor = { primitive, key, attempt, jobId, dueAt: now + delayMs, ...(step === undefined ? {} : { step }), ...(holder === undefined ? {} : { holder }) };
+  const holder = rate
+    ? undefined
+    : await holderOf(deps.coordination.coordinator!, primitive, key).catch(() => undefined);
+  const waitingFor: WaitingFor = {
+    primitive,
+    key,
+    attempt,
+    jobId,
+    dueAt: now + delayMs,
+    ...(step === undefined ? {} : { step }),
+    ...(holder === undefined ? {} : { holder }),
+  };
   state.background = { ...background, jobs, contention: attempt, waitingFor, contended: { ...wait, job: jobs } };
   state.emit({ type: 'run.parked', primitive, key, attempt, jobId, ...(step === undefined ? {} : { step }) });
   state.emit({ type: 'run.queued', jobId, delayMs, reason: 'park' });
@@ -343,11 +539,24 @@ export async function refused(deps: BackgroundDeps, state: RunState, error: Erro
  * park recorded no holder. `reactor`: the execution's definition (its kept holds); `wanted`: a
  * last check that the execution still waits (an async unit's dispatcher has not rolled back).
  */
-export async function reparkBehindSameHolder(deps: BackgroundDeps, state: RunState, delivery: JobDelivery, reactor?: AnyReactorDefinition, wanted?: () => Promise<boolean>): Promise<(() => Promise<void>) | undefined> {
+export async function reparkBehindSameHolder(
+  deps: BackgroundDeps,
+  state: RunState,
+  delivery: JobDelivery,
+  reactor?: AnyReactorDefinition,
+  wanted?: () => Promise<boolean>,
+): Promise<(() => Promise<void>) | undefined> {
   const background = state.background;
   const waiting = background?.waitingFor;
   const coordinator = deps.coordination.coordinator;
-  if (!background || !waiting?.holder || !coordinator || waiting.jobId !== delivery.jobId || waiting.dueAt === undefined) return undefined;
+  if (
+    !background ||
+    !waiting?.holder ||
+    !coordinator ||
+    waiting.jobId !== delivery.jobId ||
+    waiting.dueAt === undefined
+  )
+    return undefined;
   if (waiting.primitive !== 'lock' && waiting.primitive !== 'semaphore') return undefined;
   const now = state.clock.now();
   if (now < waiting.dueAt - 5) return undefined; // woken by a release: it contends
@@ -355,12 +564,22 @@ export async function reparkBehindSameHolder(deps: BackgroundDeps, state: RunSta
   if (timedOut(wait, now)) return undefined; // the admission reports the time bound
   const holder = await holderOf(coordinator, waiting.primitive, waiting.key).catch(() => undefined);
   if (!sameHolder(waiting.holder, holder)) return undefined;
-  if (background.parkedHolds !== undefined && (reactor === undefined || !(await renewKeptHolds(coordinator, reactor.coordination, state.input, reactor.name, background)))) return undefined;
+  if (
+    background.parkedHolds !== undefined &&
+    (reactor === undefined ||
+      !(await renewKeptHolds(coordinator, reactor.coordination, state.input, reactor.name, background)))
+  )
+    return undefined;
   if (wanted !== undefined && !(await wanted())) return undefined;
   const jobs = background.jobs + 1;
   const jobId = `${state.executionId}:${jobs}`;
   const delayMs = boundedDelay(deps.options.parkFallbackMs, wait, now);
-  state.background = { ...background, jobs, waitingFor: { ...waiting, jobId, dueAt: now + delayMs }, ...(wait === undefined ? {} : { contended: { ...wait, job: jobs } }) };
+  state.background = {
+    ...background,
+    jobs,
+    waitingFor: { ...waiting, jobId, dueAt: now + delayMs },
+    ...(wait === undefined ? {} : { contended: { ...wait, job: jobs } }),
+  };
   await enqueueTraced(deps, state, { jobId, delayMs, reason: 'park' }, 'parked');
   const list = waitKey(waiting.primitive, waiting.key);
   await deps.waitList?.add(list, jobId);
@@ -389,12 +608,27 @@ export async function requeue(deps: BackgroundDeps, state: RunState, delayMs: nu
  * Checkpoints the execution and enqueues its next job, in an `enqueue` scope. A new execution
  * gets its trace context here (persisted by the checkpoint, before any worker can read it).
  */
-export async function enqueueTraced(deps: BackgroundDeps, state: RunState, next: { readonly jobId: string; readonly delayMs: number; readonly reason: 'start' | 'retry' | 'park' }, status: 'pending' | 'parked'): Promise<void> {
-  const scope = { kind: 'enqueue', executionId: state.executionId, reactor: state.reactor, ...next, ...(state.traceContext === undefined ? {} : { traceContext: state.traceContext }), ...(state.traceLinks === undefined ? {} : { links: state.traceLinks }) } as const;
+export async function enqueueTraced(
+  deps: BackgroundDeps,
+  state: RunState,
+  next: { readonly jobId: string; readonly delayMs: number; readonly reason: 'start' | 'retry' | 'park' },
+  status: 'pending' | 'parked',
+): Promise<void> {
+  const scope = {
+    kind: 'enqueue',
+    executionId: state.executionId,
+    reactor: state.reactor,
+    ...next,
+    ...(state.traceContext === undefined ? {} : { traceContext: state.traceContext }),
+    ...(state.traceLinks === undefined ? {} : { links: state.traceLinks }),
+  } as const;
   await (deps.instrument ?? noInstrument).traced(scope, async (traceContext) => {
     if (traceContext) state.traceContext = traceContext;
     await state.checkpoint(status, {}, { withTrace: true });
-    await deps.queue.enqueue(job(state), next.reason === 'start' ? { jobId: next.jobId } : { jobId: next.jobId, delayMs: next.delayMs });
+    await deps.queue.enqueue(
+      job(state),
+      next.reason === 'start' ? { jobId: next.jobId } : { jobId: next.jobId, delayMs: next.delayMs },
+    );
   });
 }
 
@@ -406,7 +640,11 @@ async function isFree(deps: BackgroundDeps, primitive: PrimitiveName, key: strin
 }
 
 /** Wakes the first execution parked on a key (every one, for an ordered lock: only the next in order can enter). */
-export async function wake(deps: Pick<BackgroundDeps, 'waitList' | 'queue'>, primitive: PrimitiveName, key: string): Promise<void> {
+export async function wake(
+  deps: Pick<BackgroundDeps, 'waitList' | 'queue'>,
+  primitive: PrimitiveName,
+  key: string,
+): Promise<void> {
   if (!deps.waitList) return;
   for (;;) {
     const jobId = await deps.waitList.shift(waitKey(primitive, key));
@@ -415,4 +653,3 @@ export async function wake(deps: Pick<BackgroundDeps, 'waitList' | 'queue'>, pri
     if (promoted && primitive !== 'ordered_lock') return;
   }
 }
-

@@ -52,7 +52,8 @@ export class CancelTargets {
   #cancel(executionId: string): void {
     const inline = this.#inline.get(executionId);
     for (const controller of [...(this.#running.get(executionId) ?? []), ...(inline ? [inline] : [])]) {
-      if (!controller.signal.aborted) controller.abort(new CancelledError(executionId, 'cancel requested by an operator'));
+      if (!controller.signal.aborted)
+        controller.abort(new CancelledError(executionId, 'cancel requested by an operator'));
     }
   }
 

@@ -14,7 +14,14 @@ import { silentLogger } from './logger.js';
 import { createInstrument } from './instrument.js';
 import { eventLogger } from './event-logger.js';
 import { randomIds, systemClock, type Clock, type Ids } from './ports/clock.js';
-import { handOffToWorker, processJob, startBackground, wake, type BackgroundDeps, type BackgroundOptions } from './background.js';
+import {
+  handOffToWorker,
+  processJob,
+  startBackground,
+  wake,
+  type BackgroundDeps,
+  type BackgroundOptions,
+} from './background.js';
 import { admitWork, execute, fromRecord, invalidInput, type CoordinationDeps } from './execute.js';
 import { cancelExecution, retrySource, undoExecution, type OperationsDeps } from './operations.js';
 import type { Coordinator } from './ports/coordinator.js';
@@ -22,7 +29,13 @@ import type { ExecutionJob, JobDelivery, JobQueue, WaitList } from './ports/queu
 import type { FanOutLedger } from './ports/fanout.js';
 import type { JobLeases } from './ports/job-lease.js';
 import { composeJobLeases } from './job-lease.js';
-import { RECORD_VERSION, type ExecutionRecord, type ExecutionStatus, type Store, type TraceContext } from './ports/store.js';
+import {
+  RECORD_VERSION,
+  type ExecutionRecord,
+  type ExecutionStatus,
+  type Store,
+  type TraceContext,
+} from './ports/store.js';
 import { registerTree } from './async/registry.js';
 import { wakeReaders } from './async/park.js';
 import { UnitSignals, type AsyncPort } from './async/port.js';
@@ -124,12 +137,20 @@ export interface Engine {
    * if (result.status === 'completed') console.log(result.value);
    * ```
    */
-  run<R extends AnyReactorDefinition>(reactor: R, input: InputOf<R>, options?: RunOptions): Promise<RunResult<OutputOf<R>, StepsOf<R>>>;
+  run<R extends AnyReactorDefinition>(
+    reactor: R,
+    input: InputOf<R>,
+    options?: RunOptions,
+  ): Promise<RunResult<OutputOf<R>, StepsOf<R>>>;
   /**
    * Accepts a run for background execution: validates the input, persists a pending record and
    * enqueues its first job. Resolves at once with `queued` (or `failed` for an invalid input).
    */
-  start<R extends AnyReactorDefinition>(reactor: R, input: InputOf<R>, options?: RunOptions): Promise<RunResult<OutputOf<R>, StepsOf<R>>>;
+  start<R extends AnyReactorDefinition>(
+    reactor: R,
+    input: InputOf<R>,
+    options?: RunOptions,
+  ): Promise<RunResult<OutputOf<R>, StepsOf<R>>>;
   /** Processes one job (what a worker calls). A malformed payload must be rejected before (see `ts-reactor/bullmq`). */
   process(job: ExecutionJob, delivery: JobDelivery): Promise<void>;
   /** The current result of an execution from its record (`queued`, `parked`, `running` or terminal); undefined when unknown. */
@@ -171,7 +192,11 @@ export interface Engine {
    * const result = await engine.resume({ correlationId: 'order:o-1' }, { approved: true });
    * ```
    */
-  resume(target: string | { readonly correlationId: string }, payload: unknown, options?: { readonly step?: string }): Promise<RunResult>;
+  resume(
+    target: string | { readonly correlationId: string },
+    payload: unknown,
+    options?: { readonly step?: string },
+  ): Promise<RunResult>;
   /** Adds reactors this engine can process jobs for. */
   register(...reactors: readonly AnyReactorDefinition[]): void;
   /** Subscribes to every event of every run; returns the unsubscribe function. */
@@ -213,9 +238,26 @@ export function createEngine(options: EngineOptions): Engine {
   const maxConcurrency = options.maxConcurrency ?? 8;
   const inflight = new Map<string, { readonly abort: AbortController; readonly done: Promise<RunResult> }>();
   // Cancels announced by other processes reach this engine's inline runs and worker jobs (decision 053).
-  const cancels = new CancelTargets(options.coordinator, { get: (executionId) => inflight.get(executionId)?.abort, ids: () => inflight.keys() });
-  const deps = { store: options.store, clock, hub, logger, maxConcurrency, checkpointIntervalMs: options.checkpointIntervalMs ?? 100, queue: options.queue, instrument };
-  const rateLimits = new Map(Object.entries(options.rateLimits ?? {}).map(([name, windows]) => [name, compileWindows({ reactor: `(rate limit ${name})` }, windows)]));
+  const cancels = new CancelTargets(options.coordinator, {
+    get: (executionId) => inflight.get(executionId)?.abort,
+    ids: () => inflight.keys(),
+  });
+  const deps = {
+    store: options.store,
+    clock,
+    hub,
+    logger,
+    maxConcurrency,
+    checkpointIntervalMs: options.checkpointIntervalMs ?? 100,
+    queue: options.queue,
+    instrument,
+  };
+  const rateLimits = new Map(
+    Object.entries(options.rateLimits ?? {}).map(([name, windows]) => [
+      name,
+      compileWindows({ reactor: `(rate limit ${name})` }, windows),
+    ]),
+  );
   // Every entry goes through registerTree, so a reactor found here has its asyncReactor children registered too.
   const registry = new Map<string, AnyReactorDefinition>();
   for (const r of options.reactors ?? []) registerTree(registry, r);
@@ -249,12 +291,21 @@ export function createEngine(options: EngineOptions): Engine {
     while (detached.size > 0) await Promise.all([...detached]);
   };
   const wakeOnRelease = (primitive: 'lock' | 'semaphore' | 'ordered_lock', key: string): void => {
-    if (background) detach(wake(background, primitive, key), (error) => logger.warn({ err: error, key }, 'wake-on-release failed; the fallback timer resumes the waiter'));
+    if (background)
+      detach(wake(background, primitive, key), (error) =>
+        logger.warn({ err: error, key }, 'wake-on-release failed; the fallback timer resumes the waiter'),
+      );
   };
-  const coordination: CoordinationDeps = { coordinator: options.coordinator, rateLimits, onReleased: wakeOnRelease, workerWaitMs: options.background?.workerWaitMs ?? 250 };
+  const coordination: CoordinationDeps = {
+    coordinator: options.coordinator,
+    rateLimits,
+    onReleased: wakeOnRelease,
+    workerWaitMs: options.background?.workerWaitMs ?? 250,
+  };
   // A key the coordinator freed on its own (a cross-process grant nobody here could take, decision 059) wakes like a release.
   options.coordinator?.onFreed?.(wakeOnRelease);
-  const jobLeases = options.jobLeases ?? (options.coordinator ? composeJobLeases(options.store, options.coordinator) : undefined);
+  const jobLeases =
+    options.jobLeases ?? (options.coordinator ? composeJobLeases(options.store, options.coordinator) : undefined);
   const livenessTtlMs = options.background?.livenessTtlMs ?? 30_000;
   // The worker id (an engine with a queue takes it from `ids`, as always; without one nothing reads `ids` here).
   const engineId = options.queue ? ids.executionId() : crypto.randomUUID().slice(0, 18);
@@ -272,7 +323,17 @@ export function createEngine(options: EngineOptions): Engine {
         newState,
         liveJobs,
         instrument,
-        options: { contentionCap: 100, parkFallbackMs: 5_000, livenessTtlMs: 30_000, livenessWaitMs: 1_000, workerWaitMs: 250, asyncWaitMs: 30_000, asyncParkTimeoutMs: 3_600_000, sweepIntervalMs: options.coordinator?.processLocal === true ? 0 : 2 * livenessTtlMs, ...options.background },
+        options: {
+          contentionCap: 100,
+          parkFallbackMs: 5_000,
+          livenessTtlMs: 30_000,
+          livenessWaitMs: 1_000,
+          workerWaitMs: 250,
+          asyncWaitMs: 30_000,
+          asyncParkTimeoutMs: 3_600_000,
+          sweepIntervalMs: options.coordinator?.processLocal === true ? 0 : 2 * livenessTtlMs,
+          ...options.background,
+        },
       }
     : undefined;
   // The recovery sweep (decision 066): only an engine that can enqueue and take liveness leases sweeps.
@@ -294,7 +355,9 @@ export function createEngine(options: EngineOptions): Engine {
         })
       : undefined;
   const inlineLeases: InlineLeaseDeps | undefined =
-    options.coordinator && options.coordinator.processLocal !== true && options.store.processLocal !== true && jobLeases ? { coordinator: options.coordinator, leases: jobLeases, clock, ttlMs: livenessTtlMs, engineId, logger } : undefined;
+    options.coordinator && options.coordinator.processLocal !== true && options.store.processLocal !== true && jobLeases
+      ? { coordinator: options.coordinator, leases: jobLeases, clock, ttlMs: livenessTtlMs, engineId, logger }
+      : undefined;
   const signals = new UnitSignals();
   const asyncPort: AsyncPort = {
     background,
@@ -309,9 +372,22 @@ export function createEngine(options: EngineOptions): Engine {
   const onSettled = (record: ExecutionRecord): void => {
     if (record.parentId === undefined || record.element !== undefined) return; // fan-out elements have no readers
     signals.notify(record.id);
-    if (background) detach(wakeReaders(background, record.id), (error) => logger.warn({ err: error, unitId: record.id }, 'waking the readers of an async unit failed; their fallback job resumes them'));
+    if (background)
+      detach(wakeReaders(background, record.id), (error) =>
+        logger.warn(
+          { err: error, unitId: record.id },
+          'waking the readers of an async unit failed; their fallback job resumes them',
+        ),
+      );
   };
-  const needQueue = (): BackgroundDeps => background ?? (() => { throw new ReactorError('queue_missing', 'background execution needs a queue: createEngine({ queue }) or createEmbeddedEngine()'); })();
+  const needQueue = (): BackgroundDeps =>
+    background ??
+    (() => {
+      throw new ReactorError(
+        'queue_missing',
+        'background execution needs a queue: createEngine({ queue }) or createEmbeddedEngine()',
+      );
+    })();
 
   /**
    * Outcomes of idempotency claims in progress, by the claiming execution's id. An entry is
@@ -325,24 +401,38 @@ export function createEngine(options: EngineOptions): Engine {
    * idempotency key (a repeat answers as a replay), then runs `body` with the accepted execution.
    * A won claim also writes the execution's first record, with status `first` (decision 056).
    */
-  const accept = async (reactor: AnyReactorDefinition, input: unknown, runOptions: RunOptions & Internal, first: ClaimStatus, body: (accepted: Accepted) => Promise<RunResult>): Promise<RunResult> => {
+  const accept = async (
+    reactor: AnyReactorDefinition,
+    input: unknown,
+    runOptions: RunOptions & Internal,
+    first: ClaimStatus,
+    body: (accepted: Accepted) => Promise<RunResult>,
+  ): Promise<RunResult> => {
     registerTree(registry, reactor);
     const executionId = ids.executionId();
     const validated = await validateContract(reactor.contract, input ?? {});
     if (!validated.ok) return invalidInput(reactor, executionId, validated.issues);
     const key = runOptions.idempotencyKey;
-    const accepted: Accepted = { executionId, input: validated.value, key, retryOf: runOptions.retryOf, links: runOptions.retryTrace === undefined ? undefined : [runOptions.retryTrace] };
+    const accepted: Accepted = {
+      executionId,
+      input: validated.value,
+      key,
+      retryOf: runOptions.retryOf,
+      links: runOptions.retryTrace === undefined ? undefined : [runOptions.retryTrace],
+    };
     if (key === undefined) return body(accepted);
     let settle!: (outcome: Promise<RunResult>) => void;
     const outcome = new Promise<RunResult>((resolve) => (settle = resolve));
     outcome.catch(() => undefined); // a replay awaits it; without one, a failed body must not be an unobserved rejection
     claiming.set(executionId, outcome);
     try {
-      const claim = await options.store.claimIdempotency(reactor.name, key, executionId, claimRecord(accepted, reactor.name, first, clock.now())).catch((error: unknown) => {
-        settle(Promise.reject(error)); // a replay that learnt this id (a reply lost after the claim) ends the same way
-        if (error instanceof RecordTooLargeError) return error; // refused before claiming: an outcome, like a run without a key
-        throw error;
-      });
+      const claim = await options.store
+        .claimIdempotency(reactor.name, key, executionId, claimRecord(accepted, reactor.name, first, clock.now()))
+        .catch((error: unknown) => {
+          settle(Promise.reject(error)); // a replay that learnt this id (a reply lost after the claim) ends the same way
+          if (error instanceof RecordTooLargeError) return error; // refused before claiming: an outcome, like a run without a key
+          throw error;
+        });
       if (claim instanceof RecordTooLargeError) return unstorable(reactor, executionId, claim);
       if (!claim.claimed) return await replay(claim.executionId);
       const result = body(accepted);
@@ -353,29 +443,59 @@ export function createEngine(options: EngineOptions): Engine {
     }
   };
 
-  const run = (reactor: AnyReactorDefinition, input: unknown, runOptions: RunOptions & Internal = {}): Promise<RunResult> =>
-    accept(reactor, input, runOptions, reactor.background === 'all' ? 'pending' : 'running', async ({ executionId, input: valid, key, retryOf, links }) => {
-      if (reactor.background === 'all') return startBackground(needQueue(), reactor, executionId, valid, key, retryOf, links);
-      const state = newState({ executionId, rootExecutionId: executionId, reactor: reactor.name, contract: reactor.contract, input: valid, idempotencyKey: key, retryOf });
-      const abort = new AbortController();
-      const handOff = reactor.background === undefined ? undefined : (s: RunState) => handOffToWorker(needQueue(), s);
-      const scope = { kind: 'run', mode: 'inline', executionId, rootExecutionId: executionId, reactor: reactor.name, ...(links === undefined ? {} : { links }) } as const;
-      const go = (): Promise<RunResult> =>
-        instrument.traced(scope, (traceContext) => {
-          if (traceContext) state.traceContext = traceContext;
-          return execute(state, reactor, abort, handOff);
+  const run = (
+    reactor: AnyReactorDefinition,
+    input: unknown,
+    runOptions: RunOptions & Internal = {},
+  ): Promise<RunResult> =>
+    accept(
+      reactor,
+      input,
+      runOptions,
+      reactor.background === 'all' ? 'pending' : 'running',
+      async ({ executionId, input: valid, key, retryOf, links }) => {
+        if (reactor.background === 'all')
+          return startBackground(needQueue(), reactor, executionId, valid, key, retryOf, links);
+        const state = newState({
+          executionId,
+          rootExecutionId: executionId,
+          reactor: reactor.name,
+          contract: reactor.contract,
+          input: valid,
+          idempotencyKey: key,
+          retryOf,
         });
-      // With a store and a coordinator other processes share, the run holds its liveness lease (decision 066);
-      // on a shared store without that, its records say it is unleased (no sweep takes it for a worker's).
-      const promise = inlineLeases ? runLeased(inlineLeases, state, abort, go) : options.store.processLocal === true ? go() : (markUnleased(state, (record) => options.store.save(record)), go());
-      inflight.set(executionId, { abort, done: promise });
-      cancels.listen();
-      try {
-        return await promise;
-      } finally {
-        inflight.delete(executionId);
-      }
-    });
+        const abort = new AbortController();
+        const handOff = reactor.background === undefined ? undefined : (s: RunState) => handOffToWorker(needQueue(), s);
+        const scope = {
+          kind: 'run',
+          mode: 'inline',
+          executionId,
+          rootExecutionId: executionId,
+          reactor: reactor.name,
+          ...(links === undefined ? {} : { links }),
+        } as const;
+        const go = (): Promise<RunResult> =>
+          instrument.traced(scope, (traceContext) => {
+            if (traceContext) state.traceContext = traceContext;
+            return execute(state, reactor, abort, handOff);
+          });
+        // With a store and a coordinator other processes share, the run holds its liveness lease (decision 066);
+        // on a shared store without that, its records say it is unleased (no sweep takes it for a worker's).
+        const promise = inlineLeases
+          ? runLeased(inlineLeases, state, abort, go)
+          : options.store.processLocal === true
+            ? go()
+            : (markUnleased(state, (record) => options.store.save(record)), go());
+        inflight.set(executionId, { abort, done: promise });
+        cancels.listen();
+        try {
+          return await promise;
+        } finally {
+          inflight.delete(executionId);
+        }
+      },
+    );
 
   /**
    * The original execution's result for a repeated key: awaited while its claim is settling here,
@@ -385,18 +505,34 @@ export function createEngine(options: EngineOptions): Engine {
     const live = claiming.get(executionId) ?? inflight.get(executionId)?.done;
     if (live) return { ...(await live), replay: true };
     const record = await options.store.get(executionId);
-    if (!record) throw new ReactorError(ErrorCode.RecordNotFound, `idempotency key points at execution ${executionId}, whose record is gone (expired, deleted, or not written with the claim by this store)`, { details: { executionId } });
+    if (!record)
+      throw new ReactorError(
+        ErrorCode.RecordNotFound,
+        `idempotency key points at execution ${executionId}, whose record is gone (expired, deleted, or not written with the claim by this store)`,
+        { details: { executionId } },
+      );
     return fromRecord(record);
   };
 
-  const start = async (reactor: AnyReactorDefinition, input: unknown, runOptions: RunOptions & Internal = {}): Promise<RunResult> => {
+  const start = async (
+    reactor: AnyReactorDefinition,
+    input: unknown,
+    runOptions: RunOptions & Internal = {},
+  ): Promise<RunResult> => {
     const deps = needQueue();
-    return accept(reactor, input, runOptions, 'pending', ({ executionId, input: valid, key, retryOf, links }) => startBackground(deps, reactor, executionId, valid, key, retryOf, links));
+    return accept(reactor, input, runOptions, 'pending', ({ executionId, input: valid, key, retryOf, links }) =>
+      startBackground(deps, reactor, executionId, valid, key, retryOf, links),
+    );
   };
 
   const processOne = async (job: ExecutionJob, delivery: JobDelivery): Promise<void> => {
     const reactor = registry.get(job.reactor);
-    if (!reactor) throw new ReactorError('reactor_unknown', `no reactor named "${job.reactor}" is registered with this worker; pass it in createWorker({ reactors })`, { details: { reactor: job.reactor } });
+    if (!reactor)
+      throw new ReactorError(
+        'reactor_unknown',
+        `no reactor named "${job.reactor}" is registered with this worker; pass it in createWorker({ reactors })`,
+        { details: { reactor: job.reactor } },
+      );
     await processJob(needQueue(), reactor, job, delivery);
   };
 
@@ -405,26 +541,49 @@ export function createEngine(options: EngineOptions): Engine {
     return record ? { ...fromRecord(record), replay: false } : undefined;
   };
 
-  const wait = async (executionId: string, waitOptions: { readonly timeoutMs?: number; readonly pollMs?: number } = {}): Promise<RunResult> => {
+  const wait = async (
+    executionId: string,
+    waitOptions: { readonly timeoutMs?: number; readonly pollMs?: number } = {},
+  ): Promise<RunResult> => {
     const deadline = clock.now() + (waitOptions.timeoutMs ?? 30_000);
     for (;;) {
       const current = await result(executionId);
       // No record: nothing will ever write one (never started, expired, or lost with a store that does not persist).
       if (!current) throw new ExecutionNotFoundError(executionId);
-      if (['completed', 'failed', 'halted', 'cancelled', 'paused'].includes(current.status) || clock.now() >= deadline) return current;
+      if (['completed', 'failed', 'halted', 'cancelled', 'paused'].includes(current.status) || clock.now() >= deadline)
+        return current;
       await clock.sleep(waitOptions.pollMs ?? 20);
     }
   };
 
-  const ops: OperationsDeps = { store: options.store, coordination, waitList: options.waitList, queue: options.queue, registry, live: inflight, newState, fanOut: options.fanOut, instrument };
+  const ops: OperationsDeps = {
+    store: options.store,
+    coordination,
+    waitList: options.waitList,
+    queue: options.queue,
+    registry,
+    live: inflight,
+    newState,
+    fanOut: options.fanOut,
+    instrument,
+  };
   const retry = async (executionId: string): Promise<RunResult> => {
     const source = await retrySource(ops, executionId);
-    const retried = await (background ? start : run)(source.reactor, source.input, { retryOf: executionId, ...(source.traceContext === undefined ? {} : { retryTrace: source.traceContext }) });
+    const retried = await (background ? start : run)(source.reactor, source.input, {
+      retryOf: executionId,
+      ...(source.traceContext === undefined ? {} : { retryTrace: source.traceContext }),
+    });
     await linkRetry({ store: options.store, hub, clock, logger }, executionId, retried.executionId);
     return retried;
   };
 
-  const resumeDeps: ResumeDeps = { ...ops, clock, hub, live: inflight, claims: hasInterruptClaims(options.store) ? options.store : undefined };
+  const resumeDeps: ResumeDeps = {
+    ...ops,
+    clock,
+    hub,
+    live: inflight,
+    claims: hasInterruptClaims(options.store) ? options.store : undefined,
+  };
   return {
     resume: (target, payload, o = {}) => resumeExecution(resumeDeps, target, payload, o),
     run: run as Engine['run'],
@@ -438,10 +597,27 @@ export function createEngine(options: EngineOptions): Engine {
     register: (...reactors) => reactors.forEach((r) => registerTree(registry, r)),
     subscribe: (listener) => hub.subscribe(listener),
     idle,
-    sweep: () => sweeper?.sweep() ?? Promise.resolve({ ran: false, startedAt: clock.now(), finishedAt: clock.now(), checked: 0, requeued: 0, aborted: 0 }),
-    startSweeps: () => sweeper?.start((work) => detach(work, (error) => logger.warn({ err: error }, 'recovery sweep failed'))) ?? (() => undefined),
+    sweep: () =>
+      sweeper?.sweep() ??
+      Promise.resolve({
+        ran: false,
+        startedAt: clock.now(),
+        finishedAt: clock.now(),
+        checked: 0,
+        requeued: 0,
+        aborted: 0,
+      }),
+    startSweeps: () =>
+      sweeper?.start((work) => detach(work, (error) => logger.warn({ err: error }, 'recovery sweep failed'))) ??
+      (() => undefined),
     store: options.store,
-    invokeStep: (step, args, o = {}) => invokeStep({ coordinator: options.coordinator, rateLimits, onReleased: wakeOnRelease, clock, ids, hub, logger }, step, args, o.ctx),
+    invokeStep: (step, args, o = {}) =>
+      invokeStep(
+        { coordinator: options.coordinator, rateLimits, onReleased: wakeOnRelease, clock, ids, hub, logger },
+        step,
+        args,
+        o.ctx,
+      ),
   };
 }
 
@@ -450,7 +626,12 @@ export function createEngine(options: EngineOptions): Engine {
  * write, renewed while it runs, released by its terminal write or at its end. A lost lease stops
  * the run (its signal is aborted, nothing more is written); without a lease it runs marked unleased.
  */
-async function runLeased(deps: InlineLeaseDeps, state: RunState, abort: AbortController, go: () => Promise<RunResult>): Promise<RunResult> {
+async function runLeased(
+  deps: InlineLeaseDeps,
+  state: RunState,
+  abort: AbortController,
+  go: () => Promise<RunResult>,
+): Promise<RunResult> {
   const lease = await InlineLease.take(deps, state.executionId);
   if (!lease) {
     markUnleased(state, (record) => state.store.save(record));
@@ -494,7 +675,18 @@ function claimRecord(accepted: Accepted, reactor: string, status: ClaimStatus, n
 
 /** The result of a run whose first record is over the store's size limit: refused before its key was claimed (nothing persisted). */
 function unstorable(reactor: AnyReactorDefinition, executionId: string, error: RecordTooLargeError): RunResult {
-  return { status: 'failed', executionId, reactor: reactor.name, error, failedStep: undefined, validationErrors: [], trace: [], steps: {}, rollbackFailures: [], replay: false };
+  return {
+    status: 'failed',
+    executionId,
+    reactor: reactor.name,
+    error,
+    failedStep: undefined,
+    validationErrors: [],
+    trace: [],
+    steps: {},
+    rollbackFailures: [],
+    replay: false,
+  };
 }
 
 export { fromRecord } from './execute.js';

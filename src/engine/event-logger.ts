@@ -115,14 +115,21 @@ export function logFields(event: ReactorEvent): Record<string, unknown> {
 /** A short human-readable message of an event. */
 export function logMessage(event: ReactorEvent): string {
   const step = 'step' in event && event.step !== undefined ? ` at step "${event.step}"` : '';
-  if (event.type === 'step.retrying') return `step "${event.step}" failed (${event.error.message}); attempt ${event.attempt} in ${event.delayMs} ms`;
-  if (event.type === 'step.failed') return `step "${event.step}" failed${event.attempt > 0 ? ` on attempt ${event.attempt}` : ' before its body'}: ${event.error.message}`;
+  if (event.type === 'step.retrying')
+    return `step "${event.step}" failed (${event.error.message}); attempt ${event.attempt} in ${event.delayMs} ms`;
+  if (event.type === 'step.failed')
+    return `step "${event.step}" failed${event.attempt > 0 ? ` on attempt ${event.attempt}` : ' before its body'}: ${event.error.message}`;
   if (event.type === 'step.compensate_failed') return `compensate of "${event.step}" failed: ${event.message}`;
   if (event.type === 'step.undo_failed') return `undo of "${event.step}" failed: ${event.message}`;
   if (event.type === 'run.failed') return `reactor "${event.reactor}" failed${step}: ${event.error.message}`;
-  if (event.type === 'run.parked') return `parked on ${event.primitive} "${event.key}" (contention attempt ${event.attempt})`;
+  if (event.type === 'run.parked')
+    return `parked on ${event.primitive} "${event.key}" (contention attempt ${event.attempt})`;
   if (event.type === 'run.woken') return `woken by the release of ${event.primitive} "${event.key}"`;
-  if (event.type === 'run.recovered') return event.action === 'aborted' ? `recovery sweep: aborted ${event.status} inline run whose process stopped` : `recovery sweep: re-enqueued ${event.status} execution (${event.reason === 'inline_lost' ? 'its inline process stopped' : 'no job carried it'}) as ${event.jobId ?? '?'}`;
-  if ('primitive' in event && event.type.startsWith('coordination.')) return `${event.type.slice('coordination.'.length)} ${event.primitive} "${event.key}"${step}`;
+  if (event.type === 'run.recovered')
+    return event.action === 'aborted'
+      ? `recovery sweep: aborted ${event.status} inline run whose process stopped`
+      : `recovery sweep: re-enqueued ${event.status} execution (${event.reason === 'inline_lost' ? 'its inline process stopped' : 'no job carried it'}) as ${event.jobId ?? '?'}`;
+  if ('primitive' in event && event.type.startsWith('coordination.'))
+    return `${event.type.slice('coordination.'.length)} ${event.primitive} "${event.key}"${step}`;
   return `${event.type.replace('.', ' ')}${step}`;
 }

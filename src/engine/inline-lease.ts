@@ -62,14 +62,25 @@ export class InlineLease {
     const sentAt = monotonicNow(deps.clock);
     try {
       // Nobody reads this lease's fencing token: no fence key is kept, so nothing of it outlives the record (P8).
-      const taken = await deps.coordinator.lockAcquire({ key, holder: { owner, executionId }, ttlMs: deps.ttlMs, unfenced: true });
+      const taken = await deps.coordinator.lockAcquire({
+        key,
+        holder: { owner, executionId },
+        ttlMs: deps.ttlMs,
+        unfenced: true,
+      });
       if (!taken.acquired) return undefined;
     } catch (error) {
-      deps.logger.warn({ err: error, executionId }, 'inline run: could not take its liveness lease; it runs without one (a recovery sweep will not recover it)');
+      deps.logger.warn(
+        { err: error, executionId },
+        'inline run: could not take its liveness lease; it runs without one (a recovery sweep will not recover it)',
+      );
       await deps.coordinator.lockRelease(key, owner).catch(() => undefined); // the reply may have been lost after the lease was taken
       return undefined;
     }
-    const liveness = new JobLiveness({ clock: deps.clock, coordinator: deps.coordinator, leases: deps.leases }, { executionId, key, owner, ttlMs: deps.ttlMs, sentAt });
+    const liveness = new JobLiveness(
+      { clock: deps.clock, coordinator: deps.coordinator, leases: deps.leases },
+      { executionId, key, owner, ttlMs: deps.ttlMs, sentAt },
+    );
     return new InlineLease(deps, liveness, key, owner);
   }
 
@@ -85,7 +96,13 @@ export class InlineLease {
    */
   bind(state: RunState): void {
     const binding = this.#liveness.binding;
-    state.bindJob({ ...binding, save: (record) => (record.status === 'pending' || record.status === 'paused' ? this.#leave(record) : binding.save(marked(record, this.#mark))) });
+    state.bindJob({
+      ...binding,
+      save: (record) =>
+        record.status === 'pending' || record.status === 'paused'
+          ? this.#leave(record)
+          : binding.save(marked(record, this.#mark)),
+    });
     state.terminalSave = (record) => this.#leave(record);
   }
 
@@ -105,5 +122,10 @@ export class InlineLease {
 
 /** Marks the records of an inline run that holds no lease (they are never swept). */
 export function markUnleased(state: RunState, save: (record: ExecutionRecord) => Promise<void>): void {
-  state.bindJob({ save: (record) => save(marked(record, UNLEASED)), stop: () => undefined, stopped: () => undefined, attach: () => undefined });
+  state.bindJob({
+    save: (record) => save(marked(record, UNLEASED)),
+    stop: () => undefined,
+    stopped: () => undefined,
+    attach: () => undefined,
+  });
 }

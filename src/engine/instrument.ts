@@ -77,11 +77,17 @@ export interface Instrument {
    * new execution (to persist). `describe` turns the value into the scope's end; a throw ends
    * it `failed` and is rethrown.
    */
-  traced<T>(scope: WorkScope, work: (traceContext: TraceContext | undefined) => Promise<T>, describe?: (value: T) => WorkEnd): Promise<T>;
+  traced<T>(
+    scope: WorkScope,
+    work: (traceContext: TraceContext | undefined) => Promise<T>,
+    describe?: (value: T) => WorkEnd,
+  ): Promise<T>;
 }
 
 /** The instrument of an engine without scope-aware middleware: runs the work, nothing else. */
-export const noInstrument: Instrument = Object.freeze({ traced: <T>(_scope: WorkScope, work: (tc: TraceContext | undefined) => Promise<T>) => work(undefined) });
+export const noInstrument: Instrument = Object.freeze({
+  traced: <T>(_scope: WorkScope, work: (tc: TraceContext | undefined) => Promise<T>) => work(undefined),
+});
 
 const ok = (): WorkEnd => ({ outcome: 'ok' });
 
@@ -93,13 +99,25 @@ export function createInstrument(middleware: readonly Middleware[], logger: Logg
     try {
       return fn();
     } catch (error) {
-      const at = { executionId: scope.executionId, reactor: scope.reactor, ...('step' in scope ? { step: scope.step } : {}), scope: scope.kind };
-      logger.error({ hook: m.name ?? 'middleware', ...at, err: error }, `middleware "${m.name ?? 'middleware'}" failed in ${what}(${scope.kind}); the run goes on`);
+      const at = {
+        executionId: scope.executionId,
+        reactor: scope.reactor,
+        ...('step' in scope ? { step: scope.step } : {}),
+        scope: scope.kind,
+      };
+      logger.error(
+        { hook: m.name ?? 'middleware', ...at, err: error },
+        `middleware "${m.name ?? 'middleware'}" failed in ${what}(${scope.kind}); the run goes on`,
+      );
       return undefined;
     }
   };
   return {
-    async traced<T>(scope: WorkScope, work: (tc: TraceContext | undefined) => Promise<T>, describe: (value: T) => WorkEnd = ok): Promise<T> {
+    async traced<T>(
+      scope: WorkScope,
+      work: (tc: TraceContext | undefined) => Promise<T>,
+      describe: (value: T) => WorkEnd = ok,
+    ): Promise<T> {
       const open = scoped.flatMap((m) => {
         const handle = guard(m, scope, 'enter', () => m.enter!(scope));
         return handle ? [{ m, handle }] : [];
@@ -109,7 +127,12 @@ export function createInstrument(middleware: readonly Middleware[], logger: Logg
         for (let i = open.length - 1; i >= 0; i--) guard(open[i]!.m, scope, 'end', () => open[i]!.handle.end(end));
       };
       // The first middleware's scope is the outermost; it ends last.
-      const inner = open.reduceRight<() => Promise<T>>((next, { handle }) => () => handle.run(next), () => work(traceContext));
+      const inner = open.reduceRight<() => Promise<T>>(
+        (next, { handle }) =>
+          () =>
+            handle.run(next),
+        () => work(traceContext),
+      );
       let value: T;
       try {
         value = await inner();
@@ -151,7 +174,11 @@ export function tracedNode(
   work: () => Promise<NodeOutcome>,
 ): Promise<NodeOutcome> {
   if (run.replayOnly) return work();
-  return run.instrument.traced({ kind: 'step', executionId: run.executionId, reactor: place.reactor, step: place.path, attempt: 1 }, work, stepEnd);
+  return run.instrument.traced(
+    { kind: 'step', executionId: run.executionId, reactor: place.reactor, step: place.path, attempt: 1 },
+    work,
+    stepEnd,
+  );
 }
 
 function summary(error: unknown): ErrorJSON {

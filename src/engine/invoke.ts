@@ -48,16 +48,35 @@ interface Site {
 }
 
 /** Runs `step` with `args`, alone or (with `ctx`) inside the execution that handed out `ctx`. */
-export async function invokeStep(deps: InvokeDeps, step: AnyStepDefinition, args: unknown, ctx: StepContext | undefined): Promise<StepInvocation<unknown>> {
+export async function invokeStep(
+  deps: InvokeDeps,
+  step: AnyStepDefinition,
+  args: unknown,
+  ctx: StepContext | undefined,
+): Promise<StepInvocation<unknown>> {
   const name = step.name ?? 'step';
   const run = ctx === undefined ? undefined : runOfContext(ctx);
   if (ctx !== undefined && run === undefined) {
-    return { status: 'failed', error: new ReactorError('invoke_context_unknown', `step "${name}": the ctx passed to invoke() was not handed out by a run of this process; pass the ctx your step body received`) };
+    return {
+      status: 'failed',
+      error: new ReactorError(
+        'invoke_context_unknown',
+        `step "${name}": the ctx passed to invoke() was not handed out by a run of this process; pass the ctx your step body received`,
+      ),
+    };
   }
   const validated = await validateContract(step.contract, args ?? {});
   if (!validated.ok) {
     const summary = validated.issues.map((i) => `${i.path}: ${i.message}`).join('; ');
-    return { status: 'failed', error: new ValidationError(ErrorCode.ArgumentsInvalid, `step "${name}" (invoked directly): invalid arguments (${summary})`, validated.issues, { step: name }) };
+    return {
+      status: 'failed',
+      error: new ValidationError(
+        ErrorCode.ArgumentsInvalid,
+        `step "${name}" (invoked directly): invalid arguments (${summary})`,
+        validated.issues,
+        { step: name },
+      ),
+    };
   }
   const site = run && ctx ? joined(deps, run, ctx, step, validated.value) : alone(deps, name, validated.value, step);
   const abort = new AbortController();
@@ -73,7 +92,11 @@ export async function invokeStep(deps: InvokeDeps, step: AnyStepDefinition, args
     }
     site.emit({ type: 'step.started', step: site.label, attempt: 1, reactor: site.reactor });
     const out = classify(await invoke(step.hooks.run as Body, validated.value, site.context(abort.signal)));
-    await admission?.holds.release(outcomeOf(out)).catch((error: unknown) => deps.logger.warn({ err: error, step: site.label }, 'releasing step coordination failed; holds expire by TTL'));
+    await admission?.holds
+      .release(outcomeOf(out))
+      .catch((error: unknown) =>
+        deps.logger.warn({ err: error, step: site.label }, 'releasing step coordination failed; holds expire by TTL'),
+      );
     return settle(site, out);
   } finally {
     ctx?.signal.removeEventListener('abort', follow);
@@ -97,13 +120,25 @@ function settle(site: Site, out: Classified): StepInvocation<unknown> {
       site.emit({ type: 'step.halted', reason: out.reason, ...where });
       return { status: 'halted', reason: out.reason, ...(out.data === undefined ? {} : { data: out.data }) };
     case 'failure':
-      site.emit({ type: 'step.failed', attempt: 1, error: { name: out.error.name, message: out.error.message }, started: true, ...where });
+      site.emit({
+        type: 'step.failed',
+        attempt: 1,
+        error: { name: out.error.name, message: out.error.message },
+        started: true,
+        ...where,
+      });
       return { status: 'failed', error: out.error };
   }
 }
 
 /** Inside the execution of `ctx`: its owner, registry, tokens and trace. */
-function joined(deps: InvokeDeps, run: RunState, ctx: StepContext, step: AnyStepDefinition, args: Record<string, unknown>): Site {
+function joined(
+  deps: InvokeDeps,
+  run: RunState,
+  ctx: StepContext,
+  step: AnyStepDefinition,
+  args: Record<string, unknown>,
+): Site {
   const name = step.name ?? 'step';
   const label = `${ctx.step}>${name}`;
   const startId = `${run.executionId}:${label}:${deps.ids.executionId()}`;
@@ -111,7 +146,8 @@ function joined(deps: InvokeDeps, run: RunState, ctx: StepContext, step: AnyStep
     label,
     reactor: ctx.reactor,
     emit: (draft) => run.emit(draft),
-    admit: (abort) => run.admit(step.coordination, args, { reactor: ctx.reactor, step: label, abort, ownWaits: true, startId }),
+    admit: (abort) =>
+      run.admit(step.coordination, args, { reactor: ctx.reactor, step: label, abort, ownWaits: true, startId }),
     context: (signal) => bindContext({ ...ctx, step: label, signal, logger: run.stepLogger(label) }, run),
   };
 }
@@ -122,14 +158,22 @@ function alone(deps: InvokeDeps, name: string, args: Record<string, unknown>, st
   const reactor = `(invoked) ${name}`;
   const heldKeys = new Set<string>();
   const fencingTokens = new Map<string, string>();
-  const emit = (draft: EventDraft): void => deps.hub.emit({ reactor, ...draft, executionId, rootExecutionId: executionId, at: deps.clock.now() });
+  const emit = (draft: EventDraft): void =>
+    deps.hub.emit({ reactor, ...draft, executionId, rootExecutionId: executionId, at: deps.clock.now() });
   const logger = childLogger(deps.logger, { executionId, step: name });
   return {
     label: name,
     reactor,
     emit,
     admit: (abort) => {
-      if (!deps.coordinator) return Promise.resolve({ kind: 'refused', error: new ReactorError('coordinator_missing', `step "${name}" declares coordination but the engine has no coordinator; pass createEngine({ coordinator })`) });
+      if (!deps.coordinator)
+        return Promise.resolve({
+          kind: 'refused',
+          error: new ReactorError(
+            'coordinator_missing',
+            `step "${name}" declares coordination but the engine has no coordinator; pass createEngine({ coordinator })`,
+          ),
+        });
       return admit(step.coordination, args, {
         coordinator: deps.coordinator,
         clock: deps.clock,
@@ -154,7 +198,12 @@ function alone(deps: InvokeDeps, name: string, args: Record<string, unknown>, st
       signal,
       logger,
       heldKeys,
-      fencingToken: (key) => (key === undefined ? (fencingTokens.size === 1 ? [...fencingTokens.values()][0] : undefined) : fencingTokens.get(key)),
+      fencingToken: (key) =>
+        key === undefined
+          ? fencingTokens.size === 1
+            ? [...fencingTokens.values()][0]
+            : undefined
+          : fencingTokens.get(key),
     }),
   };
 }

@@ -10,7 +10,10 @@ import type { JobLeases } from './ports/job-lease.js';
 import type { Store } from './ports/store.js';
 
 /** The liveness lease of a job over separate store and coordinator calls (docs/decisions/040). */
-export function composeJobLeases(store: Pick<Store, 'get' | 'save'>, coordinator: Pick<Coordinator, 'lockAcquire' | 'lockRelease' | 'lockState' | 'periodIsMarked'>): JobLeases {
+export function composeJobLeases(
+  store: Pick<Store, 'get' | 'save'>,
+  coordinator: Pick<Coordinator, 'lockAcquire' | 'lockRelease' | 'lockState' | 'periodIsMarked'>,
+): JobLeases {
   const fence = async (record: { readonly id: string }, key: string, owner: string): Promise<void> => {
     if ((await coordinator.lockState(key))?.holder.owner !== owner) throw new LeaseLostError(record.id, 'taken_over');
   };
@@ -18,7 +21,10 @@ export function composeJobLeases(store: Pick<Store, 'get' | 'save'>, coordinator
     async enterJob(request) {
       const live = await coordinator.lockAcquire(request.lease);
       if (!live.acquired) return live;
-      const [record, cancelRequested] = await Promise.all([store.get(request.executionId), coordinator.periodIsMarked(request.cancel.key, request.cancel.bucket)]);
+      const [record, cancelRequested] = await Promise.all([
+        store.get(request.executionId),
+        coordinator.periodIsMarked(request.cancel.key, request.cancel.bucket),
+      ]);
       return { acquired: true, record, cancelRequested };
     },
     async saveAndRelease(record, key, owner) {

@@ -53,7 +53,17 @@ export class JobLiveness {
   #reporter: RunState | undefined;
 
   /** `sentAt`: the monotonic time the `enterJob` that took the lease was sent. */
-  constructor(deps: JobLivenessDeps, lease: { readonly executionId: string; readonly key: string; readonly owner: string; readonly ttlMs: number; readonly sentAt: number }, onTick?: () => void) {
+  constructor(
+    deps: JobLivenessDeps,
+    lease: {
+      readonly executionId: string;
+      readonly key: string;
+      readonly owner: string;
+      readonly ttlMs: number;
+      readonly sentAt: number;
+    },
+    onTick?: () => void,
+  ) {
     this.#deps = deps;
     this.#executionId = lease.executionId;
     this.#key = lease.key;
@@ -136,7 +146,9 @@ export class JobLiveness {
   /** The deadline once the newest renewal still on its way (sent while the lease was valid) succeeds. */
   #optimisticDeadline(): number {
     const pending = this.#pendingSentAt;
-    return pending === undefined ? this.#deadline : Math.max(this.#deadline, pending + this.#ttlMs - driftMarginMs(this.#ttlMs));
+    return pending === undefined
+      ? this.#deadline
+      : Math.max(this.#deadline, pending + this.#ttlMs - driftMarginMs(this.#ttlMs));
   }
 
   #renew(): void {

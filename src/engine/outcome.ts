@@ -16,7 +16,14 @@ export type NodeOutcome =
   | { readonly kind: 'halt'; readonly step: string; readonly reason: string; readonly data?: unknown }
   /** Worker mode: the step wants another attempt later; the execution is re-enqueued. */
   /** Worker mode: a later attempt (a retry delay), or — with `contention` — a park until the busy key is released. */
-  | { readonly kind: 'yield'; readonly step: string; readonly delayMs: number; readonly contention?: Error; readonly fanOut?: FanOutPark; readonly pause?: readonly InterruptWait[] }
+  | {
+      readonly kind: 'yield';
+      readonly step: string;
+      readonly delayMs: number;
+      readonly contention?: Error;
+      readonly fanOut?: FanOutPark;
+      readonly pause?: readonly InterruptWait[];
+    }
   | {
       readonly kind: 'failure';
       readonly step: string;

@@ -14,7 +14,8 @@ export function resolveArg(arg: Arg<unknown>, scope: ArgScope, step: string, nam
     const source = arg.source;
     let value: unknown;
     if (source.kind === 'value') value = source.value;
-    else if (source.kind === 'input') value = followPath(scope.input[source.name], source.path, `input "${source.name}"`);
+    else if (source.kind === 'input')
+      value = followPath(scope.input[source.name], source.path, `input "${source.name}"`);
     else value = followPath(scope.results.get(source.step), source.path, `result of "${source.step}"`);
     for (const fn of arg.transforms) value = (fn as (v: unknown) => unknown)(value);
     return value;
@@ -35,7 +36,8 @@ export function resolveArgs(
 ): Record<string, unknown> {
   if (args === undefined) return { ...scope.input };
   const out: Record<string, unknown> = {};
-  for (const field of contractFields ?? []) if (!(field in args) && field in scope.input) out[field] = scope.input[field];
+  for (const field of contractFields ?? [])
+    if (!(field in args) && field in scope.input) out[field] = scope.input[field];
   for (const [name, arg] of Object.entries(args)) out[name] = resolveArg(arg, scope, step, name);
   return out;
 }

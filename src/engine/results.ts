@@ -65,7 +65,11 @@ export interface ParkedRun<S = unknown> extends RunBase<S> {
 export interface PausedRun<S = unknown> extends RunBase<S> {
   readonly status: 'paused';
   /** What it waits for: the interrupt steps (paths), their correlation ids and timeouts (engine clock, ms). */
-  readonly interrupts: readonly { readonly step: string; readonly correlationId?: string; readonly timeoutAt?: number }[];
+  readonly interrupts: readonly {
+    readonly step: string;
+    readonly correlationId?: string;
+    readonly timeoutAt?: number;
+  }[];
 }
 
 /** Cancelled (or undone on demand) by an operator: completed work was rolled back. */
@@ -75,4 +79,12 @@ export interface CancelledRun<S = unknown> extends RunBase<S> {
 }
 
 /** The result of a run. Narrow on `status`. */
-export type RunResult<O = unknown, S = unknown> = CompletedRun<O, S> | FailedRun<S> | HaltedRun<S> | RunningRun<S> | QueuedRun<S> | ParkedRun<S> | CancelledRun<S> | PausedRun<S>;
+export type RunResult<O = unknown, S = unknown> =
+  | CompletedRun<O, S>
+  | FailedRun<S>
+  | HaltedRun<S>
+  | RunningRun<S>
+  | QueuedRun<S>
+  | ParkedRun<S>
+  | CancelledRun<S>
+  | PausedRun<S>;

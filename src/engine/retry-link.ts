@@ -22,7 +22,14 @@ export async function linkRetry(deps: RetryLinkDeps, sourceId: string, retryExec
   try {
     const source = await deps.store.get(sourceId);
     if (!source) return;
-    const event: ReactorEvent = { type: 'run.retried', executionId: source.id, rootExecutionId: source.rootId, reactor: source.reactor, at: deps.clock.now(), retryExecutionId };
+    const event: ReactorEvent = {
+      type: 'run.retried',
+      executionId: source.id,
+      rootExecutionId: source.rootId,
+      reactor: source.reactor,
+      at: deps.clock.now(),
+      retryExecutionId,
+    };
     deps.hub.emit(event);
     await deps.store.save({ ...source, trace: [...(source.trace ?? []), event].slice(-1_000) });
   } catch (error) {

@@ -20,11 +20,25 @@ import type { AsyncPort } from './async/port.js';
 import type { Clock } from './ports/clock.js';
 import type { JobQueue } from './ports/queue.js';
 import { checkTransition, isJobStop } from './status-machine.js';
-import { RECORD_VERSION, TERMINAL_STATUSES, type BackgroundState, type ElementLink, type ExecutionRecord, type ExecutionStatus, type InterruptWait, type RollbackFailure, type StepRecord, type Store, type TraceContext } from './ports/store.js';
+import {
+  RECORD_VERSION,
+  TERMINAL_STATUSES,
+  type BackgroundState,
+  type ElementLink,
+  type ExecutionRecord,
+  type ExecutionStatus,
+  type InterruptWait,
+  type RollbackFailure,
+  type StepRecord,
+  type Store,
+  type TraceContext,
+} from './ports/store.js';
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 /** An event before the run state stamps its identity and time. */
-export type EventDraft = DistributiveOmit<ReactorEvent, 'executionId' | 'rootExecutionId' | 'at' | 'reactor'> & { readonly reactor?: string };
+export type EventDraft = DistributiveOmit<ReactorEvent, 'executionId' | 'rootExecutionId' | 'at' | 'reactor'> & {
+  readonly reactor?: string;
+};
 
 /** Construction parameters of {@link RunState}. */
 export interface RunStateInit {
@@ -80,7 +94,8 @@ export type Admit = (
     /** Re-adopt reactor-level holds kept across a step's park (R-10). */
     readonly adopt?: boolean;
     /** A step's ordered-lock position: kept across its attempts (see `step-tickets.ts`). */
-    readonly stepOrdered?: Pick<CoordinationScope, 'onOrderedTicket' | 'handBackOnTimeout' | 'keepPositionOnRefusal'> | undefined;
+    readonly stepOrdered?:
+      Pick<CoordinationScope, 'onOrderedTicket' | 'handBackOnTimeout' | 'keepPositionOnRefusal'> | undefined;
   },
 ) => Promise<Admission>;
 
@@ -164,7 +179,9 @@ export class RunState {
     this.mode = init.mode ?? 'inline';
     this.replayOnly = init.replayOnly ?? false;
     // Holds kept across a step's park are re-adopted under the owner that took them.
-    this.holderId = init.resume?.background?.parkedHolds?.owner ?? (this.mode === 'worker' ? `${init.rootExecutionId}@${crypto.randomUUID().slice(0, 8)}` : init.rootExecutionId);
+    this.holderId =
+      init.resume?.background?.parkedHolds?.owner ??
+      (this.mode === 'worker' ? `${init.rootExecutionId}@${crypto.randomUUID().slice(0, 8)}` : init.rootExecutionId);
     this.#steps = { ...(init.resume?.steps ?? {}) };
     this.#createdAt = init.resume?.createdAt ?? init.clock.now();
     this.#seq = Math.max(0, ...Object.values(this.#steps).map((r) => r.completedSeq ?? 0));
@@ -243,7 +260,11 @@ export class RunState {
     const retryOf = this.#init.retryOf ?? this.#init.resume?.retryOf;
     const parentId = this.#init.parentId ?? this.#init.resume?.parentId;
     const unit = this.#init.resume?.unit;
-    return { ...(retryOf === undefined ? {} : { retryOf }), ...(parentId === undefined ? {} : { parentId }), ...(unit === undefined ? {} : { unit }) };
+    return {
+      ...(retryOf === undefined ? {} : { retryOf }),
+      ...(parentId === undefined ? {} : { parentId }),
+      ...(unit === undefined ? {} : { unit }),
+    };
   }
 
   /** Dispatching async units (undefined when the engine has no queue). */
@@ -275,8 +296,10 @@ export class RunState {
 
   /** Records a step's state; completions get a sequence number (undo runs in reverse of it). */
   setStep(step: string, record: Omit<StepRecord, 'completedSeq'>): void {
-    this.#steps[step] = record.status === 'completed' ? { ...record, completedSeq: ++this.#seq } : { ...this.#steps[step], ...record };
-    if (record.result !== undefined && (this.#init.checkpointIntervalMs ?? 0) > 0) this.#unsavedBytes += approximateBytes(record.result);
+    this.#steps[step] =
+      record.status === 'completed' ? { ...record, completedSeq: ++this.#seq } : { ...this.#steps[step], ...record };
+    if (record.result !== undefined && (this.#init.checkpointIntervalMs ?? 0) > 0)
+      this.#unsavedBytes += approximateBytes(record.result);
   }
 
   /**
@@ -315,7 +338,9 @@ export class RunState {
   /** Persists the current state; saves are serialized so a later state never loses to an earlier one. */
   checkpoint(
     status: ExecutionStatus = this.#status,
-    outcome: Partial<Pick<ExecutionRecord, 'value' | 'error' | 'failedStep' | 'haltReason' | 'haltData' | 'cancelReason' | 'retryOf'>> = {},
+    outcome: Partial<
+      Pick<ExecutionRecord, 'value' | 'error' | 'failedStep' | 'haltReason' | 'haltData' | 'cancelReason' | 'retryOf'>
+    > = {},
     options: { readonly withTrace?: boolean } = {},
   ): Promise<void> {
     const stopped = this.stopped;
@@ -329,7 +354,8 @@ export class RunState {
     this.#status = status;
     // The trace travels with the record where another process needs it (background executions);
     // an inline run hands it to its caller in the result.
-    const withTrace = options.withTrace ?? (TERMINAL_STATUSES.has(status) && (this.mode === 'worker' || this.background !== undefined));
+    const withTrace =
+      options.withTrace ?? (TERMINAL_STATUSES.has(status) && (this.mode === 'worker' || this.background !== undefined));
     const record: ExecutionRecord = {
       v: RECORD_VERSION,
       id: this.executionId,
@@ -360,7 +386,8 @@ export class RunState {
     const terminalSave = TERMINAL_STATUSES.has(status) ? this.terminalSave : undefined;
     if (terminalSave) this.terminalSave = undefined;
     const job = this.#job;
-    const write = (): Promise<void> => (terminalSave ? terminalSave(record) : job ? job.save(record) : this.#init.store.save(record));
+    const write = (): Promise<void> =>
+      terminalSave ? terminalSave(record) : job ? job.save(record) : this.#init.store.save(record);
     const save = this.#saving.then(() => (this.stopped ? Promise.reject(this.stopped) : write()));
     this.#saving = save.catch((error: unknown) => {
       if (job && isJobStop(error)) this.stop(error);

@@ -42,8 +42,20 @@ export type GraphOutcome =
   | { readonly status: 'completed'; readonly value: unknown; readonly completed: readonly CompletedEntry[] }
   | { readonly status: 'halted'; readonly step: string; readonly reason: string; readonly data?: unknown }
   /** Worker mode: a step asked for a later attempt; nothing is rolled back, the execution is re-enqueued. */
-  | { readonly status: 'yielded'; readonly step: string; readonly delayMs: number; readonly contention?: Error; readonly fanOut?: FanOutPark; readonly pause?: readonly InterruptWait[] }
-  | { readonly status: 'failed'; readonly step: string | undefined; readonly error: Error; readonly validation: readonly FieldIssue[] };
+  | {
+      readonly status: 'yielded';
+      readonly step: string;
+      readonly delayMs: number;
+      readonly contention?: Error;
+      readonly fanOut?: FanOutPark;
+      readonly pause?: readonly InterruptWait[];
+    }
+  | {
+      readonly status: 'failed';
+      readonly step: string | undefined;
+      readonly error: Error;
+      readonly validation: readonly FieldIssue[];
+    };
 
 /** Executes a graph and, if it failed, compensates the failed steps and undoes completed ones, newest first. */
 export async function runFrame(run: RunState, frame: Frame): Promise<GraphOutcome> {
@@ -51,7 +63,11 @@ export async function runFrame(run: RunState, frame: Frame): Promise<GraphOutcom
   const relay = (): void => controller.abort(frame.signal.reason);
   if (!frame.owned) frame.signal.addEventListener('abort', relay, { once: true });
   try {
-    const { completed, failures, halt, results, interrupted, yielded } = await schedule(run, { ...frame, signal: controller.signal }, controller);
+    const { completed, failures, halt, results, interrupted, yielded } = await schedule(
+      run,
+      { ...frame, signal: controller.signal },
+      controller,
+    );
     // A worker job that must stop (lease lost, shutdown, store gone) rolls nothing back and writes nothing (decision 064).
     const stopped = run.stopped;
     if (stopped) throw stopped;
@@ -62,11 +78,20 @@ export async function runFrame(run: RunState, frame: Frame): Promise<GraphOutcom
       if (run.stopped) throw run.stopped; // the rollback's start could not be written (store gone past the tolerance): it runs on the next delivery
       // A fan-out map's elements are undone by jobs: the execution parks and resumes its rollback (decision 019).
       const park = await rollBackOrPark(run, failures, completed);
-      if (park) return { status: 'yielded', step: park.step, delayMs: 0, fanOut: { ...park, failedStep: first?.step, error: first?.error ?? interrupted } };
+      if (park)
+        return {
+          status: 'yielded',
+          step: park.step,
+          delayMs: 0,
+          fanOut: { ...park, failedStep: first?.step, error: first?.error ?? interrupted },
+        };
       // A cancel wins over a step that failed while it was on its way: the run ends cancelled.
       const cancel: unknown = controller.signal.reason;
-      if (cancel instanceof CancelledError) return { status: 'failed', step: first?.step, error: cancel, validation: [] };
-      return first ? { status: 'failed', step: first.step, error: first.error, validation: first.validation } : { status: 'failed', step: undefined, error: interrupted!, validation: [] };
+      if (cancel instanceof CancelledError)
+        return { status: 'failed', step: first?.step, error: cancel, validation: [] };
+      return first
+        ? { status: 'failed', step: first.step, error: first.error, validation: first.validation }
+        : { status: 'failed', step: undefined, error: interrupted!, validation: [] };
     }
     if (halt) return { status: 'halted', ...halt };
     if (yielded) return { status: 'yielded', ...yielded };
@@ -96,11 +121,26 @@ interface Schedule {
   /** Set when an enclosing frame aborted with an error (e.g. a lost lock): no new step starts. */
   interrupted: Error | undefined;
   /** Worker mode: the earliest retry any step asked for; no new step starts. */
-  yielded: { readonly step: string; readonly delayMs: number; readonly contention?: Error; readonly fanOut?: FanOutPark; readonly pause?: readonly InterruptWait[] } | undefined;
+  yielded:
+    | {
+        readonly step: string;
+        readonly delayMs: number;
+        readonly contention?: Error;
+        readonly fanOut?: FanOutPark;
+        readonly pause?: readonly InterruptWait[];
+      }
+    | undefined;
 }
 
 function schedule(run: RunState, frame: Frame, controller: AbortController): Promise<Schedule> {
-  const state: Schedule = { completed: [], failures: [], results: new Map(), halt: undefined, interrupted: undefined, yielded: undefined };
+  const state: Schedule = {
+    completed: [],
+    failures: [],
+    results: new Map(),
+    halt: undefined,
+    interrupted: undefined,
+    yielded: undefined,
+  };
   const done = new Set<string>();
   const waiting = [...frame.def.nodes];
   const limit = frame.def.maxConcurrency ?? run.maxConcurrency;
@@ -113,21 +153,40 @@ function schedule(run: RunState, frame: Frame, controller: AbortController): Pro
         state.results.set(node.name, outcome.value);
         done.add(node.name);
         if (outcome.kind === 'success') state.completed.push(outcome.entry);
-        if (handoff && 'after' in handoff && handoff.after === node.name) state.yielded ??= { step: node.name, delayMs: 0 };
+        if (handoff && 'after' in handoff && handoff.after === node.name)
+          state.yielded ??= { step: node.name, delayMs: 0 };
       } else if (outcome.kind === 'yield' && outcome.pause) {
         // An interrupt pauses the execution: it wins over parks and retries (they run again on resume).
-        state.yielded = { step: state.yielded?.pause ? state.yielded.step : outcome.step, delayMs: 0, pause: [...(state.yielded?.pause ?? []), ...outcome.pause] };
+        state.yielded = {
+          step: state.yielded?.pause ? state.yielded.step : outcome.step,
+          delayMs: 0,
+          pause: [...(state.yielded?.pause ?? []), ...outcome.pause],
+        };
       } else if (outcome.kind === 'yield') {
         // A step that lost contention parks the execution (woken by the release); otherwise the soonest retry wins.
         const parks = outcome.contention !== undefined || outcome.fanOut !== undefined;
-        const parked = state.yielded !== undefined && (state.yielded.contention !== undefined || state.yielded.fanOut !== undefined);
+        const parked =
+          state.yielded !== undefined && (state.yielded.contention !== undefined || state.yielded.fanOut !== undefined);
         if (state.yielded?.pause) {
           // paused already
-        } else if (state.yielded === undefined || (parks && !parked) || (parks === parked && outcome.delayMs < state.yielded.delayMs)) {
-          state.yielded = { step: outcome.step, delayMs: outcome.delayMs, ...(outcome.contention === undefined ? {} : { contention: outcome.contention }), ...(outcome.fanOut === undefined ? {} : { fanOut: outcome.fanOut }) };
+        } else if (
+          state.yielded === undefined ||
+          (parks && !parked) ||
+          (parks === parked && outcome.delayMs < state.yielded.delayMs)
+        ) {
+          state.yielded = {
+            step: outcome.step,
+            delayMs: outcome.delayMs,
+            ...(outcome.contention === undefined ? {} : { contention: outcome.contention }),
+            ...(outcome.fanOut === undefined ? {} : { fanOut: outcome.fanOut }),
+          };
         }
       } else if (outcome.kind === 'halt') {
-        state.halt ??= { step: outcome.step, reason: outcome.reason, ...(outcome.data === undefined ? {} : { data: outcome.data }) };
+        state.halt ??= {
+          step: outcome.step,
+          reason: outcome.reason,
+          ...(outcome.data === undefined ? {} : { data: outcome.data }),
+        };
         controller.abort('halted');
       } else {
         state.failures.push(outcome);
@@ -138,8 +197,12 @@ function schedule(run: RunState, frame: Frame, controller: AbortController): Pro
     const pump = (): void => {
       const reason: unknown = frame.signal.reason;
       if (frame.signal.aborted && reason instanceof Error && state.failures.length === 0) state.interrupted ??= reason;
-      const stopping = state.halt !== undefined || state.failures.length > 0 || state.interrupted !== undefined || state.yielded !== undefined;
-      for (let i = 0; !stopping && i < waiting.length && running < limit; ) {
+      const stopping =
+        state.halt !== undefined ||
+        state.failures.length > 0 ||
+        state.interrupted !== undefined ||
+        state.yielded !== undefined;
+      for (let i = 0; !stopping && i < waiting.length && running < limit;) {
         const node = waiting[i]!;
         if (!node.dependsOn.every((d) => done.has(d))) {
           i++;
@@ -155,7 +218,14 @@ function schedule(run: RunState, frame: Frame, controller: AbortController): Pro
           .then((outcome) => persist(run, outcome))
           .then(
             (outcome) => settle(node, outcome),
-            (error: unknown) => settle(node, { kind: 'failure', step: frame.prefix + node.name, error: toError(error), validation: [], compensate: undefined }),
+            (error: unknown) =>
+              settle(node, {
+                kind: 'failure',
+                step: frame.prefix + node.name,
+                error: toError(error),
+                validation: [],
+                compensate: undefined,
+              }),
           );
       }
       if (running === 0) resolve(state);
@@ -174,20 +244,32 @@ async function persist(run: RunState, outcome: NodeOutcome): Promise<NodeOutcome
     return outcome;
   } catch (error) {
     if (run.stopped) throw run.stopped;
-    const step = outcome.kind === 'success' ? outcome.entry.step : outcome.kind === 'skipped' ? 'checkpoint' : outcome.step;
-    const compensate = outcome.kind === 'success' ? outcome.entry.undo : outcome.kind === 'failure' ? outcome.compensate : undefined;
+    const step =
+      outcome.kind === 'success' ? outcome.entry.step : outcome.kind === 'skipped' ? 'checkpoint' : outcome.step;
+    const compensate =
+      outcome.kind === 'success' ? outcome.entry.undo : outcome.kind === 'failure' ? outcome.compensate : undefined;
     return { kind: 'failure', step, error: toError(error), validation: [], compensate };
   }
 }
 
-function runNode(run: RunState, frame: Frame, node: GraphNode, results: ReadonlyMap<string, unknown>): Promise<NodeOutcome> {
+function runNode(
+  run: RunState,
+  frame: Frame,
+  node: GraphNode,
+  results: ReadonlyMap<string, unknown>,
+): Promise<NodeOutcome> {
   const scope: ArgScope = { input: frame.input, results };
   const place = { path: frame.prefix + node.name, reactor: frame.def.name, signal: frame.signal };
   switch (node.kind) {
     case 'step':
-      if (node.interrupt) return tracedNode(run, place, () => runInterrupt(run, node, place, () => resolveArgs(node.args, scope, place.path, undefined)));
+      if (node.interrupt)
+        return tracedNode(run, place, () =>
+          runInterrupt(run, node, place, () => resolveArgs(node.args, scope, place.path, undefined)),
+        );
       if (node.async === true) return tracedNode(run, place, () => runAsyncStep(run, node, place, scope, frame.def));
-      return runStepNode(run, node, place, () => resolveArgs(node.args, scope, place.path, node.contract ? Object.keys(node.contract.fields) : undefined));
+      return runStepNode(run, node, place, () =>
+        resolveArgs(node.args, scope, place.path, node.contract ? Object.keys(node.contract.fields) : undefined),
+      );
     case 'compose':
       if (node.async === true) return tracedNode(run, place, () => runAsyncReactor(run, node, place, scope, frame.def));
       return tracedNode(run, place, () => runCompose(run, node, place, scope));

@@ -9,7 +9,18 @@
 import { LeaseLostError, StatusTransitionError, StoreUnavailableError, WorkerShutdownError } from '../errors.js';
 import type { ExecutionStatus } from './ports/store.js';
 
-const ACTIVE: readonly ExecutionStatus[] = ['pending', 'running', 'parked', 'paused', 'rolling_back', 'completed', 'failed', 'halted', 'cancelled', 'aborted'];
+const ACTIVE: readonly ExecutionStatus[] = [
+  'pending',
+  'running',
+  'parked',
+  'paused',
+  'rolling_back',
+  'completed',
+  'failed',
+  'halted',
+  'cancelled',
+  'aborted',
+];
 
 /**
  * The statuses each status may become. An execution that is not finished may go anywhere but
@@ -22,7 +33,15 @@ export const TRANSITIONS: Readonly<Record<ExecutionStatus, ReadonlySet<Execution
   running: new Set(ACTIVE),
   parked: new Set(ACTIVE),
   paused: new Set(ACTIVE),
-  rolling_back: new Set<ExecutionStatus>(['rolling_back', 'parked', 'pending', 'failed', 'cancelled', 'halted', 'aborted']),
+  rolling_back: new Set<ExecutionStatus>([
+    'rolling_back',
+    'parked',
+    'pending',
+    'failed',
+    'cancelled',
+    'halted',
+    'aborted',
+  ]),
   completed: new Set<ExecutionStatus>(['completed', 'rolling_back', 'cancelled']),
   halted: new Set<ExecutionStatus>(['halted', 'rolling_back', 'cancelled']),
   failed: new Set<ExecutionStatus>(['failed']),
@@ -43,5 +62,7 @@ export function checkTransition(executionId: string, from: ExecutionStatus | und
  * back and no status is written for them.
  */
 export function isJobStop(error: unknown): error is LeaseLostError | WorkerShutdownError | StoreUnavailableError {
-  return error instanceof LeaseLostError || error instanceof WorkerShutdownError || error instanceof StoreUnavailableError;
+  return (
+    error instanceof LeaseLostError || error instanceof WorkerShutdownError || error instanceof StoreUnavailableError
+  );
 }

@@ -11,7 +11,16 @@ import type { StepNode } from '../dsl/definition.js';
 import { validateContract } from '../dsl/contract.js';
 import { retryDelay } from '../dsl/retry.js';
 import { signalKind, type Failure, type Halt, type Skipped, type Success } from '../dsl/signals.js';
-import { ContentionError, ErrorCode, NonRetryableError, OrderedLockStaleError, RateLimitedError, ReactorError, ValidationError, toError } from '../errors.js';
+import {
+  ContentionError,
+  ErrorCode,
+  NonRetryableError,
+  OrderedLockStaleError,
+  RateLimitedError,
+  ReactorError,
+  ValidationError,
+  toError,
+} from '../errors.js';
 import { contendedKey, declaredTimeout, noteWait, timedOut, timeoutError } from './contention-wait.js';
 import { dropTicket, keepTicket, keptTicket } from './step-tickets.js';
 import { stepContext } from './hooks.js';
@@ -42,8 +51,14 @@ export interface StepPlace {
  * Runs a step node with already resolved arguments (`resolve` throws for unresolvable ones).
  * Invalid or unresolvable arguments fail before the body, without retry or compensation.
  */
-export async function runStepNode(run: RunState, node: StepNode, place: StepPlace, resolve: () => Record<string, unknown>): Promise<NodeOutcome> {
-  if (run.replayOnly && !['completed', 'skipped'].includes(run.stepRecord(place.path)?.status ?? '')) return { kind: 'skipped', value: undefined };
+export async function runStepNode(
+  run: RunState,
+  node: StepNode,
+  place: StepPlace,
+  resolve: () => Record<string, unknown>,
+): Promise<NodeOutcome> {
+  if (run.replayOnly && !['completed', 'skipped'].includes(run.stepRecord(place.path)?.status ?? ''))
+    return { kind: 'skipped', value: undefined };
   let args: Record<string, unknown>;
   try {
     args = resolve();
@@ -52,14 +67,27 @@ export async function runStepNode(run: RunState, node: StepNode, place: StepPlac
     return notStarted(run, place.path, toError(error));
   }
   const recorded = run.stepRecord(place.path);
-  if (recorded?.status === 'completed' || recorded?.status === 'skipped') return fromRecord(run, node, place, args, recorded);
+  if (recorded?.status === 'completed' || recorded?.status === 'skipped')
+    return fromRecord(run, node, place, args, recorded);
   const first = recorded?.status === 'retrying' ? recorded.attempts + 1 : 1;
-  const scope = { kind: 'step', executionId: run.executionId, reactor: place.reactor, step: place.path, attempt: first } as const;
+  const scope = {
+    kind: 'step',
+    executionId: run.executionId,
+    reactor: place.reactor,
+    step: place.path,
+    attempt: first,
+  } as const;
   return run.instrument.traced(scope, () => attempts(run, node, place, args, first), stepEnd);
 }
 
 /** The attempts of a step's body from `first` on, with its coordination around each. */
-async function attempts(run: RunState, node: StepNode, place: StepPlace, args: Record<string, unknown>, first: number): Promise<NodeOutcome> {
+async function attempts(
+  run: RunState,
+  node: StepNode,
+  place: StepPlace,
+  args: Record<string, unknown>,
+  first: number,
+): Promise<NodeOutcome> {
   for (let attempt = first; ; attempt++) {
     let guarded: Guarded | undefined;
     if (node.coordination.length > 0) {
@@ -94,28 +122,55 @@ async function attempts(run: RunState, node: StepNode, place: StepPlace, args: R
     // A body that fails once its job stops was interrupted, not failed: no retry is counted, nothing
     // is recorded or compensated, the ordered position is kept; it runs again where the execution resumes.
     const stopped = out.kind === 'failure' ? run.stopped : undefined;
-    if (guarded) await guarded.release(stopped ? 'yielded' : releaseOutcome(out, attempt < node.retry.maxAttempts && !place.signal.aborted));
+    if (guarded)
+      await guarded.release(
+        stopped ? 'yielded' : releaseOutcome(out, attempt < node.retry.maxAttempts && !place.signal.aborted),
+      );
     if (stopped) throw stopped;
     if (out.kind === 'success' || out.kind === 'skipped') {
-      run.setStep(place.path, { status: out.kind === 'success' ? 'completed' : 'skipped', attempts: attempt, result: out.value });
+      run.setStep(place.path, {
+        status: out.kind === 'success' ? 'completed' : 'skipped',
+        attempts: attempt,
+        result: out.value,
+      });
       if (out.kind === 'skipped') {
         run.emit({ type: 'step.skipped', step: place.path, reason: out.reason, reactor: place.reactor });
         return { kind: 'skipped', value: out.value };
       }
       run.emit({ type: 'step.succeeded', step: place.path, attempt, reactor: place.reactor });
       const undo = node.hooks.undo as ((r: unknown, a: unknown, c: unknown) => unknown) | undefined;
-      const entry = { step: place.path, undo: async () => (undo ? runGuardedRollback(run, node, place, args, 'undo', () => undo(out.value, args, rollbackContext(run, place, attempt))) : undefined) };
+      const entry = {
+        step: place.path,
+        undo: async () =>
+          undo
+            ? runGuardedRollback(run, node, place, args, 'undo', () =>
+                undo(out.value, args, rollbackContext(run, place, attempt)),
+              )
+            : undefined,
+      };
       return { kind: 'success', value: out.value, entry };
     }
     if (out.kind === 'halt') {
       run.setStep(place.path, { status: 'halted', attempts: attempt });
       run.emit({ type: 'step.halted', step: place.path, reason: out.reason, reactor: place.reactor });
-      return { kind: 'halt', step: place.path, reason: out.reason, ...(out.data === undefined ? {} : { data: out.data }) };
+      return {
+        kind: 'halt',
+        step: place.path,
+        reason: out.reason,
+        ...(out.data === undefined ? {} : { data: out.data }),
+      };
     }
     const retry = out.retryable && attempt < node.retry.maxAttempts && !place.signal.aborted;
     if (retry) {
       const delayMs = retryDelay(node.retry, attempt);
-      run.emit({ type: 'step.retrying', step: place.path, attempt: attempt + 1, delayMs, error: errorSummary(out.error), reactor: place.reactor });
+      run.emit({
+        type: 'step.retrying',
+        step: place.path,
+        attempt: attempt + 1,
+        delayMs,
+        error: errorSummary(out.error),
+        reactor: place.reactor,
+      });
       if (run.mode === 'worker') {
         // The engine owns retries: a worker never sleeps a retry delay; the execution is re-enqueued.
         run.setStep(place.path, { status: 'retrying', attempts: attempt, error: errorSummary(out.error) });
@@ -136,16 +191,35 @@ function skippedAtGate(run: RunState, place: StepPlace, attempt: number, reason:
 }
 
 /** The step's body ran (in this attempt or an earlier one) and the step failed: it will be compensated. */
-function failedAfterStart(run: RunState, node: StepNode, place: StepPlace, args: Record<string, unknown>, attempt: number, error: Error): NodeOutcome {
+function failedAfterStart(
+  run: RunState,
+  node: StepNode,
+  place: StepPlace,
+  args: Record<string, unknown>,
+  attempt: number,
+  error: Error,
+): NodeOutcome {
   run.setStep(place.path, { status: 'failed', attempts: attempt, error: errorSummary(error) });
-  run.emit({ type: 'step.failed', step: place.path, attempt, error: errorSummary(error), started: true, reactor: place.reactor });
+  run.emit({
+    type: 'step.failed',
+    step: place.path,
+    attempt,
+    error: errorSummary(error),
+    started: true,
+    reactor: place.reactor,
+  });
   const compensate = node.hooks.compensate as ((e: Error, a: unknown, c: unknown) => unknown) | undefined;
   return {
     kind: 'failure',
     step: place.path,
     error,
     validation: [],
-    compensate: async () => (compensate ? runGuardedRollback(run, node, place, args, 'compensate', () => compensate(error, args, rollbackContext(run, place, attempt))) : undefined),
+    compensate: async () =>
+      compensate
+        ? runGuardedRollback(run, node, place, args, 'compensate', () =>
+            compensate(error, args, rollbackContext(run, place, attempt)),
+          )
+        : undefined,
   };
 }
 
@@ -175,13 +249,23 @@ function exclusiveKeys(node: StepNode, args: unknown, place: StepPlace): string[
   return keys;
 }
 
-async function admitStep(run: RunState, node: StepNode, place: StepPlace, args: unknown): Promise<Guarded | Exclude<Admission, { kind: 'admitted' }>> {
+async function admitStep(
+  run: RunState,
+  node: StepNode,
+  place: StepPlace,
+  args: unknown,
+): Promise<Guarded | Exclude<Admission, { kind: 'admitted' }>> {
   const abort = new AbortController();
   const follow = (): void => abort.abort(place.signal.reason);
   if (place.signal.aborted) follow();
   else place.signal.addEventListener('abort', follow, { once: true });
   const leave = await run.siblings.enter(exclusiveKeys(node, args, place));
-  const admission = await run.admit(node.coordination, args, { reactor: place.reactor, step: place.path, abort, ...orderedWhere(run, node, place) });
+  const admission = await run.admit(node.coordination, args, {
+    reactor: place.reactor,
+    step: place.path,
+    abort,
+    ...orderedWhere(run, node, place),
+  });
   if (admission.kind !== 'admitted') {
     place.signal.removeEventListener('abort', follow);
     leave();
@@ -193,7 +277,11 @@ async function admitStep(run: RunState, node: StepNode, place: StepPlace, args: 
     release: async (outcome) => {
       place.signal.removeEventListener('abort', follow);
       if (outcome !== 'yielded') dropTicket(run, place.path);
-      await admission.holds.release(outcome).catch((error: unknown) => run.stepLogger(place.path).warn({ err: error }, 'releasing step coordination failed; holds expire by TTL'));
+      await admission.holds
+        .release(outcome)
+        .catch((error: unknown) =>
+          run.stepLogger(place.path).warn({ err: error }, 'releasing step coordination failed; holds expire by TTL'),
+        );
       leave();
     },
   };
@@ -201,7 +289,9 @@ async function admitStep(run: RunState, node: StepNode, place: StepPlace, args: 
 
 /** True when this worker may still park on contention (under the contention cap, counted for every primitive). */
 function mayPark(run: RunState): boolean {
-  return run.mode === 'worker' && run.contentionCap !== undefined && (run.background?.contention ?? 0) < run.contentionCap;
+  return (
+    run.mode === 'worker' && run.contentionCap !== undefined && (run.background?.contention ?? 0) < run.contentionCap
+  );
 }
 
 /** True when a refusal is contention and this worker may still park on it. */
@@ -216,7 +306,13 @@ function parksOn(run: RunState, error: Error): boolean {
 function parkOrTimeOut(run: RunState, node: StepNode, refusal: Error): Error | undefined {
   const contended = contendedKey(refusal);
   if (contended === undefined) return undefined;
-  const wait = noteWait(run, contended.primitive, contended.key, contended.step, declaredTimeout(node.coordination, contended.primitive));
+  const wait = noteWait(
+    run,
+    contended.primitive,
+    contended.key,
+    contended.step,
+    declaredTimeout(node.coordination, contended.primitive),
+  );
   const now = run.clock.now();
   return timedOut(wait, now) ? timeoutError(refusal, wait, now) : undefined;
 }
@@ -231,7 +327,11 @@ function orderedWhere(run: RunState, node: StepNode, place: StepPlace): Partial<
   const parks = mayPark(run);
   return {
     orderedTicket: keptTicket(run, place.path),
-    stepOrdered: { onOrderedTicket: (ticket) => keepTicket(run, place.path, ticket), handBackOnTimeout: !parks, keepPositionOnRefusal: parks },
+    stepOrdered: {
+      onOrderedTicket: (ticket) => keepTicket(run, place.path, ticket),
+      handBackOnTimeout: !parks,
+      keepPositionOnRefusal: parks,
+    },
   };
 }
 
@@ -246,11 +346,25 @@ function releaseOutcome(out: Classified, mayRetry: boolean): WorkOutcome {
 }
 
 /** A step completed (or skipped) in an earlier job of this execution: its body never runs again. */
-function fromRecord(run: RunState, node: StepNode, place: StepPlace, args: Record<string, unknown>, recorded: StepRecord): NodeOutcome {
+function fromRecord(
+  run: RunState,
+  node: StepNode,
+  place: StepPlace,
+  args: Record<string, unknown>,
+  recorded: StepRecord,
+): NodeOutcome {
   if (recorded.status === 'skipped') return { kind: 'skipped', value: recorded.result };
   const undo = node.hooks.undo as ((r: unknown, a: unknown, c: unknown) => unknown) | undefined;
   const attempt = recorded.attempts;
-  const entry = { step: place.path, undo: async () => (undo ? runGuardedRollback(run, node, place, args, 'undo', () => undo(recorded.result, args, rollbackContext(run, place, attempt))) : undefined) };
+  const entry = {
+    step: place.path,
+    undo: async () =>
+      undo
+        ? runGuardedRollback(run, node, place, args, 'undo', () =>
+            undo(recorded.result, args, rollbackContext(run, place, attempt)),
+          )
+        : undefined,
+  };
   return { kind: 'success', value: recorded.result, entry };
 }
 
@@ -259,21 +373,36 @@ function rollbackContext(run: RunState, place: StepPlace, attempt: number): Retu
   return stepContext(run, { ...place, signal: new AbortController().signal }, attempt);
 }
 
-async function validated(node: StepNode, place: StepPlace, args: Record<string, unknown>): Promise<Record<string, unknown>> {
+async function validated(
+  node: StepNode,
+  place: StepPlace,
+  args: Record<string, unknown>,
+): Promise<Record<string, unknown>> {
   const outcome = await validateContract(node.contract!, args);
   if (outcome.ok) return outcome.value;
   const summary = outcome.issues.map((i) => `${i.path}: ${i.message}`).join('; ');
-  throw new ValidationError(ErrorCode.ArgumentsInvalid, `step "${place.path}" of reactor "${place.reactor}": invalid arguments (${summary})`, outcome.issues, {
-    step: place.path,
-    reactor: place.reactor,
-  });
+  throw new ValidationError(
+    ErrorCode.ArgumentsInvalid,
+    `step "${place.path}" of reactor "${place.reactor}": invalid arguments (${summary})`,
+    outcome.issues,
+    {
+      step: place.path,
+      reactor: place.reactor,
+    },
+  );
 }
 
 /** A failure before the body started: recorded, not retried, not compensated. */
 export function notStarted(run: RunState, step: string, error: Error): NodeOutcome {
   run.setStep(step, { status: 'failed', attempts: 0, error: errorSummary(error) });
   run.emit({ type: 'step.failed', step, attempt: 0, error: errorSummary(error), started: false });
-  return { kind: 'failure', step, error, validation: error instanceof ValidationError ? error.issues : [], compensate: undefined };
+  return {
+    kind: 'failure',
+    step,
+    error,
+    validation: error instanceof ValidationError ? error.issues : [],
+    compensate: undefined,
+  };
 }
 
 /** A throw caught from a body (a class of our own, so no returned value can pass for it). */

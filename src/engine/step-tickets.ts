@@ -22,7 +22,8 @@ export function keepTicket(run: RunState, path: string, ticket: OrderedTicket): 
   let map = kept.get(run);
   if (!map) kept.set(run, (map = new Map()));
   map.set(path, ticket);
-  if (run.background !== undefined) run.background = { ...run.background, stepOrdered: { ...run.background.stepOrdered, [path]: ticket } };
+  if (run.background !== undefined)
+    run.background = { ...run.background, stepOrdered: { ...run.background.stepOrdered, [path]: ticket } };
 }
 
 /** Forgets the step's position (it completed, was handed back, or went stale). */

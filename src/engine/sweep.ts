@@ -75,7 +75,10 @@ export interface Sweeper {
 
 /** Creates the sweeper of one engine. */
 export function createSweeper(deps: SweepDeps): Sweeper {
-  if (!Number.isFinite(deps.intervalMs) || deps.intervalMs < 0) throw new RangeError(`sweepIntervalMs must be a finite number ≥ 0 (0: no sweep timer); got ${String(deps.intervalMs)}`);
+  if (!Number.isFinite(deps.intervalMs) || deps.intervalMs < 0)
+    throw new RangeError(
+      `sweepIntervalMs must be a finite number ≥ 0 (0: no sweep timer); got ${String(deps.intervalMs)}`,
+    );
   const batch = deps.batch ?? 100;
   // Newest first, a page per status and sweep: the cursor moves on across sweeps and starts over at the end.
   const cursors = new Map<SweptStatus, string>();
@@ -84,7 +87,8 @@ export function createSweeper(deps: SweepDeps): Sweeper {
   let stopTimer: (() => void) | undefined;
   let abort: AbortController | undefined;
 
-  const sweep = (signal?: AbortSignal): Promise<SweepReport> => (running ??= sweepOnce(deps, batch, cursors, signal).finally(() => (running = undefined)));
+  const sweep = (signal?: AbortSignal): Promise<SweepReport> =>
+    (running ??= sweepOnce(deps, batch, cursors, signal).finally(() => (running = undefined)));
 
   return {
     sweep,
@@ -100,9 +104,16 @@ export function createSweeper(deps: SweepDeps): Sweeper {
               (report) => {
                 if (!report.ran) return;
                 const level = report.requeued + report.aborted > 0 ? 'info' : 'debug'; // one line per sweep that ran
-                deps.logger[level]({ sweep: report, workerId: deps.workerId }, `recovery sweep: ${report.requeued} re-enqueued, ${report.aborted} aborted of ${report.checked} looked at`);
+                deps.logger[level](
+                  { sweep: report, workerId: deps.workerId },
+                  `recovery sweep: ${report.requeued} re-enqueued, ${report.aborted} aborted of ${report.checked} looked at`,
+                );
               },
-              (error: unknown) => deps.logger.warn({ err: error, workerId: deps.workerId }, 'recovery sweep failed; the next one tries again'),
+              (error: unknown) =>
+                deps.logger.warn(
+                  { err: error, workerId: deps.workerId },
+                  'recovery sweep failed; the next one tries again',
+                ),
             ),
           );
         });
@@ -121,26 +132,42 @@ export function createSweeper(deps: SweepDeps): Sweeper {
   };
 }
 
-async function sweepOnce(deps: SweepDeps, batch: number, cursors: Map<SweptStatus, string>, signal: AbortSignal | undefined): Promise<SweepReport> {
+async function sweepOnce(
+  deps: SweepDeps,
+  batch: number,
+  cursors: Map<SweptStatus, string>,
+  signal: AbortSignal | undefined,
+): Promise<SweepReport> {
   const startedAt = deps.clock.now();
   const owner = `sweep:${deps.workerId}:${startedAt}`; // one owner per sweep: the lock is never re-entered, also by this engine
   // The lock lapses a little before the next tick of any worker: sweeps run about once per interval, never two at once.
   const lockTtl = Math.max(1, Math.floor((deps.intervalMs > 0 ? deps.intervalMs : deps.livenessTtlMs) * 0.8));
   const lock = await deps.coordinator.lockAcquire({ key: SWEEP_LOCK_KEY, holder: { owner }, ttlMs: lockTtl });
   if (!lock.acquired) return { ran: false, startedAt, finishedAt: startedAt, checked: 0, requeued: 0, aborted: 0 };
-  const keepAlive = deps.clock.every(Math.max(1, lockTtl / 3), () => void deps.coordinator.lockExtend(SWEEP_LOCK_KEY, owner, lockTtl).catch(() => undefined));
+  const keepAlive = deps.clock.every(
+    Math.max(1, lockTtl / 3),
+    () => void deps.coordinator.lockExtend(SWEEP_LOCK_KEY, owner, lockTtl).catch(() => undefined),
+  );
   const counts = { checked: 0, requeued: 0, aborted: 0 };
   try {
     for (const status of SWEPT) {
       if (signal?.aborted) break;
-      const page = await deps.store.list({ status, limit: batch, createdTo: deps.clock.now() - deps.livenessTtlMs, ...(cursors.has(status) ? { cursor: cursors.get(status)! } : {}) });
+      const page = await deps.store.list({
+        status,
+        limit: batch,
+        createdTo: deps.clock.now() - deps.livenessTtlMs,
+        ...(cursors.has(status) ? { cursor: cursors.get(status)! } : {}),
+      });
       if (page.cursor === undefined) cursors.delete(status);
       else cursors.set(status, page.cursor);
       for (const record of page.records) {
         if (signal?.aborted) break;
         counts.checked += 1;
         const action = await recoverOne(deps, record).catch((error: unknown) => {
-          deps.logger.warn({ err: error, executionId: record.id, reactor: record.reactor }, 'recovery sweep: could not check or recover an execution; the next sweep tries again');
+          deps.logger.warn(
+            { err: error, executionId: record.id, reactor: record.reactor },
+            'recovery sweep: could not check or recover an execution; the next sweep tries again',
+          );
           return undefined;
         });
         if (action === 'requeued') counts.requeued += 1;
@@ -164,8 +191,14 @@ function candidate(record: ExecutionRecord, now: number, ttlMs: number): boolean
   if (now - record.updatedAt < ttlMs) return false;
   const background = record.background;
   // A retry not due yet, or a park whose fallback job is not due yet, is carried by that delayed job.
-  if (record.status === 'pending' && background?.retryAt !== undefined && now < background.retryAt + ttlMs) return false;
-  if (record.status === 'parked' && background?.waitingFor?.dueAt !== undefined && now < background.waitingFor.dueAt + ttlMs) return false;
+  if (record.status === 'pending' && background?.retryAt !== undefined && now < background.retryAt + ttlMs)
+    return false;
+  if (
+    record.status === 'parked' &&
+    background?.waitingFor?.dueAt !== undefined &&
+    now < background.waitingFor.dueAt + ttlMs
+  )
+    return false;
   return true;
 }
 
@@ -198,7 +231,11 @@ async function recoverOne(deps: SweepDeps, listed: ExecutionRecord): Promise<'re
   if ((await deps.coordinator.lockState(key)) !== undefined) return undefined; // a worker or the inline run is alive
   // Take the execution as a job would: nobody else works on it while we decide, and we decide on what is stored now.
   const owner = `sweep:${deps.workerId}:${listed.id}`;
-  const entered = await deps.jobLeases.enterJob({ lease: { key, holder: { owner, executionId: listed.id }, ttlMs: deps.livenessTtlMs }, executionId: listed.id, cancel: { key: cancelRequestKey(listed.id), bucket: 'requested' } });
+  const entered = await deps.jobLeases.enterJob({
+    lease: { key, holder: { owner, executionId: listed.id }, ttlMs: deps.livenessTtlMs },
+    executionId: listed.id,
+    cancel: { key: cancelRequestKey(listed.id), bucket: 'requested' },
+  });
   if (!entered.acquired) return undefined;
   let released = false;
   try {
@@ -214,19 +251,51 @@ async function recoverOne(deps: SweepDeps, listed: ExecutionRecord): Promise<'re
     if (inline && (record.status === 'rolling_back' || !deps.registry.has(record.reactor))) {
       // Nobody here can continue it: end it with the cause. Its completed steps are not undone.
       const step = Object.entries(record.steps).find(([, s]) => s.status === 'running')?.[0];
-      const error = new InlineRunAbandonedError({ executionId: record.id, reactor: record.reactor, step, rollingBack: record.status === 'rolling_back' });
-      const event: EventOf<'run.recovered'> = { ...base, type: 'run.recovered', reason, action: 'aborted', status, count };
-      const aborted: ExecutionRecord = { ...rest, status: 'aborted', error: errorToJSON(error), ...(step === undefined ? {} : { failedStep: step }), trace: [...(record.trace ?? []), event].slice(-1_000), updatedAt: now };
+      const error = new InlineRunAbandonedError({
+        executionId: record.id,
+        reactor: record.reactor,
+        step,
+        rollingBack: record.status === 'rolling_back',
+      });
+      const event: EventOf<'run.recovered'> = {
+        ...base,
+        type: 'run.recovered',
+        reason,
+        action: 'aborted',
+        status,
+        count,
+      };
+      const aborted: ExecutionRecord = {
+        ...rest,
+        status: 'aborted',
+        error: errorToJSON(error),
+        ...(step === undefined ? {} : { failedStep: step }),
+        trace: [...(record.trace ?? []), event].slice(-1_000),
+        updatedAt: now,
+      };
       await deps.jobLeases.saveAndRelease(aborted, key, owner);
       released = true;
       deps.hub.emit(event);
       return 'aborted';
     }
     const jobId = `${record.id}:sweep:${count}`;
-    const event: EventOf<'run.recovered'> = { ...base, type: 'run.recovered', reason, action: 'requeued', status, count, jobId };
+    const event: EventOf<'run.recovered'> = {
+      ...base,
+      type: 'run.recovered',
+      reason,
+      action: 'requeued',
+      status,
+      count,
+      jobId,
+    };
     const background = { ...(record.background ?? { jobs: 0, contention: 0 }), recovered: { jobId, count, at: now } };
     // The record names the job before it exists: a sweep that finds it missing (the enqueue failed) tries again.
-    const requeued: ExecutionRecord = { ...rest, background, trace: [...(record.trace ?? []), event].slice(-1_000), updatedAt: now };
+    const requeued: ExecutionRecord = {
+      ...rest,
+      background,
+      trace: [...(record.trace ?? []), event].slice(-1_000),
+      updatedAt: now,
+    };
     await deps.jobLeases.saveAndRelease(requeued, key, owner);
     released = true;
     await deps.queue.enqueue({ v: JOB_FORMAT_VERSION, executionId: record.id, reactor: record.reactor }, { jobId });

@@ -11,7 +11,14 @@ import type { ExecutionRecord, Store } from '../engine/ports/store.js';
 import { ReactorError, type ErrorJSON } from '../errors.js';
 import { interruptViews } from './interrupts.js';
 import { graphOf, lastContendedStep, stepViews } from './steps.js';
-import type { ExecutionDetail, ExecutionPage, ExecutionQuery, ExecutionSummary, HolderView, WaitView } from './types.js';
+import type {
+  ExecutionDetail,
+  ExecutionPage,
+  ExecutionQuery,
+  ExecutionSummary,
+  HolderView,
+  WaitView,
+} from './types.js';
 
 /** What the execution views read. */
 export interface ExecutionSources {
@@ -31,7 +38,15 @@ export function withoutStack(error: ErrorJSON): ErrorJSON {
 /** The list line of a record (with the definition, a paused one's interrupts show their `maxAttempts`). */
 export function summaryOf(record: ExecutionRecord, definition?: AnyReactorDefinition): ExecutionSummary {
   const interrupts = interruptViews(record, definition);
-  const failedError = record.error ? { error: { name: record.error.name, message: record.error.message, ...(record.error.code === undefined ? {} : { code: record.error.code }) } } : {};
+  const failedError = record.error
+    ? {
+        error: {
+          name: record.error.name,
+          message: record.error.message,
+          ...(record.error.code === undefined ? {} : { code: record.error.code }),
+        },
+      }
+    : {};
   return {
     id: record.id,
     reactor: record.reactor,
@@ -40,7 +55,9 @@ export function summaryOf(record: ExecutionRecord, definition?: AnyReactorDefini
     updatedAt: record.updatedAt,
     ...(record.failedStep === undefined ? {} : { failedStep: record.failedStep }),
     ...failedError,
-    ...(record.status === 'parked' && record.background?.waitingFor ? { waitingFor: record.background.waitingFor } : {}),
+    ...(record.status === 'parked' && record.background?.waitingFor
+      ? { waitingFor: record.background.waitingFor }
+      : {}),
     ...(record.parentId === undefined ? {} : { parentId: record.parentId }),
     ...(record.retryOf === undefined ? {} : { retryOf: record.retryOf }),
     ...(interrupts.length === 0 ? {} : { interrupts }),
@@ -48,24 +65,41 @@ export function summaryOf(record: ExecutionRecord, definition?: AnyReactorDefini
 }
 
 /** One page of executions, newest first. @throws ReactorError `query_invalid` on a bad limit or range. */
-export async function listExecutions(sources: Pick<ExecutionSources, 'store'>, query: ExecutionQuery = {}): Promise<ExecutionPage> {
+export async function listExecutions(
+  sources: Pick<ExecutionSources, 'store'>,
+  query: ExecutionQuery = {},
+): Promise<ExecutionPage> {
   const limit = query.limit ?? 50;
-  if (!Number.isSafeInteger(limit) || limit < 1 || limit > 500) throw new ReactorError('query_invalid', `limit must be an integer from 1 to 500; got ${String(limit)}`, { details: { limit } });
-  for (const [name, value] of [['from', query.from], ['to', query.to]] as const) {
-    if (value !== undefined && !Number.isFinite(value)) throw new ReactorError('query_invalid', `${name} must be a time in ms; got ${String(value)}`, { details: { [name]: value } });
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > 500)
+    throw new ReactorError('query_invalid', `limit must be an integer from 1 to 500; got ${String(limit)}`, {
+      details: { limit },
+    });
+  for (const [name, value] of [
+    ['from', query.from],
+    ['to', query.to],
+  ] as const) {
+    if (value !== undefined && !Number.isFinite(value))
+      throw new ReactorError('query_invalid', `${name} must be a time in ms; got ${String(value)}`, {
+        details: { [name]: value },
+      });
   }
-  const page = await sources.store.list({
-    limit,
-    ...(query.reactor === undefined ? {} : { reactor: query.reactor }),
-    ...(query.status === undefined ? {} : { status: query.status }),
-    ...(query.from === undefined ? {} : { createdFrom: query.from }),
-    ...(query.to === undefined ? {} : { createdTo: query.to }),
-    ...(query.cursor === undefined ? {} : { cursor: query.cursor }),
-  }).catch((error: unknown) => {
-    if (error instanceof RangeError) throw new ReactorError('query_invalid', error.message, { cause: error });
-    throw error;
-  });
-  return { items: page.records.map((r) => summaryOf(r)), ...(page.cursor === undefined ? {} : { cursor: page.cursor }) };
+  const page = await sources.store
+    .list({
+      limit,
+      ...(query.reactor === undefined ? {} : { reactor: query.reactor }),
+      ...(query.status === undefined ? {} : { status: query.status }),
+      ...(query.from === undefined ? {} : { createdFrom: query.from }),
+      ...(query.to === undefined ? {} : { createdTo: query.to }),
+      ...(query.cursor === undefined ? {} : { cursor: query.cursor }),
+    })
+    .catch((error: unknown) => {
+      if (error instanceof RangeError) throw new ReactorError('query_invalid', error.message, { cause: error });
+      throw error;
+    });
+  return {
+    items: page.records.map((r) => summaryOf(r)),
+    ...(page.cursor === undefined ? {} : { cursor: page.cursor }),
+  };
 }
 
 /** One execution in full; `undefined` when there is no such record. */
@@ -98,12 +132,25 @@ export async function executionDetail(sources: ExecutionSources, id: string): Pr
  * The input with secrets hidden: by the reactor's contract when it is registered, else by the
  * redacted copy in the trace's `run.started` event; withheld when neither exists.
  */
-function shownInput(record: ExecutionRecord, definition: AnyReactorDefinition | undefined): Pick<ExecutionDetail, 'input' | 'redacted' | 'inputHidden'> {
-  if (definition) return { input: redactFields(definition.contract, record.input), redacted: definition.contract.redact, inputHidden: false };
+function shownInput(
+  record: ExecutionRecord,
+  definition: AnyReactorDefinition | undefined,
+): Pick<ExecutionDetail, 'input' | 'redacted' | 'inputHidden'> {
+  if (definition)
+    return {
+      input: redactFields(definition.contract, record.input),
+      redacted: definition.contract.redact,
+      inputHidden: false,
+    };
   const started = record.trace?.find((e) => e.type === 'run.started');
   if (started?.type !== 'run.started') return { input: undefined, redacted: [], inputHidden: true };
   const input = started.input;
-  const redacted = typeof input === 'object' && input !== null ? Object.entries(input).filter(([, v]) => v === '[redacted]').map(([k]) => k) : [];
+  const redacted =
+    typeof input === 'object' && input !== null
+      ? Object.entries(input)
+          .filter(([, v]) => v === '[redacted]')
+          .map(([k]) => k)
+      : [];
   return { input, redacted, inputHidden: false };
 }
 
@@ -123,7 +170,12 @@ async function waitView(coordinator: Coordinator | undefined, record: ExecutionR
 }
 
 /** A holder as shown: step level when a step declared it, else reactor level. */
-export function holderView(holder: { readonly owner: string; readonly executionId?: string; readonly reactor?: string; readonly step?: string }): HolderView {
+export function holderView(holder: {
+  readonly owner: string;
+  readonly executionId?: string;
+  readonly reactor?: string;
+  readonly step?: string;
+}): HolderView {
   return { ...holder, level: holder.step === undefined ? 'reactor' : 'step' };
 }
 
@@ -134,7 +186,10 @@ async function linksOf(sources: ExecutionSources, id: string): Promise<Execution
   let cursor: string | undefined;
   let seen = 0;
   do {
-    const page = await sources.store.list({ limit: Math.min(200, sources.scanLimit - seen), ...(cursor === undefined ? {} : { cursor }) });
+    const page = await sources.store.list({
+      limit: Math.min(200, sources.scanLimit - seen),
+      ...(cursor === undefined ? {} : { cursor }),
+    });
     for (const record of page.records) {
       if (record.parentId === id && record.id !== id) children.push(summaryOf(record));
       if (record.retryOf === id) retries.push(summaryOf(record));

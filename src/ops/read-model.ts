@@ -50,10 +50,23 @@ export interface ReadModel {
  */
 export function createReadModel(options: ReadModelOptions): ReadModel {
   const reactors = new Map((options.reactors ?? []).map((r) => [r.name, r]));
-  const sources: ExecutionSources = { store: options.store, coordinator: options.coordinator, reactors, scanLimit: options.scanLimit ?? 1000 };
-  const coordinator = (): Coordinator => options.coordinator ?? (() => { throw new ReactorError('coordinator_missing', 'the read model has no coordinator: pass one to see coordination state'); })();
+  const sources: ExecutionSources = {
+    store: options.store,
+    coordinator: options.coordinator,
+    reactors,
+    scanLimit: options.scanLimit ?? 1000,
+  };
+  const coordinator = (): Coordinator =>
+    options.coordinator ??
+    (() => {
+      throw new ReactorError(
+        'coordinator_missing',
+        'the read model has no coordinator: pass one to see coordination state',
+      );
+    })();
   const byKey = (key: string): string => {
-    if (typeof key !== 'string' || key.length === 0) throw new ReactorError('query_invalid', 'an ordered-lock key must be a non-empty string', { details: { key } });
+    if (typeof key !== 'string' || key.length === 0)
+      throw new ReactorError('query_invalid', 'an ordered-lock key must be a non-empty string', { details: { key } });
     return key;
   };
   return {

@@ -18,7 +18,12 @@ export function stepViews(record: ExecutionRecord): StepView[] {
     .sort(([, a], [, b]) => order(a) - order(b))
     .map(([path, stepRecord]) => {
       const back = rolled.get(path);
-      return { path, record: stepRecord, attempts: attemptsOf(trace, path), ...(back === undefined ? {} : { rolledBack: back }) };
+      return {
+        path,
+        record: stepRecord,
+        attempts: attemptsOf(trace, path),
+        ...(back === undefined ? {} : { rolledBack: back }),
+      };
     });
 }
 
@@ -32,8 +37,10 @@ export function attemptsOf(trace: readonly ReactorEvent[], path: string): Attemp
     if (!('step' in event) || event.step !== path) continue;
     if (event.type === 'step.started') put(event.attempt, { startedAt: event.at });
     else if (event.type === 'step.succeeded') put(event.attempt, { endedAt: event.at, outcome: 'succeeded' });
-    else if (event.type === 'step.failed') put(event.attempt, { endedAt: event.at, outcome: 'failed', error: event.error });
-    else if (event.type === 'step.retrying') put(event.attempt, { endedAt: event.at, outcome: 'retrying', error: event.error, delayMs: event.delayMs });
+    else if (event.type === 'step.failed')
+      put(event.attempt, { endedAt: event.at, outcome: 'failed', error: event.error });
+    else if (event.type === 'step.retrying')
+      put(event.attempt, { endedAt: event.at, outcome: 'retrying', error: event.error, delayMs: event.delayMs });
   }
   return [...attempts.values()].sort((a, b) => a.attempt - b.attempt);
 }
@@ -43,7 +50,14 @@ export function graphOf(record: ExecutionRecord, definition: AnyReactorDefinitio
   const parkedStep = record.status === 'parked' ? lastContendedStep(record.trace ?? []) : undefined;
   if (definition === undefined) {
     const names = [...new Set(Object.keys(record.steps).map((p) => p.split(/[.[]/)[0] ?? p))];
-    const nodes = names.map((name, row): GraphNodeView => ({ name, kind: 'step', status: statusOf(record, name, parkedStep), returns: false, layer: 0, row }));
+    const nodes = names.map((name, row): GraphNodeView => ({
+      name,
+      kind: 'step',
+      status: statusOf(record, name, parkedStep),
+      returns: false,
+      layer: 0,
+      row,
+    }));
     return { nodes, edges: [], fromDefinition: false };
   }
   const layers = layerOf(definition.nodes);
@@ -52,16 +66,31 @@ export function graphOf(record: ExecutionRecord, definition: AnyReactorDefinitio
     const layer = layers.get(node.name) ?? 0;
     const row = rows.get(layer) ?? 0;
     rows.set(layer, row + 1);
-    return { name: node.name, kind: node.kind, status: statusOf(record, node.name, parkedStep), returns: node.name === definition.returns, layer, row };
+    return {
+      name: node.name,
+      kind: node.kind,
+      status: statusOf(record, node.name, parkedStep),
+      returns: node.name === definition.returns,
+      layer,
+      row,
+    };
   });
-  const edges = definition.nodes.flatMap((node) => node.dependsOn.map((dep) => ({ from: dep, to: node.name, kind: readsResult(node, dep) ? ('result' as const) : ('waitFor' as const) })));
+  const edges = definition.nodes.flatMap((node) =>
+    node.dependsOn.map((dep) => ({
+      from: dep,
+      to: node.name,
+      kind: readsResult(node, dep) ? ('result' as const) : ('waitFor' as const),
+    })),
+  );
   return { nodes, edges, fromDefinition: true };
 }
 
 /** Steps the trace says were undone or compensated (the record keeps their earlier status). */
 function rolledBack(trace: readonly ReactorEvent[]): Map<string, 'undone' | 'compensated'> {
   const out = new Map<string, 'undone' | 'compensated'>();
-  for (const e of trace) if (e.type === 'step.undone' || e.type === 'step.compensated') out.set(e.step, e.type === 'step.undone' ? 'undone' : 'compensated');
+  for (const e of trace)
+    if (e.type === 'step.undone' || e.type === 'step.compensated')
+      out.set(e.step, e.type === 'step.undone' ? 'undone' : 'compensated');
   return out;
 }
 
@@ -70,13 +99,17 @@ function statusOf(record: ExecutionRecord, name: string, parkedStep: string | un
   const rolled = rolledBack(record.trace ?? []).get(name);
   if (rolled) return rolled;
   // A paused interrupt's record says `running`: it waits for a resume, not for its body.
-  if (record.status === 'paused' && record.interrupts?.some((i) => i.step === name && i.resumedAt === undefined)) return 'paused';
+  if (record.status === 'paused' && record.interrupts?.some((i) => i.step === name && i.resumedAt === undefined))
+    return 'paused';
   const own = record.steps[name];
   if (own) return own.status;
   if (parkedStep === name) return 'parked';
-  const inner = Object.entries(record.steps).filter(([p]) => p.startsWith(`${name}.`) || p.startsWith(`${name}[`)).map(([, r]) => r.status);
+  const inner = Object.entries(record.steps)
+    .filter(([p]) => p.startsWith(`${name}.`) || p.startsWith(`${name}[`))
+    .map(([, r]) => r.status);
   if (inner.length === 0) return 'pending';
-  for (const status of ['failed', 'halted', 'running', 'retrying', 'undone', 'compensated'] as const) if (inner.includes(status)) return status;
+  for (const status of ['failed', 'halted', 'running', 'retrying', 'undone', 'compensated'] as const)
+    if (inner.includes(status)) return status;
   return 'completed';
 }
 

@@ -20,7 +20,8 @@ export interface OpenSpan {
 /** Nested span kinds. */
 export type NestedKind = 'step' | 'compensate' | 'undo';
 
-const nestedKey = (kind: NestedKind, executionId: string, path: string): string => `${kind}\u0000${executionId}\u0000${path}`;
+const nestedKey = (kind: NestedKind, executionId: string, path: string): string =>
+  `${kind}\u0000${executionId}\u0000${path}`;
 
 /** The proper ancestors of a step path, nearest first: `a.b[2].c` → `a.b[2]`, `a.b`, `a`. */
 export function ancestors(path: string): string[] {

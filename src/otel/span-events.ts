@@ -24,8 +24,10 @@ const QUEUED_OUTCOMES: Record<string, string | undefined> = { start: 'queued', r
 function target(open: OpenSpans, event: ReactorEvent): OpenSpan | undefined {
   const step = 'step' in event ? event.step : undefined;
   if (step === undefined) return open.frame(event.executionId);
-  if (event.type === 'step.compensated' || event.type === 'step.compensate_failed') return open.nested('compensate', event.executionId, step) ?? open.frame(event.executionId);
-  if (event.type === 'step.undone' || event.type === 'step.undo_failed') return open.nested('undo', event.executionId, step) ?? open.frame(event.executionId);
+  if (event.type === 'step.compensated' || event.type === 'step.compensate_failed')
+    return open.nested('compensate', event.executionId, step) ?? open.frame(event.executionId);
+  if (event.type === 'step.undone' || event.type === 'step.undo_failed')
+    return open.nested('undo', event.executionId, step) ?? open.frame(event.executionId);
   return open.nested('step', event.executionId, step) ?? open.parentOf(event.executionId, step);
 }
 

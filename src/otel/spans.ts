@@ -6,7 +6,18 @@
  *
  * @module
  */
-import { context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Link, type Span, type Tracer } from '@opentelemetry/api';
+import {
+  context,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+  type Context,
+  type Link,
+  type Span,
+  type Tracer,
+} from '@opentelemetry/api';
 import type { WorkEnd, WorkHandle, WorkScope } from '../engine/instrument.js';
 import type { TraceContext } from '../engine/ports/store.js';
 import { ATTR } from './attributes.js';
@@ -54,7 +65,9 @@ function linksOf(contexts: readonly TraceContext[] | undefined): Link[] {
 function frameParent(carrier: TraceContext | undefined): { parent: Context; invalid: boolean } {
   if (carrier === undefined) return { parent: context.active(), invalid: false };
   const remote = fromTraceContext(carrier);
-  return remote ? { parent: trace.setSpanContext(ROOT_CONTEXT, remote), invalid: false } : { parent: context.active(), invalid: true };
+  return remote
+    ? { parent: trace.setSpanContext(ROOT_CONTEXT, remote), invalid: false }
+    : { parent: context.active(), invalid: true };
 }
 
 function openRun(deps: SpanDeps, scope: RunScope): WorkHandle {
@@ -67,7 +80,15 @@ function openRun(deps: SpanDeps, scope: RunScope): WorkHandle {
     ...(scope.job ? { [ATTR.jobId]: scope.job.jobId, [ATTR.delivery]: scope.job.delivery } : {}),
     ...(invalid ? { [ATTR.traceContextInvalid]: true } : {}),
   };
-  const span = deps.tracer().startSpan(`run ${scope.reactor}`, { kind: scope.mode === 'worker' ? SpanKind.CONSUMER : SpanKind.INTERNAL, attributes, links: linksOf(scope.links) }, parent);
+  const span = deps.tracer().startSpan(
+    `run ${scope.reactor}`,
+    {
+      kind: scope.mode === 'worker' ? SpanKind.CONSUMER : SpanKind.INTERNAL,
+      attributes,
+      links: linksOf(scope.links),
+    },
+    parent,
+  );
   const open: OpenSpan = { span };
   const close = deps.open.pushFrame(scope.executionId, open);
   // A run without a readable persisted context roots the execution's trace from here on.
@@ -77,13 +98,19 @@ function openRun(deps: SpanDeps, scope: RunScope): WorkHandle {
     const outcome = end.outcome === 'failed' ? 'failed' : (open.outcome ?? 'unknown');
     span.setAttribute(ATTR.runOutcome, outcome);
     const error = end.outcome === 'failed' ? end.error : open.error;
-    span.setStatus(outcome === 'failed' ? { code: SpanStatusCode.ERROR, ...(error ? { message: error.message } : {}) } : { code: SpanStatusCode.OK });
+    span.setStatus(
+      outcome === 'failed'
+        ? { code: SpanStatusCode.ERROR, ...(error ? { message: error.message } : {}) }
+        : { code: SpanStatusCode.OK },
+    );
   });
 }
 
 function openEnqueue(deps: SpanDeps, scope: EnqueueScope): WorkHandle {
   const frame = deps.open.frame(scope.executionId);
-  const { parent, invalid } = frame ? { parent: trace.setSpan(context.active(), frame.span), invalid: false } : frameParent(scope.traceContext);
+  const { parent, invalid } = frame
+    ? { parent: trace.setSpan(context.active(), frame.span), invalid: false }
+    : frameParent(scope.traceContext);
   const attributes: Attributes = {
     [ATTR.executionId]: scope.executionId,
     [ATTR.reactor]: scope.reactor,
@@ -91,13 +118,23 @@ function openEnqueue(deps: SpanDeps, scope: EnqueueScope): WorkHandle {
     [ATTR.enqueueReason]: scope.reason,
     [ATTR.delayMs]: scope.delayMs,
   };
-  const span = deps.tracer().startSpan(`enqueue ${scope.reactor}`, { kind: SpanKind.PRODUCER, attributes, links: linksOf(scope.links) }, parent);
+  const span = deps
+    .tracer()
+    .startSpan(
+      `enqueue ${scope.reactor}`,
+      { kind: SpanKind.PRODUCER, attributes, links: linksOf(scope.links) },
+      parent,
+    );
   // The enqueue that accepts a new execution is its trace's root frame.
   const root = scope.traceContext === undefined || invalid;
   const close = root ? deps.open.pushFrame(scope.executionId, { span }) : () => undefined;
   return handle(span, parent, root ? toTraceContext(span.spanContext()) : undefined, (end) => {
     close();
-    span.setStatus(end.outcome === 'failed' ? { code: SpanStatusCode.ERROR, ...(end.error ? { message: end.error.message } : {}) } : { code: SpanStatusCode.OK });
+    span.setStatus(
+      end.outcome === 'failed'
+        ? { code: SpanStatusCode.ERROR, ...(end.error ? { message: end.error.message } : {}) }
+        : { code: SpanStatusCode.OK },
+    );
   });
 }
 
@@ -110,18 +147,29 @@ function openNested(deps: SpanDeps, scope: NestedScope): WorkHandle {
     [ATTR.step]: scope.step,
     ...(scope.kind === 'step' ? { [ATTR.attempt]: scope.attempt } : {}),
   };
-  const span = deps.tracer().startSpan(`${scope.kind} ${spanStepName(scope.step)}`, { kind: SpanKind.INTERNAL, attributes }, parent);
+  const span = deps
+    .tracer()
+    .startSpan(`${scope.kind} ${spanStepName(scope.step)}`, { kind: SpanKind.INTERNAL, attributes }, parent);
   const close = deps.open.addNested(scope.kind, scope.executionId, scope.step, { span });
   return handle(span, parent, undefined, (end) => {
     close();
     if (scope.kind === 'step') span.setAttribute(ATTR.stepOutcome, end.outcome);
     // A parked step ends OK: it did not fail, a later job runs it (docs/decisions/028).
-    span.setStatus(end.outcome === 'failed' ? { code: SpanStatusCode.ERROR, ...(end.error ? { message: end.error.message } : {}) } : { code: SpanStatusCode.OK });
+    span.setStatus(
+      end.outcome === 'failed'
+        ? { code: SpanStatusCode.ERROR, ...(end.error ? { message: end.error.message } : {}) }
+        : { code: SpanStatusCode.OK },
+    );
   });
 }
 
 /** A handle that runs work with `span` active under `parent` and ends the span once. */
-function handle(span: Span, parent: Context, traceContext: TraceContext | undefined, finish: (end: WorkEnd) => void): WorkHandle {
+function handle(
+  span: Span,
+  parent: Context,
+  traceContext: TraceContext | undefined,
+  finish: (end: WorkEnd) => void,
+): WorkHandle {
   const active = trace.setSpan(parent, span);
   let ended = false;
   return {

@@ -29,7 +29,9 @@ export function fromTraceContext(carrier: TraceContext): SpanContext | undefined
     spanId: match[3]!,
     traceFlags: parseInt(match[4]!, 16),
     isRemote: true,
-    ...(typeof carrier.tracestate === 'string' && carrier.tracestate.length > 0 ? { traceState: createTraceState(carrier.tracestate) } : {}),
+    ...(typeof carrier.tracestate === 'string' && carrier.tracestate.length > 0
+      ? { traceState: createTraceState(carrier.tracestate) }
+      : {}),
   };
   return isSpanContextValid(span) ? span : undefined;
 }

@@ -15,7 +15,14 @@ import { Queue, UnrecoverableError, Worker, type ConnectionOptions, type Job } f
 import type { Redis } from 'ioredis';
 import { QueueUnavailableError, ReactorError } from '../errors.js';
 import { DEFAULT_OUTAGE_TOLERANCE_MS, isConnectionFailure } from '../storage/redis/script.js';
-import type { EnqueueOptions, ExecutionJob, JobConsumer, JobPlace, JobProcessor, JobQueue } from '../engine/ports/queue.js';
+import type {
+  EnqueueOptions,
+  ExecutionJob,
+  JobConsumer,
+  JobPlace,
+  JobProcessor,
+  JobQueue,
+} from '../engine/ports/queue.js';
 import { fromBullmqJobId, toBullmqJobId } from './job-id.js';
 import { encodeJob } from './payload.js';
 import {
@@ -86,7 +93,8 @@ export function createBullmqQueue(options: BullmqQueueOptions): JobQueue {
   queue.on('error', noop);
   const drops = watchDrops((listener) => queue.on('ioredis:close', listener));
   const toleranceMs = options.outageToleranceMs ?? DEFAULT_OUTAGE_TOLERANCE_MS;
-  if (!Number.isFinite(toleranceMs) || toleranceMs < 0) throw new RangeError(`outageToleranceMs must be a finite number >= 0; got ${String(toleranceMs)}`);
+  if (!Number.isFinite(toleranceMs) || toleranceMs < 0)
+    throw new RangeError(`outageToleranceMs must be a finite number >= 0; got ${String(toleranceMs)}`);
   let closed = false;
   const add = (job: ExecutionJob, jobId: string, delay: number) =>
     queue.add(EXECUTION_JOB_NAME, encodeJob(job), {
@@ -116,13 +124,20 @@ export function createBullmqQueue(options: BullmqQueueOptions): JobQueue {
     async enqueue(job: ExecutionJob, enqueueOptions: EnqueueOptions): Promise<void> {
       if (closed) throw new Error('the job queue is closed');
       const delay = enqueueOptions.delayMs ?? 0;
-      if (!Number.isFinite(delay) || delay < 0) throw new RangeError(`delayMs must be a finite number ≥ 0; got ${String(delay)}`);
+      if (!Number.isFinite(delay) || delay < 0)
+        throw new RangeError(`delayMs must be a finite number ≥ 0; got ${String(delay)}`);
       try {
         await add(job, enqueueOptions.jobId, delay);
       } catch (error) {
         // Added again after an outage, a delayed job keeps its due time (the delay counts from the first try).
         const since = performance.now();
-        await rideOut('job-enqueue', error, toleranceMs, () => closed, () => add(job, enqueueOptions.jobId, Math.max(0, delay - (performance.now() - since))));
+        await rideOut(
+          'job-enqueue',
+          error,
+          toleranceMs,
+          () => closed,
+          () => add(job, enqueueOptions.jobId, Math.max(0, delay - (performance.now() - since))),
+        );
       }
     },
 
@@ -131,7 +146,13 @@ export function createBullmqQueue(options: BullmqQueueOptions): JobQueue {
       try {
         return await promote(jobId);
       } catch (error) {
-        return rideOut('job-promote', error, toleranceMs, () => closed, () => promote(jobId));
+        return rideOut(
+          'job-promote',
+          error,
+          toleranceMs,
+          () => closed,
+          () => promote(jobId),
+        );
       }
     },
 
@@ -152,7 +173,10 @@ export function createBullmqQueue(options: BullmqQueueOptions): JobQueue {
 /** Creates the consuming side over a BullMQ `Worker`, started by {@link JobConsumer.start}. */
 export function createBullmqConsumer(options: BullmqConsumerOptions): JobConsumer {
   const lockDuration = positiveInteger('lockDurationMs', options.lockDurationMs ?? DEFAULT_LOCK_DURATION_MS);
-  const stalledInterval = positiveInteger('stalledIntervalMs', options.stalledIntervalMs ?? DEFAULT_STALLED_INTERVAL_MS);
+  const stalledInterval = positiveInteger(
+    'stalledIntervalMs',
+    options.stalledIntervalMs ?? DEFAULT_STALLED_INTERVAL_MS,
+  );
   const maxStalledCount = positiveInteger('maxStalledCount', options.maxStalledCount ?? DEFAULT_MAX_STALLED_COUNT);
   const onError = options.onError ?? (() => undefined);
   let worker: Worker | undefined;
@@ -167,8 +191,9 @@ export function createBullmqConsumer(options: BullmqConsumerOptions): JobConsume
       const concurrency = positiveInteger('concurrency', startOptions.concurrency);
       // A Worker blocks on its connections, which BullMQ wants without per-request retries:
       // a passed-in connection is duplicated with that setting (and closed on stop).
-      const connection: ConnectionOptions =
-        isRedis(options.connection) ? (ownConnection = options.connection.duplicate({ maxRetriesPerRequest: null })) : connectionOptions(options.connection, true);
+      const connection: ConnectionOptions = isRedis(options.connection)
+        ? (ownConnection = options.connection.duplicate({ maxRetriesPerRequest: null }))
+        : connectionOptions(options.connection, true);
       const created = new Worker(queueName(options), (job: Job) => deliver(job, processor), {
         connection,
         prefix: options.prefix ?? DEFAULT_BULLMQ_PREFIX,
@@ -281,7 +306,8 @@ async function deliver(job: Job, processor: JobProcessor): Promise<void> {
 
 function queueName(options: BullmqQueueOptions): string {
   const name = options.name ?? DEFAULT_QUEUE_NAME;
-  if (name.length === 0 || name.includes(':')) throw new RangeError(`queue name must be non-empty and without ':'; got ${JSON.stringify(name)}`);
+  if (name.length === 0 || name.includes(':'))
+    throw new RangeError(`queue name must be non-empty and without ':'; got ${JSON.stringify(name)}`);
   return name;
 }
 
@@ -292,7 +318,9 @@ function queueName(options: BullmqQueueOptions): string {
  */
 function connectionOptions(connection: BullmqConnection, blocking: boolean): ConnectionOptions {
   if (isRedis(connection)) return connection;
-  return blocking ? { url: connection.url, maxRetriesPerRequest: null, retryStrategy: reconnectDelay } : { url: connection.url, retryStrategy: reconnectDelay };
+  return blocking
+    ? { url: connection.url, maxRetriesPerRequest: null, retryStrategy: reconnectDelay }
+    : { url: connection.url, retryStrategy: reconnectDelay };
 }
 
 /** Delay before reconnect attempt `times`: 100 ms more each time, at most 1 s (BullMQ's own grows to 20 s). */
@@ -305,14 +333,23 @@ function reconnectDelay(times: number): number {
  * called with backoff until `toleranceMs` after the first failure, then the call fails with
  * {@link QueueUnavailableError}; any other error is thrown as it is.
  */
-async function rideOut<R>(operation: string, first: unknown, toleranceMs: number, closed: () => boolean, again: () => Promise<R>): Promise<R> {
+async function rideOut<R>(
+  operation: string,
+  first: unknown,
+  toleranceMs: number,
+  closed: () => boolean,
+  again: () => Promise<R>,
+): Promise<R> {
   const since = performance.now();
   let error = first;
   for (let attempt = 0; ; attempt++) {
     if (!isConnectionFailure(error)) throw error;
     const waitedMs = performance.now() - since;
-    if (closed() || waitedMs >= toleranceMs) throw new QueueUnavailableError(operation, error, waitedMs >= 1 ? Math.round(waitedMs) : undefined);
-    await new Promise((resolve) => setTimeout(resolve, Math.min(50 * 2 ** Math.min(attempt, 4), 500, toleranceMs - waitedMs)));
+    if (closed() || waitedMs >= toleranceMs)
+      throw new QueueUnavailableError(operation, error, waitedMs >= 1 ? Math.round(waitedMs) : undefined);
+    await new Promise((resolve) =>
+      setTimeout(resolve, Math.min(50 * 2 ** Math.min(attempt, 4), 500, toleranceMs - waitedMs)),
+    );
     try {
       return await again();
     } catch (failed) {
@@ -326,6 +363,7 @@ function isRedis(connection: BullmqConnection): connection is Redis {
 }
 
 function positiveInteger(name: string, value: number): number {
-  if (!Number.isSafeInteger(value) || value < 1) throw new RangeError(`${name} must be a positive integer; got ${String(value)}`);
+  if (!Number.isSafeInteger(value) || value < 1)
+    throw new RangeError(`${name} must be a positive integer; got ${String(value)}`);
   return value;
 }

@@ -15,7 +15,9 @@ export class QueueKeys {
 
   constructor(prefix: string = DEFAULT_PREFIX) {
     if (prefix.length === 0 || /[{}\s]/.test(prefix)) {
-      throw new RangeError(`redis key prefix must be non-empty, without braces or whitespace; got ${JSON.stringify(prefix)}`);
+      throw new RangeError(
+        `redis key prefix must be non-empty, without braces or whitespace; got ${JSON.stringify(prefix)}`,
+      );
     }
     this.prefix = prefix;
   }

@@ -10,7 +10,15 @@
  */
 import { ReactorError } from '../errors.js';
 import { systemClock, type Clock } from '../engine/ports/clock.js';
-import type { EnqueueOptions, ExecutionJob, JobConsumer, JobPlace, JobProcessor, JobQueue, WaitList } from '../engine/ports/queue.js';
+import type {
+  EnqueueOptions,
+  ExecutionJob,
+  JobConsumer,
+  JobPlace,
+  JobProcessor,
+  JobQueue,
+  WaitList,
+} from '../engine/ports/queue.js';
 import { encodeJob } from './payload.js';
 import { INFRA_ATTEMPTS, INFRA_BACKOFF_MS, KEEP_FINISHED_COUNT } from './policy.js';
 
@@ -182,9 +190,17 @@ export function createMemoryQueue(options: MemoryQueueOptions = {}): MemoryQueue
       const { jobId } = enqueueOptions;
       if (jobId.length === 0) throw new RangeError('job id must not be empty');
       const ms = enqueueOptions.delayMs ?? 0;
-      if (!Number.isFinite(ms) || ms < 0) throw new RangeError(`delayMs must be a finite number ≥ 0; got ${String(ms)}`);
+      if (!Number.isFinite(ms) || ms < 0)
+        throw new RangeError(`delayMs must be a finite number ≥ 0; got ${String(ms)}`);
       if (live.has(jobId) || finished.has(jobId)) return;
-      const entry: Entry = { id: jobId, payload: Object.freeze(encodeJob(job)), state: 'ready', starts: 0, failures: 0, timer: undefined };
+      const entry: Entry = {
+        id: jobId,
+        payload: Object.freeze(encodeJob(job)),
+        state: 'ready',
+        starts: 0,
+        failures: 0,
+        timer: undefined,
+      };
       live.set(jobId, entry);
       if (ms > 0) delay(entry, ms);
       else makeReady(entry);

@@ -27,7 +27,10 @@ export function decodeJob(payload: unknown): ExecutionJob {
   const version = record['v'];
   if (version === undefined) throw new MalformedJobError('missing format version `v`', payload);
   if (version !== JOB_FORMAT_VERSION) {
-    throw new MalformedJobError(`of another version: v=${describeValue(version)}, this worker reads v=${JOB_FORMAT_VERSION}`, payload);
+    throw new MalformedJobError(
+      `of another version: v=${describeValue(version)}, this worker reads v=${JOB_FORMAT_VERSION}`,
+      payload,
+    );
   }
   const executionId = requireId(record, 'executionId', payload);
   const reactor = requireId(record, 'reactor', payload);
@@ -37,7 +40,8 @@ export function decodeJob(payload: unknown): ExecutionJob {
 function requireId(record: Record<string, unknown>, field: string, payload: unknown): string {
   const value = record[field];
   if (value === undefined) throw new MalformedJobError(`missing field \`${field}\``, payload);
-  if (typeof value !== 'string') throw new MalformedJobError(`field \`${field}\` must be a string, got ${describe(value)}`, payload);
+  if (typeof value !== 'string')
+    throw new MalformedJobError(`field \`${field}\` must be a string, got ${describe(value)}`, payload);
   if (value.length === 0) throw new MalformedJobError(`field \`${field}\` must not be empty`, payload);
   return value;
 }

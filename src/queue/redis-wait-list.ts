@@ -17,7 +17,6 @@ import { QueueKeys } from './keys.js';
 /** Default lifetime of a wait list without new waiters: 7 days (the default record TTL). */
 export const DEFAULT_WAIT_LIST_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 
-
 /** Options of {@link RedisWaitList}. */
 export interface RedisWaitListOptions {
   /** The connection (never closed by the wait list). */
@@ -38,7 +37,8 @@ export class RedisWaitList implements WaitList {
     this.redis = options.redis;
     this.keys = new QueueKeys(options.prefix);
     this.ttlMs = options.ttlMs ?? DEFAULT_WAIT_LIST_TTL_MS;
-    if (!Number.isSafeInteger(this.ttlMs) || this.ttlMs < 1) throw new RangeError(`ttlMs must be a positive integer; got ${this.ttlMs}`);
+    if (!Number.isSafeInteger(this.ttlMs) || this.ttlMs < 1)
+      throw new RangeError(`ttlMs must be a positive integer; got ${this.ttlMs}`);
   }
 
   async add(key: string, jobId: string): Promise<void> {

@@ -89,7 +89,8 @@ export interface Worker {
  * ```
  */
 export function createWorker(options: WorkerOptions): Worker {
-  const defaultTimeout = options.shutdownTimeoutMs === undefined ? undefined : duration('shutdownTimeoutMs', options.shutdownTimeoutMs);
+  const defaultTimeout =
+    options.shutdownTimeoutMs === undefined ? undefined : duration('shutdownTimeoutMs', options.shutdownTimeoutMs);
   const shutdown = new AbortController();
   setMaxListeners(0, shutdown.signal); // every in-flight job listens to it: as many as the concurrency
   const inFlight = new Set<Promise<void>>();
@@ -128,7 +129,8 @@ export function createWorker(options: WorkerOptions): Worker {
     stop: () => (closing ??= begin(undefined, 0)).then(() => undefined),
     close: (closeOptions = {}) => {
       if (closing) return closing;
-      const timeoutMs = closeOptions.timeoutMs === undefined ? defaultTimeout : duration('timeoutMs', closeOptions.timeoutMs);
+      const timeoutMs =
+        closeOptions.timeoutMs === undefined ? defaultTimeout : duration('timeoutMs', closeOptions.timeoutMs);
       return (closing = begin(timeoutMs, duration('graceMs', closeOptions.graceMs ?? DEFAULT_SHUTDOWN_GRACE_MS)));
     },
   };
@@ -146,6 +148,7 @@ async function within(work: Promise<void>, ms: number): Promise<boolean> {
 }
 
 function duration(name: string, value: number): number {
-  if (!Number.isFinite(value) || value < 0) throw new RangeError(`${name} must be a finite number of ms ≥ 0; got ${String(value)}`);
+  if (!Number.isFinite(value) || value < 0)
+    throw new RangeError(`${name} must be a finite number of ms ≥ 0; got ${String(value)}`);
   return value;
 }

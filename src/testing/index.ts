@@ -40,7 +40,11 @@ export interface TestEngine {
   drain(): Promise<void>;
   /** Stops the pool's worker (in-flight jobs finish). */
   close(): Promise<void>;
-  run<R extends AnyReactorDefinition>(reactor: R, input: InputOf<R>, options?: RunOptions & { readonly mocks?: Readonly<Record<string, StepMock>> }): Promise<RunResult<OutputOf<R>, StepsOf<R>>>;
+  run<R extends AnyReactorDefinition>(
+    reactor: R,
+    input: InputOf<R>,
+    options?: RunOptions & { readonly mocks?: Readonly<Record<string, StepMock>> },
+  ): Promise<RunResult<OutputOf<R>, StepsOf<R>>>;
   /**
    * Resumes a paused run (`engine.resume`). Give it the paused result itself to keep the
    * reactor's step types for the matchers.
@@ -52,7 +56,11 @@ export interface TestEngine {
    * expect(await t.resume(paused, { approved: true })).toHaveCompleted();
    * ```
    */
-  resume<O, S>(target: RunResult<O, S> | string | { readonly correlationId: string }, payload: unknown, options?: { readonly step?: string }): Promise<RunResult<O, S>>;
+  resume<O, S>(
+    target: RunResult<O, S> | string | { readonly correlationId: string },
+    payload: unknown,
+    options?: { readonly step?: string },
+  ): Promise<RunResult<O, S>>;
 }
 
 /**
@@ -72,7 +80,9 @@ export function createTestEngine(options: TestEngineOptions = {}): TestEngine {
   const events: ReactorEvent[] = [];
   // Async units and background runs go to an in-process pool on the same manual clock (unless a queue is given).
   const pool = options.queue ? undefined : createTestPool(clock);
-  const queued = pool ? { queue: pool.queue, waitList: pool.waitList, backgroundSettled: (until: number) => pool.queue.settled(until) } : {};
+  const queued = pool
+    ? { queue: pool.queue, waitList: pool.waitList, backgroundSettled: (until: number) => pool.queue.settled(until) }
+    : {};
   const engine = createEngine({ ...options, store, clock, coordinator, ...queued });
   engine.subscribe((e) => events.push(e));
   pool?.start(engine);
@@ -83,7 +93,11 @@ export function createTestEngine(options: TestEngineOptions = {}): TestEngine {
     coordinator,
     events,
     resume: (target, payload, resumeOptions) =>
-      engine.resume(typeof target === 'object' && 'executionId' in target ? target.executionId : target, payload, resumeOptions) as Promise<RunResult<never, never>>,
+      engine.resume(
+        typeof target === 'object' && 'executionId' in target ? target.executionId : target,
+        payload,
+        resumeOptions,
+      ) as Promise<RunResult<never, never>>,
     drain: async () => pool?.drain(),
     close: async () => pool?.close(),
     run: (reactor, input, runOptions = {}) => {
@@ -109,12 +123,20 @@ export function testReactor<R extends AnyReactorDefinition>(
   options: TestEngineOptions & RunOptions & { readonly mocks?: Readonly<Record<string, StepMock>> } = {},
 ): Promise<RunResult<OutputOf<R>, StepsOf<R>>> {
   const { idempotencyKey, mocks, ...engineOptions } = options;
-  const runOptions = { ...(idempotencyKey === undefined ? {} : { idempotencyKey }), ...(mocks === undefined ? {} : { mocks }) };
+  const runOptions = {
+    ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
+    ...(mocks === undefined ? {} : { mocks }),
+  };
   return runDrained(createTestEngine(engineOptions), reactor, input, runOptions);
 }
 
 /** Runs, drains the pool, and returns the final result of a run that went to the background. */
-async function runDrained<R extends AnyReactorDefinition>(t: TestEngine, reactor: R, input: InputOf<R>, runOptions: Parameters<TestEngine['run']>[2]): Promise<RunResult<OutputOf<R>, StepsOf<R>>> {
+async function runDrained<R extends AnyReactorDefinition>(
+  t: TestEngine,
+  reactor: R,
+  input: InputOf<R>,
+  runOptions: Parameters<TestEngine['run']>[2],
+): Promise<RunResult<OutputOf<R>, StepsOf<R>>> {
   const result = await t.run(reactor, input, runOptions);
   await t.drain();
   if (result.status !== 'queued' && result.status !== 'parked') return result;

@@ -18,7 +18,9 @@ function isRun(value: unknown): value is RunResult {
 }
 
 function guard(received: unknown, check: (run: RunResult) => Verdict): Verdict {
-  return isRun(received) ? check(received) : { pass: false, message: `expected a ts-reactor run result, got ${typeof received}` };
+  return isRun(received)
+    ? check(received)
+    : { pass: false, message: `expected a ts-reactor run result, got ${typeof received}` };
 }
 
 function steps(trace: readonly ReactorEvent[], type: ReactorEvent['type']): string[] {
@@ -34,7 +36,10 @@ function describe(run: RunResult): string {
 /** The matchers by name. */
 export const runMatchers = {
   toHaveCompleted: (received: unknown): Verdict =>
-    guard(received, (run) => ({ pass: run.status === 'completed', message: `expected the run to have completed; it ${describe(run)}` })),
+    guard(received, (run) => ({
+      pass: run.status === 'completed',
+      message: `expected the run to have completed; it ${describe(run)}`,
+    })),
   toHaveFailedAt: (received: unknown, step: string): Verdict =>
     guard(received, (run) => ({
       pass: run.status === 'failed' && run.failedStep === step,
@@ -46,17 +51,28 @@ export const runMatchers = {
       message: `expected the run to have halted${reason === undefined ? '' : ` with reason "${reason}"`}; it ${describe(run)}`,
     })),
   toHaveSkipped: (received: unknown, step: string): Verdict =>
-    guard(received, (run) => ({ pass: steps(run.trace, 'step.skipped').includes(step), message: `expected step "${step}" to have been skipped; skipped: [${steps(run.trace, 'step.skipped').join(', ')}]` })),
+    guard(received, (run) => ({
+      pass: steps(run.trace, 'step.skipped').includes(step),
+      message: `expected step "${step}" to have been skipped; skipped: [${steps(run.trace, 'step.skipped').join(', ')}]`,
+    })),
   toHaveRetried: (received: unknown, step: string, times: number): Verdict =>
     guard(received, (run) => {
       const n = steps(run.trace, 'step.retrying').filter((s) => s === step).length;
-      return { pass: n === times, message: `expected step "${step}" to have been retried ${times} time(s); it was retried ${n}` };
+      return {
+        pass: n === times,
+        message: `expected step "${step}" to have been retried ${times} time(s); it was retried ${n}`,
+      };
     }),
   toHaveCompensated: (received: unknown, expected: readonly string[]): Verdict =>
     guard(received, (run) => order(steps(run.trace, 'step.compensated'), expected, 'compensated')),
   toHaveUndone: (received: unknown, expected: readonly string[]): Verdict =>
     guard(received, (run) => order(steps(run.trace, 'step.undone'), expected, 'undone')),
-  toHaveStepResult: (received: unknown, step: string, value: unknown, equals: (a: unknown, b: unknown) => boolean): Verdict =>
+  toHaveStepResult: (
+    received: unknown,
+    step: string,
+    value: unknown,
+    equals: (a: unknown, b: unknown) => boolean,
+  ): Verdict =>
     guard(received, (run) => {
       const record = run.steps[step];
       return {
@@ -77,9 +93,16 @@ export const runMatchers = {
       pass: steps(run.trace, 'interrupt.resumed').includes(step),
       message: `expected interrupt "${step}" to have been resumed; resumed: [${steps(run.trace, 'interrupt.resumed').join(', ')}]`,
     })),
-  toHaveRollbackFailure: (received: unknown, expected: { step: string; kind?: string; reason?: string; key?: string }): Verdict =>
+  toHaveRollbackFailure: (
+    received: unknown,
+    expected: { step: string; kind?: string; reason?: string; key?: string },
+  ): Verdict =>
     guard(received, (run) => ({
-      pass: run.rollbackFailures.some((f) => Object.entries(expected).every(([k, v]) => v === undefined || (f as unknown as Record<string, unknown>)[k] === v)),
+      pass: run.rollbackFailures.some((f) =>
+        Object.entries(expected).every(
+          ([k, v]) => v === undefined || (f as unknown as Record<string, unknown>)[k] === v,
+        ),
+      ),
       message: `expected a rollback failure matching ${JSON.stringify(expected)}; got ${JSON.stringify(run.rollbackFailures)}`,
     })),
   toHaveContendedAt: (received: unknown, step: string, key?: string): Verdict =>
@@ -99,7 +122,8 @@ export const runMatchers = {
 function contentions(trace: readonly ReactorEvent[]): { step: string | undefined; key: string; how: string }[] {
   const out: { step: string | undefined; key: string; how: string }[] = [];
   for (const e of trace) {
-    if (e.type === 'coordination.contended' || (e.type === 'coordination.denied' && e.reason === 'rate_limited')) out.push({ step: e.step, key: e.key, how: e.type });
+    if (e.type === 'coordination.contended' || (e.type === 'coordination.denied' && e.reason === 'rate_limited'))
+      out.push({ step: e.step, key: e.key, how: e.type });
     else if (e.type === 'run.parked') out.push({ step: e.step, key: e.key, how: e.type });
   }
   return out;

@@ -2,7 +2,8 @@ import type { AnyReactorDefinition, GraphNode, StepNode } from '../dsl/definitio
 import type { StepContext } from '../dsl/context.js';
 
 /** A mock: a replacement body, or a plain value the step returns. */
-export type StepMock = ((args: never, ctx: StepContext) => unknown) | { readonly value: unknown } | { readonly throws: unknown };
+export type StepMock =
+  ((args: never, ctx: StepContext) => unknown) | { readonly value: unknown } | { readonly throws: unknown };
 
 /**
  * A copy of `definition` with some step bodies replaced. Keys are step names; a composed
@@ -13,11 +14,19 @@ export function mockSteps<R extends AnyReactorDefinition>(definition: R, mocks: 
   const used = new Set<string>();
   const result = replace(definition, mocks, '', used);
   const unknown = Object.keys(mocks).filter((k) => !used.has(k));
-  if (unknown.length > 0) throw new Error(`mockSteps: no step named ${unknown.map((u) => `"${u}"`).join(', ')} in reactor "${definition.name}"`);
+  if (unknown.length > 0)
+    throw new Error(
+      `mockSteps: no step named ${unknown.map((u) => `"${u}"`).join(', ')} in reactor "${definition.name}"`,
+    );
   return result as R;
 }
 
-function replace(definition: AnyReactorDefinition, mocks: Readonly<Record<string, StepMock>>, prefix: string, used: Set<string>): AnyReactorDefinition {
+function replace(
+  definition: AnyReactorDefinition,
+  mocks: Readonly<Record<string, StepMock>>,
+  prefix: string,
+  used: Set<string>,
+): AnyReactorDefinition {
   const nodes = definition.nodes.map((node): GraphNode => {
     const path = prefix + node.name;
     if (node.kind === 'compose') return { ...node, reactor: replace(node.reactor, mocks, `${path}.`, used) };
@@ -31,7 +40,7 @@ function replace(definition: AnyReactorDefinition, mocks: Readonly<Record<string
 }
 
 function toBody(mock: StepMock): StepNode['hooks']['run'] {
-  if (typeof mock === 'function') return async (args, ctx) => roundTrip(await (mock)(args, ctx));
+  if (typeof mock === 'function') return async (args, ctx) => roundTrip(await mock(args, ctx));
   if ('throws' in mock) {
     return () => {
       throw mock.throws;
@@ -41,7 +50,9 @@ function toBody(mock: StepMock): StepNode['hooks']['run'] {
 }
 
 function roundTrip(value: unknown): unknown {
-  return value === undefined || typeof value !== 'object' || value === null || isSignal(value) ? value : JSON.parse(JSON.stringify(value));
+  return value === undefined || typeof value !== 'object' || value === null || isSignal(value)
+    ? value
+    : JSON.parse(JSON.stringify(value));
 }
 
 function isSignal(value: object): boolean {

@@ -35,7 +35,12 @@ export interface ReactorMatchers<T = unknown, R = unknown> {
   /** This step completed with a value deeply equal to `value`. */
   toHaveStepResult(step: StepPath<T>, value: unknown): R;
   /** A rollback failure matching every given field was reported. */
-  toHaveRollbackFailure(expected: { step: StepPath<T>; kind?: 'compensate' | 'undo'; reason?: string; key?: string }): R;
+  toHaveRollbackFailure(expected: {
+    step: StepPath<T>;
+    kind?: 'compensate' | 'undo';
+    reason?: string;
+    key?: string;
+  }): R;
   /** The run met a busy key at this step (optionally this key): a wait ran out, a rate limit was full, or the execution parked. */
   toHaveContendedAt(step: StepPath<T>, key?: string): R;
   /** Coordination state (await it): a lock or semaphore slot on `key` is held for this step. */
@@ -74,14 +79,21 @@ expect.extend({
   toHaveStepResult(r: unknown, step: string, value: unknown) {
     return toResult(runMatchers.toHaveStepResult(r, step, value, (a, b) => this.equals(a, b)));
   },
-  toHaveRollbackFailure: (r: unknown, expected: { step: string }) => toResult(runMatchers.toHaveRollbackFailure(r, expected)),
+  toHaveRollbackFailure: (r: unknown, expected: { step: string }) =>
+    toResult(runMatchers.toHaveRollbackFailure(r, expected)),
   toHaveContendedAt: (r: unknown, step: string, key?: string) => toResult(runMatchers.toHaveContendedAt(r, step, key)),
-  toHaveHoldAttributedTo: async (c: unknown, key: string, step: string) => toResult(await coordinationMatchers.toHaveHoldAttributedTo(c, key, step)),
+  toHaveHoldAttributedTo: async (c: unknown, key: string, step: string) =>
+    toResult(await coordinationMatchers.toHaveHoldAttributedTo(c, key, step)),
   toBePaused: (r: unknown, step?: string) => toResult(runMatchers.toBePaused(r, step)),
   toHaveResumed: (r: unknown, step: string) => toResult(runMatchers.toHaveResumed(r, step)),
-  toBeLockedBy: async (c: unknown, key: string, owner?: string, step?: string) => toResult(await coordinationMatchers.toBeLockedBy(c, key, owner, step)),
-  toHaveSemaphoreSlots: async (c: unknown, key: string, expected: SemaphoreExpectation) => toResult(await coordinationMatchers.toHaveSemaphoreSlots(c, key, expected)),
-  toHaveRateCount: async (c: unknown, key: string, periodMs: number, count: number) => toResult(await coordinationMatchers.toHaveRateCount(c, key, periodMs, count)),
-  toHavePeriodMarked: async (c: unknown, key: string, bucket: string) => toResult(await coordinationMatchers.toHavePeriodMarked(c, key, bucket)),
-  toHaveOrderedState: async (c: unknown, key: string, expected: OrderedExpectation) => toResult(await coordinationMatchers.toHaveOrderedState(c, key, expected)),
+  toBeLockedBy: async (c: unknown, key: string, owner?: string, step?: string) =>
+    toResult(await coordinationMatchers.toBeLockedBy(c, key, owner, step)),
+  toHaveSemaphoreSlots: async (c: unknown, key: string, expected: SemaphoreExpectation) =>
+    toResult(await coordinationMatchers.toHaveSemaphoreSlots(c, key, expected)),
+  toHaveRateCount: async (c: unknown, key: string, periodMs: number, count: number) =>
+    toResult(await coordinationMatchers.toHaveRateCount(c, key, periodMs, count)),
+  toHavePeriodMarked: async (c: unknown, key: string, bucket: string) =>
+    toResult(await coordinationMatchers.toHavePeriodMarked(c, key, bucket)),
+  toHaveOrderedState: async (c: unknown, key: string, expected: OrderedExpectation) =>
+    toResult(await coordinationMatchers.toHaveOrderedState(c, key, expected)),
 });

@@ -61,14 +61,16 @@ export const executionActions: readonly ExecutionAction[] = Object.freeze([
   {
     name: 'retry',
     label: 'Retry',
-    description: 'Runs the reactor again with the same input, as a new execution linked to this one (retryOf). This execution stays as it is; its trace records the retry.',
+    description:
+      'Runs the reactor again with the same input, as a new execution linked to this one (retryOf). This execution stays as it is; its trace records the retry.',
     appliesTo: (e) => FINISHED_RETRYABLE.has(e.status),
     perform: ({ engine, execution }) => engine.retry(execution.id),
   },
   {
     name: 'cancel',
     label: 'Cancel',
-    description: 'Stops the execution: a queued or parked one is rolled back now (completed steps undone, newest first); one running in a worker gets a cancel request it acts on at its next liveness check.',
+    description:
+      'Stops the execution: a queued or parked one is rolled back now (completed steps undone, newest first); one running in a worker gets a cancel request it acts on at its next liveness check.',
     danger: true,
     appliesTo: (e) => UNFINISHED.has(e.status),
     perform: ({ engine, execution, reason }) => engine.cancel(execution.id, { reason }),
@@ -89,14 +91,16 @@ export const orderedLockActions: readonly OrderedLockAction[] = Object.freeze([
   {
     name: 'skip',
     label: 'Skip head',
-    description: 'Passes over the position whose turn it is (e.g. a stuck or failed one), so the next position may enter.',
+    description:
+      'Passes over the position whose turn it is (e.g. a stuck or failed one), so the next position may enter.',
     danger: true,
     perform: (model, key) => model.orderedSkip(key),
   },
   {
     name: 'reset',
     label: 'Reset',
-    description: 'Starts a new epoch with fresh counters: every outstanding position of the old batch becomes stale and ends without running its turn.',
+    description:
+      'Starts a new epoch with fresh counters: every outstanding position of the old batch becomes stale and ends without running its turn.',
     danger: true,
     perform: (model, key) => model.orderedReset(key),
   },

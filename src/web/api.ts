@@ -9,19 +9,26 @@ import { HTTPException } from 'hono/http-exception';
 import { guard } from './auth.js';
 import type { DashboardContext } from './context.js';
 import { applicable } from './pages.js';
-import { performExecutionAction, performOrderedAction, prepareExecutionAction, prepareOrderedAction } from './perform.js';
+import {
+  performExecutionAction,
+  performOrderedAction,
+  prepareExecutionAction,
+  prepareOrderedAction,
+} from './perform.js';
 import { executionQuery } from './query.js';
 
 async function confirmedBody(request: Request): Promise<Record<string, unknown>> {
   // Only JSON: a cross-site form can send text/plain shaped like JSON, never application/json.
-  if (!/^application\/json\b/i.test(request.headers.get('content-type') ?? '')) throw new HTTPException(415, { message: 'send the action as application/json: {"confirm": true, ...fields}' });
+  if (!/^application\/json\b/i.test(request.headers.get('content-type') ?? ''))
+    throw new HTTPException(415, { message: 'send the action as application/json: {"confirm": true, ...fields}' });
   let body: unknown;
   try {
     body = await request.json();
   } catch {
     throw new HTTPException(400, { message: 'the body must be JSON: {"confirm": true, ...fields}' });
   }
-  if (typeof body !== 'object' || body === null || (body as { confirm?: unknown }).confirm !== true) throw new HTTPException(400, { message: 'the action was not confirmed: send {"confirm": true}' });
+  if (typeof body !== 'object' || body === null || (body as { confirm?: unknown }).confirm !== true)
+    throw new HTTPException(400, { message: 'the action was not confirmed: send {"confirm": true}' });
   return body as Record<string, unknown>;
 }
 
@@ -36,7 +43,8 @@ export function apiRoutes(app: Hono, ctx: DashboardContext): void {
   app.get('/api/executions/:id', async (c) => {
     await guard(ctx.authorize, c, { kind: 'view', page: 'execution' });
     const execution = await model.execution(c.req.param('id'));
-    if (!execution) throw new HTTPException(404, { message: `no execution ${c.req.param('id')} (or its record expired)` });
+    if (!execution)
+      throw new HTTPException(404, { message: `no execution ${c.req.param('id')} (or its record expired)` });
     return c.json({ ...execution, actions: applicable(ctx, execution).map((a) => a.name) });
   });
 
@@ -49,7 +57,11 @@ export function apiRoutes(app: Hono, ctx: DashboardContext): void {
     await guard(ctx.authorize, c, { kind: 'view', page: 'coordination' });
     const view = await model.coordination({ pattern: c.req.query('pattern') || '*' });
     if (c.req.query('internal') === '1') return c.json(view);
-    return c.json({ ...view, locks: view.locks.filter((l) => !l.internal), periods: view.periods.filter((p) => !p.internal) });
+    return c.json({
+      ...view,
+      locks: view.locks.filter((l) => !l.internal),
+      periods: view.periods.filter((p) => !p.internal),
+    });
   });
 
   app.get('/api/ordered-locks', async (c) => {
@@ -67,7 +79,16 @@ export function apiRoutes(app: Hono, ctx: DashboardContext): void {
 
   app.get('/api/actions', async (c) => {
     await guard(ctx.authorize, c, { kind: 'view', page: 'executions' });
-    const describe = (a: { name: string; label: string; description: string; fields?: readonly unknown[] }) => ({ name: a.name, label: a.label, description: a.description, fields: a.fields ?? [] });
-    return c.json({ readOnly: ctx.readOnly, execution: ctx.readOnly ? [] : ctx.perform.executionActions.map(describe), orderedLock: ctx.readOnly ? [] : ctx.perform.orderedActions.map(describe) });
+    const describe = (a: { name: string; label: string; description: string; fields?: readonly unknown[] }) => ({
+      name: a.name,
+      label: a.label,
+      description: a.description,
+      fields: a.fields ?? [],
+    });
+    return c.json({
+      readOnly: ctx.readOnly,
+      execution: ctx.readOnly ? [] : ctx.perform.executionActions.map(describe),
+      orderedLock: ctx.readOnly ? [] : ctx.perform.orderedActions.map(describe),
+    });
   });
 }

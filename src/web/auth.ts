@@ -10,7 +10,12 @@ import { HTTPException } from 'hono/http-exception';
 /** What a request wants to do. */
 export type DashboardPermission =
   | { readonly kind: 'view'; readonly page: 'executions' | 'execution' | 'coordination' }
-  | { readonly kind: 'action'; readonly action: string; readonly target: { readonly type: 'execution'; readonly id: string } | { readonly type: 'ordered-lock'; readonly key: string } };
+  | {
+      readonly kind: 'action';
+      readonly action: string;
+      readonly target:
+        { readonly type: 'execution'; readonly id: string } | { readonly type: 'ordered-lock'; readonly key: string };
+    };
 
 /** The verdict of an {@link Authorize} hook. */
 export type AuthorizeResult = boolean | 'unauthenticated';
@@ -30,7 +35,11 @@ export type AuthorizeResult = boolean | 'unauthenticated';
 export type Authorize = (c: Context, permission: DashboardPermission) => AuthorizeResult | Promise<AuthorizeResult>;
 
 /** Runs the hook; throws a 401 or 403 {@link HTTPException} when it refuses. */
-export async function guard(authorize: Authorize | undefined, c: Context, permission: DashboardPermission): Promise<void> {
+export async function guard(
+  authorize: Authorize | undefined,
+  c: Context,
+  permission: DashboardPermission,
+): Promise<void> {
   if (!authorize) return;
   const verdict = await authorize(c, permission);
   if (verdict === true) return;
@@ -40,6 +49,9 @@ export async function guard(authorize: Authorize | undefined, c: Context, permis
 
 function describe(permission: DashboardPermission): string {
   if (permission.kind === 'view') return `view ${permission.page}`;
-  const target = permission.target.type === 'execution' ? `execution ${permission.target.id}` : `ordered lock ${permission.target.key}`;
+  const target =
+    permission.target.type === 'execution'
+      ? `execution ${permission.target.id}`
+      : `ordered lock ${permission.target.key}`;
   return `${permission.action} on ${target}`;
 }

@@ -54,7 +54,8 @@ export interface DashboardOptions {
 export function normalizeBasePath(raw: string | undefined): string {
   const trimmed = (raw ?? '').trim().replace(/\/+$/, '');
   if (trimmed === '') return '';
-  if (!/^\/?[A-Za-z0-9._~\-/]+$/.test(trimmed)) throw new RangeError(`basePath must be a plain URL path such as /ops; got ${JSON.stringify(raw)}`);
+  if (!/^\/?[A-Za-z0-9._~\-/]+$/.test(trimmed))
+    throw new RangeError(`basePath must be a plain URL path such as /ops; got ${JSON.stringify(raw)}`);
   return trimmed.startsWith('/') ? trimmed : `/${trimmed}`;
 }
 
@@ -73,7 +74,11 @@ export function normalizeBasePath(raw: string | undefined): string {
 export function createDashboard(options: DashboardOptions): Hono {
   const base = normalizeBasePath(options.basePath);
   if (options.reactors && options.reactors.length > 0) options.engine.register(...options.reactors);
-  const model = createReadModel({ store: options.store ?? options.engine.store, ...(options.coordinator ? { coordinator: options.coordinator } : {}), ...(options.reactors ? { reactors: options.reactors } : {}) });
+  const model = createReadModel({
+    store: options.store ?? options.engine.store,
+    ...(options.coordinator ? { coordinator: options.coordinator } : {}),
+    ...(options.reactors ? { reactors: options.reactors } : {}),
+  });
   const readOnly = options.readOnly ?? false;
   const pageContext: PageContext = { base, readOnly, refreshSeconds: options.refreshSeconds ?? 5 };
   const ctx: DashboardContext = {
@@ -81,7 +86,15 @@ export function createDashboard(options: DashboardOptions): Hono {
     authorize: options.authorize,
     readOnly,
     page: pageContext,
-    perform: { engine: options.engine, model, authorize: options.authorize, readOnly, executionActions: options.actions ?? executionActions, orderedActions: options.orderedLockActions ?? orderedLockActions, onAction: options.onAction },
+    perform: {
+      engine: options.engine,
+      model,
+      authorize: options.authorize,
+      readOnly,
+      executionActions: options.actions ?? executionActions,
+      orderedActions: options.orderedLockActions ?? orderedLockActions,
+      onAction: options.onAction,
+    },
   };
   const app = base === '' ? new Hono() : new Hono().basePath(base);
   app.use('*', sameOriginOnly);
@@ -117,8 +130,20 @@ function statusOf(error: unknown): ContentfulStatusCode {
 function respondError(c: Context, error: unknown, pc: PageContext): Response | Promise<Response> {
   const status = statusOf(error);
   const { stack: _stack, ...json } = errorToJSON(error);
-  const body = status === 500 && !ReactorError.is(error) ? { name: 'Error', message: 'internal error' } : { ...json, ...(error instanceof HTTPException ? { name: 'HTTPError', code: `http_${status}` } : {}) };
+  const body =
+    status === 500 && !ReactorError.is(error)
+      ? { name: 'Error', message: 'internal error' }
+      : { ...json, ...(error instanceof HTTPException ? { name: 'HTTPError', code: `http_${status}` } : {}) };
   if (status === 500) console.error(error);
   if (c.req.path.startsWith(`${pc.base}/api/`)) return c.json({ error: body }, status);
-  return c.html(page(pc, { title: `Error ${status}`, nav: 'executions', live: false }, html`<h1>Error ${status}</h1><div class="error">${body.message}</div><p><a href="${pc.base}/executions">Executions</a></p>`), status);
+  return c.html(
+    page(
+      pc,
+      { title: `Error ${status}`, nav: 'executions', live: false },
+      html`<h1>Error ${status}</h1>
+        <div class="error">${body.message}</div>
+        <p><a href="${pc.base}/executions">Executions</a></p>`,
+    ),
+    status,
+  );
 }

@@ -5,7 +5,14 @@
  * @module
  */
 export { createDashboard, normalizeBasePath, type DashboardOptions } from './dashboard.js';
-export { executionActions, orderedLockActions, type ActionField, type ExecutionAction, type ExecutionActionContext, type OrderedLockAction } from './actions.js';
+export {
+  executionActions,
+  orderedLockActions,
+  type ActionField,
+  type ExecutionAction,
+  type ExecutionActionContext,
+  type OrderedLockAction,
+} from './actions.js';
 export { resumeAction } from './resume-action.js';
 export type { Authorize, AuthorizeResult, DashboardPermission } from './auth.js';
 export type { ActionRecord } from './perform.js';

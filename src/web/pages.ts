@@ -13,10 +13,16 @@ import { coordinationPage } from './html/coordination-page.js';
 import { executionPage } from './html/execution-page.js';
 import { executionsPage } from './html/executions-page.js';
 import { executionConfirm, fieldValues, problemStatus } from './problem.js';
-import { performExecutionAction, performOrderedAction, prepareExecutionAction, prepareOrderedAction } from './perform.js';
+import {
+  performExecutionAction,
+  performOrderedAction,
+  prepareExecutionAction,
+  prepareOrderedAction,
+} from './perform.js';
 import { executionQuery } from './query.js';
 
-const notFound = (id: string): HTTPException => new HTTPException(404, { message: `no execution ${id} (or its record expired)` });
+const notFound = (id: string): HTTPException =>
+  new HTTPException(404, { message: `no execution ${id} (or its record expired)` });
 
 /** The executions an action list offers for this execution. */
 export function applicable(ctx: DashboardContext, execution: ExecutionDetail) {
@@ -49,15 +55,27 @@ export function pageRoutes(app: Hono, ctx: DashboardContext): void {
   app.post('/executions/:id/actions/:action', async (c) => {
     const prepared = await prepareExecutionAction(ctx.perform, c, c.req.param('id'), c.req.param('action'));
     const form = await c.req.parseBody();
-    if (form['confirm'] !== 'yes') throw new HTTPException(400, { message: 'the action was not confirmed (post confirm=yes from its confirm page)' });
+    if (form['confirm'] !== 'yes')
+      throw new HTTPException(400, {
+        message: 'the action was not confirmed (post confirm=yes from its confirm page)',
+      });
     const done = await performExecutionAction(ctx.perform, prepared, form).catch((error: unknown) => {
       const status = problemStatus(error);
       if (status === undefined) throw error;
-      return c.html(executionConfirm(pc, prepared, { problem: (error as Error).message, values: fieldValues(prepared.action, form) }), status);
+      return c.html(
+        executionConfirm(pc, prepared, {
+          problem: (error as Error).message,
+          values: fieldValues(prepared.action, form),
+        }),
+        status,
+      );
     });
     if (done instanceof Response) return done;
     const notice = `${prepared.action.label}: execution ${done.executionId} is ${done.status}.`;
-    return c.redirect(`${pc.base}/executions/${encodeURIComponent(done.executionId)}?notice=${encodeURIComponent(notice)}`, 303);
+    return c.redirect(
+      `${pc.base}/executions/${encodeURIComponent(done.executionId)}?notice=${encodeURIComponent(notice)}`,
+      303,
+    );
   });
 
   app.get('/coordination', async (c) => {
@@ -65,20 +83,42 @@ export function pageRoutes(app: Hono, ctx: DashboardContext): void {
     const pattern = c.req.query('pattern') || '*';
     const internal = c.req.query('internal') === '1';
     const view = await model.coordination({ pattern });
-    return c.html(coordinationPage(pc, view, { pattern, internal }, ctx.readOnly ? [] : ctx.perform.orderedActions, c.req.query('notice')));
+    return c.html(
+      coordinationPage(
+        pc,
+        view,
+        { pattern, internal },
+        ctx.readOnly ? [] : ctx.perform.orderedActions,
+        c.req.query('notice'),
+      ),
+    );
   });
 
   app.get('/coordination/ordered/:action', async (c) => {
     const { action, key } = await prepareOrderedAction(ctx.perform, c, c.req.query('key'), c.req.param('action'));
     const state = await model.orderedLock(key);
     const description = `${action.description} Now: next ${state.next ?? '—'}, last completed ${state.lastCompleted}, in flight ${state.inFlight ?? '—'}, issued ${state.issued}.`;
-    return c.html(confirmPage(pc, { title: `${action.label} on ordered lock ${key}?`, description, action: `${pc.base}/coordination/ordered/${action.name}?key=${encodeURIComponent(key)}`, back: `${pc.base}/coordination`, label: `Yes, ${action.label.toLowerCase()}`, danger: action.danger ?? false, fields: [], nav: 'coordination' }));
+    return c.html(
+      confirmPage(pc, {
+        title: `${action.label} on ordered lock ${key}?`,
+        description,
+        action: `${pc.base}/coordination/ordered/${action.name}?key=${encodeURIComponent(key)}`,
+        back: `${pc.base}/coordination`,
+        label: `Yes, ${action.label.toLowerCase()}`,
+        danger: action.danger ?? false,
+        fields: [],
+        nav: 'coordination',
+      }),
+    );
   });
 
   app.post('/coordination/ordered/:action', async (c) => {
     const prepared = await prepareOrderedAction(ctx.perform, c, c.req.query('key'), c.req.param('action'));
     const form = await c.req.parseBody();
-    if (form['confirm'] !== 'yes') throw new HTTPException(400, { message: 'the action was not confirmed (post confirm=yes from its confirm page)' });
+    if (form['confirm'] !== 'yes')
+      throw new HTTPException(400, {
+        message: 'the action was not confirmed (post confirm=yes from its confirm page)',
+      });
     const after = await performOrderedAction(ctx.perform, prepared);
     const notice = `${prepared.action.label} on ${prepared.key}: next ${after.next ?? '—'}, last completed ${after.lastCompleted}, epoch ${after.epoch}.`;
     return c.redirect(`${pc.base}/coordination?notice=${encodeURIComponent(notice)}`, 303);

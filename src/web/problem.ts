@@ -22,7 +22,10 @@ export function problemStatus(error: unknown): 400 | 422 | undefined {
 }
 
 /** The values of the action's fields found in `source` (a query string or a posted form), as text. */
-export function fieldValues(action: ExecutionAction, source: Readonly<Record<string, unknown>>): Record<string, string> {
+export function fieldValues(
+  action: ExecutionAction,
+  source: Readonly<Record<string, unknown>>,
+): Record<string, string> {
   const out: Record<string, string> = {};
   for (const field of action.fields ?? []) {
     const value = source[field.name];
@@ -32,7 +35,11 @@ export function fieldValues(action: ExecutionAction, source: Readonly<Record<str
 }
 
 /** The confirm page of an execution action, with a previous submission's problem and values. */
-export function executionConfirm(pc: PageContext, prepared: { readonly action: ExecutionAction; readonly execution: ExecutionDetail }, extra: { readonly problem?: string; readonly values?: Readonly<Record<string, string>> }): Fragment {
+export function executionConfirm(
+  pc: PageContext,
+  prepared: { readonly action: ExecutionAction; readonly execution: ExecutionDetail },
+  extra: { readonly problem?: string; readonly values?: Readonly<Record<string, string>> },
+): Fragment {
   const { action, execution } = prepared;
   const self = `${pc.base}/executions/${encodeURIComponent(execution.id)}`;
   return confirmPage(pc, {

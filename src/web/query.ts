@@ -11,13 +11,27 @@ import { parseOperatorTime } from '../ops/time.js';
 import type { ExecutionQuery } from '../ops/types.js';
 import type { ListFilters } from './html/executions-page.js';
 
-const STATUSES: readonly ExecutionStatus[] = ['pending', 'running', 'parked', 'paused', 'completed', 'failed', 'halted', 'rolling_back', 'cancelled', 'aborted'];
+const STATUSES: readonly ExecutionStatus[] = [
+  'pending',
+  'running',
+  'parked',
+  'paused',
+  'completed',
+  'failed',
+  'halted',
+  'rolling_back',
+  'cancelled',
+  'aborted',
+];
 
 /** Parses a time: digits are ms; anything else a date (a date without a zone is UTC). */
 export function parseTime(name: string, raw: string | undefined): number | undefined {
   const value = parseOperatorTime(raw);
   if (value === undefined) return undefined;
-  if (!Number.isFinite(value)) throw new ReactorError('query_invalid', `${name}: "${raw}" is not a time (ISO 8601 or ms since the epoch)`, { details: { [name]: raw } });
+  if (!Number.isFinite(value))
+    throw new ReactorError('query_invalid', `${name}: "${raw}" is not a time (ISO 8601 or ms since the epoch)`, {
+      details: { [name]: raw },
+    });
   return value;
 }
 
@@ -28,12 +42,20 @@ export function executionQuery(c: Context): { query: ExecutionQuery; filters: Li
     return value === undefined || value === '' ? undefined : value;
   };
   const status = q('status');
-  if (status !== undefined && !STATUSES.includes(status as ExecutionStatus)) throw new ReactorError('query_invalid', `status: "${status}" is not one of ${STATUSES.join(', ')}`, { details: { status } });
+  if (status !== undefined && !STATUSES.includes(status as ExecutionStatus))
+    throw new ReactorError('query_invalid', `status: "${status}" is not one of ${STATUSES.join(', ')}`, {
+      details: { status },
+    });
   const limitRaw = q('limit');
   const limit = limitRaw === undefined ? undefined : Number(limitRaw);
   const from = parseTime('from', q('from'));
   const to = parseTime('to', q('to'));
-  const filters: ListFilters = { ...pick('reactor', q('reactor')), ...pick('status', status), ...pick('from', q('from')), ...pick('to', q('to')) };
+  const filters: ListFilters = {
+    ...pick('reactor', q('reactor')),
+    ...pick('status', status),
+    ...pick('from', q('from')),
+    ...pick('to', q('to')),
+  };
   const query: ExecutionQuery = {
     ...pick('reactor', q('reactor')),
     ...(status === undefined ? {} : { status: status as ExecutionStatus }),

@@ -13,7 +13,10 @@ const childIdOf = (executionId: string, step: string): string => `${executionId}
 
 const invoice = reactor('invoice')
   .input({ orderId: z.string(), amount: z.number().positive() })
-  .step('issue', { args: ($) => ({ orderId: $.input('orderId'), amount: $.input('amount') }), run: ({ orderId, amount }) => ({ invoice: `INV-${orderId}`, amount }) })
+  .step('issue', {
+    args: ($) => ({ orderId: $.input('orderId'), amount: $.input('amount') }),
+    run: ({ orderId, amount }) => ({ invoice: `INV-${orderId}`, amount }),
+  })
   .returns('issue');
 
 describe('asyncReactor', () => {
@@ -31,8 +34,16 @@ describe('asyncReactor', () => {
       const parent = (await engine.store.get(result.executionId))!;
       expect(parent.steps['invoice']).toMatchObject({ status: 'completed', unitId: childId });
       const child = (await engine.store.get(childId))!;
-      expect(child).toMatchObject({ reactor: 'invoice', status: 'completed', parentId: result.executionId, rootId: childId, input: { orderId: 'o-7', amount: 42 } });
-      expect(eventsOf(result.trace, 'async.dispatched')).toMatchObject([{ step: 'invoice', kind: 'reactor', unitId: childId }]);
+      expect(child).toMatchObject({
+        reactor: 'invoice',
+        status: 'completed',
+        parentId: result.executionId,
+        rootId: childId,
+        input: { orderId: 'o-7', amount: 42 },
+      });
+      expect(eventsOf(result.trace, 'async.dispatched')).toMatchObject([
+        { step: 'invoice', kind: 'reactor', unitId: childId },
+      ]);
     } finally {
       await engine.close();
     }
@@ -43,7 +54,10 @@ describe('asyncReactor', () => {
     let undone = 0;
     const order = reactor('bad-child-input')
       .step('first', { run: () => 1, undo: () => void undone++ })
-      .asyncReactor('invoice', invoice, { args: ($) => ({ orderId: $.value('o'), amount: $.value(-1) }), waitFor: ['first'] })
+      .asyncReactor('invoice', invoice, {
+        args: ($) => ({ orderId: $.value('o'), amount: $.value(-1) }),
+        waitFor: ['first'],
+      })
       .build();
     const result = await m.engine.run(order, {});
     expect(result).toMatchObject({ status: 'failed', failedStep: 'invoice', error: { code: 'arguments_invalid' } });
@@ -58,7 +72,12 @@ describe('asyncReactor', () => {
     const calls: string[] = [];
     const flaky = reactor('flaky-child')
       .step('a', { run: () => 'a', undo: () => void calls.push('child undo a') })
-      .step('b', { waitFor: ['a'], run: () => { throw Object.assign(new Error('no stock'), { code: 'out_of_stock' }); } })
+      .step('b', {
+        waitFor: ['a'],
+        run: () => {
+          throw Object.assign(new Error('no stock'), { code: 'out_of_stock' });
+        },
+      })
       .build();
     const parent = reactor('reads-flaky')
       .step('p', { run: () => 'p', undo: () => void calls.push('parent undo p') })
@@ -67,7 +86,11 @@ describe('asyncReactor', () => {
       .build();
     try {
       const result = await engine.run(parent, {});
-      expect(result).toMatchObject({ status: 'failed', failedStep: 'child', error: { message: 'no stock', code: 'out_of_stock' } });
+      expect(result).toMatchObject({
+        status: 'failed',
+        failedStep: 'child',
+        error: { message: 'no stock', code: 'out_of_stock' },
+      });
       expect(calls).toEqual(['child undo a', 'parent undo p']);
       const child = (await engine.store.get(childIdOf(result.executionId, 'child')))!;
       expect(child).toMatchObject({ status: 'failed', failedStep: 'b' });
@@ -78,14 +101,18 @@ describe('asyncReactor', () => {
 
   test('unread: the parent completes at once; the child runs later in a worker that knows only the parent (children register with it)', async () => {
     const m = manualEngine();
-    const parent = reactor('spawns-invoice').asyncReactor('invoice', invoice, { args: ($) => ({ orderId: $.value('o-9'), amount: $.value(5) }) }).build();
+    const parent = reactor('spawns-invoice')
+      .asyncReactor('invoice', invoice, { args: ($) => ({ orderId: $.value('o-9'), amount: $.value(5) }) })
+      .build();
     const result = await m.engine.run(parent, {});
     expect(result.status).toBe('completed');
     const childId = childIdOf(result.executionId, 'invoice');
     expect((await m.store.get(childId))?.status).toBe('pending');
     const worker = m.startWorker();
     try {
-      expect(await untilStatus(m.engine, childId, 'completed')).toMatchObject({ value: { invoice: 'INV-o-9', amount: 5 } });
+      expect(await untilStatus(m.engine, childId, 'completed')).toMatchObject({
+        value: { invoice: 'INV-o-9', amount: 5 },
+      });
     } finally {
       await worker.stop();
     }
@@ -93,15 +120,25 @@ describe('asyncReactor', () => {
 
   test('a worker engine given only the parent in `reactors` runs the child it never dispatched (lost child jobs across processes)', async () => {
     const m = manualEngine();
-    const parent = reactor('spawns-invoice-elsewhere').asyncReactor('invoice', invoice, { args: ($) => ({ orderId: $.value('o-10'), amount: $.value(6) }) }).build();
+    const parent = reactor('spawns-invoice-elsewhere')
+      .asyncReactor('invoice', invoice, { args: ($) => ({ orderId: $.value('o-10'), amount: $.value(6) }) })
+      .build();
     const result = await m.engine.run(parent, {});
     const childId = childIdOf(result.executionId, 'invoice');
     expect((await m.store.get(childId))?.status).toBe('pending');
     // Another process's engine: it knows the parent from its options, and has dispatched nothing.
-    const other = createEngine({ store: m.store, coordinator: m.coordinator, queue: m.memory.queue, waitList: m.memory.waitList, reactors: [parent] });
+    const other = createEngine({
+      store: m.store,
+      coordinator: m.coordinator,
+      queue: m.memory.queue,
+      waitList: m.memory.waitList,
+      reactors: [parent],
+    });
     const worker = createWorker({ engine: other, consumer: m.memory.consumer, concurrency: 2 });
     try {
-      expect(await untilStatus(other, childId, 'completed')).toMatchObject({ value: { invoice: 'INV-o-10', amount: 6 } });
+      expect(await untilStatus(other, childId, 'completed')).toMatchObject({
+        value: { invoice: 'INV-o-10', amount: 6 },
+      });
     } finally {
       await worker.stop();
     }

@@ -35,12 +35,25 @@ interface Scenario {
   readonly queue: Queue;
 }
 
-function scenario(name: string, reactors: Parameters<typeof createRedisRuntime>[0]['reactors'] = [], background: Parameters<typeof createRedisRuntime>[0]['background'] = {}): Scenario {
+function scenario(
+  name: string,
+  reactors: Parameters<typeof createRedisRuntime>[0]['reactors'] = [],
+  background: Parameters<typeof createRedisRuntime>[0]['background'] = {},
+): Scenario {
   const prefix = `${name}${++seq}`;
-  const runtime = createRedisRuntime({ url: server.url, prefix, reactors, background: { workerWaitMs: 0, parkFallbackMs: 20_000, ...background } });
+  const runtime = createRedisRuntime({
+    url: server.url,
+    prefix,
+    reactors,
+    background: { workerWaitMs: 0, parkFallbackMs: 20_000, ...background },
+  });
   const backend = createRedisBackend({ url: server.url, prefix });
   const queue = new Queue(QUEUE_NAME, { connection: { url: server.url }, prefix });
-  closers.push(() => runtime.close(), () => backend.close(), () => queue.close());
+  closers.push(
+    () => runtime.close(),
+    () => backend.close(),
+    () => queue.close(),
+  );
   return { prefix, runtime, backend, queue };
 }
 
@@ -65,11 +78,20 @@ describe('scenario 19 on Redis: a refused hand-off queues nothing', () => {
       .input({ account: z.string() })
       .withLock({ key: ({ account }) => `acct:${account}` })
       .step('debit', { run: () => 'd', undo: () => undefined })
-      .asyncStep('ship', { waitFor: ['debit'], args: ($) => ({ account: $.input('account') }), lock: { key: ({ account }) => `acct:${account}` }, run: () => 'never' })
+      .asyncStep('ship', {
+        waitFor: ['debit'],
+        args: ($) => ({ account: $.input('account') }),
+        lock: { key: ({ account }) => `acct:${account}` },
+        run: () => 'never',
+      })
       .build();
     const s = scenario('r19a', [guarded, inline]);
     const result = await s.runtime.engine.run(inline, { account: 'a1' });
-    expect(result).toMatchObject({ status: 'failed', failedStep: 'ship', error: { code: 'handoff_refused', details: { key: 'acct:a1', primitive: 'lock' } } });
+    expect(result).toMatchObject({
+      status: 'failed',
+      failedStep: 'ship',
+      error: { code: 'handoff_refused', details: { key: 'acct:a1', primitive: 'lock' } },
+    });
     expect(eventsOf(result.trace, 'step.undone').map((e) => e.step)).toEqual(['debit']);
     expect(eventsOf(result.trace, 'step.compensated')).toEqual([]);
     expect(Object.values(await jobCounts(s.queue)).every((n) => n === 0)).toBe(true);
@@ -84,7 +106,11 @@ describe('scenario 19 on Redis: a refused hand-off queues nothing', () => {
     const started = await s.runtime.engine.start(guarded, { account: 'a2' });
     const done = await s.runtime.engine.wait(started.executionId, { timeoutMs: 10_000, pollMs: 20 });
     await worker.stop();
-    expect(done).toMatchObject({ status: 'failed', failedStep: 'ship', error: { code: 'handoff_refused', details: { key: 'acct:a2', holder: expect.stringContaining('reactor-level') } } });
+    expect(done).toMatchObject({
+      status: 'failed',
+      failedStep: 'ship',
+      error: { code: 'handoff_refused', details: { key: 'acct:a2', holder: expect.stringContaining('reactor-level') } },
+    });
     expect(eventsOf(done?.trace ?? [], 'step.undone').map((e) => e.step)).toEqual(['debit']);
     expect(await s.queue.getJob(toBullmqJobId(`${started.executionId}~ship:1`))).toBeUndefined();
     const jobs = await s.queue.getJobs(['waiting', 'delayed', 'active', 'completed', 'failed']);
@@ -96,10 +122,18 @@ describe('scenario 18 on Redis with a BullMQ worker', () => {
   test('the unit parks on its lock keeping ordered position 1 on its own record; the release wakes it; the key drains', async () => {
     const holding = gate();
     const holderIn = gate();
-    const holder = reactor('r18-holder').withLock({ key: () => 'acct-18' }).step('hold', { run: async () => (holderIn.open(), await holding.promise) }).build();
+    const holder = reactor('r18-holder')
+      .withLock({ key: () => 'acct-18' })
+      .step('hold', { run: async () => (holderIn.open(), await holding.promise) })
+      .build();
     const order = reactor('r18-order')
       .input({ account: z.string() })
-      .asyncStep('ordered', { args: ($) => ({ account: $.input('account') }), orderedLock: { key: ({ account }) => `ord:${account}` }, lock: { key: ({ account }) => account }, run: () => 'shipped' })
+      .asyncStep('ordered', {
+        args: ($) => ({ account: $.input('account') }),
+        orderedLock: { key: ({ account }) => `ord:${account}` },
+        lock: { key: ({ account }) => account },
+        run: () => 'shipped',
+      })
       .step('confirm', { run: () => 'confirmed' })
       .returns('confirm');
     const s = scenario('r18', [holder, order]);
@@ -113,7 +147,11 @@ describe('scenario 18 on Redis with a BullMQ worker', () => {
       const unitId = `${parent.executionId}~ordered`;
       await untilStatus(s.runtime.engine, unitId, 'parked', 10_000);
       const record = (await s.runtime.engine.store.get(unitId))!;
-      expect(record).toMatchObject({ parentId: parent.executionId, unit: { step: 'ordered' }, background: { ordered: { key: 'ord:acct-18', nonce: 1 }, waitingFor: { primitive: 'lock', key: 'acct-18' } } });
+      expect(record).toMatchObject({
+        parentId: parent.executionId,
+        unit: { step: 'ordered' },
+        background: { ordered: { key: 'ord:acct-18', nonce: 1 }, waitingFor: { primitive: 'lock', key: 'acct-18' } },
+      });
       expect(await s.backend.coordinator.orderedState('ord:acct-18')).toMatchObject({ issued: 1, lastCompleted: 0 });
       const t0 = Date.now();
       holding.open();
@@ -125,7 +163,11 @@ describe('scenario 18 on Redis with a BullMQ worker', () => {
       expect(after.background?.ordered).toBeUndefined();
       expect(after.background?.waitingFor).toBeUndefined();
       expect(await s.backend.coordinator.orderedState('ord:acct-18')).toMatchObject({ drained: true });
-      await until(async () => (await s.backend.coordinator.lockState('acct-18')) === undefined, 5_000, 'the lock to drain');
+      await until(
+        async () => (await s.backend.coordinator.lockState('acct-18')) === undefined,
+        5_000,
+        'the lock to drain',
+      );
       expect(await s.runtime.engine.store.get(parent.executionId)).toEqual(parentRecord);
     } finally {
       holding.open();
@@ -134,7 +176,10 @@ describe('scenario 18 on Redis with a BullMQ worker', () => {
   });
 
   test('an in-process reader waits on a unit run by the worker and gets its value', async () => {
-    const r = reactor('r-wait').asyncStep('u', { run: () => ({ from: 'worker' }) }).step('read', { args: ($) => ({ v: $.result('u') }), run: ({ v }) => v.from }).returns('read');
+    const r = reactor('r-wait')
+      .asyncStep('u', { run: () => ({ from: 'worker' }) })
+      .step('read', { args: ($) => ({ v: $.result('u') }), run: ({ v }) => v.from })
+      .returns('read');
     const s = scenario('rwait', [r]);
     const worker = s.runtime.startWorker({ concurrency: 2 });
     try {
@@ -151,7 +196,9 @@ describe('real worker processes', () => {
     // Strict: a 60 s park fallback and a 15 s wait, so every park must end by a real wake-up. The flake this once tolerated
     // was the child job reaching the worker that had not dispatched it and did not know its reactor (docs/decisions/046).
     const s = scenario('mp', [order, guarded], { parkFallbackMs: 60_000 });
-    const workers: JsonChild[] = [0, 1].map(() => spawnJsonChild(WORKER, { url: server.url, prefix: s.prefix, parkFallbackMs: 60_000 }, children));
+    const workers: JsonChild[] = [0, 1].map(() =>
+      spawnJsonChild(WORKER, { url: server.url, prefix: s.prefix, parkFallbackMs: 60_000 }, children),
+    );
     await Promise.all(workers.map((w) => w.line((v) => v.ready === true, 30_000)));
     const pids = new Set(workers.map((w) => w.pid));
     try {
@@ -159,16 +206,29 @@ describe('real worker processes', () => {
       const done = await s.runtime.engine.wait(started.executionId, { timeoutMs: 15_000, pollMs: 20 });
       expect(done?.status).toBe('completed');
       if (done?.status !== 'completed') return;
-      const value = done.value as { reserve: number; ship: number; shipAttempt: number; label: string; labelPid: number; done: number };
+      const value = done.value as {
+        reserve: number;
+        ship: number;
+        shipAttempt: number;
+        label: string;
+        labelPid: number;
+        done: number;
+      };
       expect(value).toMatchObject({ shipAttempt: 2, label: 'L-o-1' });
       for (const pid of [value.reserve, value.ship, value.labelPid, value.done]) expect(pids.has(pid)).toBe(true);
       const trace: readonly ReactorEvent[] = done.trace;
-      expect(eventsOf(trace, 'async.dispatched').map((e) => e.kind).sort()).toEqual(['reactor', 'step']);
+      expect(
+        eventsOf(trace, 'async.dispatched')
+          .map((e) => e.kind)
+          .sort(),
+      ).toEqual(['reactor', 'step']);
       expect(eventsOf(trace, 'async.waiting').filter((e) => e.mode === 'park').length).toBeGreaterThanOrEqual(1);
       expect(eventsOf(trace, 'run.woken').filter((e) => e.primitive === 'async').length).toBeGreaterThanOrEqual(1);
       const unit = (await s.runtime.engine.store.get(`${started.executionId}~ship`))!;
       expect(unit.status).toBe('completed');
-      expect(eventsOf(unit.trace ?? [], 'async.retrying')).toMatchObject([{ attempt: 2, error: { message: 'carrier flaky' } }]);
+      expect(eventsOf(unit.trace ?? [], 'async.retrying')).toMatchObject([
+        { attempt: 2, error: { message: 'carrier flaky' } },
+      ]);
       const child = (await s.runtime.engine.store.get(`${started.executionId}~label`))!;
       expect(child).toMatchObject({ reactor: 'mp-label', status: 'completed', parentId: started.executionId });
     } finally {

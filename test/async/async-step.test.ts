@@ -7,7 +7,16 @@
  */
 import { describe, expect, test } from 'vitest';
 import { z } from 'zod';
-import { AsyncWaitTimeoutError, createEmbeddedEngine, defineStep, failure, MemoryCoordinator, MemoryStore, reactor, type ExecutionRecord } from '../../src/index.js';
+import {
+  AsyncWaitTimeoutError,
+  createEmbeddedEngine,
+  defineStep,
+  failure,
+  MemoryCoordinator,
+  MemoryStore,
+  reactor,
+  type ExecutionRecord,
+} from '../../src/index.js';
 import { ManualClock } from '../../src/testing/index.js';
 import { eventsOf, gate, manualEngine, until, untilStatus } from '../background/helpers.js';
 
@@ -19,8 +28,14 @@ describe('asyncStep: the body in its own job, its state on its own record', () =
     const ran: string[] = [];
     const order = reactor('order-async')
       .input({ orderId: z.string() })
-      .step('reserve', { args: ($) => ({ orderId: $.input('orderId') }), run: ({ orderId }) => (ran.push('reserve'), { orderId, sku: 'x' }) })
-      .asyncStep('ship', { args: ($) => ({ sku: $.result('reserve', 'sku') }), run: ({ sku }, ctx) => (ran.push(`ship:${ctx.executionId}`), { label: `L-${sku}` }) })
+      .step('reserve', {
+        args: ($) => ({ orderId: $.input('orderId') }),
+        run: ({ orderId }) => (ran.push('reserve'), { orderId, sku: 'x' }),
+      })
+      .asyncStep('ship', {
+        args: ($) => ({ sku: $.result('reserve', 'sku') }),
+        run: ({ sku }, ctx) => (ran.push(`ship:${ctx.executionId}`), { label: `L-${sku}` }),
+      })
       .step('notify', { args: ($) => ({ label: $.result('ship', 'label') }), run: ({ label }) => `sent ${label}` })
       .returns('notify');
     try {
@@ -33,11 +48,21 @@ describe('asyncStep: the body in its own job, its state on its own record', () =
       expect(ran).toEqual(['reserve', `ship:${unitId}`]);
       expect(result.steps['ship']).toMatchObject({ status: 'completed', result: { label: 'L-x' }, unitId });
       const unit = (await engine.store.get(unitId))!;
-      expect(unit).toMatchObject({ status: 'completed', parentId: result.executionId, rootId: result.executionId, value: { label: 'L-x' }, unit: { step: 'ship', dispatcherId: result.executionId } });
+      expect(unit).toMatchObject({
+        status: 'completed',
+        parentId: result.executionId,
+        rootId: result.executionId,
+        value: { label: 'L-x' },
+        unit: { step: 'ship', dispatcherId: result.executionId },
+      });
       expect(unit.steps['ship']).toMatchObject({ status: 'completed', attempts: 1 });
-      expect(eventsOf(result.trace, 'async.dispatched')).toMatchObject([{ step: 'ship', unitId, kind: 'step', jobId: `${unitId}:1` }]);
+      expect(eventsOf(result.trace, 'async.dispatched')).toMatchObject([
+        { step: 'ship', unitId, kind: 'step', jobId: `${unitId}:1` },
+      ]);
       expect(eventsOf(result.trace, 'async.waiting')).toMatchObject([{ step: 'ship', unitId, mode: 'wait' }]);
-      expect(eventsOf(unit.trace ?? [], 'async.completed')).toMatchObject([{ step: 'ship', unitId, executionId: unitId, rootExecutionId: result.executionId }]);
+      expect(eventsOf(unit.trace ?? [], 'async.completed')).toMatchObject([
+        { step: 'ship', unitId, executionId: unitId, rootExecutionId: result.executionId },
+      ]);
       // The dispatcher's record carries no unit state besides the link and the adopted result.
       const parent = (await engine.store.get(result.executionId))!;
       expect(parent.unit).toBeUndefined();
@@ -71,7 +96,10 @@ describe('asyncStep: the body in its own job, its state on its own record', () =
   test('arguments are resolved and validated in the worker (a step definition, defaults applied there)', async () => {
     const engine = createEmbeddedEngine();
     const seen: unknown[] = [];
-    const label = defineStep({ input: { sku: z.string(), copies: z.number().default(2) }, run: (args) => (seen.push(args), `${args.sku}x${args.copies}`) });
+    const label = defineStep({
+      input: { sku: z.string(), copies: z.number().default(2) },
+      run: (args) => (seen.push(args), `${args.sku}x${args.copies}`),
+    });
     const r = reactor('def-async').input({ sku: z.string() }).asyncStep('label', label).returns('label');
     try {
       const result = await engine.run(r, { sku: 'k' });
@@ -85,7 +113,9 @@ describe('asyncStep: the body in its own job, its state on its own record', () =
   });
 
   test('an inline asyncStep with undo is refused at definition (it would never run)', () => {
-    expect(() => reactor('bad-undo').asyncStep('x', { run: () => 1, undo: (() => undefined) as never })).toThrow(/asyncStep "x" declares undo, which would never run/);
+    expect(() => reactor('bad-undo').asyncStep('x', { run: () => 1, undo: (() => undefined) as never })).toThrow(
+      /asyncStep "x" declares undo, which would never run/,
+    );
   });
 });
 
@@ -134,7 +164,13 @@ describe('asyncStep failure: retries with events (F-12), its own compensate once
 describe('readers: a bounded in-process wait, a parked worker woken by the unit', () => {
   test('an in-process reader gives up after asyncWaitMs with AsyncWaitTimeoutError (manual clock); the unit dispatched meanwhile never starts its body (F-09)', async () => {
     const clock = new ManualClock({ autoAdvance: false });
-    const m = manualEngine({ clock, coordinator: new MemoryCoordinator({ clock }), store: new MemoryStore({ clock }), queueOptions: { clock }, background: { asyncWaitMs: 2_000 } });
+    const m = manualEngine({
+      clock,
+      coordinator: new MemoryCoordinator({ clock }),
+      store: new MemoryStore({ clock }),
+      queueOptions: { clock },
+      background: { asyncWaitMs: 2_000 },
+    });
     let body = 0;
     let undone = 0;
     const r = reactor('slow-reader')
@@ -149,7 +185,10 @@ describe('readers: a bounded in-process wait, a parked worker woken by the unit'
     expect(result.status).toBe('failed');
     if (result.status !== 'failed') return;
     expect(result.error).toBeInstanceOf(AsyncWaitTimeoutError);
-    expect(result.error).toMatchObject({ code: 'async_wait_timeout', details: { step: 'slow', mode: 'wait', waitedMs: 2_000 } });
+    expect(result.error).toMatchObject({
+      code: 'async_wait_timeout',
+      details: { step: 'slow', mode: 'wait', waitedMs: 2_000 },
+    });
     expect(JSON.parse(JSON.stringify(result.error))).toMatchObject({ code: 'async_wait_timeout' });
     expect(result.failedStep).toBe('slow');
     expect(undone).toBe(1);
@@ -160,7 +199,9 @@ describe('readers: a bounded in-process wait, a parked worker woken by the unit'
       const unit = await untilStatus(m.engine, unitId, 'cancelled');
       expect(unit.status === 'cancelled' && unit.reason).toContain('rolled back (failed)');
       expect(body).toBe(0);
-      expect(eventsOf(unit.trace, 'async.discarded')).toMatchObject([{ unitId, started: false, dispatcherStatus: 'failed' }]);
+      expect(eventsOf(unit.trace, 'async.discarded')).toMatchObject([
+        { unitId, started: false, dispatcherStatus: 'failed' },
+      ]);
       expect(eventsOf(unit.trace, 'step.started')).toEqual([]);
     } finally {
       await worker.stop();
@@ -179,7 +220,11 @@ describe('readers: a bounded in-process wait, a parked worker woken by the unit'
       const started = await engine.start(r, {});
       const unitId = unitOf(started.executionId, 'slow');
       const parked = await untilStatus(engine, started.executionId, 'parked');
-      expect(parked.status === 'parked' && parked.waitingFor).toMatchObject({ primitive: 'async', key: unitId, attempt: 1 });
+      expect(parked.status === 'parked' && parked.waitingFor).toMatchObject({
+        primitive: 'async',
+        key: unitId,
+        attempt: 1,
+      });
       expect(eventsOf(parked.trace, 'async.waiting')).toMatchObject([{ step: 'slow', unitId, mode: 'park' }]);
       const t0 = Date.now();
       open.open();
@@ -220,7 +265,9 @@ describe('F-09: a unit whose dispatcher rolled back never starts, or is discarde
       const unit = await untilStatus(engine, unitId, 'cancelled');
       expect(calls.compensate).toHaveLength(1);
       expect(calls.compensate[0]).toContain('its result is discarded');
-      expect(eventsOf(unit.trace, 'async.discarded')).toMatchObject([{ unitId, started: true, dispatcherStatus: 'failed' }]);
+      expect(eventsOf(unit.trace, 'async.discarded')).toMatchObject([
+        { unitId, started: true, dispatcherStatus: 'failed' },
+      ]);
       expect(eventsOf(unit.trace, 'step.compensated')).toHaveLength(1);
       expect((await engine.store.get(unitId))?.value).toBeUndefined();
     } finally {
@@ -233,7 +280,9 @@ describe('F-09: a unit whose dispatcher rolled back never starts, or is discarde
 describe('unit records', () => {
   test('a unit record is a versioned execution record of its own', async () => {
     const engine = createEmbeddedEngine();
-    const r = reactor('rec').asyncStep('u', { run: () => 'v' }).returns('u');
+    const r = reactor('rec')
+      .asyncStep('u', { run: () => 'v' })
+      .returns('u');
     try {
       const result = await engine.run(r, {});
       const unit = (await engine.store.get(unitOf(result.executionId, 'u'))) as ExecutionRecord;

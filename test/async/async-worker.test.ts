@@ -16,7 +16,10 @@ describe('dispatchers in workers', () => {
     const r = reactor('retried-dispatcher')
       .background('all')
       .asyncStep('audit', { run: () => ++bodies })
-      .step('flaky', { retry: { maxAttempts: 2, backoff: 'fixed', baseDelay: 1 }, run: () => (++attempts === 1 ? Promise.reject(new Error('once')) : 'ok') })
+      .step('flaky', {
+        retry: { maxAttempts: 2, backoff: 'fixed', baseDelay: 1 },
+        run: () => (++attempts === 1 ? Promise.reject(new Error('once')) : 'ok'),
+      })
       .returns('flaky');
     try {
       const started = await engine.start(r, {});
@@ -38,13 +41,20 @@ describe('dispatchers in workers', () => {
     const r = reactor('reads-failure')
       .background('all')
       .step('first', { run: () => 1, undo: () => void undone.push('first') })
-      .asyncStep('unit', { waitFor: ['first'], run: () => Promise.reject(Object.assign(new Error('unit broke'), { code: 'unit_broke' })) })
+      .asyncStep('unit', {
+        waitFor: ['first'],
+        run: () => Promise.reject(Object.assign(new Error('unit broke'), { code: 'unit_broke' })),
+      })
       .step('read', { args: ($) => ({ v: $.result('unit') }), run: () => 'never' })
       .build();
     try {
       const started = await engine.start(r, {});
       const done = await engine.wait(started.executionId, { timeoutMs: 5_000, pollMs: 5 });
-      expect(done).toMatchObject({ status: 'failed', failedStep: 'unit', error: { message: 'unit broke', code: 'unit_broke' } });
+      expect(done).toMatchObject({
+        status: 'failed',
+        failedStep: 'unit',
+        error: { message: 'unit broke', code: 'unit_broke' },
+      });
       expect(undone).toEqual(['first']);
     } finally {
       await engine.close();
@@ -52,18 +62,27 @@ describe('dispatchers in workers', () => {
   });
 
   test('a parked reader gives up after asyncParkTimeoutMs; the unit still running then is discarded and compensated when it finishes (F-09)', async () => {
-    const engine = createEmbeddedEngine({ background: { workerWaitMs: 0, parkFallbackMs: 20_000, asyncParkTimeoutMs: 150 } });
+    const engine = createEmbeddedEngine({
+      background: { workerWaitMs: 0, parkFallbackMs: 20_000, asyncParkTimeoutMs: 150 },
+    });
     const release = gate();
     const compensated: string[] = [];
     const r = reactor('park-timeout')
       .background('all')
-      .asyncStep('slow', { run: async () => (await release.promise, 'late'), compensate: (reason) => void compensated.push(reason.message) })
+      .asyncStep('slow', {
+        run: async () => (await release.promise, 'late'),
+        compensate: (reason) => void compensated.push(reason.message),
+      })
       .step('read', { args: ($) => ({ v: $.result('slow') }), run: ({ v }) => v })
       .returns('read');
     try {
       const started = await engine.start(r, {});
       const done = await engine.wait(started.executionId, { timeoutMs: 5_000, pollMs: 5 });
-      expect(done).toMatchObject({ status: 'failed', failedStep: 'slow', error: { code: 'async_wait_timeout', details: { mode: 'park' } } });
+      expect(done).toMatchObject({
+        status: 'failed',
+        failedStep: 'slow',
+        error: { code: 'async_wait_timeout', details: { mode: 'park' } },
+      });
       release.open();
       const unit = await untilStatus(engine, `${started.executionId}~slow`, 'cancelled');
       expect(compensated).toHaveLength(1);

@@ -9,7 +9,13 @@
  */
 import { describe, expect, test } from 'vitest';
 import { z } from 'zod';
-import { AsyncWaitTimeoutError, createEmbeddedEngine, defineStep, HandOffRefusedError, reactor } from '../../src/index.js';
+import {
+  AsyncWaitTimeoutError,
+  createEmbeddedEngine,
+  defineStep,
+  HandOffRefusedError,
+  reactor,
+} from '../../src/index.js';
 import { createTestEngine } from '../../src/testing/index.js';
 import { eventsOf, manualEngine, until } from '../background/helpers.js';
 
@@ -24,7 +30,11 @@ describe('the guard checks the child’s step-level declarations computable at d
     const child = reactor('cg-child')
       .input({ account: z.string() })
       .step('audit', { run: () => 'audited' })
-      .step('charge', { args: ($) => ({ account: $.input('account') }), lock: { key: ({ account }) => `acct:${account}` }, run: () => 'charged' })
+      .step('charge', {
+        args: ($) => ({ account: $.input('account') }),
+        lock: { key: ({ account }) => `acct:${account}` },
+        run: () => 'charged',
+      })
       .build();
     const parent = reactor('cg-parent')
       .input({ account: z.string() })
@@ -38,11 +48,21 @@ describe('the guard checks the child’s step-level declarations computable at d
     if (result.status !== 'failed') return;
     expect(result.failedStep).toBe('child');
     expect(result.error).toBeInstanceOf(HandOffRefusedError);
-    expect(result.error).toMatchObject({ code: 'handoff_refused', details: { kind: 'reactor', primitive: 'lock', key: `acct:${account}`, declaredBy: 'step "charge" of reactor "cg-child"' } });
+    expect(result.error).toMatchObject({
+      code: 'handoff_refused',
+      details: {
+        kind: 'reactor',
+        primitive: 'lock',
+        key: `acct:${account}`,
+        declaredBy: 'step "charge" of reactor "cg-child"',
+      },
+    });
     expect(result.error.message).toContain('on its step "charge" of reactor "cg-child"');
     expect(result.error.message).toMatch(/held reactor-level, reactor "cg-parent"/);
     expect(undone).toBe(1);
-    expect(eventsOf(result.trace, 'async.refused')).toMatchObject([{ step: 'child', primitive: 'lock', key: `acct:${account}` }]);
+    expect(eventsOf(result.trace, 'async.refused')).toMatchObject([
+      { step: 'child', primitive: 'lock', key: `acct:${account}` },
+    ]);
     expect(m.memory.queue.counts()).toEqual({ ready: 0, delayed: 0, running: 0 });
     expect(await m.store.get(childOf(result.executionId, 'child'))).toBeUndefined();
   });
@@ -54,8 +74,14 @@ describe('the guard checks the child’s step-level declarations computable at d
       semaphore: { key: ({ account, scope }) => `${scope}:${account}`, limit: 1 },
       run: () => 'charged',
     });
-    const inner = reactor('cg-inner').input({ account: z.string() }).step('charge', charge, { args: ($) => ({ account: $.input('account') }) }).build();
-    const child = reactor('cg-composer').input({ account: z.string() }).compose('pay', inner, { args: ($) => ({ account: $.input('account') }) }).build();
+    const inner = reactor('cg-inner')
+      .input({ account: z.string() })
+      .step('charge', charge, { args: ($) => ({ account: $.input('account') }) })
+      .build();
+    const child = reactor('cg-composer')
+      .input({ account: z.string() })
+      .compose('pay', inner, { args: ($) => ({ account: $.input('account') }) })
+      .build();
     const parent = reactor('cg-sem-parent')
       .input({ account: z.string() })
       .withSemaphore({ key: ({ account }) => `acct:${account}`, limit: 1 })
@@ -63,14 +89,36 @@ describe('the guard checks the child’s step-level declarations computable at d
       .build();
     const account = fresh('s');
     const result = await m.engine.run(parent, { account });
-    expect(result).toMatchObject({ status: 'failed', failedStep: 'child', error: { code: 'handoff_refused', details: { primitive: 'semaphore', key: `acct:${account}`, declaredBy: 'step "pay.charge" of reactor "cg-inner"' } } });
+    expect(result).toMatchObject({
+      status: 'failed',
+      failedStep: 'child',
+      error: {
+        code: 'handoff_refused',
+        details: {
+          primitive: 'semaphore',
+          key: `acct:${account}`,
+          declaredBy: 'step "pay.charge" of reactor "cg-inner"',
+        },
+      },
+    });
     expect(m.memory.queue.counts()).toEqual({ ready: 0, delayed: 0, running: 0 });
   });
 
   test('a child step keyed on a different key is dispatched', async () => {
     const m = manualEngine();
-    const child = reactor('cg-other').input({ account: z.string() }).step('charge', { args: ($) => ({ account: $.input('account') }), lock: { key: ({ account }) => `charge:${account}` }, run: () => 1 }).build();
-    const parent = reactor('cg-other-parent').input({ account: z.string() }).withLock({ key: ({ account }) => `acct:${account}` }).asyncReactor('child', child, { args: ($) => ({ account: $.input('account') }) }).build();
+    const child = reactor('cg-other')
+      .input({ account: z.string() })
+      .step('charge', {
+        args: ($) => ({ account: $.input('account') }),
+        lock: { key: ({ account }) => `charge:${account}` },
+        run: () => 1,
+      })
+      .build();
+    const parent = reactor('cg-other-parent')
+      .input({ account: z.string() })
+      .withLock({ key: ({ account }) => `acct:${account}` })
+      .asyncReactor('child', child, { args: ($) => ({ account: $.input('account') }) })
+      .build();
     expect((await m.engine.run(parent, { account: fresh('o') })).status).toBe('completed');
     expect(m.memory.queue.counts().ready).toBe(1);
   });
@@ -80,8 +128,15 @@ describe('the guard checks the child’s step-level declarations computable at d
 function lateKeyed(name: string) {
   return reactor(`${name}-child`)
     .input({ account: z.string() })
-    .step('lookup', { args: ($) => ({ account: $.input('account') }), run: ({ account }) => ({ key: `acct:${account}` }) })
-    .step('charge', { args: ($) => ({ key: $.result('lookup', 'key') }), lock: { key: ({ key }) => key }, run: () => 'charged' })
+    .step('lookup', {
+      args: ($) => ({ account: $.input('account') }),
+      run: ({ account }) => ({ key: `acct:${account}` }),
+    })
+    .step('charge', {
+      args: ($) => ({ key: $.result('lookup', 'key') }),
+      lock: { key: ({ key }) => key },
+      run: () => 'charged',
+    })
     .returns('charge');
 }
 
@@ -95,7 +150,14 @@ describe('a child key not computable at dispatch is left to the child: it parks,
       .background('all')
       .withLock({ key: ({ account }) => `acct:${account}` })
       .asyncReactor('child', child, { args: ($) => ({ account: $.input('account') }) })
-      .step('hold', { run: (_a, ctx) => until(async () => (await engine.store.get(childOf(ctx.executionId, 'child')))?.status === 'parked', 3_000, 'the child to park on K') })
+      .step('hold', {
+        run: (_a, ctx) =>
+          until(
+            async () => (await engine.store.get(childOf(ctx.executionId, 'child')))?.status === 'parked',
+            3_000,
+            'the child to park on K',
+          ),
+      })
       .step('read', { args: ($) => ({ c: $.result('child') }), waitFor: ['hold'], run: ({ c }) => `read ${c}` })
       .returns('read');
     const account = fresh('w');
@@ -105,7 +167,11 @@ describe('a child key not computable at dispatch is left to the child: it parks,
       expect(done).toMatchObject({ status: 'completed', value: 'read charged' });
       const childRecord = (await engine.store.get(childOf(started.executionId, 'child')))!;
       expect(childRecord.status).toBe('completed');
-      expect(eventsOf(childRecord.trace ?? [], 'run.parked').some((e) => e.primitive === 'lock' && e.key === `acct:${account}`)).toBe(true); // it contended and parked
+      expect(
+        eventsOf(childRecord.trace ?? [], 'run.parked').some(
+          (e) => e.primitive === 'lock' && e.key === `acct:${account}`,
+        ),
+      ).toBe(true); // it contended and parked
       expect(eventsOf(done?.trace ?? [], 'async.refused')).toEqual([]);
       expect(eventsOf(done?.trace ?? [], 'async.waiting').some((e) => e.mode === 'park')).toBe(true);
     } finally {
@@ -135,7 +201,11 @@ describe('a child key not computable at dispatch is left to the child: it parks,
     await t.drain();
     const childResult = await t.engine.result(childOf(result.executionId, 'child'));
     expect(childResult).toMatchObject({ status: 'completed', value: 'charged' });
-    expect(eventsOf(childResult?.trace ?? [], 'run.parked').some((e) => e.primitive === 'lock' && e.key === `acct:${account}`)).toBe(true); // it contended and parked
+    expect(
+      eventsOf(childResult?.trace ?? [], 'run.parked').some(
+        (e) => e.primitive === 'lock' && e.key === `acct:${account}`,
+      ),
+    ).toBe(true); // it contended and parked
     await expect(t.coordinator).not.toBeLockedBy(`acct:${account}`);
   });
 });

@@ -36,13 +36,27 @@ describe('scenario 19: a reactor holding K dispatches a unit that declares K', (
     if (result.status !== 'failed') return;
     expect(result.failedStep).toBe('ship');
     expect(result.error).toBeInstanceOf(HandOffRefusedError);
-    expect(result.error).toMatchObject({ code: 'handoff_refused', details: { primitive: 'lock', key: `acct:${account}`, kind: 'step', step: 'ship', executionId: result.executionId } });
+    expect(result.error).toMatchObject({
+      code: 'handoff_refused',
+      details: {
+        primitive: 'lock',
+        key: `acct:${account}`,
+        kind: 'step',
+        step: 'ship',
+        executionId: result.executionId,
+      },
+    });
     expect(result.error.message).toContain(`lock "acct:${account}"`);
     expect(result.error.message).toMatch(/held reactor-level, reactor "guarded-step"/);
     expect(result.error.message).toMatch(/Run it inline \(\.step\), compose it \(\.compose\), or narrow its key/);
-    expect(errorFromJSON(JSON.parse(JSON.stringify(result.error)) as never)).toMatchObject({ code: 'handoff_refused', details: { key: `acct:${account}` } });
+    expect(errorFromJSON(JSON.parse(JSON.stringify(result.error)) as never)).toMatchObject({
+      code: 'handoff_refused',
+      details: { key: `acct:${account}` },
+    });
     expect(calls).toEqual({ debitUndo: 1, ship: 0, shipCompensate: 0 });
-    expect(eventsOf(result.trace, 'async.refused')).toMatchObject([{ step: 'ship', primitive: 'lock', key: `acct:${account}` }]);
+    expect(eventsOf(result.trace, 'async.refused')).toMatchObject([
+      { step: 'ship', primitive: 'lock', key: `acct:${account}` },
+    ]);
     expect(eventsOf(result.trace, 'step.failed')).toMatchObject([{ step: 'ship', started: false, attempt: 0 }]);
     expect(eventsOf(result.trace, 'async.dispatched')).toEqual([]);
     expect(m.memory.queue.counts()).toEqual({ ready: 0, delayed: 0, running: 0 });
@@ -66,7 +80,11 @@ describe('scenario 19: a reactor holding K dispatches a unit that declares K', (
       .build();
     const account = fresh('a');
     const result = await m.engine.run(r, { account });
-    expect(result).toMatchObject({ status: 'failed', failedStep: 'child', error: { code: 'handoff_refused', details: { kind: 'reactor', key: `acct:${account}` } } });
+    expect(result).toMatchObject({
+      status: 'failed',
+      failedStep: 'child',
+      error: { code: 'handoff_refused', details: { kind: 'reactor', key: `acct:${account}` } },
+    });
     expect(result.status === 'failed' && result.error.message).toContain('asyncReactor');
     expect(undone).toBe(1);
     expect(m.memory.queue.counts()).toEqual({ ready: 0, delayed: 0, running: 0 });
@@ -82,7 +100,10 @@ describe('scenario 19: a reactor holding K dispatches a unit that declares K', (
         .asyncStep('u', { args: ($) => ({ k: $.input('k') }), semaphore: { key: ({ k }) => k, limit }, run: () => 1 })
         .build();
     const one = await m.engine.run(build(1), { k: fresh('s') });
-    expect(one).toMatchObject({ status: 'failed', error: { code: 'handoff_refused', details: { primitive: 'semaphore' } } });
+    expect(one).toMatchObject({
+      status: 'failed',
+      error: { code: 'handoff_refused', details: { primitive: 'semaphore' } },
+    });
     expect(m.memory.queue.counts().ready).toBe(0);
     const two = await m.engine.run(build(2), { k: fresh('s') });
     expect(two.status).toBe('completed');
@@ -100,13 +121,26 @@ describe('R-12: the held-key registry includes step-level holds', () => {
     });
     const r = reactor('step-held')
       .input({ account: z.string() })
-      .step('hold', { args: ($) => ({ account: $.input('account') }), lock: { key: ({ account }) => `acct:${account}` }, run: async () => (inHold.open(), await release.promise, 'held') })
+      .step('hold', {
+        args: ($) => ({ account: $.input('account') }),
+        lock: { key: ({ account }) => `acct:${account}` },
+        run: async () => (inHold.open(), await release.promise, 'held'),
+      })
       .step('pre', { run: async () => (await inHold.promise, 'ready') })
-      .asyncStep('ship', { waitFor: ['pre'], args: ($) => ({ account: $.input('account') }), lock: { key: ({ account }) => `acct:${account}` }, run: () => 'shipped' })
+      .asyncStep('ship', {
+        waitFor: ['pre'],
+        args: ($) => ({ account: $.input('account') }),
+        lock: { key: ({ account }) => `acct:${account}` },
+        run: () => 'shipped',
+      })
       .build();
     const account = fresh('a');
     const result = await m.engine.run(r, { account });
-    expect(result).toMatchObject({ status: 'failed', failedStep: 'ship', error: { code: 'handoff_refused', details: { key: `acct:${account}` } } });
+    expect(result).toMatchObject({
+      status: 'failed',
+      failedStep: 'ship',
+      error: { code: 'handoff_refused', details: { key: `acct:${account}` } },
+    });
     expect(result.status === 'failed' && result.error.message).toContain('by step "hold" of reactor "step-held"');
     expect(m.memory.queue.counts()).toEqual({ ready: 0, delayed: 0, running: 0 });
   });
@@ -116,7 +150,11 @@ describe('R-12: the held-key registry includes step-level holds', () => {
     const r = reactor('other-key')
       .input({ account: z.string() })
       .withLock({ key: ({ account }) => `acct:${account}` })
-      .asyncStep('ship', { args: ($) => ({ account: $.input('account') }), lock: { key: ({ account }) => `ship:${account}` }, run: () => 'shipped' })
+      .asyncStep('ship', {
+        args: ($) => ({ account: $.input('account') }),
+        lock: { key: ({ account }) => `ship:${account}` },
+        run: () => 'shipped',
+      })
       .build();
     const result = await m.engine.run(r, { account: fresh('a') });
     expect(result.status).toBe('completed');

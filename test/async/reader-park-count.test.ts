@@ -20,12 +20,16 @@ describe('a parked reader counts its parks', () => {
     try {
       const started = await engine.start(r, {});
       const unitId = `${started.executionId}~slow`;
-      await until(async () => {
-        const record = await engine.store.get(started.executionId);
-        const attempt = record?.status === 'parked' ? record.background?.waitingFor?.attempt : undefined;
-        if (attempt !== undefined && seen.at(-1) !== attempt) seen.push(attempt);
-        return attempt !== undefined && attempt >= 3;
-      }, 5_000, 'the reader to park a third time');
+      await until(
+        async () => {
+          const record = await engine.store.get(started.executionId);
+          const attempt = record?.status === 'parked' ? record.background?.waitingFor?.attempt : undefined;
+          if (attempt !== undefined && seen.at(-1) !== attempt) seen.push(attempt);
+          return attempt !== undefined && attempt >= 3;
+        },
+        5_000,
+        'the reader to park a third time',
+      );
       expect(seen[0]).toBe(1);
       expect(seen).toEqual([...seen].sort((a, b) => a - b)); // never goes back
       expect(seen.at(-1)).toBeGreaterThanOrEqual(3);
@@ -34,7 +38,9 @@ describe('a parked reader counts its parks', () => {
       open.open();
       const done = await engine.wait(started.executionId, { timeoutMs: 5_000, pollMs: 5 });
       expect(done).toMatchObject({ status: 'completed', value: 'got late' });
-      expect(eventsOf(done?.trace ?? [], 'async.waiting').filter((e) => e.mode === 'park').length).toBeGreaterThanOrEqual(3);
+      expect(
+        eventsOf(done?.trace ?? [], 'async.waiting').filter((e) => e.mode === 'park').length,
+      ).toBeGreaterThanOrEqual(3);
     } finally {
       open.open();
       await engine.close();

@@ -14,14 +14,23 @@ const unitOf = (executionId: string, step: string): string => `${executionId}~${
 
 const invoice = reactor('te-invoice')
   .input({ orderId: z.string() })
-  .step('issue', { args: ($) => ({ orderId: $.input('orderId') }), run: ({ orderId }) => ({ number: `INV-${orderId}` }) })
+  .step('issue', {
+    args: ($) => ({ orderId: $.input('orderId') }),
+    run: ({ orderId }) => ({ number: `INV-${orderId}` }),
+  })
   .returns('issue');
 
 const order = reactor('te-order')
   .input({ orderId: z.string() })
-  .asyncStep('ship', { args: ($) => ({ orderId: $.input('orderId') }), run: ({ orderId }) => ({ label: `L-${orderId}` }) })
+  .asyncStep('ship', {
+    args: ($) => ({ orderId: $.input('orderId') }),
+    run: ({ orderId }) => ({ label: `L-${orderId}` }),
+  })
   .asyncReactor('invoice', invoice, { args: ($) => ({ orderId: $.input('orderId') }) })
-  .step('mail', { args: ($) => ({ label: $.result('ship', 'label'), invoice: $.result('invoice', 'number') }), run: ({ label, invoice }) => `${label} ${invoice}` })
+  .step('mail', {
+    args: ($) => ({ label: $.result('ship', 'label'), invoice: $.result('invoice', 'number') }),
+    run: ({ label, invoice }) => `${label} ${invoice}`,
+  })
   .returns('mail');
 
 describe('createTestEngine runs async units in its own pool', () => {
@@ -31,15 +40,24 @@ describe('createTestEngine runs async units in its own pool', () => {
     expect(result).toHaveCompleted();
     expect(result).toHaveStepResult('mail', 'L-o-1 INV-o-1');
     expect(t.clock.sleeps).toEqual([]); // the readers let the pool run instead of polling the clock
-    expect(await t.store.get(unitOf(result.executionId, 'ship'))).toMatchObject({ status: 'completed', value: { label: 'L-o-1' } });
-    expect(await t.engine.result(unitOf(result.executionId, 'invoice'))).toMatchObject({ status: 'completed', value: { number: 'INV-o-1' } });
+    expect(await t.store.get(unitOf(result.executionId, 'ship'))).toMatchObject({
+      status: 'completed',
+      value: { label: 'L-o-1' },
+    });
+    expect(await t.engine.result(unitOf(result.executionId, 'invoice'))).toMatchObject({
+      status: 'completed',
+      value: { number: 'INV-o-1' },
+    });
     expect(t.events.filter((e) => e.type === 'async.completed')).toHaveLength(1);
   });
 
   test('a unit retried with backoff: the delays run on the manual clock, the reader gets the value', async () => {
     const t = createTestEngine();
     const r = reactor('te-retry')
-      .asyncStep('charge', { retry: { maxAttempts: 3, backoff: 'exponential', baseDelay: '100ms' }, run: (_a, ctx) => (ctx.attempt < 3 ? failure('psp timeout') : 'charged') })
+      .asyncStep('charge', {
+        retry: { maxAttempts: 3, backoff: 'exponential', baseDelay: '100ms' },
+        run: (_a, ctx) => (ctx.attempt < 3 ? failure('psp timeout') : 'charged'),
+      })
       .step('receipt', { args: ($) => ({ c: $.result('charge') }), run: ({ c }) => `receipt for ${c}` })
       .returns('receipt');
     const result = await t.run(r, {});
@@ -51,25 +69,41 @@ describe('createTestEngine runs async units in its own pool', () => {
 
   test('mocks reach the unit (it runs the mocked definition)', async () => {
     const t = createTestEngine();
-    const result = await t.run(order, { orderId: 'o-2' }, { mocks: { ship: { value: { label: 'MOCK' } }, 'invoice.issue': { value: { number: 'N' } } } });
+    const result = await t.run(
+      order,
+      { orderId: 'o-2' },
+      { mocks: { ship: { value: { label: 'MOCK' } }, 'invoice.issue': { value: { number: 'N' } } } },
+    );
     expect(result).toMatchObject({ status: 'completed', value: 'MOCK N' });
   });
 
   test('a unit nobody reads: the run completes at once, drain() runs the unit to its end', async () => {
     const t = createTestEngine();
-    const r = reactor('te-fire').asyncStep('audit', { run: () => 'audited' }).step('b', { run: () => 2 }).returns('b');
+    const r = reactor('te-fire')
+      .asyncStep('audit', { run: () => 'audited' })
+      .step('b', { run: () => 2 })
+      .returns('b');
     const result = await t.run(r, {});
     expect(result).toHaveCompleted();
     await t.drain();
-    expect(await t.engine.result(unitOf(result.executionId, 'audit'))).toMatchObject({ status: 'completed', value: 'audited' });
+    expect(await t.engine.result(unitOf(result.executionId, 'audit'))).toMatchObject({
+      status: 'completed',
+      value: 'audited',
+    });
   });
 
   test('testReactor drains: its units have finished, and a background run comes back with its final result', async () => {
     const audited: string[] = [];
-    const fire = reactor('te-fire2').asyncStep('audit', { run: (_a, ctx) => void audited.push(ctx.executionId) }).step('b', { run: () => 2 }).returns('b');
+    const fire = reactor('te-fire2')
+      .asyncStep('audit', { run: (_a, ctx) => void audited.push(ctx.executionId) })
+      .step('b', { run: () => 2 })
+      .returns('b');
     const result = await testReactor(fire, {});
     expect(audited).toEqual([unitOf(result.executionId, 'audit')]);
-    const bg = reactor('te-bg').background('all').step('a', { run: () => 'done in the pool' }).returns('a');
+    const bg = reactor('te-bg')
+      .background('all')
+      .step('a', { run: () => 'done in the pool' })
+      .returns('a');
     expect(await testReactor(bg, {})).toMatchObject({ status: 'completed', value: 'done in the pool' });
   });
 
@@ -77,7 +111,12 @@ describe('createTestEngine runs async units in its own pool', () => {
     const clock = new ManualClock({ autoAdvance: false });
     const t = createTestEngine({ clock });
     let attempts = 0;
-    const r = reactor('te-manual').asyncStep('u', { retry: { maxAttempts: 2, backoff: 'fixed', baseDelay: '1s' }, run: () => (++attempts === 1 ? failure('once') : 'ok') }).returns('u');
+    const r = reactor('te-manual')
+      .asyncStep('u', {
+        retry: { maxAttempts: 2, backoff: 'fixed', baseDelay: '1s' },
+        run: () => (++attempts === 1 ? failure('once') : 'ok'),
+      })
+      .returns('u');
     const running = t.run(r, {});
     await expect.poll(() => attempts).toBe(1);
     await expect.poll(() => clock.pending).toBeGreaterThanOrEqual(1);

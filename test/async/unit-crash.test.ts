@@ -30,35 +30,51 @@ afterAll(async () => {
 });
 
 describe('a worker dies mid-compensate of a unit', () => {
-  test('SIGKILL during the compensate: the redelivered unit ends failed (async_unit_interrupted) and the compensate is not repeated', { timeout: 30_000 }, async () => {
-    const prefix = `crash${Date.now()}`;
-    const rescued: string[] = [];
-    const runtime = createRedisRuntime({ url: server.url, prefix, reactors: [crashReactor(async (unitId) => void rescued.push(unitId))], ...CRASH_RUNTIME });
-    closers.push(() => runtime.close());
-    const victim = spawnJsonChild(VICTIM, { url: server.url, prefix }, children);
-    await victim.line((v) => v.ready === true, 20_000);
+  test(
+    'SIGKILL during the compensate: the redelivered unit ends failed (async_unit_interrupted) and the compensate is not repeated',
+    { timeout: 30_000 },
+    async () => {
+      const prefix = `crash${Date.now()}`;
+      const rescued: string[] = [];
+      const runtime = createRedisRuntime({
+        url: server.url,
+        prefix,
+        reactors: [crashReactor(async (unitId) => void rescued.push(unitId))],
+        ...CRASH_RUNTIME,
+      });
+      closers.push(() => runtime.close());
+      const victim = spawnJsonChild(VICTIM, { url: server.url, prefix }, children);
+      await victim.line((v) => v.ready === true, 20_000);
 
-    // The dispatcher runs here (nobody reads the unit, so it completes at once); the victim takes the unit's job.
-    const parent = await runtime.engine.run(crashReactor(async () => undefined), {});
-    expect(parent.status).toBe('completed');
-    const unitId = `${parent.executionId}~charge`;
-    await victim.line((v) => v.compensating === unitId, 15_000);
-    expect((await runtime.engine.store.get(unitId))?.status).toBe('rolling_back');
+      // The dispatcher runs here (nobody reads the unit, so it completes at once); the victim takes the unit's job.
+      const parent = await runtime.engine.run(
+        crashReactor(async () => undefined),
+        {},
+      );
+      expect(parent.status).toBe('completed');
+      const unitId = `${parent.executionId}~charge`;
+      await victim.line((v) => v.compensating === unitId, 15_000);
+      expect((await runtime.engine.store.get(unitId))?.status).toBe('rolling_back');
 
-    victim.child.kill('SIGKILL');
-    expect((await victim.exited).signal).toBe('SIGKILL');
-    runtime.startWorker({ concurrency: 2 }); // the rescuer: BullMQ hands it the stalled unit job
+      victim.child.kill('SIGKILL');
+      expect((await victim.exited).signal).toBe('SIGKILL');
+      runtime.startWorker({ concurrency: 2 }); // the rescuer: BullMQ hands it the stalled unit job
 
-    const record = await until(async () => {
-      const r = await runtime.engine.store.get(unitId);
-      return r?.status === 'failed' ? r : undefined;
-    }, 15_000, 'the redelivered unit to end');
-    expect(record.error).toMatchObject({ code: 'async_unit_interrupted', details: { unitId } });
-    expect(record.error?.message).toContain('the compensate is not repeated');
-    expect(rescued).toEqual([]); // at most once: the rescuer never ran it again
-    expect(victim.lines((v) => v.compensating !== undefined)).toHaveLength(1);
-    const result = await runtime.engine.result(unitId);
-    expect(result).toMatchObject({ status: 'failed', error: { code: 'async_unit_interrupted' } });
-    expect(eventsOf(result?.trace ?? [], 'run.failed')).toHaveLength(1);
-  });
+      const record = await until(
+        async () => {
+          const r = await runtime.engine.store.get(unitId);
+          return r?.status === 'failed' ? r : undefined;
+        },
+        15_000,
+        'the redelivered unit to end',
+      );
+      expect(record.error).toMatchObject({ code: 'async_unit_interrupted', details: { unitId } });
+      expect(record.error?.message).toContain('the compensate is not repeated');
+      expect(rescued).toEqual([]); // at most once: the rescuer never ran it again
+      expect(victim.lines((v) => v.compensating !== undefined)).toHaveLength(1);
+      const result = await runtime.engine.result(unitId);
+      expect(result).toMatchObject({ status: 'failed', error: { code: 'async_unit_interrupted' } });
+      expect(eventsOf(result?.trace ?? [], 'run.failed')).toHaveLength(1);
+    },
+  );
 });

@@ -30,10 +30,14 @@ describe('an async unit keeps its ordered position across retries', () => {
     try {
       const a = await engine.run(post, { who: 'A', key });
       const unitA = `${a.executionId}~post`;
-      const retrying = await until(async () => {
-        const r = await engine.store.get(unitA);
-        return r?.background?.retryAt !== undefined ? r : undefined;
-      }, 3_000, 'A to wait for its retry');
+      const retrying = await until(
+        async () => {
+          const r = await engine.store.get(unitA);
+          return r?.background?.retryAt !== undefined ? r : undefined;
+        },
+        3_000,
+        'A to wait for its retry',
+      );
       expect(retrying.background?.ordered).toMatchObject({ key, nonce: 1 });
       expect(await coordinator.orderedState(key)).toMatchObject({ lastCompleted: 0 }); // A's turn was not handed back
 
@@ -58,7 +62,11 @@ describe('an async unit keeps its ordered position across retries', () => {
     const engine = createEmbeddedEngine({ coordinator, background: { workerWaitMs: 0, parkFallbackMs: 10_000 } });
     const r = reactor('ord-skip')
       .input({ who: z.string(), key: z.string() })
-      .asyncStep('post', { args: ($) => ({ who: $.input('who'), key: $.input('key') }), orderedLock: { key: ({ key }) => key, poisonTimeout: '60s' }, run: ({ who }) => (who === 'A' ? skip('nothing to post') : who) })
+      .asyncStep('post', {
+        args: ($) => ({ who: $.input('who'), key: $.input('key') }),
+        orderedLock: { key: ({ key }) => key, poisonTimeout: '60s' },
+        run: ({ who }) => (who === 'A' ? skip('nothing to post') : who),
+      })
       .build();
     try {
       const a = await engine.run(r, { who: 'A', key });

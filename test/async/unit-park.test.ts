@@ -22,7 +22,10 @@ describe('scenario 18: async_step park state', () => {
     const holderIn = gate();
     let shipped = 0;
     // The other owner: an in-process run of another reactor holding the key.
-    const holder = reactor('holder').withLock({ key: () => key }).step('hold', { run: async () => (holderIn.open(), await holding.promise) }).build();
+    const holder = reactor('holder')
+      .withLock({ key: () => key })
+      .step('hold', { run: async () => (holderIn.open(), await holding.promise) })
+      .build();
     const order = reactor('order-18')
       .input({ account: z.string() })
       .step('reserve', { run: () => 'r' })
@@ -45,9 +48,15 @@ describe('scenario 18: async_step park state', () => {
       const parked = await untilStatus(engine, unitId, 'parked');
       expect(parked.status === 'parked' && parked.waitingFor).toMatchObject({ primitive: 'lock', key, attempt: 1 });
       const record = (await engine.store.get(unitId))!;
-      expect(record.background).toMatchObject({ ordered: { key: `ord:${key}`, nonce: 1 }, waitingFor: { primitive: 'lock', key }, contention: 1 });
+      expect(record.background).toMatchObject({
+        ordered: { key: `ord:${key}`, nonce: 1 },
+        waitingFor: { primitive: 'lock', key },
+        contention: 1,
+      });
       expect(record.unit).toMatchObject({ step: 'ordered', dispatcherId: parent.executionId });
-      expect(eventsOf(parked.trace, 'async.parked')).toMatchObject([{ step: 'ordered', unitId, primitive: 'lock', key, attempt: 1 }]);
+      expect(eventsOf(parked.trace, 'async.parked')).toMatchObject([
+        { step: 'ordered', unitId, primitive: 'lock', key, attempt: 1 },
+      ]);
       expect(eventsOf(parked.trace, 'run.parked')).toMatchObject([{ primitive: 'lock', key }]);
       expect(await coordinator.orderedState(`ord:${key}`)).toMatchObject({ issued: 1, lastCompleted: 0 }); // next stays 1
       expect(shipped).toBe(0);

@@ -22,8 +22,15 @@ describe('4. reference scenario 2: a held lock parks the execution', () => {
     const holderIn = gate();
     let ran = 0;
     // The other owner: an in-process run of another reactor on the same engine, holding the key.
-    const holder = reactor('holder').withLock({ key: () => key }).step('hold', { run: async () => (holderIn.open(), await holding.promise) }).build();
-    const simple = reactor('simple-lock').input({ id: z.string() }).withLock({ key: () => key }).step('s', { run: () => ++ran }).build();
+    const holder = reactor('holder')
+      .withLock({ key: () => key })
+      .step('hold', { run: async () => (holderIn.open(), await holding.promise) })
+      .build();
+    const simple = reactor('simple-lock')
+      .input({ id: z.string() })
+      .withLock({ key: () => key })
+      .step('s', { run: () => ++ran })
+      .build();
     try {
       const held = engine.run(holder, {});
       await holderIn.promise;
@@ -50,7 +57,7 @@ describe('4. reference scenario 2: a held lock parks the execution', () => {
     }
   });
 
-  test("a key the coordinator frees on its own (a grant nobody took, decision 059) wakes a parked execution like a release", async () => {
+  test('a key the coordinator frees on its own (a grant nobody took, decision 059) wakes a parked execution like a release', async () => {
     const key = fresh('user');
     /** A coordinator that reports keys it freed itself, as the Redis one does with a cross-process grant nobody here could take. */
     class FreeingCoordinator extends MemoryCoordinator {
@@ -62,7 +69,10 @@ describe('4. reference scenario 2: a held lock parks the execution', () => {
     }
     const coordinator = new FreeingCoordinator();
     const engine = createEmbeddedEngine({ coordinator, background: { parkFallbackMs: 10_000 } });
-    const simple = reactor('freed-lock').withLock({ key: () => key }).step('s', { run: () => 1 }).build();
+    const simple = reactor('freed-lock')
+      .withLock({ key: () => key })
+      .step('s', { run: () => 1 })
+      .build();
     try {
       await coordinator.lockAcquire({ key, holder: OTHER, ttlMs: 30_000 });
       const started = await engine.start(simple, {});
@@ -98,7 +108,11 @@ describe('4. reference scenario 2: a held lock parks the execution', () => {
       expect(done?.status).toBe('failed');
       if (done?.status !== 'failed') return;
       // Rebuilt from the record: the class is not restored (see the report), the code, name and details are.
-      expect(done.error).toMatchObject({ code: 'contention', name: 'ContentionError', details: { primitive: 'lock', key } });
+      expect(done.error).toMatchObject({
+        code: 'contention',
+        name: 'ContentionError',
+        details: { primitive: 'lock', key },
+      });
       expect(done.error.message).toContain(`"${key}"`);
       expect(done.error.message).toContain('cap 3');
       expect(done.failedStep).toBeUndefined();
@@ -122,7 +136,10 @@ describe('4c. the fallback for a releaser that died', () => {
     const coordinator = new MemoryCoordinator();
     await coordinator.lockAcquire({ key, holder: OTHER, ttlMs: 120 }); // never released: it lapses
     const engine = createEmbeddedEngine({ coordinator, background: { parkFallbackMs: 200, workerWaitMs: 0 } });
-    const r = reactor('after-dead-holder').withLock({ key: () => key }).step('s', { run: () => 'done' }).returns('s');
+    const r = reactor('after-dead-holder')
+      .withLock({ key: () => key })
+      .step('s', { run: () => 'done' })
+      .returns('s');
     try {
       const t0 = Date.now();
       const started = await engine.start(r, {});
@@ -177,7 +194,8 @@ describe('5. two or more executions on one lock key in the background', () => {
       expect(await m.memory.waitList.list(`lock:${key}`)).toEqual(waiters.map((id) => `${id}:2`));
       const t0 = Date.now();
       firstGo.open();
-      for (const id of [first.executionId, ...waiters]) expect((await m.engine.wait(id, { timeoutMs: 5_000, pollMs: 5 }))?.status).toBe('completed');
+      for (const id of [first.executionId, ...waiters])
+        expect((await m.engine.wait(id, { timeoutMs: 5_000, pollMs: 5 }))?.status).toBe('completed');
       expect(Date.now() - t0).toBeLessThan(2_000); // fallback is 10 s
       expect(completed).toEqual([0, 1, 2, 3, 4]);
       expect(maxInside).toBe(1);
@@ -208,7 +226,11 @@ describe('6. a rate-limited execution parks until the window allows it', () => {
       expect((await engine.wait(first.executionId, { timeoutMs: 2_000, pollMs: 5 }))?.status).toBe('completed');
       const second = await engine.start(r, {});
       const parked = await untilStatus(engine, second.executionId, 'parked');
-      expect(parked.status === 'parked' && parked.waitingFor).toMatchObject({ primitive: 'rate_limit', key, attempt: 1 });
+      expect(parked.status === 'parked' && parked.waitingFor).toMatchObject({
+        primitive: 'rate_limit',
+        key,
+        attempt: 1,
+      });
       const parkEvent = eventsOf(parked.trace, 'run.parked')[0];
       expect(parkEvent).toMatchObject({ primitive: 'rate_limit', key, attempt: 1 });
       const done = await engine.wait(second.executionId, { timeoutMs: 3_000, pollMs: 5 });
@@ -232,14 +254,21 @@ describe('6. a rate-limited execution parks until the window allows it', () => {
     const coordinator = new MemoryCoordinator();
     const engine = createEmbeddedEngine({ coordinator, background: { contentionCap: 0 } });
     let ran = 0;
-    const r = reactor('limited-capped').withRateLimit({ key: () => key, limit: 1, per: '10s' }).step('call', { run: () => ++ran }).build();
+    const r = reactor('limited-capped')
+      .withRateLimit({ key: () => key, limit: 1, per: '10s' })
+      .step('call', { run: () => ++ran })
+      .build();
     try {
       const first = await engine.start(r, {});
       expect((await engine.wait(first.executionId, { timeoutMs: 2_000, pollMs: 5 }))?.status).toBe('completed');
       const second = await engine.start(r, {});
       const done = await engine.wait(second.executionId, { timeoutMs: 2_000, pollMs: 5 });
       expect(done?.status).toBe('failed');
-      expect(done?.status === 'failed' && done.error).toMatchObject({ code: 'contention', name: 'ContentionError', details: { primitive: 'rate_limit', key } });
+      expect(done?.status === 'failed' && done.error).toMatchObject({
+        code: 'contention',
+        name: 'ContentionError',
+        details: { primitive: 'rate_limit', key },
+      });
       expect(ran).toBe(1);
     } finally {
       await engine.close();
@@ -253,7 +282,10 @@ describe('7. ordered lock in the background', () => {
       .input({ i: z.number() })
       .withOrderedLock({ key: () => key })
       .step('a', { run: async ({ i }) => (await sleep(Math.floor(Math.random() * 8)), i) })
-      .step('b', { args: ($) => ({ i: $.result('a') }), run: async ({ i }) => (await sleep(Math.floor(Math.random() * 8)), log.push(i), i) })
+      .step('b', {
+        args: ($) => ({ i: $.result('a') }),
+        run: async ({ i }) => (await sleep(Math.floor(Math.random() * 8)), log.push(i), i),
+      })
       .returns('b');
 
   test('positions are taken at start; executions complete in accept order though the worker takes them out of order; waits are not capped', async () => {
@@ -265,17 +297,25 @@ describe('7. ordered lock in the background', () => {
     for (let i = 0; i < 10; i++) ids.push((await m.engine.start(r, { i })).executionId);
     // Positions were handed out at acceptance, before any worker ran.
     expect(await m.coordinator.orderedState(key)).toMatchObject({ issued: 10, lastCompleted: 0 });
-    for (const [i, id] of ids.entries()) expect((await m.store.get(id))?.background?.ordered).toMatchObject({ key, nonce: i + 1 });
+    for (const [i, id] of ids.entries())
+      expect((await m.store.get(id))?.background?.ordered).toMatchObject({ key, nonce: i + 1 });
     // A worker takes the later ones first: they park, holding nothing, and keep their position.
-    for (const i of [9, 7, 5, 3]) await m.engine.process({ v: 1, executionId: ids[i]!, reactor: 'ordered' }, { jobId: `${ids[i]!}:1`, delivery: 1 });
+    for (const i of [9, 7, 5, 3])
+      await m.engine.process(
+        { v: 1, executionId: ids[i]!, reactor: 'ordered' },
+        { jobId: `${ids[i]!}:1`, delivery: 1 },
+      );
     for (const i of [9, 7, 5, 3]) expect((await m.engine.result(ids[i]!))?.status).toBe('parked');
     expect(log).toEqual([]);
     const worker = m.startWorker(8);
     try {
-      for (const id of ids) expect((await m.engine.wait(id, { timeoutMs: 5_000, pollMs: 5 }))?.status).toBe('completed');
+      for (const id of ids)
+        expect((await m.engine.wait(id, { timeoutMs: 5_000, pollMs: 5 }))?.status).toBe('completed');
       expect(log).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
       // Some waited more than once (every waiter is woken on each advance) and still completed under cap 1.
-      const parks = await Promise.all(ids.map(async (id) => eventsOf((await m.engine.result(id))?.trace ?? [], 'run.parked').length));
+      const parks = await Promise.all(
+        ids.map(async (id) => eventsOf((await m.engine.result(id))?.trace ?? [], 'run.parked').length),
+      );
       expect(Math.max(...parks)).toBeGreaterThan(1);
       expect(await m.coordinator.orderedState(key)).toMatchObject({ inFlight: undefined });
     } finally {
@@ -286,7 +326,10 @@ describe('7. ordered lock in the background', () => {
   test('on the embedded engine with concurrency 8, twelve executions complete in accept order', async () => {
     const key = fresh('ledger');
     const log: number[] = [];
-    const engine = createEmbeddedEngine({ workerConcurrency: 8, background: { contentionCap: 1, parkFallbackMs: 10_000 } });
+    const engine = createEmbeddedEngine({
+      workerConcurrency: 8,
+      background: { contentionCap: 1, parkFallbackMs: 10_000 },
+    });
     const r = ordered(key, log);
     try {
       const ids = [];

@@ -41,7 +41,9 @@ describe('1. start, result, wait', () => {
     await sleep(30); // nobody consumes: it stays queued
     const before = await m.engine.result(started.executionId);
     expect(before?.status).toBe('queued');
-    expect(eventsOf(before?.trace ?? [], 'run.queued')).toMatchObject([{ reason: 'start', delayMs: 0, jobId: `${started.executionId}:1` }]);
+    expect(eventsOf(before?.trace ?? [], 'run.queued')).toMatchObject([
+      { reason: 'start', delayMs: 0, jobId: `${started.executionId}:1` },
+    ]);
     expect((await m.store.get(started.executionId))?.status).toBe('pending');
     const worker = m.startWorker();
     try {
@@ -63,7 +65,10 @@ describe('2. invalid input at start', () => {
   test('fails at once, enqueues nothing and persists no record', async () => {
     const m = manualEngine();
     let ran = 0;
-    const r = reactor('strict-input').input({ n: z.number().int() }).step('s', { run: () => ++ran }).build();
+    const r = reactor('strict-input')
+      .input({ n: z.number().int() })
+      .step('s', { run: () => ++ran })
+      .build();
     const result = await m.engine.start(r, { n: 'not a number' } as never);
     expect(result.status).toBe('failed');
     if (result.status !== 'failed') return;
@@ -121,8 +126,18 @@ describe('3. retries in workers are delayed re-enqueues', () => {
       ]);
       const id = started.executionId;
       // The live stream: each retry ends the job (run.queued retry) and a new job resumes it.
-      const live = m.events.filter((e) => e.executionId === id && ['run.queued', 'run.resumed', 'step.retrying'].includes(e.type));
-      expect(live.map((e) => (e.type === 'run.queued' ? `queued:${e.reason}:${e.jobId}` : e.type === 'run.resumed' ? `resumed:${e.jobId}` : `${e.type}:${(e as { attempt: number }).attempt}`))).toEqual([
+      const live = m.events.filter(
+        (e) => e.executionId === id && ['run.queued', 'run.resumed', 'step.retrying'].includes(e.type),
+      );
+      expect(
+        live.map((e) =>
+          e.type === 'run.queued'
+            ? `queued:${e.reason}:${e.jobId}`
+            : e.type === 'run.resumed'
+              ? `resumed:${e.jobId}`
+              : `${e.type}:${(e as { attempt: number }).attempt}`,
+        ),
+      ).toEqual([
         `queued:start:${id}:1`,
         `resumed:${id}:1`,
         'step.retrying:2',
@@ -155,7 +170,11 @@ describe('3. retries in workers are delayed re-enqueues', () => {
     let undone = 0;
     const r = reactor('always-flaky')
       .step('first', { run: () => 1, undo: () => void undone++ })
-      .step('bad', { waitFor: ['first'], retry: { maxAttempts: 2, baseDelay: 20 }, run: (_i, ctx) => (attempts.push(ctx.attempt), Promise.reject(new Error('down'))) })
+      .step('bad', {
+        waitFor: ['first'],
+        retry: { maxAttempts: 2, baseDelay: 20 },
+        run: (_i, ctx) => (attempts.push(ctx.attempt), Promise.reject(new Error('down'))),
+      })
       .build();
     const worker = m.startWorker();
     try {
@@ -211,22 +230,27 @@ describe('9. a malformed or other-version payload', () => {
     ['another version', { v: 99, executionId: 'e', reactor: 'double' }],
     ['a numeric execution id', { v: 1, executionId: 7, reactor: 'double' }],
     ['no reactor', { v: 1, executionId: 'e' }],
-  ])('the processor createWorker registers rejects a payload with %s (job_malformed), and runs nothing', async (_what, payload) => {
-    let captured: JobProcessor | undefined;
-    const capture: JobConsumer = { start: (p) => void (captured = p), stop: async () => undefined };
-    const m = manualEngine();
-    createWorker({ engine: m.engine, consumer: capture, reactors: [double] });
-    expect(captured).toBeDefined();
-    // (Wrapped: today the processor throws synchronously instead of returning a rejected promise.)
-    const outcome = (async () => captured!(payload, { jobId: 'x:1', delivery: 1 }))();
-    await expect(outcome).rejects.toBeInstanceOf(MalformedJobError);
-    await expect(outcome).rejects.toMatchObject({ code: 'job_malformed' });
-    expect(m.events).toEqual([]);
-  });
+  ])(
+    'the processor createWorker registers rejects a payload with %s (job_malformed), and runs nothing',
+    async (_what, payload) => {
+      let captured: JobProcessor | undefined;
+      const capture: JobConsumer = { start: (p) => void (captured = p), stop: async () => undefined };
+      const m = manualEngine();
+      createWorker({ engine: m.engine, consumer: capture, reactors: [double] });
+      expect(captured).toBeDefined();
+      // (Wrapped: today the processor throws synchronously instead of returning a rejected promise.)
+      const outcome = (async () => captured!(payload, { jobId: 'x:1', delivery: 1 }))();
+      await expect(outcome).rejects.toBeInstanceOf(MalformedJobError);
+      await expect(outcome).rejects.toMatchObject({ code: 'job_malformed' });
+      expect(m.events).toEqual([]);
+    },
+  );
 
   test('the embedded queue refuses to enqueue a payload of another version', async () => {
     const memory = createMemoryQueue();
-    await expect(memory.queue.enqueue({ v: 2, executionId: 'e', reactor: 'r' } as never, { jobId: 'e:1' })).rejects.toMatchObject({ code: 'job_malformed' });
+    await expect(
+      memory.queue.enqueue({ v: 2, executionId: 'e', reactor: 'r' } as never, { jobId: 'e:1' }),
+    ).rejects.toMatchObject({ code: 'job_malformed' });
     expect(memory.queue.counts()).toEqual({ ready: 0, delayed: 0, running: 0 });
   });
 });

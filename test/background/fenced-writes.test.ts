@@ -40,8 +40,12 @@ describe('a worker that lost its liveness lease writes nothing', () => {
     await until(() => m.events.some((e) => e.type === 'run.stopped'), 5_000, 'run.stopped');
     await until(() => reason !== undefined, 5_000, 'the step to see its abort');
     expect((reason as { code?: string }).code).toBe('lease_lost');
-    expect(m.events.filter((e) => e.type === 'run.stopped')).toEqual([expect.objectContaining({ reason: 'lease_lost' })]);
-    expect(m.events.some((e) => e.type === 'run.failed' || e.type === 'run.rolling_back' || e.type === 'step.undone')).toBe(false);
+    expect(m.events.filter((e) => e.type === 'run.stopped')).toEqual([
+      expect.objectContaining({ reason: 'lease_lost' }),
+    ]);
+    expect(
+      m.events.some((e) => e.type === 'run.failed' || e.type === 'run.rolling_back' || e.type === 'step.undone'),
+    ).toBe(false);
     expect(undone).toEqual([]);
     await new Promise((resolve) => setTimeout(resolve, 150)); // a trailing checkpoint would land now
     expect(await m.store.get(executionId)).toEqual(before);
@@ -55,10 +59,21 @@ describe('the status table', () => {
     expect(() => checkTransition('e', undefined, 'running')).not.toThrow();
     expect(() => checkTransition('e', 'completed', 'rolling_back')).not.toThrow();
     expect(() => checkTransition('e', 'completed', 'completed')).not.toThrow();
-    expect(() => checkTransition('e', 'failed', 'running')).toThrow(expect.objectContaining({ code: 'status_transition_invalid', details: { executionId: 'e', from: 'failed', to: 'running' } }));
-    expect(() => checkTransition('e', 'completed', 'failed')).toThrow(expect.objectContaining({ code: 'status_transition_invalid' }));
-    expect(() => checkTransition('e', 'rolling_back', 'running')).toThrow(expect.objectContaining({ code: 'status_transition_invalid' }));
-    expect(() => checkTransition('e', 'cancelled', 'pending')).toThrow(expect.objectContaining({ code: 'status_transition_invalid' }));
+    expect(() => checkTransition('e', 'failed', 'running')).toThrow(
+      expect.objectContaining({
+        code: 'status_transition_invalid',
+        details: { executionId: 'e', from: 'failed', to: 'running' },
+      }),
+    );
+    expect(() => checkTransition('e', 'completed', 'failed')).toThrow(
+      expect.objectContaining({ code: 'status_transition_invalid' }),
+    );
+    expect(() => checkTransition('e', 'rolling_back', 'running')).toThrow(
+      expect.objectContaining({ code: 'status_transition_invalid' }),
+    );
+    expect(() => checkTransition('e', 'cancelled', 'pending')).toThrow(
+      expect.objectContaining({ code: 'status_transition_invalid' }),
+    );
     for (const to of TRANSITIONS.aborted) expect(to).toBe('aborted');
   });
 });

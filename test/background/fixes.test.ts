@@ -14,7 +14,11 @@ test('a cancel requested while a worker runs the execution is picked up by its n
   const failB = gate();
   const r = reactor('cancel-later')
     .step('a', { run: () => 'A', undo: () => void log.push('undo a') })
-    .step('b', { waitFor: ['a'], retry: { maxAttempts: 3, baseDelay: 50 }, run: async () => (inB.open(), await failB.promise, Promise.reject(new Error('retry me'))) })
+    .step('b', {
+      waitFor: ['a'],
+      retry: { maxAttempts: 3, baseDelay: 50 },
+      run: async () => (inB.open(), await failB.promise, Promise.reject(new Error('retry me'))),
+    })
     .build();
   const engine = createEmbeddedEngine();
   const queued = await engine.start(r, {});
@@ -30,8 +34,14 @@ test('a cancel requested while a worker runs the execution is picked up by its n
 test('a parked semaphore waiter sleeps until a release or its fallback: it does not wake itself and burn its contention cap', async () => {
   const coordinator = new MemoryCoordinator();
   await coordinator.semaphoreAcquire({ key: 'pool', holder: { owner: 'other' }, limit: 1, ttlMs: 60_000 });
-  const engine = createEmbeddedEngine({ coordinator, background: { contentionCap: 2, parkFallbackMs: 60_000, workerWaitMs: 0 } });
-  const r = reactor('sem').withSemaphore({ key: () => 'pool', limit: 1 }).step('s', { run: () => 1 }).build();
+  const engine = createEmbeddedEngine({
+    coordinator,
+    background: { contentionCap: 2, parkFallbackMs: 60_000, workerWaitMs: 0 },
+  });
+  const r = reactor('sem')
+    .withSemaphore({ key: () => 'pool', limit: 1 })
+    .step('s', { run: () => 1 })
+    .build();
   const queued = await engine.start(r, {});
   await new Promise((resolve) => setTimeout(resolve, 400));
   expect((await engine.result(queued.executionId))?.status).toBe('parked');
@@ -42,8 +52,14 @@ test('a parked semaphore waiter sleeps until a release or its fallback: it does 
 test('an execution woken by a release records run.woken with the key; one resumed by its fallback does not', async () => {
   const engine = createEmbeddedEngine({ background: { parkFallbackMs: 60_000, workerWaitMs: 0 } });
   const hold = gate();
-  const holder = reactor('holder').withLock({ key: () => 'W' }).step('s', { run: () => hold.promise }).build();
-  const waiter = reactor('waiter').withLock({ key: () => 'W' }).step('s', { run: () => 1 }).build();
+  const holder = reactor('holder')
+    .withLock({ key: () => 'W' })
+    .step('s', { run: () => hold.promise })
+    .build();
+  const waiter = reactor('waiter')
+    .withLock({ key: () => 'W' })
+    .step('s', { run: () => 1 })
+    .build();
   const first = await engine.start(holder, {});
   await new Promise((resolve) => setTimeout(resolve, 50));
   const second = await engine.start(waiter, {});
@@ -69,13 +85,19 @@ test('a long step shows its execution as running within one checkpoint interval,
   };
   const engine = createEmbeddedEngine({ store: counting, checkpointIntervalMs: 50 });
   const release = gate();
-  const slow = reactor('slow').step('wait', { run: () => release.promise }).build();
+  const slow = reactor('slow')
+    .step('wait', { run: () => release.promise })
+    .build();
   const queued = await engine.start(slow, {});
   await expect.poll(async () => (await engine.result(queued.executionId))?.status, { timeout: 2_000 }).toBe('running');
   release.open();
   expect((await engine.wait(queued.executionId))?.status).toBe('completed');
 
-  const fast = reactor('fast').step('a', { run: () => 1 }).step('b', { waitFor: ['a'], run: () => 2 }).step('c', { waitFor: ['b'], run: () => 3 }).build();
+  const fast = reactor('fast')
+    .step('a', { run: () => 1 })
+    .step('b', { waitFor: ['a'], run: () => 2 })
+    .step('c', { waitFor: ['b'], run: () => 3 })
+    .build();
   saves = 0;
   const done = await engine.run(fast, {});
   expect(done.status).toBe('completed');

@@ -2,7 +2,15 @@
  * Shared helpers of the background-execution tests: an engine over the embedded memory queue
  * whose consumer the test starts by hand, polling, gates.
  */
-import { createEngine, MemoryCoordinator, MemoryStore, type Engine, type EngineOptions, type ReactorEvent, type RunResult } from '../../src/index.js';
+import {
+  createEngine,
+  MemoryCoordinator,
+  MemoryStore,
+  type Engine,
+  type EngineOptions,
+  type ReactorEvent,
+  type RunResult,
+} from '../../src/index.js';
 import { createMemoryQueue, type MemoryQueue, type MemoryQueueOptions } from '../../src/queue/memory.js';
 import { createWorker, type Worker } from '../../src/queue/worker.js';
 
@@ -16,7 +24,11 @@ export function gate(): { promise: Promise<void>; open: () => void } {
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Polls `probe` until it returns a truthy value, or throws after `timeoutMs`. */
-export async function until<T>(probe: () => T | Promise<T>, timeoutMs = 3_000, what = 'condition'): Promise<NonNullable<T>> {
+export async function until<T>(
+  probe: () => T | Promise<T>,
+  timeoutMs = 3_000,
+  what = 'condition',
+): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
@@ -27,15 +39,27 @@ export async function until<T>(probe: () => T | Promise<T>, timeoutMs = 3_000, w
 }
 
 /** Waits until the execution's result has `status`. */
-export async function untilStatus(engine: Engine, executionId: string, status: RunResult['status'], timeoutMs = 3_000): Promise<RunResult> {
-  return until(async () => {
-    const r = await engine.result(executionId);
-    return r?.status === status ? r : undefined;
-  }, timeoutMs, `${executionId} to be ${status}`);
+export async function untilStatus(
+  engine: Engine,
+  executionId: string,
+  status: RunResult['status'],
+  timeoutMs = 3_000,
+): Promise<RunResult> {
+  return until(
+    async () => {
+      const r = await engine.result(executionId);
+      return r?.status === status ? r : undefined;
+    },
+    timeoutMs,
+    `${executionId} to be ${status}`,
+  );
 }
 
 /** Events of `type` in a trace. */
-export function eventsOf<T extends ReactorEvent['type']>(trace: readonly ReactorEvent[], type: T): Extract<ReactorEvent, { type: T }>[] {
+export function eventsOf<T extends ReactorEvent['type']>(
+  trace: readonly ReactorEvent[],
+  type: T,
+): Extract<ReactorEvent, { type: T }>[] {
   return trace.filter((e): e is Extract<ReactorEvent, { type: T }> => e.type === type);
 }
 
@@ -45,7 +69,12 @@ export function eventsOf<T extends ReactorEvent['type']>(trace: readonly Reactor
  * time, so every one of its polls contends and spends a contention attempt. Returns the stop
  * function (the key stays held).
  */
-export function changeHolderEvery(coordinator: MemoryCoordinator, key: string, holder: { readonly owner: string }, everyMs: number): () => void {
+export function changeHolderEvery(
+  coordinator: MemoryCoordinator,
+  key: string,
+  holder: { readonly owner: string },
+  everyMs: number,
+): () => void {
   const timer = setInterval(() => {
     // Both calls change the memory coordinator synchronously: no other job runs between them.
     void coordinator.lockRelease(key, holder.owner);
@@ -65,7 +94,9 @@ export interface Manual {
   startWorker(concurrency?: number): Worker;
 }
 
-export function manualEngine(options: Partial<EngineOptions> & { readonly queueOptions?: MemoryQueueOptions } = {}): Manual {
+export function manualEngine(
+  options: Partial<EngineOptions> & { readonly queueOptions?: MemoryQueueOptions } = {},
+): Manual {
   const { queueOptions, ...rest } = options;
   const memory = createMemoryQueue(queueOptions ?? {});
   const store = (options.store as MemoryStore | undefined) ?? new MemoryStore();
@@ -73,5 +104,12 @@ export function manualEngine(options: Partial<EngineOptions> & { readonly queueO
   const engine = createEngine({ store, coordinator, queue: memory.queue, waitList: memory.waitList, ...rest });
   const events: ReactorEvent[] = [];
   engine.subscribe((e) => events.push(e));
-  return { engine, memory, store, coordinator, events, startWorker: (concurrency = 8) => createWorker({ engine, consumer: memory.consumer, concurrency }) };
+  return {
+    engine,
+    memory,
+    store,
+    coordinator,
+    events,
+    startWorker: (concurrency = 8) => createWorker({ engine, consumer: memory.consumer, concurrency }),
+  };
 }

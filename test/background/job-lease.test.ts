@@ -47,7 +47,11 @@ describe('job lease on Redis (job-enter / job-leave)', () => {
     const backend = createRedisBackend({ url: server.url, prefix: 'jl1' });
     closers.push(() => backend.close());
     const started = await r.engine.start(def, {});
-    await backend.coordinator.periodMark({ key: cancelRequestKey(started.executionId), bucket: 'requested', ttlMs: 60_000 });
+    await backend.coordinator.periodMark({
+      key: cancelRequestKey(started.executionId),
+      bucket: 'requested',
+      ttlMs: 60_000,
+    });
     const worker = r.startWorker({ concurrency: 2 });
     closers.push(() => worker.stop());
     const done = await r.engine.wait(started.executionId, { timeoutMs: 20_000, pollMs: 10 });
@@ -65,7 +69,9 @@ describe('job lease on Redis (job-enter / job-leave)', () => {
     closers.push(async () => listener.disconnect());
     const started = await r.engine.start(def, {});
     await listener.subscribe(new RedisKeys('jl2').lockChannel(livenessKey(started.executionId)));
-    const seenAtRelease = new Promise<string | undefined>((resolve) => listener.once('message', () => void backend.store.get(started.executionId).then((rec) => resolve(rec?.status))));
+    const seenAtRelease = new Promise<string | undefined>((resolve) =>
+      listener.once('message', () => void backend.store.get(started.executionId).then((rec) => resolve(rec?.status))),
+    );
     const worker = r.startWorker({ concurrency: 2 });
     closers.push(() => worker.stop());
     expect(await seenAtRelease).toBe('completed');
@@ -74,7 +80,10 @@ describe('job lease on Redis (job-enter / job-leave)', () => {
     expect(record?.trace?.map((e) => e.type)).toContain('run.completed');
 
     // A duplicate delivery of its job (at-least-once) takes the lease, reads a terminal record, and runs nothing.
-    await r.engine.process({ v: JOB_FORMAT_VERSION, executionId: started.executionId, reactor: def.name }, { jobId: `${started.executionId}:1`, delivery: 2 });
+    await r.engine.process(
+      { v: JOB_FORMAT_VERSION, executionId: started.executionId, reactor: def.name },
+      { jobId: `${started.executionId}:1`, delivery: 2 },
+    );
     expect(runs()).toBe(1);
     expect((await backend.store.get(started.executionId))?.updatedAt).toBe(record?.updatedAt);
     expect(await backend.coordinator.lockState(livenessKey(started.executionId))).toBeUndefined();

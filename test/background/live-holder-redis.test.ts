@@ -19,11 +19,23 @@ afterAll(async () => {
 });
 
 let seq = 0;
-function runtime(reactors: readonly AnyReactorDefinition[]): { readonly runtime: RedisRuntime; readonly backend: RedisBackend; readonly keys: RedisKeys } {
+function runtime(reactors: readonly AnyReactorDefinition[]): {
+  readonly runtime: RedisRuntime;
+  readonly backend: RedisBackend;
+  readonly keys: RedisKeys;
+} {
   const prefix = `lh${++seq}`;
-  const r = createRedisRuntime({ url: server.url, prefix, reactors, background: { parkFallbackMs: 200, contentionCap: 3 } });
+  const r = createRedisRuntime({
+    url: server.url,
+    prefix,
+    reactors,
+    background: { parkFallbackMs: 200, contentionCap: 3 },
+  });
   const backend = createRedisBackend({ url: server.url, prefix });
-  closers.push(() => r.close(), () => backend.close());
+  closers.push(
+    () => r.close(),
+    () => backend.close(),
+  );
   r.startWorker({ concurrency: 4 });
   return { runtime: r, backend, keys: new RedisKeys(prefix) };
 }
@@ -44,7 +56,11 @@ describe('on Redis, a parked waiter behind a live holder', () => {
       .step('hold', { run: async () => (entered.open(), await release.promise, 'held') })
       .background('all')
       .returns('hold');
-    const waiter = reactor('lh-waiter').withLock({ key: () => key, ttl: '1s' }).step('work', { run: () => 'done' }).background('all').returns('work');
+    const waiter = reactor('lh-waiter')
+      .withLock({ key: () => key, ttl: '1s' })
+      .step('work', { run: () => 'done' })
+      .background('all')
+      .returns('work');
     const { runtime: r, backend } = runtime([holder, waiter]);
     const h = await r.engine.start(holder, {});
     await entered.promise;
@@ -69,9 +85,16 @@ describe('on Redis, a parked waiter behind a live holder', () => {
 
   test('a holder change between polls spends one attempt and records one more park', async () => {
     const key = 'acct:redis-change';
-    const waiter = reactor('lh-change').withLock({ key: () => key }).step('work', { run: () => 'done' }).background('all').returns('work');
+    const waiter = reactor('lh-change')
+      .withLock({ key: () => key })
+      .step('work', { run: () => 'done' })
+      .background('all')
+      .returns('work');
     const { runtime: r, backend, keys } = runtime([waiter]);
-    const [a, b] = [{ owner: 'holder-a', reactor: 'elsewhere' }, { owner: 'holder-b', reactor: 'elsewhere' }];
+    const [a, b] = [
+      { owner: 'holder-a', reactor: 'elsewhere' },
+      { owner: 'holder-b', reactor: 'elsewhere' },
+    ];
     expect((await backend.coordinator.lockAcquire({ key, holder: a, ttlMs: 60_000 })).acquired).toBe(true);
     const w = await r.engine.start(waiter, {});
     await until(async () => (await r.engine.result(w.executionId))?.status === 'parked', 5_000, 'the waiter to park');
@@ -82,7 +105,11 @@ describe('on Redis, a parked waiter behind a live holder', () => {
     const token = (await backend.coordinator.lockState(key))?.token ?? '0';
     await backend.redis.hset(keys.lock(key), 'owner', b.owner, 'exec', '', 'token', String(BigInt(token) + 1n));
     expect(await backend.coordinator.lockState(key)).toMatchObject({ holder: { owner: b.owner } });
-    await until(async () => (await backend.store.get(w.executionId))?.background?.contention === 2, 3_000, 'the attempt after the change');
+    await until(
+      async () => (await backend.store.get(w.executionId))?.background?.contention === 2,
+      3_000,
+      'the attempt after the change',
+    );
     await sleep(800);
     const changed = await backend.store.get(w.executionId);
     expect(changed?.status).toBe('parked');
@@ -97,16 +124,26 @@ describe('on Redis, a parked waiter behind a live holder', () => {
 
   test('contentionTimeout: the wait fails with a ContentionError once it has lasted the timeout', async () => {
     const key = 'acct:redis-timeout';
-    const waiter = reactor('lh-timeout').withLock({ key: () => key, contentionTimeout: '1s' }).step('work', { run: () => 'done' }).background('all').returns('work');
+    const waiter = reactor('lh-timeout')
+      .withLock({ key: () => key, contentionTimeout: '1s' })
+      .step('work', { run: () => 'done' })
+      .background('all')
+      .returns('work');
     const { runtime: r, backend } = runtime([waiter]);
-    expect((await backend.coordinator.lockAcquire({ key, holder: { owner: 'holder-t' }, ttlMs: 60_000 })).acquired).toBe(true);
+    expect(
+      (await backend.coordinator.lockAcquire({ key, holder: { owner: 'holder-t' }, ttlMs: 60_000 })).acquired,
+    ).toBe(true);
     const startedAt = Date.now();
     const w = await r.engine.start(waiter, {});
     const done = await settled(r, w.executionId);
     expect(done.status).toBe('failed');
     if (done.status !== 'failed') return;
     expect(Date.now() - startedAt).toBeGreaterThanOrEqual(1_000);
-    expect(done.error).toMatchObject({ code: 'contention', name: 'ContentionError', details: { primitive: 'lock', key } });
+    expect(done.error).toMatchObject({
+      code: 'contention',
+      name: 'ContentionError',
+      details: { primitive: 'lock', key },
+    });
     expect(done.error.message).toContain('contentionTimeout 1000 ms passed');
     expect(eventsOf(done.trace, 'run.parked')).toHaveLength(1);
     await backend.coordinator.lockRelease(key, 'holder-t');

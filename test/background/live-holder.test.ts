@@ -6,7 +6,16 @@
  * the wait in time, at the reactor and at a step; the definition rejects a bad value.
  */
 import { describe, expect, test } from 'vitest';
-import { createEngine, DefinitionError, MemoryCoordinator, MemoryStore, reactor, type AnyReactorDefinition, type Engine, type RunResult } from '../../src/index.js';
+import {
+  createEngine,
+  DefinitionError,
+  MemoryCoordinator,
+  MemoryStore,
+  reactor,
+  type AnyReactorDefinition,
+  type Engine,
+  type RunResult,
+} from '../../src/index.js';
 import { createMemoryQueue } from '../../src/queue/memory.js';
 import { createWorker, type Worker } from '../../src/queue/worker.js';
 import { ManualClock } from '../../src/testing/index.js';
@@ -29,12 +38,22 @@ interface Rig {
   close(): Promise<void>;
 }
 
-function rig(reactors: readonly AnyReactorDefinition[], background: { readonly parkFallbackMs?: number; readonly contentionCap?: number } = {}): Rig {
+function rig(
+  reactors: readonly AnyReactorDefinition[],
+  background: { readonly parkFallbackMs?: number; readonly contentionCap?: number } = {},
+): Rig {
   const clock = new ManualClock({ autoAdvance: false });
   const store = new MemoryStore({ clock });
   const coordinator = new MemoryCoordinator({ clock });
   const memory = createMemoryQueue({ clock });
-  const engine = createEngine({ store, coordinator, clock, queue: memory.queue, waitList: memory.waitList, background: { workerWaitMs: 0, parkFallbackMs: 200, contentionCap: 3, ...background } });
+  const engine = createEngine({
+    store,
+    coordinator,
+    clock,
+    queue: memory.queue,
+    waitList: memory.waitList,
+    background: { workerWaitMs: 0, parkFallbackMs: 200, contentionCap: 3, ...background },
+  });
   const worker = createWorker({ engine, consumer: memory.consumer, reactors, concurrency: 4 });
   const settle = async (running = 0): Promise<void> => {
     for (let i = 0; i < 20_000; i++) {
@@ -55,7 +74,17 @@ function rig(reactors: readonly AnyReactorDefinition[], background: { readonly p
       await settle(running);
     }
   };
-  return { engine, clock, store, coordinator, memory, worker, settle, advance, close: async () => (await worker.stop(), await memory.queue.close()) };
+  return {
+    engine,
+    clock,
+    store,
+    coordinator,
+    memory,
+    worker,
+    settle,
+    advance,
+    close: async () => (await worker.stop(), await memory.queue.close()),
+  };
 }
 
 async function result(engine: Engine, id: string): Promise<RunResult> {
@@ -74,14 +103,21 @@ describe('a fallback poll that finds the same live holder parks again for free',
       .step('hold', { run: async () => (entered.open(), await release.promise, 'held') })
       .background('all')
       .returns('hold');
-    const waiter = reactor('waiter-60s').withLock({ key: () => key, ttl: '3s' }).step('work', { run: () => 'done' }).background('all').returns('work');
+    const waiter = reactor('waiter-60s')
+      .withLock({ key: () => key, ttl: '3s' })
+      .step('work', { run: () => 'done' })
+      .background('all')
+      .returns('work');
     const r = rig([holder, waiter]);
     try {
       const h = await r.engine.start(holder, {});
       await entered.promise;
       const w = await r.engine.start(waiter, {});
       await r.settle(1);
-      expect(await result(r.engine, w.executionId)).toMatchObject({ status: 'parked', waitingFor: { primitive: 'lock', key, attempt: 1 } });
+      expect(await result(r.engine, w.executionId)).toMatchObject({
+        status: 'parked',
+        waitingFor: { primitive: 'lock', key, attempt: 1 },
+      });
       const parkedAt = r.clock.now();
       await r.advance(60_000, 200, 1);
       // 60 s later: about 300 fallback polls ran, and none of them spent an attempt or wrote an event.
@@ -89,7 +125,12 @@ describe('a fallback poll that finds the same live holder parks again for free',
       expect(waiting?.status).toBe('parked');
       expect(waiting?.background?.contention).toBe(1);
       expect(waiting?.background?.jobs).toBeGreaterThan(250);
-      expect(waiting?.background?.waitingFor).toMatchObject({ primitive: 'lock', key, attempt: 1, holder: { owners: [expect.stringContaining(h.executionId)] } });
+      expect(waiting?.background?.waitingFor).toMatchObject({
+        primitive: 'lock',
+        key,
+        attempt: 1,
+        holder: { owners: [expect.stringContaining(h.executionId)] },
+      });
       expect(waiting?.background?.contended).toMatchObject({ primitive: 'lock', key, since: parkedAt });
       expect(eventsOf(waiting?.trace ?? [], 'run.parked')).toHaveLength(1);
       expect(eventsOf(waiting?.trace ?? [], 'run.resumed')).toHaveLength(1);
@@ -114,7 +155,11 @@ describe('a fallback poll that finds the same live holder parks again for free',
 
   test('a holder change between polls spends one attempt and records one park; the new holder is then waited on for free', async () => {
     const key = 'acct:change';
-    const waiter = reactor('waiter-change').withLock({ key: () => key }).step('work', { run: () => 'done' }).background('all').returns('work');
+    const waiter = reactor('waiter-change')
+      .withLock({ key: () => key })
+      .step('work', { run: () => 'done' })
+      .background('all')
+      .returns('work');
     const r = rig([waiter], { contentionCap: 3 });
     try {
       await r.coordinator.lockAcquire({ key, holder: DIRECT, ttlMs: 600_000 });
@@ -151,13 +196,21 @@ describe('a fallback poll that finds the same live holder parks again for free',
 
   test('a full semaphore: the same holders are waited on for free; a slot changing hands spends one attempt', async () => {
     const key = 'pool:sem';
-    const waiter = reactor('waiter-sem').withSemaphore({ key: () => key, limit: 1 }).step('work', { run: () => 'done' }).background('all').returns('work');
+    const waiter = reactor('waiter-sem')
+      .withSemaphore({ key: () => key, limit: 1 })
+      .step('work', { run: () => 'done' })
+      .background('all')
+      .returns('work');
     const r = rig([waiter]);
     try {
       await r.coordinator.semaphoreAcquire({ key, holder: DIRECT, limit: 1, ttlMs: 600_000 });
       const w = await r.engine.start(waiter, {});
       await r.settle();
-      expect((await r.store.get(w.executionId))?.background?.waitingFor).toMatchObject({ primitive: 'semaphore', attempt: 1, holder: { owners: [DIRECT.owner] } });
+      expect((await r.store.get(w.executionId))?.background?.waitingFor).toMatchObject({
+        primitive: 'semaphore',
+        attempt: 1,
+        holder: { owners: [DIRECT.owner] },
+      });
       await r.advance(10_000, 200);
       expect((await r.store.get(w.executionId))?.background?.contention).toBe(1);
       await r.coordinator.semaphoreRelease(key, DIRECT.owner);
@@ -218,14 +271,21 @@ describe('contentionTimeout bounds a wait in time', () => {
       const w = await r.engine.start(waiter, {});
       await r.settle();
       const parkedAt = r.clock.now();
-      expect((await r.store.get(w.executionId))?.background?.contended).toMatchObject({ since: parkedAt, timeoutAt: parkedAt + 2_000 });
+      expect((await r.store.get(w.executionId))?.background?.contended).toMatchObject({
+        since: parkedAt,
+        timeoutAt: parkedAt + 2_000,
+      });
       await r.advance(1_900, 100);
       expect((await result(r.engine, w.executionId)).status).toBe('parked');
       await r.advance(100, 100);
       const done = await result(r.engine, w.executionId);
       expect(done.status).toBe('failed');
       if (done.status !== 'failed') return;
-      expect(done.error).toMatchObject({ code: 'contention', name: 'ContentionError', details: { primitive: 'lock', key } });
+      expect(done.error).toMatchObject({
+        code: 'contention',
+        name: 'ContentionError',
+        details: { primitive: 'lock', key },
+      });
       expect(done.error.message).toContain('contentionTimeout 2000 ms passed');
       expect(done.error.message).toContain(DIRECT.owner);
       expect(done.failedStep).toBeUndefined();
@@ -242,7 +302,11 @@ describe('contentionTimeout bounds a wait in time', () => {
     const log: string[] = [];
     const waiter = reactor('step-timeout')
       .step('audit', { run: () => (log.push('audit'), 1), undo: () => void log.push('undo audit') })
-      .step('charge', { waitFor: ['audit'], lock: { key: () => key, contentionTimeout: 1_000 }, run: () => void log.push('charge') })
+      .step('charge', {
+        waitFor: ['audit'],
+        lock: { key: () => key, contentionTimeout: 1_000 },
+        run: () => void log.push('charge'),
+      })
       .background('all')
       .build();
     const r = rig([waiter], { contentionCap: 100 });
@@ -267,7 +331,11 @@ describe('contentionTimeout bounds a wait in time', () => {
 
   test('a rate limit: the park resumes when the bound passes instead of at the window end, and fails', async () => {
     const key = 'api:timeout';
-    const limited = reactor('rate-timeout').withRateLimit({ key: () => key, limit: 1, per: '1h', contentionTimeout: '1s' }).step('call', { run: () => 'called' }).background('all').returns('call');
+    const limited = reactor('rate-timeout')
+      .withRateLimit({ key: () => key, limit: 1, per: '1h', contentionTimeout: '1s' })
+      .step('call', { run: () => 'called' })
+      .background('all')
+      .returns('call');
     const r = rig([limited]);
     try {
       const first = await r.engine.start(limited, {});
@@ -275,10 +343,16 @@ describe('contentionTimeout bounds a wait in time', () => {
       expect((await result(r.engine, first.executionId)).status).toBe('completed');
       const second = await r.engine.start(limited, {});
       await r.settle();
-      expect((await result(r.engine, second.executionId)).status === 'parked' && (await r.store.get(second.executionId))?.background?.waitingFor?.dueAt).toBe(r.clock.now() + 1_000);
+      expect(
+        (await result(r.engine, second.executionId)).status === 'parked' &&
+          (await r.store.get(second.executionId))?.background?.waitingFor?.dueAt,
+      ).toBe(r.clock.now() + 1_000);
       await r.advance(1_000, 500);
       const done = await result(r.engine, second.executionId);
-      expect(done.status === 'failed' && done.error).toMatchObject({ code: 'contention', details: { primitive: 'rate_limit', key } });
+      expect(done.status === 'failed' && done.error).toMatchObject({
+        code: 'contention',
+        details: { primitive: 'rate_limit', key },
+      });
       expect(done.status === 'failed' && done.error.message).toContain('contentionTimeout 1000 ms passed');
     } finally {
       await r.close();
@@ -295,12 +369,26 @@ describe('contentionTimeout bounds a wait in time', () => {
       }
       throw new Error('the definition was accepted');
     };
-    expect(bad(() => reactor('r1').withLock({ key: () => 'k', contentionTimeout: 'soon' as never })).message).toContain('withLock contentionTimeout is not a duration');
-    expect(bad(() => reactor('r2').withSemaphore({ key: () => 'k', limit: 2, contentionTimeout: 0 })).message).toContain('withSemaphore contentionTimeout must be longer than 0');
-    expect(bad(() => reactor('r3').withRateLimit({ key: () => 'k', limit: 1, per: '1s', contentionTimeout: -5 })).message).toContain('withRateLimit contentionTimeout is not a duration');
-    expect(bad(() => reactor('r4').step('s', { lock: { key: () => 'k', contentionTimeout: Number.NaN }, run: () => 1 })).message).toMatch(/step "s": lock contentionTimeout is not a duration|withLock contentionTimeout is not a duration/);
-    expect(bad(() => reactor('r5').withOrderedLock({ key: () => 'k', contentionTimeout: '1m' } as never)).message).toContain('withOrderedLock takes no contentionTimeout');
-    const ok = reactor('r6').withLock({ key: () => 'k', contentionTimeout: '10m' }).step('s', { run: () => 1 }).build();
+    expect(bad(() => reactor('r1').withLock({ key: () => 'k', contentionTimeout: 'soon' as never })).message).toContain(
+      'withLock contentionTimeout is not a duration',
+    );
+    expect(
+      bad(() => reactor('r2').withSemaphore({ key: () => 'k', limit: 2, contentionTimeout: 0 })).message,
+    ).toContain('withSemaphore contentionTimeout must be longer than 0');
+    expect(
+      bad(() => reactor('r3').withRateLimit({ key: () => 'k', limit: 1, per: '1s', contentionTimeout: -5 })).message,
+    ).toContain('withRateLimit contentionTimeout is not a duration');
+    expect(
+      bad(() => reactor('r4').step('s', { lock: { key: () => 'k', contentionTimeout: Number.NaN }, run: () => 1 }))
+        .message,
+    ).toMatch(/step "s": lock contentionTimeout is not a duration|withLock contentionTimeout is not a duration/);
+    expect(
+      bad(() => reactor('r5').withOrderedLock({ key: () => 'k', contentionTimeout: '1m' } as never)).message,
+    ).toContain('withOrderedLock takes no contentionTimeout');
+    const ok = reactor('r6')
+      .withLock({ key: () => 'k', contentionTimeout: '10m' })
+      .step('s', { run: () => 1 })
+      .build();
     expect(ok.coordination[0]).toMatchObject({ kind: 'lock', contentionTimeoutMs: 600_000 });
   });
 });

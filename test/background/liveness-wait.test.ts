@@ -22,16 +22,27 @@ afterAll(async () => {
   await server?.dispose();
 });
 
-const greet = reactor('liveness-greet').step('hello', { run: () => 'hi' }).returns('hello');
+const greet = reactor('liveness-greet')
+  .step('hello', { run: () => 'hi' })
+  .returns('hello');
 
 function runtime(prefix: string, livenessWaitMs: number): RedisRuntime & { readonly prefix: string } {
-  const r = createRedisRuntime({ url: server.url, prefix, reactors: [greet], background: { parkFallbackMs: 20_000, livenessTtlMs: 30_000, livenessWaitMs } });
+  const r = createRedisRuntime({
+    url: server.url,
+    prefix,
+    reactors: [greet],
+    background: { parkFallbackMs: 20_000, livenessTtlMs: 30_000, livenessWaitMs },
+  });
   closers.push(() => r.close());
   return { ...r, prefix, startWorker: r.startWorker, close: r.close };
 }
 
 /** Starts an execution whose liveness lock another process holds, releases it after `holdMs`, and reports when it completed. */
-async function heldThenReleased(r: RedisRuntime & { readonly prefix: string }, holdMs: number, waitMs: number): Promise<{ readonly status: string | undefined; readonly afterReleaseMs: number }> {
+async function heldThenReleased(
+  r: RedisRuntime & { readonly prefix: string },
+  holdMs: number,
+  waitMs: number,
+): Promise<{ readonly status: string | undefined; readonly afterReleaseMs: number }> {
   const backend = createRedisBackend({ url: server.url, prefix: r.prefix });
   closers.push(() => backend.close());
   const coordinator = backend.coordinator;

@@ -40,7 +40,12 @@ describe('8. at-least-once redelivery', () => {
     const copies: string[] = [];
     const { bodies, count } = counting();
     const base = manualEngine({ background: { parkFallbackMs: 200 } });
-    const m = manualEngine({ coordinator: base.coordinator, queue: duplicating(base.memory.queue, copies), waitList: base.memory.waitList, background: { parkFallbackMs: 200 } });
+    const m = manualEngine({
+      coordinator: base.coordinator,
+      queue: duplicating(base.memory.queue, copies),
+      waitList: base.memory.waitList,
+      background: { parkFallbackMs: 200 },
+    });
     const marks: PeriodMarkRequest[] = [];
     const mark = m.coordinator.periodMark.bind(m.coordinator);
     m.coordinator.periodMark = async (request) => (marks.push(request), mark(request));
@@ -96,7 +101,10 @@ describe('8. at-least-once redelivery', () => {
     await worker.stop();
     const before = await m.store.get(started.executionId);
     for (let delivery = 2; delivery <= 3; delivery++) {
-      await m.engine.process({ v: 1, executionId: started.executionId, reactor: 'again' }, { jobId: `${started.executionId}:1`, delivery });
+      await m.engine.process(
+        { v: 1, executionId: started.executionId, reactor: 'again' },
+        { jobId: `${started.executionId}:1`, delivery },
+      );
     }
     expect(bodies).toEqual({ a: 1 });
     expect((await m.coordinator.rateState(rateKey, 10_000)).count).toBe(1);
@@ -144,11 +152,23 @@ describe('8. at-least-once redelivery', () => {
     const copies: string[] = [];
     const { bodies, count } = counting();
     const base = manualEngine();
-    const m = manualEngine({ coordinator: base.coordinator, queue: duplicating(base.memory.queue, copies), waitList: base.memory.waitList, background: { parkFallbackMs: 60 } });
+    const m = manualEngine({
+      coordinator: base.coordinator,
+      queue: duplicating(base.memory.queue, copies),
+      waitList: base.memory.waitList,
+      background: { parkFallbackMs: 60 },
+    });
     const holderIn = gate();
     const holding = gate();
-    const holder = reactor('holder').withLock({ key: () => lockKey }).step('h', { run: async () => (holderIn.open(), await holding.promise) }).build();
-    const r = reactor('parks').withLock({ key: () => lockKey }).step('a', { run: () => (count('a'), 1) }).step('b', { waitFor: ['a'], run: () => (count('b'), 2) }).build();
+    const holder = reactor('holder')
+      .withLock({ key: () => lockKey })
+      .step('h', { run: async () => (holderIn.open(), await holding.promise) })
+      .build();
+    const r = reactor('parks')
+      .withLock({ key: () => lockKey })
+      .step('a', { run: () => (count('a'), 1) })
+      .step('b', { waitFor: ['a'], run: () => (count('b'), 2) })
+      .build();
     const worker = createWorkerOn(m, base);
     try {
       const held = m.engine.run(holder, {});
@@ -210,7 +230,11 @@ describe('11. a composed child retry inside a worker', () => {
       expect(eventsOf(trace, 'step.started').filter((e) => e.step === 'sub.c1')).toHaveLength(1);
       expect(done?.steps['sub.c2']).toMatchObject({ status: 'completed', attempts: 3 });
       expect(done?.steps['sub']).toMatchObject({ status: 'completed' });
-      expect(eventsOf(m.events, 'run.queued').filter((e) => e.executionId === id).map((e) => e.reason)).toEqual(['start', 'retry', 'retry']);
+      expect(
+        eventsOf(m.events, 'run.queued')
+          .filter((e) => e.executionId === id)
+          .map((e) => e.reason),
+      ).toEqual(['start', 'retry', 'retry']);
     } finally {
       await worker.stop();
     }
@@ -220,7 +244,12 @@ describe('11. a composed child retry inside a worker', () => {
     const undone: string[] = [];
     const child = reactor('child2')
       .step('c1', { run: () => 1, undo: () => void undone.push('c1') })
-      .step('c2', { waitFor: ['c1'], retry: { maxAttempts: 2, baseDelay: 10 }, run: (_i, ctx) => (ctx.attempt < 2 ? Promise.reject(new Error('flake')) : 2), undo: () => void undone.push('c2') })
+      .step('c2', {
+        waitFor: ['c1'],
+        retry: { maxAttempts: 2, baseDelay: 10 },
+        run: (_i, ctx) => (ctx.attempt < 2 ? Promise.reject(new Error('flake')) : 2),
+        undo: () => void undone.push('c2'),
+      })
       .returns('c2');
     const parent = reactor('parent2')
       .step('p1', { run: () => 0, undo: () => void undone.push('p1') })

@@ -6,7 +6,15 @@
  * coordinator other processes share. The multi-process version is test/faults/sweep.test.ts.
  */
 import { describe, expect, test } from 'vitest';
-import { createEngine, InlineRunAbandonedError, MemoryCoordinator, MemoryStore, reactor, RECORD_VERSION, type ExecutionRecord } from '../../src/index.js';
+import {
+  createEngine,
+  InlineRunAbandonedError,
+  MemoryCoordinator,
+  MemoryStore,
+  reactor,
+  RECORD_VERSION,
+  type ExecutionRecord,
+} from '../../src/index.js';
 import { livenessKey } from '../../src/engine/operations.js';
 import { SWEEP_LOCK_KEY } from '../../src/engine/sweep.js';
 import { ManualClock } from '../../src/testing/clock.js';
@@ -22,10 +30,13 @@ class SharedMemoryStore extends MemoryStore {
   override readonly processLocal: boolean = false;
 }
 
-function setup(options: { readonly shared?: boolean; readonly sweepIntervalMs?: number; readonly reactors?: boolean } = {}) {
+function setup(
+  options: { readonly shared?: boolean; readonly sweepIntervalMs?: number; readonly reactors?: boolean } = {},
+) {
   const clock = new ManualClock();
   const store = options.shared === true ? new SharedMemoryStore({ clock }) : new MemoryStore({ clock });
-  const coordinator = options.shared === true ? new SharedMemoryCoordinator({ clock }) : new MemoryCoordinator({ clock });
+  const coordinator =
+    options.shared === true ? new SharedMemoryCoordinator({ clock }) : new MemoryCoordinator({ clock });
   const ran = { a: 0, b: 0 };
   const two = reactor('sweep-two')
     .step('a', { run: () => (ran.a++, 'A') })
@@ -37,7 +48,10 @@ function setup(options: { readonly shared?: boolean; readonly sweepIntervalMs?: 
     coordinator,
     queueOptions: { clock },
     checkpointIntervalMs: 0,
-    background: { livenessTtlMs: TTL, ...(options.sweepIntervalMs === undefined ? {} : { sweepIntervalMs: options.sweepIntervalMs }) },
+    background: {
+      livenessTtlMs: TTL,
+      ...(options.sweepIntervalMs === undefined ? {} : { sweepIntervalMs: options.sweepIntervalMs }),
+    },
     ...(options.reactors === false ? {} : { reactors: [two] }),
   });
   /** A record as a process that stopped left it. */
@@ -76,7 +90,16 @@ describe('what the sweep takes for stranded', () => {
     expect(await manual.engine.result('lost-1')).toMatchObject({ status: 'completed' });
     expect(ran).toEqual({ a: 1, b: 1 });
     const recovered = eventsOf(manual.events, 'run.recovered');
-    expect(recovered).toMatchObject([{ executionId: 'lost-1', reason: 'no_job', action: 'requeued', status: 'pending', count: 1, jobId: 'lost-1:sweep:1' }]);
+    expect(recovered).toMatchObject([
+      {
+        executionId: 'lost-1',
+        reason: 'no_job',
+        action: 'requeued',
+        status: 'pending',
+        count: 1,
+        jobId: 'lost-1:sweep:1',
+      },
+    ]);
     const record = await store.get('lost-1');
     expect(record?.background?.recovered).toMatchObject({ jobId: 'lost-1:sweep:1', count: 1 });
     expect(eventsOf(record?.trace ?? [], 'run.recovered')).toHaveLength(1);
@@ -114,8 +137,12 @@ describe('what the sweep takes for stranded', () => {
     manual.startWorker();
     const dueAt = clock.now() + 10_000;
     const waitingFor = { primitive: 'lock' as const, key: 'k', attempt: 1, jobId: 'parked-1:2', dueAt };
-    await store.save(leftBehind({ id: 'parked-1', status: 'parked', background: { jobs: 2, contention: 1, waitingFor } }));
-    await store.save(leftBehind({ id: 'retry-1', status: 'pending', background: { jobs: 2, contention: 0, retryAt: dueAt } }));
+    await store.save(
+      leftBehind({ id: 'parked-1', status: 'parked', background: { jobs: 2, contention: 1, waitingFor } }),
+    );
+    await store.save(
+      leftBehind({ id: 'retry-1', status: 'pending', background: { jobs: 2, contention: 0, retryAt: dueAt } }),
+    );
     clock.advance(10_000 + TTL - 10);
     expect(await manual.engine.sweep()).toMatchObject({ checked: 2, requeued: 0 });
     clock.advance(TTL);
@@ -128,7 +155,14 @@ describe('what the sweep takes for stranded', () => {
   test('fan-out elements, paused executions and inline runs without a lease are never swept', async () => {
     const { clock, store, manual, leftBehind } = setup();
     manual.startWorker();
-    await store.save(leftBehind({ id: 'p/m[0]', status: 'pending', element: { parentId: 'p', step: 'm', index: 0 }, input: { item: 1, index: 0 } }));
+    await store.save(
+      leftBehind({
+        id: 'p/m[0]',
+        status: 'pending',
+        element: { parentId: 'p', step: 'm', index: 0 },
+        input: { item: 1, index: 0 },
+      }),
+    );
     await store.save(leftBehind({ id: 'unleased-1', status: 'running', inline: {} }));
     await store.save(leftBehind({ id: 'paused-1', status: 'paused' }));
     clock.advance(TTL * 3);
@@ -143,7 +177,10 @@ describe('inline runs whose process stopped', () => {
       id,
       status: 'running',
       inline: { lease: `inline:gone:${id}` },
-      steps: { a: { status: 'completed', attempts: 1, result: 'A', completedSeq: 1 }, b: { status: 'running', attempts: 1 } },
+      steps: {
+        a: { status: 'completed', attempts: 1, result: 'A', completedSeq: 1 },
+        b: { status: 'running', attempts: 1 },
+      },
     });
 
   test('resumed on a worker when the sweeping engine knows the reactor: completed steps do not run again', async () => {
@@ -156,7 +193,9 @@ describe('inline runs whose process stopped', () => {
     const done = await manual.engine.result('inline-1');
     expect(done).toMatchObject({ status: 'completed', value: { a: 'A', b: 'B' } });
     expect(ran).toEqual({ a: 0, b: 1 });
-    expect(eventsOf(manual.events, 'run.recovered')).toMatchObject([{ reason: 'inline_lost', action: 'requeued', status: 'running' }]);
+    expect(eventsOf(manual.events, 'run.recovered')).toMatchObject([
+      { reason: 'inline_lost', action: 'requeued', status: 'running' },
+    ]);
     expect((await store.get('inline-1'))?.inline).toBeUndefined();
   });
 
@@ -167,13 +206,19 @@ describe('inline runs whose process stopped', () => {
     clock.advance(TTL + 1);
     expect(await manual.engine.sweep()).toMatchObject({ requeued: 0, aborted: 1 });
     const record = await store.get('inline-2');
-    expect(record).toMatchObject({ status: 'aborted', failedStep: 'b', error: { code: 'inline_run_abandoned', details: { step: 'b', reactor: 'sweep-two' } } });
+    expect(record).toMatchObject({
+      status: 'aborted',
+      failedStep: 'b',
+      error: { code: 'inline_run_abandoned', details: { step: 'b', reactor: 'sweep-two' } },
+    });
     expect(record?.inline).toBeUndefined();
     expect(await manual.coordinator.lockState(livenessKey('inline-2'))).toBeUndefined(); // the write released the sweep's lease
     const result = await manual.engine.wait('inline-2', { timeoutMs: 60_000 });
     expect(result).toMatchObject({ status: 'failed', failedStep: 'b' });
     expect(result.status === 'failed' && result.error).toBeInstanceOf(InlineRunAbandonedError);
-    expect(eventsOf(manual.events, 'run.recovered')).toMatchObject([{ executionId: 'inline-2', reason: 'inline_lost', action: 'aborted', status: 'running', count: 1 }]);
+    expect(eventsOf(manual.events, 'run.recovered')).toMatchObject([
+      { executionId: 'inline-2', reason: 'inline_lost', action: 'aborted', status: 'running', count: 1 },
+    ]);
     // Aborted is terminal: a later sweep leaves it alone.
     clock.advance(TTL * 2);
     expect(await manual.engine.sweep()).toMatchObject({ checked: 0 });
@@ -185,14 +230,23 @@ describe('inline runs whose process stopped', () => {
     await store.save({ ...dead(leftBehind, 'inline-3'), status: 'rolling_back' });
     clock.advance(TTL + 1);
     expect(await manual.engine.sweep()).toMatchObject({ aborted: 1 });
-    expect(await store.get('inline-3')).toMatchObject({ status: 'aborted', error: { code: 'inline_run_abandoned', details: { rollingBack: true } } });
+    expect(await store.get('inline-3')).toMatchObject({
+      status: 'aborted',
+      error: { code: 'inline_run_abandoned', details: { rollingBack: true } },
+    });
   });
 });
 
 describe('the inline run’s liveness lease', () => {
   test('on a shared coordinator: held and renewed while the run works, named in its records, released at its end', async () => {
     const { clock, store, coordinator, manual } = setup({ shared: true });
-    const other = createEngine({ store, coordinator, queue: manual.memory.queue, clock, background: { livenessTtlMs: TTL } }); // another process's sweep
+    const other = createEngine({
+      store,
+      coordinator,
+      queue: manual.memory.queue,
+      clock,
+      background: { livenessTtlMs: TTL },
+    }); // another process's sweep
     const open = gate();
     const entered = gate();
     const slow = reactor('sweep-slow')
@@ -219,7 +273,9 @@ describe('the inline run’s liveness lease', () => {
     const { clock, store, coordinator, manual } = setup();
     const open = gate();
     const entered = gate();
-    const slow = reactor('sweep-slow-local').step('a', { run: async () => (entered.open(), await open.promise, 'A') }).build();
+    const slow = reactor('sweep-slow-local')
+      .step('a', { run: async () => (entered.open(), await open.promise, 'A') })
+      .build();
     const running = manual.engine.run(slow, {});
     await entered.promise;
     const [record] = (await store.list({ status: 'running' })).records;
@@ -236,7 +292,9 @@ describe('the inline run’s liveness lease', () => {
     const store = new SharedMemoryStore({ clock });
     const open = gate();
     const entered = gate();
-    const slow = reactor('sweep-slow-plain').step('a', { run: async () => (entered.open(), await open.promise, 'A') }).build();
+    const slow = reactor('sweep-slow-plain')
+      .step('a', { run: async () => (entered.open(), await open.promise, 'A') })
+      .build();
     const running = createEngine({ store, clock, checkpointIntervalMs: 0 }).run(slow, {});
     await entered.promise;
     const [record] = (await store.list({ status: 'running' })).records;
@@ -249,7 +307,13 @@ describe('the inline run’s liveness lease', () => {
 describe('one sweeper at a time, on a timer', () => {
   test('two engines: the sweep lock lets one sweep; the other sweeps once the lock lapsed', async () => {
     const { clock, store, coordinator, manual } = setup();
-    const other = createEngine({ store, coordinator, queue: manual.memory.queue, clock, background: { livenessTtlMs: TTL } });
+    const other = createEngine({
+      store,
+      coordinator,
+      queue: manual.memory.queue,
+      clock,
+      background: { livenessTtlMs: TTL },
+    });
     expect(await manual.engine.sweep()).toMatchObject({ ran: true });
     expect(await other.sweep()).toMatchObject({ ran: false });
     expect((await coordinator.lockState(SWEEP_LOCK_KEY))?.holder.owner).toMatch(/^sweep:/);
@@ -274,6 +338,8 @@ describe('one sweeper at a time, on a timer', () => {
 
   test('sweepIntervalMs is checked', () => {
     const { store, coordinator, manual } = setup();
-    expect(() => createEngine({ store, coordinator, queue: manual.memory.queue, background: { sweepIntervalMs: -1 } })).toThrow(RangeError);
+    expect(() =>
+      createEngine({ store, coordinator, queue: manual.memory.queue, background: { sweepIntervalMs: -1 } }),
+    ).toThrow(RangeError);
   });
 });

@@ -14,27 +14,38 @@ function section(lines: readonly string[], label: string): string[] {
   const start = lines.findIndex((l) => l.startsWith(`== ${label} `));
   expect(start, `section ${label}`).toBeGreaterThanOrEqual(0);
   const end = lines.findIndex((l, i) => i > start && l.startsWith('== '));
-  return lines.slice(start + 1, end === -1 ? undefined : end).map((l) => l.trim().replace(/\s+/g, ' ')).filter((l) => l !== '');
+  return lines
+    .slice(start + 1, end === -1 ? undefined : end)
+    .map((l) => l.trim().replace(/\s+/g, ' '))
+    .filter((l) => l !== '');
 }
 
 /** What both modes must show: the contended acme transfers parked, were woken and completed; globex ran alongside. */
 function expectTheStory(lines: readonly string[]): void {
-  const parked = ['t-1', 't-2', 't-3'].filter((t) => section(lines, t).some((l) => l.includes('PARKED: lock account:acme is held by')));
+  const parked = ['t-1', 't-2', 't-3'].filter((t) =>
+    section(lines, t).some((l) => l.includes('PARKED: lock account:acme is held by')),
+  );
   // All four are picked up at once, so two of the three find the lock held (on a starved machine, one might come late and not need to park).
   expect(parked.length).toBeGreaterThanOrEqual(1);
   for (const t of parked) {
     const story = section(lines, t);
     const at = (text: string): number => story.findIndex((l) => l.includes(text));
     expect(at('PARKED')).toBeGreaterThan(at('queued'));
-    expect(story[at('PARKED')]).toMatch(/PARKED: lock account:acme is held by t-\d \(contention attempt 1\); the worker moves on$/);
-    expect(story[at('PARKED') + 1]).toMatch(/woken by t-\d's release \(\+\d+ ms\): a worker picks it up \(job #2\), \d+ ms before its fallback/);
+    expect(story[at('PARKED')]).toMatch(
+      /PARKED: lock account:acme is held by t-\d \(contention attempt 1\); the worker moves on$/,
+    );
+    expect(story[at('PARKED') + 1]).toMatch(
+      /woken by t-\d's release \(\+\d+ ms\): a worker picks it up \(job #2\), \d+ ms before its fallback/,
+    );
     expect(at('lock account:acme acquired')).toBeGreaterThan(at('PARKED'));
     expect(story.at(-1)).toMatch(/completed$/);
   }
   const globex = section(lines, 't-4');
   expect(globex.some((l) => l.includes('PARKED'))).toBe(false);
   expect(globex.at(-1)).toMatch(/completed$/);
-  expect(lines).toContain(`3 transfers on account:acme ran one at a time: ${parked.length} parked (${parked.join(', ')}) and completed once the lock came free.`);
+  expect(lines).toContain(
+    `3 transfers on account:acme ran one at a time: ${parked.length} parked (${parked.join(', ')}) and completed once the lock came free.`,
+  );
   expect(lines.some((l) => /^all 4 transfers completed in \d+ ms in total/.test(l))).toBe(true);
 
   // The acme transfers never overlapped: each ran after the previous one finished.
@@ -51,7 +62,9 @@ describe('ts-reactor demo --background (embedded default)', () => {
     const { code, lines } = await demo();
     expect(code).toBe(0);
     expect(lines[0]).toContain('on the embedded engine (in-process worker pool, memory backend, no Redis)');
-    expect(lines).toContain('parking:  a worker that finds the lock held parks the execution at once (background.workerWaitMs = 0);');
+    expect(lines).toContain(
+      'parking:  a worker that finds the lock held parks the execution at once (background.workerWaitMs = 0);',
+    );
     expectTheStory(lines);
     expect(lines.filter((l) => /^ {2}t-\d .* completed on in-process pool /.test(l))).toHaveLength(4);
   });

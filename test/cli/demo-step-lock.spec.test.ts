@@ -8,7 +8,13 @@ import { stepLockPayment } from '../../src/cli/demo-step-lock-reactor.js';
 import { ManualClock, createTestEngine } from '../../src/testing/index.js';
 import '../../src/testing/vitest.js';
 
-const payment = (paymentId: string, extra: { failAt?: string; workMs?: number } = {}) => ({ paymentId, account: 'acme', amountCents: 500, workMs: extra.workMs ?? 1, ...(extra.failAt ? { failAt: extra.failAt } : {}) });
+const payment = (paymentId: string, extra: { failAt?: string; workMs?: number } = {}) => ({
+  paymentId,
+  account: 'acme',
+  amountCents: 500,
+  workMs: extra.workMs ?? 1,
+  ...(extra.failAt ? { failAt: extra.failAt } : {}),
+});
 
 test('serialized: two payments on one account take the charge lock one after the other; each completes', async () => {
   // Virtual time stands still: the second payment waits for the release, not for its wait to run out.
@@ -16,7 +22,9 @@ test('serialized: two payments on one account take the charge lock one after the
   const [a, b] = await Promise.all([t.run(stepLockPayment, payment('p-1')), t.run(stepLockPayment, payment('p-2'))]);
   expect(a).toHaveCompleted();
   expect(b).toHaveCompleted();
-  const charge = t.events.filter((e) => (e.type === 'coordination.acquired' || e.type === 'coordination.released') && e.step === 'charge').map((e) => `${e.type === 'coordination.acquired' ? '+' : '-'}${e.executionId === a.executionId ? 'a' : 'b'}`);
+  const charge = t.events
+    .filter((e) => (e.type === 'coordination.acquired' || e.type === 'coordination.released') && e.step === 'charge')
+    .map((e) => `${e.type === 'coordination.acquired' ? '+' : '-'}${e.executionId === a.executionId ? 'a' : 'b'}`);
   expect(charge.join(' ')).toMatch(/^\+(a) -\1 \+(b) -\2$|^\+(b) -\3 \+(a) -\4$/);
 });
 
@@ -51,9 +59,15 @@ test('compensated: notify fails, and the refund runs holding the account key', a
 test('compensated under contention: a refund that cannot take the key is reported, not skipped silently', async () => {
   const t = createTestEngine();
   t.engine.subscribe((e) => {
-    if (e.type === 'run.rolling_back') void t.coordinator.lockAcquire({ key: 'account:acme', holder: { owner: 'another-system' }, ttlMs: 120_000 });
+    if (e.type === 'run.rolling_back')
+      void t.coordinator.lockAcquire({ key: 'account:acme', holder: { owner: 'another-system' }, ttlMs: 120_000 });
   });
   const result = await t.run(stepLockPayment, payment('p-1', { failAt: 'notify' }));
   expect(result).toHaveFailedAt('notify');
-  expect(result).toHaveRollbackFailure({ step: 'charge', kind: 'undo', key: 'account:acme', reason: 'coordination_unavailable' });
+  expect(result).toHaveRollbackFailure({
+    step: 'charge',
+    kind: 'undo',
+    key: 'account:acme',
+    reason: 'coordination_unavailable',
+  });
 });

@@ -46,17 +46,21 @@ describe('ts-reactor demo step-lock (embedded default)', () => {
 describe('ts-reactor demo step-lock --redis (worker processes over a throwaway Redis)', () => {
   const redis = useRedisServer();
 
-  test('two worker processes run the payments; the three paths hold; the keys are removed', { timeout: 60_000 }, async () => {
-    const { code, lines } = await demo({ redisUrl: redis.url });
-    expect(code, lines.join('\n')).toBe(0);
-    expect(lines.filter((l) => /^started worker-\d \(pid \d+\)$/.test(l))).toHaveLength(2);
-    expectThePaths(lines);
-    expect(lines.some((l) => / on worker-[12]/.test(l))).toBe(true);
-    const client = new Redis(redis.url);
-    try {
-      expect(await client.dbsize()).toBe(0);
-    } finally {
-      await client.quit();
-    }
-  });
+  test(
+    'two worker processes run the payments; the three paths hold; the keys are removed',
+    { timeout: 60_000 },
+    async () => {
+      const { code, lines } = await demo({ redisUrl: redis.url });
+      expect(code, lines.join('\n')).toBe(0);
+      expect(lines.filter((l) => /^started worker-\d \(pid \d+\)$/.test(l))).toHaveLength(2);
+      expectThePaths(lines);
+      expect(lines.some((l) => / on worker-[12]/.test(l))).toBe(true);
+      const client = new Redis(redis.url);
+      try {
+        expect(await client.dbsize()).toBe(0);
+      } finally {
+        await client.quit();
+      }
+    },
+  );
 });

@@ -12,7 +12,10 @@ function section(lines: readonly string[], heading: string): string[] {
   const start = lines.findIndex((l) => l.startsWith(`== ${heading}`));
   expect(start, `section "${heading}"`).toBeGreaterThanOrEqual(0);
   const end = lines.findIndex((l, i) => i > start && l.startsWith('== '));
-  return lines.slice(start, end === -1 ? undefined : end).map((l) => l.trim().replace(/\s+/g, ' ')).filter((l) => l !== '');
+  return lines
+    .slice(start, end === -1 ? undefined : end)
+    .map((l) => l.trim().replace(/\s+/g, ' '))
+    .filter((l) => l !== '');
 }
 
 describe('ts-reactor demo', () => {
@@ -21,7 +24,9 @@ describe('ts-reactor demo', () => {
 
     const success = section(lines, '1.');
     expect(success).toContain('start fraud-check (attempt 1) [running at once: reserve-stock, fraud-check]');
-    expect(success.indexOf('start fraud-check (attempt 1) [running at once: reserve-stock, fraud-check]')).toBeLessThan(success.indexOf('done reserve-stock'));
+    expect(success.indexOf('start fraud-check (attempt 1) [running at once: reserve-stock, fraud-check]')).toBeLessThan(
+      success.indexOf('done reserve-stock'),
+    );
     expect(success.at(-1)).toBe('=> completed: {"orderId":"A-1001","chargeId":"ch-1","tracking":"TRK-A-1001"}');
     expect(success.join('\n')).toContain('"cardToken":"[redacted]"');
 
@@ -35,7 +40,9 @@ describe('ts-reactor demo', () => {
     const order = ['compensate ship-order', 'undo charge-card', 'undo reserve-stock'].map((l) => failure.indexOf(l));
     expect(order.every((i) => i > 0)).toBe(true);
     expect(order).toEqual([...order].sort((a, b) => a - b));
-    expect(failure).toContain('rolled back in this order: ship-order (compensated), charge-card (undone), reserve-stock (undone); rollback failures: 0');
+    expect(failure).toContain(
+      'rolled back in this order: ship-order (compensated), charge-card (undone), reserve-stock (undone); rollback failures: 0',
+    );
   });
 });
 

@@ -15,14 +15,23 @@ import { freePort, startRedisServer, type RedisServerHandle } from '../support/r
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const prefix = 'cli-ops';
 
-function run(args: readonly string[], env: Record<string, string | undefined> = {}): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
+function run(
+  args: readonly string[],
+  env: Record<string, string | undefined> = {},
+): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
   const started = Date.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, REDIS_URL: undefined, ...env } });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, REDIS_URL: undefined, ...env },
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
   child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stdout, stderr, ms: Date.now() - started })));
+  return new Promise((resolve) =>
+    child.once('exit', (code) => resolve({ code, stdout, stderr, ms: Date.now() - started })),
+  );
 }
 
 async function inProcess(args: readonly string[]): Promise<{ code: number; out: string; err: string }> {
@@ -32,7 +41,19 @@ async function inProcess(args: readonly string[]): Promise<{ code: number; out: 
   return { code, out: out.join('\n'), err: err.join('\n') };
 }
 
-const record = (id: string, overrides: Partial<ExecutionRecord>): ExecutionRecord => ({ v: RECORD_VERSION, id, rootId: id, reactor: 'transfer', status: 'running', input: { account: 'acme' }, steps: {}, rollbackFailures: [], createdAt: Date.now(), updatedAt: Date.now(), ...overrides });
+const record = (id: string, overrides: Partial<ExecutionRecord>): ExecutionRecord => ({
+  v: RECORD_VERSION,
+  id,
+  rootId: id,
+  reactor: 'transfer',
+  status: 'running',
+  input: { account: 'acme' },
+  steps: {},
+  rollbackFailures: [],
+  createdAt: Date.now(),
+  updatedAt: Date.now(),
+  ...overrides,
+});
 
 let redis: RedisServerHandle;
 let backend: RedisBackend;
@@ -42,10 +63,30 @@ beforeAll(async () => {
   redis = await startRedisServer();
   backend = createRedisBackend({ url: redis.url, prefix });
   const c = backend.coordinator;
-  await c.lockAcquire({ key: 'acct:acme', holder: { owner: 'exec-holder', executionId: 'exec-holder', reactor: 'transfer', step: 'post' }, ttlMs: 60_000 });
+  await c.lockAcquire({
+    key: 'acct:acme',
+    holder: { owner: 'exec-holder', executionId: 'exec-holder', reactor: 'transfer', step: 'post' },
+    ttlMs: 60_000,
+  });
   await backend.store.save(record('exec-holder', { status: 'running', createdAt: Date.now() - 2_000 }));
-  await backend.store.save(record('exec-waiter', { status: 'parked', background: { jobs: 2, contention: 1, waitingFor: { primitive: 'lock', key: 'acct:acme', attempt: 1, jobId: 'exec-waiter:2' } } }));
-  await backend.store.save(record('exec-failed', { status: 'failed', failedStep: 'post', error: { name: 'Error', message: 'ledger down', cause: { name: 'Error', message: 'ECONNRESET' } }, createdAt: Date.now() - 5_000 }));
+  await backend.store.save(
+    record('exec-waiter', {
+      status: 'parked',
+      background: {
+        jobs: 2,
+        contention: 1,
+        waitingFor: { primitive: 'lock', key: 'acct:acme', attempt: 1, jobId: 'exec-waiter:2' },
+      },
+    }),
+  );
+  await backend.store.save(
+    record('exec-failed', {
+      status: 'failed',
+      failedStep: 'post',
+      error: { name: 'Error', message: 'ledger down', cause: { name: 'Error', message: 'ECONNRESET' } },
+      createdAt: Date.now() - 5_000,
+    }),
+  );
   for (let i = 0; i < 3; i++) await c.orderedTicket('feed');
 });
 
@@ -75,7 +116,9 @@ describe('spawned under tsx', () => {
   test('a bad URL and an unreachable Redis are one line on stderr and exit code 2, fast', async () => {
     const bad = await run(['locks', '--redis', 'http://cache:6379']);
     expect(bad.code).toBe(2);
-    expect(bad.stderr.trim().split('\n')).toEqual(['ts-reactor locks: --redis: "http://cache:6379" is not a Redis URL (scheme http:); expected redis://host[:port] or rediss://host[:port]']);
+    expect(bad.stderr.trim().split('\n')).toEqual([
+      'ts-reactor locks: --redis: "http://cache:6379" is not a Redis URL (scheme http:); expected redis://host[:port] or rediss://host[:port]',
+    ]);
     const port = await freePort();
     const down = await run(['executions', 'list', '--redis', `redis://127.0.0.1:${port}`, '--connect-timeout', '1000']);
     expect(down.code).toBe(2);
@@ -98,7 +141,13 @@ describe('in process', () => {
     expect(page.cursor).toBeDefined();
     const rest = await inProcess(['executions', 'list', '--cursor', page.cursor!, ...target()]);
     expect(rest.out).toContain('exec-failed');
-    const recent = await inProcess(['executions', 'list', '--from', new Date(Date.now() - 3_000).toISOString(), ...target()]);
+    const recent = await inProcess([
+      'executions',
+      'list',
+      '--from',
+      new Date(Date.now() - 3_000).toISOString(),
+      ...target(),
+    ]);
     expect(recent.out).not.toContain('exec-failed');
   });
 
@@ -109,7 +158,10 @@ describe('in process', () => {
     expect(shown.out).toContain('    caused by Error: ECONNRESET');
     const waiter = await inProcess(['executions', 'show', 'exec-waiter', ...target()]);
     expect(waiter.out).toContain('  waits for  lock acct:acme (attempt 1); held by exec-holder (transfer, step post)');
-    expect(await inProcess(['executions', 'show', 'nope', ...target()])).toMatchObject({ code: 1, err: 'ts-reactor executions show: no execution nope (or its record expired)' });
+    expect(await inProcess(['executions', 'show', 'nope', ...target()])).toMatchObject({
+      code: 1,
+      err: 'ts-reactor executions show: no execution nope (or its record expired)',
+    });
     expect((await inProcess(['executions', 'frobnicate', ...target()])).code).toBe(2);
   });
 
@@ -118,14 +170,41 @@ describe('in process', () => {
     const at = ['--redis', redis.url, '--prefix', 'cli-ops-links'];
     const timeoutAt = Date.parse('2026-12-01T10:00:00Z');
     try {
-      await links.store.save(record('exec-paused', { reactor: 'approval', status: 'paused', interrupts: [{ step: 'review.approve', correlationId: 'po-7', pausedAt: Date.now(), timeoutAt, invalidAttempts: 1 }, { step: 'sign', pausedAt: Date.now(), invalidAttempts: 0 }] }));
-      await links.store.save(record('exec-parent', { reactor: 'shipping', status: 'parked', createdAt: Date.now() - 1_000, steps: { ship: { status: 'dispatched', attempts: 1, unitId: 'exec-unit' } }, background: { jobs: 1, contention: 0, waitingFor: { primitive: 'async', key: 'exec-unit', attempt: 1, jobId: 'exec-parent:1' } } }));
-      await links.store.save(record('exec-unit', { reactor: 'shipping', status: 'running', parentId: 'exec-parent', rootId: 'exec-parent' }));
-      await links.store.save(record('exec-child', { reactor: 'audit', status: 'completed', parentId: 'exec-parent', rootId: 'exec-parent' }));
+      await links.store.save(
+        record('exec-paused', {
+          reactor: 'approval',
+          status: 'paused',
+          interrupts: [
+            { step: 'review.approve', correlationId: 'po-7', pausedAt: Date.now(), timeoutAt, invalidAttempts: 1 },
+            { step: 'sign', pausedAt: Date.now(), invalidAttempts: 0 },
+          ],
+        }),
+      );
+      await links.store.save(
+        record('exec-parent', {
+          reactor: 'shipping',
+          status: 'parked',
+          createdAt: Date.now() - 1_000,
+          steps: { ship: { status: 'dispatched', attempts: 1, unitId: 'exec-unit' } },
+          background: {
+            jobs: 1,
+            contention: 0,
+            waitingFor: { primitive: 'async', key: 'exec-unit', attempt: 1, jobId: 'exec-parent:1' },
+          },
+        }),
+      );
+      await links.store.save(
+        record('exec-unit', { reactor: 'shipping', status: 'running', parentId: 'exec-parent', rootId: 'exec-parent' }),
+      );
+      await links.store.save(
+        record('exec-child', { reactor: 'audit', status: 'completed', parentId: 'exec-parent', rootId: 'exec-parent' }),
+      );
 
       const paused = await inProcess(['executions', 'list', '--status', 'paused', ...at]);
       expect(paused.code).toBe(0);
-      expect(paused.out).toMatch(/^exec-paused {2}approval +paused .* paused at interrupt review\.approve \(correlation po-7, timeout 2026-12-01 10:00:00\), sign \(no timeout\)$/);
+      expect(paused.out).toMatch(
+        /^exec-paused {2}approval +paused .* paused at interrupt review\.approve \(correlation po-7, timeout 2026-12-01 10:00:00\), sign \(no timeout\)$/,
+      );
       const shown = await inProcess(['executions', 'show', 'exec-paused', ...at]);
       expect(shown.out).toContain('  interrupt  review.approve (correlation po-7, timeout 2026-12-01 10:00:00)');
       expect(shown.out).toContain('  interrupt  sign (no timeout)');
@@ -135,7 +214,9 @@ describe('in process', () => {
       const children = parent.out.split('\n').filter((l) => l.startsWith('    exec-'));
       expect(parent.out).toContain('  children (2)');
       expect(children).toHaveLength(2);
-      expect(children).toContainEqual(expect.stringMatching(/^ {4}exec-unit {2}shipping +running +async unit of step ship {2}\(awaited\)$/));
+      expect(children).toContainEqual(
+        expect.stringMatching(/^ {4}exec-unit {2}shipping +running +async unit of step ship {2}\(awaited\)$/),
+      );
       expect(children).toContainEqual(expect.stringMatching(/^ {4}exec-child {2}audit +completed$/));
       const lonely = await inProcess(['executions', 'show', 'exec-child', ...at]);
       expect(lonely.out).toContain('  parent     exec-parent');
@@ -159,9 +240,14 @@ describe('in process', () => {
   test('dashboard serves the pages over Redis on the given port until stopped', async () => {
     const stop = new AbortController();
     const out: string[] = [];
-    const running = runDashboardCommand(['--port', '0', '--read-only', '--base-path', '/ops', ...target()], { out: (l) => out.push(l), err: () => undefined }, { stop: stop.signal, signals: [] });
+    const running = runDashboardCommand(
+      ['--port', '0', '--read-only', '--base-path', '/ops', ...target()],
+      { out: (l) => out.push(l), err: () => undefined },
+      { stop: stop.signal, signals: [] },
+    );
     const deadline = Date.now() + 10_000;
-    while (!out.some((l) => l.includes('listening on')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    while (!out.some((l) => l.includes('listening on')) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
     const url = /listening on (\S+)/.exec(out.join('\n'))?.[1];
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/ops\/executions$/);
     const list = await (await fetch(url!)).text();
@@ -172,7 +258,9 @@ describe('in process', () => {
     const busyPort = /:(\d+)\//.exec(url!)?.[1];
     const busy = await inProcess(['dashboard', '--port', busyPort!, ...target()]);
     expect(busy.code).toBe(2);
-    expect(busy.err).toMatch(new RegExp(`^ts-reactor dashboard: cannot listen on 127\\.0\\.0\\.1:${busyPort}: .*EADDRINUSE`));
+    expect(busy.err).toMatch(
+      new RegExp(`^ts-reactor dashboard: cannot listen on 127\\.0\\.0\\.1:${busyPort}: .*EADDRINUSE`),
+    );
     stop.abort();
     expect(await running).toBe(0);
     expect(out.at(-1)).toBe('ts-reactor dashboard: stopped');

@@ -20,7 +20,11 @@ interface Spawned {
 
 /** `node --import tsx src/cli/main.ts worker <args>` from the repository root. */
 function spawnWorker(args: readonly string[], env: Record<string, string | undefined> = {}): Spawned {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'worker', ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, REDIS_URL: undefined, ...env } });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'worker', ...args], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, REDIS_URL: undefined, ...env },
+  });
   let out = '';
   let err = '';
   child.stdout.on('data', (c: Buffer) => (out += c.toString()));
@@ -52,8 +56,20 @@ describe('ts-reactor worker (a process over a throwaway Redis)', () => {
   beforeAll(async () => {
     redis = await startRedisServer();
     runtime = createRedisRuntime({ url: redis.url, prefix, reactors });
-    worker = spawnWorker(['--redis', redis.url, '--module', fixture('worker-reactors.ts'), '--prefix', prefix, '--concurrency', '4']);
-    await until('the ready line', () => worker.stdout().includes('ts-reactor worker: ready') || worker.child.exitCode !== null);
+    worker = spawnWorker([
+      '--redis',
+      redis.url,
+      '--module',
+      fixture('worker-reactors.ts'),
+      '--prefix',
+      prefix,
+      '--concurrency',
+      '4',
+    ]);
+    await until(
+      'the ready line',
+      () => worker.stdout().includes('ts-reactor worker: ready') || worker.child.exitCode !== null,
+    );
     expect(worker.stdout(), worker.stderr()).toContain('ts-reactor worker: ready');
   });
 
@@ -64,7 +80,11 @@ describe('ts-reactor worker (a process over a throwaway Redis)', () => {
   });
 
   test('prints a ready line naming the reactors it found', () => {
-    expect(worker.stdout()).toMatch(new RegExp(`ready \\(pid ${worker.child.pid}, concurrency 4, prefix ${prefix}\\) on ${redis.url}; reactors: cli-greet, cli-slow`));
+    expect(worker.stdout()).toMatch(
+      new RegExp(
+        `ready \\(pid ${worker.child.pid}, concurrency 4, prefix ${prefix}\\) on ${redis.url}; reactors: cli-greet, cli-slow`,
+      ),
+    );
   });
 
   test('processes an execution enqueued with engine.start', async () => {
@@ -72,7 +92,10 @@ describe('ts-reactor worker (a process over a throwaway Redis)', () => {
     expect(queued.status).toBe('queued');
     const done = await runtime.engine.wait(queued.executionId, { timeoutMs: 10_000 });
     expect(done?.status).toBe('completed');
-    expect(done?.status === 'completed' ? done.value : undefined).toEqual({ greeting: 'hello ada', pid: worker.child.pid });
+    expect(done?.status === 'completed' ? done.value : undefined).toEqual({
+      greeting: 'hello ada',
+      pid: worker.child.pid,
+    });
   });
 
   test('SIGTERM lets the in-flight execution finish, then exits 0', async () => {
@@ -102,7 +125,11 @@ describe('ts-reactor worker (a process over a throwaway Redis)', () => {
     try {
       const c = capture();
       const stop = new AbortController();
-      const running = runWorkerCommand(['--module', fixture('worker-reactors.ts'), '--prefix', `${prefix}-env`], c.io, { env: { REDIS_URL: proxy.url }, signals: [], stop: stop.signal });
+      const running = runWorkerCommand(['--module', fixture('worker-reactors.ts'), '--prefix', `${prefix}-env`], c.io, {
+        env: { REDIS_URL: proxy.url },
+        signals: [],
+        stop: stop.signal,
+      });
       await until('the ready line', () => c.out.some((l) => l.includes('ready')));
       expect(c.out[0]).toContain(`on ${proxy.url}`);
       await proxy.untilHeld(3); // the queue's connection, the worker's, the worker's blocking one
@@ -126,7 +153,11 @@ describe('ts-reactor worker (a process over a throwaway Redis)', () => {
     const logged = `${prefix}-log`;
     const enqueuer = createRedisRuntime({ url: redis.url, prefix: logged, reactors });
     try {
-      const running = runWorkerCommand(['--redis', redis.url, '--module', fixture('worker-reactors.ts'), '--prefix', logged, '--log-level', 'info'], c.io, { env: {}, signals: [], stop: stop.signal });
+      const running = runWorkerCommand(
+        ['--redis', redis.url, '--module', fixture('worker-reactors.ts'), '--prefix', logged, '--log-level', 'info'],
+        c.io,
+        { env: {}, signals: [], stop: stop.signal },
+      );
       await until('the ready line', () => c.out.some((l) => l.includes('ready')));
       const queued = await enqueuer.engine.start(greet, { name: 'lin' });
       expect((await enqueuer.engine.wait(queued.executionId, { timeoutMs: 10_000 }))?.status).toBe('completed');
@@ -134,7 +165,16 @@ describe('ts-reactor worker (a process over a throwaway Redis)', () => {
       stop.abort();
       expect(await running).toBe(0);
       const entries = c.out.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
-      expect(entries).toContainEqual(expect.objectContaining({ level: 30, time: expect.any(Number), event: 'run.completed', executionId: queued.executionId, reactor: 'cli-greet', msg: expect.any(String) }));
+      expect(entries).toContainEqual(
+        expect.objectContaining({
+          level: 30,
+          time: expect.any(Number),
+          event: 'run.completed',
+          executionId: queued.executionId,
+          reactor: 'cli-greet',
+          msg: expect.any(String),
+        }),
+      );
       expect(entries.some((e) => e['event'] === 'step.started')).toBe(false); // debug, below info
     } finally {
       await enqueuer.close();
@@ -146,7 +186,9 @@ describe('ts-reactor worker: clear errors, exit 2', () => {
   test('a URL that is not a Redis URL (spawned)', async () => {
     const w = spawnWorker(['--redis', 'http://localhost:1234', '--module', fixture('worker-reactors.ts')]);
     expect(await w.exited).toBe(2);
-    expect(w.stderr()).toContain('ts-reactor worker: --redis: "http://localhost:1234" is not a Redis URL (scheme http:)');
+    expect(w.stderr()).toContain(
+      'ts-reactor worker: --redis: "http://localhost:1234" is not a Redis URL (scheme http:)',
+    );
     expect(w.stdout()).toBe('');
   });
 
@@ -158,7 +200,9 @@ describe('ts-reactor worker: clear errors, exit 2', () => {
 
   test('garbage for --redis', async () => {
     const c = capture();
-    expect(await runWorkerCommand(['--redis', 'not a url', '--module', fixture('worker-reactors.ts')], c.io, { env: {} })).toBe(2);
+    expect(
+      await runWorkerCommand(['--redis', 'not a url', '--module', fixture('worker-reactors.ts')], c.io, { env: {} }),
+    ).toBe(2);
     expect(c.err.join('\n')).toContain('"not a url" is not a URL');
   });
 
@@ -166,7 +210,13 @@ describe('ts-reactor worker: clear errors, exit 2', () => {
     const port = await freePort();
     const c = capture();
     const began = Date.now();
-    expect(await runWorkerCommand(['--redis', `redis://127.0.0.1:${port}`, '--module', fixture('worker-reactors.ts')], c.io, { env: {}, pingTimeoutMs: 1_000 })).toBe(2);
+    expect(
+      await runWorkerCommand(
+        ['--redis', `redis://127.0.0.1:${port}`, '--module', fixture('worker-reactors.ts')],
+        c.io,
+        { env: {}, pingTimeoutMs: 1_000 },
+      ),
+    ).toBe(2);
     expect(Date.now() - began).toBeLessThan(3_000);
     expect(c.err.join('\n')).toMatch(new RegExp(`cannot reach Redis at redis://127.0.0.1:${port}: .*ECONNREFUSED`));
   });
@@ -174,7 +224,13 @@ describe('ts-reactor worker: clear errors, exit 2', () => {
   test('the password of a URL is never printed', async () => {
     const port = await freePort();
     const c = capture();
-    expect(await runWorkerCommand(['--redis', `redis://user:s3cret@127.0.0.1:${port}`, '--module', fixture('worker-reactors.ts')], c.io, { env: {}, pingTimeoutMs: 1_000 })).toBe(2);
+    expect(
+      await runWorkerCommand(
+        ['--redis', `redis://user:s3cret@127.0.0.1:${port}`, '--module', fixture('worker-reactors.ts')],
+        c.io,
+        { env: {}, pingTimeoutMs: 1_000 },
+      ),
+    ).toBe(2);
     expect(c.err.join('\n')).toContain(`redis://user:***@127.0.0.1:${port}`);
     expect(c.err.join('\n')).not.toContain('s3cret');
   });
@@ -188,7 +244,9 @@ describe('ts-reactor worker: clear errors, exit 2', () => {
     expect(await runWorkerCommand(['--redis', url, '--module', fixture('missing.ts')], c.io, { env: {} })).toBe(2);
     expect(c.err.join('\n')).toContain('--module: no such file:');
     c = capture();
-    expect(await runWorkerCommand(['--redis', url, '--module', fixture('duplicate-reactors.ts')], c.io, { env: {} })).toBe(2);
+    expect(
+      await runWorkerCommand(['--redis', url, '--module', fixture('duplicate-reactors.ts')], c.io, { env: {} }),
+    ).toBe(2);
     expect(c.err.join('\n')).toContain('two different reactors named "cli-dup"');
   });
 
@@ -196,7 +254,10 @@ describe('ts-reactor worker: clear errors, exit 2', () => {
     const url = 'redis://127.0.0.1:1';
     for (const [args, message] of [
       [['--redis', url], 'missing --module <path>'],
-      [['--redis', url, '--module', fixture('worker-reactors.ts'), '--concurrency', 'lots'], '--concurrency must be an integer ≥ 1; got "lots"'],
+      [
+        ['--redis', url, '--module', fixture('worker-reactors.ts'), '--concurrency', 'lots'],
+        '--concurrency must be an integer ≥ 1; got "lots"',
+      ],
       [['--redis', url, '--module', fixture('worker-reactors.ts'), '--frobnicate'], "Unknown option '--frobnicate'"],
     ] as const) {
       const c = capture();
@@ -208,7 +269,13 @@ describe('ts-reactor worker: clear errors, exit 2', () => {
 
   test('an unknown --log-level is one line on stderr', async () => {
     const c = capture();
-    expect(await runWorkerCommand(['--redis', 'redis://127.0.0.1:1', '--module', fixture('worker-reactors.ts'), '--log-level', 'verbose'], c.io, { env: {} })).toBe(2);
+    expect(
+      await runWorkerCommand(
+        ['--redis', 'redis://127.0.0.1:1', '--module', fixture('worker-reactors.ts'), '--log-level', 'verbose'],
+        c.io,
+        { env: {} },
+      ),
+    ).toBe(2);
     expect(c.err).toEqual(['ts-reactor worker: --log-level must be one of debug, info, warn, error; got "verbose"']);
     expect(c.out).toEqual([]);
   });

@@ -95,12 +95,21 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
     describe('lock', () => {
       it('grants a free key with nesting 1 and a token, and reports the hold', async () => {
         const k = key('lock');
-        const result = await c.lockAcquire({ key: k, holder: holder('a', { executionId: 'a.1', reactor: 'R', step: 's' }), ttlMs: 300 });
+        const result = await c.lockAcquire({
+          key: k,
+          holder: holder('a', { executionId: 'a.1', reactor: 'R', step: 's' }),
+          ttlMs: 300,
+        });
         expect(result).toMatchObject({ acquired: true, nesting: 1 });
         if (!result.acquired) return;
         expect(result.token).toMatch(/^\d+$/);
         const state = await c.lockState(k);
-        expect(state).toMatchObject({ key: k, holder: { owner: 'a', executionId: 'a.1', reactor: 'R', step: 's' }, nesting: 1, token: result.token });
+        expect(state).toMatchObject({
+          key: k,
+          holder: { owner: 'a', executionId: 'a.1', reactor: 'R', step: 's' },
+          nesting: 1,
+          token: result.token,
+        });
         expect(state?.ttlMs).toBeGreaterThan(0);
         expect(state?.ttlMs).toBeLessThanOrEqual(300);
         expect(await c.lockState(key('other'))).toBeUndefined();
@@ -146,7 +155,10 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
         expect((await c.lockAcquire({ key: k, holder: holder('b'), ttlMs: 300 })).acquired).toBe(false);
         expect(await c.lockRelease(k, 'a')).toEqual({ released: true, nesting: 0 });
         expect(await c.lockState(k)).toBeUndefined();
-        expect(await c.lockAcquire({ key: k, holder: holder('b'), ttlMs: 300 })).toMatchObject({ acquired: true, nesting: 1 });
+        expect(await c.lockAcquire({ key: k, holder: holder('b'), ttlMs: 300 })).toMatchObject({
+          acquired: true,
+          nesting: 1,
+        });
       });
 
       it('checks the owner on release: another owner cannot release, a free key reports nothing released', async () => {
@@ -180,7 +192,10 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
         expect(await c.lockState(k)).toBeUndefined();
         expect(await c.lockExtend(k, 'a', 1000)).toBe(false);
         expect((await c.lockRelease(k, 'a')).released).toBe(false);
-        expect(await c.lockAcquire({ key: k, holder: holder('b'), ttlMs: 300 })).toMatchObject({ acquired: true, nesting: 1 });
+        expect(await c.lockAcquire({ key: k, holder: holder('b'), ttlMs: 300 })).toMatchObject({
+          acquired: true,
+          nesting: 1,
+        });
         expect((await c.lockRelease(k, 'a')).released).toBe(false);
         expect(await c.lockState(k)).toMatchObject({ holder: { owner: 'b' } });
       });
@@ -217,7 +232,11 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
       it('admits up to the limit, then refuses with the holders, the limit and a retry-after', async () => {
         const k = key('sem');
         for (const [i, owner] of ['a', 'b', 'c'].entries()) {
-          expect(await c.semaphoreAcquire({ key: k, holder: holder(owner), limit: 3, ttlMs: 300 })).toEqual({ acquired: true, nesting: 1, holders: i + 1 });
+          expect(await c.semaphoreAcquire({ key: k, holder: holder(owner), limit: 3, ttlMs: 300 })).toEqual({
+            acquired: true,
+            nesting: 1,
+            holders: i + 1,
+          });
         }
         const refused = await c.semaphoreAcquire({ key: k, holder: holder('d'), limit: 3, ttlMs: 300 });
         expect(refused).toMatchObject({ acquired: false, holders: 3, limit: 3 });
@@ -247,7 +266,10 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
         expect(refused.retryAfterMs).toBeGreaterThan(0);
         expect(refused.retryAfterMs).toBeLessThanOrEqual(300);
         await harness.advance(250); // a never released: its lease lapses
-        expect(await c.semaphoreAcquire({ key: k, holder: holder('c'), limit: 2, ttlMs: 10_000 })).toMatchObject({ acquired: true, holders: 2 });
+        expect(await c.semaphoreAcquire({ key: k, holder: holder('c'), limit: 2, ttlMs: 10_000 })).toMatchObject({
+          acquired: true,
+          holders: 2,
+        });
         expect((await c.semaphoreState(k, 2)).holders.map((h) => h.holder.owner).sort()).toEqual(['b', 'c']);
         expect(await c.semaphoreExtend(k, 'a', 1000)).toBe(false);
         expect((await c.semaphoreRelease(k, 'a')).released).toBe(false);
@@ -266,8 +288,16 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
 
       it('is re-entrant per owner: one slot, counted nesting, freed at zero', async () => {
         const k = key('sem');
-        expect(await c.semaphoreAcquire({ key: k, holder: holder('a'), limit: 1, ttlMs: 300 })).toEqual({ acquired: true, nesting: 1, holders: 1 });
-        expect(await c.semaphoreAcquire({ key: k, holder: holder('a'), limit: 1, ttlMs: 300 })).toEqual({ acquired: true, nesting: 2, holders: 1 });
+        expect(await c.semaphoreAcquire({ key: k, holder: holder('a'), limit: 1, ttlMs: 300 })).toEqual({
+          acquired: true,
+          nesting: 1,
+          holders: 1,
+        });
+        expect(await c.semaphoreAcquire({ key: k, holder: holder('a'), limit: 1, ttlMs: 300 })).toEqual({
+          acquired: true,
+          nesting: 2,
+          holders: 1,
+        });
         expect((await c.semaphoreState(k, 1)).holders).toMatchObject([{ holder: { owner: 'a' }, nesting: 2 }]);
         expect(await c.semaphoreRelease(k, 'a')).toEqual({ released: true, nesting: 1 });
         expect((await c.semaphoreAcquire({ key: k, holder: holder('b'), limit: 1, ttlMs: 300 })).acquired).toBe(false);
@@ -301,11 +331,25 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
       it('applies a changed limit at once', async () => {
         const k = key('sem');
         await c.semaphoreAcquire({ key: k, holder: holder('a'), limit: 1, ttlMs: 300 });
-        expect(await c.semaphoreAcquire({ key: k, holder: holder('b'), limit: 1, ttlMs: 300 })).toMatchObject({ acquired: false, limit: 1 });
-        expect(await c.semaphoreAcquire({ key: k, holder: holder('b'), limit: 2, ttlMs: 300 })).toMatchObject({ acquired: true, holders: 2 });
-        expect(await c.semaphoreAcquire({ key: k, holder: holder('c'), limit: 2, ttlMs: 300 })).toMatchObject({ acquired: false, holders: 2, limit: 2 });
+        expect(await c.semaphoreAcquire({ key: k, holder: holder('b'), limit: 1, ttlMs: 300 })).toMatchObject({
+          acquired: false,
+          limit: 1,
+        });
+        expect(await c.semaphoreAcquire({ key: k, holder: holder('b'), limit: 2, ttlMs: 300 })).toMatchObject({
+          acquired: true,
+          holders: 2,
+        });
+        expect(await c.semaphoreAcquire({ key: k, holder: holder('c'), limit: 2, ttlMs: 300 })).toMatchObject({
+          acquired: false,
+          holders: 2,
+          limit: 2,
+        });
         // Lowered below the current holders: nobody is evicted, nobody new gets in.
-        expect(await c.semaphoreAcquire({ key: k, holder: holder('c'), limit: 1, ttlMs: 300 })).toMatchObject({ acquired: false, holders: 2, limit: 1 });
+        expect(await c.semaphoreAcquire({ key: k, holder: holder('c'), limit: 1, ttlMs: 300 })).toMatchObject({
+          acquired: false,
+          holders: 2,
+          limit: 1,
+        });
         await c.semaphoreRelease(k, 'a');
         expect((await c.semaphoreAcquire({ key: k, holder: holder('c'), limit: 1, ttlMs: 300 })).acquired).toBe(false);
         expect((await c.semaphoreAcquire({ key: k, holder: holder('c'), limit: 2, ttlMs: 300 })).acquired).toBe(true);
@@ -317,7 +361,11 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
     });
 
     describe('rate limit', () => {
-      const window = (suffix: string, limit: number, periodMs: number): RateWindow => ({ key: key(suffix), limit, periodMs });
+      const window = (suffix: string, limit: number, periodMs: number): RateWindow => ({
+        key: key(suffix),
+        limit,
+        periodMs,
+      });
 
       it('admits N starts in any sliding window and refuses the next with the window, the count and a retry-after', async () => {
         const w = window('rate', 3, 300);
@@ -355,7 +403,11 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
         const long = window('minute', 5, 5000);
         expect((await c.rateTake({ windows: [short, long], id: 'r1' })).allowed).toBe(true);
         expect((await c.rateTake({ windows: [short, long], id: 'r2' })).allowed).toBe(true);
-        expect(await c.rateTake({ windows: [short, long], id: 'r3' })).toMatchObject({ allowed: false, window: short, count: 2 });
+        expect(await c.rateTake({ windows: [short, long], id: 'r3' })).toMatchObject({
+          allowed: false,
+          window: short,
+          count: 2,
+        });
         expect((await c.rateState(long.key, long.periodMs)).count).toBe(2);
         expect((await c.rateState(short.key, short.periodMs)).count).toBe(2);
 
@@ -363,7 +415,11 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
         const roomy = window('roomy', 10, 5000);
         const tight = window('tight', 1, 5000);
         expect((await c.rateTake({ windows: [roomy, tight], id: 'r1' })).allowed).toBe(true);
-        expect(await c.rateTake({ windows: [roomy, tight], id: 'r2' })).toMatchObject({ allowed: false, window: tight, count: 1 });
+        expect(await c.rateTake({ windows: [roomy, tight], id: 'r2' })).toMatchObject({
+          allowed: false,
+          window: tight,
+          count: 1,
+        });
         expect((await c.rateState(roomy.key, roomy.periodMs)).count).toBe(1);
       });
 
@@ -371,7 +427,11 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
         const shared = window('shared', 2, 5000);
         expect((await c.rateTake({ windows: [shared, window('own-a', 5, 5000)], id: 'a1' })).allowed).toBe(true);
         expect((await c.rateTake({ windows: [shared, window('own-b', 5, 5000)], id: 'b1' })).allowed).toBe(true);
-        expect(await c.rateTake({ windows: [window('own-c', 5, 5000), shared], id: 'c1' })).toMatchObject({ allowed: false, window: shared, count: 2 });
+        expect(await c.rateTake({ windows: [window('own-c', 5, 5000), shared], id: 'c1' })).toMatchObject({
+          allowed: false,
+          window: shared,
+          count: 2,
+        });
         expect((await c.rateState(key('own-c'), 5000)).count).toBe(0);
       });
 
@@ -427,7 +487,12 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
     describe('ordered lock', () => {
       const POISON = 60_000;
       const enter = (ticket: OrderedTicket, options: { strict?: boolean; poisonMs?: number } = {}) =>
-        c.orderedEnter({ ...ticket, poisonMs: options.poisonMs ?? POISON, strict: options.strict ?? false, holder: holder(`run-${ticket.nonce}`) });
+        c.orderedEnter({
+          ...ticket,
+          poisonMs: options.poisonMs ?? POISON,
+          strict: options.strict ?? false,
+          holder: holder(`run-${ticket.nonce}`),
+        });
       const complete = (ticket: OrderedTicket, options: { failed?: boolean; strict?: boolean } = {}) =>
         c.orderedComplete({ ...ticket, failed: options.failed ?? false, strict: options.strict ?? false });
       const tickets = async (k: string, n: number): Promise<OrderedTicket[]> => {
@@ -439,7 +504,14 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
       it('reports a fresh key as drained with zero counters', async () => {
         const k = key('ord');
         const state = await c.orderedState(k);
-        expect(state).toMatchObject({ key: k, issued: 0, lastCompleted: 0, inFlight: undefined, firstFailed: undefined, drained: true });
+        expect(state).toMatchObject({
+          key: k,
+          issued: 0,
+          lastCompleted: 0,
+          inFlight: undefined,
+          firstFailed: undefined,
+          drained: true,
+        });
       });
 
       it('hands out consecutive positions of one epoch', async () => {
@@ -448,7 +520,13 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
         expect([t1?.nonce, t2?.nonce, t3?.nonce]).toEqual([1, 2, 3]);
         expect(new Set([t1?.epoch, t2?.epoch, t3?.epoch]).size).toBe(1);
         expect(t1?.key).toBe(k);
-        expect(await c.orderedState(k)).toMatchObject({ epoch: t1?.epoch, issued: 3, lastCompleted: 0, inFlight: undefined, drained: false });
+        expect(await c.orderedState(k)).toMatchObject({
+          epoch: t1?.epoch,
+          issued: 3,
+          lastCompleted: 0,
+          inFlight: undefined,
+          drained: false,
+        });
       });
 
       it('lets positions in strictly in order and drains when the last one completes', async () => {
@@ -522,7 +600,14 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
         const [t1, t2] = (await tickets(k, 2)) as [OrderedTicket, OrderedTicket];
         await enter(t1);
         const reset = await c.orderedReset(k);
-        expect(reset).toMatchObject({ key: k, issued: 0, lastCompleted: 0, inFlight: undefined, firstFailed: undefined, drained: true });
+        expect(reset).toMatchObject({
+          key: k,
+          issued: 0,
+          lastCompleted: 0,
+          inFlight: undefined,
+          firstFailed: undefined,
+          drained: true,
+        });
         expect(reset.epoch).not.toBe(t1.epoch);
         expect(await enter(t2)).toEqual({ outcome: 'stale', epoch: reset.epoch });
         expect(await c.orderedHeartbeat(t1)).toBe(false);
@@ -601,7 +686,9 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
         const later = (await enter(t2, { poisonMs: 300 })) as { poisonedInMs: number };
         expect(later.poisonedInMs).toBeLessThanOrEqual(inMs - 150);
         expect(await c.orderedHeartbeat(t1)).toBe(true); // a sign of life moves it back
-        expect(((await enter(t2, { poisonMs: 300 })) as { poisonedInMs: number }).poisonedInMs).toBeGreaterThan(later.poisonedInMs);
+        expect(((await enter(t2, { poisonMs: 300 })) as { poisonedInMs: number }).poisonedInMs).toBeGreaterThan(
+          later.poisonedInMs,
+        );
       });
 
       it('passes over a head that never arrived once the cursor has not moved for the poison time', async () => {
@@ -656,7 +743,12 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
         expect(await enter(t2)).toEqual({ outcome: 'entered' });
         const drained = await c.orderedSkip(k);
         expect(drained).toMatchObject({ drained: true, issued: 0, lastCompleted: 0 });
-        expect(await c.orderedSkip(k)).toMatchObject({ drained: true, issued: 0, lastCompleted: 0, epoch: drained.epoch });
+        expect(await c.orderedSkip(k)).toMatchObject({
+          drained: true,
+          issued: 0,
+          lastCompleted: 0,
+          epoch: drained.epoch,
+        });
       });
 
       it('keeps keys independent', async () => {

@@ -18,12 +18,22 @@ describeJobLeaseContract('memory (composed)', async () => {
 
 describeJobLeaseContract('redis (one script each way)', async () => {
   const backend = createRedisBackend({ url: server.url, prefix: `jl-${crypto.randomUUID().slice(0, 8)}` });
-  return { leases: backend.jobLeases, store: backend.store, coordinator: backend.coordinator, close: () => backend.close() };
+  return {
+    leases: backend.jobLeases,
+    store: backend.store,
+    coordinator: backend.coordinator,
+    close: () => backend.close(),
+  };
 });
 
 describeJobLeaseContract('redis (composed)', async () => {
   const backend = createRedisBackend({ url: server.url, prefix: `jc-${crypto.randomUUID().slice(0, 8)}` });
-  return { leases: composeJobLeases(backend.store, backend.coordinator), store: backend.store, coordinator: backend.coordinator, close: () => backend.close() };
+  return {
+    leases: composeJobLeases(backend.store, backend.coordinator),
+    store: backend.store,
+    coordinator: backend.coordinator,
+    close: () => backend.close(),
+  };
 });
 
 describe('JobLeases on Redis: the release in job-leave', () => {
@@ -33,9 +43,30 @@ describe('JobLeases on Redis: the release in job-leave', () => {
     try {
       const keys = (backend.coordinator as unknown as { keys: { lockChannel(key: string): string } }).keys;
       await listener.subscribe(keys.lockChannel('execution:e1'));
-      const message = new Promise<string>((resolve) => listener.once('message', (_channel: string, body: string) => resolve(body)));
-      await backend.jobLeases.enterJob({ lease: { key: 'execution:e1', holder: { owner: 'w1', executionId: 'e1' }, ttlMs: 30_000 }, executionId: 'e1', cancel: { key: 'cancel:e1', bucket: 'requested' } });
-      await backend.jobLeases.saveAndRelease({ v: RECORD_VERSION, id: 'e1', rootId: 'e1', reactor: 'R', status: 'completed', input: {}, steps: {}, rollbackFailures: [], createdAt: 1, updatedAt: 2 }, 'execution:e1', 'w1');
+      const message = new Promise<string>((resolve) =>
+        listener.once('message', (_channel: string, body: string) => resolve(body)),
+      );
+      await backend.jobLeases.enterJob({
+        lease: { key: 'execution:e1', holder: { owner: 'w1', executionId: 'e1' }, ttlMs: 30_000 },
+        executionId: 'e1',
+        cancel: { key: 'cancel:e1', bucket: 'requested' },
+      });
+      await backend.jobLeases.saveAndRelease(
+        {
+          v: RECORD_VERSION,
+          id: 'e1',
+          rootId: 'e1',
+          reactor: 'R',
+          status: 'completed',
+          input: {},
+          steps: {},
+          rollbackFailures: [],
+          createdAt: 1,
+          updatedAt: 2,
+        },
+        'execution:e1',
+        'w1',
+      );
       expect(await message).toBe('released');
     } finally {
       listener.disconnect();

@@ -6,5 +6,10 @@ const maxRecordBytes = 4096;
 
 describeStoreContract('memory', async () => {
   const clock = new ManualClock({ autoAdvance: false });
-  return { store: new MemoryStore({ clock, maxRecordBytes }), maxRecordBytes, pass: async (ms) => void clock.advance(ms), close: async () => undefined };
+  return {
+    store: new MemoryStore({ clock, maxRecordBytes }),
+    maxRecordBytes,
+    pass: async (ms) => void clock.advance(ms),
+    close: async () => undefined,
+  };
 });

@@ -19,7 +19,18 @@ export interface OpsHarness {
 const holder = (owner: string) => ({ owner, executionId: owner, reactor: 'r' });
 
 function record(id: string, createdAt: number): ExecutionRecord {
-  return { v: RECORD_VERSION, id, rootId: id, reactor: 'R', status: 'completed', input: {}, steps: {}, rollbackFailures: [], createdAt, updatedAt: createdAt };
+  return {
+    v: RECORD_VERSION,
+    id,
+    rootId: id,
+    reactor: 'R',
+    status: 'completed',
+    input: {},
+    steps: {},
+    rollbackFailures: [],
+    createdAt,
+    updatedAt: createdAt,
+  };
 }
 
 export function describeOpsContract(name: string, makeHarness: () => Promise<OpsHarness>): void {
@@ -90,10 +101,19 @@ export function describeOpsContract(name: string, makeHarness: () => Promise<Ops
       const ids = async (f: Parameters<Store['list']>[0]) => (await h.store.list(f)).records.map((r) => r.id);
       expect(await ids({ createdFrom: T + 2_000 })).toEqual(['e5', 'e4', 'e3', 'e2']);
       expect(await ids({ createdTo: T + 2_000 })).toEqual(['e1', 'e0']);
-      expect(await ids({ createdFrom: T + 1_000, createdTo: T + 4_000, reactor: 'R', status: 'completed' })).toEqual(['e3', 'e2', 'e1']);
+      expect(await ids({ createdFrom: T + 1_000, createdTo: T + 4_000, reactor: 'R', status: 'completed' })).toEqual([
+        'e3',
+        'e2',
+        'e1',
+      ]);
       const first = await h.store.list({ createdFrom: T + 1_000, createdTo: T + 5_000, limit: 2 });
       expect(first.records.map((r) => r.id)).toEqual(['e4', 'e3']);
-      const second = await h.store.list({ createdFrom: T + 1_000, createdTo: T + 5_000, limit: 2, cursor: first.cursor! });
+      const second = await h.store.list({
+        createdFrom: T + 1_000,
+        createdTo: T + 5_000,
+        limit: 2,
+        cursor: first.cursor!,
+      });
       expect(second.records.map((r) => r.id)).toEqual(['e2', 'e1']);
       expect(second.cursor).toBeUndefined();
     });

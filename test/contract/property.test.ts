@@ -44,7 +44,11 @@ type Op =
 /** What a caller can observe of one operation (or of the final state). */
 type Outcome = readonly (string | number | boolean | undefined)[];
 
-function opsArbitrary(options: { ttl: fc.Arbitrary<number>; advance: fc.Arbitrary<number> | undefined; maxLength: number }): fc.Arbitrary<Op[]> {
+function opsArbitrary(options: {
+  ttl: fc.Arbitrary<number>;
+  advance: fc.Arbitrary<number> | undefined;
+  maxLength: number;
+}): fc.Arbitrary<Op[]> {
   const owner = fc.constantFrom(...OWNERS);
   const key = fc.constantFrom(...LOCK_KEYS);
   const { ttl } = options;
@@ -57,14 +61,27 @@ function opsArbitrary(options: { ttl: fc.Arbitrary<number>; advance: fc.Arbitrar
     { weight: 2, arbitrary: fc.record({ op: fc.constant('semRelease' as const), owner }) },
     { weight: 1, arbitrary: fc.record({ op: fc.constant('semExtend' as const), owner, ttl }) },
     // A small id space: repeated ids exercise "same id charges once".
-    { weight: 3, arbitrary: fc.record({ op: fc.constant('rateTake' as const), id: fc.constantFrom('r1', 'r2', 'r3', 'r4', 'r5', 'r6') }) },
+    {
+      weight: 3,
+      arbitrary: fc.record({
+        op: fc.constant('rateTake' as const),
+        id: fc.constantFrom('r1', 'r2', 'r3', 'r4', 'r5', 'r6'),
+      }),
+    },
   ];
-  if (options.advance !== undefined) ops.push({ weight: 2, arbitrary: fc.record({ op: fc.constant('advance' as const), ms: options.advance }) });
+  if (options.advance !== undefined)
+    ops.push({ weight: 2, arbitrary: fc.record({ op: fc.constant('advance' as const), ms: options.advance }) });
   return fc.array(fc.oneof(...ops), { minLength: 1, maxLength: options.maxLength });
 }
 
 /** Applies `ops` to a coordinator (keys under `prefix`), returning every outcome then the final state. */
-async function run(c: Coordinator, ops: readonly Op[], prefix: string, ratePeriodMs: number, advance: (ms: number) => Promise<void>): Promise<Outcome[]> {
+async function run(
+  c: Coordinator,
+  ops: readonly Op[],
+  prefix: string,
+  ratePeriodMs: number,
+  advance: (ms: number) => Promise<void>,
+): Promise<Outcome[]> {
   const k = (name: string): string => `${prefix}:${name}`;
   const rateWindow = { key: k('rate'), limit: RATE_LIMIT, periodMs: ratePeriodMs };
   const lastToken = new Map<string, bigint>();
@@ -76,7 +93,8 @@ async function run(c: Coordinator, ops: readonly Op[], prefix: string, ratePerio
         if (r.acquired && r.nesting === 1) {
           const token = BigInt(r.token);
           const previous = lastToken.get(op.key);
-          if (previous !== undefined && token <= previous) throw new Error(`fencing token of ${op.key} did not increase: ${previous} then ${token}`);
+          if (previous !== undefined && token <= previous)
+            throw new Error(`fencing token of ${op.key} did not increase: ${previous} then ${token}`);
           lastToken.set(op.key, token);
         }
         out.push(r.acquired ? ['lockAcquire', true, r.nesting] : ['lockAcquire', false, r.holder?.owner]);
@@ -91,7 +109,12 @@ async function run(c: Coordinator, ops: readonly Op[], prefix: string, ratePerio
         out.push(['lockExtend', await c.lockExtend(k(op.key), op.owner, op.ttl)]);
         break;
       case 'semAcquire': {
-        const r = await c.semaphoreAcquire({ key: k('sem'), holder: { owner: op.owner }, limit: SEM_LIMIT, ttlMs: op.ttl });
+        const r = await c.semaphoreAcquire({
+          key: k('sem'),
+          holder: { owner: op.owner },
+          limit: SEM_LIMIT,
+          ttlMs: op.ttl,
+        });
         out.push(r.acquired ? ['semAcquire', true, r.nesting, r.holders] : ['semAcquire', false, r.holders, r.limit]);
         break;
       }
@@ -204,7 +227,12 @@ class Model {
 
   finalState(): Outcome[] {
     this.#expire();
-    const out: Outcome[] = LOCK_KEYS.map((key) => ['lockState', key, this.#locks.get(key)?.owner, this.#locks.get(key)?.nesting]);
+    const out: Outcome[] = LOCK_KEYS.map((key) => [
+      'lockState',
+      key,
+      this.#locks.get(key)?.owner,
+      this.#locks.get(key)?.nesting,
+    ]);
     const holders = [...this.#leases.entries()].sort(([x], [y]) => x.localeCompare(y));
     out.push(['semState', ...holders.flatMap(([owner, lease]) => [owner, lease.nesting])]);
     out.push(['rateState', this.#starts.length]);
@@ -265,13 +293,16 @@ describe('coordinator parity (property-based)', () => {
   it('memory and Redis agree on every outcome without time passing', async () => {
     const ratePeriodMs = 60_000;
     await fc.assert(
-      fc.asyncProperty(opsArbitrary({ ttl: fc.integer({ min: 30_000, max: 60_000 }), advance: undefined, maxLength: 40 }), async (ops) => {
-        const m = memory();
-        const prefix = `nt:${crypto.randomUUID()}`;
-        const fromMemory = await run(m.coordinator, ops, prefix, ratePeriodMs, m.advance);
-        const fromRedis = await run(redis.coordinator, ops, prefix, ratePeriodMs, () => Promise.resolve());
-        expect(fromRedis).toEqual(fromMemory);
-      }),
+      fc.asyncProperty(
+        opsArbitrary({ ttl: fc.integer({ min: 30_000, max: 60_000 }), advance: undefined, maxLength: 40 }),
+        async (ops) => {
+          const m = memory();
+          const prefix = `nt:${crypto.randomUUID()}`;
+          const fromMemory = await run(m.coordinator, ops, prefix, ratePeriodMs, m.advance);
+          const fromRedis = await run(redis.coordinator, ops, prefix, ratePeriodMs, () => Promise.resolve());
+          expect(fromRedis).toEqual(fromMemory);
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -287,7 +318,13 @@ describe('coordinator parity (property-based)', () => {
         opsArbitrary({ ttl: fc.constantFrom(400, 60_000), advance: undefined, maxLength: 12 }),
         opsArbitrary({ ttl: fc.constantFrom(400, 60_000), advance: undefined, maxLength: 12 }),
       )
-      .map(([first, second, third]): Op[] => [...first, { op: 'advance', ms: 500 }, ...second, { op: 'advance', ms: 500 }, ...third]);
+      .map(([first, second, third]): Op[] => [
+        ...first,
+        { op: 'advance', ms: 500 },
+        ...second,
+        { op: 'advance', ms: 500 },
+        ...third,
+      ]);
     await fc.assert(
       fc.asyncProperty(sequence, async (ops) => {
         const m = memory();

@@ -16,7 +16,16 @@ const maxRecordBytes = 4096;
 
 describeStoreContract('redis', async () => {
   // A fresh prefix per test: each test sees an empty store.
-  const backend = createRedisBackend({ url: server.url, prefix: `st-${crypto.randomUUID().slice(0, 8)}`, maxRecordBytes });
+  const backend = createRedisBackend({
+    url: server.url,
+    prefix: `st-${crypto.randomUUID().slice(0, 8)}`,
+    maxRecordBytes,
+  });
   // Expiry is the server's own (PX): time really passes.
-  return { store: backend.store, maxRecordBytes, pass: (ms) => new Promise((resolve) => setTimeout(resolve, ms)), close: () => backend.close() };
+  return {
+    store: backend.store,
+    maxRecordBytes,
+    pass: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+    close: () => backend.close(),
+  };
 });

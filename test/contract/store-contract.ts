@@ -5,7 +5,12 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { RecordTooLargeError, RecordVersionError } from '../../src/errors.js';
 import { hasInterruptClaims, type InterruptClaims } from '../../src/engine/ports/interrupt-claims.js';
-import { RECORD_VERSION, type ExecutionRecord, type ExecutionStatus, type Store } from '../../src/engine/ports/store.js';
+import {
+  RECORD_VERSION,
+  type ExecutionRecord,
+  type ExecutionStatus,
+  type Store,
+} from '../../src/engine/ports/store.js';
 
 /** A fresh, empty store under test and its record size limit. */
 export interface StoreHarness {
@@ -57,11 +62,17 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
           input: { orderId: 7, items: [{ sku: 'a', qty: 2 }], note: 'ünïcødé ✓', nothing: null },
           steps: {
             reserve: { status: 'completed', attempts: 1, result: { id: 'res-1' }, completedSeq: 1 },
-            charge: { status: 'failed', attempts: 3, error: { name: 'Error', message: 'card declined', code: 'step_failed', details: { retryable: false } } },
+            charge: {
+              status: 'failed',
+              attempts: 3,
+              error: { name: 'Error', message: 'card declined', code: 'step_failed', details: { retryable: false } },
+            },
           },
           error: { name: 'Error', message: 'card declined' },
           failedStep: 'charge',
-          rollbackFailures: [{ step: 'reserve', kind: 'undo', reason: 'coordination_unavailable', message: 'lock busy', key: 'acct:1' }],
+          rollbackFailures: [
+            { step: 'reserve', kind: 'undo', reason: 'coordination_unavailable', message: 'lock busy', key: 'acct:1' },
+          ],
           idempotencyKey: 'order-7',
           updatedAt: T0 + 5,
         });
@@ -87,14 +98,20 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         await store.save(foreign);
         const error: unknown = await store.get('e1').catch((e: unknown) => e);
         expect(error).toBeInstanceOf(RecordVersionError);
-        expect((error as RecordVersionError).details).toMatchObject({ found: RECORD_VERSION + 1, expected: RECORD_VERSION });
+        expect((error as RecordVersionError).details).toMatchObject({
+          found: RECORD_VERSION + 1,
+          expected: RECORD_VERSION,
+        });
       });
 
       it('refuses a record over the size limit and writes nothing', async () => {
         const big = record('big', { input: { blob: 'x'.repeat(harness.maxRecordBytes) } });
         const error: unknown = await store.save(big).catch((e: unknown) => e);
         expect(error).toBeInstanceOf(RecordTooLargeError);
-        expect((error as RecordTooLargeError).details).toMatchObject({ executionId: 'big', limit: harness.maxRecordBytes });
+        expect((error as RecordTooLargeError).details).toMatchObject({
+          executionId: 'big',
+          limit: harness.maxRecordBytes,
+        });
         expect(await store.get('big')).toBeUndefined();
         expect((await store.list()).records).toEqual([]);
       });
@@ -102,7 +119,9 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
       it('keeps the previous version when an oversized replacement is refused', async () => {
         const small = record('e1');
         await store.save(small);
-        await expect(store.save(record('e1', { value: 'x'.repeat(harness.maxRecordBytes) }))).rejects.toBeInstanceOf(RecordTooLargeError);
+        await expect(store.save(record('e1', { value: 'x'.repeat(harness.maxRecordBytes) }))).rejects.toBeInstanceOf(
+          RecordTooLargeError,
+        );
         expect(await store.get('e1')).toEqual(small);
       });
 
@@ -151,13 +170,19 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         await seed();
         expect(ids((await store.list({ reactor: 'Refund' })).records)).toEqual(['r2', 'r1']);
         expect(ids((await store.list({ status: 'completed' })).records)).toEqual(['c4', 'c3', 'r1', 'c1']);
-        expect(ids((await store.list({ reactor: 'Checkout', status: 'completed' })).records)).toEqual(['c4', 'c3', 'c1']);
+        expect(ids((await store.list({ reactor: 'Checkout', status: 'completed' })).records)).toEqual([
+          'c4',
+          'c3',
+          'c1',
+        ]);
         expect((await store.list({ reactor: 'Nobody' })).records).toEqual([]);
       });
 
       it('reflects a status change in the status filter', async () => {
         await seed();
-        await store.save(record('r2', { reactor: 'Refund', status: 'completed', createdAt: T0 + 5000, updatedAt: T0 + 9000 }));
+        await store.save(
+          record('r2', { reactor: 'Refund', status: 'completed', createdAt: T0 + 5000, updatedAt: T0 + 9000 }),
+        );
         expect(ids((await store.list({ status: 'running' })).records)).toEqual([]);
         expect(ids((await store.list({ reactor: 'Refund', status: 'completed' })).records)).toEqual(['r2', 'r1']);
       });
@@ -190,12 +215,18 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
     describe('idempotency claims', () => {
       it('lets the first claim win and tells a later one the winner', async () => {
         expect(await store.claimIdempotency('Checkout', 'order-7', 'e1')).toEqual({ claimed: true });
-        expect(await store.claimIdempotency('Checkout', 'order-7', 'e2')).toEqual({ claimed: false, executionId: 'e1' });
+        expect(await store.claimIdempotency('Checkout', 'order-7', 'e2')).toEqual({
+          claimed: false,
+          executionId: 'e1',
+        });
         // A repeated claim by the winner itself: the port leaves open whether it answers `claimed`
         // (retry-safe) or names itself as the first; it must never name another execution.
         const again = await store.claimIdempotency('Checkout', 'order-7', 'e1');
         expect(again.claimed ? 'e1' : again.executionId).toBe('e1');
-        expect(await store.claimIdempotency('Checkout', 'order-7', 'e3')).toEqual({ claimed: false, executionId: 'e1' });
+        expect(await store.claimIdempotency('Checkout', 'order-7', 'e3')).toEqual({
+          claimed: false,
+          executionId: 'e1',
+        });
       });
 
       it('scopes a key to its reactor', async () => {
@@ -209,14 +240,19 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         const first = record('e1', { status: 'pending', idempotencyKey: 'order-7' });
         expect(await store.claimIdempotency('Checkout', 'order-7', 'e1', first)).toEqual({ claimed: true });
         expect(await store.get('e1')).toEqual(first);
-        expect(await store.claimIdempotency('Checkout', 'order-7', 'e2', record('e2'))).toEqual({ claimed: false, executionId: 'e1' });
+        expect(await store.claimIdempotency('Checkout', 'order-7', 'e2', record('e2'))).toEqual({
+          claimed: false,
+          executionId: 'e1',
+        });
         expect(await store.get('e2')).toBeUndefined();
         expect((await store.list({ status: 'pending' })).records.map((r) => r.id)).toEqual(['e1']); // listed like a saved record
         expect((await store.list()).records.map((r) => r.id)).toEqual(['e1']);
       });
 
       it('never overwrites a saved record with a repeated claim', async () => {
-        expect(await store.claimIdempotency('Checkout', 'k', 'e1', record('e1', { status: 'running' }))).toEqual({ claimed: true });
+        expect(await store.claimIdempotency('Checkout', 'k', 'e1', record('e1', { status: 'running' }))).toEqual({
+          claimed: true,
+        });
         const saved = record('e1', { status: 'completed', value: 42, updatedAt: T0 + 9 });
         await store.save(saved);
         const again = await store.claimIdempotency('Checkout', 'k', 'e1', record('e1', { status: 'running' }));
@@ -232,7 +268,9 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
       });
 
       it('has exactly one winner among 50 concurrent claims', async () => {
-        const claims = await Promise.all(Array.from({ length: 50 }, (_, i) => store.claimIdempotency('Checkout', 'race', `e${i}`, record(`e${i}`))));
+        const claims = await Promise.all(
+          Array.from({ length: 50 }, (_, i) => store.claimIdempotency('Checkout', 'race', `e${i}`, record(`e${i}`))),
+        );
         const winners = claims.flatMap((claim, i) => (claim.claimed ? [`e${i}`] : []));
         expect(winners).toHaveLength(1);
         for (const claim of claims) if (!claim.claimed) expect(claim.executionId).toBe(winners[0]);
@@ -251,7 +289,10 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         expect(await claims().claimCorrelation('order:1', 'e1')).toEqual({ claimed: true });
         expect(await claims().claimCorrelation('order:1', 'e1')).toEqual({ claimed: true });
         expect(await claims().claimCorrelation('order:1', 'e2')).toEqual({ claimed: false, holder: 'e1' });
-        expect(await claims().claimCorrelation('order:1', 'e3', { replace: 'e2' })).toEqual({ claimed: false, holder: 'e1' });
+        expect(await claims().claimCorrelation('order:1', 'e3', { replace: 'e2' })).toEqual({
+          claimed: false,
+          holder: 'e1',
+        });
         expect(await claims().correlation('order:1')).toBe('e1');
         expect(await claims().claimCorrelation('order:1', 'e2', { replace: 'e1' })).toEqual({ claimed: true });
         expect(await claims().correlation('order:1')).toBe('e2');
@@ -259,11 +300,20 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
       });
 
       it('a resume claim is won exactly once, also by concurrent claimants', async () => {
-        const outcomes = await Promise.all(['a', 'b', 'c', 'd'].map((who) => claims().claimResume('e1', 'review.approve', who, 60_000)));
+        const outcomes = await Promise.all(
+          ['a', 'b', 'c', 'd'].map((who) => claims().claimResume('e1', 'review.approve', who, 60_000)),
+        );
         expect(outcomes.filter((o) => o.claimed)).toHaveLength(1);
         const winner = ['a', 'b', 'c', 'd'][outcomes.findIndex((o) => o.claimed)];
-        expect(outcomes.filter((o) => !o.claimed)).toEqual([{ claimed: false, holder: winner }, { claimed: false, holder: winner }, { claimed: false, holder: winner }]);
-        expect(await claims().claimResume('e1', 'review.approve', winner!, 60_000)).toEqual({ claimed: false, holder: winner });
+        expect(outcomes.filter((o) => !o.claimed)).toEqual([
+          { claimed: false, holder: winner },
+          { claimed: false, holder: winner },
+          { claimed: false, holder: winner },
+        ]);
+        expect(await claims().claimResume('e1', 'review.approve', winner!, 60_000)).toEqual({
+          claimed: false,
+          holder: winner,
+        });
         expect(await claims().claimResume('e1', 'other', 'a', 60_000)).toEqual({ claimed: true });
       });
 

@@ -1,5 +1,15 @@
 import type { Redis } from 'ioredis';
-import { createEngine, MemoryCoordinator, MemoryStore, systemClock, type Coordinator, type Engine, type EngineOptions, type ReactorEvent, type Store } from '../../src/index.js';
+import {
+  createEngine,
+  MemoryCoordinator,
+  MemoryStore,
+  systemClock,
+  type Coordinator,
+  type Engine,
+  type EngineOptions,
+  type ReactorEvent,
+  type Store,
+} from '../../src/index.js';
 import { createRedisBackend } from '../../src/storage/redis/index.js';
 import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
 
@@ -18,7 +28,8 @@ export interface Backend {
 }
 
 let counter = 0;
-const unique = (name: string): string => `${name}:${process.pid}:${++counter}:${Math.random().toString(36).slice(2, 8)}`;
+const unique = (name: string): string =>
+  `${name}:${process.pid}:${++counter}:${Math.random().toString(36).slice(2, 8)}`;
 
 function engineFactory(base: Pick<EngineOptions, 'store' | 'coordinator' | 'clock'>) {
   return (options: Partial<EngineOptions> = {}) => {

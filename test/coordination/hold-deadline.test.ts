@@ -16,10 +16,23 @@ async function settle(): Promise<void> {
   for (let i = 0; i < 5; i++) await new Promise<void>((resolve) => setImmediate(resolve));
 }
 
-const BACKEND_CALLS = new Set(['lockAcquire', 'lockExtend', 'lockRelease', 'lockState', 'semaphoreAcquire', 'semaphoreExtend', 'semaphoreRelease', 'semaphoreState']);
+const BACKEND_CALLS = new Set([
+  'lockAcquire',
+  'lockExtend',
+  'lockRelease',
+  'lockState',
+  'semaphoreAcquire',
+  'semaphoreExtend',
+  'semaphoreRelease',
+  'semaphoreState',
+]);
 
 /** A coordinator whose lock and semaphore commands wait while it is frozen, and are served (in order, at the clock's time then) when it thaws. */
-function freezable(inner: MemoryCoordinator): { readonly coordinator: MemoryCoordinator; freeze(): void; thaw(): void } {
+function freezable(inner: MemoryCoordinator): {
+  readonly coordinator: MemoryCoordinator;
+  freeze(): void;
+  thaw(): void;
+} {
   let thawed: (() => void) | undefined;
   let frozen: Promise<void> | undefined;
   const coordinator = new Proxy(inner, {
@@ -142,7 +155,9 @@ describe('a hold whose backend stops answering', () => {
     const clock = new ManualClock({ autoAdvance: false });
     const t = createTestEngine({ clock });
     const a: Marks = {};
-    const r = reactor('taken').step('work', { lock: { key: () => 'L', ttl: '3s' }, run: holdUntilAborted(clock, a) }).build();
+    const r = reactor('taken')
+      .step('work', { lock: { key: () => 'L', ttl: '3s' }, run: holdUntilAborted(clock, a) })
+      .build();
     const start = clock.now();
     const run = t.run(r, {});
     await settle();
@@ -162,7 +177,10 @@ describe('a hold whose backend stops answering', () => {
     const clock = new ManualClock(); // auto-advance: the body's sleep moves time 20 s in one go
     const t = createTestEngine({ clock });
     const r = reactor('long')
-      .step('work', { lock: { key: () => 'K', ttl: '3s' }, run: async (_a, ctx) => (await clock.sleep(20_000), ctx.signal.aborted) })
+      .step('work', {
+        lock: { key: () => 'K', ttl: '3s' },
+        run: async (_a, ctx) => (await clock.sleep(20_000), ctx.signal.aborted),
+      })
       .returns('work');
     const result = await t.run(r, {});
     expect(result.status === 'completed' && result.value).toBe(false);
@@ -176,7 +194,11 @@ describe('a lock handed over by another holder', () => {
    * once: `confirmed` and `leaseLeftMs` as given. The key is moved in the memory backend so that
    * renewals are answered; `extendsAnswered: false` holds the receiver's renewals back.
    */
-  function granting(clock: ManualClock, grant: { readonly leaseLeftMs?: number; readonly confirmed?: Promise<boolean> }, extendsAnswered: boolean): Coordinator {
+  function granting(
+    clock: ManualClock,
+    grant: { readonly leaseLeftMs?: number; readonly confirmed?: Promise<boolean> },
+    extendsAnswered: boolean,
+  ): Coordinator {
     const inner = new MemoryCoordinator({ clock });
     const hand = async (offer: LockAcquireRequest): Promise<LockGrant> => {
       const state = await inner.lockState(offer.key);
@@ -188,7 +210,10 @@ describe('a lock handed over by another holder', () => {
     return new Proxy(inner, {
       get(target, property, receiver) {
         if (property === 'watch')
-          return (_kind: string, _key: string, offer?: LockAcquireRequest) => ({ wait: () => (offer === undefined ? Promise.resolve(undefined) : hand(offer)), close: () => undefined });
+          return (_kind: string, _key: string, offer?: LockAcquireRequest) => ({
+            wait: () => (offer === undefined ? Promise.resolve(undefined) : hand(offer)),
+            close: () => undefined,
+          });
         if (property === 'lockExtend' && !extendsAnswered) return () => new Promise<boolean>(() => undefined);
         const value: unknown = Reflect.get(target, property, receiver);
         return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
@@ -196,11 +221,16 @@ describe('a lock handed over by another holder', () => {
     });
   }
 
-  async function receive(coordinator: Coordinator, clock: ManualClock): Promise<{ marks: Marks; run: Promise<unknown>; granted: number }> {
+  async function receive(
+    coordinator: Coordinator,
+    clock: ManualClock,
+  ): Promise<{ marks: Marks; run: Promise<unknown>; granted: number }> {
     await coordinator.lockAcquire({ key: 'G', holder: { owner: 'releaser' }, ttlMs: 60_000 });
     const t = createTestEngine({ clock, coordinator });
     const marks: Marks = {};
-    const r = reactor('receiver').step('work', { lock: { key: () => 'G', ttl: '3s', wait: '10s' }, run: holdUntilAborted(clock, marks) }).build();
+    const r = reactor('receiver')
+      .step('work', { lock: { key: () => 'G', ttl: '3s', wait: '10s' }, run: holdUntilAborted(clock, marks) })
+      .build();
     const granted = clock.now();
     const run = t.run(r, {});
     await settle();
@@ -208,9 +238,12 @@ describe('a lock handed over by another holder', () => {
     return { marks, run, granted };
   }
 
-  test('on the releaser\'s lease until confirmed: a confirmation that never comes ends the hold when that lease ends', async () => {
+  test("on the releaser's lease until confirmed: a confirmation that never comes ends the hold when that lease ends", async () => {
     const clock = new ManualClock({ autoAdvance: false });
-    const { marks, granted } = await receive(granting(clock, { leaseLeftMs: 700, confirmed: new Promise<boolean>(() => undefined) }, true), clock);
+    const { marks, granted } = await receive(
+      granting(clock, { leaseLeftMs: 700, confirmed: new Promise<boolean>(() => undefined) }, true),
+      clock,
+    );
     clock.advance(700 - driftMarginMs(3_000) - 1);
     await settle();
     expect(marks.exit).toBeUndefined();
@@ -219,9 +252,12 @@ describe('a lock handed over by another holder', () => {
     expect(marks.exit).toBe(granted + 700 - driftMarginMs(3_000));
   });
 
-  test('confirmed: the receiver\'s own lease counts from the grant\'s arrival', async () => {
+  test("confirmed: the receiver's own lease counts from the grant's arrival", async () => {
     const clock = new ManualClock({ autoAdvance: false });
-    const { marks, granted } = await receive(granting(clock, { leaseLeftMs: 700, confirmed: Promise.resolve(true) }, false), clock);
+    const { marks, granted } = await receive(
+      granting(clock, { leaseLeftMs: 700, confirmed: Promise.resolve(true) }, false),
+      clock,
+    );
     clock.advance(3_000 - driftMarginMs(3_000) - 1);
     await settle();
     expect(marks.exit).toBeUndefined();

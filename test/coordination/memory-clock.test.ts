@@ -13,26 +13,46 @@ describe('in-process contention in virtual time', () => {
     const t = createTestEngine();
     await t.coordinator.lockAcquire({ key: 'acct:1', holder: { owner: 'other' }, ttlMs: 3_600_000 });
     const start = t.clock.now();
-    const r = reactor('pay').withLock({ key: () => 'acct:1', wait: '5s' }).step('charge', { run: () => 1 }).build();
+    const r = reactor('pay')
+      .withLock({ key: () => 'acct:1', wait: '5s' })
+      .step('charge', { run: () => 1 })
+      .build();
     const result = await t.run(r, {});
     expect(result.status === 'failed' && result.error).toBeInstanceOf(ContentionError);
     expect(t.clock.now() - start).toBe(5_000);
     expect(t.clock.sleeps.length).toBeLessThan(20);
     expect(t.clock.sleeps.slice(0, 4)).toEqual([25, 50, 100, 200]);
-    expect(result.status === 'failed' && (result.error as ContentionError).details).toMatchObject({ reactor: 'pay', primitive: 'lock', key: 'acct:1', waitedMs: 5_000, holder: 'execution other' });
-    expect(result.trace.map((e) => e.type)).toEqual(['run.started', 'coordination.waiting', 'coordination.contended', 'run.failed']);
+    expect(result.status === 'failed' && (result.error as ContentionError).details).toMatchObject({
+      reactor: 'pay',
+      primitive: 'lock',
+      key: 'acct:1',
+      waitedMs: 5_000,
+      holder: 'execution other',
+    });
+    expect(result.trace.map((e) => e.type)).toEqual([
+      'run.started',
+      'coordination.waiting',
+      'coordination.contended',
+      'run.failed',
+    ]);
   });
 
   test('a holder whose TTL lapses during the wait lets the waiter in', async () => {
     const t = createTestEngine();
     await t.coordinator.lockAcquire({ key: 'acct:2', holder: { owner: 'crashed' }, ttlMs: 1_000 });
-    const r = reactor('pay').withLock({ key: () => 'acct:2', wait: '5s' }).step('charge', { run: () => 1 }).build();
+    const r = reactor('pay')
+      .withLock({ key: () => 'acct:2', wait: '5s' })
+      .step('charge', { run: () => 1 })
+      .build();
     expect((await t.run(r, {})).status).toBe('completed');
   });
 
   test('a rate limit with a wait sleeps exactly until the window admits the start', async () => {
     const t = createTestEngine();
-    const r = reactor('api').withRateLimit({ key: () => 'api', limit: 1, per: '10s', wait: '1m' }).step('s', { run: () => 1 }).build();
+    const r = reactor('api')
+      .withRateLimit({ key: () => 'api', limit: 1, per: '10s', wait: '1m' })
+      .step('s', { run: () => 1 })
+      .build();
     await t.run(r, {});
     const before = t.clock.now();
     expect((await t.run(r, {})).status).toBe('completed');
@@ -58,7 +78,9 @@ describe('held keys and fencing tokens', () => {
     const seen: unknown[] = [];
     const child = reactor('child')
       .withLock({ key: () => 'acct:9' })
-      .step('inner', { run: (_a, ctx) => void seen.push({ keys: [...ctx.heldKeys], token: ctx.fencingToken('acct:9') }) })
+      .step('inner', {
+        run: (_a, ctx) => void seen.push({ keys: [...ctx.heldKeys], token: ctx.fencingToken('acct:9') }),
+      })
       .build();
     const r = reactor('parent')
       .withLock({ key: () => 'acct:9' })
@@ -75,7 +97,13 @@ describe('held keys and fencing tokens', () => {
     expect(inner!.keys).toEqual(['lock:acct:9']);
     expect(inner!.token).toBe(outer!.token);
     expect(BigInt(outer!.token)).toBeGreaterThan(0n);
-    const again = await t.run(reactor('again').withLock({ key: () => 'acct:9' }).step('s', { run: (_a, ctx) => ctx.fencingToken() }).returns('s'), {});
+    const again = await t.run(
+      reactor('again')
+        .withLock({ key: () => 'acct:9' })
+        .step('s', { run: (_a, ctx) => ctx.fencingToken() })
+        .returns('s'),
+      {},
+    );
     expect(BigInt(again.status === 'completed' ? (again.value ?? '0') : '0')).toBeGreaterThan(BigInt(outer!.token));
   });
 });
@@ -106,8 +134,15 @@ describe('coordination matchers', () => {
 
 describe('derived reactors', () => {
   test('inherit declarations and steps, and may override a declaration', async () => {
-    const base = reactor('base').input({ id: z.string() }).withLock({ key: ({ id }) => `base:${id}` }).step('s', { run: (_a, ctx) => [...ctx.heldKeys] }).returns('s');
-    const derived = base.extend('derived').withLock({ key: ({ id }) => `derived:${id}` }).returns('s');
+    const base = reactor('base')
+      .input({ id: z.string() })
+      .withLock({ key: ({ id }) => `base:${id}` })
+      .step('s', { run: (_a, ctx) => [...ctx.heldKeys] })
+      .returns('s');
+    const derived = base
+      .extend('derived')
+      .withLock({ key: ({ id }) => `derived:${id}` })
+      .returns('s');
     const t = createTestEngine();
     const a = await t.run(base, { id: '1' });
     const b = await t.run(derived, { id: '1' });
@@ -146,17 +181,30 @@ describe('lost holds, release order, strict-chain give-back', () => {
 
   test('the period marker is written before the lock is given back', async () => {
     const t = createTestEngine();
-    const r = reactor('daily').withPeriod({ key: () => 'P', every: 'day' }).withLock({ key: () => 'L' }).step('s', { run: () => 1 }).build();
+    const r = reactor('daily')
+      .withPeriod({ key: () => 'P', every: 'day' })
+      .withLock({ key: () => 'L' })
+      .step('s', { run: () => 1 })
+      .build();
     const result = await t.run(r, {});
-    const order = result.trace.filter((e) => e.type === 'coordination.acquired' || e.type === 'coordination.released').map((e) => `${e.type.split('.')[1]}:${'primitive' in e ? e.primitive : ''}`);
+    const order = result.trace
+      .filter((e) => e.type === 'coordination.acquired' || e.type === 'coordination.released')
+      .map((e) => `${e.type.split('.')[1]}:${'primitive' in e ? e.primitive : ''}`);
     expect(order).toEqual(['acquired:lock', 'acquired:period', 'released:lock']);
   });
 
   test('in strict mode, a run that loses contention after its turn hands the position back without poisoning the chain', async () => {
     const t = createTestEngine();
     await t.coordinator.lockAcquire({ key: 'busy', holder: { owner: 'other' }, ttlMs: 3_600_000 });
-    const loser = reactor('loser').withOrderedLock({ key: () => 'O', strict: true }).withLock({ key: () => 'busy', wait: 0 }).step('s', { run: () => 1 }).build();
-    const next = reactor('next').withOrderedLock({ key: () => 'O', strict: true }).step('s', { run: () => 'ran' }).returns('s');
+    const loser = reactor('loser')
+      .withOrderedLock({ key: () => 'O', strict: true })
+      .withLock({ key: () => 'busy', wait: 0 })
+      .step('s', { run: () => 1 })
+      .build();
+    const next = reactor('next')
+      .withOrderedLock({ key: () => 'O', strict: true })
+      .step('s', { run: () => 'ran' })
+      .returns('s');
     expect((await t.run(loser, {})).status).toBe('failed');
     const result = await t.run(next, {});
     expect(result.status === 'completed' && result.value).toBe('ran');

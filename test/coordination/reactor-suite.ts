@@ -27,7 +27,11 @@ export function describeReactorCoordination(makeBackend: () => Promise<Backend>)
       const key = b.key('user');
       await b.coordinator.lockAcquire({ key, holder: OTHER, ttlMs: 30_000 });
       let ran = 0;
-      const r = reactor('simple-lock').input({ id: z.string() }).withLock({ key: () => key, wait: 300 }).step('s', { run: () => ++ran }).build();
+      const r = reactor('simple-lock')
+        .input({ id: z.string() })
+        .withLock({ key: () => key, wait: 300 })
+        .step('s', { run: () => ++ran })
+        .build();
       const { engine, events } = b.engine();
       const result = await engine.run(r, { id: '1' });
       expect(result.status).toBe('failed');
@@ -49,7 +53,10 @@ export function describeReactorCoordination(makeBackend: () => Promise<Backend>)
     test('the wait ends as soon as the holder releases', async () => {
       const key = b.key('user');
       await b.coordinator.lockAcquire({ key, holder: OTHER, ttlMs: 30_000 });
-      const r = reactor('waits').withLock({ key: () => key, wait: '10s' }).step('s', { run: () => 1 }).build();
+      const r = reactor('waits')
+        .withLock({ key: () => key, wait: '10s' })
+        .step('s', { run: () => 1 })
+        .build();
       const { engine } = b.engine();
       const pending = engine.run(r, {});
       await b.pass(50);
@@ -61,8 +68,14 @@ export function describeReactorCoordination(makeBackend: () => Promise<Backend>)
   describe('3. re-entrant lock across compose', () => {
     test('a parent and its composed child locking the same key complete; an external owner blocks it', async () => {
       const key = b.key('acct');
-      const child = reactor('child').withLock({ key: () => key }).step('inner', { run: async () => (await b.coordinator.lockState(key))?.nesting }).returns('inner');
-      const parent = reactor('parent').withLock({ key: () => key, wait: 200 }).compose('c', child).returns('c');
+      const child = reactor('child')
+        .withLock({ key: () => key })
+        .step('inner', { run: async () => (await b.coordinator.lockState(key))?.nesting })
+        .returns('inner');
+      const parent = reactor('parent')
+        .withLock({ key: () => key, wait: 200 })
+        .compose('c', child)
+        .returns('c');
       const { engine } = b.engine();
       const result = await engine.run(parent, {});
       expect(result.status === 'completed' && result.value).toBe(2);
@@ -156,7 +169,17 @@ export function describeReactorCoordination(makeBackend: () => Promise<Backend>)
   describe('6. rate limit, several windows', () => {
     test('the third start in one second is refused naming the window; the minute window is not charged', async () => {
       const key = b.key('api');
-      const r = reactor('rated').withRateLimit({ key: () => key, windows: [{ limit: 2, per: '1s' }, { limit: 10, per: '1m' }] }).withLock({ key: () => `${key}:lock` }).step('s', { run: () => 1 }).build();
+      const r = reactor('rated')
+        .withRateLimit({
+          key: () => key,
+          windows: [
+            { limit: 2, per: '1s' },
+            { limit: 10, per: '1m' },
+          ],
+        })
+        .withLock({ key: () => `${key}:lock` })
+        .step('s', { run: () => 1 })
+        .build();
       const { engine } = b.engine();
       expect((await engine.run(r, {})).status).toBe('completed');
       expect((await engine.run(r, {})).status).toBe('completed');
@@ -173,8 +196,15 @@ export function describeReactorCoordination(makeBackend: () => Promise<Backend>)
     test('an invalid input consumes no slot and takes no lock; a named limit is shared by reactors', async () => {
       const key = b.key('named');
       const { engine } = b.engine({ rateLimits: { psp: [{ limit: 1, per: '1m' }] } });
-      const a = reactor('a').input({ n: z.number() }).withRateLimit({ name: 'psp', key: () => key }).step('s', { run: () => 1 }).build();
-      const c = reactor('c').withRateLimit({ name: 'psp', key: () => key }).step('s', { run: () => 1 }).build();
+      const a = reactor('a')
+        .input({ n: z.number() })
+        .withRateLimit({ name: 'psp', key: () => key })
+        .step('s', { run: () => 1 })
+        .build();
+      const c = reactor('c')
+        .withRateLimit({ name: 'psp', key: () => key })
+        .step('s', { run: () => 1 })
+        .build();
       expect((await engine.run(a, { n: 'bad' as never })).status).toBe('failed');
       expect((await b.coordinator.rateState(`psp:${key}`, 60_000)).count).toBe(0);
       expect((await engine.run(a, { n: 1 })).status).toBe('completed');
@@ -185,7 +215,11 @@ export function describeReactorCoordination(makeBackend: () => Promise<Backend>)
     test('a run that loses lock contention spends no rate slot', async () => {
       const key = b.key('order');
       await b.coordinator.lockAcquire({ key: `${key}:lock`, holder: OTHER, ttlMs: 30_000 });
-      const r = reactor('r').withRateLimit({ key: () => key, limit: 5, per: '1m' }).withLock({ key: () => `${key}:lock`, wait: 0 }).step('s', { run: () => 1 }).build();
+      const r = reactor('r')
+        .withRateLimit({ key: () => key, limit: 5, per: '1m' })
+        .withLock({ key: () => `${key}:lock`, wait: 0 })
+        .step('s', { run: () => 1 })
+        .build();
       const { engine } = b.engine();
       expect((await engine.run(r, {})).status).toBe('failed');
       expect((await b.coordinator.rateState(key, 60_000)).count).toBe(0);
@@ -202,7 +236,10 @@ export function describeReactorCoordination(makeBackend: () => Promise<Backend>)
       const r = reactor('ordered')
         .input({ n: z.number() })
         .withOrderedLock({ key: () => key, wait: '10s' })
-        .step('s', { args: ($) => ({ n: $.input('n') }), run: async ({ n }) => (n === 1 ? (started.open(), await first.promise) : undefined, order.push(n)) })
+        .step('s', {
+          args: ($) => ({ n: $.input('n') }),
+          run: async ({ n }) => (n === 1 ? (started.open(), await first.promise) : undefined, order.push(n)),
+        })
         .build();
       const { engine } = b.engine();
       const runs = [1, 2, 3].map((n) => engine.run(r, { n }));
@@ -226,7 +263,10 @@ export function describeReactorCoordination(makeBackend: () => Promise<Backend>)
     test('a position that never shows up is passed over after the poison timeout', async () => {
       const key = b.key('seq');
       await b.coordinator.orderedTicket(key); // position 1: its holder died before entering
-      const r = reactor('ordered').withOrderedLock({ key: () => key, poisonTimeout: 300, wait: '10s' }).step('s', { run: () => 'ran' }).returns('s');
+      const r = reactor('ordered')
+        .withOrderedLock({ key: () => key, poisonTimeout: 300, wait: '10s' })
+        .step('s', { run: () => 'ran' })
+        .returns('s');
       const { engine } = b.engine();
       const result = await engine.run(r, {});
       expect(result.status === 'completed' && result.value).toBe('ran');
@@ -238,7 +278,10 @@ export function describeReactorCoordination(makeBackend: () => Promise<Backend>)
       const r = reactor('ordered')
         .input({ name: z.string(), ms: z.number() })
         .withOrderedLock({ key: () => key, poisonTimeout: 600, wait: '10s' })
-        .step('s', { args: ($) => ({ name: $.input('name'), ms: $.input('ms') }), run: async ({ name, ms }) => (log.push(`${name}:start`), await b.pass(ms), log.push(`${name}:end`)) })
+        .step('s', {
+          args: ($) => ({ name: $.input('name'), ms: $.input('ms') }),
+          run: async ({ name, ms }) => (log.push(`${name}:start`), await b.pass(ms), log.push(`${name}:end`)),
+        })
         .build();
       const { engine } = b.engine();
       await Promise.all([engine.run(r, { name: 'slow', ms: 1_500 }), engine.run(r, { name: 'next', ms: 0 })]);
@@ -303,10 +346,28 @@ export function describeReactorCoordination(makeBackend: () => Promise<Backend>)
     test('a key function that throws or returns a non-string fails the run before anything is taken', async () => {
       const key = b.key('k');
       const { engine } = b.engine();
-      const throwing = reactor('r').withLock({ key: () => { throw new Error('no account'); } }).withRateLimit({ key: () => key, limit: 1, per: '1m' }).step('s', { run: () => 1 }).build();
-      const empty = reactor('r').withLock({ key: () => '' }).step('s', { run: () => 1 }).build();
-      const notString = reactor('r').withLock({ key: () => 42 as never }).step('s', { run: () => 1 }).build();
-      for (const [r, text] of [[throwing, 'the key function threw: no account'], [empty, 'empty string'], [notString, 'returned number']] as const) {
+      const throwing = reactor('r')
+        .withLock({
+          key: () => {
+            throw new Error('no account');
+          },
+        })
+        .withRateLimit({ key: () => key, limit: 1, per: '1m' })
+        .step('s', { run: () => 1 })
+        .build();
+      const empty = reactor('r')
+        .withLock({ key: () => '' })
+        .step('s', { run: () => 1 })
+        .build();
+      const notString = reactor('r')
+        .withLock({ key: () => 42 as never })
+        .step('s', { run: () => 1 })
+        .build();
+      for (const [r, text] of [
+        [throwing, 'the key function threw: no account'],
+        [empty, 'empty string'],
+        [notString, 'returned number'],
+      ] as const) {
         const result = await engine.run(r, {});
         expect(result.status === 'failed' && result.error).toMatchObject({ code: 'coordination_key_invalid' });
         expect(result.status === 'failed' && result.error.message).toContain(text);
@@ -316,7 +377,11 @@ export function describeReactorCoordination(makeBackend: () => Promise<Backend>)
 
     test('an unknown named rate limit fails the run clearly before anything is taken', async () => {
       const key = b.key('k');
-      const r = reactor('r').withLock({ key: () => key }).withRateLimit({ name: 'nope' }).step('s', { run: () => 1 }).build();
+      const r = reactor('r')
+        .withLock({ key: () => key })
+        .withRateLimit({ name: 'nope' })
+        .step('s', { run: () => 1 })
+        .build();
       const result = await b.engine().engine.run(r, {});
       expect(result.status === 'failed' && result.error).toMatchObject({ code: 'rate_limit_unknown' });
       expect(await b.coordinator.lockState(key)).toBeUndefined();

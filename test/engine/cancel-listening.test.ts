@@ -21,7 +21,12 @@ afterAll(async () => {
 
 const noInline = { get: () => undefined, ids: () => [] };
 const aborted = (controller: AbortController): Promise<string> =>
-  controller.signal.aborted ? Promise.resolve('aborted') : Promise.race([new Promise<string>((resolve) => controller.signal.addEventListener('abort', () => resolve('aborted'))), new Promise<string>((resolve) => setTimeout(() => resolve('still running'), 10_000))]);
+  controller.signal.aborted
+    ? Promise.resolve('aborted')
+    : Promise.race([
+        new Promise<string>((resolve) => controller.signal.addEventListener('abort', () => resolve('aborted'))),
+        new Promise<string>((resolve) => setTimeout(() => resolve('still running'), 10_000)),
+      ]);
 
 /** The operator's side of a cancel: the marker, then the announcement. */
 async function requestCancel(coordinator: Coordinator, executionId: string): Promise<void> {

@@ -16,6 +16,7 @@ describe('definition validation at build time', () => {
   test('a cycle names the reactor and both steps', () => {
     const error = definitionError(() =>
       reactor('loop')
+        // prettier-ignore
         // @ts-expect-error -- forward reference (the compiler already refuses it)
         .step('a', { waitFor: ['b'], run: () => 1 })
         .step('b', { args: ($) => ({ a: $.result('a') }), run: () => 2 })
@@ -29,6 +30,7 @@ describe('definition validation at build time', () => {
   test('a dangling reference names the step and the unknown step', () => {
     const error = definitionError(() =>
       reactor('r')
+        // prettier-ignore
         // @ts-expect-error -- unknown step
         .step('a', { waitFor: ['ghost'], run: () => 1 })
         .build(),
@@ -42,6 +44,7 @@ describe('definition validation at build time', () => {
     const error = definitionError(() =>
       reactor('r')
         .step('a', { run: () => 1 })
+        // prettier-ignore
         // @ts-expect-error -- duplicate
         .step('a', { run: () => 2 }),
     );
@@ -61,6 +64,7 @@ describe('definition validation at build time', () => {
     const error = definitionError(() =>
       reactor('r')
         .input({ a: z.string() })
+        // prettier-ignore
         // @ts-expect-error -- 'b' is not an input
         .step('s', { args: ($) => ({ b: $.input('b') }), run: () => 1 })
         .build(),
@@ -79,14 +83,23 @@ describe('definition validation at build time', () => {
   });
 
   test('bad retry options and a bad returns are refused', () => {
-    expect(definitionError(() => reactor('r').step('s', { retry: { maxAttempts: 0 }, run: () => 1 })).message).toContain('maxAttempts must be an integer >= 1');
-    expect(definitionError(() => reactor('r').step('s', { retry: { maxAttempts: 2, baseDelay: 'soon' as never }, run: () => 1 })).message).toContain('baseDelay');
+    expect(
+      definitionError(() => reactor('r').step('s', { retry: { maxAttempts: 0 }, run: () => 1 })).message,
+    ).toContain('maxAttempts must be an integer >= 1');
+    expect(
+      definitionError(() =>
+        reactor('r').step('s', { retry: { maxAttempts: 2, baseDelay: 'soon' as never }, run: () => 1 }),
+      ).message,
+    ).toContain('baseDelay');
+    // prettier-ignore
     // @ts-expect-error -- unknown step
     expect(definitionError(() => reactor('r').step('s', { run: () => 1 }).returns('nope')).message).toContain('returns unknown step "nope"');
   });
 
   test('definitions are frozen data', () => {
-    const r = reactor('r').step('a', { run: () => 1 }).build();
+    const r = reactor('r')
+      .step('a', { run: () => 1 })
+      .build();
     expect(Object.isFrozen(r)).toBe(true);
     expect(Object.isFrozen(r.nodes)).toBe(true);
     expect(r.nodes.map((n) => n.name)).toEqual(['a']);
@@ -95,7 +108,9 @@ describe('definition validation at build time', () => {
 
 describe('toMermaid', () => {
   test('draws nodes, result edges, dotted waitFor edges and nested kinds', () => {
-    const child = reactor('child').step('x', { run: () => 1 }).returns('x');
+    const child = reactor('child')
+      .step('x', { run: () => 1 })
+      .returns('x');
     const r = reactor('r')
       .input({ items: z.array(z.number()) })
       .step('a', { run: () => ({ v: 1 }) })

@@ -17,21 +17,48 @@ import {
   RemoteError,
   ValidationError,
 } from '../../src/index.js';
-import { CancelledError, CoordinationUnavailableError, FanOutError, HandOffRefusedError, ResumePayloadError, ScriptError } from '../../src/errors.js';
+import {
+  CancelledError,
+  CoordinationUnavailableError,
+  FanOutError,
+  HandOffRefusedError,
+  ResumePayloadError,
+  ScriptError,
+} from '../../src/errors.js';
 
 const roundTrip = (error: unknown): ReactorError => errorFromJSON(JSON.parse(JSON.stringify(errorToJSON(error))));
 
 describe('errorFromJSON', () => {
   const samples: readonly [string, ReactorError][] = [
-    ['ContentionError', new ContentionError({ reactor: 'r', primitive: 'lock', key: 'k', waitedMs: 5, holder: 'execution e' })],
-    ['RateLimitedError', new RateLimitedError({ reactor: 'r', key: 'k', limit: 2, periodMs: 1000, count: 2, retryAfterMs: 40 })],
+    [
+      'ContentionError',
+      new ContentionError({ reactor: 'r', primitive: 'lock', key: 'k', waitedMs: 5, holder: 'execution e' }),
+    ],
+    [
+      'RateLimitedError',
+      new RateLimitedError({ reactor: 'r', key: 'k', limit: 2, periodMs: 1000, count: 2, retryAfterMs: 40 }),
+    ],
     ['HoldLostError', new HoldLostError({ reactor: 'r', step: 's', primitive: 'semaphore', key: 'k' })],
     ['NonRetryableError', new NonRetryableError('card expired')],
-    ['CoordinationUnavailableError', new CoordinationUnavailableError('lockAcquire', new Error('Connection is closed.'))],
+    [
+      'CoordinationUnavailableError',
+      new CoordinationUnavailableError('lockAcquire', new Error('Connection is closed.')),
+    ],
     ['ScriptError', new ScriptError('lock-acquire', 'RX_ARG', 'ttl must be a positive integer')],
     ['CancelledError', new CancelledError('x-1', 'operator')],
     ['FanOutError', new FanOutError('fan_out_unknown', 'no ledger', { parentId: 'p' })],
-    ['HandOffRefusedError', new HandOffRefusedError({ reactor: 'r', step: 's', kind: 'reactor', primitive: 'lock', key: 'k', executionId: 'x', holder: 'x' })],
+    [
+      'HandOffRefusedError',
+      new HandOffRefusedError({
+        reactor: 'r',
+        step: 's',
+        kind: 'reactor',
+        primitive: 'lock',
+        key: 'k',
+        executionId: 'x',
+        holder: 'x',
+      }),
+    ],
     ['ArgumentResolutionError', new ArgumentResolutionError('s', 'a', new TypeError('boom'))],
     ['ReactorError', new ReactorError('queue_missing', 'background execution needs a queue')],
   ];
@@ -61,10 +88,18 @@ describe('errorFromJSON', () => {
   });
 
   it('restores the fields a class derives from its details', () => {
-    const invalid = roundTrip(new ValidationError(ErrorCode.InputInvalid, 'bad', [{ path: 'amount', message: 'must be positive' }], { reactor: 'r' }));
+    const invalid = roundTrip(
+      new ValidationError(ErrorCode.InputInvalid, 'bad', [{ path: 'amount', message: 'must be positive' }], {
+        reactor: 'r',
+      }),
+    );
     expect(invalid).toBeInstanceOf(ValidationError);
     expect((invalid as ValidationError).issues).toEqual([{ path: 'amount', message: 'must be positive' }]);
-    const payload = roundTrip(new ResumePayloadError({ executionId: 'x', step: 'approve', attempt: 1, maxAttempts: 3, exhausted: false }, [{ path: 'ok', message: 'required' }]));
+    const payload = roundTrip(
+      new ResumePayloadError({ executionId: 'x', step: 'approve', attempt: 1, maxAttempts: 3, exhausted: false }, [
+        { path: 'ok', message: 'required' },
+      ]),
+    );
     expect((payload as ResumePayloadError).issues).toEqual([{ path: 'ok', message: 'required' }]);
     const definition = roundTrip(new DefinitionError('no steps', 'r', 's'));
     expect(definition).toMatchObject({ reactor: 'r', step: 's' });
@@ -80,7 +115,12 @@ describe('errorFromJSON', () => {
     expect(foreign.name).toBe('ValidationError');
     const plain = roundTrip(new TypeError('boom'));
     expect(plain).toBeInstanceOf(RemoteError);
-    expect(plain).toMatchObject({ name: 'TypeError', code: ErrorCode.Remote, message: 'boom', details: { originalName: 'TypeError' } });
+    expect(plain).toMatchObject({
+      name: 'TypeError',
+      code: ErrorCode.Remote,
+      message: 'boom',
+      details: { originalName: 'TypeError' },
+    });
   });
 
   it('gives a rebuilt error without a stored stack a stack of its own', () => {

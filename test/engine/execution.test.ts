@@ -1,6 +1,15 @@
 import { describe, expect, test } from 'vitest';
 import { z } from 'zod';
-import { createEngine, defineStep, failure, halt, MemoryStore, reactor, skip, type ReactorEvent } from '../../src/index.js';
+import {
+  createEngine,
+  defineStep,
+  failure,
+  halt,
+  MemoryStore,
+  reactor,
+  skip,
+  type ReactorEvent,
+} from '../../src/index.js';
 import { createTestEngine, ManualClock } from '../../src/testing/index.js';
 
 /** A gate the test opens by hand: lets us observe overlap without timing. */
@@ -10,7 +19,8 @@ function gate(): { promise: Promise<void>; open: () => void } {
   return { promise, open };
 }
 
-const types = (trace: readonly ReactorEvent[]): string[] => trace.map((e) => ('step' in e && e.step ? `${e.type}:${e.step}` : e.type));
+const types = (trace: readonly ReactorEvent[]): string[] =>
+  trace.map((e) => ('step' in e && e.step ? `${e.type}:${e.step}` : e.type));
 
 describe('scheduling', () => {
   test('a step runs only after its dependencies succeeded, and gets their results', async () => {
@@ -91,14 +101,28 @@ describe('scheduling', () => {
       .step('s', {
         run: (_args, ctx) => {
           ctx.logger.info({ hello: 1 }, 'hi');
-          return { id: ctx.executionId, root: ctx.rootExecutionId, attempt: ctx.attempt, step: ctx.step, reactor: ctx.reactor, aborted: ctx.signal.aborted };
+          return {
+            id: ctx.executionId,
+            root: ctx.rootExecutionId,
+            attempt: ctx.attempt,
+            step: ctx.step,
+            reactor: ctx.reactor,
+            aborted: ctx.signal.aborted,
+          };
         },
       })
       .returns('s');
     const result = await createTestEngine({ logger, logEvents: false }).run(r, {});
     expect(result.status).toBe('completed');
     if (result.status !== 'completed') return;
-    expect(result.value).toEqual({ id: result.executionId, root: result.executionId, attempt: 1, step: 's', reactor: 'ctx', aborted: false });
+    expect(result.value).toEqual({
+      id: result.executionId,
+      root: result.executionId,
+      attempt: 1,
+      step: 's',
+      reactor: 'ctx',
+      aborted: false,
+    });
     expect(logs).toEqual([{ executionId: result.executionId, reactor: 'ctx', step: 's', hello: 1 }]);
   });
 });
@@ -115,13 +139,22 @@ describe('arguments', () => {
           note: $.input('note'),
           sku: $.result('a', 'items', 0, 'sku'),
           k: $.value(7),
-          upper: $.input('user', 'name').transform((s) => s.toUpperCase()).transform((s) => `${s}!`),
+          upper: $.input('user', 'name')
+            .transform((s) => s.toUpperCase())
+            .transform((s) => `${s}!`),
         }),
         run: (args) => args,
       })
       .returns('b');
     const result = await createTestEngine().run(r, { user: { name: 'ada' } });
-    expect(result.status === 'completed' && result.value).toEqual({ name: 'ada', tier: 'gold', note: undefined, sku: 'x1', k: 7, upper: 'ADA!' });
+    expect(result.status === 'completed' && result.value).toEqual({
+      name: 'ada',
+      tier: 'gold',
+      note: undefined,
+      sku: 'x1',
+      k: 7,
+      upper: 'ADA!',
+    });
   });
 
   test('a throwing transform fails the step before it starts: not retried, not compensated, earlier steps undone', async () => {
@@ -131,7 +164,11 @@ describe('arguments', () => {
     const r = reactor('r')
       .step('a', { run: () => 1, undo: () => void undone.push('a') })
       .step('b', {
-        args: ($) => ({ v: $.result('a').transform(() => { throw new Error('bad transform'); }) }),
+        args: ($) => ({
+          v: $.result('a').transform(() => {
+            throw new Error('bad transform');
+          }),
+        }),
         retry: { maxAttempts: 3 },
         run: () => ++runs,
         compensate: () => void (compensated = true),
@@ -139,7 +176,9 @@ describe('arguments', () => {
       .build();
     const result = await createTestEngine().run(r, {});
     expect(result).toHaveFailedAt('b');
-    expect(result.status === 'failed' && result.error.message).toContain('argument "v" could not be resolved: bad transform');
+    expect(result.status === 'failed' && result.error.message).toContain(
+      'argument "v" could not be resolved: bad transform',
+    );
     expect(runs).toBe(0);
     expect(compensated).toBe(false);
     expect(undone).toEqual(['a']);
@@ -148,8 +187,14 @@ describe('arguments', () => {
 
   test('invalid step arguments fail before the body, without retry, reported as validation errors', async () => {
     let runs = 0;
-    const charge = defineStep({ input: { amount: z.number().positive() }, retry: { maxAttempts: 5 }, run: () => ++runs });
-    const r = reactor('r').step('charge', charge, { args: ($) => ({ amount: $.value(-3) }) }).build();
+    const charge = defineStep({
+      input: { amount: z.number().positive() },
+      retry: { maxAttempts: 5 },
+      run: () => ++runs,
+    });
+    const r = reactor('r')
+      .step('charge', charge, { args: ($) => ({ amount: $.value(-3) }) })
+      .build();
     const result = await createTestEngine().run(r, {});
     expect(result).toHaveFailedAt('charge');
     expect(runs).toBe(0);
@@ -161,15 +206,24 @@ describe('arguments', () => {
   });
 
   test('step definitions get validated args with defaults; unwired inputs come from same-named reactor inputs', async () => {
-    const charge = defineStep({ input: { account: z.string(), amount: z.number(), currency: z.string().default('EUR') }, run: (a) => a });
-    const r = reactor('r').input({ account: z.string() }).step('charge', charge, { args: ($) => ({ amount: $.value(5) }) }).returns('charge');
+    const charge = defineStep({
+      input: { account: z.string(), amount: z.number(), currency: z.string().default('EUR') },
+      run: (a) => a,
+    });
+    const r = reactor('r')
+      .input({ account: z.string() })
+      .step('charge', charge, { args: ($) => ({ amount: $.value(5) }) })
+      .returns('charge');
     const result = await createTestEngine().run(r, { account: 'acc-1' });
     expect(result.status === 'completed' && result.value).toEqual({ account: 'acc-1', amount: 5, currency: 'EUR' });
   });
 
   test('invalid reactor input fails before any step, with field errors', async () => {
     let ran = false;
-    const r = reactor('r').input({ n: z.number() }).step('s', { run: () => (ran = true) }).build();
+    const r = reactor('r')
+      .input({ n: z.number() })
+      .step('s', { run: () => (ran = true) })
+      .build();
     const result = await createTestEngine().run(r, { n: 'nope' as never });
     expect(result.status).toBe('failed');
     if (result.status !== 'failed') return;
@@ -195,10 +249,27 @@ describe('arguments', () => {
 
 describe('signals', () => {
   test('thrown errors and returned failures are both failures; non-Error throws are wrapped', async () => {
-    const thrown = await createTestEngine().run(reactor('t').step('s', { run: () => { throw 'plain string'; } }).build(), {});
+    const thrown = await createTestEngine().run(
+      reactor('t')
+        .step('s', {
+          run: () => {
+            throw 'plain string';
+          },
+        })
+        .build(),
+      {},
+    );
     expect(thrown).toHaveFailedAt('s');
-    expect(thrown.status === 'failed' && thrown.error).toMatchObject({ code: 'wrapped_throw', name: 'WrappedThrowError' });
-    const returned = await createTestEngine().run(reactor('f').step('s', { run: () => failure('declined') }).build(), {});
+    expect(thrown.status === 'failed' && thrown.error).toMatchObject({
+      code: 'wrapped_throw',
+      name: 'WrappedThrowError',
+    });
+    const returned = await createTestEngine().run(
+      reactor('f')
+        .step('s', { run: () => failure('declined') })
+        .build(),
+      {},
+    );
     expect(returned.status === 'failed' && returned.error.message).toBe('declined');
   });
 
@@ -223,7 +294,12 @@ describe('signals', () => {
     const r = reactor('r')
       .step('a', { run: () => skip('nothing to do', 0), undo: () => void undone.push('a') })
       .step('b', { args: ($) => ({ v: $.result('a') }), run: ({ v }) => v + 1, undo: () => void undone.push('b') })
-      .step('c', { waitFor: ['b'], run: () => { throw new Error('boom'); } })
+      .step('c', {
+        waitFor: ['b'],
+        run: () => {
+          throw new Error('boom');
+        },
+      })
       .build();
     const result = await createTestEngine().run(r, {});
     expect(result).toHaveSkipped('a');
@@ -237,7 +313,15 @@ describe('retries', () => {
   test('a step is attempted exactly N times with exponential delays (injected clock)', async () => {
     let attempts = 0;
     const clock = new ManualClock();
-    const r = reactor('r').step('s', { retry: { maxAttempts: 4, backoff: 'exponential', baseDelay: 100 }, run: () => { attempts++; throw new Error('flaky'); } }).build();
+    const r = reactor('r')
+      .step('s', {
+        retry: { maxAttempts: 4, backoff: 'exponential', baseDelay: 100 },
+        run: () => {
+          attempts++;
+          throw new Error('flaky');
+        },
+      })
+      .build();
     const result = await createTestEngine({ clock }).run(r, {});
     expect(attempts).toBe(4);
     expect(clock.sleeps).toEqual([100, 200, 400]);
@@ -248,12 +332,24 @@ describe('retries', () => {
   test('linear and fixed backoff, maxDelay cap, and jitter within [d/2, d]', async () => {
     const run = async (retry: object): Promise<number[]> => {
       const clock = new ManualClock();
-      await createTestEngine({ clock }).run(reactor('r').step('s', { retry: retry as never, run: () => { throw new Error('x'); } }).build(), {});
+      await createTestEngine({ clock }).run(
+        reactor('r')
+          .step('s', {
+            retry: retry as never,
+            run: () => {
+              throw new Error('x');
+            },
+          })
+          .build(),
+        {},
+      );
       return clock.sleeps;
     };
     expect(await run({ maxAttempts: 4, backoff: 'linear', baseDelay: '1s' })).toEqual([1000, 2000, 3000]);
     expect(await run({ maxAttempts: 3, backoff: 'fixed', baseDelay: 50 })).toEqual([50, 50]);
-    expect(await run({ maxAttempts: 5, backoff: 'exponential', baseDelay: 100, maxDelay: 300 })).toEqual([100, 200, 300, 300]);
+    expect(await run({ maxAttempts: 5, backoff: 'exponential', baseDelay: 100, maxDelay: 300 })).toEqual([
+      100, 200, 300, 300,
+    ]);
     const jittered = await run({ maxAttempts: 6, backoff: 'fixed', baseDelay: 1000, jitter: true });
     expect(jittered).toHaveLength(5);
     for (const d of jittered) expect(d >= 500 && d <= 1000).toBe(true);
@@ -261,7 +357,12 @@ describe('retries', () => {
 
   test('a retry that succeeds completes; events record each retry', async () => {
     let attempts = 0;
-    const r = reactor('r').step('s', { retry: { maxAttempts: 3, baseDelay: 10 }, run: (_a, ctx) => (++attempts < 3 ? failure('again') : ctx.attempt) }).returns('s');
+    const r = reactor('r')
+      .step('s', {
+        retry: { maxAttempts: 3, baseDelay: 10 },
+        run: (_a, ctx) => (++attempts < 3 ? failure('again') : ctx.attempt),
+      })
+      .returns('s');
     const result = await createTestEngine().run(r, {});
     expect(result.status === 'completed' && result.value).toBe(3);
     expect(result).toHaveRetried('s', 2);
@@ -271,8 +372,24 @@ describe('retries', () => {
     const { NonRetryableError } = await import('../../src/index.js');
     let a = 0;
     let b = 0;
-    await createTestEngine().run(reactor('r').step('s', { retry: { maxAttempts: 5 }, run: () => { a++; throw new NonRetryableError('card expired'); } }).build(), {});
-    await createTestEngine().run(reactor('r').step('s', { retry: { maxAttempts: 5 }, run: () => (b++, failure('nope', { retryable: false })) }).build(), {});
+    await createTestEngine().run(
+      reactor('r')
+        .step('s', {
+          retry: { maxAttempts: 5 },
+          run: () => {
+            a++;
+            throw new NonRetryableError('card expired');
+          },
+        })
+        .build(),
+      {},
+    );
+    await createTestEngine().run(
+      reactor('r')
+        .step('s', { retry: { maxAttempts: 5 }, run: () => (b++, failure('nope', { retryable: false })) })
+        .build(),
+      {},
+    );
     expect([a, b]).toEqual([1, 1]);
   });
 });
@@ -286,12 +403,27 @@ describe('events and middleware', () => {
       store: new MemoryStore(),
       logger,
       middleware: [
-        { name: 'bad', onEvent: () => { throw new Error('hook broke'); } },
-        { name: 'async-bad', onEvent: async () => { throw new Error('async hook broke'); } },
+        {
+          name: 'bad',
+          onEvent: () => {
+            throw new Error('hook broke');
+          },
+        },
+        {
+          name: 'async-bad',
+          onEvent: async () => {
+            throw new Error('async hook broke');
+          },
+        },
         { name: 'good', onEvent: (e) => void seen.push(e.type) },
       ],
     });
-    const result = await engine.run(reactor('r').step('s', { run: () => 1 }).build(), {});
+    const result = await engine.run(
+      reactor('r')
+        .step('s', { run: () => 1 })
+        .build(),
+      {},
+    );
     expect(result.status).toBe('completed');
     expect(seen).toEqual(['run.started', 'step.started', 'step.succeeded', 'run.completed']);
     await new Promise((r) => setImmediate(r));
@@ -300,7 +432,18 @@ describe('events and middleware', () => {
 
   test('every event carries the execution, root, reactor and time', async () => {
     const clock = new ManualClock({ start: 1_000 });
-    const result = await createTestEngine({ clock }).run(reactor('r').step('s', { run: () => 1 }).build(), {});
-    for (const e of result.trace) expect(e).toMatchObject({ executionId: result.executionId, rootExecutionId: result.executionId, reactor: 'r', at: 1_000 });
+    const result = await createTestEngine({ clock }).run(
+      reactor('r')
+        .step('s', { run: () => 1 })
+        .build(),
+      {},
+    );
+    for (const e of result.trace)
+      expect(e).toMatchObject({
+        executionId: result.executionId,
+        rootExecutionId: result.executionId,
+        reactor: 'r',
+        at: 1_000,
+      });
   });
 });

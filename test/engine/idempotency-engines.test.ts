@@ -71,11 +71,20 @@ async function loserBeforeFirstWrite(pair: Pair, name: string): Promise<void> {
   expect(loser).toMatchObject({ executionId: winnerId, status: 'running', replay: true });
   expect(await winner).toMatchObject({ executionId: winnerId, status: 'completed', replay: false });
   expect((await holder).status).toBe('completed');
-  expect(await pair.b.run(gated, {}, { idempotencyKey: 'k' })).toMatchObject({ executionId: winnerId, status: 'completed', value: 'done', replay: true });
+  expect(await pair.b.run(gated, {}, { idempotencyKey: 'k' })).toMatchObject({
+    executionId: winnerId,
+    status: 'completed',
+    value: 'done',
+    replay: true,
+  });
 }
 
 /** `rounds` keys, each sent to both engines at once through `call`: one execution per key, every answer names it. */
-async function race(pair: Pair, rounds: number, call: (engine: Engine, key: string) => Promise<RunResult>): Promise<RunResult[][]> {
+async function race(
+  pair: Pair,
+  rounds: number,
+  call: (engine: Engine, key: string) => Promise<RunResult>,
+): Promise<RunResult[][]> {
   const all: RunResult[][] = [];
   for (let i = 0; i < rounds; i++) {
     const results = await Promise.all([call(pair.a, `k${i}`), call(pair.b, `k${i}`)]);
@@ -88,7 +97,7 @@ async function race(pair: Pair, rounds: number, call: (engine: Engine, key: stri
 
 function describePair(backend: string, open: () => Promise<Pair>): void {
   describe(`one idempotency key, two engines, ${backend}`, () => {
-    test('a replay that arrives before the winner wrote any record answers `running` with the winner\'s id', async () => {
+    test("a replay that arrives before the winner wrote any record answers `running` with the winner's id", async () => {
       const pair = await open();
       try {
         await loserBeforeFirstWrite(pair, `gated-${backend}`);
@@ -101,7 +110,9 @@ function describePair(backend: string, open: () => Promise<Pair>): void {
       const pair = await open();
       try {
         let executions = 0;
-        const def = reactor(`race-run-${backend}`).step('s', { run: async () => (await tick(), ++executions) }).returns('s');
+        const def = reactor(`race-run-${backend}`)
+          .step('s', { run: async () => (await tick(), ++executions) })
+          .returns('s');
         const rounds = await race(pair, 50, (engine, key) => engine.run(def, {}, { idempotencyKey: key }));
         expect(executions).toBe(50);
         for (const results of rounds) {
@@ -119,25 +130,43 @@ function describePair(backend: string, open: () => Promise<Pair>): void {
 describePair('memory', async () => {
   const store = new MemoryStore();
   const coordinator = new MemoryCoordinator();
-  return { a: createEngine({ store, coordinator }), b: createEngine({ store, coordinator }), close: async () => undefined };
+  return {
+    a: createEngine({ store, coordinator }),
+    b: createEngine({ store, coordinator }),
+    close: async () => undefined,
+  };
 });
 
 describe('one idempotency key, what a replay cannot answer', () => {
   test('a claim whose execution has no record: the replay rejects with `record_not_found`, not an untyped error', async () => {
     const store = new MemoryStore();
-    const def = reactor('ghost').step('s', { run: () => 1 }).returns('s');
+    const def = reactor('ghost')
+      .step('s', { run: () => 1 })
+      .returns('s');
     // A store that ignores the first record (the port allows it), or a record deleted since.
     expect(await store.claimIdempotency('ghost', 'k', 'elsewhere')).toEqual({ claimed: true });
-    await expect(createEngine({ store }).run(def, {}, { idempotencyKey: 'k' })).rejects.toMatchObject({ code: 'record_not_found', details: { executionId: 'elsewhere' } });
+    await expect(createEngine({ store }).run(def, {}, { idempotencyKey: 'k' })).rejects.toMatchObject({
+      code: 'record_not_found',
+      details: { executionId: 'elsewhere' },
+    });
   });
 
   test('an input too large to store: every call with the key fails `record_too_large`, none claims it', async () => {
     const store = new MemoryStore({ maxRecordBytes: 1_000 });
     const engines = [createEngine({ store }), createEngine({ store })];
-    const def = reactor('huge').input({ blob: z.string() }).step('s', { run: () => 1 }).returns('s');
+    const def = reactor('huge')
+      .input({ blob: z.string() })
+      .step('s', { run: () => 1 })
+      .returns('s');
     const input = { blob: 'x'.repeat(2_000) };
     const results = await Promise.all(engines.map((engine) => engine.run(def, input, { idempotencyKey: 'k' })));
-    for (const result of results) expect(result).toMatchObject({ status: 'failed', failedStep: undefined, error: { code: 'record_too_large' }, replay: false });
+    for (const result of results)
+      expect(result).toMatchObject({
+        status: 'failed',
+        failedStep: undefined,
+        error: { code: 'record_too_large' },
+        replay: false,
+      });
     expect(await store.claimIdempotency('huge', 'k', 'later')).toEqual({ claimed: true });
   });
 });
@@ -147,7 +176,10 @@ describe('Redis', () => {
   let n = 0;
   const runtimes = async (): Promise<[RedisRuntime, RedisRuntime]> => {
     const prefix = `idem2-${++n}`;
-    return [createRedisRuntime({ url: server.url, prefix, reactors: [] }), createRedisRuntime({ url: server.url, prefix, reactors: [] })];
+    return [
+      createRedisRuntime({ url: server.url, prefix, reactors: [] }),
+      createRedisRuntime({ url: server.url, prefix, reactors: [] }),
+    ];
   };
   describePair('redis', async () => {
     const [a, b] = await runtimes();
@@ -157,8 +189,12 @@ describe('Redis', () => {
   test('50 keys raced by two engines: starts queue once, both answers are `queued` with one id', async () => {
     const [a, b] = await runtimes();
     try {
-      const def = reactor('race-start').step('s', { run: () => 1 }).returns('s');
-      const rounds = await race({ a: a.engine, b: b.engine, close: async () => undefined }, 50, (engine, key) => engine.start(def, {}, { idempotencyKey: key }));
+      const def = reactor('race-start')
+        .step('s', { run: () => 1 })
+        .returns('s');
+      const rounds = await race({ a: a.engine, b: b.engine, close: async () => undefined }, 50, (engine, key) =>
+        engine.start(def, {}, { idempotencyKey: key }),
+      );
       for (const results of rounds) expect(results.map((r) => r.status)).toEqual(['queued', 'queued']);
     } finally {
       await Promise.all([a.close(), b.close()]);

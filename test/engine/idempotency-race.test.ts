@@ -6,7 +6,14 @@
  */
 import { describe, expect, test } from 'vitest';
 import { createRedisRuntime } from '../../src/bullmq.js';
-import { createEmbeddedEngine, createEngine, MemoryStore, reactor, type Engine, type RunResult } from '../../src/index.js';
+import {
+  createEmbeddedEngine,
+  createEngine,
+  MemoryStore,
+  reactor,
+  type Engine,
+  type RunResult,
+} from '../../src/index.js';
 import type { IdempotencyClaim } from '../../src/engine/ports/store.js';
 import { useRedisServer } from '../support/use-redis-server.js';
 
@@ -30,7 +37,9 @@ class BrokenStore extends LateWinnerStore {
 
 function counting(name: string) {
   const calls = { runs: 0 };
-  const def = reactor(name).step('s', { run: async () => (await tick(), ++calls.runs) }).returns('s');
+  const def = reactor(name)
+    .step('s', { run: async () => (await tick(), ++calls.runs) })
+    .returns('s');
   return { def, calls };
 }
 
@@ -58,7 +67,9 @@ describe('idempotency keys under concurrency, memory backend', () => {
       const engine = createEmbeddedEngine({ ...(late ? { store: new LateWinnerStore() } : {}) });
       try {
         const { def, calls } = counting(`start-mem-${late}`);
-        const results = await Promise.all(Array.from({ length: 10 }, () => engine.start(def, {}, { idempotencyKey: 'k' })));
+        const results = await Promise.all(
+          Array.from({ length: 10 }, () => engine.start(def, {}, { idempotencyKey: 'k' })),
+        );
         expectOneExecution(results);
         expect(results.every((r) => r.status === 'queued')).toBe(true);
         expect((await engine.wait(results[0]!.executionId, { timeoutMs: 5_000 }))?.status).toBe('completed');
@@ -71,11 +82,17 @@ describe('idempotency keys under concurrency, memory backend', () => {
 
   test('a run that cannot write its record: its concurrent replay ends the same way (no unobserved rejection)', async () => {
     const engine = createEngine({ store: new BrokenStore() });
-    const def = reactor('throws').step('s', { run: () => 1 }).build();
-    const [first, second] = await Promise.allSettled([engine.run(def, {}, { idempotencyKey: 'x' }), engine.run(def, {}, { idempotencyKey: 'x' })]);
+    const def = reactor('throws')
+      .step('s', { run: () => 1 })
+      .build();
+    const [first, second] = await Promise.allSettled([
+      engine.run(def, {}, { idempotencyKey: 'x' }),
+      engine.run(def, {}, { idempotencyKey: 'x' }),
+    ]);
     // The replay ends exactly like the original (whatever the engine makes of a store that cannot save).
     expect(second?.status).toBe(first?.status);
-    if (first?.status === 'fulfilled' && second?.status === 'fulfilled') expect(second.value).toEqual({ ...first.value, replay: true });
+    if (first?.status === 'fulfilled' && second?.status === 'fulfilled')
+      expect(second.value).toEqual({ ...first.value, replay: true });
     if (first?.status === 'rejected' && second?.status === 'rejected') expect(second.reason).toBe(first.reason);
   });
 });
@@ -88,7 +105,9 @@ describe('idempotency keys under concurrency, Redis', () => {
     try {
       await concurrentRuns(runtime.engine, 'pay-redis');
       const { def } = counting('start-redis');
-      const results = await Promise.all(Array.from({ length: 10 }, () => runtime.engine.start(def, {}, { idempotencyKey: 'k' })));
+      const results = await Promise.all(
+        Array.from({ length: 10 }, () => runtime.engine.start(def, {}, { idempotencyKey: 'k' })),
+      );
       expectOneExecution(results);
       expect(results.every((r) => r.status === 'queued')).toBe(true);
     } finally {

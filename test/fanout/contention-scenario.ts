@@ -20,8 +20,17 @@ export function lockedMap(key: string, log: string[], atomic: boolean) {
   });
   return reactor(atomic ? 'elem-locked-atomic' : 'elem-locked')
     .input({ ns: z.array(z.number().int()) })
-    .map('items', { source: ($) => $.input('ns'), each: element, args: (n) => ({ n }), atomic, fanOut: { batchSize: 4 } })
-    .step('sum', { args: ($) => ({ map: $.result('items') }), run: ({ map }) => ({ successes: map.successes, failures: map.failures.map((f) => f.index) }) })
+    .map('items', {
+      source: ($) => $.input('ns'),
+      each: element,
+      args: (n) => ({ n }),
+      atomic,
+      fanOut: { batchSize: 4 },
+    })
+    .step('sum', {
+      args: ($) => ({ map: $.result('items') }),
+      run: ({ map }) => ({ successes: map.successes, failures: map.failures.map((f) => f.index) }),
+    })
     .returns('sum');
 }
 

@@ -11,14 +11,26 @@ import { fresh, lockedMap, parkedMapInMemory } from './contention-scenario.js';
 
 describe('fan-out: an element that loses step-level contention parks (R-8)', () => {
   test('the elements park (not failed, not compensated), the release wakes them and the run completes', async () => {
-    const { key, log, m, worker, leave, held, executionId, records } = await parkedMapInMemory('elem-account', true, [0, 1, 2]);
+    const { key, log, m, worker, leave, held, executionId, records } = await parkedMapInMemory(
+      'elem-account',
+      true,
+      [0, 1, 2],
+    );
     try {
       for (const record of await records()) {
-        expect(record?.background?.waitingFor).toMatchObject({ primitive: 'lock', key, attempt: 1, step: `items[${record!.element!.index}]` });
+        expect(record?.background?.waitingFor).toMatchObject({
+          primitive: 'lock',
+          key,
+          attempt: 1,
+          step: `items[${record!.element!.index}]`,
+        });
         expect(record?.background?.contention).toBe(1);
       }
       // The run is still waiting for its map: a parked element is not settled.
-      expect(await m.engine.result(executionId)).toMatchObject({ status: 'parked', waitingFor: { primitive: 'map', key: 'items' } });
+      expect(await m.engine.result(executionId)).toMatchObject({
+        status: 'parked',
+        waitingFor: { primitive: 'map', key: 'items' },
+      });
       expect(log).toEqual([]);
       const t0 = Date.now();
       leave.open();
@@ -32,7 +44,13 @@ describe('fan-out: an element that loses step-level contention parks (R-8)', () 
         expect(record?.status).toBe('completed');
         expect(record?.background?.waitingFor).toBeUndefined();
         expect(eventsOf(record?.trace ?? [], 'map.element_parked').length).toBeGreaterThanOrEqual(1);
-        expect(eventsOf(record?.trace ?? [], 'map.element_parked')[0]).toMatchObject({ step: 'items', index: record!.element!.index, primitive: 'lock', key, attempt: 1 });
+        expect(eventsOf(record?.trace ?? [], 'map.element_parked')[0]).toMatchObject({
+          step: 'items',
+          index: record!.element!.index,
+          primitive: 'lock',
+          key,
+          attempt: 1,
+        });
         expect(eventsOf(record?.trace ?? [], 'run.woken').length).toBeGreaterThanOrEqual(1);
         expect(eventsOf(record?.trace ?? [], 'map.element_failed')).toEqual([]);
       }
@@ -46,7 +64,10 @@ describe('fan-out: an element that loses step-level contention parks (R-8)', () 
   test('over the contention cap (the key changing hands between its polls) the element fails with a contention error naming the key (its body never ran, nothing compensated)', async () => {
     const key = fresh('elem-capped');
     const log: string[] = [];
-    const m = manualEngine({ fanOut: new MemoryFanOutLedger(), background: { parkFallbackMs: 20, workerWaitMs: 0, contentionCap: 2 } });
+    const m = manualEngine({
+      fanOut: new MemoryFanOutLedger(),
+      background: { parkFallbackMs: 20, workerWaitMs: 0, contentionCap: 2 },
+    });
     await m.coordinator.lockAcquire({ key, holder: { owner: 'someone-else', reactor: 'other' }, ttlMs: 30_000 });
     const stop = changeHolderEvery(m.coordinator, key, { owner: 'someone-else' }, 7);
     const worker = m.startWorker(8);

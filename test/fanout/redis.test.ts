@@ -17,10 +17,21 @@ afterAll(async () => {
   await Promise.all(runtimes.map((r) => r.close()));
 });
 
-async function run(fails: boolean[], options: { failB?: boolean; atomic?: boolean; batchSize?: number; hooks?: Partial<FanOutHooks> } = {}) {
+async function run(
+  fails: boolean[],
+  options: { failB?: boolean; atomic?: boolean; batchSize?: number; hooks?: Partial<FanOutHooks> } = {},
+) {
   const log: string[] = [];
-  const r = buildFanOut(loggingHooks(log, options.hooks), { batchSize: options.batchSize ?? 4, atomic: options.atomic ?? true });
-  const runtime = createRedisRuntime({ url: server.url, prefix: `fo-${crypto.randomUUID().slice(0, 8)}`, reactors: [r], background: { parkFallbackMs: 3_000, workerWaitMs: 0 } });
+  const r = buildFanOut(loggingHooks(log, options.hooks), {
+    batchSize: options.batchSize ?? 4,
+    atomic: options.atomic ?? true,
+  });
+  const runtime = createRedisRuntime({
+    url: server.url,
+    prefix: `fo-${crypto.randomUUID().slice(0, 8)}`,
+    reactors: [r],
+    background: { parkFallbackMs: 3_000, workerWaitMs: 0 },
+  });
   runtimes.push(runtime);
   runtime.startWorker({ concurrency: 6 });
   const started = await runtime.engine.start(r, { fails, failB: options.failB ?? false });
@@ -44,9 +55,15 @@ describe('fan-out on Redis + BullMQ: scenario 21', () => {
   });
 
   test('non-atomic: the next step reads successes and failures; element records live in Redis', async () => {
-    const { result, runtime, executionId } = await run([true, false, false, true, false], { atomic: false, batchSize: 2 });
+    const { result, runtime, executionId } = await run([true, false, false, true, false], {
+      atomic: false,
+      batchSize: 2,
+    });
     expect(result.status === 'completed' && result.value).toEqual({ successes: [10, 20, 40], failures: [0, 3] });
-    expect(await runtime.engine.result(`${executionId}/items[3]`)).toMatchObject({ status: 'failed', error: { message: 'element 3 failed' } });
+    expect(await runtime.engine.result(`${executionId}/items[3]`)).toMatchObject({
+      status: 'failed',
+      error: { message: 'element 3 failed' },
+    });
     expect(await runtime.engine.result(`${executionId}/items[4]`)).toMatchObject({ status: 'completed', value: 40 });
   });
 });
@@ -59,7 +76,12 @@ async function parkedMapOnRedis(name: string, atomic: boolean) {
   const leave = gate();
   const map = lockedMap(key, log, atomic);
   const holder = holderOf(key, inside, leave);
-  const runtime = createRedisRuntime({ url: server.url, prefix: `fo-${crypto.randomUUID().slice(0, 8)}`, reactors: [map, holder], background: { parkFallbackMs: 60_000, workerWaitMs: 0 } });
+  const runtime = createRedisRuntime({
+    url: server.url,
+    prefix: `fo-${crypto.randomUUID().slice(0, 8)}`,
+    reactors: [map, holder],
+    background: { parkFallbackMs: 60_000, workerWaitMs: 0 },
+  });
   runtimes.push(runtime);
   runtime.startWorker({ concurrency: 6 });
   const held = runtime.engine.run(holder, {});
@@ -78,8 +100,14 @@ describe('fan-out on Redis + BullMQ: element contention parks (R-8, decision 038
   test('elements park on the held key (not failed, not compensated) and the release wakes them long before the fallback', async () => {
     const { key, log, leave, runtime, held, executionId, ids } = await parkedMapOnRedis('elem-redis', true);
     try {
-      expect(await runtime.engine.result(ids[1]!)).toMatchObject({ status: 'parked', waitingFor: { primitive: 'lock', key, step: 'items[1]', attempt: 1 } });
-      expect(await runtime.engine.result(executionId)).toMatchObject({ status: 'parked', waitingFor: { primitive: 'map', key: 'items' } });
+      expect(await runtime.engine.result(ids[1]!)).toMatchObject({
+        status: 'parked',
+        waitingFor: { primitive: 'lock', key, step: 'items[1]', attempt: 1 },
+      });
+      expect(await runtime.engine.result(executionId)).toMatchObject({
+        status: 'parked',
+        waitingFor: { primitive: 'map', key: 'items' },
+      });
       expect(log).toEqual([]);
       leave.open();
       expect((await held).status).toBe('completed');
@@ -97,7 +125,8 @@ describe('fan-out on Redis + BullMQ: cancel with parked elements (decision 051)'
     const { log, leave, runtime, held, executionId, ids } = await parkedMapOnRedis('elem-redis-cancel', false);
     try {
       expect((await runtime.engine.cancel(executionId, { reason: 'operator' })).status).toBe('cancelled');
-      const statuses = async (): Promise<(string | undefined)[]> => (await Promise.all(ids.map((id) => runtime.engine.result(id)))).map((r) => r?.status);
+      const statuses = async (): Promise<(string | undefined)[]> =>
+        (await Promise.all(ids.map((id) => runtime.engine.result(id)))).map((r) => r?.status);
       expect(await statuses()).toEqual(['cancelled', 'cancelled', 'cancelled']);
       leave.open();
       expect((await held).status).toBe('completed');

@@ -76,4 +76,5 @@ export function loggingHooks(log: string[], overrides: Partial<FanOutHooks> = {}
 }
 
 /** `size` booleans, true at `failAt`. */
-export const failsAt = (size: number, failAt?: number): boolean[] => Array.from({ length: size }, (_, i) => i === failAt);
+export const failsAt = (size: number, failAt?: number): boolean[] =>
+  Array.from({ length: size }, (_, i) => i === failAt);

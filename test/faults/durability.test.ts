@@ -11,7 +11,14 @@ import { z } from 'zod';
 import { createRedisRuntime, type RedisRuntime, type RedisRuntimeOptions } from '../../src/bullmq.js';
 import { runWorkerCommand } from '../../src/cli/worker.js';
 import { createEmbeddedEngine } from '../../src/embedded.js';
-import { DurabilityError, errorFromJSON, errorToJSON, ExecutionNotFoundError, reactor, type Logger } from '../../src/index.js';
+import {
+  DurabilityError,
+  errorFromJSON,
+  errorToJSON,
+  ExecutionNotFoundError,
+  reactor,
+  type Logger,
+} from '../../src/index.js';
 import { checkDurability } from '../../src/storage/redis/index.js';
 import { useRedisServer, type SuiteRedisServer } from '../support/use-redis-server.js';
 
@@ -29,18 +36,35 @@ interface Line {
 const CHECK_LINE = /Redis|requireDurability|takes no jobs/;
 
 /** A logger that keeps every line; `at(level)` lists the start-up check's lines at that level. */
-function recording(): { readonly logger: Logger; readonly lines: Line[]; readonly at: (level: keyof Logger) => string[] } {
+function recording(): {
+  readonly logger: Logger;
+  readonly lines: Line[];
+  readonly at: (level: keyof Logger) => string[];
+} {
   const lines: Line[] = [];
   const keep =
     (level: keyof Logger) =>
     (fields: object | string, message?: string): void =>
       void lines.push({ level, message: message ?? (typeof fields === 'string' ? fields : '') });
-  return { logger: { debug: keep('debug'), info: keep('info'), warn: keep('warn'), error: keep('error') }, lines, at: (level) => lines.filter((l) => l.level === level && CHECK_LINE.test(l.message)).map((l) => l.message) };
+  return {
+    logger: { debug: keep('debug'), info: keep('info'), warn: keep('warn'), error: keep('error') },
+    lines,
+    at: (level) => lines.filter((l) => l.level === level && CHECK_LINE.test(l.message)).map((l) => l.message),
+  };
 }
 
 /** Runs `body` with a runtime on `server` (its own prefix), closed afterwards. */
-async function withRuntime<T>(server: SuiteRedisServer, options: Partial<RedisRuntimeOptions>, body: (runtime: RedisRuntime) => Promise<T>): Promise<T> {
-  const runtime = createRedisRuntime({ url: server.url, prefix: `dur-${Math.random().toString(36).slice(2, 8)}`, reactors: [echo], ...options });
+async function withRuntime<T>(
+  server: SuiteRedisServer,
+  options: Partial<RedisRuntimeOptions>,
+  body: (runtime: RedisRuntime) => Promise<T>,
+): Promise<T> {
+  const runtime = createRedisRuntime({
+    url: server.url,
+    prefix: `dur-${Math.random().toString(36).slice(2, 8)}`,
+    reactors: [echo],
+    ...options,
+  });
   try {
     return await body(runtime);
   } finally {
@@ -75,21 +99,44 @@ describe('checkDurability reads what survives a restart', () => {
 
   test('no persistence: nothing survives, one warning', async () => {
     const r = await report(none.url);
-    expect(r).toMatchObject({ checked: true, persistence: 'none', evicts: false, durable: false, settings: { appendonly: 'no', save: '', maxmemoryPolicy: 'noeviction' } });
+    expect(r).toMatchObject({
+      checked: true,
+      persistence: 'none',
+      evicts: false,
+      durable: false,
+      settings: { appendonly: 'no', save: '', maxmemoryPolicy: 'noeviction' },
+    });
     expect(r.warnings).toHaveLength(1);
     expect(r.warnings[0]).toContain('Redis persistence is off');
   });
 
   test('RDB snapshots only: a clean restart keeps everything, a crash does not; one warning', async () => {
     const r = await report(rdb.url);
-    expect(r).toMatchObject({ checked: true, persistence: 'snapshots', durable: false, settings: { appendonly: 'no', save: '60 1' } });
+    expect(r).toMatchObject({
+      checked: true,
+      persistence: 'snapshots',
+      durable: false,
+      settings: { appendonly: 'no', save: '60 1' },
+    });
     expect(r.survives).toContain('a crash loses every write since the last snapshot');
     expect(r.warnings).toEqual([expect.stringContaining('RDB snapshots only')]);
   });
 
   test('AOF with appendfsync always or everysec and noeviction: durable, no warning', async () => {
-    expect(await report(always.url)).toMatchObject({ checked: true, persistence: 'aof_always', evicts: false, durable: true, warnings: [] });
-    expect(await report(everysec.url)).toMatchObject({ checked: true, persistence: 'aof_everysec', evicts: false, durable: true, warnings: [] });
+    expect(await report(always.url)).toMatchObject({
+      checked: true,
+      persistence: 'aof_always',
+      evicts: false,
+      durable: true,
+      warnings: [],
+    });
+    expect(await report(everysec.url)).toMatchObject({
+      checked: true,
+      persistence: 'aof_everysec',
+      evicts: false,
+      durable: true,
+      warnings: [],
+    });
   });
 
   test('an evicting maxmemory-policy is a warning even with AOF', async () => {
@@ -160,7 +207,9 @@ describe('a Redis runtime checks durability at start-up', () => {
     });
     expect(log.at('warn')).toEqual([]);
     expect(log.at('error')).toEqual([]);
-    expect(log.at('debug')).toEqual([expect.stringContaining('Redis durability: everything Redis acknowledged survives a restart or a crash')]);
+    expect(log.at('debug')).toEqual([
+      expect.stringContaining('Redis durability: everything Redis acknowledged survives a restart or a crash'),
+    ]);
   });
 
   test('requireDurability on a Redis without persistence: ready, run and start reject with durability_required; a worker takes no jobs', async () => {
@@ -172,12 +221,17 @@ describe('a Redis runtime checks durability at start-up', () => {
       await withRuntime(none, { prefix, logger: log.logger, requireDurability: true }, async (runtime) => {
         const refused = await runtime.ready().catch((error: unknown) => error);
         expect(refused).toBeInstanceOf(DurabilityError);
-        expect(refused).toMatchObject({ code: 'durability_required', details: { persistence: 'none', evicts: false, checked: true } });
+        expect(refused).toMatchObject({
+          code: 'durability_required',
+          details: { persistence: 'none', evicts: false, checked: true },
+        });
         expect((refused as Error).message).toContain('Redis persistence is off');
         await expect(runtime.engine.start(echo, { n: 2 })).rejects.toMatchObject({ code: 'durability_required' });
         await expect(runtime.engine.run(echo, { n: 3 })).rejects.toBeInstanceOf(DurabilityError);
         runtime.startWorker({ concurrency: 2 });
-        await expect.poll(() => log.at('error').filter((m) => m.startsWith('this worker takes no jobs')).length).toBe(1);
+        await expect
+          .poll(() => log.at('error').filter((m) => m.startsWith('this worker takes no jobs')).length)
+          .toBe(1);
         // The worker never started consuming: the job enqueued before is still waiting.
         expect((await enqueuer.engine.result(queued.executionId))?.status).toBe('queued');
       });
@@ -189,7 +243,12 @@ describe('a Redis runtime checks durability at start-up', () => {
   });
 
   test('DurabilityError keeps its class through JSON (a record, another process)', () => {
-    const error = new DurabilityError({ persistence: 'none', evicts: false, checked: true, warnings: ['Redis persistence is off'] });
+    const error = new DurabilityError({
+      persistence: 'none',
+      evicts: false,
+      checked: true,
+      warnings: ['Redis persistence is off'],
+    });
     const revived = errorFromJSON(errorToJSON(error));
     expect(revived).toBeInstanceOf(DurabilityError);
     expect(revived).toMatchObject({ code: 'durability_required', details: { persistence: 'none' } });
@@ -221,7 +280,11 @@ describe('the CLI worker prints the warning', () => {
   test('without persistence: a warning on stderr before the ready line', async () => {
     const c = capture();
     const stop = new AbortController();
-    const running = runWorkerCommand(['--redis', none.url, '--module', fixture, '--prefix', 'dur-cli'], c.io, { env: {}, signals: [], stop: stop.signal });
+    const running = runWorkerCommand(['--redis', none.url, '--module', fixture, '--prefix', 'dur-cli'], c.io, {
+      env: {},
+      signals: [],
+      stop: stop.signal,
+    });
     await expect.poll(() => c.out.some((l) => l.includes('ts-reactor worker: ready')), { timeout: 15_000 }).toBe(true);
     stop.abort();
     expect(await running).toBe(0);
@@ -230,8 +293,16 @@ describe('the CLI worker prints the warning', () => {
 
   test('--require-durability: exit 2 with the reason, no ready line', async () => {
     const c = capture();
-    expect(await runWorkerCommand(['--redis', none.url, '--module', fixture, '--prefix', 'dur-cli', '--require-durability'], c.io, { env: {}, signals: [] })).toBe(2);
-    expect(c.err).toEqual([expect.stringMatching(/^ts-reactor worker: requireDurability: Redis is not durable: Redis persistence is off/)]);
+    expect(
+      await runWorkerCommand(
+        ['--redis', none.url, '--module', fixture, '--prefix', 'dur-cli', '--require-durability'],
+        c.io,
+        { env: {}, signals: [] },
+      ),
+    ).toBe(2);
+    expect(c.err).toEqual([
+      expect.stringMatching(/^ts-reactor worker: requireDurability: Redis is not durable: Redis persistence is off/),
+    ]);
     expect(c.out).toEqual([]);
   });
 });
@@ -277,7 +348,11 @@ describe('engine.wait of an execution without a record rejects at once with exec
     await withRuntime(always, {}, async (runtime) => {
       const queued = await runtime.engine.start(echo, { n: 1 });
       await always.handle.restart();
-      await expect.poll(async () => (await runtime.engine.result(queued.executionId).catch(() => undefined))?.status, { timeout: 10_000 }).toBe('queued');
+      await expect
+        .poll(async () => (await runtime.engine.result(queued.executionId).catch(() => undefined))?.status, {
+          timeout: 10_000,
+        })
+        .toBe('queued');
       expect((await runtime.engine.wait(queued.executionId, { timeoutMs: 50 })).status).toBe('queued');
     });
   });

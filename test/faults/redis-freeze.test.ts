@@ -93,9 +93,17 @@ const clientPause: Freeze = async (ms) => {
   }
 };
 
-describe('Redis frozen past a held lock\'s TTL', () => {
-  test(`SIGSTOP: the old holder's body has stopped before the next holder's body starts (${RUNS} runs)`, { timeout: 120_000 }, () => frozenRuns(RUNS, sigstop));
-  test('CLIENT PAUSE: the old holder\'s body has stopped before the next holder\'s body starts (2 runs)', { timeout: 60_000 }, () => frozenRuns(2, clientPause));
+describe("Redis frozen past a held lock's TTL", () => {
+  test(
+    `SIGSTOP: the old holder's body has stopped before the next holder's body starts (${RUNS} runs)`,
+    { timeout: 120_000 },
+    () => frozenRuns(RUNS, sigstop),
+  );
+  test(
+    "CLIENT PAUSE: the old holder's body has stopped before the next holder's body starts (2 runs)",
+    { timeout: 60_000 },
+    () => frozenRuns(2, clientPause),
+  );
 });
 
 async function frozenRuns(runs: number, freeze: Freeze): Promise<void> {
@@ -126,12 +134,18 @@ async function frozenRuns(runs: number, freeze: Freeze): Promise<void> {
       expect(a.exit, `run ${run}: the holder stopped`).toBeDefined();
       // The holder was told while Redis was still frozen (without a local deadline it learns at the thaw, from Redis).
       expect(a.exit!, `run ${run}: the holder stopped before Redis ran again`).toBeLessThan(thawedAt);
-      expect(a.reason, `run ${run}: the holder's signal was aborted for the lost hold`).toMatchObject({ code: 'hold_lost' });
+      expect(a.reason, `run ${run}: the holder's signal was aborted for the lost hold`).toMatchObject({
+        code: 'hold_lost',
+      });
       // No overlap: the old holder's body returned before the new holder's body started.
       expect(a.exit!, `run ${run}: no overlap`).toBeLessThan(b.enter!);
       expect(resultA.status, `run ${run}: the holder's run`).toBe('failed');
       expect(resultB.status, `run ${run}: the waiter's run`).toBe('completed');
-      summary.push({ run, holderStoppedAfterFreezeMs: Math.round(a.exit! - frozenAt), gapMs: Math.round((b.enter! - a.exit!) * 10) / 10 });
+      summary.push({
+        run,
+        holderStoppedAfterFreezeMs: Math.round(a.exit! - frozenAt),
+        gapMs: Math.round((b.enter! - a.exit!) * 10) / 10,
+      });
     }
     console.log(`redis-freeze: ${JSON.stringify(summary)}`);
     expect(summary).toHaveLength(runs);

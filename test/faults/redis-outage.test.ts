@@ -43,7 +43,18 @@ async function outage(): Promise<{ readonly killedAt: number; readonly restarted
 }
 
 function record(id: string, n: number): ExecutionRecord {
-  return { v: RECORD_VERSION, id, rootId: id, reactor: 'outage', status: 'running', input: { n }, steps: {}, rollbackFailures: [], createdAt: 1, updatedAt: n };
+  return {
+    v: RECORD_VERSION,
+    id,
+    rootId: id,
+    reactor: 'outage',
+    status: 'running',
+    input: { n },
+    steps: {},
+    rollbackFailures: [],
+    createdAt: 1,
+    updatedAt: n,
+  };
 }
 
 describe('an outage shorter than the tolerance', () => {
@@ -72,11 +83,19 @@ describe('an outage shorter than the tolerance', () => {
         expect((await timed(() => store.get(id)))?.updatedAt).toBe(n);
         const key = `k${i}`;
         const owner = `o${i}`;
-        expect(await timed(() => c.lockAcquire({ key, holder: { owner }, ttlMs: 60_000 }))).toMatchObject({ acquired: true, nesting: 1 });
-        expect(await timed(() => c.lockAcquire({ key, holder: { owner }, ttlMs: 60_000 }))).toMatchObject({ acquired: true, nesting: 2 });
+        expect(await timed(() => c.lockAcquire({ key, holder: { owner }, ttlMs: 60_000 }))).toMatchObject({
+          acquired: true,
+          nesting: 1,
+        });
+        expect(await timed(() => c.lockAcquire({ key, holder: { owner }, ttlMs: 60_000 }))).toMatchObject({
+          acquired: true,
+          nesting: 2,
+        });
         expect(await timed(() => c.lockRelease(key, owner))).toMatchObject({ released: true, nesting: 1 });
         expect(await timed(() => c.lockRelease(key, owner))).toMatchObject({ released: true, nesting: 0 });
-        expect(await timed(() => c.semaphoreAcquire({ key, holder: { owner }, limit: 1, ttlMs: 60_000 }))).toMatchObject({ acquired: true, nesting: 1 });
+        expect(
+          await timed(() => c.semaphoreAcquire({ key, holder: { owner }, limit: 1, ttlMs: 60_000 })),
+        ).toMatchObject({ acquired: true, nesting: 1 });
         expect(await timed(() => c.semaphoreRelease(key, owner))).toMatchObject({ released: true, nesting: 0 });
         rounds++;
         if (startedAt > restartedAt) afterRestart++;
@@ -129,11 +148,18 @@ describe('an outage shorter than the tolerance', () => {
       })
       .background('all')
       .returns('c');
-    const runtime = createRedisRuntime({ url: server.url, prefix: 'outage-run', reactors: [r], outageToleranceMs: TOLERANCE_MS });
+    const runtime = createRedisRuntime({
+      url: server.url,
+      prefix: 'outage-run',
+      reactors: [r],
+      outageToleranceMs: TOLERANCE_MS,
+    });
     try {
       runtime.startWorker({ concurrency: 8 });
       // 40 executions over 5 accounts: the lock serializes b, so they take > 0.8 s however fast the machine.
-      const started = await Promise.all(Array.from({ length: 40 }, (_, i) => runtime.engine.start(r, { account: `acct-${i % 5}` })));
+      const started = await Promise.all(
+        Array.from({ length: 40 }, (_, i) => runtime.engine.start(r, { account: `acct-${i % 5}` })),
+      );
       await sleep(300);
       const { restartedAt } = await outage();
       const results = await Promise.all(started.map((s) => runtime.engine.wait(s.executionId, { timeoutMs: 60_000 })));
@@ -158,13 +184,21 @@ describe('an outage longer than the tolerance', () => {
       const saving = await backend.store.save(record('x', 2)).catch((error: unknown) => error);
       expect(saving).toBeInstanceOf(StoreUnavailableError);
       expect(saving).toMatchObject({ code: 'store_unavailable', details: { operation: 'store-save' } });
-      expect((saving as Error).message).toMatch(/^execution store unavailable during store save \(Redis did not answer for \d+\.\d s\): /);
+      expect((saving as Error).message).toMatch(
+        /^execution store unavailable during store save \(Redis did not answer for \d+\.\d s\): /,
+      );
       expect((saving as StoreUnavailableError).details.waitedMs).toBeGreaterThanOrEqual(1_000);
 
       const reading = await backend.store.get('x').catch((error: unknown) => error);
-      expect(reading).toMatchObject({ name: 'StoreUnavailableError', code: 'store_unavailable', details: { operation: 'store-get' } });
+      expect(reading).toMatchObject({
+        name: 'StoreUnavailableError',
+        code: 'store_unavailable',
+        details: { operation: 'store-get' },
+      });
 
-      const locking = await backend.coordinator.lockAcquire({ key: 'k', holder: { owner: 'o' }, ttlMs: 10_000 }).catch((error: unknown) => error);
+      const locking = await backend.coordinator
+        .lockAcquire({ key: 'k', holder: { owner: 'o' }, ttlMs: 10_000 })
+        .catch((error: unknown) => error);
       expect(locking).toBeInstanceOf(CoordinationUnavailableError);
       expect(locking).toMatchObject({ code: 'coordination_unavailable', details: { operation: 'lock-acquire' } });
       expect((locking as Error).message).toContain('during lock acquire');
@@ -173,7 +207,9 @@ describe('an outage longer than the tolerance', () => {
     }
     // Back: the same backend works again, and the write acknowledged before the crash survived (AOF always).
     expect((await backend.store.get('x'))?.updatedAt).toBe(1);
-    expect(await backend.coordinator.lockAcquire({ key: 'k', holder: { owner: 'o' }, ttlMs: 10_000 })).toMatchObject({ acquired: true });
+    expect(await backend.coordinator.lockAcquire({ key: 'k', holder: { owner: 'o' }, ttlMs: 10_000 })).toMatchObject({
+      acquired: true,
+    });
     await backend.close();
   }, 60_000);
 });

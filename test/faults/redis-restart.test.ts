@@ -17,7 +17,12 @@ describe('a Redis kill -9 and restart in the middle of a run', () => {
   }, 90_000);
 
   it('AOF everysec: 0 failed, 0 stuck; anything lost was acknowledged < 1 s before the crash', async () => {
-    const outcome = await runRestartExperiment({ persistence: 'aof-everysec', executions: 120, stepMs: 100, killAfterMs: 300 });
+    const outcome = await runRestartExperiment({
+      persistence: 'aof-everysec',
+      executions: 120,
+      stepMs: 100,
+      killAfterMs: 300,
+    });
     expect(outcome).toMatchObject({ failed: 0, stuck: 0, overlaps: 0 });
     expect(outcome.lost).toBe(outcome.lostRecent);
     expect(outcome.completed + outcome.lost).toBe(120);

@@ -5,7 +5,16 @@
  * worker finishes it; a body that ignores its signal is left running with its lease held.
  */
 import { describe, expect, test } from 'vitest';
-import { createEmbeddedEngine, createEngine, MemoryCoordinator, MemoryStore, NonRetryableError, reactor, WorkerShutdownError, type ReactorEvent } from '../../src/index.js';
+import {
+  createEmbeddedEngine,
+  createEngine,
+  MemoryCoordinator,
+  MemoryStore,
+  NonRetryableError,
+  reactor,
+  WorkerShutdownError,
+  type ReactorEvent,
+} from '../../src/index.js';
 import { livenessKey } from '../../src/engine/operations.js';
 import { createMemoryQueue } from '../../src/queue/memory.js';
 import { createWorker } from '../../src/queue/worker.js';
@@ -36,7 +45,9 @@ function longReactor(name: string, options: { readonly ignoreSignal?: Promise<vo
           }
           await new Promise<void>((resolve, reject) => {
             const timer = setTimeout(resolve, 60_000);
-            ctx.signal.addEventListener('abort', () => (clearTimeout(timer), reject(ctx.signal.reason as Error)), { once: true });
+            ctx.signal.addEventListener('abort', () => (clearTimeout(timer), reject(ctx.signal.reason as Error)), {
+              once: true,
+            });
           });
           return 'slept 60 s';
         } catch (error) {
@@ -74,10 +85,19 @@ describe('worker.close({ timeoutMs }) on the memory backend', () => {
   test('at the deadline the step is interrupted, the execution handed back, and another worker finishes it', async () => {
     const { memory, coordinator, store, engine, events } = pool();
     const { definition, entries } = longReactor('shutdown-handback');
-    const first = createWorker({ engine, consumer: memory.consumer, reactors: [definition], concurrency: 2, shutdownTimeoutMs: 150 });
+    const first = createWorker({
+      engine,
+      consumer: memory.consumer,
+      reactors: [definition],
+      concurrency: 2,
+      shutdownTimeoutMs: 150,
+    });
     const queued = await engine.start(definition, {});
     await until('the long step to start', () => entries.length === 1);
-    await until('the running checkpoint', async () => (await store.get(queued.executionId))?.steps['first']?.status === 'completed');
+    await until(
+      'the running checkpoint',
+      async () => (await store.get(queued.executionId))?.steps['first']?.status === 'completed',
+    );
     const before = await store.get(queued.executionId);
     expect(before?.status).toBe('running');
 
@@ -147,7 +167,10 @@ describe('worker.close({ timeoutMs }) on the memory backend', () => {
     expect(memory.queue.counts().ready).toBe(0);
 
     letGo(); // the body returns at last: now the execution is handed back, never failed
-    await until('the lease to be released', async () => (await coordinator.lockState(livenessKey(queued.executionId))) === undefined);
+    await until(
+      'the lease to be released',
+      async () => (await coordinator.lockState(livenessKey(queued.executionId))) === undefined,
+    );
     expect(memory.queue.counts().ready).toBe(1);
     expect((await store.get(queued.executionId))?.status).not.toBe('failed');
     expect(events.map((e) => e.type)).not.toContain('step.failed');

@@ -40,13 +40,20 @@ afterAll(async () => {
   await Promise.all(runtimes.map((r) => r.close()));
 });
 
-const worker = (prefix: string, options: { readonly known: boolean; readonly logger?: Logger; readonly livenessWaitMs?: number }): RedisRuntime => {
+const worker = (
+  prefix: string,
+  options: { readonly known: boolean; readonly logger?: Logger; readonly livenessWaitMs?: number },
+): RedisRuntime => {
   const definition = sweepReactor(() => Promise.resolve());
   const runtime = createRedisRuntime({
     url: server.url,
     prefix,
     reactors: options.known ? [definition] : [],
-    background: { livenessTtlMs: TTL, sweepIntervalMs: SWEEP, ...(options.livenessWaitMs === undefined ? {} : { livenessWaitMs: options.livenessWaitMs }) },
+    background: {
+      livenessTtlMs: TTL,
+      sweepIntervalMs: SWEEP,
+      ...(options.livenessWaitMs === undefined ? {} : { livenessWaitMs: options.livenessWaitMs }),
+    },
     ...(options.logger ? { logger: options.logger, logEvents: false } : {}),
   });
   runtimes.push(runtime);
@@ -85,7 +92,10 @@ describe('an inline run whose process was killed mid-step', () => {
     const seen = events(rescuer);
     const { executionId, killedAt } = await killedInline(prefix);
     const before = await rescuer.engine.store.get(executionId);
-    expect(before).toMatchObject({ status: 'running', inline: { lease: expect.stringMatching(/^inline:/) as unknown } });
+    expect(before).toMatchObject({
+      status: 'running',
+      inline: { lease: expect.stringMatching(/^inline:/) as unknown },
+    });
     expect(before?.steps['a']?.status).toBe('completed');
     rescuer.startWorker({ concurrency: 2 });
     const done = await until('completed', async () => {
@@ -95,9 +105,15 @@ describe('an inline run whose process was killed mid-step', () => {
     const tookMs = Date.now() - killedAt;
     expect(done).toMatchObject({ status: 'completed', value: { a: 'A', b: 'B' } });
     expect(tookMs).toBeLessThan(TTL + SWEEP + RUN_SLACK);
-    expect(seen.filter((e) => e.type === 'run.recovered')).toMatchObject([{ executionId, reason: 'inline_lost', action: 'requeued', status: 'running' }]);
+    expect(seen.filter((e) => e.type === 'run.recovered')).toMatchObject([
+      { executionId, reason: 'inline_lost', action: 'requeued', status: 'running' },
+    ]);
     // `a` completed in the killed process: it did not run again.
-    expect(seen.filter((e) => e.type === 'step.started' && e.executionId === executionId).map((e) => (e as { step: string }).step)).toEqual(['b']);
+    expect(
+      seen
+        .filter((e) => e.type === 'step.started' && e.executionId === executionId)
+        .map((e) => (e as { step: string }).step),
+    ).toEqual(['b']);
     console.info(`[sweep] inline run resumed ${tookMs} ms after SIGKILL (lease ${TTL} ms, sweep every ${SWEEP} ms)`);
   });
 
@@ -113,7 +129,9 @@ describe('an inline run whose process was killed mid-step', () => {
     const tookMs = Date.now() - killedAt;
     expect(tookMs).toBeLessThan(TTL + SWEEP + RUN_SLACK);
     // The step that was running is not in the record (a step's start is not checkpointed): only `a` completed.
-    expect(record).toMatchObject({ error: { code: 'inline_run_abandoned', details: { reactor: 'fault-sweep', rollingBack: false } } });
+    expect(record).toMatchObject({
+      error: { code: 'inline_run_abandoned', details: { reactor: 'fault-sweep', rollingBack: false } },
+    });
     expect(record?.steps['a']?.status).toBe('completed');
     const result = await sweeper.engine.wait(executionId, { timeoutMs: 100 });
     expect(result.status === 'failed' && result.error).toBeInstanceOf(InlineRunAbandonedError);
@@ -133,9 +151,17 @@ test('an inline run on Redis holds its lease while it runs and leaves nothing th
   try {
     let seen: { owner: string | undefined; inline: unknown } | undefined;
     const probe = sweepReactor(async (executionId) => {
-      seen = { owner: (await backend.coordinator.lockState(livenessKey(executionId)))?.holder.owner, inline: (await backend.store.get(executionId))?.inline };
+      seen = {
+        owner: (await backend.coordinator.lockState(livenessKey(executionId)))?.holder.owner,
+        inline: (await backend.store.get(executionId))?.inline,
+      };
     });
-    const engine = createEngine({ store: backend.store, coordinator: backend.coordinator, jobLeases: backend.jobLeases, checkpointIntervalMs: 0 });
+    const engine = createEngine({
+      store: backend.store,
+      coordinator: backend.coordinator,
+      jobLeases: backend.jobLeases,
+      checkpointIntervalMs: 0,
+    });
     const result = await engine.run(probe, {});
     expect(result.status).toBe('completed');
     expect(seen?.owner).toMatch(/^inline:/);
@@ -192,7 +218,15 @@ test('a pending execution whose job was removed from BullMQ is re-enqueued by th
     return r?.status === 'completed' ? r : undefined;
   });
   expect(done.status).toBe('completed');
-  expect(seen.filter((e) => e.type === 'run.recovered')).toMatchObject([{ executionId: queued.executionId, reason: 'no_job', action: 'requeued', status: 'pending', jobId: `${queued.executionId}:sweep:1` }]);
+  expect(seen.filter((e) => e.type === 'run.recovered')).toMatchObject([
+    {
+      executionId: queued.executionId,
+      reason: 'no_job',
+      action: 'requeued',
+      status: 'pending',
+      jobId: `${queued.executionId}:sweep:1`,
+    },
+  ]);
   expect(await rescuer.engine.store.get(queued.executionId).then((r) => r?.background?.recovered?.count)).toBe(1);
 });
 
@@ -219,7 +253,10 @@ test('two workers sweep one at a time, and recover each stranded execution once'
     };
     return { debug: capture, info: capture, warn: () => undefined, error: () => undefined };
   };
-  const workers = [worker(prefix, { known: true, logger: logger(1) }), worker(prefix, { known: true, logger: logger(2) })];
+  const workers = [
+    worker(prefix, { known: true, logger: logger(1) }),
+    worker(prefix, { known: true, logger: logger(2) }),
+  ];
   const recovered = workers.map(events);
   // Both at once, by hand: one takes the sweep lock, the other finds it held.
   const both = await Promise.all(workers.map((w) => w.engine.sweep()));
@@ -227,7 +264,9 @@ test('two workers sweep one at a time, and recover each stranded execution once'
   both.forEach((report, i) => report.ran && sweeps.push({ worker: i + 1, report }));
   for (const w of workers) w.startWorker({ concurrency: 2 });
   for (const id of ids) {
-    await until(`${id} completed`, async () => ((await workers[0]!.engine.result(id))?.status === 'completed' ? true : undefined));
+    await until(`${id} completed`, async () =>
+      (await workers[0]!.engine.result(id))?.status === 'completed' ? true : undefined,
+    );
   }
   // A few more sweeps with nothing left to do.
   await new Promise((r) => setTimeout(r, SWEEP * 4));
@@ -235,7 +274,10 @@ test('two workers sweep one at a time, and recover each stranded execution once'
   expect(all.map((e) => e.executionId).sort()).toEqual([...ids].sort());
   expect(sweeps.length).toBeGreaterThanOrEqual(4);
   const ordered = [...sweeps].sort((x, y) => x.report.startedAt - y.report.startedAt);
-  for (let i = 1; i < ordered.length; i++) expect(ordered[i]!.report.startedAt).toBeGreaterThanOrEqual(ordered[i - 1]!.report.finishedAt);
+  for (let i = 1; i < ordered.length; i++)
+    expect(ordered[i]!.report.startedAt).toBeGreaterThanOrEqual(ordered[i - 1]!.report.finishedAt);
   expect(ordered.reduce((sum, s) => sum + s.report.requeued, 0)).toBe(ids.length);
-  console.info(`[sweep] ${sweeps.length} sweeps by two workers (${sweeps.filter((s) => s.worker === 1).length} / ${sweeps.filter((s) => s.worker === 2).length}), none overlapping`);
+  console.info(
+    `[sweep] ${sweeps.length} sweeps by two workers (${sweeps.filter((s) => s.worker === 1).length} / ${sweeps.filter((s) => s.worker === 2).length}), none overlapping`,
+  );
 });

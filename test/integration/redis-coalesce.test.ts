@@ -17,7 +17,10 @@ afterAll(async () => {
 
 /** Counts the socket writes of `redis` (write and writev) from now on. */
 function countWrites(redis: Redis): () => number {
-  const socket = redis.stream as unknown as { _write: (...a: unknown[]) => unknown; _writev: (...a: unknown[]) => unknown };
+  const socket = redis.stream as unknown as {
+    _write: (...a: unknown[]) => unknown;
+    _writev: (...a: unknown[]) => unknown;
+  };
   let writes = 0;
   const write = socket._write.bind(socket);
   const writev = socket._writev.bind(socket);

@@ -62,7 +62,12 @@ describe('key layout', () => {
   it('escapes braces and percent signs so distinct keys never collide', () => {
     const keys = new RedisKeys('rx');
     const samples = ['a', 'a}', 'a}:fence', 'a%7D', '{a', 'a%', 'a%25'];
-    const built = samples.flatMap((k) => [keys.lock(k), keys.lockFence(k), keys.idempotency(k, 'x'), keys.idempotency('r', k)]);
+    const built = samples.flatMap((k) => [
+      keys.lock(k),
+      keys.lockFence(k),
+      keys.idempotency(k, 'x'),
+      keys.idempotency('r', k),
+    ]);
     expect(new Set(built).size).toBe(built.length);
     expect(keys.idempotency('R}:x', 'y')).not.toBe(keys.idempotency('R', 'x}:y'));
   });
@@ -78,14 +83,26 @@ describe('key layout', () => {
     await c.periodMark({ key: 'k', bucket: 'b', ttlMs: 5000 });
     await c.orderedTicket('k');
     expect((await backend.redis.keys(`${prefix}:*`)).sort()).toEqual(
-      [`${prefix}:{lock:k}`, `${prefix}:{lock:k}:fence`, `${prefix}:{sem:k}`, `${prefix}:{sem:k}:meta`, `${prefix}:{rate:k}:5000`, `${prefix}:{period:k}:b`, `${prefix}:{ord:k}`].sort(),
+      [
+        `${prefix}:{lock:k}`,
+        `${prefix}:{lock:k}:fence`,
+        `${prefix}:{sem:k}`,
+        `${prefix}:{sem:k}:meta`,
+        `${prefix}:{rate:k}:5000`,
+        `${prefix}:{period:k}:b`,
+        `${prefix}:{ord:k}`,
+      ].sort(),
     );
   });
 });
 
 describe('lock', () => {
   it('grants one of many concurrent contenders, and reports it to the others', async () => {
-    const results = await Promise.all(Array.from({ length: 40 }, (_, i) => c.lockAcquire({ key: 'hot', holder: holder(`o${i}`, { reactor: 'R' }), ttlMs: 5000 })));
+    const results = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        c.lockAcquire({ key: 'hot', holder: holder(`o${i}`, { reactor: 'R' }), ttlMs: 5000 }),
+      ),
+    );
     const winners = results.filter((r) => r.acquired);
     expect(winners).toHaveLength(1);
     const owner = (await c.lockState('hot'))?.holder.owner;
@@ -121,19 +138,34 @@ describe('lock', () => {
 
 describe('semaphore', () => {
   it('admits exactly `limit` of many concurrent contenders', async () => {
-    const results = await Promise.all(Array.from({ length: 30 }, (_, i) => c.semaphoreAcquire({ key: 's', holder: holder(`o${i}`), limit: 3, ttlMs: 5000 })));
+    const results = await Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        c.semaphoreAcquire({ key: 's', holder: holder(`o${i}`), limit: 3, ttlMs: 5000 }),
+      ),
+    );
     expect(results.filter((r) => r.acquired)).toHaveLength(3);
     expect((await c.semaphoreState('s')).holders).toHaveLength(3);
   });
 
   it('reports holder details and the stored limit when none is given', async () => {
-    await c.semaphoreAcquire({ key: 's', holder: holder('a', { executionId: 'a.2', reactor: 'R', step: 'charge' }), limit: 4, ttlMs: 5000 });
+    await c.semaphoreAcquire({
+      key: 's',
+      holder: holder('a', { executionId: 'a.2', reactor: 'R', step: 'charge' }),
+      limit: 4,
+      ttlMs: 5000,
+    });
     const state = await c.semaphoreState('s');
-    expect(state).toMatchObject({ key: 's', limit: 4, holders: [{ holder: { owner: 'a', executionId: 'a.2', reactor: 'R', step: 'charge' }, nesting: 1 }] });
+    expect(state).toMatchObject({
+      key: 's',
+      limit: 4,
+      holders: [{ holder: { owner: 'a', executionId: 'a.2', reactor: 'R', step: 'charge' }, nesting: 1 }],
+    });
   });
 
   it('rejects an invalid limit or TTL', async () => {
-    await expect(c.semaphoreAcquire({ key: 's', holder: holder('a'), limit: -1, ttlMs: 100 })).rejects.toThrow(RangeError);
+    await expect(c.semaphoreAcquire({ key: 's', holder: holder('a'), limit: -1, ttlMs: 100 })).rejects.toThrow(
+      RangeError,
+    );
     await expect(c.semaphoreAcquire({ key: 's', holder: holder('a'), limit: 1, ttlMs: 0 })).rejects.toThrow(RangeError);
   });
 });
@@ -141,7 +173,9 @@ describe('semaphore', () => {
 describe('rate limit', () => {
   it('admits exactly `limit` of many concurrent starts, and a resent id never charges twice', async () => {
     const window = { key: 'api', limit: 5, periodMs: 10_000 };
-    const results = await Promise.all(Array.from({ length: 25 }, (_, i) => c.rateTake({ windows: [window], id: `s${i % 20}` })));
+    const results = await Promise.all(
+      Array.from({ length: 25 }, (_, i) => c.rateTake({ windows: [window], id: `s${i % 20}` })),
+    );
     const allowedIds = new Set(results.flatMap((r, i) => (r.allowed ? [`s${i % 20}`] : [])));
     expect(allowedIds.size).toBe(5);
     expect((await c.rateState('api', 10_000)).count).toBe(5);
@@ -164,7 +198,9 @@ describe('rate limit', () => {
 
 describe('period', () => {
   it('marks a bucket once among many concurrent markers', async () => {
-    const results = await Promise.all(Array.from({ length: 20 }, () => c.periodMark({ key: 'daily', bucket: '2026-11-30', ttlMs: 5000 })));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, () => c.periodMark({ key: 'daily', bucket: '2026-11-30', ttlMs: 5000 })),
+    );
     expect(results.filter(Boolean)).toHaveLength(1);
     expect(await c.periodIsMarked('daily', '2026-11-30')).toBe(true);
   });
@@ -182,7 +218,9 @@ describe('ordered lock', () => {
     for (let i = 0; i < 5; i++) tickets.push(await c.orderedTicket('o'));
     const order: number[] = [];
     for (let round = 0; round < 5; round++) {
-      const outcomes = await Promise.all(tickets.map((t) => c.orderedEnter({ ...t, poisonMs: 60_000, strict: false, holder: holder(`r${t.nonce}`) })));
+      const outcomes = await Promise.all(
+        tickets.map((t) => c.orderedEnter({ ...t, poisonMs: 60_000, strict: false, holder: holder(`r${t.nonce}`) })),
+      );
       const entered = tickets.filter((_, i) => outcomes[i]?.outcome === 'entered');
       expect(entered).toHaveLength(1);
       const [turn] = entered;
@@ -197,7 +235,9 @@ describe('ordered lock', () => {
 
   it('rejects an invalid poison time', async () => {
     const t = await c.orderedTicket('o');
-    await expect(c.orderedEnter({ ...t, poisonMs: -1, strict: false, holder: holder('a') })).rejects.toThrow(RangeError);
+    await expect(c.orderedEnter({ ...t, poisonMs: -1, strict: false, holder: holder('a') })).rejects.toThrow(
+      RangeError,
+    );
   });
 });
 
@@ -210,7 +250,11 @@ describe('waitForChange', () => {
   it('is woken by a release well before its timeout; a lock release wakes only the oldest waiter here (decision 030)', async () => {
     await c.lockAcquire({ key: 'k', holder: holder('a'), ttlMs: 60_000 });
     const woken: number[] = [];
-    const waits = [c.waitForChange('lock', 'k', 20_000), c.waitForChange('lock', 'k', 600), c.waitForChange('lock', 'k', 600)].map((w, i) => w.then(() => woken.push(i)));
+    const waits = [
+      c.waitForChange('lock', 'k', 20_000),
+      c.waitForChange('lock', 'k', 600),
+      c.waitForChange('lock', 'k', 600),
+    ].map((w, i) => w.then(() => woken.push(i)));
     await sleep(50); // the subscription is in place
     const started = performance.now();
     await c.lockRelease('k', 'a');
@@ -252,8 +296,12 @@ describe('waitForChange', () => {
     const watch = fresh.watch('lock', 'ks'); // connects a subscriber, then subscribes: several round trips
     await fresh.lockRelease('ks', 'a'); // one round trip on a ready connection: published before the subscription
     try {
-      await expect(Promise.race([watch.wait(30_000).then(() => 'woken'), sleep(10_000).then(() => 'timed out')])).resolves.toBe('woken');
-      expect(await fresh.lockAcquire({ key: 'ks', holder: holder('b'), ttlMs: 60_000 })).toMatchObject({ acquired: true });
+      await expect(
+        Promise.race([watch.wait(30_000).then(() => 'woken'), sleep(10_000).then(() => 'timed out')]),
+      ).resolves.toBe('woken');
+      expect(await fresh.lockAcquire({ key: 'ks', holder: holder('b'), ttlMs: 60_000 })).toMatchObject({
+        acquired: true,
+      });
     } finally {
       watch.close();
       await fresh.close();
@@ -309,7 +357,9 @@ describe('waitForChange', () => {
     await c.orderedEnter({ ...t1, poisonMs: 50, strict: false, holder: holder('a') });
     const wait = c.waitForChange('ordered', 'o', 20_000);
     await sleep(100);
-    expect(await c.orderedEnter({ ...t2, poisonMs: 50, strict: false, holder: holder('b') })).toEqual({ outcome: 'entered' });
+    expect(await c.orderedEnter({ ...t2, poisonMs: 50, strict: false, holder: holder('b') })).toEqual({
+      outcome: 'entered',
+    });
     await expect(Promise.race([wait.then(() => 'woken'), sleep(5_000).then(() => 'timeout')])).resolves.toBe('woken');
   });
 

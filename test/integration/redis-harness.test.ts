@@ -29,7 +29,9 @@ function ownerProcess(): Promise<{ kill: () => Promise<void>; port: number; dir:
 const s = await startRedisServer();
 process.stdout.write(JSON.stringify({ port: s.port, dir: s.dir }) + '\\n');
 setInterval(() => undefined, 1000);`;
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   return new Promise((resolve, reject) => {
     let out = '';
     child.stdout.on('data', (chunk: Buffer) => {
@@ -44,7 +46,9 @@ setInterval(() => undefined, 1000);`;
         });
       resolve({ kill, port, dir });
     });
-    child.once('exit', (code) => reject(new Error(`owner process exited (${String(code)}) before it printed its server`)));
+    child.once('exit', (code) =>
+      reject(new Error(`owner process exited (${String(code)}) before it printed its server`)),
+    );
   });
 }
 

@@ -41,15 +41,24 @@ describe('Redis keys of worker executions', () => {
     const order = reactor('expiry-order')
       .input({ id: z.string() })
       .withLock({ key: ({ id }) => `order:${id}` })
-      .step('reserve', { args: ($) => ({ id: $.input('id') }), semaphore: { key: () => 'stock', limit: 2 }, run: ({ id }) => `r-${id}` })
+      .step('reserve', {
+        args: ($) => ({ id: $.input('id') }),
+        semaphore: { key: () => 'stock', limit: 2 },
+        run: ({ id }) => `r-${id}`,
+      })
       .step('ship', { args: ($) => ({ r: $.result('reserve') }), run: ({ r }) => `shipped ${r}` })
       .returns('ship');
     const runtime = createRedisRuntime({ url: server.url, prefix, reactors: [order] });
     const redis = new Redis(server.url);
     try {
       runtime.startWorker({ concurrency: 4 });
-      const started = await Promise.all(Array.from({ length: 12 }, (_, i) => runtime.engine.start(order, { id: String(i % 4) }, { idempotencyKey: `k-${i}` })));
-      for (const s of started) expect((await runtime.engine.wait(s.executionId, { timeoutMs: 15_000, pollMs: 10 }))?.status).toBe('completed');
+      const started = await Promise.all(
+        Array.from({ length: 12 }, (_, i) =>
+          runtime.engine.start(order, { id: String(i % 4) }, { idempotencyKey: `k-${i}` }),
+        ),
+      );
+      for (const s of started)
+        expect((await runtime.engine.wait(s.executionId, { timeoutMs: 15_000, pollMs: 10 }))?.status).toBe('completed');
       expect(await keysWithoutTtl(redis, prefix)).toEqual([]);
     } finally {
       redis.disconnect();

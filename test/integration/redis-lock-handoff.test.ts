@@ -19,7 +19,11 @@ let backend: RedisBackend;
 let c: RedisCoordinator;
 let other: RedisBackend;
 
-const request = (owner: string, key = 'k', ttlMs = 60_000): LockAcquireRequest => ({ key, holder: { owner, executionId: `e-${owner}`, reactor: 'r', step: 's' }, ttlMs });
+const request = (owner: string, key = 'k', ttlMs = 60_000): LockAcquireRequest => ({
+  key,
+  holder: { owner, executionId: `e-${owner}`, reactor: 'r', step: 's' },
+  ttlMs,
+});
 
 beforeAll(async () => {
   server = await startRedisServer();
@@ -49,7 +53,11 @@ describe('lock hand-over within a process', () => {
     expect(grant?.acquired).toBe(true);
     expect(BigInt(grant!.token)).toBeGreaterThan(BigInt(a.acquired ? a.token : '0'));
     const state = await c.lockState('k');
-    expect(state).toMatchObject({ holder: { owner: 'b', executionId: 'e-b', reactor: 'r', step: 's' }, nesting: 1, token: grant!.token });
+    expect(state).toMatchObject({
+      holder: { owner: 'b', executionId: 'e-b', reactor: 'r', step: 's' },
+      nesting: 1,
+      token: grant!.token,
+    });
     expect(state!.ttlMs).toBeLessThanOrEqual(5_000);
     expect(await cc).toBeUndefined(); // the younger offer timed out: the key was not free
     wb.close();
@@ -104,7 +112,11 @@ describe('lock hand-over within a process', () => {
   });
 
   it('lockHandOff: false frees the key at every release, offers or not', async () => {
-    const plain = new RedisCoordinator({ redis: backend.redis, prefix: `rxp${crypto.randomUUID().slice(0, 8)}`, lockHandOff: false });
+    const plain = new RedisCoordinator({
+      redis: backend.redis,
+      prefix: `rxp${crypto.randomUUID().slice(0, 8)}`,
+      lockHandOff: false,
+    });
     await plain.lockAcquire(request('a'));
     const watch = plain.watch('lock', 'k', request('b'));
     const wait = watch.wait(2_000);
@@ -135,10 +147,14 @@ describe('lock hand-over within a process', () => {
     const results = await Promise.all([engine.run(locked, {}), engine.run(locked, {}), engine.run(locked, {})]);
     expect(results.map((r) => r.status)).toEqual(['completed', 'completed', 'completed']);
     expect(most).toBe(1);
-    const acquired = events.filter((e) => e.type === 'coordination.acquired').map((e) => BigInt((e as { token: string }).token));
+    const acquired = events
+      .filter((e) => e.type === 'coordination.acquired')
+      .map((e) => BigInt((e as { token: string }).token));
     expect(acquired).toHaveLength(3);
     expect([...acquired].sort((a, b) => (a < b ? -1 : 1))).toEqual(acquired); // tokens increase in entry order
-    const released = events.filter((e): e is Extract<ReactorEvent, { type: 'coordination.released' }> => e.type === 'coordination.released');
+    const released = events.filter(
+      (e): e is Extract<ReactorEvent, { type: 'coordination.released' }> => e.type === 'coordination.released',
+    );
     // A waiter whose (jittered) fallback poll is in flight at a release is not picked (decision 037), so
     // that release frees the key instead: at least one of the two releases with a waiter hands over.
     expect(released.filter((e) => e.handedOver === true).length).toBeGreaterThanOrEqual(1);
@@ -207,7 +223,9 @@ describe('in-memory hand-over (docs/decisions/043)', () => {
             return 1;
           }
           // The receiver: runs until it is told the key is not its own.
-          await new Promise<void>((resolve) => (ctx.signal.aborted ? resolve() : ctx.signal.addEventListener('abort', () => resolve(), { once: true })));
+          await new Promise<void>((resolve) =>
+            ctx.signal.aborted ? resolve() : ctx.signal.addEventListener('abort', () => resolve(), { once: true }),
+          );
           throw ctx.signal.reason as Error;
         },
       })
@@ -238,7 +256,7 @@ describe('grants to another process (docs/decisions/059)', () => {
     return watch;
   }
 
-  it("a plain release grants the key to the registered process, whose oldest waiter holds it with a greater token, without a try of its own", async () => {
+  it('a plain release grants the key to the registered process, whose oldest waiter holds it with a greater token, without a try of its own', async () => {
     const remote = other.coordinator as RedisCoordinator;
     const a = await remote.lockAcquire(request('a'));
     const watch = await registeredWaiter(c, 'b');
@@ -348,7 +366,11 @@ describe('processes queued for grants (docs/decisions/059)', () => {
       // …then grants across processes, though a waiter of its own (a2) still waits.
       const a2 = pa!.watch('lock', 'k', request('a2'));
       const waitA2 = a2.wait(10_000);
-      expect(await pa!.lockRelease('k', `s${MAX_STREAK - 1}`)).toEqual({ released: true, nesting: 0, handedOver: true });
+      expect(await pa!.lockRelease('k', `s${MAX_STREAK - 1}`)).toEqual({
+        released: true,
+        nesting: 0,
+        handedOver: true,
+      });
       expect((await waitB)?.acquired).toBe(true); // first queued, first granted
       b.close(); // its wait is over (as waitUntil does)
       const queued = await queue();
@@ -373,12 +395,13 @@ describe('processes queued for grants (docs/decisions/059)', () => {
     const gate = new Promise<void>((resolve) => (open = resolve));
     const duplicate = redis.duplicate.bind(redis);
     // The subscriber connection's SUBSCRIBE waits at the gate: a grant published meanwhile reaches nobody here.
-    redis.duplicate = ((options) => {
+    redis.duplicate = (options) => {
       const connection = duplicate(options);
       const subscribe = connection.subscribe.bind(connection);
-      (connection as unknown as { subscribe: (...channels: string[]) => Promise<unknown> }).subscribe = (...channels) => gate.then(() => subscribe(...channels));
+      (connection as unknown as { subscribe: (...channels: string[]) => Promise<unknown> }).subscribe = (...channels) =>
+        gate.then(() => subscribe(...channels));
       return connection;
-    });
+    };
     const late = new RedisCoordinator({ redis, prefix: c.keys.prefix });
     try {
       const remote = other.coordinator as RedisCoordinator;
@@ -420,7 +443,11 @@ describe('processes queued for grants (docs/decisions/059)', () => {
 });
 
 describe('how long a process keeps a key among its own waiters (docs/decisions/060)', () => {
-  const candidate = (owner: string): HandOffCandidate => ({ request: request(owner), select: () => undefined, settle: () => undefined });
+  const candidate = (owner: string): HandOffCandidate => ({
+    request: request(owner),
+    select: () => undefined,
+    settle: () => undefined,
+  });
 
   it(`a streak ends after ${MAX_STREAK} hand-overs; the release after it gives the key on, and the next one starts a new streak`, () => {
     const offers = new HandOffs(() => 0);

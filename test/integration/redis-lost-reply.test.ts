@@ -17,20 +17,31 @@ const server = useRedisServer();
 let backend: RedisBackend;
 
 beforeEach(() => {
-  backend = createRedisBackend({ url: server.url, prefix: `lost${crypto.randomUUID().slice(0, 8)}`, outageToleranceMs: 5_000 });
+  backend = createRedisBackend({
+    url: server.url,
+    prefix: `lost${crypto.randomUUID().slice(0, 8)}`,
+    outageToleranceMs: 5_000,
+  });
 });
 afterEach(async () => {
   await backend.close();
 });
 
-const dropped = (): Error => Object.assign(new Error('Reached the max retries per request limit (which is 0).'), { name: 'MaxRetriesPerRequestError' });
+const dropped = (): Error =>
+  Object.assign(new Error('Reached the max retries per request limit (which is 0).'), {
+    name: 'MaxRetriesPerRequestError',
+  });
 
 /**
  * The next EVALSHA of `script` on `redis` fails as if its connection dropped: after Redis ran it
  * (`applied`), or before it was sent. Returns how many such calls were sent in all. The script
  * is loaded first, so that call is not a `NOSCRIPT`.
  */
-async function dropNextReply(redis: Redis, script: { readonly sha: string; readonly source: string }, applied: boolean): Promise<{ sent: () => number }> {
+async function dropNextReply(
+  redis: Redis,
+  script: { readonly sha: string; readonly source: string },
+  applied: boolean,
+): Promise<{ sent: () => number }> {
   await redis.script('LOAD', script.source);
   const sha = script.sha;
   const original = redis.evalsha.bind(redis) as (...args: unknown[]) => Promise<unknown>;
@@ -53,14 +64,28 @@ async function dropNextReply(redis: Redis, script: { readonly sha: string; reado
 }
 
 function record(id: string): ExecutionRecord {
-  return { v: RECORD_VERSION, id, rootId: id, reactor: 'r', status: 'pending', input: {}, steps: {}, rollbackFailures: [], createdAt: 1, updatedAt: 1 };
+  return {
+    v: RECORD_VERSION,
+    id,
+    rootId: id,
+    reactor: 'r',
+    status: 'pending',
+    input: {},
+    steps: {},
+    rollbackFailures: [],
+    createdAt: 1,
+    updatedAt: 1,
+  };
 }
 
 describe('a lock acquire whose reply was lost', () => {
   it('that took the key: acquired once (nesting 1), not sent again', async () => {
     const c = backend.coordinator;
     const probe = await dropNextReply(backend.redis, scripts.lockAcquire, true);
-    expect(await c.lockAcquire({ key: 'k', holder: { owner: 'a' }, ttlMs: 60_000 })).toMatchObject({ acquired: true, nesting: 1 });
+    expect(await c.lockAcquire({ key: 'k', holder: { owner: 'a' }, ttlMs: 60_000 })).toMatchObject({
+      acquired: true,
+      nesting: 1,
+    });
     expect(probe.sent()).toBe(1);
     expect(await c.lockState('k')).toMatchObject({ holder: { owner: 'a' }, nesting: 1 });
     expect(await c.lockRelease('k', 'a')).toMatchObject({ released: true, nesting: 0 });
@@ -71,7 +96,10 @@ describe('a lock acquire whose reply was lost', () => {
     const c = backend.coordinator;
     await c.lockAcquire({ key: 'k', holder: { owner: 'a' }, ttlMs: 60_000 });
     await dropNextReply(backend.redis, scripts.lockAcquire, true);
-    expect(await c.lockAcquire({ key: 'k', holder: { owner: 'a' }, ttlMs: 60_000 })).toMatchObject({ acquired: true, nesting: 2 });
+    expect(await c.lockAcquire({ key: 'k', holder: { owner: 'a' }, ttlMs: 60_000 })).toMatchObject({
+      acquired: true,
+      nesting: 2,
+    });
     expect(await c.lockRelease('k', 'a')).toMatchObject({ released: true, nesting: 1 });
     expect(await c.lockRelease('k', 'a')).toMatchObject({ released: true, nesting: 0 });
     expect(await c.lockState('k')).toBeUndefined();
@@ -80,7 +108,10 @@ describe('a lock acquire whose reply was lost', () => {
   it('that never reached Redis: sent again, acquired once', async () => {
     const c = backend.coordinator;
     const probe = await dropNextReply(backend.redis, scripts.lockAcquire, false);
-    expect(await c.lockAcquire({ key: 'k', holder: { owner: 'a' }, ttlMs: 60_000 })).toMatchObject({ acquired: true, nesting: 1 });
+    expect(await c.lockAcquire({ key: 'k', holder: { owner: 'a' }, ttlMs: 60_000 })).toMatchObject({
+      acquired: true,
+      nesting: 1,
+    });
     expect(probe.sent()).toBe(1);
     expect(await c.lockState('k')).toMatchObject({ nesting: 1 });
   });
@@ -119,7 +150,10 @@ describe('semaphores', () => {
   it('an acquire whose reply was lost holds one slot; a lost release frees it', async () => {
     const c = backend.coordinator;
     await dropNextReply(backend.redis, scripts.semaphoreAcquire, true);
-    expect(await c.semaphoreAcquire({ key: 's', holder: { owner: 'a' }, limit: 2, ttlMs: 60_000 })).toMatchObject({ acquired: true, nesting: 1 });
+    expect(await c.semaphoreAcquire({ key: 's', holder: { owner: 'a' }, limit: 2, ttlMs: 60_000 })).toMatchObject({
+      acquired: true,
+      nesting: 1,
+    });
     expect((await c.semaphoreState('s', 2)).holders).toMatchObject([{ holder: { owner: 'a' }, nesting: 1 }]);
     await dropNextReply(backend.redis, scripts.semaphoreRelease, true);
     expect(await c.semaphoreRelease('s', 'a')).toMatchObject({ released: true, nesting: 0 });
@@ -131,7 +165,11 @@ describe('store calls', () => {
   it("a job's lease taken by a call whose reply was lost: entered once, with the record; one release frees it", async () => {
     const { store, coordinator } = backend;
     await store.save(record('e1'));
-    const request = { lease: { key: 'live:e1', holder: { owner: 'w:1:1', executionId: 'e1' }, ttlMs: 60_000 }, executionId: 'e1', cancel: { key: 'cancel:e1', bucket: 'requested' } };
+    const request = {
+      lease: { key: 'live:e1', holder: { owner: 'w:1:1', executionId: 'e1' }, ttlMs: 60_000 },
+      executionId: 'e1',
+      cancel: { key: 'cancel:e1', bucket: 'requested' },
+    };
     await dropNextReply(backend.redis, scripts.jobEnter, true);
     const entered = await backend.jobLeases.enterJob(request);
     expect(entered).toMatchObject({ acquired: true, cancelRequested: false, record: { id: 'e1', status: 'pending' } });
@@ -141,7 +179,9 @@ describe('store calls', () => {
   });
 
   it('a resume claim (SET NX) whose reply was lost is claimed by its claimant, and only by it', async () => {
-    const store = backend.store as unknown as { claimResume: (id: string, step: string, claimant: string, ttlMs: number) => Promise<{ claimed: boolean }> };
+    const store = backend.store as unknown as {
+      claimResume: (id: string, step: string, claimant: string, ttlMs: number) => Promise<{ claimed: boolean }>;
+    };
     const redis = backend.redis as unknown as { set: (...args: unknown[]) => Promise<unknown> };
     const original = redis.set.bind(redis);
     let armed = true;
@@ -152,6 +192,9 @@ describe('store calls', () => {
       throw dropped();
     };
     expect(await store.claimResume('e1', 'approve', 'claimant-1', 60_000)).toEqual({ claimed: true });
-    expect(await store.claimResume('e1', 'approve', 'claimant-2', 60_000)).toEqual({ claimed: false, holder: 'claimant-1' });
+    expect(await store.claimResume('e1', 'approve', 'claimant-2', 60_000)).toEqual({
+      claimed: false,
+      holder: 'claimant-1',
+    });
   });
 });

@@ -29,7 +29,9 @@ describe('restart with AOF persistence', () => {
     await server.restart();
 
     expect(await c.lockState('k')).toMatchObject({ holder: { owner: 'a' }, token: first.acquired ? first.token : 'x' });
-    expect((await c.semaphoreAcquire({ key: 's', holder: { owner: 'b' }, limit: 1, ttlMs: 60_000 })).acquired).toBe(false);
+    expect((await c.semaphoreAcquire({ key: 's', holder: { owner: 'b' }, limit: 1, ttlMs: 60_000 })).acquired).toBe(
+      false,
+    );
     expect(await c.orderedHeartbeat(ticket)).toBe(true);
     expect(await c.lockRelease('k', 'a')).toEqual({ released: true, nesting: 0 });
     const second = await c.lockAcquire({ key: 'k', holder: { owner: 'b' }, ttlMs: 60_000 });

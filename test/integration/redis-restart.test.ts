@@ -62,7 +62,9 @@ describe('restart without persistence', () => {
     const c = backend.coordinator;
     const t1 = await c.orderedTicket('o');
     const t2 = await c.orderedTicket('o');
-    expect(await c.orderedEnter({ ...t1, poisonMs: 60_000, strict: false, holder: { owner: 'a' } })).toEqual({ outcome: 'entered' });
+    expect(await c.orderedEnter({ ...t1, poisonMs: 60_000, strict: false, holder: { owner: 'a' } })).toEqual({
+      outcome: 'entered',
+    });
 
     await server.restart();
 
@@ -72,8 +74,14 @@ describe('restart without persistence', () => {
     const stale = await c.orderedEnter({ ...t2, poisonMs: 60_000, strict: false, holder: { owner: 'b' } });
     expect(stale).toEqual({ outcome: 'stale', epoch: fresh.epoch });
     expect(await c.orderedHeartbeat(t1)).toBe(false);
-    expect(await c.orderedComplete({ ...t1, failed: false, strict: false })).toMatchObject({ issued: 1, lastCompleted: 0, epoch: fresh.epoch });
-    expect(await c.orderedEnter({ ...fresh, poisonMs: 60_000, strict: false, holder: { owner: 'c' } })).toEqual({ outcome: 'entered' });
+    expect(await c.orderedComplete({ ...t1, failed: false, strict: false })).toMatchObject({
+      issued: 1,
+      lastCompleted: 0,
+      epoch: fresh.epoch,
+    });
+    expect(await c.orderedEnter({ ...fresh, poisonMs: 60_000, strict: false, holder: { owner: 'c' } })).toEqual({
+      outcome: 'entered',
+    });
   });
 
   it('fails calls past the outage tolerance while the server is down (coordinator and store errors apart); waits still resolve; recovers after', async () => {
@@ -82,10 +90,18 @@ describe('restart without persistence', () => {
     setOutageTolerance(backend.redis, 200);
     await server.stop();
     try {
-      await expect(c.lockAcquire({ key: 'k2', holder: { owner: 'b' }, ttlMs: 1000 })).rejects.toBeInstanceOf(CoordinationUnavailableError);
-      await expect(c.time()).rejects.toMatchObject({ code: 'coordination_unavailable', details: { operation: 'time' } });
+      await expect(c.lockAcquire({ key: 'k2', holder: { owner: 'b' }, ttlMs: 1000 })).rejects.toBeInstanceOf(
+        CoordinationUnavailableError,
+      );
+      await expect(c.time()).rejects.toMatchObject({
+        code: 'coordination_unavailable',
+        details: { operation: 'time' },
+      });
       await expect(backend.store.get('x')).rejects.toBeInstanceOf(StoreUnavailableError);
-      await expect(backend.store.get('x')).rejects.toMatchObject({ code: 'store_unavailable', details: { operation: 'store-get' } });
+      await expect(backend.store.get('x')).rejects.toMatchObject({
+        code: 'store_unavailable',
+        details: { operation: 'store-get' },
+      });
       await expect(c.waitForChange('lock', 'k', 100)).resolves.toBeUndefined();
     } finally {
       await server.restart();

@@ -35,22 +35,25 @@ describe('script registry', () => {
     expect(readFileSync(GENERATED_FILE, 'utf8')).toBe(generateLuaSources());
   });
 
-  it.each(luaScriptNames())('%s: header documents purpose, KEYS, ARGV, returns and errors; arity matches; under 80 lines', (name) => {
-    const source = readFileSync(join(LUA_DIR, `${name}.lua`), 'utf8');
-    const descriptor = descriptors.find((d) => d.name === name);
-    expect(descriptor).toBeDefined();
-    expect(descriptor?.source).toBe(source);
-    expect(headerArity(source)).toBe(descriptor?.numberOfKeys);
-    const header = /^--\[\[([\s\S]*?)\]\]/.exec(source)?.[1] ?? '';
-    expect(header).toMatch(new RegExp(`^\\s*${name}: \\S`));
-    expect(header).toMatch(/KEYS\[1/);
-    expect(header).toMatch(/ARGV/);
-    expect(header).toMatch(/Returns/);
-    expect(header).toMatch(/Errors:/);
-    expect(source.split('\n').length).toBeLessThanOrEqual(85);
-    // Keys arrive in KEYS only, and no client clock is read.
-    expect(source).not.toMatch(/redis\.call\(\s*'[A-Z]+',\s*'/);
-  });
+  it.each(luaScriptNames())(
+    '%s: header documents purpose, KEYS, ARGV, returns and errors; arity matches; under 80 lines',
+    (name) => {
+      const source = readFileSync(join(LUA_DIR, `${name}.lua`), 'utf8');
+      const descriptor = descriptors.find((d) => d.name === name);
+      expect(descriptor).toBeDefined();
+      expect(descriptor?.source).toBe(source);
+      expect(headerArity(source)).toBe(descriptor?.numberOfKeys);
+      const header = /^--\[\[([\s\S]*?)\]\]/.exec(source)?.[1] ?? '';
+      expect(header).toMatch(new RegExp(`^\\s*${name}: \\S`));
+      expect(header).toMatch(/KEYS\[1/);
+      expect(header).toMatch(/ARGV/);
+      expect(header).toMatch(/Returns/);
+      expect(header).toMatch(/Errors:/);
+      expect(source.split('\n').length).toBeLessThanOrEqual(85);
+      // Keys arrive in KEYS only, and no client clock is read.
+      expect(source).not.toMatch(/redis\.call\(\s*'[A-Z]+',\s*'/);
+    },
+  );
 });
 
 describe('scripts on a live server', () => {
@@ -77,13 +80,25 @@ describe('scripts on a live server', () => {
   describe('lock-*', () => {
     it('acquire stores holder fields, a time-floored token in the fence key, and the TTL', async () => {
       const before = await time();
-      const reply = await runScript(redis, scripts.lockAcquire, [keys.lock('k'), keys.lockFence('k')], ['own', 500, 'exec', 'R', 'step']);
+      const reply = await runScript(
+        redis,
+        scripts.lockAcquire,
+        [keys.lock('k'), keys.lockFence('k')],
+        ['own', 500, 'exec', 'R', 'step'],
+      );
       expect(reply).toMatchObject({ acquired: true, nesting: 1 });
       if (!reply.acquired) return;
       expect(BigInt(reply.token)).toBeGreaterThanOrEqual(BigInt(before) * 1000n);
       expect(await redis.get(keys.lockFence('k'))).toBe(reply.token);
       expect(await redis.pttl(keys.lockFence('k'))).toBeGreaterThan(86_400_000); // the lease + a day (decision 052)
-      expect(await redis.hgetall(keys.lock('k'))).toEqual({ owner: 'own', token: reply.token, nesting: '1', exec: 'exec', reactor: 'R', step: 'step' });
+      expect(await redis.hgetall(keys.lock('k'))).toEqual({
+        owner: 'own',
+        token: reply.token,
+        nesting: '1',
+        exec: 'exec',
+        reactor: 'R',
+        step: 'step',
+      });
       const ttl = await redis.pttl(keys.lock('k'));
       expect(ttl).toBeGreaterThan(0);
       expect(ttl).toBeLessThanOrEqual(500);
@@ -92,16 +107,31 @@ describe('scripts on a live server', () => {
     it('acquire takes max(last + 1, now µs) for the token: a fence ahead of the clock still increases', async () => {
       const ahead = (BigInt(await time()) + 3_600_000n) * 1000n;
       await redis.set(keys.lockFence('k'), ahead.toString());
-      const reply = await runScript(redis, scripts.lockAcquire, [keys.lock('k'), keys.lockFence('k')], ['own', 500, '', '', '']);
+      const reply = await runScript(
+        redis,
+        scripts.lockAcquire,
+        [keys.lock('k'), keys.lockFence('k')],
+        ['own', 500, '', '', ''],
+      );
       expect(reply).toMatchObject({ acquired: true, token: (ahead + 1n).toString() });
     });
 
     it('acquire refuses another owner with the holder and its remaining TTL; it rejects a bad ttl', async () => {
       await runScript(redis, scripts.lockAcquire, [keys.lock('k'), keys.lockFence('k')], ['a', 500, 'a.1', 'R', '']);
-      const refused = await runScript(redis, scripts.lockAcquire, [keys.lock('k'), keys.lockFence('k')], ['b', 500, '', '', '']);
-      expect(refused).toMatchObject({ acquired: false, holder: { owner: 'a', executionId: 'a.1', reactor: 'R', step: '' } });
+      const refused = await runScript(
+        redis,
+        scripts.lockAcquire,
+        [keys.lock('k'), keys.lockFence('k')],
+        ['b', 500, '', '', ''],
+      );
+      expect(refused).toMatchObject({
+        acquired: false,
+        holder: { owner: 'a', executionId: 'a.1', reactor: 'R', step: '' },
+      });
       for (const ttl of ['0', '-5', '1.5', 'soon']) {
-        await expect(runScript(redis, scripts.lockAcquire, [keys.lock('x'), keys.lockFence('x')], ['a', ttl, '', '', ''])).rejects.toMatchObject({
+        await expect(
+          runScript(redis, scripts.lockAcquire, [keys.lock('x'), keys.lockFence('x')], ['a', ttl, '', '', '']),
+        ).rejects.toMatchObject({
           name: 'ScriptError',
           code: 'script_failed',
           details: { script: 'lock-acquire', reason: 'RX_ARG' },
@@ -114,15 +144,43 @@ describe('scripts on a live server', () => {
       const lock = [keys.lock('q'), keys.lockFence('q')];
       const held = await runScript(redis, scripts.lockAcquire, lock, ['a', 5000, '', '', '', 'pa']);
       for (const window of ['0', '-1', '1.5', 'soon']) {
-        await expect(runScript(redis, scripts.lockAcquire, lock, ['b', 5000, '', '', '', 'pb', 'r1', window])).rejects.toMatchObject({ details: { script: 'lock-acquire', reason: 'RX_ARG' } });
-        await expect(runScript(redis, scripts.lockRelease, lock, ['a', keys.lockChannel('q'), 'pa', 2000, 'rx-grant:', 'r9', window])).rejects.toMatchObject({ details: { script: 'lock-release', reason: 'RX_ARG' } });
+        await expect(
+          runScript(redis, scripts.lockAcquire, lock, ['b', 5000, '', '', '', 'pb', 'r1', window]),
+        ).rejects.toMatchObject({ details: { script: 'lock-acquire', reason: 'RX_ARG' } });
+        await expect(
+          runScript(redis, scripts.lockRelease, lock, [
+            'a',
+            keys.lockChannel('q'),
+            'pa',
+            2000,
+            'rx-grant:',
+            'r9',
+            window,
+          ]),
+        ).rejects.toMatchObject({ details: { script: 'lock-release', reason: 'RX_ARG' } });
       }
       expect(await redis.hget(keys.lock('q'), 'owner')).toBe('a'); // nothing changed
-      expect(await runScript(redis, scripts.lockAcquire, lock, ['b', 5000, '', '', '', 'pb', 'r1', 1000])).toMatchObject({ acquired: false, registered: true });
-      expect(await runScript(redis, scripts.lockAcquire, lock, ['c', 5000, '', '', '', 'pc', 'r2', 1000])).toMatchObject({ acquired: false, registered: true });
-      expect(await runScript(redis, scripts.lockAcquire, lock, ['b', 5000, '', '', '', 'pb', 'r3', 1000])).toMatchObject({ registered: true }); // a refresh keeps its place
-      expect(await runScript(redis, scripts.lockAcquire, lock, ['a2', 5000, '', '', '', 'pa', 'r4', 1000])).toMatchObject({ acquired: false, registered: false }); // the holder's process
-      const granted = await runScript(redis, scripts.lockRelease, lock, ['a', keys.lockChannel('q'), 'pa', 2000, 'rx-grant:', 'r5', 1000]);
+      expect(
+        await runScript(redis, scripts.lockAcquire, lock, ['b', 5000, '', '', '', 'pb', 'r1', 1000]),
+      ).toMatchObject({ acquired: false, registered: true });
+      expect(
+        await runScript(redis, scripts.lockAcquire, lock, ['c', 5000, '', '', '', 'pc', 'r2', 1000]),
+      ).toMatchObject({ acquired: false, registered: true });
+      expect(
+        await runScript(redis, scripts.lockAcquire, lock, ['b', 5000, '', '', '', 'pb', 'r3', 1000]),
+      ).toMatchObject({ registered: true }); // a refresh keeps its place
+      expect(
+        await runScript(redis, scripts.lockAcquire, lock, ['a2', 5000, '', '', '', 'pa', 'r4', 1000]),
+      ).toMatchObject({ acquired: false, registered: false }); // the holder's process
+      const granted = await runScript(redis, scripts.lockRelease, lock, [
+        'a',
+        keys.lockChannel('q'),
+        'pa',
+        2000,
+        'rx-grant:',
+        'r5',
+        1000,
+      ]);
       expect(granted).toMatchObject({ released: true, nesting: 0, requeued: true });
       expect(BigInt(granted.granted!)).toBeGreaterThan(BigInt(held.acquired ? held.token : '0'));
       expect(await redis.hget(keys.lock('q'), 'owner')).toBe('rx-grant:pb');
@@ -141,12 +199,40 @@ describe('scripts on a live server', () => {
       await sub.subscribe(channel);
       await runScript(redis, scripts.lockAcquire, [keys.lock('k'), keys.lockFence('k')], ['a', 5000, '', '', '']);
       await runScript(redis, scripts.lockAcquire, [keys.lock('k'), keys.lockFence('k')], ['a', 5000, '', '', '']);
-      expect(await runScript(redis, scripts.lockRelease, [keys.lock('k'), keys.lockFence('k')], ['b', channel, '', 2000, 'rx-grant:'])).toEqual({ released: false, nesting: 0 });
-      expect(await runScript(redis, scripts.lockRelease, [keys.lock('k'), keys.lockFence('k')], ['a', channel, '', 2000, 'rx-grant:'])).toEqual({ released: true, nesting: 1 });
+      expect(
+        await runScript(
+          redis,
+          scripts.lockRelease,
+          [keys.lock('k'), keys.lockFence('k')],
+          ['b', channel, '', 2000, 'rx-grant:'],
+        ),
+      ).toEqual({ released: false, nesting: 0 });
+      expect(
+        await runScript(
+          redis,
+          scripts.lockRelease,
+          [keys.lock('k'), keys.lockFence('k')],
+          ['a', channel, '', 2000, 'rx-grant:'],
+        ),
+      ).toEqual({ released: true, nesting: 1 });
       await sleep(30);
       expect(messages).toEqual([]);
-      expect(await runScript(redis, scripts.lockRelease, [keys.lock('k'), keys.lockFence('k')], ['a', channel, '', 2000, 'rx-grant:'])).toEqual({ released: true, nesting: 0 });
-      expect(await runScript(redis, scripts.lockRelease, [keys.lock('k'), keys.lockFence('k')], ['a', channel, '', 2000, 'rx-grant:'])).toEqual({ released: false, nesting: 0 });
+      expect(
+        await runScript(
+          redis,
+          scripts.lockRelease,
+          [keys.lock('k'), keys.lockFence('k')],
+          ['a', channel, '', 2000, 'rx-grant:'],
+        ),
+      ).toEqual({ released: true, nesting: 0 });
+      expect(
+        await runScript(
+          redis,
+          scripts.lockRelease,
+          [keys.lock('k'), keys.lockFence('k')],
+          ['a', channel, '', 2000, 'rx-grant:'],
+        ),
+      ).toEqual({ released: false, nesting: 0 });
       await sleep(30);
       expect(messages).toEqual(['released']);
       expect(await redis.exists(keys.lock('k'))).toBe(0);
@@ -162,7 +248,9 @@ describe('scripts on a live server', () => {
       const state = await runScript(redis, scripts.lockState, [keys.lock('k')], []);
       expect(state).toMatchObject({ holder: { owner: 'a', reactor: 'R' }, nesting: 1 });
       expect(await runScript(redis, scripts.lockState, [keys.lock('free')], [])).toBeUndefined();
-      await expect(runScript(redis, scripts.lockExtend, [keys.lock('k')], ['a', 0])).rejects.toBeInstanceOf(ScriptError);
+      await expect(runScript(redis, scripts.lockExtend, [keys.lock('k')], ['a', 0])).rejects.toBeInstanceOf(
+        ScriptError,
+      );
     });
   });
 
@@ -174,7 +262,11 @@ describe('scripts on a live server', () => {
       const now = await time();
       await redis.zadd(zset, now - 10, 'dead');
       await redis.hset(meta, 'n:dead', 3, 'i:dead', '{}');
-      expect(await runScript(redis, scripts.semaphoreAcquire, semKeys('s'), ['a', 1, 500, '{"owner":"a"}'])).toEqual({ acquired: true, nesting: 1, holders: 1 });
+      expect(await runScript(redis, scripts.semaphoreAcquire, semKeys('s'), ['a', 1, 500, '{"owner":"a"}'])).toEqual({
+        acquired: true,
+        nesting: 1,
+        holders: 1,
+      });
       expect(await redis.zrange(zset, 0, -1)).toEqual(['a']);
       expect(await redis.hget(meta, 'n:dead')).toBeNull();
       expect(await redis.hget(meta, 'limit')).toBe('1');
@@ -190,9 +282,15 @@ describe('scripts on a live server', () => {
       if (refused.acquired) return;
       expect(refused.retryAfterMs).toBeGreaterThan(4000);
       const before = Number(await redis.zscore(keys.semaphore('s'), 'a'));
-      expect(await runScript(redis, scripts.semaphoreAcquire, semKeys('s'), ['a', 1, 10, '{}'])).toEqual({ acquired: true, nesting: 2, holders: 1 });
+      expect(await runScript(redis, scripts.semaphoreAcquire, semKeys('s'), ['a', 1, 10, '{}'])).toEqual({
+        acquired: true,
+        nesting: 2,
+        holders: 1,
+      });
       expect(Number(await redis.zscore(keys.semaphore('s'), 'a'))).toBe(before);
-      await expect(runScript(redis, scripts.semaphoreAcquire, semKeys('s'), ['c', -1, 10, '{}'])).rejects.toMatchObject({ details: { reason: 'RX_ARG' } });
+      await expect(runScript(redis, scripts.semaphoreAcquire, semKeys('s'), ['c', -1, 10, '{}'])).rejects.toMatchObject(
+        { details: { reason: 'RX_ARG' } },
+      );
     });
 
     it('release of a non-holder or an expired holder is a no-op; the last release deletes the meta hash', async () => {
@@ -200,10 +298,19 @@ describe('scripts on a live server', () => {
       await runScript(redis, scripts.semaphoreAcquire, semKeys('s'), ['a', 2, 5000, '{}']);
       await runScript(redis, scripts.semaphoreAcquire, semKeys('s'), ['b', 2, 50, '{}']);
       await sleep(80);
-      expect(await runScript(redis, scripts.semaphoreRelease, semKeys('s'), ['b', channel])).toEqual({ released: false, nesting: 0 });
-      expect(await runScript(redis, scripts.semaphoreRelease, semKeys('s'), ['zzz', channel])).toEqual({ released: false, nesting: 0 });
+      expect(await runScript(redis, scripts.semaphoreRelease, semKeys('s'), ['b', channel])).toEqual({
+        released: false,
+        nesting: 0,
+      });
+      expect(await runScript(redis, scripts.semaphoreRelease, semKeys('s'), ['zzz', channel])).toEqual({
+        released: false,
+        nesting: 0,
+      });
       expect(await redis.zcard(keys.semaphore('s'))).toBe(1);
-      expect(await runScript(redis, scripts.semaphoreRelease, semKeys('s'), ['a', channel])).toEqual({ released: true, nesting: 0 });
+      expect(await runScript(redis, scripts.semaphoreRelease, semKeys('s'), ['a', channel])).toEqual({
+        released: true,
+        nesting: 0,
+      });
       expect(await redis.exists(...semKeys('s'))).toBe(0);
     });
 
@@ -237,7 +344,11 @@ describe('scripts on a live server', () => {
       // Only the second window is full now that the first has room again.
       await sleep(1050);
       expect(await runScript(redis, scripts.rateTake, [a, b], ['id3', 2, 1000, 3, 60_000])).toEqual({ allowed: true });
-      expect(await runScript(redis, scripts.rateTake, [a, b], ['id4', 2, 1000, 3, 60_000])).toMatchObject({ allowed: false, index: 1, count: 3 });
+      expect(await runScript(redis, scripts.rateTake, [a, b], ['id4', 2, 1000, 3, 60_000])).toMatchObject({
+        allowed: false,
+        index: 1,
+        count: 3,
+      });
       expect(await redis.zcard(a)).toBe(1);
       expect(await redis.pttl(a)).toBeLessThanOrEqual(1000);
     });
@@ -253,8 +364,12 @@ describe('scripts on a live server', () => {
 
     it('take rejects ARGV that does not match KEYS and invalid limits; state reports count and reset', async () => {
       const a = keys.rate('r', 1000);
-      await expect(runScript(redis, scripts.rateTake, [a], ['id', 1])).rejects.toMatchObject({ details: { reason: 'RX_ARG' } });
-      await expect(runScript(redis, scripts.rateTake, [a], ['id', 1, 0])).rejects.toMatchObject({ details: { reason: 'RX_ARG' } });
+      await expect(runScript(redis, scripts.rateTake, [a], ['id', 1])).rejects.toMatchObject({
+        details: { reason: 'RX_ARG' },
+      });
+      await expect(runScript(redis, scripts.rateTake, [a], ['id', 1, 0])).rejects.toMatchObject({
+        details: { reason: 'RX_ARG' },
+      });
       expect(await runScript(redis, scripts.rateState, [a], [1000])).toEqual({ count: 0, resetInMs: 0 });
       await runScript(redis, scripts.rateTake, [a], ['id', 5, 1000]);
       const state = await runScript(redis, scripts.rateState, [a], [1000]);
@@ -292,10 +407,17 @@ describe('scripts on a live server', () => {
     it('enter is epoch-fenced and records the holder of the position in flight', async () => {
       const t1 = await runScript(redis, scripts.orderedTicket, ord(), []);
       const channel = keys.orderedChannel('o');
-      expect(await runScript(redis, scripts.orderedEnter, ord(), [1, t1.epoch - 1, 1000, '0', '{}', channel])).toEqual({ outcome: 'stale', epoch: t1.epoch });
-      expect(await runScript(redis, scripts.orderedEnter, ord(), [1, t1.epoch, 1000, '0', '{"owner":"x"}', channel])).toEqual({ outcome: 'entered' });
+      expect(await runScript(redis, scripts.orderedEnter, ord(), [1, t1.epoch - 1, 1000, '0', '{}', channel])).toEqual({
+        outcome: 'stale',
+        epoch: t1.epoch,
+      });
+      expect(
+        await runScript(redis, scripts.orderedEnter, ord(), [1, t1.epoch, 1000, '0', '{"owner":"x"}', channel]),
+      ).toEqual({ outcome: 'entered' });
       expect(await redis.hmget(keys.ordered('o'), 'in_flight', 'holder')).toEqual(['1', '{"owner":"x"}']);
-      await expect(runScript(redis, scripts.orderedEnter, ord(), ['one', t1.epoch, 1000, '0', '{}', channel])).rejects.toMatchObject({ details: { reason: 'RX_ARG' } });
+      await expect(
+        runScript(redis, scripts.orderedEnter, ord(), ['one', t1.epoch, 1000, '0', '{}', channel]),
+      ).rejects.toMatchObject({ details: { reason: 'RX_ARG' } });
     });
 
     it('enter passes over a run of silent heads at once (poison pill), publishes, and keeps a waiting head alive', async () => {
@@ -307,16 +429,27 @@ describe('scripts on a live server', () => {
       const t1 = await runScript(redis, scripts.orderedTicket, ord(), []);
       for (let i = 0; i < 4; i++) await runScript(redis, scripts.orderedTicket, ord(), []);
       const e = t1.epoch;
-      expect(await runScript(redis, scripts.orderedEnter, ord(), [5, e, 100, '0', '{}', channel])).toMatchObject({ outcome: 'wait', head: 1 });
+      expect(await runScript(redis, scripts.orderedEnter, ord(), [5, e, 100, '0', '{}', channel])).toMatchObject({
+        outcome: 'wait',
+        head: 1,
+      });
       expect(await redis.hexists(keys.ordered('o'), 'seen:5')).toBe(1);
       await sleep(70);
-      expect(await runScript(redis, scripts.orderedEnter, ord(), [3, e, 100, '0', '{}', channel])).toMatchObject({ outcome: 'wait', head: 1 });
+      expect(await runScript(redis, scripts.orderedEnter, ord(), [3, e, 100, '0', '{}', channel])).toMatchObject({
+        outcome: 'wait',
+        head: 1,
+      });
       await sleep(70);
       // 1 and 2 never arrived (signs of life 140 ms ago): both passed in one call; 3 waited 70 ms ago.
-      expect(await runScript(redis, scripts.orderedEnter, ord(), [5, e, 100, '0', '{}', channel])).toMatchObject({ outcome: 'wait', head: 3 });
+      expect(await runScript(redis, scripts.orderedEnter, ord(), [5, e, 100, '0', '{}', channel])).toMatchObject({
+        outcome: 'wait',
+        head: 3,
+      });
       expect(await runScript(redis, scripts.orderedState, ord(), [])).toMatchObject({ lastCompleted: 2 });
       expect(await redis.hexists(keys.ordered('o'), 'seen:1')).toBe(0);
-      expect(await runScript(redis, scripts.orderedEnter, ord(), [3, e, 100, '0', '{}', channel])).toEqual({ outcome: 'entered' });
+      expect(await runScript(redis, scripts.orderedEnter, ord(), [3, e, 100, '0', '{}', channel])).toEqual({
+        outcome: 'entered',
+      });
       await sleep(30);
       expect(messages).toEqual(['advanced']);
       await sub.quit();
@@ -326,9 +459,15 @@ describe('scripts on a live server', () => {
       const t1 = await runScript(redis, scripts.orderedTicket, ord(), []);
       const channel = keys.orderedChannel('o');
       for (const nonce of [0, 2, 1.5]) {
-        await expect(runScript(redis, scripts.orderedEnter, ord(), [nonce, t1.epoch, 0, '0', '{}', channel])).rejects.toMatchObject({ details: { reason: 'RX_ARG' } });
+        await expect(
+          runScript(redis, scripts.orderedEnter, ord(), [nonce, t1.epoch, 0, '0', '{}', channel]),
+        ).rejects.toMatchObject({ details: { reason: 'RX_ARG' } });
       }
-      expect(await runScript(redis, scripts.orderedState, ord(), [])).toMatchObject({ issued: 1, lastCompleted: 0, inFlight: 0 });
+      expect(await runScript(redis, scripts.orderedState, ord(), [])).toMatchObject({
+        issued: 1,
+        lastCompleted: 0,
+        inFlight: 0,
+      });
     });
 
     it('complete ignores stale epochs and passed positions, remembers out-of-turn completions, records the lowest strict failure, drains to a new epoch', async () => {
@@ -337,17 +476,36 @@ describe('scripts on a live server', () => {
       await runScript(redis, scripts.orderedTicket, ord(), []);
       await runScript(redis, scripts.orderedTicket, ord(), []);
       const e = t1.epoch;
-      expect(await runScript(redis, scripts.orderedComplete, ord(), [1, e + 1, '0', '0', channel])).toMatchObject({ lastCompleted: 0 });
-      expect(await runScript(redis, scripts.orderedComplete, ord(), [9, e, '0', '0', channel])).toMatchObject({ lastCompleted: 0, issued: 3 });
-      expect(await runScript(redis, scripts.orderedComplete, ord(), [2, e, '1', '1', channel])).toMatchObject({ lastCompleted: 0, firstFailed: 2 });
+      expect(await runScript(redis, scripts.orderedComplete, ord(), [1, e + 1, '0', '0', channel])).toMatchObject({
+        lastCompleted: 0,
+      });
+      expect(await runScript(redis, scripts.orderedComplete, ord(), [9, e, '0', '0', channel])).toMatchObject({
+        lastCompleted: 0,
+        issued: 3,
+      });
+      expect(await runScript(redis, scripts.orderedComplete, ord(), [2, e, '1', '1', channel])).toMatchObject({
+        lastCompleted: 0,
+        firstFailed: 2,
+      });
       expect(await redis.hget(keys.ordered('o'), 'done:2')).toBe('1');
-      expect(await runScript(redis, scripts.orderedComplete, ord(), [1, e, '1', '1', channel])).toMatchObject({ lastCompleted: 2, firstFailed: 1 });
+      expect(await runScript(redis, scripts.orderedComplete, ord(), [1, e, '1', '1', channel])).toMatchObject({
+        lastCompleted: 2,
+        firstFailed: 1,
+      });
       expect(await redis.hexists(keys.ordered('o'), 'done:2')).toBe(0);
-      expect(await runScript(redis, scripts.orderedComplete, ord(), [1, e, '0', '0', channel])).toMatchObject({ lastCompleted: 2, firstFailed: 1 });
+      expect(await runScript(redis, scripts.orderedComplete, ord(), [1, e, '0', '0', channel])).toMatchObject({
+        lastCompleted: 2,
+        firstFailed: 1,
+      });
       const drained = await runScript(redis, scripts.orderedComplete, ord(), [3, e, '0', '1', channel]);
       expect(drained).toMatchObject({ issued: 0, lastCompleted: 0, inFlight: 0, firstFailed: 0 });
       expect(drained.epoch).toBeGreaterThan(e);
-      expect(await redis.hgetall(keys.ordered('o'))).toEqual({ epoch: String(drained.epoch), issued: '0', last_completed: '0', advanced_at: expect.any(String) });
+      expect(await redis.hgetall(keys.ordered('o'))).toEqual({
+        epoch: String(drained.epoch),
+        issued: '0',
+        last_completed: '0',
+        advanced_at: expect.any(String),
+      });
     });
 
     it('heartbeat only for the position in flight of the current epoch; skip and reset', async () => {
@@ -358,7 +516,11 @@ describe('scripts on a live server', () => {
       await runScript(redis, scripts.orderedEnter, ord(), [1, t1.epoch, 1000, '0', '{}', channel]);
       expect(await runScript(redis, scripts.orderedHeartbeat, ord(), [1, t1.epoch])).toBe(true);
       expect(await runScript(redis, scripts.orderedHeartbeat, ord(), [1, t1.epoch + 1])).toBe(false);
-      expect(await runScript(redis, scripts.orderedSkip, ord(), [channel])).toMatchObject({ lastCompleted: 1, inFlight: 0, issued: 2 });
+      expect(await runScript(redis, scripts.orderedSkip, ord(), [channel])).toMatchObject({
+        lastCompleted: 1,
+        inFlight: 0,
+        issued: 2,
+      });
       expect(await runScript(redis, scripts.orderedHeartbeat, ord(), [1, t1.epoch])).toBe(false);
       const reset = await runScript(redis, scripts.orderedReset, ord(), [channel]);
       expect(reset).toMatchObject({ issued: 0, lastCompleted: 0 });
@@ -371,7 +533,19 @@ describe('scripts on a live server', () => {
   describe('idempotency-claim', () => {
     it('claims once with a TTL; the same execution claiming again is told it holds the claim', async () => {
       const k = keys.idempotency('R', 'order-1');
-      const claim = (id: string, json = '') => runScript(redis, scripts.idempotencyClaim, [k, keys.execution(id), keys.executionIndex(), keys.executionIndexByReactor('R'), keys.executionIndexByStatus('running')], [id, 5000, json, 7]);
+      const claim = (id: string, json = '') =>
+        runScript(
+          redis,
+          scripts.idempotencyClaim,
+          [
+            k,
+            keys.execution(id),
+            keys.executionIndex(),
+            keys.executionIndexByReactor('R'),
+            keys.executionIndexByStatus('running'),
+          ],
+          [id, 5000, json, 7],
+        );
       expect(await claim('e1')).toEqual({ claimed: true });
       expect(await claim('e1')).toEqual({ claimed: true });
       expect(await claim('e2')).toEqual({ claimed: false, executionId: 'e1' });
@@ -379,9 +553,21 @@ describe('scripts on a live server', () => {
       expect(await redis.exists(keys.execution('e1'))).toBe(0); // no record JSON: none written
     });
 
-    it('writes and indexes the winner\'s record only if absent; a loser writes nothing', async () => {
+    it("writes and indexes the winner's record only if absent; a loser writes nothing", async () => {
       const k = keys.idempotency('R', 'order-2');
-      const claim = (id: string, json: string) => runScript(redis, scripts.idempotencyClaim, [k, keys.execution(id), keys.executionIndex(), keys.executionIndexByReactor('R'), keys.executionIndexByStatus('running')], [id, 5000, json, 7]);
+      const claim = (id: string, json: string) =>
+        runScript(
+          redis,
+          scripts.idempotencyClaim,
+          [
+            k,
+            keys.execution(id),
+            keys.executionIndex(),
+            keys.executionIndexByReactor('R'),
+            keys.executionIndexByStatus('running'),
+          ],
+          [id, 5000, json, 7],
+        );
       expect(await claim('w1', '{"first":1}')).toEqual({ claimed: true });
       expect(await redis.get(keys.execution('w1'))).toBe('{"first":1}');
       expect(await redis.zscore(keys.executionIndexByStatus('running'), 'w1')).toBe('7');
@@ -406,7 +592,9 @@ describe('scripts on a live server', () => {
     });
 
     it('checks the arity of fixed-arity scripts before calling Redis', async () => {
-      await expect(runScript(redis, scripts.lockAcquire, [keys.lock('k')], ['a', 100, '', '', ''])).rejects.toMatchObject({ details: { reason: 'arity' } });
+      await expect(
+        runScript(redis, scripts.lockAcquire, [keys.lock('k')], ['a', 100, '', '', '']),
+      ).rejects.toMatchObject({ details: { reason: 'arity' } });
     });
 
     it('maps server errors, script errors and connection errors to typed errors', async () => {
@@ -417,7 +605,9 @@ describe('scripts on a live server', () => {
       expect(wrong).toMatchObject({ details: { script: 'lock-state', reason: 'redis' } });
       expect(ReactorError.is(wrong)).toBe(true);
 
-      const loading = Object.assign(new Error('LOADING Redis is loading the dataset in memory'), { name: 'ReplyError' });
+      const loading = Object.assign(new Error('LOADING Redis is loading the dataset in memory'), {
+        name: 'ReplyError',
+      });
       expect(toBackendError('op', loading)).toBeInstanceOf(CoordinationUnavailableError);
       const closed = toBackendError('op', new Error('Connection is closed.'));
       expect(closed).toBeInstanceOf(CoordinationUnavailableError);
@@ -425,7 +615,9 @@ describe('scripts on a live server', () => {
 
       const offline = new Redis(server.url, { lazyConnect: true, enableOfflineQueue: false });
       setOutageTolerance(offline, 0); // fail at the first failure instead of riding the outage out
-      await expect(runScript(offline, scripts.lockState, [keys.lock('k')], [])).rejects.toBeInstanceOf(CoordinationUnavailableError);
+      await expect(runScript(offline, scripts.lockState, [keys.lock('k')], [])).rejects.toBeInstanceOf(
+        CoordinationUnavailableError,
+      );
       offline.disconnect();
     });
   });

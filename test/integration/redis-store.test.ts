@@ -13,7 +13,19 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 const T0 = Date.UTC(2026, 10, 30);
 
 function record(id: string, overrides: Partial<ExecutionRecord> = {}): ExecutionRecord {
-  return { v: RECORD_VERSION, id, rootId: id, reactor: 'Checkout', status: 'running', input: { n: 1 }, steps: {}, rollbackFailures: [], createdAt: T0, updatedAt: T0, ...overrides };
+  return {
+    v: RECORD_VERSION,
+    id,
+    rootId: id,
+    reactor: 'Checkout',
+    status: 'running',
+    input: { n: 1 },
+    steps: {},
+    rollbackFailures: [],
+    createdAt: T0,
+    updatedAt: T0,
+    ...overrides,
+  };
 }
 
 let server: RedisServerHandle;
@@ -40,14 +52,20 @@ afterEach(async () => {
 
 describe('save / get', () => {
   it('stores the record as JSON under its key with the configured TTL, indexed by createdAt', async () => {
-    const r = record('e1', { steps: { a: { status: 'completed', attempts: 1, result: { ok: true }, completedSeq: 1 } } });
+    const r = record('e1', {
+      steps: { a: { status: 'completed', attempts: 1, result: { ok: true }, completedSeq: 1 } },
+    });
     await store.save(r);
     expect(await store.get('e1')).toEqual(r);
     expect(JSON.parse((await backend.redis.get(keys.execution('e1'))) ?? 'null')).toEqual(r);
     const ttl = await backend.redis.pttl(keys.execution('e1'));
     expect(ttl).toBeGreaterThan(55_000);
     expect(ttl).toBeLessThanOrEqual(60_000);
-    for (const index of [keys.executionIndex(), keys.executionIndexByReactor('Checkout'), keys.executionIndexByStatus('running')]) {
+    for (const index of [
+      keys.executionIndex(),
+      keys.executionIndexByReactor('Checkout'),
+      keys.executionIndexByStatus('running'),
+    ]) {
       expect(await backend.redis.zscore(index, 'e1')).toBe(String(T0));
       expect(await backend.redis.pttl(index)).toBeGreaterThan(55_000);
     }
@@ -103,7 +121,9 @@ describe('save / get', () => {
 
 describe('claimIdempotency', () => {
   it('lets exactly one of many concurrent claims win; the others learn the winner', async () => {
-    const claims = await Promise.all(Array.from({ length: 50 }, (_, i) => store.claimIdempotency('Checkout', 'order-7', `e${i}`)));
+    const claims = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => store.claimIdempotency('Checkout', 'order-7', `e${i}`)),
+    );
     const winners = claims.map((claim, i) => (claim.claimed ? `e${i}` : undefined)).filter((id) => id !== undefined);
     expect(winners).toHaveLength(1);
     for (const claim of claims) if (!claim.claimed) expect(claim.executionId).toBe(winners[0]);

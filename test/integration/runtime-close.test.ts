@@ -29,8 +29,15 @@ const greet = reactor('close-greet')
   .input({ name: z.string() })
   .background('all')
   .withLock({ key: () => 'greet' }) // one key: the runs contend, park and wake one another
-  .step('hello', { args: ($) => ({ name: $.input('name') }), run: async ({ name }) => (await new Promise((r) => setTimeout(r, 5)), `hello ${name}`) })
-  .step('shout', { args: ($) => ({ text: $.result('hello') }), lock: { key: ({ text }) => `shout:${text}` }, run: ({ text }) => text.toUpperCase() })
+  .step('hello', {
+    args: ($) => ({ name: $.input('name') }),
+    run: async ({ name }) => (await new Promise((r) => setTimeout(r, 5)), `hello ${name}`),
+  })
+  .step('shout', {
+    args: ($) => ({ text: $.result('hello') }),
+    lock: { key: ({ text }) => `shout:${text}` },
+    run: ({ text }) => text.toUpperCase(),
+  })
   .returns('shout');
 
 const settle = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -38,10 +45,21 @@ const settle = (ms: number): Promise<void> => new Promise((resolve) => setTimeou
 describe('closing a Redis runtime right after wait', () => {
   test('start, wait, close at once (worker and enqueuer, with a logger): no unobserved rejection', async () => {
     const warnings: string[] = [];
-    const logger = { debug: () => undefined, info: () => undefined, warn: (_o: unknown, msg?: string) => void warnings.push(msg ?? ''), error: (_o: unknown, msg?: string) => void warnings.push(msg ?? '') };
+    const logger = {
+      debug: () => undefined,
+      info: () => undefined,
+      warn: (_o: unknown, msg?: string) => void warnings.push(msg ?? ''),
+      error: (_o: unknown, msg?: string) => void warnings.push(msg ?? ''),
+    };
     for (let round = 0; round < 8; round++) {
       const prefix = `close${round}`;
-      const worker = createRedisRuntime({ url: server.url, prefix, reactors: [greet], logger, background: { workerWaitMs: round % 2 === 0 ? 0 : 50 } });
+      const worker = createRedisRuntime({
+        url: server.url,
+        prefix,
+        reactors: [greet],
+        logger,
+        background: { workerWaitMs: round % 2 === 0 ? 0 : 50 },
+      });
       const enqueuer = createRedisRuntime({ url: server.url, prefix, reactors: [greet] });
       worker.startWorker({ concurrency: 4 });
       const started = await Promise.all(['a', 'b', 'c'].map((name) => enqueuer.engine.start(greet, { name })));
@@ -77,7 +95,11 @@ describe('closing a Redis runtime while BullMQ is still setting up its connectio
   }, 30_000);
 
   test('close while Redis cannot be reached: it does not wait for a set-up that cannot finish, and nothing rejects unobserved', async () => {
-    const runtime = createRedisRuntime({ url: `redis://127.0.0.1:${await freePort()}`, prefix: 'close-down', reactors: [greet] });
+    const runtime = createRedisRuntime({
+      url: `redis://127.0.0.1:${await freePort()}`,
+      prefix: 'close-down',
+      reactors: [greet],
+    });
     runtime.startWorker({ concurrency: 2 });
     await runtime.close(); // right away: the first connection attempts still in flight
     await settle(100);

@@ -13,9 +13,15 @@ import { memoryRig } from './helpers.js';
 const review = (log: string[]) =>
   reactor('review')
     .input({ orderId: z.string() })
-    .step('check', { run: ({ orderId }) => (log.push(`check ${orderId}`), 'checked'), undo: () => void log.push('undo check') })
+    .step('check', {
+      run: ({ orderId }) => (log.push(`check ${orderId}`), 'checked'),
+      undo: () => void log.push('undo check'),
+    })
     .interrupt('approve', { waitFor: ['check'], payload: z.object({ approved: z.boolean() }) })
-    .step('record', { args: ($) => ({ approved: $.result('approve', 'approved') }), run: ({ approved }) => (log.push(`record ${String(approved)}`), approved) })
+    .step('record', {
+      args: ($) => ({ approved: $.result('approve', 'approved') }),
+      run: ({ approved }) => (log.push(`record ${String(approved)}`), approved),
+    })
     .returns('record');
 
 const order = (log: string[], background?: 'all') => {
@@ -23,7 +29,10 @@ const order = (log: string[], background?: 'all') => {
     .input({ orderId: z.string() })
     .step('reserve', { run: () => (log.push('reserve'), 'R'), undo: () => void log.push('undo reserve') })
     .compose('review', review(log), { waitFor: ['reserve'] })
-    .step('ship', { args: ($) => ({ ok: $.result('review') }), run: ({ ok }) => (log.push(`ship ${String(ok)}`), ok ? 'shipped' : 'kept') });
+    .step('ship', {
+      args: ($) => ({ ok: $.result('review') }),
+      run: ({ ok }) => (log.push(`ship ${String(ok)}`), ok ? 'shipped' : 'kept'),
+    });
   return (background ? base.background(background) : base).returns('ship');
 };
 
@@ -49,7 +58,9 @@ describe('a composed child pauses the root', () => {
     const queued = await rig.engine.start(order(log, 'all'), { orderId: 'p2' });
     await rig.memory.drain();
     expect(await rig.engine.result(queued.executionId)).toBePaused('review.approve');
-    expect(await rig.engine.resume(queued.executionId, { approved: false }, { step: 'review.approve' })).toMatchObject({ status: 'queued' });
+    expect(await rig.engine.resume(queued.executionId, { approved: false }, { step: 'review.approve' })).toMatchObject({
+      status: 'queued',
+    });
     await rig.memory.drain();
     const done = await rig.engine.result(queued.executionId);
     expect(done?.status === 'completed' && done.value).toBe('kept');
@@ -67,14 +78,21 @@ describe('a composed child parks the root', () => {
       .step('charge', { lock: { key: () => 'acct' }, run: () => (log.push('charge'), 'C') })
       .returns('charge');
     const parent = reactor('parent')
-      .step('prep', { run: () => (log.push('prep'), 'P'), compensate: () => void log.push('compensate prep'), undo: () => void log.push('undo prep') })
+      .step('prep', {
+        run: () => (log.push('prep'), 'P'),
+        compensate: () => void log.push('compensate prep'),
+        undo: () => void log.push('undo prep'),
+      })
       .compose('pay', child, { waitFor: ['prep'] })
       .background('all')
       .returns('pay');
     const worker = rig.startWorker();
     const queued = await rig.engine.start(parent, {});
     await expect.poll(async () => (await rig.engine.result(queued.executionId))?.status).toBe('parked');
-    expect(await rig.engine.result(queued.executionId)).toMatchObject({ status: 'parked', waitingFor: { primitive: 'lock', key: 'acct' } });
+    expect(await rig.engine.result(queued.executionId)).toMatchObject({
+      status: 'parked',
+      waitingFor: { primitive: 'lock', key: 'acct' },
+    });
     expect(log).toEqual(['prep']);
     await rig.coordinator.lockRelease('acct', 'someone-else');
     rig.clock.advance(60_000);
@@ -116,7 +134,11 @@ describe("a composed child's halt stops the parent the same way (not a silent su
     const worker = rig.startWorker();
     const queued = await rig.engine.start(parent(log, 'all'), {});
     await rig.memory.drain();
-    expect(await rig.engine.result(queued.executionId)).toMatchObject({ status: 'halted', haltedStep: 'gate.stop', reason: 'out_of_stock' });
+    expect(await rig.engine.result(queued.executionId)).toMatchObject({
+      status: 'halted',
+      haltedStep: 'gate.stop',
+      reason: 'out_of_stock',
+    });
     expect(log).toEqual(['reserve', 'look']);
     await worker.stop();
   });
@@ -131,7 +153,11 @@ describe('a paused run keeps its reactor-level ordered-lock position (decision 0
       .withOrderedLock({ key: () => 'line' })
       .step('first', { args: ($) => ({ id: $.input('id') }), run: ({ id }) => void log.push(`first ${id}`) })
       .interrupt('approve', { waitFor: ['first'], args: ($) => ({ id: $.input('id') }), payload: { ok: z.boolean() } })
-      .step('last', { waitFor: ['approve'], args: ($) => ({ id: $.input('id') }), run: ({ id }) => void log.push(`last ${id}`) })
+      .step('last', {
+        waitFor: ['approve'],
+        args: ($) => ({ id: $.input('id') }),
+        run: ({ id }) => void log.push(`last ${id}`),
+      })
       .background('all')
       .build();
     const worker = rig.startWorker();
@@ -139,7 +165,9 @@ describe('a paused run keeps its reactor-level ordered-lock position (decision 0
     await expect.poll(async () => (await rig.engine.result(a.executionId))?.status).toBe('paused');
     const b = await rig.engine.start(ordered, { id: 'b' });
     await expect.poll(async () => (await rig.engine.result(b.executionId))?.status).toBe('parked');
-    expect(await rig.engine.result(b.executionId)).toMatchObject({ waitingFor: { primitive: 'ordered_lock', key: 'line' } });
+    expect(await rig.engine.result(b.executionId)).toMatchObject({
+      waitingFor: { primitive: 'ordered_lock', key: 'line' },
+    });
     expect(log).toEqual(['first a']);
     expect((await rig.engine.resume(a.executionId, { ok: true })).status).toBe('queued');
     await expect.poll(async () => (await rig.engine.result(a.executionId))?.status).toBe('completed');

@@ -3,16 +3,35 @@
  * engine on the memory backend with a manual clock and a hand-started embedded worker.
  */
 import { z } from 'zod';
-import { createEngine, MemoryCoordinator, MemoryStore, reactor, type Engine, type EngineOptions, type ReactorEvent } from '../../src/index.js';
+import {
+  createEngine,
+  MemoryCoordinator,
+  MemoryStore,
+  reactor,
+  type Engine,
+  type EngineOptions,
+  type ReactorEvent,
+} from '../../src/index.js';
 import { createMemoryQueue, type MemoryQueue } from '../../src/queue/memory.js';
 import { createWorker, type Worker } from '../../src/queue/worker.js';
 import { ManualClock } from '../../src/testing/index.js';
 
 /** reserve → approve (interrupt) → ship; `log` records bodies and undos. */
-export function approval(log: string[], settings: { readonly maxAttempts?: number; readonly timeout?: number; readonly timeoutStrategy?: 'lazy' | 'active'; readonly resume?: 'inline' | 'background' } = {}) {
+export function approval(
+  log: string[],
+  settings: {
+    readonly maxAttempts?: number;
+    readonly timeout?: number;
+    readonly timeoutStrategy?: 'lazy' | 'active';
+    readonly resume?: 'inline' | 'background';
+  } = {},
+) {
   return reactor('approval')
     .input({ orderId: z.string() })
-    .step('reserve', { run: ({ orderId }) => (log.push(`reserve ${orderId}`), `R-${orderId}`), undo: (r) => void log.push(`undo reserve ${r}`) })
+    .step('reserve', {
+      run: ({ orderId }) => (log.push(`reserve ${orderId}`), `R-${orderId}`),
+      undo: (r) => void log.push(`undo reserve ${r}`),
+    })
     .interrupt('approve', {
       waitFor: ['reserve'],
       args: ($) => ({ orderId: $.input('orderId') }),
@@ -48,11 +67,21 @@ export function memoryRig(options: Partial<EngineOptions> & { readonly autoAdvan
   const engine = createEngine({ store, coordinator, clock, queue: memory.queue, waitList: memory.waitList, ...rest });
   const events: ReactorEvent[] = [];
   engine.subscribe((e) => events.push(e));
-  return { engine, clock, store, coordinator, memory, events, startWorker: () => createWorker({ engine, consumer: memory.consumer, concurrency: 4 }) };
+  return {
+    engine,
+    clock,
+    store,
+    coordinator,
+    memory,
+    events,
+    startWorker: () => createWorker({ engine, consumer: memory.consumer, concurrency: 4 }),
+  };
 }
 
 /** Settles both promises; returns the fulfilled values and the rejections. */
-export async function settleAll<T>(promises: readonly Promise<T>[]): Promise<{ readonly ok: T[]; readonly errors: unknown[] }> {
+export async function settleAll<T>(
+  promises: readonly Promise<T>[],
+): Promise<{ readonly ok: T[]; readonly errors: unknown[] }> {
   const settled = await Promise.allSettled(promises);
   return {
     ok: settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : [])),

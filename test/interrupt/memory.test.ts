@@ -28,13 +28,25 @@ describe('pause', () => {
     const t = createTestEngine();
     const paused = await t.run(approval(log, { timeout: 60_000 }), { orderId: 'o1' });
     expect(paused).toBePaused('approve');
-    expect(paused.status === 'paused' && paused.interrupts).toEqual([{ step: 'approve', correlationId: 'order:o1', timeoutAt: t.clock.now() + 60_000 }]);
+    expect(paused.status === 'paused' && paused.interrupts).toEqual([
+      { step: 'approve', correlationId: 'order:o1', timeoutAt: t.clock.now() + 60_000 },
+    ]);
     expect(log).toEqual(['reserve o1']);
     const record = await t.store.get(paused.executionId);
     expect(record?.status).toBe('paused');
     expect(record?.interrupts).toMatchObject([{ step: 'approve', correlationId: 'order:o1', invalidAttempts: 0 }]);
-    expect(await t.engine.result(paused.executionId)).toMatchObject({ status: 'paused', interrupts: [{ step: 'approve' }] });
-    expect(types(paused.trace)).toEqual(['run.started', 'step.started', 'step.succeeded', 'step.started', 'interrupt.paused', 'run.paused']);
+    expect(await t.engine.result(paused.executionId)).toMatchObject({
+      status: 'paused',
+      interrupts: [{ step: 'approve' }],
+    });
+    expect(types(paused.trace)).toEqual([
+      'run.started',
+      'step.started',
+      'step.succeeded',
+      'step.started',
+      'interrupt.paused',
+      'run.paused',
+    ]);
   });
 });
 
@@ -45,10 +57,19 @@ describe('resume', () => {
     const paused = await t.run(approval(log, { maxAttempts: 3 }), { orderId: 'o2' });
     const bad = await t.resume(paused, { approved: 'yes' }).catch((e: unknown) => e);
     expect(bad).toBeInstanceOf(ResumePayloadError);
-    expect(bad).toMatchObject({ code: 'resume_payload_invalid', issues: [{ path: 'approved' }], details: { attempt: 1, maxAttempts: 3, exhausted: false } });
-    expect(errorFromJSON(errorToJSON(bad))).toMatchObject({ code: 'resume_payload_invalid', details: { attempt: 1, exhausted: false } });
+    expect(bad).toMatchObject({
+      code: 'resume_payload_invalid',
+      issues: [{ path: 'approved' }],
+      details: { attempt: 1, maxAttempts: 3, exhausted: false },
+    });
+    expect(errorFromJSON(errorToJSON(bad))).toMatchObject({
+      code: 'resume_payload_invalid',
+      details: { attempt: 1, exhausted: false },
+    });
     expect((await t.store.get(paused.executionId))?.interrupts?.[0]?.invalidAttempts).toBe(1);
-    expect(t.events.filter((e) => e.type === 'interrupt.payload_invalid')).toMatchObject([{ step: 'approve', attempt: 1, maxAttempts: 3 }]);
+    expect(t.events.filter((e) => e.type === 'interrupt.payload_invalid')).toMatchObject([
+      { step: 'approve', attempt: 1, maxAttempts: 3 },
+    ]);
     const done = await t.resume(paused, { approved: true });
     expect(done).toHaveCompleted();
     expect(done).toHaveResumed('approve');
@@ -70,26 +91,37 @@ describe('resume', () => {
     const t = createTestEngine();
     const paused = await t.run(approval(log, { maxAttempts: 2 }), { orderId: 'o4' });
     await expect(t.resume(paused, {})).rejects.toMatchObject({ details: { attempt: 1, exhausted: false } });
-    await expect(t.resume(paused, { approved: 1 })).rejects.toMatchObject({ code: 'resume_payload_invalid', details: { attempt: 2, exhausted: true } });
+    await expect(t.resume(paused, { approved: 1 })).rejects.toMatchObject({
+      code: 'resume_payload_invalid',
+      details: { attempt: 2, exhausted: true },
+    });
     expect(log).toEqual(['reserve o4', 'undo reserve R-o4']);
     const failed = await t.engine.result(paused.executionId);
     expect(failed).toHaveFailedAt('approve');
     expect(failed?.status === 'failed' && failed.error).toMatchObject({ code: 'resume_payload_invalid' });
-    await expect(t.resume(paused, { approved: true })).rejects.toMatchObject({ code: 'resume_refused', details: { reason: 'not_paused', status: 'failed' } });
+    await expect(t.resume(paused, { approved: true })).rejects.toMatchObject({
+      code: 'resume_refused',
+      details: { reason: 'not_paused', status: 'failed' },
+    });
   });
 
   test('two concurrent resumes: exactly one is accepted, the other is refused as already resumed; the rest runs once', async () => {
     const log: string[] = [];
     const t = createTestEngine();
     const paused = await t.run(approval(log), { orderId: 'o5' });
-    const { ok, errors } = await settleAll([t.resume(paused, { approved: true, by: 'a' }), t.resume(paused, { approved: true, by: 'b' })]);
+    const { ok, errors } = await settleAll([
+      t.resume(paused, { approved: true, by: 'a' }),
+      t.resume(paused, { approved: true, by: 'b' }),
+    ]);
     expect(ok).toHaveLength(1);
     expect(ok[0]).toHaveCompleted();
     expect(errors).toHaveLength(1);
     expect(errors[0]).toBeInstanceOf(ResumeRefusedError);
     expect(errors[0]).toMatchObject({ code: 'resume_refused', details: { reason: 'already_resumed' } });
     expect(log.filter((l) => l.startsWith('ship'))).toHaveLength(1);
-    expect(t.events.filter((e) => e.type === 'interrupt.rejected')).toMatchObject([{ reason: 'already_resumed', step: 'approve' }]);
+    expect(t.events.filter((e) => e.type === 'interrupt.rejected')).toMatchObject([
+      { reason: 'already_resumed', step: 'approve' },
+    ]);
   });
 
   test('refusals: a finished run (already resumed), a cancelled run, an unknown correlation id, an unknown execution, an ambiguous target', async () => {
@@ -100,13 +132,25 @@ describe('resume', () => {
     await expect(t.resume(first, { approved: true })).rejects.toMatchObject({ details: { reason: 'already_resumed' } });
     const second = await t.run(r, { orderId: 'o7' });
     expect((await t.engine.cancel(second.executionId)).status).toBe('cancelled');
-    await expect(t.resume(second, { approved: true })).rejects.toMatchObject({ details: { reason: 'not_paused', status: 'cancelled' } });
-    await expect(t.engine.resume({ correlationId: 'order:nobody' }, { approved: true })).rejects.toMatchObject({ details: { reason: 'unknown_correlation' } });
-    await expect(t.engine.resume('no-such-execution', { approved: true })).rejects.toMatchObject({ details: { reason: 'not_found' } });
+    await expect(t.resume(second, { approved: true })).rejects.toMatchObject({
+      details: { reason: 'not_paused', status: 'cancelled' },
+    });
+    await expect(t.engine.resume({ correlationId: 'order:nobody' }, { approved: true })).rejects.toMatchObject({
+      details: { reason: 'unknown_correlation' },
+    });
+    await expect(t.engine.resume('no-such-execution', { approved: true })).rejects.toMatchObject({
+      details: { reason: 'not_found' },
+    });
     const third = await t.run(r, { orderId: 'o8' });
-    await expect(t.resume(third, { approved: true }, { step: 'ship' })).rejects.toMatchObject({ details: { reason: 'no_such_interrupt' } });
+    await expect(t.resume(third, { approved: true }, { step: 'ship' })).rejects.toMatchObject({
+      details: { reason: 'no_such_interrupt' },
+    });
     // Refusals of a known execution are events too (not persisted: nothing changed).
-    expect(t.events.flatMap((e) => (e.type === 'interrupt.rejected' ? [e.reason] : []))).toEqual(['already_resumed', 'not_paused', 'no_such_interrupt']);
+    expect(t.events.flatMap((e) => (e.type === 'interrupt.rejected' ? [e.reason] : []))).toEqual([
+      'already_resumed',
+      'not_paused',
+      'no_such_interrupt',
+    ]);
   });
 
   test('a correlation id held by a paused run is refused to a second run (it fails at the interrupt, its work undone); a finished holder frees it', async () => {
@@ -117,7 +161,10 @@ describe('resume', () => {
     const second = await t.run(r, { orderId: 'dup' });
     expect(second).toHaveFailedAt('approve');
     expect(second.status === 'failed' && second.error).toBeInstanceOf(CorrelationTakenError);
-    expect(second.status === 'failed' && second.error).toMatchObject({ code: 'correlation_id_taken', details: { holder: first.executionId } });
+    expect(second.status === 'failed' && second.error).toMatchObject({
+      code: 'correlation_id_taken',
+      details: { holder: first.executionId },
+    });
     expect(log).toEqual(['reserve dup', 'reserve dup', 'undo reserve R-dup']);
     await t.resume(first, { approved: true });
     expect(await t.run(r, { orderId: 'dup' })).toBePaused('approve');
@@ -143,7 +190,9 @@ describe('timeouts', () => {
     const log: string[] = [];
     const rig = memoryRig({ autoAdvance: false });
     const worker = rig.startWorker();
-    const paused = await rig.engine.run(approval(log, { timeout: 5_000, timeoutStrategy: 'active' }), { orderId: 't2' });
+    const paused = await rig.engine.run(approval(log, { timeout: 5_000, timeoutStrategy: 'active' }), {
+      orderId: 't2',
+    });
     expect(paused).toBePaused('approve');
     expect(rig.memory.queue.counts()).toEqual({ ready: 0, delayed: 1, running: 0 });
     rig.clock.advance(4_999);
@@ -152,9 +201,14 @@ describe('timeouts', () => {
     await rig.memory.drain();
     const failed = await rig.engine.result(paused.executionId);
     expect(failed).toHaveFailedAt('approve');
-    expect(failed?.status === 'failed' && failed.error).toMatchObject({ code: 'interrupt_timed_out', details: { strategy: 'active' } });
+    expect(failed?.status === 'failed' && failed.error).toMatchObject({
+      code: 'interrupt_timed_out',
+      details: { strategy: 'active' },
+    });
     expect(log).toEqual(['reserve t2', 'undo reserve R-t2']);
-    await expect(rig.engine.resume(paused.executionId, { approved: true })).rejects.toMatchObject({ details: { reason: 'not_paused' } });
+    await expect(rig.engine.resume(paused.executionId, { approved: true })).rejects.toMatchObject({
+      details: { reason: 'not_paused' },
+    });
     await worker.stop();
   });
 
@@ -162,7 +216,9 @@ describe('timeouts', () => {
     const log: string[] = [];
     const rig = memoryRig({ autoAdvance: false });
     const worker = rig.startWorker();
-    const paused = await rig.engine.run(approval(log, { timeout: 5_000, timeoutStrategy: 'active' }), { orderId: 't3' });
+    const paused = await rig.engine.run(approval(log, { timeout: 5_000, timeoutStrategy: 'active' }), {
+      orderId: 't3',
+    });
     expect((await rig.engine.resume(paused.executionId, { approved: true })).status).toBe('completed');
     rig.clock.advance(5_000);
     await rig.memory.drain();
@@ -196,7 +252,10 @@ describe('operations on runs that paused', () => {
     const log: string[] = [];
     const t = createTestEngine();
     const paused = await t.run(approval(log), { orderId: 'c1' });
-    expect(await t.engine.cancel(paused.executionId, { reason: 'customer left' })).toMatchObject({ status: 'cancelled', reason: 'customer left' });
+    expect(await t.engine.cancel(paused.executionId, { reason: 'customer left' })).toMatchObject({
+      status: 'cancelled',
+      reason: 'customer left',
+    });
     expect(log).toEqual(['reserve c1', 'undo reserve R-c1']);
   });
 
@@ -215,7 +274,10 @@ describe('several interrupts and bad correlation keys', () => {
     const r = reactor('two-approvals')
       .interrupt('legal', { payload: { ok: z.boolean() } })
       .interrupt('finance', { payload: { ok: z.boolean() } })
-      .step('done', { args: ($) => ({ a: $.result('legal', 'ok'), b: $.result('finance', 'ok') }), run: ({ a, b }) => a && b })
+      .step('done', {
+        args: ($) => ({ a: $.result('legal', 'ok'), b: $.result('finance', 'ok') }),
+        run: ({ a, b }) => a && b,
+      })
       .returns('done');
     const t = createTestEngine();
     const paused = await t.run(r, {});
@@ -230,8 +292,19 @@ describe('several interrupts and bad correlation keys', () => {
 
   test('a correlation key that throws or is not a non-empty string fails the interrupt before it pauses', async () => {
     const t = createTestEngine();
-    for (const correlationId of [() => { throw new Error('no id'); }, () => '', () => 42 as unknown as string]) {
-      const result = await t.run(reactor('bad-key').interrupt('approve', { payload: { ok: z.boolean() }, correlationId }).build(), {});
+    for (const correlationId of [
+      () => {
+        throw new Error('no id');
+      },
+      () => '',
+      () => 42 as unknown as string,
+    ]) {
+      const result = await t.run(
+        reactor('bad-key')
+          .interrupt('approve', { payload: { ok: z.boolean() }, correlationId })
+          .build(),
+        {},
+      );
       expect(result).toHaveFailedAt('approve');
       expect(result.status === 'failed' && result.error).toMatchObject({ code: 'correlation_id_invalid' });
     }
@@ -243,9 +316,17 @@ describe('resume claims (decision 050)', () => {
     const t = createTestEngine();
     const paused = await t.run(approval([]), { orderId: 'o20' });
     // Another process holds the execution's liveness lock (a worker, a cancel) for longer than a resume waits.
-    const busy = await t.coordinator.lockAcquire({ key: `execution:${paused.executionId}`, holder: { owner: 'elsewhere', executionId: paused.executionId }, ttlMs: 600_000 });
+    const busy = await t.coordinator.lockAcquire({
+      key: `execution:${paused.executionId}`,
+      holder: { owner: 'elsewhere', executionId: paused.executionId },
+      ttlMs: 600_000,
+    });
     expect(busy.acquired).toBe(true);
-    await expect(t.resume(paused, { approved: true })).rejects.toMatchObject({ code: 'resume_refused', details: { reason: 'not_paused' }, message: expect.stringContaining('try again') });
+    await expect(t.resume(paused, { approved: true })).rejects.toMatchObject({
+      code: 'resume_refused',
+      details: { reason: 'not_paused' },
+      message: expect.stringContaining('try again'),
+    });
     await t.coordinator.lockRelease(`execution:${paused.executionId}`, 'elsewhere');
     expect(await t.resume(paused, { approved: true })).toHaveCompleted();
   });
@@ -256,8 +337,12 @@ describe('resume claims (decision 050)', () => {
     const t = createTestEngine({ clock, store });
     const paused = await t.run(approval([]), { orderId: 'o21' });
     // The winner of a race claimed the resume, then its process died before the payload reached the record.
-    expect(await store.claimResume(paused.executionId, 'approve', 'dead-process', RESUME_CLAIM_TTL_MS)).toEqual({ claimed: true });
-    await expect(t.resume(paused, { approved: true })).rejects.toMatchObject({ details: { reason: 'already_resumed' } });
+    expect(await store.claimResume(paused.executionId, 'approve', 'dead-process', RESUME_CLAIM_TTL_MS)).toEqual({
+      claimed: true,
+    });
+    await expect(t.resume(paused, { approved: true })).rejects.toMatchObject({
+      details: { reason: 'already_resumed' },
+    });
     expect((await t.store.get(paused.executionId))?.status).toBe('paused');
     clock.advance(RESUME_CLAIM_TTL_MS);
     expect(await t.resume(paused, { approved: true })).toHaveCompleted();
@@ -270,7 +355,11 @@ describe('resume claims (decision 050)', () => {
     const paused = await t.run(approval([]), { orderId: 'o22' });
     expect(await t.resume(paused, { approved: true })).toHaveCompleted();
     clock.advance(RESUME_CLAIM_TTL_MS * 2);
-    await expect(t.resume(paused, { approved: false })).rejects.toMatchObject({ details: { reason: 'already_resumed' } });
-    expect(await store.claimResume(paused.executionId, 'approve', 'late', RESUME_CLAIM_TTL_MS)).toEqual({ claimed: true }); // the lease itself is gone
+    await expect(t.resume(paused, { approved: false })).rejects.toMatchObject({
+      details: { reason: 'already_resumed' },
+    });
+    expect(await store.claimResume(paused.executionId, 'approve', 'late', RESUME_CLAIM_TTL_MS)).toEqual({
+      claimed: true,
+    }); // the lease itself is gone
   });
 });

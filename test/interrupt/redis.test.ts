@@ -9,7 +9,13 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { createRedisRuntime, type RedisRuntime } from '../../src/bullmq.js';
-import { CorrelationTakenError, reactor, ResumePayloadError, type AnyReactorDefinition, type ReactorEvent } from '../../src/index.js';
+import {
+  CorrelationTakenError,
+  reactor,
+  ResumePayloadError,
+  type AnyReactorDefinition,
+  type ReactorEvent,
+} from '../../src/index.js';
 import { createRedisBackend } from '../../src/storage/redis/index.js';
 import { spawnJsonChild } from '../support/json-child.js';
 import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
@@ -63,7 +69,9 @@ describe('interrupts on Redis + BullMQ', () => {
     closers.push(() => backend.close());
     expect((await backend.store.get(queued.executionId))?.interrupts?.[0]?.invalidAttempts).toBe(1);
     expect((await runtime.engine.resume(queued.executionId, { approved: true })).status).toBe('queued');
-    await expect.poll(() => statusOf({ runtime, prefix, events: [] }, queued.executionId), { timeout: 10_000 }).toBe('completed');
+    await expect
+      .poll(() => statusOf({ runtime, prefix, events: [] }, queued.executionId), { timeout: 10_000 })
+      .toBe('completed');
     const done = await runtime.engine.result(queued.executionId);
     expect(done?.status === 'completed' && done.value).toBe('shipped');
     expect(done).toHaveResumed('approve');
@@ -80,7 +88,9 @@ describe('interrupts on Redis + BullMQ', () => {
     const resumers = [spawnJsonChild(RESUME_CHILD, args, children), spawnJsonChild(RESUME_CHILD, args, children)];
     await Promise.all(resumers.map((c) => c.line((v) => v.ready === true)));
     for (const c of resumers) c.child.stdin?.write('go\n');
-    const outcomes = await Promise.all(resumers.map((c) => c.line<Record<string, unknown>>((v) => 'accepted' in v || 'refused' in v)));
+    const outcomes = await Promise.all(
+      resumers.map((c) => c.line<Record<string, unknown>>((v) => 'accepted' in v || 'refused' in v)),
+    );
     expect(outcomes.filter((o) => o.accepted === true)).toEqual([{ accepted: true, status: 'completed' }]);
     expect(outcomes.filter((o) => 'refused' in o)).toEqual([{ refused: 'resume_refused', reason: 'already_resumed' }]);
     expect(await statusOf(main, paused.executionId)).toBe('completed');
@@ -91,7 +101,10 @@ describe('interrupts on Redis + BullMQ', () => {
       .input({ orderId: z.string() })
       .withLock({ key: ({ orderId }) => `order:${orderId}`, ttl: '10s' })
       .interrupt('approve', { payload: { approved: z.boolean() } })
-      .step('ship', { args: ($) => ({ ok: $.result('approve', 'approved') }), run: ({ ok }) => (ok ? 'shipped' : 'kept') })
+      .step('ship', {
+        args: ($) => ({ ok: $.result('approve', 'approved') }),
+        run: ({ ok }) => (ok ? 'shipped' : 'kept'),
+      })
       .returns('ship');
     const main = rig([locked], { parkFallbackMs: 300 });
     const paused = await main.runtime.engine.run(locked, { orderId: 's22' });
@@ -124,7 +137,9 @@ describe('interrupts on Redis + BullMQ', () => {
     expect(failed).toHaveFailedAt('approve');
     expect(failed?.status === 'failed' && failed.error).toMatchObject({ code: 'interrupt_timed_out' });
     expect(log).toEqual(['reserve t1', 'undo reserve R-t1']);
-    await expect(main.runtime.engine.resume(paused.executionId, { approved: true })).rejects.toMatchObject({ code: 'resume_refused' });
+    await expect(main.runtime.engine.resume(paused.executionId, { approved: true })).rejects.toMatchObject({
+      code: 'resume_refused',
+    });
   });
 
   test('a correlation id is unique across executions (Lua claim): a second paused run on it fails at the interrupt', async () => {
@@ -134,6 +149,8 @@ describe('interrupts on Redis + BullMQ', () => {
     const second = await main.runtime.engine.run(r, { orderId: 'dup' });
     expect(second.status === 'failed' && second.error).toBeInstanceOf(CorrelationTakenError);
     expect(second.status === 'failed' && second.error).toMatchObject({ details: { holder: first.executionId } });
-    expect((await main.runtime.engine.resume({ correlationId: 'order:dup' }, { approved: true })).executionId).toBe(first.executionId);
+    expect((await main.runtime.engine.resume({ correlationId: 'order:dup' }, { approved: true })).executionId).toBe(
+      first.executionId,
+    );
   });
 });

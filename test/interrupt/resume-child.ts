@@ -22,16 +22,26 @@ function writeLine(value: unknown): Promise<void> {
 
 async function main(): Promise<void> {
   const config = JSON.parse(process.argv[2] ?? '{}') as Config;
-  const runtime = createRedisRuntime({ url: config.url, prefix: config.prefix, queueName: `${config.prefix}-q`, reactors: [approval([])] });
+  const runtime = createRedisRuntime({
+    url: config.url,
+    prefix: config.prefix,
+    queueName: `${config.prefix}-q`,
+    reactors: [approval([])],
+  });
   await runtime.engine.result(config.executionId); // connections up before the start line
-  const go = new Promise<void>((resolve) => createInterface({ input: process.stdin }).on('line', (line) => line.trim() === 'go' && resolve()));
+  const go = new Promise<void>((resolve) =>
+    createInterface({ input: process.stdin }).on('line', (line) => line.trim() === 'go' && resolve()),
+  );
   await writeLine({ ready: true });
   await go;
   try {
     const result = await runtime.engine.resume(config.executionId, config.payload);
     await writeLine({ accepted: true, status: result.status });
   } catch (error) {
-    await writeLine({ refused: ReactorError.is(error) ? error.code : String(error), reason: ReactorError.is(error) ? error.details.reason : undefined });
+    await writeLine({
+      refused: ReactorError.is(error) ? error.code : String(error),
+      reason: ReactorError.is(error) ? error.details.reason : undefined,
+    });
   }
   await runtime.close();
   process.exit(0);

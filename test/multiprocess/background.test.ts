@@ -46,7 +46,9 @@ async function ready(workers: readonly Child[]): Promise<void> {
 }
 
 /** SIGTERM, then the `stopped` line and the exit. */
-async function terminate(worker: Child): Promise<{ stopped: StoppedLine; code: number | null; signal: NodeJS.Signals | null }> {
+async function terminate(
+  worker: Child,
+): Promise<{ stopped: StoppedLine; code: number | null; signal: NodeJS.Signals | null }> {
   worker.child.kill('SIGTERM');
   const stopped = await worker.line<StoppedLine>((v) => v.stopped === true, 30_000);
   const { code, signal } = await worker.exited;
@@ -87,12 +89,25 @@ interface Scenario {
 function scenario(prefix: string): Scenario {
   const runtime = createRedisRuntime({ url: server.url, prefix, reactors: Object.values(reactors) });
   const backend = createRedisBackend({ url: server.url, prefix });
-  closers.push(() => runtime.close(), () => backend.close());
-  return { prefix, guard: `${prefix}-guard`, runtime, backend, waitList: new RedisWaitList({ redis: observer, prefix }) };
+  closers.push(
+    () => runtime.close(),
+    () => backend.close(),
+  );
+  return {
+    prefix,
+    guard: `${prefix}-guard`,
+    runtime,
+    backend,
+    waitList: new RedisWaitList({ redis: observer, prefix }),
+  };
 }
 
 /** Polls the records of `ids` until each is terminal or `timeoutMs` passes; returns the last results. */
-async function settle(s: Scenario, ids: readonly string[], timeoutMs: number): Promise<{ results: Map<string, RunResult | undefined>; lastDoneAt: number }> {
+async function settle(
+  s: Scenario,
+  ids: readonly string[],
+  timeoutMs: number,
+): Promise<{ results: Map<string, RunResult | undefined>; lastDoneAt: number }> {
   const results = new Map<string, RunResult | undefined>();
   const pending = new Set(ids);
   const deadline = performance.now() + timeoutMs;
@@ -123,7 +138,9 @@ function statusCounts(results: Map<string, RunResult | undefined>): Record<strin
 }
 
 function failureSamples(results: Map<string, RunResult | undefined>): string[] {
-  return [...results.values()].flatMap((r) => (r?.status === 'failed' ? [`${r.executionId}: ${r.error.message}`] : [])).slice(0, 3);
+  return [...results.values()]
+    .flatMap((r) => (r?.status === 'failed' ? [`${r.executionId}: ${r.error.message}`] : []))
+    .slice(0, 3);
 }
 
 beforeAll(async () => {
@@ -148,7 +165,13 @@ describe('R1 at reactor level: 4 worker processes × concurrency 8, 2,000 execut
     const s = scenario('bg1');
     const keys = bgGuardKeys(s.guard);
     const workers = Array.from({ length: PROCESSES }, () =>
-      spawnWorker({ prefix: s.prefix, guard: s.guard, concurrency: CONCURRENCY, background: { parkFallbackMs: 2_000 }, waitForGo: true }),
+      spawnWorker({
+        prefix: s.prefix,
+        guard: s.guard,
+        concurrency: CONCURRENCY,
+        background: { parkFallbackMs: 2_000 },
+        waitForGo: true,
+      }),
     );
     await ready(workers);
 
@@ -158,7 +181,9 @@ describe('R1 at reactor level: 4 worker processes × concurrency 8, 2,000 execut
     const ids: string[] = [];
     for (let i = 0; i < EXECUTIONS; i += 50) {
       const batch = await Promise.all(
-        Array.from({ length: Math.min(50, EXECUTIONS - i) }, (_, j) => s.runtime.engine.start(reactors.r1, { account: String((i + j) % KEYS) })),
+        Array.from({ length: Math.min(50, EXECUTIONS - i) }, (_, j) =>
+          s.runtime.engine.start(reactors.r1, { account: String((i + j) % KEYS) }),
+        ),
       );
       for (const r of batch) {
         expect(r.status).toBe('queued');
@@ -174,7 +199,10 @@ describe('R1 at reactor level: 4 worker processes × concurrency 8, 2,000 execut
     const counts = statusCounts(results);
     const workerStats = await Promise.all(workers.map(stats));
     const parks = workerStats.reduce((n, w) => n + w.parks, 0);
-    const persistedParks = [...results.values()].reduce((n, r) => n + (r?.trace.filter((e) => e.type === 'run.parked').length ?? 0), 0);
+    const persistedParks = [...results.values()].reduce(
+      (n, r) => n + (r?.trace.filter((e) => e.type === 'run.parked').length ?? 0),
+      0,
+    );
     const maxByKey = await observer.hgetall(keys.max);
     const total = Number(await observer.get(keys.total));
     const allMax = Number(await observer.get(keys.allMax));
@@ -215,130 +243,159 @@ describe('R2: kill -9 of a worker whose execution is inside its locked step', ()
   const BACKGROUND = { livenessTtlMs: 2_000, parkFallbackMs: 1_000 };
   const BOUND_MS = 15_000;
 
-  test(`another worker finishes the execution within ${BOUND_MS} ms, never while the first still runs it, and the key is free afterwards`, { timeout: 60_000 }, async () => {
-    const s = scenario('bg2');
-    const keys = bgGuardKeys(s.guard);
-    const lockKey = 'hang:a';
-    const victim = spawnWorker({ prefix: s.prefix, guard: s.guard, concurrency: 2, stall: STALL, background: BACKGROUND, hang: true });
-    await ready([victim]);
-    const started = await s.runtime.engine.start(reactors.hang, { account: 'a' });
-    expect(started.status).toBe('queued');
-    const id = started.executionId;
-    const entered = await victim.line<InStepLine>((v) => v.inStep === 'hang' && v.executionId === id);
-    expect(entered.inside).toBe(1);
+  test(
+    `another worker finishes the execution within ${BOUND_MS} ms, never while the first still runs it, and the key is free afterwards`,
+    { timeout: 60_000 },
+    async () => {
+      const s = scenario('bg2');
+      const keys = bgGuardKeys(s.guard);
+      const lockKey = 'hang:a';
+      const victim = spawnWorker({
+        prefix: s.prefix,
+        guard: s.guard,
+        concurrency: 2,
+        stall: STALL,
+        background: BACKGROUND,
+        hang: true,
+      });
+      await ready([victim]);
+      const started = await s.runtime.engine.start(reactors.hang, { account: 'a' });
+      expect(started.status).toBe('queued');
+      const id = started.executionId;
+      const entered = await victim.line<InStepLine>((v) => v.inStep === 'hang' && v.executionId === id);
+      expect(entered.inside).toBe(1);
 
-    // A second worker is up while the victim hangs alive: for longer than every TTL involved
-    // (BullMQ job lock, liveness lock, step lock), the keep-alives keep the execution with the victim.
-    const rescuer = spawnWorker({ prefix: s.prefix, guard: s.guard, concurrency: 2, stall: STALL, background: BACKGROUND });
-    await ready([rescuer]);
-    await sleep(STALL.lockDurationMs + STALL.stalledIntervalMs + 1_500);
-    expect((await s.runtime.engine.result(id))?.status).toBe('running');
-    expect(rescuer.lines((v) => v.inStep !== undefined)).toEqual([]);
-    expect((await s.backend.coordinator.lockState(lockKey))?.holder.executionId).toBe(id);
-    expect(Number(await observer.hget(keys.max, lockKey))).toBe(1);
+      // A second worker is up while the victim hangs alive: for longer than every TTL involved
+      // (BullMQ job lock, liveness lock, step lock), the keep-alives keep the execution with the victim.
+      const rescuer = spawnWorker({
+        prefix: s.prefix,
+        guard: s.guard,
+        concurrency: 2,
+        stall: STALL,
+        background: BACKGROUND,
+      });
+      await ready([rescuer]);
+      await sleep(STALL.lockDurationMs + STALL.stalledIntervalMs + 1_500);
+      expect((await s.runtime.engine.result(id))?.status).toBe('running');
+      expect(rescuer.lines((v) => v.inStep !== undefined)).toEqual([]);
+      expect((await s.backend.coordinator.lockState(lockKey))?.holder.executionId).toBe(id);
+      expect(Number(await observer.hget(keys.max, lockKey))).toBe(1);
 
-    const killedAt = performance.now();
-    victim.child.kill('SIGKILL');
-    expect((await victim.exited).signal).toBe('SIGKILL');
-    // The victim died inside its section: leave it on its behalf (only now, once it is surely gone,
-    // so an entry by the rescuer before the death would have shown as 2).
-    await observer.decr(keys.cur(lockKey));
+      const killedAt = performance.now();
+      victim.child.kill('SIGKILL');
+      expect((await victim.exited).signal).toBe('SIGKILL');
+      // The victim died inside its section: leave it on its behalf (only now, once it is surely gone,
+      // so an entry by the rescuer before the death would have shown as 2).
+      await observer.decr(keys.cur(lockKey));
 
-    const outcome = await s.runtime.engine.wait(id, { timeoutMs: BOUND_MS + 2_000, pollMs: 20 });
-    const recoveredMs = performance.now() - killedAt;
-    // A worker run holds keys as root + run, so the rescuer never re-enters the dead run's lock: it
-    // waits the lease out, takes the key anew and frees it when the execution ends.
-    expect(await s.backend.coordinator.lockState(lockKey)).toBeUndefined();
-    let freeMs: number | undefined;
-    while (performance.now() - killedAt < recoveredMs + HANG_LOCK_TTL_MS + 1_000) {
-      if ((await s.backend.coordinator.lockState(lockKey)) === undefined) {
-        freeMs = performance.now() - killedAt;
-        break;
+      const outcome = await s.runtime.engine.wait(id, { timeoutMs: BOUND_MS + 2_000, pollMs: 20 });
+      const recoveredMs = performance.now() - killedAt;
+      // A worker run holds keys as root + run, so the rescuer never re-enters the dead run's lock: it
+      // waits the lease out, takes the key anew and frees it when the execution ends.
+      expect(await s.backend.coordinator.lockState(lockKey)).toBeUndefined();
+      let freeMs: number | undefined;
+      while (performance.now() - killedAt < recoveredMs + HANG_LOCK_TTL_MS + 1_000) {
+        if ((await s.backend.coordinator.lockState(lockKey)) === undefined) {
+          freeMs = performance.now() - killedAt;
+          break;
+        }
+        await sleep(20);
       }
-      await sleep(20);
-    }
-    const rescued = await rescuer.line<InStepLine>((v) => v.inStep === 'hang' && v.executionId === id, 1_000).catch(() => undefined);
-    console.info(
-      `[background] R2: kill -9 → execution ${outcome?.status ?? 'unknown'} after ${Math.round(recoveredMs)} ms, key free after ${freeMs === undefined ? 'never' : Math.round(freeMs)} ms ` +
-        `(lock TTL ${HANG_LOCK_TTL_MS} ms, liveness TTL ${BACKGROUND.livenessTtlMs} ms, BullMQ lock ${STALL.lockDurationMs} ms + stall check ${STALL.stalledIntervalMs} ms)`,
-    );
+      const rescued = await rescuer
+        .line<InStepLine>((v) => v.inStep === 'hang' && v.executionId === id, 1_000)
+        .catch(() => undefined);
+      console.info(
+        `[background] R2: kill -9 → execution ${outcome?.status ?? 'unknown'} after ${Math.round(recoveredMs)} ms, key free after ${freeMs === undefined ? 'never' : Math.round(freeMs)} ms ` +
+          `(lock TTL ${HANG_LOCK_TTL_MS} ms, liveness TTL ${BACKGROUND.livenessTtlMs} ms, BullMQ lock ${STALL.lockDurationMs} ms + stall check ${STALL.stalledIntervalMs} ms)`,
+      );
 
-    expect(outcome?.status, outcome?.status === 'failed' ? outcome.error.message : '').toBe('completed');
-    expect(recoveredMs).toBeLessThanOrEqual(BOUND_MS);
-    expect(rescued?.pid).toBe(rescuer.pid);
-    expect(rescued?.inside).toBe(1);
-    expect(Number(await observer.hget(keys.max, lockKey))).toBe(1);
-    expect(Number(await observer.hget(keys.runs, id))).toBe(2); // the victim's unfinished attempt, then the rescuer's
-    expect(Number(await observer.get(keys.cur(lockKey)))).toBe(0);
-    expect(freeMs, 'the step lock was never freed').toBeDefined();
-    expect(await s.backend.coordinator.lockState(`execution:${id}`)).toBeUndefined();
-    expect(await s.waitList.list(`lock:${lockKey}`)).toEqual([]);
+      expect(outcome?.status, outcome?.status === 'failed' ? outcome.error.message : '').toBe('completed');
+      expect(recoveredMs).toBeLessThanOrEqual(BOUND_MS);
+      expect(rescued?.pid).toBe(rescuer.pid);
+      expect(rescued?.inside).toBe(1);
+      expect(Number(await observer.hget(keys.max, lockKey))).toBe(1);
+      expect(Number(await observer.hget(keys.runs, id))).toBe(2); // the victim's unfinished attempt, then the rescuer's
+      expect(Number(await observer.get(keys.cur(lockKey)))).toBe(0);
+      expect(freeMs, 'the step lock was never freed').toBeDefined();
+      expect(await s.backend.coordinator.lockState(`execution:${id}`)).toBeUndefined();
+      expect(await s.waitList.list(`lock:${lockKey}`)).toEqual([]);
 
-    expect((await terminate(rescuer)).code).toBe(0);
-  });
+      expect((await terminate(rescuer)).code).toBe(0);
+    },
+  );
 });
 
 describe('cancel of an execution a worker process is running (decision 053)', () => {
-  test('the announcement reaches the worker at once: the run stops at its next step boundary and ends cancelled, long before a liveness tick', { timeout: 60_000 }, async () => {
-    const s = scenario('bg-cancel');
-    // Liveness TTL 30 s: the worker's own check of the cancel marker would come 10 s after the job started.
-    const worker = spawnWorker({ prefix: s.prefix, guard: s.guard, concurrency: 2 });
-    await ready([worker]);
-    const started = await s.runtime.engine.start(reactors.cancellable, { n: 1 });
-    const id = started.executionId;
-    await worker.line<InStepLine>((v) => v.inStep === 'slow' && v.executionId === id);
-    expect((await s.runtime.engine.cancel(id, { reason: 'operator' })).status).toBe('running'); // a request: the worker holds it
-    const outcome = await s.runtime.engine.wait(id, { timeoutMs: 8_000, pollMs: 10 });
-    expect(outcome?.status).toBe('cancelled');
-    expect(worker.lines((v) => v.inStep === 'second' && v.executionId === id)).toEqual([]);
-    expect(outcome?.trace.some((e) => e.type === 'step.started' && e.step === 'second')).toBe(false);
-    expect((await terminate(worker)).code).toBe(0);
-  });
+  test(
+    'the announcement reaches the worker at once: the run stops at its next step boundary and ends cancelled, long before a liveness tick',
+    { timeout: 60_000 },
+    async () => {
+      const s = scenario('bg-cancel');
+      // Liveness TTL 30 s: the worker's own check of the cancel marker would come 10 s after the job started.
+      const worker = spawnWorker({ prefix: s.prefix, guard: s.guard, concurrency: 2 });
+      await ready([worker]);
+      const started = await s.runtime.engine.start(reactors.cancellable, { n: 1 });
+      const id = started.executionId;
+      await worker.line<InStepLine>((v) => v.inStep === 'slow' && v.executionId === id);
+      expect((await s.runtime.engine.cancel(id, { reason: 'operator' })).status).toBe('running'); // a request: the worker holds it
+      const outcome = await s.runtime.engine.wait(id, { timeoutMs: 8_000, pollMs: 10 });
+      expect(outcome?.status).toBe('cancelled');
+      expect(worker.lines((v) => v.inStep === 'second' && v.executionId === id)).toEqual([]);
+      expect(outcome?.trace.some((e) => e.type === 'step.started' && e.step === 'second')).toBe(false);
+      expect((await terminate(worker)).code).toBe(0);
+    },
+  );
 });
 
 describe('SIGTERM of a worker with in-flight executions', () => {
   const EXECUTIONS = 24;
 
-  test('the worker finishes its in-flight steps and exits 0; every execution ends completed, each step ran once', { timeout: 60_000 }, async () => {
-    const s = scenario('bg3');
-    const keys = bgGuardKeys(s.guard);
-    const first = spawnWorker({ prefix: s.prefix, guard: s.guard, concurrency: 8 });
-    await ready([first]);
-    const ids: string[] = [];
-    for (let n = 0; n < EXECUTIONS; n++) {
-      const r = await s.runtime.engine.start(reactors.slow, { n });
-      expect(r.status).toBe('queued');
-      ids.push(r.executionId);
-    }
-    // Wait until the first worker is busy with a full set of steps.
-    await expect.poll(() => first.lines((v) => v.inStep === 'slow').length, { timeout: 10_000, interval: 5 }).toBeGreaterThanOrEqual(8);
-    const entered = first.lines<InStepLine>((v) => v.inStep === 'slow').map((l) => l.executionId);
-    const doneBefore = new Set(first.lines<StepDoneLine>((v) => v.stepDone === 'slow').map((l) => l.executionId));
-    const inFlight = entered.filter((e) => !doneBefore.has(e));
-    expect(inFlight.length).toBeGreaterThan(0);
+  test(
+    'the worker finishes its in-flight steps and exits 0; every execution ends completed, each step ran once',
+    { timeout: 60_000 },
+    async () => {
+      const s = scenario('bg3');
+      const keys = bgGuardKeys(s.guard);
+      const first = spawnWorker({ prefix: s.prefix, guard: s.guard, concurrency: 8 });
+      await ready([first]);
+      const ids: string[] = [];
+      for (let n = 0; n < EXECUTIONS; n++) {
+        const r = await s.runtime.engine.start(reactors.slow, { n });
+        expect(r.status).toBe('queued');
+        ids.push(r.executionId);
+      }
+      // Wait until the first worker is busy with a full set of steps.
+      await expect
+        .poll(() => first.lines((v) => v.inStep === 'slow').length, { timeout: 10_000, interval: 5 })
+        .toBeGreaterThanOrEqual(8);
+      const entered = first.lines<InStepLine>((v) => v.inStep === 'slow').map((l) => l.executionId);
+      const doneBefore = new Set(first.lines<StepDoneLine>((v) => v.stepDone === 'slow').map((l) => l.executionId));
+      const inFlight = entered.filter((e) => !doneBefore.has(e));
+      expect(inFlight.length).toBeGreaterThan(0);
 
-    const { stopped, code } = await terminate(first);
-    expect(code, first.stderr()).toBe(0);
-    const doneByFirst = new Set(first.lines<StepDoneLine>((v) => v.stepDone === 'slow').map((l) => l.executionId));
-    // Every step that was running at SIGTERM was finished by this worker before it exited …
-    expect(inFlight.filter((e) => !doneByFirst.has(e))).toEqual([]);
-    // … and recorded as completed (not left running for another worker to redo).
-    for (const e of inFlight) expect((await s.runtime.engine.result(e))?.status).toBe('completed');
+      const { stopped, code } = await terminate(first);
+      expect(code, first.stderr()).toBe(0);
+      const doneByFirst = new Set(first.lines<StepDoneLine>((v) => v.stepDone === 'slow').map((l) => l.executionId));
+      // Every step that was running at SIGTERM was finished by this worker before it exited …
+      expect(inFlight.filter((e) => !doneByFirst.has(e))).toEqual([]);
+      // … and recorded as completed (not left running for another worker to redo).
+      for (const e of inFlight) expect((await s.runtime.engine.result(e))?.status).toBe('completed');
 
-    // The rest waits in the queue for the next worker.
-    const second = spawnWorker({ prefix: s.prefix, guard: s.guard, concurrency: 8 });
-    await ready([second]);
-    const { results } = await settle(s, ids, 30_000);
-    console.info(
-      `[background] SIGTERM: ${inFlight.length} in flight at SIGTERM, close took ${stopped.closeMs} ms; ` +
-        `first worker completed ${stopped.completed}, second ${(await stats(second)).completed}; statuses ${JSON.stringify(statusCounts(results))}`,
-    );
-    expect(statusCounts(results), failureSamples(results).join('\n')).toEqual({ completed: EXECUTIONS });
-    const runs = await observer.hgetall(keys.runs);
-    expect(Object.keys(runs).sort()).toEqual([...ids].sort());
-    expect(Object.values(runs).filter((n) => n !== '1')).toEqual([]);
-    expect((await terminate(second)).code).toBe(0);
-  });
+      // The rest waits in the queue for the next worker.
+      const second = spawnWorker({ prefix: s.prefix, guard: s.guard, concurrency: 8 });
+      await ready([second]);
+      const { results } = await settle(s, ids, 30_000);
+      console.info(
+        `[background] SIGTERM: ${inFlight.length} in flight at SIGTERM, close took ${stopped.closeMs} ms; ` +
+          `first worker completed ${stopped.completed}, second ${(await stats(second)).completed}; statuses ${JSON.stringify(statusCounts(results))}`,
+      );
+      expect(statusCounts(results), failureSamples(results).join('\n')).toEqual({ completed: EXECUTIONS });
+      const runs = await observer.hgetall(keys.runs);
+      expect(Object.keys(runs).sort()).toEqual([...ids].sort());
+      expect(Object.values(runs).filter((n) => n !== '1')).toEqual([]);
+      expect((await terminate(second)).code).toBe(0);
+    },
+  );
 });
 
 describe('a malformed job on BullMQ', () => {
@@ -357,7 +414,9 @@ describe('a malformed job on BullMQ', () => {
       { id: 'foreign-null', data: null, reason: /expected an object/ },
     ];
     for (const b of bad) await foreign.add('execution', b.data, { jobId: b.id, attempts: 3, backoff: 10 });
-    const good = await Promise.all(Array.from({ length: 5 }, (_, i) => s.runtime.engine.start(reactors.r1, { account: `m${i}` })));
+    const good = await Promise.all(
+      Array.from({ length: 5 }, (_, i) => s.runtime.engine.start(reactors.r1, { account: `m${i}` })),
+    );
 
     for (const b of bad) {
       await expect.poll(async () => (await foreign.getJob(b.id))?.getState(), { timeout: 10_000 }).toBe('failed');

@@ -18,7 +18,11 @@ export interface BgWorkerConfig {
   readonly guard: string;
   readonly concurrency: number;
   readonly stall?: { readonly lockDurationMs?: number; readonly stalledIntervalMs?: number };
-  readonly background?: { readonly contentionCap?: number; readonly parkFallbackMs?: number; readonly livenessTtlMs?: number };
+  readonly background?: {
+    readonly contentionCap?: number;
+    readonly parkFallbackMs?: number;
+    readonly livenessTtlMs?: number;
+  };
   /** Start the worker only on a `go` line on stdin (so a backlog can be queued first). */
   readonly waitForGo?: boolean;
   /** This process hangs forever inside the step of `bg-hang` (the R2 victim). */
@@ -69,8 +73,22 @@ export interface StoppedLine extends WorkerStats {
 }
 
 /** The guard keys of one scenario. */
-export function bgGuardKeys(guard: string): { cur: (key: string) => string; max: string; total: string; runs: string; all: string; allMax: string } {
-  return { cur: (key) => `${guard}:cur:${key}`, max: `${guard}:max`, total: `${guard}:total`, runs: `${guard}:runs`, all: `${guard}:all`, allMax: `${guard}:all-max` };
+export function bgGuardKeys(guard: string): {
+  cur: (key: string) => string;
+  max: string;
+  total: string;
+  runs: string;
+  all: string;
+  allMax: string;
+} {
+  return {
+    cur: (key) => `${guard}:cur:${key}`,
+    max: `${guard}:max`,
+    total: `${guard}:total`,
+    runs: `${guard}:runs`,
+    all: `${guard}:all`,
+    allMax: `${guard}:all-max`,
+  };
 }
 
 // KEYS: cur, max (hash), total, runs (hash), all, all-max. ARGV: lock key, execution id.
@@ -101,7 +119,12 @@ export interface Section {
 export interface StepHooks {
   readonly section: Section;
   /** Called inside the section (after entering): the place to print, sleep or hang. */
-  readonly inside: (name: 'r1' | 'hang' | 'slow' | 'second', key: string, executionId: string, inside: number) => Promise<void>;
+  readonly inside: (
+    name: 'r1' | 'hang' | 'slow' | 'second',
+    key: string,
+    executionId: string,
+    inside: number,
+  ) => Promise<void>;
 }
 
 export const R1_LOCK_TTL = '10s';
@@ -109,7 +132,11 @@ export const HANG_LOCK_TTL_MS = 2_000;
 
 /** The reactors every process registers. */
 export function buildReactors(hooks: StepHooks) {
-  const guarded = async (name: 'r1' | 'hang' | 'slow' | 'second', key: string, executionId: string): Promise<{ key: string; inside: number }> => {
+  const guarded = async (
+    name: 'r1' | 'hang' | 'slow' | 'second',
+    key: string,
+    executionId: string,
+  ): Promise<{ key: string; inside: number }> => {
     const inside = await hooks.section.enter(key, executionId);
     try {
       await hooks.inside(name, key, executionId, inside);
@@ -140,7 +167,10 @@ export function buildReactors(hooks: StepHooks) {
   const cancellable = reactor('bg-cancel')
     .input({ n: z.number() })
     .step('first', { run: ({ n }, ctx) => guarded('slow', `cancel:${n}`, ctx.executionId), undo: () => undefined })
-    .step('second', { args: ($) => ({ n: $.input('n'), first: $.result('first') }), run: ({ n }, ctx) => guarded('second', `second:${n}`, ctx.executionId) })
+    .step('second', {
+      args: ($) => ({ n: $.input('n'), first: $.result('first') }),
+      run: ({ n }, ctx) => guarded('second', `second:${n}`, ctx.executionId),
+    })
     .returns('second');
   return { r1, hang, slow, cancellable };
 }

@@ -15,7 +15,18 @@ import { createInterface } from 'node:readline';
 import { performance } from 'node:perf_hooks';
 import { createRedisRuntime } from '../../src/bullmq.js';
 import type { ReactorEvent } from '../../src/index.js';
-import { bgGuardKeys, buildReactors, GUARD_ENTER, GUARD_EXIT, type BgWorkerConfig, type InStepLine, type StatsLine, type StepDoneLine, type StoppedLine, type WorkerStats } from './bg-protocol.js';
+import {
+  bgGuardKeys,
+  buildReactors,
+  GUARD_ENTER,
+  GUARD_EXIT,
+  type BgWorkerConfig,
+  type InStepLine,
+  type StatsLine,
+  type StepDoneLine,
+  type StoppedLine,
+  type WorkerStats,
+} from './bg-protocol.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -34,7 +45,21 @@ async function main(): Promise<void> {
 
   const reactors = buildReactors({
     section: {
-      enter: async (key, executionId) => Number(await guardRedis.eval(GUARD_ENTER, 6, keys.cur(key), keys.max, keys.total, keys.runs, keys.all, keys.allMax, key, executionId)),
+      enter: async (key, executionId) =>
+        Number(
+          await guardRedis.eval(
+            GUARD_ENTER,
+            6,
+            keys.cur(key),
+            keys.max,
+            keys.total,
+            keys.runs,
+            keys.all,
+            keys.allMax,
+            key,
+            executionId,
+          ),
+        ),
       exit: async (key) => void (await guardRedis.eval(GUARD_EXIT, 2, keys.cur(key), keys.all)),
     },
     inside: async (name, _key, executionId, inside) => {
@@ -81,7 +106,9 @@ async function main(): Promise<void> {
       .then(
         () => process.exit(0),
         (error: unknown) => {
-          process.stderr.write(`bg-worker-process: close failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+          process.stderr.write(
+            `bg-worker-process: close failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+          );
           process.exit(1);
         },
       );
@@ -108,6 +135,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`bg-worker-process failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.stderr.write(
+    `bg-worker-process failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
   process.exit(1);
 });

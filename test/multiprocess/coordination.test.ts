@@ -14,7 +14,14 @@ import { createEngine, reactor, type Engine } from '../../src/index.js';
 import { createRedisBackend, type RedisBackend } from '../../src/storage/redis/index.js';
 import { spawnJsonChild, type JsonChild } from '../support/json-child.js';
 import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
-import { guardKeys, holdKeys, type GuardEntry, type HoldingLine, type WorkerConfig, type WorkerResult } from './protocol.js';
+import {
+  guardKeys,
+  holdKeys,
+  type GuardEntry,
+  type HoldingLine,
+  type WorkerConfig,
+  type WorkerResult,
+} from './protocol.js';
 
 const WORKER = fileURLToPath(new URL('./worker-process.ts', import.meta.url));
 const PREFIX = 'mp';
@@ -64,10 +71,14 @@ interface Contention {
 /** Starts the workers, lets them all go at once, and collects their results and the guard log. */
 async function contend(config: Omit<WorkerConfig, 'url' | 'prefix' | 'guard'>): Promise<Contention> {
   const guard = unique(`guard:${config.mode}`);
-  const workers = Array.from({ length: PROCESSES }, () => spawnWorker({ ...config, guard, runs: RUNS_PER_PROCESS, concurrency: CONCURRENCY }));
+  const workers = Array.from({ length: PROCESSES }, () =>
+    spawnWorker({ ...config, guard, runs: RUNS_PER_PROCESS, concurrency: CONCURRENCY }),
+  );
   await Promise.all(workers.map((w) => w.line((v) => v.ready === true)));
   for (const w of workers) w.child.stdin!.write('go\n');
-  const results = await Promise.all(workers.map((w) => w.line<WorkerResult>((v) => typeof v.completed === 'number', 40_000)));
+  const results = await Promise.all(
+    workers.map((w) => w.line<WorkerResult>((v) => typeof v.completed === 'number', 40_000)),
+  );
   const exits = await Promise.all(workers.map((w) => w.exited));
   expect(exits.map((e) => e.code)).toEqual(workers.map(() => 0));
   const keys = guardKeys(guard);
@@ -85,7 +96,12 @@ async function contend(config: Omit<WorkerConfig, 'url' | 'prefix' | 'guard'>): 
 }
 
 function expectAllCompleted(c: Contention): void {
-  for (const r of c.results) expect(r, `process ${r.pid}: ${r.errors.join('; ')}`).toMatchObject({ completed: RUNS_PER_PROCESS, failed: 0, other: 0 });
+  for (const r of c.results)
+    expect(r, `process ${r.pid}: ${r.errors.join('; ')}`).toMatchObject({
+      completed: RUNS_PER_PROCESS,
+      failed: 0,
+      other: 0,
+    });
   expect(c.total).toBe(PROCESSES * RUNS_PER_PROCESS);
   expect(c.entries).toHaveLength(PROCESSES * RUNS_PER_PROCESS);
   expect(c.current).toBe(0);
@@ -98,20 +114,25 @@ describe(`multi-process: ${PROCESSES} processes × ${RUNS_PER_PROCESS} runs, ${C
   test('lock: never more than one run inside, every run completes, fencing tokens increase in entry order, the key is free at the end', async () => {
     const key = unique('mp-lock');
     const c = await contend({ mode: 'lock', key, waitMs: 30_000 });
-    console.info(`[multiprocess] lock: max inside ${c.max}, entries ${c.entries.length}, process switches ${c.switches}`);
+    console.info(
+      `[multiprocess] lock: max inside ${c.max}, entries ${c.entries.length}, process switches ${c.switches}`,
+    );
     expectAllCompleted(c);
     expect(c.max).toBe(1);
     expect(c.entries.filter((e) => e.inside !== 1)).toEqual([]);
     const tokens = c.entries.map((e) => BigInt(e.token ?? '0'));
     expect(tokens.every((t) => t > 0n)).toBe(true);
-    for (let i = 1; i < tokens.length; i++) expect(tokens[i]! > tokens[i - 1]!, `token at entry ${i} does not exceed the previous one`).toBe(true);
+    for (let i = 1; i < tokens.length; i++)
+      expect(tokens[i]! > tokens[i - 1]!, `token at entry ${i} does not exceed the previous one`).toBe(true);
     expect(await backend.coordinator.lockState(key)).toBeUndefined();
   });
 
   test('semaphore N=3: never more than three runs inside, three reached, every run completes, no slot left taken', async () => {
     const key = unique('mp-sem');
     const c = await contend({ mode: 'semaphore', key, limit: 3, waitMs: 30_000 });
-    console.info(`[multiprocess] semaphore: max inside ${c.max}, entries ${c.entries.length}, process switches ${c.switches}`);
+    console.info(
+      `[multiprocess] semaphore: max inside ${c.max}, entries ${c.entries.length}, process switches ${c.switches}`,
+    );
     expectAllCompleted(c);
     expect(c.max).toBe(3);
     expect(c.entries.filter((e) => e.inside > 3)).toEqual([]);
@@ -121,7 +142,9 @@ describe(`multi-process: ${PROCESSES} processes × ${RUNS_PER_PROCESS} runs, ${C
   test('ordered lock: one run inside at a time, in position order, every run completes, the key drains', async () => {
     const key = unique('mp-ord');
     const c = await contend({ mode: 'ordered', key, waitMs: 30_000 });
-    console.info(`[multiprocess] ordered: max inside ${c.max}, entries ${c.entries.length}, process switches ${c.switches}`);
+    console.info(
+      `[multiprocess] ordered: max inside ${c.max}, entries ${c.entries.length}, process switches ${c.switches}`,
+    );
     expectAllCompleted(c);
     expect(c.max).toBe(1);
     // Positions enter strictly in order; a new batch (after a drain) starts again at 1.
@@ -152,7 +175,9 @@ describe('kill -9 of a process holding a lock, a semaphore slot and an ordered t
     expect(lock?.holder.owner).toBe(holding.executionId);
     expect(lock?.token).toBe(holding.token);
     const deadToken = BigInt(lock!.token);
-    expect((await backend.coordinator.semaphoreState(keys.semaphore, 1)).holders.map((h) => h.holder.owner)).toEqual([holding.executionId]);
+    expect((await backend.coordinator.semaphoreState(keys.semaphore, 1)).holders.map((h) => h.holder.owner)).toEqual([
+      holding.executionId,
+    ]);
     expect(await backend.coordinator.orderedState(keys.ordered)).toMatchObject({ inFlight: 1, lastCompleted: 0 });
 
     const killedAt = performance.now();
@@ -179,11 +204,22 @@ describe('kill -9 of a process holding a lock, a semaphore slot and an ordered t
     };
     const [l, s, o] = await Promise.all([timed(lockRun), timed(semRun), timed(ordRun)]);
     const figures = { lock: l.doneAfterKill, semaphore: s.doneAfterKill, ordered: o.doneAfterKill };
-    console.info(`[multiprocess] recovery after kill -9 (ms, TTL ${TTL}): ${JSON.stringify(Object.fromEntries(Object.entries(figures).map(([k, v]) => [k, Math.round(v)])))}`);
+    console.info(
+      `[multiprocess] recovery after kill -9 (ms, TTL ${TTL}): ${JSON.stringify(Object.fromEntries(Object.entries(figures).map(([k, v]) => [k, Math.round(v)])))}`,
+    );
 
-    for (const [name, x] of [['lock', l], ['semaphore', s], ['ordered', o]] as const) {
-      expect(x.result.status, `${name}: ${x.result.status === 'failed' ? x.result.error.message : ''}`).toBe('completed');
-      expect(x.doneAfterKill, `${name} usable again ${Math.round(x.doneAfterKill)} ms after the kill`).toBeLessThanOrEqual(TTL + SLACK);
+    for (const [name, x] of [
+      ['lock', l],
+      ['semaphore', s],
+      ['ordered', o],
+    ] as const) {
+      expect(x.result.status, `${name}: ${x.result.status === 'failed' ? x.result.error.message : ''}`).toBe(
+        'completed',
+      );
+      expect(
+        x.doneAfterKill,
+        `${name} usable again ${Math.round(x.doneAfterKill)} ms after the kill`,
+      ).toBeLessThanOrEqual(TTL + SLACK);
     }
     if (l.result.status !== 'completed') return;
     expect(l.result.value.token).toBeDefined();

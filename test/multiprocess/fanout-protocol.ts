@@ -12,6 +12,18 @@ export interface FanOutWorkerConfig {
 export const FANOUT_REACTOR = 'fan-acceptance';
 
 /** Observation keys the workers write: per-element counters (hashes index → n), pids, one ordered log. */
-export function fanOutKeys(prefix: string): { runs: string; runPid: string; undos: string; undoPid: string; log: string } {
-  return { runs: `${prefix}-obs:runs`, runPid: `${prefix}-obs:run-pid`, undos: `${prefix}-obs:undos`, undoPid: `${prefix}-obs:undo-pid`, log: `${prefix}-obs:log` };
+export function fanOutKeys(prefix: string): {
+  runs: string;
+  runPid: string;
+  undos: string;
+  undoPid: string;
+  log: string;
+} {
+  return {
+    runs: `${prefix}-obs:runs`,
+    runPid: `${prefix}-obs:run-pid`,
+    undos: `${prefix}-obs:undos`,
+    undoPid: `${prefix}-obs:undo-pid`,
+    log: `${prefix}-obs:log`,
+  };
 }

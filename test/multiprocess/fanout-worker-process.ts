@@ -27,14 +27,25 @@ async function main(): Promise<void> {
         await sleep(1 + (index % 3));
       },
       compensate: async (index) => void (await redis.rpush(keys.log, `compensate ${index}`)),
-      undo: async (index) => void (await redis.multi().hincrby(keys.undos, String(index), 1).hset(keys.undoPid, String(index), pid).rpush(keys.log, `undo ${index}`).exec()),
+      undo: async (index) =>
+        void (await redis
+          .multi()
+          .hincrby(keys.undos, String(index), 1)
+          .hset(keys.undoPid, String(index), pid)
+          .rpush(keys.log, `undo ${index}`)
+          .exec()),
       a: async () => void (await redis.rpush(keys.log, 'run a')),
       undoA: async () => void (await redis.rpush(keys.log, 'undo a')),
       b: async () => void (await redis.rpush(keys.log, 'run b')),
     },
     { name: FANOUT_REACTOR, batchSize: config.batchSize },
   );
-  const runtime = createRedisRuntime({ url: config.url, prefix: config.prefix, reactors: [reactor], background: { parkFallbackMs: 2_000, workerWaitMs: 0 } });
+  const runtime = createRedisRuntime({
+    url: config.url,
+    prefix: config.prefix,
+    reactors: [reactor],
+    background: { parkFallbackMs: 2_000, workerWaitMs: 0 },
+  });
   process.once('SIGTERM', () => {
     void runtime
       .close()
@@ -57,6 +68,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`fanout-worker-process failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.stderr.write(
+    `fanout-worker-process failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
   process.exit(1);
 });

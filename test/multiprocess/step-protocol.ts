@@ -17,7 +17,11 @@ export interface StepWorkerConfig {
   readonly guard: string;
   readonly concurrency: number;
   readonly stall?: { readonly lockDurationMs?: number; readonly stalledIntervalMs?: number };
-  readonly background?: { readonly contentionCap?: number; readonly parkFallbackMs?: number; readonly livenessTtlMs?: number };
+  readonly background?: {
+    readonly contentionCap?: number;
+    readonly parkFallbackMs?: number;
+    readonly livenessTtlMs?: number;
+  };
   /** Start the worker only on a `go` line on stdin. */
   readonly waitForGo?: boolean;
   /** This process hangs forever inside `st-hang`'s locked step (the SC-008 victim). */
@@ -25,7 +29,10 @@ export interface StepWorkerConfig {
 }
 
 /** The guard keys of one step of one scenario. */
-export const stepGuard = (guard: string, step: 'audit' | 'charge' | 'notify' | 'hang'): ReturnType<typeof bgGuardKeys> => bgGuardKeys(`${guard}:${step}`);
+export const stepGuard = (
+  guard: string,
+  step: 'audit' | 'charge' | 'notify' | 'hang',
+): ReturnType<typeof bgGuardKeys> => bgGuardKeys(`${guard}:${step}`);
 
 /** A guarded section run by a step body. */
 export type Section = (step: 'audit' | 'charge' | 'notify' | 'hang', key: string, executionId: string) => Promise<void>;
@@ -44,7 +51,10 @@ export function buildStepReactors(section: Section) {
       lock: { key: ({ account }) => `st:acct:${account}`, ttl: '10s' },
       run: ({ account }, ctx) => section('charge', `acct:${account}`, ctx.executionId),
     })
-    .step('notify', { waitFor: ['charge'], run: ({ account }, ctx) => section('notify', `acct:${account}`, ctx.executionId) })
+    .step('notify', {
+      waitFor: ['charge'],
+      run: ({ account }, ctx) => section('notify', `acct:${account}`, ctx.executionId),
+    })
     .build();
   // SC-008: the locked step hangs in the victim process.
   const hang = reactor('st-hang')

@@ -13,7 +13,8 @@ import { GUARD_ENTER, GUARD_EXIT } from './bg-protocol.js';
 import { buildStepReactors, stepGuard, type StepWorkerConfig } from './step-protocol.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-const writeLine = (value: unknown): Promise<void> => new Promise((resolve) => process.stdout.write(`${JSON.stringify(value)}\n`, () => resolve()));
+const writeLine = (value: unknown): Promise<void> =>
+  new Promise((resolve) => process.stdout.write(`${JSON.stringify(value)}\n`, () => resolve()));
 
 async function main(): Promise<void> {
   const config = JSON.parse(process.argv[2] ?? '{}') as StepWorkerConfig;
@@ -74,6 +75,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`step-worker-process failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.stderr.write(
+    `step-worker-process failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
   process.exit(1);
 });

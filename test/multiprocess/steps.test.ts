@@ -46,11 +46,18 @@ function spawnWorker(config: Omit<StepWorkerConfig, 'url'>): JsonChild {
 function scenario(prefix: string): { runtime: RedisRuntime; backend: RedisBackend; guard: string; prefix: string } {
   const runtime = createRedisRuntime({ url: server.url, prefix, reactors: Object.values(reactors) });
   const backend = createRedisBackend({ url: server.url, prefix });
-  closers.push(() => runtime.close(), () => backend.close());
+  closers.push(
+    () => runtime.close(),
+    () => backend.close(),
+  );
   return { runtime, backend, guard: `${prefix}-guard`, prefix };
 }
 
-async function settle(runtime: RedisRuntime, ids: readonly string[], timeoutMs: number): Promise<Map<string, RunResult | undefined>> {
+async function settle(
+  runtime: RedisRuntime,
+  ids: readonly string[],
+  timeoutMs: number,
+): Promise<Map<string, RunResult | undefined>> {
   const results = new Map<string, RunResult | undefined>();
   const pending = new Set(ids);
   const deadline = performance.now() + timeoutMs;
@@ -75,78 +82,106 @@ describe('SC-001: a step-level lock across 4 worker processes × concurrency 8',
   const EXECUTIONS = Number(process.env.STEPS_SC001_EXECUTIONS ?? 2000);
   const KEYS = 10;
 
-  test(`${EXECUTIONS} executions over ${KEYS} accounts: 0 overlaps inside charge per account, audit and notify overlap, all completed, nothing left held`, { timeout: 180_000 }, async () => {
-    const s = scenario('st1');
-    const workers = Array.from({ length: PROCESSES }, () => spawnWorker({ prefix: s.prefix, guard: s.guard, concurrency: CONCURRENCY, background: { parkFallbackMs: 2_000 }, waitForGo: true }));
-    await Promise.all(workers.map((w) => w.line((v) => v.ready === true, 30_000)));
-    const ids: string[] = [];
-    for (let i = 0; i < EXECUTIONS; i += 100) {
-      const batch = await Promise.all(Array.from({ length: Math.min(100, EXECUTIONS - i) }, (_, j) => s.runtime.engine.start(reactors.payment, { account: String((i + j) % KEYS) })));
-      for (const r of batch) ids.push(r.executionId);
-    }
-    const began = performance.now();
-    for (const w of workers) w.child.stdin!.write('go\n');
-    const results = await settle(s.runtime, ids, 150_000);
-    const wallMs = performance.now() - began;
-    const statuses: Record<string, number> = {};
-    for (const r of results.values()) statuses[r?.status ?? 'missing'] = (statuses[r?.status ?? 'missing'] ?? 0) + 1;
-    const max = async (step: 'audit' | 'charge' | 'notify'): Promise<number[]> => Object.values(await observer.hgetall(stepGuard(s.guard, step).max)).map(Number);
-    const [audit, charge, notify] = [await max('audit'), await max('charge'), await max('notify')];
-    const chargeRuns = await observer.hgetall(stepGuard(s.guard, 'charge').runs);
-    const parks = [...results.values()].reduce((n, r) => n + (r?.trace.filter((e) => e.type === 'run.parked' && e.step === 'charge').length ?? 0), 0);
-    console.info(`[steps] SC-001: ${EXECUTIONS} executions in ${Math.round(wallMs)} ms; ${JSON.stringify(statuses)}; max inside per account: charge ${JSON.stringify(charge)}, audit ${JSON.stringify(audit)}, notify ${JSON.stringify(notify)}; parks at charge ${parks}`);
+  test(
+    `${EXECUTIONS} executions over ${KEYS} accounts: 0 overlaps inside charge per account, audit and notify overlap, all completed, nothing left held`,
+    { timeout: 180_000 },
+    async () => {
+      const s = scenario('st1');
+      const workers = Array.from({ length: PROCESSES }, () =>
+        spawnWorker({
+          prefix: s.prefix,
+          guard: s.guard,
+          concurrency: CONCURRENCY,
+          background: { parkFallbackMs: 2_000 },
+          waitForGo: true,
+        }),
+      );
+      await Promise.all(workers.map((w) => w.line((v) => v.ready === true, 30_000)));
+      const ids: string[] = [];
+      for (let i = 0; i < EXECUTIONS; i += 100) {
+        const batch = await Promise.all(
+          Array.from({ length: Math.min(100, EXECUTIONS - i) }, (_, j) =>
+            s.runtime.engine.start(reactors.payment, { account: String((i + j) % KEYS) }),
+          ),
+        );
+        for (const r of batch) ids.push(r.executionId);
+      }
+      const began = performance.now();
+      for (const w of workers) w.child.stdin!.write('go\n');
+      const results = await settle(s.runtime, ids, 150_000);
+      const wallMs = performance.now() - began;
+      const statuses: Record<string, number> = {};
+      for (const r of results.values()) statuses[r?.status ?? 'missing'] = (statuses[r?.status ?? 'missing'] ?? 0) + 1;
+      const max = async (step: 'audit' | 'charge' | 'notify'): Promise<number[]> =>
+        Object.values(await observer.hgetall(stepGuard(s.guard, step).max)).map(Number);
+      const [audit, charge, notify] = [await max('audit'), await max('charge'), await max('notify')];
+      const chargeRuns = await observer.hgetall(stepGuard(s.guard, 'charge').runs);
+      const parks = [...results.values()].reduce(
+        (n, r) => n + (r?.trace.filter((e) => e.type === 'run.parked' && e.step === 'charge').length ?? 0),
+        0,
+      );
+      console.info(
+        `[steps] SC-001: ${EXECUTIONS} executions in ${Math.round(wallMs)} ms; ${JSON.stringify(statuses)}; max inside per account: charge ${JSON.stringify(charge)}, audit ${JSON.stringify(audit)}, notify ${JSON.stringify(notify)}; parks at charge ${parks}`,
+      );
 
-    expect(statuses).toEqual({ completed: EXECUTIONS });
-    // 0 overlapping entries inside the locked step, for every account.
-    expect(charge).toEqual(Array.from({ length: KEYS }, () => 1));
-    // Every execution entered charge exactly once (parks never ran the body).
-    expect(Object.keys(chargeRuns)).toHaveLength(EXECUTIONS);
-    expect(Object.values(chargeRuns).every((n) => n === '1')).toBe(true);
-    // The unlocked steps of one account overlapped (SC-002's half that needs no timing).
-    expect(Math.max(...audit, ...notify)).toBeGreaterThan(1);
-    for (let k = 0; k < KEYS; k++) expect(await s.backend.coordinator.lockState(`st:acct:${k}`)).toBeUndefined();
-    for (const w of workers) w.child.kill('SIGTERM');
-    await Promise.all(workers.map((w) => w.exited));
-  });
+      expect(statuses).toEqual({ completed: EXECUTIONS });
+      // 0 overlapping entries inside the locked step, for every account.
+      expect(charge).toEqual(Array.from({ length: KEYS }, () => 1));
+      // Every execution entered charge exactly once (parks never ran the body).
+      expect(Object.keys(chargeRuns)).toHaveLength(EXECUTIONS);
+      expect(Object.values(chargeRuns).every((n) => n === '1')).toBe(true);
+      // The unlocked steps of one account overlapped (SC-002's half that needs no timing).
+      expect(Math.max(...audit, ...notify)).toBeGreaterThan(1);
+      for (let k = 0; k < KEYS; k++) expect(await s.backend.coordinator.lockState(`st:acct:${k}`)).toBeUndefined();
+      for (const w of workers) w.child.kill('SIGTERM');
+      await Promise.all(workers.map((w) => w.exited));
+    },
+  );
 });
 
 describe('SC-008: kill -9 of a process holding a step-level lock', () => {
-  test(`the key is usable again within TTL (${HANG_TTL_MS} ms) + 1 s, and another worker completes the execution`, { timeout: 60_000 }, async () => {
-    const s = scenario('st2');
-    const stall = { lockDurationMs: 2_000, stalledIntervalMs: 1_000 };
-    const background = { livenessTtlMs: 2_000, parkFallbackMs: 500 };
-    const victim = spawnWorker({ prefix: s.prefix, guard: s.guard, concurrency: 2, stall, background, hang: true });
-    await victim.line((v) => v.ready === true, 30_000);
-    const started = await s.runtime.engine.start(reactors.hang, { account: 'a' });
-    const id = started.executionId;
-    await victim.line((v) => v.inStep === 'hang' && v.executionId === id);
-    const held = await s.backend.coordinator.lockState('st:hang:a');
-    expect(held?.holder.step).toBe('charge');
-    expect(held?.holder.executionId).toBe(id);
+  test(
+    `the key is usable again within TTL (${HANG_TTL_MS} ms) + 1 s, and another worker completes the execution`,
+    { timeout: 60_000 },
+    async () => {
+      const s = scenario('st2');
+      const stall = { lockDurationMs: 2_000, stalledIntervalMs: 1_000 };
+      const background = { livenessTtlMs: 2_000, parkFallbackMs: 500 };
+      const victim = spawnWorker({ prefix: s.prefix, guard: s.guard, concurrency: 2, stall, background, hang: true });
+      await victim.line((v) => v.ready === true, 30_000);
+      const started = await s.runtime.engine.start(reactors.hang, { account: 'a' });
+      const id = started.executionId;
+      await victim.line((v) => v.inStep === 'hang' && v.executionId === id);
+      const held = await s.backend.coordinator.lockState('st:hang:a');
+      expect(held?.holder.step).toBe('charge');
+      expect(held?.holder.executionId).toBe(id);
 
-    const killedAt = performance.now();
-    victim.child.kill('SIGKILL');
-    await victim.exited;
-    let usableMs: number | undefined;
-    while (performance.now() - killedAt < HANG_TTL_MS + 3_000) {
-      const state = await s.backend.coordinator.lockState('st:hang:a');
-      if (state === undefined || state.holder.owner !== held?.holder.owner) {
-        usableMs = performance.now() - killedAt;
-        break;
+      const killedAt = performance.now();
+      victim.child.kill('SIGKILL');
+      await victim.exited;
+      let usableMs: number | undefined;
+      while (performance.now() - killedAt < HANG_TTL_MS + 3_000) {
+        const state = await s.backend.coordinator.lockState('st:hang:a');
+        if (state === undefined || state.holder.owner !== held?.holder.owner) {
+          usableMs = performance.now() - killedAt;
+          break;
+        }
+        await sleep(20);
       }
-      await sleep(20);
-    }
-    console.info(`[steps] SC-008: step lock usable again ${usableMs === undefined ? 'never' : Math.round(usableMs)} ms after kill -9 (TTL ${HANG_TTL_MS} ms)`);
-    expect(usableMs).toBeDefined();
-    expect(usableMs!).toBeLessThanOrEqual(HANG_TTL_MS + 1_000);
+      console.info(
+        `[steps] SC-008: step lock usable again ${usableMs === undefined ? 'never' : Math.round(usableMs)} ms after kill -9 (TTL ${HANG_TTL_MS} ms)`,
+      );
+      expect(usableMs).toBeDefined();
+      expect(usableMs!).toBeLessThanOrEqual(HANG_TTL_MS + 1_000);
 
-    // Recovery: a second worker takes the execution over and completes it under the step lock.
-    const rescuer = spawnWorker({ prefix: s.prefix, guard: s.guard, concurrency: 2, stall, background });
-    await rescuer.line((v) => v.ready === true, 30_000);
-    const outcome = await s.runtime.engine.wait(id, { timeoutMs: 20_000, pollMs: 50 });
-    expect(outcome?.status).toBe('completed');
-    expect(await s.backend.coordinator.lockState('st:hang:a')).toBeUndefined();
-    rescuer.child.kill('SIGTERM');
-    await rescuer.exited;
-  });
+      // Recovery: a second worker takes the execution over and completes it under the step lock.
+      const rescuer = spawnWorker({ prefix: s.prefix, guard: s.guard, concurrency: 2, stall, background });
+      await rescuer.line((v) => v.ready === true, 30_000);
+      const outcome = await s.runtime.engine.wait(id, { timeoutMs: 20_000, pollMs: 50 });
+      expect(outcome?.status).toBe('completed');
+      expect(await s.backend.coordinator.lockState('st:hang:a')).toBeUndefined();
+      rescuer.child.kill('SIGTERM');
+      await rescuer.exited;
+    },
+  );
 });

@@ -15,7 +15,14 @@ import { Redis } from 'ioredis';
 import { createInterface } from 'node:readline';
 import { createEngine, reactor, type ReactorEvent } from '../../src/index.js';
 import { createRedisBackend } from '../../src/storage/redis/index.js';
-import { guardKeys, holdKeys, type GuardEntry, type HoldingLine, type WorkerConfig, type WorkerResult } from './protocol.js';
+import {
+  guardKeys,
+  holdKeys,
+  type GuardEntry,
+  type HoldingLine,
+  type WorkerConfig,
+  type WorkerResult,
+} from './protocol.js';
 
 // KEYS: cur, max, total, log. ARGV: log entry. Returns the guard value after INCR.
 const ENTER = `
@@ -45,7 +52,10 @@ function waitForGo(): Promise<void> {
   });
 }
 
-function buildReactor(config: WorkerConfig, section: (ctx: { executionId: string; token: string | undefined }) => Promise<void>) {
+function buildReactor(
+  config: WorkerConfig,
+  section: (ctx: { executionId: string; token: string | undefined }) => Promise<void>,
+) {
   const ttl = config.ttlMs ?? 30_000;
   const wait = config.waitMs ?? 30_000;
   const base = reactor(`mp-${config.mode}`);
@@ -55,7 +65,11 @@ function buildReactor(config: WorkerConfig, section: (ctx: { executionId: string
       : config.mode === 'semaphore'
         ? base.withSemaphore({ key: () => config.key, limit: config.limit ?? 3, ttl, wait })
         : base.withOrderedLock({ key: () => config.key, wait });
-  return declared.step('section', { run: (_args, ctx) => section({ executionId: ctx.executionId, token: ctx.fencingToken(config.key) }) }).build();
+  return declared
+    .step('section', {
+      run: (_args, ctx) => section({ executionId: ctx.executionId, token: ctx.fencingToken(config.key) }),
+    })
+    .build();
 }
 
 async function contend(config: WorkerConfig): Promise<void> {
@@ -65,12 +79,15 @@ async function contend(config: WorkerConfig): Promise<void> {
   const nonces = new Map<string, number>();
   const engine = createEngine({ store: backend.store, coordinator: backend.coordinator });
   engine.subscribe((e: ReactorEvent) => {
-    if (e.type === 'coordination.acquired' && e.primitive === 'ordered_lock' && e.nonce !== undefined) nonces.set(e.executionId, e.nonce);
+    if (e.type === 'coordination.acquired' && e.primitive === 'ordered_lock' && e.nonce !== undefined)
+      nonces.set(e.executionId, e.nonce);
   });
   let maxInside = 0;
   const definition = buildReactor(config, async ({ executionId, token }) => {
     const entry: GuardEntry = { pid: process.pid, inside: 0, token, nonce: nonces.get(executionId) };
-    const inside = Number(await guardRedis.eval(ENTER, 4, keys.cur, keys.max, keys.total, keys.log, JSON.stringify(entry)));
+    const inside = Number(
+      await guardRedis.eval(ENTER, 4, keys.cur, keys.max, keys.total, keys.log, JSON.stringify(entry)),
+    );
     maxInside = Math.max(maxInside, inside);
     try {
       await sleep(2 + Math.floor(Math.random() * 4));
@@ -119,7 +136,12 @@ async function hold(config: WorkerConfig): Promise<void> {
     .withSemaphore({ key: () => keys.semaphore, limit: 1, ttl, wait })
     .step('hang', {
       run: async (_args, ctx) => {
-        const line: HoldingLine = { holding: true, pid: process.pid, executionId: ctx.executionId, token: ctx.fencingToken(keys.lock) };
+        const line: HoldingLine = {
+          holding: true,
+          pid: process.pid,
+          executionId: ctx.executionId,
+          token: ctx.fencingToken(keys.lock),
+        };
         await writeLine(line);
         // Hang until killed; the interval keeps the event loop alive on its own.
         setInterval(() => undefined, 60_000);
@@ -129,13 +151,18 @@ async function hold(config: WorkerConfig): Promise<void> {
     .build();
   const result = await engine.run(definition, {});
   // Only reached if the holds could not be taken.
-  await writeLine({ holding: false, status: result.status, error: result.status === 'failed' ? result.error.message : undefined });
+  await writeLine({
+    holding: false,
+    status: result.status,
+    error: result.status === 'failed' ? result.error.message : undefined,
+  });
   await backend.close();
 }
 
 async function main(): Promise<void> {
   const raw = process.argv[2] ?? process.env.MP_WORKER_CONFIG;
-  if (raw === undefined) throw new Error('worker-process: pass the JSON config as the first argument or in MP_WORKER_CONFIG');
+  if (raw === undefined)
+    throw new Error('worker-process: pass the JSON config as the first argument or in MP_WORKER_CONFIG');
   const config = JSON.parse(raw) as WorkerConfig;
   if (config.mode === 'hold') await hold(config);
   else await contend(config);
@@ -144,7 +171,9 @@ async function main(): Promise<void> {
 main().then(
   () => process.exit(0),
   (error: unknown) => {
-    process.stderr.write(`worker-process failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.stderr.write(
+      `worker-process failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
     process.exit(1);
   },
 );

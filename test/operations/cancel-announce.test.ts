@@ -4,7 +4,14 @@
  * own connections. The run stops at its next step boundary, rolls back, and ends `cancelled`.
  */
 import { describe, expect, test } from 'vitest';
-import { createEngine, MemoryCoordinator, MemoryStore, reactor, type Coordinator, type Store } from '../../src/index.js';
+import {
+  createEngine,
+  MemoryCoordinator,
+  MemoryStore,
+  reactor,
+  type Coordinator,
+  type Store,
+} from '../../src/index.js';
 import { createRedisBackend } from '../../src/storage/redis/index.js';
 import { useRedisServer } from '../support/use-redis-server.js';
 
@@ -15,12 +22,18 @@ function gate(): { promise: Promise<void>; open: () => void } {
 }
 
 /** Runs a two-step reactor inline on `runner`, cancels it from `operator`, and checks the outcome. */
-async function cancelAcross(runner: { store: Store; coordinator: Coordinator }, operator: { store: Store; coordinator: Coordinator }): Promise<void> {
+async function cancelAcross(
+  runner: { store: Store; coordinator: Coordinator },
+  operator: { store: Store; coordinator: Coordinator },
+): Promise<void> {
   const log: string[] = [];
   const inStep = gate();
   const release = gate();
   const r = reactor('long-inline')
-    .step('first', { run: async () => (inStep.open(), await release.promise, 1), undo: () => void log.push('undo first') })
+    .step('first', {
+      run: async () => (inStep.open(), await release.promise, 1),
+      undo: () => void log.push('undo first'),
+    })
     .step('second', { waitFor: ['first'], run: () => void log.push('second ran') })
     .build();
   const engine = createEngine(runner);
@@ -30,7 +43,8 @@ async function cancelAcross(runner: { store: Store; coordinator: Coordinator }, 
   const executionId = (await operator.store.list()).records[0]!.id;
   expect((await other.cancel(executionId, { reason: 'from elsewhere' })).status).toBe('running'); // not ours: a request
   // The announcement travels while the first step still runs; only then does the step end.
-  for (let i = 0; i < 200 && !(await runner.coordinator.periodIsMarked(`cancel:${executionId}`, 'requested')); i++) await new Promise((resolve) => setTimeout(resolve, 5));
+  for (let i = 0; i < 200 && !(await runner.coordinator.periodIsMarked(`cancel:${executionId}`, 'requested')); i++)
+    await new Promise((resolve) => setTimeout(resolve, 5));
   await new Promise((resolve) => setTimeout(resolve, 50));
   release.open();
   const result = await running;

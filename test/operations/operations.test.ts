@@ -1,13 +1,26 @@
 import { describe, expect, test } from 'vitest';
 import { z } from 'zod';
-import { createEmbeddedEngine, createEngine, ExecutionStateError, MemoryCoordinator, MemoryStore, reactor, type AnyReactorDefinition, type RunResult } from '../../src/index.js';
+import {
+  createEmbeddedEngine,
+  createEngine,
+  ExecutionStateError,
+  MemoryCoordinator,
+  MemoryStore,
+  reactor,
+  type AnyReactorDefinition,
+  type RunResult,
+} from '../../src/index.js';
 import { createMemoryQueue } from '../../src/queue/memory.js';
 import { gate } from '../background/helpers.js';
 
 type Gate = ReturnType<typeof gate>;
 
 /** Runs `r` embedded; once its step opened `inStep`, cancels it (reason `stop`) and opens `unblock` to let the step go on. */
-async function cancelInStep(r: AnyReactorDefinition, inStep: Gate, unblock: Gate): Promise<{ result: RunResult; cancelled: unknown }> {
+async function cancelInStep(
+  r: AnyReactorDefinition,
+  inStep: Gate,
+  unblock: Gate,
+): Promise<{ result: RunResult; cancelled: unknown }> {
   const engine = createEmbeddedEngine();
   try {
     const running = engine.run(r, {});
@@ -47,7 +60,12 @@ describe('cancel', () => {
   test('a queued execution is cancelled before any step runs; its job later finds it finished', async () => {
     const log: string[] = [];
     const memory = createMemoryQueue();
-    const engine = createEngine({ store: new MemoryStore(), coordinator: new MemoryCoordinator(), queue: memory.queue, waitList: memory.waitList });
+    const engine = createEngine({
+      store: new MemoryStore(),
+      coordinator: new MemoryCoordinator(),
+      queue: memory.queue,
+      waitList: memory.waitList,
+    });
     const queued = await engine.start(tracked(log), { id: '2' });
     const cancelled = await engine.cancel(queued.executionId);
     expect(cancelled.status).toBe('cancelled');
@@ -63,7 +81,10 @@ describe('cancel', () => {
     const release = gate();
     let after = false;
     const r = reactor('long')
-      .step('first', { run: async () => (inStep.open(), await release.promise, 1), undo: () => void log.push('undo first') })
+      .step('first', {
+        run: async () => (inStep.open(), await release.promise, 1),
+        undo: () => void log.push('undo first'),
+      })
       .step('second', { waitFor: ['first'], run: () => void (after = true) })
       .build();
     const { result, cancelled } = await cancelInStep(r, inStep, release);
@@ -79,7 +100,11 @@ describe('cancel', () => {
     const fail = gate();
     const r = reactor('cancel-then-fail')
       .step('first', { run: () => 1, undo: () => void log.push('undo first') })
-      .step('second', { waitFor: ['first'], retry: { maxAttempts: 3, baseDelay: 10 }, run: async () => (inStep.open(), await fail.promise, Promise.reject(new Error('boom'))) })
+      .step('second', {
+        waitFor: ['first'],
+        retry: { maxAttempts: 3, baseDelay: 10 },
+        run: async () => (inStep.open(), await fail.promise, Promise.reject(new Error('boom'))),
+      })
       .build();
     const { result, cancelled } = await cancelInStep(r, inStep, fail);
     expect(result).toMatchObject({ status: 'cancelled', reason: 'stop' });
@@ -91,7 +116,10 @@ describe('cancel', () => {
     const coordinator = new MemoryCoordinator();
     const engine = createEmbeddedEngine({ coordinator, background: { parkFallbackMs: 60_000 } });
     await coordinator.lockAcquire({ key: 'acct', holder: { owner: 'other' }, ttlMs: 60_000 });
-    const r = reactor('locked').withLock({ key: () => 'acct' }).step('s', { run: () => 1 }).build();
+    const r = reactor('locked')
+      .withLock({ key: () => 'acct' })
+      .step('s', { run: () => 1 })
+      .build();
     const queued = await engine.start(r, {});
     await expect.poll(async () => (await engine.result(queued.executionId))?.status).toBe('parked');
     expect((await engine.cancel(queued.executionId)).status).toBe('cancelled');
@@ -105,7 +133,13 @@ describe('cancel', () => {
 describe('retry', () => {
   test('a failed execution is run again as a new execution linked to it', async () => {
     let fail = true;
-    const r = reactor('flaky').input({ n: z.number() }).step('s', { args: ($) => ({ n: $.input('n') }), run: ({ n }) => (fail ? Promise.reject(new Error('down')) : n * 2) }).returns('s');
+    const r = reactor('flaky')
+      .input({ n: z.number() })
+      .step('s', {
+        args: ($) => ({ n: $.input('n') }),
+        run: ({ n }) => (fail ? Promise.reject(new Error('down')) : n * 2),
+      })
+      .returns('s');
     const engine = createEmbeddedEngine();
     const failed = await engine.run(r, { n: 21 });
     expect(failed.status).toBe('failed');
@@ -115,7 +149,9 @@ describe('retry', () => {
     const done = await engine.wait(queued.executionId);
     expect(done?.status === 'completed' && done.value).toBe(42);
     expect((await engine.store.get(queued.executionId))?.retryOf).toBe(failed.executionId);
-    await expect(engine.retry(queued.executionId)).rejects.toThrow(/only a failed, halted, cancelled or aborted execution is retried/);
+    await expect(engine.retry(queued.executionId)).rejects.toThrow(
+      /only a failed, halted, cancelled or aborted execution is retried/,
+    );
     await engine.close();
   });
 });

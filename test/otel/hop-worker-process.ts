@@ -7,11 +7,23 @@
  */
 import { context } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+  type SpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
 import { createInterface } from 'node:readline';
 import { createRedisRuntime, type Worker } from '../../src/bullmq.js';
 import { otel } from '../../src/otel/index.js';
-import { buildHop, HOP_PARK_FALLBACK_MS, spanLine, type HopReadyLine, type HopStoppedLine, type HopWorkerConfig } from './hop-protocol.js';
+import {
+  buildHop,
+  HOP_PARK_FALLBACK_MS,
+  spanLine,
+  type HopReadyLine,
+  type HopStoppedLine,
+  type HopWorkerConfig,
+} from './hop-protocol.js';
 
 function writeLine(value: unknown): Promise<void> {
   return new Promise((resolve) => process.stdout.write(`${JSON.stringify(value)}\n`, () => resolve()));
@@ -24,19 +36,44 @@ async function main(): Promise<void> {
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   const exporter = new InMemorySpanExporter();
   const counts = { started: 0, ended: 0 };
-  const counter: SpanProcessor = { onStart: () => void counts.started++, onEnd: () => void counts.ended++, forceFlush: () => Promise.resolve(), shutdown: () => Promise.resolve() };
+  const counter: SpanProcessor = {
+    onStart: () => void counts.started++,
+    onEnd: () => void counts.ended++,
+    forceFlush: () => Promise.resolve(),
+    shutdown: () => Promise.resolve(),
+  };
   const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter), counter] });
   const tracing = otel({ tracer: provider.getTracer('hop-worker') });
-  const runtime = createRedisRuntime({ url: config.url, prefix: config.prefix, reactors: [buildHop()], middleware: [tracing], background: { workerWaitMs: 0, parkFallbackMs: HOP_PARK_FALLBACK_MS } });
+  const runtime = createRedisRuntime({
+    url: config.url,
+    prefix: config.prefix,
+    reactors: [buildHop()],
+    middleware: [tracing],
+    background: { workerWaitMs: 0, parkFallbackMs: HOP_PARK_FALLBACK_MS },
+  });
   let worker: Worker | undefined;
   let stopping = false;
   runtime.engine.subscribe((e) => {
-    const ended = e.type === 'run.queued' && e.reason !== 'start' ? e.reason : e.type === 'run.completed' || e.type === 'run.failed' ? e.type.slice(4) : undefined;
+    const ended =
+      e.type === 'run.queued' && e.reason !== 'start'
+        ? e.reason
+        : e.type === 'run.completed' || e.type === 'run.failed'
+          ? e.type.slice(4)
+          : undefined;
     if (ended === undefined || stopping || !worker) return;
     stopping = true;
     // Stopping waits for the job in flight (this one) to finish: its spans have ended by then.
     void worker.stop().then(async () => {
-      const line: HopStoppedLine = { stopped: true, name: config.name, pid: process.pid, ended, spans: exporter.getFinishedSpans().map(spanLine), started: counts.started, ended_: counts.ended, open: tracing.openSpans };
+      const line: HopStoppedLine = {
+        stopped: true,
+        name: config.name,
+        pid: process.pid,
+        ended,
+        spans: exporter.getFinishedSpans().map(spanLine),
+        started: counts.started,
+        ended_: counts.ended,
+        open: tracing.openSpans,
+      };
       await writeLine(line);
     });
   });
@@ -49,6 +86,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`hop-worker-process failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.stderr.write(
+    `hop-worker-process failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
   process.exit(1);
 });

@@ -7,7 +7,17 @@
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { describe, expect, test } from 'vitest';
 import { z } from 'zod';
-import { createEngine, defineStep, JOB_FORMAT_VERSION, MemoryCoordinator, MemoryStore, NonRetryableError, reactor, type EnqueueOptions, type ExecutionJob } from '../../src/index.js';
+import {
+  createEngine,
+  defineStep,
+  JOB_FORMAT_VERSION,
+  MemoryCoordinator,
+  MemoryStore,
+  NonRetryableError,
+  reactor,
+  type EnqueueOptions,
+  type ExecutionJob,
+} from '../../src/index.js';
 import { ATTR, fromTraceContext } from '../../src/otel/index.js';
 import { createMemoryQueue } from '../../src/queue/memory.js';
 import { createWorker } from '../../src/queue/worker.js';
@@ -42,7 +52,12 @@ describe('jobs of one execution in a worker', () => {
     }
     const spans = t.spans();
     expect(edges(spans)).toEqual(
-      expect.arrayContaining(['enqueue bg-flaky <- (root)', 'run bg-flaky <- enqueue bg-flaky', 'step call <- run bg-flaky', 'enqueue bg-flaky <- run bg-flaky']),
+      expect.arrayContaining([
+        'enqueue bg-flaky <- (root)',
+        'run bg-flaky <- enqueue bg-flaky',
+        'step call <- run bg-flaky',
+        'enqueue bg-flaky <- run bg-flaky',
+      ]),
     );
     const runs = named(spans, 'run bg-flaky');
     expect(runs).toHaveLength(2);
@@ -55,7 +70,13 @@ describe('jobs of one execution in a worker', () => {
       ['succeeded', 2],
     ]);
     expect(eventNames(steps[0]!)).toEqual(['step.retrying']);
-    expect(named(spans, 'enqueue bg-flaky').map((s) => [s.attributes[ATTR.enqueueReason], s.attributes[ATTR.delayMs], s.kind])).toEqual([
+    expect(
+      named(spans, 'enqueue bg-flaky').map((s) => [
+        s.attributes[ATTR.enqueueReason],
+        s.attributes[ATTR.delayMs],
+        s.kind,
+      ]),
+    ).toEqual([
       ['start', 0, SpanKind.PRODUCER],
       ['retry', 1_000, SpanKind.PRODUCER],
     ]);
@@ -98,14 +119,22 @@ describe('jobs of one execution in a worker', () => {
       const runs = named(spans, 'run locked');
       expect(runs.map((s) => s.attributes[ATTR.runOutcome])).toEqual(['parked', 'completed']);
       expect(eventNames(runs[0]!)).toEqual(expect.arrayContaining(['run.parked']));
-      expect(runs[0]!.events.find((e) => e.name === 'run.parked')?.attributes).toMatchObject({ [ATTR.key]: 'ledger', [ATTR.primitive]: 'lock' });
+      expect(runs[0]!.events.find((e) => e.name === 'run.parked')?.attributes).toMatchObject({
+        [ATTR.key]: 'ledger',
+        [ATTR.primitive]: 'lock',
+      });
       expect(eventNames(runs[1]!)).toEqual(expect.arrayContaining(['run.woken']));
       const writes = named(spans, 'step write');
       expect(writes.map((s) => s.attributes[ATTR.stepOutcome])).toEqual(['parked', 'succeeded']);
       expect(writes[0]!.status.code).toBe(SpanStatusCode.OK);
       expect(eventNames(writes[0]!)).toContain('coordination.contended');
-      expect(writes[0]!.events.find((e) => e.name === 'coordination.contended')?.attributes).toMatchObject({ [ATTR.key]: 'ledger', [ATTR.step]: 'write' });
-      expect(eventNames(writes[1]!)).toEqual(expect.arrayContaining(['coordination.acquired', 'coordination.released']));
+      expect(writes[0]!.events.find((e) => e.name === 'coordination.contended')?.attributes).toMatchObject({
+        [ATTR.key]: 'ledger',
+        [ATTR.step]: 'write',
+      });
+      expect(eventNames(writes[1]!)).toEqual(
+        expect.arrayContaining(['coordination.acquired', 'coordination.released']),
+      );
       expect(named(spans, 'step prepare')).toHaveLength(1); // completed in the first job: not run again
       expect(named(spans, 'enqueue locked').map((s) => s.attributes[ATTR.enqueueReason])).toEqual(['start', 'park']);
       expect(new Set(spans.map((s) => s.spanContext().traceId)).size).toBe(1);
@@ -135,9 +164,17 @@ describe('jobs of one execution in a worker', () => {
     }
     const spans = t.spans();
     expect(edges(spans).sort()).toEqual(
-      ['run handoff <- (root)', 'step accept <- run handoff', 'enqueue handoff <- run handoff', 'run handoff <- run handoff', 'step fulfil <- run handoff'].sort(),
+      [
+        'run handoff <- (root)',
+        'step accept <- run handoff',
+        'enqueue handoff <- run handoff',
+        'run handoff <- run handoff',
+        'step fulfil <- run handoff',
+      ].sort(),
     );
-    const [inline, job] = named(spans, 'run handoff').sort((a, b) => String(a.attributes[ATTR.runMode]).localeCompare(String(b.attributes[ATTR.runMode])));
+    const [inline, job] = named(spans, 'run handoff').sort((a, b) =>
+      String(a.attributes[ATTR.runMode]).localeCompare(String(b.attributes[ATTR.runMode])),
+    );
     expect(inline!.attributes).toMatchObject({ [ATTR.runMode]: 'inline', [ATTR.runOutcome]: 'queued' });
     expect(job!.attributes).toMatchObject({ [ATTR.runMode]: 'worker', [ATTR.runOutcome]: 'completed' });
     expect(parentOf(spans, job!)).toBe(inline);
@@ -148,14 +185,22 @@ describe('jobs of one execution in a worker', () => {
   test('an asyncStep unit and an asyncReactor child join their dispatcher’s trace, under its root', async () => {
     const t = tracing();
     const w = workerEngine(t);
-    const invoice = reactor('invoice').input({ n: z.number() }).step('issue', { run: ({ n }) => `inv-${n}` }).returns('issue');
+    const invoice = reactor('invoice')
+      .input({ n: z.number() })
+      .step('issue', { run: ({ n }) => `inv-${n}` })
+      .returns('issue');
     const order = reactor('order-async')
       .step('reserve', { run: () => 3 })
       .asyncStep('charge', { args: ($) => ({ n: $.result('reserve') }), run: ({ n }) => ({ id: `ch-${n}` }) })
       .asyncReactor('bill', invoice, { args: ($) => ({ n: $.result('reserve') }) })
       .step('receipt', { args: ($) => ({ id: $.result('charge', 'id') }), run: ({ id }) => id })
       .returns('receipt');
-    const worker = createWorker({ engine: w.engine, consumer: w.memory.consumer, reactors: [order, invoice], concurrency: 4 });
+    const worker = createWorker({
+      engine: w.engine,
+      consumer: w.memory.consumer,
+      reactors: [order, invoice],
+      concurrency: 4,
+    });
     let executionId = '';
     try {
       const result = await w.engine.run(order, {});
@@ -173,8 +218,18 @@ describe('jobs of one execution in a worker', () => {
     const unitRun = runs.find((s) => s.attributes[ATTR.executionId] === `${executionId}~charge`)!;
     expect(unitRun.attributes[ATTR.runMode]).toBe('worker');
     expect(parentOf(spans, unitRun)).toBe(root);
-    expect(parentOf(spans, named(spans, 'step charge').find((s) => s.attributes[ATTR.executionId] === `${executionId}~charge`)!)).toBe(unitRun);
-    expect(parentOf(spans, named(spans, 'step charge').find((s) => s.attributes[ATTR.executionId] === executionId)!)).toBe(root);
+    expect(
+      parentOf(
+        spans,
+        named(spans, 'step charge').find((s) => s.attributes[ATTR.executionId] === `${executionId}~charge`)!,
+      ),
+    ).toBe(unitRun);
+    expect(
+      parentOf(
+        spans,
+        named(spans, 'step charge').find((s) => s.attributes[ATTR.executionId] === executionId)!,
+      ),
+    ).toBe(root);
     const childRun = one(spans, 'run invoice');
     const childStart = one(spans, 'enqueue invoice');
     expect(parentOf(spans, childStart)).toBe(root);
@@ -187,14 +242,34 @@ describe('jobs of one execution in a worker', () => {
     const t = tracing();
     const clock = new ManualClock();
     const memory = createMemoryQueue({ clock });
-    const queue = { ...memory.queue, enqueue: (job: ExecutionJob, options: EnqueueOptions) => (options.jobId.endsWith(':2') ? Promise.reject(new Error('queue down')) : memory.queue.enqueue(job, options)) };
+    const queue = {
+      ...memory.queue,
+      enqueue: (job: ExecutionJob, options: EnqueueOptions) =>
+        options.jobId.endsWith(':2') ? Promise.reject(new Error('queue down')) : memory.queue.enqueue(job, options),
+    };
     const r = reactor('broken-queue')
-      .step('call', { retry: { maxAttempts: 2, backoff: 'fixed', baseDelay: 10 }, run: (_a, ctx) => (ctx.attempt === 1 ? Promise.reject(new Error('flaky')) : 'ok') })
+      .step('call', {
+        retry: { maxAttempts: 2, backoff: 'fixed', baseDelay: 10 },
+        run: (_a, ctx) => (ctx.attempt === 1 ? Promise.reject(new Error('flaky')) : 'ok'),
+      })
       .background('all')
       .build();
-    const engine = createEngine({ store: new MemoryStore({ clock }), clock, coordinator: new MemoryCoordinator({ clock }), queue, waitList: memory.waitList, middleware: [t.middleware], reactors: [r] });
+    const engine = createEngine({
+      store: new MemoryStore({ clock }),
+      clock,
+      coordinator: new MemoryCoordinator({ clock }),
+      queue,
+      waitList: memory.waitList,
+      middleware: [t.middleware],
+      reactors: [r],
+    });
     const started = await engine.start(r, {});
-    await expect(engine.process({ v: JOB_FORMAT_VERSION, executionId: started.executionId, reactor: r.name }, { jobId: `${started.executionId}:1`, delivery: 1 })).rejects.toThrow('queue down');
+    await expect(
+      engine.process(
+        { v: JOB_FORMAT_VERSION, executionId: started.executionId, reactor: r.name },
+        { jobId: `${started.executionId}:1`, delivery: 1 },
+      ),
+    ).rejects.toThrow('queue down');
     const spans = t.spans();
     expect(named(spans, 'enqueue broken-queue').map((s) => [s.attributes[ATTR.enqueueReason], s.status])).toEqual([
       ['start', { code: SpanStatusCode.OK }],
@@ -326,7 +401,15 @@ describe('a retry execution links to the execution it retries', () => {
     expect((await engine.retry(failed.executionId)).status).toBe('completed');
     const [first, second] = named(t.spans(), 'run flaky-inline');
     expect(first!.links).toEqual([]);
-    expect(second!.links).toEqual([{ context: expect.objectContaining({ traceId: first!.spanContext().traceId, spanId: first!.spanContext().spanId }), attributes: { [ATTR.linkKind]: 'retry_of' } }]);
+    expect(second!.links).toEqual([
+      {
+        context: expect.objectContaining({
+          traceId: first!.spanContext().traceId,
+          spanId: first!.spanContext().spanId,
+        }),
+        attributes: { [ATTR.linkKind]: 'retry_of' },
+      },
+    ]);
     expect(second!.spanContext().traceId).not.toBe(first!.spanContext().traceId);
     expectNoLeaks(t);
   });
@@ -356,10 +439,17 @@ describe('a retry execution links to the execution it retries', () => {
     }
     const spans = t.spans();
     const enqueues = named(spans, 'enqueue flaky-bg');
-    const original = enqueues.find((s) => s.attributes[ATTR.executionId] !== enqueues.at(-1)!.attributes[ATTR.executionId])!;
+    const original = enqueues.find(
+      (s) => s.attributes[ATTR.executionId] !== enqueues.at(-1)!.attributes[ATTR.executionId],
+    )!;
     const retryStart = enqueues.at(-1)!;
     expect(original.links).toEqual([]);
-    expect(retryStart.links).toEqual([{ context: expect.objectContaining({ traceId: original.spanContext().traceId }), attributes: { [ATTR.linkKind]: 'retry_of' } }]);
+    expect(retryStart.links).toEqual([
+      {
+        context: expect.objectContaining({ traceId: original.spanContext().traceId }),
+        attributes: { [ATTR.linkKind]: 'retry_of' },
+      },
+    ]);
     expect(retryStart.spanContext().traceId).not.toBe(original.spanContext().traceId);
     expectNoLeaks(t);
   });

@@ -46,12 +46,18 @@ test('an execution that ran across 3 worker processes forms one trace with consi
   const t = tracing();
   runtime = createRedisRuntime({ url: server.url, prefix: PREFIX, reactors: [buildHop()], middleware: [t.middleware] });
   backend = createRedisBackend({ url: server.url, prefix: PREFIX });
-  const workers = ['A', 'B', 'C'].map((name) => spawnJsonChild(WORKER, { url: server.url, prefix: PREFIX, name }, children));
+  const workers = ['A', 'B', 'C'].map((name) =>
+    spawnJsonChild(WORKER, { url: server.url, prefix: PREFIX, name }, children),
+  );
   await Promise.all(workers.map((w) => w.line<HopReadyLine>((v) => v.ready === true, 30_000)));
   const [a, b, c] = workers as [JsonChild, JsonChild, JsonChild];
 
   // The test holds the lock `third` needs, so job 2 parks.
-  const lock = await backend.coordinator.lockAcquire({ key: HOP_LOCK(7), holder: { owner: 'the-test', executionId: 'the-test' }, ttlMs: 60_000 });
+  const lock = await backend.coordinator.lockAcquire({
+    key: HOP_LOCK(7),
+    holder: { owner: 'the-test', executionId: 'the-test' },
+    ttlMs: 60_000,
+  });
   expect(lock.acquired).toBe(true);
   const started = await runtime.engine.start(buildHop(), { n: 7 });
   expect(started.status).toBe('queued');
@@ -82,16 +88,34 @@ test('an execution that ran across 3 worker processes forms one trace with consi
   const ids = new Set(all.map((s) => s.spanId));
   expect(ids.size).toBe(all.length);
   const roots = all.filter((s) => s.parentSpanId === undefined);
-  expect(roots.map((s) => [s.name, s.attributes[ATTR.enqueueReason], s.kind])).toEqual([['enqueue otel-hop', 'start', SpanKind.PRODUCER]]);
-  for (const span of all) if (span.parentSpanId !== undefined) expect(ids.has(span.parentSpanId), `parent of ${span.name}`).toBe(true);
+  expect(roots.map((s) => [s.name, s.attributes[ATTR.enqueueReason], s.kind])).toEqual([
+    ['enqueue otel-hop', 'start', SpanKind.PRODUCER],
+  ]);
+  for (const span of all)
+    if (span.parentSpanId !== undefined) expect(ids.has(span.parentSpanId), `parent of ${span.name}`).toBe(true);
   const root = roots[0]!;
   const byId = new Map(all.map((s) => [s.spanId, s]));
-  const parentName = (s: SpanLine): string => (s.parentSpanId === undefined ? '(root)' : byId.get(s.parentSpanId)!.name);
+  const parentName = (s: SpanLine): string =>
+    s.parentSpanId === undefined ? '(root)' : byId.get(s.parentSpanId)!.name;
 
   // Each worker: one run span under the root, its steps under its run span, its enqueue under its run span.
   const shape = (job: HopStoppedLine): string[] => job.spans.map((s) => `${s.name} <- ${parentName(s)}`).sort();
-  expect(shape(jobA)).toEqual(['enqueue otel-hop <- run otel-hop', 'run otel-hop <- enqueue otel-hop', 'step first <- run otel-hop', 'step second <- run otel-hop'].sort());
-  expect(shape(jobB)).toEqual(['enqueue otel-hop <- run otel-hop', 'run otel-hop <- enqueue otel-hop', 'step second <- run otel-hop', 'step third <- run otel-hop'].sort());
+  expect(shape(jobA)).toEqual(
+    [
+      'enqueue otel-hop <- run otel-hop',
+      'run otel-hop <- enqueue otel-hop',
+      'step first <- run otel-hop',
+      'step second <- run otel-hop',
+    ].sort(),
+  );
+  expect(shape(jobB)).toEqual(
+    [
+      'enqueue otel-hop <- run otel-hop',
+      'run otel-hop <- enqueue otel-hop',
+      'step second <- run otel-hop',
+      'step third <- run otel-hop',
+    ].sort(),
+  );
   expect(shape(jobC)).toEqual(['run otel-hop <- enqueue otel-hop', 'step third <- run otel-hop']);
   const runs = [jobA, jobB, jobC].map((job) => job.spans.find((s) => s.name === 'run otel-hop')!);
   for (const run of runs) {
@@ -104,12 +128,26 @@ test('an execution that ran across 3 worker processes forms one trace with consi
     for (const s of job.spans) if (s !== run && s.name.startsWith('step')) expect(s.parentSpanId).toBe(run.spanId);
   }
   expect(runs.map((r) => r.attributes[ATTR.runOutcome])).toEqual(['retrying', 'parked', 'completed']);
-  expect(runs.map((r) => r.attributes[ATTR.jobId])).toEqual([`${started.executionId}:1`, `${started.executionId}:2`, `${started.executionId}:3`]);
+  expect(runs.map((r) => r.attributes[ATTR.jobId])).toEqual([
+    `${started.executionId}:1`,
+    `${started.executionId}:2`,
+    `${started.executionId}:3`,
+  ]);
 
   // The steps, as they went: `second` retried from A to B; `third` parked in B, ran in C.
-  const steps = (job: HopStoppedLine): unknown[][] => job.spans.filter((s) => s.name.startsWith('step')).map((s) => [s.attributes[ATTR.step], s.attributes[ATTR.stepOutcome], s.attributes[ATTR.attempt]]).sort();
-  expect(steps(jobA)).toEqual([['first', 'succeeded', 1], ['second', 'retrying', 1]]);
-  expect(steps(jobB)).toEqual([['second', 'succeeded', 2], ['third', 'parked', 1]]);
+  const steps = (job: HopStoppedLine): unknown[][] =>
+    job.spans
+      .filter((s) => s.name.startsWith('step'))
+      .map((s) => [s.attributes[ATTR.step], s.attributes[ATTR.stepOutcome], s.attributes[ATTR.attempt]])
+      .sort();
+  expect(steps(jobA)).toEqual([
+    ['first', 'succeeded', 1],
+    ['second', 'retrying', 1],
+  ]);
+  expect(steps(jobB)).toEqual([
+    ['second', 'succeeded', 2],
+    ['third', 'parked', 1],
+  ]);
   expect(steps(jobC)).toEqual([['third', 'succeeded', 1]]);
   const parkedThird = jobB.spans.find((s) => s.attributes[ATTR.step] === 'third')!;
   expect(parkedThird.status).toBe(SpanStatusCode.OK);

@@ -4,7 +4,8 @@ import { expect, test } from 'vitest';
 import { ancestors, OpenSpans } from '../../src/otel/open-spans.js';
 import { spanStepName } from '../../src/otel/spans.js';
 
-const span = (): ReturnType<typeof trace.wrapSpanContext> => trace.wrapSpanContext({ traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7', traceFlags: 1 });
+const span = (): ReturnType<typeof trace.wrapSpanContext> =>
+  trace.wrapSpanContext({ traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7', traceFlags: 1 });
 
 test('ancestors of a path, nearest first', () => {
   expect(ancestors('charge')).toEqual([]);

@@ -17,7 +17,6 @@ const contextManager = new AsyncLocalStorageContextManager();
 beforeAll(() => void context.setGlobalContextManager(contextManager.enable()));
 afterAll(() => void context.disable());
 
-
 describe('an in-process run', () => {
   const line = defineStep({ input: { n: z.number() }, run: ({ n }) => n * 10 });
   const pay = reactor('pay')
@@ -64,9 +63,24 @@ describe('an in-process run', () => {
       const run = one(spans, 'run order');
       expect(run.kind).toBe(SpanKind.INTERNAL);
       expect(run.status.code).toBe(SpanStatusCode.OK);
-      expect(run.attributes).toMatchObject({ [ATTR.executionId]: result.executionId, [ATTR.reactor]: 'order', [ATTR.runMode]: 'inline', [ATTR.runOutcome]: 'completed' });
-      expect(one(spans, 'step payment.authorize').attributes).toMatchObject({ [ATTR.executionId]: result.executionId, [ATTR.reactor]: 'pay', [ATTR.step]: 'payment.authorize', [ATTR.stepOutcome]: 'succeeded', [ATTR.attempt]: 1 });
-      expect(named(spans, 'step lines[]').map((s) => s.attributes[ATTR.step]).sort()).toEqual(['lines[0]', 'lines[1]']);
+      expect(run.attributes).toMatchObject({
+        [ATTR.executionId]: result.executionId,
+        [ATTR.reactor]: 'order',
+        [ATTR.runMode]: 'inline',
+        [ATTR.runOutcome]: 'completed',
+      });
+      expect(one(spans, 'step payment.authorize').attributes).toMatchObject({
+        [ATTR.executionId]: result.executionId,
+        [ATTR.reactor]: 'pay',
+        [ATTR.step]: 'payment.authorize',
+        [ATTR.stepOutcome]: 'succeeded',
+        [ATTR.attempt]: 1,
+      });
+      expect(
+        named(spans, 'step lines[]')
+          .map((s) => s.attributes[ATTR.step])
+          .sort(),
+      ).toEqual(['lines[0]', 'lines[1]']);
       expectNoLeaks(t);
     } finally {
       trace.disable();
@@ -77,7 +91,9 @@ describe('an in-process run', () => {
     const t = tracing();
     const store = new MemoryStore();
     const engine = createTestEngine({ store, middleware: [t.middleware] });
-    const simple = reactor('simple').step('only', { run: () => 1 }).build();
+    const simple = reactor('simple')
+      .step('only', { run: () => 1 })
+      .build();
     const result = await t.tracer.startActiveSpan('http request', async (request) => {
       try {
         return await engine.run(simple, {});
@@ -86,10 +102,15 @@ describe('an in-process run', () => {
       }
     });
     const spans = t.spans();
-    expect(edges(spans).sort()).toEqual(['http request <- (root)', 'run simple <- http request', 'step only <- run simple'].sort());
+    expect(edges(spans).sort()).toEqual(
+      ['http request <- (root)', 'run simple <- http request', 'step only <- run simple'].sort(),
+    );
     const record = await store.get(result.executionId);
     const run = one(spans, 'run simple');
-    expect(fromTraceContext(record!.traceContext!)).toMatchObject({ traceId: run.spanContext().traceId, spanId: run.spanContext().spanId });
+    expect(fromTraceContext(record!.traceContext!)).toMatchObject({
+      traceId: run.spanContext().traceId,
+      spanId: run.spanContext().spanId,
+    });
     expectNoLeaks(t);
   });
 });
@@ -103,7 +124,10 @@ describe('options', () => {
   test('recordInput puts the redacted input on the run span; without it the input is not recorded', async () => {
     const withInput = tracing({ recordInput: true });
     await createTestEngine({ middleware: [withInput.middleware] }).run(secretive, { user: 'ada', password: 'hunter2' });
-    expect(JSON.parse(String(one(withInput.spans(), 'run secretive').attributes[ATTR.input]))).toEqual({ user: 'ada', password: '[redacted]' });
+    expect(JSON.parse(String(one(withInput.spans(), 'run secretive').attributes[ATTR.input]))).toEqual({
+      user: 'ada',
+      password: '[redacted]',
+    });
     const without = tracing();
     await createTestEngine({ middleware: [without.middleware] }).run(secretive, { user: 'ada', password: 'hunter2' });
     expect(one(without.spans(), 'run secretive').attributes[ATTR.input]).toBeUndefined();
@@ -143,7 +167,15 @@ describe('failure and rollback', () => {
     expect(result.status).toBe('failed');
     const spans = t.spans();
     expect(edges(spans).sort()).toEqual(
-      ['run transfer <- (root)', 'step debit <- run transfer', 'step fee <- run transfer', 'step credit <- run transfer', 'compensate credit <- run transfer', 'undo fee <- run transfer', 'undo debit <- run transfer'].sort(),
+      [
+        'run transfer <- (root)',
+        'step debit <- run transfer',
+        'step fee <- run transfer',
+        'step credit <- run transfer',
+        'compensate credit <- run transfer',
+        'undo fee <- run transfer',
+        'undo debit <- run transfer',
+      ].sort(),
     );
     const credit = one(spans, 'step credit');
     expect(credit.status).toEqual({ code: SpanStatusCode.ERROR, message: 'account frozen' });
@@ -168,11 +200,20 @@ describe('failure and rollback', () => {
     const t = tracing();
     const errors: unknown[] = [];
     const logger = { debug() {}, info() {}, warn() {}, error: (fields: object | string) => void errors.push(fields) };
-    const broken = { name: 'broken', enter: () => { throw new Error('boom'); } };
-    const r = reactor('plain').step('a', { run: () => 1 }).build();
+    const broken = {
+      name: 'broken',
+      enter: () => {
+        throw new Error('boom');
+      },
+    };
+    const r = reactor('plain')
+      .step('a', { run: () => 1 })
+      .build();
     const result = await createTestEngine({ logger, logEvents: false, middleware: [broken, t.middleware] }).run(r, {});
     expect(result.status).toBe('completed');
-    expect(errors).toContainEqual(expect.objectContaining({ hook: 'broken', executionId: result.executionId, reactor: 'plain', scope: 'run' }));
+    expect(errors).toContainEqual(
+      expect.objectContaining({ hook: 'broken', executionId: result.executionId, reactor: 'plain', scope: 'run' }),
+    );
     expect(edges(t.spans()).sort()).toEqual(['run plain <- (root)', 'step a <- run plain']);
     expectNoLeaks(t);
   });
@@ -195,8 +236,17 @@ describe('retries', () => {
     const call = one(t.spans(), 'step call');
     const retries = call.events.filter((e) => e.name === 'step.retrying');
     expect(retries.map((e) => e.attributes)).toEqual([
-      expect.objectContaining({ 'ts_reactor.attempt': 2, 'ts_reactor.delay_ms': 100, 'exception.message': 'timeout 1', [ATTR.step]: 'call' }),
-      expect.objectContaining({ 'ts_reactor.attempt': 3, 'ts_reactor.delay_ms': 100, 'exception.message': 'timeout 2' }),
+      expect.objectContaining({
+        'ts_reactor.attempt': 2,
+        'ts_reactor.delay_ms': 100,
+        'exception.message': 'timeout 1',
+        [ATTR.step]: 'call',
+      }),
+      expect.objectContaining({
+        'ts_reactor.attempt': 3,
+        'ts_reactor.delay_ms': 100,
+        'exception.message': 'timeout 2',
+      }),
     ]);
     expect(call.attributes).toMatchObject({ [ATTR.attempt]: 3, [ATTR.stepOutcome]: 'succeeded' });
     expect(call.status.code).toBe(SpanStatusCode.OK);

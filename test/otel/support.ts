@@ -3,7 +3,15 @@
  * a manual clock whose delayed jobs wait for the test to advance it.
  */
 import { expect } from 'vitest';
-import { createEngine, MemoryCoordinator, MemoryFanOutLedger, MemoryStore, type Engine, type ReactorEvent, type RunResult } from '../../src/index.js';
+import {
+  createEngine,
+  MemoryCoordinator,
+  MemoryFanOutLedger,
+  MemoryStore,
+  type Engine,
+  type ReactorEvent,
+  type RunResult,
+} from '../../src/index.js';
 import { createMemoryQueue } from '../../src/queue/memory.js';
 import { ManualClock } from '../../src/testing/index.js';
 import type { Tracing } from './tracing.js';
@@ -17,12 +25,29 @@ export function expectNoLeaks(t: Tracing): void {
 }
 
 /** An engine over the embedded memory queue on a manual clock (delayed jobs wait for `advance`). */
-export function workerEngine(t: Tracing | undefined, shared?: { clock: ManualClock; store: MemoryStore; coordinator: MemoryCoordinator; memory: ReturnType<typeof createMemoryQueue> }) {
+export function workerEngine(
+  t: Tracing | undefined,
+  shared?: {
+    clock: ManualClock;
+    store: MemoryStore;
+    coordinator: MemoryCoordinator;
+    memory: ReturnType<typeof createMemoryQueue>;
+  },
+) {
   const clock = shared?.clock ?? new ManualClock({ autoAdvance: false });
   const store = shared?.store ?? new MemoryStore({ clock });
   const coordinator = shared?.coordinator ?? new MemoryCoordinator({ clock });
   const memory = shared?.memory ?? createMemoryQueue({ clock });
-  const engine = createEngine({ store, coordinator, clock, queue: memory.queue, waitList: memory.waitList, fanOut: new MemoryFanOutLedger(), background: { workerWaitMs: 0 }, middleware: t ? [t.middleware] : [] });
+  const engine = createEngine({
+    store,
+    coordinator,
+    clock,
+    queue: memory.queue,
+    waitList: memory.waitList,
+    fanOut: new MemoryFanOutLedger(),
+    background: { workerWaitMs: 0 },
+    middleware: t ? [t.middleware] : [],
+  });
   return { engine, clock, store, coordinator, memory };
 }
 
@@ -57,4 +82,3 @@ export function nextEvent(engine: Engine, accept: (e: ReactorEvent) => boolean):
     });
   });
 }
-

@@ -11,7 +11,11 @@ import { createMemoryQueue } from '../../src/queue/memory.js';
 import { ManualClock } from '../../src/testing/index.js';
 import { one, tracing } from './tracing.js';
 
-const SPAN: SpanContext = { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7', traceFlags: TraceFlags.SAMPLED };
+const SPAN: SpanContext = {
+  traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
+  spanId: '00f067aa0ba902b7',
+  traceFlags: TraceFlags.SAMPLED,
+};
 
 describe('W3C form', () => {
   test('round trip, with and without tracestate', () => {
@@ -19,7 +23,10 @@ describe('W3C form', () => {
     expect(fromTraceContext(toTraceContext(SPAN))).toEqual({ ...SPAN, isRemote: true });
     const withState = { ...SPAN, traceFlags: TraceFlags.NONE, traceState: createTraceState('vendor=a1,other=b2') };
     const carrier = toTraceContext(withState);
-    expect(carrier).toEqual({ traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00', tracestate: 'vendor=a1,other=b2' });
+    expect(carrier).toEqual({
+      traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00',
+      tracestate: 'vendor=a1,other=b2',
+    });
     expect(fromTraceContext(carrier)?.traceState?.get('vendor')).toBe('a1');
   });
 
@@ -38,7 +45,9 @@ describe('W3C form', () => {
   });
 
   test('a later version with more fields is read', () => {
-    expect(fromTraceContext({ traceparent: '01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-more' })?.traceId).toBe(SPAN.traceId);
+    expect(
+      fromTraceContext({ traceparent: '01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-more' })?.traceId,
+    ).toBe(SPAN.traceId);
   });
 });
 
@@ -47,17 +56,34 @@ test('a job of an execution whose persisted trace context is unreadable starts a
   const clock = new ManualClock();
   const store = new MemoryStore({ clock });
   const memory = createMemoryQueue({ clock });
-  const r = reactor('corrupt').step('s', { run: () => 1 }).background('all').build();
-  const engine = createEngine({ store, clock, coordinator: new MemoryCoordinator({ clock }), queue: memory.queue, waitList: memory.waitList, middleware: [t.middleware], reactors: [r] });
+  const r = reactor('corrupt')
+    .step('s', { run: () => 1 })
+    .background('all')
+    .build();
+  const engine = createEngine({
+    store,
+    clock,
+    coordinator: new MemoryCoordinator({ clock }),
+    queue: memory.queue,
+    waitList: memory.waitList,
+    middleware: [t.middleware],
+    reactors: [r],
+  });
   const started = await engine.start(r, {});
   const record = (await store.get(started.executionId))!;
   expect(fromTraceContext(record.traceContext!)).toBeDefined();
   await store.save({ ...record, traceContext: { traceparent: 'garbage' } });
-  await engine.process({ v: JOB_FORMAT_VERSION, executionId: started.executionId, reactor: 'corrupt' }, { jobId: `${started.executionId}:1`, delivery: 1 });
+  await engine.process(
+    { v: JOB_FORMAT_VERSION, executionId: started.executionId, reactor: 'corrupt' },
+    { jobId: `${started.executionId}:1`, delivery: 1 },
+  );
   const run = one(t.spans(), 'run corrupt');
   expect(run.parentSpanContext).toBeUndefined();
   expect(run.attributes).toMatchObject({ [ATTR.traceContextInvalid]: true, [ATTR.runOutcome]: 'completed' });
   const after = (await store.get(started.executionId))!;
   expect(after.status).toBe('completed');
-  expect(fromTraceContext(after.traceContext!)).toMatchObject({ traceId: run.spanContext().traceId, spanId: run.spanContext().spanId });
+  expect(fromTraceContext(after.traceContext!)).toMatchObject({
+    traceId: run.spanContext().traceId,
+    spanId: run.spanContext().spanId,
+  });
 });

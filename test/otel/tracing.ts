@@ -3,7 +3,13 @@
  * counts spans started and ended (every started span must end: no leaks). Helpers read the
  * exported spans as a tree.
  */
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+  type ReadableSpan,
+  type SpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
 import type { Tracer } from '@opentelemetry/api';
 import { otel, type OtelMiddleware, type OtelOptions } from '../../src/otel/index.js';
 
@@ -28,7 +34,13 @@ export function tracing(options: Omit<OtelOptions, 'tracer'> = {}): Tracing {
   };
   const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter), counter] });
   const tracer = provider.getTracer('ts-reactor-test');
-  return { tracer, exporter, counts, middleware: otel({ ...options, tracer }), spans: () => exporter.getFinishedSpans() };
+  return {
+    tracer,
+    exporter,
+    counts,
+    middleware: otel({ ...options, tracer }),
+    spans: () => exporter.getFinishedSpans(),
+  };
 }
 
 /** A span's name and its parent's name (`(root)`, or `(remote)` for a parent not among `spans`). */
@@ -49,7 +61,8 @@ export function named(spans: readonly ReadableSpan[], name: string): ReadableSpa
 /** The one span named `name` (throws when there is not exactly one). */
 export function one(spans: readonly ReadableSpan[], name: string): ReadableSpan {
   const found = named(spans, name);
-  if (found.length !== 1) throw new Error(`expected one span "${name}", found ${found.length}: ${spans.map((s) => s.name).join(', ')}`);
+  if (found.length !== 1)
+    throw new Error(`expected one span "${name}", found ${found.length}: ${spans.map((s) => s.name).join(', ')}`);
   return found[0]!;
 }
 

@@ -64,7 +64,10 @@ interface Call {
   readonly at: number;
 }
 
-function recorder(behaviour: (call: Call) => Promise<void> = async () => undefined): { calls: Call[]; processor: JobProcessor } {
+function recorder(behaviour: (call: Call) => Promise<void> = async () => undefined): {
+  calls: Call[];
+  processor: JobProcessor;
+} {
   const calls: Call[] = [];
   return {
     calls,
@@ -130,11 +133,17 @@ describe('BullMQ queue and consumer', () => {
     const { calls, processor } = recorder(async ({ payload }) => {
       decodeJob(payload);
     });
-    h.consumer({ onFailed: ({ jobId, final }) => failures.push({ jobId, final }) }).start(processor, { concurrency: 1 });
+    h.consumer({ onFailed: ({ jobId, final }) => failures.push({ jobId, final }) }).start(processor, {
+      concurrency: 1,
+    });
     // A producer of another format version wrote this job (raw BullMQ, as an older/newer release would).
     const foreign = new Queue(h.name, { connection: { url: server.url }, prefix: 'rx' });
     closers.push(() => foreign.close());
-    await foreign.add('execution', { v: 2, executionId: 'exec-1', reactor: 'orders' }, { jobId: 'foreign-1', attempts: 3, backoff: 10 });
+    await foreign.add(
+      'execution',
+      { v: 2, executionId: 'exec-1', reactor: 'orders' },
+      { jobId: 'foreign-1', attempts: 3, backoff: 10 },
+    );
     await expect.poll(() => failures, { timeout: 5_000 }).toEqual([{ jobId: 'foreign-1', final: true }]);
     const failed = await foreign.getJob('foreign-1');
     expect(await failed?.getState()).toBe('failed');
@@ -145,7 +154,9 @@ describe('BullMQ queue and consumer', () => {
 
   it('refuses to enqueue a malformed job', async () => {
     const h = harness();
-    await expect(h.queue.enqueue({ v: 1, executionId: '', reactor: 'r' }, { jobId: 'x:1' })).rejects.toBeInstanceOf(MalformedJobError);
+    await expect(h.queue.enqueue({ v: 1, executionId: '', reactor: 'r' }, { jobId: 'x:1' })).rejects.toBeInstanceOf(
+      MalformedJobError,
+    );
   });
 
   it('delivers again after an infrastructure failure, a bounded number of times, counting deliveries', async () => {
@@ -191,9 +202,13 @@ describe('BullMQ queue and consumer', () => {
     const timing = { lockDurationMs: 2_000, stalledIntervalMs: 1_000 };
     await h.queue.enqueue(job('exec-1'), { jobId: 'exec-1:1' });
 
-    const child = spawn(process.execPath, ['--import', 'tsx', HOLD_CONSUMER, JSON.stringify({ url: server.url, name: h.name, ...timing })], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', HOLD_CONSUMER, JSON.stringify({ url: server.url, name: h.name, ...timing })],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     children.add(child);
     let output = '';
     let errors = '';
@@ -205,7 +220,10 @@ describe('BullMQ queue and consumer', () => {
       .catch((error: unknown) => {
         throw new Error(`the child never started the job; its stderr: ${errors}`, { cause: error });
       });
-    const started = JSON.parse(output.split('\n').find((line) => line.includes('"started"')) ?? '{}') as { started?: string; delivery?: number };
+    const started = JSON.parse(output.split('\n').find((line) => line.includes('"started"')) ?? '{}') as {
+      started?: string;
+      delivery?: number;
+    };
     expect(started).toMatchObject({ started: 'exec-1:1', delivery: 1 });
 
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

@@ -25,19 +25,23 @@ async function until(probe: () => Promise<boolean>): Promise<void> {
   }
 }
 
-const adapters: readonly { readonly name: string; readonly make: () => { queue: JobQueue; consumer: JobConsumer } }[] = [
-  { name: 'memory', make: () => createMemoryQueue() },
-  {
-    name: 'bullmq',
-    make: () => {
-      const names = { connection: { url: server.url }, name: `states-${++seq}` };
-      const queue = createBullmqQueue(names);
-      const consumer = createBullmqConsumer(names);
-      closers.push(() => queue.close(), () => consumer.stop());
-      return { queue, consumer };
+const adapters: readonly { readonly name: string; readonly make: () => { queue: JobQueue; consumer: JobConsumer } }[] =
+  [
+    { name: 'memory', make: () => createMemoryQueue() },
+    {
+      name: 'bullmq',
+      make: () => {
+        const names = { connection: { url: server.url }, name: `states-${++seq}` };
+        const queue = createBullmqQueue(names);
+        const consumer = createBullmqConsumer(names);
+        closers.push(
+          () => queue.close(),
+          () => consumer.stop(),
+        );
+        return { queue, consumer };
+      },
     },
-  },
-];
+  ];
 
 describe.each(adapters)('jobStates ($name)', ({ make }) => {
   it('says queued, active, finished or missing, in the order asked', async () => {

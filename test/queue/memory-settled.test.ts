@@ -19,9 +19,12 @@ describe('settled()', () => {
     const memory = createMemoryQueue({ clock });
     let open!: () => void;
     const gate = new Promise<void>((resolve) => (open = resolve));
-    memory.consumer.start(async (payload) => {
-      if ((payload as ExecutionJob).executionId === 'slow') await gate;
-    }, { concurrency: 2 });
+    memory.consumer.start(
+      async (payload) => {
+        if ((payload as ExecutionJob).executionId === 'slow') await gate;
+      },
+      { concurrency: 2 },
+    );
 
     await memory.queue.enqueue(job('later'), { jobId: 'later', delayMs: 1_000 });
     await memory.queue.settled(); // only a delayed job: settled at once

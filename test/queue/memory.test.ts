@@ -25,7 +25,13 @@ function setup() {
   const failures: JobFailure[] = [];
   const memory = createMemoryQueue({ clock, onFailed: (failure) => failures.push(failure) });
   const calls: { payload: unknown; delivery: JobDelivery }[] = [];
-  return { clock, memory, failures, calls, record: async (payload: unknown, delivery: JobDelivery) => void calls.push({ payload, delivery }) };
+  return {
+    clock,
+    memory,
+    failures,
+    calls,
+    record: async (payload: unknown, delivery: JobDelivery) => void calls.push({ payload, delivery }),
+  };
 }
 
 describe('memory queue', () => {
@@ -207,7 +213,9 @@ describe('memory queue', () => {
 
   it('refuses a malformed job and bad options at enqueue', async () => {
     const { memory } = setup();
-    await expect(memory.queue.enqueue({ v: 2, executionId: 'e', reactor: 'r' } as unknown as ExecutionJob, { jobId: 'x' })).rejects.toBeInstanceOf(MalformedJobError);
+    await expect(
+      memory.queue.enqueue({ v: 2, executionId: 'e', reactor: 'r' } as unknown as ExecutionJob, { jobId: 'x' }),
+    ).rejects.toBeInstanceOf(MalformedJobError);
     await expect(memory.queue.enqueue(job('e1'), { jobId: '' })).rejects.toThrow(RangeError);
     await expect(memory.queue.enqueue(job('e1'), { jobId: 'e1:1', delayMs: -1 })).rejects.toThrow(RangeError);
     expect(() => memory.consumer.start(async () => undefined, { concurrency: 0 })).toThrow(RangeError);

@@ -34,12 +34,15 @@ describe('job payload codec', () => {
 });
 
 describe('BullMQ job ids', () => {
-  it.each(['e1:1', 'abc', '42', '-7', '%N1', '100%:3A', '12:', ':', 'a%25b', '0x1'])('maps %j reversibly to an id BullMQ accepts', (id) => {
-    const mapped = toBullmqJobId(id);
-    expect(mapped).not.toContain(':');
-    expect(`${parseInt(mapped, 10)}`).not.toBe(mapped);
-    expect(fromBullmqJobId(mapped)).toBe(id);
-  });
+  it.each(['e1:1', 'abc', '42', '-7', '%N1', '100%:3A', '12:', ':', 'a%25b', '0x1'])(
+    'maps %j reversibly to an id BullMQ accepts',
+    (id) => {
+      const mapped = toBullmqJobId(id);
+      expect(mapped).not.toContain(':');
+      expect(`${parseInt(mapped, 10)}`).not.toBe(mapped);
+      expect(fromBullmqJobId(mapped)).toBe(id);
+    },
+  );
 
   it('leaves plain ids readable', () => {
     expect(toBullmqJobId('exec-1_a')).toBe('exec-1_a');

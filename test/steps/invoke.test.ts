@@ -5,7 +5,14 @@
  */
 import { afterAll, beforeAll, describe, expect, expectTypeOf, test } from 'vitest';
 import { z } from 'zod';
-import { ContentionError, ReactorError, ValidationError, defineStep, reactor, type StepInvocation } from '../../src/index.js';
+import {
+  ContentionError,
+  ReactorError,
+  ValidationError,
+  defineStep,
+  reactor,
+  type StepInvocation,
+} from '../../src/index.js';
 import { memoryBackend, type Backend } from '../coordination/harness.js';
 
 const OTHER = { owner: 'someone-else' };
@@ -36,7 +43,9 @@ describe('without a context: an execution of its own', () => {
     const out = await step.invoke({ accountId: 'a' }, { engine });
     expectTypeOf(out).toEqualTypeOf<StepInvocation<{ accountId: string; amount: number }>>();
     expect(out).toEqual({ status: 'completed', value: { accountId: 'a', amount: 5 } });
-    const kinds = events.filter((e) => e.type.startsWith('coordination.') && e.type !== 'coordination.extended').map((e) => `${e.type}:${(e as { step?: string }).step}`);
+    const kinds = events
+      .filter((e) => e.type.startsWith('coordination.') && e.type !== 'coordination.extended')
+      .map((e) => `${e.type}:${(e as { step?: string }).step}`);
     expect(kinds).toEqual(['coordination.acquired:charge', 'coordination.released:charge']);
     expect(await b.coordinator.lockState(`${key}:a`)).toBeUndefined();
   });
@@ -84,9 +93,21 @@ describe('without a context: an execution of its own', () => {
 
   test('a ctx that no run of this process handed out is refused', async () => {
     const { engine } = b.engine();
-    const fake = { executionId: 'x', rootExecutionId: 'x', reactor: 'r', step: 's', attempt: 1, signal: new AbortController().signal, logger: console, heldKeys: new Set<string>(), fencingToken: () => undefined };
+    const fake = {
+      executionId: 'x',
+      rootExecutionId: 'x',
+      reactor: 'r',
+      step: 's',
+      attempt: 1,
+      signal: new AbortController().signal,
+      logger: console,
+      heldKeys: new Set<string>(),
+      fencingToken: () => undefined,
+    };
     const out = await charge(b.key('inv')).invoke({ accountId: 'a' }, { engine, ctx: fake });
-    expect(out.status === 'failed' && ReactorError.is(out.error) && out.error.code === 'invoke_context_unknown').toBe(true);
+    expect(out.status === 'failed' && ReactorError.is(out.error) && out.error.code === 'invoke_context_unknown').toBe(
+      true,
+    );
   });
 });
 
@@ -142,7 +163,12 @@ describe('with the ctx of a running step: joins that execution', () => {
 
   test('each joined invocation charges the rate limit once', async () => {
     const key = b.key('inv-rate');
-    const ping = defineStep({ name: 'ping', input: {}, rateLimit: { key: () => key, limit: 10, per: '1h' }, run: () => 'pong' });
+    const ping = defineStep({
+      name: 'ping',
+      input: {},
+      rateLimit: { key: () => key, limit: 10, per: '1h' },
+      run: () => 'pong',
+    });
     const { engine } = b.engine();
     const r = reactor('pinger')
       .step('call', {

@@ -22,7 +22,8 @@ function parent(parentKey: string, childKey: string, parentTtl: number) {
     .build();
 }
 
-const acquiredOn = (r: RunResult | undefined, key: string): number => r?.trace.filter((e) => e.type === 'coordination.acquired' && e.key === key).length ?? 0;
+const acquiredOn = (r: RunResult | undefined, key: string): number =>
+  r?.trace.filter((e) => e.type === 'coordination.acquired' && e.key === key).length ?? 0;
 
 describe('reactor-level holds across a step park (R-10)', () => {
   test('kept while parked, re-adopted on resume: one acquisition, the rate limit charged once, the key free at the end', async () => {
@@ -74,7 +75,10 @@ describe('reactor-level holds across a step park (R-10)', () => {
     const coordinator = new MemoryCoordinator();
     await coordinator.lockAcquire({ key: childKey, holder: OTHER, ttlMs: 30_000 });
     const stop = changeHolderEvery(coordinator, childKey, OTHER, 7);
-    const engine = createEmbeddedEngine({ coordinator, background: { parkFallbackMs: 20, workerWaitMs: 0, contentionCap: 1 } });
+    const engine = createEmbeddedEngine({
+      coordinator,
+      background: { parkFallbackMs: 20, workerWaitMs: 0, contentionCap: 1 },
+    });
     try {
       const started = await engine.start(parent(parentKey, childKey, 10_000), {});
       const done = await engine.wait(started.executionId, { timeoutMs: 5_000, pollMs: 5 });

@@ -25,12 +25,28 @@ export function describeStepRollback(makeBackend: () => Promise<Backend>): void 
   afterAll(async () => b.close());
 
   /** audit → charge (locked on the account) → notify (fails when told to). */
-  function payment(key: string, hooks: { undo?: () => Promise<void> | void; compensate?: () => Promise<void> | void; chargeBody?: () => Promise<void> | void; notify?: () => Promise<void> | void; rollbackWait?: number; ttl?: number; rate?: boolean }) {
+  function payment(
+    key: string,
+    hooks: {
+      undo?: () => Promise<void> | void;
+      compensate?: () => Promise<void> | void;
+      chargeBody?: () => Promise<void> | void;
+      notify?: () => Promise<void> | void;
+      rollbackWait?: number;
+      ttl?: number;
+      rate?: boolean;
+    },
+  ) {
     return reactor('rbc')
       .input({ accountId: z.string() })
       .step('charge', {
         args: ($) => ({ accountId: $.input('accountId') }),
-        lock: { key: () => key, wait: '10s', ...(hooks.ttl === undefined ? {} : { ttl: hooks.ttl }), ...(hooks.rollbackWait === undefined ? {} : { rollbackWait: hooks.rollbackWait }) },
+        lock: {
+          key: () => key,
+          wait: '10s',
+          ...(hooks.ttl === undefined ? {} : { ttl: hooks.ttl }),
+          ...(hooks.rollbackWait === undefined ? {} : { rollbackWait: hooks.rollbackWait }),
+        },
         ...(hooks.rate ? { rateLimit: { key: () => `${key}:rate`, limit: 1, per: '1h' } } : {}),
         run: async () => {
           await hooks.chargeBody?.();
@@ -88,7 +104,9 @@ export function describeStepRollback(makeBackend: () => Promise<Backend>): void 
       expect(failure.message).toContain('within 200 ms');
       expect(JSON.parse(JSON.stringify(result.rollbackFailures)) as RollbackFailure[]).toEqual(result.rollbackFailures);
       expect((await b.store.get(result.executionId))?.rollbackFailures).toEqual(result.rollbackFailures);
-      expect(events.some((e) => e.type === 'step.undo_failed' && e.reason === 'coordination_unavailable' && e.key === key)).toBe(true);
+      expect(
+        events.some((e) => e.type === 'step.undo_failed' && e.reason === 'coordination_unavailable' && e.key === key),
+      ).toBe(true);
       expect(events.some((e) => e.type === 'step.undone')).toBe(false);
       expect((await b.coordinator.lockState(key))?.holder.owner).toBe(OTHER.owner);
       await b.coordinator.lockRelease(key, OTHER.owner);
@@ -113,7 +131,12 @@ export function describeStepRollback(makeBackend: () => Promise<Backend>): void 
       const result = await engine.run(r, {});
       expect(result).toHaveFailedAt('charge');
       expect(compensated).toBe(0);
-      expect(result).toHaveRollbackFailure({ step: 'charge', kind: 'compensate', key, reason: 'coordination_unavailable' });
+      expect(result).toHaveRollbackFailure({
+        step: 'charge',
+        kind: 'compensate',
+        key,
+        reason: 'coordination_unavailable',
+      });
       expect(result.rollbackFailures[0]?.message).toContain('within 50 ms');
       await b.coordinator.lockRelease(key, OTHER.owner);
     });

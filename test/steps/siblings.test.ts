@@ -19,7 +19,15 @@ test('map elements of one execution on one account never overlap inside the lock
       inside--;
     },
   });
-  const r = reactor('fan').input({ items: z.array(z.number()) }).map('charges', { source: ($) => $.input('items'), each: charge, args: (n) => ({ account: 'one', n }), maxConcurrency: 4 }).build();
+  const r = reactor('fan')
+    .input({ items: z.array(z.number()) })
+    .map('charges', {
+      source: ($) => $.input('items'),
+      each: charge,
+      args: (n) => ({ account: 'one', n }),
+      maxConcurrency: 4,
+    })
+    .build();
   const t = createTestEngine();
   expect((await t.run(r, { items: [1, 2, 3, 4, 5, 6] })).status).toBe('completed');
   expect(max).toBe(1);

@@ -18,7 +18,12 @@ describe('in a worker, contention at a step parks the execution (R-8)', () => {
   function contended(key: string, calls: string[]) {
     return reactor('pay-in-worker')
       .step('audit', { run: () => calls.push('audit'), undo: () => void calls.push('undo audit') })
-      .step('charge', { waitFor: ['audit'], lock: { key: () => key, wait: 0 }, run: () => calls.push('charge'), compensate: () => void calls.push('compensate charge') })
+      .step('charge', {
+        waitFor: ['audit'],
+        lock: { key: () => key, wait: 0 },
+        run: () => calls.push('charge'),
+        compensate: () => void calls.push('compensate charge'),
+      })
       .step('notify', { waitFor: ['charge'], run: () => calls.push('notify') })
       .build();
   }
@@ -33,7 +38,11 @@ describe('in a worker, contention at a step parks the execution (R-8)', () => {
     try {
       const started = await engine.start(contended(key, calls), {});
       await until(async () => parkedOf(await engine.result(started.executionId)) !== undefined);
-      expect(parkedOf(await engine.result(started.executionId))).toMatchObject({ primitive: 'lock', key, step: 'charge' });
+      expect(parkedOf(await engine.result(started.executionId))).toMatchObject({
+        primitive: 'lock',
+        key,
+        step: 'charge',
+      });
       expect(calls).toEqual(['audit']);
       await coordinator.lockRelease(key, 'someone-else');
       const done = await engine.wait(started.executionId, { timeoutMs: 5_000, pollMs: 5 });
@@ -72,17 +81,26 @@ describe('in a worker, contention at a step parks the execution (R-8)', () => {
       const second = await engine.start(r, { n: 2 });
       await until(async () => parkedOf(await engine.result(second.executionId)) !== undefined);
       leave.open();
-      const [a, c] = await Promise.all([engine.wait(first.executionId, { timeoutMs: 5_000, pollMs: 5 }), engine.wait(second.executionId, { timeoutMs: 5_000, pollMs: 5 })]);
+      const [a, c] = await Promise.all([
+        engine.wait(first.executionId, { timeoutMs: 5_000, pollMs: 5 }),
+        engine.wait(second.executionId, { timeoutMs: 5_000, pollMs: 5 }),
+      ]);
       expect([a?.status, c?.status]).toEqual(['completed', 'completed']);
       expect(charges).toBe(2);
       expect(c?.trace.filter((e) => e.type === 'run.woken')).toHaveLength(1);
       // park and wake name the step and the key; acquire and release are attributed to the step.
-      expect(c?.trace.filter((e) => e.type === 'run.parked' || e.type === 'run.woken').map((e) => [e.type, (e as { step?: string }).step, (e as { key?: string }).key])).toEqual([
+      expect(
+        c?.trace
+          .filter((e) => e.type === 'run.parked' || e.type === 'run.woken')
+          .map((e) => [e.type, (e as { step?: string }).step, (e as { key?: string }).key]),
+      ).toEqual([
         ['run.parked', 'charge', key],
         ['run.woken', 'charge', key],
       ]);
       expect(c).toHaveContendedAt('charge', key);
-      const attributed = c?.trace.filter((e) => e.type === 'coordination.acquired' || e.type === 'coordination.released').map((e) => [e.type, (e as { step?: string }).step, (e as { key?: string }).key]);
+      const attributed = c?.trace
+        .filter((e) => e.type === 'coordination.acquired' || e.type === 'coordination.released')
+        .map((e) => [e.type, (e as { step?: string }).step, (e as { key?: string }).key]);
       expect(attributed).toEqual([
         ['coordination.acquired', 'charge', key],
         ['coordination.released', 'charge', key],
@@ -97,7 +115,10 @@ describe('in a worker, contention at a step parks the execution (R-8)', () => {
     const coordinator = new MemoryCoordinator();
     await coordinator.lockAcquire({ key, holder: OTHER, ttlMs: 30_000 });
     const stop = changeHolderEvery(coordinator, key, OTHER, 7);
-    const engine = createEmbeddedEngine({ coordinator, background: { parkFallbackMs: 20, workerWaitMs: 0, contentionCap: 2 } });
+    const engine = createEmbeddedEngine({
+      coordinator,
+      background: { parkFallbackMs: 20, workerWaitMs: 0, contentionCap: 2 },
+    });
     const calls: string[] = [];
     try {
       const started = await engine.start(contended(key, calls), {});
@@ -148,11 +169,17 @@ describe('step-level ordered positions in a worker (R-15)', () => {
       await until(async () => (await engine.result(third.executionId))?.status === 'parked');
       expect((await coordinator.orderedState(key)).issued).toBe(3);
       leave.open();
-      const done = await Promise.all([first, second, third].map((x) => engine.wait(x.executionId, { timeoutMs: 5_000, pollMs: 5 })));
+      const done = await Promise.all(
+        [first, second, third].map((x) => engine.wait(x.executionId, { timeoutMs: 5_000, pollMs: 5 })),
+      );
       expect(done.map((d) => d?.status)).toEqual(['completed', 'completed', 'completed']);
       expect(log).toEqual([1, 2, 3]);
       expect(done[1]).toHaveContendedAt('seq', key);
-      const nonces = done.map((d) => d?.trace.filter((e) => e.type === 'coordination.acquired' && e.primitive === 'ordered_lock').map((e) => (e as { nonce?: number }).nonce));
+      const nonces = done.map((d) =>
+        d?.trace
+          .filter((e) => e.type === 'coordination.acquired' && e.primitive === 'ordered_lock')
+          .map((e) => (e as { nonce?: number }).nonce),
+      );
       expect(nonces).toEqual([[1], [2], [3]]);
       expect((await coordinator.orderedState(key)).drained).toBe(true);
     } finally {

@@ -6,7 +6,15 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { z } from 'zod';
-import { ContentionError, CoordinationKeyError, DefinitionError, coordinationOf, defineStep, reactor, type ReactorEvent } from '../../src/index.js';
+import {
+  ContentionError,
+  CoordinationKeyError,
+  DefinitionError,
+  coordinationOf,
+  defineStep,
+  reactor,
+  type ReactorEvent,
+} from '../../src/index.js';
 import '../../src/testing/vitest.js';
 import type { Backend } from '../coordination/harness.js';
 
@@ -44,9 +52,15 @@ export function describeStepCoordination(makeBackend: () => Promise<Backend>): v
   });
   afterAll(async () => b.close());
 
-
   describe('10. a locked step serializes; the rest of the workflow overlaps', () => {
-    function workflow(opts: { auditMeet?: () => Promise<void>; notifyMeet?: () => Promise<void>; chargeBody: (accountId: string) => Promise<void> }, prefix: string) {
+    function workflow(
+      opts: {
+        auditMeet?: () => Promise<void>;
+        notifyMeet?: () => Promise<void>;
+        chargeBody: (accountId: string) => Promise<void>;
+      },
+      prefix: string,
+    ) {
       const charge = defineStep({
         name: 'charge',
         input: { accountId: z.string(), amount: z.number().default(1) },
@@ -87,7 +101,9 @@ export function describeStepCoordination(makeBackend: () => Promise<Backend>): v
       const { engine, events } = b.engine();
       const runs = [engine.run(r, { accountId: 'a' }), engine.run(r, { accountId: 'a' })];
       // The second execution reaches charge and waits on the step's lock while the first is inside.
-      await until(() => events.some((e) => e.type === 'coordination.waiting' && (e as { step?: string }).step === 'charge'));
+      await until(() =>
+        events.some((e) => e.type === 'coordination.waiting' && (e as { step?: string }).step === 'charge'),
+      );
       expect(inside.get('a')).toBe(1);
       expect(entered).toBe(1);
       firstCharge.open();
@@ -143,7 +159,12 @@ export function describeStepCoordination(makeBackend: () => Promise<Backend>): v
       await b.coordinator.lockAcquire({ key, holder: OTHER, ttlMs: 30_000 });
       let ran = 0;
       const r = reactor('no-retry-on-contention')
-        .step('s', { retry: { maxAttempts: 3 }, semaphore: { key: () => key, limit: 1, wait: 0 }, lock: { key: () => key, wait: 0 }, run: () => ++ran })
+        .step('s', {
+          retry: { maxAttempts: 3 },
+          semaphore: { key: () => key, limit: 1, wait: 0 },
+          lock: { key: () => key, wait: 0 },
+          run: () => ++ran,
+        })
         .build();
       const { engine, events } = b.engine();
       const result = await engine.run(r, {});
@@ -156,7 +177,13 @@ export function describeStepCoordination(makeBackend: () => Promise<Backend>): v
 
   describe('an uncomputable key never runs the body (SC-011)', () => {
     test.each([
-      ['throws', (): string => { throw new Error('no account'); }, 'threw: no account'],
+      [
+        'throws',
+        (): string => {
+          throw new Error('no account');
+        },
+        'threw: no account',
+      ],
       ['returns an empty string', (): string => '', 'empty string'],
       ['returns a non-string', (): string => null as unknown as string, 'null'],
     ])('a key function that %s fails the step before its body, naming reactor and step', async (_what, key, cause) => {
@@ -210,7 +237,9 @@ export function describeStepCoordination(makeBackend: () => Promise<Backend>): v
       expect(ran).toBe(2);
       expect(third.steps.send?.status).toBe('skipped');
       expect(after).toBe(2);
-      const skipped = events.filter((e): e is Extract<ReactorEvent, { type: 'step.skipped' }> => e.type === 'step.skipped');
+      const skipped = events.filter(
+        (e): e is Extract<ReactorEvent, { type: 'step.skipped' }> => e.type === 'step.skipped',
+      );
       expect(skipped.map((e) => [e.step, e.reason])).toEqual([['send', 'period']]);
       // Another key is not affected.
       expect((await engine.run(r, { user: 'v' })).steps.send?.status).toBe('completed');
@@ -253,7 +282,9 @@ export function describeStepCoordination(makeBackend: () => Promise<Backend>): v
       expect(c.steps.seq?.status).toBe('skipped');
       expect(order).toEqual(['in 1']);
       expect(after).toBe(1);
-      const skipped = events.filter((e): e is Extract<ReactorEvent, { type: 'step.skipped' }> => e.type === 'step.skipped');
+      const skipped = events.filter(
+        (e): e is Extract<ReactorEvent, { type: 'step.skipped' }> => e.type === 'step.skipped',
+      );
       expect(skipped.map((e) => e.reason)).toEqual(['ordered_lock_chain_failed']);
     });
 
@@ -305,8 +336,14 @@ export function describeStepCoordination(makeBackend: () => Promise<Backend>): v
       const results = await Promise.all([e1, e2]);
       expect(results.map((x) => x.status)).toEqual(['completed', 'completed']);
       expect(log).toEqual(['e1', 'e1', 'e2']);
-      const nonces = events.filter((e) => e.type === 'coordination.acquired' && e.primitive === 'ordered_lock').map((e) => [e.executionId === results[0].executionId ? 'e1' : 'e2', (e as { nonce?: number }).nonce]);
-      expect(nonces).toEqual([['e1', 1], ['e1', 1], ['e2', 2]]);
+      const nonces = events
+        .filter((e) => e.type === 'coordination.acquired' && e.primitive === 'ordered_lock')
+        .map((e) => [e.executionId === results[0].executionId ? 'e1' : 'e2', (e as { nonce?: number }).nonce]);
+      expect(nonces).toEqual([
+        ['e1', 1],
+        ['e1', 1],
+        ['e2', 2],
+      ]);
       await expect(b.coordinator).toHaveOrderedState(key, { drained: true });
     });
 
@@ -336,7 +373,11 @@ export function describeStepCoordination(makeBackend: () => Promise<Backend>): v
       const e2 = await engine.run(r, { who: 'e2' });
       expect(e2).toHaveFailedAt('seq');
       expect(e2).toHaveContendedAt('seq', key);
-      if (e2.status === 'failed') expect(e2.error).toMatchObject({ code: 'contention', details: { primitive: 'ordered_lock', key, step: 'seq' } });
+      if (e2.status === 'failed')
+        expect(e2.error).toMatchObject({
+          code: 'contention',
+          details: { primitive: 'ordered_lock', key, step: 'seq' },
+        });
       leave.open();
       expect(await e1).toHaveCompleted();
       await expect(b.coordinator).toHaveOrderedState(key, { firstFailed: undefined });
@@ -379,11 +420,17 @@ export function describeStepCoordination(makeBackend: () => Promise<Backend>): v
       const element = defineStep({
         input: { account: z.string() },
         lock: { key: ({ account }) => `${prefix}:${account}`, wait: 0 },
-        run: async ({ account }) => void seen.push(`${account}:${String((await b.coordinator.lockState(`${prefix}:${account}`))?.nesting)}`),
+        run: async ({ account }) =>
+          void seen.push(`${account}:${String((await b.coordinator.lockState(`${prefix}:${account}`))?.nesting)}`),
       });
       const r = reactor('map-locked')
         .input({ accounts: z.array(z.string()) })
-        .map('each', { source: ($) => $.input('accounts'), each: element, args: (account) => ({ account }), maxConcurrency: 1 })
+        .map('each', {
+          source: ($) => $.input('accounts'),
+          each: element,
+          args: (account) => ({ account }),
+          maxConcurrency: 1,
+        })
         .build();
       const { engine } = b.engine();
       expect((await engine.run(r, { accounts: ['a', 'b'] })).status).toBe('completed');
@@ -401,10 +448,18 @@ export function describeStepCoordination(makeBackend: () => Promise<Backend>): v
     test('two steps declaring lock + semaphore in opposite order never deadlock; each takes the lock first', async () => {
       const k = b.key('pair');
       const lockFirst = reactor('lock-first')
-        .step('s', { lock: { key: () => `${k}:L`, wait: '5s' }, semaphore: { key: () => `${k}:S`, limit: 1, wait: '5s' }, run: () => new Promise((r) => setTimeout(r, 1)) })
+        .step('s', {
+          lock: { key: () => `${k}:L`, wait: '5s' },
+          semaphore: { key: () => `${k}:S`, limit: 1, wait: '5s' },
+          run: () => new Promise((r) => setTimeout(r, 1)),
+        })
         .build();
       const semaphoreFirst = reactor('semaphore-first')
-        .step('s', { semaphore: { key: () => `${k}:S`, limit: 1, wait: '5s' }, lock: { key: () => `${k}:L`, wait: '5s' }, run: () => new Promise((r) => setTimeout(r, 1)) })
+        .step('s', {
+          semaphore: { key: () => `${k}:S`, limit: 1, wait: '5s' },
+          lock: { key: () => `${k}:L`, wait: '5s' },
+          run: () => new Promise((r) => setTimeout(r, 1)),
+        })
         .build();
       const { engine, events } = b.engine();
       const runs = [];
@@ -412,7 +467,9 @@ export function describeStepCoordination(makeBackend: () => Promise<Backend>): v
       const results = await Promise.all(runs);
       expect(results.every((x) => x.status === 'completed')).toBe(true);
       for (const id of new Set(results.map((x) => x.executionId))) {
-        const acquired = events.filter((e) => e.executionId === id && e.type === 'coordination.acquired').map((e) => (e as { primitive: string }).primitive);
+        const acquired = events
+          .filter((e) => e.executionId === id && e.type === 'coordination.acquired')
+          .map((e) => (e as { primitive: string }).primitive);
         expect(acquired).toEqual(['lock', 'semaphore']);
       }
     });
@@ -433,7 +490,10 @@ export function describeStepCoordination(makeBackend: () => Promise<Backend>): v
           },
           compensate: async () => void seen.push(['compensate', (await b.coordinator.lockState(key))?.holder.step]), // re-taken for the compensation (R-17)
         })
-        .step('next', { waitFor: ['locked'], run: async () => void seen.push(['next', await b.coordinator.lockState(key)]) })
+        .step('next', {
+          waitFor: ['locked'],
+          run: async () => void seen.push(['next', await b.coordinator.lockState(key)]),
+        })
         .build();
       const { engine } = b.engine();
       expect((await engine.run(r, {})).status).toBe('completed');
@@ -469,7 +529,9 @@ export function describeStepCoordination(makeBackend: () => Promise<Backend>): v
 
     test('a step declaring nothing takes nothing', async () => {
       const { engine, events } = b.engine();
-      const r = reactor('plain').step('s', { run: () => 1 }).build();
+      const r = reactor('plain')
+        .step('s', { run: () => 1 })
+        .build();
       expect((await engine.run(r, {})).status).toBe('completed');
       expect(events.some((e) => e.type.startsWith('coordination.'))).toBe(false);
     });
@@ -507,10 +569,17 @@ export function describeStepCoordination(makeBackend: () => Promise<Backend>): v
     });
 
     test('a derived step inherits the declarations and may redeclare them; placement keeps them; coordinationOf lists them', () => {
-      const derived = base.extend({ name: 'charge-eu', lock: { key: ({ accountId }) => `eu:${accountId}`, ttl: '1m' }, semaphore: { key: () => 'psp', limit: 3 } });
+      const derived = base.extend({
+        name: 'charge-eu',
+        lock: { key: ({ accountId }) => `eu:${accountId}`, ttl: '1m' },
+        semaphore: { key: () => 'psp', limit: 3 },
+      });
       expect(base.coordination.map((c) => c.kind)).toEqual(['lock', 'rate_limit']);
       expect(derived.coordination.map((c) => c.kind).sort()).toEqual(['lock', 'rate_limit', 'semaphore']);
-      const child = reactor('child').withSemaphore({ key: () => 'c', limit: 2 }).step('inner', { period: { key: () => 'p', every: 'hour' }, run: () => 1 }).build();
+      const child = reactor('child')
+        .withSemaphore({ key: () => 'c', limit: 2 })
+        .step('inner', { period: { key: () => 'p', every: 'hour' }, run: () => 1 })
+        .build();
       const r = reactor('shop')
         .input({ accountId: z.string(), items: z.array(z.string()) })
         .withLock({ key: ({ accountId }) => accountId })
@@ -540,9 +609,15 @@ export function describeStepCoordination(makeBackend: () => Promise<Backend>): v
 
     test('invalid declarations are refused at definition, naming the reactor and step', () => {
       expect(() => reactor('bad').step('s', { lock: { key: 'nope' as never }, run: () => 1 })).toThrow(DefinitionError);
-      expect(() => reactor('bad').step('s', { semaphore: { key: () => 'k', limit: 0 }, run: () => 1 })).toThrow(/reactor "bad", step "s": withSemaphore limit/);
-      expect(() => defineStep({ name: 'd', input: {}, period: { key: () => 'k', every: 'fortnight' as never }, run: () => 1 })).toThrow(/step definition "d": withPeriod every/);
-      expect(() => base.extend({ semaphore: { key: () => 'k', limit: 1, wait: 'soon' as never } })).toThrow(/step definition "charge": withSemaphore wait/);
+      expect(() => reactor('bad').step('s', { semaphore: { key: () => 'k', limit: 0 }, run: () => 1 })).toThrow(
+        /reactor "bad", step "s": withSemaphore limit/,
+      );
+      expect(() =>
+        defineStep({ name: 'd', input: {}, period: { key: () => 'k', every: 'fortnight' as never }, run: () => 1 }),
+      ).toThrow(/step definition "d": withPeriod every/);
+      expect(() => base.extend({ semaphore: { key: () => 'k', limit: 1, wait: 'soon' as never } })).toThrow(
+        /step definition "charge": withSemaphore wait/,
+      );
     });
 
     test('a placed step definition coordinates on its validated arguments (defaults applied)', async () => {

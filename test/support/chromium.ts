@@ -10,7 +10,16 @@ import { chromium, type BrowserContext } from 'playwright-core';
 /** Where Debian installs Chromium (`.ci/run` installs it when missing). */
 export const CHROMIUM_PATH = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
 
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 /** A browser context on a fresh profile; `close()` also deletes the profile. */
 export interface Browser {
@@ -21,7 +30,12 @@ export interface Browser {
 /** Launches headless Chromium with a fresh `--user-data-dir`. */
 export async function launchChromium(viewport = { width: 1280, height: 900 }): Promise<Browser> {
   const profile = mkdtempSync(join(tmpdir(), 'ts-reactor-chromium-'));
-  const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM_PATH, headless: true, args: ARGS, viewport });
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM_PATH,
+    headless: true,
+    args: ARGS,
+    viewport,
+  });
   return {
     context,
     close: async () => {

@@ -20,7 +20,9 @@ type Waiter = { accept: (v: Record<string, unknown>) => boolean; resolve: (v: un
 
 /** Spawns `file` under tsx with one JSON argument; `children` tracks it until it exits (for cleanup). */
 export function spawnJsonChild(file: string, arg: unknown, children: Set<ChildProcess>): JsonChild {
-  const child = spawn(process.execPath, ['--import', 'tsx', file, JSON.stringify(arg)], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', file, JSON.stringify(arg)], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   children.add(child);
   const seen: Record<string, unknown>[] = [];
   const waiters: Waiter[] = [];
@@ -60,13 +62,21 @@ export function spawnJsonChild(file: string, arg: unknown, children: Set<ChildPr
       const found = seen.find(accept);
       if (found) return Promise.resolve(found as T);
       return new Promise<T>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`worker ${child.pid ?? '?'}: no matching line within ${timeoutMs} ms; stderr:\n${err}`)), timeoutMs);
+        const timer = setTimeout(
+          () =>
+            reject(new Error(`worker ${child.pid ?? '?'}: no matching line within ${timeoutMs} ms; stderr:\n${err}`)),
+          timeoutMs,
+        );
         const waiter: Waiter = { accept, resolve: (v: unknown) => (clearTimeout(timer), resolve(v as T)) };
         waiters.push(waiter);
         void exited.then(({ code, signal }) => {
           if (!waiters.includes(waiter)) return;
           clearTimeout(timer);
-          reject(new Error(`worker ${child.pid ?? '?'} exited (${code ?? signal}) before the expected line; stderr:\n${err}`));
+          reject(
+            new Error(
+              `worker ${child.pid ?? '?'} exited (${code ?? signal}) before the expected line; stderr:\n${err}`,
+            ),
+          );
         });
       });
     },

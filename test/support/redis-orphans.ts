@@ -52,7 +52,8 @@ function safeList(root: string): string[] {
 function readOwnership(dir: string): Ownership | undefined {
   try {
     const value = JSON.parse(readFileSync(join(dir, OWNER_FILE), 'utf8')) as Partial<Ownership>;
-    if (typeof value.owner !== 'number' || typeof value.server !== 'number' || typeof value.port !== 'number') return undefined;
+    if (typeof value.owner !== 'number' || typeof value.server !== 'number' || typeof value.port !== 'number')
+      return undefined;
     return value as Ownership;
   } catch {
     return undefined; // not ours, or still starting up

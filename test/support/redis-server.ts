@@ -94,7 +94,18 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
   let child: ChildProcess | undefined;
 
   const launch = async (): Promise<void> => {
-    const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--protected-mode', 'no', '--logfile', join(dir, 'redis.log')];
+    const args = [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--dir',
+      dir,
+      '--protected-mode',
+      'no',
+      '--logfile',
+      join(dir, 'redis.log'),
+    ];
     args.push(...persistenceArgs(persistence), ...(options.extraArgs ?? []));
     child = spawn('redis-server', args, { stdio: 'ignore' });
     child.once('error', () => undefined);

@@ -21,7 +21,8 @@ export function useRedisServer(options: RedisServerOptions = {}): SuiteRedisServ
     await server?.dispose();
   });
   const handle = (): RedisServerHandle => {
-    if (server === undefined) throw new Error('the suite server is started by beforeAll: read it inside a test or hook');
+    if (server === undefined)
+      throw new Error('the suite server is started by beforeAll: read it inside a test or hook');
     return server;
   };
   return {

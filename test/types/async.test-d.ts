@@ -46,18 +46,23 @@ describe('asyncStep and asyncReactor inference', () => {
   });
 
   test('an inline asyncStep has no undo', () => {
+    // prettier-ignore
     // @ts-expect-error -- an async unit is never undone by its dispatcher: undo is not accepted
     reactor('r').asyncStep('x', { run: () => 1, undo: () => undefined });
   });
 
   test('asyncReactor: the child input is wired and checked like compose; readers see the child output', () => {
-    const child = reactor('child').input({ n: z.number() }).step('double', { args: ($) => ({ n: $.input('n') }), run: ({ n }) => ({ twice: n * 2 }) }).returns('double');
+    const child = reactor('child')
+      .input({ n: z.number() })
+      .step('double', { args: ($) => ({ n: $.input('n') }), run: ({ n }) => ({ twice: n * 2 }) })
+      .returns('double');
     const r = reactor('parent')
       .input({ n: z.number() })
       .asyncReactor('child', child, { args: ($) => ({ n: $.input('n') }) })
       .step('read', { args: ($) => ({ t: $.result('child', 'twice') }), run: ({ t }) => t })
       .returns('read');
     expectTypeOf<OutputOf<typeof r>>().toEqualTypeOf<number>();
+    // prettier-ignore
     // @ts-expect-error -- the child's input `n` is a number
     reactor('bad').input({ s: z.string() }).asyncReactor('child', child, { args: ($) => ({ n: $.input('s') }) });
   });

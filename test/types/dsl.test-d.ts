@@ -1,11 +1,25 @@
 import { describe, expectTypeOf, test } from 'vitest';
 import { z } from 'zod';
-import { defineStep, reactor, skip, halt, type InputOf, type OutputOf, type MapResult, type StepInvocation } from '../../src/dsl/index.js';
+import {
+  defineStep,
+  reactor,
+  skip,
+  halt,
+  type InputOf,
+  type OutputOf,
+  type MapResult,
+  type StepInvocation,
+} from '../../src/dsl/index.js';
 
 describe('reactor DSL inference', () => {
   test('a step sees its arguments typed, results flow by name and path', () => {
     const r = reactor('checkout')
-      .input({ orderId: z.string(), amount: z.number(), note: z.string().optional(), currency: z.string().default('EUR') })
+      .input({
+        orderId: z.string(),
+        amount: z.number(),
+        note: z.string().optional(),
+        currency: z.string().default('EUR'),
+      })
       .step('reserve', {
         args: ($) => ({ orderId: $.input('orderId') }),
         run: ({ orderId }) => {
@@ -14,7 +28,11 @@ describe('reactor DSL inference', () => {
         },
       })
       .step('charge', {
-        args: ($) => ({ total: $.result('reserve', 'total'), sku: $.result('reserve', 'lines', 0, 'sku'), cents: $.input('amount').transform((a) => a * 100) }),
+        args: ($) => ({
+          total: $.result('reserve', 'total'),
+          sku: $.result('reserve', 'lines', 0, 'sku'),
+          cents: $.input('amount').transform((a) => a * 100),
+        }),
         run: async ({ total, sku, cents }) => {
           expectTypeOf(total).toEqualTypeOf<number>();
           expectTypeOf(sku).toEqualTypeOf<string>();
@@ -27,13 +45,19 @@ describe('reactor DSL inference', () => {
       })
       .returns('charge');
     expectTypeOf<OutputOf<typeof r>>().toEqualTypeOf<{ chargeId: string }>();
-    expectTypeOf<InputOf<typeof r>>().toEqualTypeOf<{ orderId: string; amount: number; note?: string | undefined; currency?: string | undefined }>();
+    expectTypeOf<InputOf<typeof r>>().toEqualTypeOf<{
+      orderId: string;
+      amount: number;
+      note?: string | undefined;
+      currency?: string | undefined;
+    }>();
   });
 
   test('a result path that does not exist fails to compile', () => {
     reactor('r')
       .step('a', { run: () => ({ x: 1 }) })
       .step('b', {
+        // prettier-ignore
         // @ts-expect-error -- 'y' is not a key of a's result
         args: ($) => ({ y: $.result('a', 'y') }),
         run: () => 1,
@@ -43,8 +67,10 @@ describe('reactor DSL inference', () => {
   test('forward references and duplicate names do not compile', () => {
     reactor('r')
       .step('a', { run: () => 1 })
+      // prettier-ignore
       // @ts-expect-error -- "b" is not declared yet
       .step('c', { args: ($) => ({ v: $.result('b') }), run: () => 2 });
+    // prettier-ignore
     // @ts-expect-error -- duplicate name
     reactor('r').step('a', { run: () => 1 }).step('a', { run: () => 2 });
   });
@@ -88,12 +114,16 @@ describe('reactor DSL inference', () => {
       });
     reactor('r2')
       .input({ label: z.string() })
+      // prettier-ignore
       // @ts-expect-error -- amount expects a number
       .step('charge', charge, { args: ($) => ({ amount: $.input('label') }) });
   });
 
   test('compose and map results are typed', () => {
-    const child = reactor('child').input({ n: z.number() }).step('double', { args: ($) => ({ n: $.input('n') }), run: ({ n }) => n * 2 }).returns('double');
+    const child = reactor('child')
+      .input({ n: z.number() })
+      .step('double', { args: ($) => ({ n: $.input('n') }), run: ({ n }) => n * 2 })
+      .returns('double');
     const parent = reactor('parent')
       .input({ items: z.array(z.number()) })
       .compose('one', child, { args: ($) => ({ n: $.value(3) }) })
@@ -155,7 +185,7 @@ describe('step-scoped coordination', () => {
       .build();
   });
 
-  test('invoke takes the definition\'s input (defaults optional) and yields its typed result; rollbackWait is a step option', () => {
+  test("invoke takes the definition's input (defaults optional) and yields its typed result; rollbackWait is a step option", () => {
     const charge = defineStep({
       input: { accountId: z.string(), currency: z.string().default('EUR') },
       lock: { key: ({ accountId }) => accountId, rollbackWait: '2s' },
@@ -163,9 +193,13 @@ describe('step-scoped coordination', () => {
       run: ({ accountId, currency }) => ({ id: accountId, currency }),
     });
     expectTypeOf(charge.invoke).parameter(0).toEqualTypeOf<{ accountId: string; currency?: string | undefined }>();
-    expectTypeOf<Awaited<ReturnType<typeof charge.invoke>>>().toEqualTypeOf<StepInvocation<{ id: string; currency: string }>>();
+    expectTypeOf<Awaited<ReturnType<typeof charge.invoke>>>().toEqualTypeOf<
+      StepInvocation<{ id: string; currency: string }>
+    >();
+    // prettier-ignore
     // @ts-expect-error -- a missing required argument
     void charge.invoke({}, { engine: undefined as never });
+    // prettier-ignore
     // @ts-expect-error -- rollbackWait is not a reactor-level option
     reactor('r').withLock({ key: () => 'k', rollbackWait: '1s' });
   });

@@ -46,7 +46,9 @@ describe('interrupt inference', () => {
   });
 
   test('coordination options, a duplicate name and a bad strategy do not compile', () => {
-    const base = reactor('r').input({ id: z.string() }).step('a', { run: () => 1 });
+    const base = reactor('r')
+      .input({ id: z.string() })
+      .step('a', { run: () => 1 });
     // @ts-expect-error an interrupt step takes no lock (declare it on the reactor)
     base.interrupt('x', { payload: { ok: z.boolean() }, lock: { key: () => 'k' } });
     // @ts-expect-error step "a" is already defined

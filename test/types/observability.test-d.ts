@@ -1,6 +1,15 @@
 import { describe, expectTypeOf, test } from 'vitest';
 import type { Tracer } from '@opentelemetry/api';
-import type { EngineOptions, ExecutionRecord, Logger, Middleware, TraceContext, WorkEnd, WorkHandle, WorkScope } from '../../src/index.js';
+import type {
+  EngineOptions,
+  ExecutionRecord,
+  Logger,
+  Middleware,
+  TraceContext,
+  WorkEnd,
+  WorkHandle,
+  WorkScope,
+} from '../../src/index.js';
 import { eventLogger, EVENT_LOG_LEVELS } from '../../src/index.js';
 import { otel, type OtelOptions } from '../../src/otel/index.js';
 

@@ -9,7 +9,10 @@ describe('the test engine with async units', () => {
     expectTypeOf(t.drain).toEqualTypeOf<() => Promise<void>>();
     expectTypeOf(t.close).toEqualTypeOf<() => Promise<void>>();
     expectTypeOf<TestEngine['drain']>().returns.resolves.toBeVoid();
-    const r = reactor('typed-async').input({ id: z.string() }).asyncStep('ship', { args: ($) => ({ id: $.input('id') }), run: ({ id }) => ({ label: `L-${id}` }) }).returns('ship');
+    const r = reactor('typed-async')
+      .input({ id: z.string() })
+      .asyncStep('ship', { args: ($) => ({ id: $.input('id') }), run: ({ id }) => ({ label: `L-${id}` }) })
+      .returns('ship');
     const result = await testReactor(r, { id: 'x' });
     if (result.status === 'completed') expectTypeOf(result.value).toEqualTypeOf<{ label: string }>();
   });

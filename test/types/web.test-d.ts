@@ -1,7 +1,14 @@
 import type { Context } from 'hono';
 import { describe, expectTypeOf, test } from 'vitest';
 import type { Engine } from '../../src/engine/engine.js';
-import type { Authorize, DashboardPermission, ExecutionAction, ExecutionDetail, InterruptView, ReadModel } from '../../src/web/index.js';
+import type {
+  Authorize,
+  DashboardPermission,
+  ExecutionAction,
+  ExecutionDetail,
+  InterruptView,
+  ReadModel,
+} from '../../src/web/index.js';
 import { executionActions, resumeAction } from '../../src/web/index.js';
 
 describe('dashboard types', () => {
@@ -48,6 +55,8 @@ describe('dashboard types', () => {
 
   test('the read model returns typed views', () => {
     expectTypeOf<ReadModel['execution']>().returns.resolves.toEqualTypeOf<ExecutionDetail | undefined>();
-    expectTypeOf<Awaited<ReturnType<ReadModel['coordination']>>['locks'][number]['level']>().toEqualTypeOf<'step' | 'reactor'>();
+    expectTypeOf<Awaited<ReturnType<ReadModel['coordination']>>['locks'][number]['level']>().toEqualTypeOf<
+      'step' | 'reactor'
+    >();
   });
 });

@@ -38,10 +38,21 @@ let base: string;
 beforeAll(async () => {
   redis = await startRedisServer();
   const prefix = 'web-e2e';
-  runtime = createRedisRuntime({ url: redis.url, prefix, reactors: [transfer, approval], background: { workerWaitMs: 0, parkFallbackMs: 60_000 } });
+  runtime = createRedisRuntime({
+    url: redis.url,
+    prefix,
+    reactors: [transfer, approval],
+    background: { workerWaitMs: 0, parkFallbackMs: 60_000 },
+  });
   runtime.startWorker({ concurrency: 4 });
   backend = createRedisBackend({ url: redis.url, prefix });
-  const app = createDashboard({ engine: runtime.engine, coordinator: backend.coordinator, reactors: [transfer, approval], refreshSeconds: 1, basePath: '/ops' });
+  const app = createDashboard({
+    engine: runtime.engine,
+    coordinator: backend.coordinator,
+    reactors: [transfer, approval],
+    refreshSeconds: 1,
+    basePath: '/ops',
+  });
   server = await new Promise<ServerType>((ready) => {
     const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => ready(s));
   });
@@ -60,9 +71,17 @@ afterAll(async () => {
 
 test('the coordination view shows the holder and the parked waiter; cancelling the waiter from the browser cancels it', async () => {
   const holder = await runtime.engine.start(transfer, { account: 'acme', note: 'first' });
-  await until(async () => (await backend.coordinator.lockState('account:acme'))?.holder.executionId === holder.executionId, 'the holder to take the lock', 15_000);
+  await until(
+    async () => (await backend.coordinator.lockState('account:acme'))?.holder.executionId === holder.executionId,
+    'the holder to take the lock',
+    15_000,
+  );
   const waiter = await runtime.engine.start(transfer, { account: 'acme', note: 'top secret' });
-  await until(async () => (await runtime.engine.result(waiter.executionId))?.status === 'parked', 'the waiter to park', 15_000);
+  await until(
+    async () => (await runtime.engine.result(waiter.executionId))?.status === 'parked',
+    'the waiter to park',
+    15_000,
+  );
 
   const page = await browser.context.newPage();
   await page.goto(`${base}/coordination`);
@@ -84,7 +103,9 @@ test('the coordination view shows the holder and the parked waiter; cancelling t
   await page.waitForURL(`**/ops/executions/${waiter.executionId}?notice=*`);
   expect(await page.locator('.notice').innerText()).toContain('is cancelled');
   expect(await page.locator('h1 .badge').innerText()).toBe('cancelled');
-  expect(await page.locator('tr[data-event="run.cancelled"]').innerText()).toContain('cancel requested from the dashboard');
+  expect(await page.locator('tr[data-event="run.cancelled"]').innerText()).toContain(
+    'cancel requested from the dashboard',
+  );
   expect((await runtime.engine.result(waiter.executionId))?.status).toBe('cancelled');
 
   await page.goto(`${base}/coordination`);
@@ -100,7 +121,11 @@ test('the coordination view shows the holder and the parked waiter; cancelling t
 
 test('resuming a paused execution from its page: a refused payload shows the typed error, a valid one completes it', async () => {
   const run = await runtime.engine.start(approval, { orderId: 'b-1' });
-  await until(async () => (await runtime.engine.result(run.executionId))?.status === 'paused', 'the run to pause', 15_000);
+  await until(
+    async () => (await runtime.engine.result(run.executionId))?.status === 'paused',
+    'the run to pause',
+    15_000,
+  );
   const page = await browser.context.newPage();
   await page.goto(`${base}/executions/${run.executionId}`);
   expect(await page.locator('tr[data-interrupt="approve"]').innerText()).toContain('approval:b-1');

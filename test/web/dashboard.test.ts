@@ -9,9 +9,24 @@ import { createDashboard, type DashboardOptions, type DashboardPermission } from
 import { fixture, until, type Fixture } from './fixtures.js';
 
 let f: Fixture;
-const dash = (options: Partial<DashboardOptions> = {}): Hono => createDashboard({ engine: f.engine, coordinator: f.coordinator, reactors: [f.payment, f.transfer], refreshSeconds: 0, ...options });
-const form = (fields: Record<string, string>) => ({ method: 'POST', body: new URLSearchParams(fields), headers: { 'content-type': 'application/x-www-form-urlencoded' } });
-const post = (body: unknown) => ({ method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+const dash = (options: Partial<DashboardOptions> = {}): Hono =>
+  createDashboard({
+    engine: f.engine,
+    coordinator: f.coordinator,
+    reactors: [f.payment, f.transfer],
+    refreshSeconds: 0,
+    ...options,
+  });
+const form = (fields: Record<string, string>) => ({
+  method: 'POST',
+  body: new URLSearchParams(fields),
+  headers: { 'content-type': 'application/x-www-form-urlencoded' },
+});
+const post = (body: unknown) => ({
+  method: 'POST',
+  body: JSON.stringify(body),
+  headers: { 'content-type': 'application/json' },
+});
 
 async function finished(input: { user: string; password: string; fail?: boolean }) {
   const queued = await f.engine.start(f.payment, input);
@@ -21,7 +36,10 @@ async function finished(input: { user: string; password: string; fail?: boolean 
 /** One transfer holding `account:acme` (its step waits for the test), one parked behind it. */
 async function contended() {
   const holder = await f.engine.start(f.transfer, { account: 'acme' });
-  await until(async () => (await f.coordinator.lockState('account:acme'))?.holder.executionId === holder.executionId, 'the holder to take the lock');
+  await until(
+    async () => (await f.coordinator.lockState('account:acme'))?.holder.executionId === holder.executionId,
+    'the holder to take the lock',
+  );
   const waiter = await f.engine.start(f.transfer, { account: 'acme' });
   await until(async () => (await f.engine.result(waiter.executionId))?.status === 'parked', 'the waiter to park');
   return { holder: holder.executionId, waiter: waiter.executionId };
@@ -56,8 +74,12 @@ describe('pages', () => {
     const byReactor = await (await app.request('/executions?reactor=payment')).text();
     expect(byReactor).toContain(ok.executionId);
     expect(byReactor).not.toContain(waiter);
-    expect(await (await app.request(`/executions?from=${Date.now() + 60_000}`)).text()).toContain('No executions match.');
-    expect(await (await app.request(`/executions?to=${new Date(Date.now() - 60_000).toISOString()}`)).text()).toContain('No executions match.');
+    expect(await (await app.request(`/executions?from=${Date.now() + 60_000}`)).text()).toContain(
+      'No executions match.',
+    );
+    expect(await (await app.request(`/executions?to=${new Date(Date.now() - 60_000).toISOString()}`)).text()).toContain(
+      'No executions match.',
+    );
     const first = await (await app.request('/executions?limit=1&reactor=payment')).text();
     const next = /href="([^"]*cursor=[^"]*)"/.exec(first)?.[1]?.replaceAll('&amp;', '&');
     expect(next).toBeDefined();
@@ -112,7 +134,10 @@ describe('pages', () => {
       .build();
     const app = dash({ reactors: [stepLocked] });
     const first = await f.engine.start(stepLocked, {});
-    await until(async () => (await f.coordinator.lockState('ledger'))?.holder.executionId === first.executionId, 'the first to hold the ledger');
+    await until(
+      async () => (await f.coordinator.lockState('ledger'))?.holder.executionId === first.executionId,
+      'the first to hold the ledger',
+    );
     const second = await f.engine.start(stepLocked, {});
     await until(async () => (await f.engine.result(second.executionId))?.status === 'parked', 'the second to park');
     const page = await (await app.request(`/executions/${second.executionId}`)).text();
@@ -129,24 +154,49 @@ describe('pages', () => {
 
   test('an execution parked on a full semaphore is listed under it as waiting, with the free slots', async () => {
     const { reactor } = await import('../../src/index.js');
-    await f.coordinator.semaphoreAcquire({ key: 'exports', holder: { owner: 'other', executionId: 'other', reactor: 'export' }, limit: 1, ttlMs: 60_000 });
-    const limited = reactor('limited').withSemaphore({ key: () => 'exports', limit: 1 }).step('s', { run: () => 1 }).build();
+    await f.coordinator.semaphoreAcquire({
+      key: 'exports',
+      holder: { owner: 'other', executionId: 'other', reactor: 'export' },
+      limit: 1,
+      ttlMs: 60_000,
+    });
+    const limited = reactor('limited')
+      .withSemaphore({ key: () => 'exports', limit: 1 })
+      .step('s', { run: () => 1 })
+      .build();
     const parked = await f.engine.start(limited, {});
     await until(async () => (await f.engine.result(parked.executionId))?.status === 'parked', 'the execution to park');
-    const view = (await (await dash({ reactors: [limited] }).request('/api/coordination')).json()) as { semaphores: unknown[] };
-    expect(view.semaphores).toMatchObject([{ key: 'exports', limit: 1, free: 0, holders: [{ owner: 'other', level: 'reactor' }], waiting: [{ executionId: parked.executionId, reactor: 'limited', attempt: 1 }] }]);
+    const view = (await (await dash({ reactors: [limited] }).request('/api/coordination')).json()) as {
+      semaphores: unknown[];
+    };
+    expect(view.semaphores).toMatchObject([
+      {
+        key: 'exports',
+        limit: 1,
+        free: 0,
+        holders: [{ owner: 'other', level: 'reactor' }],
+        waiting: [{ executionId: parked.executionId, reactor: 'limited', attempt: 1 }],
+      },
+    ]);
     await f.coordinator.semaphoreRelease('exports', 'other');
     await f.engine.cancel(parked.executionId); // a direct release wakes no one: end it so drain() returns
   });
 
   test('semaphores, rate windows, period markers and ordered cursors appear with their figures', async () => {
-    await f.coordinator.semaphoreAcquire({ key: 'pool', holder: { owner: 'x', executionId: 'x', reactor: 'r', step: 'call' }, limit: 3, ttlMs: 60_000 });
+    await f.coordinator.semaphoreAcquire({
+      key: 'pool',
+      holder: { owner: 'x', executionId: 'x', reactor: 'r', step: 'call' },
+      limit: 3,
+      ttlMs: 60_000,
+    });
     await f.coordinator.rateTake({ id: 'a', windows: [{ key: 'api', limit: 5, periodMs: 60_000 }] });
     await f.coordinator.periodMark({ key: 'daily', bucket: '2026-11-30', ttlMs: 60_000 });
     await f.coordinator.orderedTicket('feed');
     await f.coordinator.orderedTicket('feed');
     const view = await (await dash().request('/coordination')).text();
-    expect(view).toMatch(/data-semaphore="pool">[\s\S]*1 held \/ 3 · <strong>2 free<\/strong>[\s\S]*step <code>call<\/code>/);
+    expect(view).toMatch(
+      /data-semaphore="pool">[\s\S]*1 held \/ 3 · <strong>2 free<\/strong>[\s\S]*step <code>call<\/code>/,
+    );
     expect(view).toMatch(/data-rate="api">[\s\S]*<td>1 min 0 s<\/td><td>1<\/td>/);
     expect(view).toMatch(/data-period="daily">[\s\S]*2026-11-30/);
     expect(view).toMatch(/data-ordered="feed">[\s\S]*<td class="next">1<\/td><td class="last-completed">0<\/td>/);
@@ -178,7 +228,9 @@ describe('actions (each confirmed, each with its effect on the execution and in 
     expect(done.headers.get('location')).toMatch(new RegExp(`^/executions/${waiter}\\?notice=`));
     const record = await f.engine.store.get(waiter);
     expect(record?.status).toBe('cancelled');
-    expect(record?.trace?.find((e) => e.type === 'run.cancelled')).toMatchObject({ reason: 'cancel requested from the dashboard' });
+    expect(record?.trace?.find((e) => e.type === 'run.cancelled')).toMatchObject({
+      reason: 'cancel requested from the dashboard',
+    });
     const page = await (await app.request(done.headers.get('location')!)).text();
     expect(page).toContain('Cancel: execution');
     expect(page).toContain('data-event="run.cancelled"');
@@ -209,7 +261,10 @@ describe('actions (each confirmed, each with its effect on the execution and in 
     expect(f.undone).toEqual(['charge:ch-res-ada', 'reserve:res-ada']);
     const record = await f.engine.store.get(ok.executionId);
     expect(record?.status).toBe('cancelled');
-    expect(record?.trace?.filter((e) => e.type === 'step.undone').map((e) => (e as { step: string }).step)).toEqual(['charge', 'reserve']);
+    expect(record?.trace?.filter((e) => e.type === 'step.undone').map((e) => (e as { step: string }).step)).toEqual([
+      'charge',
+      'reserve',
+    ]);
   });
 
   test('an action that does not apply is refused with 409 and changes nothing', async () => {
@@ -234,18 +289,41 @@ describe('actions (each confirmed, each with its effect on the execution and in 
     const after = await f.coordinator.orderedState('feed');
     expect(after.epoch).toBeGreaterThan(before);
     expect(after).toMatchObject({ issued: 0, lastCompleted: 0, drained: true });
-    expect(audit).toMatchObject([{ action: 'skip', target: { type: 'ordered-lock', key: 'feed' } }, { action: 'reset', target: { type: 'ordered-lock', key: 'feed' } }]);
+    expect(audit).toMatchObject([
+      { action: 'skip', target: { type: 'ordered-lock', key: 'feed' } },
+      { action: 'reset', target: { type: 'ordered-lock', key: 'feed' } },
+    ]);
   });
 
   test('an added action (the extension point) gets a button, a confirm page with its fields, and runs with them', async () => {
     const ok = await finished({ user: 'ada', password: 'p' });
     const seen: unknown[] = [];
     const app = dash({
-      actions: [{ name: 'note', label: 'Note', description: 'Records a note.', appliesTo: (e) => e.status === 'completed', fields: [{ name: 'payload', label: 'Payload', kind: 'json', required: true }], perform: async ({ execution, fields }) => (seen.push(fields), { executionId: execution.id, status: execution.status }) }],
+      actions: [
+        {
+          name: 'note',
+          label: 'Note',
+          description: 'Records a note.',
+          appliesTo: (e) => e.status === 'completed',
+          fields: [{ name: 'payload', label: 'Payload', kind: 'json', required: true }],
+          perform: async ({ execution, fields }) => (
+            seen.push(fields),
+            { executionId: execution.id, status: execution.status }
+          ),
+        },
+      ],
     });
-    expect(await (await app.request(`/executions/${ok.executionId}/actions/note`)).text()).toContain('<textarea name="payload"');
-    expect((await app.request(`/executions/${ok.executionId}/actions/note`, form({ confirm: 'yes', payload: '{oops' }))).status).toBe(400);
-    expect((await app.request(`/executions/${ok.executionId}/actions/note`, form({ confirm: 'yes', payload: '{"a":1}' }))).status).toBe(303);
+    expect(await (await app.request(`/executions/${ok.executionId}/actions/note`)).text()).toContain(
+      '<textarea name="payload"',
+    );
+    expect(
+      (await app.request(`/executions/${ok.executionId}/actions/note`, form({ confirm: 'yes', payload: '{oops' })))
+        .status,
+    ).toBe(400);
+    expect(
+      (await app.request(`/executions/${ok.executionId}/actions/note`, form({ confirm: 'yes', payload: '{"a":1}' })))
+        .status,
+    ).toBe(303);
     expect(seen).toEqual([{ payload: { a: 1 } }]);
   });
 });
@@ -255,19 +333,38 @@ describe('JSON API', () => {
     const bad = await finished({ user: 'bob', password: 'hunter2', fail: true });
     const { holder, waiter } = await contended();
     const app = dash();
-    const list = (await (await app.request('/api/executions?status=parked')).json()) as { items: { id: string; waitingFor: unknown }[] };
+    const list = (await (await app.request('/api/executions?status=parked')).json()) as {
+      items: { id: string; waitingFor: unknown }[];
+    };
     expect(list.items.map((i) => i.id)).toEqual([waiter]);
     expect(list.items[0]?.waitingFor).toMatchObject({ primitive: 'lock', key: 'account:acme' });
     const detail = (await (await app.request(`/api/executions/${bad.executionId}`)).json()) as Record<string, unknown>;
-    expect(detail).toMatchObject({ id: bad.executionId, status: 'failed', failedStep: 'charge', input: { user: 'bob', password: '[redacted]' }, redacted: ['password'], actions: ['retry'] });
+    expect(detail).toMatchObject({
+      id: bad.executionId,
+      status: 'failed',
+      failedStep: 'charge',
+      input: { user: 'bob', password: '[redacted]' },
+      redacted: ['password'],
+      actions: ['retry'],
+    });
     expect(JSON.stringify(detail)).not.toContain('hunter2');
     expect(JSON.stringify(detail)).not.toContain('"stack"');
     expect(detail['error']).toMatchObject({ message: 'card declined', cause: { message: 'issuer timeout' } });
-    expect((detail['graph'] as { edges: unknown[] }).edges).toContainEqual({ from: 'reserve', to: 'charge', kind: 'result' });
-    const coordination = (await (await app.request('/api/coordination')).json()) as { locks: { key: string; executionId: string; level: string; waiting: { executionId: string }[] }[] };
-    expect(coordination.locks).toMatchObject([{ key: 'account:acme', executionId: holder, level: 'reactor', waiting: [{ executionId: waiter }] }]);
+    expect((detail['graph'] as { edges: unknown[] }).edges).toContainEqual({
+      from: 'reserve',
+      to: 'charge',
+      kind: 'result',
+    });
+    const coordination = (await (await app.request('/api/coordination')).json()) as {
+      locks: { key: string; executionId: string; level: string; waiting: { executionId: string }[] }[];
+    };
+    expect(coordination.locks).toMatchObject([
+      { key: 'account:acme', executionId: holder, level: 'reactor', waiting: [{ executionId: waiter }] },
+    ]);
     expect((await app.request('/api/executions/none')).status).toBe(404);
-    expect(await (await app.request('/api/executions?status=zzz')).json()).toMatchObject({ error: { code: 'query_invalid' } });
+    expect(await (await app.request('/api/executions?status=zzz')).json()).toMatchObject({
+      error: { code: 'query_invalid' },
+    });
   });
 
   test('performs actions with {"confirm": true} and refuses them without', async () => {
@@ -281,7 +378,11 @@ describe('JSON API', () => {
     await f.coordinator.orderedTicket('q');
     const skipped = await app.request('/api/ordered-locks/skip?key=q', post({ confirm: true }));
     expect(await skipped.json()).toMatchObject({ key: 'q', lastCompleted: 1, next: 2, drained: false });
-    expect(await (await app.request('/api/actions')).json()).toMatchObject({ readOnly: false, execution: [{ name: 'retry' }, { name: 'cancel' }, { name: 'undo' }, { name: 'resume' }], orderedLock: [{ name: 'skip' }, { name: 'reset' }] });
+    expect(await (await app.request('/api/actions')).json()).toMatchObject({
+      readOnly: false,
+      execution: [{ name: 'retry' }, { name: 'cancel' }, { name: 'undo' }, { name: 'resume' }],
+      orderedLock: [{ name: 'skip' }, { name: 'reset' }],
+    });
   });
 });
 
@@ -296,19 +397,51 @@ describe('authorization, read-only mode, base path', () => {
         return permission.kind === 'view' || c.req.header('x-user') === 'admin';
       },
     });
-    for (const path of ['/executions', `/executions/${waiter}`, '/coordination', '/api/executions', `/api/executions/${waiter}`, '/api/coordination', '/api/ordered-locks?key=k', '/api/actions']) {
+    for (const path of [
+      '/executions',
+      `/executions/${waiter}`,
+      '/coordination',
+      '/api/executions',
+      `/api/executions/${waiter}`,
+      '/api/coordination',
+      '/api/ordered-locks?key=k',
+      '/api/actions',
+    ]) {
       expect((await app.request(path)).status, path).toBe(401);
       expect((await app.request(path, { headers: { 'x-user': 'viewer' } })).status, path).toBe(200);
     }
     const viewer = { 'x-user': 'viewer', 'content-type': 'application/x-www-form-urlencoded' };
     expect((await app.request(`/executions/${waiter}/actions/cancel`, { headers: viewer })).status).toBe(403);
-    expect((await app.request(`/executions/${waiter}/actions/cancel`, { method: 'POST', headers: viewer, body: 'confirm=yes' })).status).toBe(403);
-    expect((await app.request(`/api/executions/${waiter}/actions/cancel`, { method: 'POST', headers: { 'x-user': 'viewer', 'content-type': 'application/json' }, body: '{"confirm":true}' })).status).toBe(403);
-    expect((await app.request('/coordination/ordered/skip?key=k', { method: 'POST', headers: viewer, body: 'confirm=yes' })).status).toBe(403);
+    expect(
+      (
+        await app.request(`/executions/${waiter}/actions/cancel`, {
+          method: 'POST',
+          headers: viewer,
+          body: 'confirm=yes',
+        })
+      ).status,
+    ).toBe(403);
+    expect(
+      (
+        await app.request(`/api/executions/${waiter}/actions/cancel`, {
+          method: 'POST',
+          headers: { 'x-user': 'viewer', 'content-type': 'application/json' },
+          body: '{"confirm":true}',
+        })
+      ).status,
+    ).toBe(403);
+    expect(
+      (await app.request('/coordination/ordered/skip?key=k', { method: 'POST', headers: viewer, body: 'confirm=yes' }))
+        .status,
+    ).toBe(403);
     expect((await f.engine.result(waiter))?.status).toBe('parked');
     expect(asked).toContainEqual({ kind: 'action', action: 'cancel', target: { type: 'execution', id: waiter } });
     expect(asked).toContainEqual({ kind: 'action', action: 'skip', target: { type: 'ordered-lock', key: 'k' } });
-    const admin = await app.request(`/executions/${waiter}/actions/cancel`, { method: 'POST', headers: { 'x-user': 'admin', 'content-type': 'application/x-www-form-urlencoded' }, body: 'confirm=yes' });
+    const admin = await app.request(`/executions/${waiter}/actions/cancel`, {
+      method: 'POST',
+      headers: { 'x-user': 'admin', 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'confirm=yes',
+    });
     expect(admin.status).toBe(303);
     expect((await f.engine.result(waiter))?.status).toBe('cancelled');
   });
@@ -316,14 +449,42 @@ describe('authorization, read-only mode, base path', () => {
   test('a cross-site action is refused, and the API takes only JSON', async () => {
     const { waiter } = await contended();
     const app = dash();
-    const headers = (extra: Record<string, string>) => ({ 'content-type': 'application/x-www-form-urlencoded', host: 'ops.example.com', ...extra });
-    const evil = await app.request(`/executions/${waiter}/actions/cancel`, { method: 'POST', headers: headers({ origin: 'https://evil.example' }), body: 'confirm=yes' });
+    const headers = (extra: Record<string, string>) => ({
+      'content-type': 'application/x-www-form-urlencoded',
+      host: 'ops.example.com',
+      ...extra,
+    });
+    const evil = await app.request(`/executions/${waiter}/actions/cancel`, {
+      method: 'POST',
+      headers: headers({ origin: 'https://evil.example' }),
+      body: 'confirm=yes',
+    });
     expect(evil.status).toBe(403);
     expect(await evil.text()).toContain('cross-site action refused');
-    expect((await app.request(`/executions/${waiter}/actions/cancel`, { method: 'POST', headers: headers({ 'sec-fetch-site': 'cross-site' }), body: 'confirm=yes' })).status).toBe(403);
-    expect((await app.request(`/api/executions/${waiter}/actions/cancel`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{"confirm":true}' })).status).toBe(415);
+    expect(
+      (
+        await app.request(`/executions/${waiter}/actions/cancel`, {
+          method: 'POST',
+          headers: headers({ 'sec-fetch-site': 'cross-site' }),
+          body: 'confirm=yes',
+        })
+      ).status,
+    ).toBe(403);
+    expect(
+      (
+        await app.request(`/api/executions/${waiter}/actions/cancel`, {
+          method: 'POST',
+          headers: { 'content-type': 'text/plain' },
+          body: '{"confirm":true}',
+        })
+      ).status,
+    ).toBe(415);
     expect((await f.engine.result(waiter))?.status).toBe('parked');
-    const same = await app.request(`/executions/${waiter}/actions/cancel`, { method: 'POST', headers: headers({ origin: 'https://ops.example.com', 'sec-fetch-site': 'same-origin' }), body: 'confirm=yes' });
+    const same = await app.request(`/executions/${waiter}/actions/cancel`, {
+      method: 'POST',
+      headers: headers({ origin: 'https://ops.example.com', 'sec-fetch-site': 'same-origin' }),
+      body: 'confirm=yes',
+    });
     expect(same.status).toBe(303);
   });
 
@@ -334,10 +495,18 @@ describe('authorization, read-only mode, base path', () => {
     expect(await (await app.request(`/executions/${bad.executionId}`)).text()).not.toContain('data-action=');
     expect(await (await app.request('/coordination')).text()).not.toContain('data-action=');
     expect((await app.request(`/executions/${bad.executionId}/actions/retry`)).status).toBe(403);
-    expect((await app.request(`/executions/${bad.executionId}/actions/retry`, form({ confirm: 'yes' }))).status).toBe(403);
-    expect((await app.request(`/api/executions/${bad.executionId}/actions/retry`, post({ confirm: true }))).status).toBe(403);
+    expect((await app.request(`/executions/${bad.executionId}/actions/retry`, form({ confirm: 'yes' }))).status).toBe(
+      403,
+    );
+    expect(
+      (await app.request(`/api/executions/${bad.executionId}/actions/retry`, post({ confirm: true }))).status,
+    ).toBe(403);
     expect((await app.request('/api/ordered-locks/reset?key=feed', post({ confirm: true }))).status).toBe(403);
-    expect(await (await app.request('/api/actions')).json()).toEqual({ readOnly: true, execution: [], orderedLock: [] });
+    expect(await (await app.request('/api/actions')).json()).toEqual({
+      readOnly: true,
+      execution: [],
+      orderedLock: [],
+    });
     expect((await f.engine.store.list({ reactor: 'payment' })).records).toHaveLength(1);
     expect((await f.coordinator.orderedState('feed')).issued).toBe(1);
   });

@@ -25,10 +25,15 @@ export interface Fixture {
 function paymentReactor(undone: string[]) {
   return reactor('payment')
     .input({ user: z.string(), password: z.string(), fail: z.boolean().default(false) }, { redact: ['password'] })
-    .step('reserve', { args: ($) => ({ user: $.input('user') }), run: ({ user }) => `res-${user}`, undo: (v) => void undone.push(`reserve:${v}`) })
+    .step('reserve', {
+      args: ($) => ({ user: $.input('user') }),
+      run: ({ user }) => `res-${user}`,
+      undo: (v) => void undone.push(`reserve:${v}`),
+    })
     .step('charge', {
       args: ($) => ({ reservation: $.result('reserve'), fail: $.input('fail') }),
-      run: ({ reservation, fail }) => (fail ? Promise.reject(new Error('card declined', { cause: new Error('issuer timeout') })) : `ch-${reservation}`),
+      run: ({ reservation, fail }) =>
+        fail ? Promise.reject(new Error('card declined', { cause: new Error('issuer timeout') })) : `ch-${reservation}`,
       undo: (v) => void undone.push(`charge:${v}`),
     })
     .step('notify', { waitFor: ['charge'], run: () => 'sent' })
@@ -49,7 +54,14 @@ export function fixture(): Fixture {
   const engine = createEmbeddedEngine({ coordinator, background: { workerWaitMs: 0, parkFallbackMs: 60_000 } });
   const undone: string[] = [];
   const held = gate();
-  return { engine, coordinator, undone, release: held.open, payment: paymentReactor(undone), transfer: transferReactor(held.promise) };
+  return {
+    engine,
+    coordinator,
+    undone,
+    release: held.open,
+    payment: paymentReactor(undone),
+    transfer: transferReactor(held.promise),
+  };
 }
 
 /** Polls until `probe` is truthy (real time, small steps). */

@@ -19,7 +19,10 @@ export function approvalReactor() {
       timeout: '2d',
       maxAttempts: 2,
     })
-    .step('pay', { args: ($) => ({ approved: $.result('approve', 'approved'), approver: $.result('approve', 'approver') }), run: ({ approved, approver }) => (approved ? `paid, approved by ${approver}` : 'refused') })
+    .step('pay', {
+      args: ($) => ({ approved: $.result('approve', 'approved'), approver: $.result('approve', 'approver') }),
+      run: ({ approved, approver }) => (approved ? `paid, approved by ${approver}` : 'refused'),
+    })
     .returns('pay');
 }
 
@@ -27,8 +30,14 @@ export function approvalReactor() {
 export function asyncOrderReactor(held: Promise<void>) {
   return reactor('async-order')
     .input({ orderId: z.string() })
-    .asyncStep('charge', { args: ($) => ({ orderId: $.input('orderId') }), run: async ({ orderId }) => (await held, `ch-${orderId}`) })
-    .step('receipt', { args: ($) => ({ chargeId: $.result('charge') }), run: ({ chargeId }) => `receipt for ${chargeId}` })
+    .asyncStep('charge', {
+      args: ($) => ({ orderId: $.input('orderId') }),
+      run: async ({ orderId }) => (await held, `ch-${orderId}`),
+    })
+    .step('receipt', {
+      args: ($) => ({ chargeId: $.result('charge') }),
+      run: ({ chargeId }) => `receipt for ${chargeId}`,
+    })
     .returns('receipt');
 }
 
@@ -36,6 +45,10 @@ export function asyncOrderReactor(held: Promise<void>) {
 export function stepSemaphoreReactor(held: Promise<void>) {
   return reactor('exporter')
     .step('prepare', { run: () => 'ready' })
-    .step('export', { waitFor: ['prepare'], semaphore: { key: () => 'exports', limit: 1 }, run: async () => (await held, 'exported') })
+    .step('export', {
+      waitFor: ['prepare'],
+      semaphore: { key: () => 'exports', limit: 1 },
+      run: async () => (await held, 'exported'),
+    })
     .build();
 }

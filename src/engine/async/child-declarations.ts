@@ -25,13 +25,29 @@ export interface Declared {
 const EXCLUSIVE = (s: CoordinationSpec): boolean => s.kind === 'lock' || (s.kind === 'semaphore' && s.limit === 1);
 
 /** The child's declarations computable from its validated `input`: reactor level first, then its steps in definition order. */
-export async function childDeclarations(child: AnyReactorDefinition, input: Record<string, unknown>, prefix = ''): Promise<Declared[]> {
-  const out: Declared[] = [{ specs: child.coordination, args: input, keyScope: { reactor: child.name, step: undefined }, ...(prefix === '' ? {} : { declaredBy: `reactor "${child.name}" at "${prefix.slice(0, -1)}"` }) }];
+export async function childDeclarations(
+  child: AnyReactorDefinition,
+  input: Record<string, unknown>,
+  prefix = '',
+): Promise<Declared[]> {
+  const out: Declared[] = [
+    {
+      specs: child.coordination,
+      args: input,
+      keyScope: { reactor: child.name, step: undefined },
+      ...(prefix === '' ? {} : { declaredBy: `reactor "${child.name}" at "${prefix.slice(0, -1)}"` }),
+    },
+  ];
   for (const node of child.nodes) out.push(...(await nodeDeclarations(child, node, input, prefix)));
   return out;
 }
 
-async function nodeDeclarations(child: AnyReactorDefinition, node: GraphNode, input: Record<string, unknown>, prefix: string): Promise<Declared[]> {
+async function nodeDeclarations(
+  child: AnyReactorDefinition,
+  node: GraphNode,
+  input: Record<string, unknown>,
+  prefix: string,
+): Promise<Declared[]> {
   try {
     return await computable(child, node, input, prefix + node.name);
   } catch {
@@ -39,7 +55,12 @@ async function nodeDeclarations(child: AnyReactorDefinition, node: GraphNode, in
   }
 }
 
-async function computable(child: AnyReactorDefinition, node: GraphNode, input: Record<string, unknown>, path: string): Promise<Declared[]> {
+async function computable(
+  child: AnyReactorDefinition,
+  node: GraphNode,
+  input: Record<string, unknown>,
+  path: string,
+): Promise<Declared[]> {
   if (node.kind === 'map' || !fromInputOnly(node)) return [];
   if (node.kind === 'compose') {
     const raw = resolveArgs(node.args, { input, results: new Map() }, path, Object.keys(node.reactor.contract.fields));
@@ -47,13 +68,25 @@ async function computable(child: AnyReactorDefinition, node: GraphNode, input: R
     return validated.ok ? childDeclarations(node.reactor, validated.value, `${path}.`) : [];
   }
   if (!node.coordination.some(EXCLUSIVE)) return [];
-  let args: Record<string, unknown> = resolveArgs(node.args, { input, results: new Map() }, path, node.contract ? Object.keys(node.contract.fields) : undefined);
+  let args: Record<string, unknown> = resolveArgs(
+    node.args,
+    { input, results: new Map() },
+    path,
+    node.contract ? Object.keys(node.contract.fields) : undefined,
+  );
   if (node.contract) {
     const validated = await validateContract(node.contract, args);
     if (!validated.ok) return []; // the child reports its invalid arguments itself
     args = validated.value;
   }
-  return [{ specs: node.coordination, args, keyScope: { reactor: child.name, step: path }, declaredBy: `step "${path}" of reactor "${child.name}"` }];
+  return [
+    {
+      specs: node.coordination,
+      args,
+      keyScope: { reactor: child.name, step: path },
+      declaredBy: `step "${path}" of reactor "${child.name}"`,
+    },
+  ];
 }
 
 /** True when none of the node's arguments reads another step's result (a missing map is the whole input). */

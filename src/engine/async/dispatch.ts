@@ -29,28 +29,62 @@ export function hasReaders(def: AnyReactorDefinition, name: string): boolean {
 }
 
 /** Runs an `asyncStep` node: dispatches its unit, then reads the result if something waits for it. */
-export async function runAsyncStep(run: RunState, node: StepNode, place: StepPlace, scope: ArgScope, def: AnyReactorDefinition): Promise<NodeOutcome> {
+export async function runAsyncStep(
+  run: RunState,
+  node: StepNode,
+  place: StepPlace,
+  scope: ArgScope,
+  def: AnyReactorDefinition,
+): Promise<NodeOutcome> {
   const dispatched = await dispatchOnce(run, place, 'step', async () => {
     const args = await argsForGuard(node, scope, place.path);
-    const declared = args === undefined ? [] : [{ specs: node.coordination, args, keyScope: { reactor: place.reactor, step: place.path } }];
+    const declared =
+      args === undefined
+        ? []
+        : [{ specs: node.coordination, args, keyScope: { reactor: place.reactor, step: place.path } }];
     const refusal = await refuseHandOff(run, { step: place.path, reactor: place.reactor, kind: 'step', declared });
     if (refusal) throw refusal;
     return async (unitId, dispatchedAt) => {
       const results = Object.fromEntries(node.dependsOn.map((d) => [d, scope.results.get(d)]));
-      const unit = { kind: 'step' as const, step: place.path, reactor: place.reactor, dispatcherId: run.executionId, dispatchedAt, scope: { input: scope.input, results } };
+      const unit = {
+        kind: 'step' as const,
+        step: place.path,
+        reactor: place.reactor,
+        dispatcherId: run.executionId,
+        dispatchedAt,
+        scope: { input: scope.input, results },
+      };
       await saveUnitRecord(run, { id: unitId, unit, at: dispatchedAt });
-      await run.async!.background!.queue.enqueue({ v: JOB_FORMAT_VERSION, executionId: unitId, reactor: run.reactor }, { jobId: `${unitId}:1` });
+      await run.async!.background!.queue.enqueue(
+        { v: JOB_FORMAT_VERSION, executionId: unitId, reactor: run.reactor },
+        { jobId: `${unitId}:1` },
+      );
     };
   });
   return settle(run, place, def, node.name, dispatched);
 }
 
 /** Runs an `asyncReactor` node: validates the child's input here, dispatches the child execution, reads its outcome if something waits for it. */
-export async function runAsyncReactor(run: RunState, node: ComposeNode, place: StepPlace, scope: ArgScope, def: AnyReactorDefinition): Promise<NodeOutcome> {
+export async function runAsyncReactor(
+  run: RunState,
+  node: ComposeNode,
+  place: StepPlace,
+  scope: ArgScope,
+  def: AnyReactorDefinition,
+): Promise<NodeOutcome> {
   const dispatched = await dispatchOnce(run, place, 'reactor', async () => {
-    const input = await childInput(node.reactor, resolveArgs(node.args, scope, place.path, Object.keys(node.reactor.contract.fields)), place.path);
+    const input = await childInput(
+      node.reactor,
+      resolveArgs(node.args, scope, place.path, Object.keys(node.reactor.contract.fields)),
+      place.path,
+    );
     // The child's reactor-level declarations and those of its steps keyed from its input alone (decision 033).
-    const refusal = await refuseHandOff(run, { step: place.path, reactor: place.reactor, kind: 'reactor', declared: await childDeclarations(node.reactor, input) });
+    const refusal = await refuseHandOff(run, {
+      step: place.path,
+      reactor: place.reactor,
+      kind: 'reactor',
+      declared: await childDeclarations(node.reactor, input),
+    });
     if (refusal) throw refusal;
     return async (childId) => {
       run.async!.register(node.reactor);
@@ -60,17 +94,39 @@ export async function runAsyncReactor(run: RunState, node: ComposeNode, place: S
   return settle(run, place, def, node.name, dispatched);
 }
 
-type Dispatched = { readonly unitId: string; readonly dispatchedAt: number } | { readonly failed: NodeOutcome } | { readonly done: NodeOutcome };
+type Dispatched =
+  | { readonly unitId: string; readonly dispatchedAt: number }
+  | { readonly failed: NodeOutcome }
+  | { readonly done: NodeOutcome };
 /** Checks and prepares a dispatch (throwing refuses it); returns what persists and enqueues it. */
 type Prepare = () => Promise<(unitId: string, dispatchedAt: number) => Promise<void>>;
 
-async function dispatchOnce(run: RunState, place: StepPlace, kind: 'step' | 'reactor', prepare: Prepare): Promise<Dispatched> {
+async function dispatchOnce(
+  run: RunState,
+  place: StepPlace,
+  kind: 'step' | 'reactor',
+  prepare: Prepare,
+): Promise<Dispatched> {
   const recorded = run.stepRecord(place.path);
-  if (run.replayOnly) return { done: { kind: 'skipped', value: recorded?.status === 'completed' ? recorded.result : undefined } };
-  if (recorded?.status === 'completed') return { done: { kind: 'success', value: recorded.result, entry: { step: place.path, undo: async () => undefined } } };
-  if (recorded?.unitId !== undefined && recorded.dispatchedAt !== undefined) return { unitId: recorded.unitId, dispatchedAt: recorded.dispatchedAt };
+  if (run.replayOnly)
+    return { done: { kind: 'skipped', value: recorded?.status === 'completed' ? recorded.result : undefined } };
+  if (recorded?.status === 'completed')
+    return {
+      done: { kind: 'success', value: recorded.result, entry: { step: place.path, undo: async () => undefined } },
+    };
+  if (recorded?.unitId !== undefined && recorded.dispatchedAt !== undefined)
+    return { unitId: recorded.unitId, dispatchedAt: recorded.dispatchedAt };
   if (!run.async?.background) {
-    return { failed: notStarted(run, place.path, new ReactorError('queue_missing', `step "${place.path}" is async: dispatching it needs a queue (createEngine({ queue }) or createEmbeddedEngine())`)) };
+    return {
+      failed: notStarted(
+        run,
+        place.path,
+        new ReactorError(
+          'queue_missing',
+          `step "${place.path}" is async: dispatching it needs a queue (createEngine({ queue }) or createEmbeddedEngine())`,
+        ),
+      ),
+    };
   }
   const unitId = unitIdOf(run.executionId, place.path);
   const dispatchedAt = run.clock.now();
@@ -85,7 +141,13 @@ async function dispatchOnce(run: RunState, place: StepPlace, kind: 'step' | 'rea
   return { unitId, dispatchedAt };
 }
 
-function settle(run: RunState, place: StepPlace, def: AnyReactorDefinition, name: string, dispatched: Dispatched): Promise<NodeOutcome> | NodeOutcome {
+function settle(
+  run: RunState,
+  place: StepPlace,
+  def: AnyReactorDefinition,
+  name: string,
+  dispatched: Dispatched,
+): Promise<NodeOutcome> | NodeOutcome {
   if ('failed' in dispatched) return dispatched.failed;
   if ('done' in dispatched) return dispatched.done;
   // Nothing reads it: the run goes on without waiting (its value in the run's result map is undefined).
@@ -94,7 +156,10 @@ function settle(run: RunState, place: StepPlace, def: AnyReactorDefinition, name
 }
 
 /** The unit record, written before its job is enqueued (a record that exists already is kept: a redelivered dispatch). */
-async function saveUnitRecord(run: RunState, unit: { readonly id: string; readonly unit: NonNullable<ExecutionRecord['unit']>; readonly at: number }): Promise<void> {
+async function saveUnitRecord(
+  run: RunState,
+  unit: { readonly id: string; readonly unit: NonNullable<ExecutionRecord['unit']>; readonly at: number },
+): Promise<void> {
   const store = run.async!.background!.store;
   if (await store.get(unit.id)) return;
   await store.save({
@@ -117,7 +182,11 @@ async function saveUnitRecord(run: RunState, unit: { readonly id: string; readon
 }
 
 /** The unit's arguments as its worker will see them, for the guard only; undefined when they do not resolve (the worker reports that). */
-async function argsForGuard(node: StepNode, scope: ArgScope, path: string): Promise<Record<string, unknown> | undefined> {
+async function argsForGuard(
+  node: StepNode,
+  scope: ArgScope,
+  path: string,
+): Promise<Record<string, unknown> | undefined> {
   if (!node.coordination.some((s) => s.kind === 'lock' || s.kind === 'semaphore')) return undefined;
   try {
     const raw = resolveArgs(node.args, scope, path, node.contract ? Object.keys(node.contract.fields) : undefined);

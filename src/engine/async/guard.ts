@@ -34,7 +34,16 @@ export async function refuseHandOff(run: RunState, handOff: HandOff): Promise<Ha
     const holder = await describeHolder(run, primitive, key);
     run.emit({ type: 'async.refused', step: handOff.step, reactor: handOff.reactor, primitive, key, holder });
     const by = declared.declaredBy === undefined ? {} : { declaredBy: declared.declaredBy };
-    return new HandOffRefusedError({ reactor: handOff.reactor, step: handOff.step, kind: handOff.kind, primitive, key, executionId: run.executionId, holder, ...by });
+    return new HandOffRefusedError({
+      reactor: handOff.reactor,
+      step: handOff.step,
+      kind: handOff.kind,
+      primitive,
+      key,
+      executionId: run.executionId,
+      holder,
+      ...by,
+    });
   }
   return undefined;
 }
@@ -59,11 +68,17 @@ async function describeHolder(run: RunState, primitive: 'lock' | 'semaphore', ke
   let holder: HolderInfo | undefined;
   try {
     if (primitive === 'lock') holder = (await coordinator?.lockState(key))?.holder;
-    else holder = (await coordinator?.semaphoreState(key, 1))?.holders.find((h) => h.holder.owner.startsWith(run.rootExecutionId))?.holder;
+    else
+      holder = (await coordinator?.semaphoreState(key, 1))?.holders.find((h) =>
+        h.holder.owner.startsWith(run.rootExecutionId),
+      )?.holder;
   } catch {
     holder = undefined;
   }
   if (holder === undefined) return `held by execution ${run.rootExecutionId}`;
-  const by = holder.step === undefined ? `reactor-level, reactor "${holder.reactor ?? run.reactor}"` : `by step "${holder.step}" of reactor "${holder.reactor ?? run.reactor}"`;
+  const by =
+    holder.step === undefined
+      ? `reactor-level, reactor "${holder.reactor ?? run.reactor}"`
+      : `by step "${holder.step}" of reactor "${holder.reactor ?? run.reactor}"`;
   return `held ${by}, owner ${holder.owner}`;
 }

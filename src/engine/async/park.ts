@@ -17,14 +17,24 @@ export const readersKey = (unitId: string): string => `async:${unitId}`;
  * Parks the reader's execution until the unit finishes (or the fallback job is due, or the park
  * timeout passes). Returns the check to run once the execution's liveness lock is released.
  */
-export async function parkReader(deps: BackgroundDeps, state: RunState, pending: AsyncPendingError): Promise<() => Promise<void>> {
+export async function parkReader(
+  deps: BackgroundDeps,
+  state: RunState,
+  pending: AsyncPendingError,
+): Promise<() => Promise<void>> {
   const background = state.background ?? { jobs: 1, contention: 0 };
   const jobs = background.jobs + 1;
   const jobId = `${state.executionId}:${jobs}`;
   const delayMs = Math.max(1, Math.min(deps.options.parkFallbackMs, pending.deadline - state.clock.now()));
   // Counted per unit across re-parks (the waiting state itself is cleared when a job resumes the reader).
   const attempt = background.asyncParks?.unitId === pending.unitId ? background.asyncParks.count + 1 : 1;
-  const waitingFor = { primitive: 'async' as const, key: pending.unitId, attempt, jobId, dueAt: state.clock.now() + delayMs };
+  const waitingFor = {
+    primitive: 'async' as const,
+    key: pending.unitId,
+    attempt,
+    jobId,
+    dueAt: state.clock.now() + delayMs,
+  };
   state.background = { ...background, jobs, waitingFor, asyncParks: { unitId: pending.unitId, count: attempt } };
   state.emit({ type: 'run.queued', jobId, delayMs, reason: 'park' });
   // Enqueue first, then register: a wake that finds the reader always finds its delayed job.
@@ -38,7 +48,10 @@ export async function parkReader(deps: BackgroundDeps, state: RunState, pending:
 }
 
 /** Wakes every execution parked on the unit. */
-export async function wakeReaders(deps: { readonly waitList: WaitList | undefined; readonly queue: JobQueue }, unitId: string): Promise<void> {
+export async function wakeReaders(
+  deps: { readonly waitList: WaitList | undefined; readonly queue: JobQueue },
+  unitId: string,
+): Promise<void> {
   if (!deps.waitList) return;
   for (;;) {
     const jobId = await deps.waitList.shift(readersKey(unitId));

@@ -43,17 +43,42 @@ export async function readUnit(run: RunState, place: StepPlace, reading: Reading
   const store = port.background!.store;
   const inline = run.mode !== 'worker';
   const started = run.clock.now();
-  if (inline) run.emit({ type: 'async.waiting', step: place.path, reactor: place.reactor, unitId: reading.unitId, mode: 'wait' });
-  const record = await waitTerminal(store, port.signals, reading.unitId, inline ? port.waitMs : port.workerWaitMs, run.clock, place.signal, inline ? port.settled : undefined);
+  if (inline)
+    run.emit({ type: 'async.waiting', step: place.path, reactor: place.reactor, unitId: reading.unitId, mode: 'wait' });
+  const record = await waitTerminal(
+    store,
+    port.signals,
+    reading.unitId,
+    inline ? port.waitMs : port.workerWaitMs,
+    run.clock,
+    place.signal,
+    inline ? port.settled : undefined,
+  );
   if (record) return adopt(run, place, reading, record);
   if (place.signal.aborted) return { kind: 'skipped', value: undefined };
   const deadline = reading.dispatchedAt + port.parkTimeoutMs;
   if (inline || run.clock.now() >= deadline) {
     const waitedMs = inline ? run.clock.now() - started : run.clock.now() - reading.dispatchedAt;
-    return timedOut(run, place, reading, new AsyncWaitTimeoutError({ reactor: place.reactor, step: place.path, unitId: reading.unitId, waitedMs, mode: inline ? 'wait' : 'park' }));
+    return timedOut(
+      run,
+      place,
+      reading,
+      new AsyncWaitTimeoutError({
+        reactor: place.reactor,
+        step: place.path,
+        unitId: reading.unitId,
+        waitedMs,
+        mode: inline ? 'wait' : 'park',
+      }),
+    );
   }
   run.emit({ type: 'async.waiting', step: place.path, reactor: place.reactor, unitId: reading.unitId, mode: 'park' });
-  return { kind: 'yield', step: place.path, delayMs: 0, contention: new AsyncPendingError(reading.unitId, place.path, deadline) };
+  return {
+    kind: 'yield',
+    step: place.path,
+    delayMs: 0,
+    contention: new AsyncPendingError(reading.unitId, place.path, deadline),
+  };
 }
 
 /**
@@ -61,7 +86,15 @@ export async function readUnit(run: RunState, place: StepPlace, reading: Reading
  * after `boundMs`. With `settled` (a test engine's pool), the pool runs what it can before any
  * clock time is spent waiting.
  */
-export async function waitTerminal(store: Store, signals: UnitSignals, unitId: string, boundMs: number, clock: Clock, signal?: AbortSignal, settled?: (until: number) => Promise<void>): Promise<ExecutionRecord | undefined> {
+export async function waitTerminal(
+  store: Store,
+  signals: UnitSignals,
+  unitId: string,
+  boundMs: number,
+  clock: Clock,
+  signal?: AbortSignal,
+  settled?: (until: number) => Promise<void>,
+): Promise<ExecutionRecord | undefined> {
   const deadline = clock.now() + boundMs;
   let poll = 5;
   for (;;) {
@@ -91,19 +124,48 @@ function adopt(run: RunState, place: StepPlace, reading: Reading, record: Execut
     const reason = record.haltReason ?? 'halted';
     run.setStep(place.path, { status: 'halted', attempts: 1, ...link });
     run.emit({ type: 'step.halted', step: place.path, reason, reactor: place.reactor });
-    return { kind: 'halt', step: place.path, reason, ...(record.haltData === undefined ? {} : { data: record.haltData }) };
+    return {
+      kind: 'halt',
+      step: place.path,
+      reason,
+      ...(record.haltData === undefined ? {} : { data: record.haltData }),
+    };
   }
   const error = record.error
     ? errorFromJSON(record.error)
-    : new ReactorError('async_unit_failed', `async unit ${reading.unitId} ended ${record.status}${record.cancelReason === undefined ? '' : `: ${record.cancelReason}`}`, { details: { unitId: reading.unitId, status: record.status } });
+    : new ReactorError(
+        'async_unit_failed',
+        `async unit ${reading.unitId} ended ${record.status}${record.cancelReason === undefined ? '' : `: ${record.cancelReason}`}`,
+        { details: { unitId: reading.unitId, status: record.status } },
+      );
   run.setStep(place.path, { status: 'failed', attempts: 1, error: errorSummary(error), ...link });
-  run.emit({ type: 'step.failed', step: place.path, attempt: 1, error: errorSummary(error), started: true, reactor: place.reactor });
+  run.emit({
+    type: 'step.failed',
+    step: place.path,
+    attempt: 1,
+    error: errorSummary(error),
+    started: true,
+    reactor: place.reactor,
+  });
   // The unit ran its own compensate in its own job: the dispatcher does not compensate it again.
   return { kind: 'failure', step: place.path, error, validation: [], compensate: undefined };
 }
 
 function timedOut(run: RunState, place: StepPlace, reading: Reading, error: AsyncWaitTimeoutError): NodeOutcome {
-  run.setStep(place.path, { status: 'failed', attempts: 0, error: errorSummary(error), unitId: reading.unitId, dispatchedAt: reading.dispatchedAt });
-  run.emit({ type: 'step.failed', step: place.path, attempt: 0, error: errorSummary(error), started: false, reactor: place.reactor });
+  run.setStep(place.path, {
+    status: 'failed',
+    attempts: 0,
+    error: errorSummary(error),
+    unitId: reading.unitId,
+    dispatchedAt: reading.dispatchedAt,
+  });
+  run.emit({
+    type: 'step.failed',
+    step: place.path,
+    attempt: 0,
+    error: errorSummary(error),
+    started: false,
+    reactor: place.reactor,
+  });
   return { kind: 'failure', step: place.path, error, validation: [], compensate: undefined };
 }

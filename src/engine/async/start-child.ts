@@ -10,9 +10,25 @@ import { handOffToWorker, type BackgroundDeps } from '../background.js';
 import type { TraceContext } from '../ports/store.js';
 
 /** Persists the child as pending (an ordered-lock position taken now, like any background start) and enqueues its first job; a child that exists already is left alone. */
-export async function startChild(deps: BackgroundDeps, child: AnyReactorDefinition, childId: string, input: Record<string, unknown>, parentId: string, traceContext?: TraceContext): Promise<void> {
+export async function startChild(
+  deps: BackgroundDeps,
+  child: AnyReactorDefinition,
+  childId: string,
+  input: Record<string, unknown>,
+  parentId: string,
+  traceContext?: TraceContext,
+): Promise<void> {
   if (await deps.store.get(childId)) return;
-  const state = deps.newState({ executionId: childId, rootExecutionId: childId, reactor: child.name, contract: child.contract, input, idempotencyKey: undefined, mode: 'worker', parentId });
+  const state = deps.newState({
+    executionId: childId,
+    rootExecutionId: childId,
+    reactor: child.name,
+    contract: child.contract,
+    input,
+    idempotencyKey: undefined,
+    mode: 'worker',
+    parentId,
+  });
   // The child's jobs join its dispatcher's trace (docs/decisions/028).
   state.traceContext = traceContext;
   const ordered = child.coordination.find((s) => s.kind === 'ordered_lock');

@@ -26,33 +26,71 @@ type After = (() => Promise<void>) | undefined;
 const ROLLED_BACK = new Set(['rolling_back', 'failed', 'cancelled', 'aborted']);
 
 /** Runs what it can of a unit; returns work to do once its liveness lock is released. */
-export async function advanceUnit(deps: BackgroundDeps, reactor: AnyReactorDefinition, record: ExecutionRecord, delivery: JobDelivery, root: AbortController): Promise<After> {
+export async function advanceUnit(
+  deps: BackgroundDeps,
+  reactor: AnyReactorDefinition,
+  record: ExecutionRecord,
+  delivery: JobDelivery,
+  root: AbortController,
+): Promise<After> {
   const info = record.unit!;
-  const state = deps.newState({ executionId: record.id, rootExecutionId: record.rootId, reactor: reactor.name, contract: reactor.contract, input: {}, idempotencyKey: undefined, resume: record, mode: 'worker' });
+  const state = deps.newState({
+    executionId: record.id,
+    rootExecutionId: record.rootId,
+    reactor: reactor.name,
+    contract: reactor.contract,
+    input: {},
+    idempotencyKey: undefined,
+    resume: record,
+    mode: 'worker',
+  });
   const background = state.background ?? { jobs: 1, contention: 0 };
   // Its fallback job finds the key held by the holder it parked behind: it parks again, spending nothing (decision 068).
-  const stillWanted = async (): Promise<boolean> => !ROLLED_BACK.has(await dispatcherStatus(deps.store, info.dispatcherId));
-  const reparked = record.status === 'parked' && !root.signal.aborted ? await reparkBehindSameHolder(deps, state, delivery, undefined, stillWanted) : undefined;
+  const stillWanted = async (): Promise<boolean> =>
+    !ROLLED_BACK.has(await dispatcherStatus(deps.store, info.dispatcherId));
+  const reparked =
+    record.status === 'parked' && !root.signal.aborted
+      ? await reparkBehindSameHolder(deps, state, delivery, undefined, stillWanted)
+      : undefined;
   if (reparked) return reparked;
   state.emit({ type: 'run.resumed', jobId: delivery.jobId, delivery: delivery.delivery });
   const waiting = background.waitingFor;
-  if (waiting && waiting.jobId === delivery.jobId && waiting.dueAt !== undefined && state.clock.now() < waiting.dueAt - 5) {
+  if (
+    waiting &&
+    waiting.jobId === delivery.jobId &&
+    waiting.dueAt !== undefined &&
+    state.clock.now() < waiting.dueAt - 5
+  ) {
     state.emit({ type: 'run.woken', primitive: waiting.primitive, key: waiting.key, jobId: delivery.jobId });
   }
   const place: StepPlace = { path: info.step, reactor: info.reactor, signal: root.signal };
   const node = findAsyncStep(reactor, info.step);
   if (!node) {
-    const error = new ReactorError('async_unit_unknown', `async unit ${record.id}: reactor "${reactor.name}" has no asyncStep at "${info.step}" (was the definition changed while it was queued?)`, { details: { unitId: record.id, step: info.step } });
+    const error = new ReactorError(
+      'async_unit_unknown',
+      `async unit ${record.id}: reactor "${reactor.name}" has no asyncStep at "${info.step}" (was the definition changed while it was queued?)`,
+      { details: { unitId: record.id, step: info.step } },
+    );
     return void (await finish(state, { status: 'failed', step: info.step, error, validation: [] }));
   }
   const { waitingFor: _done, retryAt: _due, ...rest } = background;
   state.background = rest;
   if (record.status === 'rolling_back') {
     // A worker died while compensating: the compensate is not run twice (at most once, decision 011).
-    const error = new ReactorError('async_unit_interrupted', `async unit ${record.id}: its worker stopped while compensating; the compensate is not repeated`, { details: { unitId: record.id } });
+    const error = new ReactorError(
+      'async_unit_interrupted',
+      `async unit ${record.id}: its worker stopped while compensating; the compensate is not repeated`,
+      { details: { unitId: record.id } },
+    );
     return void (await finish(state, { status: 'failed', step: info.step, error, validation: [] }));
   }
-  const resolve = (): Record<string, unknown> => resolveArgs(node.args, { input: info.scope.input, results: new Map(Object.entries(info.scope.results)) }, info.step, node.contract ? Object.keys(node.contract.fields) : undefined);
+  const resolve = (): Record<string, unknown> =>
+    resolveArgs(
+      node.args,
+      { input: info.scope.input, results: new Map(Object.entries(info.scope.results)) },
+      info.step,
+      node.contract ? Object.keys(node.contract.fields) : undefined,
+    );
   const dispatcher = await dispatcherStatus(deps.store, info.dispatcherId);
   if (ROLLED_BACK.has(dispatcher)) return void (await discard(deps, state, node, place, dispatcher, undefined));
   state.contentionCap = deps.options.contentionCap;
@@ -62,19 +100,42 @@ export async function advanceUnit(deps: BackgroundDeps, reactor: AnyReactorDefin
   return settleUnit(deps, state, node, place, outcome, resolve);
 }
 
-async function settleUnit(deps: BackgroundDeps, state: RunState, node: StepNode, place: StepPlace, outcome: NodeOutcome, resolve: () => Record<string, unknown>): Promise<After> {
+async function settleUnit(
+  deps: BackgroundDeps,
+  state: RunState,
+  node: StepNode,
+  place: StepPlace,
+  outcome: NodeOutcome,
+  resolve: () => Record<string, unknown>,
+): Promise<After> {
   const unitId = state.executionId;
   const step = place.path;
   switch (outcome.kind) {
     case 'yield': {
       if (outcome.contention !== undefined) {
         const { primitive, key } = contended(outcome.contention);
-        state.emit({ type: 'async.parked', step, reactor: place.reactor, unitId, primitive, key, attempt: (state.background?.contention ?? 0) + 1 });
+        state.emit({
+          type: 'async.parked',
+          step,
+          reactor: place.reactor,
+          unitId,
+          primitive,
+          key,
+          attempt: (state.background?.contention ?? 0) + 1,
+        });
         return refused(deps, state, outcome.contention);
       }
       const retrying = state.trace.findLast((e) => e.type === 'step.retrying');
       const error = retrying?.type === 'step.retrying' ? retrying.error : { name: 'Error', message: 'retry' };
-      state.emit({ type: 'async.retrying', step, reactor: place.reactor, unitId, attempt: retrying?.type === 'step.retrying' ? retrying.attempt : 0, delayMs: outcome.delayMs, error });
+      state.emit({
+        type: 'async.retrying',
+        step,
+        reactor: place.reactor,
+        unitId,
+        attempt: retrying?.type === 'step.retrying' ? retrying.attempt : 0,
+        delayMs: outcome.delayMs,
+        error,
+      });
       // A retried attempt keeps its ordered position (R-15, like any step-level ordered lock): the retry re-enters it.
       return void (await requeue(deps, state, outcome.delayMs, 'retry'));
     }
@@ -102,7 +163,12 @@ async function settleUnit(deps: BackgroundDeps, state: RunState, node: StepNode,
       }
       state.emit({ type: 'async.failed', step, reactor: place.reactor, unitId, error: errorSummary(outcome.error) });
       settledPosition(state);
-      return void (await finish(state, { status: 'failed', step, error: outcome.error, validation: outcome.validation }));
+      return void (await finish(state, {
+        status: 'failed',
+        step,
+        error: outcome.error,
+        validation: outcome.validation,
+      }));
     }
   }
 }
@@ -111,19 +177,39 @@ async function settleUnit(deps: BackgroundDeps, state: RunState, node: StepNode,
  * The dispatcher rolled back: a unit that has not started never starts; one whose body finished
  * meanwhile has its result discarded and its compensate run. The unit ends `cancelled`.
  */
-async function discard(deps: BackgroundDeps, state: RunState, node: StepNode, place: StepPlace, dispatcher: string, resolve: (() => Record<string, unknown>) | undefined): Promise<void> {
+async function discard(
+  deps: BackgroundDeps,
+  state: RunState,
+  node: StepNode,
+  place: StepPlace,
+  dispatcher: string,
+  resolve: (() => Record<string, unknown>) | undefined,
+): Promise<void> {
   const reason = `its dispatcher ${state.unit!.dispatcherId} ${dispatcher === 'missing' ? 'is gone' : `rolled back (${dispatcher})`}`;
   const compensate = node.hooks.compensate as ((e: Error, a: unknown, c: unknown) => unknown) | undefined;
   if (resolve && compensate) {
-    const error = new ReactorError('dispatcher_rolled_back', `async unit ${state.executionId}: ${reason}; its result is discarded`, { details: { unitId: state.executionId, dispatcherId: state.unit!.dispatcherId, status: dispatcher } });
+    const error = new ReactorError(
+      'dispatcher_rolled_back',
+      `async unit ${state.executionId}: ${reason}; its result is discarded`,
+      { details: { unitId: state.executionId, dispatcherId: state.unit!.dispatcherId, status: dispatcher } },
+    );
     const args = await validArgs(node, resolve);
     const attempt = state.stepRecord(place.path)?.attempts ?? 1;
-    await runRollbackHook(state, 'compensate', place.path, () => compensate(error, args, stepContext(state, { ...place, signal: new AbortController().signal }, attempt)));
+    await runRollbackHook(state, 'compensate', place.path, () =>
+      compensate(error, args, stepContext(state, { ...place, signal: new AbortController().signal }, attempt)),
+    );
   }
   // A position still kept (not started, or a skip) is handed back; one already ended is ignored by the coordinator.
   await givePositionBack(deps, state, node);
   settledPosition(state);
-  state.emit({ type: 'async.discarded', step: place.path, reactor: place.reactor, unitId: state.executionId, started: resolve !== undefined, dispatcherStatus: dispatcher });
+  state.emit({
+    type: 'async.discarded',
+    step: place.path,
+    reactor: place.reactor,
+    unitId: state.executionId,
+    started: resolve !== undefined,
+    dispatcherStatus: dispatcher,
+  });
   await cancelled(state, reason);
 }
 
@@ -143,13 +229,22 @@ async function dispatcherStatus(store: Store, dispatcherId: string): Promise<str
  * on the unit's record across contention parks and redeliveries. A key that cannot be computed
  * here is reported by the admission.
  */
-async function takeOrderedPosition(deps: BackgroundDeps, state: RunState, node: StepNode, place: StepPlace, resolve: () => Record<string, unknown>): Promise<void> {
+async function takeOrderedPosition(
+  deps: BackgroundDeps,
+  state: RunState,
+  node: StepNode,
+  place: StepPlace,
+  resolve: () => Record<string, unknown>,
+): Promise<void> {
   const spec = node.coordination.find((s) => s.kind === 'ordered_lock');
   if (!spec || state.background?.ordered || !deps.coordination.coordinator) return;
   try {
     const key = computeKey(spec, await validArgs(node, resolve), { reactor: place.reactor, step: place.path });
     const ticket = await deps.coordination.coordinator.orderedTicket(key);
-    state.background = { ...(state.background ?? { jobs: 1, contention: 0 }), ordered: { key, nonce: ticket.nonce, epoch: ticket.epoch } };
+    state.background = {
+      ...(state.background ?? { jobs: 1, contention: 0 }),
+      ordered: { key, nonce: ticket.nonce, epoch: ticket.epoch },
+    };
     await state.checkpoint('running');
   } catch {
     // the admission reports it
@@ -161,7 +256,9 @@ async function givePositionBack(deps: BackgroundDeps, state: RunState, node: Ste
   const ordered = state.background?.ordered;
   const spec = node.coordination.find((s) => s.kind === 'ordered_lock');
   if (!ordered || spec?.kind !== 'ordered_lock') return;
-  await deps.coordination.coordinator?.orderedComplete({ ...ordered, failed: false, strict: spec.strict }).catch(() => undefined);
+  await deps.coordination.coordinator
+    ?.orderedComplete({ ...ordered, failed: false, strict: spec.strict })
+    .catch(() => undefined);
   deps.coordination.onReleased?.('ordered_lock', ordered.key);
 }
 
@@ -174,6 +271,7 @@ async function validArgs(node: StepNode, resolve: () => Record<string, unknown>)
 
 function contended(error: Error): { primitive: PrimitiveName; key: string } {
   if (error instanceof RateLimitedError) return { primitive: 'rate_limit', key: String(error.details.key) };
-  if (error instanceof ContentionError) return { primitive: error.details.primitive as PrimitiveName, key: String(error.details.key) };
+  if (error instanceof ContentionError)
+    return { primitive: error.details.primitive as PrimitiveName, key: String(error.details.key) };
   return { primitive: 'lock', key: '' };
 }

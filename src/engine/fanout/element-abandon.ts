@@ -45,7 +45,9 @@ export async function abandonElementsInline(
     const record = await deps.store.get(id);
     if (!record || !neverCompleted(record) || record.status === 'running') continue;
     const owner = `operator:${id}:${crypto.randomUUID()}`;
-    const lock = coordinator ? await coordinator.lockAcquire({ key: livenessKey(id), holder: { owner, executionId: id }, ttlMs: 60_000 }) : { acquired: true };
+    const lock = coordinator
+      ? await coordinator.lockAcquire({ key: livenessKey(id), holder: { owner, executionId: id }, ttlMs: 60_000 })
+      : { acquired: true };
     if (!lock.acquired) continue; // a worker has it: its job sees the rollback phase
     try {
       const fresh = await deps.store.get(id);

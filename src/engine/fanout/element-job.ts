@@ -23,7 +23,10 @@ import { elementIdOf, elementPathOf, elementRunJobId, elementUndoJobId, mapIdOf 
 type After = (() => Promise<void>) | undefined;
 
 /** What element work needs from the engine (a worker's deps, or an operator's for an inline undo). */
-export type ElementDeps = Pick<BackgroundDeps, 'store' | 'newState'> & Partial<Pick<BackgroundDeps, 'queue' | 'clock' | 'waitList' | 'coordination'>> & { readonly fanOut?: FanOutLedger | undefined };
+export type ElementDeps = Pick<BackgroundDeps, 'store' | 'newState'> &
+  Partial<Pick<BackgroundDeps, 'queue' | 'clock' | 'waitList' | 'coordination'>> & {
+    readonly fanOut?: FanOutLedger | undefined;
+  };
 
 interface ElementJob {
   readonly deps: BackgroundDeps;
@@ -35,30 +38,47 @@ interface ElementJob {
 }
 
 /** Processes a job whose record is an element of a fan-out map (called under the element's liveness lock). */
-export async function processElementJob(deps: BackgroundDeps, reactor: AnyReactorDefinition, record: ExecutionRecord, delivery: JobDelivery, signal: AbortSignal): Promise<After> {
+export async function processElementJob(
+  deps: BackgroundDeps,
+  reactor: AnyReactorDefinition,
+  record: ExecutionRecord,
+  delivery: JobDelivery,
+  signal: AbortSignal,
+): Promise<After> {
   const link = record.element!;
   const node = reactor.byName.get(link.step);
   if (node?.kind !== 'map' || !deps.fanOut) {
-    throw new FanOutError('fan_out_unknown', `element ${record.id}: reactor "${reactor.name}" has no fan-out map "${link.step}" here (or this engine has no fan-out ledger)`, { executionId: record.id, step: link.step });
+    throw new FanOutError(
+      'fan_out_unknown',
+      `element ${record.id}: reactor "${reactor.name}" has no fan-out map "${link.step}" here (or this engine has no fan-out ledger)`,
+      { executionId: record.id, step: link.step },
+    );
   }
   const job: ElementJob = { deps, reactor, node, link, mapId: mapIdOf(link.parentId, link.step), record };
   const view = await deps.fanOut.element(job.mapId, link.index);
   if (!view) return undefined; // the map's ledger expired: nothing to do
   if (view.phase === 'rollback') {
     // A pending or parked element the rolled-back map will never run (its fallback or wake job, or a late first job).
-    if (view.status === 'pending' && neverCompleted(record)) return void (await abandonElement(deps, stateOf(job, false)));
+    if (view.status === 'pending' && neverCompleted(record))
+      return void (await abandonElement(deps, stateOf(job, false)));
     return undoElement(job, view);
   }
   if (TERMINAL_STATUSES.has(record.status)) return settle(job, stateOf(job, false), settlementOf(record)); // a redelivery: settle again (counted once)
   const retryAt = record.background?.retryAt;
   if (retryAt !== undefined && retryAt - deps.clock.now() > 25) {
     // An early delivery must not skip the element's retry backoff.
-    await deps.queue.enqueue({ v: JOB_FORMAT_VERSION, executionId: record.id, reactor: reactor.name }, { jobId: `${record.id}:due:${delivery.jobId}:${delivery.delivery}`, delayMs: retryAt - deps.clock.now() });
+    await deps.queue.enqueue(
+      { v: JOB_FORMAT_VERSION, executionId: record.id, reactor: reactor.name },
+      { jobId: `${record.id}:due:${delivery.jobId}:${delivery.delivery}`, delayMs: retryAt - deps.clock.now() },
+    );
     return undefined;
   }
   const state = stateOf(job, false);
   // Its fallback job finds the key held by the holder it parked behind: it parks again, spending nothing (decision 068).
-  const reparked = record.status === 'parked' && !view.stopped && !signal.aborted ? await reparkBehindSameHolder(deps, state, delivery) : undefined;
+  const reparked =
+    record.status === 'parked' && !view.stopped && !signal.aborted
+      ? await reparkBehindSameHolder(deps, state, delivery)
+      : undefined;
   if (reparked) return reparked;
   resumeParkedElement(state, delivery); // a parked element's job: it no longer waits
   if (view.stopped && Object.keys(record.steps).length === 0) {
@@ -77,7 +97,17 @@ export async function processElementJob(deps: BackgroundDeps, reactor: AnyReacto
 
 function stateOf(job: Pick<ElementJob, 'deps' | 'record' | 'reactor'>, replayOnly: boolean): RunState {
   const { record, reactor } = job;
-  return job.deps.newState({ executionId: record.id, rootExecutionId: record.rootId, reactor: reactor.name, contract: reactor.contract, input: record.input as Record<string, unknown>, idempotencyKey: undefined, resume: record, mode: 'worker', replayOnly });
+  return job.deps.newState({
+    executionId: record.id,
+    rootExecutionId: record.rootId,
+    reactor: reactor.name,
+    contract: reactor.contract,
+    input: record.input as Record<string, unknown>,
+    idempotencyKey: undefined,
+    resume: record,
+    mode: 'worker',
+    replayOnly,
+  });
 }
 
 function settlementOf(record: ExecutionRecord): ElementSettlement {
@@ -125,9 +155,19 @@ async function retryLater(job: ElementJob, state: RunState, step: string, delayM
   const jobs = background.jobs + 1;
   const jobId = `${job.record.id}:${jobs}`;
   state.background = { ...background, jobs, retryAt: state.clock.now() + delayMs };
-  state.emit({ type: 'map.element_retrying', step: job.link.step, index: job.link.index, attempt: (state.stepRecord(step)?.attempts ?? 0) + 1, delayMs, jobId });
+  state.emit({
+    type: 'map.element_retrying',
+    step: job.link.step,
+    index: job.link.index,
+    attempt: (state.stepRecord(step)?.attempts ?? 0) + 1,
+    delayMs,
+    jobId,
+  });
   await state.checkpoint('pending', {}, { withTrace: true });
-  await job.deps.queue.enqueue({ v: JOB_FORMAT_VERSION, executionId: job.record.id, reactor: job.reactor.name }, { jobId, delayMs });
+  await job.deps.queue.enqueue(
+    { v: JOB_FORMAT_VERSION, executionId: job.record.id, reactor: job.reactor.name },
+    { jobId, delayMs },
+  );
 }
 
 /** Settles the element (once), dispatches the element it frees a slot for, wakes the parent when the map is done. */
@@ -144,7 +184,10 @@ async function settle(job: ElementJob, state: RunState, outcome: ElementSettleme
     if (reply.claim >= 0) {
       const next = elementIdOf(link.parentId, link.step, reply.claim);
       state.emit({ type: 'map.element_dispatched', step: link.step, index: reply.claim, jobId: elementRunJobId(next) });
-      await deps.queue.enqueue({ v: JOB_FORMAT_VERSION, executionId: next, reactor: job.reactor.name }, { jobId: elementRunJobId(next) });
+      await deps.queue.enqueue(
+        { v: JOB_FORMAT_VERSION, executionId: next, reactor: job.reactor.name },
+        { jobId: elementRunJobId(next) },
+      );
     }
     if (reply.done && reply.wakeJob !== undefined) await deps.queue.promote(reply.wakeJob);
   };
@@ -161,7 +204,10 @@ async function undoElement(job: ElementJob, view: ElementView): Promise<After> {
   return async () => {
     if (reply.target >= 0) {
       const next = elementIdOf(link.parentId, link.step, reply.target);
-      await deps.queue.enqueue({ v: JOB_FORMAT_VERSION, executionId: next, reactor: job.reactor.name }, { jobId: elementUndoJobId(next) });
+      await deps.queue.enqueue(
+        { v: JOB_FORMAT_VERSION, executionId: next, reactor: job.reactor.name },
+        { jobId: elementUndoJobId(next) },
+      );
     } else if (reply.wakeJob !== undefined) {
       await deps.queue.promote(reply.wakeJob);
     }
@@ -169,16 +215,32 @@ async function undoElement(job: ElementJob, view: ElementView): Promise<After> {
 }
 
 /** Undoes one completed element from its record (no body runs) and marks the record undone; returns its undo failures. */
-async function undoRecord(job: Pick<ElementJob, 'deps' | 'record' | 'reactor' | 'node' | 'link'>): Promise<RollbackFailure[]> {
+async function undoRecord(
+  job: Pick<ElementJob, 'deps' | 'record' | 'reactor' | 'node' | 'link'>,
+): Promise<RollbackFailure[]> {
   const { link, record } = job;
   const state = stateOf(job, true);
-  const place = { path: elementPathOf(link.step, link.index), reactor: job.reactor.name, signal: new AbortController().signal };
-  const rebuilt = await runElement(state, job.node, place, (record.input as { readonly item: unknown }).item, link.index);
+  const place = {
+    path: elementPathOf(link.step, link.index),
+    reactor: job.reactor.name,
+    signal: new AbortController().signal,
+  };
+  const rebuilt = await runElement(
+    state,
+    job.node,
+    place,
+    (record.input as { readonly item: unknown }).item,
+    link.index,
+  );
   const before = state.rollbackFailures.length;
   if (rebuilt.kind === 'success') await rebuilt.entry.undo();
   const failed = tagFailures(state, before, link);
   const at = { step: link.step, index: link.index };
-  state.emit(failed.length > 0 ? { type: 'map.element_undo_failed', ...at, message: failed.map((f) => f.message).join('; ') } : { type: 'map.element_undone', ...at });
+  state.emit(
+    failed.length > 0
+      ? { type: 'map.element_undo_failed', ...at, message: failed.map((f) => f.message).join('; ') }
+      : { type: 'map.element_undone', ...at },
+  );
   await state.checkpoint('cancelled', { cancelReason: 'undone: the map rolled back' });
   return failed;
 }
@@ -188,7 +250,12 @@ async function undoRecord(job: Pick<ElementJob, 'deps' | 'record' | 'reactor' | 
  * operator's `undo` or `cancel`, which replay the record where they are called. Returns the undo
  * failures in rollback order.
  */
-export async function undoElementsInline(deps: ElementDeps, reactor: AnyReactorDefinition, parentId: string, step: string): Promise<RollbackFailure[]> {
+export async function undoElementsInline(
+  deps: ElementDeps,
+  reactor: AnyReactorDefinition,
+  parentId: string,
+  step: string,
+): Promise<RollbackFailure[]> {
   const node = reactor.byName.get(step);
   if (node?.kind !== 'map' || !deps.fanOut) return [];
   const mapId = mapIdOf(parentId, step);
@@ -197,19 +264,28 @@ export async function undoElementsInline(deps: ElementDeps, reactor: AnyReactorD
   let target = (await deps.fanOut.register(mapId, '', 'rollback')).target;
   while (target >= 0) {
     const record = await deps.store.get(elementIdOf(parentId, step, target));
-    if (record?.status === 'completed') failures.push(...(await undoRecord({ deps: deps as BackgroundDeps, reactor, node, record, link: record.element! })));
+    if (record?.status === 'completed')
+      failures.push(
+        ...(await undoRecord({ deps: deps as BackgroundDeps, reactor, node, record, link: record.element! })),
+      );
     target = (await deps.fanOut.undone(mapId, target)).target;
   }
   // What never ran ends now, not when a fallback job or the key's release comes round.
   const ledger = await deps.fanOut.snapshot(mapId);
-  const open = (ledger?.statuses ?? []).flatMap((status, index) => (status === 'pending' ? [elementIdOf(parentId, step, index)] : []));
-  await abandonElementsInline(deps, open, (record) => stateOf({ deps: deps as BackgroundDeps, record, reactor }, false));
+  const open = (ledger?.statuses ?? []).flatMap((status, index) =>
+    status === 'pending' ? [elementIdOf(parentId, step, index)] : [],
+  );
+  await abandonElementsInline(deps, open, (record) =>
+    stateOf({ deps: deps as BackgroundDeps, record, reactor }, false),
+  );
   return failures;
 }
 
 /** Marks the rollback failures recorded since `from` with the map step and the element index. */
 function tagFailures(state: RunState, from: number, link: ElementLink): RunState['rollbackFailures'] {
-  const added = state.rollbackFailures.splice(from).map((f) => ({ ...f, mapStep: link.step, elementIndex: link.index }));
+  const added = state.rollbackFailures
+    .splice(from)
+    .map((f) => ({ ...f, mapStep: link.step, elementIndex: link.index }));
   state.rollbackFailures.push(...added);
   return added;
 }

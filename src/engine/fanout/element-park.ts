@@ -23,13 +23,26 @@ type After = (() => Promise<void>) | undefined;
  * `RateLimitedError`). Emits `map.element_parked` on the element's trace; the park itself
  * (`run.parked`, checkpoint, delayed job, wait-list registration) is the execution's park.
  */
-export async function parkElement(deps: BackgroundDeps, state: RunState, link: ElementLink, contention: Error): Promise<After> {
+export async function parkElement(
+  deps: BackgroundDeps,
+  state: RunState,
+  link: ElementLink,
+  contention: Error,
+): Promise<After> {
   const { retryAt: _stale, ...background } = state.background ?? { jobs: 1, contention: 0 };
   state.background = background;
   const { primitive, key } = contendedKey(contention);
   // The job id and attempt `refused` is about to use (it counts and enqueues in the same way).
   const jobId = `${state.executionId}:${background.jobs + 1}`;
-  state.emit({ type: 'map.element_parked', step: link.step, index: link.index, primitive, key, attempt: background.contention + 1, jobId });
+  state.emit({
+    type: 'map.element_parked',
+    step: link.step,
+    index: link.index,
+    primitive,
+    key,
+    attempt: background.contention + 1,
+    jobId,
+  });
   return refused(deps, state, contention);
 }
 
@@ -41,7 +54,13 @@ export function resumeParkedElement(state: RunState, delivery: JobDelivery): voi
   const waiting = state.background?.waitingFor;
   if (!waiting || !state.background) return;
   if (waiting.jobId === delivery.jobId && waiting.dueAt !== undefined && state.clock.now() < waiting.dueAt - 5) {
-    state.emit({ type: 'run.woken', primitive: waiting.primitive, key: waiting.key, jobId: delivery.jobId, ...(waiting.step === undefined ? {} : { step: waiting.step }) });
+    state.emit({
+      type: 'run.woken',
+      primitive: waiting.primitive,
+      key: waiting.key,
+      jobId: delivery.jobId,
+      ...(waiting.step === undefined ? {} : { step: waiting.step }),
+    });
   }
   const { waitingFor: _done, ...rest } = state.background;
   state.background = rest;
@@ -50,6 +69,7 @@ export function resumeParkedElement(state: RunState, delivery: JobDelivery): voi
 /** The primitive and key a refusal names. */
 function contendedKey(error: Error): { readonly primitive: PrimitiveName; readonly key: string } {
   if (error instanceof RateLimitedError) return { primitive: 'rate_limit', key: String(error.details.key) };
-  if (error instanceof ContentionError) return { primitive: error.details.primitive as PrimitiveName, key: String(error.details.key) };
+  if (error instanceof ContentionError)
+    return { primitive: error.details.primitive as PrimitiveName, key: String(error.details.key) };
   return { primitive: 'lock', key: '' };
 }

@@ -9,7 +9,8 @@
 export const mapIdOf = (parentId: string, step: string): string => `${parentId}/${step}`;
 
 /** The record id of element `index` of a map. */
-export const elementIdOf = (parentId: string, step: string, index: number): string => `${mapIdOf(parentId, step)}[${index}]`;
+export const elementIdOf = (parentId: string, step: string, index: number): string =>
+  `${mapIdOf(parentId, step)}[${index}]`;
 
 /** The step path of element `index` inside the parent (`items[3]`), as in-process maps name it. */
 export const elementPathOf = (step: string, index: number): string => `${step}[${index}]`;

@@ -19,7 +19,13 @@ import { FanOutRollbackWait, type FanOutRuntime } from './wait.js';
 
 /** True when this map runs as a fan-out here: a top-level map with `fanOut`, in a worker. */
 export function runsFanOut(run: RunState, node: MapNode, place: StepPlace): boolean {
-  return node.fanOut !== undefined && run.mode === 'worker' && !place.path.includes('.') && !place.path.includes('[') && run.element === undefined;
+  return (
+    node.fanOut !== undefined &&
+    run.mode === 'worker' &&
+    !place.path.includes('.') &&
+    !place.path.includes('[') &&
+    run.element === undefined
+  );
 }
 
 /** Runs (or, on a later job, collects) a fan-out map of the parent execution `run`. */
@@ -27,17 +33,33 @@ export async function runFanOut(run: RunState, node: MapNode, place: StepPlace, 
   const fan = run.fanOut;
   const mapId = mapIdOf(run.executionId, place.path);
   const recorded = run.stepRecord(place.path);
-  if (recorded?.status === 'completed' && fan) return { kind: 'success', value: recorded.result, entry: { step: place.path, undo: () => rollbackElements(run, fan, mapId, place.path) } };
+  if (recorded?.status === 'completed' && fan)
+    return {
+      kind: 'success',
+      value: recorded.result,
+      entry: { step: place.path, undo: () => rollbackElements(run, fan, mapId, place.path) },
+    };
   if (run.replayOnly) {
     // An operator cancels the run while the elements run: undo what completed; the rest undo themselves as they finish.
-    if (recorded?.status === 'running' && fan?.undoInline) run.rollbackFailures.push(...(await fan.undoInline(mapId, place.path)));
+    if (recorded?.status === 'running' && fan?.undoInline)
+      run.rollbackFailures.push(...(await fan.undoInline(mapId, place.path)));
     return { kind: 'skipped', value: undefined };
   }
-  if (!fan) return notStarted(run, place.path, new FanOutError('fan_out_unavailable', `map "${place.path}" fans out, but this engine has no fan-out ledger: pass createEngine({ fanOut }) (createEmbeddedEngine and createRedisRuntime do)`, { step: place.path }));
+  if (!fan)
+    return notStarted(
+      run,
+      place.path,
+      new FanOutError(
+        'fan_out_unavailable',
+        `map "${place.path}" fans out, but this engine has no fan-out ledger: pass createEngine({ fanOut }) (createEmbeddedEngine and createRedisRuntime do)`,
+        { step: place.path },
+      ),
+    );
   let items: readonly unknown[];
   try {
     const source = resolveArg(node.source, scope, place.path, 'source');
-    if (!Array.isArray(source)) throw new TypeError(`map "${place.path}": the source is not an array (got ${typeof source})`);
+    if (!Array.isArray(source))
+      throw new TypeError(`map "${place.path}": the source is not an array (got ${typeof source})`);
     items = source;
   } catch (error) {
     return notStarted(run, place.path, toError(error));
@@ -50,18 +72,47 @@ export async function runFanOut(run: RunState, node: MapNode, place: StepPlace, 
   } else {
     run.emit({ type: 'step.started', step: place.path, attempt: 1, reactor: place.reactor });
     await createElementRecords(run, fan, place.path, items);
-    const opened = await fan.ledger.open(mapId, { total: items.length, batchSize: node.fanOut!.batchSize, atomic: node.atomic });
+    const opened = await fan.ledger.open(mapId, {
+      total: items.length,
+      batchSize: node.fanOut!.batchSize,
+      atomic: node.atomic,
+    });
     dispatch = Array.from({ length: opened.next }, (_, i) => i);
-    for (const index of dispatch) run.emit({ type: 'map.element_dispatched', step: place.path, index, jobId: elementRunJobId(elementIdOf(run.executionId, place.path, index)), reactor: place.reactor });
+    for (const index of dispatch)
+      run.emit({
+        type: 'map.element_dispatched',
+        step: place.path,
+        index,
+        jobId: elementRunJobId(elementIdOf(run.executionId, place.path, index)),
+        reactor: place.reactor,
+      });
     snapshot = (await fan.ledger.snapshot(mapId))!;
   }
   run.setStep(place.path, { status: 'running', attempts: 1 });
   if (snapshot.done) return collect(run, fan, node, place, mapId, snapshot);
-  return { kind: 'yield', step: place.path, delayMs: 0, fanOut: { mapId, step: place.path, phase: 'collect', dispatch, target: -1, settled: snapshot.settled, total: snapshot.total } };
+  return {
+    kind: 'yield',
+    step: place.path,
+    delayMs: 0,
+    fanOut: {
+      mapId,
+      step: place.path,
+      phase: 'collect',
+      dispatch,
+      target: -1,
+      settled: snapshot.settled,
+      total: snapshot.total,
+    },
+  };
 }
 
 /** Writes one pending record per element: its input is the item and its index. */
-async function createElementRecords(run: RunState, fan: FanOutRuntime, step: string, items: readonly unknown[]): Promise<void> {
+async function createElementRecords(
+  run: RunState,
+  fan: FanOutRuntime,
+  step: string,
+  items: readonly unknown[],
+): Promise<void> {
   const now = run.clock.now();
   await Promise.all(
     items.map((item, index) => {
@@ -88,33 +139,72 @@ async function createElementRecords(run: RunState, fan: FanOutRuntime, step: str
 }
 
 /** Every element settled: read their records into a `MapResult` (atomic with a failure: the map fails). */
-async function collect(run: RunState, fan: FanOutRuntime, node: MapNode, place: StepPlace, mapId: string, snapshot: LedgerSnapshot): Promise<NodeOutcome> {
-  const records = await Promise.all(snapshot.statuses.map((_, i) => fan.store.get(elementIdOf(run.executionId, place.path, i))));
+async function collect(
+  run: RunState,
+  fan: FanOutRuntime,
+  node: MapNode,
+  place: StepPlace,
+  mapId: string,
+  snapshot: LedgerSnapshot,
+): Promise<NodeOutcome> {
+  const records = await Promise.all(
+    snapshot.statuses.map((_, i) => fan.store.get(elementIdOf(run.executionId, place.path, i))),
+  );
   const values: unknown[] = new Array<unknown>(snapshot.total).fill(undefined);
   const succeeded: { index: number; value: unknown }[] = [];
   const failures: MapFailure[] = [];
   const unstarted: number[] = [];
   snapshot.statuses.forEach((status, index) => {
     const record = records[index];
-    if (status === 'completed' || status === 'skipped') succeeded.push({ index, value: (values[index] = record?.value) });
-    else if (status === 'failed') failures.push({ index, error: record?.error ?? { name: 'Error', message: `element ${index} failed (its record expired)` } });
+    if (status === 'completed' || status === 'skipped')
+      succeeded.push({ index, value: (values[index] = record?.value) });
+    else if (status === 'failed')
+      failures.push({
+        index,
+        error: record?.error ?? { name: 'Error', message: `element ${index} failed (its record expired)` },
+      });
     else unstarted.push(index);
     // A failed element was compensated in its own job; its compensate failures belong to this run.
-    for (const failure of record?.rollbackFailures ?? []) if (failure.kind === 'compensate') run.rollbackFailures.push(failure);
+    for (const failure of record?.rollbackFailures ?? [])
+      if (failure.kind === 'compensate') run.rollbackFailures.push(failure);
   });
   const count = (s: string): number => snapshot.statuses.filter((x) => x === s).length;
-  run.emit({ type: 'map.collected', step: place.path, completed: count('completed'), failed: failures.length, skipped: count('skipped'), notStarted: unstarted.length, reactor: place.reactor });
+  run.emit({
+    type: 'map.collected',
+    step: place.path,
+    completed: count('completed'),
+    failed: failures.length,
+    skipped: count('skipped'),
+    notStarted: unstarted.length,
+    reactor: place.reactor,
+  });
   const first = failures[0];
   if (first && node.atomic) {
     const error = errorFromJSON(first.error);
     run.setStep(place.path, { status: 'failed', attempts: 1, error: first.error });
     const step = elementPathOf(place.path, first.index);
-    return { kind: 'failure', step, error, validation: [], compensate: () => rollbackElements(run, fan, mapId, place.path) };
+    return {
+      kind: 'failure',
+      step,
+      error,
+      validation: [],
+      compensate: () => rollbackElements(run, fan, mapId, place.path),
+    };
   }
-  const result: MapResult<unknown> = { values, successes: succeeded.map((s) => s.value), succeeded, failures, notStarted: unstarted };
+  const result: MapResult<unknown> = {
+    values,
+    successes: succeeded.map((s) => s.value),
+    succeeded,
+    failures,
+    notStarted: unstarted,
+  };
   run.setStep(place.path, { status: 'completed', attempts: 1, result });
   run.emit({ type: 'step.succeeded', step: place.path, attempt: 1, reactor: place.reactor });
-  return { kind: 'success', value: result, entry: { step: place.path, undo: () => rollbackElements(run, fan, mapId, place.path) } };
+  return {
+    kind: 'success',
+    value: result,
+    entry: { step: place.path, undo: () => rollbackElements(run, fan, mapId, place.path) },
+  };
 }
 
 /**

@@ -16,7 +16,11 @@ type Failed = Extract<NodeOutcome, { kind: 'failure' }>;
 export type RollbackPark = Omit<FanOutPark, 'failedStep' | 'error'>;
 
 /** Compensates `failures`, then undoes `completed` newest first; a fan-out map on the way parks the rollback there. */
-export async function rollBackOrPark(run: RunState, failures: readonly Failed[], completed: readonly CompletedEntry[]): Promise<RollbackPark | undefined> {
+export async function rollBackOrPark(
+  run: RunState,
+  failures: readonly Failed[],
+  completed: readonly CompletedEntry[],
+): Promise<RollbackPark | undefined> {
   let wait: FanOutRollbackWait | undefined;
   for (const failure of failures) {
     try {
@@ -31,7 +35,10 @@ export async function rollBackOrPark(run: RunState, failures: readonly Failed[],
 }
 
 /** Undoes `completed` newest first; parks at a fan-out map with elements to undo (the newer entries are undone by then). */
-export async function undoOrPark(run: RunState, completed: readonly CompletedEntry[]): Promise<RollbackPark | undefined> {
+export async function undoOrPark(
+  run: RunState,
+  completed: readonly CompletedEntry[],
+): Promise<RollbackPark | undefined> {
   try {
     await undoAll(completed, run);
     return undefined;
@@ -42,5 +49,14 @@ export async function undoOrPark(run: RunState, completed: readonly CompletedEnt
 }
 
 function parkAt(wait: FanOutRollbackWait, below: number | undefined): RollbackPark {
-  return { mapId: wait.mapId, step: wait.step, phase: 'rollback', dispatch: [], target: wait.target, settled: wait.total, total: wait.total, below };
+  return {
+    mapId: wait.mapId,
+    step: wait.step,
+    phase: 'rollback',
+    dispatch: [],
+    target: wait.target,
+    settled: wait.total,
+    total: wait.total,
+    below,
+  };
 }

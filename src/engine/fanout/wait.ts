@@ -52,7 +52,13 @@ export class FanOutRollbackWait extends Error {
   /** The map step's completion sequence (undefined when the map itself failed). */
   readonly seq: number | undefined;
 
-  constructor(init: { readonly mapId: string; readonly step: string; readonly target: number; readonly total: number; readonly seq: number | undefined }) {
+  constructor(init: {
+    readonly mapId: string;
+    readonly step: string;
+    readonly target: number;
+    readonly total: number;
+    readonly seq: number | undefined;
+  }) {
     super(`fan-out map "${init.step}": completed elements are undone by jobs first`);
     this.name = 'FanOutRollbackWait';
     this.mapId = init.mapId;

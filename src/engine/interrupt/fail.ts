@@ -23,7 +23,12 @@ export interface FailDeps {
  * Rolls a paused execution back and ends it failed at `step` with `error`; `events` are emitted
  * first (why it fails). Call it holding the execution's liveness lock.
  */
-export async function failPaused(deps: FailDeps, reactor: AnyReactorDefinition, record: ExecutionRecord, failure: { readonly step: string; readonly error: Error; readonly events: readonly EventDraft[] }): Promise<RunResult> {
+export async function failPaused(
+  deps: FailDeps,
+  reactor: AnyReactorDefinition,
+  record: ExecutionRecord,
+  failure: { readonly step: string; readonly error: Error; readonly events: readonly EventDraft[] },
+): Promise<RunResult> {
   const state = deps.newState({
     executionId: record.id,
     rootExecutionId: record.rootId,
@@ -36,7 +41,12 @@ export async function failPaused(deps: FailDeps, reactor: AnyReactorDefinition, 
     replayOnly: true,
   });
   for (const event of failure.events) state.emit(event);
-  const replay = await runFrame(state, { def: reactor, input: state.input, prefix: '', signal: new AbortController().signal });
+  const replay = await runFrame(state, {
+    def: reactor,
+    input: state.input,
+    prefix: '',
+    signal: new AbortController().signal,
+  });
   state.emit({ type: 'run.rolling_back', step: failure.step });
   await state.checkpoint('rolling_back');
   if (replay.status === 'completed') await undoAll(replay.completed, state);
@@ -44,8 +54,14 @@ export async function failPaused(deps: FailDeps, reactor: AnyReactorDefinition, 
   const spec = reactor.coordination.find((c) => c.kind === 'ordered_lock');
   if (ordered && deps.coordination.coordinator) {
     // A paused run kept its ordered position (its holds were released as `yielded`): it ends failed now.
-    await deps.coordination.coordinator.orderedComplete({ ...ordered, failed: true, strict: spec?.kind === 'ordered_lock' && spec.strict }).catch(() => undefined);
+    await deps.coordination.coordinator
+      .orderedComplete({ ...ordered, failed: true, strict: spec?.kind === 'ordered_lock' && spec.strict })
+      .catch(() => undefined);
   }
-  state.setStep(failure.step, { status: 'failed', attempts: 1, error: { name: failure.error.name, message: failure.error.message } });
+  state.setStep(failure.step, {
+    status: 'failed',
+    attempts: 1,
+    error: { name: failure.error.name, message: failure.error.message },
+  });
   return finish(state, { status: 'failed', step: failure.step, error: failure.error, validation: [] });
 }

@@ -19,17 +19,40 @@ export function isInterruptJob(record: ExecutionRecord, delivery: JobDelivery): 
 }
 
 /** Processes a job of a paused execution (or a timeout job of a resumed one), holding its liveness lock. */
-export async function interruptJob(deps: BackgroundDeps, reactor: AnyReactorDefinition, record: ExecutionRecord, delivery: JobDelivery): Promise<void> {
+export async function interruptJob(
+  deps: BackgroundDeps,
+  reactor: AnyReactorDefinition,
+  record: ExecutionRecord,
+  delivery: JobDelivery,
+): Promise<void> {
   if (record.status !== 'paused' || !isTimeoutJob(record.id, delivery.jobId)) return;
   const now = deps.clock.now();
-  const active = (record.interrupts ?? []).filter((w) => w.resumedAt === undefined && w.timeoutAt !== undefined && findInterrupt(reactor, w.step)?.interrupt?.timeoutStrategy === 'active');
+  const active = (record.interrupts ?? []).filter(
+    (w) =>
+      w.resumedAt === undefined &&
+      w.timeoutAt !== undefined &&
+      findInterrupt(reactor, w.step)?.interrupt?.timeoutStrategy === 'active',
+  );
   const due = active.find((w) => w.timeoutAt! <= now + 5);
   if (!due) {
     // Delivered early (a clock skew between processes): come back when the first one is due.
     const next = Math.min(...active.map((w: InterruptWait) => w.timeoutAt!));
-    if (Number.isFinite(next)) await deps.queue.enqueue({ v: 1, executionId: record.id, reactor: record.reactor }, { jobId: `${delivery.jobId}@${now}`, delayMs: next - now });
+    if (Number.isFinite(next))
+      await deps.queue.enqueue(
+        { v: 1, executionId: record.id, reactor: record.reactor },
+        { jobId: `${delivery.jobId}@${now}`, delayMs: next - now },
+      );
     return;
   }
-  const error = new InterruptTimeoutError({ executionId: record.id, step: due.step, timeoutAt: due.timeoutAt!, strategy: 'active' });
-  await failPaused(deps, reactor, record, { step: due.step, error, events: [{ type: 'interrupt.timed_out', step: due.step, strategy: 'active', timeoutAt: due.timeoutAt! }] });
+  const error = new InterruptTimeoutError({
+    executionId: record.id,
+    step: due.step,
+    timeoutAt: due.timeoutAt!,
+    strategy: 'active',
+  });
+  await failPaused(deps, reactor, record, {
+    step: due.step,
+    error,
+    events: [{ type: 'interrupt.timed_out', step: due.step, strategy: 'active', timeoutAt: due.timeoutAt! }],
+  });
 }

@@ -14,7 +14,12 @@ import type { RunState } from '../run-state.js';
 import { notStarted, type StepPlace } from '../step-runner.js';
 
 /** Runs an interrupt node: completes with an accepted payload, or pauses the execution. */
-export async function runInterrupt(run: RunState, node: StepNode, place: StepPlace, resolve: () => Record<string, unknown>): Promise<NodeOutcome> {
+export async function runInterrupt(
+  run: RunState,
+  node: StepNode,
+  place: StepPlace,
+  resolve: () => Record<string, unknown>,
+): Promise<NodeOutcome> {
   const spec = node.interrupt!;
   const recorded = run.stepRecord(place.path);
   const entry = { step: place.path, undo: async () => undefined }; // an interrupt has nothing to undo
@@ -45,7 +50,13 @@ export async function runInterrupt(run: RunState, node: StepNode, place: StepPla
   run.interrupts.push(wait);
   run.setStep(place.path, { status: 'running', attempts: 1 });
   run.emit({ type: 'step.started', step: place.path, attempt: 1, reactor: place.reactor });
-  run.emit({ type: 'interrupt.paused', step: place.path, reactor: place.reactor, ...(correlationId === undefined ? {} : { correlationId }), ...(wait.timeoutAt === undefined ? {} : { timeoutAt: wait.timeoutAt }) });
+  run.emit({
+    type: 'interrupt.paused',
+    step: place.path,
+    reactor: place.reactor,
+    ...(correlationId === undefined ? {} : { correlationId }),
+    ...(wait.timeoutAt === undefined ? {} : { timeoutAt: wait.timeoutAt }),
+  });
   return { kind: 'yield', step: place.path, delayMs: 0, pause: [wait] };
 }
 
@@ -54,18 +65,32 @@ function correlationOf(spec: InterruptSpec, args: Record<string, unknown>, step:
   try {
     id = (spec.correlationId as (a: unknown) => unknown)(args);
   } catch (error) {
-    throw new ReactorError('correlation_id_invalid', `interrupt "${step}": correlationId threw: ${messageOf(error)}`, { cause: error, details: { step } });
+    throw new ReactorError('correlation_id_invalid', `interrupt "${step}": correlationId threw: ${messageOf(error)}`, {
+      cause: error,
+      details: { step },
+    });
   }
-  if (typeof id !== 'string' || id.length === 0) throw new ReactorError('correlation_id_invalid', `interrupt "${step}": correlationId must return a non-empty string (got ${JSON.stringify(id) ?? String(id)})`, { details: { step } });
+  if (typeof id !== 'string' || id.length === 0)
+    throw new ReactorError(
+      'correlation_id_invalid',
+      `interrupt "${step}": correlationId must return a non-empty string (got ${JSON.stringify(id) ?? String(id)})`,
+      { details: { step } },
+    );
   return id;
 }
 
 /** Claims the correlation id; a claim left by an execution that no longer waits on it is taken over. */
 async function claimCorrelation(run: RunState, correlationId: string, step: string): Promise<void> {
   const store = run.store;
-  if (!hasInterruptClaims(store)) throw new ReactorError('interrupts_unsupported', `interrupt "${step}": the store does not implement interrupt claims (MemoryStore and RedisStore do)`, { details: { step } });
+  if (!hasInterruptClaims(store))
+    throw new ReactorError(
+      'interrupts_unsupported',
+      `interrupt "${step}": the store does not implement interrupt claims (MemoryStore and RedisStore do)`,
+      { details: { step } },
+    );
   let claim = await store.claimCorrelation(correlationId, run.executionId);
-  if (!claim.claimed && (await isStale(store, claim.holder, correlationId))) claim = await store.claimCorrelation(correlationId, run.executionId, { replace: claim.holder });
+  if (!claim.claimed && (await isStale(store, claim.holder, correlationId)))
+    claim = await store.claimCorrelation(correlationId, run.executionId, { replace: claim.holder });
   if (!claim.claimed) throw new CorrelationTakenError({ correlationId, step, holder: claim.holder });
 }
 
@@ -73,5 +98,8 @@ async function claimCorrelation(run: RunState, correlationId: string, step: stri
 async function isStale(store: Store, holder: string, correlationId: string): Promise<boolean> {
   const record = await store.get(holder);
   if (!record || TERMINAL_STATUSES.has(record.status)) return true;
-  return record.status === 'paused' && !(record.interrupts ?? []).some((w) => w.correlationId === correlationId && w.resumedAt === undefined);
+  return (
+    record.status === 'paused' &&
+    !(record.interrupts ?? []).some((w) => w.correlationId === correlationId && w.resumedAt === undefined)
+  );
 }

@@ -102,7 +102,12 @@ export interface SemaphoreAcquireRequest {
 }
 export type SemaphoreAcquireResult =
   | { readonly acquired: true; readonly nesting: number; readonly holders: number }
-  | { readonly acquired: false; readonly holders: number; readonly limit: number; /** ms until the earliest lease expires */ readonly retryAfterMs: number };
+  | {
+      readonly acquired: false;
+      readonly holders: number;
+      readonly limit: number;
+      /** ms until the earliest lease expires */ readonly retryAfterMs: number;
+    };
 
 export interface SemaphoreState {
   readonly key: string;

@@ -43,7 +43,11 @@ export interface CoordinationInspector {
 
 /** True when `value` (typically a Coordinator) also implements {@link CoordinationInspector}. */
 export function isCoordinationInspector(value: unknown): value is CoordinationInspector {
-  return typeof value === 'object' && value !== null && typeof (value as { inspectKeys?: unknown }).inspectKeys === 'function';
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { inspectKeys?: unknown }).inspectKeys === 'function'
+  );
 }
 
 /**
@@ -56,11 +60,18 @@ export function isCoordinationInspector(value: unknown): value is CoordinationIn
  */
 export function globToRegExp(pattern: string): RegExp {
   let source = '';
-  for (const char of pattern) source += char === '*' ? '[\\s\\S]*' : char === '?' ? '[\\s\\S]' : char.replace(/[.+^${}()|[\]\\*?]/g, '\\$&');
+  for (const char of pattern)
+    source += char === '*' ? '[\\s\\S]*' : char === '?' ? '[\\s\\S]' : char.replace(/[.+^${}()|[\]\\*?]/g, '\\$&');
   return new RegExp(`^${source}$`, 'u');
 }
 
 /** Sorts listed keys by key, then period, then bucket (both backends list in this order). */
 export function sortInspected(keys: InspectedKey[]): InspectedKey[] {
-  return keys.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : (a.periodMs ?? 0) - (b.periodMs ?? 0) || (a.bucket ?? '').localeCompare(b.bucket ?? '')));
+  return keys.sort((a, b) =>
+    a.key < b.key
+      ? -1
+      : a.key > b.key
+        ? 1
+        : (a.periodMs ?? 0) - (b.periodMs ?? 0) || (a.bucket ?? '').localeCompare(b.bucket ?? ''),
+  );
 }

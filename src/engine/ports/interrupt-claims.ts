@@ -33,5 +33,12 @@ export interface InterruptClaims {
 /** True when `value` implements {@link InterruptClaims}. */
 export function hasInterruptClaims(value: unknown): value is InterruptClaims {
   const v = value as Partial<InterruptClaims> | null;
-  return typeof v === 'object' && v !== null && typeof v.claimCorrelation === 'function' && typeof v.correlation === 'function' && typeof v.claimResume === 'function' && typeof v.releaseResume === 'function';
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    typeof v.claimCorrelation === 'function' &&
+    typeof v.correlation === 'function' &&
+    typeof v.claimResume === 'function' &&
+    typeof v.releaseResume === 'function'
+  );
 }

@@ -5,14 +5,31 @@ import type { ReactorEvent } from '../events.js';
 export const RECORD_VERSION = 1;
 
 /** Persisted statuses of an execution. */
-export type ExecutionStatus = 'pending' | 'running' | 'parked' | 'paused' | 'completed' | 'failed' | 'halted' | 'rolling_back' | 'cancelled' | 'aborted';
+export type ExecutionStatus =
+  | 'pending'
+  | 'running'
+  | 'parked'
+  | 'paused'
+  | 'completed'
+  | 'failed'
+  | 'halted'
+  | 'rolling_back'
+  | 'cancelled'
+  | 'aborted';
 
 /** Terminal statuses: the execution will not change again on its own. */
-export const TERMINAL_STATUSES: ReadonlySet<ExecutionStatus> = new Set(['completed', 'failed', 'halted', 'cancelled', 'aborted']);
+export const TERMINAL_STATUSES: ReadonlySet<ExecutionStatus> = new Set([
+  'completed',
+  'failed',
+  'halted',
+  'cancelled',
+  'aborted',
+]);
 
 /** Persisted state of one step in one execution. */
 export interface StepRecord {
-  readonly status: 'running' | 'retrying' | 'completed' | 'failed' | 'skipped' | 'halted' | 'compensated' | 'undone' | 'dispatched';
+  readonly status:
+    'running' | 'retrying' | 'completed' | 'failed' | 'skipped' | 'halted' | 'compensated' | 'undone' | 'dispatched';
   readonly attempts: number;
   /** An `asyncStep` / `asyncReactor`: the id of the unit record or child execution it dispatched. */
   readonly unitId?: string;
@@ -117,7 +134,9 @@ export interface BackgroundState {
   /** Reactor-level locks and semaphore slots kept across a step's park, held by this owner: re-adopted at resume (R-10). */
   readonly parkedHolds?: { readonly owner: string };
   /** Step-level ordered-lock positions, by step path: taken at first arrival, kept across retries, parks and jobs. */
-  readonly stepOrdered?: Readonly<Record<string, { readonly key: string; readonly nonce: number; readonly epoch: number }>>;
+  readonly stepOrdered?: Readonly<
+    Record<string, { readonly key: string; readonly nonce: number; readonly epoch: number }>
+  >;
   /** When a retry is due (engine clock, ms). */
   readonly retryAt?: number;
   /** Set while a failed execution waits for a fan-out map's elements to be undone (status `rolling_back`). */
@@ -187,7 +206,10 @@ export interface AsyncUnitInfo {
   readonly dispatcherId: string;
   readonly dispatchedAt: number;
   /** The frame input and the results of the steps it depends on, at dispatch. */
-  readonly scope: { readonly input: Readonly<Record<string, unknown>>; readonly results: Readonly<Record<string, unknown>> };
+  readonly scope: {
+    readonly input: Readonly<Record<string, unknown>>;
+    readonly results: Readonly<Record<string, unknown>>;
+  };
 }
 
 /** The persisted form of an execution: plain, versioned JSON. */
@@ -276,5 +298,10 @@ export interface Store {
    * `RecordTooLargeError` over the size limit, before claiming. A store that ignores `pending`
    * leaves a window in which another engine's replay finds no record (`record_not_found`).
    */
-  claimIdempotency(reactor: string, key: string, executionId: string, pending?: ExecutionRecord): Promise<IdempotencyClaim>;
+  claimIdempotency(
+    reactor: string,
+    key: string,
+    executionId: string,
+    pending?: ExecutionRecord,
+  ): Promise<IdempotencyClaim>;
 }

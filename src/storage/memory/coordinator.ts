@@ -112,7 +112,10 @@ export class MemoryCoordinator implements Coordinator, CoordinationInspector {
     return this.#semaphores.acquire(request);
   }
 
-  async semaphoreRelease(key: string, owner: string): Promise<{ readonly released: boolean; readonly nesting: number }> {
+  async semaphoreRelease(
+    key: string,
+    owner: string,
+  ): Promise<{ readonly released: boolean; readonly nesting: number }> {
     return this.#semaphores.release(key, owner);
   }
 
@@ -182,7 +185,17 @@ export class MemoryCoordinator implements Coordinator, CoordinationInspector {
 
   /** See {@link CoordinationInspector.inspectKeys}. */
   async inspectKeys(kind: PrimitiveKind, options: InspectOptions = {}): Promise<readonly InspectedKey[]> {
-    return inspectMemory({ locks: this.#locks, semaphores: this.#semaphores, rates: this.#rates, periods: this.#periods, ordered: this.#ordered }, kind, options);
+    return inspectMemory(
+      {
+        locks: this.#locks,
+        semaphores: this.#semaphores,
+        rates: this.#rates,
+        periods: this.#periods,
+        ordered: this.#ordered,
+      },
+      kind,
+      options,
+    );
   }
 
   // ── Notifications ─────────────────────────────────────────────────────────────────────────

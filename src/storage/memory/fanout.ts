@@ -1,5 +1,14 @@
 import { FanOutError } from '../../errors.js';
-import type { ElementLedgerStatus, ElementSettlement, ElementView, FanOutLedger, FanOutOpen, LedgerSnapshot, SettleReply, UndoneReply } from '../../engine/ports/fanout.js';
+import type {
+  ElementLedgerStatus,
+  ElementSettlement,
+  ElementView,
+  FanOutLedger,
+  FanOutOpen,
+  LedgerSnapshot,
+  SettleReply,
+  UndoneReply,
+} from '../../engine/ports/fanout.js';
 
 interface Ledger {
   readonly total: number;
@@ -27,7 +36,17 @@ export class MemoryFanOutLedger implements FanOutLedger {
     const found = this.#ledgers.get(mapId);
     if (found) return { next: found.next, created: false };
     const next = Math.min(options.batchSize, options.total);
-    const ledger: Ledger = { ...options, next, settled: 0, failed: 0, stopped: false, wakeJob: undefined, phase: 'collect', statuses: Array.from({ length: options.total }, () => 'pending'), claims: new Map() };
+    const ledger: Ledger = {
+      ...options,
+      next,
+      settled: 0,
+      failed: 0,
+      stopped: false,
+      wakeJob: undefined,
+      phase: 'collect',
+      statuses: Array.from({ length: options.total }, () => 'pending'),
+      claims: new Map(),
+    };
     this.#ledgers.set(mapId, ledger);
     return { next, created: true };
   }
@@ -35,7 +54,8 @@ export class MemoryFanOutLedger implements FanOutLedger {
   async settle(mapId: string, index: number, outcome: ElementSettlement): Promise<SettleReply> {
     const l = this.#get(mapId, index);
     const known = l.claims.get(index);
-    if (known !== undefined) return { first: false, claim: known, done: isDone(l), wakeJob: l.wakeJob, rollback: l.phase === 'rollback' };
+    if (known !== undefined)
+      return { first: false, claim: known, done: isDone(l), wakeJob: l.wakeJob, rollback: l.phase === 'rollback' };
     l.statuses[index] = outcome;
     l.settled++;
     if (outcome === 'failed') {
@@ -68,14 +88,25 @@ export class MemoryFanOutLedger implements FanOutLedger {
   async element(mapId: string, index: number): Promise<ElementView | undefined> {
     const l = this.#ledgers.get(mapId);
     if (!l) return undefined;
-    return { phase: l.phase, stopped: l.stopped, status: l.statuses[index] ?? 'pending', target: l.phase === 'rollback' ? target(l) : -1 };
+    return {
+      phase: l.phase,
+      stopped: l.stopped,
+      status: l.statuses[index] ?? 'pending',
+      target: l.phase === 'rollback' ? target(l) : -1,
+    };
   }
 
   #get(mapId: string, index?: number): Ledger {
     const l = this.#ledgers.get(mapId);
-    if (!l) throw new FanOutError('fan_out_unknown', `fan-out map ${mapId} has no ledger (never opened, or expired)`, { mapId });
+    if (!l)
+      throw new FanOutError('fan_out_unknown', `fan-out map ${mapId} has no ledger (never opened, or expired)`, {
+        mapId,
+      });
     if (index !== undefined && (!Number.isInteger(index) || index < 0 || index >= l.total)) {
-      throw new FanOutError('fan_out_unknown', `fan-out map ${mapId} has no element ${index} (it has ${l.total})`, { mapId, index });
+      throw new FanOutError('fan_out_unknown', `fan-out map ${mapId} has no element ${index} (it has ${l.total})`, {
+        mapId,
+        index,
+      });
     }
     return l;
   }
@@ -90,5 +121,15 @@ function target(l: Ledger): number {
 }
 
 function snapshotOf(l: Ledger): LedgerSnapshot {
-  return { total: l.total, next: l.next, settled: l.settled, failed: l.failed, stopped: l.stopped, done: isDone(l), phase: l.phase, target: target(l), statuses: [...l.statuses] };
+  return {
+    total: l.total,
+    next: l.next,
+    settled: l.settled,
+    failed: l.failed,
+    stopped: l.stopped,
+    done: isDone(l),
+    phase: l.phase,
+    target: target(l),
+    statuses: [...l.statuses],
+  };
 }

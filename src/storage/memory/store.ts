@@ -1,7 +1,13 @@
 import { RecordTooLargeError, RecordVersionError } from '../../errors.js';
 import { systemClock, type Clock } from '../../engine/ports/clock.js';
 import type { Claim, InterruptClaims } from '../../engine/ports/interrupt-claims.js';
-import { RECORD_VERSION, type ExecutionFilter, type ExecutionRecord, type IdempotencyClaim, type Store } from '../../engine/ports/store.js';
+import {
+  RECORD_VERSION,
+  type ExecutionFilter,
+  type ExecutionRecord,
+  type IdempotencyClaim,
+  type Store,
+} from '../../engine/ports/store.js';
 
 /** One stored record: its JSON and what `list` filters and sorts on. */
 interface StoredRecord {
@@ -80,7 +86,13 @@ export class MemoryStore implements Store, InterruptClaims {
     const json = JSON.stringify(record);
     const bytes = Buffer.byteLength(json);
     if (bytes > this.#maxBytes) throw new RecordTooLargeError(record.id, bytes, this.#maxBytes);
-    return { json, createdAt: record.createdAt, reactor: record.reactor, status: record.status, expiresAt: this.#clock.now() + this.#ttlMs };
+    return {
+      json,
+      createdAt: record.createdAt,
+      reactor: record.reactor,
+      status: record.status,
+      expiresAt: this.#clock.now() + this.#ttlMs,
+    };
   }
 
   async get(id: string): Promise<ExecutionRecord | undefined> {
@@ -93,19 +105,31 @@ export class MemoryStore implements Store, InterruptClaims {
     return parseRecord(entry.json);
   }
 
-  async list(filter: ExecutionFilter = {}): Promise<{ readonly records: readonly ExecutionRecord[]; readonly cursor?: string }> {
+  async list(
+    filter: ExecutionFilter = {},
+  ): Promise<{ readonly records: readonly ExecutionRecord[]; readonly cursor?: string }> {
     const limit = filter.limit ?? 50;
     const offset = filter.cursor === undefined ? 0 : Number(filter.cursor);
     this.#sweep(this.#clock.now());
     const matching = [...this.#records.values()]
-      .filter((e) => (filter.reactor === undefined || e.reactor === filter.reactor) && (filter.status === undefined || e.status === filter.status) && inRange(e.createdAt, filter))
+      .filter(
+        (e) =>
+          (filter.reactor === undefined || e.reactor === filter.reactor) &&
+          (filter.status === undefined || e.status === filter.status) &&
+          inRange(e.createdAt, filter),
+      )
       .reverse()
       .sort((a, b) => b.createdAt - a.createdAt);
     const page = matching.slice(offset, offset + limit).map((e) => parseRecord(e.json));
     return offset + limit < matching.length ? { records: page, cursor: String(offset + limit) } : { records: page };
   }
 
-  async claimIdempotency(reactor: string, key: string, executionId: string, pending?: ExecutionRecord): Promise<IdempotencyClaim> {
+  async claimIdempotency(
+    reactor: string,
+    key: string,
+    executionId: string,
+    pending?: ExecutionRecord,
+  ): Promise<IdempotencyClaim> {
     const entry = pending === undefined ? undefined : this.#entry(pending);
     const id = `${reactor}\u0000${key}`;
     const now = this.#clock.now();
@@ -129,7 +153,11 @@ export class MemoryStore implements Store, InterruptClaims {
     this.#records.set(id, entry);
   }
 
-  async claimCorrelation(correlationId: string, executionId: string, options: { readonly replace?: string } = {}): Promise<Claim> {
+  async claimCorrelation(
+    correlationId: string,
+    executionId: string,
+    options: { readonly replace?: string } = {},
+  ): Promise<Claim> {
     return this.#claim(`\u0001correlation\u0000${correlationId}`, executionId, options.replace);
   }
 
@@ -138,7 +166,8 @@ export class MemoryStore implements Store, InterruptClaims {
   }
 
   async claimResume(executionId: string, step: string, claimant: string, ttlMs: number): Promise<Claim> {
-    if (!Number.isSafeInteger(ttlMs) || ttlMs <= 0) throw new RangeError(`claimResume: ttlMs must be a positive integer, got ${String(ttlMs)}`);
+    if (!Number.isSafeInteger(ttlMs) || ttlMs <= 0)
+      throw new RangeError(`claimResume: ttlMs must be a positive integer, got ${String(ttlMs)}`);
     const id = `${executionId}\u0000${step}`;
     const now = this.#clock.now();
     const entry = this.#resumeClaims.get(id);
@@ -170,7 +199,10 @@ export class MemoryStore implements Store, InterruptClaims {
 
 /** True when `createdAt` lies in the filter's `[createdFrom, createdTo)` range. */
 function inRange(createdAt: number, filter: ExecutionFilter): boolean {
-  return (filter.createdFrom === undefined || createdAt >= filter.createdFrom) && (filter.createdTo === undefined || createdAt < filter.createdTo);
+  return (
+    (filter.createdFrom === undefined || createdAt >= filter.createdFrom) &&
+    (filter.createdTo === undefined || createdAt < filter.createdTo)
+  );
 }
 
 /** Parses a stored record, checking its schema version. */

@@ -80,13 +80,18 @@ export class CancelChannel {
   #reconnected(): void {
     if (this.#listeners.size === 0 || this.#closed) return;
     this.#subscribed = this.#subscribe();
-    for (const [listener, onListening] of this.#listeners) if (onListening !== undefined) this.#whenListening(listener, onListening);
+    for (const [listener, onListening] of this.#listeners)
+      if (onListening !== undefined) this.#whenListening(listener, onListening);
   }
 
   /** The connection announcements arrive on: apart from the wake-up subscriber, whose channels come and go with the waits. */
   #connection(): Redis {
     if (this.#subscriber === undefined) {
-      const subscriber = this.#redis.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null, lazyConnect: false });
+      const subscriber = this.#redis.duplicate({
+        enableOfflineQueue: true,
+        maxRetriesPerRequest: null,
+        lazyConnect: false,
+      });
       subscriber.on('error', () => undefined); // reconnects on its own; the listeners look again once it is back
       subscriber.on('message', (channel: string, message: string) => {
         if (channel === this.#channel) for (const listener of [...this.#listeners.keys()]) listener(message);

@@ -37,7 +37,14 @@ import { HeldLocks, monotonic } from './held-locks.js';
 import { inspectRedis } from './inspect.js';
 import { RedisKeys } from './keys.js';
 import { runCommand, runScript, settleAfterOutage, type ScriptArg, type ScriptDescriptor } from './script.js';
-import { scripts, type LockAcquireReply, type LockReleaseReply, type LockTransferReply, type OrderedCounters, type StoredHolder } from './scripts.js';
+import {
+  scripts,
+  type LockAcquireReply,
+  type LockReleaseReply,
+  type LockTransferReply,
+  type OrderedCounters,
+  type StoredHolder,
+} from './scripts.js';
 import { WakeChannels } from './wake-channels.js';
 
 /** Options of {@link RedisCoordinator}. */
@@ -120,7 +127,17 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
     const sentAt = monotonic();
     // A refused caller that waits here queues this process for a grant by another process's release (decision 059).
     const registration = request.waits === true || this.#grants.offering(key) ? this.#grants.register(key, sentAt) : '';
-    const args = [holder.owner, request.ttlMs, holder.executionId ?? '', holder.reactor ?? '', holder.step ?? '', this.#grants.pid, registration, REGISTRATION_WINDOW_MS, request.unfenced === true ? '1' : ''];
+    const args = [
+      holder.owner,
+      request.ttlMs,
+      holder.executionId ?? '',
+      holder.reactor ?? '',
+      holder.step ?? '',
+      this.#grants.pid,
+      registration,
+      REGISTRATION_WINDOW_MS,
+      request.unfenced === true ? '1' : '',
+    ];
     const lockKeys = [this.keys.lock(key), this.keys.lockFence(key)];
     let reply: LockAcquireReply;
     try {
@@ -156,7 +173,15 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
   async #release(key: string, owner: string): Promise<LockReleaseResult> {
     const end = this.#held.begin(key, owner);
     const requeue = this.#grants.offering(key) ? this.#grants.register(key, monotonic()) : '';
-    const args = [owner, this.keys.lockChannel(key), this.#grants.pid, CLAIM_TTL_MS, GRANT_PLACEHOLDER, requeue, REGISTRATION_WINDOW_MS];
+    const args = [
+      owner,
+      this.keys.lockChannel(key),
+      this.#grants.pid,
+      CLAIM_TTL_MS,
+      GRANT_PLACEHOLDER,
+      requeue,
+      REGISTRATION_WINDOW_MS,
+    ];
     const lockKeys = [this.keys.lock(key), this.keys.lockFence(key)];
     let reply: LockReleaseReply;
     try {
@@ -169,7 +194,9 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
     this.#held.released(key, owner, reply.released, reply.nesting);
     if (reply.requeued === true) this.#keepListening(key);
     else this.#grants.forget(requeue);
-    return reply.granted === undefined ? { released: reply.released, nesting: reply.nesting } : { released: true, nesting: 0, handedOver: true };
+    return reply.granted === undefined
+      ? { released: reply.released, nesting: reply.nesting }
+      : { released: true, nesting: 0, handedOver: true };
   }
 
   /**
@@ -185,7 +212,8 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
     void this.lockRelease(key, placeholder).then(
       (r) => {
         // Nobody here could take it and it is free now: parked executions are woken as after any release.
-        if (r.released && r.nesting === 0 && r.handedOver !== true) for (const listener of this.#freed) listener('lock', key);
+        if (r.released && r.nesting === 0 && r.handedOver !== true)
+          for (const listener of this.#freed) listener('lock', key);
       },
       () => undefined, // a failure leaves the placeholder to its claim TTL
     );
@@ -209,7 +237,12 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
    * records it in Redis behind it (docs/decisions/043): the receiver starts without waiting for
    * the round trip; its grant's `confirmed` tells it whether Redis took the hand-over.
    */
-  async #handOverNow(key: string, owner: string, candidate: HandOffCandidate, token: string): Promise<LockReleaseResult> {
+  async #handOverNow(
+    key: string,
+    owner: string,
+    candidate: HandOffCandidate,
+    token: string,
+  ): Promise<LockReleaseResult> {
     const { holder, ttlMs } = candidate.request;
     const sentAt = monotonic(); // no later than the send: a safe start for the receiver's own lease
     const args = [owner, holder.owner, ttlMs, holder.executionId ?? '', holder.reactor ?? '', holder.step ?? '', token];
@@ -230,14 +263,31 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
   }
 
   /** Hands `key` from `owner` to a waiter of this process; a waiter that got nothing retries its acquire. */
-  async #transfer(key: string, owner: string, to: LockAcquireRequest, settle: (grant: LockGrant | undefined) => void): Promise<LockReleaseResult> {
+  async #transfer(
+    key: string,
+    owner: string,
+    to: LockAcquireRequest,
+    settle: (grant: LockGrant | undefined) => void,
+  ): Promise<LockReleaseResult> {
     const { holder } = to;
     try {
       const sentAt = monotonic();
-      const reply = await this.#runTransfer(key, owner, holder.owner, [owner, holder.owner, to.ttlMs, holder.executionId ?? '', holder.reactor ?? '', holder.step ?? '']);
+      const reply = await this.#runTransfer(key, owner, holder.owner, [
+        owner,
+        holder.owner,
+        to.ttlMs,
+        holder.executionId ?? '',
+        holder.reactor ?? '',
+        holder.step ?? '',
+      ]);
       if (reply.handedOver) {
         this.#held.acquired(key, holder.owner, reply.token, 1, to.ttlMs, sentAt);
-        settle({ acquired: true, token: reply.token, nesting: 1, leaseLeftMs: Math.max(0, sentAt + to.ttlMs - monotonic()) });
+        settle({
+          acquired: true,
+          token: reply.token,
+          nesting: 1,
+          leaseLeftMs: Math.max(0, sentAt + to.ttlMs - monotonic()),
+        });
         // The receiver's step starts before the releaser's own bookkeeping (its terminal record).
         await new Promise<void>((resolve) => setImmediate(resolve));
         return { released: true, nesting: 0, handedOver: true };
@@ -296,7 +346,10 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
     }
   }
 
-  async semaphoreRelease(key: string, owner: string): Promise<{ readonly released: boolean; readonly nesting: number }> {
+  async semaphoreRelease(
+    key: string,
+    owner: string,
+  ): Promise<{ readonly released: boolean; readonly nesting: number }> {
     const keys = this.#semaphoreKeys(key);
     const args = [owner, this.keys.semaphoreChannel(key)];
     try {
@@ -307,7 +360,10 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
         this.redis,
         'semaphore-release',
         error,
-        async () => ((await this.#run(scripts.semaphoreState, keys, [])).leases.some((l) => l.owner === owner) ? undefined : { released: true, nesting: 0 }),
+        async () =>
+          (await this.#run(scripts.semaphoreState, keys, [])).leases.some((l) => l.owner === owner)
+            ? undefined
+            : { released: true, nesting: 0 },
         () => this.#run(scripts.semaphoreRelease, keys, args),
       );
     }
@@ -323,7 +379,11 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
     return {
       key,
       limit: limit ?? reply.limit ?? 0,
-      holders: reply.leases.map((lease) => ({ holder: parseHolder(lease.holderJson, lease.owner), nesting: lease.nesting, ttlMs: lease.ttlMs })),
+      holders: reply.leases.map((lease) => ({
+        holder: parseHolder(lease.holderJson, lease.owner),
+        nesting: lease.nesting,
+        ttlMs: lease.ttlMs,
+      })),
     };
   }
 
@@ -354,7 +414,9 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
   // ── Period ──
 
   async periodIsMarked(key: string, bucket: string): Promise<boolean> {
-    return (await runCommand('period-is-marked', () => this.redis.exists(this.keys.period(key, bucket)), this.redis)) === 1;
+    return (
+      (await runCommand('period-is-marked', () => this.redis.exists(this.keys.period(key, bucket)), this.redis)) === 1
+    );
   }
 
   async periodMark(request: PeriodMarkRequest): Promise<boolean> {
@@ -376,14 +438,18 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
 
   async orderedEnter(request: OrderedEnterRequest): Promise<OrderedEnterResult> {
     assertInteger('poisonMs', request.poisonMs, 0);
-    return this.#run(scripts.orderedEnter, [this.keys.ordered(request.key)], [
-      request.nonce,
-      request.epoch,
-      request.poisonMs,
-      request.strict ? '1' : '0',
-      JSON.stringify(request.holder),
-      this.keys.orderedChannel(request.key),
-    ]);
+    return this.#run(
+      scripts.orderedEnter,
+      [this.keys.ordered(request.key)],
+      [
+        request.nonce,
+        request.epoch,
+        request.poisonMs,
+        request.strict ? '1' : '0',
+        JSON.stringify(request.holder),
+        this.keys.orderedChannel(request.key),
+      ],
+    );
   }
 
   async orderedHeartbeat(ticket: OrderedTicket): Promise<boolean> {
@@ -391,13 +457,17 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
   }
 
   async orderedComplete(request: OrderedCompleteRequest): Promise<OrderedState> {
-    const reply = await this.#run(scripts.orderedComplete, [this.keys.ordered(request.key)], [
-      request.nonce,
-      request.epoch,
-      request.failed ? '1' : '0',
-      request.strict ? '1' : '0',
-      this.keys.orderedChannel(request.key),
-    ]);
+    const reply = await this.#run(
+      scripts.orderedComplete,
+      [this.keys.ordered(request.key)],
+      [
+        request.nonce,
+        request.epoch,
+        request.failed ? '1' : '0',
+        request.strict ? '1' : '0',
+        this.keys.orderedChannel(request.key),
+      ],
+    );
     return toOrderedState(request.key, reply);
   }
 
@@ -406,11 +476,17 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
   }
 
   async orderedSkip(key: string): Promise<OrderedState> {
-    return toOrderedState(key, await this.#run(scripts.orderedSkip, [this.keys.ordered(key)], [this.keys.orderedChannel(key)]));
+    return toOrderedState(
+      key,
+      await this.#run(scripts.orderedSkip, [this.keys.ordered(key)], [this.keys.orderedChannel(key)]),
+    );
   }
 
   async orderedReset(key: string): Promise<OrderedState> {
-    return toOrderedState(key, await this.#run(scripts.orderedReset, [this.keys.ordered(key)], [this.keys.orderedChannel(key)]));
+    return toOrderedState(
+      key,
+      await this.#run(scripts.orderedReset, [this.keys.ordered(key)], [this.keys.orderedChannel(key)]),
+    );
   }
 
   // ── Inspection ──
@@ -477,7 +553,10 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
               };
               const timer = setTimeout(done, Math.max(0, timeoutMs));
               wake = done;
-              const withdraw = offer === undefined || this.#closed || !this.#lockHandOff ? () => undefined : this.#handOffs.offer(offer.key, { request: offer, select: () => (selected = true), settle });
+              const withdraw =
+                offer === undefined || this.#closed || !this.#lockHandOff
+                  ? () => undefined
+                  : this.#handOffs.offer(offer.key, { request: offer, select: () => (selected = true), settle });
             }),
       close: () => {
         stopOffering();
@@ -492,7 +571,11 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
     this.#closed = true;
     const subscriber = this.#channels.close();
     const cancels = this.#cancels.close();
-    await Promise.all([subscriber ? quit(subscriber) : undefined, cancels ? quit(cancels) : undefined, this.#closeConnection ? quit(this.redis) : undefined]);
+    await Promise.all([
+      subscriber ? quit(subscriber) : undefined,
+      cancels ? quit(cancels) : undefined,
+      this.#closeConnection ? quit(this.redis) : undefined,
+    ]);
   }
 
   // ── Counted calls after a lost reply (docs/decisions/065) ──
@@ -500,7 +583,13 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
   // lost took effect is read from the lock (its owner, its nesting against what this process
   // knew before the call), and only a call that did not is sent again.
 
-  #acquireAfterOutage(error: unknown, key: string, owner: string, keys: readonly string[], args: readonly ScriptArg[]): Promise<LockAcquireReply> {
+  #acquireAfterOutage(
+    error: unknown,
+    key: string,
+    owner: string,
+    keys: readonly string[],
+    args: readonly ScriptArg[],
+  ): Promise<LockAcquireReply> {
     const before = this.#held.nesting(key, owner);
     return settleAfterOutage<LockAcquireReply>(
       this.redis,
@@ -508,13 +597,21 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
       error,
       async () => {
         const state = await this.#run(scripts.lockState, keys.slice(0, 1), []);
-        return state?.holder.owner === owner && state.nesting > before ? { acquired: true, token: state.token, nesting: state.nesting } : undefined;
+        return state?.holder.owner === owner && state.nesting > before
+          ? { acquired: true, token: state.token, nesting: state.nesting }
+          : undefined;
       },
       () => this.#run(scripts.lockAcquire, keys, args),
     );
   }
 
-  #releaseAfterOutage(error: unknown, key: string, owner: string, keys: readonly string[], args: readonly ScriptArg[]): Promise<LockReleaseReply> {
+  #releaseAfterOutage(
+    error: unknown,
+    key: string,
+    owner: string,
+    keys: readonly string[],
+    args: readonly ScriptArg[],
+  ): Promise<LockReleaseReply> {
     const before = this.#held.nesting(key, owner);
     return settleAfterOutage<LockReleaseReply>(
       this.redis,
@@ -660,7 +757,8 @@ function assertPositiveInteger(name: string, value: number): void {
 }
 
 function assertInteger(name: string, value: number, min: number): void {
-  if (!Number.isSafeInteger(value) || value < min) throw new RangeError(`${name} must be an integer >= ${min}; got ${String(value)}`);
+  if (!Number.isSafeInteger(value) || value < min)
+    throw new RangeError(`${name} must be an integer >= ${min}; got ${String(value)}`);
 }
 
 /** Quits a connection politely when it is up, or drops it at once when it is not. */

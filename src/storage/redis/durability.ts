@@ -73,9 +73,12 @@ const SETTINGS = ['appendonly', 'appendfsync', 'save', 'maxmemory-policy', 'maxm
 
 const SURVIVES: Readonly<Record<PersistenceMode, string>> = {
   aof_always: 'everything Redis acknowledged survives a restart or a crash (AOF, appendfsync always)',
-  aof_everysec: 'a clean restart keeps everything; a crash loses up to ~1 s of acknowledged writes (AOF, appendfsync everysec)',
-  aof_no: 'a clean restart keeps everything; a crash loses the writes the operating system had not flushed, typically up to ~30 s (AOF, appendfsync no)',
-  snapshots: 'a clean restart keeps everything (Redis saves a snapshot when it shuts down); a crash loses every write since the last snapshot (RDB snapshots only)',
+  aof_everysec:
+    'a clean restart keeps everything; a crash loses up to ~1 s of acknowledged writes (AOF, appendfsync everysec)',
+  aof_no:
+    'a clean restart keeps everything; a crash loses the writes the operating system had not flushed, typically up to ~30 s (AOF, appendfsync no)',
+  snapshots:
+    'a clean restart keeps everything (Redis saves a snapshot when it shuts down); a crash loses every write since the last snapshot (RDB snapshots only)',
   none: 'nothing survives a restart: every execution record, queued job and coordination state is lost (no AOF, no RDB snapshots)',
   unknown: 'unknown: the persistence settings could not be read',
 };
@@ -112,11 +115,26 @@ export async function checkDurability(redis: DurabilityConnection): Promise<Dura
 /** The report for settings read (or, with `settings` undefined, for settings that could not be read because of `reason`). */
 function judge(settings: DurabilitySettings | undefined, reason?: string): DurabilityReport {
   if (settings === undefined) {
-    const none: DurabilitySettings = { appendonly: undefined, appendfsync: undefined, save: undefined, maxmemoryPolicy: undefined, maxmemory: undefined };
+    const none: DurabilitySettings = {
+      appendonly: undefined,
+      appendfsync: undefined,
+      save: undefined,
+      maxmemoryPolicy: undefined,
+      maxmemory: undefined,
+    };
     const warning =
       `could not check the Redis durability settings (CONFIG GET failed: ${reason ?? 'no reason given'}); ` +
       'executions survive a Redis restart only with appendonly yes (appendfsync always or everysec), and are never evicted only with maxmemory-policy noeviction: check them on the server';
-    return { checked: false, ...(reason === undefined ? {} : { reason }), settings: none, persistence: 'unknown', evicts: undefined, survives: SURVIVES.unknown, durable: false, warnings: [warning] };
+    return {
+      checked: false,
+      ...(reason === undefined ? {} : { reason }),
+      settings: none,
+      persistence: 'unknown',
+      evicts: undefined,
+      survives: SURVIVES.unknown,
+      durable: false,
+      warnings: [warning],
+    };
   }
   const persistence = persistenceOf(settings);
   const evicts = settings.maxmemoryPolicy === undefined ? undefined : settings.maxmemoryPolicy !== 'noeviction';
@@ -155,8 +173,10 @@ function warnPersistence(persistence: PersistenceMode, settings: DurabilitySetti
 }
 
 function warnEviction(settings: DurabilitySettings): string {
-  if (settings.maxmemoryPolicy === undefined) return 'Redis did not report its maxmemory-policy: keys may be evicted; set maxmemory-policy noeviction';
-  const limit = settings.maxmemory === '0' ? ' (maxmemory 0: no limit yet, but keys are evicted as soon as one is set)' : '';
+  if (settings.maxmemoryPolicy === undefined)
+    return 'Redis did not report its maxmemory-policy: keys may be evicted; set maxmemory-policy noeviction';
+  const limit =
+    settings.maxmemory === '0' ? ' (maxmemory 0: no limit yet, but keys are evicted as soon as one is set)' : '';
   return `Redis maxmemory-policy is ${settings.maxmemoryPolicy}${limit}: under memory pressure Redis evicts keys, among them execution records, queued jobs, held locks and fencing counters; set maxmemory-policy noeviction`;
 }
 
@@ -182,16 +202,31 @@ export interface StartUpCheckOptions {
  * await ready; // rejects with DurabilityError when Redis is not durable
  * ```
  */
-export function durabilityAtStartUp(redis: DurabilityConnection, options: StartUpCheckOptions): Promise<DurabilityReport> {
+export function durabilityAtStartUp(
+  redis: DurabilityConnection,
+  options: StartUpCheckOptions,
+): Promise<DurabilityReport> {
   const check = checkDurability(redis).then((report) => {
-    const fields = { durability: { persistence: report.persistence, evicts: report.evicts, checked: report.checked, settings: report.settings } };
+    const fields = {
+      durability: {
+        persistence: report.persistence,
+        evicts: report.evicts,
+        checked: report.checked,
+        settings: report.settings,
+      },
+    };
     if (!report.checked && options.closing?.() === true) return report; // closed before the answer: nothing to tell
     if (report.durable) {
       options.logger.debug(fields, `Redis durability: ${report.survives}`);
       return report;
     }
     if (options.required) {
-      const error = new DurabilityError({ persistence: report.persistence, evicts: report.evicts, checked: report.checked, warnings: report.warnings });
+      const error = new DurabilityError({
+        persistence: report.persistence,
+        evicts: report.evicts,
+        checked: report.checked,
+        warnings: report.warnings,
+      });
       options.logger.error({ ...fields, err: error }, `refusing to start: ${error.message}`);
       throw error;
     }

@@ -6,7 +6,16 @@
  * @module
  */
 import type { Redis } from 'ioredis';
-import type { ElementLedgerStatus, ElementSettlement, ElementView, FanOutLedger, FanOutOpen, LedgerSnapshot, SettleReply, UndoneReply } from '../../engine/ports/fanout.js';
+import type {
+  ElementLedgerStatus,
+  ElementSettlement,
+  ElementView,
+  FanOutLedger,
+  FanOutOpen,
+  LedgerSnapshot,
+  SettleReply,
+  UndoneReply,
+} from '../../engine/ports/fanout.js';
 import { RedisKeys } from './keys.js';
 import { FanOutError, ScriptError } from '../../errors.js';
 import { runCommand, runScript, type ScriptArg, type ScriptDescriptor } from './script.js';
@@ -21,8 +30,19 @@ export interface RedisFanOutLedgerOptions {
   readonly ttlMs?: number;
 }
 
-const CODES: Readonly<Record<ElementSettlement, string>> = { completed: 'c', failed: 'f', skipped: 's', not_started: 'n' };
-const STATUSES: Readonly<Record<string, ElementLedgerStatus>> = { c: 'completed', f: 'failed', s: 'skipped', n: 'not_started', u: 'undone' };
+const CODES: Readonly<Record<ElementSettlement, string>> = {
+  completed: 'c',
+  failed: 'f',
+  skipped: 's',
+  not_started: 'n',
+};
+const STATUSES: Readonly<Record<string, ElementLedgerStatus>> = {
+  c: 'completed',
+  f: 'failed',
+  s: 'skipped',
+  n: 'not_started',
+  u: 'undone',
+};
 
 /** Fan-out ledgers in Redis. */
 export class RedisFanOutLedger implements FanOutLedger {
@@ -37,7 +57,12 @@ export class RedisFanOutLedger implements FanOutLedger {
   }
 
   open(mapId: string, options: FanOutOpen): Promise<{ readonly next: number; readonly created: boolean }> {
-    return this.#run(mapId, scripts.fanoutOpen, [options.total, options.batchSize, options.atomic ? 1 : 0, this.#ttlMs]);
+    return this.#run(mapId, scripts.fanoutOpen, [
+      options.total,
+      options.batchSize,
+      options.atomic ? 1 : 0,
+      this.#ttlMs,
+    ]);
   }
 
   settle(mapId: string, index: number, outcome: ElementSettlement): Promise<SettleReply> {
@@ -58,7 +83,11 @@ export class RedisFanOutLedger implements FanOutLedger {
       return await runScript(this.#redis, script, [this.#keys.fanOut(mapId)], args);
     } catch (error) {
       if (error instanceof ScriptError && error.details.reason === 'RX_FANOUT_UNKNOWN') {
-        throw new FanOutError('fan_out_unknown', `fan-out map ${mapId}: ${script.name} found no ledger, or no such element`, { mapId });
+        throw new FanOutError(
+          'fan_out_unknown',
+          `fan-out map ${mapId}: ${script.name} found no ledger, or no such element`,
+          { mapId },
+        );
       }
       throw error;
     }
@@ -67,7 +96,12 @@ export class RedisFanOutLedger implements FanOutLedger {
   async element(mapId: string, index: number): Promise<ElementView | undefined> {
     const r = await this.#run(mapId, scripts.fanoutElement, [index]);
     if (r.length === 0) return undefined;
-    return { phase: r[0] === 'rollback' ? 'rollback' : 'collect', stopped: r[1] === '1', status: STATUSES[r[2] ?? ''] ?? 'pending', target: Number(r[3]) };
+    return {
+      phase: r[0] === 'rollback' ? 'rollback' : 'collect',
+      stopped: r[1] === '1',
+      status: STATUSES[r[2] ?? ''] ?? 'pending',
+      target: Number(r[3]),
+    };
   }
 
   async snapshot(mapId: string): Promise<LedgerSnapshot | undefined> {
@@ -82,7 +116,10 @@ function decodeLedger(flat: readonly string[]): LedgerSnapshot {
   for (let i = 0; i + 1 < flat.length; i += 2) fields.set(flat[i]!, flat[i + 1]!);
   const num = (name: string): number => Number(fields.get(name) ?? '0');
   const total = num('total');
-  const statuses = Array.from({ length: total }, (_, i): ElementLedgerStatus => STATUSES[fields.get(`s:${i}`) ?? ''] ?? 'pending');
+  const statuses = Array.from(
+    { length: total },
+    (_, i): ElementLedgerStatus => STATUSES[fields.get(`s:${i}`) ?? ''] ?? 'pending',
+  );
   const next = num('next');
   const settled = num('settled');
   const stopped = fields.get('stopped') === '1';

@@ -51,7 +51,8 @@ export class GrantBook {
   /** A registration id for a command sent at `sentAt` (this process's monotonic ms); '' when grants are off. */
   register(key: string, sentAt: number): string {
     if (this.pid === '') return '';
-    for (const [id, r] of this.#registrations) if (sentAt - r.sentAt > REGISTRATION_WINDOW_MS + CLAIM_TTL_MS) this.#registrations.delete(id);
+    for (const [id, r] of this.#registrations)
+      if (sentAt - r.sentAt > REGISTRATION_WINDOW_MS + CLAIM_TTL_MS) this.#registrations.delete(id);
     const id = `${++this.#seq}`;
     this.#registrations.set(id, { key, sentAt });
     return id;

@@ -106,7 +106,15 @@ export class HeldLocks {
    */
   handedOver(key: string, to: string, token: string, ttlMs: number, sentAt: number, confirmed: Promise<boolean>): void {
     const from = this.#held.get(key);
-    const held: HeldLock = { owner: to, token, nesting: 1, ttlMs, validUntil: from?.validUntil ?? 0, inflight: 0, pending: confirmed };
+    const held: HeldLock = {
+      owner: to,
+      token,
+      nesting: 1,
+      ttlMs,
+      validUntil: from?.validUntil ?? 0,
+      inflight: 0,
+      pending: confirmed,
+    };
     this.#held.set(key, held);
     void confirmed.then((ok) => {
       if (this.#held.get(key) !== held) return;

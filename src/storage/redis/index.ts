@@ -28,7 +28,15 @@ export { coalesceWrites } from './coalesce.js';
 export { RedisCoordinator, type RedisCoordinatorOptions } from './coordinator.js';
 export { DEFAULT_PREFIX, RedisKeys } from './keys.js';
 export { DEFAULT_OUTAGE_TOLERANCE_MS, outageTolerance, setOutageTolerance } from './script.js';
-export { checkDurability, durabilityAtStartUp, type DurabilityConnection, type DurabilityReport, type DurabilitySettings, type PersistenceMode, type StartUpCheckOptions } from './durability.js';
+export {
+  checkDurability,
+  durabilityAtStartUp,
+  type DurabilityConnection,
+  type DurabilityReport,
+  type DurabilitySettings,
+  type PersistenceMode,
+  type StartUpCheckOptions,
+} from './durability.js';
 export { RedisFanOutLedger, type RedisFanOutLedgerOptions } from './fanout.js';
 export { DEFAULT_MAX_RECORD_BYTES, DEFAULT_RECORD_TTL_MS, RedisStore, type RedisStoreOptions } from './store.js';
 
@@ -103,20 +111,32 @@ function reconnectDelay(times: number): number {
 /** Creates the Redis store and coordinator over one connection. */
 export function createRedisBackend(options: RedisBackendOptions = {}): RedisBackend {
   const owned = options.redis === undefined;
-  const redis = options.redis ?? (options.url === undefined ? new Redis(COORDINATION_CONNECTION_OPTIONS) : new Redis(options.url, COORDINATION_CONNECTION_OPTIONS));
+  const redis =
+    options.redis ??
+    (options.url === undefined
+      ? new Redis(COORDINATION_CONNECTION_OPTIONS)
+      : new Redis(options.url, COORDINATION_CONNECTION_OPTIONS));
   // Calls report their own failures; without a listener ioredis would also log every reconnect error.
   if (owned) redis.on('error', () => undefined);
   if (options.coalesceWrites ?? owned) coalesceWrites(redis);
   if (options.outageToleranceMs !== undefined) setOutageTolerance(redis, options.outageToleranceMs);
   const keys = new RedisKeys(options.prefix);
-  const coordinator = new RedisCoordinator({ redis, keys, ...(options.lockHandOff === undefined ? {} : { lockHandOff: options.lockHandOff }) });
+  const coordinator = new RedisCoordinator({
+    redis,
+    keys,
+    ...(options.lockHandOff === undefined ? {} : { lockHandOff: options.lockHandOff }),
+  });
   const store = new RedisStore({
     redis,
     keys,
     ...(options.recordTtlMs === undefined ? {} : { recordTtlMs: options.recordTtlMs }),
     ...(options.maxRecordBytes === undefined ? {} : { maxRecordBytes: options.maxRecordBytes }),
   });
-  const fanOut = new RedisFanOutLedger({ redis, keys, ...(options.recordTtlMs === undefined ? {} : { ttlMs: options.recordTtlMs }) });
+  const fanOut = new RedisFanOutLedger({
+    redis,
+    keys,
+    ...(options.recordTtlMs === undefined ? {} : { ttlMs: options.recordTtlMs }),
+  });
   let closing: Promise<void> | undefined;
   return {
     store,

@@ -14,7 +14,12 @@ import { runCommand } from './script.js';
 const SCAN_COUNT = 500;
 
 /** Lists the live keys of `kind` matching `options.pattern` with SCAN. */
-export async function inspectRedis(redis: Redis, keys: RedisKeys, kind: PrimitiveKind, options: InspectOptions = {}): Promise<InspectedKey[]> {
+export async function inspectRedis(
+  redis: Redis,
+  keys: RedisKeys,
+  kind: PrimitiveKind,
+  options: InspectOptions = {},
+): Promise<InspectedKey[]> {
   const glob = options.pattern ?? '*';
   const limit = options.limit ?? 1000;
   const match = globToRegExp(glob);
@@ -22,7 +27,9 @@ export async function inspectRedis(redis: Redis, keys: RedisKeys, kind: Primitiv
   let cursor = '0';
   let examined = 0;
   do {
-    const [next, batch] = await runCommand('inspect-scan', () => redis.scan(cursor, 'MATCH', keys.scanPattern(kind, glob), 'COUNT', SCAN_COUNT));
+    const [next, batch] = await runCommand('inspect-scan', () =>
+      redis.scan(cursor, 'MATCH', keys.scanPattern(kind, glob), 'COUNT', SCAN_COUNT),
+    );
     cursor = next;
     examined += batch.length;
     for (const redisKey of batch) {

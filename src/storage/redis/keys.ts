@@ -36,7 +36,13 @@ function userGlob(glob: string): string {
 }
 
 /** The hash-tag kind of each primitive's state key. */
-const TAGS: Readonly<Record<PrimitiveKind, string>> = { lock: 'lock', semaphore: 'sem', rate: 'rate', period: 'period', ordered: 'ord' };
+const TAGS: Readonly<Record<PrimitiveKind, string>> = {
+  lock: 'lock',
+  semaphore: 'sem',
+  rate: 'rate',
+  period: 'period',
+  ordered: 'ord',
+};
 
 /** A state key found by SCAN, parsed back: the user key, and the window or bucket where the layout has one. */
 export interface ScannedKey {
@@ -52,7 +58,9 @@ export class RedisKeys {
 
   constructor(prefix: string = DEFAULT_PREFIX) {
     if (prefix.length === 0 || /[{}\s]/.test(prefix)) {
-      throw new RangeError(`redis key prefix must be non-empty, without braces or whitespace; got ${JSON.stringify(prefix)}`);
+      throw new RangeError(
+        `redis key prefix must be non-empty, without braces or whitespace; got ${JSON.stringify(prefix)}`,
+      );
     }
     this.prefix = prefix;
   }

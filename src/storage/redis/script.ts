@@ -40,14 +40,23 @@ export interface ScriptDescriptor<R> {
 }
 
 /** Declares a script by name; the source comes from the generated module. */
-export function defineScript<R>(name: LuaScriptName, numberOfKeys: number | 'variadic', decode: (reply: unknown) => R): ScriptDescriptor<R> {
+export function defineScript<R>(
+  name: LuaScriptName,
+  numberOfKeys: number | 'variadic',
+  decode: (reply: unknown) => R,
+): ScriptDescriptor<R> {
   const source = luaSources[name];
   const sha = createHash('sha1').update(source).digest('hex');
   return Object.freeze({ name, numberOfKeys, source, sha, decode });
 }
 
 /** Runs `script` with EVALSHA (EVAL on `NOSCRIPT`) and decodes its reply. */
-export async function runScript<R>(redis: Redis, script: ScriptDescriptor<R>, keys: readonly string[], args: readonly ScriptArg[]): Promise<R> {
+export async function runScript<R>(
+  redis: Redis,
+  script: ScriptDescriptor<R>,
+  keys: readonly string[],
+  args: readonly ScriptArg[],
+): Promise<R> {
   if (script.numberOfKeys !== 'variadic' && keys.length !== script.numberOfKeys) {
     throw new ScriptError(script.name, 'arity', `expected ${script.numberOfKeys} keys, got ${keys.length}`);
   }
@@ -70,7 +79,13 @@ export async function runScript<R>(redis: Redis, script: ScriptDescriptor<R>, ke
  * ran); on a connection problem, the script again once the connection is back, until the
  * tolerance — for a {@link COUNTED} script only when the failure says it never ran.
  */
-async function runScriptAgain(redis: Redis, script: ScriptDescriptor<unknown>, keys: readonly string[], args: readonly ScriptArg[], first: unknown): Promise<unknown> {
+async function runScriptAgain(
+  redis: Redis,
+  script: ScriptDescriptor<unknown>,
+  keys: readonly string[],
+  args: readonly ScriptArg[],
+  first: unknown,
+): Promise<unknown> {
   const resend = !COUNTED.has(script.name);
   let error = first;
   let since = -1;
@@ -107,7 +122,12 @@ export async function runCommand<R>(operation: string, command: () => Promise<R>
   }
 }
 
-async function runCommandAgain<R>(redis: Redis, operation: string, command: () => Promise<R>, first: unknown): Promise<R> {
+async function runCommandAgain<R>(
+  redis: Redis,
+  operation: string,
+  command: () => Promise<R>,
+  first: unknown,
+): Promise<R> {
   const since = performance.now();
   let error = first;
   for (let attempt = 0; ; attempt++) {
@@ -134,7 +154,8 @@ const tolerances = new WeakMap<Redis, number>();
  * the first failure. `createRedisBackend({ outageToleranceMs })` sets it on its connection.
  */
 export function setOutageTolerance(redis: Redis, toleranceMs: number): void {
-  if (!Number.isFinite(toleranceMs) || toleranceMs < 0) throw new RangeError(`outageToleranceMs must be a finite number >= 0; got ${String(toleranceMs)}`);
+  if (!Number.isFinite(toleranceMs) || toleranceMs < 0)
+    throw new RangeError(`outageToleranceMs must be a finite number >= 0; got ${String(toleranceMs)}`);
   tolerances.set(redis, toleranceMs);
 }
 
@@ -149,7 +170,15 @@ export function outageTolerance(redis: Redis): number {
  * an operator's skip (one more position). {@link runScript} never sends them again after a
  * failure that may have reached Redis; their callers settle such a failure with {@link settleAfterOutage}.
  */
-export const COUNTED: ReadonlySet<string> = new Set(['lock-acquire', 'lock-release', 'lock-transfer', 'semaphore-acquire', 'semaphore-release', 'job-enter', 'ordered-skip']);
+export const COUNTED: ReadonlySet<string> = new Set([
+  'lock-acquire',
+  'lock-release',
+  'lock-transfer',
+  'semaphore-acquire',
+  'semaphore-release',
+  'job-enter',
+  'ordered-skip',
+]);
 
 /** Operations of the execution store (records, indexes, claims, job leases, fan-out ledgers); the others are the coordinator's. */
 const STORE_OPERATION = /^(?:record-|store-|job-|idempotency-|correlation-|resume-|fanout-)/;
@@ -166,12 +195,20 @@ export function isStoreOperation(operation: string): boolean {
  * While ioredis reconnects, a command sent again waits in its offline queue for the next
  * connection attempt, so the pace of the attempts is the reconnect's.
  */
-async function outlast(redis: Redis, operation: string, error: unknown, since: number, attempt: number, resend: boolean): Promise<void> {
+async function outlast(
+  redis: Redis,
+  operation: string,
+  error: unknown,
+  since: number,
+  attempt: number,
+  resend: boolean,
+): Promise<void> {
   const mapped = toBackendError(operation, error);
   if (!isUnavailable(mapped)) throw mapped;
   const toleranceMs = outageTolerance(redis);
   const waitedMs = performance.now() - since;
-  if (!resend || redis.status === 'end' || waitedMs >= toleranceMs) throw unavailable(operation, causeOf(mapped), waitedMs >= 1 ? Math.round(waitedMs) : undefined);
+  if (!resend || redis.status === 'end' || waitedMs >= toleranceMs)
+    throw unavailable(operation, causeOf(mapped), waitedMs >= 1 ? Math.round(waitedMs) : undefined);
   await sleep(Math.min(20 * 2 ** Math.min(attempt, 5), 500, toleranceMs - waitedMs));
 }
 
@@ -182,7 +219,13 @@ async function outlast(redis: Redis, operation: string, error: unknown, since: n
  * connection's tolerance has passed. `settle` and `again` fail at their first connection
  * problem (their calls are {@link COUNTED} or reads); this loop rides it out.
  */
-export async function settleAfterOutage<R>(redis: Redis, operation: string, first: unknown, settle: () => Promise<R | undefined>, again: () => Promise<R>): Promise<R> {
+export async function settleAfterOutage<R>(
+  redis: Redis,
+  operation: string,
+  first: unknown,
+  settle: () => Promise<R | undefined>,
+  again: () => Promise<R>,
+): Promise<R> {
   const since = performance.now();
   let error = first;
   for (let attempt = 0; ; attempt++) {
@@ -204,12 +247,26 @@ export async function settleAfterOutage<R>(redis: Redis, operation: string, firs
 export function isConnectionFailure(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   if (error.name === 'ReplyError') return neverRan(error);
-  if (error.name === 'MaxRetriesPerRequestError' || error.name === 'ConnectionClosedError' || error.message === 'Connection is closed.') return true;
+  if (
+    error.name === 'MaxRetriesPerRequestError' ||
+    error.name === 'ConnectionClosedError' ||
+    error.message === 'Connection is closed.'
+  )
+    return true;
   const code = (error as { code?: unknown }).code;
   return neverRan(error) || (typeof code === 'string' && CONNECTION_CODES.has(code));
 }
 
-const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+const CONNECTION_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
 
 /** True when `error` says the command never reached Redis or Redis refused it unrun ("not now" replies, no offline queue). */
 function neverRan(error: unknown): boolean {
@@ -230,7 +287,9 @@ function causeOf(error: Error): unknown {
 
 function unavailable(operation: string, cause: unknown, waitedMs?: number): Error {
   const reason = plainCause(cause);
-  return isStoreOperation(operation) ? new StoreUnavailableError(operation, reason, waitedMs) : new CoordinationUnavailableError(operation, reason, waitedMs);
+  return isStoreOperation(operation)
+    ? new StoreUnavailableError(operation, reason, waitedMs)
+    : new CoordinationUnavailableError(operation, reason, waitedMs);
 }
 
 /** ioredis says "Reached the max retries per request limit (which is 0)…" when a connection drops with commands waiting: say that instead. */

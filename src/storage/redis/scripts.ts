@@ -51,14 +51,23 @@ export interface LockStateReply {
 /** Decoded reply of `semaphore-state`. */
 export interface SemaphoreStateReply {
   readonly limit: number | undefined;
-  readonly leases: readonly { readonly owner: string; readonly nesting: number; readonly holderJson: string; readonly ttlMs: number }[];
+  readonly leases: readonly {
+    readonly owner: string;
+    readonly nesting: number;
+    readonly holderJson: string;
+    readonly ttlMs: number;
+  }[];
 }
 
 /** Decoded reply of `rate-take`; `index` is 0-based. */
-export type RateTakeReply = { readonly allowed: true } | { readonly allowed: false; readonly index: number; readonly count: number; readonly retryAfterMs: number };
+export type RateTakeReply =
+  | { readonly allowed: true }
+  | { readonly allowed: false; readonly index: number; readonly count: number; readonly retryAfterMs: number };
 
 /** Decoded reply of `lock-transfer`: handed to the receiver (with its token), or a plain release result. */
-export type LockTransferReply = { readonly handedOver: true; readonly token: string } | { readonly handedOver: false; readonly released: boolean; readonly nesting: number };
+export type LockTransferReply =
+  | { readonly handedOver: true; readonly token: string }
+  | { readonly handedOver: false; readonly released: boolean; readonly nesting: number };
 
 /** Counters of an ordered lock as the scripts report them (0 = none). */
 export interface OrderedCounters {
@@ -78,7 +87,13 @@ const releaseReply = (reply: unknown): { readonly released: boolean; readonly ne
 
 const orderedCounters = (reply: unknown): OrderedCounters => {
   const [epoch, issued, lastCompleted, inFlight, firstFailed] = replyArray(reply).map(replyNumber);
-  return { epoch: epoch ?? 0, issued: issued ?? 0, lastCompleted: lastCompleted ?? 0, inFlight: inFlight ?? 0, firstFailed: firstFailed ?? 0 };
+  return {
+    epoch: epoch ?? 0,
+    issued: issued ?? 0,
+    lastCompleted: lastCompleted ?? 0,
+    inFlight: inFlight ?? 0,
+    firstFailed: firstFailed ?? 0,
+  };
 };
 
 const storedHolder = (owner: unknown, executionId: unknown, reactor: unknown, step: unknown): StoredHolder => ({
@@ -93,11 +108,17 @@ export const scripts = {
   lockAcquire: defineScript('lock-acquire', 2, (reply): LockAcquireReply => {
     const r = replyArray(reply);
     if (flag(r[0])) return { acquired: true, token: replyString(r[1]), nesting: replyNumber(r[2]) };
-    return { acquired: false, ttlMs: Math.max(replyNumber(r[1]), 0), holder: storedHolder(r[2], r[3], r[4], r[5]), registered: r[6] !== undefined && flag(r[6]) };
+    return {
+      acquired: false,
+      ttlMs: Math.max(replyNumber(r[1]), 0),
+      holder: storedHolder(r[2], r[3], r[4], r[5]),
+      registered: r[6] !== undefined && flag(r[6]),
+    };
   }),
   lockRelease: defineScript('lock-release', 2, (reply): LockReleaseReply => {
     const r = replyArray(reply);
-    if (replyNumber(r[0]) === 2) return { released: true, nesting: 0, granted: replyString(r[1]), requeued: flag(r[2]) };
+    if (replyNumber(r[0]) === 2)
+      return { released: true, nesting: 0, granted: replyString(r[1]), requeued: flag(r[2]) };
     return { released: flag(r[0]), nesting: replyNumber(r[1]) };
   }),
   lockTransfer: defineScript('lock-transfer', 2, (reply): LockTransferReply => {
@@ -109,7 +130,12 @@ export const scripts = {
   lockState: defineScript('lock-state', 1, (reply): LockStateReply | undefined => {
     const r = replyArray(reply);
     if (r.length === 0) return undefined;
-    return { holder: storedHolder(r[0], r[1], r[2], r[3]), nesting: replyNumber(r[4]), token: replyString(r[5]), ttlMs: Math.max(replyNumber(r[6]), 0) };
+    return {
+      holder: storedHolder(r[0], r[1], r[2], r[3]),
+      nesting: replyNumber(r[4]),
+      token: replyString(r[5]),
+      ttlMs: Math.max(replyNumber(r[6]), 0),
+    };
   }),
 
   semaphoreAcquire: defineScript('semaphore-acquire', 2, (reply): SemaphoreAcquireResult => {
@@ -124,7 +150,12 @@ export const scripts = {
     const limitText = replyString(r[0]);
     const leases: SemaphoreStateReply['leases'][number][] = [];
     for (let i = 1; i + 3 < r.length; i += 4) {
-      leases.push({ owner: replyString(r[i]), nesting: replyNumber(r[i + 1]), holderJson: replyString(r[i + 2]), ttlMs: Math.max(replyNumber(r[i + 3]), 0) });
+      leases.push({
+        owner: replyString(r[i]),
+        nesting: replyNumber(r[i + 1]),
+        holderJson: replyString(r[i + 2]),
+        ttlMs: Math.max(replyNumber(r[i + 3]), 0),
+      });
     }
     return { limit: limitText === '' ? undefined : Number(limitText), leases };
   }),
@@ -154,7 +185,9 @@ export const scripts = {
       case 'passed':
         return { outcome };
       case 'wait':
-        return r[2] === undefined ? { outcome, head: replyNumber(r[1]) } : { outcome, head: replyNumber(r[1]), poisonedInMs: replyNumber(r[2]) };
+        return r[2] === undefined
+          ? { outcome, head: replyNumber(r[1]) }
+          : { outcome, head: replyNumber(r[1]), poisonedInMs: replyNumber(r[2]) };
       case 'chain_failed':
         return { outcome, firstFailed: replyNumber(r[1]) };
       case 'stale':
@@ -176,9 +209,17 @@ export const scripts = {
   fanoutSettle: defineScript('fanout-settle', 1, (reply) => {
     const r = replyArray(reply);
     const wake = replyString(r[3] ?? '');
-    return { first: flag(r[0]), claim: replyNumber(r[1]), done: flag(r[2]), wakeJob: wake === '' ? undefined : wake, rollback: replyString(r[4] ?? '') === 'rollback' };
+    return {
+      first: flag(r[0]),
+      claim: replyNumber(r[1]),
+      done: flag(r[2]),
+      wakeJob: wake === '' ? undefined : wake,
+      rollback: replyString(r[4] ?? '') === 'rollback',
+    };
   }),
-  fanoutElement: defineScript('fanout-element', 1, (reply) => replyArray(reply).map((v) => (typeof v === 'number' ? String(v) : replyString(v)))),
+  fanoutElement: defineScript('fanout-element', 1, (reply) =>
+    replyArray(reply).map((v) => (typeof v === 'number' ? String(v) : replyString(v))),
+  ),
   fanoutRegister: defineScript('fanout-register', 1, (reply) => replyArray(reply).map(replyString)),
   fanoutUndone: defineScript('fanout-undone', 1, (reply) => {
     const r = replyArray(reply);
@@ -188,8 +229,13 @@ export const scripts = {
   recordSave: defineScript('record-save', 4, flag),
   jobEnter: defineScript('job-enter', 4, (reply): JobEnterReply => {
     const r = replyArray(reply);
-    if (!flag(r[0])) return { acquired: false, ttlMs: Math.max(replyNumber(r[1]), 0), holder: storedHolder(r[2], r[3], r[4], r[5]) };
-    return { acquired: true, cancelRequested: flag(r[3]), recordJson: r[4] === null || r[4] === undefined ? undefined : replyString(r[4]) };
+    if (!flag(r[0]))
+      return { acquired: false, ttlMs: Math.max(replyNumber(r[1]), 0), holder: storedHolder(r[2], r[3], r[4], r[5]) };
+    return {
+      acquired: true,
+      cancelRequested: flag(r[3]),
+      recordJson: r[4] === null || r[4] === undefined ? undefined : replyString(r[4]),
+    };
   }),
   jobLeave: defineScript('job-leave', 5, (reply): { readonly written: boolean; readonly nesting: number } => {
     const [written, nesting] = replyArray(reply).map(replyNumber);

@@ -10,7 +10,13 @@ import type { Redis } from 'ioredis';
 import { LeaseLostError, RecordTooLargeError, RecordVersionError } from '../../errors.js';
 import type { Claim, InterruptClaims } from '../../engine/ports/interrupt-claims.js';
 import type { JobEnterRequest, JobEnterResult, JobLeases } from '../../engine/ports/job-lease.js';
-import { RECORD_VERSION, type ExecutionFilter, type ExecutionRecord, type IdempotencyClaim, type Store } from '../../engine/ports/store.js';
+import {
+  RECORD_VERSION,
+  type ExecutionFilter,
+  type ExecutionRecord,
+  type IdempotencyClaim,
+  type Store,
+} from '../../engine/ports/store.js';
 import { toHolder } from './coordinator.js';
 import { RedisKeys } from './keys.js';
 import { runCommand, runScript, settleAfterOutage } from './script.js';
@@ -56,8 +62,10 @@ export class RedisStore implements Store, InterruptClaims, JobLeases {
     this.keys = options.keys ?? new RedisKeys(options.prefix);
     this.recordTtlMs = options.recordTtlMs ?? DEFAULT_RECORD_TTL_MS;
     this.maxRecordBytes = options.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES;
-    if (!Number.isSafeInteger(this.recordTtlMs) || this.recordTtlMs < 1) throw new RangeError(`recordTtlMs must be a positive integer; got ${this.recordTtlMs}`);
-    if (!Number.isSafeInteger(this.maxRecordBytes) || this.maxRecordBytes < 1) throw new RangeError(`maxRecordBytes must be a positive integer; got ${this.maxRecordBytes}`);
+    if (!Number.isSafeInteger(this.recordTtlMs) || this.recordTtlMs < 1)
+      throw new RangeError(`recordTtlMs must be a positive integer; got ${this.recordTtlMs}`);
+    if (!Number.isSafeInteger(this.maxRecordBytes) || this.maxRecordBytes < 1)
+      throw new RangeError(`maxRecordBytes must be a positive integer; got ${this.maxRecordBytes}`);
   }
 
   /** Records this process indexed recently, with the status they were indexed under (bounded). */
@@ -71,17 +79,32 @@ export class RedisStore implements Store, InterruptClaims, JobLeases {
       await runCommand('store-save', () => this.redis.set(this.keys.execution(record.id), json, 'PX', ttl), this.redis);
       return;
     }
-    const indexes = [this.keys.executionIndex(), this.keys.executionIndexByReactor(record.reactor), this.keys.executionIndexByStatus(record.status)];
+    const indexes = [
+      this.keys.executionIndex(),
+      this.keys.executionIndexByReactor(record.reactor),
+      this.keys.executionIndexByStatus(record.status),
+    ];
     // One script, not a MULTI of seven commands: one command to build, send and parse.
-    await runScript(this.redis, scripts.recordSave, [this.keys.execution(record.id), ...indexes], [json, ttl, record.createdAt, record.id]);
+    await runScript(
+      this.redis,
+      scripts.recordSave,
+      [this.keys.execution(record.id), ...indexes],
+      [json, ttl, record.createdAt, record.id],
+    );
     this.#remember(record);
   }
 
   async enterJob(request: JobEnterRequest): Promise<JobEnterResult> {
     const { lease } = request;
-    if (!Number.isSafeInteger(lease.ttlMs) || lease.ttlMs < 1) throw new RangeError(`ttlMs must be a positive integer; got ${String(lease.ttlMs)}`);
+    if (!Number.isSafeInteger(lease.ttlMs) || lease.ttlMs < 1)
+      throw new RangeError(`ttlMs must be a positive integer; got ${String(lease.ttlMs)}`);
     const { holder } = lease;
-    const keys = [this.keys.lock(lease.key), this.keys.lockFence(lease.key), this.keys.execution(request.executionId), this.keys.period(request.cancel.key, request.cancel.bucket)];
+    const keys = [
+      this.keys.lock(lease.key),
+      this.keys.lockFence(lease.key),
+      this.keys.execution(request.executionId),
+      this.keys.period(request.cancel.key, request.cancel.bucket),
+    ];
     const args = [holder.owner, lease.ttlMs, holder.executionId ?? '', holder.reactor ?? '', holder.step ?? ''];
     let reply: JobEnterReply;
     try {
@@ -89,7 +112,12 @@ export class RedisStore implements Store, InterruptClaims, JobLeases {
     } catch (error) {
       reply = await this.#enterAfterOutage(error, keys, args, holder.owner);
     }
-    if (reply.acquired) return { acquired: true, cancelRequested: reply.cancelRequested, record: reply.recordJson === undefined ? undefined : parseRecord(reply.recordJson) };
+    if (reply.acquired)
+      return {
+        acquired: true,
+        cancelRequested: reply.cancelRequested,
+        record: reply.recordJson === undefined ? undefined : parseRecord(reply.recordJson),
+      };
     return { acquired: false, holder: toHolder(reply.holder), ttlMs: reply.ttlMs };
   }
 
@@ -98,7 +126,12 @@ export class RedisStore implements Store, InterruptClaims, JobLeases {
    * when the lease is held by it, the lost call took it — the record and the cancel marker are
    * read again; otherwise the call is sent again (a second send would count one more level).
    */
-  #enterAfterOutage(error: unknown, keys: readonly string[], args: readonly (string | number)[], owner: string): Promise<JobEnterReply> {
+  #enterAfterOutage(
+    error: unknown,
+    keys: readonly string[],
+    args: readonly (string | number)[],
+    owner: string,
+  ): Promise<JobEnterReply> {
     const [lockKey = '', , recordKey = '', cancelKey = ''] = keys;
     return settleAfterOutage(
       this.redis,
@@ -107,7 +140,9 @@ export class RedisStore implements Store, InterruptClaims, JobLeases {
       async () => {
         const state = await runScript(this.redis, scripts.lockState, [lockKey], []);
         if (state?.holder.owner !== owner) return undefined;
-        const [json, cancel] = await runCommand('job-enter', () => Promise.all([this.redis.get(recordKey), this.redis.exists(cancelKey)]));
+        const [json, cancel] = await runCommand('job-enter', () =>
+          Promise.all([this.redis.get(recordKey), this.redis.exists(cancelKey)]),
+        );
         return { acquired: true, cancelRequested: cancel === 1, recordJson: json ?? undefined };
       },
       () => runScript(this.redis, scripts.jobEnter, keys, args),
@@ -116,9 +151,20 @@ export class RedisStore implements Store, InterruptClaims, JobLeases {
 
   async saveAndRelease(record: ExecutionRecord, key: string, owner: string): Promise<void> {
     const json = this.#serialize(record);
-    const indexes = [this.keys.executionIndex(), this.keys.executionIndexByReactor(record.reactor), this.keys.executionIndexByStatus(record.status)];
+    const indexes = [
+      this.keys.executionIndex(),
+      this.keys.executionIndexByReactor(record.reactor),
+      this.keys.executionIndexByStatus(record.status),
+    ];
     const keys = [this.keys.execution(record.id), ...indexes, this.keys.lock(key)];
-    const reply = await runScript(this.redis, scripts.jobLeave, keys, [json, this.recordTtlMs, record.createdAt, record.id, owner, this.keys.lockChannel(key)]);
+    const reply = await runScript(this.redis, scripts.jobLeave, keys, [
+      json,
+      this.recordTtlMs,
+      record.createdAt,
+      record.id,
+      owner,
+      this.keys.lockChannel(key),
+    ]);
     if (!reply.written) throw new LeaseLostError(record.id, 'taken_over');
     this.#remember(record);
   }
@@ -126,9 +172,20 @@ export class RedisStore implements Store, InterruptClaims, JobLeases {
   async saveFenced(record: ExecutionRecord, key: string, owner: string): Promise<void> {
     const json = this.#serialize(record);
     const indexed = this.#indexed.get(record.id) === record.status;
-    const indexes = [this.keys.executionIndex(), this.keys.executionIndexByReactor(record.reactor), this.keys.executionIndexByStatus(record.status)];
+    const indexes = [
+      this.keys.executionIndex(),
+      this.keys.executionIndexByReactor(record.reactor),
+      this.keys.executionIndexByStatus(record.status),
+    ];
     const keys = [this.keys.execution(record.id), ...indexes, this.keys.lock(key)];
-    const written = await runScript(this.redis, scripts.recordSaveFenced, keys, [json, this.recordTtlMs, record.createdAt, record.id, owner, indexed ? '0' : '1']);
+    const written = await runScript(this.redis, scripts.recordSaveFenced, keys, [
+      json,
+      this.recordTtlMs,
+      record.createdAt,
+      record.id,
+      owner,
+      indexed ? '0' : '1',
+    ]);
     if (!written) throw new LeaseLostError(record.id, 'taken_over');
     if (!indexed) this.#remember(record);
   }
@@ -153,9 +210,12 @@ export class RedisStore implements Store, InterruptClaims, JobLeases {
     return json === null ? undefined : parseRecord(json);
   }
 
-  async list(filter: ExecutionFilter = {}): Promise<{ readonly records: readonly ExecutionRecord[]; readonly cursor?: string }> {
+  async list(
+    filter: ExecutionFilter = {},
+  ): Promise<{ readonly records: readonly ExecutionRecord[]; readonly cursor?: string }> {
     const limit = filter.limit ?? DEFAULT_PAGE;
-    if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`list limit must be a positive integer; got ${String(limit)}`);
+    if (!Number.isSafeInteger(limit) || limit < 1)
+      throw new RangeError(`list limit must be a positive integer; got ${String(limit)}`);
     const index =
       filter.reactor !== undefined
         ? this.keys.executionIndexByReactor(filter.reactor)
@@ -163,14 +223,19 @@ export class RedisStore implements Store, InterruptClaims, JobLeases {
           ? this.keys.executionIndexByStatus(filter.status)
           : this.keys.executionIndex();
     const after = filter.cursor === undefined ? undefined : decodeCursor(filter.cursor);
-    const max = after !== undefined ? String(after.score) : filter.createdTo !== undefined ? `(${filter.createdTo}` : '+inf';
+    const max =
+      after !== undefined ? String(after.score) : filter.createdTo !== undefined ? `(${filter.createdTo}` : '+inf';
     const min = filter.createdFrom === undefined ? '-inf' : String(filter.createdFrom);
 
     const found: { record: ExecutionRecord; score: number }[] = [];
     const stale: string[] = [];
     let offset = 0;
     while (found.length <= limit) {
-      const flat = await runCommand('store-list', () => this.redis.zrevrangebyscore(index, max, min, 'WITHSCORES', 'LIMIT', offset, SCAN_BATCH), this.redis);
+      const flat = await runCommand(
+        'store-list',
+        () => this.redis.zrevrangebyscore(index, max, min, 'WITHSCORES', 'LIMIT', offset, SCAN_BATCH),
+        this.redis,
+      );
       if (flat.length === 0) break;
       offset += flat.length / 2;
       const entries: { id: string; score: number }[] = [];
@@ -181,12 +246,18 @@ export class RedisStore implements Store, InterruptClaims, JobLeases {
         entries.push({ id, score });
       }
       if (entries.length === 0) continue;
-      const jsons = await runCommand('store-list', () => this.redis.mget(...entries.map((e) => this.keys.execution(e.id))), this.redis);
+      const jsons = await runCommand(
+        'store-list',
+        () => this.redis.mget(...entries.map((e) => this.keys.execution(e.id))),
+        this.redis,
+      );
       entries.forEach((entry, i) => {
         const json = jsons[i];
         if (json === null || json === undefined) return void stale.push(entry.id);
         const record = parseRecord(json);
-        const matches = (filter.reactor === undefined || record.reactor === filter.reactor) && (filter.status === undefined || record.status === filter.status);
+        const matches =
+          (filter.reactor === undefined || record.reactor === filter.reactor) &&
+          (filter.status === undefined || record.status === filter.status);
         if (!matches) {
           if (filter.reactor === undefined && filter.status !== undefined) stale.push(entry.id); // moved to another status
           return;
@@ -199,26 +270,55 @@ export class RedisStore implements Store, InterruptClaims, JobLeases {
     const page = found.slice(0, limit);
     const last = page[page.length - 1];
     const records = page.map((f) => f.record);
-    return found.length > limit && last !== undefined ? { records, cursor: encodeCursor(last.score, last.record.id) } : { records };
+    return found.length > limit && last !== undefined
+      ? { records, cursor: encodeCursor(last.score, last.record.id) }
+      : { records };
   }
 
-  async claimIdempotency(reactor: string, key: string, executionId: string, pending?: ExecutionRecord): Promise<IdempotencyClaim> {
+  async claimIdempotency(
+    reactor: string,
+    key: string,
+    executionId: string,
+    pending?: ExecutionRecord,
+  ): Promise<IdempotencyClaim> {
     const json = pending === undefined ? '' : this.#serialize(pending);
-    const indexes = [this.keys.executionIndex(), this.keys.executionIndexByReactor(pending?.reactor ?? reactor), this.keys.executionIndexByStatus(pending?.status ?? 'pending')];
+    const indexes = [
+      this.keys.executionIndex(),
+      this.keys.executionIndexByReactor(pending?.reactor ?? reactor),
+      this.keys.executionIndexByStatus(pending?.status ?? 'pending'),
+    ];
     const keys = [this.keys.idempotency(reactor, key), this.keys.execution(executionId), ...indexes];
-    return runScript(this.redis, scripts.idempotencyClaim, keys, [executionId, this.recordTtlMs, json, pending?.createdAt ?? 0]);
+    return runScript(this.redis, scripts.idempotencyClaim, keys, [
+      executionId,
+      this.recordTtlMs,
+      json,
+      pending?.createdAt ?? 0,
+    ]);
   }
 
-  claimCorrelation(correlationId: string, executionId: string, options: { readonly replace?: string } = {}): Promise<Claim> {
-    return runScript(this.redis, scripts.correlationClaim, [this.keys.correlation(correlationId)], [executionId, this.recordTtlMs, options.replace ?? '']);
+  claimCorrelation(
+    correlationId: string,
+    executionId: string,
+    options: { readonly replace?: string } = {},
+  ): Promise<Claim> {
+    return runScript(
+      this.redis,
+      scripts.correlationClaim,
+      [this.keys.correlation(correlationId)],
+      [executionId, this.recordTtlMs, options.replace ?? ''],
+    );
   }
 
   async correlation(correlationId: string): Promise<string | undefined> {
-    return (await runCommand('correlation-get', () => this.redis.get(this.keys.correlation(correlationId)), this.redis)) ?? undefined;
+    return (
+      (await runCommand('correlation-get', () => this.redis.get(this.keys.correlation(correlationId)), this.redis)) ??
+      undefined
+    );
   }
 
   async claimResume(executionId: string, step: string, claimant: string, ttlMs: number): Promise<Claim> {
-    if (!Number.isSafeInteger(ttlMs) || ttlMs <= 0) throw new RangeError(`claimResume: ttlMs must be a positive integer, got ${String(ttlMs)}`);
+    if (!Number.isSafeInteger(ttlMs) || ttlMs <= 0)
+      throw new RangeError(`claimResume: ttlMs must be a positive integer, got ${String(ttlMs)}`);
     const key = this.keys.resumeClaim(executionId, step);
     let set: string | null;
     try {
@@ -229,7 +329,11 @@ export class RedisStore implements Store, InterruptClaims, JobLeases {
         const holder = await runCommand('resume-claim', () => this.redis.get(key));
         return holder === null ? undefined : holder === claimant ? { claimed: true } : { claimed: false, holder };
       };
-      return settleAfterOutage(this.redis, 'resume-claim', error, read, async () => ((await runCommand('resume-claim', () => this.redis.set(key, claimant, 'PX', ttlMs, 'NX'))) === 'OK' ? { claimed: true } : ((await read()) ?? { claimed: false, holder: '' })));
+      return settleAfterOutage(this.redis, 'resume-claim', error, read, async () =>
+        (await runCommand('resume-claim', () => this.redis.set(key, claimant, 'PX', ttlMs, 'NX'))) === 'OK'
+          ? { claimed: true }
+          : ((await read()) ?? { claimed: false, holder: '' }),
+      );
     }
     if (set === 'OK') return { claimed: true };
     return { claimed: false, holder: (await runCommand('resume-claim', () => this.redis.get(key), this.redis)) ?? '' };
@@ -260,7 +364,8 @@ function encodeCursor(score: number, id: string): string {
 function decodeCursor(cursor: string): { score: number; id: string } {
   try {
     const value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
-    if (Array.isArray(value) && typeof value[0] === 'number' && typeof value[1] === 'string') return { score: value[0], id: value[1] };
+    if (Array.isArray(value) && typeof value[0] === 'number' && typeof value[1] === 'string')
+      return { score: value[0], id: value[1] };
   } catch {
     // fall through
   }

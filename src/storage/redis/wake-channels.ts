@@ -139,7 +139,11 @@ export class WakeChannels {
 
   #connection(): Redis {
     if (this.#subscriber === undefined) {
-      const subscriber = this.#redis.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null, lazyConnect: false });
+      const subscriber = this.#redis.duplicate({
+        enableOfflineQueue: true,
+        maxRetriesPerRequest: null,
+        lazyConnect: false,
+      });
       subscriber.on('error', () => undefined); // reconnects on its own; each channel is confirmed again once it is back
       afterReconnect(subscriber, () => this.#reconnected());
       subscriber.on('message', (channel: string, message: string) => {

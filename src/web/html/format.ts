@@ -44,6 +44,12 @@ export function json(value: unknown): Fragment {
 export function errorBlock(error: ErrorJSON | undefined, depth = 0): Fragment | string {
   if (!error) return '';
   const details = error.details && Object.keys(error.details).length > 0 ? json(error.details) : '';
-  const cause = error.cause && depth < 8 ? html`<div class="cause"><span class="muted">caused by</span> ${errorBlock(error.cause, depth + 1)}</div>` : '';
-  return html`<div class="error"><strong>${error.name}</strong>${error.code === undefined ? '' : html` <code>${error.code}</code>`}: ${error.message}${details}${cause}</div>`;
+  const cause =
+    error.cause && depth < 8
+      ? html`<div class="cause"><span class="muted">caused by</span> ${errorBlock(error.cause, depth + 1)}</div>`
+      : '';
+  return html`<div class="error">
+    <strong>${error.name}</strong>${error.code === undefined ? '' : html` <code>${error.code}</code>`}:
+    ${error.message}${details}${cause}
+  </div>`;
 }

@@ -58,7 +58,15 @@ export interface RestartOutcome {
 
 /** Runs the experiment once. */
 export async function runRestartExperiment(spec: RestartExperiment): Promise<RestartOutcome> {
-  const { persistence, executions, accounts = 10, stepMs = 40, killAfterMs = 600, downMs = 3_000, settleMs = 40_000 } = spec;
+  const {
+    persistence,
+    executions,
+    accounts = 10,
+    stepMs = 40,
+    killAfterMs = 600,
+    downMs = 3_000,
+    settleMs = 40_000,
+  } = spec;
   const server = await startRedisServer({ persistence });
   const children = new Set<ChildProcess>();
   const prefix = 'chaos';
@@ -68,7 +76,8 @@ export async function runRestartExperiment(spec: RestartExperiment): Promise<Res
   try {
     const report = await runtime.ready();
     const workers: JsonChild[] = [];
-    for (let i = 0; i < 2; i++) workers.push(spawnJsonChild(WORKER, { url: server.url, prefix, concurrency: 16 }, children));
+    for (let i = 0; i < 2; i++)
+      workers.push(spawnJsonChild(WORKER, { url: server.url, prefix, concurrency: 16 }, children));
     await Promise.all(workers.map((w) => w.line((l) => l.ready === true, 60_000)));
 
     const acked = new Map<string, number>();
@@ -116,7 +125,8 @@ export async function runRestartExperiment(spec: RestartExperiment): Promise<Res
     if (lostIds[0] !== undefined) {
       waitOfLost = await runtime.engine.wait(lostIds[0], { timeoutMs: 5_000 }).then(
         () => 'other' as const,
-        (error: unknown) => ((error as { code?: string }).code === 'execution_not_found' ? 'execution_not_found' : 'other'),
+        (error: unknown) =>
+          (error as { code?: string }).code === 'execution_not_found' ? 'execution_not_found' : 'other',
       );
     }
     const lines = workers.flatMap((w) => w.lines<ChaosBodyLine>((l) => l.body === 'enter' || l.body === 'exit'));

@@ -24,5 +24,6 @@ export interface PrimitiveContext {
  * @throws RangeError when `value` is not a safe integer `>= min`.
  */
 export function assertInteger(name: string, value: number, min: number): void {
-  if (!Number.isSafeInteger(value) || value < min) throw new RangeError(`${name} must be an integer >= ${min}; got ${String(value)}`);
+  if (!Number.isSafeInteger(value) || value < min)
+    throw new RangeError(`${name} must be an integer >= ${min}; got ${String(value)}`);
 }

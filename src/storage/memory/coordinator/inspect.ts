@@ -5,7 +5,12 @@
  * @module
  */
 import type { PrimitiveKind } from '../../../engine/ports/coordinator.js';
-import { globToRegExp, sortInspected, type InspectedKey, type InspectOptions } from '../../../engine/ports/inspector.js';
+import {
+  globToRegExp,
+  sortInspected,
+  type InspectedKey,
+  type InspectOptions,
+} from '../../../engine/ports/inspector.js';
 import type { MemoryLocks } from './locks.js';
 import type { MemoryOrdered } from './ordered.js';
 import type { MemoryPeriods } from './periods.js';

@@ -3,7 +3,13 @@
  *
  * @module
  */
-import type { HolderInfo, LockAcquireRequest, LockAcquireResult, LockReleaseResult, LockState } from '../../../engine/ports/coordinator.js';
+import type {
+  HolderInfo,
+  LockAcquireRequest,
+  LockAcquireResult,
+  LockReleaseResult,
+  LockState,
+} from '../../../engine/ports/coordinator.js';
 import { assertInteger, type PrimitiveContext } from './context.js';
 import type { Sweepable } from './sweep.js';
 
@@ -62,7 +68,8 @@ export class MemoryLocks implements Sweepable {
     const now = this.#context.tick();
     const entry = this.#locks.get(key);
     const hold = entry === undefined ? undefined : liveHold(entry, now);
-    if (entry === undefined || hold === undefined || hold.holder.owner !== owner) return { released: false, nesting: 0 };
+    if (entry === undefined || hold === undefined || hold.holder.owner !== owner)
+      return { released: false, nesting: 0 };
     hold.nesting -= 1;
     if (hold.nesting > 0) return { released: true, nesting: hold.nesting };
     entry.hold = undefined;
@@ -99,7 +106,8 @@ export class MemoryLocks implements Sweepable {
   /** Forgets free keys whose last token is a day older than the clock. */
   sweep(now: number): void {
     for (const [key, entry] of this.#locks) {
-      if (liveHold(entry, now) === undefined && entry.lastToken < (now - TOKEN_MEMORY_MS) * 1000) this.#locks.delete(key);
+      if (liveHold(entry, now) === undefined && entry.lastToken < (now - TOKEN_MEMORY_MS) * 1000)
+        this.#locks.delete(key);
     }
   }
 }

@@ -24,7 +24,17 @@ export interface OrderedEntry {
 
 /** A key that never had a ticket: epoch 0, nothing issued. */
 export function newOrderedEntry(): OrderedEntry {
-  return { epoch: 0, issued: 0, lastCompleted: 0, inFlight: undefined, heartbeatAt: 0, advancedAt: 0, firstFailed: undefined, seen: new Map(), done: new Set() };
+  return {
+    epoch: 0,
+    issued: 0,
+    lastCompleted: 0,
+    inFlight: undefined,
+    heartbeatAt: 0,
+    advancedAt: 0,
+    firstFailed: undefined,
+    seen: new Map(),
+    done: new Set(),
+  };
 }
 
 /** Moves the cursor past the head and past every position already done behind it. */

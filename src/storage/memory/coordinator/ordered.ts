@@ -54,7 +54,9 @@ export class MemoryOrdered {
     const entry = this.#entry(request.key);
     if (request.epoch !== entry.epoch) return { outcome: 'stale', epoch: entry.epoch };
     if (!Number.isInteger(request.nonce) || request.nonce < 1 || request.nonce > entry.issued) {
-      throw new RangeError(`ordered lock '${request.key}': position ${request.nonce} was never issued in epoch ${entry.epoch}`);
+      throw new RangeError(
+        `ordered lock '${request.key}': position ${request.nonce} was never issued in epoch ${entry.epoch}`,
+      );
     }
     const walked = walk(entry, request, now);
     const result = walked.result ?? { outcome: 'wait', head: entry.lastCompleted + 1 };
@@ -87,10 +89,12 @@ export class MemoryOrdered {
   complete(request: OrderedCompleteRequest): OrderedState {
     const now = this.#context.tick();
     const entry = this.#entry(request.key);
-    const outstanding = request.epoch === entry.epoch && request.nonce > entry.lastCompleted && request.nonce <= entry.issued;
+    const outstanding =
+      request.epoch === entry.epoch && request.nonce > entry.lastCompleted && request.nonce <= entry.issued;
     if (!outstanding) return orderedView(request.key, entry);
     // The lowest strict failure poisons the chain; one behind the cursor is a replay and ignored.
-    if (request.failed && request.strict) entry.firstFailed = Math.min(entry.firstFailed ?? request.nonce, request.nonce);
+    if (request.failed && request.strict)
+      entry.firstFailed = Math.min(entry.firstFailed ?? request.nonce, request.nonce);
     // Out of turn (e.g. a chain_failed halt): remembered, and passed over when the head gets here.
     if (request.nonce !== entry.lastCompleted + 1) entry.done.add(request.nonce);
     else this.#advanceHead(request.key, entry, now);
@@ -165,8 +169,10 @@ function walk(entry: OrderedEntry, request: OrderedEnterRequest, now: number): W
       // The poison pill: a head with no sign of life for longer than `poisonMs` is passed over.
       // Its sign of life is its heartbeat in flight, else its latest ticket or wait, or the
       // last real advance of the cursor, whichever is latest.
-      const lastSign = entry.inFlight === head ? entry.heartbeatAt : Math.max(entry.advancedAt, entry.seen.get(head) ?? 0);
-      if (now - lastSign <= request.poisonMs) result = { outcome: 'wait', head, poisonedInMs: request.poisonMs - (now - lastSign) + 1 };
+      const lastSign =
+        entry.inFlight === head ? entry.heartbeatAt : Math.max(entry.advancedAt, entry.seen.get(head) ?? 0);
+      if (now - lastSign <= request.poisonMs)
+        result = { outcome: 'wait', head, poisonedInMs: request.poisonMs - (now - lastSign) + 1 };
       else {
         passHead(entry);
         moved = true;

@@ -3,7 +3,12 @@
  *
  * @module
  */
-import type { HolderInfo, SemaphoreAcquireRequest, SemaphoreAcquireResult, SemaphoreState } from '../../../engine/ports/coordinator.js';
+import type {
+  HolderInfo,
+  SemaphoreAcquireRequest,
+  SemaphoreAcquireResult,
+  SemaphoreState,
+} from '../../../engine/ports/coordinator.js';
 import { assertInteger, type PrimitiveContext } from './context.js';
 import type { Sweepable } from './sweep.js';
 
@@ -89,14 +94,20 @@ export class MemorySemaphores implements Sweepable {
     const entry = this.#semaphores.get(key);
     if (entry === undefined) return { key, limit: limit ?? 0, holders: [] };
     pruneLeases(entry, now);
-    const holders = [...entry.leases.values()].map((lease) => ({ holder: lease.holder, nesting: lease.nesting, ttlMs: lease.expiresAt - now }));
+    const holders = [...entry.leases.values()].map((lease) => ({
+      holder: lease.holder,
+      nesting: lease.nesting,
+      ttlMs: lease.expiresAt - now,
+    }));
     return { key, limit: limit ?? entry.limit, holders };
   }
 
   /** The keys with at least one live lease (for the inspector). */
   liveKeys(): string[] {
     const now = this.#context.tick();
-    return [...this.#semaphores].filter(([, entry]) => (pruneLeases(entry, now), entry.leases.size > 0)).map(([key]) => key);
+    return [...this.#semaphores]
+      .filter(([, entry]) => (pruneLeases(entry, now), entry.leases.size > 0))
+      .map(([key]) => key);
   }
 
   /** Drops expired leases, and keys left with none. */
