@@ -140,9 +140,7 @@ function respondError(c: Context, error: unknown, pc: PageContext): Response | P
     page(
       pc,
       { title: `Error ${status}`, nav: 'executions', live: false },
-      html`<h1>Error ${status}</h1>
-        <div class="error">${body.message}</div>
-        <p><a href="${pc.base}/executions">Executions</a></p>`,
+      html`<h1>Error ${status}</h1><div class="error">${body.message}</div><p><a href="${pc.base}/executions">Executions</a></p>`,
     ),
     status,
   );

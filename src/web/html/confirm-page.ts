@@ -31,24 +31,15 @@ export interface Confirmation {
 export function confirmPage(ctx: PageContext, c: Confirmation): Fragment {
   const fields = c.fields.map(
     (f) =>
-      html`<p>
-        <label
-          >${f.label}${f.required ? ' (required)' : ''}<br />${f.kind === 'json' ? html`<textarea name="${f.name}" rows="6" cols="60" placeholder="JSON">${c.values?.[f.name] ?? ''}</textarea>` : html`<input name="${f.name}" size="60" value="${c.values?.[f.name] ?? ''}" />`}</label
-        >
-      </p>`,
+      html`<p><label>${f.label}${f.required ? ' (required)' : ''}<br>${f.kind === 'json' ? html`<textarea name="${f.name}" rows="6" cols="60" placeholder="JSON">${c.values?.[f.name] ?? ''}</textarea>` : html`<input name="${f.name}" size="60" value="${c.values?.[f.name] ?? ''}">`}</label></p>`,
   );
   const body = html`<h1>${c.title}</h1>
-    ${c.problem ? html`<div class="error problem">${c.problem}</div>` : ''}
-    <div class="card">
-      <p>${c.description}</p>
-      <form method="post" action="${c.action}" class="confirm">
-        <input type="hidden" name="confirm" value="yes" />
-        ${fields}
-        <p class="actions">
-          <button type="submit" class="${c.danger ? 'danger' : ''}">${c.label}</button>
-          <a class="button secondary" href="${c.back}">Back</a>
-        </p>
-      </form>
-    </div>`;
+${c.problem ? html`<div class="error problem">${c.problem}</div>` : ''}
+<div class="card"><p>${c.description}</p>
+<form method="post" action="${c.action}" class="confirm">
+<input type="hidden" name="confirm" value="yes">
+${fields}
+<p class="actions"><button type="submit" class="${c.danger ? 'danger' : ''}">${c.label}</button> <a class="button secondary" href="${c.back}">Back</a></p>
+</form></div>`;
   return page(ctx, { title: c.title, nav: c.nav, live: false }, body);
 }

@@ -30,48 +30,12 @@ export function dagSvg(graph: GraphView): Fragment | string {
     if (!from || !to) return '';
     const [x1, y1, x2, y2] = [from.x + W, from.y + H / 2, to.x, to.y + H / 2];
     const mid = (x1 + x2) / 2;
-    return html`<path
-      d="M${x1},${y1} C${mid},${y1} ${mid},${y2} ${x2 - 4},${y2}"
-      fill="none"
-      stroke="#7d8595"
-      stroke-width="1.5"
-      ${e.kind === 'waitFor' ? html` stroke-dasharray="5 4"` : ''}
-      marker-end="url(#arrow)"
-      ><title>${e.from} → ${e.to} (${e.kind === 'result' ? 'reads its result' : 'waits for it'})</title></path
-    >`;
+    return html`<path d="M${x1},${y1} C${mid},${y1} ${mid},${y2} ${x2 - 4},${y2}" fill="none" stroke="#7d8595" stroke-width="1.5"${e.kind === 'waitFor' ? html` stroke-dasharray="5 4"` : ''} marker-end="url(#arrow)"><title>${e.from} → ${e.to} (${e.kind === 'result' ? 'reads its result' : 'waits for it'})</title></path>`;
   });
   const nodes = graph.nodes.map((n) => {
     const p = at.get(n.name)!;
     const label = `${n.kind === 'step' ? '' : `${n.kind} `}${n.returns ? '⟶ returns' : ''}`.trim();
-    return html`<g class="node n-${n.status}" data-step="${n.name}" data-status="${n.status}"
-      ><title>${n.name}: ${n.status}</title
-      ><rect x="${p.x}" y="${p.y}" width="${W}" height="${H}" rx="6" stroke-width="1.5"></rect
-      ><text x="${p.x + 10}" y="${p.y + 18}" font-weight="600">${clip(n.name, 20)}</text
-      ><text x="${p.x + 10}" y="${p.y + 34}" fill="#4a5263">${n.status}${label === '' ? '' : ` · ${label}`}</text></g
-    >`;
+    return html`<g class="node n-${n.status}" data-step="${n.name}" data-status="${n.status}"><title>${n.name}: ${n.status}</title><rect x="${p.x}" y="${p.y}" width="${W}" height="${H}" rx="6" stroke-width="1.5"></rect><text x="${p.x + 10}" y="${p.y + 18}" font-weight="600">${clip(n.name, 20)}</text><text x="${p.x + 10}" y="${p.y + 34}" fill="#4a5263">${n.status}${label === '' ? '' : ` · ${label}`}</text></g>`;
   });
-  return html`<svg
-      class="dag"
-      role="img"
-      aria-label="step graph"
-      width="${width}"
-      height="${height}"
-      viewBox="0 0 ${width} ${height}"
-      xmlns="http://www.w3.org/2000/svg"
-    >
-      <defs>
-        <marker
-          id="arrow"
-          viewBox="0 0 10 10"
-          refX="9"
-          refY="5"
-          markerWidth="7"
-          markerHeight="7"
-          orient="auto-start-reverse"
-        >
-          <path d="M0,0 L10,5 L0,10 z" fill="#7d8595"></path>
-        </marker>
-      </defs>
-      ${edges}${nodes}</svg
-    >${graph.fromDefinition ? '' : html`<p class="muted">The reactor is not registered with this dashboard: steps come from the record, without their dependencies.</p>`}`;
+  return html`<svg class="dag" role="img" aria-label="step graph" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" xmlns="http://www.w3.org/2000/svg"><defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#7d8595"></path></marker></defs>${edges}${nodes}</svg>${graph.fromDefinition ? '' : html`<p class="muted">The reactor is not registered with this dashboard: steps come from the record, without their dependencies.</p>`}`;
 }

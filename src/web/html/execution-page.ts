@@ -26,26 +26,13 @@ function waitingCard(ctx: PageContext, waiting: WaitView): Fragment {
         ? html`<span class="muted">no holder right now (it resumes at its next attempt)</span>`
         : waiting.holders.map(
             (h) =>
-              html`<div>
-                held by ${h.executionId ? link(ctx, h.executionId) : html`<code>${h.owner}</code>`}
-                ${h.reactor ? html`(${h.reactor})` : ''} at
-                ${h.level === 'step' ? html`step <code>${h.step ?? ''}</code>` : 'reactor level'}
-              </div>`,
+              html`<div>held by ${h.executionId ? link(ctx, h.executionId) : html`<code>${h.owner}</code>`} ${h.reactor ? html`(${h.reactor})` : ''} at ${h.level === 'step' ? html`step <code>${h.step ?? ''}</code>` : 'reactor level'}</div>`,
           );
   const what =
     w.primitive === 'async'
       ? html`the async unit ${link(ctx, w.key)}`
       : html`${w.primitive} <code class="wait-key">${w.key}</code>`;
-  return html`<div class="card waiting">
-    <h2>Waiting</h2>
-    <p>
-      Parked on ${what}${waiting.step ? html` at step <code>${waiting.step}</code>` : ''};
-      ${w.primitive === 'async' ? 'park' : 'contention attempt'} ${w.attempt}; fallback resume
-      ${w.dueAt === undefined ? '—' : time(w.dueAt)} (a release wakes it earlier).
-    </p>
-    ${holders}
-    <p><a href="${ctx.base}/coordination">coordination view →</a></p>
-  </div>`;
+  return html`<div class="card waiting"><h2>Waiting</h2><p>Parked on ${what}${waiting.step ? html` at step <code>${waiting.step}</code>` : ''}; ${w.primitive === 'async' ? 'park' : 'contention attempt'} ${w.attempt}; fallback resume ${w.dueAt === undefined ? '—' : time(w.dueAt)} (a release wakes it earlier).</p>${holders}<p><a href="${ctx.base}/coordination">coordination view →</a></p></div>`;
 }
 
 function pausedCard(ctx: PageContext, e: ExecutionDetail, canResume: boolean): Fragment | string {
@@ -54,44 +41,9 @@ function pausedCard(ctx: PageContext, e: ExecutionDetail, canResume: boolean): F
   const self = `${ctx.base}/executions/${encodeURIComponent(e.id)}`;
   const rows = interrupts.map(
     (i) =>
-      html`<tr data-interrupt="${i.step}">
-        <td><code>${i.step}</code></td>
-        <td>
-          ${i.correlationId === undefined ? html`<span class="muted">—</span>` : html`<code>${i.correlationId}</code>`}
-        </td>
-        <td>${time(i.pausedAt)}</td>
-        <td>${i.timeoutAt === undefined ? 'none' : time(i.timeoutAt)}</td>
-        <td>
-          ${i.invalidAttempts}${i.maxAttempts === undefined ? '' : i.maxAttempts === 0 ? ' (unlimited)' : ` of ${i.maxAttempts}`}
-        </td>
-        <td>
-          ${canResume ? html`<a class="button" data-action="resume" data-step="${i.step}" href="${self}/actions/resume?step=${encodeURIComponent(i.step)}">Resume…</a>` : ''}
-        </td>
-      </tr>`,
+      html`<tr data-interrupt="${i.step}"><td><code>${i.step}</code></td><td>${i.correlationId === undefined ? html`<span class="muted">—</span>` : html`<code>${i.correlationId}</code>`}</td><td>${time(i.pausedAt)}</td><td>${i.timeoutAt === undefined ? 'none' : time(i.timeoutAt)}</td><td>${i.invalidAttempts}${i.maxAttempts === undefined ? '' : i.maxAttempts === 0 ? ' (unlimited)' : ` of ${i.maxAttempts}`}</td><td>${canResume ? html`<a class="button" data-action="resume" data-step="${i.step}" href="${self}/actions/resume?step=${encodeURIComponent(i.step)}">Resume…</a>` : ''}</td></tr>`,
   );
-  return html`<div class="card paused">
-    <h2>Paused</h2>
-    <p>
-      Waiting for a resume at
-      ${interrupts.length === 1 ? 'this interrupt' : `${interrupts.length} interrupts (each is resumed on its own)`}. It
-      holds no lock, semaphore or rate slot meanwhile.
-    </p>
-    <table class="interrupts">
-      <thead>
-        <tr>
-          <th>Interrupt step</th>
-          <th>Correlation id</th>
-          <th>Paused at</th>
-          <th>Timeout</th>
-          <th>Invalid payloads</th>
-          <th></th>
-        </tr>
-      </thead>
-      <tbody>
-        ${rows}
-      </tbody>
-    </table>
-  </div>`;
+  return html`<div class="card paused"><h2>Paused</h2><p>Waiting for a resume at ${interrupts.length === 1 ? 'this interrupt' : `${interrupts.length} interrupts (each is resumed on its own)`}. It holds no lock, semaphore or rate slot meanwhile.</p><table class="interrupts"><thead><tr><th>Interrupt step</th><th>Correlation id</th><th>Paused at</th><th>Timeout</th><th>Invalid payloads</th><th></th></tr></thead><tbody>${rows}</tbody></table></div>`;
 }
 
 function attemptsCell(step: StepView, paused: boolean): Fragment | string {
@@ -106,32 +58,10 @@ function shownStatus(step: StepView, waiting: readonly string[]): string {
 
 function stepsTable(ctx: PageContext, steps: readonly StepView[], waiting: readonly string[] = []): Fragment {
   if (steps.length === 0) return html`<p class="empty">No step has run.</p>`;
-  return html`<table class="steps">
-    <thead>
-      <tr>
-        <th>Step</th>
-        <th>Status</th>
-        <th>Attempts</th>
-        <th>Result / error</th>
-      </tr>
-    </thead>
-    <tbody>
-      ${steps.map(
-        (s) =>
-          html`<tr data-step="${s.path}">
-            <td>
-              <code>${s.path}</code
-              >${s.record.unitId === undefined ? '' : html`<br /><span class="muted">unit</span> ${link(ctx, s.record.unitId)}`}
-            </td>
-            <td>${badge(shownStatus(s, waiting))}${s.rolledBack ? html` → ${badge(s.rolledBack)}` : ''}</td>
-            <td>${attemptsCell(s, shownStatus(s, waiting) === 'paused')}</td>
-            <td>
-              ${s.record.error ? errorBlock(s.record.error) : s.record.result === undefined ? '' : json(s.record.result)}
-            </td>
-          </tr>`,
-      )}
-    </tbody>
-  </table>`;
+  return html`<table class="steps"><thead><tr><th>Step</th><th>Status</th><th>Attempts</th><th>Result / error</th></tr></thead><tbody>${steps.map(
+    (s) =>
+      html`<tr data-step="${s.path}"><td><code>${s.path}</code>${s.record.unitId === undefined ? '' : html`<br><span class="muted">unit</span> ${link(ctx, s.record.unitId)}`}</td><td>${badge(shownStatus(s, waiting))}${s.rolledBack ? html` → ${badge(s.rolledBack)}` : ''}</td><td>${attemptsCell(s, shownStatus(s, waiting) === 'paused')}</td><td>${s.record.error ? errorBlock(s.record.error) : s.record.result === undefined ? '' : json(s.record.result)}</td></tr>`,
+  )}</tbody></table>`;
 }
 
 function eventDetails(event: ReactorEvent): string {
@@ -144,27 +74,10 @@ function traceTable(trace: readonly ReactorEvent[]): Fragment {
   if (trace.length === 0)
     return html`<p class="empty">No trace recorded (an execution run inline keeps its trace in its result).</p>`;
   const t0 = trace[0]?.at ?? 0;
-  return html`<table class="trace">
-    <thead>
-      <tr>
-        <th>+ms</th>
-        <th>Event</th>
-        <th>Step</th>
-        <th>Details</th>
-      </tr>
-    </thead>
-    <tbody>
-      ${trace.map(
-        (e) =>
-          html`<tr data-event="${e.type}">
-            <td class="mono">${e.at - t0}</td>
-            <td><code>${e.type}</code></td>
-            <td>${'step' in e && e.step !== undefined ? html`<code>${e.step}</code>` : ''}</td>
-            <td class="mono">${eventDetails(e)}</td>
-          </tr>`,
-      )}
-    </tbody>
-  </table>`;
+  return html`<table class="trace"><thead><tr><th>+ms</th><th>Event</th><th>Step</th><th>Details</th></tr></thead><tbody>${trace.map(
+    (e) =>
+      html`<tr data-event="${e.type}"><td class="mono">${e.at - t0}</td><td><code>${e.type}</code></td><td>${'step' in e && e.step !== undefined ? html`<code>${e.step}</code>` : ''}</td><td class="mono">${eventDetails(e)}</td></tr>`,
+  )}</tbody></table>`;
 }
 
 /** An async unit or child reactor (`<dispatcherId>~<step>`) is named by the step that dispatched it. */
@@ -176,10 +89,7 @@ function unitLabel(e: ExecutionSummary): Fragment | string {
 /** What a parked or paused linked execution waits for. */
 function waitNote(ctx: PageContext, e: ExecutionSummary): Fragment | string {
   if (e.waitingFor)
-    return html` <span class="muted"
-      >waits for
-      ${e.waitingFor.primitive === 'async' ? html`async unit ${link(ctx, e.waitingFor.key)}` : html`${e.waitingFor.primitive} <code>${e.waitingFor.key}</code>`}</span
-    >`;
+    return html` <span class="muted">waits for ${e.waitingFor.primitive === 'async' ? html`async unit ${link(ctx, e.waitingFor.key)}` : html`${e.waitingFor.primitive} <code>${e.waitingFor.key}</code>`}</span>`;
   if (e.interrupts && e.interrupts.length > 0)
     return html` <span class="muted">at interrupt ${e.interrupts.map((i) => html`<code>${i.step}</code> `)}</span>`;
   return '';
@@ -187,46 +97,20 @@ function waitNote(ctx: PageContext, e: ExecutionSummary): Fragment | string {
 
 function linked(ctx: PageContext, title: string, list: readonly ExecutionSummary[]): Fragment | string {
   if (list.length === 0) return '';
-  return html`<h2>${title}</h2>
-    <table>
-      <tbody>
-        ${list.map(
-          (e) =>
-            html`<tr data-child="${e.id}">
-              <td>${link(ctx, e.id)}${unitLabel(e)}</td>
-              <td>${e.reactor}</td>
-              <td>${badge(e.status)}${waitNote(ctx, e)}</td>
-              <td>${time(e.createdAt)}</td>
-            </tr>`,
-        )}
-      </tbody>
-    </table>`;
+  return html`<h2>${title}</h2><table><tbody>${list.map((e) => html`<tr data-child="${e.id}"><td>${link(ctx, e.id)}${unitLabel(e)}</td><td>${e.reactor}</td><td>${badge(e.status)}${waitNote(ctx, e)}</td><td>${time(e.createdAt)}</td></tr>`)}</tbody></table>`;
 }
 
 function outcome(e: ExecutionDetail): Fragment | string {
   const parts: (Fragment | string)[] = [];
   if (e.error)
     parts.push(
-      html`<p>${e.failedStep ? html`Failed at step <code>${e.failedStep}</code>:` : 'Failed:'}</p>
-        ${errorBlock(e.error)}`,
+      html`<p>${e.failedStep ? html`Failed at step <code>${e.failedStep}</code>:` : 'Failed:'}</p>${errorBlock(e.error)}`,
     );
   if (e.haltReason !== undefined)
-    parts.push(
-      html`<p>Halted: ${e.haltReason}</p>
-        ${e.haltData === undefined ? '' : json(e.haltData)}`,
-    );
+    parts.push(html`<p>Halted: ${e.haltReason}</p>${e.haltData === undefined ? '' : json(e.haltData)}`);
   if (e.cancelReason !== undefined) parts.push(html`<p>Cancelled: ${e.cancelReason}</p>`);
-  if (e.value !== undefined)
-    parts.push(
-      html`<p>Value:</p>
-        ${json(e.value)}`,
-    );
-  return parts.length === 0
-    ? ''
-    : html`<div class="card outcome">
-        <h2>Outcome</h2>
-        ${parts}
-      </div>`;
+  if (e.value !== undefined) parts.push(html`<p>Value:</p>${json(e.value)}`);
+  return parts.length === 0 ? '' : html`<div class="card outcome"><h2>Outcome</h2>${parts}</div>`;
 }
 
 /** The detail page. `actions` are those that apply (none in read-only mode). */
@@ -238,76 +122,30 @@ export function executionPage(
 ): Fragment {
   const buttons = actions.map(
     (a) =>
-      html`<a
-        class="button${a.danger ? ' danger' : ''}"
-        data-action="${a.name}"
-        href="${ctx.base}/executions/${encodeURIComponent(e.id)}/actions/${a.name}"
-        >${a.label}…</a
-      >`,
+      html`<a class="button${a.danger ? ' danger' : ''}" data-action="${a.name}" href="${ctx.base}/executions/${encodeURIComponent(e.id)}/actions/${a.name}">${a.label}…</a>`,
   );
   const input = e.inputHidden
-    ? html`<p class="muted">
-        Hidden: the reactor is not registered with this dashboard and no redacted copy was recorded.
-      </p>`
+    ? html`<p class="muted">Hidden: the reactor is not registered with this dashboard and no redacted copy was recorded.</p>`
     : html`${json(e.input)}${e.redacted.length === 0 ? '' : html`<p class="muted">Redacted: ${e.redacted.join(', ')}</p>`}`;
   const body = html`${notice ? html`<div class="notice">${notice}</div>` : ''}
-    <h1>${e.reactor} <span class="mono">${e.id}</span> ${badge(e.status)}</h1>
-    <p class="muted">
-      created ${time(e.createdAt)} · updated
-      ${time(e.updatedAt)}${e.parentId ? html` · parent ${link(ctx, e.parentId)}` : ''}${e.retryOf ? html` · retries ${link(ctx, e.retryOf)}` : ''}${e.idempotencyKey ? html` · idempotency key <code>${e.idempotencyKey}</code>` : ''}
-    </p>
-    ${buttons.length === 0 ? '' : html`<p class="actions">${buttons}</p>`}
-    ${e.waiting ? waitingCard(ctx, e.waiting) : ''}
-    ${pausedCard(
-      ctx,
-      e,
-      actions.some((a) => a.name === 'resume'),
-    )}
-    ${outcome(e)}
-    <h2>Step graph</h2>
-    <div class="card">${dagSvg(e.graph)}</div>
-    <div class="grid">
-      <div>
-        <h2>Input</h2>
-        ${input}
-      </div>
-      ${
-        e.rollbackFailures.length === 0
-          ? ''
-          : html`<div>
-              <h2>Rollback failures</h2>
-              <table class="rollback">
-                <thead>
-                  <tr>
-                    <th>Step</th>
-                    <th>Kind</th>
-                    <th>Reason</th>
-                    <th>Message</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  ${e.rollbackFailures.map(
-                    (f) =>
-                      html`<tr>
-                        <td><code>${f.step}</code></td>
-                        <td>${f.kind}</td>
-                        <td>${f.reason}${f.key ? html` <code>${f.key}</code>` : ''}</td>
-                        <td>${f.message}</td>
-                      </tr>`,
-                  )}
-                </tbody>
-              </table>
-            </div>`
-      }
-    </div>
-    <h2>Steps</h2>
-    ${stepsTable(
-      ctx,
-      e.steps,
-      (e.interrupts ?? []).map((i) => i.step),
-    )}
-    ${linked(ctx, 'Child executions', e.links.children)}${linked(ctx, 'Retries', e.links.retries)}
-    <h2>Trace</h2>
-    ${traceTable(e.trace)}`;
+<h1>${e.reactor} <span class="mono">${e.id}</span> ${badge(e.status)}</h1>
+<p class="muted">created ${time(e.createdAt)} · updated ${time(e.updatedAt)}${e.parentId ? html` · parent ${link(ctx, e.parentId)}` : ''}${e.retryOf ? html` · retries ${link(ctx, e.retryOf)}` : ''}${e.idempotencyKey ? html` · idempotency key <code>${e.idempotencyKey}</code>` : ''}</p>
+${buttons.length === 0 ? '' : html`<p class="actions">${buttons}</p>`}
+${e.waiting ? waitingCard(ctx, e.waiting) : ''}
+${pausedCard(
+  ctx,
+  e,
+  actions.some((a) => a.name === 'resume'),
+)}
+${outcome(e)}
+<h2>Step graph</h2><div class="card">${dagSvg(e.graph)}</div>
+<div class="grid"><div><h2>Input</h2>${input}</div>${e.rollbackFailures.length === 0 ? '' : html`<div><h2>Rollback failures</h2><table class="rollback"><thead><tr><th>Step</th><th>Kind</th><th>Reason</th><th>Message</th></tr></thead><tbody>${e.rollbackFailures.map((f) => html`<tr><td><code>${f.step}</code></td><td>${f.kind}</td><td>${f.reason}${f.key ? html` <code>${f.key}</code>` : ''}</td><td>${f.message}</td></tr>`)}</tbody></table></div>`}</div>
+<h2>Steps</h2>${stepsTable(
+    ctx,
+    e.steps,
+    (e.interrupts ?? []).map((i) => i.step),
+  )}
+${linked(ctx, 'Child executions', e.links.children)}${linked(ctx, 'Retries', e.links.retries)}
+<h2>Trace</h2>${traceTable(e.trace)}`;
   return page(ctx, { title: `${e.reactor} ${e.id}`, nav: 'executions' }, body);
 }

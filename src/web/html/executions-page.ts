@@ -44,78 +44,35 @@ export function filterQuery(
 function row(ctx: PageContext, e: ExecutionSummary, now: number): Fragment {
   const what =
     e.status === 'parked' && e.waitingFor
-      ? html`waits for ${e.waitingFor.primitive === 'async' ? 'async unit' : e.waitingFor.primitive}
-          <code>${e.waitingFor.key}</code> (attempt ${e.waitingFor.attempt})`
+      ? html`waits for ${e.waitingFor.primitive === 'async' ? 'async unit' : e.waitingFor.primitive} <code>${e.waitingFor.key}</code> (attempt ${e.waitingFor.attempt})`
       : e.interrupts && e.interrupts.length > 0
-        ? html`paused at interrupt
-          ${e.interrupts.map((i) => html`<code>${i.step}</code>${i.correlationId === undefined ? '' : html` (${i.correlationId})`} `)}`
+        ? html`paused at interrupt ${e.interrupts.map((i) => html`<code>${i.step}</code>${i.correlationId === undefined ? '' : html` (${i.correlationId})`} `)}`
         : e.failedStep
           ? html`failed at <code>${e.failedStep}</code>${e.error ? html`: ${e.error.message}` : ''}`
           : e.error
             ? e.error.message
             : '';
-  return html`<tr data-execution="${e.id}" data-status="${e.status}">
-    <td><a class="mono" href="${ctx.base}/executions/${encodeURIComponent(e.id)}">${e.id}</a></td>
-    <td>${e.reactor}</td>
-    <td>${badge(e.status)}</td>
-    <td>${time(e.createdAt)}</td>
-    <td>${duration(now - e.updatedAt)} ago</td>
-    <td>${what}</td>
-  </tr>`;
+  return html`<tr data-execution="${e.id}" data-status="${e.status}"><td><a class="mono" href="${ctx.base}/executions/${encodeURIComponent(e.id)}">${e.id}</a></td><td>${e.reactor}</td><td>${badge(e.status)}</td><td>${time(e.createdAt)}</td><td>${duration(now - e.updatedAt)} ago</td><td>${what}</td></tr>`;
 }
 
 /** The whole list page. */
 export function executionsPage(ctx: PageContext, list: ExecutionPage, filters: ListFilters, now: number): Fragment {
   const tab = (status: string | undefined, label: string): Fragment =>
-    html`<a
-      class="${filters.status === status ? 'on' : ''}"
-      href="${ctx.base}/executions${filterQuery({ ...filters, status })}"
-      >${label}</a
-    >`;
+    html`<a class="${filters.status === status ? 'on' : ''}" href="${ctx.base}/executions${filterQuery({ ...filters, status })}">${label}</a>`;
   const next =
     list.cursor === undefined
       ? ''
-      : html`<p>
-          <a class="button secondary" href="${ctx.base}/executions${filterQuery(filters, { cursor: list.cursor })}"
-            >Next page →</a
-          >
-        </p>`;
+      : html`<p><a class="button secondary" href="${ctx.base}/executions${filterQuery(filters, { cursor: list.cursor })}">Next page →</a></p>`;
   const body = html`<h1>Executions</h1>
-    <p class="tabs">${tab(undefined, 'All')}${TABS.map((s) => tab(s, s))}</p>
-    <form class="filters" method="get" action="${ctx.base}/executions">
-      <label>Reactor <input name="reactor" value="${filters.reactor ?? ''}" placeholder="any" /></label>
-      <label
-        >Status
-        <select name="status">
-          <option value="">any</option>
-          ${TABS.concat().map((s) => html`<option${filters.status === s ? html` selected` : ''}>${s}</option>`)}
-        </select></label
-      >
-      <label
-        >Created from (UTC) <input type="datetime-local" step="1" name="from" value="${filters.from ?? ''}"
-      /></label>
-      <label>Created before (UTC) <input type="datetime-local" step="1" name="to" value="${filters.to ?? ''}" /></label>
-      <button type="submit">Filter</button> <a href="${ctx.base}/executions">clear</a>
-    </form>
-    ${
-      list.items.length === 0
-        ? html`<p class="empty">No executions match.</p>`
-        : html`<table class="executions">
-            <thead>
-              <tr>
-                <th>Execution</th>
-                <th>Reactor</th>
-                <th>Status</th>
-                <th>Created</th>
-                <th>Updated</th>
-                <th>Details</th>
-              </tr>
-            </thead>
-            <tbody>
-              ${list.items.map((e) => row(ctx, e, now))}
-            </tbody>
-          </table>`
-    }
-    ${next}`;
+<p class="tabs">${tab(undefined, 'All')}${TABS.map((s) => tab(s, s))}</p>
+<form class="filters" method="get" action="${ctx.base}/executions">
+  <label>Reactor <input name="reactor" value="${filters.reactor ?? ''}" placeholder="any"></label>
+  <label>Status <select name="status"><option value="">any</option>${TABS.concat().map((s) => html`<option${filters.status === s ? html` selected` : ''}>${s}</option>`)}</select></label>
+  <label>Created from (UTC) <input type="datetime-local" step="1" name="from" value="${filters.from ?? ''}"></label>
+  <label>Created before (UTC) <input type="datetime-local" step="1" name="to" value="${filters.to ?? ''}"></label>
+  <button type="submit">Filter</button> <a href="${ctx.base}/executions">clear</a>
+</form>
+${list.items.length === 0 ? html`<p class="empty">No executions match.</p>` : html`<table class="executions"><thead><tr><th>Execution</th><th>Reactor</th><th>Status</th><th>Created</th><th>Updated</th><th>Details</th></tr></thead><tbody>${list.items.map((e) => row(ctx, e, now))}</tbody></table>`}
+${next}`;
   return page(ctx, { title: 'Executions', nav: 'executions' }, body);
 }

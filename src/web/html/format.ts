@@ -48,8 +48,5 @@ export function errorBlock(error: ErrorJSON | undefined, depth = 0): Fragment | 
     error.cause && depth < 8
       ? html`<div class="cause"><span class="muted">caused by</span> ${errorBlock(error.cause, depth + 1)}</div>`
       : '';
-  return html`<div class="error">
-    <strong>${error.name}</strong>${error.code === undefined ? '' : html` <code>${error.code}</code>`}:
-    ${error.message}${details}${cause}
-  </div>`;
+  return html`<div class="error"><strong>${error.name}</strong>${error.code === undefined ? '' : html` <code>${error.code}</code>`}: ${error.message}${details}${cause}</div>`;
 }

@@ -91,26 +91,11 @@ export function page(
   const on = (name: string): string => (options.nav === name ? 'on' : '');
   const refresh = options.live === false ? 0 : ctx.refreshSeconds;
   return html`<!doctype html>
-    <html lang="en">
-      <head>
-        <meta charset="utf-8" />
-        <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <title>${options.title} · ts-reactor</title>
-        <style>
-          ${raw(CSS)}
-        </style>
-      </head>
-      <body data-refresh="${String(refresh)}">
-        <header>
-          <span class="brand">ts-reactor</span
-          ><a class="${on('executions')}" href="${ctx.base}/executions">Executions</a
-          ><a class="${on('coordination')}" href="${ctx.base}/coordination">Coordination</a
-          >${ctx.readOnly ? html`<span class="muted">read-only</span>` : ''}
-        </header>
-        <main id="live">${body}</main>
-        <script>
-          ${raw(LIVE)};
-        </script>
-      </body>
-    </html>`;
+<html lang="en">
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${options.title} · ts-reactor</title><style>${raw(CSS)}</style></head>
+<body data-refresh="${String(refresh)}">
+<header><span class="brand">ts-reactor</span><a class="${on('executions')}" href="${ctx.base}/executions">Executions</a><a class="${on('coordination')}" href="${ctx.base}/coordination">Coordination</a>${ctx.readOnly ? html`<span class="muted">read-only</span>` : ''}</header>
+<main id="live">${body}</main>
+<script>${raw(LIVE)}</script>
+</body></html>`;
 }
