@@ -19,7 +19,7 @@ import { RedisWaitList } from './queue/redis-wait-list.js';
 import { createWorker, type Worker, type WorkerCloseOptions } from './queue/worker.js';
 import { createRedisBackend } from './storage/redis/index.js';
 import { durabilityAtStartUp, type DurabilityReport } from './storage/redis/durability.js';
-import { silentLogger } from './engine/logger.js';
+import { silentLogger } from './engine/model/logger.js';
 import type { JobConsumer } from './engine/ports/queue.js';
 import type { Logger } from './dsl/context.js';
 

@@ -17,8 +17,8 @@
 import { randomBytes } from 'node:crypto';
 import { createEmbeddedEngine } from '../embedded.js';
 import type { Engine } from '../engine/engine.js';
-import type { ReactorEvent } from '../engine/events.js';
-import type { RunResult } from '../engine/results.js';
+import type { ReactorEvent } from '../engine/model/events.js';
+import type { RunResult } from '../engine/model/results.js';
 import { moduleFile, removeKeys, WorkerProcesses, type Write } from './demo-background.js';
 import { accountKey, stepLockPayment, type Span } from './demo-step-lock-reactor.js';
 import { parseRedisUrl, pingRedis, redactUrl } from './redis-check.js';

@@ -5,8 +5,8 @@
  * @module
  */
 import { createEmbeddedEngine } from '../embedded.js';
-import type { ReactorEvent } from '../engine/events.js';
-import type { RunResult } from '../engine/results.js';
+import type { ReactorEvent } from '../engine/model/events.js';
+import type { RunResult } from '../engine/model/results.js';
 import { checkoutReactor } from './demo-reactor.js';
 import { createServices, type ServiceBehaviour } from './demo-services.js';
 

@@ -9,10 +9,10 @@ import { validateContract } from '../dsl/contract.js';
 import type { AnyReactorDefinition, InputOf, OutputOf, StepsOf } from '../dsl/definition.js';
 import { compileWindows, type RateWindowOptions } from '../dsl/coordination.js';
 import { ErrorCode, ExecutionNotFoundError, ReactorError, RecordTooLargeError } from '../errors.js';
-import { EventHub, type EventListener, type Middleware } from './events.js';
-import { silentLogger } from './logger.js';
-import { createInstrument } from './instrument.js';
-import { eventLogger } from './event-logger.js';
+import { EventHub, type EventListener, type Middleware } from './model/events.js';
+import { silentLogger } from './model/logger.js';
+import { createInstrument } from './model/instrument.js';
+import { eventLogger } from './model/event-logger.js';
 import { randomIds, systemClock, type Clock, type Ids } from './ports/clock.js';
 import {
   handOffToWorker,
@@ -21,14 +21,14 @@ import {
   wake,
   type BackgroundDeps,
   type BackgroundOptions,
-} from './background.js';
-import { admitWork, execute, fromRecord, invalidInput, type CoordinationDeps } from './execute.js';
-import { cancelExecution, retrySource, undoExecution, type OperationsDeps } from './operations.js';
+} from './jobs/background.js';
+import { admitWork, execute, fromRecord, invalidInput, type CoordinationDeps } from './execution/execute.js';
+import { cancelExecution, retrySource, undoExecution, type OperationsDeps } from './execution/operations.js';
 import type { Coordinator } from './ports/coordinator.js';
 import type { ExecutionJob, JobDelivery, JobQueue, WaitList } from './ports/queue.js';
 import type { FanOutLedger } from './ports/fanout.js';
 import type { JobLeases } from './ports/job-lease.js';
-import { composeJobLeases } from './job-lease.js';
+import { composeJobLeases } from './jobs/job-lease.js';
 import {
   RECORD_VERSION,
   type ExecutionRecord,
@@ -36,19 +36,19 @@ import {
   type Store,
   type TraceContext,
 } from './ports/store.js';
-import { registerTree } from './async/registry.js';
-import { wakeReaders } from './async/park.js';
-import { UnitSignals, type AsyncPort } from './async/port.js';
-import type { RunResult } from './results.js';
+import { registerTree } from './model/async/registry.js';
+import { wakeReaders } from './jobs/async/park.js';
+import { UnitSignals, type AsyncPort } from './run/async/port.js';
+import type { RunResult } from './model/results.js';
 import type { StepInvoker } from '../dsl/step.js';
-import { invokeStep } from './invoke.js';
-import { RunState, type Admit, type JobBinding } from './run-state.js';
+import { invokeStep } from './run/invoke.js';
+import { RunState, type Admit, type JobBinding } from './run/run-state.js';
 import { hasInterruptClaims } from './ports/interrupt-claims.js';
-import { resumeExecution, type ResumeDeps } from './interrupt/resume.js';
-import { linkRetry } from './retry-link.js';
-import { CancelTargets } from './cancels.js';
-import { createSweeper, type SweepReport } from './sweep.js';
-import { InlineLease, markUnleased, type InlineLeaseDeps } from './inline-lease.js';
+import { resumeExecution, type ResumeDeps } from './api/interrupt/resume.js';
+import { linkRetry } from './api/retry-link.js';
+import { CancelTargets } from './execution/cancels.js';
+import { createSweeper, type SweepReport } from './jobs/sweep.js';
+import { InlineLease, markUnleased, type InlineLeaseDeps } from './execution/inline-lease.js';
 
 /** Options of {@link createEngine}. */
 export interface EngineOptions {
@@ -689,4 +689,4 @@ function unstorable(reactor: AnyReactorDefinition, executionId: string, error: R
   };
 }
 
-export { fromRecord } from './execute.js';
+export { fromRecord } from './execution/execute.js';

@@ -1,8 +1,8 @@
 export * from './engine.js';
-export * from './events.js';
-export { silentLogger, childLogger } from './logger.js';
+export * from './model/events.js';
+export { silentLogger, childLogger } from './model/logger.js';
 export * from './ports/index.js';
-export * from './results.js';
+export * from './model/results.js';
 export {
   eventLogger,
   logFields,
@@ -10,7 +10,7 @@ export {
   EVENT_LOG_LEVELS,
   type EventLoggerOptions,
   type LogLevel,
-} from './event-logger.js';
-export { type WorkEnd, type WorkHandle, type WorkScope } from './instrument.js';
-export type { ResumeOptions, ResumeTarget } from './interrupt/resume.js';
-export type { SweepReport } from './sweep.js';
+} from './model/event-logger.js';
+export { type WorkEnd, type WorkHandle, type WorkScope } from './model/instrument.js';
+export type { ResumeOptions, ResumeTarget } from './api/interrupt/resume.js';
+export type { SweepReport } from './jobs/sweep.js';

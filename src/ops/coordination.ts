@@ -4,8 +4,8 @@
  *
  * @module
  */
-import { cancelRequestKey, livenessKey } from '../engine/operations.js';
-import { SWEEP_LOCK_KEY } from '../engine/sweep.js';
+import { cancelRequestKey, livenessKey } from '../engine/execution/operations.js';
+import { SWEEP_LOCK_KEY } from '../engine/jobs/sweep.js';
 import type { Coordinator } from '../engine/ports/coordinator.js';
 import { isCoordinationInspector, type InspectOptions } from '../engine/ports/inspector.js';
 import type { Store, WaitingFor } from '../engine/ports/store.js';

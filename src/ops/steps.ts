@@ -5,7 +5,7 @@
  * @module
  */
 import type { AnyReactorDefinition, GraphNode } from '../dsl/definition.js';
-import type { ReactorEvent } from '../engine/events.js';
+import type { ReactorEvent } from '../engine/model/events.js';
 import type { ExecutionRecord, StepRecord } from '../engine/ports/store.js';
 import type { AttemptView, GraphNodeView, GraphView, StepView } from './types.js';
 

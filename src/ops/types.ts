@@ -5,7 +5,7 @@
  * @module
  */
 import type { ErrorJSON } from '../errors.js';
-import type { ReactorEvent } from '../engine/events.js';
+import type { ReactorEvent } from '../engine/model/events.js';
 import type { ExecutionStatus, RollbackFailure, StepRecord, WaitingFor } from '../engine/ports/store.js';
 
 /** A query over executions: filters and a page. */

@@ -18,7 +18,7 @@
  * @module
  */
 import { trace, type Tracer } from '@opentelemetry/api';
-import type { Middleware } from '../engine/events.js';
+import type { Middleware } from '../engine/model/events.js';
 import { OpenSpans } from './open-spans.js';
 import { applyEvent } from './span-events.js';
 import { openScope } from './spans.js';

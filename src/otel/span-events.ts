@@ -5,7 +5,7 @@
  * @module
  */
 import type { Attributes } from '@opentelemetry/api';
-import type { ReactorEvent } from '../engine/events.js';
+import type { ReactorEvent } from '../engine/model/events.js';
 import { ATTR } from './attributes.js';
 import type { OpenSpan, OpenSpans } from './open-spans.js';
 

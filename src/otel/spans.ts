@@ -18,7 +18,7 @@ import {
   type Span,
   type Tracer,
 } from '@opentelemetry/api';
-import type { WorkEnd, WorkHandle, WorkScope } from '../engine/instrument.js';
+import type { WorkEnd, WorkHandle, WorkScope } from '../engine/model/instrument.js';
 import type { TraceContext } from '../engine/ports/store.js';
 import { ATTR } from './attributes.js';
 import type { NestedKind, OpenSpan, OpenSpans } from './open-spans.js';

@@ -6,8 +6,8 @@
  */
 import type { AnyReactorDefinition, InputOf, OutputOf, StepsOf } from '../dsl/definition.js';
 import { createEngine, type Engine, type EngineOptions, type RunOptions } from '../engine/engine.js';
-import type { ReactorEvent } from '../engine/events.js';
-import type { RunResult } from '../engine/results.js';
+import type { ReactorEvent } from '../engine/model/events.js';
+import type { RunResult } from '../engine/model/results.js';
 import { MemoryCoordinator } from '../storage/memory/coordinator.js';
 import { MemoryStore } from '../storage/memory/store.js';
 import { ManualClock } from './clock.js';

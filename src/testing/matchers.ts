@@ -4,8 +4,8 @@
  *
  * @module
  */
-import type { ReactorEvent } from '../engine/events.js';
-import type { RunResult } from '../engine/results.js';
+import type { ReactorEvent } from '../engine/model/events.js';
+import type { RunResult } from '../engine/model/results.js';
 
 /** A matcher verdict. */
 export interface Verdict {

@@ -8,7 +8,7 @@
  * @module
  */
 import { expect } from 'vitest';
-import type { RunResult } from '../engine/results.js';
+import type { RunResult } from '../engine/model/results.js';
 import { coordinationMatchers, type OrderedExpectation, type SemaphoreExpectation } from './coordination-matchers.js';
 import { runMatchers, type Verdict } from './matchers.js';
 

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { reactor } from '../../src/index.js';
-import { checkTransition, TRANSITIONS } from '../../src/engine/status-machine.js';
+import { checkTransition, TRANSITIONS } from '../../src/engine/model/status-machine.js';
 import { gate, manualEngine, until } from './helpers.js';
 
 describe('a worker that lost its liveness lease writes nothing', () => {

@@ -15,8 +15,8 @@ import {
   RECORD_VERSION,
   type ExecutionRecord,
 } from '../../src/index.js';
-import { livenessKey } from '../../src/engine/operations.js';
-import { SWEEP_LOCK_KEY } from '../../src/engine/sweep.js';
+import { livenessKey } from '../../src/engine/execution/operations.js';
+import { SWEEP_LOCK_KEY } from '../../src/engine/jobs/sweep.js';
 import { ManualClock } from '../../src/testing/clock.js';
 import { eventsOf, gate, manualEngine, type Manual } from './helpers.js';
 

@@ -5,8 +5,8 @@
  * announcement is published.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { CancelTargets } from '../../src/engine/cancels.js';
-import { cancelRequestKey } from '../../src/engine/operations.js';
+import { CancelTargets } from '../../src/engine/execution/cancels.js';
+import { cancelRequestKey } from '../../src/engine/execution/operations.js';
 import type { Coordinator } from '../../src/engine/ports/coordinator.js';
 import { MemoryCoordinator } from '../../src/index.js';
 import { createRedisBackend, type RedisBackend } from '../../src/storage/redis/index.js';

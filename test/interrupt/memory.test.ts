@@ -17,7 +17,7 @@ import {
 } from '../../src/index.js';
 import { createTestEngine, ManualClock } from '../../src/testing/index.js';
 import { MemoryStore } from '../../src/storage/memory/store.js';
-import { RESUME_CLAIM_TTL_MS } from '../../src/engine/interrupt/resume.js';
+import { RESUME_CLAIM_TTL_MS } from '../../src/engine/api/interrupt/resume.js';
 import { approval, memoryRig, settleAll } from './helpers.js';
 
 const types = (trace: readonly ReactorEvent[]): string[] => trace.map((e) => e.type);

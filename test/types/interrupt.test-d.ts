@@ -1,7 +1,7 @@
 import { describe, expectTypeOf, test } from 'vitest';
 import { z } from 'zod';
 import { reactor, type OutputOf } from '../../src/dsl/index.js';
-import type { PausedRun, RunResult } from '../../src/engine/results.js';
+import type { PausedRun, RunResult } from '../../src/engine/model/results.js';
 
 describe('interrupt inference', () => {
   test('a field-map payload: the step result is the validated payload (defaults applied), usable by later steps', () => {

@@ -7,7 +7,7 @@
  * @module
  */
 import { html } from 'hono/html';
-import type { ReactorEvent } from '../../engine/events.js';
+import type { ReactorEvent } from '../../engine/model/events.js';
 import type { ExecutionDetail, ExecutionSummary, StepView, WaitView } from '../../ops/types.js';
 import type { ExecutionAction } from '../actions.js';
 import { dagSvg } from './dag.js';

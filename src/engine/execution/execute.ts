@@ -1,0 +1,262 @@
+/**
+ * One execution from admission to its terminal record, shared by the inline path (`engine.run`)
+ * and the background path (`background.ts`).
+ *
+ * @module
+ */
+import { admit } from '../../coordination/admit.js';
+import type { Holds } from '../../coordination/holds.js';
+import type { CoordinationScope } from '../../coordination/scope.js';
+import type { CoordinationSpec } from '../../dsl/coordination.js';
+import type { AnyReactorDefinition } from '../../dsl/definition.js';
+import {
+  CancelledError,
+  ErrorCode,
+  HoldLostError,
+  ReactorError,
+  ValidationError,
+  errorFromJSON,
+  errorToJSON,
+} from '../../errors.js';
+import type { Coordinator } from '../ports/coordinator.js';
+import { TERMINAL_STATUSES, type ExecutionRecord } from '../ports/store.js';
+import type { RunResult } from '../model/results.js';
+import { errorSummary, type Admit, type EventDraft, type RunState } from '../run/run-state.js';
+import { runFrame, type GraphOutcome } from '../graph/scheduler.js';
+import { pauseRun, waitsOf } from './interrupt/pause.js';
+
+/** What admissions need from the engine. */
+export interface CoordinationDeps {
+  readonly coordinator: Coordinator | undefined;
+  readonly rateLimits: CoordinationScope['rateLimits'];
+  /** Wake-on-release hook (background execution). */
+  readonly onReleased?: CoordinationScope['onReleased'];
+  /** In a worker, how long contention is waited out on the release notification before the execution parks. */
+  readonly workerWaitMs?: number;
+}
+
+/** Runs an execution in this process: admission, the graph, release, the terminal record. */
+export async function execute(
+  state: RunState,
+  reactor: AnyReactorDefinition,
+  root: AbortController = new AbortController(),
+  handOff?: (state: RunState) => Promise<RunResult>,
+): Promise<RunResult> {
+  state.emit({ type: 'run.started', input: state.redactedInput });
+  let holds: Holds | undefined;
+  if (reactor.coordination.length > 0) {
+    const admission = await state.admit(reactor.coordination, state.input, { reactor: reactor.name, abort: root });
+    if (admission.kind === 'refused')
+      return finish(state, { status: 'failed', step: undefined, error: admission.error, validation: [] });
+    if (admission.kind === 'halt')
+      return finish(state, { status: 'halted', step: undefined, reason: admission.reason, data: admission.data });
+    holds = admission.holds;
+  }
+  let outcome: GraphOutcome | undefined;
+  try {
+    await state.progress('running');
+    const handoff =
+      handOff && reactor.background !== undefined && reactor.background !== 'all' ? reactor.background : undefined;
+    outcome = await runFrame(state, {
+      def: reactor,
+      input: state.input,
+      prefix: '',
+      signal: root.signal,
+      handoff,
+      owned: root,
+    });
+  } catch (error) {
+    outcome = { status: 'failed', step: undefined, error: error as Error, validation: [] };
+  } finally {
+    await holds
+      ?.release(outcome?.status ?? 'failed')
+      .catch((error: unknown) =>
+        state.logger.warn({ err: error }, 'releasing coordination failed; holds expire by TTL'),
+      );
+  }
+  if (outcome.status === 'yielded' && outcome.pause) return pauseRun(state, reactor);
+  // Inline, only a hand-off yields: the rest of the run goes to a worker.
+  if (outcome.status === 'yielded') return handOff!(state);
+  return finish(state, outcome);
+}
+
+/** Takes declarations for work of `state` (in worker mode nothing waits: contention parks instead). */
+export function admitWork(
+  state: RunState,
+  deps: CoordinationDeps,
+  specs: readonly CoordinationSpec[],
+  args: unknown,
+  where: Parameters<Admit>[2],
+): ReturnType<typeof admit> {
+  if (!deps.coordinator) {
+    const error = new ReactorError(
+      'coordinator_missing',
+      `reactor "${where.reactor}" declares coordination but the engine has no coordinator; pass createEngine({ coordinator })`,
+    );
+    return Promise.resolve({ kind: 'refused', error });
+  }
+  const holder = {
+    owner: state.holderId,
+    executionId: state.executionId,
+    reactor: where.reactor,
+    ...(where.step === undefined ? {} : { step: where.step }),
+  };
+  // A declaration's `wait` is the in-process budget; in a worker, contention is waited out for
+  // `workerWaitMs` and then parks (rate limits park at once, for exactly their retry-after).
+  const workerWait = deps.workerWaitMs ?? 0;
+  const taken =
+    state.mode === 'worker' && where.ownWaits !== true
+      ? specs.map((s) => ('waitMs' in s ? { ...s, waitMs: s.kind === 'rate_limit' ? 0 : workerWait } : s))
+      : specs;
+  // An async unit's step-level ordered position is taken on its first arrival and kept on its record.
+  const unitTicket = where.step !== undefined && state.unit !== undefined ? state.background?.ordered : undefined;
+  return admit(taken, args, {
+    coordinator: deps.coordinator,
+    orderedTicket: where.orderedTicket ?? unitTicket,
+    keepOrderedOnContention: unitTicket !== undefined,
+    ...where.stepOrdered,
+    adopt: where.adopt,
+    keepOrderedUntilFinal: unitTicket !== undefined,
+    onReleased: deps.onReleased,
+    clock: state.clock,
+    reactor: where.reactor,
+    step: where.step,
+    holder,
+    startId:
+      where.startId ??
+      (where.step === undefined ? `${state.executionId}:${where.reactor}` : `${state.executionId}:${where.step}`),
+    rateLimits: deps.rateLimits,
+    heldKeys: state.heldKeys,
+    fencingTokens: state.fencingTokens,
+    emit: (event) =>
+      state.emit({
+        ...event,
+        reactor: where.reactor,
+        ...(where.step === undefined ? {} : { step: where.step }),
+      } as unknown as EventDraft),
+    onLost: (primitive, key) =>
+      where.abort.abort(new HoldLostError({ reactor: where.reactor, step: where.step, primitive, key })),
+  });
+}
+
+/** A terminal outcome (inline runs never yield). */
+export type FinalOutcome =
+  | Exclude<GraphOutcome, { status: 'yielded' }>
+  | { readonly status: 'halted'; readonly step: undefined; readonly reason: string; readonly data: unknown };
+
+export async function finish(state: RunState, outcome: FinalOutcome): Promise<RunResult> {
+  if (outcome.status === 'failed' && outcome.error instanceof CancelledError)
+    return cancelled(state, String(outcome.error.details.reason));
+  const base = {
+    executionId: state.executionId,
+    reactor: state.reactor,
+    trace: state.trace,
+    steps: state.steps,
+    rollbackFailures: state.rollbackFailures,
+    replay: false,
+  };
+  if (outcome.status === 'completed') {
+    state.emit({ type: 'run.completed' });
+    await state.checkpoint('completed', { value: outcome.value }).catch(() => undefined);
+    return { ...base, status: 'completed', value: outcome.value };
+  }
+  if (outcome.status === 'halted') {
+    state.emit({ type: 'run.halted', step: outcome.step, reason: outcome.reason });
+    await state
+      .checkpoint('halted', {
+        haltReason: outcome.reason,
+        ...(outcome.step === undefined ? {} : { failedStep: outcome.step }),
+        ...(outcome.data === undefined ? {} : { haltData: outcome.data }),
+      })
+      .catch(() => undefined);
+    const data = outcome.data === undefined ? {} : { data: outcome.data };
+    return { ...base, status: 'halted', haltedStep: outcome.step, reason: outcome.reason, ...data };
+  }
+  state.emit({ type: 'run.failed', step: outcome.step, error: errorSummary(outcome.error) });
+  await state
+    .checkpoint('failed', {
+      error: errorToJSON(outcome.error),
+      ...(outcome.step === undefined ? {} : { failedStep: outcome.step }),
+    })
+    .catch(() => undefined);
+  return {
+    ...base,
+    status: 'failed',
+    error: outcome.error,
+    failedStep: outcome.step,
+    validationErrors: outcome.validation,
+  };
+}
+
+/** Ends an execution as cancelled (its rollback has run). */
+export async function cancelled(state: RunState, reason: string): Promise<RunResult> {
+  state.emit({ type: 'run.cancelled', reason });
+  await state.checkpoint('cancelled', { cancelReason: reason }).catch(() => undefined);
+  return {
+    executionId: state.executionId,
+    reactor: state.reactor,
+    trace: state.trace,
+    steps: state.steps,
+    rollbackFailures: state.rollbackFailures,
+    replay: false,
+    status: 'cancelled',
+    reason,
+  };
+}
+
+/** The result of a run whose input failed validation (nothing persisted, nothing taken). */
+export function invalidInput(
+  reactor: AnyReactorDefinition,
+  executionId: string,
+  issues: ValidationError['issues'],
+): RunResult {
+  const summary = issues.map((i) => `${i.path || '(input)'}: ${i.message}`).join('; ');
+  const error = new ValidationError(
+    ErrorCode.InputInvalid,
+    `reactor "${reactor.name}": invalid input (${summary})`,
+    issues,
+    { reactor: reactor.name },
+  );
+  return {
+    status: 'failed',
+    executionId,
+    reactor: reactor.name,
+    error,
+    failedStep: undefined,
+    validationErrors: issues,
+    trace: [],
+    steps: {},
+    rollbackFailures: [],
+    replay: false,
+  };
+}
+
+/** Rebuilds a result from a persisted record (replays across processes). */
+export function fromRecord(record: ExecutionRecord): RunResult {
+  const base = {
+    executionId: record.id,
+    reactor: record.reactor,
+    trace: record.trace ?? [],
+    steps: record.steps,
+    rollbackFailures: record.rollbackFailures,
+    replay: true,
+  };
+  if (record.status === 'cancelled') return { ...base, status: 'cancelled', reason: record.cancelReason ?? '' };
+  if (record.status === 'parked' && record.background?.waitingFor)
+    return { ...base, status: 'parked', waitingFor: record.background.waitingFor };
+  if (record.status === 'pending' || record.status === 'parked') return { ...base, status: 'queued' };
+  if (record.status === 'paused') return { ...base, status: 'paused', interrupts: waitsOf(record.interrupts ?? []) };
+  if (!TERMINAL_STATUSES.has(record.status)) return { ...base, status: 'running' };
+  if (record.status === 'completed') return { ...base, status: 'completed', value: record.value };
+  if (record.status === 'halted')
+    return {
+      ...base,
+      status: 'halted',
+      haltedStep: record.failedStep,
+      reason: record.haltReason ?? '',
+      ...(record.haltData === undefined ? {} : { data: record.haltData }),
+    };
+  const error = errorFromJSON(record.error ?? { name: 'Error', message: `execution ended ${record.status}` });
+  const issues = (error.details.issues as ValidationError['issues'] | undefined) ?? [];
+  return { ...base, status: 'failed', error, failedStep: record.failedStep, validationErrors: issues };
+}

@@ -1,0 +1,210 @@
+/**
+ * After an accepted resume: continue the execution in this process, or hand it to a worker (the
+ * interrupt asks for it, or the reactor's own lock / semaphore / rate limit is busy right now).
+ *
+ * @module
+ */
+import type { CoordinationSpec } from '../../../dsl/coordination.js';
+import type { AnyReactorDefinition } from '../../../dsl/definition.js';
+import { ContentionError, RateLimitedError, ReactorError } from '../../../errors.js';
+import type { BackgroundDeps } from '../../jobs/background.js';
+import type { EventHub } from '../../model/events.js';
+import { finish, type CoordinationDeps } from '../execute.js';
+import { livenessKey } from '../operations.js';
+import type { Clock } from '../../ports/clock.js';
+import { JOB_FORMAT_VERSION, type JobQueue } from '../../ports/queue.js';
+import type { ExecutionRecord, Store } from '../../ports/store.js';
+import type { RunResult } from '../../model/results.js';
+import type { RunState } from '../../run/run-state.js';
+import { runFrame, type GraphOutcome } from '../../graph/scheduler.js';
+import { noInstrument, type Instrument } from '../../model/instrument.js';
+import { pauseRun } from './pause.js';
+
+/** What continuing a resumed execution needs from the engine. */
+export interface ContinueDeps {
+  readonly store: Store;
+  readonly clock: Clock;
+  readonly hub: EventHub;
+  readonly queue: JobQueue | undefined;
+  readonly coordination: CoordinationDeps;
+  readonly newState: BackgroundDeps['newState'];
+  /** Inline runs of this process (so `engine.cancel` reaches a resumed one). */
+  readonly live: Map<string, { readonly abort: AbortController; readonly done: Promise<RunResult> }>;
+  /** Brackets an inline resume in a `run` scope (a span in the execution's trace). Default: none. */
+  readonly instrument?: Instrument;
+}
+
+const LIVENESS_TTL_MS = 60_000;
+
+/**
+ * Runs `fn` holding the execution's liveness lock (no worker works on it meanwhile); waits up to
+ * about 2 s for a worker's job to finish. `undefined` when the lock stayed busy.
+ */
+export async function withLiveness<T>(
+  deps: Pick<ContinueDeps, 'coordination' | 'clock'>,
+  executionId: string,
+  fn: () => Promise<T>,
+): Promise<T | undefined> {
+  const coordinator = deps.coordination.coordinator;
+  if (!coordinator)
+    throw new ReactorError('coordinator_missing', 'resuming an execution needs a coordinator (liveness locks)');
+  const key = livenessKey(executionId);
+  const owner = `resume:${executionId}:${crypto.randomUUID()}`;
+  for (let i = 0; ; i++) {
+    const lock = await coordinator.lockAcquire({ key, holder: { owner, executionId }, ttlMs: LIVENESS_TTL_MS });
+    if (lock.acquired) break;
+    if (i >= 100) return undefined;
+    await deps.clock.sleep(20);
+  }
+  const stop = deps.clock.every(
+    LIVENESS_TTL_MS / 3,
+    () => void coordinator.lockExtend(key, owner, LIVENESS_TTL_MS).catch(() => undefined),
+  );
+  try {
+    return await fn();
+  } finally {
+    stop();
+    await coordinator.lockRelease(key, owner).catch(() => undefined);
+  }
+}
+
+function stateOf(
+  deps: ContinueDeps,
+  reactor: AnyReactorDefinition,
+  record: ExecutionRecord,
+  mode: 'inline' | 'worker',
+): RunState {
+  return deps.newState({
+    executionId: record.id,
+    rootExecutionId: record.rootId,
+    reactor: reactor.name,
+    contract: reactor.contract,
+    input: record.input as Record<string, unknown>,
+    idempotencyKey: record.idempotencyKey,
+    resume: record,
+    mode,
+  });
+}
+
+/** Persists the resumed execution as pending and enqueues its next job; the caller gets `queued`. */
+export async function toWorker(
+  deps: ContinueDeps,
+  reactor: AnyReactorDefinition,
+  record: ExecutionRecord,
+  step: string,
+  reason: 'resume' | 'busy',
+): Promise<RunResult> {
+  const handOff = await prepareWorker(deps, reactor, record, step, reason);
+  await handOff.enqueue();
+  return handOff.result;
+}
+
+/**
+ * Persists the resumed execution as pending; `enqueue` adds its job. Call `enqueue` after
+ * releasing the liveness lock, or the worker that takes the job at once finds it busy and
+ * comes back only when the lock could have lapsed.
+ */
+export async function prepareWorker(
+  deps: ContinueDeps,
+  reactor: AnyReactorDefinition,
+  record: ExecutionRecord,
+  step: string,
+  reason: 'resume' | 'busy',
+): Promise<{ readonly result: RunResult; enqueue(): Promise<void> }> {
+  const state = stateOf(deps, reactor, record, 'worker');
+  state.emit({ type: 'interrupt.resumed', step, mode: 'background' });
+  const background = state.background ?? { jobs: 0, contention: 0 };
+  const jobs = background.jobs + 1;
+  const jobId = `${record.id}:${jobs}`;
+  state.background = { ...background, jobs };
+  state.emit({ type: 'run.queued', jobId, delayMs: 0, reason });
+  await state.checkpoint('pending', {}, { withTrace: true });
+  const result: RunResult = {
+    status: 'queued',
+    executionId: state.executionId,
+    reactor: state.reactor,
+    trace: state.trace,
+    steps: state.steps,
+    rollbackFailures: state.rollbackFailures,
+    replay: false,
+  };
+  return {
+    result,
+    enqueue: () =>
+      deps.queue!.enqueue({ v: JOB_FORMAT_VERSION, executionId: record.id, reactor: record.reactor }, { jobId }),
+  };
+}
+
+/** With a queue, a busy reactor-level lock or semaphore is not waited for inline: the resume goes to a worker. */
+const noWait = (spec: CoordinationSpec): CoordinationSpec =>
+  spec.kind === 'lock' || spec.kind === 'semaphore' ? { ...spec, waitMs: 0 } : spec;
+
+/** Continues a resumed execution in this process (its record, saved `running`, holds the accepted payload). */
+export async function continueInline(
+  deps: ContinueDeps,
+  reactor: AnyReactorDefinition,
+  record: ExecutionRecord,
+  step: string,
+): Promise<RunResult> {
+  const state = stateOf(deps, reactor, record, 'inline');
+  const root = new AbortController();
+  const scope = {
+    kind: 'run',
+    mode: 'inline',
+    executionId: record.id,
+    rootExecutionId: record.rootId,
+    reactor: record.reactor,
+    ...(record.traceContext === undefined ? {} : { traceContext: record.traceContext }),
+  } as const;
+  const done = (deps.instrument ?? noInstrument).traced(scope, async (traceContext): Promise<RunResult> => {
+    if (traceContext) state.traceContext = traceContext;
+    let holds;
+    if (reactor.coordination.length > 0) {
+      const admission = await state.admit(
+        deps.queue ? reactor.coordination.map(noWait) : reactor.coordination,
+        state.input,
+        { reactor: reactor.name, abort: root },
+      );
+      if (
+        admission.kind === 'refused' &&
+        deps.queue &&
+        (admission.error instanceof ContentionError || admission.error instanceof RateLimitedError)
+      )
+        return toWorker(deps, reactor, record, step, 'busy');
+      if (admission.kind === 'refused')
+        return finish(state, { status: 'failed', step: undefined, error: admission.error, validation: [] });
+      if (admission.kind === 'halt')
+        return finish(state, { status: 'halted', step: undefined, reason: admission.reason, data: admission.data });
+      holds = admission.holds;
+    }
+    state.emit({ type: 'interrupt.resumed', step, mode: 'inline' });
+    let outcome: GraphOutcome | undefined;
+    try {
+      await state.progress('running');
+      outcome = await runFrame(state, { def: reactor, input: state.input, prefix: '', signal: root.signal });
+    } catch (error) {
+      outcome = { status: 'failed', step: undefined, error: error as Error, validation: [] };
+    } finally {
+      await holds
+        ?.release(outcome?.status ?? 'failed')
+        .catch((error: unknown) =>
+          state.logger.warn({ err: error }, 'releasing coordination failed; holds expire by TTL'),
+        );
+    }
+    if (outcome.status === 'yielded' && outcome.pause) return pauseRun(state, reactor);
+    if (outcome.status === 'yielded')
+      return finish(state, {
+        status: 'failed',
+        step: outcome.step,
+        error: new ReactorError('unexpected_yield', 'an inline resume cannot yield'),
+        validation: [],
+      });
+    return finish(state, outcome);
+  });
+  deps.live.set(record.id, { abort: root, done });
+  try {
+    return await done;
+  } finally {
+    deps.live.delete(record.id);
+  }
+}

@@ -1,0 +1,66 @@
+/**
+ * Pausing an execution at its interrupts: the `paused` record and result, and the delayed job of
+ * each active timeout.
+ *
+ * @module
+ */
+import type { AnyReactorDefinition } from '../../../dsl/definition.js';
+import { findInterrupt } from '../../../dsl/interrupt.js';
+import { JOB_FORMAT_VERSION, type ExecutionJob } from '../../ports/queue.js';
+import type { InterruptWait } from '../../ports/store.js';
+import type { PausedRun } from '../../model/results.js';
+import type { RunState } from '../../run/run-state.js';
+
+/** The job id of an interrupt's active timeout. */
+export const timeoutJobId = (executionId: string, step: string): string => `${executionId}:timeout:${step}`;
+
+/** True when `jobId` is the active-timeout job of an interrupt of `executionId`. */
+export const isTimeoutJob = (executionId: string, jobId: string): boolean =>
+  jobId.startsWith(`${executionId}:timeout:`);
+
+/** What a paused run shows it waits for. */
+export function waitsOf(interrupts: readonly InterruptWait[]): PausedRun['interrupts'] {
+  return interrupts
+    .filter((w) => w.resumedAt === undefined)
+    .map((w) => ({
+      step: w.step,
+      ...(w.correlationId === undefined ? {} : { correlationId: w.correlationId }),
+      ...(w.timeoutAt === undefined ? {} : { timeoutAt: w.timeoutAt }),
+    }));
+}
+
+/** Persists the execution as `paused` (with its trace) and schedules active timeouts. */
+export async function pauseRun(state: RunState, reactor: AnyReactorDefinition): Promise<PausedRun> {
+  const interrupts = waitsOf(state.interrupts);
+  state.emit({ type: 'run.paused', interrupts });
+  await state.checkpoint('paused', {}, { withTrace: true });
+  for (const wait of state.interrupts) await scheduleTimeout(state, reactor, wait);
+  return {
+    status: 'paused',
+    executionId: state.executionId,
+    reactor: state.reactor,
+    trace: state.trace,
+    steps: state.steps,
+    rollbackFailures: state.rollbackFailures,
+    replay: false,
+    interrupts,
+  };
+}
+
+async function scheduleTimeout(state: RunState, reactor: AnyReactorDefinition, wait: InterruptWait): Promise<void> {
+  const spec = findInterrupt(reactor, wait.step)?.interrupt;
+  if (wait.resumedAt !== undefined || wait.timeoutAt === undefined || spec?.timeoutStrategy !== 'active') return;
+  if (!state.queue) {
+    state.logger.warn(
+      { step: wait.step },
+      `interrupt "${wait.step}": an active timeout needs a queue (background execution); it is checked lazily, when a resume arrives`,
+    );
+    return;
+  }
+  // One job per interrupt (a re-pause enqueues the same id, which the queue adds once).
+  const job: ExecutionJob = { v: JOB_FORMAT_VERSION, executionId: state.executionId, reactor: state.reactor };
+  await state.queue.enqueue(job, {
+    jobId: timeoutJobId(state.executionId, wait.step),
+    delayMs: Math.max(0, wait.timeoutAt - state.clock.now()),
+  });
+}

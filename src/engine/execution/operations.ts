@@ -1,0 +1,227 @@
+/**
+ * Operations on executions: cancel (a queued, parked or running one), undo a completed one on
+ * demand, retry a failed one as a new linked execution. Rollback of work done in earlier jobs
+ * replays the record (no body runs) and undoes what it says completed, newest first.
+ *
+ * @module
+ */
+import type { AnyReactorDefinition } from '../../dsl/definition.js';
+import { ExecutionNotFoundError, CancelledError, ExecutionStateError, ReactorError } from '../../errors.js';
+import { cancelled, type CoordinationDeps } from './execute.js';
+import type { Coordinator } from '../ports/coordinator.js';
+import { noInstrument, type Instrument } from '../model/instrument.js';
+import type { JobQueue, WaitList } from '../ports/queue.js';
+import { TERMINAL_STATUSES, type ExecutionRecord, type Store, type TraceContext } from '../ports/store.js';
+import type { RunResult } from '../model/results.js';
+import type { RunState, RunStateInit } from '../run/run-state.js';
+import { runFrame, undoAll } from '../graph/scheduler.js';
+import { inlineFanOutRuntime } from '../jobs/fanout/park.js';
+import type { FanOutLedger } from '../ports/fanout.js';
+
+/** The key of an execution's cross-process cancel request (checked by the worker running it). */
+export const cancelRequestKey = (executionId: string): string => `cancel:${executionId}`;
+/** The key of an execution's liveness lock (one worker at a time). */
+export const livenessKey = (executionId: string): string => `execution:${executionId}`;
+
+/** What operations need from the engine. */
+export interface OperationsDeps {
+  readonly store: Store;
+  readonly coordination: CoordinationDeps;
+  readonly waitList: WaitList | undefined;
+  readonly queue: JobQueue | undefined;
+  readonly registry: ReadonlyMap<string, AnyReactorDefinition>;
+  /** Root controllers of inline runs in this process, by execution id. */
+  readonly live: ReadonlyMap<string, { readonly abort: AbortController; readonly done: Promise<RunResult> }>;
+  /** Brackets an operator's rollback in a `run` scope (a span in the execution's trace). Default: none. */
+  readonly instrument?: Instrument;
+  readonly newState: (
+    init: Pick<
+      RunStateInit,
+      'executionId' | 'rootExecutionId' | 'reactor' | 'contract' | 'input' | 'idempotencyKey'
+    > & { readonly resume?: ExecutionRecord; readonly mode?: 'inline' | 'worker'; readonly replayOnly?: boolean },
+  ) => RunState;
+  /** Ledgers of fan-out maps: undo and cancel undo a completed fan-out map's elements in this process. */
+  readonly fanOut?: FanOutLedger | undefined;
+}
+
+async function load(
+  deps: OperationsDeps,
+  executionId: string,
+  operation: string,
+): Promise<{ record: ExecutionRecord; reactor: AnyReactorDefinition }> {
+  const record = await deps.store.get(executionId);
+  if (!record) throw new ExecutionNotFoundError(executionId);
+  const reactor = deps.registry.get(record.reactor);
+  if (!reactor)
+    throw new ReactorError(
+      'reactor_unknown',
+      `cannot ${operation} execution ${executionId}: reactor "${record.reactor}" is not registered with this engine (engine.register)`,
+      { details: { reactor: record.reactor } },
+    );
+  return { record, reactor };
+}
+
+function coordinatorOf(deps: OperationsDeps): Coordinator {
+  const c = deps.coordination.coordinator;
+  if (!c) throw new ReactorError('coordinator_missing', 'operations on executions need a coordinator (liveness locks)');
+  return c;
+}
+
+/** Runs `fn` holding the execution's liveness lock; `undefined` when a worker is running it. */
+async function exclusive<T>(deps: OperationsDeps, executionId: string, fn: () => Promise<T>): Promise<T | undefined> {
+  const c = coordinatorOf(deps);
+  const owner = `operator:${executionId}:${Math.random().toString(36).slice(2)}`;
+  const lock = await c.lockAcquire({ key: livenessKey(executionId), holder: { owner, executionId }, ttlMs: 60_000 });
+  if (!lock.acquired) return undefined;
+  try {
+    return await fn();
+  } finally {
+    await c.lockRelease(livenessKey(executionId), owner).catch(() => undefined);
+  }
+}
+
+/**
+ * Rebuilds the completed work from the record, undoes it newest first, hands back an ordered
+ * position it still has, and ends the execution `cancelled`.
+ */
+export async function rollbackRecorded(
+  deps: Pick<OperationsDeps, 'newState' | 'waitList' | 'coordination' | 'store' | 'fanOut'>,
+  reactor: AnyReactorDefinition,
+  record: ExecutionRecord,
+  reason: string,
+): Promise<RunResult> {
+  const state = deps.newState({
+    executionId: record.id,
+    rootExecutionId: record.rootId,
+    reactor: reactor.name,
+    contract: reactor.contract,
+    input: record.input as Record<string, unknown>,
+    idempotencyKey: record.idempotencyKey,
+    resume: record,
+    mode: 'worker',
+    replayOnly: true,
+  });
+  state.fanOut = inlineFanOutRuntime(deps, reactor); // a completed fan-out map's elements are undone here too
+  const replay = await runFrame(state, {
+    def: reactor,
+    input: state.input,
+    prefix: '',
+    signal: new AbortController().signal,
+  });
+  state.emit({ type: 'run.rolling_back', step: undefined });
+  await state.checkpoint('rolling_back');
+  if (replay.status === 'completed') await undoAll(replay.completed, state);
+  const ordered = record.background?.ordered;
+  const spec = reactor.coordination.find((c) => c.kind === 'ordered_lock');
+  if (ordered && record.status !== 'completed' && deps.coordination.coordinator) {
+    await deps.coordination.coordinator
+      .orderedComplete({ ...ordered, failed: false, strict: spec?.kind === 'ordered_lock' && spec.strict })
+      .catch(() => undefined);
+  }
+  const waiting = record.background?.waitingFor;
+  const result = await cancelled(state, reason);
+  if (waiting) await deps.waitList?.remove(`${waiting.primitive}:${waiting.key}`, waiting.jobId);
+  return result;
+}
+
+/**
+ * Cancels an execution that has not finished. Queued or parked: rolled back now. Running inline
+ * in this process: stopped at the next step boundary and rolled back. Running in another worker:
+ * a cancel request that worker picks up at its next liveness check (the returned result is the
+ * current state; `engine.wait` gives the outcome).
+ */
+export async function cancelExecution(deps: OperationsDeps, executionId: string, reason: string): Promise<RunResult> {
+  const inline = deps.live.get(executionId);
+  if (inline) {
+    inline.abort.abort(new CancelledError(executionId, reason));
+    return inline.done;
+  }
+  const { record, reactor } = await load(deps, executionId, 'cancel');
+  if (TERMINAL_STATUSES.has(record.status))
+    throw new ExecutionStateError(
+      executionId,
+      'cancel',
+      record.status,
+      record.status === 'completed' ? 'use undo to roll back a completed execution' : 'it has already finished',
+    );
+  const done = await exclusive(deps, executionId, async () => {
+    const fresh = (await deps.store.get(executionId)) ?? record;
+    if (TERMINAL_STATUSES.has(fresh.status))
+      throw new ExecutionStateError(executionId, 'cancel', fresh.status, 'it finished meanwhile');
+    // Running with its liveness lock free: an inline run in another process (or a worker whose
+    // job is being redelivered). Rolling it back here would undo steps under its feet: ask it instead.
+    if (fresh.status === 'running') return undefined;
+    return rollbackTraced(deps, reactor, fresh, reason);
+  });
+  if (done) {
+    // Let the parked execution's pending job run now (off the liveness lock): it finds the execution finished and ends.
+    const waiting = record.background?.waitingFor;
+    if (waiting) await deps.queue?.promote(waiting.jobId);
+    return done;
+  }
+  await coordinatorOf(deps).periodMark({ key: cancelRequestKey(executionId), bucket: 'requested', ttlMs: 86_400_000 });
+  // The marker is the source of truth; the announcement reaches a process running it at once (decision 053).
+  await coordinatorOf(deps)
+    .announceCancel?.(executionId)
+    .catch(() => undefined);
+  return {
+    executionId,
+    reactor: record.reactor,
+    trace: record.trace ?? [],
+    steps: record.steps,
+    rollbackFailures: record.rollbackFailures,
+    replay: false,
+    status: 'running',
+  };
+}
+
+/** Undoes a completed execution on demand: every completed step's undo, newest first; it ends `cancelled`. */
+export async function undoExecution(deps: OperationsDeps, executionId: string, reason: string): Promise<RunResult> {
+  const { record, reactor } = await load(deps, executionId, 'undo');
+  if (record.status !== 'completed')
+    throw new ExecutionStateError(
+      executionId,
+      'undo',
+      record.status,
+      'only a completed execution can be undone (cancel one that is still going)',
+    );
+  const done = await exclusive(deps, executionId, () => rollbackTraced(deps, reactor, record, reason));
+  if (!done) throw new ExecutionStateError(executionId, 'undo', 'busy', 'another process is working on it; try again');
+  return done;
+}
+
+/** {@link rollbackRecorded} by an operator, in a `run` scope of mode `operation` (it joins the execution's trace). */
+function rollbackTraced(
+  deps: OperationsDeps,
+  reactor: AnyReactorDefinition,
+  record: ExecutionRecord,
+  reason: string,
+): Promise<RunResult> {
+  const scope = {
+    kind: 'run',
+    mode: 'operation',
+    executionId: record.id,
+    rootExecutionId: record.rootId,
+    reactor: record.reactor,
+    ...(record.traceContext === undefined ? {} : { traceContext: record.traceContext }),
+  } as const;
+  return (deps.instrument ?? noInstrument).traced(scope, (traceContext) =>
+    rollbackRecorded(deps, reactor, traceContext ? { ...record, traceContext } : record, reason),
+  );
+}
+
+/** Checks that an execution can be retried and returns its reactor and input. */
+export async function retrySource(
+  deps: OperationsDeps,
+  executionId: string,
+): Promise<{ reactor: AnyReactorDefinition; input: unknown; traceContext: TraceContext | undefined }> {
+  const { record, reactor } = await load(deps, executionId, 'retry');
+  if (!['failed', 'cancelled', 'halted', 'aborted'].includes(record.status))
+    throw new ExecutionStateError(
+      executionId,
+      'retry',
+      record.status,
+      'only a failed, halted, cancelled or aborted execution is retried (as a new linked execution)',
+    );
+  return { reactor, input: record.input, traceContext: record.traceContext };
+}

@@ -1,0 +1,105 @@
+/**
+ * An interrupt step inside a run: the first time it is reached it claims its correlation id and
+ * pauses the execution; once a resume was accepted, it completes with the validated payload.
+ *
+ * @module
+ */
+import type { StepNode } from '../../../dsl/definition.js';
+import type { InterruptSpec } from '../../../dsl/interrupt.js';
+import { CorrelationTakenError, ReactorError, messageOf, toError } from '../../../errors.js';
+import { hasInterruptClaims } from '../../ports/interrupt-claims.js';
+import { TERMINAL_STATUSES, type InterruptWait, type Store } from '../../ports/store.js';
+import type { NodeOutcome } from '../../model/outcome.js';
+import type { RunState } from '../../run/run-state.js';
+import { notStarted, type StepPlace } from '../../run/step-runner.js';
+
+/** Runs an interrupt node: completes with an accepted payload, or pauses the execution. */
+export async function runInterrupt(
+  run: RunState,
+  node: StepNode,
+  place: StepPlace,
+  resolve: () => Record<string, unknown>,
+): Promise<NodeOutcome> {
+  const spec = node.interrupt!;
+  const recorded = run.stepRecord(place.path);
+  const entry = { step: place.path, undo: async () => undefined }; // an interrupt has nothing to undo
+  if (recorded?.status === 'completed') return { kind: 'success', value: recorded.result, entry };
+  if (run.replayOnly) return { kind: 'skipped', value: undefined }; // a rollback replay: it never completed
+  const waiting = run.interrupts.find((w) => w.step === place.path);
+  if (waiting?.resumedAt !== undefined) {
+    run.setStep(place.path, { status: 'completed', attempts: 1, result: waiting.payload });
+    run.emit({ type: 'step.succeeded', step: place.path, attempt: 1, reactor: place.reactor });
+    return { kind: 'success', value: waiting.payload, entry };
+  }
+  if (waiting) return { kind: 'yield', step: place.path, delayMs: 0, pause: [waiting] }; // still waiting (another interrupt was resumed)
+  let correlationId: string | undefined;
+  try {
+    correlationId = spec.correlationId ? correlationOf(spec, resolve(), place.path) : undefined;
+    if (correlationId !== undefined) await claimCorrelation(run, correlationId, place.path);
+  } catch (error) {
+    return notStarted(run, place.path, toError(error));
+  }
+  const now = run.clock.now();
+  const wait: InterruptWait = {
+    step: place.path,
+    ...(correlationId === undefined ? {} : { correlationId }),
+    pausedAt: now,
+    ...(spec.timeoutMs === undefined ? {} : { timeoutAt: now + spec.timeoutMs }),
+    invalidAttempts: 0,
+  };
+  run.interrupts.push(wait);
+  run.setStep(place.path, { status: 'running', attempts: 1 });
+  run.emit({ type: 'step.started', step: place.path, attempt: 1, reactor: place.reactor });
+  run.emit({
+    type: 'interrupt.paused',
+    step: place.path,
+    reactor: place.reactor,
+    ...(correlationId === undefined ? {} : { correlationId }),
+    ...(wait.timeoutAt === undefined ? {} : { timeoutAt: wait.timeoutAt }),
+  });
+  return { kind: 'yield', step: place.path, delayMs: 0, pause: [wait] };
+}
+
+function correlationOf(spec: InterruptSpec, args: Record<string, unknown>, step: string): string {
+  let id: unknown;
+  try {
+    id = (spec.correlationId as (a: unknown) => unknown)(args);
+  } catch (error) {
+    throw new ReactorError('correlation_id_invalid', `interrupt "${step}": correlationId threw: ${messageOf(error)}`, {
+      cause: error,
+      details: { step },
+    });
+  }
+  if (typeof id !== 'string' || id.length === 0)
+    throw new ReactorError(
+      'correlation_id_invalid',
+      `interrupt "${step}": correlationId must return a non-empty string (got ${JSON.stringify(id) ?? String(id)})`,
+      { details: { step } },
+    );
+  return id;
+}
+
+/** Claims the correlation id; a claim left by an execution that no longer waits on it is taken over. */
+async function claimCorrelation(run: RunState, correlationId: string, step: string): Promise<void> {
+  const store = run.store;
+  if (!hasInterruptClaims(store))
+    throw new ReactorError(
+      'interrupts_unsupported',
+      `interrupt "${step}": the store does not implement interrupt claims (MemoryStore and RedisStore do)`,
+      { details: { step } },
+    );
+  let claim = await store.claimCorrelation(correlationId, run.executionId);
+  if (!claim.claimed && (await isStale(store, claim.holder, correlationId)))
+    claim = await store.claimCorrelation(correlationId, run.executionId, { replace: claim.holder });
+  if (!claim.claimed) throw new CorrelationTakenError({ correlationId, step, holder: claim.holder });
+}
+
+/** A holder is stale when it is gone, finished, or paused without waiting on this id (a running one may be about to pause on it). */
+async function isStale(store: Store, holder: string, correlationId: string): Promise<boolean> {
+  const record = await store.get(holder);
+  if (!record || TERMINAL_STATUSES.has(record.status)) return true;
+  return (
+    record.status === 'paused' &&
+    !(record.interrupts ?? []).some((w) => w.correlationId === correlationId && w.resumedAt === undefined)
+  );
+}

@@ -1,0 +1,279 @@
+/**
+ * The planner and executor of one graph (a reactor, or a composed child inside it): starts
+ * every step whose dependencies finished, in declaration order, up to the concurrency bound;
+ * stops starting steps at the first failure or halt; then rolls back on failure.
+ *
+ * @module
+ */
+import type { AnyReactorDefinition, GraphNode } from '../../dsl/definition.js';
+import { CancelledError, toError, type FieldIssue } from '../../errors.js';
+import { runAsyncReactor, runAsyncStep } from './async/dispatch.js';
+import { runCompose, runMap } from './nested.js';
+import type { CompletedEntry, NodeOutcome } from '../model/outcome.js';
+import type { InterruptWait } from '../ports/store.js';
+import { resolveArgs, type ArgScope } from '../model/resolve-args.js';
+import type { RunState } from '../run/run-state.js';
+import { runStepNode } from '../run/step-runner.js';
+import { tracedNode } from '../model/instrument.js';
+import { rollBackOrPark } from './fanout/rollback.js';
+import type { FanOutPark } from '../model/fanout/wait.js';
+import { runInterrupt } from './interrupt/step.js';
+
+/** One graph being executed: a reactor with its validated input, at a path inside the run. */
+export interface Frame {
+  readonly def: AnyReactorDefinition;
+  readonly input: Record<string, unknown>;
+  /** Prefix of step paths: `''` at the root, `pay.` inside the composed step `pay`. */
+  readonly prefix: string;
+  /** Aborted when an enclosing frame stops early. */
+  readonly signal: AbortSignal;
+  /** Root frame of an inline run with a hand-off: stop there and let a worker continue. */
+  readonly handoff?: { readonly after: string } | { readonly before: string } | undefined;
+  /**
+   * The controller of `signal`, when this frame may abort it itself (the root frame of an
+   * execution, whose controller nothing else watches once the graph runs): the frame then uses
+   * it instead of creating a child controller (docs/decisions/030).
+   */
+  readonly owned?: AbortController | undefined;
+}
+
+/** How a graph ended. On failure, rollback has already run. */
+export type GraphOutcome =
+  | { readonly status: 'completed'; readonly value: unknown; readonly completed: readonly CompletedEntry[] }
+  | { readonly status: 'halted'; readonly step: string; readonly reason: string; readonly data?: unknown }
+  /** Worker mode: a step asked for a later attempt; nothing is rolled back, the execution is re-enqueued. */
+  | {
+      readonly status: 'yielded';
+      readonly step: string;
+      readonly delayMs: number;
+      readonly contention?: Error;
+      readonly fanOut?: FanOutPark;
+      readonly pause?: readonly InterruptWait[];
+    }
+  | {
+      readonly status: 'failed';
+      readonly step: string | undefined;
+      readonly error: Error;
+      readonly validation: readonly FieldIssue[];
+    };
+
+/** Executes a graph and, if it failed, compensates the failed steps and undoes completed ones, newest first. */
+export async function runFrame(run: RunState, frame: Frame): Promise<GraphOutcome> {
+  const controller = frame.owned ?? new AbortController();
+  const relay = (): void => controller.abort(frame.signal.reason);
+  if (!frame.owned) frame.signal.addEventListener('abort', relay, { once: true });
+  try {
+    const { completed, failures, halt, results, interrupted, yielded } = await schedule(
+      run,
+      { ...frame, signal: controller.signal },
+      controller,
+    );
+    // A worker job that must stop (lease lost, shutdown, store gone) rolls nothing back and writes nothing (decision 064).
+    const stopped = run.stopped;
+    if (stopped) throw stopped;
+    const first = failures[0];
+    if (first || interrupted) {
+      run.emit({ type: 'run.rolling_back', step: first?.step, reactor: frame.def.name });
+      if (frame.prefix === '') await run.checkpoint('rolling_back').catch(() => undefined);
+      if (run.stopped) throw run.stopped; // the rollback's start could not be written (store gone past the tolerance): it runs on the next delivery
+      // A fan-out map's elements are undone by jobs: the execution parks and resumes its rollback (decision 019).
+      const park = await rollBackOrPark(run, failures, completed);
+      if (park)
+        return {
+          status: 'yielded',
+          step: park.step,
+          delayMs: 0,
+          fanOut: { ...park, failedStep: first?.step, error: first?.error ?? interrupted },
+        };
+      // A cancel wins over a step that failed while it was on its way: the run ends cancelled.
+      const cancel: unknown = controller.signal.reason;
+      if (cancel instanceof CancelledError)
+        return { status: 'failed', step: first?.step, error: cancel, validation: [] };
+      return first
+        ? { status: 'failed', step: first.step, error: first.error, validation: first.validation }
+        : { status: 'failed', step: undefined, error: interrupted!, validation: [] };
+    }
+    if (halt) return { status: 'halted', ...halt };
+    if (yielded) return { status: 'yielded', ...yielded };
+    const value = frame.def.returns === undefined ? Object.fromEntries(results) : results.get(frame.def.returns);
+    return { status: 'completed', value, completed };
+  } finally {
+    if (!frame.owned) frame.signal.removeEventListener('abort', relay);
+  }
+}
+
+/**
+ * Undoes entries in reverse completion order. With `run`, the order is the recorded one (it
+ * survives jobs and replays); without, the order of `entries`.
+ */
+export async function undoAll(entries: readonly CompletedEntry[], run?: RunState): Promise<void> {
+  const seq = (e: CompletedEntry): number => run?.stepRecord(e.step)?.completedSeq ?? 0;
+  const ordered = run ? [...entries].sort((a, b) => seq(a) - seq(b)) : entries;
+  for (let i = ordered.length - 1; i >= 0; i--) await ordered[i]!.undo();
+}
+
+type Failed = Extract<NodeOutcome, { kind: 'failure' }>;
+interface Schedule {
+  readonly completed: CompletedEntry[];
+  readonly failures: Failed[];
+  readonly results: Map<string, unknown>;
+  halt: { readonly step: string; readonly reason: string; readonly data?: unknown } | undefined;
+  /** Set when an enclosing frame aborted with an error (e.g. a lost lock): no new step starts. */
+  interrupted: Error | undefined;
+  /** Worker mode: the earliest retry any step asked for; no new step starts. */
+  yielded:
+    | {
+        readonly step: string;
+        readonly delayMs: number;
+        readonly contention?: Error;
+        readonly fanOut?: FanOutPark;
+        readonly pause?: readonly InterruptWait[];
+      }
+    | undefined;
+}
+
+function schedule(run: RunState, frame: Frame, controller: AbortController): Promise<Schedule> {
+  const state: Schedule = {
+    completed: [],
+    failures: [],
+    results: new Map(),
+    halt: undefined,
+    interrupted: undefined,
+    yielded: undefined,
+  };
+  const done = new Set<string>();
+  const waiting = [...frame.def.nodes];
+  const limit = frame.def.maxConcurrency ?? run.maxConcurrency;
+  const handoff = run.mode === 'inline' ? frame.handoff : undefined; // a hand-off never re-triggers in the worker
+  let running = 0;
+  return new Promise((resolve) => {
+    const settle = (node: GraphNode, outcome: NodeOutcome): void => {
+      running--;
+      if (outcome.kind === 'success' || outcome.kind === 'skipped') {
+        state.results.set(node.name, outcome.value);
+        done.add(node.name);
+        if (outcome.kind === 'success') state.completed.push(outcome.entry);
+        if (handoff && 'after' in handoff && handoff.after === node.name)
+          state.yielded ??= { step: node.name, delayMs: 0 };
+      } else if (outcome.kind === 'yield' && outcome.pause) {
+        // An interrupt pauses the execution: it wins over parks and retries (they run again on resume).
+        state.yielded = {
+          step: state.yielded?.pause ? state.yielded.step : outcome.step,
+          delayMs: 0,
+          pause: [...(state.yielded?.pause ?? []), ...outcome.pause],
+        };
+      } else if (outcome.kind === 'yield') {
+        // A step that lost contention parks the execution (woken by the release); otherwise the soonest retry wins.
+        const parks = outcome.contention !== undefined || outcome.fanOut !== undefined;
+        const parked =
+          state.yielded !== undefined && (state.yielded.contention !== undefined || state.yielded.fanOut !== undefined);
+        if (state.yielded?.pause) {
+          // paused already
+        } else if (
+          state.yielded === undefined ||
+          (parks && !parked) ||
+          (parks === parked && outcome.delayMs < state.yielded.delayMs)
+        ) {
+          state.yielded = {
+            step: outcome.step,
+            delayMs: outcome.delayMs,
+            ...(outcome.contention === undefined ? {} : { contention: outcome.contention }),
+            ...(outcome.fanOut === undefined ? {} : { fanOut: outcome.fanOut }),
+          };
+        }
+      } else if (outcome.kind === 'halt') {
+        state.halt ??= {
+          step: outcome.step,
+          reason: outcome.reason,
+          ...(outcome.data === undefined ? {} : { data: outcome.data }),
+        };
+        controller.abort('halted');
+      } else {
+        state.failures.push(outcome);
+        controller.abort('failed');
+      }
+      pump();
+    };
+    const pump = (): void => {
+      const reason: unknown = frame.signal.reason;
+      if (frame.signal.aborted && reason instanceof Error && state.failures.length === 0) state.interrupted ??= reason;
+      const stopping =
+        state.halt !== undefined ||
+        state.failures.length > 0 ||
+        state.interrupted !== undefined ||
+        state.yielded !== undefined;
+      for (let i = 0; !stopping && i < waiting.length && running < limit;) {
+        const node = waiting[i]!;
+        if (!node.dependsOn.every((d) => done.has(d))) {
+          i++;
+          continue;
+        }
+        if (handoff && 'before' in handoff && handoff.before === node.name) {
+          state.yielded ??= { step: node.name, delayMs: 0 };
+          break;
+        }
+        waiting.splice(i, 1);
+        running++;
+        void runNode(run, frame, node, state.results)
+          .then((outcome) => persist(run, outcome))
+          .then(
+            (outcome) => settle(node, outcome),
+            (error: unknown) =>
+              settle(node, {
+                kind: 'failure',
+                step: frame.prefix + node.name,
+                error: toError(error),
+                validation: [],
+                compensate: undefined,
+              }),
+          );
+      }
+      if (running === 0) resolve(state);
+    };
+    pump();
+  });
+}
+
+/**
+ * Checkpoints after a node settles; a checkpoint that cannot be written fails the step (its work
+ * is undone), unless the write stopped the worker's job (then the graph stops, decision 064).
+ */
+async function persist(run: RunState, outcome: NodeOutcome): Promise<NodeOutcome> {
+  try {
+    await run.progress();
+    return outcome;
+  } catch (error) {
+    if (run.stopped) throw run.stopped;
+    const step =
+      outcome.kind === 'success' ? outcome.entry.step : outcome.kind === 'skipped' ? 'checkpoint' : outcome.step;
+    const compensate =
+      outcome.kind === 'success' ? outcome.entry.undo : outcome.kind === 'failure' ? outcome.compensate : undefined;
+    return { kind: 'failure', step, error: toError(error), validation: [], compensate };
+  }
+}
+
+function runNode(
+  run: RunState,
+  frame: Frame,
+  node: GraphNode,
+  results: ReadonlyMap<string, unknown>,
+): Promise<NodeOutcome> {
+  const scope: ArgScope = { input: frame.input, results };
+  const place = { path: frame.prefix + node.name, reactor: frame.def.name, signal: frame.signal };
+  switch (node.kind) {
+    case 'step':
+      if (node.interrupt)
+        return tracedNode(run, place, () =>
+          runInterrupt(run, node, place, () => resolveArgs(node.args, scope, place.path, undefined)),
+        );
+      if (node.async === true) return tracedNode(run, place, () => runAsyncStep(run, node, place, scope, frame.def));
+      return runStepNode(run, node, place, () =>
+        resolveArgs(node.args, scope, place.path, node.contract ? Object.keys(node.contract.fields) : undefined),
+      );
+    case 'compose':
+      if (node.async === true) return tracedNode(run, place, () => runAsyncReactor(run, node, place, scope, frame.def));
+      return tracedNode(run, place, () => runCompose(run, node, place, scope));
+    case 'map':
+      return tracedNode(run, place, () => runMap(run, node, place, scope));
+  }
+}

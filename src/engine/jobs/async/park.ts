@@ -1,0 +1,61 @@
+/**
+ * A worker reader parks on the unit it reads (its execution is re-enqueued with a fallback delay
+ * and registered on the unit's wait list); the unit's terminal record wakes it at once.
+ *
+ * @module
+ */
+import { enqueueTraced, type BackgroundDeps } from '../background.js';
+import type { WaitList, JobQueue } from '../../ports/queue.js';
+import { TERMINAL_STATUSES } from '../../ports/store.js';
+import type { RunState } from '../../run/run-state.js';
+import type { AsyncPendingError } from '../../graph/async/read-unit.js';
+
+/** The wait-list key of a unit's readers. */
+export const readersKey = (unitId: string): string => `async:${unitId}`;
+
+/**
+ * Parks the reader's execution until the unit finishes (or the fallback job is due, or the park
+ * timeout passes). Returns the check to run once the execution's liveness lock is released.
+ */
+export async function parkReader(
+  deps: BackgroundDeps,
+  state: RunState,
+  pending: AsyncPendingError,
+): Promise<() => Promise<void>> {
+  const background = state.background ?? { jobs: 1, contention: 0 };
+  const jobs = background.jobs + 1;
+  const jobId = `${state.executionId}:${jobs}`;
+  const delayMs = Math.max(1, Math.min(deps.options.parkFallbackMs, pending.deadline - state.clock.now()));
+  // Counted per unit across re-parks (the waiting state itself is cleared when a job resumes the reader).
+  const attempt = background.asyncParks?.unitId === pending.unitId ? background.asyncParks.count + 1 : 1;
+  const waitingFor = {
+    primitive: 'async' as const,
+    key: pending.unitId,
+    attempt,
+    jobId,
+    dueAt: state.clock.now() + delayMs,
+  };
+  state.background = { ...background, jobs, waitingFor, asyncParks: { unitId: pending.unitId, count: attempt } };
+  state.emit({ type: 'run.queued', jobId, delayMs, reason: 'park' });
+  // Enqueue first, then register: a wake that finds the reader always finds its delayed job.
+  await enqueueTraced(deps, state, { jobId, delayMs, reason: 'park' }, 'parked');
+  await deps.waitList?.add(readersKey(pending.unitId), jobId);
+  // The unit may have finished between the read and the registration.
+  return async () => {
+    const unit = await deps.store.get(pending.unitId);
+    if (unit && TERMINAL_STATUSES.has(unit.status)) await wakeReaders(deps, pending.unitId);
+  };
+}
+
+/** Wakes every execution parked on the unit. */
+export async function wakeReaders(
+  deps: { readonly waitList: WaitList | undefined; readonly queue: JobQueue },
+  unitId: string,
+): Promise<void> {
+  if (!deps.waitList) return;
+  for (;;) {
+    const jobId = await deps.waitList.shift(readersKey(unitId));
+    if (jobId === undefined) return;
+    await deps.queue.promote(jobId);
+  }
+}

@@ -1,0 +1,59 @@
+/**
+ * Elements a rolled-back map will never run. When a run is cancelled (or fails) while some of
+ * its fan-out elements are still pending or parked on a busy key, the rollback undoes the
+ * completed ones; the others must not stay `pending` / `parked` for ever, nor wake up on the
+ * key's release. Their records end `cancelled` ("not started"), and a parked one leaves the
+ * key's wait list. Done by the element's own late job (its fallback or wake job finds the map
+ * in the rollback phase) and, at once, by an operator's cancel (decision 051).
+ *
+ * @module
+ */
+import type { BackgroundDeps } from '../background.js';
+import { livenessKey } from '../../execution/operations.js';
+import { TERMINAL_STATUSES, type ExecutionRecord } from '../../ports/store.js';
+import type { RunState } from '../../run/run-state.js';
+
+/** True when the element never got past its body: nothing of it completed, nothing to undo. */
+export function neverCompleted(record: ExecutionRecord): boolean {
+  return !TERMINAL_STATUSES.has(record.status) && Object.values(record.steps).every((s) => s.status !== 'completed');
+}
+
+/** Ends `state`'s element record `cancelled` as not started, and takes it off the wait list it was parked on. */
+export async function abandonElement(deps: Partial<Pick<BackgroundDeps, 'waitList'>>, state: RunState): Promise<void> {
+  const link = state.element!;
+  const waiting = state.background?.waitingFor;
+  if (state.background) {
+    const { waitingFor: _waiting, retryAt: _retry, ...rest } = state.background;
+    state.background = rest;
+  }
+  state.emit({ type: 'map.element_skipped', step: link.step, index: link.index, reason: 'not_started' });
+  await state.checkpoint('cancelled', { cancelReason: 'not started: the map rolled back' });
+  if (waiting) await deps.waitList?.remove(`${waiting.primitive}:${waiting.key}`, waiting.jobId);
+}
+
+/**
+ * An operator's rollback: abandons every pending or parked element of the map now, each under
+ * its liveness lock (an element a worker is running right now is left to settle itself).
+ */
+export async function abandonElementsInline(
+  deps: Partial<Pick<BackgroundDeps, 'waitList' | 'coordination'>> & Pick<BackgroundDeps, 'store'>,
+  elementIds: readonly string[],
+  stateOf: (record: ExecutionRecord) => RunState,
+): Promise<void> {
+  const coordinator = deps.coordination?.coordinator;
+  for (const id of elementIds) {
+    const record = await deps.store.get(id);
+    if (!record || !neverCompleted(record) || record.status === 'running') continue;
+    const owner = `operator:${id}:${crypto.randomUUID()}`;
+    const lock = coordinator
+      ? await coordinator.lockAcquire({ key: livenessKey(id), holder: { owner, executionId: id }, ttlMs: 60_000 })
+      : { acquired: true };
+    if (!lock.acquired) continue; // a worker has it: its job sees the rollback phase
+    try {
+      const fresh = await deps.store.get(id);
+      if (fresh && neverCompleted(fresh)) await abandonElement(deps, stateOf(fresh));
+    } finally {
+      if (coordinator) await coordinator.lockRelease(livenessKey(id), owner).catch(() => undefined);
+    }
+  }
+}

@@ -1,0 +1,291 @@
+/**
+ * A job of one element of a fan-out map: run the element's body once (its own record, its own
+ * retries), compensate it when it fails, settle it in the ledger (once, whatever the number of
+ * deliveries), dispatch the element its slot frees, and wake the parent when the map is done.
+ * During the map's rollback the same record's job undoes the element, in turn, highest index
+ * first (decisions 018, 019).
+ *
+ * @module
+ */
+import type { AnyReactorDefinition, MapNode } from '../../../dsl/definition.js';
+import { errorToJSON, FanOutError } from '../../../errors.js';
+import { reparkBehindSameHolder, type BackgroundDeps } from '../background.js';
+import { runElement } from '../../graph/nested.js';
+import type { NodeOutcome } from '../../model/outcome.js';
+import type { ElementSettlement, ElementView, FanOutLedger } from '../../ports/fanout.js';
+import { JOB_FORMAT_VERSION, type JobDelivery } from '../../ports/queue.js';
+import { TERMINAL_STATUSES, type ElementLink, type ExecutionRecord, type RollbackFailure } from '../../ports/store.js';
+import { errorSummary, type RunState } from '../../run/run-state.js';
+import { abandonElement, abandonElementsInline, neverCompleted } from './element-abandon.js';
+import { parkElement, resumeParkedElement } from './element-park.js';
+import { elementIdOf, elementPathOf, elementRunJobId, elementUndoJobId, mapIdOf } from '../../model/fanout/ids.js';
+
+type After = (() => Promise<void>) | undefined;
+
+/** What element work needs from the engine (a worker's deps, or an operator's for an inline undo). */
+export type ElementDeps = Pick<BackgroundDeps, 'store' | 'newState'> &
+  Partial<Pick<BackgroundDeps, 'queue' | 'clock' | 'waitList' | 'coordination'>> & {
+    readonly fanOut?: FanOutLedger | undefined;
+  };
+
+interface ElementJob {
+  readonly deps: BackgroundDeps;
+  readonly reactor: AnyReactorDefinition;
+  readonly node: MapNode;
+  readonly link: ElementLink;
+  readonly mapId: string;
+  readonly record: ExecutionRecord;
+}
+
+/** Processes a job whose record is an element of a fan-out map (called under the element's liveness lock). */
+export async function processElementJob(
+  deps: BackgroundDeps,
+  reactor: AnyReactorDefinition,
+  record: ExecutionRecord,
+  delivery: JobDelivery,
+  signal: AbortSignal,
+): Promise<After> {
+  const link = record.element!;
+  const node = reactor.byName.get(link.step);
+  if (node?.kind !== 'map' || !deps.fanOut) {
+    throw new FanOutError(
+      'fan_out_unknown',
+      `element ${record.id}: reactor "${reactor.name}" has no fan-out map "${link.step}" here (or this engine has no fan-out ledger)`,
+      { executionId: record.id, step: link.step },
+    );
+  }
+  const job: ElementJob = { deps, reactor, node, link, mapId: mapIdOf(link.parentId, link.step), record };
+  const view = await deps.fanOut.element(job.mapId, link.index);
+  if (!view) return undefined; // the map's ledger expired: nothing to do
+  if (view.phase === 'rollback') {
+    // A pending or parked element the rolled-back map will never run (its fallback or wake job, or a late first job).
+    if (view.status === 'pending' && neverCompleted(record))
+      return void (await abandonElement(deps, stateOf(job, false)));
+    return undoElement(job, view);
+  }
+  if (TERMINAL_STATUSES.has(record.status)) return settle(job, stateOf(job, false), settlementOf(record)); // a redelivery: settle again (counted once)
+  const retryAt = record.background?.retryAt;
+  if (retryAt !== undefined && retryAt - deps.clock.now() > 25) {
+    // An early delivery must not skip the element's retry backoff.
+    await deps.queue.enqueue(
+      { v: JOB_FORMAT_VERSION, executionId: record.id, reactor: reactor.name },
+      { jobId: `${record.id}:due:${delivery.jobId}:${delivery.delivery}`, delayMs: retryAt - deps.clock.now() },
+    );
+    return undefined;
+  }
+  const state = stateOf(job, false);
+  // Its fallback job finds the key held by the holder it parked behind: it parks again, spending nothing (decision 068).
+  const reparked =
+    record.status === 'parked' && !view.stopped && !signal.aborted
+      ? await reparkBehindSameHolder(deps, state, delivery)
+      : undefined;
+  if (reparked) return reparked;
+  resumeParkedElement(state, delivery); // a parked element's job: it no longer waits
+  if (view.stopped && Object.keys(record.steps).length === 0) {
+    // An atomic map stopped before this element started: it settles as not started.
+    state.emit({ type: 'map.element_skipped', step: link.step, index: link.index, reason: 'not_started' });
+    await state.checkpoint('cancelled', { cancelReason: 'not started: the atomic map stopped at a failed element' });
+    return settle(job, state, 'not_started');
+  }
+  const input = record.input as { readonly item: unknown };
+  const place = { path: elementPathOf(link.step, link.index), reactor: reactor.name, signal };
+  // Step-level contention parks the element (R-8, decision 038) while under the cap.
+  state.contentionCap = deps.options.contentionCap;
+  const outcome = await runElement(state, node, place, input.item, link.index);
+  return settleOutcome(job, state, outcome);
+}
+
+function stateOf(job: Pick<ElementJob, 'deps' | 'record' | 'reactor'>, replayOnly: boolean): RunState {
+  const { record, reactor } = job;
+  return job.deps.newState({
+    executionId: record.id,
+    rootExecutionId: record.rootId,
+    reactor: reactor.name,
+    contract: reactor.contract,
+    input: record.input as Record<string, unknown>,
+    idempotencyKey: undefined,
+    resume: record,
+    mode: 'worker',
+    replayOnly,
+  });
+}
+
+function settlementOf(record: ExecutionRecord): ElementSettlement {
+  const path = elementPathOf(record.element!.step, record.element!.index);
+  if (record.status === 'completed') return record.steps[path]?.status === 'skipped' ? 'skipped' : 'completed';
+  if (record.status === 'failed') return 'failed';
+  if (record.status === 'halted') return 'skipped';
+  return 'not_started';
+}
+
+async function settleOutcome(job: ElementJob, state: RunState, outcome: NodeOutcome): Promise<After> {
+  const { link } = job;
+  const at = { step: link.step, index: link.index };
+  switch (outcome.kind) {
+    case 'yield':
+      if (outcome.contention !== undefined) return parkElement(job.deps, state, link, outcome.contention);
+      return void (await retryLater(job, state, outcome.step, outcome.delayMs));
+    case 'success':
+      state.emit({ type: 'map.element_completed', ...at });
+      await state.checkpoint('completed', { value: outcome.value });
+      return settle(job, state, 'completed');
+    case 'skipped':
+      state.emit({ type: 'map.element_skipped', ...at, reason: 'skipped' });
+      await state.checkpoint('completed', { value: outcome.value });
+      return settle(job, state, 'skipped');
+    case 'halt':
+      state.emit({ type: 'map.element_skipped', ...at, reason: 'halted' });
+      await state.checkpoint('halted', { haltReason: outcome.reason });
+      return settle(job, state, 'skipped');
+    case 'failure': {
+      // Compensated here, at once, in both modes; the parent reports its compensate failures.
+      const before = state.rollbackFailures.length;
+      await outcome.compensate?.();
+      tagFailures(state, before, link);
+      state.emit({ type: 'map.element_failed', ...at, error: errorSummary(outcome.error) });
+      await state.checkpoint('failed', { error: errorToJSON(outcome.error), failedStep: outcome.step });
+      return settle(job, state, 'failed');
+    }
+  }
+}
+
+/** The engine owns retries: the element's next attempt is a delayed job of its own record. */
+async function retryLater(job: ElementJob, state: RunState, step: string, delayMs: number): Promise<void> {
+  const background = state.background ?? { jobs: 1, contention: 0 };
+  const jobs = background.jobs + 1;
+  const jobId = `${job.record.id}:${jobs}`;
+  state.background = { ...background, jobs, retryAt: state.clock.now() + delayMs };
+  state.emit({
+    type: 'map.element_retrying',
+    step: job.link.step,
+    index: job.link.index,
+    attempt: (state.stepRecord(step)?.attempts ?? 0) + 1,
+    delayMs,
+    jobId,
+  });
+  await state.checkpoint('pending', {}, { withTrace: true });
+  await job.deps.queue.enqueue(
+    { v: JOB_FORMAT_VERSION, executionId: job.record.id, reactor: job.reactor.name },
+    { jobId, delayMs },
+  );
+}
+
+/** Settles the element (once), dispatches the element it frees a slot for, wakes the parent when the map is done. */
+async function settle(job: ElementJob, state: RunState, outcome: ElementSettlement): Promise<After> {
+  const { deps, link } = job;
+  const reply = await deps.fanOut!.settle(job.mapId, link.index, outcome);
+  if (reply.rollback && outcome === 'completed') {
+    // The run was cancelled while this element ran: nobody will undo it later, so it undoes itself.
+    const fresh = await deps.store.get(job.record.id);
+    if (fresh?.status === 'completed') await undoRecord({ ...job, record: fresh });
+    await deps.fanOut!.undone(job.mapId, link.index);
+  }
+  return async () => {
+    if (reply.claim >= 0) {
+      const next = elementIdOf(link.parentId, link.step, reply.claim);
+      state.emit({ type: 'map.element_dispatched', step: link.step, index: reply.claim, jobId: elementRunJobId(next) });
+      await deps.queue.enqueue(
+        { v: JOB_FORMAT_VERSION, executionId: next, reactor: job.reactor.name },
+        { jobId: elementRunJobId(next) },
+      );
+    }
+    if (reply.done && reply.wakeJob !== undefined) await deps.queue.promote(reply.wakeJob);
+  };
+}
+
+/** Rollback phase: undo this element if it is the highest completed one left, then pass the turn on. */
+async function undoElement(job: ElementJob, view: ElementView): Promise<After> {
+  const { deps, link } = job;
+  if (view.status !== 'undone') {
+    if (view.target !== link.index) return undefined; // not its turn (the chain dispatches it when it is)
+    await undoRecord(job);
+  }
+  const reply = await deps.fanOut!.undone(job.mapId, link.index);
+  return async () => {
+    if (reply.target >= 0) {
+      const next = elementIdOf(link.parentId, link.step, reply.target);
+      await deps.queue.enqueue(
+        { v: JOB_FORMAT_VERSION, executionId: next, reactor: job.reactor.name },
+        { jobId: elementUndoJobId(next) },
+      );
+    } else if (reply.wakeJob !== undefined) {
+      await deps.queue.promote(reply.wakeJob);
+    }
+  };
+}
+
+/** Undoes one completed element from its record (no body runs) and marks the record undone; returns its undo failures. */
+async function undoRecord(
+  job: Pick<ElementJob, 'deps' | 'record' | 'reactor' | 'node' | 'link'>,
+): Promise<RollbackFailure[]> {
+  const { link, record } = job;
+  const state = stateOf(job, true);
+  const place = {
+    path: elementPathOf(link.step, link.index),
+    reactor: job.reactor.name,
+    signal: new AbortController().signal,
+  };
+  const rebuilt = await runElement(
+    state,
+    job.node,
+    place,
+    (record.input as { readonly item: unknown }).item,
+    link.index,
+  );
+  const before = state.rollbackFailures.length;
+  if (rebuilt.kind === 'success') await rebuilt.entry.undo();
+  const failed = tagFailures(state, before, link);
+  const at = { step: link.step, index: link.index };
+  state.emit(
+    failed.length > 0
+      ? { type: 'map.element_undo_failed', ...at, message: failed.map((f) => f.message).join('; ') }
+      : { type: 'map.element_undone', ...at },
+  );
+  await state.checkpoint('cancelled', { cancelReason: 'undone: the map rolled back' });
+  return failed;
+}
+
+/**
+ * Undoes a fan-out map's completed elements in this process, highest index first — for an
+ * operator's `undo` or `cancel`, which replay the record where they are called. Returns the undo
+ * failures in rollback order.
+ */
+export async function undoElementsInline(
+  deps: ElementDeps,
+  reactor: AnyReactorDefinition,
+  parentId: string,
+  step: string,
+): Promise<RollbackFailure[]> {
+  const node = reactor.byName.get(step);
+  if (node?.kind !== 'map' || !deps.fanOut) return [];
+  const mapId = mapIdOf(parentId, step);
+  const failures: RollbackFailure[] = [];
+  // Entering the rollback phase first: a late element job of this map then runs no body.
+  let target = (await deps.fanOut.register(mapId, '', 'rollback')).target;
+  while (target >= 0) {
+    const record = await deps.store.get(elementIdOf(parentId, step, target));
+    if (record?.status === 'completed')
+      failures.push(
+        ...(await undoRecord({ deps: deps as BackgroundDeps, reactor, node, record, link: record.element! })),
+      );
+    target = (await deps.fanOut.undone(mapId, target)).target;
+  }
+  // What never ran ends now, not when a fallback job or the key's release comes round.
+  const ledger = await deps.fanOut.snapshot(mapId);
+  const open = (ledger?.statuses ?? []).flatMap((status, index) =>
+    status === 'pending' ? [elementIdOf(parentId, step, index)] : [],
+  );
+  await abandonElementsInline(deps, open, (record) =>
+    stateOf({ deps: deps as BackgroundDeps, record, reactor }, false),
+  );
+  return failures;
+}
+
+/** Marks the rollback failures recorded since `from` with the map step and the element index. */
+function tagFailures(state: RunState, from: number, link: ElementLink): RunState['rollbackFailures'] {
+  const added = state.rollbackFailures
+    .splice(from)
+    .map((f) => ({ ...f, mapStep: link.step, elementIndex: link.index }));
+  state.rollbackFailures.push(...added);
+  return added;
+}

@@ -1,0 +1,181 @@
+/**
+ * Waiting on a busy key in a worker (docs/decisions/068): the contention wait an execution is in
+ * (since when, and until when its declaration's `contentionTimeout` lets it wait), who it waits
+ * behind, and the error it fails with when the time bound passes. A parked execution's fallback
+ * job that finds the same holder parks again without spending a contention attempt; the
+ * functions here say who holds, and whether that is still the holder the park recorded.
+ *
+ * @module
+ */
+import { computeKey } from '../../coordination/scope.js';
+import type { CoordinationSpec } from '../../dsl/coordination.js';
+import { ContentionError, RateLimitedError, ReactorError } from '../../errors.js';
+import type { Clock } from '../ports/clock.js';
+import type { Coordinator } from '../ports/coordinator.js';
+import type { BackgroundState, ContentionWait, WaitHolder } from '../ports/store.js';
+
+type Contended = ContentionWait['primitive'];
+
+/** The primitive, key and step a contention refusal names; undefined for any other error. */
+export function contendedKey(
+  error: Error,
+): { readonly primitive: Contended; readonly key: string; readonly step: string | undefined } | undefined {
+  if (error instanceof RateLimitedError)
+    return { primitive: 'rate_limit', key: String(error.details.key), step: error.details.step as string | undefined };
+  if (error instanceof ContentionError)
+    return {
+      primitive: error.details.primitive as Contended,
+      key: String(error.details.key),
+      step: error.details.step as string | undefined,
+    };
+  return undefined;
+}
+
+/** The `contentionTimeout` (ms) the declaration of `primitive` among `specs` sets, if any. */
+export function declaredTimeout(
+  specs: readonly CoordinationSpec[] | undefined,
+  primitive: Contended,
+): number | undefined {
+  const spec = specs?.find((s) => s.kind === primitive);
+  return spec !== undefined && 'contentionTimeoutMs' in spec ? spec.contentionTimeoutMs : undefined;
+}
+
+/** The wait `background` is in on `key`, when the job running continues it (it is the job the wait's last park enqueued). */
+export function continuedWait(
+  background: BackgroundState | undefined,
+  primitive: Contended,
+  key: string,
+  step: string | undefined,
+): ContentionWait | undefined {
+  const prior = background?.contended;
+  if (prior === undefined || prior.job !== background!.jobs) return undefined;
+  return prior.primitive === primitive && prior.key === key && prior.step === step ? prior : undefined;
+}
+
+/**
+ * Records on `run` the wait for `key` it is about to park in: the one it continues, or a new one
+ * from now. `declaredMs` (the declaration's `contentionTimeout`) sets the wait's time bound,
+ * counted from its start; without it a continued wait keeps the bound it had.
+ */
+export function noteWait(
+  run: { background: BackgroundState | undefined; readonly clock: Clock },
+  primitive: Contended,
+  key: string,
+  step: string | undefined,
+  declaredMs: number | undefined,
+): ContentionWait {
+  const background = run.background ?? { jobs: 1, contention: 0 };
+  const prior = continuedWait(background, primitive, key, step);
+  const since = prior?.since ?? run.clock.now();
+  const timeoutAt = declaredMs === undefined ? prior?.timeoutAt : since + declaredMs;
+  const wait: ContentionWait = {
+    primitive,
+    key,
+    ...(step === undefined ? {} : { step }),
+    since,
+    ...(timeoutAt === undefined ? {} : { timeoutAt }),
+    job: background.jobs,
+  };
+  run.background = { ...background, contended: wait };
+  return wait;
+}
+
+/** True once the wait has lasted its declaration's `contentionTimeout`. */
+export function timedOut(wait: ContentionWait | undefined, now: number): boolean {
+  return wait?.timeoutAt !== undefined && now >= wait.timeoutAt;
+}
+
+/** A park's fallback delay, shortened so the job runs when the wait's time bound passes. */
+export function boundedDelay(delayMs: number, wait: ContentionWait | undefined, now: number): number {
+  return wait?.timeoutAt === undefined ? delayMs : Math.max(1, Math.min(delayMs, wait.timeoutAt - now));
+}
+
+/** The error of a wait whose `contentionTimeout` passed: names the key, the time waited and the bound. */
+export function timeoutError(refusal: Error, wait: ContentionWait, now: number): ContentionError {
+  const details = (refusal instanceof ReactorError ? refusal.details : {}) as {
+    reactor?: unknown;
+    holder?: unknown;
+    limit?: unknown;
+    periodMs?: unknown;
+  };
+  const by =
+    typeof details.holder === 'string'
+      ? details.holder
+      : wait.primitive === 'rate_limit'
+        ? `its window (${String(details.limit)} per ${String(details.periodMs)} ms)`
+        : 'another execution';
+  const bound = (wait.timeoutAt ?? now) - wait.since;
+  return new ContentionError({
+    reactor: typeof details.reactor === 'string' ? details.reactor : '',
+    step: wait.step,
+    primitive: wait.primitive,
+    key: wait.key,
+    waitedMs: Math.max(0, now - wait.since),
+    holder: `${by}; contentionTimeout ${bound} ms passed`,
+  });
+}
+
+/**
+ * Who holds `key` now, as a park records it: a lock's owner and fencing token, the owners of a
+ * full semaphore's slots. Undefined when the key is free (or a slot is), and for the primitives
+ * that have no holder to wait behind (rate limits, ordered locks).
+ */
+export async function holderOf(
+  coordinator: Coordinator,
+  primitive: Contended,
+  key: string,
+): Promise<WaitHolder | undefined> {
+  if (primitive === 'lock') {
+    const state = await coordinator.lockState(key);
+    return state === undefined ? undefined : { owners: [state.holder.owner], token: state.token };
+  }
+  if (primitive !== 'semaphore') return undefined;
+  const state = await coordinator.semaphoreState(key);
+  if (state.limit <= 0 || state.holders.length < state.limit) return undefined;
+  return { owners: state.holders.map((h) => h.holder.owner).sort() };
+}
+
+/** True when `now` is the holder `parked` recorded: same owners, same fencing token. */
+export function sameHolder(parked: WaitHolder, now: WaitHolder | undefined): boolean {
+  if (now === undefined || now.token !== parked.token || now.owners.length !== parked.owners.length) return false;
+  return parked.owners.every((owner, i) => owner === now.owners[i]);
+}
+
+/**
+ * Renews, without taking anything, the reactor-level locks, semaphore slots and ordered turn an
+ * execution keeps across a step's park (`parkedHolds`), as the re-adoption at its next admission
+ * would. False when one of them is gone (that admission then competes again).
+ */
+export async function renewKeptHolds(
+  coordinator: Coordinator,
+  specs: readonly CoordinationSpec[],
+  input: unknown,
+  reactor: string,
+  background: BackgroundState,
+): Promise<boolean> {
+  const owner = background.parkedHolds?.owner;
+  if (owner === undefined) return true;
+  try {
+    for (const spec of specs) {
+      if (
+        spec.kind === 'lock' &&
+        !(await coordinator.lockExtend(computeKey(spec, input, { reactor, step: undefined }), owner, spec.ttlMs))
+      )
+        return false;
+      if (
+        spec.kind === 'semaphore' &&
+        !(await coordinator.semaphoreExtend(computeKey(spec, input, { reactor, step: undefined }), owner, spec.ttlMs))
+      )
+        return false;
+      if (
+        spec.kind === 'ordered_lock' &&
+        background.ordered !== undefined &&
+        !(await coordinator.orderedHeartbeat(background.ordered))
+      )
+        return false;
+    }
+    return true;
+  } catch {
+    return false;
+  }
+}

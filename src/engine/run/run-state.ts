@@ -1,0 +1,429 @@
+/**
+ * The mutable state of one execution while it runs in this process: identity, the event
+ * emitter that also builds the trace, step records and serialized checkpoints.
+ *
+ * @module
+ */
+import type { Admission } from '../../coordination/admit.js';
+import type { CoordinationScope } from '../../coordination/scope.js';
+import type { CoordinationSpec } from '../../dsl/coordination.js';
+import type { Logger } from '../../dsl/context.js';
+import type { Contract } from '../../dsl/contract.js';
+import { redactFields } from '../../dsl/contract.js';
+import { childLogger } from '../model/logger.js';
+import { noInstrument, type Instrument } from '../model/instrument.js';
+import { SiblingGate } from '../model/sibling-gate.js';
+import type { ErrorJSON } from '../../errors.js';
+import type { EventHub, ReactorEvent } from '../model/events.js';
+import type { FanOutRuntime } from '../model/fanout/wait.js';
+import type { AsyncPort } from './async/port.js';
+import type { Clock } from '../ports/clock.js';
+import type { JobQueue } from '../ports/queue.js';
+import { checkTransition, isJobStop } from '../model/status-machine.js';
+import {
+  RECORD_VERSION,
+  TERMINAL_STATUSES,
+  type BackgroundState,
+  type ElementLink,
+  type ExecutionRecord,
+  type ExecutionStatus,
+  type InterruptWait,
+  type RollbackFailure,
+  type StepRecord,
+  type Store,
+  type TraceContext,
+} from '../ports/store.js';
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+/** An event before the run state stamps its identity and time. */
+export type EventDraft = DistributiveOmit<ReactorEvent, 'executionId' | 'rootExecutionId' | 'at' | 'reactor'> & {
+  readonly reactor?: string;
+};
+
+/** Construction parameters of {@link RunState}. */
+export interface RunStateInit {
+  readonly executionId: string;
+  readonly rootExecutionId: string;
+  readonly reactor: string;
+  readonly contract: Contract;
+  readonly input: Record<string, unknown>;
+  readonly idempotencyKey: string | undefined;
+  readonly store: Store;
+  readonly clock: Clock;
+  readonly hub: EventHub;
+  readonly logger: Logger;
+  readonly maxConcurrency: number;
+  /** Takes coordination declarations for this execution (owner = its root). */
+  readonly admit: Admit;
+  /** `worker`: retries yield (re-enqueued later) instead of sleeping. Default `inline`. */
+  readonly mode?: 'inline' | 'worker';
+  /** A persisted record to resume from: completed steps are not run again. */
+  readonly resume?: ExecutionRecord;
+  /** Rebuild what the record says completed (for undo and cancel); run no step body. */
+  readonly replayOnly?: boolean;
+  /** The execution this one retries. */
+  readonly retryOf?: string | undefined;
+  /** Intermediate checkpoints are written at most this often (0: after every step). */
+  readonly checkpointIntervalMs?: number;
+  /** Brackets work in middleware scopes (spans). Default: none. */
+  readonly instrument?: Instrument;
+  /** The engine's queue, if any (an interrupt's active timeout is a delayed job). */
+  readonly queue?: JobQueue | undefined;
+  /** The execution that dispatched this one (an `asyncReactor` child). */
+  readonly parentId?: string | undefined;
+  /** Dispatching async units and reading their results (set when the engine has a queue). */
+  readonly async?: AsyncPort | undefined;
+  /** Called once a terminal record of this execution is saved (wakes readers of async units). */
+  readonly onSettled?: ((record: ExecutionRecord) => void) | undefined;
+}
+
+/** Takes declarations for work of this execution; `abort` receives a lost-hold error. */
+export type Admit = (
+  specs: readonly CoordinationSpec[],
+  args: unknown,
+  where: {
+    readonly reactor: string;
+    readonly step?: string;
+    readonly abort: AbortController;
+    /** A position taken when the execution was accepted. */
+    readonly orderedTicket?: { readonly key: string; readonly nonce: number; readonly epoch: number } | undefined;
+    /** Wait as the specs say, also in a worker (rollback re-takes and direct invocations never park). */
+    readonly ownWaits?: boolean;
+    /** Rate limits charge one slot per start id; default: one per execution and step. */
+    readonly startId?: string;
+    /** Re-adopt reactor-level holds kept across a step's park (R-10). */
+    readonly adopt?: boolean;
+    /** A step's ordered-lock position: kept across its attempts (see `step-tickets.ts`). */
+    readonly stepOrdered?:
+      Pick<CoordinationScope, 'onOrderedTicket' | 'handBackOnTimeout' | 'keepPositionOnRefusal'> | undefined;
+  },
+) => Promise<Admission>;
+
+/** One execution in flight. */
+export class RunState {
+  readonly executionId: string;
+  readonly rootExecutionId: string;
+  readonly reactor: string;
+  readonly input: Record<string, unknown>;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly maxConcurrency: number;
+  readonly admit: Admit;
+  readonly trace: ReactorEvent[] = [];
+  readonly rollbackFailures: RollbackFailure[] = [];
+  /** The held-key registry: `lock:<key>` and `semaphore:<key>` (limit 1) this execution holds now. */
+  readonly heldKeys = new Set<string>();
+  /** Serializes this execution's own steps on step-level exclusive keys (siblings, map elements). */
+  readonly siblings = new SiblingGate();
+  /** Fencing tokens of the locks held, by key. */
+  readonly fencingTokens = new Map<string, string>();
+  readonly #init: RunStateInit;
+  readonly #steps: Record<string, StepRecord>;
+  readonly #createdAt: number;
+  readonly mode: 'inline' | 'worker';
+  readonly replayOnly: boolean;
+  /**
+   * Who holds coordination keys for this work: the root execution inline; in a worker, the root
+   * plus this job's run, so a key left behind by a dead worker's run of the same execution is
+   * never re-entered (it is waited out, and re-taken with a new fencing token).
+   */
+  readonly holderId: string;
+  /** Background bookkeeping, persisted with each checkpoint. */
+  background: BackgroundState | undefined;
+  /** Brackets steps, compensations and undos in middleware scopes (spans). */
+  readonly instrument: Instrument;
+  /** The trace this execution belongs to, persisted with each checkpoint (set once, by tracing middleware). */
+  traceContext: TraceContext | undefined;
+  /** Traces the spans that start this execution link to (a retry: the retried execution's); not persisted. */
+  traceLinks: readonly TraceContext[] | undefined = undefined;
+  /** The interrupts this execution waits at (or whose accepted payload is not consumed yet), persisted with each checkpoint. */
+  interrupts: InterruptWait[];
+  /**
+   * Set by a worker: a step that loses contention parks the execution while fewer than this
+   * many contention attempts were made (then it fails like in-process). Undefined: never park.
+   */
+  contentionCap: number | undefined = undefined;
+  /** Set by a worker: what fan-out maps need (ledger, queue, store; docs/decisions/018). */
+  fanOut: FanOutRuntime | undefined = undefined;
+  /**
+   * Set by a worker: writes the terminal record and releases the job's liveness lease, in one
+   * round trip where the backend can (docs/decisions/040). Used once, by the first terminal save.
+   */
+  terminalSave: ((record: ExecutionRecord) => Promise<void>) | undefined = undefined;
+  /** Set by a worker job ({@link bindJob}): its fenced save and its root controller. */
+  #job: JobBinding | undefined;
+  #stopped: Error | undefined;
+  /** The status the store holds for this execution (as far as this process wrote or read it). */
+  #persisted: ExecutionStatus | undefined;
+  #seq = 0;
+  #saving: Promise<void> = Promise.resolve();
+  #lastWrite = 0;
+  #unsavedBytes = 0;
+  /** A progress write was skipped and is not covered by a later write yet. */
+  #dirty = false;
+  #trailing: (() => void) | undefined;
+  #status: ExecutionStatus = 'running';
+  readonly #loggers = new Map<string, Logger>();
+
+  constructor(init: RunStateInit) {
+    this.#init = init;
+    this.executionId = init.executionId;
+    this.rootExecutionId = init.rootExecutionId;
+    this.reactor = init.reactor;
+    this.input = init.input;
+    this.clock = init.clock;
+    // Every line this execution logs carries its identity (docs/decisions/029).
+    this.logger = childLogger(init.logger, { executionId: init.executionId, reactor: init.reactor });
+    this.maxConcurrency = init.maxConcurrency;
+    this.admit = init.admit;
+    this.mode = init.mode ?? 'inline';
+    this.replayOnly = init.replayOnly ?? false;
+    // Holds kept across a step's park are re-adopted under the owner that took them.
+    this.holderId =
+      init.resume?.background?.parkedHolds?.owner ??
+      (this.mode === 'worker' ? `${init.rootExecutionId}@${crypto.randomUUID().slice(0, 8)}` : init.rootExecutionId);
+    this.#steps = { ...(init.resume?.steps ?? {}) };
+    this.#createdAt = init.resume?.createdAt ?? init.clock.now();
+    this.#seq = Math.max(0, ...Object.values(this.#steps).map((r) => r.completedSeq ?? 0));
+    this.background = init.resume?.background;
+    this.instrument = init.instrument ?? noInstrument;
+    this.traceContext = init.resume?.traceContext;
+    this.interrupts = [...(init.resume?.interrupts ?? [])];
+    this.rollbackFailures.push(...(init.resume?.rollbackFailures ?? []));
+    this.trace.push(...(init.resume?.trace ?? []));
+    // A resumed execution's record exists already: its first progress checkpoint may wait.
+    if (init.resume) this.#lastWrite = init.clock.now();
+    this.#persisted = init.resume?.status;
+  }
+
+  /**
+   * Binds this state to the worker job that holds the execution's liveness lease: every
+   * checkpoint is written through `save` (refused once the lease is lost), and a write that
+   * fails for good stops the job through `root` (docs/decisions/064).
+   */
+  bindJob(job: JobBinding): void {
+    this.#job = job;
+    job.attach(this);
+  }
+
+  /**
+   * Why this job must stop without writing anything more (lease lost, worker shutdown, store
+   * unreachable past the outage tolerance), or undefined. Only a worker job stops this way.
+   */
+  get stopped(): Error | undefined {
+    return this.#stopped ?? this.#job?.stopped();
+  }
+
+  /** Stops the job: no step starts, nothing is rolled back, nothing more is written. */
+  stop(error: Error): void {
+    this.#stopped ??= error;
+    this.#job?.stop(error);
+  }
+
+  /** The link to the parent when this state runs one element of a fan-out map. */
+  get element(): ElementLink | undefined {
+    return this.#init.resume?.element;
+  }
+
+  /** Stamps, records and publishes an event. */
+  emit(draft: EventDraft): void {
+    // Same fields and order as `{ reactor, ...draft, executionId, rootExecutionId, at }`, without the spread's cost on the hot path.
+    const event = Object.assign({ reactor: this.reactor }, draft) as Record<string, unknown>;
+    event.executionId = this.executionId;
+    event.rootExecutionId = this.rootExecutionId;
+    event.at = this.clock.now();
+    this.trace.push(event as unknown as ReactorEvent);
+    this.#init.hub.emit(event as unknown as ReactorEvent);
+  }
+
+  /** The store this execution is persisted in. */
+  get store(): Store {
+    return this.#init.store;
+  }
+
+  /** The engine's queue, if any. */
+  get queue(): JobQueue | undefined {
+    return this.#init.queue;
+  }
+
+  /** The recorded state of one step (from this run or the record it resumed). */
+  stepRecord(path: string): StepRecord | undefined {
+    return this.#steps[path];
+  }
+
+  /** True when the record holds any step at or under `path` (a compose or map reached before). */
+  reached(path: string): boolean {
+    return Object.keys(this.#steps).some((p) => p === path || p.startsWith(`${path}.`) || p.startsWith(`${path}[`));
+  }
+
+  #link(): Pick<ExecutionRecord, 'retryOf' | 'parentId' | 'unit'> {
+    const retryOf = this.#init.retryOf ?? this.#init.resume?.retryOf;
+    const parentId = this.#init.parentId ?? this.#init.resume?.parentId;
+    const unit = this.#init.resume?.unit;
+    return {
+      ...(retryOf === undefined ? {} : { retryOf }),
+      ...(parentId === undefined ? {} : { parentId }),
+      ...(unit === undefined ? {} : { unit }),
+    };
+  }
+
+  /** Dispatching async units (undefined when the engine has no queue). */
+  get async(): AsyncPort | undefined {
+    return this.#init.async;
+  }
+
+  /** Set when this state runs an `asyncStep` unit (from its record). */
+  get unit(): ExecutionRecord['unit'] {
+    return this.#init.resume?.unit;
+  }
+
+  /** A snapshot of every step's state. */
+  get steps(): Readonly<Record<string, StepRecord>> {
+    return { ...this.#steps };
+  }
+
+  /** A logger bound to this execution and one step (cached per step). */
+  stepLogger(step: string): Logger {
+    let logger = this.#loggers.get(step);
+    if (!logger) this.#loggers.set(step, (logger = childLogger(this.logger, { step })));
+    return logger;
+  }
+
+  /** The input with redacted fields hidden, for events and logs. */
+  get redactedInput(): unknown {
+    return redactFields(this.#init.contract, this.input);
+  }
+
+  /** Records a step's state; completions get a sequence number (undo runs in reverse of it). */
+  setStep(step: string, record: Omit<StepRecord, 'completedSeq'>): void {
+    this.#steps[step] =
+      record.status === 'completed' ? { ...record, completedSeq: ++this.#seq } : { ...this.#steps[step], ...record };
+    if (record.result !== undefined && (this.#init.checkpointIntervalMs ?? 0) > 0)
+      this.#unsavedBytes += approximateBytes(record.result);
+  }
+
+  /**
+   * An intermediate checkpoint (a step settled, a run started). With a checkpoint interval it is
+   * written at most that often — what is skipped is in the next write — unless the unsaved part
+   * is large (so an oversized record is still refused at the step that made it). A crash loses at
+   * most the interval's progress: those steps run again (at-least-once).
+   */
+  progress(status?: ExecutionStatus): Promise<void> {
+    if (status !== undefined) this.#status = status;
+    const interval = this.#init.checkpointIntervalMs ?? 0;
+    const limit = this.#init.store.maxRecordBytes ?? 512 * 1024;
+    const wait = this.#lastWrite + interval - this.clock.now();
+    if (interval > 0 && wait > 0 && this.#unsavedBytes < limit / 4) {
+      this.#dirty = true;
+      // Trailing write: a long step shows as running (and its predecessors as done) within one interval.
+      this.#trailing ??= this.clock.every(wait, () => {
+        this.#trailing?.();
+        this.#trailing = undefined;
+        if (this.#dirty) void this.checkpoint(this.#status).catch(() => undefined);
+      });
+      return Promise.resolve();
+    }
+    return this.checkpoint(this.#status);
+  }
+
+  /**
+   * Restarts the checkpoint interval when nothing is unsaved but the status: time spent waiting
+   * to be admitted (a contended key) is not progress, so the run's first checkpoint after it may
+   * wait a full interval, like the first one of any resumed job (docs/decisions/043).
+   */
+  waited(): void {
+    if (this.#lastWrite > 0 && !this.#dirty && this.#unsavedBytes === 0) this.#lastWrite = this.clock.now();
+  }
+
+  /** Persists the current state; saves are serialized so a later state never loses to an earlier one. */
+  checkpoint(
+    status: ExecutionStatus = this.#status,
+    outcome: Partial<
+      Pick<ExecutionRecord, 'value' | 'error' | 'failedStep' | 'haltReason' | 'haltData' | 'cancelReason' | 'retryOf'>
+    > = {},
+    options: { readonly withTrace?: boolean } = {},
+  ): Promise<void> {
+    const stopped = this.stopped;
+    if (stopped) return Promise.reject(stopped);
+    try {
+      checkTransition(this.executionId, this.#persisted, status);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    this.#persisted = status;
+    this.#status = status;
+    // The trace travels with the record where another process needs it (background executions);
+    // an inline run hands it to its caller in the result.
+    const withTrace =
+      options.withTrace ?? (TERMINAL_STATUSES.has(status) && (this.mode === 'worker' || this.background !== undefined));
+    const record: ExecutionRecord = {
+      v: RECORD_VERSION,
+      id: this.executionId,
+      rootId: this.rootExecutionId,
+      reactor: this.reactor,
+      status,
+      input: this.input,
+      steps: { ...this.#steps },
+      rollbackFailures: [...this.rollbackFailures],
+      ...(this.#init.idempotencyKey === undefined ? {} : { idempotencyKey: this.#init.idempotencyKey }),
+      ...(this.background === undefined ? {} : { background: this.background }),
+      ...(this.traceContext === undefined ? {} : { traceContext: this.traceContext }),
+      ...(this.interrupts.length === 0 ? {} : { interrupts: [...this.interrupts] }),
+      ...this.#link(),
+      ...(this.element === undefined ? {} : { parentId: this.element.parentId, element: this.element }),
+      ...(withTrace ? { trace: this.trace.slice(-1_000) } : {}),
+      ...outcome,
+      createdAt: this.#createdAt,
+      updatedAt: this.clock.now(),
+    };
+    this.#lastWrite = this.clock.now();
+    this.#unsavedBytes = 0;
+    this.#dirty = false;
+    if (TERMINAL_STATUSES.has(status) || status === 'parked' || status === 'pending' || status === 'paused') {
+      this.#trailing?.();
+      this.#trailing = undefined;
+    }
+    const terminalSave = TERMINAL_STATUSES.has(status) ? this.terminalSave : undefined;
+    if (terminalSave) this.terminalSave = undefined;
+    const job = this.#job;
+    const write = (): Promise<void> =>
+      terminalSave ? terminalSave(record) : job ? job.save(record) : this.#init.store.save(record);
+    const save = this.#saving.then(() => (this.stopped ? Promise.reject(this.stopped) : write()));
+    this.#saving = save.catch((error: unknown) => {
+      if (job && isJobStop(error)) this.stop(error);
+    });
+    const settled = this.#init.onSettled;
+    if (settled && TERMINAL_STATUSES.has(status)) return save.then(() => settled(record));
+    return save;
+  }
+}
+
+/** What a worker job gives the state of the execution it holds the liveness lease of. */
+export interface JobBinding {
+  /** Writes a checkpoint only while the job holds the lease (`JobLeases.saveFenced`). */
+  readonly save: (record: ExecutionRecord) => Promise<void>;
+  /** Stops the job (aborts its root controller with `error`); the first reason wins. */
+  readonly stop: (error: Error) => void;
+  /** Why the job stops, if it does. */
+  readonly stopped: () => Error | undefined;
+  /** Called once per state bound to the job (the job reports its stop through the first one). */
+  readonly attach: (state: RunState) => void;
+}
+
+/** A cheap upper-ish estimate of a value's JSON size (strings and small values exactly, objects by stringifying). */
+function approximateBytes(value: unknown): number {
+  if (typeof value === 'string') return value.length + 2;
+  if (typeof value !== 'object' || value === null) return 16;
+  try {
+    return JSON.stringify(value).length;
+  } catch {
+    return 0;
+  }
+}
+
+/** Compact error JSON for events (no stack). */
+export function errorSummary(error: Error & { code?: unknown }): ErrorJSON {
+  const json: { name: string; message: string; code?: string } = { name: error.name, message: error.message };
+  if (typeof error.code === 'string') json.code = error.code;
+  return json;
+}

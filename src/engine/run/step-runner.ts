@@ -1,0 +1,446 @@
+/**
+ * Runs one step: resolve and validate its arguments, then attempt the body with retries. The
+ * one place where exceptions become outcomes.
+ *
+ * @module
+ */
+import type { Admission } from '../../coordination/admit.js';
+import { computeKey } from '../../coordination/scope.js';
+import type { WorkOutcome } from '../../coordination/holds.js';
+import type { StepNode } from '../../dsl/definition.js';
+import { validateContract } from '../../dsl/contract.js';
+import { retryDelay } from '../../dsl/retry.js';
+import { signalKind, type Failure, type Halt, type Skipped, type Success } from '../../dsl/signals.js';
+import {
+  ContentionError,
+  ErrorCode,
+  NonRetryableError,
+  OrderedLockStaleError,
+  RateLimitedError,
+  ReactorError,
+  ValidationError,
+  toError,
+} from '../../errors.js';
+import { contendedKey, declaredTimeout, noteWait, timedOut, timeoutError } from '../model/contention-wait.js';
+import { dropTicket, keepTicket, keptTicket } from './step-tickets.js';
+import { stepContext } from './hooks.js';
+import { runGuardedRollback } from './rollback-guard.js';
+import { stepEnd } from '../model/instrument.js';
+import type { NodeOutcome } from '../model/outcome.js';
+import type { StepRecord } from '../ports/store.js';
+import { errorSummary, type RunState } from './run-state.js';
+
+/** A step body. */
+export type Body = (args: unknown, ctx: unknown) => unknown;
+/** A body's outcome, classified. */
+export type Classified =
+  | { readonly kind: 'success'; readonly value: unknown }
+  | { readonly kind: 'skipped'; readonly value: unknown; readonly reason: string }
+  | { readonly kind: 'halt'; readonly reason: string; readonly data?: unknown }
+  | { readonly kind: 'failure'; readonly error: Error; readonly retryable: boolean };
+
+/** Where a step runs: its display path and its reactor. */
+export interface StepPlace {
+  readonly path: string;
+  readonly reactor: string;
+  /** Aborted when the step's frame stops early. */
+  readonly signal: AbortSignal;
+}
+
+/**
+ * Runs a step node with already resolved arguments (`resolve` throws for unresolvable ones).
+ * Invalid or unresolvable arguments fail before the body, without retry or compensation.
+ */
+export async function runStepNode(
+  run: RunState,
+  node: StepNode,
+  place: StepPlace,
+  resolve: () => Record<string, unknown>,
+): Promise<NodeOutcome> {
+  if (run.replayOnly && !['completed', 'skipped'].includes(run.stepRecord(place.path)?.status ?? ''))
+    return { kind: 'skipped', value: undefined };
+  let args: Record<string, unknown>;
+  try {
+    args = resolve();
+    if (node.contract) args = await validated(node, place, args);
+  } catch (error) {
+    return notStarted(run, place.path, toError(error));
+  }
+  const recorded = run.stepRecord(place.path);
+  if (recorded?.status === 'completed' || recorded?.status === 'skipped')
+    return fromRecord(run, node, place, args, recorded);
+  const first = recorded?.status === 'retrying' ? recorded.attempts + 1 : 1;
+  const scope = {
+    kind: 'step',
+    executionId: run.executionId,
+    reactor: place.reactor,
+    step: place.path,
+    attempt: first,
+  } as const;
+  return run.instrument.traced(scope, () => attempts(run, node, place, args, first), stepEnd);
+}
+
+/** The attempts of a step's body from `first` on, with its coordination around each. */
+async function attempts(
+  run: RunState,
+  node: StepNode,
+  place: StepPlace,
+  args: Record<string, unknown>,
+  first: number,
+): Promise<NodeOutcome> {
+  for (let attempt = first; ; attempt++) {
+    let guarded: Guarded | undefined;
+    if (node.coordination.length > 0) {
+      const admission = await admitStep(run, node, place, args);
+      if (admission.kind === 'refused') {
+        // In a worker, a busy key parks the execution (the body never started; nothing is compensated; an ordered position is kept),
+        // until the wait has lasted its declaration's contentionTimeout (docs/decisions/068).
+        const error = parksOn(run, admission.error) ? parkOrTimeOut(run, node, admission.error) : admission.error;
+        if (error === undefined) return { kind: 'yield', step: place.path, delayMs: 0, contention: admission.error };
+        dropTicket(run, place.path);
+        // A position of a batch that was drained, reset or passed over: the step is skipped, like a strict chain (gate parity).
+        if (error instanceof OrderedLockStaleError) return skippedAtGate(run, place, attempt, 'ordered_lock_stale');
+        // An earlier attempt ran the body: the step started, so it is compensated like any failure.
+        if (attempt > 1) return failedAfterStart(run, node, place, args, attempt - 1, error);
+        return notStarted(run, place.path, error);
+      }
+      if (admission.kind === 'halt') {
+        dropTicket(run, place.path);
+        return skippedAtGate(run, place, attempt, admission.reason);
+      }
+      guarded = admission;
+    }
+    // A worker job that stops (shutdown deadline, lost lease) starts no body (docs/decisions/069).
+    const stoppedBefore = run.stopped;
+    if (stoppedBefore) {
+      await guarded?.release('yielded');
+      throw stoppedBefore;
+    }
+    run.emit({ type: 'step.started', step: place.path, attempt, reactor: place.reactor });
+    const ctx = stepContext(run, guarded ? { ...place, signal: guarded.signal } : place, attempt);
+    const out = classify(await invoke(node.hooks.run as Body, args, ctx));
+    // A body that fails once its job stops was interrupted, not failed: no retry is counted, nothing
+    // is recorded or compensated, the ordered position is kept; it runs again where the execution resumes.
+    const stopped = out.kind === 'failure' ? run.stopped : undefined;
+    if (guarded)
+      await guarded.release(
+        stopped ? 'yielded' : releaseOutcome(out, attempt < node.retry.maxAttempts && !place.signal.aborted),
+      );
+    if (stopped) throw stopped;
+    if (out.kind === 'success' || out.kind === 'skipped') {
+      run.setStep(place.path, {
+        status: out.kind === 'success' ? 'completed' : 'skipped',
+        attempts: attempt,
+        result: out.value,
+      });
+      if (out.kind === 'skipped') {
+        run.emit({ type: 'step.skipped', step: place.path, reason: out.reason, reactor: place.reactor });
+        return { kind: 'skipped', value: out.value };
+      }
+      run.emit({ type: 'step.succeeded', step: place.path, attempt, reactor: place.reactor });
+      const undo = node.hooks.undo as ((r: unknown, a: unknown, c: unknown) => unknown) | undefined;
+      const entry = {
+        step: place.path,
+        undo: async () =>
+          undo
+            ? runGuardedRollback(run, node, place, args, 'undo', () =>
+                undo(out.value, args, rollbackContext(run, place, attempt)),
+              )
+            : undefined,
+      };
+      return { kind: 'success', value: out.value, entry };
+    }
+    if (out.kind === 'halt') {
+      run.setStep(place.path, { status: 'halted', attempts: attempt });
+      run.emit({ type: 'step.halted', step: place.path, reason: out.reason, reactor: place.reactor });
+      return {
+        kind: 'halt',
+        step: place.path,
+        reason: out.reason,
+        ...(out.data === undefined ? {} : { data: out.data }),
+      };
+    }
+    const retry = out.retryable && attempt < node.retry.maxAttempts && !place.signal.aborted;
+    if (retry) {
+      const delayMs = retryDelay(node.retry, attempt);
+      run.emit({
+        type: 'step.retrying',
+        step: place.path,
+        attempt: attempt + 1,
+        delayMs,
+        error: errorSummary(out.error),
+        reactor: place.reactor,
+      });
+      if (run.mode === 'worker') {
+        // The engine owns retries: a worker never sleeps a retry delay; the execution is re-enqueued.
+        run.setStep(place.path, { status: 'retrying', attempts: attempt, error: errorSummary(out.error) });
+        return { kind: 'yield', step: place.path, delayMs };
+      }
+      await run.clock.sleep(delayMs, place.signal);
+      continue;
+    }
+    return failedAfterStart(run, node, place, args, attempt, out.error);
+  }
+}
+
+/** Admission skipped the step (a marked period, a failed strict chain, a stale ordered position). */
+function skippedAtGate(run: RunState, place: StepPlace, attempt: number, reason: string): NodeOutcome {
+  run.setStep(place.path, { status: 'skipped', attempts: attempt - 1 });
+  run.emit({ type: 'step.skipped', step: place.path, reason, reactor: place.reactor });
+  return { kind: 'skipped', value: undefined };
+}
+
+/** The step's body ran (in this attempt or an earlier one) and the step failed: it will be compensated. */
+function failedAfterStart(
+  run: RunState,
+  node: StepNode,
+  place: StepPlace,
+  args: Record<string, unknown>,
+  attempt: number,
+  error: Error,
+): NodeOutcome {
+  run.setStep(place.path, { status: 'failed', attempts: attempt, error: errorSummary(error) });
+  run.emit({
+    type: 'step.failed',
+    step: place.path,
+    attempt,
+    error: errorSummary(error),
+    started: true,
+    reactor: place.reactor,
+  });
+  const compensate = node.hooks.compensate as ((e: Error, a: unknown, c: unknown) => unknown) | undefined;
+  return {
+    kind: 'failure',
+    step: place.path,
+    error,
+    validation: [],
+    compensate: async () =>
+      compensate
+        ? runGuardedRollback(run, node, place, args, 'compensate', () =>
+            compensate(error, args, rollbackContext(run, place, attempt)),
+          )
+        : undefined,
+  };
+}
+
+/** What a step's admission took: released right after the attempt's body. */
+interface Guarded {
+  readonly kind: 'admitted';
+  /** The step's signal, also aborted when one of the step's holds is lost. */
+  readonly signal: AbortSignal;
+  release(outcome: WorkOutcome): Promise<void>;
+}
+
+/**
+ * Takes the step's declarations for these (validated) arguments, in the fixed order, owned by
+ * the execution (re-entrant with its reactor-level and outer holds).
+ */
+/** The exclusive keys (locks, limit-1 semaphores) a step declares; keys that cannot be computed are left to admission to report. */
+function exclusiveKeys(node: StepNode, args: unknown, place: StepPlace): string[] {
+  const keys: string[] = [];
+  for (const spec of node.coordination) {
+    if (spec.kind !== 'lock' && !(spec.kind === 'semaphore' && spec.limit === 1)) continue;
+    try {
+      keys.push(`${spec.kind}:${computeKey(spec, args, { reactor: place.reactor, step: place.path })}`);
+    } catch {
+      // reported by admission
+    }
+  }
+  return keys;
+}
+
+async function admitStep(
+  run: RunState,
+  node: StepNode,
+  place: StepPlace,
+  args: unknown,
+): Promise<Guarded | Exclude<Admission, { kind: 'admitted' }>> {
+  const abort = new AbortController();
+  const follow = (): void => abort.abort(place.signal.reason);
+  if (place.signal.aborted) follow();
+  else place.signal.addEventListener('abort', follow, { once: true });
+  const leave = await run.siblings.enter(exclusiveKeys(node, args, place));
+  const admission = await run.admit(node.coordination, args, {
+    reactor: place.reactor,
+    step: place.path,
+    abort,
+    ...orderedWhere(run, node, place),
+  });
+  if (admission.kind !== 'admitted') {
+    place.signal.removeEventListener('abort', follow);
+    leave();
+    return admission;
+  }
+  return {
+    kind: 'admitted',
+    signal: abort.signal,
+    release: async (outcome) => {
+      place.signal.removeEventListener('abort', follow);
+      if (outcome !== 'yielded') dropTicket(run, place.path);
+      await admission.holds
+        .release(outcome)
+        .catch((error: unknown) =>
+          run.stepLogger(place.path).warn({ err: error }, 'releasing step coordination failed; holds expire by TTL'),
+        );
+      leave();
+    },
+  };
+}
+
+/** True when this worker may still park on contention (under the contention cap, counted for every primitive). */
+function mayPark(run: RunState): boolean {
+  return (
+    run.mode === 'worker' && run.contentionCap !== undefined && (run.background?.contention ?? 0) < run.contentionCap
+  );
+}
+
+/** True when a refusal is contention and this worker may still park on it. */
+function parksOn(run: RunState, error: Error): boolean {
+  return mayPark(run) && (error instanceof RateLimitedError || error instanceof ContentionError);
+}
+
+/**
+ * Notes the wait a park on `refusal` continues (or starts) and returns undefined to park — or,
+ * once that wait has lasted the declaration's `contentionTimeout`, the error the step fails with.
+ */
+function parkOrTimeOut(run: RunState, node: StepNode, refusal: Error): Error | undefined {
+  const contended = contendedKey(refusal);
+  if (contended === undefined) return undefined;
+  const wait = noteWait(
+    run,
+    contended.primitive,
+    contended.key,
+    contended.step,
+    declaredTimeout(node.coordination, contended.primitive),
+  );
+  const now = run.clock.now();
+  return timedOut(wait, now) ? timeoutError(refusal, wait, now) : undefined;
+}
+
+/**
+ * A step-level ordered lock keeps its position across the step's attempts: the kept one is
+ * re-entered, a fresh one is remembered. In-process, a caller that gives up hands it back; a
+ * worker that parks keeps it.
+ */
+function orderedWhere(run: RunState, node: StepNode, place: StepPlace): Partial<Parameters<RunState['admit']>[2]> {
+  if (!node.coordination.some((s) => s.kind === 'ordered_lock')) return {};
+  const parks = mayPark(run);
+  return {
+    orderedTicket: keptTicket(run, place.path),
+    stepOrdered: {
+      onOrderedTicket: (ticket) => keepTicket(run, place.path, ticket),
+      handBackOnTimeout: !parks,
+      keepPositionOnRefusal: parks,
+    },
+  };
+}
+
+/**
+ * How an attempt ended, for its holds: only a success marks a period; a failure that will be
+ * retried keeps its ordered position for the retry ('yielded').
+ */
+function releaseOutcome(out: Classified, mayRetry: boolean): WorkOutcome {
+  if (out.kind === 'success') return 'completed';
+  if (out.kind === 'failure') return out.retryable && mayRetry ? 'yielded' : 'failed';
+  return 'halted';
+}
+
+/** A step completed (or skipped) in an earlier job of this execution: its body never runs again. */
+function fromRecord(
+  run: RunState,
+  node: StepNode,
+  place: StepPlace,
+  args: Record<string, unknown>,
+  recorded: StepRecord,
+): NodeOutcome {
+  if (recorded.status === 'skipped') return { kind: 'skipped', value: recorded.result };
+  const undo = node.hooks.undo as ((r: unknown, a: unknown, c: unknown) => unknown) | undefined;
+  const attempt = recorded.attempts;
+  const entry = {
+    step: place.path,
+    undo: async () =>
+      undo
+        ? runGuardedRollback(run, node, place, args, 'undo', () =>
+            undo(recorded.result, args, rollbackContext(run, place, attempt)),
+          )
+        : undefined,
+  };
+  return { kind: 'success', value: recorded.result, entry };
+}
+
+/** Rollback hooks get a context of their own: the step's signal was aborted when the run stopped. */
+function rollbackContext(run: RunState, place: StepPlace, attempt: number): ReturnType<typeof stepContext> {
+  return stepContext(run, { ...place, signal: new AbortController().signal }, attempt);
+}
+
+async function validated(
+  node: StepNode,
+  place: StepPlace,
+  args: Record<string, unknown>,
+): Promise<Record<string, unknown>> {
+  const outcome = await validateContract(node.contract!, args);
+  if (outcome.ok) return outcome.value;
+  const summary = outcome.issues.map((i) => `${i.path}: ${i.message}`).join('; ');
+  throw new ValidationError(
+    ErrorCode.ArgumentsInvalid,
+    `step "${place.path}" of reactor "${place.reactor}": invalid arguments (${summary})`,
+    outcome.issues,
+    {
+      step: place.path,
+      reactor: place.reactor,
+    },
+  );
+}
+
+/** A failure before the body started: recorded, not retried, not compensated. */
+export function notStarted(run: RunState, step: string, error: Error): NodeOutcome {
+  run.setStep(step, { status: 'failed', attempts: 0, error: errorSummary(error) });
+  run.emit({ type: 'step.failed', step, attempt: 0, error: errorSummary(error), started: false });
+  return {
+    kind: 'failure',
+    step,
+    error,
+    validation: error instanceof ValidationError ? error.issues : [],
+    compensate: undefined,
+  };
+}
+
+/** A throw caught from a body (a class of our own, so no returned value can pass for it). */
+class Thrown {
+  readonly error: Error;
+  constructor(error: Error) {
+    this.error = error;
+  }
+}
+
+/** Calls a body; a throw becomes a {@link Thrown} value. */
+export async function invoke(body: Body, args: unknown, ctx: unknown): Promise<unknown> {
+  try {
+    return await body(args, ctx);
+  } catch (error) {
+    return new Thrown(toError(error));
+  }
+}
+
+/** How a body's return value (or throw) ends an attempt. */
+export function classify(out: unknown): Classified {
+  if (out instanceof Thrown) return { kind: 'failure', error: out.error, retryable: !isNonRetryable(out.error) };
+  switch (signalKind(out)) {
+    case 'success':
+      return { kind: 'success', value: (out as Success<unknown>).value };
+    case 'skipped':
+      return { kind: 'skipped', value: (out as Skipped<unknown>).value, reason: (out as Skipped<unknown>).reason };
+    case 'halt':
+      return { kind: 'halt', reason: (out as Halt).reason, data: (out as Halt).data };
+    case 'failure': {
+      const f = out as Failure;
+      return { kind: 'failure', error: f.error, retryable: f.retryable && !isNonRetryable(f.error) };
+    }
+    case undefined:
+      return { kind: 'success', value: out };
+  }
+}
+
+function isNonRetryable(error: Error): boolean {
+  return error instanceof NonRetryableError || (ReactorError.is(error) && error.code === ErrorCode.NonRetryable);
+}
