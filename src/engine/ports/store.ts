@@ -1,5 +1,5 @@
 import type { ErrorJSON } from '../../errors.js';
-import type { ReactorEvent } from '../model/events.js';
+import type { ReactorEvent } from './events.js';
 
 /** The schema version of persisted execution records. */
 export const RECORD_VERSION = 1;

@@ -1,0 +1,252 @@
+/**
+ * The event types of the one event stream: every run, step, retry, compensation, undo, halt and
+ * skip is a typed event. Pure types, so the ports (a record's `trace`) and every layer above can
+ * name them; the runtime side (`EventHub`, `Middleware`) lives in `model/events.ts`.
+ *
+ * @module
+ */
+import type { ErrorJSON, FieldIssue, PrimitiveName, ResumeRefusal } from '../../errors.js';
+
+interface Base {
+  readonly executionId: string;
+  readonly rootExecutionId: string;
+  readonly reactor: string;
+  /** Engine clock time, ms. */
+  readonly at: number;
+}
+interface StepBase extends Base {
+  /** Step path: `charge`, `payment.charge` (compose), `items[3]` (map element). */
+  readonly step: string;
+}
+
+/** An event about one element of a fan-out map; `step` is the map step. */
+interface MapBase extends StepBase {
+  readonly index: number;
+}
+
+interface CoordinationBase extends Base {
+  readonly primitive: PrimitiveName;
+  readonly key: string;
+  /** The declaring step; absent for a reactor-level declaration. */
+  readonly step?: string;
+}
+
+/** Every event the engine emits. Discriminated on `type`. */
+export type ReactorEvent =
+  | (Base & { readonly type: 'run.started'; readonly input: unknown })
+  | (Base & { readonly type: 'run.completed' })
+  | (Base & { readonly type: 'run.failed'; readonly step: string | undefined; readonly error: ErrorJSON })
+  | (Base & { readonly type: 'run.halted'; readonly step: string | undefined; readonly reason: string })
+  | (Base & { readonly type: 'run.rolling_back'; readonly step: string | undefined })
+  | (Base & { readonly type: 'run.replayed'; readonly idempotencyKey: string })
+  | (Base & { readonly type: 'run.cancelled'; readonly reason: string })
+  | (Base & {
+      readonly type: 'run.queued';
+      readonly jobId: string;
+      readonly delayMs: number;
+      readonly reason: 'start' | 'retry' | 'park' | 'busy' | 'resume';
+    })
+  /** An operator retried this execution: `retryExecutionId` is the new, linked execution. */
+  | (Base & { readonly type: 'run.retried'; readonly retryExecutionId: string })
+  | (Base & { readonly type: 'run.resumed'; readonly jobId: string; readonly delivery: number })
+  /**
+   * This worker's job of the execution stopped without writing its outcome: `lease_lost` (another
+   * worker holds the execution now), `worker_shutdown` (handed back to the queue) or
+   * `store_unavailable` (delivered again once the store answers). Nothing was rolled back.
+   */
+  | (Base & {
+      readonly type: 'run.stopped';
+      readonly reason: 'lease_lost' | 'worker_shutdown' | 'store_unavailable';
+      readonly message: string;
+    })
+  /**
+   * The recovery sweep found the execution stranded — no worker or inline run holds its liveness
+   * lease and no job of the queue carries it (`reason`: `no_job` for a pending, parked or running
+   * execution whose job is gone; `inline_lost` for an inline run whose process stopped) — and
+   * re-enqueued it as `jobId` (`action: 'requeued'`), or ended it `aborted` (an inline run whose
+   * reactor the sweeping worker does not know). `status` is the status it was found in;
+   * `count` how many times the sweep has recovered it so far.
+   */
+  | (Base & {
+      readonly type: 'run.recovered';
+      readonly reason: 'no_job' | 'inline_lost';
+      readonly action: 'requeued' | 'aborted';
+      readonly status: 'pending' | 'parked' | 'running' | 'rolling_back';
+      readonly count: number;
+      readonly jobId?: string;
+    })
+  | (Base & {
+      readonly type: 'run.parked';
+      readonly primitive: PrimitiveName;
+      readonly key: string;
+      readonly attempt: number;
+      readonly jobId: string;
+      /** The contended step; absent for reactor-level contention. */ readonly step?: string;
+    })
+  | (Base & {
+      readonly type: 'run.woken';
+      readonly primitive: PrimitiveName | 'async' | 'map';
+      readonly key: string;
+      readonly jobId: string;
+      /** The step it parked at; absent for reactor-level contention. */ readonly step?: string;
+    })
+  | (StepBase & { readonly type: 'step.started'; readonly attempt: number })
+  | (StepBase & { readonly type: 'step.succeeded'; readonly attempt: number })
+  | (StepBase & {
+      readonly type: 'step.failed';
+      readonly attempt: number;
+      readonly error: ErrorJSON;
+      readonly started: boolean;
+    })
+  | (StepBase & {
+      readonly type: 'step.retrying';
+      readonly attempt: number;
+      readonly delayMs: number;
+      readonly error: ErrorJSON;
+    })
+  | (StepBase & { readonly type: 'step.skipped'; readonly reason: string })
+  | (StepBase & { readonly type: 'step.halted'; readonly reason: string })
+  | (StepBase & { readonly type: 'step.compensated' })
+  | (StepBase & {
+      readonly type: 'step.compensate_failed';
+      readonly reason: 'raised' | 'returned_failure' | 'coordination_unavailable';
+      readonly message: string;
+      readonly key?: string;
+    })
+  | (StepBase & { readonly type: 'step.undone' })
+  | (StepBase & {
+      readonly type: 'step.undo_failed';
+      readonly reason: 'raised' | 'returned_failure' | 'coordination_unavailable';
+      readonly message: string;
+      readonly key?: string;
+    })
+  | (MapBase & { readonly type: 'map.element_dispatched'; readonly jobId: string })
+  | (MapBase & {
+      readonly type: 'map.element_retrying';
+      readonly attempt: number;
+      readonly delayMs: number;
+      readonly jobId: string;
+    })
+  | (MapBase & { readonly type: 'map.element_completed' })
+  | (MapBase & {
+      readonly type: 'map.element_parked';
+      readonly primitive: PrimitiveName;
+      readonly key: string;
+      readonly attempt: number;
+      readonly jobId: string;
+    })
+  | (MapBase & { readonly type: 'map.element_failed'; readonly error: ErrorJSON })
+  | (MapBase & { readonly type: 'map.element_skipped'; readonly reason: 'not_started' | 'skipped' | 'halted' })
+  | (MapBase & { readonly type: 'map.rollback_dispatched'; readonly jobId: string })
+  | (MapBase & { readonly type: 'map.element_undone' })
+  | (MapBase & { readonly type: 'map.element_undo_failed'; readonly message: string })
+  | (StepBase & {
+      readonly type: 'map.parked';
+      readonly phase: 'collect' | 'rollback';
+      readonly jobId: string;
+      readonly settled: number;
+      readonly total: number;
+    })
+  | (StepBase & {
+      readonly type: 'map.collected';
+      readonly completed: number;
+      readonly failed: number;
+      readonly skipped: number;
+      readonly notStarted: number;
+    })
+  | (CoordinationBase & {
+      readonly type: 'coordination.acquired';
+      readonly token?: string;
+      readonly nesting?: number;
+      readonly nonce?: number;
+      readonly bucket?: string;
+    })
+  | (CoordinationBase & {
+      readonly type: 'coordination.released';
+      readonly nesting?: number;
+      /** The key went straight to a waiter of this process (docs/decisions/037). */ readonly handedOver?: true;
+    })
+  | (CoordinationBase & { readonly type: 'coordination.waiting'; readonly holder?: string })
+  | (CoordinationBase & {
+      readonly type: 'coordination.contended';
+      readonly waitedMs: number;
+      readonly holder?: string;
+    })
+  | (CoordinationBase & {
+      readonly type: 'coordination.denied';
+      readonly reason: 'period' | 'rate_limited' | 'ordered_lock_chain_failed' | 'ordered_lock_stale';
+      readonly bucket?: string;
+      readonly retryAfterMs?: number;
+    })
+  | (CoordinationBase & { readonly type: 'coordination.extended' })
+  | (CoordinationBase & { readonly type: 'coordination.lost' })
+  | (Base & {
+      readonly type: 'run.paused';
+      readonly interrupts: readonly {
+        readonly step: string;
+        readonly correlationId?: string;
+        readonly timeoutAt?: number;
+      }[];
+    })
+  | (StepBase & { readonly type: 'interrupt.paused'; readonly correlationId?: string; readonly timeoutAt?: number })
+  | (StepBase & { readonly type: 'interrupt.resumed'; readonly mode: 'inline' | 'background' })
+  | (StepBase & { readonly type: 'interrupt.rejected'; readonly reason: ResumeRefusal; readonly message: string })
+  | (StepBase & {
+      readonly type: 'interrupt.payload_invalid';
+      readonly attempt: number;
+      readonly maxAttempts: number;
+      readonly issues: readonly FieldIssue[];
+    })
+  | (StepBase & {
+      readonly type: 'interrupt.timed_out';
+      readonly strategy: 'lazy' | 'active';
+      readonly timeoutAt: number;
+    })
+  | AsyncEvent;
+
+/**
+ * Events of async units (`asyncStep` bodies in their own job, `asyncReactor` children). The
+ * dispatcher's trace gets `dispatched`, `refused` and `waiting`; the unit's own trace (its
+ * `executionId` is the unit's id) gets `retrying`, `parked`, `completed`, `failed`, `discarded`.
+ */
+export type AsyncEvent =
+  | (StepBase & {
+      readonly type: 'async.dispatched';
+      readonly unitId: string;
+      readonly kind: 'step' | 'reactor';
+      readonly jobId: string;
+    })
+  | (StepBase & {
+      readonly type: 'async.refused';
+      readonly primitive: 'lock' | 'semaphore';
+      readonly key: string;
+      readonly holder: string;
+    })
+  | (StepBase & { readonly type: 'async.waiting'; readonly unitId: string; readonly mode: 'wait' | 'park' })
+  | (StepBase & {
+      readonly type: 'async.retrying';
+      readonly unitId: string;
+      readonly attempt: number;
+      readonly delayMs: number;
+      readonly error: ErrorJSON;
+    })
+  | (StepBase & {
+      readonly type: 'async.parked';
+      readonly unitId: string;
+      readonly primitive: PrimitiveName;
+      readonly key: string;
+      readonly attempt: number;
+    })
+  | (StepBase & { readonly type: 'async.completed'; readonly unitId: string })
+  | (StepBase & { readonly type: 'async.failed'; readonly unitId: string; readonly error: ErrorJSON })
+  | (StepBase & {
+      readonly type: 'async.discarded';
+      readonly unitId: string;
+      readonly started: boolean;
+      readonly dispatcherStatus: string;
+    });
+
+/** The `type` of every event. */
+export type ReactorEventType = ReactorEvent['type'];
+/** The event of one type. */
+export type EventOf<T extends ReactorEventType> = Extract<ReactorEvent, { readonly type: T }>;
