@@ -38,6 +38,7 @@ import {
 } from './ports/store.js';
 import { registerTree } from './model/async/registry.js';
 import { wakeReaders } from './jobs/async/park.js';
+import { asyncBackground } from './jobs/async-port.js';
 import { UnitSignals, type AsyncPort } from './run/async/port.js';
 import type { RunResult } from './model/results.js';
 import type { StepInvoker } from '../dsl/step.js';
@@ -360,7 +361,7 @@ export function createEngine(options: EngineOptions): Engine {
       : undefined;
   const signals = new UnitSignals();
   const asyncPort: AsyncPort = {
-    background,
+    background: background ? asyncBackground(background) : undefined,
     signals,
     waitMs: options.background?.asyncWaitMs ?? 30_000,
     parkTimeoutMs: options.background?.asyncParkTimeoutMs ?? 3_600_000,

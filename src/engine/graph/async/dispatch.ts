@@ -18,7 +18,6 @@ import { notStarted, type StepPlace } from '../../run/step-runner.js';
 import { childDeclarations } from '../../model/async/child-declarations.js';
 import { refuseHandOff } from './guard.js';
 import { readUnit } from './read-unit.js';
-import { startChild } from './start-child.js';
 
 /** The id of the unit (or child execution) a step of an execution dispatches: one per step, so a redelivered dispatcher never dispatches twice. */
 export const unitIdOf = (executionId: string, path: string): string => `${executionId}~${path}`;
@@ -88,7 +87,12 @@ export async function runAsyncReactor(
     if (refusal) throw refusal;
     return async (childId) => {
       run.async!.register(node.reactor);
-      await startChild(run.async!.background!, node.reactor, childId, input, run.executionId, run.traceContext);
+      await run.async!.background!.startChild(node.reactor, {
+        childId,
+        input,
+        parentId: run.executionId,
+        traceContext: run.traceContext,
+      });
     };
   });
   return settle(run, place, def, node.name, dispatched);

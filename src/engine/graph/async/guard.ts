@@ -64,7 +64,7 @@ function heldKey(run: RunState, declared: Declared): { primitive: 'lock' | 'sema
 }
 
 async function describeHolder(run: RunState, primitive: 'lock' | 'semaphore', key: string): Promise<string> {
-  const coordinator = run.async?.background?.coordination.coordinator;
+  const coordinator = run.async?.background?.coordinator;
   let holder: HolderInfo | undefined;
   try {
     if (primitive === 'lock') holder = (await coordinator?.lockState(key))?.holder;

@@ -1,17 +1,21 @@
 /**
- * What async units need from the engine: the background path (store, queue, wait lists), the
- * in-process completion signals, and the reader bounds.
+ * What async units need from the engine: the background path (unit records, the unit's job,
+ * the coordinator, starting a child execution), the in-process completion signals, and the
+ * reader bounds. Declared here, below the graph; the jobs layer builds the background part
+ * (`jobs/async-port.ts`) and the engine wires it.
  *
  * @module
  */
 import type { AnyReactorDefinition } from '../../../dsl/definition.js';
-import type { BackgroundDeps } from '../../jobs/background.js';
 import type { Clock } from '../../ports/clock.js';
+import type { Coordinator } from '../../ports/coordinator.js';
+import type { JobQueue } from '../../ports/queue.js';
+import type { Store, TraceContext } from '../../ports/store.js';
 
 /** Dispatching async units and reading their results. */
 export interface AsyncPort {
   /** Undefined when the engine has no queue: dispatching then fails the step (`queue_missing`). */
-  readonly background: BackgroundDeps | undefined;
+  readonly background: AsyncBackground | undefined;
   readonly signals: UnitSignals;
   /** How long an in-process reader waits for a unit before {@link AsyncWaitTimeoutError}. */
   readonly waitMs: number;
@@ -23,6 +27,30 @@ export interface AsyncPort {
   readonly settled: ((until: number) => Promise<void>) | undefined;
   /** Makes a child reactor known to this engine's workers. */
   register(reactor: AnyReactorDefinition): void;
+}
+
+/** The background path as the dispatching side and the readers use it (an engine with a queue). */
+export interface AsyncBackground {
+  /** Holds the unit records (written before a unit's job is enqueued) and the children's records. */
+  readonly store: Store;
+  /** Takes a unit's first job. */
+  readonly queue: JobQueue;
+  /** The engine's coordinator, if any: the hand-off guard names the holder of a refused key. */
+  readonly coordinator: Coordinator | undefined;
+  /** Accepts an `asyncReactor` child like a background start; a child that exists already is left alone. */
+  startChild(child: AnyReactorDefinition, start: ChildStart): Promise<void>;
+}
+
+/** Which child execution {@link AsyncBackground.startChild} starts, and for whom. */
+export interface ChildStart {
+  /** The child's execution id (its own root). */
+  readonly childId: string;
+  /** The child's validated input. */
+  readonly input: Record<string, unknown>;
+  /** The dispatching execution. */
+  readonly parentId: string;
+  /** The dispatcher's trace: the child's jobs join it (docs/decisions/028). */
+  readonly traceContext?: TraceContext | undefined;
 }
 
 /** In-process notifications that a unit's terminal record was saved. */
