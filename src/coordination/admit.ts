@@ -10,6 +10,7 @@
  */
 import type { CoordinationSpec } from '../dsl/coordination.js';
 import { ContentionError, RateLimitedError, UnknownRateLimitError } from '../errors.js';
+import type { Admission } from './admission.js';
 import { Holds, type WorkOutcome } from './holds.js';
 import { takeLock, takeSemaphore } from './leases.js';
 import { enterOrdered } from './ordered.js';
@@ -17,15 +18,7 @@ import { bucketOf } from './period.js';
 import { computeKey, type CoordinationScope } from './scope.js';
 import { waitUntil } from './wait.js';
 
-/** The outcome of an admission. On `halt` and `refused`, nothing is left held. */
-export type Admission =
-  | { readonly kind: 'admitted'; readonly holds: Holds }
-  | {
-      readonly kind: 'halt';
-      readonly reason: 'period' | 'ordered_lock_chain_failed';
-      readonly data: Readonly<Record<string, unknown>>;
-    }
-  | { readonly kind: 'refused'; readonly error: Error };
+export type { Admission } from './admission.js';
 
 const ORDER: readonly CoordinationSpec['kind'][] = ['ordered_lock', 'period', 'lock', 'semaphore', 'rate_limit'];
 

@@ -2,7 +2,7 @@
 import type { CoordinationSpec } from '../dsl/coordination.js';
 import type { OrderedEnterResult } from '../engine/ports/coordinator.js';
 import { OrderedLockStaleError } from '../errors.js';
-import type { Admission } from './admit.js';
+import type { Admission } from './admission.js';
 import { contention } from './contention.js';
 import type { Holds } from './holds.js';
 import type { CoordinationScope } from './scope.js';

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { ExecutionAction } from './actions.js';
+import type { ExecutionAction } from './action-types.js';
 
 /** Resumes a paused execution at one of its interrupts (`step`, needed when it waits at several). */
 export const resumeAction: ExecutionAction = Object.freeze<ExecutionAction>({
