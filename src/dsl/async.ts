@@ -1,16 +1,10 @@
 /**
- * Definition-side pieces of `asyncStep`: its options (an inline step without `undo`) and the
- * refusal message.
+ * Definition-side refusals of `asyncStep` and `asyncReactor`. The options of an inline
+ * `asyncStep` (`AsyncStepOptions`, an inline step without `undo`) are declared with the builder
+ * in `reactor.ts`.
  *
  * @module
  */
-import type { InlineStepOptions } from './reactor.js';
-
-/**
- * Options of an inline `asyncStep`: those of an inline step, without `undo` — an async unit is
- * its own work, which its dispatcher's rollback never undoes (use `compensate`).
- */
-export type AsyncStepOptions<I, S, A, R> = Omit<InlineStepOptions<I, S, A, R>, 'undo'> & { readonly undo?: never };
 
 /** Why an inline `asyncStep` may not declare `undo`. */
 export function asyncUndoRefusal(name: string): string {

@@ -2,6 +2,12 @@
  * The reactor builder: an immutable chain that adds each step's result type to a map, so later
  * steps' arguments, paths and key functions are checked by the compiler.
  *
+ * The graph it builds (`ReactorDefinition` and its nodes) is declared here too: a definition
+ * refers to the builder (`extend`) and the builder to definitions (`build`, `compose`, `map`),
+ * so these mutually recursive types share one file rather than two files importing each other.
+ * So do the functions the builder runs over a graph: validation at `build`, `toMermaid` and
+ * `interruptPaths`. The engine reads the graph's types through `definition.ts`.
+ *
  * @module
  */
 import { DefinitionError } from '../errors.js';
@@ -15,15 +21,6 @@ import {
   type ContractOutput,
   type Fields,
 } from './contract.js';
-import type {
-  AnyReactorDefinition,
-  GraphNode,
-  InputOf,
-  MapElement,
-  OutputOf,
-  ReactorDefinition,
-  StepNode,
-} from './definition.js';
 import type { MapResult } from './map-result.js';
 import {
   lockSpec,
@@ -42,18 +39,16 @@ import {
   type StepCoordinationOptions,
 } from './coordination.js';
 import {
-  interruptPaths,
   interruptSpec,
   type InterruptSettings,
+  type InterruptSpec,
   type PayloadOf,
   type PayloadSchema,
-} from './interrupt.js';
-import { asyncChildRefusal, asyncUndoRefusal, type AsyncStepOptions } from './async.js';
-import { toMermaid } from './mermaid.js';
-import { toRetryPolicy, type RetryOptions } from './retry.js';
+} from './interrupt-spec.js';
+import { asyncChildRefusal, asyncUndoRefusal } from './async.js';
+import { toRetryPolicy, type RetryOptions, type RetryPolicy } from './retry.js';
 import type { StepValue } from './signals.js';
-import { isStepDefinition, type AnyStepDefinition, type StepDefinition } from './step.js';
-import { dependenciesOf, validateGraph } from './validate.js';
+import { isStepDefinition, type AnyStepDefinition, type StepDefinition, type StepHooks } from './step.js';
 
 type Simplify<T> = { [K in keyof T]: T[K] } & {};
 declare const errorBrand: unique symbol;
@@ -85,6 +80,12 @@ export interface InlineStepOptions<I, S, A, R> extends StepCoordinationOptions<S
   compensate?(reason: Error, args: StepArgs<I, A>, ctx: StepContext): unknown;
   undo?(result: StepValue<R>, args: StepArgs<I, A>, ctx: StepContext): unknown;
 }
+
+/**
+ * Options of an inline `asyncStep`: those of an inline step, without `undo` — an async unit is
+ * its own work, which its dispatcher's rollback never undoes (use `compensate`).
+ */
+export type AsyncStepOptions<I, S, A, R> = Omit<InlineStepOptions<I, S, A, R>, 'undo'> & { readonly undo?: never };
 
 /**
  * How a step definition or a composed reactor is wired into a reactor. A placed step definition
@@ -149,6 +150,116 @@ export interface ReactorOptions {
  */
 export type BackgroundDeclaration<S> =
   'all' | { readonly after: keyof S & string } | { readonly before: keyof S & string };
+
+// ── The built definition (read by the engine through definition.ts) ──────────────────────────
+
+interface NodeBase {
+  readonly name: string;
+  /** Argument map; `undefined` means the step receives the reactor's whole input. */
+  readonly args: Readonly<Record<string, Arg<unknown>>> | undefined;
+  /** Explicit ordering dependencies. */
+  readonly waitFor: readonly string[];
+  /** Every dependency: the steps named by result arguments plus `waitFor`, without duplicates. */
+  readonly dependsOn: readonly string[];
+}
+
+/** A plain step (inline, or a reusable step definition placed in a reactor). */
+export interface StepNode extends NodeBase {
+  readonly kind: 'step';
+  readonly hooks: StepHooks;
+  /** The input contract its arguments are validated against (step definitions only). */
+  readonly contract: Contract | undefined;
+  readonly retry: RetryPolicy;
+  /** Step-scoped coordination, taken around each attempt's body (empty: none). */
+  readonly coordination: readonly CoordinationSpec[];
+  /** Set on an interrupt step: the execution pauses here until a resume delivers the payload. */
+  readonly interrupt?: InterruptSpec | undefined;
+  /** `asyncStep`: the body runs in its own job while the reactor goes on. */
+  readonly async?: true;
+}
+
+/** A nested reactor run inline as one step of the same execution. */
+export interface ComposeNode extends NodeBase {
+  readonly kind: 'compose';
+  readonly reactor: AnyReactorDefinition;
+  /** `asyncReactor`: an independent child execution in the background, linked by `parentId`. */
+  readonly async?: true;
+}
+
+/** What a map runs for each element. */
+export type MapElement =
+  | { readonly kind: 'step'; readonly node: StepNode }
+  | { readonly kind: 'reactor'; readonly reactor: AnyReactorDefinition };
+
+/** A step that runs a step definition or a reactor for each element of a collection. */
+export interface MapNode extends NodeBase {
+  readonly kind: 'map';
+  readonly source: Arg<unknown>;
+  readonly element: MapElement;
+  readonly elementArgs: (item: never, index: number) => unknown;
+  readonly maxConcurrency: number;
+  readonly atomic: boolean;
+  /** Worker mode: elements run as their own jobs, at most `batchSize` in flight (undefined: in-process). */
+  readonly fanOut?: { readonly batchSize: number } | undefined;
+}
+
+/** Any node of the graph. */
+export type GraphNode = StepNode | ComposeNode | MapNode;
+
+/** Phantom types carried by a reactor definition (never read at run time). */
+export interface ReactorTypes<In, I, S, O> {
+  readonly input: In;
+  readonly validated: I;
+  readonly steps: S;
+  readonly output: O;
+}
+
+/** A built, validated, frozen reactor. */
+export interface ReactorDefinition<Name extends string = string, In = unknown, I = unknown, S = unknown, O = unknown> {
+  readonly kind: 'reactor';
+  readonly name: Name;
+  readonly contract: Contract;
+  /** The nodes in declaration order. */
+  readonly nodes: readonly GraphNode[];
+  readonly byName: ReadonlyMap<string, GraphNode>;
+  /** The step whose result is the run's value; without it the value is every step's result. */
+  readonly returns: string | undefined;
+  /** Per-reactor cap on concurrently running steps (the engine's default applies otherwise). */
+  readonly maxConcurrency: number | undefined;
+  /** Where a run leaves the caller for a worker (`background(...)`); undefined: it runs where it is called. */
+  readonly background: 'all' | { readonly after: string } | { readonly before: string } | undefined;
+  /** Reactor-level coordination declarations (at most one per kind). */
+  readonly coordination: readonly CoordinationSpec[];
+  /** Draws the graph as a Mermaid flowchart. */
+  toMermaid(): string;
+  /**
+   * A builder for a derived reactor: it inherits the input contract, the steps and the
+   * coordination declarations; redeclaring a primitive overrides the inherited one. Finish it
+   * with `.returns()` or `.build()`.
+   */
+  extend<N2 extends string = Name>(name?: N2): ReactorBuilder<N2, In, I, S>;
+  /** Phantom, for type helpers such as {@link InputOf}. */
+  readonly '~types'?: ReactorTypes<In, I, S, O>;
+}
+
+/**
+ * Any reactor definition. Its parameters are `any` on purpose: a reactor's step-result map flows
+ * through contravariant positions (argument sources, `extend`), so no single concrete type
+ * accepts every reactor in a consumer's compiled declarations.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
+export type AnyReactorDefinition = ReactorDefinition<string, any, any, any, any>;
+
+/** What `run` accepts for a reactor. */
+export type InputOf<R> = R extends AnyReactorDefinition ? NonNullable<R['~types']>['input'] : never;
+/** A reactor's run value. */
+export type OutputOf<R> = R extends AnyReactorDefinition ? NonNullable<R['~types']>['output'] : never;
+/** A reactor's step results by name. */
+export type StepsOf<R> = R extends AnyReactorDefinition ? NonNullable<R['~types']>['steps'] : never;
+/** A reactor's step names. */
+export type StepNameOf<R> = keyof StepsOf<R> & string;
+
+// ── The builder ──────────────────────────────────────────────────────────────────────────────
 
 interface BuilderState {
   readonly name: string;
@@ -516,4 +627,148 @@ export function reactor<const Name extends string>(
     throw new DefinitionError(`reactor "${name}": maxConcurrency must be an integer >= 1`, name);
   }
   return new ReactorBuilder({ name, options, contract: compileContract({}), nodes: [], coordination: [] });
+}
+
+// ── Over a graph: validation, drawing, interrupts ────────────────────────────────────────────
+
+/** The steps an argument map and a `waitFor` list depend on, without duplicates. */
+function dependenciesOf(
+  args: Readonly<Record<string, Arg<unknown>>> | undefined,
+  waitFor: readonly string[],
+): readonly string[] {
+  const deps = new Set<string>();
+  for (const arg of Object.values(args ?? {})) if (arg.source.kind === 'result') deps.add(arg.source.step);
+  for (const name of waitFor) deps.add(name);
+  return Object.freeze([...deps]);
+}
+
+interface GraphToCheck {
+  readonly name: string;
+  readonly contract: Contract;
+  readonly nodes: readonly GraphNode[];
+  readonly byName: ReadonlyMap<string, GraphNode>;
+  readonly returns: string | undefined;
+}
+
+/**
+ * Definition validation, run once when a reactor is built: unknown references, cycles, unwired
+ * required inputs, a bad `returns`. Throws a {@link DefinitionError} for the first problem
+ * found; every error names the reactor, the step and the fix.
+ */
+function validateGraph(graph: GraphToCheck): void {
+  const fail = (step: string | undefined, message: string): never => {
+    throw new DefinitionError(
+      `reactor "${graph.name}"${step === undefined ? '' : `, step "${step}"`}: ${message}`,
+      graph.name,
+      step,
+    );
+  };
+  for (const node of graph.nodes) {
+    for (const dep of node.dependsOn) {
+      if (dep === node.name) fail(node.name, `depends on itself; remove "${dep}" from its arguments or waitFor`);
+      if (!graph.byName.has(dep))
+        fail(node.name, `depends on unknown step "${dep}"; declare a step named "${dep}" or fix the reference`);
+    }
+    const args = node.kind === 'map' ? { source: node.source } : (node.args ?? {});
+    for (const [argName, arg] of Object.entries(args)) {
+      if (arg.source.kind === 'input' && !(arg.source.name in graph.contract.fields)) {
+        fail(
+          node.name,
+          `argument "${argName}" reads reactor input "${arg.source.name}", which the reactor does not declare; add it to .input({...})`,
+        );
+      }
+    }
+    checkWiring(graph, node, fail);
+  }
+  const cycle = findCycle(graph);
+  if (cycle) fail(cycle[0], `dependency cycle ${cycle.join(' -> ')}; break it by removing one of these dependencies`);
+  if (graph.returns !== undefined && !graph.byName.has(graph.returns)) {
+    fail(undefined, `returns unknown step "${graph.returns}"; name a declared step`);
+  }
+}
+
+function checkWiring(graph: GraphToCheck, node: GraphNode, fail: (step: string, message: string) => never): void {
+  const contract = node.kind === 'step' ? node.contract : node.kind === 'compose' ? node.reactor.contract : undefined;
+  if (!contract) return;
+  for (const field of contract.required) {
+    if (node.args && field in node.args) continue;
+    if (field in graph.contract.fields) continue;
+    fail(
+      node.name,
+      `required input "${field}" is not wired; add args: ($) => ({ ${field}: ... }) or a reactor input named "${field}"`,
+    );
+  }
+  for (const argName of Object.keys(node.args ?? {})) {
+    if (!(argName in contract.fields))
+      fail(
+        node.name,
+        `argument "${argName}" is not an input of this step; its inputs are: ${Object.keys(contract.fields).join(', ') || '(none)'}`,
+      );
+  }
+}
+
+function findCycle(graph: GraphToCheck): string[] | undefined {
+  const state = new Map<string, 'visiting' | 'done'>();
+  const stack: string[] = [];
+  const visit = (name: string): string[] | undefined => {
+    if (state.get(name) === 'done') return undefined;
+    if (state.get(name) === 'visiting') return [...stack.slice(stack.indexOf(name)), name];
+    state.set(name, 'visiting');
+    stack.push(name);
+    for (const dep of graph.byName.get(name)?.dependsOn ?? []) {
+      const found = visit(dep);
+      if (found) return found;
+    }
+    stack.pop();
+    state.set(name, 'done');
+    return undefined;
+  };
+  for (const node of graph.nodes) {
+    const found = visit(node.name);
+    if (found) return found.reverse();
+  }
+  return undefined;
+}
+
+const SHAPES: Record<GraphNode['kind'], (id: string, label: string) => string> = {
+  step: (id, label) => `${id}["${label}"]`,
+  compose: (id, label) => `${id}[["${label} (compose)"]]`,
+  map: (id, label) => `${id}{{"${label} (map)"}}`,
+};
+
+/**
+ * Draws a reactor's graph as a Mermaid flowchart: one node per step, an edge per dependency
+ * (dotted for `waitFor`), and the `returns` step marked.
+ */
+export function toMermaid(definition: AnyReactorDefinition): string {
+  const id = (name: string): string => `s_${name.replace(/[^A-Za-z0-9_]/g, '_')}`;
+  const lines = ['flowchart TD'];
+  for (const node of definition.nodes) {
+    const label = node.name === definition.returns ? `${node.name} ⟶ returns` : node.name;
+    lines.push(`  ${SHAPES[node.kind](id(node.name), label.replace(/"/g, "'"))}`);
+  }
+  for (const node of definition.nodes) {
+    for (const dep of node.dependsOn) {
+      const arrow = node.waitFor.includes(dep) && !readsResult(node, dep) ? '-.->' : '-->';
+      lines.push(`  ${id(dep)} ${arrow} ${id(node.name)}`);
+    }
+  }
+  return lines.join('\n');
+}
+
+function readsResult(node: GraphNode, step: string): boolean {
+  const args = node.kind === 'map' ? { source: node.source } : (node.args ?? {});
+  return Object.values(args).some((a) => a.source.kind === 'result' && a.source.step === step);
+}
+
+/** Every interrupt path of a reactor, composed children included (for messages and map refusal). */
+export function interruptPaths(reactor: AnyReactorDefinition, prefix = '', depth = 0): string[] {
+  if (depth > 32) return [];
+  return reactor.nodes.flatMap((node) => {
+    if (node.kind === 'step') return node.interrupt ? [`${prefix}${node.name}`] : [];
+    if (node.kind === 'compose') return interruptPaths(node.reactor, `${prefix}${node.name}.`, depth + 1);
+    return node.element.kind === 'reactor'
+      ? interruptPaths(node.element.reactor, `${prefix}${node.name}[].`, depth + 1)
+      : [];
+  });
 }

@@ -7,9 +7,15 @@
 import type { StepContext } from './context.js';
 import { compileContract, type Contract, type ContractInput, type ContractOutput, type Fields } from './contract.js';
 import { stepCoordinationSpecs, type CoordinationSpec, type StepCoordinationOptions } from './coordination.js';
-import type { StepHooks } from './definition.js';
 import type { RetryOptions } from './retry.js';
 import type { StepValue } from './signals.js';
+
+/** A step's hooks, untyped (the builders keep the types). */
+export interface StepHooks {
+  readonly run: (args: never, ctx: StepContext) => unknown;
+  readonly compensate?: ((reason: Error, args: never, ctx: StepContext) => unknown) | undefined;
+  readonly undo?: ((result: never, args: never, ctx: StepContext) => unknown) | undefined;
+}
 
 /** The hooks of a step whose arguments are `A` and whose body returns `R`. */
 export interface StepHookOptions<A, R> {

@@ -1,0 +1,45 @@
+/**
+ * `coordinationOf`: which steps of a built reactor coordinate, on what. It reads a built
+ * definition, so it sits above the builder; the declarations themselves are `coordination.ts`.
+ *
+ * @module
+ */
+import type { CoordinationKind, CoordinationSpec } from './coordination.js';
+import type { AnyReactorDefinition } from './definition.js';
+
+/** One coordination declaration of a reactor, found by {@link coordinationOf}. */
+export interface CoordinationDeclaration {
+  /** The reactor that declares it (a composed child's name for its own declarations). */
+  readonly reactor: string;
+  /** The step path (`charge`, `payments.charge`, `items[]`); undefined for a reactor-level declaration. */
+  readonly step: string | undefined;
+  readonly kind: CoordinationKind;
+  /** The validated options (durations in ms; the key function as declared). */
+  readonly spec: CoordinationSpec;
+}
+
+/**
+ * Lists which steps of a reactor coordinate, on what, with which options: its reactor-level
+ * declarations (`step` undefined), its steps', map elements' (`name[]`) and, recursively,
+ * those of composed reactors (paths prefixed by the compose step's name).
+ */
+export function coordinationOf(reactor: AnyReactorDefinition): readonly CoordinationDeclaration[] {
+  const out: CoordinationDeclaration[] = [];
+  const visit = (def: AnyReactorDefinition, prefix: string, depth: number): void => {
+    if (depth > 32) return;
+    for (const spec of def.coordination)
+      out.push({ reactor: def.name, step: prefix === '' ? undefined : prefix.slice(0, -1), kind: spec.kind, spec });
+    for (const node of def.nodes) {
+      const path = `${prefix}${node.name}`;
+      if (node.kind === 'step')
+        for (const spec of node.coordination) out.push({ reactor: def.name, step: path, kind: spec.kind, spec });
+      else if (node.kind === 'compose') visit(node.reactor, `${path}.`, depth + 1);
+      else if (node.element.kind === 'step')
+        for (const spec of node.element.node.coordination)
+          out.push({ reactor: def.name, step: `${path}[]`, kind: spec.kind, spec });
+      else visit(node.element.reactor, `${path}[].`, depth + 1);
+    }
+  };
+  visit(reactor, '', 0);
+  return out;
+}
