@@ -53,8 +53,8 @@ export interface RunStateInit {
   readonly hub: EventHub;
   readonly logger: Logger;
   readonly maxConcurrency: number;
-  /** Takes coordination declarations for this execution (owner = its root). */
-  readonly admit: Admit;
+  /** Takes coordination declarations for this execution (owner = its root): the engine's `execution/admitter.ts`. */
+  readonly admitter: Admitter;
   /** `worker`: retries yield (re-enqueued later) instead of sleeping. Default `inline`. */
   readonly mode?: 'inline' | 'worker';
   /** A persisted record to resume from: completed steps are not run again. */
@@ -73,8 +73,23 @@ export interface RunStateInit {
   readonly parentId?: string | undefined;
   /** Dispatching async units and reading their results (set when the engine has a queue). */
   readonly async?: AsyncPort | undefined;
-  /** Called once a terminal record of this execution is saved (wakes readers of async units). */
-  readonly onSettled?: ((record: ExecutionRecord) => void) | undefined;
+  /** Told once a terminal record of this execution is saved (wakes readers of async units): the engine's `jobs/wakeups.ts`. */
+  readonly settleListener?: SettleListener | undefined;
+}
+
+/** Takes coordination declarations for the work of any execution of one engine (see {@link RunState.admit}). */
+export interface Admitter {
+  admit(
+    state: RunState,
+    specs: readonly CoordinationSpec[],
+    args: unknown,
+    where: Parameters<Admit>[2],
+  ): Promise<Admission>;
+}
+
+/** Told of every terminal record a run state saves, once it is saved. */
+export interface SettleListener {
+  executionSettled(record: ExecutionRecord): void;
 }
 
 /** Takes declarations for work of this execution; `abort` receives a lost-hold error. */
@@ -108,7 +123,6 @@ export class RunState {
   readonly clock: Clock;
   readonly logger: Logger;
   readonly maxConcurrency: number;
-  readonly admit: Admit;
   readonly trace: ReactorEvent[] = [];
   readonly rollbackFailures: RollbackFailure[] = [];
   /** The held-key registry: `lock:<key>` and `semaphore:<key>` (limit 1) this execution holds now. */
@@ -175,7 +189,6 @@ export class RunState {
     // Every line this execution logs carries its identity (docs/decisions/029).
     this.logger = childLogger(init.logger, { executionId: init.executionId, reactor: init.reactor });
     this.maxConcurrency = init.maxConcurrency;
-    this.admit = init.admit;
     this.mode = init.mode ?? 'inline';
     this.replayOnly = init.replayOnly ?? false;
     // Holds kept across a step's park are re-adopted under the owner that took them.
@@ -218,6 +231,11 @@ export class RunState {
   stop(error: Error): void {
     this.#stopped ??= error;
     this.#job?.stop(error);
+  }
+
+  /** Takes declarations for work of this execution through the engine's {@link Admitter}; `where.abort` receives a lost-hold error. */
+  admit(specs: readonly CoordinationSpec[], args: unknown, where: Parameters<Admit>[2]): Promise<Admission> {
+    return this.#init.admitter.admit(this, specs, args, where);
   }
 
   /** The link to the parent when this state runs one element of a fan-out map. */
@@ -392,8 +410,8 @@ export class RunState {
     this.#saving = save.catch((error: unknown) => {
       if (job && isJobStop(error)) this.stop(error);
     });
-    const settled = this.#init.onSettled;
-    if (settled && TERMINAL_STATUSES.has(status)) return save.then(() => settled(record));
+    const listener = this.#init.settleListener;
+    if (listener && TERMINAL_STATUSES.has(status)) return save.then(() => listener.executionSettled(record));
     return save;
   }
 }

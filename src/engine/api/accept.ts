@@ -1,0 +1,50 @@
+/**
+ * The prefix `engine.run` and `engine.start` share: register the reactor, validate the input,
+ * claim the idempotency key (a repeat answers as a replay), then run the accepted execution.
+ *
+ * @module
+ */
+import { validateContract } from '../../dsl/contract.js';
+import type { AnyReactorDefinition } from '../../dsl/definition.js';
+import { invalidInput } from '../execution/execute.js';
+import type { RunResult } from '../model/results.js';
+import type { Ids } from '../ports/clock.js';
+import type { Accepted, ClaimStatus, IdempotencyClaims } from './idempotency.js';
+import type { ReactorRegistry } from './registry.js';
+import type { InternalRunOptions, RunOptions } from './types.js';
+
+/** What {@link accept} needs from the engine. */
+export interface AcceptDeps {
+  readonly registry: ReactorRegistry;
+  readonly ids: Ids;
+  readonly claims: IdempotencyClaims;
+}
+
+/**
+ * Registers `reactor`, gives the run its execution id, validates `input` (an invalid one fails the
+ * run at once) and, with an idempotency key, claims it (see {@link IdempotencyClaims.claim}); then
+ * runs `body` with the accepted execution. `first` is the status of its first record.
+ */
+export async function accept(
+  deps: AcceptDeps,
+  reactor: AnyReactorDefinition,
+  input: unknown,
+  options: RunOptions & InternalRunOptions,
+  first: ClaimStatus,
+  body: (accepted: Accepted) => Promise<RunResult>,
+): Promise<RunResult> {
+  deps.registry.register(reactor);
+  const executionId = deps.ids.executionId();
+  const validated = await validateContract(reactor.contract, input ?? {});
+  if (!validated.ok) return invalidInput(reactor, executionId, validated.issues);
+  const key = options.idempotencyKey;
+  const accepted: Accepted = {
+    executionId,
+    input: validated.value,
+    key,
+    retryOf: options.retryOf,
+    links: options.retryTrace === undefined ? undefined : [options.retryTrace],
+  };
+  if (key === undefined) return body(accepted);
+  return deps.claims.claim(reactor, accepted, key, first, body);
+}

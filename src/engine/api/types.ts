@@ -1,0 +1,187 @@
+/**
+ * The engine's public types: its options, the options of one run, and the {@link Engine}
+ * interface `createEngine` returns (re-exported by `engine.ts`).
+ *
+ * @module
+ */
+import type { Logger } from '../../dsl/context.js';
+import type { AnyReactorDefinition, InputOf, OutputOf, StepsOf } from '../../dsl/definition.js';
+import type { RateWindowOptions } from '../../dsl/coordination.js';
+import type { StepInvoker } from '../../dsl/step.js';
+import type { EventListener, Middleware } from '../model/events.js';
+import type { RunResult } from '../model/results.js';
+import type { Clock, Ids } from '../ports/clock.js';
+import type { Coordinator } from '../ports/coordinator.js';
+import type { FanOutLedger } from '../ports/fanout.js';
+import type { JobLeases } from '../ports/job-lease.js';
+import type { ExecutionJob, JobDelivery, JobQueue, WaitList } from '../ports/queue.js';
+import type { Store, TraceContext } from '../ports/store.js';
+import type { BackgroundOptions } from '../jobs/deps.js';
+import type { SweepReport } from '../jobs/sweep.js';
+
+/** Options of {@link createEngine}. */
+export interface EngineOptions {
+  /** Where execution records live. Required: pass `new MemoryStore()` for the embedded default. */
+  readonly store: Store;
+  /** Where coordination state lives. Required when a reactor declares coordination. */
+  readonly coordinator?: Coordinator;
+  /** Named rate limits, shared by every reactor that declares `withRateLimit({ name })`. */
+  readonly rateLimits?: Readonly<Record<string, readonly RateWindowOptions[]>>;
+  /** Where background jobs go (BullMQ from `ts-reactor/bullmq`, or the embedded queue). */
+  readonly queue?: JobQueue;
+  /** Wait lists of parked executions (wake-on-release). */
+  readonly waitList?: WaitList;
+  /** Ledgers of fan-out maps (`map(..., { fanOut })` in workers); the embedded engine and `createRedisRuntime` pass one. */
+  readonly fanOut?: FanOutLedger;
+  /**
+   * A worker's liveness lease together with its record read and its terminal write, in one
+   * round trip each (`createRedisRuntime` passes the Redis backend's). It must take and release
+   * the `coordinator`'s locks. Default: composed from `store` and `coordinator` calls.
+   */
+  readonly jobLeases?: JobLeases;
+  /** Background-execution tunables. */
+  readonly background?: BackgroundOptions;
+  /** Reactors this engine can process jobs for (reactors started through it register themselves). */
+  readonly reactors?: readonly AnyReactorDefinition[];
+  readonly clock?: Clock;
+  readonly ids?: Ids;
+  /** Steps of one run running at once, unless the reactor says otherwise. Default 8. */
+  readonly maxConcurrency?: number;
+  /** Subscribers to the event stream. */
+  readonly middleware?: readonly Middleware[];
+  /** A pino-compatible logger. Default: silent. */
+  readonly logger?: Logger;
+  /**
+   * With a `logger`: also log every event as a structured line (`event`, `executionId`,
+   * `reactor`, `step`, `key` …; levels in docs/observability.md). Default true; false keeps
+   * only the engine's own warnings and errors.
+   */
+  readonly logEvents?: boolean;
+  /**
+   * Intermediate checkpoints (after a step) are written at most this often; the run's start,
+   * parks, yields and its end are always written. 0 writes after every step. Default 100 ms.
+   * A worker that dies loses at most this much progress: those steps run again (at-least-once).
+   */
+  readonly checkpointIntervalMs?: number;
+  /**
+   * Resolves once this process's background pool has no job ready or running, or the clock
+   * reached `until`. An in-process reader of an async unit awaits it (until its deadline) before
+   * it lets the clock pass, so on a manual clock virtual time moves only while the pool waits
+   * too (`createTestEngine` passes its pool's).
+   */
+  readonly backgroundSettled?: (until: number) => Promise<void>;
+}
+
+/** Options the engine passes itself (a retry links the new execution to the old one). */
+export interface InternalRunOptions {
+  readonly retryOf?: string;
+  /** The retried execution's trace: the new execution's first span links to it. */
+  readonly retryTrace?: TraceContext;
+}
+
+/** Options of one run. */
+export interface RunOptions {
+  /** At most one execution per reactor and key; a repeat returns the original result (`replay: true`). */
+  readonly idempotencyKey?: string;
+}
+
+/** Runs reactors. */
+export interface Engine {
+  /**
+   * Runs a reactor in this process and returns its result. Outcomes are returned, never thrown.
+   *
+   * @example
+   * ```ts
+   * const result = await engine.run(checkout, { orderId: 'o-1', amount: 42 });
+   * if (result.status === 'completed') console.log(result.value);
+   * ```
+   */
+  run<R extends AnyReactorDefinition>(
+    reactor: R,
+    input: InputOf<R>,
+    options?: RunOptions,
+  ): Promise<RunResult<OutputOf<R>, StepsOf<R>>>;
+  /**
+   * Accepts a run for background execution: validates the input, persists a pending record and
+   * enqueues its first job. Resolves at once with `queued` (or `failed` for an invalid input).
+   */
+  start<R extends AnyReactorDefinition>(
+    reactor: R,
+    input: InputOf<R>,
+    options?: RunOptions,
+  ): Promise<RunResult<OutputOf<R>, StepsOf<R>>>;
+  /** Processes one job (what a worker calls). A malformed payload must be rejected before (see `ts-reactor/bullmq`). */
+  process(job: ExecutionJob, delivery: JobDelivery): Promise<void>;
+  /** The current result of an execution from its record (`queued`, `parked`, `running` or terminal); undefined when unknown. */
+  result(executionId: string): Promise<RunResult | undefined>;
+  /**
+   * Polls the record until the execution is terminal or paused (or `timeoutMs` passes, then
+   * returns the current state). Rejects with {@link ExecutionNotFoundError}
+   * (`execution_not_found`) as soon as a poll finds no record: the id was never started, its
+   * record expired, or a Redis without persistence lost it in a restart. ({@link Engine.result}
+   * answers `undefined` in that case instead.)
+   *
+   * @example
+   * ```ts
+   * const queued = await engine.start(checkout, { orderId: 'o-1' });
+   * const done = await engine.wait(queued.executionId, { timeoutMs: 10_000 });
+   * ```
+   */
+  wait(executionId: string, options?: { readonly timeoutMs?: number; readonly pollMs?: number }): Promise<RunResult>;
+  /**
+   * Cancels an execution that has not finished: queued or parked ones are rolled back at once;
+   * one running inline here stops at its next step boundary and rolls back; one running in
+   * another worker gets a cancel request it acts on at its next liveness check (see `wait`).
+   */
+  cancel(executionId: string, options?: { readonly reason?: string }): Promise<RunResult>;
+  /** Undoes a completed execution on demand (every undo, newest first); it ends `cancelled`. */
+  undo(executionId: string, options?: { readonly reason?: string }): Promise<RunResult>;
+  /** Runs a failed, halted, cancelled or aborted execution again as a new execution linked to it (`retryOf`), in the background when a queue is configured. */
+  retry(executionId: string): Promise<RunResult>;
+  /**
+   * Resumes an execution paused at an interrupt, by execution id or by the interrupt's
+   * correlation id, with a payload validated against the interrupt's schema. It continues in
+   * this process (and resolves with its outcome), or in a worker (`queued`) when the interrupt
+   * says `resume: 'background'` or the reactor's own lock / semaphore is busy. Refusals throw:
+   * `ResumePayloadError` (invalid payload, counted toward `maxAttempts`), `ResumeRefusedError`
+   * (already resumed, not paused, unknown correlation id), `InterruptTimeoutError`.
+   *
+   * @example
+   * ```ts
+   * const result = await engine.resume({ correlationId: 'order:o-1' }, { approved: true });
+   * ```
+   */
+  resume(
+    target: string | { readonly correlationId: string },
+    payload: unknown,
+    options?: { readonly step?: string },
+  ): Promise<RunResult>;
+  /** Adds reactors this engine can process jobs for. */
+  register(...reactors: readonly AnyReactorDefinition[]): void;
+  /** Subscribes to every event of every run; returns the unsubscribe function. */
+  subscribe(listener: EventListener): () => void;
+  /**
+   * Resolves once the work this engine started without awaiting it has settled: the wake-ups of
+   * parked executions after a release, and of an async unit's readers after its end. Call it
+   * after stopping workers and before closing connections (`createRedisRuntime().close()` does).
+   */
+  idle(): Promise<void>;
+  /**
+   * Runs one recovery sweep now (workers run one on a timer, every `background.sweepIntervalMs`):
+   * executions no lease and no job carry any more are re-enqueued, and inline runs whose process
+   * stopped are resumed on a worker or ended `aborted` (docs/background.md, "Recovery"). One
+   * worker at a time sweeps, about once per interval: `ran` is false when the sweep lock is held
+   * (a sweep in progress, or one that began less than 0.8 × the interval ago, in any worker), or
+   * when this engine has no queue or coordinator.
+   */
+  sweep(): Promise<SweepReport>;
+  /**
+   * Starts this engine's sweep timer (`createWorker` does, for every worker); the returned
+   * function stops it. Any number of workers of one engine share one timer.
+   */
+  startSweeps(): () => void;
+  /** The store this engine writes to. */
+  readonly store: Store;
+  /** Runs a step definition directly, coordinated (see `StepDefinition.invoke`). */
+  invokeStep: StepInvoker['invokeStep'];
+}
