@@ -5,33 +5,19 @@
  * @module
  */
 
+import {
+  ErrorCode,
+  type ContendedPrimitive,
+  type ErrorDetails,
+  type FanOutDetails,
+  type FieldIssue,
+  type PrimitiveName,
+  type ResumeRefusal,
+} from './error-codes.js';
+
+export * from './error-codes.js';
+
 const BRAND = Symbol.for('ts-reactor.error');
-
-/** The stable codes of every error ts-reactor produces. */
-export const ErrorCode = {
-  Definition: 'definition_invalid',
-  InputInvalid: 'input_invalid',
-  ArgumentsInvalid: 'arguments_invalid',
-  ArgumentResolution: 'argument_resolution_failed',
-  StepFailed: 'step_failed',
-  NonRetryable: 'non_retryable',
-  RecordTooLarge: 'record_too_large',
-  RecordVersion: 'record_version_mismatch',
-  RecordNotFound: 'record_not_found',
-  Aborted: 'aborted',
-  Wrapped: 'wrapped_throw',
-  Remote: 'remote_error',
-} as const;
-
-/** One of {@link ErrorCode}'s values. */
-export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode];
-
-/** One problem found while validating an input or arguments against a contract. */
-export interface FieldIssue {
-  /** Dotted path of the offending field (`''` for the whole value). */
-  readonly path: string;
-  readonly message: string;
-}
 
 /** The JSON shape of a serialized error. */
 export interface ErrorJSON {
@@ -44,24 +30,76 @@ export interface ErrorJSON {
 }
 
 /**
- * Base class of every ts-reactor error. `code` is stable across versions; `details` holds the
- * structured fields each subclass documents.
+ * The code a `ReactorError` may carry: an {@link ErrorCode}, or — on a {@link RemoteError} (or an
+ * error from a newer version) rebuilt from JSON — the code of the foreign error it came from
+ * (`ECONNREFUSED` …).
  */
-export class ReactorError extends Error {
-  readonly [BRAND] = true;
-  readonly code: string;
-  readonly details: Readonly<Record<string, unknown>>;
+export type AnyErrorCode = ErrorCode | (string & Record<never, never>);
 
-  constructor(code: string, message: string, options: { cause?: unknown; details?: Record<string, unknown> } = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+/** The `details` of an error of code `C`: {@link ErrorDetails}`[C]`, or an untyped record when `C` is not one known code. */
+export type DetailsOf<C extends AnyErrorCode> = string extends C
+  ? Readonly<Record<string, unknown>>
+  : C extends ErrorCode
+    ? Readonly<ErrorDetails[C]>
+    : Readonly<Record<string, unknown>>;
+
+/** The options of a `ReactorError` of code `C`: a `cause`, and `details` (required when the code has required fields). */
+export type ReactorErrorOptions<C extends AnyErrorCode> = {
+  readonly cause?: unknown;
+} & (OptionalDetails<C> extends true
+  ? { readonly details?: ErrorDetails[C & ErrorCode] }
+  : { readonly details: ErrorDetails[C & ErrorCode] });
+
+type OptionalDetails<C extends AnyErrorCode> = [C & ErrorCode] extends [never]
+  ? true
+  : Record<never, never> extends ErrorDetails[C & ErrorCode]
+    ? true
+    : false;
+
+/**
+ * Base class of every ts-reactor error. `code` is stable across versions: an {@link ErrorCode}
+ * (constructing one with any other code does not compile). `details` holds the structured
+ * fields of that code ({@link ErrorDetails}), typed on an error of a specific class
+ * (`ContentionError` …) or one narrowed with `ReactorError.is(error, code)`.
+ *
+ * @example
+ * ```ts
+ * if (ReactorError.is(error, 'reactor_unknown')) console.log(error.details.reactor);
+ * ```
+ */
+export class ReactorError<
+  C extends AnyErrorCode = AnyErrorCode,
+  D extends Readonly<Record<string, unknown>> = DetailsOf<C>,
+> extends Error {
+  readonly [BRAND] = true;
+  readonly code: C;
+  readonly details: D;
+
+  /** @param code One of {@link ErrorCode}. */
+  constructor(
+    code: C & ErrorCode,
+    message: string,
+    ...[options]: OptionalDetails<C> extends true
+      ? [options?: ReactorErrorOptions<C>]
+      : [options: ReactorErrorOptions<C>]
+  ) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'ReactorError';
     this.code = code;
-    this.details = Object.freeze({ ...(options.details ?? {}) });
+    this.details = Object.freeze({ ...(options?.details ?? {}) }) as D;
   }
 
   /** True for any ts-reactor error, also across realms and after a JSON round trip. */
-  static is(value: unknown): value is ReactorError {
-    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
+  static is(value: unknown): value is ReactorError;
+  /** True for a ts-reactor error of `code` (its `details` are then typed by {@link ErrorDetails}). */
+  static is<C extends ErrorCode>(value: unknown, code: C): value is ReactorError<C>;
+  static is(value: unknown, code?: string): boolean {
+    return (
+      typeof value === 'object' &&
+      value !== null &&
+      (value as Record<symbol, unknown>)[BRAND] === true &&
+      (code === undefined || (value as { code?: unknown }).code === code)
+    );
   }
 
   /** Serializable form; see {@link errorFromJSON}. */
@@ -71,7 +109,7 @@ export class ReactorError extends Error {
 }
 
 /** A reactor or step definition is not valid; thrown when it is built. */
-export class DefinitionError extends ReactorError {
+export class DefinitionError extends ReactorError<'definition_invalid'> {
   readonly reactor: string;
   readonly step: string | undefined;
   constructor(message: string, reactor: string, step?: string) {
@@ -83,13 +121,16 @@ export class DefinitionError extends ReactorError {
 }
 
 /** Reactor inputs or step arguments failed their contract. Never retried. */
-export class ValidationError extends ReactorError {
+export class ValidationError extends ReactorError<
+  'input_invalid' | 'arguments_invalid',
+  Readonly<ErrorDetails['arguments_invalid']>
+> {
   readonly issues: readonly FieldIssue[];
   constructor(
     code: typeof ErrorCode.InputInvalid | typeof ErrorCode.ArgumentsInvalid,
     message: string,
     issues: readonly FieldIssue[],
-    details: Record<string, unknown> = {},
+    details: Omit<ErrorDetails['arguments_invalid'], 'issues'> = {},
   ) {
     super(code, message, { details: { ...details, issues } });
     this.name = 'ValidationError';
@@ -98,7 +139,7 @@ export class ValidationError extends ReactorError {
 }
 
 /** An argument source, path or transform threw. The step never started; never retried. */
-export class ArgumentResolutionError extends ReactorError {
+export class ArgumentResolutionError extends ReactorError<'argument_resolution_failed'> {
   constructor(step: string, argument: string, cause: unknown) {
     super(
       ErrorCode.ArgumentResolution,
@@ -120,7 +161,7 @@ export class ArgumentResolutionError extends ReactorError {
  * if (card.expired) throw new NonRetryableError('card expired');
  * ```
  */
-export class NonRetryableError extends ReactorError {
+export class NonRetryableError extends ReactorError<'non_retryable'> {
   constructor(message: string, options: { cause?: unknown } = {}) {
     super(ErrorCode.NonRetryable, message, options);
     this.name = 'NonRetryableError';
@@ -128,7 +169,7 @@ export class NonRetryableError extends ReactorError {
 }
 
 /** A persisted execution record is larger than the configured limit. */
-export class RecordTooLargeError extends ReactorError {
+export class RecordTooLargeError extends ReactorError<'record_too_large'> {
   constructor(executionId: string, bytes: number, limit: number) {
     super(
       ErrorCode.RecordTooLarge,
@@ -142,7 +183,7 @@ export class RecordTooLargeError extends ReactorError {
 }
 
 /** A persisted record carries a schema version this code does not read. */
-export class RecordVersionError extends ReactorError {
+export class RecordVersionError extends ReactorError<'record_version_mismatch'> {
   constructor(found: unknown, expected: number) {
     super(
       ErrorCode.RecordVersion,
@@ -156,7 +197,7 @@ export class RecordVersionError extends ReactorError {
 }
 
 /** A non-Error value was thrown from user code; the value is kept in `details.value`. */
-export class WrappedThrowError extends ReactorError {
+export class WrappedThrowError extends ReactorError<'wrapped_throw'> {
   constructor(value: unknown) {
     super(ErrorCode.Wrapped, `a non-Error value was thrown: ${safeString(value)}`, {
       details: { value: jsonSafe(value) },
@@ -169,11 +210,12 @@ export class WrappedThrowError extends ReactorError {
  * An error rebuilt from JSON whose original class is not a ts-reactor class. It serializes back
  * to exactly the JSON it was built from, so repeated round trips are stable.
  */
-export class RemoteError extends ReactorError {
+export class RemoteError extends ReactorError<AnyErrorCode, Readonly<ErrorDetails['remote_error']>> {
   /** The JSON this error was rebuilt from. */
   readonly original: ErrorJSON;
   constructor(json: ErrorJSON) {
-    super(json.code ?? ErrorCode.Remote, json.message, {
+    // The original's code is kept as is, known or not (`code` is typed to allow any string here).
+    super((json.code ?? ErrorCode.Remote) as ErrorCode, json.message, {
       details: { ...(json.details ?? {}), originalName: json.name },
       cause: json.cause === undefined ? undefined : errorFromJSON(json.cause),
     });
@@ -218,7 +260,11 @@ export function errorToJSON(error: unknown, depth = 0): ErrorJSON {
  */
 export function errorFromJSON(json: ErrorJSON): ReactorError {
   const kind = REVIVABLE.get(json.name);
-  if (kind === undefined || json.code === undefined || !(kind.codes === 'any' || kind.codes.includes(json.code)))
+  if (
+    kind === undefined ||
+    json.code === undefined ||
+    !(kind.codes === 'any' || (kind.codes as readonly string[]).includes(json.code))
+  )
     return new RemoteError(json);
   return revive(kind, json);
 }
@@ -226,7 +272,7 @@ export function errorFromJSON(json: ErrorJSON): ReactorError {
 /** A ts-reactor class {@link errorFromJSON} rebuilds: its prototype, its codes, and the fields it derives from `details`. */
 interface Revivable {
   readonly prototype: ReactorError;
-  readonly codes: readonly string[] | 'any';
+  readonly codes: readonly ErrorCode[] | 'any';
   readonly fields?: (details: Readonly<Record<string, unknown>>) => Record<string, unknown>;
 }
 
@@ -277,7 +323,7 @@ function jsonSafe(value: unknown): unknown {
  * happened; every transition is retry-safe. `details.operation` names the call (`lock-acquire` …);
  * `details.waitedMs`, when present, is how long the call kept trying.
  */
-export class CoordinationUnavailableError extends ReactorError {
+export class CoordinationUnavailableError extends ReactorError<'coordination_unavailable'> {
   constructor(operation: string, cause: unknown, waitedMs?: number) {
     super(
       'coordination_unavailable',
@@ -304,7 +350,7 @@ function waitedWords(waitedMs: number | undefined): string {
  * A backend script answered with an error. `details.script` names it; `details.reason` is the
  * script's error code (e.g. `RX_ARG` for an invalid argument) or `redis` for a server error.
  */
-export class ScriptError extends ReactorError {
+export class ScriptError extends ReactorError<'script_failed'> {
   constructor(script: string, reason: string, message: string, cause?: unknown) {
     super('script_failed', `script ${script} failed (${reason}): ${message}`, { cause, details: { script, reason } });
     this.name = 'ScriptError';
@@ -316,7 +362,7 @@ export class ScriptError extends ReactorError {
  * tolerance (connection closed, server loading or busy). The write may or may not have
  * happened; every store write is retry-safe. `details.operation` names the call (`store-save` …).
  */
-export class StoreUnavailableError extends ReactorError {
+export class StoreUnavailableError extends ReactorError<'store_unavailable'> {
   constructor(operation: string, cause: unknown, waitedMs?: number) {
     super(
       'store_unavailable',
@@ -335,7 +381,7 @@ export class StoreUnavailableError extends ReactorError {
  * was enqueued or promoted. The job may or may not have been added; adding it again is harmless
  * (job ids are deduplicated). `details.operation` names the call (`job-enqueue`, `job-promote`).
  */
-export class QueueUnavailableError extends ReactorError {
+export class QueueUnavailableError extends ReactorError<'queue_unavailable'> {
   constructor(operation: string, cause: unknown, waitedMs?: number) {
     super(
       'queue_unavailable',
@@ -355,7 +401,7 @@ export class QueueUnavailableError extends ReactorError {
  * stops that execution and writes nothing more to its record; the lease's holder goes on.
  * Also the reason `ctx.signal` is aborted with in that case.
  */
-export class LeaseLostError extends ReactorError {
+export class LeaseLostError extends ReactorError<'lease_lost'> {
   constructor(executionId: string, how: 'expired' | 'taken_over') {
     const why =
       how === 'expired' ? 'its lease ran out on this worker before it could be renewed' : 'another worker holds it now';
@@ -369,7 +415,7 @@ export class LeaseLostError extends ReactorError {
 }
 
 /** No record of the execution exists (never started, expired, or lost by a Redis restart without persistence). */
-export class ExecutionNotFoundError extends ReactorError {
+export class ExecutionNotFoundError extends ReactorError<'execution_not_found'> {
   constructor(executionId: string) {
     super(
       'execution_not_found',
@@ -387,7 +433,7 @@ export class ExecutionNotFoundError extends ReactorError {
  * `details.warnings` says what was found and which setting to change; `details.persistence`,
  * `details.evicts` and `details.checked` are the check's verdict.
  */
-export class DurabilityError extends ReactorError {
+export class DurabilityError extends ReactorError<'durability_required'> {
   constructor(info: {
     persistence: string;
     evicts: boolean | undefined;
@@ -404,7 +450,7 @@ export class DurabilityError extends ReactorError {
 }
 
 /** A status write the execution state machine does not allow (e.g. a finished execution set running again). */
-export class StatusTransitionError extends ReactorError {
+export class StatusTransitionError extends ReactorError<'status_transition_invalid'> {
   constructor(executionId: string, from: string, to: string) {
     super('status_transition_invalid', `execution ${executionId}: status ${from} cannot become ${to}`, {
       details: { executionId, from, to },
@@ -420,7 +466,7 @@ export class StatusTransitionError extends ReactorError {
  * so the sweep ended it `aborted`. Nothing was undone by the sweep. `details.step` is a step that
  * was running when the process stopped, if any; `details.rollingBack` is true for a rollback.
  */
-export class InlineRunAbandonedError extends ReactorError {
+export class InlineRunAbandonedError extends ReactorError<'inline_run_abandoned'> {
   constructor(info: {
     readonly executionId: string;
     readonly reactor: string;
@@ -449,7 +495,7 @@ export class InlineRunAbandonedError extends ReactorError {
 }
 
 /** A worker shut down before the step finished: `ctx.signal` is aborted with it and the job is handed back to the queue. */
-export class WorkerShutdownError extends ReactorError {
+export class WorkerShutdownError extends ReactorError<'worker_shutdown'> {
   constructor(timeoutMs: number) {
     super(
       'worker_shutdown',
@@ -460,18 +506,15 @@ export class WorkerShutdownError extends ReactorError {
   }
 }
 
-/** The coordination primitives, as named in errors and events. */
-export type PrimitiveName = 'lock' | 'semaphore' | 'rate_limit' | 'period' | 'ordered_lock';
-
 /**
  * A coordination key was busy for longer than the declared `wait` (in-process), or beyond the
  * contention cap (worker). Nothing of the attempt ran and nothing is left held.
  */
-export class ContentionError extends ReactorError {
+export class ContentionError extends ReactorError<'contention'> {
   constructor(info: {
     reactor: string;
     step?: string | undefined;
-    primitive: PrimitiveName;
+    primitive: ContendedPrimitive;
     key: string;
     waitedMs: number;
     holder?: string | undefined;
@@ -489,7 +532,7 @@ export class ContentionError extends ReactorError {
 }
 
 /** A rate limit refused a start: `details` carries the window, the limit and `retryAfterMs`. */
-export class RateLimitedError extends ReactorError {
+export class RateLimitedError extends ReactorError<'rate_limited'> {
   constructor(info: {
     reactor: string;
     step?: string | undefined;
@@ -513,7 +556,7 @@ export class RateLimitedError extends ReactorError {
 }
 
 /** A coordination key function threw or returned something other than a non-empty string. */
-export class CoordinationKeyError extends ReactorError {
+export class CoordinationKeyError extends ReactorError<'coordination_key_invalid'> {
   constructor(
     info: { reactor: string; step?: string | undefined; primitive: PrimitiveName; problem: string },
     cause?: unknown,
@@ -530,7 +573,7 @@ export class CoordinationKeyError extends ReactorError {
 }
 
 /** A declaration names a rate limit the engine was not given. */
-export class UnknownRateLimitError extends ReactorError {
+export class UnknownRateLimitError extends ReactorError<'rate_limit_unknown'> {
   constructor(reactor: string, name: string, known: readonly string[]) {
     super(
       'rate_limit_unknown',
@@ -544,7 +587,7 @@ export class UnknownRateLimitError extends ReactorError {
 }
 
 /** An ordered-lock position belongs to a batch that was drained or reset. */
-export class OrderedLockStaleError extends ReactorError {
+export class OrderedLockStaleError extends ReactorError<'ordered_lock_stale'> {
   constructor(info: { reactor: string; key: string; nonce: number; epoch: number; currentEpoch: number | undefined }) {
     const why =
       info.currentEpoch === undefined
@@ -558,7 +601,7 @@ export class OrderedLockStaleError extends ReactorError {
 }
 
 /** The holder learned it no longer holds a lock or semaphore slot (expired or taken over). */
-export class HoldLostError extends ReactorError {
+export class HoldLostError extends ReactorError<'hold_lost'> {
   constructor(info: { reactor: string; step?: string | undefined; primitive: PrimitiveName; key: string }) {
     super(
       'hold_lost',
@@ -570,7 +613,7 @@ export class HoldLostError extends ReactorError {
 }
 
 /** A job payload that is malformed or of another format version: failed at once, never retried. */
-export class MalformedJobError extends ReactorError {
+export class MalformedJobError extends ReactorError<'job_malformed'> {
   constructor(problem: string, payload: unknown) {
     super('job_malformed', `job payload rejected: ${problem}`, { details: { problem, payload: safePayload(payload) } });
     this.name = 'MalformedJobError';
@@ -587,7 +630,7 @@ function safePayload(payload: unknown): unknown {
 }
 
 /** The execution was cancelled by an operator; completed work was rolled back. */
-export class CancelledError extends ReactorError {
+export class CancelledError extends ReactorError<'cancelled'> {
   constructor(executionId: string, reason: string) {
     super('cancelled', `execution ${executionId} was cancelled: ${reason}`, { details: { executionId, reason } });
     this.name = 'CancelledError';
@@ -595,7 +638,7 @@ export class CancelledError extends ReactorError {
 }
 
 /** An operation does not apply to the execution in its current state (e.g. cancelling a finished run). */
-export class ExecutionStateError extends ReactorError {
+export class ExecutionStateError extends ReactorError<'execution_state'> {
   constructor(executionId: string, operation: string, status: string, hint: string) {
     super('execution_state', `cannot ${operation} execution ${executionId}: it is ${status}; ${hint}`, {
       details: { executionId, operation, status },
@@ -609,8 +652,8 @@ export class ExecutionStateError extends ReactorError {
  * opened, expired, an index out of range, a map the reactor does not have); `fan_out_unavailable`
  * — the engine has no fan-out ledger. `details` names the map (`mapId` or `step`).
  */
-export class FanOutError extends ReactorError {
-  constructor(code: 'fan_out_unknown' | 'fan_out_unavailable', message: string, details: Record<string, unknown>) {
+export class FanOutError extends ReactorError<'fan_out_unknown' | 'fan_out_unavailable'> {
+  constructor(code: 'fan_out_unknown' | 'fan_out_unavailable', message: string, details: FanOutDetails) {
     super(code, message, { details });
     this.name = 'FanOutError';
   }
@@ -622,7 +665,7 @@ export class FanOutError extends ReactorError {
  * unit would wait for a key its dispatcher keeps. Never retried; the dispatching step is not
  * compensated (it never started).
  */
-export class HandOffRefusedError extends ReactorError {
+export class HandOffRefusedError extends ReactorError<'handoff_refused'> {
   constructor(info: {
     reactor: string;
     step: string;
@@ -650,7 +693,7 @@ export class HandOffRefusedError extends ReactorError {
  * after `asyncParkTimeoutMs` since the dispatch. The unit itself goes on (or is discarded if the
  * reader's execution rolls back).
  */
-export class AsyncWaitTimeoutError extends ReactorError {
+export class AsyncWaitTimeoutError extends ReactorError<'async_wait_timeout'> {
   constructor(info: { reactor: string; step: string; unitId: string; waitedMs: number; mode: 'wait' | 'park' }) {
     const how = info.mode === 'wait' ? 'waited' : 'stayed parked';
     super(
@@ -664,16 +707,12 @@ export class AsyncWaitTimeoutError extends ReactorError {
   }
 }
 
-/** Why a resume was refused ({@link ResumeRefusedError}). */
-export type ResumeRefusal =
-  'already_resumed' | 'not_paused' | 'no_such_interrupt' | 'unknown_correlation' | 'not_found' | 'unsupported';
-
 /**
  * `engine.resume` was refused: another resume was accepted first (`already_resumed`), the
  * execution is not paused (finished, cancelled, rolling back, running), it has no such interrupt,
  * or no execution waits on the correlation id. Nothing changed.
  */
-export class ResumeRefusedError extends ReactorError {
+export class ResumeRefusedError extends ReactorError<'resume_refused'> {
   constructor(
     info: {
       executionId: string | undefined;
@@ -697,7 +736,7 @@ export class ResumeRefusedError extends ReactorError {
  * A resume payload failed the interrupt's schema. It counts toward the interrupt's `maxAttempts`;
  * `details.exhausted` is true when this one used the last attempt (the run rolled back and ended failed).
  */
-export class ResumePayloadError extends ReactorError {
+export class ResumePayloadError extends ReactorError<'resume_payload_invalid'> {
   readonly issues: readonly FieldIssue[];
   constructor(
     info: { executionId: string; step: string; attempt: number; maxAttempts: number; exhausted: boolean },
@@ -722,7 +761,7 @@ export class ResumePayloadError extends ReactorError {
 }
 
 /** An interrupt's timeout passed before an accepted resume: the run rolled back and ended failed. */
-export class InterruptTimeoutError extends ReactorError {
+export class InterruptTimeoutError extends ReactorError<'interrupt_timed_out'> {
   constructor(info: { executionId: string; step: string; timeoutAt: number; strategy: 'lazy' | 'active' }) {
     super(
       'interrupt_timed_out',
@@ -734,7 +773,7 @@ export class InterruptTimeoutError extends ReactorError {
 }
 
 /** Another paused execution holds the interrupt's correlation id: the interrupt step fails before pausing. */
-export class CorrelationTakenError extends ReactorError {
+export class CorrelationTakenError extends ReactorError<'correlation_id_taken'> {
   constructor(info: { correlationId: string; step: string; holder: string }) {
     super(
       'correlation_id_taken',

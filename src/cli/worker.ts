@@ -9,7 +9,7 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { AnyReactorDefinition } from '../dsl/definition.js';
-import type { BackgroundOptions } from '../engine/jobs/background.js';
+import type { BackgroundOptions } from '../engine/jobs/deps.js';
 import { isLogLevel, jsonLinesLogger, LOG_LEVELS, type CliLogLevel } from './json-logger.js';
 import { DEFAULT_SHUTDOWN_GRACE_MS } from '../queue/worker.js';
 import { parseRedisUrl, pingRedis, redactUrl } from './redis-check.js';

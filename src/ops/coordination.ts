@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { cancelRequestKey, livenessKey } from '../engine/execution/operations.js';
+import { cancelRequestKey, livenessKey } from '../engine/model/keys.js';
 import { SWEEP_LOCK_KEY } from '../engine/jobs/sweep.js';
 import type { Coordinator } from '../engine/ports/coordinator.js';
 import { isCoordinationInspector, type InspectOptions } from '../engine/ports/inspector.js';

@@ -8,7 +8,8 @@
 import { computeKey } from '../../coordination/scope.js';
 import type { AnyReactorDefinition } from '../../dsl/definition.js';
 import type { AsyncBackground, ChildStart } from '../run/async/port.js';
-import { handOffToWorker, type BackgroundDeps } from './background.js';
+import type { BackgroundDeps } from './deps.js';
+import { handOffToWorker } from './start.js';
 
 /** The async port's background path over `deps` (the engine's, when it has a queue). */
 export function asyncBackground(deps: BackgroundDeps): AsyncBackground {
