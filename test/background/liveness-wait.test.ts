@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createRedisRuntime, type RedisRuntime } from '../../src/bullmq.js';
-import { livenessKey } from '../../src/engine/execution/operations.js';
+import { livenessKey } from '../../src/engine/model/keys.js';
 import { reactor } from '../../src/index.js';
 import { createRedisBackend } from '../../src/storage/redis/index.js';
 import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';

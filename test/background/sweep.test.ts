@@ -15,7 +15,7 @@ import {
   RECORD_VERSION,
   type ExecutionRecord,
 } from '../../src/index.js';
-import { livenessKey } from '../../src/engine/execution/operations.js';
+import { livenessKey } from '../../src/engine/model/keys.js';
 import { SWEEP_LOCK_KEY } from '../../src/engine/jobs/sweep.js';
 import { ManualClock } from '../../src/testing/clock.js';
 import { eventsOf, gate, manualEngine, type Manual } from './helpers.js';

@@ -6,7 +6,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { CancelTargets } from '../../src/engine/execution/cancels.js';
-import { cancelRequestKey } from '../../src/engine/execution/operations.js';
+import { cancelRequestKey } from '../../src/engine/model/keys.js';
 import type { Coordinator } from '../../src/engine/ports/coordinator.js';
 import { MemoryCoordinator } from '../../src/index.js';
 import { createRedisBackend, type RedisBackend } from '../../src/storage/redis/index.js';

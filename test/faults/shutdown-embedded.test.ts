@@ -15,7 +15,7 @@ import {
   WorkerShutdownError,
   type ReactorEvent,
 } from '../../src/index.js';
-import { livenessKey } from '../../src/engine/execution/operations.js';
+import { livenessKey } from '../../src/engine/model/keys.js';
 import { createMemoryQueue } from '../../src/queue/memory.js';
 import { createWorker } from '../../src/queue/worker.js';
 

@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { createRedisRuntime, type RedisRuntime } from '../../src/bullmq.js';
 import { runWorkerCommand } from '../../src/cli/worker.js';
-import { livenessKey } from '../../src/engine/execution/operations.js';
+import { livenessKey } from '../../src/engine/model/keys.js';
 import { createRedisBackend, type RedisBackend } from '../../src/storage/redis/index.js';
 import { useRedisServer } from '../support/use-redis-server.js';
 import { shutdownLong, type FixtureLine } from './fixtures/shutdown-reactors.js';

@@ -15,7 +15,7 @@ import { Queue } from 'bullmq';
 import { afterAll, describe, expect, test } from 'vitest';
 import { createRedisRuntime, type RedisRuntime } from '../../src/bullmq.js';
 import { createEngine, InlineRunAbandonedError, reactor, type Logger, type ReactorEvent } from '../../src/index.js';
-import { livenessKey } from '../../src/engine/execution/operations.js';
+import { livenessKey } from '../../src/engine/model/keys.js';
 import type { SweepReport } from '../../src/engine/jobs/sweep.js';
 import { toBullmqJobId } from '../../src/queue/job-id.js';
 import { createRedisBackend } from '../../src/storage/redis/index.js';

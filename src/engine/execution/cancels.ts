@@ -11,7 +11,7 @@
  * @module
  */
 import { CancelledError } from '../../errors.js';
-import { cancelRequestKey } from './operations.js';
+import { cancelRequestKey } from '../model/keys.js';
 import type { Coordinator } from '../ports/coordinator.js';
 
 /** The runs of this engine a cancel announcement can reach, by execution id. */

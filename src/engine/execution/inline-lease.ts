@@ -11,7 +11,7 @@
 import type { Logger } from '../../dsl/context.js';
 import { monotonicNow } from '../../coordination/deadline.js';
 import { JobLiveness } from '../run/job-liveness.js';
-import { livenessKey } from './operations.js';
+import { livenessKey } from '../model/keys.js';
 import type { Clock } from '../ports/clock.js';
 import type { Coordinator } from '../ports/coordinator.js';
 import type { JobLeases } from '../ports/job-lease.js';

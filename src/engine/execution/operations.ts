@@ -15,13 +15,9 @@ import { TERMINAL_STATUSES, type ExecutionRecord, type Store, type TraceContext 
 import type { RunResult } from '../model/results.js';
 import type { RunState, RunStateInit } from '../run/run-state.js';
 import { runFrame, undoAll } from '../graph/scheduler.js';
-import { inlineFanOutRuntime } from '../jobs/fanout/park.js';
+import { inlineFanOutRuntime } from './fanout/element-undo.js';
+import { cancelRequestKey, livenessKey, waitListKey } from '../model/keys.js';
 import type { FanOutLedger } from '../ports/fanout.js';
-
-/** The key of an execution's cross-process cancel request (checked by the worker running it). */
-export const cancelRequestKey = (executionId: string): string => `cancel:${executionId}`;
-/** The key of an execution's liveness lock (one worker at a time). */
-export const livenessKey = (executionId: string): string => `execution:${executionId}`;
 
 /** What operations need from the engine. */
 export interface OperationsDeps {
@@ -120,7 +116,7 @@ export async function rollbackRecorded(
   }
   const waiting = record.background?.waitingFor;
   const result = await cancelled(state, reason);
-  if (waiting) await deps.waitList?.remove(`${waiting.primitive}:${waiting.key}`, waiting.jobId);
+  if (waiting) await deps.waitList?.remove(waitListKey(waiting.primitive, waiting.key), waiting.jobId);
   return result;
 }
 

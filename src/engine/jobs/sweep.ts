@@ -11,11 +11,13 @@ import type { Logger } from '../../dsl/context.js';
 import type { AnyReactorDefinition } from '../../dsl/definition.js';
 import { errorToJSON, InlineRunAbandonedError } from '../../errors.js';
 import type { EventHub, EventOf } from '../model/events.js';
-import { cancelRequestKey, livenessKey } from '../execution/operations.js';
+import { executionJob } from '../execution/next-job.js';
+import { backgroundOf, NO_JOB } from '../model/background.js';
+import { cancelRequestKey, livenessKey } from '../model/keys.js';
 import type { Clock } from '../ports/clock.js';
 import type { Coordinator } from '../ports/coordinator.js';
 import type { JobLeases } from '../ports/job-lease.js';
-import { JOB_FORMAT_VERSION, type JobQueue } from '../ports/queue.js';
+import type { JobQueue } from '../ports/queue.js';
 import type { ExecutionRecord, Store } from '../ports/store.js';
 
 /** The coordinator lock that lets one worker sweep at a time (and at most about once per interval). */
@@ -288,7 +290,7 @@ async function recoverOne(deps: SweepDeps, listed: ExecutionRecord): Promise<'re
       count,
       jobId,
     };
-    const background = { ...(record.background ?? { jobs: 0, contention: 0 }), recovered: { jobId, count, at: now } };
+    const background = { ...backgroundOf(record, NO_JOB), recovered: { jobId, count, at: now } };
     // The record names the job before it exists: a sweep that finds it missing (the enqueue failed) tries again.
     const requeued: ExecutionRecord = {
       ...rest,
@@ -298,7 +300,7 @@ async function recoverOne(deps: SweepDeps, listed: ExecutionRecord): Promise<'re
     };
     await deps.jobLeases.saveAndRelease(requeued, key, owner);
     released = true;
-    await deps.queue.enqueue({ v: JOB_FORMAT_VERSION, executionId: record.id, reactor: record.reactor }, { jobId });
+    await deps.queue.enqueue(executionJob(record.id, record.reactor), { jobId });
     deps.hub.emit(event);
     return 'requeued';
   } finally {

@@ -8,9 +8,11 @@
  *
  * @module
  */
-import type { BackgroundDeps } from '../background.js';
-import { livenessKey } from '../../execution/operations.js';
-import { TERMINAL_STATUSES, type ExecutionRecord } from '../../ports/store.js';
+import { cleared } from '../../model/background.js';
+import { livenessKey, waitListKey } from '../../model/keys.js';
+import type { WaitList } from '../../ports/queue.js';
+import { TERMINAL_STATUSES, type ExecutionRecord, type Store } from '../../ports/store.js';
+import type { CoordinationDeps } from '../execute.js';
 import type { RunState } from '../../run/run-state.js';
 
 /** True when the element never got past its body: nothing of it completed, nothing to undo. */
@@ -19,16 +21,16 @@ export function neverCompleted(record: ExecutionRecord): boolean {
 }
 
 /** Ends `state`'s element record `cancelled` as not started, and takes it off the wait list it was parked on. */
-export async function abandonElement(deps: Partial<Pick<BackgroundDeps, 'waitList'>>, state: RunState): Promise<void> {
+export async function abandonElement(
+  deps: { readonly waitList?: WaitList | undefined },
+  state: RunState,
+): Promise<void> {
   const link = state.element!;
   const waiting = state.background?.waitingFor;
-  if (state.background) {
-    const { waitingFor: _waiting, retryAt: _retry, ...rest } = state.background;
-    state.background = rest;
-  }
+  if (state.background) state.background = cleared(state.background, 'waitingFor', 'retryAt');
   state.emit({ type: 'map.element_skipped', step: link.step, index: link.index, reason: 'not_started' });
   await state.checkpoint('cancelled', { cancelReason: 'not started: the map rolled back' });
-  if (waiting) await deps.waitList?.remove(`${waiting.primitive}:${waiting.key}`, waiting.jobId);
+  if (waiting) await deps.waitList?.remove(waitListKey(waiting.primitive, waiting.key), waiting.jobId);
 }
 
 /**
@@ -36,7 +38,11 @@ export async function abandonElement(deps: Partial<Pick<BackgroundDeps, 'waitLis
  * its liveness lock (an element a worker is running right now is left to settle itself).
  */
 export async function abandonElementsInline(
-  deps: Partial<Pick<BackgroundDeps, 'waitList' | 'coordination'>> & Pick<BackgroundDeps, 'store'>,
+  deps: {
+    readonly store: Store;
+    readonly waitList?: WaitList | undefined;
+    readonly coordination?: CoordinationDeps;
+  },
   elementIds: readonly string[],
   stateOf: (record: ExecutionRecord) => RunState,
 ): Promise<void> {

@@ -7,12 +7,14 @@
 import type { CoordinationSpec } from '../../../dsl/coordination.js';
 import type { AnyReactorDefinition } from '../../../dsl/definition.js';
 import { ContentionError, RateLimitedError, ReactorError } from '../../../errors.js';
-import type { BackgroundDeps } from '../../jobs/background.js';
 import type { EventHub } from '../../model/events.js';
 import { finish, type CoordinationDeps } from '../execute.js';
-import { livenessKey } from '../operations.js';
+import { livenessKey } from '../../model/keys.js';
+import { NO_JOB } from '../../model/background.js';
+import type { NewState } from '../new-state.js';
+import { nextJobDeferred } from '../next-job.js';
 import type { Clock } from '../../ports/clock.js';
-import { JOB_FORMAT_VERSION, type JobQueue } from '../../ports/queue.js';
+import type { JobQueue } from '../../ports/queue.js';
 import type { ExecutionRecord, Store } from '../../ports/store.js';
 import type { RunResult } from '../../model/results.js';
 import type { RunState } from '../../run/run-state.js';
@@ -27,7 +29,7 @@ export interface ContinueDeps {
   readonly hub: EventHub;
   readonly queue: JobQueue | undefined;
   readonly coordination: CoordinationDeps;
-  readonly newState: BackgroundDeps['newState'];
+  readonly newState: NewState;
   /** Inline runs of this process (so `engine.cancel` reaches a resumed one). */
   readonly live: Map<string, { readonly abort: AbortController; readonly done: Promise<RunResult> }>;
   /** Brackets an inline resume in a `run` scope (a span in the execution's trace). Default: none. */
@@ -113,12 +115,8 @@ export async function prepareWorker(
 ): Promise<{ readonly result: RunResult; enqueue(): Promise<void> }> {
   const state = stateOf(deps, reactor, record, 'worker');
   state.emit({ type: 'interrupt.resumed', step, mode: 'background' });
-  const background = state.background ?? { jobs: 0, contention: 0 };
-  const jobs = background.jobs + 1;
-  const jobId = `${record.id}:${jobs}`;
-  state.background = { ...background, jobs };
-  state.emit({ type: 'run.queued', jobId, delayMs: 0, reason });
-  await state.checkpoint('pending', {}, { withTrace: true });
+  // A resumed execution that never had a job (it paused inline) gets job 1.
+  const enqueue = await nextJobDeferred({ queue: deps.queue! }, state, { reason, none: NO_JOB });
   const result: RunResult = {
     status: 'queued',
     executionId: state.executionId,
@@ -128,11 +126,7 @@ export async function prepareWorker(
     rollbackFailures: state.rollbackFailures,
     replay: false,
   };
-  return {
-    result,
-    enqueue: () =>
-      deps.queue!.enqueue({ v: JOB_FORMAT_VERSION, executionId: record.id, reactor: record.reactor }, { jobId }),
-  };
+  return { result, enqueue };
 }
 
 /** With a queue, a busy reactor-level lock or semaphore is not waited for inline: the resume goes to a worker. */

@@ -7,7 +7,7 @@
 import type { AnyReactorDefinition } from '../../../dsl/definition.js';
 import type { CoordinationDeps } from '../execute.js';
 import { finish } from '../execute.js';
-import type { BackgroundDeps } from '../../jobs/background.js';
+import type { NewState } from '../new-state.js';
 import type { ExecutionRecord } from '../../ports/store.js';
 import type { RunResult } from '../../model/results.js';
 import type { EventDraft } from '../../run/run-state.js';
@@ -15,7 +15,7 @@ import { runFrame, undoAll } from '../../graph/scheduler.js';
 
 /** What failing a paused run needs. */
 export interface FailDeps {
-  readonly newState: BackgroundDeps['newState'];
+  readonly newState: NewState;
   readonly coordination: Pick<CoordinationDeps, 'coordinator'>;
 }
 

@@ -4,14 +4,17 @@
  *
  * @module
  */
-import { enqueueTraced, type BackgroundDeps } from '../background.js';
+import type { BackgroundDeps } from '../deps.js';
+import { nextJob } from '../../execution/next-job.js';
+import { backgroundOf } from '../../model/background.js';
+import { waitListKey } from '../../model/keys.js';
 import type { WaitList, JobQueue } from '../../ports/queue.js';
 import { TERMINAL_STATUSES } from '../../ports/store.js';
 import type { RunState } from '../../run/run-state.js';
 import type { AsyncPendingError } from '../../graph/async/read-unit.js';
 
 /** The wait-list key of a unit's readers. */
-export const readersKey = (unitId: string): string => `async:${unitId}`;
+export const readersKey = (unitId: string): string => waitListKey('async', unitId);
 
 /**
  * Parks the reader's execution until the unit finishes (or the fallback job is due, or the park
@@ -22,23 +25,21 @@ export async function parkReader(
   state: RunState,
   pending: AsyncPendingError,
 ): Promise<() => Promise<void>> {
-  const background = state.background ?? { jobs: 1, contention: 0 };
-  const jobs = background.jobs + 1;
-  const jobId = `${state.executionId}:${jobs}`;
   const delayMs = Math.max(1, Math.min(deps.options.parkFallbackMs, pending.deadline - state.clock.now()));
   // Counted per unit across re-parks (the waiting state itself is cleared when a job resumes the reader).
-  const attempt = background.asyncParks?.unitId === pending.unitId ? background.asyncParks.count + 1 : 1;
-  const waitingFor = {
-    primitive: 'async' as const,
-    key: pending.unitId,
-    attempt,
-    jobId,
-    dueAt: state.clock.now() + delayMs,
-  };
-  state.background = { ...background, jobs, waitingFor, asyncParks: { unitId: pending.unitId, count: attempt } };
-  state.emit({ type: 'run.queued', jobId, delayMs, reason: 'park' });
+  const parks = backgroundOf(state).asyncParks;
+  const attempt = parks?.unitId === pending.unitId ? parks.count + 1 : 1;
   // Enqueue first, then register: a wake that finds the reader always finds its delayed job.
-  await enqueueTraced(deps, state, { jobId, delayMs, reason: 'park' }, 'parked');
+  const { jobId } = await nextJob(deps, state, {
+    status: 'parked',
+    reason: 'park',
+    delayMs,
+    update: (background, { jobId }) => ({
+      ...background,
+      waitingFor: { primitive: 'async', key: pending.unitId, attempt, jobId, dueAt: state.clock.now() + delayMs },
+      asyncParks: { unitId: pending.unitId, count: attempt },
+    }),
+  });
   await deps.waitList?.add(readersKey(pending.unitId), jobId);
   // The unit may have finished between the read and the registration.
   return async () => {

@@ -10,7 +10,10 @@ import { computeKey } from '../../../coordination/scope.js';
 import type { AnyReactorDefinition, StepNode } from '../../../dsl/definition.js';
 import { validateContract } from '../../../dsl/contract.js';
 import { ContentionError, RateLimitedError, ReactorError, type PrimitiveName } from '../../../errors.js';
-import { refused, reparkBehindSameHolder, requeue, type BackgroundDeps } from '../background.js';
+import type { After, BackgroundDeps } from '../deps.js';
+import { refused, reparkBehindSameHolder } from '../park.js';
+import { requeue } from '../requeue.js';
+import { backgroundOf, cleared } from '../../model/background.js';
 import { cancelled, finish } from '../../execution/execute.js';
 import { runRollbackHook, stepContext } from '../../run/hooks.js';
 import type { NodeOutcome } from '../../model/outcome.js';
@@ -21,7 +24,6 @@ import { errorSummary, type RunState } from '../../run/run-state.js';
 import { runStepNode, type StepPlace } from '../../run/step-runner.js';
 import { findAsyncStep } from '../../model/async/find-node.js';
 
-type After = (() => Promise<void>) | undefined;
 /** Statuses of a dispatcher whose run has rolled back (or is rolling back). */
 const ROLLED_BACK = new Set(['rolling_back', 'failed', 'cancelled', 'aborted']);
 
@@ -44,7 +46,7 @@ export async function advanceUnit(
     resume: record,
     mode: 'worker',
   });
-  const background = state.background ?? { jobs: 1, contention: 0 };
+  const background = backgroundOf(state);
   // Its fallback job finds the key held by the holder it parked behind: it parks again, spending nothing (decision 068).
   const stillWanted = async (): Promise<boolean> =>
     !ROLLED_BACK.has(await dispatcherStatus(deps.store, info.dispatcherId));
@@ -73,8 +75,7 @@ export async function advanceUnit(
     );
     return void (await finish(state, { status: 'failed', step: info.step, error, validation: [] }));
   }
-  const { waitingFor: _done, retryAt: _due, ...rest } = background;
-  state.background = rest;
+  state.background = cleared(background, 'waitingFor', 'retryAt');
   if (record.status === 'rolling_back') {
     // A worker died while compensating: the compensate is not run twice (at most once, decision 011).
     const error = new ReactorError(
@@ -216,8 +217,7 @@ async function discard(
 /** A finished unit's record no longer shows an ordered position (it was completed or handed back). */
 function settledPosition(state: RunState): void {
   if (!state.background?.ordered) return;
-  const { ordered: _done, ...rest } = state.background;
-  state.background = rest;
+  state.background = cleared(state.background, 'ordered');
 }
 
 async function dispatcherStatus(store: Store, dispatcherId: string): Promise<string> {
@@ -241,10 +241,7 @@ async function takeOrderedPosition(
   try {
     const key = computeKey(spec, await validArgs(node, resolve), { reactor: place.reactor, step: place.path });
     const ticket = await deps.coordination.coordinator.orderedTicket(key);
-    state.background = {
-      ...(state.background ?? { jobs: 1, contention: 0 }),
-      ordered: { key, nonce: ticket.nonce, epoch: ticket.epoch },
-    };
+    state.background = { ...backgroundOf(state), ordered: { key, nonce: ticket.nonce, epoch: ticket.epoch } };
     await state.checkpoint('running');
   } catch {
     // the admission reports it

@@ -9,24 +9,19 @@
  */
 import type { AnyReactorDefinition, MapNode } from '../../../dsl/definition.js';
 import { errorToJSON, FanOutError } from '../../../errors.js';
-import { reparkBehindSameHolder, type BackgroundDeps } from '../background.js';
+import { abandonElement, neverCompleted } from '../../execution/fanout/element-abandon.js';
+import { elementState, tagFailures, undoElementRecord } from '../../execution/fanout/element-undo.js';
+import { executionJob, nextJob } from '../../execution/next-job.js';
 import { runElement } from '../../graph/nested.js';
-import type { NodeOutcome } from '../../model/outcome.js';
-import type { ElementSettlement, ElementView, FanOutLedger } from '../../ports/fanout.js';
-import { JOB_FORMAT_VERSION, type JobDelivery } from '../../ports/queue.js';
-import { TERMINAL_STATUSES, type ElementLink, type ExecutionRecord, type RollbackFailure } from '../../ports/store.js';
-import { errorSummary, type RunState } from '../../run/run-state.js';
-import { abandonElement, abandonElementsInline, neverCompleted } from './element-abandon.js';
-import { parkElement, resumeParkedElement } from './element-park.js';
 import { elementIdOf, elementPathOf, elementRunJobId, elementUndoJobId, mapIdOf } from '../../model/fanout/ids.js';
-
-type After = (() => Promise<void>) | undefined;
-
-/** What element work needs from the engine (a worker's deps, or an operator's for an inline undo). */
-export type ElementDeps = Pick<BackgroundDeps, 'store' | 'newState'> &
-  Partial<Pick<BackgroundDeps, 'queue' | 'clock' | 'waitList' | 'coordination'>> & {
-    readonly fanOut?: FanOutLedger | undefined;
-  };
+import type { NodeOutcome } from '../../model/outcome.js';
+import type { ElementSettlement, ElementView } from '../../ports/fanout.js';
+import type { JobDelivery } from '../../ports/queue.js';
+import { TERMINAL_STATUSES, type ElementLink, type ExecutionRecord } from '../../ports/store.js';
+import { errorSummary, type RunState } from '../../run/run-state.js';
+import type { After, BackgroundDeps } from '../deps.js';
+import { reparkBehindSameHolder } from '../park.js';
+import { parkElement, resumeParkedElement } from './element-park.js';
 
 interface ElementJob {
   readonly deps: BackgroundDeps;
@@ -60,20 +55,20 @@ export async function processElementJob(
   if (view.phase === 'rollback') {
     // A pending or parked element the rolled-back map will never run (its fallback or wake job, or a late first job).
     if (view.status === 'pending' && neverCompleted(record))
-      return void (await abandonElement(deps, stateOf(job, false)));
+      return void (await abandonElement(deps, elementState(job, false)));
     return undoElement(job, view);
   }
-  if (TERMINAL_STATUSES.has(record.status)) return settle(job, stateOf(job, false), settlementOf(record)); // a redelivery: settle again (counted once)
+  if (TERMINAL_STATUSES.has(record.status)) return settle(job, elementState(job, false), settlementOf(record)); // a redelivery: settle again (counted once)
   const retryAt = record.background?.retryAt;
   if (retryAt !== undefined && retryAt - deps.clock.now() > 25) {
     // An early delivery must not skip the element's retry backoff.
-    await deps.queue.enqueue(
-      { v: JOB_FORMAT_VERSION, executionId: record.id, reactor: reactor.name },
-      { jobId: `${record.id}:due:${delivery.jobId}:${delivery.delivery}`, delayMs: retryAt - deps.clock.now() },
-    );
+    await deps.queue.enqueue(executionJob(record.id, reactor.name), {
+      jobId: `${record.id}:due:${delivery.jobId}:${delivery.delivery}`,
+      delayMs: retryAt - deps.clock.now(),
+    });
     return undefined;
   }
-  const state = stateOf(job, false);
+  const state = elementState(job, false);
   // Its fallback job finds the key held by the holder it parked behind: it parks again, spending nothing (decision 068).
   const reparked =
     record.status === 'parked' && !view.stopped && !signal.aborted
@@ -93,21 +88,6 @@ export async function processElementJob(
   state.contentionCap = deps.options.contentionCap;
   const outcome = await runElement(state, node, place, input.item, link.index);
   return settleOutcome(job, state, outcome);
-}
-
-function stateOf(job: Pick<ElementJob, 'deps' | 'record' | 'reactor'>, replayOnly: boolean): RunState {
-  const { record, reactor } = job;
-  return job.deps.newState({
-    executionId: record.id,
-    rootExecutionId: record.rootId,
-    reactor: reactor.name,
-    contract: reactor.contract,
-    input: record.input as Record<string, unknown>,
-    idempotencyKey: undefined,
-    resume: record,
-    mode: 'worker',
-    replayOnly,
-  });
 }
 
 function settlementOf(record: ExecutionRecord): ElementSettlement {
@@ -151,23 +131,23 @@ async function settleOutcome(job: ElementJob, state: RunState, outcome: NodeOutc
 
 /** The engine owns retries: the element's next attempt is a delayed job of its own record. */
 async function retryLater(job: ElementJob, state: RunState, step: string, delayMs: number): Promise<void> {
-  const background = state.background ?? { jobs: 1, contention: 0 };
-  const jobs = background.jobs + 1;
-  const jobId = `${job.record.id}:${jobs}`;
-  state.background = { ...background, jobs, retryAt: state.clock.now() + delayMs };
-  state.emit({
-    type: 'map.element_retrying',
-    step: job.link.step,
-    index: job.link.index,
-    attempt: (state.stepRecord(step)?.attempts ?? 0) + 1,
+  await nextJob(job.deps, state, {
+    status: 'pending',
+    reason: 'retry',
     delayMs,
-    jobId,
+    queued: false,
+    traced: false,
+    update: (background) => ({ ...background, retryAt: state.clock.now() + delayMs }),
+    announce: ({ jobId }) =>
+      state.emit({
+        type: 'map.element_retrying',
+        step: job.link.step,
+        index: job.link.index,
+        attempt: (state.stepRecord(step)?.attempts ?? 0) + 1,
+        delayMs,
+        jobId,
+      }),
   });
-  await state.checkpoint('pending', {}, { withTrace: true });
-  await job.deps.queue.enqueue(
-    { v: JOB_FORMAT_VERSION, executionId: job.record.id, reactor: job.reactor.name },
-    { jobId, delayMs },
-  );
 }
 
 /** Settles the element (once), dispatches the element it frees a slot for, wakes the parent when the map is done. */
@@ -177,17 +157,14 @@ async function settle(job: ElementJob, state: RunState, outcome: ElementSettleme
   if (reply.rollback && outcome === 'completed') {
     // The run was cancelled while this element ran: nobody will undo it later, so it undoes itself.
     const fresh = await deps.store.get(job.record.id);
-    if (fresh?.status === 'completed') await undoRecord({ ...job, record: fresh });
+    if (fresh?.status === 'completed') await undoElementRecord({ ...job, record: fresh });
     await deps.fanOut!.undone(job.mapId, link.index);
   }
   return async () => {
     if (reply.claim >= 0) {
       const next = elementIdOf(link.parentId, link.step, reply.claim);
       state.emit({ type: 'map.element_dispatched', step: link.step, index: reply.claim, jobId: elementRunJobId(next) });
-      await deps.queue.enqueue(
-        { v: JOB_FORMAT_VERSION, executionId: next, reactor: job.reactor.name },
-        { jobId: elementRunJobId(next) },
-      );
+      await deps.queue.enqueue(executionJob(next, job.reactor.name), { jobId: elementRunJobId(next) });
     }
     if (reply.done && reply.wakeJob !== undefined) await deps.queue.promote(reply.wakeJob);
   };
@@ -198,94 +175,15 @@ async function undoElement(job: ElementJob, view: ElementView): Promise<After> {
   const { deps, link } = job;
   if (view.status !== 'undone') {
     if (view.target !== link.index) return undefined; // not its turn (the chain dispatches it when it is)
-    await undoRecord(job);
+    await undoElementRecord(job);
   }
   const reply = await deps.fanOut!.undone(job.mapId, link.index);
   return async () => {
     if (reply.target >= 0) {
       const next = elementIdOf(link.parentId, link.step, reply.target);
-      await deps.queue.enqueue(
-        { v: JOB_FORMAT_VERSION, executionId: next, reactor: job.reactor.name },
-        { jobId: elementUndoJobId(next) },
-      );
+      await deps.queue.enqueue(executionJob(next, job.reactor.name), { jobId: elementUndoJobId(next) });
     } else if (reply.wakeJob !== undefined) {
       await deps.queue.promote(reply.wakeJob);
     }
   };
-}
-
-/** Undoes one completed element from its record (no body runs) and marks the record undone; returns its undo failures. */
-async function undoRecord(
-  job: Pick<ElementJob, 'deps' | 'record' | 'reactor' | 'node' | 'link'>,
-): Promise<RollbackFailure[]> {
-  const { link, record } = job;
-  const state = stateOf(job, true);
-  const place = {
-    path: elementPathOf(link.step, link.index),
-    reactor: job.reactor.name,
-    signal: new AbortController().signal,
-  };
-  const rebuilt = await runElement(
-    state,
-    job.node,
-    place,
-    (record.input as { readonly item: unknown }).item,
-    link.index,
-  );
-  const before = state.rollbackFailures.length;
-  if (rebuilt.kind === 'success') await rebuilt.entry.undo();
-  const failed = tagFailures(state, before, link);
-  const at = { step: link.step, index: link.index };
-  state.emit(
-    failed.length > 0
-      ? { type: 'map.element_undo_failed', ...at, message: failed.map((f) => f.message).join('; ') }
-      : { type: 'map.element_undone', ...at },
-  );
-  await state.checkpoint('cancelled', { cancelReason: 'undone: the map rolled back' });
-  return failed;
-}
-
-/**
- * Undoes a fan-out map's completed elements in this process, highest index first — for an
- * operator's `undo` or `cancel`, which replay the record where they are called. Returns the undo
- * failures in rollback order.
- */
-export async function undoElementsInline(
-  deps: ElementDeps,
-  reactor: AnyReactorDefinition,
-  parentId: string,
-  step: string,
-): Promise<RollbackFailure[]> {
-  const node = reactor.byName.get(step);
-  if (node?.kind !== 'map' || !deps.fanOut) return [];
-  const mapId = mapIdOf(parentId, step);
-  const failures: RollbackFailure[] = [];
-  // Entering the rollback phase first: a late element job of this map then runs no body.
-  let target = (await deps.fanOut.register(mapId, '', 'rollback')).target;
-  while (target >= 0) {
-    const record = await deps.store.get(elementIdOf(parentId, step, target));
-    if (record?.status === 'completed')
-      failures.push(
-        ...(await undoRecord({ deps: deps as BackgroundDeps, reactor, node, record, link: record.element! })),
-      );
-    target = (await deps.fanOut.undone(mapId, target)).target;
-  }
-  // What never ran ends now, not when a fallback job or the key's release comes round.
-  const ledger = await deps.fanOut.snapshot(mapId);
-  const open = (ledger?.statuses ?? []).flatMap((status, index) =>
-    status === 'pending' ? [elementIdOf(parentId, step, index)] : [],
-  );
-  await abandonElementsInline(deps, open, (record) =>
-    stateOf({ deps: deps as BackgroundDeps, record, reactor }, false),
-  );
-  return failures;
-}
-
-/** Marks the rollback failures recorded since `from` with the map step and the element index. */
-function tagFailures(state: RunState, from: number, link: ElementLink): RunState['rollbackFailures'] {
-  const added = state.rollbackFailures
-    .splice(from)
-    .map((f) => ({ ...f, mapStep: link.step, elementIndex: link.index }));
-  state.rollbackFailures.push(...added);
-  return added;
 }

@@ -10,13 +10,13 @@
  * @module
  */
 import { ContentionError, RateLimitedError, type PrimitiveName } from '../../../errors.js';
-import { refused, type BackgroundDeps } from '../background.js';
+import { upcomingJob } from '../../execution/next-job.js';
+import { backgroundOf, cleared } from '../../model/background.js';
 import type { JobDelivery } from '../../ports/queue.js';
 import type { ElementLink } from '../../ports/store.js';
 import type { RunState } from '../../run/run-state.js';
-
-/** Work to do once the element's liveness lock is released. */
-type After = (() => Promise<void>) | undefined;
+import type { After, BackgroundDeps } from '../deps.js';
+import { refused } from '../park.js';
 
 /**
  * Parks the element of `state` on the key its step lost (`contention`, a `ContentionError` or a
@@ -29,11 +29,11 @@ export async function parkElement(
   link: ElementLink,
   contention: Error,
 ): Promise<After> {
-  const { retryAt: _stale, ...background } = state.background ?? { jobs: 1, contention: 0 };
+  const background = cleared(backgroundOf(state), 'retryAt');
   state.background = background;
   const { primitive, key } = contendedKey(contention);
   // The job id and attempt `refused` is about to use (it counts and enqueues in the same way).
-  const jobId = `${state.executionId}:${background.jobs + 1}`;
+  const { jobId } = upcomingJob(state);
   state.emit({
     type: 'map.element_parked',
     step: link.step,
@@ -62,8 +62,7 @@ export function resumeParkedElement(state: RunState, delivery: JobDelivery): voi
       ...(waiting.step === undefined ? {} : { step: waiting.step }),
     });
   }
-  const { waitingFor: _done, ...rest } = state.background;
-  state.background = rest;
+  state.background = cleared(state.background, 'waitingFor');
 }
 
 /** The primitive and key a refusal names. */

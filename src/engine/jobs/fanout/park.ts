@@ -8,81 +8,43 @@
  */
 import type { AnyReactorDefinition } from '../../../dsl/definition.js';
 import { errorFromJSON, errorToJSON } from '../../../errors.js';
-import type { BackgroundDeps } from '../background.js';
 import { finish } from '../../execution/execute.js';
-import { JOB_FORMAT_VERSION, type ExecutionJob } from '../../ports/queue.js';
-import type { ExecutionRecord, RollbackFailure } from '../../ports/store.js';
+import { executionJob, nextJob } from '../../execution/next-job.js';
+import { backgroundOf, cleared } from '../../model/background.js';
+import type { ExecutionRecord, FanOutRollbackState, RollbackFailure } from '../../ports/store.js';
 import type { RunState } from '../../run/run-state.js';
 import { runFrame } from '../../graph/scheduler.js';
 import { elementIdOf, elementRunJobId, elementUndoJobId } from '../../model/fanout/ids.js';
 import { undoOrPark } from '../../graph/fanout/rollback.js';
-import { undoElementsInline, type ElementDeps } from './element-job.js';
 import type { FanOutPark, FanOutRuntime } from '../../model/fanout/wait.js';
-
-/** Work to do once the liveness lock is released. */
-type After = (() => Promise<void>) | undefined;
+import type { After, BackgroundDeps } from '../deps.js';
 
 /** The fan-out runtime of an engine with a queue and a ledger. */
 export function fanOutRuntime(deps: BackgroundDeps): FanOutRuntime | undefined {
   return deps.fanOut ? { ledger: deps.fanOut, queue: deps.queue, store: deps.store } : undefined;
 }
 
-/** The fan-out runtime of an operator's undo or cancel: completed elements are undone in this process. */
-export function inlineFanOutRuntime(deps: ElementDeps, reactor: AnyReactorDefinition): FanOutRuntime | undefined {
-  if (!deps.fanOut) return undefined;
-  return {
-    ledger: deps.fanOut,
-    queue: deps.queue,
-    store: deps.store,
-    undoInline: (mapId, step) => undoElementsInline(deps, reactor, mapId.slice(0, -(step.length + 1)), step),
-  };
-}
-
 /** Parks `state` on a fan-out map: elements running (`parked`) or being undone (`rolling_back`). */
 export async function parkOnFanOut(deps: BackgroundDeps, state: RunState, park: FanOutPark): Promise<After> {
   const ledger = deps.fanOut!;
-  const background = state.background ?? { jobs: 1, contention: 0 };
-  const jobs = background.jobs + 1;
-  const jobId = `${state.executionId}:${jobs}`;
-  const { waitingFor: _w, fanOutRollback: _r, ...rest } = background;
-  if (park.phase === 'collect') {
-    state.background = { ...rest, jobs, waitingFor: { primitive: 'map', key: park.step, attempt: 0, jobId } };
-  } else {
-    const error = errorToJSON(park.error ?? new Error('rolled back'));
-    state.background = {
-      ...rest,
-      jobs,
-      fanOutRollback: {
-        mapId: park.mapId,
-        error,
-        ...(park.below === undefined ? {} : { below: park.below }),
-        ...(park.failedStep === undefined ? {} : { failedStep: park.failedStep }),
-      },
-    };
-    if (park.target >= 0)
-      state.emit({
-        type: 'map.rollback_dispatched',
-        step: park.step,
-        index: park.target,
-        jobId: elementUndoJobId(elementIdOf(state.executionId, park.step, park.target)),
-      });
-  }
-  state.emit({
-    type: 'map.parked',
-    step: park.step,
-    phase: park.phase,
-    jobId,
-    settled: park.settled,
-    total: park.total,
-  });
-  state.emit({ type: 'run.queued', jobId, delayMs: deps.options.parkFallbackMs, reason: 'park' });
-  await state.checkpoint(park.phase === 'collect' ? 'parked' : 'rolling_back', {}, { withTrace: true });
   // Enqueue first, then register: a settlement that finds the wake job always finds it delayed.
-  await deps.queue.enqueue(jobOf(state.executionId, state.reactor), { jobId, delayMs: deps.options.parkFallbackMs });
+  const { jobId } = await nextJob(deps, state, {
+    status: park.phase === 'collect' ? 'parked' : 'rolling_back',
+    reason: 'park',
+    delayMs: deps.options.parkFallbackMs,
+    traced: false,
+    update: (background, { jobId }) => {
+      const rest = cleared(background, 'waitingFor', 'fanOutRollback');
+      if (park.phase === 'collect')
+        return { ...rest, waitingFor: { primitive: 'map', key: park.step, attempt: 0, jobId } };
+      return { ...rest, fanOutRollback: rollbackState(park) };
+    },
+    announce: ({ jobId }) => announcePark(state, park, jobId),
+  });
   const registered = await ledger.register(park.mapId, jobId, park.phase);
   return async () => {
     const elementJob = (index: number, id: (elementId: string) => string): Promise<void> =>
-      deps.queue.enqueue(jobOf(elementIdOf(state.executionId, park.step, index), state.reactor), {
+      deps.queue.enqueue(executionJob(elementIdOf(state.executionId, park.step, index), state.reactor), {
         jobId: id(elementIdOf(state.executionId, park.step, index)),
       });
     if (park.phase === 'collect') {
@@ -93,6 +55,35 @@ export async function parkOnFanOut(deps: BackgroundDeps, state: RunState, park: 
     if (registered.target >= 0) await elementJob(registered.target, elementUndoJobId);
     else await deps.queue.promote(jobId);
   };
+}
+
+/** What a record parked at a fan-out map's rollback keeps: the map, the error it fails with, where the rollback goes on. */
+function rollbackState(park: FanOutPark): FanOutRollbackState {
+  return {
+    mapId: park.mapId,
+    error: errorToJSON(park.error ?? new Error('rolled back')),
+    ...(park.below === undefined ? {} : { below: park.below }),
+    ...(park.failedStep === undefined ? {} : { failedStep: park.failedStep }),
+  };
+}
+
+/** The park's events: the first element's undo dispatched (rollback), then `map.parked` with the wake job. */
+function announcePark(state: RunState, park: FanOutPark, jobId: string): void {
+  if (park.phase !== 'collect' && park.target >= 0)
+    state.emit({
+      type: 'map.rollback_dispatched',
+      step: park.step,
+      index: park.target,
+      jobId: elementUndoJobId(elementIdOf(state.executionId, park.step, park.target)),
+    });
+  state.emit({
+    type: 'map.parked',
+    step: park.step,
+    phase: park.phase,
+    jobId,
+    settled: park.settled,
+    total: park.total,
+  });
 }
 
 /**
@@ -151,8 +142,7 @@ export async function resumeFanOutRollback(
       : [];
   const park = await undoOrPark(state, older);
   if (park) return parkOnFanOut(deps, state, { ...park, failedStep: pending.failedStep, error });
-  const { fanOutRollback: _done, ...rest } = state.background ?? { jobs: 1, contention: 0 };
-  state.background = rest;
+  state.background = cleared(backgroundOf(state), 'fanOutRollback');
   await finish(state, { status: 'failed', step: pending.failedStep, error, validation: [] });
   return undefined;
 }
@@ -168,8 +158,4 @@ async function elementUndoFailures(
     undone.map((i) => state.fanOut!.store.get(elementIdOf(state.executionId, step, i))),
   );
   return records.flatMap((r) => (r?.rollbackFailures ?? []).filter((f) => f.kind === 'undo'));
-}
-
-function jobOf(executionId: string, reactor: string): ExecutionJob {
-  return { v: JOB_FORMAT_VERSION, executionId, reactor };
 }

@@ -7,11 +7,12 @@
 import type { AnyReactorDefinition } from '../../../dsl/definition.js';
 import { findInterrupt } from '../../../dsl/interrupt.js';
 import { InterruptTimeoutError } from '../../../errors.js';
-import type { BackgroundDeps } from '../background.js';
+import type { BackgroundDeps } from '../deps.js';
 import type { JobDelivery } from '../../ports/queue.js';
 import type { ExecutionRecord, InterruptWait } from '../../ports/store.js';
 import { failPaused } from '../../execution/interrupt/fail.js';
 import { isTimeoutJob } from '../../execution/interrupt/pause.js';
+import { executionJob } from '../../execution/next-job.js';
 
 /** True when a worker must hand this job to {@link interruptJob} instead of advancing the execution. */
 export function isInterruptJob(record: ExecutionRecord, delivery: JobDelivery): boolean {
@@ -38,10 +39,10 @@ export async function interruptJob(
     // Delivered early (a clock skew between processes): come back when the first one is due.
     const next = Math.min(...active.map((w: InterruptWait) => w.timeoutAt!));
     if (Number.isFinite(next))
-      await deps.queue.enqueue(
-        { v: 1, executionId: record.id, reactor: record.reactor },
-        { jobId: `${delivery.jobId}@${now}`, delayMs: next - now },
-      );
+      await deps.queue.enqueue(executionJob(record.id, record.reactor), {
+        jobId: `${delivery.jobId}@${now}`,
+        delayMs: next - now,
+      });
     return;
   }
   const error = new InterruptTimeoutError({

@@ -1,0 +1,182 @@
+/**
+ * Parking an execution (or an element, or a unit) on a busy key in a worker, and waking it:
+ * persist `parked` with what it waits for, enqueue its fallback job, register that job on the
+ * key's wait list; the key's release promotes the job (docs/decisions/007, 068).
+ *
+ * @module
+ */
+import type { AnyReactorDefinition } from '../../dsl/definition.js';
+import type { CoordinationSpec } from '../../dsl/coordination.js';
+import { ContentionError, RateLimitedError, type PrimitiveName } from '../../errors.js';
+import { finish } from '../execution/execute.js';
+import { nextJob } from '../execution/next-job.js';
+import { backgroundOf, cleared } from '../model/background.js';
+import { waitListKey } from '../model/keys.js';
+import {
+  boundedDelay,
+  contendedKey,
+  continuedWait,
+  declaredTimeout,
+  holderOf,
+  noteWait,
+  renewKeptHolds,
+  sameHolder,
+  timedOut,
+  timeoutError,
+} from '../model/contention-wait.js';
+import type { JobDelivery } from '../ports/queue.js';
+import type { WaitingFor } from '../ports/store.js';
+import type { RunState } from '../run/run-state.js';
+import type { After, BackgroundDeps } from './deps.js';
+
+/**
+ * Contention in a worker parks the execution; anything else refused fails it (nothing ran, nothing
+ * to roll back). Each park spends a contention attempt: it follows a try that lost the key — the
+ * first, one woken by a release, or a fallback job's that found the holder changed (decision 068).
+ * `declared`: the reactor-level declarations (their `contentionTimeout`); a step's wait was noted,
+ * with its bound, by the step runner, which also fails the step when that bound has passed.
+ */
+export async function refused(
+  deps: BackgroundDeps,
+  state: RunState,
+  error: Error,
+  declared?: readonly CoordinationSpec[],
+): Promise<After> {
+  const contended = contendedKey(error);
+  if (!contended) return void (await finish(state, { status: 'failed', step: undefined, error, validation: [] }));
+  const { primitive, key, step } = contended;
+  const rate = error instanceof RateLimitedError ? (error.details as { retryAfterMs: number }) : undefined;
+  const wait = noteWait(state, primitive, key, step, declaredTimeout(declared, primitive));
+  const attempt = backgroundOf(state).contention + 1;
+  const now = state.clock.now();
+  const overCap = primitive !== 'ordered_lock' && attempt > deps.options.contentionCap;
+  if (overCap || (step === undefined && timedOut(wait, now))) {
+    const failure = overCap
+      ? new ContentionError({
+          reactor: state.reactor,
+          primitive,
+          key,
+          waitedMs: 0,
+          holder: `still busy after ${attempt - 1} contention attempts (cap ${deps.options.contentionCap})`,
+        })
+      : timeoutError(error, wait, now);
+    state.background = cleared(backgroundOf(state), 'waitingFor');
+    return void (await finish(state, { status: 'failed', step: undefined, error: failure, validation: [] }));
+  }
+  const delayMs = boundedDelay(rate ? rate.retryAfterMs : deps.options.parkFallbackMs, wait, now);
+  // Who it parks behind: its fallback job parks again, spending nothing, while that holder holds.
+  const holder = rate
+    ? undefined
+    : await holderOf(deps.coordination.coordinator!, primitive, key).catch(() => undefined);
+  const at = step === undefined ? {} : { step };
+  // Enqueue first, then register: a wake that finds the waiter always finds its delayed job.
+  const { jobId } = await nextJob(deps, state, {
+    status: 'parked',
+    reason: 'park',
+    delayMs,
+    update: (background, { jobs, jobId }) => {
+      const waitingFor: WaitingFor = {
+        primitive,
+        key,
+        attempt,
+        jobId,
+        dueAt: now + delayMs,
+        ...at,
+        ...(holder === undefined ? {} : { holder }),
+      };
+      return { ...background, contention: attempt, waitingFor, contended: { ...wait, job: jobs } };
+    },
+    announce: ({ jobId }) => state.emit({ type: 'run.parked', primitive, key, attempt, jobId, ...at }),
+  });
+  if (rate) return undefined;
+  await deps.waitList?.add(waitListKey(primitive, key), jobId);
+  return wakeIfFree(deps, primitive, key);
+}
+
+/**
+ * The park's fallback job (not woken by a release) of an execution parked on a lock or a
+ * semaphore: when the key is held by the holder it parked behind, the execution parks again at
+ * once — no admission, no contention attempt, no trace entry; reactor-level holds it keeps across
+ * a step's park are renewed (decision 068). Undefined when it must contend instead: woken, the
+ * holder changed or left, the wait's `contentionTimeout` has passed, a kept hold is gone, or the
+ * park recorded no holder. `reactor`: the execution's definition (its kept holds); `wanted`: a
+ * last check that the execution still waits (an async unit's dispatcher has not rolled back).
+ */
+export async function reparkBehindSameHolder(
+  deps: BackgroundDeps,
+  state: RunState,
+  delivery: JobDelivery,
+  reactor?: AnyReactorDefinition,
+  wanted?: () => Promise<boolean>,
+): Promise<After> {
+  const background = state.background;
+  const waiting = background?.waitingFor;
+  const coordinator = deps.coordination.coordinator;
+  if (
+    !background ||
+    !waiting?.holder ||
+    !coordinator ||
+    waiting.jobId !== delivery.jobId ||
+    waiting.dueAt === undefined
+  )
+    return undefined;
+  if (waiting.primitive !== 'lock' && waiting.primitive !== 'semaphore') return undefined;
+  const now = state.clock.now();
+  if (now < waiting.dueAt - 5) return undefined; // woken by a release: it contends
+  const wait = continuedWait(background, waiting.primitive, waiting.key, waiting.step);
+  if (timedOut(wait, now)) return undefined; // the admission reports the time bound
+  const holder = await holderOf(coordinator, waiting.primitive, waiting.key).catch(() => undefined);
+  if (!sameHolder(waiting.holder, holder)) return undefined;
+  if (
+    background.parkedHolds !== undefined &&
+    (reactor === undefined ||
+      !(await renewKeptHolds(coordinator, reactor.coordination, state.input, reactor.name, background)))
+  )
+    return undefined;
+  if (wanted !== undefined && !(await wanted())) return undefined;
+  const delayMs = boundedDelay(deps.options.parkFallbackMs, wait, now);
+  const { jobId } = await nextJob(deps, state, {
+    status: 'parked',
+    reason: 'park',
+    delayMs,
+    queued: false,
+    update: (next, { jobs, jobId }) => ({
+      ...next,
+      waitingFor: { ...waiting, jobId, dueAt: now + delayMs },
+      ...(wait === undefined ? {} : { contended: { ...wait, job: jobs } }),
+    }),
+  });
+  const list = waitListKey(waiting.primitive, waiting.key);
+  await deps.waitList?.add(list, jobId);
+  await deps.waitList?.remove(list, waiting.jobId); // this job's own registration: a release that shifts it wakes nobody
+  return wakeIfFree(deps, waiting.primitive, waiting.key);
+}
+
+/** After a park: the key may have been released between the try and the registration; checked once off the execution. */
+function wakeIfFree(deps: BackgroundDeps, primitive: PrimitiveName, key: string): () => Promise<void> {
+  return async () => {
+    if (await isFree(deps, primitive, key)) await wake(deps, primitive, key);
+  };
+}
+
+async function isFree(deps: BackgroundDeps, primitive: PrimitiveName, key: string): Promise<boolean> {
+  const c = deps.coordination.coordinator!;
+  if (primitive === 'lock') return (await c.lockState(key)) === undefined;
+  if (primitive === 'ordered_lock') return (await c.orderedState(key)).inFlight === undefined;
+  return false; // a semaphore's free slots are not known here: the fallback job covers that race
+}
+
+/** Wakes the first execution parked on a key (every one, for an ordered lock: only the next in order can enter). */
+export async function wake(
+  deps: Pick<BackgroundDeps, 'waitList' | 'queue'>,
+  primitive: PrimitiveName,
+  key: string,
+): Promise<void> {
+  if (!deps.waitList) return;
+  for (;;) {
+    const jobId = await deps.waitList.shift(waitListKey(primitive, key));
+    if (jobId === undefined) return;
+    const promoted = await deps.queue.promote(jobId);
+    if (promoted && primitive !== 'ordered_lock') return;
+  }
+}
