@@ -1,26 +1,30 @@
 /**
  * Nested work inside one execution: `compose` (a reactor run inline as one step) and in-process
- * `map` (a step definition or a reactor per element).
+ * `map` (a step definition or a reactor per element). A child reactor's graph runs through the
+ * `runFrame` each entry point receives (the scheduler's), so this module does not import the
+ * scheduler that calls it.
  *
  * @module
  */
 import type { AnyReactorDefinition, ComposeNode, MapNode } from '../../dsl/definition.js';
-import { validateContract } from '../../dsl/contract.js';
 import type { MapResult, MapFailure } from '../../dsl/map-result.js';
-import { ErrorCode, ValidationError, errorToJSON, toError } from '../../errors.js';
+import { errorToJSON, toError } from '../../errors.js';
+import { childInput } from '../model/child-input.js';
 import type { CompletedEntry, NodeOutcome } from '../model/outcome.js';
 import { resolveArgs, resolveArg, type ArgScope } from '../model/resolve-args.js';
 import type { RunState } from '../run/run-state.js';
-import { runFrame, undoAll, type GraphOutcome } from './scheduler.js';
+import type { GraphOutcome, RunFrame } from './frame.js';
+import { undoAll } from './undo.js';
 import { notStarted, runStepNode, type StepPlace } from '../run/step-runner.js';
 import { runFanOut, runsFanOut } from './fanout/parent.js';
 
-/** Runs a composed child reactor; its failure has rolled the child back already. */
+/** Runs a composed child reactor with `runFrame`; its failure has rolled the child back already. */
 export async function runCompose(
   run: RunState,
   node: ComposeNode,
   place: StepPlace,
   scope: ArgScope,
+  runFrame: RunFrame,
 ): Promise<NodeOutcome> {
   if (run.replayOnly && !run.reached(place.path)) return { kind: 'skipped', value: undefined };
   let input: Record<string, unknown>;
@@ -34,7 +38,7 @@ export async function runCompose(
     return notStarted(run, place.path, toError(error));
   }
   run.emit({ type: 'step.started', step: place.path, attempt: 1, reactor: place.reactor });
-  return settleChild(run, place, await runChild(run, node.reactor, input, place));
+  return settleChild(run, place, await runChild(run, node.reactor, input, place, runFrame));
 }
 
 /**
@@ -46,6 +50,7 @@ async function runChild(
   child: AnyReactorDefinition,
   input: Record<string, unknown>,
   place: StepPlace,
+  runFrame: RunFrame,
 ): Promise<GraphOutcome> {
   const abort = new AbortController();
   place.signal.addEventListener('abort', () => abort.abort(place.signal.reason), { once: true });
@@ -103,30 +108,19 @@ function settleChild(run: RunState, place: StepPlace, outcome: GraphOutcome): No
   };
 }
 
-/** Validates a child reactor's input (contract defaults applied); throws a {@link ValidationError} naming the step. */
-export async function childInput(
-  child: AnyReactorDefinition,
-  raw: Record<string, unknown>,
-  path: string,
-): Promise<Record<string, unknown>> {
-  const outcome = await validateContract(child.contract, raw);
-  if (outcome.ok) return outcome.value;
-  const summary = outcome.issues.map((i) => `${i.path}: ${i.message}`).join('; ');
-  throw new ValidationError(
-    ErrorCode.ArgumentsInvalid,
-    `step "${path}": invalid input for reactor "${child.name}" (${summary})`,
-    outcome.issues,
-    { step: path, reactor: child.name },
-  );
-}
-
 interface ElementOutcome {
   readonly index: number;
   readonly outcome: NodeOutcome;
 }
 
-/** Runs a map in this process with bounded concurrency. */
-export async function runMap(run: RunState, node: MapNode, place: StepPlace, scope: ArgScope): Promise<NodeOutcome> {
+/** Runs a map in this process with bounded concurrency (reactor elements with `runFrame`). */
+export async function runMap(
+  run: RunState,
+  node: MapNode,
+  place: StepPlace,
+  scope: ArgScope,
+  runFrame: RunFrame,
+): Promise<NodeOutcome> {
   if (runsFanOut(run, node, place)) return runFanOut(run, node, place, scope);
   if (run.replayOnly && !run.reached(place.path)) return { kind: 'skipped', value: undefined };
   let items: unknown;
@@ -146,6 +140,7 @@ export async function runMap(run: RunState, node: MapNode, place: StepPlace, sco
     { ...place, signal: controller.signal },
     items as readonly unknown[],
     controller,
+    runFrame,
   );
   return settleMap(run, node, place, settled, items.length);
 }
@@ -156,6 +151,7 @@ async function runElements(
   place: StepPlace,
   items: readonly unknown[],
   controller: AbortController,
+  runFrame: RunFrame,
 ): Promise<ElementOutcome[]> {
   const settled: ElementOutcome[] = [];
   let next = 0;
@@ -163,7 +159,8 @@ async function runElements(
   const worker = async (): Promise<void> => {
     while (!stop && next < items.length) {
       const index = next++;
-      const outcome = await runElement(run, node, { ...place, path: `${place.path}[${index}]` }, items[index], index);
+      const at = { ...place, path: `${place.path}[${index}]` };
+      const outcome = await runMapElement(run, node, at, items[index], index, runFrame);
       settled.push({ index, outcome });
       if (outcome.kind === 'yield') stop = true;
       if (outcome.kind === 'failure' && node.atomic) {
@@ -180,13 +177,14 @@ async function runElements(
   return settled.sort((a, b) => a.index - b.index);
 }
 
-/** Runs one element of a map (a step definition or a reactor) at `place` (`items[3]`). */
-export async function runElement(
+/** Runs one element of a map (a step definition, or a reactor with `runFrame`) at `place` (`items[3]`). */
+export async function runMapElement(
   run: RunState,
   node: MapNode,
   place: StepPlace,
   item: unknown,
   index: number,
+  runFrame: RunFrame,
 ): Promise<NodeOutcome> {
   let input: Record<string, unknown>;
   try {
@@ -200,7 +198,7 @@ export async function runElement(
   } catch (error) {
     return notStarted(run, place.path, toError(error));
   }
-  return settleChild(run, place, await runChild(run, node.element.reactor, input, place));
+  return settleChild(run, place, await runChild(run, node.element.reactor, input, place, runFrame));
 }
 
 function settleMap(

@@ -5,9 +5,10 @@
  *
  * @module
  */
-import type { AnyReactorDefinition, GraphNode } from '../../dsl/definition.js';
-import { CancelledError, toError, type FieldIssue } from '../../errors.js';
+import type { GraphNode } from '../../dsl/definition.js';
+import { CancelledError, toError } from '../../errors.js';
 import { runAsyncReactor, runAsyncStep } from './async/dispatch.js';
+import type { Frame, GraphOutcome } from './frame.js';
 import { runCompose, runMap } from './nested.js';
 import type { CompletedEntry, NodeOutcome } from '../model/outcome.js';
 import type { InterruptWait } from '../ports/store.js';
@@ -19,43 +20,8 @@ import { rollBackOrPark } from './fanout/rollback.js';
 import type { FanOutPark } from '../model/fanout/wait.js';
 import { runInterrupt } from './interrupt/step.js';
 
-/** One graph being executed: a reactor with its validated input, at a path inside the run. */
-export interface Frame {
-  readonly def: AnyReactorDefinition;
-  readonly input: Record<string, unknown>;
-  /** Prefix of step paths: `''` at the root, `pay.` inside the composed step `pay`. */
-  readonly prefix: string;
-  /** Aborted when an enclosing frame stops early. */
-  readonly signal: AbortSignal;
-  /** Root frame of an inline run with a hand-off: stop there and let a worker continue. */
-  readonly handoff?: { readonly after: string } | { readonly before: string } | undefined;
-  /**
-   * The controller of `signal`, when this frame may abort it itself (the root frame of an
-   * execution, whose controller nothing else watches once the graph runs): the frame then uses
-   * it instead of creating a child controller (docs/decisions/030).
-   */
-  readonly owned?: AbortController | undefined;
-}
-
-/** How a graph ended. On failure, rollback has already run. */
-export type GraphOutcome =
-  | { readonly status: 'completed'; readonly value: unknown; readonly completed: readonly CompletedEntry[] }
-  | { readonly status: 'halted'; readonly step: string; readonly reason: string; readonly data?: unknown }
-  /** Worker mode: a step asked for a later attempt; nothing is rolled back, the execution is re-enqueued. */
-  | {
-      readonly status: 'yielded';
-      readonly step: string;
-      readonly delayMs: number;
-      readonly contention?: Error;
-      readonly fanOut?: FanOutPark;
-      readonly pause?: readonly InterruptWait[];
-    }
-  | {
-      readonly status: 'failed';
-      readonly step: string | undefined;
-      readonly error: Error;
-      readonly validation: readonly FieldIssue[];
-    };
+export type { Frame, GraphOutcome } from './frame.js';
+export { undoAll } from './undo.js';
 
 /** Executes a graph and, if it failed, compensates the failed steps and undoes completed ones, newest first. */
 export async function runFrame(run: RunState, frame: Frame): Promise<GraphOutcome> {
@@ -100,16 +66,6 @@ export async function runFrame(run: RunState, frame: Frame): Promise<GraphOutcom
   } finally {
     if (!frame.owned) frame.signal.removeEventListener('abort', relay);
   }
-}
-
-/**
- * Undoes entries in reverse completion order. With `run`, the order is the recorded one (it
- * survives jobs and replays); without, the order of `entries`.
- */
-export async function undoAll(entries: readonly CompletedEntry[], run?: RunState): Promise<void> {
-  const seq = (e: CompletedEntry): number => run?.stepRecord(e.step)?.completedSeq ?? 0;
-  const ordered = run ? [...entries].sort((a, b) => seq(a) - seq(b)) : entries;
-  for (let i = ordered.length - 1; i >= 0; i--) await ordered[i]!.undo();
 }
 
 type Failed = Extract<NodeOutcome, { kind: 'failure' }>;
@@ -272,8 +228,8 @@ function runNode(
       );
     case 'compose':
       if (node.async === true) return tracedNode(run, place, () => runAsyncReactor(run, node, place, scope, frame.def));
-      return tracedNode(run, place, () => runCompose(run, node, place, scope));
+      return tracedNode(run, place, () => runCompose(run, node, place, scope, runFrame));
     case 'map':
-      return tracedNode(run, place, () => runMap(run, node, place, scope));
+      return tracedNode(run, place, () => runMap(run, node, place, scope, runFrame));
   }
 }

@@ -8,7 +8,7 @@
 import type { AnyReactorDefinition, ComposeNode, StepNode } from '../../../dsl/definition.js';
 import { validateContract } from '../../../dsl/contract.js';
 import { ReactorError, toError } from '../../../errors.js';
-import { childInput } from '../nested.js';
+import { childInput } from '../../model/child-input.js';
 import type { NodeOutcome } from '../../model/outcome.js';
 import { JOB_FORMAT_VERSION } from '../../ports/queue.js';
 import { RECORD_VERSION, type ExecutionRecord } from '../../ports/store.js';

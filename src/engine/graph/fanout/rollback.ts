@@ -7,7 +7,7 @@
  */
 import type { CompletedEntry, NodeOutcome } from '../../model/outcome.js';
 import type { RunState } from '../../run/run-state.js';
-import { undoAll } from '../scheduler.js';
+import { undoAll } from '../undo.js';
 import { FanOutRollbackWait, type FanOutPark } from '../../model/fanout/wait.js';
 
 type Failed = Extract<NodeOutcome, { kind: 'failure' }>;

@@ -12,7 +12,7 @@ import { errorToJSON, FanOutError } from '../../../errors.js';
 import { abandonElement, neverCompleted } from '../../execution/fanout/element-abandon.js';
 import { elementState, tagFailures, undoElementRecord } from '../../execution/fanout/element-undo.js';
 import { executionJob, nextJob } from '../../execution/next-job.js';
-import { runElement } from '../../graph/nested.js';
+import { runElement } from '../../graph/map-element.js';
 import { elementIdOf, elementPathOf, elementRunJobId, elementUndoJobId, mapIdOf } from '../../model/fanout/ids.js';
 import type { NodeOutcome } from '../../model/outcome.js';
 import type { ElementSettlement, ElementView } from '../../ports/fanout.js';
