@@ -7,13 +7,7 @@
  */
 import type { AsyncPort } from '../run/async/port.js';
 import { RunState, type Admitter, type JobBinding, type RunStateInit, type SettleListener } from '../run/run-state.js';
-import type { ExecutionRecord } from '../ports/store.js';
-
-/** What a caller gives {@link StateFactory.newState}; the factory supplies the rest of {@link RunStateInit}. */
-export type StateInit = Pick<
-  RunStateInit,
-  'executionId' | 'rootExecutionId' | 'reactor' | 'contract' | 'input' | 'idempotencyKey' | 'retryOf' | 'parentId'
-> & { readonly resume?: ExecutionRecord; readonly mode?: 'inline' | 'worker'; readonly replayOnly?: boolean };
+import type { NewState } from './new-state.js';
 
 /** The part of {@link RunStateInit} every state of one engine shares: its ports and tunables. */
 export type StateBase = Pick<
@@ -54,7 +48,7 @@ export class StateFactory {
   }
 
   /** Builds the state of an execution (a property, so it can be handed on as a function). */
-  readonly newState = (init: StateInit): RunState => {
+  readonly newState: NewState = (init) => {
     const { base, admitter, settleListener } = this.#deps;
     // Object.assign, not a spread of two objects: the spread built a slow dictionary-mode object per run (docs/decisions/030).
     const state = new RunState(Object.assign({ admitter, async: this.#async, settleListener }, base, init));
