@@ -146,7 +146,7 @@ export type FinalOutcome =
 
 export async function finish(state: RunState, outcome: FinalOutcome): Promise<RunResult> {
   if (outcome.status === 'failed' && outcome.error instanceof CancelledError)
-    return cancelled(state, String(outcome.error.details.reason));
+    return cancelled(state, outcome.error.details.reason);
   const base = {
     executionId: state.executionId,
     reactor: state.reactor,

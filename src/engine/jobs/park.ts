@@ -45,7 +45,7 @@ export async function refused(
   const contended = contendedKey(error);
   if (!contended) return void (await finish(state, { status: 'failed', step: undefined, error, validation: [] }));
   const { primitive, key, step } = contended;
-  const rate = error instanceof RateLimitedError ? (error.details as { retryAfterMs: number }) : undefined;
+  const rate = error instanceof RateLimitedError ? error.details : undefined;
   const wait = noteWait(state, primitive, key, step, declaredTimeout(declared, primitive));
   const attempt = backgroundOf(state).contention + 1;
   const now = state.clock.now();

@@ -21,13 +21,9 @@ export function contendedKey(
   error: Error,
 ): { readonly primitive: Contended; readonly key: string; readonly step: string | undefined } | undefined {
   if (error instanceof RateLimitedError)
-    return { primitive: 'rate_limit', key: String(error.details.key), step: error.details.step as string | undefined };
+    return { primitive: 'rate_limit', key: error.details.key, step: error.details.step };
   if (error instanceof ContentionError)
-    return {
-      primitive: error.details.primitive as Contended,
-      key: String(error.details.key),
-      step: error.details.step as string | undefined,
-    };
+    return { primitive: error.details.primitive, key: error.details.key, step: error.details.step };
   return undefined;
 }
 
@@ -92,12 +88,7 @@ export function boundedDelay(delayMs: number, wait: ContentionWait | undefined, 
 
 /** The error of a wait whose `contentionTimeout` passed: names the key, the time waited and the bound. */
 export function timeoutError(refusal: Error, wait: ContentionWait, now: number): ContentionError {
-  const details = (refusal instanceof ReactorError ? refusal.details : {}) as {
-    reactor?: unknown;
-    holder?: unknown;
-    limit?: unknown;
-    periodMs?: unknown;
-  };
+  const details = refusal instanceof ReactorError ? refusal.details : {};
   const by =
     typeof details.holder === 'string'
       ? details.holder

@@ -166,7 +166,7 @@ function rejected(
   error: ResumeRefusedError,
 ): ResumeRefusedError {
   const step = typeof error.details.step === 'string' ? error.details.step : '';
-  const reason = error.details.reason as ResumeRefusal;
+  const reason = error.details.reason;
   deps.hub.emit({
     type: 'interrupt.rejected',
     step,

@@ -267,8 +267,7 @@ async function validArgs(node: StepNode, resolve: () => Record<string, unknown>)
 }
 
 function contended(error: Error): { primitive: PrimitiveName; key: string } {
-  if (error instanceof RateLimitedError) return { primitive: 'rate_limit', key: String(error.details.key) };
-  if (error instanceof ContentionError)
-    return { primitive: error.details.primitive as PrimitiveName, key: String(error.details.key) };
+  if (error instanceof RateLimitedError) return { primitive: 'rate_limit', key: error.details.key };
+  if (error instanceof ContentionError) return { primitive: error.details.primitive, key: error.details.key };
   return { primitive: 'lock', key: '' };
 }

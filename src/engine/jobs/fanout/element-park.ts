@@ -67,8 +67,7 @@ export function resumeParkedElement(state: RunState, delivery: JobDelivery): voi
 
 /** The primitive and key a refusal names. */
 function contendedKey(error: Error): { readonly primitive: PrimitiveName; readonly key: string } {
-  if (error instanceof RateLimitedError) return { primitive: 'rate_limit', key: String(error.details.key) };
-  if (error instanceof ContentionError)
-    return { primitive: error.details.primitive as PrimitiveName, key: String(error.details.key) };
+  if (error instanceof RateLimitedError) return { primitive: 'rate_limit', key: error.details.key };
+  if (error instanceof ContentionError) return { primitive: error.details.primitive, key: error.details.key };
   return { primitive: 'lock', key: '' };
 }
