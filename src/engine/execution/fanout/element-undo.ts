@@ -6,7 +6,7 @@
  * @module
  */
 import type { AnyReactorDefinition, MapNode } from '../../../dsl/definition.js';
-import { runElement } from '../../graph/nested.js';
+import { runElement } from '../../graph/map-element.js';
 import { elementIdOf, elementPathOf, mapIdOf } from '../../model/fanout/ids.js';
 import type { FanOutRuntime } from '../../model/fanout/wait.js';
 import type { Clock } from '../../ports/clock.js';
