@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+/* global process, console -- a Node script */
 /**
  * The import rules of `src/` (see ARCHITECTURE.md), checked on every `npm test`:
  *
@@ -16,7 +17,8 @@ import { dirname, join, normalize, relative, sep } from 'node:path';
 /** The engine's layers, lowest first; a folder of `src/engine` not listed here is an error. */
 export const ENGINE_LAYERS = ['ports', 'model', 'run', 'graph', 'execution', 'jobs', 'api'];
 
-const SPECIFIER = /^\s*(?:import|export)\b[^'";]*?\bfrom\s*['"](\.{1,2}\/[^'"]+)['"]|^\s*import\s*['"](\.{1,2}\/[^'"]+)['"]/gm;
+const SPECIFIER =
+  /^\s*(?:import|export)\b[^'";]*?\bfrom\s*['"](\.{1,2}\/[^'"]+)['"]|^\s*import\s*['"](\.{1,2}\/[^'"]+)['"]/gm;
 
 /** Every `.ts` file under `dir`, as paths relative to `base`. */
 function sources(dir, base) {
@@ -39,7 +41,10 @@ export function importGraph(root) {
     const targets = new Set();
     for (const match of text.matchAll(SPECIFIER)) {
       const spec = match[1] ?? match[2];
-      const target = normalize(join(dirname(file), spec)).split(sep).join('/').replace(/\.js$/, '.ts');
+      const target = normalize(join(dirname(file), spec))
+        .split(sep)
+        .join('/')
+        .replace(/\.js$/, '.ts');
       if (known.has(target)) targets.add(target);
       else if (known.has(`${target}/index.ts`)) targets.add(`${target}/index.ts`);
     }
@@ -112,10 +117,14 @@ function main() {
   for (const component of found) console.error(`import cycle (${component.length} files): ${component.join(' ')}`);
   for (const line of against) console.error(`import against the engine's layer order: ${line}`);
   if (found.length > 0 || against.length > 0) {
-    console.error(`check-imports: ${found.length} cycle(s), ${against.length} import(s) against the layer order in ${root}/`);
+    console.error(
+      `check-imports: ${found.length} cycle(s), ${against.length} import(s) against the layer order in ${root}/`,
+    );
     process.exit(1);
   }
-  console.log(`check-imports: ${graph.size} files, no import cycle, engine layers in order (${ENGINE_LAYERS.join(' < ')})`);
+  console.log(
+    `check-imports: ${graph.size} files, no import cycle, engine layers in order (${ENGINE_LAYERS.join(' < ')})`,
+  );
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) main();

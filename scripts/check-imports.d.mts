@@ -1,0 +1,30 @@
+/**
+ * Types of `check-imports.mjs` (plain JavaScript, so `node scripts/check-imports.mjs` runs without
+ * a build), for the TypeScript that imports it: `test/architecture/check-imports.test.ts`.
+ *
+ * @module
+ */
+
+/** The engine's layers, lowest first; a folder of `src/engine` not listed here is an error. */
+export declare const ENGINE_LAYERS: readonly string[];
+
+/**
+ * The files of `root` and, for each, the files of `root` it imports (type-only included), as
+ * paths relative to `root` with `/` separators, sorted.
+ */
+export declare function importGraph(root: string): Map<string, string[]>;
+
+/** The strongly connected components with more than one file (Tarjan), each sorted. */
+export declare function cycles(graph: ReadonlyMap<string, readonly string[]>): string[][];
+
+/**
+ * The layer rank of an engine file (`engine/<layer>/…`), the root files above every layer; NaN
+ * for a folder that is not a layer; undefined outside the engine.
+ */
+export declare function engineRank(file: string): number | undefined;
+
+/**
+ * Every import of an engine file against the layer order, as `from -> to` lines, and every
+ * engine file outside a layer, as `file: not in a layer (…)`; sorted.
+ */
+export declare function layerViolations(graph: ReadonlyMap<string, readonly string[]>): string[];
