@@ -1,6 +1,6 @@
 /**
  * One execution from admission to its terminal record, shared by the inline path (`engine.run`)
- * and the background path (`background.ts`).
+ * and the background path (`jobs/`).
  *
  * @module
  */

@@ -29,8 +29,3 @@ export function cleared(background: BackgroundState, ...fields: readonly Clearab
   for (const field of fields) delete rest[field];
   return rest as BackgroundState;
 }
-
-/** `background` with the next job's number. */
-export function withJob(background: BackgroundState, jobs: number): BackgroundState {
-  return { ...background, jobs };
-}
