@@ -19,7 +19,7 @@ import type { Store, TraceContext } from '../ports/store.js';
 import type { BackgroundOptions } from '../jobs/deps.js';
 import type { SweepReport } from '../jobs/sweep.js';
 
-/** Options of {@link createEngine}. */
+/** Options of `createEngine` (`engine.ts`). */
 export interface EngineOptions {
   /** Where execution records live. Required: pass `new MemoryStore()` for the embedded default. */
   readonly store: Store;
@@ -116,7 +116,7 @@ export interface Engine {
   result(executionId: string): Promise<RunResult | undefined>;
   /**
    * Polls the record until the execution is terminal or paused (or `timeoutMs` passes, then
-   * returns the current state). Rejects with {@link ExecutionNotFoundError}
+   * returns the current state). Rejects with `ExecutionNotFoundError`
    * (`execution_not_found`) as soon as a poll finds no record: the id was never started, its
    * record expired, or a Redis without persistence lost it in a restart. ({@link Engine.result}
    * answers `undefined` in that case instead.)
