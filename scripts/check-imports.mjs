@@ -17,8 +17,9 @@ import { dirname, join, normalize, relative, sep } from 'node:path';
 /** The engine's layers, lowest first; a folder of `src/engine` not listed here is an error. */
 export const ENGINE_LAYERS = ['ports', 'model', 'run', 'graph', 'execution', 'jobs', 'api'];
 
+// Static imports and re-exports, bare side-effect imports, and `import('./x.js')` (a dynamic import, or a type written inline).
 const SPECIFIER =
-  /^\s*(?:import|export)\b[^'";]*?\bfrom\s*['"](\.{1,2}\/[^'"]+)['"]|^\s*import\s*['"](\.{1,2}\/[^'"]+)['"]/gm;
+  /^\s*(?:import|export)\b[^'";]*?\bfrom\s*['"](\.{1,2}\/[^'"]+)['"]|^\s*import\s*['"](\.{1,2}\/[^'"]+)['"]|\bimport\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*\)/gm;
 
 /** Every `.ts` file under `dir`, as paths relative to `base`. */
 function sources(dir, base) {
@@ -40,7 +41,7 @@ export function importGraph(root) {
     const text = readFileSync(join(root, file), 'utf8');
     const targets = new Set();
     for (const match of text.matchAll(SPECIFIER)) {
-      const spec = match[1] ?? match[2];
+      const spec = match[1] ?? match[2] ?? match[3];
       const target = normalize(join(dirname(file), spec))
         .split(sep)
         .join('/')

@@ -94,6 +94,19 @@ describe('check-imports: the functions', () => {
     expect(layerViolations(graph)).toEqual([]);
   });
 
+  test('a cycle closed by an inline import() type or a dynamic import is reported too', () => {
+    const inlineType = {
+      'a.ts': "import { b } from './b.js';\nexport const a = b;\n",
+      'b.ts': "export const b = 1;\nexport type A = typeof import('./a.js').a;\n",
+    };
+    expect(cycles(importGraph(fixture(inlineType)))).toEqual([['a.ts', 'b.ts']]);
+    const dynamic = {
+      'a.ts': "import { b } from './b.js';\nexport const a = b;\n",
+      'b.ts': "export const b = 1;\nexport const load = () => import('./a.js');\n",
+    };
+    expect(cycles(importGraph(fixture(dynamic)))).toEqual([['a.ts', 'b.ts']]);
+  });
+
   test('every file of a longer cycle is reported, in one component', () => {
     const graph = importGraph(fixture(prepend('errors.ts', "import type { B } from './dsl/index.js';")));
     expect(cycles(graph)).toEqual([['dsl/a.ts', 'dsl/b.ts', 'dsl/index.ts', 'errors.ts']]);

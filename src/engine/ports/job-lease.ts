@@ -25,7 +25,7 @@ export type JobEnterResult =
  * The two moments of a worker's job that touch both the store and the coordinator, each as one
  * call (docs/decisions/040). A backend whose store and coordinator share one server answers
  * each in one round trip; without one the engine composes them from `Store` and `Coordinator`
- * calls (`engine/job-lease.ts`), with the same observable outcome.
+ * calls (`engine/jobs/job-lease.ts`), with the same observable outcome.
  */
 export interface JobLeases {
   /**
