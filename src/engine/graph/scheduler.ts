@@ -97,8 +97,7 @@ function schedule(run: RunState, frame: Frame, controller: AbortController): Pro
     interrupted: undefined,
     yielded: undefined,
   };
-  const done = new Set<string>();
-  const waiting = [...frame.def.nodes];
+  const ready = new Readiness(frame.def.nodes);
   const limit = frame.def.maxConcurrency ?? run.maxConcurrency;
   const handoff = run.mode === 'inline' ? frame.handoff : undefined; // a hand-off never re-triggers in the worker
   let running = 0;
@@ -107,7 +106,7 @@ function schedule(run: RunState, frame: Frame, controller: AbortController): Pro
       running--;
       if (outcome.kind === 'success' || outcome.kind === 'skipped') {
         state.results.set(node.name, outcome.value);
-        done.add(node.name);
+        ready.finished(node.name);
         if (outcome.kind === 'success') state.completed.push(outcome.entry);
         if (handoff && 'after' in handoff && handoff.after === node.name)
           state.yielded ??= { step: node.name, delayMs: 0 };
@@ -158,17 +157,13 @@ function schedule(run: RunState, frame: Frame, controller: AbortController): Pro
         state.failures.length > 0 ||
         state.interrupted !== undefined ||
         state.yielded !== undefined;
-      for (let i = 0; !stopping && i < waiting.length && running < limit;) {
-        const node = waiting[i]!;
-        if (!node.dependsOn.every((d) => done.has(d))) {
-          i++;
-          continue;
-        }
+      // The ready nodes in declaration order: what a scan of every waiting node would start, at the cost of the starts only.
+      for (let node = stopping ? undefined : ready.next(); node && running < limit; node = ready.next()) {
         if (handoff && 'before' in handoff && handoff.before === node.name) {
           state.yielded ??= { step: node.name, delayMs: 0 };
           break;
         }
-        waiting.splice(i, 1);
+        ready.take();
         running++;
         void runNode(run, frame, node, state.results)
           .then((outcome) => persist(run, outcome))
@@ -188,6 +183,76 @@ function schedule(run: RunState, frame: Frame, controller: AbortController): Pro
     };
     pump();
   });
+}
+
+/**
+ * The nodes of one graph that may start, in declaration order. Each node counts its dependencies
+ * that have not finished; a finished node counts down only its own dependents. A settle costs the
+ * settled node's dependents and a start the log of the ready nodes, never a scan of the waiting
+ * nodes (which made a linear chain of n steps cost O(n²)).
+ */
+class Readiness {
+  readonly #nodes: readonly GraphNode[];
+  /** Unfinished dependencies, by declaration index. */
+  readonly #missing: number[];
+  /** The declaration indexes of the nodes depending on a node, by its name. */
+  readonly #dependents = new Map<string, number[]>();
+  /** A binary min-heap of the declaration indexes of the nodes whose dependencies all finished. */
+  readonly #ready: number[] = [];
+
+  constructor(nodes: readonly GraphNode[]) {
+    this.#nodes = nodes;
+    this.#missing = nodes.map((node, index) => {
+      const deps = new Set(node.dependsOn);
+      for (const dep of deps) {
+        const list = this.#dependents.get(dep);
+        if (list) list.push(index);
+        else this.#dependents.set(dep, [index]);
+      }
+      if (deps.size === 0) this.#ready.push(index); // ascending: already a heap
+      return deps.size;
+    });
+  }
+
+  /** The first ready node in declaration order (it stays ready until {@link take}). */
+  next(): GraphNode | undefined {
+    const index = this.#ready[0];
+    return index === undefined ? undefined : this.#nodes[index];
+  }
+
+  /** Removes the node {@link next} returned: it starts. */
+  take(): void {
+    const heap = this.#ready;
+    const last = heap.pop();
+    if (last === undefined || heap.length === 0) return;
+    let i = 0;
+    for (;;) {
+      const left = 2 * i + 1;
+      if (left >= heap.length) break;
+      const child = left + 1 < heap.length && heap[left + 1]! < heap[left]! ? left + 1 : left;
+      if (heap[child]! >= last) break;
+      heap[i] = heap[child]!;
+      i = child;
+    }
+    heap[i] = last;
+  }
+
+  /** A node finished (completed or skipped): its dependents with nothing else to wait for become ready. */
+  finished(name: string): void {
+    for (const index of this.#dependents.get(name) ?? []) {
+      if (--this.#missing[index]! !== 0) continue;
+      const heap = this.#ready;
+      let i = heap.length;
+      heap.push(index);
+      while (i > 0) {
+        const parent = (i - 1) >> 1;
+        if (heap[parent]! <= index) break;
+        heap[i] = heap[parent]!;
+        i = parent;
+      }
+      heap[i] = index;
+    }
+  }
 }
 
 /**
