@@ -23,6 +23,11 @@ export const ErrorCode = {
   NonRetryable: 'non_retryable',
   /** A persisted execution record is larger than the configured limit. */
   RecordTooLarge: 'record_too_large',
+  /**
+   * A map's source has more elements than the map's `maxElements` (default 10,000): the map
+   * fails before any element runs. Raise `maxElements` or split the collection (docs/limits.md).
+   */
+  MapTooLarge: 'map_too_large',
   /** A persisted record carries a schema version this version of ts-reactor does not read. */
   RecordVersion: 'record_version_mismatch',
   /** An idempotency key points at an execution whose record is gone. */
@@ -179,6 +184,8 @@ export interface ErrorDetails {
   readonly argument_resolution_failed: { readonly step: string; readonly argument: string };
   readonly non_retryable: NoDetails;
   readonly record_too_large: { readonly executionId: string; readonly bytes: number; readonly limit: number };
+  /** The map step's path, the source's element count and the map's `maxElements`. */
+  readonly map_too_large: { readonly step: string; readonly elements: number; readonly limit: number };
   /** `found` is the version the record carries (absent when it carries none). */
   readonly record_version_mismatch: { readonly found?: unknown; readonly expected: number };
   readonly record_not_found: { readonly executionId: string };

@@ -182,6 +182,21 @@ export class RecordTooLargeError extends ReactorError<'record_too_large'> {
   }
 }
 
+/**
+ * A map's source has more elements than the map's `maxElements` (code `map_too_large`): the map
+ * fails before any element runs, and the run rolls back like any failed step.
+ */
+export class MapTooLargeError extends ReactorError<'map_too_large'> {
+  constructor(step: string, elements: number, limit: number) {
+    super(
+      ErrorCode.MapTooLarge,
+      `map "${step}": the source has ${elements} elements, over the map's limit of ${limit} (maxElements); raise maxElements on the map, or split the collection across runs (docs/limits.md)`,
+      { details: { step, elements, limit } },
+    );
+    this.name = 'MapTooLargeError';
+  }
+}
+
 /** A persisted record carries a schema version this code does not read. */
 export class RecordVersionError extends ReactorError<'record_version_mismatch'> {
   constructor(found: unknown, expected: number) {
@@ -799,6 +814,7 @@ const REVIVE: readonly [string, { readonly prototype: ReactorError }, Revivable[
   ['ArgumentResolutionError', ArgumentResolutionError, [ErrorCode.ArgumentResolution]],
   ['NonRetryableError', NonRetryableError, [ErrorCode.NonRetryable]],
   ['RecordTooLargeError', RecordTooLargeError, [ErrorCode.RecordTooLarge]],
+  ['MapTooLargeError', MapTooLargeError, [ErrorCode.MapTooLarge]],
   ['RecordVersionError', RecordVersionError, [ErrorCode.RecordVersion]],
   ['WrappedThrowError', WrappedThrowError, [ErrorCode.Wrapped]],
   ['CoordinationUnavailableError', CoordinationUnavailableError, ['coordination_unavailable']],

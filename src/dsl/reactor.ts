@@ -105,6 +105,9 @@ type ElementOutput<E> = E extends AnyStepDefinition ? NonNullable<E['~types']>['
 /** Elements of a fan-out map in flight at once when `fanOut.batchSize` is not given. */
 export const DEFAULT_FAN_OUT_BATCH = 50;
 
+/** The most elements a map's source may have when `maxElements` is not given (docs/limits.md). */
+export const DEFAULT_MAP_MAX_ELEMENTS = 10_000;
+
 /** Options of a map step. */
 export interface MapOptions<I, S, T, E> {
   /** The collection. */
@@ -115,6 +118,12 @@ export interface MapOptions<I, S, T, E> {
   readonly args: (item: T, index: number) => ElementInput<E>;
   /** Elements running at once. Default 4. */
   readonly maxConcurrency?: number;
+  /**
+   * The most elements the source may have (default 10,000): a larger source fails the map with
+   * `MapTooLargeError` (`map_too_large`) before any element runs. Every element adds to the run's
+   * record (in-process) or to its own record and the map's result (fan-out): docs/limits.md.
+   */
+  readonly maxElements?: number;
   /** Stop starting elements at the first failure and fail the map (default true). */
   readonly atomic?: boolean;
   /**
@@ -198,6 +207,8 @@ export interface MapNode extends NodeBase {
   readonly element: MapElement;
   readonly elementArgs: (item: never, index: number) => unknown;
   readonly maxConcurrency: number;
+  /** The most elements the source may have; a larger one fails the map before any element runs. */
+  readonly maxElements: number;
   readonly atomic: boolean;
   /** Worker mode: elements run as their own jobs, at most `batchSize` in flight (undefined: in-process). */
   readonly fanOut?: { readonly batchSize: number } | undefined;
@@ -448,6 +459,9 @@ export class ReactorBuilder<Name extends string, In, I, S> {
     const maxConcurrency = options.maxConcurrency ?? 4;
     if (!Number.isInteger(maxConcurrency) || maxConcurrency < 1)
       this.#fail(name, `maxConcurrency must be an integer >= 1 (got ${String(maxConcurrency)})`);
+    const maxElements = options.maxElements ?? DEFAULT_MAP_MAX_ELEMENTS;
+    if (!Number.isSafeInteger(maxElements) || maxElements < 0)
+      this.#fail(name, `maxElements must be an integer >= 0 (got ${String(maxElements)})`);
     const fanOut =
       options.fanOut === undefined ? undefined : { batchSize: options.fanOut.batchSize ?? DEFAULT_FAN_OUT_BATCH };
     if (fanOut && (!Number.isInteger(fanOut.batchSize) || fanOut.batchSize < 1))
@@ -460,6 +474,7 @@ export class ReactorBuilder<Name extends string, In, I, S> {
       element,
       elementArgs: options.args,
       maxConcurrency,
+      maxElements,
       atomic: options.atomic ?? true,
       fanOut,
       waitFor,

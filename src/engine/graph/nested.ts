@@ -8,7 +8,7 @@
  */
 import type { AnyReactorDefinition, ComposeNode, MapNode } from '../../dsl/definition.js';
 import type { MapResult, MapFailure } from '../../dsl/map-result.js';
-import { errorToJSON, toError } from '../../errors.js';
+import { errorToJSON, MapTooLargeError, toError } from '../../errors.js';
 import { childInput } from '../model/child-input.js';
 import type { CompletedEntry, NodeOutcome } from '../model/outcome.js';
 import { resolveArgs, resolveArg, type ArgScope } from '../model/resolve-args.js';
@@ -128,6 +128,8 @@ export async function runMap(
     items = resolveArg(node.source, scope, place.path, 'source');
     if (!Array.isArray(items))
       throw new TypeError(`map "${place.path}": the source is not an array (got ${typeof items})`);
+    // Before any element runs (docs/limits.md).
+    if (items.length > node.maxElements) throw new MapTooLargeError(place.path, items.length, node.maxElements);
   } catch (error) {
     return notStarted(run, place.path, toError(error));
   }

@@ -13,7 +13,8 @@ import { redactFields } from '../../dsl/contract.js';
 import { childLogger } from '../model/logger.js';
 import { noInstrument, type Instrument } from '../model/instrument.js';
 import { SiblingGate } from '../model/sibling-gate.js';
-import type { ErrorJSON } from '../../errors.js';
+import { RecordTooLargeError, type ErrorJSON } from '../../errors.js';
+import { fitRecord } from './fit-record.js';
 import type { EventHub, ReactorEvent } from '../model/events.js';
 import type { FanOutRuntime } from '../model/fanout/wait.js';
 import type { AsyncPort } from './async/port.js';
@@ -404,8 +405,18 @@ export class RunState {
     const terminalSave = TERMINAL_STATUSES.has(status) ? this.terminalSave : undefined;
     if (terminalSave) this.terminalSave = undefined;
     const job = this.#job;
+    const send = (r: ExecutionRecord): Promise<void> =>
+      terminalSave ? terminalSave(r) : job ? job.save(r) : this.#init.store.save(r);
+    // A terminal record over the size limit is written without what does not fit: the execution
+    // still ends (never left running), with the refusal as its error when it failed (decision 071).
     const write = (): Promise<void> =>
-      terminalSave ? terminalSave(record) : job ? job.save(record) : this.#init.store.save(record);
+      TERMINAL_STATUSES.has(status)
+        ? send(record).catch((error: unknown) => {
+            if (!(error instanceof RecordTooLargeError)) throw error;
+            this.logger.warn({ err: error }, 'terminal record over the size limit: written without what does not fit');
+            return send(fitRecord(record, error.details.limit));
+          })
+        : send(record);
     const save = this.#saving.then(() => (this.stopped ? Promise.reject(this.stopped) : write()));
     this.#saving = save.catch((error: unknown) => {
       if (job && isJobStop(error)) this.stop(error);

@@ -7,7 +7,7 @@
  */
 import type { MapNode } from '../../../dsl/definition.js';
 import type { MapFailure, MapResult } from '../../../dsl/map-result.js';
-import { errorFromJSON, FanOutError, toError } from '../../../errors.js';
+import { errorFromJSON, FanOutError, MapTooLargeError, toError } from '../../../errors.js';
 import type { NodeOutcome } from '../../model/outcome.js';
 import type { LedgerSnapshot } from '../../ports/fanout.js';
 import { RECORD_VERSION, type ExecutionRecord } from '../../ports/store.js';
@@ -70,6 +70,9 @@ export async function runFanOut(run: RunState, node: MapNode, place: StepPlace, 
     // A later job (woken, or the fallback): dispatch again what is dispatched and unsettled (deduplicated by job id).
     dispatch = snapshot.statuses.flatMap((s, i) => (s === 'pending' && i < snapshot!.next ? [i] : []));
   } else {
+    // Before any element record is written or dispatched (docs/limits.md).
+    if (items.length > node.maxElements)
+      return notStarted(run, place.path, new MapTooLargeError(place.path, items.length, node.maxElements));
     run.emit({ type: 'step.started', step: place.path, attempt: 1, reactor: place.reactor });
     await createElementRecords(run, fan, place.path, items);
     const opened = await fan.ledger.open(mapId, {
