@@ -32,10 +32,12 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 
 /** SIGKILLs the server and starts it again on the same port `DOWN_MS` later; resolves once it runs again. */
 async function outage(): Promise<{ readonly killedAt: number; readonly restartedAt: number }> {
-  // Frozen first, so calls are surely in flight (unanswered) when the server is killed.
-  const killedAt = Date.now();
+  // Frozen first, so calls are surely in flight (unanswered) when the server is killed: every call
+  // sent while it is frozen waits. `killedAt` is the kill itself: a call sent before it (during the
+  // freeze, or answered by nobody before it) and answered after the restart spanned the crash.
   server.pause();
   await sleep(200);
+  const killedAt = Date.now();
   await server.kill();
   await sleep(DOWN_MS);
   await server.restart();
