@@ -214,12 +214,16 @@ function settleMap(
   const completed: (CompletedEntry & { index: number })[] = [];
   const failures: MapFailure[] = [];
   const seen = new Set<number>();
+  const succeededAt = new Set<number>(); // completed or skipped: the element's value counts as a success
   let firstFailure: Extract<NodeOutcome, { kind: 'failure' }> | undefined;
   const yielded = settled.find((s) => s.outcome.kind === 'yield')?.outcome;
   if (yielded) return yielded;
   for (const { index, outcome } of settled) {
     seen.add(index);
-    if (outcome.kind === 'success' || outcome.kind === 'skipped') values[index] = outcome.value;
+    if (outcome.kind === 'success' || outcome.kind === 'skipped') {
+      values[index] = outcome.value;
+      succeededAt.add(index);
+    }
     if (outcome.kind === 'success') completed.push({ ...outcome.entry, index });
     if (outcome.kind === 'failure') {
       failures.push({ index, error: errorToJSON(outcome.error) });
@@ -245,9 +249,8 @@ function settleMap(
     };
   }
   const notStartedIndexes = Array.from({ length: size }, (_, i) => i).filter((i) => !seen.has(i));
-  const succeeded = values.flatMap((value, index) =>
-    completed.some((c) => c.index === index) || isSkipped(settled, index) ? [{ index, value }] : [],
-  );
+  // One pass in index order, a set lookup per element (a scan per element made large maps quadratic).
+  const succeeded = values.flatMap((value, index) => (succeededAt.has(index) ? [{ index, value }] : []));
   const result: MapResult<unknown> = {
     values,
     successes: succeeded.map((s) => s.value),
@@ -258,8 +261,4 @@ function settleMap(
   run.setStep(place.path, { status: 'completed', attempts: 1, result });
   run.emit({ type: 'step.succeeded', step: place.path, attempt: 1, reactor: place.reactor });
   return { kind: 'success', value: result, entry: { step: place.path, undo: undoElements } };
-}
-
-function isSkipped(settled: readonly ElementOutcome[], index: number): boolean {
-  return settled.some((s) => s.index === index && s.outcome.kind === 'skipped');
 }
