@@ -15,3 +15,25 @@ export type NewStateInit = Pick<
 
 /** Builds the run state of an execution (bound to the engine's ports, and to a job's lease in a worker). */
 export type NewState = (init: NewStateInit) => RunState;
+
+/**
+ * The init of a state that replays a persisted execution without running any step body (its
+ * rollback: a cancel, an interrupt's failure, a fan-out map's undo): the record's ids, input
+ * and idempotency key, resumed from the record, in worker mode.
+ */
+export function replayInit(
+  reactor: { readonly name: string; readonly contract: RunStateInit['contract'] },
+  record: ExecutionRecord,
+): NewStateInit {
+  return {
+    executionId: record.id,
+    rootExecutionId: record.rootId,
+    reactor: reactor.name,
+    contract: reactor.contract,
+    input: record.input as Record<string, unknown>,
+    idempotencyKey: record.idempotencyKey,
+    resume: record,
+    mode: 'worker',
+    replayOnly: true,
+  };
+}

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { replayInit } from './new-state.js';
 import type { AnyReactorDefinition } from '../../dsl/definition.js';
 import { ExecutionNotFoundError, CancelledError, ExecutionStateError, ReactorError } from '../../errors.js';
 import { cancelled, type CoordinationDeps } from './execute.js';
@@ -86,17 +87,7 @@ export async function rollbackRecorded(
   record: ExecutionRecord,
   reason: string,
 ): Promise<RunResult> {
-  const state = deps.newState({
-    executionId: record.id,
-    rootExecutionId: record.rootId,
-    reactor: reactor.name,
-    contract: reactor.contract,
-    input: record.input as Record<string, unknown>,
-    idempotencyKey: record.idempotencyKey,
-    resume: record,
-    mode: 'worker',
-    replayOnly: true,
-  });
+  const state = deps.newState(replayInit(reactor, record));
   state.fanOut = inlineFanOutRuntime(deps, reactor); // a completed fan-out map's elements are undone here too
   const replay = await runFrame(state, {
     def: reactor,

@@ -7,7 +7,7 @@
 import type { AnyReactorDefinition } from '../../../dsl/definition.js';
 import type { CoordinationDeps } from '../execute.js';
 import { finish } from '../execute.js';
-import type { NewState } from '../new-state.js';
+import { replayInit, type NewState } from '../new-state.js';
 import type { ExecutionRecord } from '../../ports/store.js';
 import type { RunResult } from '../../model/results.js';
 import type { EventDraft } from '../../run/run-state.js';
@@ -29,17 +29,7 @@ export async function failPaused(
   record: ExecutionRecord,
   failure: { readonly step: string; readonly error: Error; readonly events: readonly EventDraft[] },
 ): Promise<RunResult> {
-  const state = deps.newState({
-    executionId: record.id,
-    rootExecutionId: record.rootId,
-    reactor: reactor.name,
-    contract: reactor.contract,
-    input: record.input as Record<string, unknown>,
-    idempotencyKey: record.idempotencyKey,
-    resume: record,
-    mode: 'worker',
-    replayOnly: true,
-  });
+  const state = deps.newState(replayInit(reactor, record));
   for (const event of failure.events) state.emit(event);
   const replay = await runFrame(state, {
     def: reactor,

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { replayInit } from '../../execution/new-state.js';
 import type { AnyReactorDefinition } from '../../../dsl/definition.js';
 import { errorFromJSON, errorToJSON } from '../../../errors.js';
 import { finish } from '../../execution/execute.js';
@@ -97,17 +98,7 @@ export async function resumeFanOutRollback(
   record: ExecutionRecord,
 ): Promise<After> {
   const pending = record.background!.fanOutRollback!;
-  const state = deps.newState({
-    executionId: record.id,
-    rootExecutionId: record.rootId,
-    reactor: reactor.name,
-    contract: reactor.contract,
-    input: record.input as Record<string, unknown>,
-    idempotencyKey: record.idempotencyKey,
-    resume: record,
-    mode: 'worker',
-    replayOnly: true,
-  });
+  const state = deps.newState(replayInit(reactor, record));
   state.fanOut = fanOutRuntime(deps);
   const step = pending.mapId.slice(record.id.length + 1);
   const error = errorFromJSON(pending.error);
