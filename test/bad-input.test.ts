@@ -281,6 +281,18 @@ describe('bad input matrix', () => {
       await expect.poll(async () => (await engine.run(r, {})).status, { timeout: 10_000 }).toBe('completed');
       await backend.close();
     });
+
+    test('29. a bad execution id is never ridden out as an outage: engine.wait and the store reject at once with a TypeError', async () => {
+      const backend = createRedisBackend({ url: server.url, prefix: 'bad-id', outageToleranceMs: 60_000 });
+      try {
+        const engine = createEngine({ store: backend.store, coordinator: backend.coordinator });
+        await expect(engine.wait(undefined as unknown as string)).rejects.toThrow(TypeError);
+        // Below the API, a bad key is a caller's bug: the store call fails at once (ridden out, it would end store_unavailable after 60 s).
+        await expect(backend.store.get(undefined as unknown as string)).rejects.toThrow(TypeError);
+      } finally {
+        await backend.close();
+      }
+    });
   });
   test('26. a fan-out map whose batchSize is not an integer >= 1 is refused at definition', () => {
     const each = defineStep({ input: { n: z.number() }, run: ({ n }) => n });
@@ -334,6 +346,16 @@ describe('bad input matrix', () => {
     const result = await engine.result(started.executionId);
     expect(result).toMatchObject({ status: 'failed', failedStep: 'all', error: { code: 'fan_out_unavailable' } });
     expect(ran).toBe(100);
+  });
+
+  test('28. an execution id that is not a non-empty string: result, wait, cancel, undo and retry reject at once with a TypeError naming the method', async () => {
+    const engine = createEngine({ store: new MemoryStore() });
+    for (const method of ['result', 'wait', 'cancel', 'undo', 'retry'] as const)
+      for (const bad of [undefined, '', 42, null]) {
+        const call = (engine[method] as (id: unknown) => Promise<unknown>)(bad);
+        await expect(call).rejects.toThrow(TypeError);
+        await expect(call).rejects.toThrow(`engine.${method}: executionId must be a non-empty string`);
+      }
   });
 });
 

@@ -12,6 +12,7 @@ import type { EngineParts } from './api/parts.js';
 import type { ReactorRegistry } from './api/registry.js';
 import { currentResult, waitFor } from './api/results.js';
 import { retryExecution } from './api/retry.js';
+import { withExecutionId } from './api/execution-id.js';
 import { runReactor } from './api/run.js';
 import { processOne, startReactor } from './api/start.js';
 import { startSweeps, sweepNow } from './api/sweeps.js';
@@ -55,13 +56,15 @@ export function createEngine(options: EngineOptions): Engine {
   return {
     resume: (target, payload, o = {}) => resumeExecution(resume, target, payload, o),
     run: ((reactor, input, o) => runReactor(parts, reactor, input, o)) as Engine['run'],
-    cancel: (id, o = {}) => cancelExecution(operations, id, o.reason ?? 'cancelled by an operator'),
-    undo: (id, o = {}) => undoExecution(operations, id, o.reason ?? 'undone by an operator'),
-    retry: (id) => retryExecution(parts, id),
+    cancel: (id, o = {}) =>
+      withExecutionId('cancel', id, (i) => cancelExecution(operations, i, o.reason ?? 'cancelled by an operator')),
+    undo: (id, o = {}) =>
+      withExecutionId('undo', id, (i) => undoExecution(operations, i, o.reason ?? 'undone by an operator')),
+    retry: (id) => withExecutionId('retry', id, (i) => retryExecution(parts, i)),
     start: ((reactor, input, o) => startReactor(parts, reactor, input, o)) as Engine['start'],
     process: (job, delivery) => processOne(parts, job, delivery),
-    result: (id) => currentResult(parts, id),
-    wait: (id, o) => waitFor(parts, id, o),
+    result: (id) => withExecutionId('result', id, (i) => currentResult(parts, i)),
+    wait: (id, o) => withExecutionId('wait', id, (i) => waitFor(parts, i, o)),
     register: (...reactors) => registry.register(...reactors),
     subscribe: (listener) => hub.subscribe(listener),
     idle: () => detached.idle(),

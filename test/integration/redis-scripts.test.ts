@@ -9,7 +9,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CoordinationUnavailableError, ReactorError, ScriptError } from '../../src/errors.js';
 import { RedisKeys } from '../../src/storage/redis/keys.js';
 import { luaSources } from '../../src/storage/redis/lua/sources.gen.js';
-import { runScript, setOutageTolerance, toBackendError } from '../../src/storage/redis/script.js';
+import { runCommand, runScript, setOutageTolerance, toBackendError } from '../../src/storage/redis/script.js';
 import { scripts } from '../../src/storage/redis/scripts.js';
 import { GENERATED_FILE, LUA_DIR, generateLuaSources, luaScriptNames } from '../../scripts/gen-lua.js';
 import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
@@ -619,6 +619,21 @@ describe('scripts on a live server', () => {
         CoordinationUnavailableError,
       );
       offline.disconnect();
+    });
+
+    it('returns a bad argument or a bug as it is, without riding it out as an outage', async () => {
+      const bug = new TypeError("Cannot read properties of undefined (reading 'includes')");
+      expect(toBackendError('store-get', bug)).toBe(bug);
+      expect(toBackendError('lock-acquire', new RangeError('bad'))).toBeInstanceOf(RangeError);
+      setOutageTolerance(redis, 60_000);
+      const thrown = await runCommand(
+        'store-get',
+        () => {
+          throw bug;
+        },
+        redis,
+      ).catch((e: unknown) => e);
+      expect(thrown).toBe(bug); // ridden out, it would end as store_unavailable after 60 s
     });
   });
 });

@@ -309,16 +309,27 @@ const UNAVAILABLE_REPLIES = ['LOADING', 'BUSY', 'MASTERDOWN', 'READONLY', 'TRYAG
  * {@link ScriptError} (`reason` = the script's `RX_*` code, or `redis`), except replies that mean
  * "not now" (loading, busy, read-only replica…), which are — like every connection failure — a
  * {@link StoreUnavailableError} for a store operation ({@link isStoreOperation}) and a
- * {@link CoordinationUnavailableError} for the others.
+ * {@link CoordinationUnavailableError} for the others. A `TypeError`, `RangeError`,
+ * `SyntaxError` or `ReferenceError` is a bad argument or a bug, never an outage: it is returned
+ * as it is (nothing waits for Redis to come back).
  */
 export function toBackendError(operation: string, error: unknown): Error {
-  if (ReactorError.is(error)) return error;
+  if (ReactorError.is(error) || isProgrammingError(error)) return error;
   if (!isReplyError(error)) return unavailable(operation, error);
   const message = error.message;
   const code = /^(RX_[A-Z_]+)\s+(.*)$/s.exec(message);
   if (code) return new ScriptError(operation, code[1] ?? 'RX', code[2] ?? message, error);
   if (UNAVAILABLE_REPLIES.some((prefix) => message.startsWith(prefix))) return unavailable(operation, error);
   return new ScriptError(operation, 'redis', message, error);
+}
+
+function isProgrammingError(error: unknown): error is Error {
+  return (
+    error instanceof TypeError ||
+    error instanceof RangeError ||
+    error instanceof SyntaxError ||
+    error instanceof ReferenceError
+  );
 }
 
 function isReplyError(error: unknown): error is Error {
