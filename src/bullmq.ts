@@ -20,6 +20,7 @@ import { createWorker, type Worker, type WorkerCloseOptions } from './queue/work
 import { createRedisBackend } from './storage/redis/index.js';
 import { durabilityAtStartUp, type DurabilityReport } from './storage/redis/durability.js';
 import { silentLogger } from './engine/model/logger.js';
+import { traceBoundOf } from './engine/model/trace-bound.js';
 import type { JobConsumer } from './engine/ports/queue.js';
 import type { Logger } from './dsl/context.js';
 
@@ -117,6 +118,7 @@ export function createRedisRuntime(options: RedisRuntimeOptions): RedisRuntime {
     reactors = [],
     ...engineOptions
   } = options;
+  traceBoundOf(engineOptions.maxTraceEntries, 'createRedisRuntime'); // refused before any connection opens
   const outage = outageToleranceMs === undefined ? {} : { outageToleranceMs };
   const backend = createRedisBackend({
     url,

@@ -76,10 +76,16 @@ export function executionText(e: ExecutionDetail): string[] {
     lines.push(`  rollback failure: ${f.kind} of ${f.step} ${f.reason}: ${f.message}`);
   lines.push(...linkedText(e));
   for (const r of e.links.retries) lines.push(`  retried as ${r.id} ${r.status}`);
-  lines.push(
-    `  trace      ${e.trace.length} events${e.trace.length === 0 ? '' : `, last ${e.trace.at(-1)?.type ?? ''}`}`,
-  );
+  lines.push(traceLine(e.trace));
   return lines;
+}
+
+/** `trace  751 events, last run.completed (1,250 earlier events summarized)`: a bounded trace says what it let go of. */
+function traceLine(trace: ExecutionDetail['trace']): string {
+  const last = trace.length === 0 ? '' : `, last ${trace.at(-1)?.type ?? ''}`;
+  const summary = trace.find((t) => t.type === 'trace.summarized');
+  const folded = summary?.type === 'trace.summarized' ? ` (${summary.dropped} earlier events summarized)` : '';
+  return `  trace      ${trace.length} events${last}${folded}`;
 }
 
 /** `paused at interrupt …` for the list line: each interrupt with its correlation id and timeout. */

@@ -14,3 +14,4 @@ export {
 export { type WorkEnd, type WorkHandle, type WorkScope } from './model/instrument.js';
 export type { ResumeOptions, ResumeTarget } from './api/interrupt/resume.js';
 export type { SweepReport } from './jobs/sweep.js';
+export { DEFAULT_MAX_TRACE_ENTRIES, MIN_TRACE_ENTRIES, type TraceSummary } from './model/trace-bound.js';

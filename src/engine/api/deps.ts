@@ -19,6 +19,7 @@ import { eventLogger } from '../model/event-logger.js';
 import { EventHub } from '../model/events.js';
 import { createInstrument } from '../model/instrument.js';
 import { silentLogger } from '../model/logger.js';
+import { traceBoundOf } from '../model/trace-bound.js';
 import { randomIds, systemClock, type Ids } from '../ports/clock.js';
 import { hasInterruptClaims } from '../ports/interrupt-claims.js';
 import type { JobLeases } from '../ports/job-lease.js';
@@ -37,9 +38,13 @@ export interface WorkerParts {
 /**
  * The engine's basics: clock, ids and logger (system clock, random ids, silent by default), the
  * event hub (the middleware, then — with a `logger`, unless `logEvents: false` — the event
- * logger), the instrument, the reactor registry, and the empty tables of inline runs and detached work.
+ * logger), the instrument, the reactor registry, the empty tables of inline runs and detached work,
+ * and the trace bound (default 1,000).
+ *
+ * @throws RangeError when `maxTraceEntries` is not an integer >= 10.
  */
 export function engineCore(options: EngineOptions): EngineCore {
+  const maxTraceEntries = traceBoundOf(options.maxTraceEntries); // first: a bad option builds nothing
   const clock = options.clock ?? systemClock;
   const ids = options.ids ?? randomIds;
   const logger = options.logger ?? silentLogger;
@@ -58,6 +63,7 @@ export function engineCore(options: EngineOptions): EngineCore {
     registry,
     inflight,
     detached: new DetachedWork(),
+    maxTraceEntries,
   };
 }
 
@@ -83,6 +89,7 @@ export function stateBase(options: EngineOptions, core: EngineCore): StateBase {
     logger,
     maxConcurrency,
     checkpointIntervalMs,
+    maxTraceEntries: core.maxTraceEntries,
     queue: options.queue,
     instrument,
   };
@@ -172,6 +179,7 @@ export function sweeperOf(
     livenessTtlMs: background.options.livenessTtlMs,
     intervalMs: background.options.sweepIntervalMs,
     alive: (executionId) => core.inflight.has(executionId),
+    maxTraceEntries: core.maxTraceEntries,
   });
 }
 

@@ -36,6 +36,8 @@ export interface EngineCore {
   readonly inflight: InlineRunMap;
   /** Work started without awaiting it, awaited by `engine.idle()`. */
   readonly detached: DetachedWork;
+  /** The bound of every trace this engine keeps or appends to (`maxTraceEntries`, validated; decision 073). */
+  readonly maxTraceEntries: number;
 }
 
 /** Everything the engine's public methods are built from. */

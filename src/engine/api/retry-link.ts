@@ -8,6 +8,7 @@ import type { Logger } from '../../dsl/context.js';
 import type { EventHub, ReactorEvent } from '../model/events.js';
 import type { Clock } from '../ports/clock.js';
 import type { Store } from '../ports/store.js';
+import { appendToTrace } from '../model/trace-bound.js';
 
 /** What {@link linkRetry} needs. */
 export interface RetryLinkDeps {
@@ -15,6 +16,8 @@ export interface RetryLinkDeps {
   readonly hub: EventHub;
   readonly clock: Clock;
   readonly logger: Logger;
+  /** The trace bound (`createEngine({ maxTraceEntries })`). */
+  readonly maxTraceEntries: number;
 }
 
 /** Emits `run.retried` for `sourceId` and records it in the source's trace; a failed write is logged, never thrown. */
@@ -31,7 +34,7 @@ export async function linkRetry(deps: RetryLinkDeps, sourceId: string, retryExec
       retryExecutionId,
     };
     deps.hub.emit(event);
-    await deps.store.save({ ...source, trace: [...(source.trace ?? []), event].slice(-1_000) });
+    await deps.store.save({ ...source, trace: appendToTrace(source.trace, deps.maxTraceEntries, event) });
   } catch (error) {
     deps.logger.warn({ err: error, executionId: sourceId }, 'could not record the retry in the source execution');
   }

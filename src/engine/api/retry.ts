@@ -13,7 +13,7 @@ import type { EngineParts } from './parts.js';
 
 /** Runs the execution `executionId` again and records the link in its trace. */
 export async function retryExecution(
-  deps: RunDeps & Pick<EngineParts, 'operations' | 'hub' | 'clock' | 'logger'>,
+  deps: RunDeps & Pick<EngineParts, 'operations' | 'hub' | 'clock' | 'logger' | 'maxTraceEntries'>,
   executionId: string,
 ): Promise<RunResult> {
   const source = await retrySource(deps.operations, executionId);

@@ -64,6 +64,13 @@ export interface EngineOptions {
    */
   readonly checkpointIntervalMs?: number;
   /**
+   * The most entries a trace holds: an execution's trace in memory (a run's result) and on its
+   * records. Past it, the oldest entries after the first are folded into one `trace.summarized`
+   * entry counting them by type (docs/limits.md, docs/decisions/073). An integer >= 10, else
+   * `createEngine` throws a `RangeError`. Default 1,000.
+   */
+  readonly maxTraceEntries?: number;
+  /**
    * Resolves once this process's background pool has no job ready or running, or the clock
    * reached `until`. An in-process reader of an async unit awaits it (until its deadline) before
    * it lets the clock pass, so on a manual clock virtual time moves only while the pool waits

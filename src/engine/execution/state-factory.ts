@@ -12,7 +12,15 @@ import type { NewState } from './new-state.js';
 /** The part of {@link RunStateInit} every state of one engine shares: its ports and tunables. */
 export type StateBase = Pick<
   RunStateInit,
-  'store' | 'clock' | 'hub' | 'logger' | 'maxConcurrency' | 'checkpointIntervalMs' | 'queue' | 'instrument'
+  | 'store'
+  | 'clock'
+  | 'hub'
+  | 'logger'
+  | 'maxConcurrency'
+  | 'checkpointIntervalMs'
+  | 'maxTraceEntries'
+  | 'queue'
+  | 'instrument'
 >;
 
 /** What {@link StateFactory} binds every state to. */

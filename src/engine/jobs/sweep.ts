@@ -14,6 +14,7 @@ import type { EventHub, EventOf } from '../model/events.js';
 import { executionJob } from '../execution/next-job.js';
 import { backgroundOf, NO_JOB } from '../model/background.js';
 import { cancelRequestKey, livenessKey } from '../model/keys.js';
+import { appendToTrace, DEFAULT_MAX_TRACE_ENTRIES } from '../model/trace-bound.js';
 import type { Clock } from '../ports/clock.js';
 import type { Coordinator } from '../ports/coordinator.js';
 import type { JobLeases } from '../ports/job-lease.js';
@@ -66,6 +67,8 @@ export interface SweepDeps {
   readonly batch?: number;
   /** True for an execution running inline in this engine right now (never taken for stranded, lease or not). */
   readonly alive?: (executionId: string) => boolean;
+  /** The bound of the traces the sweep appends to (decision 073). Default 1,000. */
+  readonly maxTraceEntries?: number;
 }
 
 /** Sweeps of one engine: one now ({@link Sweeper.sweep}), or on a timer while workers run ({@link Sweeper.start}). */
@@ -272,7 +275,7 @@ async function recoverOne(deps: SweepDeps, listed: ExecutionRecord): Promise<'re
         status: 'aborted',
         error: errorToJSON(error),
         ...(step === undefined ? {} : { failedStep: step }),
-        trace: [...(record.trace ?? []), event].slice(-1_000),
+        trace: appendToTrace(record.trace, deps.maxTraceEntries ?? DEFAULT_MAX_TRACE_ENTRIES, event),
         updatedAt: now,
       };
       await deps.jobLeases.saveAndRelease(aborted, key, owner);
@@ -295,7 +298,7 @@ async function recoverOne(deps: SweepDeps, listed: ExecutionRecord): Promise<'re
     const requeued: ExecutionRecord = {
       ...rest,
       background,
-      trace: [...(record.trace ?? []), event].slice(-1_000),
+      trace: appendToTrace(record.trace, deps.maxTraceEntries ?? DEFAULT_MAX_TRACE_ENTRIES, event),
       updatedAt: now,
     };
     await deps.jobLeases.saveAndRelease(requeued, key, owner);

@@ -69,6 +69,7 @@ export const EVENT_LOG_LEVELS: Readonly<Record<ReactorEventType, LogLevel>> = Ob
   'map.parked': 'info',
   'map.element_parked': 'info',
   'map.collected': 'info',
+  'trace.summarized': 'debug',
 });
 
 /** Options of {@link eventLogger}. */

@@ -202,6 +202,21 @@ export type ReactorEvent =
       readonly strategy: 'lazy' | 'active';
       readonly timeoutAt: number;
     })
+  /**
+   * Not an event of the run but an entry of its trace: the oldest entries a bounded trace let go
+   * of (`createEngine({ maxTraceEntries })`, default 1,000; docs/decisions/073). It stands where
+   * they stood, after the trace's first entry, and absorbs later folds, so `dropped` counts every
+   * entry folded so far and `byType` how many of each type (its values add up to `dropped`).
+   * `from` and `to` are the times of the first and last folded entries; `at` equals `to`. It is
+   * never published to subscribers, who saw each folded event when it happened.
+   */
+  | (Base & {
+      readonly type: 'trace.summarized';
+      readonly dropped: number;
+      readonly byType: Readonly<Record<string, number>>;
+      readonly from: number;
+      readonly to: number;
+    })
   | AsyncEvent;
 
 /**

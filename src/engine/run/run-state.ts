@@ -15,6 +15,7 @@ import { noInstrument, type Instrument } from '../model/instrument.js';
 import { SiblingGate } from '../model/sibling-gate.js';
 import { RecordTooLargeError, type ErrorJSON } from '../../errors.js';
 import { fitRecord } from './fit-record.js';
+import { boundTrace, DEFAULT_MAX_TRACE_ENTRIES } from '../model/trace-bound.js';
 import type { EventHub, ReactorEvent } from '../model/events.js';
 import type { FanOutRuntime } from '../model/fanout/wait.js';
 import type { AsyncPort } from './async/port.js';
@@ -66,6 +67,8 @@ export interface RunStateInit {
   readonly retryOf?: string | undefined;
   /** Intermediate checkpoints are written at most this often (0: after every step). */
   readonly checkpointIntervalMs?: number;
+  /** The trace holds at most this many entries, the oldest folded into a summary (`model/trace-bound.ts`). Default 1,000. */
+  readonly maxTraceEntries?: number;
   /** Brackets work in middleware scopes (spans). Default: none. */
   readonly instrument?: Instrument;
   /** The engine's queue, if any (an interrupt's active timeout is a delayed job). */
@@ -124,7 +127,9 @@ export class RunState {
   readonly clock: Clock;
   readonly logger: Logger;
   readonly maxConcurrency: number;
+  /** The trace: every event emitted (and resumed from the record), bounded by `maxTraceEntries` (decision 073). */
   readonly trace: ReactorEvent[] = [];
+  readonly #maxTrace: number;
   readonly rollbackFailures: RollbackFailure[] = [];
   /** The held-key registry: `lock:<key>` and `semaphore:<key>` (limit 1) this execution holds now. */
   readonly heldKeys = new Set<string>();
@@ -204,7 +209,9 @@ export class RunState {
     this.traceContext = init.resume?.traceContext;
     this.interrupts = [...(init.resume?.interrupts ?? [])];
     this.rollbackFailures.push(...(init.resume?.rollbackFailures ?? []));
-    this.trace.push(...(init.resume?.trace ?? []));
+    this.#maxTrace = init.maxTraceEntries ?? DEFAULT_MAX_TRACE_ENTRIES;
+    for (const event of init.resume?.trace ?? []) this.trace.push(event);
+    boundTrace(this.trace, this.#maxTrace); // a record written under a larger bound
     // A resumed execution's record exists already: its first progress checkpoint may wait.
     if (init.resume) this.#lastWrite = init.clock.now();
     this.#persisted = init.resume?.status;
@@ -252,6 +259,7 @@ export class RunState {
     event.rootExecutionId = this.rootExecutionId;
     event.at = this.clock.now();
     this.trace.push(event as unknown as ReactorEvent);
+    if (this.trace.length > this.#maxTrace) boundTrace(this.trace, this.#maxTrace);
     this.#init.hub.emit(event as unknown as ReactorEvent);
   }
 
@@ -390,7 +398,7 @@ export class RunState {
       ...(this.interrupts.length === 0 ? {} : { interrupts: [...this.interrupts] }),
       ...this.#link(),
       ...(this.element === undefined ? {} : { parentId: this.element.parentId, element: this.element }),
-      ...(withTrace ? { trace: this.trace.slice(-1_000) } : {}),
+      ...(withTrace ? { trace: this.trace.slice() } : {}),
       ...outcome,
       createdAt: this.#createdAt,
       updatedAt: this.clock.now(),
