@@ -71,6 +71,11 @@ export interface RedisRuntimeOptions extends Partial<
    * Default 30 s; 0 fails at the first failure.
    */
   readonly outageToleranceMs?: number;
+  /**
+   * Size limit of one serialized execution record in bytes (docs/limits.md), as
+   * `createRedisBackend({ maxRecordBytes })`. Default 512 KiB.
+   */
+  readonly maxRecordBytes?: number;
 }
 
 /** An engine over Redis + BullMQ, and a way to start workers for it. */
@@ -115,6 +120,7 @@ export function createRedisRuntime(options: RedisRuntimeOptions): RedisRuntime {
     lockHandOff,
     requireDurability = false,
     outageToleranceMs,
+    maxRecordBytes,
     reactors = [],
     ...engineOptions
   } = options;
@@ -124,6 +130,7 @@ export function createRedisRuntime(options: RedisRuntimeOptions): RedisRuntime {
     url,
     ...(prefix === undefined ? {} : { prefix }),
     ...(lockHandOff === undefined ? {} : { lockHandOff }),
+    ...(maxRecordBytes === undefined ? {} : { maxRecordBytes }),
     ...outage,
   });
   const ready = durabilityAtStartUp(backend.redis, {

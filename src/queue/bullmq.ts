@@ -11,11 +11,12 @@
  *
  * @module
  */
-import { Queue, UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bullmq';
+import { Queue, UnrecoverableError, Worker, type ConnectionOptions, type BulkJobOptions, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { QueueUnavailableError, ReactorError } from '../errors.js';
 import { DEFAULT_OUTAGE_TOLERANCE_MS, isConnectionFailure } from '../storage/redis/script.js';
 import type {
+  EnqueueEntry,
   EnqueueOptions,
   ExecutionJob,
   JobConsumer,
@@ -97,14 +98,16 @@ export function createBullmqQueue(options: BullmqQueueOptions): JobQueue {
     throw new RangeError(`outageToleranceMs must be a finite number >= 0; got ${String(toleranceMs)}`);
   let closed = false;
   const add = (job: ExecutionJob, jobId: string, delay: number) =>
-    queue.add(EXECUTION_JOB_NAME, encodeJob(job), {
-      jobId: toBullmqJobId(jobId),
-      ...(delay > 0 ? { delay: Math.ceil(delay) } : {}),
-      attempts: INFRA_ATTEMPTS,
-      backoff: { type: 'exponential', delay: INFRA_BACKOFF_MS },
-      removeOnComplete: { age: Math.ceil(KEEP_COMPLETED_MS / 1000), count: KEEP_FINISHED_COUNT },
-      removeOnFail: { age: Math.ceil(KEEP_FAILED_MS / 1000), count: KEEP_FINISHED_COUNT },
-    });
+    queue.add(EXECUTION_JOB_NAME, encodeJob(job), jobOptions(jobId, delay));
+  // Delays count from the first try, as in `enqueue`.
+  const addBulk = (entries: readonly EnqueueEntry[], elapsedMs: number) =>
+    queue.addBulk(
+      entries.map(({ job, options: { jobId, delayMs = 0 } }) => ({
+        name: EXECUTION_JOB_NAME,
+        data: encodeJob(job),
+        opts: jobOptions(jobId, Math.max(0, delayMs - elapsedMs)),
+      })),
+    );
   const promote = async (jobId: string): Promise<boolean> => {
     const job = await queue.getJob(toBullmqJobId(jobId));
     if (!job) return false;
@@ -123,9 +126,7 @@ export function createBullmqQueue(options: BullmqQueueOptions): JobQueue {
   return {
     async enqueue(job: ExecutionJob, enqueueOptions: EnqueueOptions): Promise<void> {
       if (closed) throw new Error('the job queue is closed');
-      const delay = enqueueOptions.delayMs ?? 0;
-      if (!Number.isFinite(delay) || delay < 0)
-        throw new RangeError(`delayMs must be a finite number ≥ 0; got ${String(delay)}`);
+      const delay = checkedDelay(enqueueOptions.delayMs);
       try {
         await add(job, enqueueOptions.jobId, delay);
       } catch (error) {
@@ -138,6 +139,26 @@ export function createBullmqQueue(options: BullmqQueueOptions): JobQueue {
           () => closed,
           () => add(job, enqueueOptions.jobId, Math.max(0, delay - (performance.now() - since))),
         );
+      }
+    },
+
+    async enqueueMany(entries: readonly EnqueueEntry[]): Promise<void> {
+      if (closed) throw new Error('the job queue is closed');
+      for (const { options: entry } of entries) checkedDelay(entry.delayMs);
+      for (let from = 0; from < entries.length; from += BULK_CHUNK) {
+        const chunk = entries.slice(from, from + BULK_CHUNK);
+        try {
+          await addBulk(chunk, 0);
+        } catch (error) {
+          const since = performance.now();
+          await rideOut(
+            'job-enqueue',
+            error,
+            toleranceMs,
+            () => closed,
+            () => addBulk(chunk, performance.now() - since),
+          );
+        }
       }
     },
 
@@ -168,6 +189,29 @@ export function createBullmqQueue(options: BullmqQueueOptions): JobQueue {
       await queue.close();
     },
   };
+}
+
+/** Jobs per `addBulk` call of `enqueueMany` (one MULTI each): large enough to save round trips, small enough not to stall Redis. */
+const BULK_CHUNK = 1_000;
+
+/** The BullMQ options of every execution job: its id, its delay, the infrastructure attempts and retention. */
+function jobOptions(jobId: string, delay: number): BulkJobOptions {
+  return {
+    jobId: toBullmqJobId(jobId),
+    ...(delay > 0 ? { delay: Math.ceil(delay) } : {}),
+    attempts: INFRA_ATTEMPTS,
+    backoff: { type: 'exponential', delay: INFRA_BACKOFF_MS },
+    removeOnComplete: { age: Math.ceil(KEEP_COMPLETED_MS / 1000), count: KEEP_FINISHED_COUNT },
+    removeOnFail: { age: Math.ceil(KEEP_FAILED_MS / 1000), count: KEEP_FINISHED_COUNT },
+  };
+}
+
+/** A job's `delayMs` (default 0), refused unless finite and ≥ 0. */
+function checkedDelay(delayMs: number | undefined): number {
+  const delay = delayMs ?? 0;
+  if (!Number.isFinite(delay) || delay < 0)
+    throw new RangeError(`delayMs must be a finite number ≥ 0; got ${String(delay)}`);
+  return delay;
 }
 
 /** Creates the consuming side over a BullMQ `Worker`, started by {@link JobConsumer.start}. */

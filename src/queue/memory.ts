@@ -11,6 +11,7 @@
 import { ReactorError } from '../errors.js';
 import { systemClock, type Clock } from '../engine/ports/clock.js';
 import type {
+  EnqueueEntry,
   EnqueueOptions,
   ExecutionJob,
   JobConsumer,
@@ -184,26 +185,33 @@ export function createMemoryQueue(options: MemoryQueueOptions = {}): MemoryQueue
     void task.finally(() => inFlight.delete(task));
   };
 
+  /** Adds one job (a known id is a no-op); its options checked by `check` first. */
+  const add = (job: ExecutionJob, { jobId, delayMs = 0 }: EnqueueOptions): void => {
+    if (live.has(jobId) || finished.has(jobId)) return;
+    const entry: Entry = {
+      id: jobId,
+      payload: Object.freeze(encodeJob(job)),
+      state: 'ready',
+      starts: 0,
+      failures: 0,
+      timer: undefined,
+    };
+    live.set(jobId, entry);
+    if (delayMs > 0) delay(entry, delayMs);
+    else makeReady(entry);
+  };
+
   const queue: MemoryJobQueue = {
     async enqueue(job: ExecutionJob, enqueueOptions: EnqueueOptions): Promise<void> {
       if (closed) throw new Error('the job queue is closed');
-      const { jobId } = enqueueOptions;
-      if (jobId.length === 0) throw new RangeError('job id must not be empty');
-      const ms = enqueueOptions.delayMs ?? 0;
-      if (!Number.isFinite(ms) || ms < 0)
-        throw new RangeError(`delayMs must be a finite number ≥ 0; got ${String(ms)}`);
-      if (live.has(jobId) || finished.has(jobId)) return;
-      const entry: Entry = {
-        id: jobId,
-        payload: Object.freeze(encodeJob(job)),
-        state: 'ready',
-        starts: 0,
-        failures: 0,
-        timer: undefined,
-      };
-      live.set(jobId, entry);
-      if (ms > 0) delay(entry, ms);
-      else makeReady(entry);
+      check(enqueueOptions);
+      add(job, enqueueOptions);
+    },
+
+    async enqueueMany(entries: readonly EnqueueEntry[]): Promise<void> {
+      if (closed) throw new Error('the job queue is closed');
+      for (const { options } of entries) check(options);
+      for (const { job, options } of entries) add(job, options);
     },
 
     async promote(jobId: string): Promise<boolean> {
@@ -282,6 +290,13 @@ export function createMemoryQueue(options: MemoryQueueOptions = {}): MemoryQueue
   };
 
   return { queue, consumer, waitList: new MemoryWaitList(), drain: () => queue.drain() };
+}
+
+/** Refuses an empty job id, or a delay that is not a finite number ≥ 0. */
+function check({ jobId, delayMs = 0 }: EnqueueOptions): void {
+  if (jobId.length === 0) throw new RangeError('job id must not be empty');
+  if (!Number.isFinite(delayMs) || delayMs < 0)
+    throw new RangeError(`delayMs must be a finite number ≥ 0; got ${String(delayMs)}`);
 }
 
 function isMalformed(error: unknown): boolean {

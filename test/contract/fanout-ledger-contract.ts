@@ -125,6 +125,23 @@ export function describeFanOutLedgerContract(name: string, make: () => Promise<L
       expect(await ledger.register('m', 'parent:5', 'collect')).toMatchObject({ phase: 'rollback', target: -1 });
     });
 
+    it('rollback: an element completing after the rollback began (a cancel) is the turn until undone', async () => {
+      await ledger.open('m', { total: 6, batchSize: 6, atomic: false });
+      for (const i of [0, 1, 3]) await ledger.settle('m', i, 'completed');
+      expect(await ledger.register('m', 'p:2', 'rollback')).toMatchObject({ target: 3 });
+      expect(await ledger.undone('m', 3)).toEqual({ target: 1, wakeJob: 'p:2' });
+      await ledger.settle('m', 5, 'completed'); // above the turn: it undoes itself
+      expect(await ledger.element('m', 5)).toMatchObject({ status: 'completed', target: 5 });
+      expect((await ledger.snapshot('m'))?.target).toBe(5);
+      expect(await ledger.undone('m', 5)).toEqual({ target: 1, wakeJob: 'p:2' });
+      expect(await ledger.undone('m', 1)).toEqual({ target: 0, wakeJob: 'p:2' });
+      await ledger.settle('m', 4, 'completed');
+      expect(await ledger.element('m', 2)).toMatchObject({ status: 'pending', target: 4 });
+      expect(await ledger.undone('m', 4)).toEqual({ target: 0, wakeJob: 'p:2' });
+      expect(await ledger.undone('m', 0)).toEqual({ target: -1, wakeJob: 'p:2' });
+      expect(await ledger.element('m', 0)).toMatchObject({ status: 'undone', target: -1 });
+    });
+
     it('element reads one element cheaply: phase, stop, its status and, when rolling back, the turn', async () => {
       expect(await ledger.element('m', 0)).toBeUndefined();
       await ledger.open('m', { total: 4, batchSize: 4, atomic: true });

@@ -25,6 +25,12 @@ export interface EnqueueOptions {
   readonly delayMs?: number;
 }
 
+/** One job of {@link JobQueue.enqueueMany}: what {@link JobQueue.enqueue} takes, as one value. */
+export interface EnqueueEntry {
+  readonly job: ExecutionJob;
+  readonly options: EnqueueOptions;
+}
+
 /**
  * Where a job is, as {@link JobQueue.jobStates} reports it: `queued` (waiting, delayed or
  * prioritized: it will be delivered), `active` (a worker has it; the queue redelivers it should
@@ -36,6 +42,13 @@ export type JobPlace = 'queued' | 'active' | 'finished' | 'missing';
 /** The producing side. */
 export interface JobQueue {
   enqueue(job: ExecutionJob, options: EnqueueOptions): Promise<void>;
+  /**
+   * Optional: enqueues every entry, as {@link JobQueue.enqueue} would one by one (same ids, so an
+   * id enqueued before, or twice in `entries`, is added once; same delays), in fewer round trips.
+   * Not atomic: on a rejection some entries may be enqueued, and calling it again is safe. A
+   * fan-out map dispatches its element jobs through it; without it they are enqueued one by one.
+   */
+  enqueueMany?(entries: readonly EnqueueEntry[]): Promise<void>;
   /** Makes a delayed job runnable now (wake-on-release); false when it is no longer delayed. */
   promote(jobId: string): Promise<boolean>;
   /**

@@ -20,6 +20,8 @@ interface Ledger {
   stopped: boolean;
   wakeJob: string | undefined;
   phase: 'collect' | 'rollback';
+  /** Rollback: at or above every completed element, where the scan for the next to undo starts (as `top` in Redis). */
+  top: number;
   readonly statuses: ElementLedgerStatus[];
   /** The element each settlement claimed (-1: none), so a redelivered settlement claims the same. */
   readonly claims: Map<number, number>;
@@ -44,6 +46,7 @@ export class MemoryFanOutLedger implements FanOutLedger {
       stopped: false,
       wakeJob: undefined,
       phase: 'collect',
+      top: -1,
       statuses: Array.from({ length: options.total }, () => 'pending'),
       claims: new Map(),
     };
@@ -62,6 +65,7 @@ export class MemoryFanOutLedger implements FanOutLedger {
       l.failed++;
       if (l.atomic) l.stopped = true;
     }
+    if (l.phase === 'rollback' && outcome === 'completed') l.top = Math.max(l.top, index); // a cancel while it ran
     const claim = !l.stopped && l.phase === 'collect' && l.next < l.total ? l.next++ : -1;
     l.claims.set(index, claim);
     return { first: true, claim, done: isDone(l), wakeJob: l.wakeJob, rollback: l.phase === 'rollback' };
@@ -70,14 +74,19 @@ export class MemoryFanOutLedger implements FanOutLedger {
   async register(mapId: string, wakeJob: string, phase: 'collect' | 'rollback'): Promise<LedgerSnapshot> {
     const l = this.#get(mapId);
     l.wakeJob = wakeJob === '' ? undefined : wakeJob;
-    if (phase === 'rollback') l.phase = 'rollback';
+    if (phase === 'rollback' && l.phase !== 'rollback') {
+      l.phase = 'rollback';
+      l.top = l.next - 1;
+    }
     return snapshotOf(l);
   }
 
   async undone(mapId: string, index: number): Promise<UndoneReply> {
     const l = this.#get(mapId, index);
     if (l.statuses[index] === 'completed') l.statuses[index] = 'undone';
-    return { target: target(l), wakeJob: l.wakeJob };
+    const next = target(l);
+    if (l.phase === 'rollback') l.top = next;
+    return { target: next, wakeJob: l.wakeJob };
   }
 
   async snapshot(mapId: string): Promise<LedgerSnapshot | undefined> {
@@ -116,8 +125,10 @@ function isDone(l: Ledger): boolean {
   return l.settled === l.next && (l.stopped || l.next === l.total);
 }
 
+/** The highest completed element: from `top` in the rollback phase (each index scanned once per rollback), else from the end. */
 function target(l: Ledger): number {
-  return l.statuses.lastIndexOf('completed');
+  if (l.phase !== 'rollback') return l.statuses.lastIndexOf('completed');
+  return l.top < 0 ? -1 : l.statuses.lastIndexOf('completed', l.top);
 }
 
 function snapshotOf(l: Ledger): LedgerSnapshot {

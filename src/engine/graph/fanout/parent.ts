@@ -16,6 +16,7 @@ import type { RunState } from '../../run/run-state.js';
 import { notStarted, type StepPlace } from '../../run/step-runner.js';
 import { elementIdOf, elementPathOf, elementRunJobId, mapIdOf } from '../../model/fanout/ids.js';
 import { FanOutRollbackWait, type FanOutRuntime } from '../../model/fanout/wait.js';
+import { inChunks } from '../../model/fanout/chunks.js';
 
 /** True when this map runs as a fan-out here: a top-level map with `fanOut`, in a worker. */
 export function runsFanOut(run: RunState, node: MapNode, place: StepPlace): boolean {
@@ -109,7 +110,7 @@ export async function runFanOut(run: RunState, node: MapNode, place: StepPlace, 
   };
 }
 
-/** Writes one pending record per element: its input is the item and its index. */
+/** Writes one pending record per element, a chunk at a time: its input is the item and its index. */
 async function createElementRecords(
   run: RunState,
   fan: FanOutRuntime,
@@ -117,31 +118,30 @@ async function createElementRecords(
   items: readonly unknown[],
 ): Promise<void> {
   const now = run.clock.now();
-  await Promise.all(
-    items.map((item, index) => {
-      const record: ExecutionRecord = {
-        v: RECORD_VERSION,
-        id: elementIdOf(run.executionId, step, index),
-        rootId: run.rootExecutionId,
-        parentId: run.executionId,
-        reactor: run.reactor,
-        status: 'pending',
-        input: { item, index },
-        steps: {},
-        rollbackFailures: [],
-        background: { jobs: 1, contention: 0 },
-        element: { parentId: run.executionId, step, index },
-        // Element jobs join their map's trace (docs/decisions/028).
-        ...(run.traceContext === undefined ? {} : { traceContext: run.traceContext }),
-        createdAt: now,
-        updatedAt: now,
-      };
-      return fan.store.save(record);
-    }),
-  );
+  await inChunks(items.length, (index) => {
+    const item = items[index];
+    const record: ExecutionRecord = {
+      v: RECORD_VERSION,
+      id: elementIdOf(run.executionId, step, index),
+      rootId: run.rootExecutionId,
+      parentId: run.executionId,
+      reactor: run.reactor,
+      status: 'pending',
+      input: { item, index },
+      steps: {},
+      rollbackFailures: [],
+      background: { jobs: 1, contention: 0 },
+      element: { parentId: run.executionId, step, index },
+      // Element jobs join their map's trace (docs/decisions/028).
+      ...(run.traceContext === undefined ? {} : { traceContext: run.traceContext }),
+      createdAt: now,
+      updatedAt: now,
+    };
+    return fan.store.save(record);
+  });
 }
 
-/** Every element settled: read their records into a `MapResult` (atomic with a failure: the map fails). */
+/** Every element settled: read their records, a chunk at a time, into a `MapResult` (atomic with a failure: the map fails). */
 async function collect(
   run: RunState,
   fan: FanOutRuntime,
@@ -150,15 +150,12 @@ async function collect(
   mapId: string,
   snapshot: LedgerSnapshot,
 ): Promise<NodeOutcome> {
-  const records = await Promise.all(
-    snapshot.statuses.map((_, i) => fan.store.get(elementIdOf(run.executionId, place.path, i))),
-  );
   const values: unknown[] = new Array<unknown>(snapshot.total).fill(undefined);
   const succeeded: { index: number; value: unknown }[] = [];
   const failures: MapFailure[] = [];
   const unstarted: number[] = [];
-  snapshot.statuses.forEach((status, index) => {
-    const record = records[index];
+  const take = (index: number, record: ExecutionRecord | undefined): void => {
+    const status = snapshot.statuses[index];
     if (status === 'completed' || status === 'skipped')
       succeeded.push({ index, value: (values[index] = record?.value) });
     else if (status === 'failed')
@@ -170,7 +167,13 @@ async function collect(
     // A failed element was compensated in its own job; its compensate failures belong to this run.
     for (const failure of record?.rollbackFailures ?? [])
       if (failure.kind === 'compensate') run.rollbackFailures.push(failure);
-  });
+  };
+  // A chunk of records at a time, each dropped once read: linear, and never every record at once.
+  await inChunks(
+    snapshot.total,
+    (i) => fan.store.get(elementIdOf(run.executionId, place.path, i)),
+    (records, from) => records.forEach((record, i) => take(from + i, record)),
+  );
   const count = (s: string): number => snapshot.statuses.filter((x) => x === s).length;
   run.emit({
     type: 'map.collected',

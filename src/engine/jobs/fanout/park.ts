@@ -2,7 +2,8 @@
  * Parking a parent execution on a fan-out map, and resuming its rollback once the map's
  * elements are undone (decisions 018, 019). Same protocol as a park on a busy key: persist,
  * enqueue the delayed wake job, then register it in the ledger — a settlement that completes the
- * map promotes it, and a registration that finds the map already done wakes it at once.
+ * map promotes it, and a registration that finds the map already done wakes it at once. The
+ * elements' first jobs are enqueued in bulk (`dispatchElements`).
  *
  * @module
  */
@@ -15,7 +16,9 @@ import { backgroundOf, cleared } from '../../model/background.js';
 import type { ExecutionRecord, FanOutRollbackState, RollbackFailure } from '../../ports/store.js';
 import type { RunState } from '../../run/run-state.js';
 import { runFrame } from '../../graph/scheduler.js';
-import { elementIdOf, elementRunJobId, elementUndoJobId } from '../../model/fanout/ids.js';
+import { elementIdOf, elementUndoJobId } from '../../model/fanout/ids.js';
+import { dispatchElements } from './dispatch.js';
+import { inChunks } from '../../model/fanout/chunks.js';
 import { undoOrPark } from '../../graph/fanout/rollback.js';
 import type { FanOutPark, FanOutRuntime } from '../../model/fanout/wait.js';
 import type { After, BackgroundDeps } from '../deps.js';
@@ -44,17 +47,16 @@ export async function parkOnFanOut(deps: BackgroundDeps, state: RunState, park: 
   });
   const registered = await ledger.register(park.mapId, jobId, park.phase);
   return async () => {
-    const elementJob = (index: number, id: (elementId: string) => string): Promise<void> =>
-      deps.queue.enqueue(executionJob(elementIdOf(state.executionId, park.step, index), state.reactor), {
-        jobId: id(elementIdOf(state.executionId, park.step, index)),
-      });
     if (park.phase === 'collect') {
-      for (const index of park.dispatch) await elementJob(index, elementRunJobId);
+      const at = { parentId: state.executionId, step: park.step, reactor: state.reactor };
+      await dispatchElements(deps.queue, at, park.dispatch);
       if (registered.done) await deps.queue.promote(jobId); // settled before the registration: wake now
       return;
     }
-    if (registered.target >= 0) await elementJob(registered.target, elementUndoJobId);
-    else await deps.queue.promote(jobId);
+    if (registered.target >= 0) {
+      const elementId = elementIdOf(state.executionId, park.step, registered.target);
+      await deps.queue.enqueue(executionJob(elementId, state.reactor), { jobId: elementUndoJobId(elementId) });
+    } else await deps.queue.promote(jobId);
   };
 }
 
@@ -145,8 +147,13 @@ async function elementUndoFailures(
   statuses: readonly string[],
 ): Promise<RollbackFailure[]> {
   const undone = statuses.flatMap((s, i) => (s === 'undone' ? [i] : [])).reverse();
-  const records = await Promise.all(
-    undone.map((i) => state.fanOut!.store.get(elementIdOf(state.executionId, step, i))),
+  const failures: RollbackFailure[] = [];
+  await inChunks(
+    undone.length,
+    (i) => state.fanOut!.store.get(elementIdOf(state.executionId, step, undone[i]!)),
+    (records) => {
+      for (const r of records) failures.push(...(r?.rollbackFailures ?? []).filter((f) => f.kind === 'undo'));
+    },
   );
-  return records.flatMap((r) => (r?.rollbackFailures ?? []).filter((f) => f.kind === 'undo'));
+  return failures;
 }

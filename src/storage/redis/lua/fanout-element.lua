@@ -23,7 +23,8 @@ end
 local phase = redis.call('HGET', KEYS[1], 'phase')
 local target = -1
 if phase == 'rollback' then
-  for i = next - 1, 0, -1 do
+  -- From `top` (at or above every completed element, kept by fanout-undone), else from the cursor.
+  for i = tonumber(redis.call('HGET', KEYS[1], 'top') or '') or next - 1, 0, -1 do
     if redis.call('HGET', KEYS[1], 's:' .. i) == 'c' then
       target = i
       break

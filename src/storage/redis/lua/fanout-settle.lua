@@ -1,7 +1,8 @@
 --[[
   fanout-settle: record how one element settled (once) and claim the next element to dispatch.
 
-  KEYS[1] ledger hash of the map: counters, `s:<i>` status code, `c:<i>` claim of element i
+  KEYS[1] ledger hash of the map: counters, `s:<i>` status code, `c:<i>` claim of element i,
+          `top` (rollback: at or above every completed element, see fanout-undone)
 
   ARGV[1] element index
   ARGV[2] status code: c completed, f failed, s skipped (ran, nothing to undo), n not started
@@ -16,6 +17,7 @@
       phase    collect, or rollback once the run rolls the map back (a cancel while elements ran)
 
   Errors: RX_FANOUT_UNKNOWN when the ledger does not exist or the index is out of range.
+  Cost: constant, whatever the number of elements (a few hash fields).
   Retry: a repeated settlement of an index answers its first claim and counts nothing.
 ]]
 local total = tonumber(redis.call('HGET', KEYS[1], 'total'))
@@ -47,6 +49,11 @@ local next = tonumber(redis.call('HGET', KEYS[1], 'next'))
 if redis.call('HGET', KEYS[1], 'stopped') ~= '1' and phase ~= 'rollback' and next < total then
   claim = next
   redis.call('HSET', KEYS[1], 'next', next + 1)
+end
+if phase == 'rollback' and ARGV[2] == 'c' then
+  -- Completed after the rollback began (a cancel while it ran): keep `top` at or above it.
+  local top = tonumber(redis.call('HGET', KEYS[1], 'top') or '')
+  if top and index > top then redis.call('HSET', KEYS[1], 'top', index) end
 end
 redis.call('HSET', KEYS[1], 'c:' .. index, claim)
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
