@@ -183,7 +183,13 @@ export interface ErrorDetails {
   readonly arguments_invalid: ValidationDetails;
   readonly argument_resolution_failed: { readonly step: string; readonly argument: string };
   readonly non_retryable: NoDetails;
-  readonly record_too_large: { readonly executionId: string; readonly bytes: number; readonly limit: number };
+  readonly record_too_large: {
+    readonly executionId: string;
+    readonly bytes: number;
+    readonly limit: number;
+    /** Set when what was too large is a large map's element states (kept apart from the record): the map's path. */
+    readonly mapStates?: string;
+  };
   /** The map step's path, the source's element count and the map's `maxElements`. */
   readonly map_too_large: { readonly step: string; readonly elements: number; readonly limit: number };
   /** `found` is the version the record carries (absent when it carries none). */

@@ -170,12 +170,15 @@ export class NonRetryableError extends ReactorError<'non_retryable'> {
 
 /** A persisted execution record is larger than the configured limit. */
 export class RecordTooLargeError extends ReactorError<'record_too_large'> {
-  constructor(executionId: string, bytes: number, limit: number) {
+  /** `mapStates`: the map whose element states (kept apart from the record) were too large. */
+  constructor(executionId: string, bytes: number, limit: number, mapStates?: string) {
     super(
       ErrorCode.RecordTooLarge,
-      `execution ${executionId}: record is ${bytes} bytes, over the ${limit}-byte limit; keep step results small (store blobs elsewhere and return ids)`,
+      mapStates === undefined
+        ? `execution ${executionId}: record is ${bytes} bytes, over the ${limit}-byte limit; keep step results small (store blobs elsewhere and return ids)`
+        : `execution ${executionId}: the element states of map "${mapStates}" are ${bytes} bytes, over the ${limit}-byte limit (maxMapStateBytes); return smaller element results or split the map`,
       {
-        details: { executionId, bytes, limit },
+        details: mapStates === undefined ? { executionId, bytes, limit } : { executionId, bytes, limit, mapStates },
       },
     );
     this.name = 'RecordTooLargeError';

@@ -13,6 +13,7 @@ import { childInput } from '../model/child-input.js';
 import type { CompletedEntry, NodeOutcome } from '../model/outcome.js';
 import { resolveArgs, resolveArg, type ArgScope } from '../model/resolve-args.js';
 import type { RunState } from '../run/run-state.js';
+import { COMPACT_MAP_ABOVE } from '../run/compact-map.js';
 import type { GraphOutcome, RunFrame } from './frame.js';
 import { undoAll } from './undo.js';
 import { notStarted, runStepNode, type StepPlace } from '../run/step-runner.js';
@@ -133,6 +134,8 @@ export async function runMap(
   } catch (error) {
     return notStarted(run, place.path, toError(error));
   }
+  // A large map of steps keeps its element states apart from the record (docs/decisions/076).
+  if (node.element.kind === 'step' && items.length > COMPACT_MAP_ABOVE) run.compactMap(place.path, items.length);
   run.emit({ type: 'step.started', step: place.path, attempt: 1, reactor: place.reactor });
   const controller = new AbortController();
   place.signal.addEventListener('abort', () => controller.abort(place.signal.reason), { once: true });

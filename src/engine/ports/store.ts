@@ -212,6 +212,35 @@ export interface AsyncUnitInfo {
   };
 }
 
+/**
+ * The element states of one large in-process map (more than 1,000 elements), as a store keeps
+ * them: apart from the record, under their own size budget (docs/limits.md, docs/decisions/076).
+ */
+export interface MapElementStates {
+  readonly v: 1;
+  /** Bumped on every change: a store writes the states again only when it moved. */
+  readonly rev: number;
+  /** Elements in the map. */
+  readonly size: number;
+  /**
+   * One character per element: `-` never reached, else its status (`n` running, `r` retrying,
+   * `c` completed, `f` failed, `s` skipped, `h` halted, `p` compensated, `u` undone, `d`
+   * dispatched); upper case when the element has no result.
+   */
+  readonly status: string;
+  /** Each element's result (`null` where it has none), in element order. */
+  readonly results: readonly unknown[];
+  /** Attempts of the elements that did not take exactly one, by index. */
+  readonly attempts?: Readonly<Record<string, number>>;
+  /** Errors of the elements that have one, by index. */
+  readonly errors?: Readonly<Record<string, ErrorJSON>>;
+  /** Set once the map settled: what its result holds besides the element values. */
+  readonly settled?: {
+    readonly failures: readonly { readonly index: number; readonly error: ErrorJSON }[];
+    readonly notStarted: readonly number[];
+  };
+}
+
 /** The persisted form of an execution: plain, versioned JSON. */
 export interface ExecutionRecord {
   readonly v: typeof RECORD_VERSION;
@@ -237,6 +266,14 @@ export interface ExecutionRecord {
   readonly idempotencyKey?: string;
   /** The execution's events across every process that worked on it (written at terminal, yield and park checkpoints; the newest 1,000). */
   readonly trace?: readonly ReactorEvent[];
+  /**
+   * The element states of the execution's large in-process maps, by map path. A store keeps each
+   * apart from the record (not counted in its bytes; their own budget, `maxMapStateBytes`) and
+   * reads them back with the record (`get`, a worker's job); `list` leaves them unread.
+   */
+  readonly mapStates?: Readonly<Record<string, MapElementStates>>;
+  /** The map paths whose element states are stored apart from this record (set by the store). */
+  readonly mapParts?: readonly string[];
   /** Background execution: what a parked execution waits for, and the counters that survive redelivery. */
   readonly background?: BackgroundState;
   /** The trace this execution's spans belong to (tracing middleware only). */

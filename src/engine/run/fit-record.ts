@@ -7,9 +7,10 @@
  */
 import type { ExecutionRecord, StepRecord } from '../ports/store.js';
 
-/** UTF-8 bytes of `record` as JSON (what the stores measure). */
+/** UTF-8 bytes of `record` as JSON (what the stores measure: large maps' element states are stored apart, under their own budget). */
 export function recordBytes(record: ExecutionRecord): number {
-  return new TextEncoder().encode(JSON.stringify(record)).length;
+  const { mapStates: _apart, ...measured } = record;
+  return new TextEncoder().encode(JSON.stringify(measured)).length;
 }
 
 function sizeOf(value: unknown): number {
@@ -23,13 +24,34 @@ function sizeOf(value: unknown): number {
 }
 
 /**
- * `record` without what does not fit in `limit` bytes. A failed, halted, cancelled or aborted
+ * `record` without the element states of the map at `path` (kept apart from the record, they
+ * outgrew their own budget): the terminal record no longer names them.
+ */
+function withoutMapStates(record: ExecutionRecord, path: string): ExecutionRecord {
+  const { [path]: _dropped, ...mapStates } = record.mapStates ?? {};
+  const { mapStates: _all, mapParts, ...rest } = record;
+  const parts = (mapParts ?? []).filter((p) => p !== path);
+  return {
+    ...rest,
+    ...(Object.keys(mapStates).length === 0 ? {} : { mapStates }),
+    ...(parts.length === 0 ? {} : { mapParts: parts }),
+  };
+}
+
+/**
+ * `record` without what does not fit in `refused.limit` bytes; when what was refused is a large
+ * map's element states (`refused.mapStates`), `record` without them. A failed, halted, cancelled or aborted
  * record drops step results first, largest first (the run rolled back: its results are not read
  * again), then `haltData`, then the trace. A completed record drops its `value` first (the caller
  * got it; the step results stay for a later `undo`), then the trace, then step results. What is
  * left may still be too large (an input near the limit); the store refuses it again.
  */
-export function fitRecord(record: ExecutionRecord, limit: number): ExecutionRecord {
+export function fitRecord(
+  record: ExecutionRecord,
+  refused: { readonly limit: number; readonly mapStates?: string },
+): ExecutionRecord {
+  if (refused.mapStates !== undefined) return withoutMapStates(record, refused.mapStates);
+  const limit = refused.limit;
   let fitted: ExecutionRecord = record;
   const fits = (): boolean => recordBytes(fitted) <= limit;
   const dropValue = (): void => {

@@ -15,6 +15,7 @@ import { noInstrument, type Instrument } from '../model/instrument.js';
 import { SiblingGate } from '../model/sibling-gate.js';
 import { RecordTooLargeError, type ErrorJSON } from '../../errors.js';
 import { fitRecord } from './fit-record.js';
+import { CompactMap, elementOf } from './compact-map.js';
 import { boundTrace, DEFAULT_MAX_TRACE_ENTRIES } from '../model/trace-bound.js';
 import type { EventHub, ReactorEvent } from '../model/events.js';
 import type { FanOutRuntime } from '../model/fanout/wait.js';
@@ -30,6 +31,7 @@ import {
   type ExecutionRecord,
   type ExecutionStatus,
   type InterruptWait,
+  type MapElementStates,
   type RollbackFailure,
   type StepRecord,
   type Store,
@@ -139,6 +141,8 @@ export class RunState {
   readonly fencingTokens = new Map<string, string>();
   readonly #init: RunStateInit;
   readonly #steps: Record<string, StepRecord>;
+  /** Large in-process maps: their element states, apart from the step records (docs/decisions/076). */
+  readonly #maps = new Map<string, CompactMap>();
   readonly #createdAt: number;
   readonly mode: 'inline' | 'worker';
   readonly replayOnly: boolean;
@@ -202,6 +206,8 @@ export class RunState {
       init.resume?.background?.parkedHolds?.owner ??
       (this.mode === 'worker' ? `${init.rootExecutionId}@${crypto.randomUUID().slice(0, 8)}` : init.rootExecutionId);
     this.#steps = { ...(init.resume?.steps ?? {}) };
+    for (const [path, states] of Object.entries(init.resume?.mapStates ?? {}))
+      this.#maps.set(path, new CompactMap(states.size, states));
     this.#createdAt = init.resume?.createdAt ?? init.clock.now();
     this.#seq = Math.max(0, ...Object.values(this.#steps).map((r) => r.completedSeq ?? 0));
     this.background = init.resume?.background;
@@ -275,11 +281,33 @@ export class RunState {
 
   /** The recorded state of one step (from this run or the record it resumed). */
   stepRecord(path: string): StepRecord | undefined {
-    return this.#steps[path];
+    const element = this.#maps.size === 0 ? undefined : elementOf(path);
+    const map = element && this.#maps.get(element.map);
+    if (map && element) return map.get(element.index);
+    const record = this.#steps[path];
+    return record && this.#withMapResult(path, record);
+  }
+
+  /**
+   * Keeps the element states of the map at `path` apart from the step records (a map of more than
+   * `COMPACT_MAP_ABOVE` elements): from now on its element paths (`path[3]`) read and write them.
+   * A map resumed from its record gets the states it had, when its size is unchanged.
+   */
+  compactMap(path: string, size: number): void {
+    if (this.#maps.get(path)?.size !== size) this.#maps.set(path, new CompactMap(size));
+  }
+
+  /** A compact map's own record with its result (rebuilt from the element states when it settled in another process). */
+  #withMapResult(path: string, record: StepRecord): StepRecord {
+    const map = this.#maps.get(path);
+    if (map === undefined || record.status !== 'completed' || record.result !== undefined) return record;
+    const result = map.result();
+    return result === undefined ? record : { ...record, result };
   }
 
   /** True when the record holds any step at or under `path` (a compose or map reached before). */
   reached(path: string): boolean {
+    if (this.#maps.has(path)) return true;
     return Object.keys(this.#steps).some((p) => p === path || p.startsWith(`${path}.`) || p.startsWith(`${path}[`));
   }
 
@@ -306,7 +334,12 @@ export class RunState {
 
   /** A snapshot of every step's state. */
   get steps(): Readonly<Record<string, StepRecord>> {
-    return { ...this.#steps };
+    const steps = { ...this.#steps };
+    for (const path of this.#maps.keys()) {
+      const record = steps[path];
+      if (record) steps[path] = this.#withMapResult(path, record);
+    }
+    return steps;
   }
 
   /** A logger bound to this execution and one step (cached per step). */
@@ -323,10 +356,33 @@ export class RunState {
 
   /** Records a step's state; completions get a sequence number (undo runs in reverse of it). */
   setStep(step: string, record: Omit<StepRecord, 'completedSeq'>): void {
+    if (this.#maps.size > 0 && this.#compactSet(step, record)) return;
     this.#steps[step] =
       record.status === 'completed' ? { ...record, completedSeq: ++this.#seq } : { ...this.#steps[step], ...record };
     if (record.result !== undefined && (this.#init.checkpointIntervalMs ?? 0) > 0)
       this.#unsavedBytes += approximateBytes(record.result);
+  }
+
+  #mapStates(): Record<string, MapElementStates> {
+    return Object.fromEntries([...this.#maps].map(([path, map]) => [path, map.snapshot()]));
+  }
+
+  /** A compact map's element, or its own record (kept without the result, which its elements hold); false for any other step. */
+  #compactSet(step: string, record: Omit<StepRecord, 'completedSeq'>): boolean {
+    const element = elementOf(step);
+    const elements = element && this.#maps.get(element.map);
+    if (elements && element) {
+      elements.set(element.index, record);
+      return true;
+    }
+    const map = this.#maps.get(step);
+    if (map === undefined || record.result === undefined) return false;
+    const { result, ...rest } = record;
+    if (record.status === 'completed') map.settle(result as Parameters<CompactMap['settle']>[0]);
+    this.#unsavedBytes = Number.POSITIVE_INFINITY; // a settled large map is written at once (its states may be refused)
+    this.#steps[step] =
+      record.status === 'completed' ? { ...rest, completedSeq: ++this.#seq } : { ...this.#steps[step], ...rest };
+    return true;
   }
 
   /**
@@ -391,6 +447,7 @@ export class RunState {
       status,
       input: this.input,
       steps: { ...this.#steps },
+      ...(this.#maps.size === 0 ? {} : { mapStates: this.#mapStates() }),
       rollbackFailures: [...this.rollbackFailures],
       ...(this.#init.idempotencyKey === undefined ? {} : { idempotencyKey: this.#init.idempotencyKey }),
       ...(this.background === undefined ? {} : { background: this.background }),
@@ -417,14 +474,13 @@ export class RunState {
       terminalSave ? terminalSave(r) : job ? job.save(r) : this.#init.store.save(r);
     // A terminal record over the size limit is written without what does not fit: the execution
     // still ends (never left running), with the refusal as its error when it failed (decision 071).
-    const write = (): Promise<void> =>
-      TERMINAL_STATUSES.has(status)
-        ? send(record).catch((error: unknown) => {
-            if (!(error instanceof RecordTooLargeError)) throw error;
-            this.logger.warn({ err: error }, 'terminal record over the size limit: written without what does not fit');
-            return send(fitRecord(record, error.details.limit));
-          })
-        : send(record);
+    const fitted = (r: ExecutionRecord, cuts: number): Promise<void> =>
+      send(r).catch((error: unknown) => {
+        if (!(error instanceof RecordTooLargeError) || cuts >= 2) throw error; // a map's states, then the record
+        this.logger.warn({ err: error }, 'terminal record over the size limit: written without what does not fit');
+        return fitted(fitRecord(r, error.details), cuts + 1);
+      });
+    const write = (): Promise<void> => (TERMINAL_STATUSES.has(status) ? fitted(record, 0) : send(record));
     const save = this.#saving.then(() => (this.stopped ? Promise.reject(this.stopped) : write()));
     this.#saving = save.catch((error: unknown) => {
       if (job && isJobStop(error)) this.stop(error);

@@ -1,4 +1,5 @@
-import { RecordTooLargeError, RecordVersionError } from '../../errors.js';
+import { RecordVersionError } from '../../errors.js';
+import { DEFAULT_MAX_MAP_STATE_BYTES, joinRecord, splitRecord } from '../map-parts.js';
 import { systemClock, type Clock } from '../../engine/ports/clock.js';
 import type { Claim, InterruptClaims } from '../../engine/ports/interrupt-claims.js';
 import {
@@ -16,6 +17,8 @@ interface StoredRecord {
   readonly reactor: string;
   readonly status: string;
   readonly expiresAt: number;
+  /** The element states of its large maps, by map path (kept apart from `json`). */
+  readonly parts?: ReadonlyMap<string, { readonly rev: number; readonly json: string }>;
 }
 
 /** Options of {@link MemoryStore}. */
@@ -26,6 +29,8 @@ export interface MemoryStoreOptions {
   readonly recordTtlMs?: number;
   /** Largest serialized record accepted, in bytes. Default 512 KiB. */
   readonly maxRecordBytes?: number;
+  /** Largest serialized element states of one large map (kept apart from the record), in bytes. Default 64 MiB. */
+  readonly maxMapStateBytes?: number;
 }
 
 /**
@@ -40,6 +45,7 @@ export class MemoryStore implements Store, InterruptClaims {
   /** Resume claims: short leases (the holder is the claimant), apart from the day-long claims above. */
   readonly #resumeClaims = new Map<string, { executionId: string; expiresAt: number }>();
   readonly #maxBytes: number;
+  readonly #maxMapStateBytes: number;
 
   /** The largest record `save` accepts, in bytes. */
   get maxRecordBytes(): number {
@@ -51,6 +57,7 @@ export class MemoryStore implements Store, InterruptClaims {
 
   constructor(options: MemoryStoreOptions = {}) {
     this.#maxBytes = options.maxRecordBytes ?? 512 * 1024;
+    this.#maxMapStateBytes = options.maxMapStateBytes ?? DEFAULT_MAX_MAP_STATE_BYTES;
     this.#clock = options.clock ?? systemClock;
     this.#ttlMs = options.recordTtlMs ?? 86_400_000;
   }
@@ -81,18 +88,28 @@ export class MemoryStore implements Store, InterruptClaims {
     if (++this.#writes % 1024 === 0) this.#sweep(this.#clock.now());
   }
 
-  /** The stored form of `record`, expiring a TTL from now; throws `RecordTooLargeError` over the limit. */
+  /**
+   * The stored form of `record`, expiring a TTL from now, its large maps' states apart (kept from
+   * the stored entry when unchanged); throws `RecordTooLargeError` over a limit, before anything is stored.
+   */
   #entry(record: ExecutionRecord): StoredRecord {
-    const json = JSON.stringify(record);
-    const bytes = Buffer.byteLength(json);
-    if (bytes > this.#maxBytes) throw new RecordTooLargeError(record.id, bytes, this.#maxBytes);
-    return {
+    const stored = this.#records.get(record.id)?.parts;
+    const { json, parts } = splitRecord(
+      record,
+      { maxRecordBytes: this.#maxBytes, maxMapStateBytes: this.#maxMapStateBytes },
+      (path) => stored?.get(path)?.rev,
+    );
+    const entry = {
       json,
       createdAt: record.createdAt,
       reactor: record.reactor,
       status: record.status,
       expiresAt: this.#clock.now() + this.#ttlMs,
     };
+    if (parts.length === 0 && stored === undefined) return entry;
+    const kept = new Map(stored);
+    for (const part of parts) if (part.json !== undefined) kept.set(part.path, { rev: part.rev, json: part.json });
+    return { ...entry, parts: kept };
   }
 
   async get(id: string): Promise<ExecutionRecord | undefined> {
@@ -102,7 +119,7 @@ export class MemoryStore implements Store, InterruptClaims {
       this.#records.delete(id);
       return undefined;
     }
-    return parseRecord(entry.json);
+    return joinRecord(parseRecord(entry.json), (path) => entry.parts?.get(path)?.json);
   }
 
   async list(

@@ -141,6 +141,10 @@ export class RedisKeys {
   execution(id: string): string {
     return `${this.prefix}:exec:{${escapeSegment(id)}}`;
   }
+  /** The element states of one large map of an execution, kept apart from its record (same hash tag). */
+  executionMapPart(id: string, path: string): string {
+    return `${this.prefix}:exec:{${escapeSegment(id)}}:map:${escapeSegment(path)}`;
+  }
   /** Index of every record: ZSET id → createdAt. */
   executionIndex(): string {
     return `${this.prefix}:{idx}:exec`;

@@ -242,6 +242,7 @@ export const scripts = {
     return { written: written === 1 || written === 2, nesting: nesting ?? 0 };
   }),
   recordSaveFenced: defineScript('record-save-fenced', 5, flag),
+  recordPartsSave: defineScript('record-parts-save', 'variadic', flag),
 
   idempotencyClaim: defineScript('idempotency-claim', 5, (reply): IdempotencyClaim => {
     const r = replyArray(reply);

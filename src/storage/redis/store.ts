@@ -21,6 +21,13 @@ import { toHolder } from './coordinator.js';
 import { RedisKeys } from './keys.js';
 import { runCommand, runScript, settleAfterOutage } from './script.js';
 import { scripts, type JobEnterReply } from './scripts.js';
+import {
+  DEFAULT_MAX_MAP_STATE_BYTES,
+  joinRecord,
+  splitRecord,
+  type MapPartWrite,
+  type SplitRecord,
+} from '../map-parts.js';
 
 /** Default TTL of execution records and idempotency claims: 7 days. */
 export const DEFAULT_RECORD_TTL_MS = 7 * 24 * 60 * 60 * 1000;
@@ -40,6 +47,8 @@ export interface RedisStoreOptions {
   readonly recordTtlMs?: number;
   /** Largest serialized record accepted, in bytes. Default 512 KiB. */
   readonly maxRecordBytes?: number;
+  /** Largest serialized element states of one large map (kept apart from the record), in bytes. Default 64 MiB. */
+  readonly maxMapStateBytes?: number;
 }
 
 /**
@@ -56,12 +65,17 @@ export class RedisStore implements Store, InterruptClaims, JobLeases {
   readonly recordTtlMs: number;
   /** Size limit of one record in bytes. */
   readonly maxRecordBytes: number;
+  /** Size limit of one large map's element states (kept apart from the record) in bytes. */
+  readonly maxMapStateBytes: number;
 
   constructor(options: RedisStoreOptions) {
     this.redis = options.redis;
     this.keys = options.keys ?? new RedisKeys(options.prefix);
     this.recordTtlMs = options.recordTtlMs ?? DEFAULT_RECORD_TTL_MS;
     this.maxRecordBytes = options.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES;
+    this.maxMapStateBytes = options.maxMapStateBytes ?? DEFAULT_MAX_MAP_STATE_BYTES;
+    if (!Number.isSafeInteger(this.maxMapStateBytes) || this.maxMapStateBytes < 1)
+      throw new RangeError(`maxMapStateBytes must be a positive integer; got ${this.maxMapStateBytes}`);
     if (!Number.isSafeInteger(this.recordTtlMs) || this.recordTtlMs < 1)
       throw new RangeError(`recordTtlMs must be a positive integer; got ${this.recordTtlMs}`);
     if (!Number.isSafeInteger(this.maxRecordBytes) || this.maxRecordBytes < 1)
@@ -72,7 +86,8 @@ export class RedisStore implements Store, InterruptClaims, JobLeases {
   readonly #indexed = new Map<string, string>();
 
   async save(record: ExecutionRecord): Promise<void> {
-    const json = this.#serialize(record);
+    const { json, parts } = this.#split(record);
+    await this.#writeParts(record.id, parts);
     const ttl = this.recordTtlMs;
     if (this.#indexed.get(record.id) === record.status) {
       // A checkpoint within one status: the indexes already hold it; one command, no transaction.
@@ -116,7 +131,7 @@ export class RedisStore implements Store, InterruptClaims, JobLeases {
       return {
         acquired: true,
         cancelRequested: reply.cancelRequested,
-        record: reply.recordJson === undefined ? undefined : parseRecord(reply.recordJson),
+        record: reply.recordJson === undefined ? undefined : await this.#joinParts(parseRecord(reply.recordJson)),
       };
     return { acquired: false, holder: toHolder(reply.holder), ttlMs: reply.ttlMs };
   }
@@ -150,7 +165,8 @@ export class RedisStore implements Store, InterruptClaims, JobLeases {
   }
 
   async saveAndRelease(record: ExecutionRecord, key: string, owner: string): Promise<void> {
-    const json = this.#serialize(record);
+    const { json, parts } = this.#split(record);
+    await this.#writeParts(record.id, parts, { key, owner });
     const indexes = [
       this.keys.executionIndex(),
       this.keys.executionIndexByReactor(record.reactor),
@@ -170,7 +186,8 @@ export class RedisStore implements Store, InterruptClaims, JobLeases {
   }
 
   async saveFenced(record: ExecutionRecord, key: string, owner: string): Promise<void> {
-    const json = this.#serialize(record);
+    const { json, parts } = this.#split(record);
+    await this.#writeParts(record.id, parts, { key, owner });
     const indexed = this.#indexed.get(record.id) === record.status;
     const indexes = [
       this.keys.executionIndex(),
@@ -190,6 +207,59 @@ export class RedisStore implements Store, InterruptClaims, JobLeases {
     if (!indexed) this.#remember(record);
   }
 
+  /** Revisions of large maps' element states this process wrote, by `id\u0000path` (a bounded memo, oldest dropped first). */
+  readonly #partRevs = new Map<string, number>();
+
+  /** The record's JSON and its large maps' states, each refused when larger than its limit. */
+  #split(record: ExecutionRecord): SplitRecord {
+    if (record.mapStates === undefined && record.mapParts === undefined)
+      return { json: this.#serialize(record), parts: [] };
+    return splitRecord(
+      record,
+      { maxRecordBytes: this.maxRecordBytes, maxMapStateBytes: this.maxMapStateBytes },
+      (path) => this.#partRevs.get(`${record.id}\u0000${path}`),
+    );
+  }
+
+  /**
+   * Writes the large maps' states before the record that names them (a crash between the two
+   * leaves newer element states under an older record: more progress, never less); with `fence`,
+   * only while its owner holds the liveness lease.
+   */
+  async #writeParts(
+    id: string,
+    parts: readonly MapPartWrite[],
+    fence?: { readonly key: string; readonly owner: string },
+  ): Promise<void> {
+    if (parts.length === 0) return;
+    const keys = [
+      fence === undefined ? this.keys.execution(id) : this.keys.lock(fence.key),
+      ...parts.map((p) => this.keys.executionMapPart(id, p.path)),
+    ];
+    const args = [this.recordTtlMs, fence?.owner ?? '', ...parts.map((p) => p.json ?? '')];
+    const written = await runScript(this.redis, scripts.recordPartsSave, keys, args);
+    if (!written) throw new LeaseLostError(id, 'taken_over');
+    for (const part of parts) {
+      const memo = `${id}\u0000${part.path}`;
+      this.#partRevs.delete(memo);
+      this.#partRevs.set(memo, part.rev);
+      if (this.#partRevs.size > 10_000) this.#partRevs.delete(this.#partRevs.keys().next().value!);
+    }
+  }
+
+  /** `record` with its large maps' states read back (one more round trip, only for a record that has them). */
+  async #joinParts(record: ExecutionRecord): Promise<ExecutionRecord> {
+    const paths = record.mapParts;
+    if (paths === undefined || paths.length === 0) return record;
+    const jsons = await runCommand(
+      'store-get',
+      () => this.redis.mget(...paths.map((path) => this.keys.executionMapPart(record.id, path))),
+      this.redis,
+    );
+    const byPath = new Map(paths.map((path, i) => [path, jsons[i] ?? undefined]));
+    return joinRecord(record, (path) => byPath.get(path) ?? undefined);
+  }
+
   /** The record's JSON, refused when larger than the limit. */
   #serialize(record: ExecutionRecord): string {
     const json = JSON.stringify(record);
@@ -207,7 +277,7 @@ export class RedisStore implements Store, InterruptClaims, JobLeases {
 
   async get(id: string): Promise<ExecutionRecord | undefined> {
     const json = await runCommand('store-get', () => this.redis.get(this.keys.execution(id)), this.redis);
-    return json === null ? undefined : parseRecord(json);
+    return json === null ? undefined : this.#joinParts(parseRecord(json));
   }
 
   async list(
