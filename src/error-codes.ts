@@ -21,6 +21,8 @@ export const ErrorCode = {
   ArgumentResolution: 'argument_resolution_failed',
   /** A step body threw `NonRetryableError`: failed without any further retry. */
   NonRetryable: 'non_retryable',
+  /** An attempt of a step body ran past the step's `timeout`: its `ctx.signal` was aborted and the attempt failed. Retryable. */
+  StepTimedOut: 'step_timed_out',
   /** A persisted execution record is larger than the configured limit. */
   RecordTooLarge: 'record_too_large',
   /**
@@ -183,6 +185,8 @@ export interface ErrorDetails {
   readonly arguments_invalid: ValidationDetails;
   readonly argument_resolution_failed: { readonly step: string; readonly argument: string };
   readonly non_retryable: NoDetails;
+  /** The step's path, the attempt that timed out, and the step's `timeout` in ms. */
+  readonly step_timed_out: { readonly step: string; readonly attempt: number; readonly timeoutMs: number };
   readonly record_too_large: {
     readonly executionId: string;
     readonly bytes: number;

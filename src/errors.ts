@@ -168,6 +168,23 @@ export class NonRetryableError extends ReactorError<'non_retryable'> {
   }
 }
 
+/**
+ * An attempt of a step body ran past the step's `timeout` (code `step_timed_out`): the body's
+ * `ctx.signal` was aborted with this error and the attempt failed at the deadline. Retryable:
+ * the step's retry policy decides whether another attempt runs; after the last one the step
+ * fails and is compensated like any failure.
+ */
+export class StepTimeoutError extends ReactorError<'step_timed_out'> {
+  constructor(info: { step: string; attempt: number; timeoutMs: number }) {
+    super(
+      ErrorCode.StepTimedOut,
+      `step "${info.step}": attempt ${info.attempt} timed out after ${info.timeoutMs} ms; raise the step's timeout, or make the body finish sooner`,
+      { details: { ...info } },
+    );
+    this.name = 'StepTimeoutError';
+  }
+}
+
 /** A persisted execution record is larger than the configured limit. */
 export class RecordTooLargeError extends ReactorError<'record_too_large'> {
   /** `mapStates`: the map whose element states (kept apart from the record) were too large. */
@@ -816,6 +833,7 @@ const REVIVE: readonly [string, { readonly prototype: ReactorError }, Revivable[
   ['ValidationError', ValidationError, [ErrorCode.InputInvalid, ErrorCode.ArgumentsInvalid], issuesOf],
   ['ArgumentResolutionError', ArgumentResolutionError, [ErrorCode.ArgumentResolution]],
   ['NonRetryableError', NonRetryableError, [ErrorCode.NonRetryable]],
+  ['StepTimeoutError', StepTimeoutError, [ErrorCode.StepTimedOut]],
   ['RecordTooLargeError', RecordTooLargeError, [ErrorCode.RecordTooLarge]],
   ['MapTooLargeError', MapTooLargeError, [ErrorCode.MapTooLarge]],
   ['RecordVersionError', RecordVersionError, [ErrorCode.RecordVersion]],

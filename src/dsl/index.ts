@@ -11,3 +11,4 @@ export * from './reactor.js';
 export * from './retry.js';
 export * from './signals.js';
 export * from './step.js';
+export * from './step-timeout.js';

@@ -49,6 +49,7 @@ import { asyncChildRefusal, asyncUndoRefusal } from './async.js';
 import { toRetryPolicy, type RetryOptions, type RetryPolicy } from './retry.js';
 import type { StepValue } from './signals.js';
 import { isStepDefinition, type AnyStepDefinition, type StepDefinition, type StepHooks } from './step.js';
+import { stepTimeoutMs, type StepTimeoutOptions } from './step-timeout.js';
 
 type Simplify<T> = { [K in keyof T]: T[K] } & {};
 declare const errorBrand: unique symbol;
@@ -67,10 +68,10 @@ export type StepArgs<I, A> = [A] extends [NoArgs] ? I : ArgValues<A>;
 export type Wiring<In> = { readonly [K in keyof In]?: Arg<In[K]> };
 
 /**
- * An inline step: its arguments, hooks, retry policy and step-scoped coordination (`lock`,
- * `semaphore`, `rateLimit`, `period`, `orderedLock`, keyed on the step's arguments).
+ * An inline step: its arguments, hooks, retry policy, `timeout` and step-scoped coordination
+ * (`lock`, `semaphore`, `rateLimit`, `period`, `orderedLock`, keyed on the step's arguments).
  */
-export interface InlineStepOptions<I, S, A, R> extends StepCoordinationOptions<StepArgs<I, A>> {
+export interface InlineStepOptions<I, S, A, R> extends StepCoordinationOptions<StepArgs<I, A>>, StepTimeoutOptions {
   /** Where the arguments come from; without it the step receives the reactor's input. */
   readonly args?: ($: ArgSources<I, S>) => A;
   /** Steps that must finish first although no argument reads them. */
@@ -181,6 +182,8 @@ export interface StepNode extends NodeBase {
   readonly retry: RetryPolicy;
   /** Step-scoped coordination, taken around each attempt's body (empty: none). */
   readonly coordination: readonly CoordinationSpec[];
+  /** How long one attempt of the body may run, in ms (the validated `timeout`); absent: no limit. */
+  readonly timeoutMs?: number | undefined;
   /** Set on an interrupt step: the execution pauses here until a resume delivers the payload. */
   readonly interrupt?: InterruptSpec | undefined;
   /** `asyncStep`: the body runs in its own job while the reactor goes on. */
@@ -536,6 +539,7 @@ export class ReactorBuilder<Name extends string, In, I, S> {
     const hooks = { run: options.run, compensate: options.compensate, undo: options.undo } as StepNode['hooks'];
     const retry = toRetryPolicy(options.retry, { reactor: this.#state.name, step: name });
     const coordination = stepCoordinationSpecs({ reactor: this.#state.name, step: name }, options);
+    const timeoutMs = stepTimeoutMs(options.timeout, { reactor: this.#state.name, step: name });
     return {
       kind: 'step',
       name,
@@ -546,6 +550,7 @@ export class ReactorBuilder<Name extends string, In, I, S> {
       contract: undefined,
       retry,
       coordination,
+      ...(timeoutMs === undefined ? {} : { timeoutMs }),
     };
   }
 
@@ -567,6 +572,7 @@ export class ReactorBuilder<Name extends string, In, I, S> {
       contract: definition.contract,
       retry,
       coordination: definition.coordination,
+      ...(definition.timeoutMs === undefined ? {} : { timeoutMs: definition.timeoutMs }),
     };
   }
 

@@ -9,6 +9,7 @@ import { compileContract, type Contract, type ContractInput, type ContractOutput
 import { stepCoordinationSpecs, type CoordinationSpec, type StepCoordinationOptions } from './coordination.js';
 import type { RetryOptions } from './retry.js';
 import type { StepValue } from './signals.js';
+import { stepTimeoutMs, type StepTimeoutOptions } from './step-timeout.js';
 
 /** A step's hooks, untyped (the builders keep the types). */
 export interface StepHooks {
@@ -29,7 +30,7 @@ export interface StepHookOptions<A, R> {
 
 /** Options of {@link defineStep}. */
 export interface DefineStepOptions<F extends Fields, R>
-  extends StepHookOptions<ContractOutput<F>, R>, StepCoordinationOptions<ContractOutput<F>> {
+  extends StepHookOptions<ContractOutput<F>, R>, StepCoordinationOptions<ContractOutput<F>>, StepTimeoutOptions {
   /** A default name, used in messages and when the step runs on its own. */
   readonly name?: string;
   /** The input contract: one Standard Schema per argument. */
@@ -41,9 +42,8 @@ export interface DefineStepOptions<F extends Fields, R>
 }
 
 /** Options of {@link StepDefinition.extend}: added fields and replaced hooks. */
-export interface ExtendStepOptions<F extends Fields, F2 extends Fields, R, R2> extends StepCoordinationOptions<
-  ContractOutput<F & F2>
-> {
+export interface ExtendStepOptions<F extends Fields, F2 extends Fields, R, R2>
+  extends StepCoordinationOptions<ContractOutput<F & F2>>, StepTimeoutOptions {
   readonly name?: string;
   readonly input?: F2;
   readonly redact?: readonly (keyof (F & F2) & string)[];
@@ -60,14 +60,16 @@ export interface StepDefinition<F extends Fields = Fields, R = unknown> {
   readonly contract: Contract;
   readonly hooks: StepHooks;
   readonly retry: RetryOptions | undefined;
+  /** How long one attempt of the body may run, in ms (validated `timeout`); undefined: no limit. */
+  readonly timeoutMs: number | undefined;
   /** Step-scoped coordination declarations (see {@link StepCoordinationOptions}). */
   readonly coordination: readonly CoordinationSpec[];
   /**
    * A derived step: it also inherits the coordination declarations; redeclaring a primitive
    * replaces the inherited one.
    *
-   * A derived step: it inherits this step's contract, hooks and retry policy, adds the given
-   * fields and replaces the given hooks.
+   * A derived step: it inherits this step's contract, hooks, retry policy and timeout, adds the
+   * given fields and replaces the given hooks (and the timeout, when given).
    */
   extend<F2 extends Fields = {}, R2 = never>(
     options: ExtendStepOptions<F, F2, R, R2>,
@@ -145,7 +147,7 @@ export function defineStep<const F extends Fields, R>(options: DefineStepOptions
     options.name,
     compileContract(options.input, options.redact ?? []),
     pickHooks(options),
-    options.retry,
+    { retry: options.retry, timeoutMs: stepTimeoutMs(options.timeout, { reactor: '', step: options.name }) },
     coordination,
   );
 }
@@ -156,19 +158,27 @@ function pickHooks(options: Partial<StepHooks>, base?: StepHooks): StepHooks {
   return Object.freeze({ run, compensate: options.compensate ?? base?.compensate, undo: options.undo ?? base?.undo });
 }
 
+/** A definition's retry policy and timeout, as declared. */
+interface Limits {
+  readonly retry: RetryOptions | undefined;
+  readonly timeoutMs: number | undefined;
+}
+
 function build<F extends Fields, R>(
   name: string | undefined,
   contract: Contract,
   hooks: StepHooks,
-  retry: RetryOptions | undefined,
+  limits: Limits,
   coordination: readonly CoordinationSpec[],
 ): StepDefinition<F, R> {
+  const { retry, timeoutMs } = limits;
   const definition: StepDefinition<F, R> = {
     kind: 'step-definition',
     name,
     contract,
     hooks,
     retry,
+    timeoutMs,
     coordination,
     extend(options) {
       const fields = { ...contract.fields, ...(options.input ?? {}) };
@@ -179,7 +189,10 @@ function build<F extends Fields, R>(
         derivedName,
         compileContract(fields, redact),
         pickHooks(options as Partial<StepHooks>, hooks),
-        options.retry ?? retry,
+        {
+          retry: options.retry ?? retry,
+          timeoutMs: stepTimeoutMs(options.timeout, { reactor: '', step: derivedName }) ?? timeoutMs,
+        },
         derived,
       );
     },

@@ -38,7 +38,16 @@ function eventAttributes(event: ReactorEvent): Attributes {
   if (typeof e['step'] === 'string') attributes[ATTR.step] = e['step'];
   if (typeof e['key'] === 'string') attributes[ATTR.key] = e['key'];
   if (typeof e['primitive'] === 'string') attributes[ATTR.primitive] = e['primitive'];
-  for (const name of ['attempt', 'delayMs', 'waitedMs', 'retryAfterMs', 'nesting', 'nonce', 'delivery'] as const) {
+  for (const name of [
+    'attempt',
+    'delayMs',
+    'waitedMs',
+    'retryAfterMs',
+    'timeoutMs',
+    'nesting',
+    'nonce',
+    'delivery',
+  ] as const) {
     const value = e[name];
     if (typeof value === 'number') attributes[`ts_reactor.${snake(name)}`] = value;
   }
@@ -46,6 +55,7 @@ function eventAttributes(event: ReactorEvent): Attributes {
     const value = e[name];
     if (typeof value === 'string') attributes[`ts_reactor.${snake(name)}`] = value;
   }
+  if (typeof e['ignoredSignal'] === 'boolean') attributes['ts_reactor.ignored_signal'] = e['ignoredSignal'];
   const error = e['error'] as { name?: string; message?: string; code?: string } | undefined;
   if (error) {
     attributes['exception.type'] = error.code ?? error.name ?? 'Error';

@@ -8,6 +8,7 @@ import {
   type InputOf,
   type OutputOf,
   type MapResult,
+  type Duration,
   type StepInvocation,
 } from '../../src/dsl/index.js';
 
@@ -202,5 +203,22 @@ describe('step-scoped coordination', () => {
     // prettier-ignore
     // @ts-expect-error -- rollbackWait is not a reactor-level option
     reactor('r').withLock({ key: () => 'k', rollbackWait: '1s' });
+  });
+
+  test('timeout is a duration on inline steps, asyncStep and defineStep; the result types do not change', () => {
+    const r = reactor('timed')
+      .step('a', { timeout: '30s', run: (_args, ctx) => ({ aborted: ctx.signal.aborted }) })
+      .asyncStep('b', { timeout: 500, run: () => 'x' })
+      .build();
+    expectTypeOf<OutputOf<typeof r>>().toEqualTypeOf<{ a: { aborted: boolean }; b: string }>();
+    const slow = defineStep({ input: { id: z.string() }, timeout: '2m', run: ({ id }) => id });
+    expectTypeOf(slow.timeoutMs).toEqualTypeOf<number | undefined>();
+    expectTypeOf<Parameters<typeof defineStep>[0]['timeout']>().toEqualTypeOf<Duration | undefined>();
+    // prettier-ignore
+    // @ts-expect-error -- not a duration
+    reactor('r').step('a', { timeout: '30 seconds', run: () => 1 });
+    // prettier-ignore
+    // @ts-expect-error -- a timeout is a step option, not a placement option
+    reactor('r').step('a', slow, { timeout: '1s' });
   });
 });

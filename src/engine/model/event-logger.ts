@@ -32,6 +32,7 @@ export const EVENT_LOG_LEVELS: Readonly<Record<ReactorEventType, LogLevel>> = Ob
   'step.skipped': 'info',
   'step.halted': 'info',
   'step.retrying': 'warn',
+  'step.timed_out': 'warn',
   'step.failed': 'warn',
   'step.compensated': 'info',
   'step.undone': 'info',

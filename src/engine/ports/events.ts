@@ -104,6 +104,18 @@ export type ReactorEvent =
       readonly delayMs: number;
       readonly error: ErrorJSON;
     })
+  /**
+   * An attempt ran past the step's `timeout` (`timeoutMs`): its `ctx.signal` was aborted and the
+   * attempt failed with `step_timed_out`. `ignoredSignal` is true when the body had not settled
+   * when the attempt was failed (one event-loop turn after the abort): it ignores its signal and
+   * may still be running; whatever it returns later is ignored.
+   */
+  | (StepBase & {
+      readonly type: 'step.timed_out';
+      readonly attempt: number;
+      readonly timeoutMs: number;
+      readonly ignoredSignal: boolean;
+    })
   | (StepBase & { readonly type: 'step.skipped'; readonly reason: string })
   | (StepBase & { readonly type: 'step.halted'; readonly reason: string })
   | (StepBase & { readonly type: 'step.compensated' })

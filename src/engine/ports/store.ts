@@ -35,6 +35,12 @@ export interface StepRecord {
   readonly unitId?: string;
   /** When that unit was dispatched (engine clock, ms). */
   readonly dispatchedAt?: number;
+  /**
+   * A step with a `timeout`: when its latest attempt's body started (engine clock, ms). While the
+   * status is `running`, a job that resumes that attempt (a redelivery) measures the timeout from
+   * here instead of starting it again (docs/decisions/075).
+   */
+  readonly attemptStartedAt?: number;
   readonly result?: unknown;
   readonly error?: ErrorJSON;
   /** Completion sequence number (undo runs in reverse of it). */

@@ -18,6 +18,7 @@ import {
   OrderedLockStaleError,
   RateLimitedError,
   ReactorError,
+  StepTimeoutError,
   ValidationError,
   toError,
 } from '../../errors.js';
@@ -25,6 +26,7 @@ import { contendedKey, declaredTimeout, noteWait, timedOut, timeoutError } from 
 import { dropTicket, keepTicket, keptTicket } from './step-tickets.js';
 import { stepContext } from './hooks.js';
 import { runGuardedRollback } from './rollback-guard.js';
+import { resumedAttempt, runTimed } from './step-timeout.js';
 import { stepEnd } from '../model/instrument.js';
 import type { NodeOutcome } from '../model/outcome.js';
 import type { StepRecord } from '../ports/store.js';
@@ -69,7 +71,8 @@ export async function runStepNode(
   const recorded = run.stepRecord(place.path);
   if (recorded?.status === 'completed' || recorded?.status === 'skipped')
     return fromRecord(run, node, place, args, recorded);
-  const first = recorded?.status === 'retrying' ? recorded.attempts + 1 : 1;
+  // A redelivered job resumes the attempt its record shows running (a step with a timeout, decision 075).
+  const first = resumedAttempt(recorded) ?? (recorded?.status === 'retrying' ? recorded.attempts + 1 : 1);
   const scope = {
     kind: 'step',
     executionId: run.executionId,
@@ -117,8 +120,7 @@ async function attempts(
       throw stoppedBefore;
     }
     run.emit({ type: 'step.started', step: place.path, attempt, reactor: place.reactor });
-    const ctx = stepContext(run, guarded ? { ...place, signal: guarded.signal } : place, attempt);
-    const out = classify(await invoke(node.hooks.run as Body, args, ctx));
+    const out = await attemptBody(run, node, place, args, attempt, guarded?.signal);
     // A body that fails once its job stops was interrupted, not failed: no retry is counted, nothing
     // is recorded or compensated, the ordered position is kept; it runs again where the execution resumes.
     const stopped = out.kind === 'failure' ? run.stopped : undefined;
@@ -181,6 +183,30 @@ async function attempts(
     }
     return failedAfterStart(run, node, place, args, attempt, out.error);
   }
+}
+
+/**
+ * One attempt of the body, its `ctx.signal` the step's (or, under step-level holds, `held`); under
+ * the step's `timeout` when it declares one: past the deadline the attempt fails with a
+ * retryable {@link StepTimeoutError}, settled or not (docs/decisions/075).
+ */
+async function attemptBody(
+  run: RunState,
+  node: StepNode,
+  place: StepPlace,
+  args: Record<string, unknown>,
+  attempt: number,
+  held: AbortSignal | undefined,
+): Promise<Classified> {
+  const start = async (signal: AbortSignal): Promise<Classified> => {
+    const ctx = stepContext(run, signal === place.signal ? place : { ...place, signal }, attempt);
+    return classify(await invoke(node.hooks.run as Body, args, ctx));
+  };
+  const signal = held ?? place.signal;
+  if (node.timeoutMs === undefined) return start(signal);
+  const where = { path: place.path, reactor: place.reactor, attempt, signal };
+  const out = await runTimed(run, node.timeoutMs, where, start);
+  return out instanceof StepTimeoutError ? { kind: 'failure', error: out, retryable: true } : out;
 }
 
 /** Admission skipped the step (a marked period, a failed strict chain, a stale ordered position). */
