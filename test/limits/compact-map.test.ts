@@ -49,6 +49,7 @@ function doubling(
   failures: number,
   background = false,
   maxAttempts = failures + 1,
+  fanOut = false,
 ) {
   const double = defineStep({
     input: { x: z.number() },
@@ -63,6 +64,7 @@ function doubling(
       each: double,
       args: (x) => ({ x }),
       maxElements: 200_000,
+      ...(fanOut ? { fanOut: { batchSize: 500 } } : {}),
     })
     .step('after', {
       args: ($) => ({ all: $.result('all') }),
@@ -200,6 +202,22 @@ describe.each([
     const done = await inBackground(engine, passing, 2_000);
     expect(done).toMatchObject({ status: 'completed', value: 1_999 * 2_000 });
   });
+});
+
+test('a fan-out map of more than 1,000 elements keeps its collected values once, in its element states (embedded pool)', async () => {
+  const store = new MemoryStore();
+  const engine = createEmbeddedEngine({ workerConcurrency: 16, store });
+  closers.push(() => engine.close());
+  const log = { undone: 0, seen: [] as number[] };
+  const definition = doubling('cm-fanout', log, 0, true, 1, true);
+  engine.register(definition);
+  const done = await inBackground(engine, definition, 3_000);
+  expect(done).toMatchObject({ status: 'completed', value: 2_999 * 3_000 });
+  const record = (await store.get(done.executionId))!;
+  expect(record.steps.all).toMatchObject({ status: 'completed' });
+  expect(record.steps.all).not.toHaveProperty('result');
+  expect(record.mapStates?.all).toMatchObject({ size: 3_000, status: 'c'.repeat(3_000) });
+  expect(record.mapStates?.all?.results[2_999]).toBe(5_998);
 });
 
 describe('writes of a large map', () => {

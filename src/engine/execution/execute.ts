@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { stepsWithMapResults } from '../run/compact-map.js';
 import { admit } from '../../coordination/admit.js';
 import type { Holds } from '../../coordination/holds.js';
 import type { CoordinationScope } from '../../coordination/scope.js';
@@ -237,7 +238,7 @@ export function fromRecord(record: ExecutionRecord): RunResult {
     executionId: record.id,
     reactor: record.reactor,
     trace: record.trace ?? [],
-    steps: record.steps,
+    steps: stepsWithMapResults(record),
     rollbackFailures: record.rollbackFailures,
     replay: true,
   };

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { stepsWithMapResults } from '../run/compact-map.js';
 import { replayInit } from './new-state.js';
 import type { AnyReactorDefinition } from '../../dsl/definition.js';
 import { ExecutionNotFoundError, CancelledError, ExecutionStateError, ReactorError } from '../../errors.js';
@@ -155,7 +156,7 @@ export async function cancelExecution(deps: OperationsDeps, executionId: string,
     executionId,
     reactor: record.reactor,
     trace: record.trace ?? [],
-    steps: record.steps,
+    steps: stepsWithMapResults(record),
     rollbackFailures: record.rollbackFailures,
     replay: false,
     status: 'running',

@@ -9,7 +9,7 @@
  */
 import type { MapFailure, MapResult } from '../../dsl/map-result.js';
 import type { ErrorJSON } from '../../errors.js';
-import type { MapElementStates, StepRecord } from '../ports/store.js';
+import type { ExecutionRecord, MapElementStates, StepRecord } from '../ports/store.js';
 
 /** Maps with more elements than this keep their element states apart from the record. */
 export const COMPACT_MAP_ABOVE = 1_000;
@@ -159,4 +159,21 @@ export function elementOf(path: string): { readonly map: string; readonly index:
   if (open <= 0) return undefined;
   const index = Number(path.slice(open + 1, -1));
   return Number.isInteger(index) && index >= 0 ? { map: path.slice(0, open), index } : undefined;
+}
+
+/**
+ * `record.steps` with each large map's result rebuilt from its element states (what a result
+ * read from the record shows: the record keeps the map's result only once, in those states).
+ */
+export function stepsWithMapResults(record: ExecutionRecord): ExecutionRecord['steps'] {
+  const states = record.mapStates;
+  if (states === undefined) return record.steps;
+  const steps = { ...record.steps };
+  for (const [path, persisted] of Object.entries(states)) {
+    const step = steps[path];
+    if (step?.status !== 'completed' || step.result !== undefined) continue;
+    const result = new CompactMap(persisted.size, persisted).result();
+    if (result !== undefined) steps[path] = { ...step, result };
+  }
+  return steps;
 }

@@ -12,6 +12,7 @@ import type { NodeOutcome } from '../../model/outcome.js';
 import type { LedgerSnapshot } from '../../ports/fanout.js';
 import { RECORD_VERSION, type ExecutionRecord } from '../../ports/store.js';
 import { resolveArg, type ArgScope } from '../../model/resolve-args.js';
+import { COMPACT_MAP_ABOVE } from '../../run/compact-map.js';
 import type { RunState } from '../../run/run-state.js';
 import { notStarted, type StepPlace } from '../../run/step-runner.js';
 import { elementIdOf, elementPathOf, elementRunJobId, mapIdOf } from '../../model/fanout/ids.js';
@@ -154,8 +155,13 @@ async function collect(
   const succeeded: { index: number; value: unknown }[] = [];
   const failures: MapFailure[] = [];
   const unstarted: number[] = [];
+  // A large map's collected values are kept once, in its element states apart from the record (docs/decisions/076).
+  const compact = snapshot.total > COMPACT_MAP_ABOVE;
+  if (compact) run.compactMap(place.path, snapshot.total);
   const take = (index: number, record: ExecutionRecord | undefined): void => {
     const status = snapshot.statuses[index];
+    if (compact && (status === 'completed' || status === 'skipped'))
+      run.setStep(elementPathOf(place.path, index), { status, attempts: 1, result: record?.value });
     if (status === 'completed' || status === 'skipped')
       succeeded.push({ index, value: (values[index] = record?.value) });
     else if (status === 'failed')
