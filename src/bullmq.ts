@@ -76,6 +76,11 @@ export interface RedisRuntimeOptions extends Partial<
    * `createRedisBackend({ maxRecordBytes })`. Default 512 KiB.
    */
   readonly maxRecordBytes?: number;
+  /**
+   * Size limit of one large map's element states, kept apart from the record (docs/limits.md), as
+   * `createRedisBackend({ maxMapStateBytes })`. Default 64 MiB.
+   */
+  readonly maxMapStateBytes?: number;
 }
 
 /** An engine over Redis + BullMQ, and a way to start workers for it. */
@@ -121,6 +126,7 @@ export function createRedisRuntime(options: RedisRuntimeOptions): RedisRuntime {
     requireDurability = false,
     outageToleranceMs,
     maxRecordBytes,
+    maxMapStateBytes,
     reactors = [],
     ...engineOptions
   } = options;
@@ -131,6 +137,7 @@ export function createRedisRuntime(options: RedisRuntimeOptions): RedisRuntime {
     ...(prefix === undefined ? {} : { prefix }),
     ...(lockHandOff === undefined ? {} : { lockHandOff }),
     ...(maxRecordBytes === undefined ? {} : { maxRecordBytes }),
+    ...(maxMapStateBytes === undefined ? {} : { maxMapStateBytes }),
     ...outage,
   });
   const ready = durabilityAtStartUp(backend.redis, {

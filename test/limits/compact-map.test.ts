@@ -261,6 +261,16 @@ describe('writes of a large map', () => {
     expect(await store.get('big')).toBeUndefined();
   });
 
+  test('createRedisRuntime passes maxMapStateBytes to its store', async () => {
+    const runtime = createRedisRuntime({ url: server.url, prefix: `cmr${Math.random()}`, maxMapStateBytes: 4_000 });
+    closers.push(() => runtime.close());
+    const result = await runtime.engine.run(doubling('cm-runtime', { undone: 0, seen: [] }, 0), { n: 2_000 });
+    expect(result.status === 'failed' && result.error).toMatchObject({
+      code: 'record_too_large',
+      details: { mapStates: 'all', limit: 4_000 },
+    });
+  });
+
   test('a run whose map states outgrow their budget fails with record_too_large naming the map, never left running', async () => {
     const store = new MemoryStore({ maxMapStateBytes: 4_000 });
     const log = { undone: 0, seen: [] as number[] };

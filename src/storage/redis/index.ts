@@ -52,6 +52,8 @@ export interface RedisBackendOptions {
   readonly recordTtlMs?: number;
   /** Size limit of one serialized execution record in bytes; default 512 KiB. */
   readonly maxRecordBytes?: number;
+  /** Size limit of one large map's element states, kept apart from the record (docs/limits.md); default 64 MiB. */
+  readonly maxMapStateBytes?: number;
   /**
    * Hand a released lock straight to a waiter of this process (docs/decisions/037, 060), and queue
    * this process for grants of locks released by other processes (docs/decisions/059). Default
@@ -131,6 +133,7 @@ export function createRedisBackend(options: RedisBackendOptions = {}): RedisBack
     keys,
     ...(options.recordTtlMs === undefined ? {} : { recordTtlMs: options.recordTtlMs }),
     ...(options.maxRecordBytes === undefined ? {} : { maxRecordBytes: options.maxRecordBytes }),
+    ...(options.maxMapStateBytes === undefined ? {} : { maxMapStateBytes: options.maxMapStateBytes }),
   });
   const fanOut = new RedisFanOutLedger({
     redis,
