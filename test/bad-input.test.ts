@@ -357,6 +357,35 @@ describe('bad input matrix', () => {
         await expect(call).rejects.toThrow(`engine.${method}: executionId must be a non-empty string`);
       }
   });
+
+  test('30. an input nested deeper than 100 levels (here 20,000) or with a cycle: input_invalid naming where, before the contract runs; nothing stored', async () => {
+    const store = new MemoryStore();
+    const engine = createEngine({ store });
+    const r = reactor('deep-input')
+      .input({ data: z.any() })
+      .step('a', { run: () => 1 })
+      .build();
+    const nest = (levels: number): Record<string, unknown> => {
+      const root: Record<string, unknown> = {};
+      let at = root;
+      for (let i = 1; i < levels; i++) at = (at.x = {});
+      return root;
+    };
+    const deep = await engine.run(r, { data: nest(20_000) });
+    expect(deep.status === 'failed' && deep.error).toMatchObject({ code: 'input_invalid' });
+    expect(deep.status === 'failed' && deep.error.message).toContain('nests more than 100 levels deep');
+    const cyclic: Record<string, unknown> = { list: [{ name: 'a' }] };
+    (cyclic.list as Record<string, unknown>[])[0]!.back = cyclic;
+    const cycle = await engine.run(r, { data: cyclic });
+    expect(cycle.status === 'failed' && cycle.validationErrors).toEqual([
+      { path: 'data.list.0.back', message: expect.stringContaining('refers to itself') },
+    ]);
+    expect((await store.list()).records).toEqual([]);
+    // A shared (not cyclic) value and 99 levels below the input are fine.
+    const shared = { n: 1 };
+    expect((await engine.run(r, { data: { a: shared, b: shared } })).status).toBe('completed');
+    expect((await engine.run(r, { data: nest(99) })).status).toBe('completed');
+  });
 });
 
 describe('bad input matrix: step-scoped coordination (issue 6)', () => {

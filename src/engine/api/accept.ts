@@ -7,6 +7,7 @@
 import { validateContract } from '../../dsl/contract.js';
 import type { AnyReactorDefinition } from '../../dsl/definition.js';
 import { invalidInput } from '../execution/execute.js';
+import { inputShapeIssue } from '../model/input-shape.js';
 import type { RunResult } from '../model/results.js';
 import type { Ids } from '../ports/clock.js';
 import type { Accepted, ClaimStatus, IdempotencyClaims } from './idempotency.js';
@@ -35,6 +36,9 @@ export async function accept(
 ): Promise<RunResult> {
   deps.registry.register(reactor);
   const executionId = deps.ids.executionId();
+  // Too deep or cyclic: refused before the contract, which could overflow the stack on it.
+  const shape = inputShapeIssue(input);
+  if (shape) return invalidInput(reactor, executionId, [shape]);
   const validated = await validateContract(reactor.contract, input ?? {});
   if (!validated.ok) return invalidInput(reactor, executionId, validated.issues);
   const key = options.idempotencyKey;
