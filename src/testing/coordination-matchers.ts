@@ -22,6 +22,20 @@ async function guard(received: unknown, check: (c: Coordinator) => Promise<Verdi
     : { pass: false, message: 'expected a ts-reactor Coordinator (e.g. testEngine.coordinator)' };
 }
 
+/**
+ * Whether a hold's owner is `expected`: the same id, or a worker job's hold of that root execution
+ * (a worker holds as `<root execution id>@<job>`, so two jobs of one execution never share a hold).
+ */
+function ownedBy(actual: string, expected: string): boolean {
+  return actual === expected || (actual.startsWith(`${expected}@`) && !expected.includes('@'));
+}
+
+/** An owner as a reader knows it: a worker job's hold names its root execution and the job. */
+function describeOwner(owner: string): string {
+  const at = owner.lastIndexOf('@');
+  return at <= 0 ? owner : `${owner.slice(0, at)} (worker job ${owner.slice(at + 1)})`;
+}
+
 /** The expected semaphore occupancy. */
 export interface SemaphoreExpectation {
   readonly limit: number;
@@ -46,12 +60,12 @@ export const coordinationMatchers = {
       const state = await c.lockState(key);
       const pass =
         state !== undefined &&
-        (owner === undefined || state.holder.owner === owner) &&
+        (owner === undefined || ownedBy(state.holder.owner, owner)) &&
         (step === undefined || state.holder.step === step);
       const who =
         state === undefined
           ? 'free'
-          : `held by ${state.holder.owner}${state.holder.step === undefined ? ' (reactor level)' : ` (step "${state.holder.step}")`}`;
+          : `held by ${describeOwner(state.holder.owner)}${state.holder.step === undefined ? ' (reactor level)' : ` (step "${state.holder.step}")`}`;
       return {
         pass,
         message: `expected lock "${key}" to be held${owner === undefined ? '' : ` by ${owner}`}${step === undefined ? '' : ` for step "${step}"`}; it is ${who}`,

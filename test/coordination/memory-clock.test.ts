@@ -7,6 +7,7 @@ import { describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { ContentionError, reactor } from '../../src/index.js';
 import { createTestEngine, ManualClock } from '../../src/testing/index.js';
+import { manualEngine } from '../background/helpers.js';
 
 describe('in-process contention in virtual time', () => {
   test('waits the declared wait on release notifications with a growing fallback poll (no busy loop), then fails', async () => {
@@ -116,6 +117,15 @@ describe('coordination matchers', () => {
     await expect(c).toBeLockedBy('L', 'e1', 'charge');
     await expect(c).not.toBeLockedBy('L', 'e2');
     await expect(c).not.toBeLockedBy('free');
+    // A worker job holds as `<root execution id>@<job>`: the root execution id still names it.
+    await c.lockAcquire({ key: 'W', holder: { owner: 'root-1@5f3a9c1e', step: 'ship' }, ttlMs: 10_000 });
+    await expect(c).toBeLockedBy('W', 'root-1', 'ship');
+    await expect(c).toBeLockedBy('W', 'root-1@5f3a9c1e');
+    await expect(c).not.toBeLockedBy('W', 'root');
+    await expect(c).not.toBeLockedBy('W', 'root-1@other');
+    await expect(expect(c).toBeLockedBy('W', 'root-2')).rejects.toThrow(
+      'held by root-1 (worker job 5f3a9c1e) (step "ship")',
+    );
     await c.semaphoreAcquire({ key: 'S', holder: { owner: 'e1' }, limit: 3, ttlMs: 10_000 });
     await expect(c).toHaveSemaphoreSlots('S', { limit: 3, held: 1, available: 2 });
     await c.rateTake({ windows: [{ key: 'R', limit: 5, periodMs: 60_000 }], id: 'x' });
@@ -150,6 +160,36 @@ describe('derived reactors', () => {
     expect(b.status === 'completed' && b.value).toEqual(['lock:derived:1']);
     expect(derived.name).toBe('derived');
   });
+});
+
+test("toBeLockedBy names a worker job's hold by its root execution id", async () => {
+  const m = manualEngine();
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  let entered!: () => void;
+  const inside = new Promise<void>((resolve) => (entered = resolve));
+  const r = reactor('held-in-worker')
+    .background('all')
+    .step('ship', {
+      lock: { key: () => 'parcel:1' },
+      run: async () => {
+        entered();
+        await gate;
+      },
+    })
+    .build();
+  m.engine.register(r);
+  const worker = m.startWorker();
+  try {
+    const { executionId } = await m.engine.start(r, {});
+    await inside;
+    await expect(m.coordinator).toBeLockedBy('parcel:1', executionId, 'ship');
+    release();
+    await expect.poll(async () => (await m.engine.result(executionId))?.status).toBe('completed');
+  } finally {
+    release();
+    await worker.stop();
+  }
 });
 
 describe('lost holds, release order, strict-chain give-back', () => {
