@@ -21,9 +21,9 @@
  * @module
  */
 import { runFamily } from './support/p11-family.js';
-import { overLimitMap } from './support/p11-limits.js';
+import { overLimitMap, type LimitCheck } from './support/p11-limits.js';
 import { redisFanOut } from './support/p11-redis.js';
-import type { P11ChildConfig, P11Family, P11Outcome } from './support/p11-shared.js';
+import { P11_MAX_ELEMENTS, type P11ChildConfig, type P11Family, type P11Outcome } from './support/p11-shared.js';
 import { emit, median, round, type Verdict } from './support/runner.js';
 
 const TARGET = 1.5;
@@ -131,14 +131,23 @@ export async function runP11(): Promise<Verdict> {
   }
   growth.redis_fanout = report('redis_fanout', 'element', REDIS.small, REDIS.large, await redisFanOut(REDIS));
 
-  const limit = await overLimitMap();
+  const limit = await overLimitMap().catch((error: unknown): LimitCheck => ({
+    elements: P11_MAX_ELEMENTS + 1,
+    status: 'threw',
+    code: undefined,
+    message: error instanceof Error ? error.message : String(error),
+    failedStep: undefined,
+    elementsRun: 0,
+    ms: 0,
+    clear: false,
+  }));
   const largeInlineMs = growth.inline_map?.largeRunMs;
   const early = limit.ms <= (largeInlineMs === undefined ? 1_000 : EARLY_FRACTION * largeInlineMs);
   emit({
     bench: 'P11',
     figure: 'limit_map_too_large',
     elements: limit.elements,
-    max_elements: limit.elements - 1,
+    max_elements: P11_MAX_ELEMENTS,
     status: limit.status,
     code: limit.code ?? null,
     failed_step: limit.failedStep ?? null,

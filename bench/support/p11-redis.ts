@@ -4,7 +4,8 @@
  * each run (`engine.start`) and polls its record (`engine.wait`, every 5 ms): a run's wall time
  * is from the start to the poll that finds it finished. Rounds alternate the small and the large
  * size like the in-process families (`p11-child.ts`); a run still unfinished after its timeout is
- * reported as stalled and ends the case (its elements would hold the workers).
+ * reported as stalled and ends the case (its elements would hold the workers). A server or worker
+ * that cannot start is reported as an error of both sizes, never thrown.
  *
  * @module
  */
@@ -12,7 +13,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { createRedisRuntime, type RedisRuntime } from '../../src/bullmq.js';
 import type { RunResult } from '../../src/index.js';
-import { startRedisServer } from '../../test/support/redis-server.js';
+import { startRedisServer, type RedisServerHandle } from '../../test/support/redis-server.js';
 import { spawnChildren, type BenchChild } from './children.js';
 import {
   mapReactor,
@@ -75,10 +76,11 @@ async function once(
 export async function redisFanOut(options: RedisFanOutOptions): Promise<P11Outcome> {
   const samples: P11Sample[] = [];
   const failures: P11Failure[] = [];
-  const server = await startRedisServer();
+  let server: RedisServerHandle | undefined;
   let workers: BenchChild[] = [];
   let runtime: RedisRuntime | undefined;
   try {
+    server = await startRedisServer();
     const config: P11WorkerConfig = { url: server.url, prefix: PREFIX, concurrency: options.concurrency };
     workers = await spawnChildren(
       WORKER,
@@ -109,9 +111,15 @@ export async function redisFanOut(options: RedisFanOutOptions): Promise<P11Outco
       }
     }
     return { samples, failures };
+  } catch (error) {
+    // The server, a worker or the runtime could not start: every size not yet failed is unmeasured.
+    const message = `the Redis case could not run: ${error instanceof Error ? error.message : String(error)}`;
+    for (const size of [options.small, options.large])
+      if (!failures.some((f) => f.size === size)) failures.push({ size, kind: 'error', message, afterMs: 0 });
+    return { samples, failures };
   } finally {
     await runtime?.close().catch(() => undefined);
     await Promise.all(workers.map((w) => w.kill()));
-    await server.dispose();
+    await server?.dispose().catch(() => undefined);
   }
 }
