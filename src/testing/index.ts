@@ -11,11 +11,11 @@ import type { RunResult } from '../engine/model/results.js';
 import { MemoryCoordinator } from '../storage/memory/coordinator.js';
 import { MemoryStore } from '../storage/memory/store.js';
 import { ManualClock } from './clock.js';
-import { mockSteps, type StepMock } from './mocks.js';
+import { mockSteps, type StepMocks } from './mocks.js';
 import { createTestPool } from './pool.js';
 
 export { ManualClock, type ManualClockOptions } from './clock.js';
-export { mockSteps, type StepMock } from './mocks.js';
+export { mockSteps, type StepMock, type StepMocks } from './mocks.js';
 
 /** Options of {@link createTestEngine}. */
 export interface TestEngineOptions extends Partial<Omit<EngineOptions, 'clock'>> {
@@ -43,7 +43,7 @@ export interface TestEngine {
   run<R extends AnyReactorDefinition>(
     reactor: R,
     input: InputOf<R>,
-    options?: RunOptions & { readonly mocks?: Readonly<Record<string, StepMock>> },
+    options?: RunOptions & { readonly mocks?: StepMocks<R> },
   ): Promise<RunResult<OutputOf<R>, StepsOf<R>>>;
   /**
    * Resumes a paused run (`engine.resume`). Give it the paused result itself to keep the
@@ -120,7 +120,7 @@ export function createTestEngine(options: TestEngineOptions = {}): TestEngine {
 export function testReactor<R extends AnyReactorDefinition>(
   reactor: R,
   input: InputOf<R>,
-  options: TestEngineOptions & RunOptions & { readonly mocks?: Readonly<Record<string, StepMock>> } = {},
+  options: TestEngineOptions & RunOptions & { readonly mocks?: StepMocks<R> } = {},
 ): Promise<RunResult<OutputOf<R>, StepsOf<R>>> {
   const { idempotencyKey, mocks, ...engineOptions } = options;
   const runOptions = {

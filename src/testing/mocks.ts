@@ -1,18 +1,34 @@
 import type { AnyReactorDefinition, GraphNode, StepNode } from '../dsl/definition.js';
 import type { StepContext } from '../dsl/context.js';
+import type { StepsOf } from '../dsl/reactor.js';
+import type { Signal } from '../dsl/signals.js';
 
-/** A mock: a replacement body, or a plain value the step returns. */
-export type StepMock =
-  ((args: never, ctx: StepContext) => unknown) | { readonly value: unknown } | { readonly throws: unknown };
+/**
+ * A mock: a replacement body, or a plain value the step returns. `V` is the step's result type
+ * (the value, or what the body returns or resolves to; a body may also return signals).
+ */
+export type StepMock<V = unknown> =
+  | ((args: never, ctx: StepContext) => V | Signal | Promise<V | Signal>)
+  | { readonly value: V }
+  | { readonly throws: unknown };
+
+/**
+ * The mocks of a reactor's steps, typed by its step names and result types: a misspelt step or
+ * a value of the wrong shape does not compile. Steps inside a composed reactor are named by
+ * path (`payment.charge`) and take an untyped mock.
+ */
+export type StepMocks<R> = {
+  readonly [K in keyof StepsOf<R> & string]?: StepMock<StepsOf<R>[K]>;
+} & { readonly [path: `${string}.${string}`]: StepMock };
 
 /**
  * A copy of `definition` with some step bodies replaced. Keys are step names; a composed
  * child's steps are named by path (`payment.charge`). Compensate and undo hooks are kept.
  * Mocked values go through a JSON round trip, as persisted results do.
  */
-export function mockSteps<R extends AnyReactorDefinition>(definition: R, mocks: Readonly<Record<string, StepMock>>): R {
+export function mockSteps<R extends AnyReactorDefinition>(definition: R, mocks: StepMocks<R>): R {
   const used = new Set<string>();
-  const result = replace(definition, mocks, '', used);
+  const result = replace(definition, mocks as Readonly<Record<string, StepMock>>, '', used);
   const unknown = Object.keys(mocks).filter((k) => !used.has(k));
   if (unknown.length > 0)
     throw new Error(
