@@ -5,18 +5,28 @@ import { createWorker, type WorkerCloseOptions } from './queue/worker.js';
 import { MemoryCoordinator } from './storage/memory/coordinator.js';
 import { MemoryStore } from './storage/memory/store.js';
 import { MemoryFanOutLedger } from './storage/memory/fanout.js';
+import { MemorySchedules, memoryScheduleBackend } from './schedules/memory.js';
+import { Schedules } from './schedules/service.js';
+import type { ScheduleInputFn } from './schedules/types.js';
+import { systemClock } from './engine/ports/clock.js';
 
 /** Options of {@link createEmbeddedEngine}: an engine's options, with the store optional. */
 export type EmbeddedEngineOptions = Omit<EngineOptions, 'store' | 'queue' | 'waitList'> &
   Partial<Pick<EngineOptions, 'store'>> & {
     /** Background jobs processed at once by the in-process worker pool. Default 8. */
     readonly workerConcurrency?: number;
+    /** Where schedules live: pass one `MemorySchedules` to several engines to share it. Default: this engine's own. */
+    readonly schedules?: MemorySchedules;
+    /** Computed schedule inputs by name (a schedule's `inputFrom`), called with each tick's time. */
+    readonly scheduleInputs?: Readonly<Record<string, ScheduleInputFn>>;
   };
 
 /** An engine on the embedded default, with its in-process background worker pool. */
 export interface EmbeddedEngine extends Engine {
   /** Resolves when no background job is queued, delayed or running. */
   drain(): Promise<void>;
+  /** Start reactors on a cron expression or at an interval; the ticks are timers on the engine clock (docs/time.md, "Schedules"). */
+  readonly schedules: Schedules;
   /**
    * Stops the worker pool: in-flight jobs finish, then the wake-ups they started. With
    * `timeoutMs`, jobs still running after that long have their steps' `ctx.signal` aborted with
@@ -39,7 +49,7 @@ export interface EmbeddedEngine extends Engine {
  * ```
  */
 export function createEmbeddedEngine(options: EmbeddedEngineOptions = {}): EmbeddedEngine {
-  const { workerConcurrency, ...rest } = options;
+  const { workerConcurrency, schedules: board, scheduleInputs, ...rest } = options;
   const memory = createMemoryQueue(options.clock ? { clock: options.clock } : {});
   const engine = createEngine({
     ...rest,
@@ -50,8 +60,23 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions = {}): Embed
     fanOut: options.fanOut ?? new MemoryFanOutLedger(),
   });
   const worker = createWorker({ engine, consumer: memory.consumer, concurrency: workerConcurrency ?? 8 });
+  const clock = options.clock ?? systemClock;
+  const schedules = new Schedules({
+    backend: memoryScheduleBackend(board ?? new MemorySchedules(), clock),
+    engine,
+    clock,
+    reactors: options.reactors ?? [],
+    inputs: scheduleInputs ?? {},
+    ...(options.logger === undefined ? {} : { logger: options.logger }),
+  });
+  const stopTicks = schedules.consume();
   return Object.assign(engine, {
     drain: () => memory.drain(),
-    close: async (closeOptions?: WorkerCloseOptions) => (await worker.close(closeOptions), await engine.idle()),
+    schedules,
+    close: async (closeOptions?: WorkerCloseOptions) => (
+      await stopTicks(),
+      await worker.close(closeOptions),
+      await engine.idle()
+    ),
   });
 }

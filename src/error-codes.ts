@@ -108,6 +108,10 @@ export const ErrorCode = {
   QueueMissing: 'queue_missing',
   /** A job or an operation names a reactor this engine or worker has not registered. */
   ReactorUnknown: 'reactor_unknown',
+  /** A schedule's definition is not valid (id, cron pattern, time zone, interval, input, missed policy, window). */
+  ScheduleInvalid: 'schedule_invalid',
+  /** No schedule has that id. */
+  ScheduleNotFound: 'schedule_not_found',
   /** A queued async unit's reactor no longer has that `asyncStep` (the definition changed). */
   AsyncUnitUnknown: 'async_unit_unknown',
   /** An async unit's worker stopped while compensating; the compensate is not repeated. */
@@ -329,6 +333,9 @@ export interface ErrorDetails {
   readonly inspector_missing: NoDetails;
   readonly queue_missing: NoDetails;
   readonly reactor_unknown: { readonly reactor: string };
+  /** `field` is the option at fault (`id`, `cron.pattern`, `cron.tz`, `every`, `input`, `inputFrom`, `missed`, `startAt`, `endAt`). */
+  readonly schedule_invalid: { readonly schedule: string; readonly field: string; readonly reason: string };
+  readonly schedule_not_found: { readonly schedule: string };
   readonly async_unit_unknown: { readonly unitId: string; readonly step: string };
   readonly async_unit_interrupted: { readonly unitId: string };
   /** `status` is the unit's final status. */

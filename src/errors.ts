@@ -185,6 +185,27 @@ export class StepTimeoutError extends ReactorError<'step_timed_out'> {
   }
 }
 
+/**
+ * A schedule's definition is not valid (code `schedule_invalid`): `details.field` names the
+ * option at fault (`cron.pattern`, `cron.tz`, `every`, …), `details.reason` says why.
+ */
+export class ScheduleInvalidError extends ReactorError<'schedule_invalid'> {
+  constructor(info: { schedule: string; field: string; reason: string }) {
+    super(ErrorCode.ScheduleInvalid, `schedule "${info.schedule}": ${info.field} ${info.reason}`, {
+      details: { ...info },
+    });
+    this.name = 'ScheduleInvalidError';
+  }
+}
+
+/** No schedule has that id (code `schedule_not_found`). */
+export class ScheduleNotFoundError extends ReactorError<'schedule_not_found'> {
+  constructor(schedule: string) {
+    super(ErrorCode.ScheduleNotFound, `no schedule "${schedule}"`, { details: { schedule } });
+    this.name = 'ScheduleNotFoundError';
+  }
+}
+
 /** A persisted execution record is larger than the configured limit. */
 export class RecordTooLargeError extends ReactorError<'record_too_large'> {
   /** `mapStates`: the map whose element states (kept apart from the record) were too large. */
@@ -834,6 +855,8 @@ const REVIVE: readonly [string, { readonly prototype: ReactorError }, Revivable[
   ['ArgumentResolutionError', ArgumentResolutionError, [ErrorCode.ArgumentResolution]],
   ['NonRetryableError', NonRetryableError, [ErrorCode.NonRetryable]],
   ['StepTimeoutError', StepTimeoutError, [ErrorCode.StepTimedOut]],
+  ['ScheduleInvalidError', ScheduleInvalidError, [ErrorCode.ScheduleInvalid]],
+  ['ScheduleNotFoundError', ScheduleNotFoundError, [ErrorCode.ScheduleNotFound]],
   ['RecordTooLargeError', RecordTooLargeError, [ErrorCode.RecordTooLarge]],
   ['MapTooLargeError', MapTooLargeError, [ErrorCode.MapTooLarge]],
   ['RecordVersionError', RecordVersionError, [ErrorCode.RecordVersion]],

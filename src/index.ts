@@ -12,4 +12,5 @@ export { MemoryStore, type MemoryStoreOptions } from './storage/memory/store.js'
 export { MemoryCoordinator } from './storage/memory/coordinator.js';
 export { MemoryFanOutLedger } from './storage/memory/fanout.js';
 export { createEmbeddedEngine, type EmbeddedEngine, type EmbeddedEngineOptions } from './embedded.js';
+export * from './schedules/index.js';
 export type { WorkerCloseOptions, WorkerCloseReport } from './queue/worker.js';
