@@ -8,8 +8,6 @@ export interface LargeFanOutWorkerConfig {
   readonly prefix: string;
   readonly concurrency: number;
   readonly batchSize: number;
-  /** The record limit: the collected map of 100,000 numbers is over the default 512 KiB. */
-  readonly maxRecordBytes: number;
 }
 
 /** The reactor name both sides register. */
@@ -20,14 +18,17 @@ export const LARGE_FANOUT_MAX = 100_000;
 
 const double = defineStep({ input: { n: z.number().int() }, run: ({ n }) => n * 2 });
 
-/** `xs → m: fan-out map of n => n * 2 → sum: { count, sum }` (returns `sum`, not the map). */
+/**
+ * `n → m: fan-out map of i => i * 2 over 0 .. n-1 → sum: { count, sum }` (returns `sum`, not the
+ * map). The input is a count, not the items: 100,000 numbers would take 590 KB of the record.
+ */
 export function buildLargeFanOut(batchSize: number) {
   return reactor(LARGE_FANOUT_REACTOR)
-    .input({ xs: z.array(z.number().int()) })
+    .input({ n: z.number().int().min(0).max(LARGE_FANOUT_MAX) })
     .map('m', {
-      source: ($) => $.input('xs'),
+      source: ($) => $.input('n').transform((n) => Array.from({ length: n }, (_, i) => i)),
       each: double,
-      args: (n) => ({ n }),
+      args: (i) => ({ n: i }),
       fanOut: { batchSize },
       maxElements: LARGE_FANOUT_MAX,
     })

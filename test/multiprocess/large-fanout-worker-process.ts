@@ -14,7 +14,6 @@ async function main(): Promise<void> {
     url: config.url,
     prefix: config.prefix,
     reactors: [buildLargeFanOut(config.batchSize)],
-    maxRecordBytes: config.maxRecordBytes,
     // Only the settlement that finishes the map wakes the run (the fallback is out of reach).
     background: { parkFallbackMs: 600_000 },
   });
