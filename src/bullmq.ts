@@ -23,6 +23,10 @@ import { silentLogger } from './engine/model/logger.js';
 import { traceBoundOf } from './engine/model/trace-bound.js';
 import type { JobConsumer } from './engine/ports/queue.js';
 import type { Logger } from './dsl/context.js';
+import { createBullmqSchedules } from './queue/bullmq-schedules.js';
+import { Schedules } from './schedules/service.js';
+import type { ScheduleInputFn } from './schedules/types.js';
+import { systemClock } from './engine/ports/clock.js';
 
 export * from './queue/bullmq.js';
 export { RedisWaitList } from './queue/redis-wait-list.js';
@@ -35,6 +39,7 @@ export {
   type WorkerOptions,
 } from './queue/worker.js';
 export { decodeJob, encodeJob } from './queue/payload.js';
+export { createBullmqSchedules, scheduleQueueName, type BullmqSchedulesOptions } from './queue/bullmq-schedules.js';
 
 /** Options of {@link createRedisRuntime}. */
 export interface RedisRuntimeOptions extends Partial<
@@ -81,11 +86,19 @@ export interface RedisRuntimeOptions extends Partial<
    * `createRedisBackend({ maxMapStateBytes })`. Default 64 MiB.
    */
   readonly maxMapStateBytes?: number;
+  /** Computed schedule inputs by name (a schedule's `inputFrom`), called in the worker with each tick's time (docs/time.md, "Schedules"). */
+  readonly scheduleInputs?: Readonly<Record<string, ScheduleInputFn>>;
 }
 
 /** An engine over Redis + BullMQ, and a way to start workers for it. */
 export interface RedisRuntime {
   readonly engine: Engine;
+  /**
+   * Schedules on BullMQ's job schedulers (docs/time.md, "Schedules"): any process may upsert,
+   * list or remove them; the ticks are taken by this runtime's workers (from the first
+   * `startWorker`), each tick by one of them.
+   */
+  readonly schedules: Schedules;
   /**
    * The start-up durability check, run once when the runtime is created: what Redis keeps across
    * a restart. Its warnings are logged through the engine's `logger`. With `requireDurability`
@@ -128,6 +141,7 @@ export function createRedisRuntime(options: RedisRuntimeOptions): RedisRuntime {
     maxRecordBytes,
     maxMapStateBytes,
     reactors = [],
+    scheduleInputs = {},
     ...engineOptions
   } = options;
   traceBoundOf(engineOptions.maxTraceEntries, 'createRedisRuntime'); // refused before any connection opens
@@ -165,8 +179,19 @@ export function createRedisRuntime(options: RedisRuntimeOptions): RedisRuntime {
   const engine = requireDurability ? engineAfter(created, ready) : created;
   const workers: Worker[] = [];
   let closing: Promise<void> | undefined;
+  const ticks = createBullmqSchedules({ connection: { url }, ...names });
+  const schedules = new Schedules({
+    backend: ticks,
+    engine,
+    clock: engineOptions.clock ?? systemClock,
+    reactors,
+    inputs: scheduleInputs,
+    ...(engineOptions.logger === undefined ? {} : { logger: engineOptions.logger }),
+  });
+  let stopTicks: (() => Promise<void>) | undefined;
   return {
     engine,
+    schedules,
     ready: () => ready,
     startWorker: (workerOptions: { readonly concurrency?: number; readonly shutdownTimeoutMs?: number } = {}) => {
       const consumer = createBullmqConsumer({
@@ -184,14 +209,17 @@ export function createRedisRuntime(options: RedisRuntimeOptions): RedisRuntime {
           : { shutdownTimeoutMs: workerOptions.shutdownTimeoutMs }),
       });
       workers.push(worker);
+      stopTicks ??= schedules.consume();
       return worker;
     },
     close: (closeOptions?: WorkerCloseOptions) =>
       (closing ??= (async () => {
         // Workers first (their jobs finish), then the wake-ups those jobs started, then the connections:
         // nothing is sent on a closed connection, so nothing rejects unobserved (docs/decisions/048).
+        await stopTicks?.();
         await Promise.all(workers.map((w) => w.close(closeOptions)));
         await engine.idle();
+        await ticks.close();
         await queue.close();
         await backend.close();
       })()),

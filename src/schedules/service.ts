@@ -56,7 +56,10 @@ export class Schedules {
       this.#reactors.set(options.reactor.name, options.reactor);
     const now = this.#deps.clock.now();
     const definition = validateSchedule(options, this.#known(), now);
-    await this.#deps.backend.put(definition, nextTick(definition, now));
+    const first = nextTick(definition, now);
+    if (first === undefined)
+      throw new ScheduleInvalidError({ schedule: definition.id, field: 'endAt', reason: 'leaves no tick after now' });
+    await this.#deps.backend.put(definition, first);
     return this.#info(definition, 5);
   }
 

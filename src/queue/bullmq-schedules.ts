@@ -1,0 +1,127 @@
+/**
+ * The schedules of the Redis runtime over BullMQ's job schedulers: one job scheduler per
+ * schedule on the queue `<name>-schedules`, its template carrying the schedule's definition (so
+ * Redis holds the definition and nothing else), each tick a job whose processing hands the tick
+ * over. BullMQ keeps one pending job per scheduler and creates each next one when a worker takes
+ * the current one, so one worker gets each tick; a tick's idempotency key makes a redelivery
+ * (a stalled job) harmless.
+ *
+ * @module
+ */
+import { Queue, Worker, type ConnectionOptions, type Job, type JobSchedulerJson, type RepeatOptions } from 'bullmq';
+import type { ScheduleBackend, TickHandler } from '../schedules/backend.js';
+import type { ScheduleDefinition } from '../schedules/types.js';
+import { DEFAULT_BULLMQ_PREFIX, type BullmqConnection } from './bullmq.js';
+import { DEFAULT_QUEUE_NAME, KEEP_COMPLETED_MS, KEEP_FAILED_MS } from './policy.js';
+
+/** The name of a schedule tick job. */
+export const SCHEDULE_TICK_JOB = 'schedule-tick';
+
+/** Options of {@link createBullmqSchedules}. */
+export interface BullmqSchedulesOptions {
+  readonly connection: BullmqConnection;
+  /** The runtime's BullMQ queue name (default `ts-reactor`); the ticks go to `<name>-schedules`. */
+  readonly name?: string;
+  /** BullMQ key prefix; default `rx`. */
+  readonly prefix?: string;
+  /** Ticks handled at once by one consumer. Default 4. */
+  readonly concurrency?: number;
+}
+
+interface TickData {
+  readonly v: 1;
+  readonly definition: ScheduleDefinition;
+}
+
+/** The name of the tick queue of the runtime queue `name`. */
+export function scheduleQueueName(name: string = DEFAULT_QUEUE_NAME): string {
+  return `${name}-schedules`;
+}
+
+/** A {@link ScheduleBackend} on BullMQ job schedulers. */
+export function createBullmqSchedules(options: BullmqSchedulesOptions): ScheduleBackend {
+  const name = scheduleQueueName(options.name);
+  const prefix = options.prefix ?? DEFAULT_BULLMQ_PREFIX;
+  let queue: Queue<TickData> | undefined;
+  const open = (): Queue<TickData> => {
+    if (queue) return queue;
+    queue = new Queue<TickData>(name, { connection: connectionOf(options.connection, false), prefix });
+    queue.on('error', () => undefined); // errors surface on the calls that hit them
+    return queue;
+  };
+  return {
+    put: async (definition, firstTick) => {
+      await open().upsertJobScheduler(definition.id, repeatOf(definition, firstTick), {
+        name: SCHEDULE_TICK_JOB,
+        data: { v: 1, definition },
+        opts: {
+          removeOnComplete: { age: KEEP_COMPLETED_MS / 1000, count: 1_000 },
+          removeOnFail: { age: KEEP_FAILED_MS / 1000, count: 1_000 },
+        },
+      });
+    },
+    get: async (id) => definitionOf(await open().getJobScheduler(id)),
+    list: async () =>
+      (await open().getJobSchedulers(0, -1, true))
+        .map(definitionOf)
+        .filter((d): d is ScheduleDefinition => d !== undefined),
+    remove: (id) => open().removeJobScheduler(id),
+    consume: (handler) => consumeTicks(name, prefix, options, handler),
+    close: async () => {
+      await queue?.close();
+    },
+  };
+}
+
+/** BullMQ's repeat options of a definition: an interval from its first tick, or a cron pattern in its zone. */
+function repeatOf(definition: ScheduleDefinition, firstTick: number | undefined): Omit<RepeatOptions, 'key'> {
+  const end = definition.endAt === undefined ? {} : { endDate: definition.endAt - 1 };
+  if (definition.everyMs !== undefined)
+    return { every: definition.everyMs, ...(firstTick === undefined ? {} : { startDate: firstTick }), ...end };
+  const start = definition.startAt === undefined ? {} : { startDate: definition.startAt };
+  return { pattern: definition.cron!.pattern, tz: definition.cron!.tz, ...start, ...end };
+}
+
+function definitionOf(json: JobSchedulerJson<TickData> | undefined): ScheduleDefinition | undefined {
+  const data = json?.template?.data;
+  return data?.v === 1 && typeof data.definition?.id === 'string' ? data.definition : undefined;
+}
+
+/** A BullMQ worker on the tick queue: each job's tick (its scheduled time) goes to `handler`. */
+function consumeTicks(
+  name: string,
+  prefix: string,
+  options: BullmqSchedulesOptions,
+  handler: TickHandler,
+): () => Promise<void> {
+  // A worker's blocking connection of its own: a connection passed in is duplicated, never closed.
+  const own = 'url' in options.connection ? undefined : options.connection.duplicate({ maxRetriesPerRequest: null });
+  const worker = new Worker<TickData>(
+    name,
+    async (job: Job<TickData>) => {
+      const definition = job.data?.definition;
+      const tick = tickOf(job);
+      if (job.data?.v !== 1 || !definition || tick === undefined) return; // not a tick of this version: dropped
+      await handler(definition, tick);
+    },
+    { connection: own ?? connectionOf(options.connection, true), prefix, concurrency: options.concurrency ?? 4 },
+  );
+  worker.on('error', () => undefined); // it reconnects; the calls that fail say so
+  return async () => {
+    await worker.close();
+    if (own !== undefined) own.disconnect();
+  };
+}
+
+/** A tick job's scheduled time: its `prevMillis`, else the millis its id ends with (`repeat:<id>:<millis>`). */
+function tickOf(job: Job<TickData>): number | undefined {
+  const prev = (job.opts as { prevMillis?: number }).prevMillis;
+  if (typeof prev === 'number' && Number.isFinite(prev)) return prev;
+  const millis = Number(job.id?.split(':').pop());
+  return Number.isFinite(millis) ? millis : undefined;
+}
+
+function connectionOf(connection: BullmqConnection, blocking: boolean): ConnectionOptions {
+  if (!('url' in connection)) return connection;
+  return blocking ? { url: connection.url, maxRetriesPerRequest: null } : { url: connection.url };
+}
