@@ -108,6 +108,8 @@ export const ErrorCode = {
   QueueMissing: 'queue_missing',
   /** A job or an operation names a reactor this engine or worker has not registered. */
   ReactorUnknown: 'reactor_unknown',
+  /** An execution ran with a definition (fingerprint, version) this engine has not registered, and none registered migrates from it (docs/decisions/082). */
+  VersionUnavailable: 'version_unavailable',
   /** A schedule's definition is not valid (id, cron pattern, time zone, interval, input, missed policy, window). */
   ScheduleInvalid: 'schedule_invalid',
   /** No schedule has that id. */
@@ -333,6 +335,13 @@ export interface ErrorDetails {
   readonly inspector_missing: NoDetails;
   readonly queue_missing: NoDetails;
   readonly reactor_unknown: { readonly reactor: string };
+  /** The definition the execution ran with: its reactor, fingerprint and author-set version. */
+  readonly version_unavailable: {
+    readonly executionId: string;
+    readonly reactor: string;
+    readonly fingerprint: string;
+    readonly version?: string | undefined;
+  };
   /** `field` is the option at fault (`id`, `cron.pattern`, `cron.tz`, `every`, `input`, `inputFrom`, `missed`, `startAt`, `endAt`). */
   readonly schedule_invalid: { readonly schedule: string; readonly field: string; readonly reason: string };
   readonly schedule_not_found: { readonly schedule: string };

@@ -22,6 +22,8 @@ import {
   type Fields,
 } from './contract.js';
 import type { MapResult } from './map-result.js';
+import { fingerprintOf } from './fingerprint.js';
+import { versionOptions, type ReactorMigration } from './versions.js';
 import {
   lockSpec,
   orderedLockSpec,
@@ -151,6 +153,10 @@ export interface InterruptOptions<I, S, A, P extends PayloadSchema> extends Inte
 export interface ReactorOptions {
   /** Steps of one run running at once (default: the engine's, 8). */
   readonly maxConcurrency?: number;
+  /** The author's name for this definition (a date, a number), recorded with each execution it starts (docs/deploys.md). */
+  readonly version?: string;
+  /** Earlier definitions of this reactor whose executions this one continues (docs/deploys.md). */
+  readonly migrateFrom?: readonly ReactorMigration[];
 }
 
 /**
@@ -244,6 +250,15 @@ export interface ReactorDefinition<Name extends string = string, In = unknown, I
   readonly background: 'all' | { readonly after: string } | { readonly before: string } | undefined;
   /** Reactor-level coordination declarations (at most one per kind). */
   readonly coordination: readonly CoordinationSpec[];
+  /**
+   * A stable hash of what decides how a persisted execution continues (step names, kinds,
+   * dependencies, coordination, hand-offs: `dsl/fingerprint.ts`); recorded with each execution.
+   */
+  readonly fingerprint: string;
+  /** The author-set version (`reactor(name, { version })`); undefined: none. */
+  readonly version: string | undefined;
+  /** Earlier definitions whose executions this one continues (`reactor(name, { migrateFrom })`). */
+  readonly migrateFrom: readonly ReactorMigration[];
   /** Draws the graph as a Mermaid flowchart. */
   toMermaid(): string;
   /**
@@ -603,6 +618,9 @@ export class ReactorBuilder<Name extends string, In, I, S> {
       maxConcurrency: options.maxConcurrency,
       coordination,
       background,
+      fingerprint: fingerprintOf({ name, nodes, coordination, background }),
+      version: options.version,
+      migrateFrom: versionOptions(name, options),
       toMermaid: () => toMermaid(definition),
       extend: (derivedName?: string) => new ReactorBuilder({ ...this.#state, name: derivedName ?? name }),
     };

@@ -144,6 +144,8 @@ export function backgroundDeps(
     newState: parts.states.newState,
     liveJobs: parts.states.liveJobs,
     instrument: core.instrument,
+    versions: core.registry.byFingerprint,
+    hub: core.hub,
     options: {
       contentionCap: 100,
       parkFallbackMs: 5_000,
@@ -208,6 +210,7 @@ export function operationsDeps(
     waitList: options.waitList,
     queue: options.queue,
     registry: core.registry.byName,
+    versions: core.registry.byFingerprint,
     live: core.inflight,
     newState: parts.states.newState,
     fanOut: options.fanOut,

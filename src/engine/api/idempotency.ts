@@ -12,6 +12,7 @@ import { ErrorCode, ReactorError, RecordTooLargeError } from '../../errors.js';
 import { fromRecord } from '../execution/execute.js';
 import type { RunResult } from '../model/results.js';
 import type { Clock } from '../ports/clock.js';
+import { stampFields } from '../run/run-state.js';
 import {
   RECORD_VERSION,
   type ExecutionRecord,
@@ -75,7 +76,7 @@ export class IdempotencyClaims {
     outcome.catch(() => undefined); // a replay awaits it; without one, a failed body must not be an unobserved rejection
     this.#claiming.set(executionId, outcome);
     try {
-      const record = claimRecord(accepted, reactor.name, first, this.#deps.clock.now());
+      const record = claimRecord(accepted, reactor, first, this.#deps.clock.now());
       const claim = await this.#deps.store
         .claimIdempotency(reactor.name, key, executionId, record)
         .catch((error: unknown) => {
@@ -115,13 +116,19 @@ export class IdempotencyClaims {
  * The record a won idempotency claim writes with the claim (decision 056): what a replay in
  * another engine reads until the execution's own first save replaces it.
  */
-function claimRecord(accepted: Accepted, reactor: string, status: ClaimStatus, now: number): ExecutionRecord {
+function claimRecord(
+  accepted: Accepted,
+  reactor: AnyReactorDefinition,
+  status: ClaimStatus,
+  now: number,
+): ExecutionRecord {
   const { executionId: id, input, key, retryOf } = accepted;
   return {
     v: RECORD_VERSION,
     id,
     rootId: id,
-    reactor,
+    reactor: reactor.name,
+    ...stampFields(reactor),
     status,
     input,
     steps: {},

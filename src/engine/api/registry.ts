@@ -4,15 +4,32 @@
  * registered too (decision 046) — whether it came from the options, `register`, `run`, `start`
  * or a dispatch.
  *
+ * Several definitions of one name live side by side, by fingerprint (decision 082): registering a
+ * definition of a name already there with another fingerprint adds it and makes it the name's
+ * current one (the last registered); one of the same fingerprint replaces that version (its step
+ * bodies may have changed, its shape has not). A job of a record that carries a fingerprint runs
+ * on that version (`jobs/version-gate.ts`); the current one serves everything found by name.
+ *
  * @module
  */
 import type { AnyReactorDefinition } from '../../dsl/definition.js';
 import { ReactorError } from '../../errors.js';
 import { registerTree } from '../model/async/registry.js';
 
+/** A name → current definition map that also keeps every definition written to it, by fingerprint. */
+class VersionedNames extends Map<string, AnyReactorDefinition> {
+  readonly versions = new Map<string, AnyReactorDefinition>();
+
+  /** Makes `reactor` the current definition of `name` and keeps it as its fingerprint's version. */
+  override set(name: string, reactor: AnyReactorDefinition): this {
+    this.versions.set(reactor.fingerprint, reactor);
+    return super.set(name, reactor);
+  }
+}
+
 /** The reactors one engine knows, each with the children it dispatches. */
 export class ReactorRegistry {
-  readonly #byName = new Map<string, AnyReactorDefinition>();
+  readonly #byName = new VersionedNames();
 
   /** A registry holding `reactors` (the engine's `reactors` option) and their children. */
   constructor(reactors: readonly AnyReactorDefinition[] = []) {
@@ -22,6 +39,11 @@ export class ReactorRegistry {
   /** The registered reactors by name, for the parts that only read them (operations, resume, the sweep). */
   get byName(): ReadonlyMap<string, AnyReactorDefinition> {
     return this.#byName;
+  }
+
+  /** Every registered definition by fingerprint (every version of every name), for the version gate. */
+  get byFingerprint(): ReadonlyMap<string, AnyReactorDefinition> {
+    return this.#byName.versions;
   }
 
   /** Adds `reactors` and, recursively, the reactors they dispatch (a reactor already there is left as it is). */

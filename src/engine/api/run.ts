@@ -49,6 +49,7 @@ async function runInline(deps: RunDeps, reactor: AnyReactorDefinition, accepted:
     input,
     idempotencyKey: key,
     retryOf,
+    definition: reactor,
   });
   const abort = new AbortController();
   const handOff = reactor.background === undefined ? undefined : (s: RunState) => handOffToWorker(needQueue(deps), s);

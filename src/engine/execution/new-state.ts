@@ -10,7 +10,15 @@ import type { RunState, RunStateInit } from '../run/run-state.js';
 /** What a caller gives {@link NewState}; the engine supplies the rest of {@link RunStateInit}. */
 export type NewStateInit = Pick<
   RunStateInit,
-  'executionId' | 'rootExecutionId' | 'reactor' | 'contract' | 'input' | 'idempotencyKey' | 'retryOf' | 'parentId'
+  | 'executionId'
+  | 'rootExecutionId'
+  | 'reactor'
+  | 'contract'
+  | 'input'
+  | 'idempotencyKey'
+  | 'retryOf'
+  | 'parentId'
+  | 'definition'
 > & { readonly resume?: ExecutionRecord; readonly mode?: 'inline' | 'worker'; readonly replayOnly?: boolean };
 
 /** Builds the run state of an execution (bound to the engine's ports, and to a job's lease in a worker). */

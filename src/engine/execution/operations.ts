@@ -7,6 +7,7 @@
  */
 import { stepsWithMapResults } from '../run/compact-map.js';
 import { replayInit } from './new-state.js';
+import { versionFor } from '../model/versions.js';
 import type { AnyReactorDefinition } from '../../dsl/definition.js';
 import { ExecutionNotFoundError, CancelledError, ExecutionStateError, ReactorError } from '../../errors.js';
 import { cancelled, type CoordinationDeps } from './execute.js';
@@ -28,6 +29,8 @@ export interface OperationsDeps {
   readonly waitList: WaitList | undefined;
   readonly queue: JobQueue | undefined;
   readonly registry: ReadonlyMap<string, AnyReactorDefinition>;
+  /** Every registered definition by fingerprint: undo and cancel use the one the execution ran with (decision 082). */
+  readonly versions?: ReadonlyMap<string, AnyReactorDefinition>;
   /** Root controllers of inline runs in this process, by execution id. */
   readonly live: ReadonlyMap<string, { readonly abort: AbortController; readonly done: Promise<RunResult> }>;
   /** Brackets an operator's rollback in a `run` scope (a span in the execution's trace). Default: none. */
@@ -42,10 +45,15 @@ export interface OperationsDeps {
   readonly fanOut?: FanOutLedger | undefined;
 }
 
+/**
+ * The record and the definition of an operation on it: the one it ran with (`version_unavailable`
+ * without it), or — `current` — the registered definition of its name (a retry is a new execution).
+ */
 async function load(
   deps: OperationsDeps,
   executionId: string,
   operation: string,
+  definition: 'own' | 'current' = 'own',
 ): Promise<{ record: ExecutionRecord; reactor: AnyReactorDefinition }> {
   const record = await deps.store.get(executionId);
   if (!record) throw new ExecutionNotFoundError(executionId);
@@ -56,7 +64,7 @@ async function load(
       `cannot ${operation} execution ${executionId}: reactor "${record.reactor}" is not registered with this engine (engine.register)`,
       { details: { reactor: record.reactor } },
     );
-  return { record, reactor };
+  return definition === 'current' ? { record, reactor } : versionFor(record, reactor, deps.versions, operation);
 }
 
 function coordinatorOf(deps: OperationsDeps): Coordinator {
@@ -203,7 +211,7 @@ export async function retrySource(
   deps: OperationsDeps,
   executionId: string,
 ): Promise<{ reactor: AnyReactorDefinition; input: unknown; traceContext: TraceContext | undefined }> {
-  const { record, reactor } = await load(deps, executionId, 'retry');
+  const { record, reactor } = await load(deps, executionId, 'retry', 'current');
   if (!['failed', 'cancelled', 'halted', 'aborted'].includes(record.status))
     throw new ExecutionStateError(
       executionId,

@@ -4,9 +4,11 @@
  *
  * @module
  */
+import type { AnyReactorDefinition } from '../../dsl/definition.js';
 import type { CancelTargets } from '../execution/cancels.js';
 import type { CoordinationDeps } from '../execution/execute.js';
 import type { NewState } from '../execution/new-state.js';
+import type { EventHub } from '../model/events.js';
 import type { Instrument } from '../model/instrument.js';
 import type { Clock } from '../ports/clock.js';
 import type { FanOutLedger } from '../ports/fanout.js';
@@ -75,4 +77,8 @@ export interface BackgroundDeps {
   readonly jobLeases?: JobLeases | undefined;
   /** Builds the run state of an execution of this engine (bound to the job's lease while one runs). */
   readonly newState: NewState;
+  /** Every registered definition by fingerprint: a job runs on the one its record names (decision 082). Without it: the job's reactor only. */
+  readonly versions?: ReadonlyMap<string, AnyReactorDefinition>;
+  /** Where events of a job that runs no state go (`run.version_unavailable`). */
+  readonly hub?: EventHub;
 }

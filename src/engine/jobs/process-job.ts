@@ -21,6 +21,7 @@ import { advance, type JobLease } from './advance.js';
 import type { After, BackgroundDeps } from './deps.js';
 import { processElementJob } from './fanout/element-job.js';
 import { interruptJob, isInterruptJob } from './interrupt/jobs.js';
+import { versionGate } from './version-gate.js';
 
 /** Processes one job of an execution. Never runs one execution in two workers at once. */
 export async function processJob(
@@ -171,6 +172,11 @@ async function routeJob(
   held: { readonly root: AbortController; readonly lease: JobLease },
 ): Promise<Routed> {
   if (!record) return undefined; // expired
+  if (record.element === undefined && !TERMINAL_STATUSES.has(record.status)) {
+    const gated = await versionGate(deps, reactor, payload, record, held.lease);
+    if (!gated) return undefined; // left for a worker with the record's definition (decision 082)
+    ({ reactor, record } = gated);
+  }
   const id = payload.executionId;
   const scope = {
     kind: 'run',

@@ -34,6 +34,7 @@ export async function startBackground(
     idempotencyKey,
     retryOf,
     mode: 'worker',
+    definition: reactor,
   });
   state.traceLinks = links;
   const ordered = reactor.coordination.find((s) => s.kind === 'ordered_lock');

@@ -22,6 +22,7 @@ export const EVENT_LOG_LEVELS: Readonly<Record<ReactorEventType, LogLevel>> = Ob
   'run.halted': 'info',
   'run.replayed': 'info',
   'run.retried': 'info',
+  'run.version_unavailable': 'warn',
   'run.cancelled': 'info',
   'run.parked': 'info',
   'run.woken': 'info',
@@ -127,6 +128,8 @@ export function logMessage(event: ReactorEvent): string {
   if (event.type === 'run.parked')
     return `parked on ${event.primitive} "${event.key}" (contention attempt ${event.attempt})`;
   if (event.type === 'run.woken') return `woken by the release of ${event.primitive} "${event.key}"`;
+  if (event.type === 'run.version_unavailable')
+    return `left for a worker with version ${event.version ?? event.fingerprint} (fingerprint ${event.fingerprint}): this worker does not have it; due again in ${event.delayMs} ms`;
   if (event.type === 'run.recovered')
     return event.action === 'aborted'
       ? `recovery sweep: aborted ${event.status} inline run whose process stopped`

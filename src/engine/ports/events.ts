@@ -48,6 +48,19 @@ export type ReactorEvent =
     })
   /** An operator retried this execution: `retryExecutionId` is the new, linked execution. */
   | (Base & { readonly type: 'run.retried'; readonly retryExecutionId: string })
+  /**
+   * A worker met the execution without the definition its record names (`fingerprint`, and the
+   * author's `version`): it ran nothing and left the job for a worker that has it, due again in
+   * `delayMs` (docs/decisions/082). Nothing else about the execution changed.
+   */
+  | (Base & {
+      readonly type: 'run.version_unavailable';
+      readonly fingerprint: string;
+      readonly version?: string;
+      readonly jobId: string;
+      readonly delayMs: number;
+      readonly workerId: string;
+    })
   | (Base & { readonly type: 'run.resumed'; readonly jobId: string; readonly delivery: number })
   /**
    * This worker's job of the execution stopped without writing its outcome: `lease_lost` (another

@@ -153,6 +153,24 @@ export interface BackgroundState {
   readonly contended?: ContentionWait;
   /** Set by the recovery sweep when it re-enqueued this execution: the job it enqueued and how many times it did (docs/decisions/066). */
   readonly recovered?: { readonly jobId: string; readonly count: number; readonly at: number };
+  /** Set while no worker that met the execution had its definition (see {@link VersionWait}, docs/decisions/082). */
+  readonly waitingForVersion?: VersionWait;
+}
+
+/**
+ * An execution a worker left for another one because it does not have the definition the record
+ * names (its fingerprint, and version if the author set one): the job comes back after a delay
+ * until a worker that has it takes it (docs/decisions/082). Nothing else about the execution changed.
+ */
+export interface VersionWait {
+  /** The definition fingerprint the execution ran with. */
+  readonly fingerprint: string;
+  /** Its author-set version, if any. */
+  readonly version?: string;
+  /** When a worker first left it (engine clock, ms). */
+  readonly since: number;
+  /** The worker that left it last. */
+  readonly workerId: string;
 }
 
 /**
@@ -254,6 +272,15 @@ export interface ExecutionRecord {
   readonly rootId: string;
   readonly parentId?: string;
   readonly reactor: string;
+  /**
+   * The fingerprint of the definition the execution runs with (`definition.fingerprint`), set at
+   * its first record: a worker runs it only on that definition or one migrating from it
+   * (docs/decisions/082). Absent on records written before versioned definitions: they run on the
+   * registered definition of their reactor's name.
+   */
+  readonly fingerprint?: string;
+  /** The author-set version of that definition, if any. */
+  readonly version?: string;
   readonly status: ExecutionStatus;
   /** Validated input (secrets included: the store is trusted; views redact). */
   readonly input: unknown;

@@ -67,6 +67,11 @@ export interface RunStateInit {
   readonly replayOnly?: boolean;
   /** The execution this one retries. */
   readonly retryOf?: string | undefined;
+  /**
+   * The definition it runs with (fingerprint, version), written into every record; absent: the
+   * resumed record's (docs/decisions/082).
+   */
+  readonly definition?: DefinitionStamp | undefined;
   /** Intermediate checkpoints are written at most this often (0: after every step). */
   readonly checkpointIntervalMs?: number;
   /** The trace holds at most this many entries, the oldest folded into a summary (`model/trace-bound.ts`). Default 1,000. */
@@ -176,6 +181,10 @@ export class RunState {
   terminalSave: ((record: ExecutionRecord) => Promise<void>) | undefined = undefined;
   /** Set by a worker job ({@link bindJob}): its fenced save and its root controller. */
   #job: JobBinding | undefined;
+  /** The definition fields every record of this execution carries (its own, else the resumed record's). */
+  get #stamp(): { fingerprint?: string; version?: string } {
+    return stampFields(this.#init.definition ?? this.#init.resume);
+  }
   #stopped: Error | undefined;
   /** The status the store holds for this execution (as far as this process wrote or read it). */
   #persisted: ExecutionStatus | undefined;
@@ -444,6 +453,7 @@ export class RunState {
       id: this.executionId,
       rootId: this.rootExecutionId,
       reactor: this.reactor,
+      ...this.#stamp,
       status,
       input: this.input,
       steps: { ...this.#steps },
@@ -489,6 +499,20 @@ export class RunState {
     if (listener && TERMINAL_STATUSES.has(status)) return save.then(() => listener.executionSettled(record));
     return save;
   }
+}
+
+/** The definition an execution runs with, as its records carry it (`ExecutionRecord.fingerprint`, `version`). */
+export interface DefinitionStamp {
+  readonly fingerprint?: string | undefined;
+  readonly version?: string | undefined;
+}
+
+/** The record fields of a stamp (absent fields left out). */
+export function stampFields(stamp: DefinitionStamp | undefined): { fingerprint?: string; version?: string } {
+  return {
+    ...(stamp?.fingerprint === undefined ? {} : { fingerprint: stamp.fingerprint }),
+    ...(stamp?.version === undefined ? {} : { version: stamp.version }),
+  };
 }
 
 /** What a worker job gives the state of the execution it holds the liveness lease of. */

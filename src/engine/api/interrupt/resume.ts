@@ -20,6 +20,7 @@ import { TERMINAL_STATUSES, type ExecutionRecord, type InterruptWait } from '../
 import type { RunResult } from '../../model/results.js';
 import { continueInline, prepareWorker, withLiveness, type ContinueDeps } from '../../execution/interrupt/continue.js';
 import { failPaused } from '../../execution/interrupt/fail.js';
+import { versionFor } from '../../model/versions.js';
 
 /**
  * How long a won resume claim stops other resumes before the payload is in the record. It covers
@@ -40,6 +41,8 @@ export interface ResumeOptions {
 export interface ResumeDeps extends ContinueDeps {
   readonly claims: InterruptClaims | undefined;
   readonly registry: ReadonlyMap<string, AnyReactorDefinition>;
+  /** Every registered definition by fingerprint: a resume continues on the one the execution ran with (decision 082). */
+  readonly versions?: ReadonlyMap<string, AnyReactorDefinition>;
 }
 
 interface Found {
@@ -121,16 +124,18 @@ async function locate(
       { executionId: undefined, correlationId, reason: 'unknown_correlation' },
       'no paused execution waits on it',
     );
-  const record = await deps.store.get(executionId);
-  if (!record)
+  const stored = await deps.store.get(executionId);
+  if (!stored)
     throw new ResumeRefusedError({ executionId, reason: 'not_found' }, 'no such execution (or its record expired)');
-  const reactor = deps.registry.get(record.reactor);
-  if (!reactor)
+  const registered = deps.registry.get(stored.reactor);
+  if (!registered)
     throw new ReactorError(
       'reactor_unknown',
-      `cannot resume execution ${executionId}: reactor "${record.reactor}" is not registered with this engine (engine.register)`,
-      { details: { reactor: record.reactor } },
+      `cannot resume execution ${executionId}: reactor "${stored.reactor}" is not registered with this engine (engine.register)`,
+      { details: { reactor: stored.reactor } },
     );
+  // The definition the execution ran with, or one migrating from it (decision 082).
+  const { reactor, record } = versionFor(stored, registered, deps.versions, 'resume');
   const matches = (record.interrupts ?? []).filter(
     (w) =>
       (options.step === undefined || w.step === options.step) &&
