@@ -368,7 +368,7 @@ describe('bad input matrix', () => {
     const nest = (levels: number): Record<string, unknown> => {
       const root: Record<string, unknown> = {};
       let at = root;
-      for (let i = 1; i < levels; i++) at = (at.x = {});
+      for (let i = 1; i < levels; i++) at = at.x = {};
       return root;
     };
     const deep = await engine.run(r, { data: nest(20_000) });
