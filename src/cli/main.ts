@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { runDemo } from './demo.js';
 import { executionsCommand, locksCommand, OPS_USAGE, orderedLockCommand, runOps } from './ops.js';
+import { SCHEDULES_USAGE } from './schedules-usage.js';
 
 /** Where the command writes. */
 export interface CliIO {
@@ -33,6 +34,7 @@ Commands:
                         serve the dashboard over Redis (ts-reactor dashboard --help)
 
 ${OPS_USAGE}
+${SCHEDULES_USAGE}
 
 Options:
   -h, --help  show this help`;
@@ -139,6 +141,8 @@ const COMMANDS: Readonly<Record<string, Handler>> = {
   executions: (args, io) => runOps('executions', executionsCommand, args, io),
   locks: (args, io) => runOps('locks', locksCommand, args, io),
   'ordered-lock': (args, io) => runOps('ordered-lock', orderedLockCommand, args, io),
+  schedules: (args, io) =>
+    runOps('schedules', async (a, o) => (await import('./schedules.js')).schedulesCommand(a, o), args, io),
 };
 
 /** Runs the command line `argv` (without the node and script paths); resolves to the exit code. */

@@ -5,6 +5,8 @@
  * @module
  */
 import { existsSync } from 'node:fs';
+import type { ScheduleInputFn } from '../schedules/types.js';
+import { loadScheduleInputs } from './schedule-module.js';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -204,9 +206,13 @@ export async function runWorkerCommand(
 ): Promise<number> {
   let config: WorkerConfig;
   let reactors: AnyReactorDefinition[];
+  let scheduleInputs: Record<string, ScheduleInputFn>;
   try {
     config = parseConfig(args, options.env ?? process.env);
     reactors = await loadReactors(config.modulePath);
+    scheduleInputs = await loadScheduleInputs(config.modulePath).catch((error: unknown) => {
+      throw new UsageError((error as Error).message, false);
+    });
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
     io.err(`ts-reactor worker: ${error.message}${error.showUsage ? `\n\n${WORKER_USAGE}` : ''}`);
@@ -224,6 +230,7 @@ export async function runWorkerCommand(
   const runtime = createRedisRuntime({
     url: config.url,
     reactors,
+    scheduleInputs,
     background: config.background,
     ...(config.logLevel === undefined ? {} : { logger: jsonLinesLogger(config.logLevel, io.out) }),
     ...(config.prefix === undefined ? {} : { prefix: config.prefix }),

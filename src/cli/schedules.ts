@@ -1,0 +1,142 @@
+/**
+ * `ts-reactor schedules list|add|remove` over Redis: the schedules of a Redis runtime (BullMQ job
+ * schedulers on `<queue>-schedules`). With `--module`, `add` checks the reactor and the
+ * computed input against the module's exports; without it they are stored as named and a
+ * worker that does not know them reports `schedule.failed` at each tick.
+ *
+ * @module
+ */
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import type { AnyReactorDefinition } from '../dsl/definition.js';
+import { systemClock } from '../engine/ports/clock.js';
+import { createBullmqSchedules } from '../queue/bullmq-schedules.js';
+import { Schedules } from '../schedules/service.js';
+import type { MissedPolicy, ScheduleInfo, ScheduleInputFn, ScheduleOptions } from '../schedules/types.js';
+import { pingRedis, redactUrl } from './redis-check.js';
+import { readTarget, TARGET_OPTIONS, type OpsIO } from './ops-target.js';
+import { loadScheduleInputs } from './schedule-module.js';
+import { loadReactors, UsageError } from './worker.js';
+
+const OPTIONS = {
+  ...TARGET_OPTIONS,
+  queue: { type: 'string' },
+  runs: { type: 'string' },
+  reactor: { type: 'string' },
+  cron: { type: 'string' },
+  tz: { type: 'string' },
+  every: { type: 'string' },
+  input: { type: 'string' },
+  'input-from': { type: 'string' },
+  missed: { type: 'string' },
+  'start-at': { type: 'string' },
+  'end-at': { type: 'string' },
+  module: { type: 'string' },
+} as const;
+
+type Values = ReturnType<typeof parse>['values'];
+
+function parse(args: readonly string[]) {
+  try {
+    return parseArgs({ args: [...args], strict: true, allowPositionals: true, options: OPTIONS });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
+/** `schedules list|add|remove`. */
+export async function schedulesCommand(args: readonly string[], io: OpsIO): Promise<number> {
+  const { values, positionals } = parse(args);
+  const [sub, id, ...rest] = positionals;
+  const ok = rest.length === 0 && (sub === 'list' ? id === undefined : (sub === 'add' || sub === 'remove') && !!id);
+  if (!ok) throw new UsageError('expected "schedules list", "schedules add <id> …" or "schedules remove <id>"');
+  const target = readTarget(values, io.env ?? process.env);
+  const runs = values.runs === undefined ? 5 : Number(values.runs);
+  if (!Number.isInteger(runs) || runs < 0 || runs > 100)
+    throw new UsageError(`--runs must be an integer from 0 to 100; got "${values.runs}"`, false);
+  const known = values.module === undefined ? {} : await fromModule(resolve(values.module));
+  try {
+    await pingRedis(target.url, target.connectTimeoutMs);
+  } catch (error) {
+    throw new UsageError(`cannot reach Redis at ${redactUrl(target.url)}: ${(error as Error).message}`, false);
+  }
+  const backend = createBullmqSchedules({
+    connection: { url: target.url },
+    ...(values.queue === undefined ? {} : { name: values.queue }),
+    ...(target.prefix === undefined ? {} : { prefix: target.prefix }),
+  });
+  const schedules = new Schedules({ backend, clock: systemClock, ...known });
+  try {
+    if (sub === 'list') return list(await schedules.list({ runs }), values, io);
+    if (sub === 'remove') {
+      const removed = await schedules.remove(id!);
+      if (values.json) io.out(JSON.stringify({ id, removed }));
+      else io.out(removed ? `removed ${id!}` : `no schedule ${id!}`);
+      return removed ? 0 : 1;
+    }
+    const info = await schedules.upsert(addOptions(id!, values));
+    if (values.json) io.out(JSON.stringify(info, null, 2));
+    else io.out(`saved ${scheduleLine(info)}`);
+    return 0;
+  } finally {
+    await backend.close();
+  }
+}
+
+async function fromModule(
+  path: string,
+): Promise<{ reactors: AnyReactorDefinition[]; inputs: Record<string, ScheduleInputFn> }> {
+  const reactors = await loadReactors(path);
+  const inputs = await loadScheduleInputs(path).catch((error: unknown) => {
+    throw new UsageError((error as Error).message, false);
+  });
+  return { reactors, inputs };
+}
+
+function list(all: readonly ScheduleInfo[], values: Values, io: OpsIO): number {
+  if (values.json) io.out(JSON.stringify(all, null, 2));
+  else if (all.length === 0) io.out('(no schedules)');
+  else all.forEach((s) => io.out(scheduleLine(s)));
+  return 0;
+}
+
+/** One line of a schedule: id, reactor, spec, missed policy, next runs. */
+export function scheduleLine(s: ScheduleInfo): string {
+  const next = s.nextRuns.map((d) => d.toISOString()).join(', ');
+  return `${s.id}  ${s.reactor}  ${specText(s)}  missed=${s.missed}  next: ${next === '' ? '(none)' : next}`;
+}
+
+/** A schedule's timing as text: `cron "0 2 * * *" Europe/Berlin` or `every 1000 ms`. */
+export function specText(s: Pick<ScheduleInfo, 'cron' | 'everyMs'>): string {
+  return s.cron ? `cron "${s.cron.pattern}" ${s.cron.tz}` : `every ${s.everyMs} ms`;
+}
+
+function addOptions(id: string, values: Values): ScheduleOptions {
+  if (values.reactor === undefined) throw new UsageError('schedules add: missing --reactor <name>');
+  if (values.tz !== undefined && values.cron === undefined) throw new UsageError('--tz needs --cron <pattern>', false);
+  let input: Record<string, unknown> | undefined;
+  if (values.input !== undefined)
+    try {
+      input = JSON.parse(values.input) as Record<string, unknown>;
+    } catch (error) {
+      throw new UsageError(`--input is not JSON: ${(error as Error).message}`, false);
+    }
+  return {
+    id,
+    reactor: values.reactor,
+    ...(values.cron === undefined
+      ? {}
+      : { cron: { pattern: values.cron, ...(values.tz === undefined ? {} : { tz: values.tz }) } }),
+    ...(values.every === undefined ? {} : { every: numberOr(values.every) as NonNullable<ScheduleOptions['every']> }),
+    ...(input === undefined ? {} : { input }),
+    ...(values['input-from'] === undefined ? {} : { inputFrom: values['input-from'] }),
+    ...(values.missed === undefined ? {} : { missed: values.missed as MissedPolicy }),
+    ...(values['start-at'] === undefined ? {} : { startAt: numberOr(values['start-at']) }),
+    ...(values['end-at'] === undefined ? {} : { endAt: numberOr(values['end-at']) }),
+  };
+}
+
+/** A number when the text is one (ms), else the text (a duration or an ISO time). */
+function numberOr(text: string): string | number {
+  return /^\d+$/.test(text) ? Number(text) : text;
+}
