@@ -72,6 +72,7 @@ function compilerOptions(): ts.CompilerOptions {
       'ts-reactor/testing/vitest': ['./src/testing/vitest.ts'],
       'ts-reactor/bullmq': ['./src/bullmq.ts'],
       'ts-reactor/otel': ['./src/otel/index.ts'],
+      'ts-reactor/metrics': ['./src/metrics/index.ts'],
       'ts-reactor/web': ['./src/web/index.ts'],
     },
   };

@@ -1,0 +1,53 @@
+/**
+ * Readiness checks for a process that works over Redis: Redis answers a `PING` within a bound,
+ * and (for a worker) the worker is running.
+ *
+ * @module
+ */
+import type { Redis } from 'ioredis';
+import type { Readiness, ReadinessCheck } from './server.js';
+
+/** Options of {@link redisReadiness}. */
+export interface RedisReadinessOptions {
+  /** A connection of the process (its command connection). */
+  readonly redis: Redis;
+  /** How long `PING` may take before Redis counts as unreachable. Default 1,000 ms. */
+  readonly timeoutMs?: number;
+  /** Whether the process's worker runs (absent: not checked). */
+  readonly workerRunning?: () => boolean;
+}
+
+/** Readiness of a process over Redis: `redis` (PING answered in time) and, when given, `worker`. */
+export function redisReadiness(options: RedisReadinessOptions): Readiness {
+  const timeoutMs = options.timeoutMs ?? 1_000;
+  return async () => {
+    const checks: ReadinessCheck[] = [await ping(options.redis, timeoutMs)];
+    if (options.workerRunning) checks.push({ name: 'worker', ok: options.workerRunning() });
+    return checks;
+  };
+}
+
+async function ping(redis: Redis, timeoutMs: number): Promise<ReadinessCheck> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<ReadinessCheck>((resolve) => {
+    timer = setTimeout(
+      () => resolve({ name: 'redis', ok: false, detail: `no answer to PING within ${timeoutMs} ms` }),
+      timeoutMs,
+    );
+  });
+  try {
+    return await Promise.race([
+      redis.ping().then(
+        (): ReadinessCheck => ({ name: 'redis', ok: true }),
+        (error: unknown): ReadinessCheck => ({
+          name: 'redis',
+          ok: false,
+          detail: error instanceof Error ? error.message : String(error),
+        }),
+      ),
+      late,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
