@@ -23,6 +23,13 @@ export const ErrorCode = {
   NonRetryable: 'non_retryable',
   /** An attempt of a step body ran past the step's `timeout`: its `ctx.signal` was aborted and the attempt failed. Retryable. */
   StepTimedOut: 'step_timed_out',
+  /**
+   * A sleep step of an inline run would wait longer than the engine's `maxInlineSleepMs` and the
+   * run cannot hand off to a worker (the engine has no queue, or an inline resume): it fails.
+   */
+  SleepNeedsWorker: 'sleep_needs_worker',
+  /** A sleep step's `until` resolved to something else than a valid `Date` or epoch milliseconds; it never started. */
+  SleepUntilInvalid: 'sleep_until_invalid',
   /** A persisted execution record is larger than the configured limit. */
   RecordTooLarge: 'record_too_large',
   /**
@@ -193,6 +200,10 @@ export interface ErrorDetails {
   readonly non_retryable: NoDetails;
   /** The step's path, the attempt that timed out, and the step's `timeout` in ms. */
   readonly step_timed_out: { readonly step: string; readonly attempt: number; readonly timeoutMs: number };
+  /** The sleep step's path, how long it would wait, and the engine's `maxInlineSleepMs`. */
+  readonly sleep_needs_worker: { readonly step: string; readonly sleepMs: number; readonly maxInlineSleepMs: number };
+  /** The sleep step's path. */
+  readonly sleep_until_invalid: { readonly step: string };
   readonly record_too_large: {
     readonly executionId: string;
     readonly bytes: number;

@@ -206,6 +206,22 @@ export class ScheduleNotFoundError extends ReactorError<'schedule_not_found'> {
   }
 }
 
+/**
+ * A sleep step of an inline run would wait longer than the engine's `maxInlineSleepMs`, and the
+ * run cannot hand off to a worker (code `sleep_needs_worker`): the engine has no queue, or the run
+ * is an inline resume. The step fails; the steps before it are undone (docs/time.md#sleeps).
+ */
+export class SleepNeedsWorkerError extends ReactorError<'sleep_needs_worker'> {
+  constructor(info: { step: string; sleepMs: number; maxInlineSleepMs: number }) {
+    super(
+      ErrorCode.SleepNeedsWorker,
+      `sleep "${info.step}": ${info.sleepMs} ms is longer than an inline run waits (maxInlineSleepMs ${info.maxInlineSleepMs}); give the engine a queue so a worker sleeps it, run the reactor in the background, or raise maxInlineSleepMs`,
+      { details: { ...info } },
+    );
+    this.name = 'SleepNeedsWorkerError';
+  }
+}
+
 /** A persisted execution record is larger than the configured limit. */
 export class RecordTooLargeError extends ReactorError<'record_too_large'> {
   /** `mapStates`: the map whose element states (kept apart from the record) were too large. */
@@ -857,6 +873,7 @@ const REVIVE: readonly [string, { readonly prototype: ReactorError }, Revivable[
   ['StepTimeoutError', StepTimeoutError, [ErrorCode.StepTimedOut]],
   ['ScheduleInvalidError', ScheduleInvalidError, [ErrorCode.ScheduleInvalid]],
   ['ScheduleNotFoundError', ScheduleNotFoundError, [ErrorCode.ScheduleNotFound]],
+  ['SleepNeedsWorkerError', SleepNeedsWorkerError, [ErrorCode.SleepNeedsWorker]],
   ['RecordTooLargeError', RecordTooLargeError, [ErrorCode.RecordTooLarge]],
   ['MapTooLargeError', MapTooLargeError, [ErrorCode.MapTooLarge]],
   ['RecordVersionError', RecordVersionError, [ErrorCode.RecordVersion]],

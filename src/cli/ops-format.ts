@@ -31,13 +31,15 @@ export function span(ms: number): string {
 /** One line per execution. */
 export function executionLine(e: ExecutionSummary): string {
   const extra =
-    e.status === 'parked' && e.waitingFor
-      ? `waits for ${e.waitingFor.primitive} ${e.waitingFor.key}`
-      : e.interrupts && e.interrupts.length > 0
-        ? pausedAt(e.interrupts)
-        : e.failedStep
-          ? `failed at ${e.failedStep}: ${e.error?.message ?? ''}`
-          : (e.error?.message ?? '');
+    e.status === 'parked' && e.waitingFor?.primitive === 'sleep'
+      ? `sleeping at ${e.waitingFor.key} until ${new Date(e.waitingFor.dueAt ?? 0).toISOString()}`
+      : e.status === 'parked' && e.waitingFor
+        ? `waits for ${e.waitingFor.primitive} ${e.waitingFor.key}`
+        : e.interrupts && e.interrupts.length > 0
+          ? pausedAt(e.interrupts)
+          : e.failedStep
+            ? `failed at ${e.failedStep}: ${e.error?.message ?? ''}`
+            : (e.error?.message ?? '');
   return `${e.id}  ${e.reactor.padEnd(16)} ${e.status.padEnd(12)} ${when(e.createdAt)}  ${extra}`.trimEnd();
 }
 

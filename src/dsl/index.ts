@@ -12,3 +12,4 @@ export * from './retry.js';
 export * from './signals.js';
 export * from './step.js';
 export * from './step-timeout.js';
+export * from './sleep.js';

@@ -52,6 +52,7 @@ import { toRetryPolicy, type RetryOptions, type RetryPolicy } from './retry.js';
 import type { StepValue } from './signals.js';
 import { isStepDefinition, type AnyStepDefinition, type StepDefinition, type StepHooks } from './step.js';
 import { stepTimeoutMs, type StepTimeoutOptions } from './step-timeout.js';
+import { sleepSpec, type SleepOptions, type SleepResult, type SleepSpec } from './sleep.js';
 
 type Simplify<T> = { [K in keyof T]: T[K] } & {};
 declare const errorBrand: unique symbol;
@@ -192,6 +193,8 @@ export interface StepNode extends NodeBase {
   readonly timeoutMs?: number | undefined;
   /** Set on an interrupt step: the execution pauses here until a resume delivers the payload. */
   readonly interrupt?: InterruptSpec | undefined;
+  /** Set on a sleep step: the execution waits here until its wake time (docs/time.md#sleeps). */
+  readonly sleep?: SleepSpec | undefined;
   /** `asyncStep`: the body runs in its own job while the reactor goes on. */
   readonly async?: true;
 }
@@ -468,6 +471,12 @@ export class ReactorBuilder<Name extends string, In, I, S> {
     const element: MapElement = isStepDefinition(options.each)
       ? { kind: 'step', node: this.#placeDefinition(`${name}[]`, options.each, {}) }
       : { kind: 'reactor', reactor: options.each };
+    if (element.kind === 'reactor' && sleepPaths(element.reactor).length > 0) {
+      this.#fail(
+        name,
+        `map elements cannot sleep: "${element.reactor.name}" has sleep step(s) ${sleepPaths(element.reactor).join(', ')}; compose it instead, or sleep before the map`,
+      );
+    }
     if (element.kind === 'reactor' && interruptPaths(element.reactor).length > 0) {
       this.#fail(
         name,
@@ -534,6 +543,43 @@ export class ReactorBuilder<Name extends string, In, I, S> {
       retry,
       coordination: [],
       interrupt,
+    }) as never;
+  }
+
+  /**
+   * Adds a sleep step: once its dependencies finished, the execution waits until a wake time
+   * computed once when the step starts — `for` a duration, or `until` an instant from the input
+   * and earlier results. In a worker the execution parks on a delayed job and holds no worker
+   * slot; inline it waits up to the engine's `maxInlineSleepMs`, then hands off to a worker
+   * (docs/time.md#sleeps). Its result is a {@link SleepResult}.
+   *
+   * @example
+   * ```ts
+   * .sleep('cooling-off', { for: '3d' })
+   * .sleep('reminder', { until: ($) => $.result('order', 'createdAt').transform((at) => at + 86_400_000) })
+   * ```
+   */
+  sleep<const N extends string>(
+    name: FreshName<N, S>,
+    options: SleepOptions<I, S>,
+  ): ReactorBuilder<Name, In, I, Simplify<S & { [K in N]: SleepResult }>> {
+    const where = { reactor: this.#state.name, step: name };
+    const { spec, args } = sleepSpec(where, options as unknown as SleepOptions<never, never>);
+    const waitFor = [...((options as { waitFor?: readonly string[] } | undefined)?.waitFor ?? [])];
+    const run = (): never => {
+      throw new Error(`sleep "${where.step}" has no body`);
+    };
+    return this.#with({
+      kind: 'step',
+      name: where.step,
+      args,
+      waitFor,
+      dependsOn: dependenciesOf(args, waitFor),
+      hooks: { run },
+      contract: undefined,
+      retry: toRetryPolicy(undefined, where),
+      coordination: [],
+      sleep: spec,
     }) as never;
   }
 
@@ -798,6 +844,16 @@ export function toMermaid(definition: AnyReactorDefinition): string {
 function readsResult(node: GraphNode, step: string): boolean {
   const args = node.kind === 'map' ? { source: node.source } : (node.args ?? {});
   return Object.values(args).some((a) => a.source.kind === 'result' && a.source.step === step);
+}
+
+/** Every sleep path of a reactor, composed children included (for the map refusal). */
+export function sleepPaths(reactor: AnyReactorDefinition, prefix = '', depth = 0): string[] {
+  if (depth > 32) return [];
+  return reactor.nodes.flatMap((node) => {
+    if (node.kind === 'step') return node.sleep ? [`${prefix}${node.name}`] : [];
+    if (node.kind === 'compose') return node.async ? [] : sleepPaths(node.reactor, `${prefix}${node.name}.`, depth + 1);
+    return [];
+  });
 }
 
 /** Every interrupt path of a reactor, composed children included (for messages and map refusal). */

@@ -12,6 +12,7 @@ import type { EngineParts } from './api/parts.js';
 import type { ReactorRegistry } from './api/registry.js';
 import { currentResult, waitFor } from './api/results.js';
 import { retryExecution } from './api/retry.js';
+import { wakeExecution } from './api/wake.js';
 import { withExecutionId } from './api/execution-id.js';
 import { runReactor } from './api/run.js';
 import { processOne, startReactor } from './api/start.js';
@@ -61,6 +62,7 @@ export function createEngine(options: EngineOptions): Engine {
     undo: (id, o = {}) =>
       withExecutionId('undo', id, (i) => undoExecution(operations, i, o.reason ?? 'undone by an operator')),
     retry: (id) => withExecutionId('retry', id, (i) => retryExecution(parts, i)),
+    wake: (id) => withExecutionId('wake', id, (i) => wakeExecution(parts, i)),
     start: ((reactor, input, o) => startReactor(parts, reactor, input, o)) as Engine['start'],
     process: (job, delivery) => processOne(parts, job, delivery),
     result: (id) => withExecutionId('result', id, (i) => currentResult(parts, i)),

@@ -44,6 +44,7 @@ function eventAttributes(event: ReactorEvent): Attributes {
     'waitedMs',
     'retryAfterMs',
     'timeoutMs',
+    'wakeAt',
     'nesting',
     'nonce',
     'delivery',
@@ -56,6 +57,7 @@ function eventAttributes(event: ReactorEvent): Attributes {
     if (typeof value === 'string') attributes[`ts_reactor.${snake(name)}`] = value;
   }
   if (typeof e['ignoredSignal'] === 'boolean') attributes['ts_reactor.ignored_signal'] = e['ignoredSignal'];
+  if (typeof e['early'] === 'boolean') attributes['ts_reactor.early'] = e['early'];
   const error = e['error'] as { name?: string; message?: string; code?: string } | undefined;
   if (error) {
     attributes['exception.type'] = error.code ?? error.name ?? 'Error';

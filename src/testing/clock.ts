@@ -1,3 +1,4 @@
+import { parseDuration, type Duration } from '../dsl/duration.js';
 import type { Clock } from '../engine/ports/clock.js';
 
 interface Timer {
@@ -76,8 +77,13 @@ export class ManualClock implements Clock {
     };
   }
 
-  /** Moves time forward by `ms`, firing every timer due by then in time order (time stands at each one as it fires). */
-  advance(ms: number): void {
+  /**
+   * Moves time forward by `by` (ms, or a duration such as `'3d'`), firing every timer due by then
+   * in time order (time stands at each one as it fires).
+   */
+  advance(by: Duration): void {
+    const ms = parseDuration(by);
+    if (ms === undefined) throw new RangeError(`advance takes ms >= 0 or a duration such as '3d' (got ${String(by)})`);
     this.set(this.#now + ms);
   }
 

@@ -10,6 +10,7 @@ import {
   type MapResult,
   type Duration,
   type StepInvocation,
+  type SleepResult,
 } from '../../src/dsl/index.js';
 
 describe('reactor DSL inference', () => {
@@ -220,5 +221,33 @@ describe('step-scoped coordination', () => {
     // prettier-ignore
     // @ts-expect-error -- a timeout is a step option, not a placement option
     reactor('r').step('a', slow, { timeout: '1s' });
+  });
+
+  test('sleep: for a duration or until an argument giving a Date or epoch ms, checked against the input and results', () => {
+    const r = reactor('sleepy')
+      .input({ orderId: z.string(), dueAt: z.number() })
+      .step('order', { run: () => ({ createdAt: new Date() }) })
+      .sleep('cool', { for: '3d', waitFor: ['order'] })
+      .sleep('day', { until: ($) => $.result('order', 'createdAt').transform((at) => at.getTime() + 86_400_000) })
+      .sleep('due', { until: ($) => $.input('dueAt') })
+      .step('after', { args: ($) => ({ woke: $.result('cool', 'wokeAt') }), run: ({ woke }) => woke })
+      .build();
+    expectTypeOf<OutputOf<typeof r>['cool']>().toEqualTypeOf<SleepResult>();
+    expectTypeOf<OutputOf<typeof r>['after']>().toEqualTypeOf<number>();
+    // prettier-ignore
+    // @ts-expect-error -- until must produce a Date or a number
+    reactor('r').input({ id: z.string() }).sleep('s', { until: ($) => $.input('id') });
+    // prettier-ignore
+    // @ts-expect-error -- until reads a step that does not exist
+    reactor('r').sleep('s', { until: ($) => $.result('nope') });
+    // prettier-ignore
+    // @ts-expect-error -- not a duration
+    reactor('r').sleep('s', { for: '3 days' });
+    // prettier-ignore
+    // @ts-expect-error -- waitFor names a step that does not exist
+    reactor('r').sleep('s', { for: '1s', waitFor: ['nope'] });
+    // prettier-ignore
+    // @ts-expect-error -- not both
+    reactor('r').sleep('s', { for: '1s', until: ($) => $.value(1) });
   });
 });

@@ -82,7 +82,11 @@ export function stateBase(options: EngineOptions, core: EngineCore): StateBase {
   const { clock, hub, logger, instrument } = core;
   const maxConcurrency = options.maxConcurrency ?? 8;
   const checkpointIntervalMs = options.checkpointIntervalMs ?? 100;
+  const maxInlineSleepMs = options.maxInlineSleepMs ?? 5_000;
+  if (typeof maxInlineSleepMs !== 'number' || Number.isNaN(maxInlineSleepMs) || maxInlineSleepMs < 0)
+    throw new RangeError(`maxInlineSleepMs must be a number >= 0 (got ${String(maxInlineSleepMs)})`);
   return {
+    maxInlineSleepMs,
     store: options.store,
     clock,
     hub,

@@ -52,7 +52,12 @@ async function runInline(deps: RunDeps, reactor: AnyReactorDefinition, accepted:
     definition: reactor,
   });
   const abort = new AbortController();
-  const handOff = reactor.background === undefined ? undefined : (s: RunState) => handOffToWorker(needQueue(deps), s);
+  // A sleep longer than maxInlineSleepMs hands off too, when there is a queue (decision 077).
+  state.sleepHandOff = deps.background !== undefined;
+  const handOff =
+    reactor.background === undefined && !state.sleepHandOff
+      ? undefined
+      : (s: RunState) => handOffToWorker(needQueue(deps), s);
   const scope = {
     kind: 'run',
     mode: 'inline',

@@ -64,6 +64,13 @@ export interface EngineOptions {
    */
   readonly checkpointIntervalMs?: number;
   /**
+   * The longest a sleep step of an inline run waits in this process, in ms (`Infinity`: any
+   * sleep). A longer sleep hands the run off to a worker when the engine has a queue (`run`
+   * returns `queued`), else it fails with `SleepNeedsWorkerError` (`sleep_needs_worker`);
+   * docs/time.md#sleeps. A number >= 0, else `createEngine` throws a `RangeError`. Default 5,000.
+   */
+  readonly maxInlineSleepMs?: number;
+  /**
    * The most entries a trace holds: an execution's trace in memory (a run's result) and on its
    * records. Past it, the oldest entries after the first are folded into one `trace.summarized`
    * entry counting them by type (docs/limits.md, docs/decisions/073). An integer >= 10, else
@@ -141,6 +148,13 @@ export interface Engine {
    * another worker gets a cancel request it acts on at its next liveness check (see `wait`).
    */
   cancel(executionId: string, options?: { readonly reason?: string }): Promise<RunResult>;
+  /**
+   * Wakes an execution sleeping in a worker now (docs/time.md#sleeps): the delayed job its sleep
+   * step parked with is promoted, and the step completes early (`step.woke`, `early: true`).
+   * Resolves false when the execution is not parked on a sleep (not sleeping, not found, running
+   * inline, or the engine has no queue).
+   */
+  wake(executionId: string): Promise<boolean>;
   /** Undoes a completed execution on demand (every undo, newest first); it ends `cancelled`. */
   undo(executionId: string, options?: { readonly reason?: string }): Promise<RunResult>;
   /** Runs a failed, halted, cancelled or aborted execution again as a new execution linked to it (`retryOf`), in the background when a queue is configured. */

@@ -19,6 +19,7 @@ export type StateBase = Pick<
   | 'maxConcurrency'
   | 'checkpointIntervalMs'
   | 'maxTraceEntries'
+  | 'maxInlineSleepMs'
   | 'queue'
   | 'instrument'
 >;

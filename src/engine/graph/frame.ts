@@ -9,7 +9,7 @@
 import type { AnyReactorDefinition } from '../../dsl/definition.js';
 import type { FieldIssue } from '../../errors.js';
 import type { FanOutPark } from '../model/fanout/wait.js';
-import type { CompletedEntry } from '../model/outcome.js';
+import type { CompletedEntry, SleepWait } from '../model/outcome.js';
 import type { InterruptWait } from '../ports/store.js';
 import type { RunState } from '../run/run-state.js';
 
@@ -43,6 +43,8 @@ export type GraphOutcome =
       readonly contention?: Error;
       readonly fanOut?: FanOutPark;
       readonly pause?: readonly InterruptWait[];
+      /** A sleep step waits (docs/decisions/077): a worker parks on a delayed job; inline, a hand-off. */
+      readonly sleep?: SleepWait;
     }
   | {
       readonly status: 'failed';

@@ -88,6 +88,7 @@ function settleChild(run: RunState, place: StepPlace, outcome: GraphOutcome): No
       delayMs: outcome.delayMs,
       ...(outcome.contention === undefined ? {} : { contention: outcome.contention }),
       ...(outcome.pause === undefined ? {} : { pause: outcome.pause }),
+      ...(outcome.sleep === undefined ? {} : { sleep: outcome.sleep }),
     };
   if (outcome.status === 'halted') {
     run.setStep(place.path, { status: 'halted', attempts: 1 });

@@ -10,7 +10,7 @@ import { CancelledError, toError } from '../../errors.js';
 import { runAsyncReactor, runAsyncStep } from './async/dispatch.js';
 import type { Frame, GraphOutcome } from './frame.js';
 import { runCompose, runMap } from './nested.js';
-import type { CompletedEntry, NodeOutcome } from '../model/outcome.js';
+import type { CompletedEntry, NodeOutcome, SleepWait } from '../model/outcome.js';
 import type { InterruptWait } from '../ports/store.js';
 import { resolveArgs, type ArgScope } from '../model/resolve-args.js';
 import type { RunState } from '../run/run-state.js';
@@ -19,6 +19,7 @@ import { tracedNode } from '../model/instrument.js';
 import { rollBackOrPark } from './fanout/rollback.js';
 import type { FanOutPark } from '../model/fanout/wait.js';
 import { runInterrupt } from './interrupt/step.js';
+import { runSleep } from './sleep.js';
 
 export type { Frame, GraphOutcome } from './frame.js';
 export { undoAll } from './undo.js';
@@ -84,6 +85,7 @@ interface Schedule {
         readonly contention?: Error;
         readonly fanOut?: FanOutPark;
         readonly pause?: readonly InterruptWait[];
+        readonly sleep?: SleepWait;
       }
     | undefined;
 }
@@ -134,6 +136,7 @@ function schedule(run: RunState, frame: Frame, controller: AbortController): Pro
             delayMs: outcome.delayMs,
             ...(outcome.contention === undefined ? {} : { contention: outcome.contention }),
             ...(outcome.fanOut === undefined ? {} : { fanOut: outcome.fanOut }),
+            ...(outcome.sleep === undefined ? {} : { sleep: outcome.sleep }), // a sleep is a delayed job like a retry: the soonest wins
           };
         }
       } else if (outcome.kind === 'halt') {
@@ -283,6 +286,7 @@ function runNode(
   const place = { path: frame.prefix + node.name, reactor: frame.def.name, signal: frame.signal };
   switch (node.kind) {
     case 'step':
+      if (node.sleep) return tracedNode(run, place, () => runSleep(run, node, place, scope));
       if (node.interrupt)
         return tracedNode(run, place, () =>
           runInterrupt(run, node, place, () => resolveArgs(node.args, scope, place.path, undefined)),

@@ -24,6 +24,7 @@ import type { After, BackgroundDeps } from './deps.js';
 import { fanOutRuntime, parkOnFanOut, resumeFanOutRollback } from './fanout/park.js';
 import { refused, reparkBehindSameHolder } from './park.js';
 import { requeue } from './requeue.js';
+import { parkOnSleep, wokenSleep } from './sleep-park.js';
 
 /** The liveness lease of the job being processed: its terminal record write also releases it. */
 export interface JobLease {
@@ -91,6 +92,7 @@ export async function advance(
     holds = admission.holds;
     state.waited();
   }
+  state.sleepWoken = wokenSleep(state, background.waitingFor, delivery); // promoted early by engine.wake: the sleep completes now
   state.background = cleared(background, 'waitingFor', 'retryAt', 'parkedHolds');
   state.contentionCap = deps.options.contentionCap;
   state.fanOut = fanOutRuntime(deps);
@@ -134,6 +136,7 @@ async function settleOutcome(
     if (outcome.contention instanceof AsyncPendingError) return parkReader(deps, state, outcome.contention);
     // A step lost contention: park like a reactor-level refusal (the release wakes it).
     if (outcome.contention !== undefined) return refused(deps, state, outcome.contention);
+    if (outcome.sleep !== undefined) return parkOnSleep(deps, state, outcome.sleep); // a sleep step: a delayed job at its wake time
     return void (await requeue(deps, state, outcome.delayMs, 'retry'));
   }
   await finish(state, outcome);

@@ -34,6 +34,8 @@ export const EVENT_LOG_LEVELS: Readonly<Record<ReactorEventType, LogLevel>> = Ob
   'step.halted': 'info',
   'step.retrying': 'warn',
   'step.timed_out': 'warn',
+  'step.sleeping': 'debug',
+  'step.woke': 'debug',
   'step.failed': 'warn',
   'step.compensated': 'info',
   'step.undone': 'info',

@@ -9,6 +9,12 @@ export interface CompletedEntry {
   readonly undo: () => Promise<void>;
 }
 
+/** A sleep step the execution waits at: its path and its wake time (engine clock, ms). */
+export interface SleepWait {
+  readonly step: string;
+  readonly wakeAt: number;
+}
+
 /** How a node (step, compose, map) ended. */
 export type NodeOutcome =
   | { readonly kind: 'success'; readonly value: unknown; readonly entry: CompletedEntry }
@@ -23,6 +29,8 @@ export type NodeOutcome =
       readonly contention?: Error;
       readonly fanOut?: FanOutPark;
       readonly pause?: readonly InterruptWait[];
+      /** A sleep step waits until its wake time: a worker parks the execution; inline, it hands off. */
+      readonly sleep?: SleepWait;
     }
   | {
       readonly kind: 'failure';

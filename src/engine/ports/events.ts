@@ -98,7 +98,7 @@ export type ReactorEvent =
     })
   | (Base & {
       readonly type: 'run.woken';
-      readonly primitive: PrimitiveName | 'async' | 'map';
+      readonly primitive: PrimitiveName | 'async' | 'map' | 'sleep';
       readonly key: string;
       readonly jobId: string;
       /** The step it parked at; absent for reactor-level contention. */ readonly step?: string;
@@ -129,6 +129,10 @@ export type ReactorEvent =
       readonly timeoutMs: number;
       readonly ignoredSignal: boolean;
     })
+  /** A sleep step started: it wakes at `wakeAt` (engine clock, ms); in a worker the execution parks until then. */
+  | (StepBase & { readonly type: 'step.sleeping'; readonly wakeAt: number })
+  /** A sleep step woke (`early`: an operator's `engine.wake` before `wakeAt`); `step.succeeded` follows. */
+  | (StepBase & { readonly type: 'step.woke'; readonly wakeAt: number; readonly early: boolean })
   | (StepBase & { readonly type: 'step.skipped'; readonly reason: string })
   | (StepBase & { readonly type: 'step.halted'; readonly reason: string })
   | (StepBase & { readonly type: 'step.compensated' })

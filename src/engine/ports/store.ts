@@ -41,6 +41,11 @@ export interface StepRecord {
    * here instead of starting it again (docs/decisions/075).
    */
   readonly attemptStartedAt?: number;
+  /**
+   * A sleep step (status `running`): when it wakes (engine clock, ms), computed once when it
+   * started and kept across jobs (docs/decisions/077).
+   */
+  readonly wakeAt?: number;
   readonly result?: unknown;
   readonly error?: ErrorJSON;
   /** Completion sequence number (undo runs in reverse of it). */
@@ -63,9 +68,10 @@ export interface RollbackFailure {
 export interface WaitingFor {
   /**
    * A coordination primitive; `map`: the elements of a fan-out map (`key` = the map step);
-   * `async`: a reader parked until the async unit or child execution `key` (its id) finishes.
+   * `async`: a reader parked until the async unit or child execution `key` (its id) finishes;
+   * `sleep`: a sleep step (`key` = its path) until `dueAt`, its wake time.
    */
-  readonly primitive: 'lock' | 'semaphore' | 'rate_limit' | 'ordered_lock' | 'map' | 'async';
+  readonly primitive: 'lock' | 'semaphore' | 'rate_limit' | 'ordered_lock' | 'map' | 'async' | 'sleep';
   readonly key: string;
   /** The contended step; absent when the reactor-level declarations were contended. */
   readonly step?: string;

@@ -76,6 +76,8 @@ export interface RunStateInit {
   readonly checkpointIntervalMs?: number;
   /** The trace holds at most this many entries, the oldest folded into a summary (`model/trace-bound.ts`). Default 1,000. */
   readonly maxTraceEntries?: number;
+  /** An inline run's sleep step waits in this process at most this long (ms); longer ones hand off. Default 5,000. */
+  readonly maxInlineSleepMs?: number;
   /** Brackets work in middleware scopes (spans). Default: none. */
   readonly instrument?: Instrument;
   /** The engine's queue, if any (an interrupt's active timeout is a delayed job). */
@@ -172,6 +174,12 @@ export class RunState {
    * many contention attempts were made (then it fails like in-process). Undefined: never park.
    */
   contentionCap: number | undefined = undefined;
+  /** An inline sleep step waits in this process at most this long (ms); see {@link sleepHandOff}. */
+  readonly maxInlineSleepMs: number;
+  /** Set by an inline run that can hand off to a worker: a longer sleep hands the run off instead of failing (decision 077). */
+  sleepHandOff = false;
+  /** Set by a worker job an operator's `engine.wake` delivered early: the sleep step at this path wakes now. */
+  sleepWoken: string | undefined = undefined;
   /** Set by a worker: what fan-out maps need (ledger, queue, store; docs/decisions/018). */
   fanOut: FanOutRuntime | undefined = undefined;
   /**
@@ -208,6 +216,7 @@ export class RunState {
     // Every line this execution logs carries its identity (docs/decisions/029).
     this.logger = childLogger(init.logger, { executionId: init.executionId, reactor: init.reactor });
     this.maxConcurrency = init.maxConcurrency;
+    this.maxInlineSleepMs = init.maxInlineSleepMs ?? 5_000;
     this.mode = init.mode ?? 'inline';
     this.replayOnly = init.replayOnly ?? false;
     // Holds kept across a step's park are re-adopted under the owner that took them.

@@ -19,6 +19,8 @@ const link = (ctx: PageContext, id: string): Fragment =>
 
 function waitingCard(ctx: PageContext, waiting: WaitView): Fragment {
   const w = waiting.waitingFor;
+  if (w.primitive === 'sleep')
+    return html`<div class="card waiting"><h2>Waiting</h2><p>Sleeping at step <code>${w.key}</code> until ${w.dueAt === undefined ? '—' : time(w.dueAt)} (a delayed job wakes it; <code>engine.wake</code> wakes it now).</p></div>`;
   const holders =
     w.primitive === 'async'
       ? html`<span class="muted">it resumes when the unit's record is terminal (its value, or its failure)</span>`

@@ -43,15 +43,17 @@ export function filterQuery(
 
 function row(ctx: PageContext, e: ExecutionSummary, now: number): Fragment {
   const what =
-    e.status === 'parked' && e.waitingFor
-      ? html`waits for ${e.waitingFor.primitive === 'async' ? 'async unit' : e.waitingFor.primitive} <code>${e.waitingFor.key}</code> (attempt ${e.waitingFor.attempt})`
-      : e.interrupts && e.interrupts.length > 0
-        ? html`paused at interrupt ${e.interrupts.map((i) => html`<code>${i.step}</code>${i.correlationId === undefined ? '' : html` (${i.correlationId})`} `)}`
-        : e.failedStep
-          ? html`failed at <code>${e.failedStep}</code>${e.error ? html`: ${e.error.message}` : ''}`
-          : e.error
-            ? e.error.message
-            : '';
+    e.status === 'parked' && e.waitingFor?.primitive === 'sleep'
+      ? html`sleeping at <code>${e.waitingFor.key}</code> until ${new Date(e.waitingFor.dueAt ?? now).toISOString()}`
+      : e.status === 'parked' && e.waitingFor
+        ? html`waits for ${e.waitingFor.primitive === 'async' ? 'async unit' : e.waitingFor.primitive} <code>${e.waitingFor.key}</code> (attempt ${e.waitingFor.attempt})`
+        : e.interrupts && e.interrupts.length > 0
+          ? html`paused at interrupt ${e.interrupts.map((i) => html`<code>${i.step}</code>${i.correlationId === undefined ? '' : html` (${i.correlationId})`} `)}`
+          : e.failedStep
+            ? html`failed at <code>${e.failedStep}</code>${e.error ? html`: ${e.error.message}` : ''}`
+            : e.error
+              ? e.error.message
+              : '';
   return html`<tr data-execution="${e.id}" data-status="${e.status}"><td><a class="mono" href="${ctx.base}/executions/${encodeURIComponent(e.id)}">${e.id}</a></td><td>${e.reactor}</td><td>${badge(e.status)}</td><td>${time(e.createdAt)}</td><td>${duration(now - e.updatedAt)} ago</td><td>${what}</td></tr>`;
 }
 

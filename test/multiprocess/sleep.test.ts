@@ -1,0 +1,156 @@
+/**
+ * Sleep steps across real worker processes on one throwaway redis-server (docs/time.md#sleeps,
+ * docs/decisions/077): 200 executions sleeping 2 s hold no worker slot while they sleep — the
+ * workers complete other executions meanwhile — and each completes 2–3 s after its sleep
+ * started; a worker killed with SIGKILL during the sleeps loses none. Every worker is a separate
+ * Node process (`sleep-worker-process.ts`); this process only starts executions and reads results.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { createRedisRuntime, type RedisRuntime } from '../../src/bullmq.js';
+import type { RunResult } from '../../src/index.js';
+import { spawnJsonChild, type JsonChild } from '../support/json-child.js';
+import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
+import { buildSleepReactors, NAP_MS, sleepKeys, type SleepWorkerConfig } from './sleep-protocol.js';
+
+const WORKER = fileURLToPath(new URL('./sleep-worker-process.ts', import.meta.url));
+const SLEEPERS = 200;
+const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+const children = new Set<ChildProcess>();
+const reactors = buildSleepReactors({
+  after: () => Promise.reject(new Error('the test process runs no steps')),
+  busy: () => Promise.reject(new Error('the test process runs no steps')),
+});
+
+let server: RedisServerHandle;
+let observer: Redis;
+
+beforeAll(async () => {
+  server = await startRedisServer();
+  observer = new Redis(server.url);
+});
+afterAll(async () => {
+  for (const child of children) child.kill('SIGKILL');
+  await observer?.quit();
+  await server?.dispose();
+});
+
+async function spawnWorkers(count: number, config: Omit<SleepWorkerConfig, 'url'>): Promise<JsonChild[]> {
+  const workers = Array.from({ length: count }, () => spawnJsonChild(WORKER, { ...config, url: server.url }, children));
+  await Promise.all(workers.map((w) => w.line((v) => v.ready === true, 30_000)));
+  return workers;
+}
+
+/** The results of `ids` once every one is terminal (or the time is up). */
+async function settled(runtime: RedisRuntime, ids: readonly string[], timeoutMs: number): Promise<RunResult[]> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    const results = await Promise.all(ids.map((id) => runtime.engine.result(id)));
+    const done = results.filter((r) => r && ['completed', 'failed', 'halted', 'cancelled'].includes(r.status));
+    if (done.length === ids.length || performance.now() > deadline) return results.filter((r) => r !== undefined);
+    await pause(100);
+  }
+}
+
+/** Waits until every one of `ids` is parked on its sleep. */
+async function allParked(runtime: RedisRuntime, ids: readonly string[]): Promise<void> {
+  const deadline = performance.now() + 15_000;
+  while (performance.now() < deadline) {
+    const records = await Promise.all(ids.map((id) => runtime.engine.store.get(id)));
+    if (records.every((r) => r?.status === 'parked' && r.background?.waitingFor?.primitive === 'sleep')) return;
+    await pause(25);
+  }
+  throw new Error('the sleepers never all parked');
+}
+
+/** Per execution: ms from its sleep's start (`step.sleeping`) to its completion (`run.completed`). */
+function sleptMs(result: RunResult): number {
+  const sleeping = result.trace.find((e) => e.type === 'step.sleeping');
+  const completed = result.trace.find((e) => e.type === 'run.completed');
+  return (completed?.at ?? Number.NaN) - (sleeping?.at ?? Number.NaN);
+}
+
+function expectCompletedOnTime(results: readonly RunResult[]): void {
+  expect(results.filter((r) => r.status !== 'completed').map((r) => r.status)).toEqual([]);
+  const slept = results.map(sleptMs).sort((a, b) => a - b);
+  console.info(
+    `[sleep] ${results.length} completed; sleep start → completion: min ${slept[0]} ms, max ${slept.at(-1)} ms`,
+  );
+  expect(slept[0]).toBeGreaterThanOrEqual(NAP_MS);
+  expect(slept.at(-1)).toBeLessThanOrEqual(NAP_MS + 1_000);
+}
+
+test(
+  '200 executions sleeping 2 s over 2 worker processes hold no slot: the workers complete other executions meanwhile, and every sleeper completes 2–3 s after its sleep started',
+  { timeout: 60_000 },
+  async () => {
+    const prefix = 'sleep-slots';
+    const workers = await spawnWorkers(2, { prefix, concurrency: 4 });
+    const runtime = createRedisRuntime({ url: server.url, prefix, reactors: Object.values(reactors) });
+    try {
+      const sleepers = await Promise.all(
+        Array.from({ length: SLEEPERS }, () => runtime.engine.start(reactors.napper, {})),
+      );
+      const ids = sleepers.map((s) => s.executionId);
+      await allParked(runtime, ids);
+      // 200 sleepers and 8 slots: other work runs only if the sleepers hold none.
+      const busy = await Promise.all(Array.from({ length: 40 }, () => runtime.engine.start(reactors.busy, {})));
+      const busyResults = await settled(
+        runtime,
+        busy.map((b) => b.executionId),
+        NAP_MS,
+      );
+      const firstWake = Math.min(
+        ...(await Promise.all(ids.map((id) => runtime.engine.store.get(id)))).map(
+          (r) => r?.background?.waitingFor?.dueAt ?? r?.steps['nap']?.wakeAt ?? Number.POSITIVE_INFINITY,
+        ),
+      );
+      const busyDone = Number(await observer.get(sleepKeys(prefix).busyDone));
+      const lastBusy = Math.max(...busyResults.map((r) => r.trace.find((e) => e.type === 'run.completed')?.at ?? 0));
+      console.info(`[sleep] other executions completed while ${SLEEPERS} slept: ${busyDone} of 40`);
+      expect(busyDone).toBe(40);
+      expect(busyResults.every((r) => r.status === 'completed')).toBe(true);
+      expect(lastBusy).toBeLessThan(firstWake); // all done before the first sleeper woke
+      expect(await observer.scard(sleepKeys(prefix).busyPids)).toBe(2);
+
+      expectCompletedOnTime(await settled(runtime, ids, 20_000));
+    } finally {
+      await runtime.close();
+      for (const w of workers) w.child.kill('SIGTERM');
+      await Promise.all(workers.map((w) => w.exited));
+    }
+  },
+);
+
+test(
+  'a worker process killed with SIGKILL during the sleeps loses none: all 200 complete 2–3 s after their sleep started',
+  { timeout: 60_000 },
+  async () => {
+    const prefix = 'sleep-kill';
+    const workers = await spawnWorkers(3, { prefix, concurrency: 4 });
+    const runtime = createRedisRuntime({ url: server.url, prefix, reactors: Object.values(reactors) });
+    try {
+      const sleepers = await Promise.all(
+        Array.from({ length: SLEEPERS }, () => runtime.engine.start(reactors.napper, {})),
+      );
+      const ids = sleepers.map((s) => s.executionId);
+      await allParked(runtime, ids);
+      const victim = workers[0]!;
+      victim.child.kill('SIGKILL');
+      const exit = await victim.exited;
+      expect(exit.signal).toBe('SIGKILL');
+      const results = await settled(runtime, ids, 20_000);
+      expect(results).toHaveLength(SLEEPERS);
+      expectCompletedOnTime(results);
+      const wokeOn = await observer.smembers(sleepKeys(prefix).afterPids);
+      expect(wokeOn).not.toContain(String(victim.pid));
+    } finally {
+      await runtime.close();
+      for (const w of workers.slice(1)) w.child.kill('SIGTERM');
+      await Promise.all(workers.slice(1).map((w) => w.exited));
+    }
+  },
+);
