@@ -205,6 +205,49 @@ describe('a sleep step, in a worker (the test pool)', () => {
   });
 });
 
+describe('a sleep step, composed and coordinated', () => {
+  test('a sleep inside a composed reactor parks the parent in a worker and completes after the clock passes it', async () => {
+    const clock = new ManualClock({ autoAdvance: false });
+    const t = createTestEngine({ clock });
+    const child = reactor('nap-child')
+      .sleep('nap', { for: '1d' })
+      .step('up', { waitFor: ['nap'], run: () => 'up' })
+      .returns('up');
+    const parent = reactor('nap-parent')
+      .step('first', { run: () => 1 })
+      .compose('child', child, { waitFor: ['first'] })
+      .returns('child');
+    const queued = await t.run(parent, {});
+    await parked(t, queued.executionId);
+    expect((await t.engine.store.get(queued.executionId))?.background?.waitingFor).toMatchObject({
+      primitive: 'sleep',
+      key: 'child.nap',
+    });
+    clock.advance('1d');
+    await t.drain();
+    expect(await t.engine.result(queued.executionId)).toMatchObject({ status: 'completed', value: 'up' });
+  });
+
+  test('a sleeping execution holds no reactor-level lock: another execution of the key runs meanwhile', async () => {
+    const clock = new ManualClock({ autoAdvance: false });
+    const t = createTestEngine({ clock });
+    const locked = reactor('locked-nap')
+      .withLock({ key: () => 'account-1' })
+      .step('before', { run: () => 'ready' })
+      .sleep('nap', { for: '1h', waitFor: ['before'] })
+      .build();
+    const first = await t.run(locked, {});
+    await parked(t, first.executionId);
+    const second = await t.run(locked, {});
+    await parked(t, second.executionId);
+    expect((await t.engine.store.get(second.executionId))?.background?.waitingFor?.primitive).toBe('sleep');
+    clock.advance('1h');
+    await t.drain();
+    expect((await t.engine.result(first.executionId))?.status).toBe('completed');
+    expect((await t.engine.result(second.executionId))?.status).toBe('completed');
+  });
+});
+
 describe('sleep definitions', () => {
   test('a zero or negative duration, both or neither of for/until, and a sleep inside a map element are definition errors', () => {
     const base = reactor('defs');
