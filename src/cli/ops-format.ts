@@ -13,6 +13,7 @@ import type {
   WaiterView,
 } from '../ops/types.js';
 import { interruptText, linkedText } from './ops-format-links.js';
+import type { VersionWait } from '../engine/ports/store.js';
 
 /** A UTC time to the second. */
 export function when(ms: number | undefined): string {
@@ -30,6 +31,8 @@ export function span(ms: number): string {
 
 /** One line per execution. */
 export function executionLine(e: ExecutionSummary): string {
+  if (e.waitingForVersion)
+    return `${e.id}  ${e.reactor.padEnd(16)} ${e.status.padEnd(12)} ${when(e.createdAt)}  ${versionWaitText(e.waitingForVersion)}`;
   const extra =
     e.status === 'parked' && e.waitingFor?.primitive === 'sleep'
       ? `sleeping at ${e.waitingFor.key} until ${new Date(e.waitingFor.dueAt ?? 0).toISOString()}`
@@ -133,4 +136,10 @@ export function coordinationText(view: CoordinationView, internal: boolean): str
     lines.push(`period ${p.key}  bucket ${p.bucket}  expires in ${span(p.ttlMs)}`);
   for (const o of view.ordered) lines.push(orderedLine(o), ...waiting(o.waiting));
   return lines;
+}
+
+/** What an execution left for a worker with its definition waits for (docs/deploys.md). */
+export function versionWaitText(wait: VersionWait): string {
+  const named = wait.version === undefined ? wait.fingerprint : `${wait.version} (fingerprint ${wait.fingerprint})`;
+  return `waiting for version ${named} since ${when(wait.since)}: no worker that met it has that definition`;
 }

@@ -7,7 +7,7 @@
 import type { AnyReactorDefinition } from '../dsl/definition.js';
 import { redactFields } from '../dsl/contract.js';
 import type { Coordinator } from '../engine/ports/coordinator.js';
-import type { ExecutionRecord, Store } from '../engine/ports/store.js';
+import { TERMINAL_STATUSES, type ExecutionRecord, type Store } from '../engine/ports/store.js';
 import { ReactorError, type ErrorJSON } from '../errors.js';
 import { interruptViews } from './interrupts.js';
 import { graphOf, lastContendedStep, stepViews } from './steps.js';
@@ -50,6 +50,11 @@ export function summaryOf(record: ExecutionRecord, definition?: AnyReactorDefini
   return {
     id: record.id,
     reactor: record.reactor,
+    ...(record.fingerprint === undefined ? {} : { fingerprint: record.fingerprint }),
+    ...(record.version === undefined ? {} : { version: record.version }),
+    ...(record.background?.waitingForVersion === undefined || TERMINAL_STATUSES.has(record.status)
+      ? {}
+      : { waitingForVersion: record.background.waitingForVersion }),
     status: record.status,
     createdAt: record.createdAt,
     updatedAt: record.updatedAt,

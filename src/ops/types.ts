@@ -6,7 +6,7 @@
  */
 import type { ErrorJSON } from '../errors.js';
 import type { ReactorEvent } from '../engine/model/events.js';
-import type { ExecutionStatus, RollbackFailure, StepRecord, WaitingFor } from '../engine/ports/store.js';
+import type { ExecutionStatus, RollbackFailure, StepRecord, VersionWait, WaitingFor } from '../engine/ports/store.js';
 
 /** A query over executions: filters and a page. */
 export interface ExecutionQuery {
@@ -26,6 +26,11 @@ export interface ExecutionQuery {
 export interface ExecutionSummary {
   readonly id: string;
   readonly reactor: string;
+  /** The definition it runs with: its fingerprint and author-set version (absent on records from before versioned definitions). */
+  readonly fingerprint?: string;
+  readonly version?: string;
+  /** Set while no worker that met it had that definition: it waits for one that has it (docs/deploys.md). */
+  readonly waitingForVersion?: VersionWait;
   readonly status: ExecutionStatus;
   readonly createdAt: number;
   readonly updatedAt: number;

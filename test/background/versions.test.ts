@@ -7,6 +7,8 @@ import { reactor, ReactorError, type AnyReactorDefinition, type ExecutionRecord 
 import { executionJob } from '../../src/engine/execution/next-job.js';
 import { createWorker, type Worker } from '../../src/queue/worker.js';
 import { eventsOf, manualEngine, until, untilStatus } from './helpers.js';
+import { summaryOf } from '../../src/ops/executions.js';
+import { executionLine } from '../../src/cli/ops-format.js';
 
 const calls: string[] = [];
 let bFailures = 0;
@@ -81,6 +83,10 @@ describe('versioned definitions', () => {
     expect(waiting.steps).toEqual(record.steps); // no attempt counted, nothing run
     expect(waiting.background?.waitingForVersion).toMatchObject({ fingerprint: record.fingerprint, version: '1' });
     expect(calls.filter((c) => c.includes('@2'))).toEqual([]);
+    // What the dashboard and the CLI show of it.
+    const summary = summaryOf(waiting);
+    expect(summary).toMatchObject({ version: '1', waitingForVersion: { version: '1' } });
+    expect(executionLine(summary)).toContain(`waiting for version 1 (fingerprint ${record.fingerprint!})`);
   });
 
   it('side by side: the v1 execution finishes on v1 while a new start runs v2', async () => {

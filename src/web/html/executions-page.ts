@@ -8,6 +8,7 @@ import { html } from 'hono/html';
 import type { ExecutionPage, ExecutionSummary } from '../../ops/types.js';
 import { badge, duration, time, type Fragment } from './format.js';
 import { page, type PageContext } from './layout.js';
+import type { VersionWait } from '../../engine/ports/store.js';
 
 /** The filters as they came in the query string (shown back in the form). */
 export interface ListFilters {
@@ -42,7 +43,7 @@ export function filterQuery(
 }
 
 function row(ctx: PageContext, e: ExecutionSummary, now: number): Fragment {
-  const what =
+  let what: Fragment | string =
     e.status === 'parked' && e.waitingFor?.primitive === 'sleep'
       ? html`sleeping at <code>${e.waitingFor.key}</code> until ${new Date(e.waitingFor.dueAt ?? now).toISOString()}`
       : e.status === 'parked' && e.waitingFor
@@ -54,6 +55,7 @@ function row(ctx: PageContext, e: ExecutionSummary, now: number): Fragment {
             : e.error
               ? e.error.message
               : '';
+  if (e.waitingForVersion) what = versionWait(e.waitingForVersion);
   return html`<tr data-execution="${e.id}" data-status="${e.status}"><td><a class="mono" href="${ctx.base}/executions/${encodeURIComponent(e.id)}">${e.id}</a></td><td>${e.reactor}</td><td>${badge(e.status)}</td><td>${time(e.createdAt)}</td><td>${duration(now - e.updatedAt)} ago</td><td>${what}</td></tr>`;
 }
 
@@ -77,4 +79,13 @@ export function executionsPage(ctx: PageContext, list: ExecutionPage, filters: L
 ${list.items.length === 0 ? html`<p class="empty">No executions match.</p>` : html`<table class="executions"><thead><tr><th>Execution</th><th>Reactor</th><th>Status</th><th>Created</th><th>Updated</th><th>Details</th></tr></thead><tbody>${list.items.map((e) => row(ctx, e, now))}</tbody></table>`}
 ${next}`;
   return page(ctx, { title: 'Executions', nav: 'executions' }, body);
+}
+
+/** An execution left for a worker with its definition: the version it waits for (docs/deploys.md). */
+function versionWait(wait: VersionWait): Fragment {
+  const named =
+    wait.version === undefined
+      ? html`<code>${wait.fingerprint}</code>`
+      : html`<code>${wait.version}</code> (fingerprint <code>${wait.fingerprint}</code>)`;
+  return html`<span data-waiting-version="${wait.fingerprint}">waiting for version ${named}: no worker that met it has that definition</span>`;
 }
