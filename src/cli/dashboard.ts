@@ -95,6 +95,7 @@ export async function runDashboardCommand(
   });
   const app = createDashboard({
     engine: runtime.engine,
+    schedules: runtime.schedules,
     store: conn.backend.store,
     coordinator: conn.backend.coordinator,
     reactors,

@@ -9,12 +9,14 @@ import { HTTPException } from 'hono/http-exception';
 
 /** What a request wants to do. */
 export type DashboardPermission =
-  | { readonly kind: 'view'; readonly page: 'executions' | 'execution' | 'coordination' }
+  | { readonly kind: 'view'; readonly page: 'executions' | 'execution' | 'coordination' | 'schedules' }
   | {
       readonly kind: 'action';
       readonly action: string;
       readonly target:
-        { readonly type: 'execution'; readonly id: string } | { readonly type: 'ordered-lock'; readonly key: string };
+        | { readonly type: 'execution'; readonly id: string }
+        | { readonly type: 'ordered-lock'; readonly key: string }
+        | { readonly type: 'schedule'; readonly id: string };
     };
 
 /** The verdict of an {@link Authorize} hook. */
@@ -50,8 +52,8 @@ export async function guard(
 function describe(permission: DashboardPermission): string {
   if (permission.kind === 'view') return `view ${permission.page}`;
   const target =
-    permission.target.type === 'execution'
-      ? `execution ${permission.target.id}`
-      : `ordered lock ${permission.target.key}`;
+    permission.target.type === 'ordered-lock'
+      ? `ordered lock ${permission.target.key}`
+      : `${permission.target.type} ${permission.target.id}`;
   return `${permission.action} on ${target}`;
 }

@@ -6,6 +6,8 @@
  * @module
  */
 import { Hono, type Context } from 'hono';
+import type { Schedules } from '../schedules/service.js';
+import { scheduleRoutes } from './schedule-routes.js';
 import { html } from 'hono/html';
 import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
@@ -48,6 +50,8 @@ export interface DashboardOptions {
   readonly refreshSeconds?: number;
   /** Audit hook: called after each action an operator performed. */
   readonly onAction?: (record: ActionRecord) => void;
+  /** The runtime's schedules (`runtime.schedules`, `engine.schedules`): a "Schedules" page lists them, with their next runs and a remove action. */
+  readonly schedules?: Schedules;
 }
 
 /** Normalizes a base path: `''` for the root, else `/a/b` without a trailing slash. */
@@ -80,7 +84,12 @@ export function createDashboard(options: DashboardOptions): Hono {
     ...(options.reactors ? { reactors: options.reactors } : {}),
   });
   const readOnly = options.readOnly ?? false;
-  const pageContext: PageContext = { base, readOnly, refreshSeconds: options.refreshSeconds ?? 5 };
+  const pageContext: PageContext = {
+    base,
+    readOnly,
+    refreshSeconds: options.refreshSeconds ?? 5,
+    ...(options.schedules ? { schedules: true } : {}),
+  };
   const ctx: DashboardContext = {
     model,
     authorize: options.authorize,
@@ -98,6 +107,8 @@ export function createDashboard(options: DashboardOptions): Hono {
   };
   const app = base === '' ? new Hono() : new Hono().basePath(base);
   app.use('*', sameOriginOnly);
+  if (options.schedules)
+    scheduleRoutes(app, { schedules: options.schedules, authorize: options.authorize, page: pageContext });
   apiRoutes(app, ctx);
   pageRoutes(app, ctx);
   app.onError((error, c) => respondError(c, error, pageContext));

@@ -16,7 +16,7 @@ describe('dashboard types', () => {
     const authorize: Authorize = (c, permission) => {
       expectTypeOf(c).toEqualTypeOf<Context>();
       if (permission.kind === 'view') {
-        expectTypeOf(permission.page).toEqualTypeOf<'executions' | 'execution' | 'coordination'>();
+        expectTypeOf(permission.page).toEqualTypeOf<'executions' | 'execution' | 'coordination' | 'schedules'>();
         return true;
       }
       expectTypeOf(permission.action).toEqualTypeOf<string>();

@@ -20,7 +20,7 @@ export interface Confirmation {
   readonly label: string;
   readonly danger: boolean;
   readonly fields: readonly ActionField[];
-  readonly nav: 'executions' | 'coordination';
+  readonly nav: 'executions' | 'coordination' | 'schedules';
   /** A problem with a previous submission. */
   readonly problem?: string;
   /** Values the fields start with (a link's query string, or the submission that had a problem). */

@@ -15,6 +15,8 @@ export interface PageContext {
   readonly readOnly: boolean;
   /** Seconds between live refreshes; 0 turns them off. */
   readonly refreshSeconds: number;
+  /** Whether the dashboard shows schedules (a "Schedules" link). */
+  readonly schedules?: boolean;
 }
 
 const CSS = `
@@ -85,7 +87,11 @@ const LIVE = `
 /** A whole page. `live: false` (confirm pages) turns the refresh off. */
 export function page(
   ctx: PageContext,
-  options: { readonly title: string; readonly nav: 'executions' | 'coordination'; readonly live?: boolean },
+  options: {
+    readonly title: string;
+    readonly nav: 'executions' | 'coordination' | 'schedules';
+    readonly live?: boolean;
+  },
   body: Fragment | string,
 ): Fragment {
   const on = (name: string): string => (options.nav === name ? 'on' : '');
@@ -94,7 +100,7 @@ export function page(
 <html lang="en">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${options.title} · ts-reactor</title><style>${raw(CSS)}</style></head>
 <body data-refresh="${String(refresh)}">
-<header><span class="brand">ts-reactor</span><a class="${on('executions')}" href="${ctx.base}/executions">Executions</a><a class="${on('coordination')}" href="${ctx.base}/coordination">Coordination</a>${ctx.readOnly ? html`<span class="muted">read-only</span>` : ''}</header>
+<header><span class="brand">ts-reactor</span><a class="${on('executions')}" href="${ctx.base}/executions">Executions</a><a class="${on('coordination')}" href="${ctx.base}/coordination">Coordination</a>${ctx.schedules ? html`<a class="${on('schedules')}" href="${ctx.base}/schedules">Schedules</a>` : ''}${ctx.readOnly ? html`<span class="muted">read-only</span>` : ''}</header>
 <main id="live">${body}</main>
 <script>${raw(LIVE)}</script>
 </body></html>`;
