@@ -267,3 +267,22 @@ describe('step-scoped coordination', () => {
     reactor('r').step('a', { deadline: '1s', run: () => 1 });
   });
 });
+
+describe('versioned definitions', () => {
+  test('a definition has a fingerprint and an optional version; migrateFrom names one version or fingerprint', () => {
+    const def = reactor('v', {
+      version: '2',
+      migrateFrom: [{ version: '1', renamed: { a: 'a2' } }, { fingerprint: 'abc' }],
+    })
+      .step('a2', { run: () => 1 })
+      .build();
+    expectTypeOf(def.fingerprint).toEqualTypeOf<string>();
+    expectTypeOf(def.version).toEqualTypeOf<string | undefined>();
+    // prettier-ignore
+    // @ts-expect-error -- not both a version and a fingerprint
+    reactor('v', { migrateFrom: [{ version: '1', fingerprint: 'abc' }] });
+    // prettier-ignore
+    // @ts-expect-error -- a version is a string
+    reactor('v', { version: 2 });
+  });
+});
