@@ -249,6 +249,7 @@ function engineAfter(engine: Engine, ready: Promise<unknown>): Engine {
     ...engine,
     run: gate(engine.run),
     start: gate(engine.start),
+    startMany: gate(engine.startMany),
     retry: gate(engine.retry),
     resume: gate(engine.resume),
   };

@@ -81,8 +81,6 @@ export const ErrorCode = {
   JobMalformed: 'job_malformed',
   /** An operator cancelled the execution; completed work was rolled back. */
   Cancelled: 'cancelled',
-  /** The reactor's `deadline` passed: the execution was cancelled and rolled back (the `cause` of its `cancelled` end). */
-  DeadlineExceeded: 'deadline_exceeded',
   /** An operation does not apply to the execution in its current status (e.g. cancelling a finished run). */
   ExecutionState: 'execution_state',
   /** A fan-out map's ledger or element is unknown (never opened, expired, out of range, no such map). */
@@ -109,6 +107,8 @@ export const ErrorCode = {
   QueryInvalid: 'query_invalid',
   /** A dashboard action's field is missing or not valid. */
   ActionInvalid: 'action_invalid',
+  /** A start option (`delay`, `at`, `priority`) of `engine.start` or `engine.startMany` is not valid; nothing was written. */
+  StartOptionsInvalid: 'start_options_invalid',
   /** The work needs a coordinator (coordination declarations, liveness locks) and the engine has none. */
   CoordinatorMissing: 'coordinator_missing',
   /** The coordinator cannot list its keys (it does not implement `CoordinationInspector`). */
@@ -286,12 +286,6 @@ export interface ErrorDetails {
   /** `payload` is the rejected payload as JSON (cut to 2,000 characters of text when larger). */
   readonly job_malformed: { readonly problem: string; readonly payload: unknown };
   readonly cancelled: { readonly executionId: string; readonly reason: string };
-  /** The execution, the instant its deadline passed (engine clock, ms) and the reactor's `deadline` in ms. */
-  readonly deadline_exceeded: {
-    readonly executionId: string;
-    readonly deadlineAt: number;
-    readonly deadlineMs: number;
-  };
   readonly execution_state: { readonly executionId: string; readonly operation: string; readonly status: string };
   readonly fan_out_unknown: FanOutDetails;
   readonly fan_out_unavailable: FanOutDetails;
@@ -350,6 +344,8 @@ export interface ErrorDetails {
   };
   /** The name of the field. */
   readonly action_invalid: { readonly field: string };
+  /** The option, the rejected value (as text), and in `startMany` the entry's index. */
+  readonly start_options_invalid: { readonly option: string; readonly value: string; readonly entry?: number };
   readonly coordinator_missing: NoDetails;
   readonly inspector_missing: NoDetails;
   readonly queue_missing: NoDetails;

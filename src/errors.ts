@@ -186,6 +186,23 @@ export class StepTimeoutError extends ReactorError<'step_timed_out'> {
 }
 
 /**
+ * A start option of `engine.start` or `engine.startMany` is not valid (code
+ * `start_options_invalid`): a `delay` that is not a duration ≥ 0, an `at` that is not a valid
+ * date or epoch time, both `delay` and `at`, a `priority` that is not an integer in
+ * 1..2,097,151. Thrown before anything is validated, claimed or written.
+ */
+export class StartOptionsError extends ReactorError<'start_options_invalid'> {
+  constructor(info: { option: string; value: string; entry?: number }, problem: string) {
+    super(
+      ErrorCode.StartOptionsInvalid,
+      `${info.entry === undefined ? '' : `startMany entry ${info.entry}: `}start option ${info.option} ${problem}; got ${info.value}`,
+      { details: { ...info } },
+    );
+    this.name = 'StartOptionsError';
+  }
+}
+
+/**
  * A schedule's definition is not valid (code `schedule_invalid`): `details.field` names the
  * option at fault (`cron.pattern`, `cron.tz`, `every`, …), `details.reason` says why.
  */
@@ -709,23 +726,6 @@ export class CancelledError extends ReactorError<'cancelled'> {
   }
 }
 
-/**
- * The reactor's `deadline` passed before the execution finished (code `deadline_exceeded`): it was
- * cancelled and rolled back like an operator's cancel — completed steps undone, the running
- * step's `ctx.signal` aborted with this error — and ended `cancelled` with this error as its
- * `cause`. `details.deadlineAt` is the instant (engine clock, ms), `details.deadlineMs` the option.
- */
-export class DeadlineExceededError extends ReactorError<'deadline_exceeded'> {
-  constructor(info: { executionId: string; deadlineAt: number; deadlineMs: number }) {
-    super(
-      ErrorCode.DeadlineExceeded,
-      `execution ${info.executionId} passed its reactor's deadline (${info.deadlineMs} ms, due at ${info.deadlineAt} on the engine clock); it was cancelled and rolled back`,
-      { details: { ...info } },
-    );
-    this.name = 'DeadlineExceededError';
-  }
-}
-
 /** An operation does not apply to the execution in its current state (e.g. cancelling a finished run). */
 export class ExecutionStateError extends ReactorError<'execution_state'> {
   constructor(executionId: string, operation: string, status: string, hint: string) {
@@ -892,6 +892,7 @@ const REVIVE: readonly [string, { readonly prototype: ReactorError }, Revivable[
   ['ScheduleNotFoundError', ScheduleNotFoundError, [ErrorCode.ScheduleNotFound]],
   ['SleepNeedsWorkerError', SleepNeedsWorkerError, [ErrorCode.SleepNeedsWorker]],
   ['RecordTooLargeError', RecordTooLargeError, [ErrorCode.RecordTooLarge]],
+  ['StartOptionsError', StartOptionsError, [ErrorCode.StartOptionsInvalid]],
   ['MapTooLargeError', MapTooLargeError, [ErrorCode.MapTooLarge]],
   ['RecordVersionError', RecordVersionError, [ErrorCode.RecordVersion]],
   ['WrappedThrowError', WrappedThrowError, [ErrorCode.Wrapped]],
@@ -913,7 +914,6 @@ const REVIVE: readonly [string, { readonly prototype: ReactorError }, Revivable[
   ['HoldLostError', HoldLostError, ['hold_lost']],
   ['MalformedJobError', MalformedJobError, ['job_malformed']],
   ['CancelledError', CancelledError, ['cancelled']],
-  ['DeadlineExceededError', DeadlineExceededError, ['deadline_exceeded']],
   ['ExecutionStateError', ExecutionStateError, ['execution_state']],
   ['FanOutError', FanOutError, ['fan_out_unknown', 'fan_out_unavailable']],
   ['HandOffRefusedError', HandOffRefusedError, ['handoff_refused']],

@@ -43,7 +43,14 @@ export function executionLine(e: ExecutionSummary): string {
           : e.failedStep
             ? `failed at ${e.failedStep}: ${e.error?.message ?? ''}`
             : (e.error?.message ?? '');
-  return `${e.id}  ${e.reactor.padEnd(16)} ${e.status.padEnd(12)} ${when(e.createdAt)}  ${extra}`.trimEnd();
+  return `${e.id}  ${e.reactor.padEnd(16)} ${e.status.padEnd(12)} ${when(e.createdAt)}  ${[extra, queuedText(e)].filter((part) => part !== '').join('  ')}`.trimEnd();
+}
+
+/** A queued execution's start time and priority, when it has them. */
+function queuedText(e: ExecutionSummary): string {
+  const startsAt = e.startAt === undefined ? '' : `starts at ${new Date(e.startAt).toISOString()}`;
+  const priority = e.priority === undefined ? '' : `priority ${e.priority}`;
+  return [startsAt, priority].filter((part) => part !== '').join(', ');
 }
 
 /** An execution in full, as text. */

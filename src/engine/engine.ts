@@ -16,6 +16,7 @@ import { wakeExecution } from './api/wake.js';
 import { withExecutionId } from './api/execution-id.js';
 import { runReactor } from './api/run.js';
 import { processOne, startReactor } from './api/start.js';
+import { startManyReactors } from './api/start-many.js';
 import { startSweeps, sweepNow } from './api/sweeps.js';
 import type { Engine, EngineOptions } from './api/types.js';
 import { CoordinationAdmitter } from './execution/admitter.js';
@@ -28,7 +29,7 @@ import { Wakeups } from './jobs/wakeups.js';
 import { UnitSignals, type AsyncPort } from './run/async/port.js';
 import { invokeStep } from './run/invoke.js';
 
-export type { Engine, EngineOptions, RunOptions } from './api/types.js';
+export type { Engine, EngineOptions, RunOptions, StartEntry, StartManyResults, StartOptions } from './api/types.js';
 
 /** Creates an engine. */
 export function createEngine(options: EngineOptions): Engine {
@@ -64,6 +65,7 @@ export function createEngine(options: EngineOptions): Engine {
     retry: (id) => withExecutionId('retry', id, (i) => retryExecution(parts, i)),
     wake: (id) => withExecutionId('wake', id, (i) => wakeExecution(parts, i)),
     start: ((reactor, input, o) => startReactor(parts, reactor, input, o)) as Engine['start'],
+    startMany: ((entries) => startManyReactors(parts, entries)) as Engine['startMany'],
     process: (job, delivery) => processOne(parts, job, delivery),
     result: (id) => withExecutionId('result', id, (i) => currentResult(parts, i)),
     wait: (id, o) => withExecutionId('wait', id, (i) => waitFor(parts, i, o)),

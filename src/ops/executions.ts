@@ -6,6 +6,7 @@
  */
 import type { AnyReactorDefinition } from '../dsl/definition.js';
 import { redactFields } from '../dsl/contract.js';
+import { pendingStartOf, priorityOf } from '../engine/model/background.js';
 import type { Coordinator } from '../engine/ports/coordinator.js';
 import { TERMINAL_STATUSES, type ExecutionRecord, type Store } from '../engine/ports/store.js';
 import { ReactorError, type ErrorJSON } from '../errors.js';
@@ -66,6 +67,8 @@ export function summaryOf(record: ExecutionRecord, definition?: AnyReactorDefini
     ...(record.parentId === undefined ? {} : { parentId: record.parentId }),
     ...(record.retryOf === undefined ? {} : { retryOf: record.retryOf }),
     ...(interrupts.length === 0 ? {} : { interrupts }),
+    ...pendingStartOf(record),
+    ...priorityOf(record.background),
   };
 }
 

@@ -38,6 +38,10 @@ export interface ExecutionSummary {
   readonly error?: ErrorJSON;
   /** Set while parked: the key it waits for. */
   readonly waitingFor?: WaitingFor;
+  /** Set while a delayed start waits for its time (engine clock, ms): nothing runs before it. */
+  readonly startAt?: number;
+  /** The priority of its jobs (1 most urgent), when it was started with one. */
+  readonly priority?: number;
   readonly parentId?: string;
   readonly retryOf?: string;
   /** Set while paused: the interrupts it waits at (answer one with the `resume` action). */

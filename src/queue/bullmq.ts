@@ -2,7 +2,7 @@
  * The Queue port over BullMQ — the only module of ts-reactor that imports `bullmq`.
  *
  * - {@link createBullmqQueue}: the producing side. A job is named `execution`, carries the
- *   encoded {@link ExecutionJob}, and gets a few attempts with a short backoff: those cover
+ *   encoded {@link ExecutionJob} (with its delay and priority as BullMQ's), and gets a few attempts with a short backoff: those cover
  *   infrastructure failures of a delivery only (the engine owns step retries).
  * - {@link createBullmqConsumer}: a BullMQ `Worker`. Its processor decodes nothing itself; it
  *   hands the raw payload and the delivery count to the engine's {@link JobProcessor}, turns a
@@ -15,14 +15,15 @@ import { Queue, UnrecoverableError, Worker, type ConnectionOptions, type BulkJob
 import type { Redis } from 'ioredis';
 import { QueueUnavailableError, ReactorError } from '../errors.js';
 import { DEFAULT_OUTAGE_TOLERANCE_MS, isConnectionFailure } from '../storage/redis/script.js';
-import type {
-  EnqueueEntry,
-  EnqueueOptions,
-  ExecutionJob,
-  JobConsumer,
-  JobPlace,
-  JobProcessor,
-  JobQueue,
+import {
+  JOB_PRIORITY_MAX,
+  type EnqueueEntry,
+  type EnqueueOptions,
+  type ExecutionJob,
+  type JobConsumer,
+  type JobPlace,
+  type JobProcessor,
+  type JobQueue,
 } from '../engine/ports/queue.js';
 import { fromBullmqJobId, toBullmqJobId } from './job-id.js';
 import { encodeJob } from './payload.js';
@@ -97,15 +98,15 @@ export function createBullmqQueue(options: BullmqQueueOptions): JobQueue {
   if (!Number.isFinite(toleranceMs) || toleranceMs < 0)
     throw new RangeError(`outageToleranceMs must be a finite number >= 0; got ${String(toleranceMs)}`);
   let closed = false;
-  const add = (job: ExecutionJob, jobId: string, delay: number) =>
-    queue.add(EXECUTION_JOB_NAME, encodeJob(job), jobOptions(jobId, delay));
+  const add = (job: ExecutionJob, jobId: string, delay: number, priority: number | undefined) =>
+    queue.add(EXECUTION_JOB_NAME, encodeJob(job), jobOptions(jobId, delay, priority));
   // Delays count from the first try, as in `enqueue`.
   const addBulk = (entries: readonly EnqueueEntry[], elapsedMs: number) =>
     queue.addBulk(
-      entries.map(({ job, options: { jobId, delayMs = 0 } }) => ({
+      entries.map(({ job, options: { jobId, delayMs = 0, priority } }) => ({
         name: EXECUTION_JOB_NAME,
         data: encodeJob(job),
-        opts: jobOptions(jobId, Math.max(0, delayMs - elapsedMs)),
+        opts: jobOptions(jobId, Math.max(0, delayMs - elapsedMs), priority),
       })),
     );
   const promote = async (jobId: string): Promise<boolean> => {
@@ -127,8 +128,9 @@ export function createBullmqQueue(options: BullmqQueueOptions): JobQueue {
     async enqueue(job: ExecutionJob, enqueueOptions: EnqueueOptions): Promise<void> {
       if (closed) throw new Error('the job queue is closed');
       const delay = checkedDelay(enqueueOptions.delayMs);
+      const priority = checkedPriority(enqueueOptions.priority);
       try {
-        await add(job, enqueueOptions.jobId, delay);
+        await add(job, enqueueOptions.jobId, delay, priority);
       } catch (error) {
         // Added again after an outage, a delayed job keeps its due time (the delay counts from the first try).
         const since = performance.now();
@@ -137,14 +139,17 @@ export function createBullmqQueue(options: BullmqQueueOptions): JobQueue {
           error,
           toleranceMs,
           () => closed,
-          () => add(job, enqueueOptions.jobId, Math.max(0, delay - (performance.now() - since))),
+          () => add(job, enqueueOptions.jobId, Math.max(0, delay - (performance.now() - since)), priority),
         );
       }
     },
 
     async enqueueMany(entries: readonly EnqueueEntry[]): Promise<void> {
       if (closed) throw new Error('the job queue is closed');
-      for (const { options: entry } of entries) checkedDelay(entry.delayMs);
+      for (const { options: entry } of entries) {
+        checkedDelay(entry.delayMs);
+        checkedPriority(entry.priority);
+      }
       for (let from = 0; from < entries.length; from += BULK_CHUNK) {
         const chunk = entries.slice(from, from + BULK_CHUNK);
         try {
@@ -194,11 +199,12 @@ export function createBullmqQueue(options: BullmqQueueOptions): JobQueue {
 /** Jobs per `addBulk` call of `enqueueMany` (one MULTI each): large enough to save round trips, small enough not to stall Redis. */
 const BULK_CHUNK = 1_000;
 
-/** The BullMQ options of every execution job: its id, its delay, the infrastructure attempts and retention. */
-function jobOptions(jobId: string, delay: number): BulkJobOptions {
+/** The BullMQ options of every execution job: its id, its delay and priority, the infrastructure attempts and retention. */
+function jobOptions(jobId: string, delay: number, priority: number | undefined): BulkJobOptions {
   return {
     jobId: toBullmqJobId(jobId),
     ...(delay > 0 ? { delay: Math.ceil(delay) } : {}),
+    ...(priority === undefined ? {} : { priority }),
     attempts: INFRA_ATTEMPTS,
     backoff: { type: 'exponential', delay: INFRA_BACKOFF_MS },
     removeOnComplete: { age: Math.ceil(KEEP_COMPLETED_MS / 1000), count: KEEP_FINISHED_COUNT },
@@ -212,6 +218,13 @@ function checkedDelay(delayMs: number | undefined): number {
   if (!Number.isFinite(delay) || delay < 0)
     throw new RangeError(`delayMs must be a finite number ≥ 0; got ${String(delay)}`);
   return delay;
+}
+
+/** A job's `priority`, refused unless an integer in 1..{@link JOB_PRIORITY_MAX} (BullMQ's own bound). */
+function checkedPriority(priority: number | undefined): number | undefined {
+  if (priority !== undefined && (!Number.isSafeInteger(priority) || priority < 1 || priority > JOB_PRIORITY_MAX))
+    throw new RangeError(`priority must be an integer from 1 to ${JOB_PRIORITY_MAX}; got ${String(priority)}`);
+  return priority;
 }
 
 /** Creates the consuming side over a BullMQ `Worker`, started by {@link JobConsumer.start}. */

@@ -1,6 +1,7 @@
 /**
  * The embedded queue: jobs run in this process on a concurrency-limited pool, with the same
- * observable behaviour as the BullMQ adapter — ids deduplicated, delays, `promote`, a few
+ * observable behaviour as the BullMQ adapter — ids deduplicated, delays, priorities (no priority
+ * first, then lower numbers first, first come first served within one), `promote`, a few
  * attempts for a rejecting processor with a backoff, terminal failure for a malformed payload,
  * graceful `stop`. Every delay (a job's `delayMs`, a backoff) goes through the injected
  * {@link Clock}, so a test on a `ManualClock` drives them with `advance`. Nothing here is
@@ -10,15 +11,16 @@
  */
 import { ReactorError } from '../errors.js';
 import { systemClock, type Clock } from '../engine/ports/clock.js';
-import type {
-  EnqueueEntry,
-  EnqueueOptions,
-  ExecutionJob,
-  JobConsumer,
-  JobPlace,
-  JobProcessor,
-  JobQueue,
-  WaitList,
+import {
+  JOB_PRIORITY_MAX,
+  type EnqueueEntry,
+  type EnqueueOptions,
+  type ExecutionJob,
+  type JobConsumer,
+  type JobPlace,
+  type JobProcessor,
+  type JobQueue,
+  type WaitList,
 } from '../engine/ports/queue.js';
 import { encodeJob } from './payload.js';
 import { INFRA_ATTEMPTS, INFRA_BACKOFF_MS, KEEP_FINISHED_COUNT } from './policy.js';
@@ -74,6 +76,8 @@ interface Entry {
   failures: number;
   /** Cancels the pending delay while `state` is `delayed`. */
   timer: AbortController | undefined;
+  /** Its place among ready jobs: 0 without a priority (first), else the priority (lower first). */
+  readonly rank: number;
 }
 
 /** Creates the embedded queue, consumer and wait list. */
@@ -138,7 +142,7 @@ export function createMemoryQueue(options: MemoryQueueOptions = {}): MemoryQueue
   const makeReady = (entry: Entry): void => {
     entry.state = 'ready';
     entry.timer = undefined;
-    readyLine.push(entry);
+    lineUp(readyLine, entry);
     schedulePump();
   };
 
@@ -186,7 +190,7 @@ export function createMemoryQueue(options: MemoryQueueOptions = {}): MemoryQueue
   };
 
   /** Adds one job (a known id is a no-op); its options checked by `check` first. */
-  const add = (job: ExecutionJob, { jobId, delayMs = 0 }: EnqueueOptions): void => {
+  const add = (job: ExecutionJob, { jobId, delayMs = 0, priority = 0 }: EnqueueOptions): void => {
     if (live.has(jobId) || finished.has(jobId)) return;
     const entry: Entry = {
       id: jobId,
@@ -195,6 +199,7 @@ export function createMemoryQueue(options: MemoryQueueOptions = {}): MemoryQueue
       starts: 0,
       failures: 0,
       timer: undefined,
+      rank: priority,
     };
     live.set(jobId, entry);
     if (delayMs > 0) delay(entry, delayMs);
@@ -292,11 +297,24 @@ export function createMemoryQueue(options: MemoryQueueOptions = {}): MemoryQueue
   return { queue, consumer, waitList: new MemoryWaitList(), drain: () => queue.drain() };
 }
 
-/** Refuses an empty job id, or a delay that is not a finite number ≥ 0. */
-function check({ jobId, delayMs = 0 }: EnqueueOptions): void {
+/** Refuses an empty job id, a delay that is not a finite number ≥ 0, or a priority outside 1..{@link JOB_PRIORITY_MAX}. */
+function check({ jobId, delayMs = 0, priority }: EnqueueOptions): void {
   if (jobId.length === 0) throw new RangeError('job id must not be empty');
   if (!Number.isFinite(delayMs) || delayMs < 0)
     throw new RangeError(`delayMs must be a finite number ≥ 0; got ${String(delayMs)}`);
+  if (priority !== undefined && (!Number.isSafeInteger(priority) || priority < 1 || priority > JOB_PRIORITY_MAX))
+    throw new RangeError(`priority must be an integer from 1 to ${JOB_PRIORITY_MAX}; got ${String(priority)}`);
+}
+
+/**
+ * Puts `entry` into the ready line behind every entry of its rank or a lower one (BullMQ's
+ * order: no priority first, then lower priorities first, first come first served within one).
+ * The common case, a line of one rank, costs one comparison.
+ */
+function lineUp(line: Entry[], entry: Entry): void {
+  let at = line.length;
+  while (at > 0 && line[at - 1]!.rank > entry.rank) at -= 1;
+  line.splice(at, 0, entry);
 }
 
 function isMalformed(error: unknown): boolean {

@@ -11,21 +11,24 @@ import type { RunResult } from '../model/results.js';
 import type { ExecutionJob, JobDelivery } from '../ports/queue.js';
 import { accept, type AcceptDeps } from './accept.js';
 import { needQueue, type EngineParts } from './parts.js';
-import type { InternalRunOptions, RunOptions } from './types.js';
+import { startPlan } from './start-options.js';
+import type { InternalRunOptions, StartOptions } from './types.js';
 
 /**
- * Accepts a run for background execution: validates the input, claims its key, persists a
- * pending record and enqueues its first job. Rejects with `queue_missing` without a queue.
+ * Accepts a run for background execution: checks its start options (`start_options_invalid`),
+ * validates the input, claims its key, persists a pending record and enqueues its first job
+ * (delayed until its start time, with its priority). Rejects with `queue_missing` without a queue.
  */
 export async function startReactor(
-  deps: AcceptDeps & Pick<EngineParts, 'background'>,
+  deps: AcceptDeps & Pick<EngineParts, 'background' | 'clock'>,
   reactor: AnyReactorDefinition,
   input: unknown,
-  options: RunOptions & InternalRunOptions = {},
+  options: StartOptions & InternalRunOptions = {},
 ): Promise<RunResult> {
   const background = needQueue(deps);
+  const plan = startPlan(options, deps.clock.now());
   return accept(deps, reactor, input, options, 'pending', ({ executionId, input: valid, key, retryOf, links }) =>
-    startBackground(background, reactor, executionId, valid, key, retryOf, links),
+    startBackground(background, reactor, executionId, valid, key, retryOf, links, plan),
   );
 }
 

@@ -6,6 +6,7 @@
  */
 import type { Logger } from '../../dsl/context.js';
 import type { AnyReactorDefinition, InputOf, OutputOf, StepsOf } from '../../dsl/definition.js';
+import type { Duration } from '../../dsl/duration.js';
 import type { RateWindowOptions } from '../../dsl/coordination.js';
 import type { StepInvoker } from '../../dsl/step.js';
 import type { EventListener, Middleware } from '../model/events.js';
@@ -99,6 +100,35 @@ export interface RunOptions {
   readonly idempotencyKey?: string;
 }
 
+/**
+ * Options of a background start (`engine.start`, an entry of `engine.startMany`). Bad values
+ * throw `StartOptionsError` (`start_options_invalid`) before anything is written.
+ */
+export interface StartOptions extends RunOptions {
+  /** Run no earlier than this long from now: ms, or a duration (`'30s'`, `'5m'`, `'1h'`, `'1d'`). Not with `at`. */
+  readonly delay?: Duration;
+  /** Run no earlier than this time (a `Date`, or epoch ms on the engine clock); a time past runs at once. Not with `delay`. */
+  readonly at?: Date | number;
+  /**
+   * The priority of every job of the execution (its start, retries, parks and wakes), BullMQ's
+   * convention: an integer from 1 (most urgent) to 2,097,151; a ready job without a priority
+   * goes before every prioritized one. Default: none.
+   */
+  readonly priority?: number;
+}
+
+/** One entry of `engine.startMany`: a reactor, its input, and its start options. */
+export interface StartEntry<R extends AnyReactorDefinition = AnyReactorDefinition> {
+  readonly reactor: R;
+  readonly input: InputOf<R>;
+  readonly options?: StartOptions;
+}
+
+/** The results of `engine.startMany` for `R` (the entries' reactors, in order): one per entry. */
+export type StartManyResults<R extends readonly AnyReactorDefinition[]> = {
+  -readonly [K in keyof R]: RunResult<OutputOf<R[K]>, StepsOf<R[K]>>;
+};
+
 /** Runs reactors. */
 export interface Engine {
   /**
@@ -122,8 +152,27 @@ export interface Engine {
   start<R extends AnyReactorDefinition>(
     reactor: R,
     input: InputOf<R>,
-    options?: RunOptions,
+    options?: StartOptions,
   ): Promise<RunResult<OutputOf<R>, StepsOf<R>>>;
+  /**
+   * Starts many executions at once: every entry's options are checked (a bad one throws
+   * `StartOptionsError` naming the entry, nothing written) and its input validated first; an
+   * invalid input fails only its own entry (`failed` with `validationErrors`, nothing written for
+   * it). Then the records are written and the jobs enqueued in one `enqueueMany` (BullMQ
+   * `addBulk`). Resolves with one result per entry, in order. Entries with an idempotency key or
+   * an ordered lock are started one by one, as by `start`.
+   *
+   * @example
+   * ```ts
+   * const [a, b] = await engine.startMany([
+   *   { reactor: invoice, input: { orderId: 'o-1', amountCents: 100 } },
+   *   { reactor: refund, input: { chargeId: 'ch-1' }, options: { priority: 1 } },
+   * ]);
+   * ```
+   */
+  startMany<const R extends readonly AnyReactorDefinition[]>(entries: {
+    readonly [K in keyof R]: StartEntry<R[K]>;
+  }): Promise<StartManyResults<R>>;
   /** Processes one job (what a worker calls). A malformed payload must be rejected before (see `ts-reactor/bullmq`). */
   process(job: ExecutionJob, delivery: JobDelivery): Promise<void>;
   /** The current result of an execution from its record (`queued`, `parked`, `running` or terminal); undefined when unknown. */

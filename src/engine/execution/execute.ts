@@ -12,7 +12,6 @@ import type { CoordinationSpec } from '../../dsl/coordination.js';
 import type { AnyReactorDefinition } from '../../dsl/definition.js';
 import {
   CancelledError,
-  DeadlineExceededError,
   ErrorCode,
   HoldLostError,
   ReactorError,
@@ -22,6 +21,7 @@ import {
 } from '../../errors.js';
 import type { Coordinator } from '../ports/coordinator.js';
 import { TERMINAL_STATUSES, type ExecutionRecord } from '../ports/store.js';
+import { pendingStartOf } from '../model/background.js';
 import type { RunResult } from '../model/results.js';
 import { errorSummary, type Admit, type EventDraft, type RunState } from '../run/run-state.js';
 import { runFrame, type GraphOutcome } from '../graph/scheduler.js';
@@ -149,8 +149,6 @@ export type FinalOutcome =
 export async function finish(state: RunState, outcome: FinalOutcome): Promise<RunResult> {
   if (outcome.status === 'failed' && outcome.error instanceof CancelledError)
     return cancelled(state, outcome.error.details.reason);
-  if (outcome.status === 'failed' && outcome.error instanceof DeadlineExceededError)
-    return cancelled(state, outcome.error.message, outcome.error); // rolled back like a cancel (docs/decisions/081)
   const base = {
     executionId: state.executionId,
     reactor: state.reactor,
@@ -192,16 +190,10 @@ export async function finish(state: RunState, outcome: FinalOutcome): Promise<Ru
   };
 }
 
-/**
- * Ends an execution as cancelled (its rollback has run). `cause`: what cancelled it when the
- * engine did (a {@link DeadlineExceededError}), kept in the record and the result.
- */
-export async function cancelled(state: RunState, reason: string, cause?: DeadlineExceededError): Promise<RunResult> {
-  if (cause) state.emit({ type: 'run.deadline_exceeded', ...pick(cause.details) });
+/** Ends an execution as cancelled (its rollback has run). */
+export async function cancelled(state: RunState, reason: string): Promise<RunResult> {
   state.emit({ type: 'run.cancelled', reason });
-  await state
-    .checkpoint('cancelled', { cancelReason: reason, ...(cause ? { cancelCause: errorToJSON(cause) } : {}) })
-    .catch(() => undefined);
+  await state.checkpoint('cancelled', { cancelReason: reason }).catch(() => undefined);
   return {
     executionId: state.executionId,
     reactor: state.reactor,
@@ -211,13 +203,7 @@ export async function cancelled(state: RunState, reason: string, cause?: Deadlin
     replay: false,
     status: 'cancelled',
     reason,
-    ...(cause ? { cause } : {}),
   };
-}
-
-/** The event fields of a deadline's details. */
-function pick(details: DeadlineExceededError['details']): { deadlineAt: number; deadlineMs: number } {
-  return { deadlineAt: details.deadlineAt, deadlineMs: details.deadlineMs };
 }
 
 /** The result of a run whose input failed validation (nothing persisted, nothing taken). */
@@ -257,16 +243,11 @@ export function fromRecord(record: ExecutionRecord): RunResult {
     rollbackFailures: record.rollbackFailures,
     replay: true,
   };
-  if (record.status === 'cancelled')
-    return {
-      ...base,
-      status: 'cancelled',
-      reason: record.cancelReason ?? '',
-      ...(record.cancelCause === undefined ? {} : { cause: errorFromJSON(record.cancelCause) }),
-    };
+  if (record.status === 'cancelled') return { ...base, status: 'cancelled', reason: record.cancelReason ?? '' };
   if (record.status === 'parked' && record.background?.waitingFor)
     return { ...base, status: 'parked', waitingFor: record.background.waitingFor };
-  if (record.status === 'pending' || record.status === 'parked') return { ...base, status: 'queued' };
+  if (record.status === 'pending' || record.status === 'parked')
+    return { ...base, status: 'queued', ...pendingStartOf(record) };
   if (record.status === 'paused') return { ...base, status: 'paused', interrupts: waitsOf(record.interrupts ?? []) };
   if (!TERMINAL_STATUSES.has(record.status)) return { ...base, status: 'running' };
   if (record.status === 'completed') return { ...base, status: 'completed', value: record.value };

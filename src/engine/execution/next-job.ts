@@ -6,9 +6,10 @@
  *
  * @module
  */
-import { backgroundOf } from '../model/background.js';
+import { backgroundOf, priorityOf } from '../model/background.js';
 import { noInstrument, type Instrument } from '../model/instrument.js';
-import { JOB_FORMAT_VERSION, type ExecutionJob, type JobQueue } from '../ports/queue.js';
+import type { WorkScope } from '../model/work-scope.js';
+import { JOB_FORMAT_VERSION, type EnqueueOptions, type ExecutionJob, type JobQueue } from '../ports/queue.js';
 import type { BackgroundState } from '../ports/store.js';
 import type { RunState } from '../run/run-state.js';
 
@@ -62,7 +63,11 @@ export async function nextJob(deps: NextJobDeps, state: RunState, plan: NextJobP
     return job;
   }
   await state.checkpoint(plan.status, {}, { withTrace: true });
-  await deps.queue.enqueue(executionJob(state.executionId, state.reactor), { jobId: job.jobId, delayMs: plan.delayMs });
+  await deps.queue.enqueue(executionJob(state.executionId, state.reactor), {
+    jobId: job.jobId,
+    delayMs: plan.delayMs,
+    ...priorityOf(state.background),
+  });
   return job;
 }
 
@@ -79,7 +84,8 @@ export async function nextJobDeferred(
   const { jobId } = claimJob(state, plan);
   state.emit({ type: 'run.queued', jobId, delayMs: 0, reason: plan.reason });
   await state.checkpoint('pending', {}, { withTrace: true });
-  return () => deps.queue.enqueue(executionJob(state.executionId, state.reactor), { jobId });
+  return () =>
+    deps.queue.enqueue(executionJob(state.executionId, state.reactor), { jobId, ...priorityOf(state.background) });
 }
 
 /**
@@ -92,22 +98,41 @@ export async function enqueueTraced(
   next: { readonly jobId: string; readonly delayMs: number; readonly reason: 'start' | 'retry' | 'park' },
   status: NextJobPlan['status'],
 ): Promise<void> {
-  const scope = {
+  await (deps.instrument ?? noInstrument).traced(enqueueScope(state, next), async (traceContext) => {
+    if (traceContext) state.traceContext = traceContext;
+    await state.checkpoint(status, {}, { withTrace: true });
+    await deps.queue.enqueue(executionJob(state.executionId, state.reactor), jobOptionsOf(state, next));
+  });
+}
+
+/** The `enqueue` scope (a span) of `state`'s job `next`. */
+export function enqueueScope(
+  state: RunState,
+  next: { readonly jobId: string; readonly delayMs: number; readonly reason: 'start' | 'retry' | 'park' },
+): WorkScope {
+  return {
     kind: 'enqueue',
     executionId: state.executionId,
     reactor: state.reactor,
     ...next,
     ...(state.traceContext === undefined ? {} : { traceContext: state.traceContext }),
     ...(state.traceLinks === undefined ? {} : { links: state.traceLinks }),
-  } as const;
-  await (deps.instrument ?? noInstrument).traced(scope, async (traceContext) => {
-    if (traceContext) state.traceContext = traceContext;
-    await state.checkpoint(status, {}, { withTrace: true });
-    await deps.queue.enqueue(
-      executionJob(state.executionId, state.reactor),
-      next.reason === 'start' ? { jobId: next.jobId } : { jobId: next.jobId, delayMs: next.delayMs },
-    );
-  });
+  };
+}
+
+/**
+ * The queue options of `state`'s job `next`: its id, its delay (a start's only when delayed) and
+ * the execution's priority.
+ */
+export function jobOptionsOf(
+  state: RunState,
+  next: { readonly jobId: string; readonly delayMs: number; readonly reason: string },
+): EnqueueOptions {
+  return {
+    jobId: next.jobId,
+    ...(next.reason === 'start' && next.delayMs === 0 ? {} : { delayMs: next.delayMs }),
+    ...priorityOf(state.background),
+  };
 }
 
 /** The number and id `state`'s next job will have (nothing changes). `none`: as in {@link NextJobPlan}. */

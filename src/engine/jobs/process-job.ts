@@ -12,14 +12,13 @@ import { CancelledError, LeaseLostError, ReactorError, WorkerShutdownError } fro
 import { monotonicNow } from '../../coordination/deadline.js';
 import { cancelRequestKey, livenessKey } from '../model/keys.js';
 import { noInstrument } from '../model/instrument.js';
+import { priorityOf } from '../model/background.js';
 import type { Coordinator } from '../ports/coordinator.js';
 import type { JobEnterRequest, JobEnterResult, JobLeases } from '../ports/job-lease.js';
 import type { ExecutionJob, JobDelivery } from '../ports/queue.js';
 import { TERMINAL_STATUSES, type ExecutionRecord, type TraceContext } from '../ports/store.js';
 import { JobLiveness } from '../run/job-liveness.js';
-import { armDeadline } from '../execution/deadline.js';
 import { advance, type JobLease } from './advance.js';
-import { deadlineAction, jobDeadline, scheduleDeadlineJob } from './deadline-job.js';
 import type { After, BackgroundDeps } from './deps.js';
 import { processElementJob } from './fanout/element-job.js';
 import { interruptJob, isInterruptJob } from './interrupt/jobs.js';
@@ -70,7 +69,6 @@ export async function processJob(
   const untrack = deps.cancels?.track(id, root); // a cancel announced elsewhere aborts it at once (decision 053)
   const cancelRequested = (): void => root.abort(new CancelledError(id, 'cancel requested by an operator'));
   if (live.cancelRequested) cancelRequested();
-  const disarmDeadline = armDeadline(deps.clock, jobDeadline(reactor, live.record), root); // from the record: across redeliveries (decision 081)
   // The worker's shutdown deadline stops the job like a lost lease, and it is handed back — unless
   // the run is already stopping on its own (a failure, halt or cancel: its rollback is not cut short) (docs/decisions/069).
   const shutdown = delivery.signal;
@@ -97,7 +95,6 @@ export async function processJob(
     if (!(error instanceof LeaseLostError) && !(liveness.stopped instanceof WorkerShutdownError)) throw error; // store gone past the tolerance: BullMQ delivers the job again
   } finally {
     untrack?.();
-    disarmDeadline();
     shutdown?.removeEventListener('abort', onShutdown);
     if (deps.liveJobs?.get(id) === liveness.binding) deps.liveJobs.delete(id);
     liveness.end();
@@ -106,7 +103,10 @@ export async function processJob(
       // another worker; it is enqueued before the lease is free, and the lease is freed only now
       // that every step body of this job has returned (no two bodies overlap).
       if (!released && liveness.stopped instanceof WorkerShutdownError)
-        await deps.queue.enqueue(payload, { jobId: `${id}:handback:${delivery.jobId}:${delivery.delivery}` });
+        await deps.queue.enqueue(payload, {
+          jobId: `${id}:handback:${delivery.jobId}:${delivery.delivery}`,
+          ...priorityOf(live.record?.background),
+        });
     } finally {
       if (!released) await coordinator.lockRelease(liveKey, owner).catch(() => undefined);
     }
@@ -118,7 +118,11 @@ export async function processJob(
   if (stopped instanceof LeaseLostError && stopped.details.how === 'expired') {
     // Its deadline passed with nobody known to hold the lease (a frozen process, an outage): a job
     // continues the execution — it waits for the lease if another worker took it (decision 064).
-    await deps.queue.enqueue(payload, { jobId: `${id}:lapsed:${delivery.jobId}:${delivery.delivery}`, delayMs: 0 });
+    await deps.queue.enqueue(payload, {
+      jobId: `${id}:lapsed:${delivery.jobId}:${delivery.delivery}`,
+      delayMs: 0,
+      ...priorityOf(live.record?.background),
+    });
     return;
   }
   if (stopped instanceof LeaseLostError || stopped instanceof WorkerShutdownError) return;
@@ -199,8 +203,6 @@ async function routeJob(
       (await processElementJob(deps, reactor, withTrace(traceContext), delivery, held.root.signal))?.(),
     ));
   if (TERMINAL_STATUSES.has(record.status)) return undefined; // a redelivery of finished work
-  const deadline = deadlineAction(deps, reactor, record, delivery, held.root.signal);
-  if (deadline) return void (await traced(scope, (traceContext) => deadline(withTrace(traceContext)))); // past it, or a deadline job early
   if (isInterruptJob(record, delivery))
     return void (await traced(scope, (traceContext) => interruptJob(deps, reactor, withTrace(traceContext), delivery))); // paused: only an active timeout acts
   const retryAt = record.background?.retryAt;
@@ -209,10 +211,10 @@ async function routeJob(
     await deps.queue.enqueue(payload, {
       jobId: `${id}:due:${delivery.jobId}:${delivery.delivery}`,
       delayMs: retryAt - deps.clock.now(),
+      ...priorityOf(record.background),
     });
     return undefined;
   }
-  await scheduleDeadlineJob(deps, reactor, record); // on its first job: the deadline's wake-up (decision 081)
   const after = await traced(scope, (traceContext) =>
     advance(deps, reactor, withTrace(traceContext), delivery, held.root, held.lease),
   );

@@ -12,7 +12,7 @@ import type { AnyReactorDefinition } from '../../dsl/definition.js';
 import { errorToJSON, InlineRunAbandonedError } from '../../errors.js';
 import type { EventHub, EventOf } from '../model/events.js';
 import { executionJob } from '../execution/next-job.js';
-import { backgroundOf, NO_JOB } from '../model/background.js';
+import { backgroundOf, NO_JOB, priorityOf } from '../model/background.js';
 import { cancelRequestKey, livenessKey } from '../model/keys.js';
 import { appendToTrace, DEFAULT_MAX_TRACE_ENTRIES } from '../model/trace-bound.js';
 import type { Clock } from '../ports/clock.js';
@@ -303,7 +303,7 @@ async function recoverOne(deps: SweepDeps, listed: ExecutionRecord): Promise<'re
     };
     await deps.jobLeases.saveAndRelease(requeued, key, owner);
     released = true;
-    await deps.queue.enqueue(executionJob(record.id, record.reactor), { jobId });
+    await deps.queue.enqueue(executionJob(record.id, record.reactor), { jobId, ...priorityOf(background) });
     deps.hub.emit(event);
     return 'requeued';
   } finally {

@@ -29,3 +29,31 @@ export function cleared(background: BackgroundState, ...fields: readonly Clearab
   for (const field of fields) delete rest[field];
   return rest as BackgroundState;
 }
+
+/** When a start's first job runs and with which priority (the checked start options, `api/start-options.ts`). */
+export interface StartPlan {
+  /** The first job's delay, in ms (0: at once). */
+  readonly delayMs: number;
+  /** The start time (engine clock, ms) of a start delayed into the future; absent otherwise. */
+  readonly startAt?: number;
+  /** The priority of every job of the execution; absent: none. */
+  readonly priority?: number;
+}
+
+/** `{ priority }` of an execution's background state, or nothing: what each of its jobs is enqueued with. */
+export function priorityOf(background: BackgroundState | undefined): { readonly priority?: number } {
+  return background?.priority === undefined ? {} : { priority: background.priority };
+}
+
+/**
+ * `{ startAt }` of a delayed start not begun yet (its first job still to run), or nothing: what a
+ * `queued` result and the operator views show.
+ */
+export function pendingStartOf(record: {
+  readonly status: string;
+  readonly background?: BackgroundState | undefined;
+}): { readonly startAt?: number } {
+  const background = record.background;
+  if (record.status !== 'pending' || background?.startAt === undefined || background.jobs !== 1) return {};
+  return { startAt: background.startAt };
+}

@@ -54,6 +54,8 @@ export interface RunningRun<S = unknown> extends RunBase<S> {
 /** A background execution accepted and queued (or waiting for a retry). */
 export interface QueuedRun<S = unknown> extends RunBase<S> {
   readonly status: 'queued';
+  /** A delayed start's time (engine clock, ms), until its first job runs: nothing runs before it. */
+  readonly startAt?: number;
 }
 /** A background execution parked on a busy key; it resumes when the key is released. */
 export interface ParkedRun<S = unknown> extends RunBase<S> {
@@ -72,12 +74,10 @@ export interface PausedRun<S = unknown> extends RunBase<S> {
   }[];
 }
 
-/** Cancelled (or undone on demand) by an operator, or past the reactor's deadline: completed work was rolled back. */
+/** Cancelled (or undone on demand) by an operator: completed work was rolled back. */
 export interface CancelledRun<S = unknown> extends RunBase<S> {
   readonly status: 'cancelled';
   readonly reason: string;
-  /** What cancelled it when the engine did: a `DeadlineExceededError` past the reactor's `deadline`; absent for an operator's cancel or undo. */
-  readonly cause?: Error;
 }
 
 /** The result of a run. Narrow on `status`. */

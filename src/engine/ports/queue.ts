@@ -23,7 +23,16 @@ export interface EnqueueOptions {
   readonly jobId: string;
   /** Run no earlier than this many ms from now. */
   readonly delayMs?: number;
+  /**
+   * The job's priority, BullMQ's convention: an integer from 1 (most urgent) to
+   * {@link JOB_PRIORITY_MAX}; among ready jobs, those without a priority go first, then the
+   * lower numbers, first come first served within one priority. Absent: no priority.
+   */
+  readonly priority?: number;
 }
+
+/** The largest job priority (the least urgent): BullMQ's bound, 2^21 - 1. */
+export const JOB_PRIORITY_MAX = 2_097_151;
 
 /** One job of {@link JobQueue.enqueueMany}: what {@link JobQueue.enqueue} takes, as one value. */
 export interface EnqueueEntry {

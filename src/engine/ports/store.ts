@@ -161,6 +161,10 @@ export interface BackgroundState {
   readonly recovered?: { readonly jobId: string; readonly count: number; readonly at: number };
   /** Set while no worker that met the execution had its definition (see {@link VersionWait}, docs/decisions/082). */
   readonly waitingForVersion?: VersionWait;
+  /** A delayed start's time (engine clock, ms): its first job is not run before it (docs/decisions/078). */
+  readonly startAt?: number;
+  /** The priority of every job of this execution (1 most urgent; see `EnqueueOptions.priority`, docs/decisions/079). */
+  readonly priority?: number;
 }
 
 /**
@@ -299,8 +303,6 @@ export interface ExecutionRecord {
   readonly haltData?: unknown;
   /** Why an operator cancelled or undid it. */
   readonly cancelReason?: string;
-  /** What cancelled it when the engine did: a `DeadlineExceededError` past the reactor's `deadline` (docs/decisions/081). */
-  readonly cancelCause?: ErrorJSON;
   /** The execution this one retries (a new linked execution). */
   readonly retryOf?: string;
   readonly rollbackFailures: readonly RollbackFailure[];

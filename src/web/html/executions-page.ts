@@ -56,7 +56,15 @@ function row(ctx: PageContext, e: ExecutionSummary, now: number): Fragment {
               ? e.error.message
               : '';
   if (e.waitingForVersion) what = versionWait(e.waitingForVersion);
-  return html`<tr data-execution="${e.id}" data-status="${e.status}"><td><a class="mono" href="${ctx.base}/executions/${encodeURIComponent(e.id)}">${e.id}</a></td><td>${e.reactor}</td><td>${badge(e.status)}</td><td>${time(e.createdAt)}</td><td>${duration(now - e.updatedAt)} ago</td><td>${what}</td></tr>`;
+  return html`<tr data-execution="${e.id}" data-status="${e.status}"><td><a class="mono" href="${ctx.base}/executions/${encodeURIComponent(e.id)}">${e.id}</a></td><td>${e.reactor}</td><td>${badge(e.status)}</td><td>${time(e.createdAt)}</td><td>${duration(now - e.updatedAt)} ago</td><td>${what}${queuedNote(e)}</td></tr>`;
+}
+
+/** A queued execution's start time and priority, when it has them. */
+function queuedNote(e: ExecutionSummary): Fragment | string {
+  if (e.startAt === undefined && e.priority === undefined) return '';
+  const startsAt = e.startAt === undefined ? '' : html`starts at ${new Date(e.startAt).toISOString()}`;
+  const priority = e.priority === undefined ? '' : html` priority ${e.priority}`;
+  return html`<span class="muted" data-start-at="${e.startAt ?? ''}">${startsAt}${priority}</span>`;
 }
 
 /** The whole list page. */
