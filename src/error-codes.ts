@@ -81,6 +81,8 @@ export const ErrorCode = {
   JobMalformed: 'job_malformed',
   /** An operator cancelled the execution; completed work was rolled back. */
   Cancelled: 'cancelled',
+  /** The reactor's `deadline` passed: the execution was cancelled and rolled back (the `cause` of its `cancelled` end). */
+  DeadlineExceeded: 'deadline_exceeded',
   /** An operation does not apply to the execution in its current status (e.g. cancelling a finished run). */
   ExecutionState: 'execution_state',
   /** A fan-out map's ledger or element is unknown (never opened, expired, out of range, no such map). */
@@ -286,6 +288,12 @@ export interface ErrorDetails {
   /** `payload` is the rejected payload as JSON (cut to 2,000 characters of text when larger). */
   readonly job_malformed: { readonly problem: string; readonly payload: unknown };
   readonly cancelled: { readonly executionId: string; readonly reason: string };
+  /** The execution, the instant its deadline passed (engine clock, ms) and the reactor's `deadline` in ms. */
+  readonly deadline_exceeded: {
+    readonly executionId: string;
+    readonly deadlineAt: number;
+    readonly deadlineMs: number;
+  };
   readonly execution_state: { readonly executionId: string; readonly operation: string; readonly status: string };
   readonly fan_out_unknown: FanOutDetails;
   readonly fan_out_unavailable: FanOutDetails;

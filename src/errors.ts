@@ -726,6 +726,23 @@ export class CancelledError extends ReactorError<'cancelled'> {
   }
 }
 
+/**
+ * The reactor's `deadline` passed before the execution finished (code `deadline_exceeded`): it was
+ * cancelled and rolled back like an operator's cancel — completed steps undone, the running
+ * step's `ctx.signal` aborted with this error — and ended `cancelled` with this error as its
+ * `cause`. `details.deadlineAt` is the instant (engine clock, ms), `details.deadlineMs` the option.
+ */
+export class DeadlineExceededError extends ReactorError<'deadline_exceeded'> {
+  constructor(info: { executionId: string; deadlineAt: number; deadlineMs: number }) {
+    super(
+      ErrorCode.DeadlineExceeded,
+      `execution ${info.executionId} passed its reactor's deadline (${info.deadlineMs} ms, due at ${info.deadlineAt} on the engine clock); it was cancelled and rolled back`,
+      { details: { ...info } },
+    );
+    this.name = 'DeadlineExceededError';
+  }
+}
+
 /** An operation does not apply to the execution in its current state (e.g. cancelling a finished run). */
 export class ExecutionStateError extends ReactorError<'execution_state'> {
   constructor(executionId: string, operation: string, status: string, hint: string) {
@@ -914,6 +931,7 @@ const REVIVE: readonly [string, { readonly prototype: ReactorError }, Revivable[
   ['HoldLostError', HoldLostError, ['hold_lost']],
   ['MalformedJobError', MalformedJobError, ['job_malformed']],
   ['CancelledError', CancelledError, ['cancelled']],
+  ['DeadlineExceededError', DeadlineExceededError, ['deadline_exceeded']],
   ['ExecutionStateError', ExecutionStateError, ['execution_state']],
   ['FanOutError', FanOutError, ['fan_out_unknown', 'fan_out_unavailable']],
   ['HandOffRefusedError', HandOffRefusedError, ['handoff_refused']],

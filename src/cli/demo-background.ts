@@ -18,7 +18,7 @@ import type { ReactorEvent } from '../engine/model/events.js';
 import type { RunResult } from '../engine/model/results.js';
 import { ExecutionNotFoundError } from '../errors.js';
 import { POST_MS, transfer, WORKER_NAME_ENV } from './demo-background-reactor.js';
-import { connectRedis, parseRedisUrl, pingRedis, redactUrl } from './redis-check.js';
+import { connectRedis, parseRedisUrl, pingRedis, redactUrl, unreachableMessage } from './redis-check.js';
 
 /** Where the demo writes its lines. */
 export type Write = (line: string) => void;
@@ -84,7 +84,7 @@ export async function runBackgroundDemo(options: BackgroundDemoOptions = {}): Pr
   try {
     await pingRedis(url);
   } catch (error) {
-    err(`ts-reactor demo: cannot reach Redis at ${redactUrl(url)}: ${(error as Error).message}`);
+    err(`ts-reactor demo: ${unreachableMessage(url, error)}`);
     return 2;
   }
   const prefix = `rx-demo-${randomBytes(4).toString('hex')}`;
@@ -404,6 +404,8 @@ function tell(
       case 'step.skipped':
       case 'step.undo_failed':
       case 'step.undone':
+      case 'step.timed_out':
+      case 'trace.summarized':
         line(e, `${e.type}${'step' in e && e.step !== undefined ? ` ${e.step}` : ''}`);
         break;
       case 'map.element_dispatched':

@@ -21,7 +21,7 @@ import type { ReactorEvent } from '../engine/model/events.js';
 import type { RunResult } from '../engine/model/results.js';
 import { moduleFile, removeKeys, WorkerProcesses, type Write } from './demo-background.js';
 import { accountKey, stepLockPayment, type Span } from './demo-step-lock-reactor.js';
-import { parseRedisUrl, pingRedis, redactUrl } from './redis-check.js';
+import { parseRedisUrl, pingRedis, redactUrl, unreachableMessage } from './redis-check.js';
 
 /** Options of {@link runStepLockDemo}. */
 export interface StepLockDemoOptions {
@@ -64,7 +64,7 @@ export async function runStepLockDemo(options: StepLockDemoOptions = {}): Promis
   try {
     await pingRedis(parsed.url);
   } catch (error) {
-    err(`ts-reactor demo: cannot reach Redis at ${redactUrl(parsed.url)}: ${(error as Error).message}`);
+    err(`ts-reactor demo: ${unreachableMessage(parsed.url, error)}`);
     return 2;
   }
   const url = parsed.url;

@@ -149,6 +149,8 @@ class EventPrinter {
       case 'interrupt.rejected':
       case 'interrupt.payload_invalid':
       case 'interrupt.timed_out':
+      case 'step.timed_out':
+      case 'trace.summarized':
         return line('event', event.type);
       case 'coordination.acquired':
       case 'coordination.released':

@@ -8,7 +8,7 @@
 import type { RedisBackend } from '../storage/redis/index.js';
 import { createReadModel, type ReadModel } from '../ops/read-model.js';
 import type { AnyReactorDefinition } from '../dsl/definition.js';
-import { parseRedisUrl, pingRedis, redactUrl } from './redis-check.js';
+import { parseRedisUrl, pingRedis, unreachableMessage } from './redis-check.js';
 import { UsageError } from './worker.js';
 
 /** Where a command writes, and what it reads from its surroundings. */
@@ -71,7 +71,7 @@ export async function connect(target: Target, reactors: readonly AnyReactorDefin
   try {
     await pingRedis(target.url, target.connectTimeoutMs);
   } catch (error) {
-    throw new UsageError(`cannot reach Redis at ${redactUrl(target.url)}: ${(error as Error).message}`, false);
+    throw new UsageError(unreachableMessage(target.url, error), false);
   }
   const { createRedisBackend } = await import('../storage/redis/index.js');
   const backend = createRedisBackend({

@@ -8,7 +8,7 @@ import { parseArgs } from 'node:util';
 import type { ExecutionStatus } from '../engine/ports/store.js';
 import { ReactorError } from '../errors.js';
 import { parseOperatorTime } from '../ops/time.js';
-import { connect, readTarget, showProgress, TARGET_OPTIONS, type OpsIO } from './ops-target.js';
+import { connect, readTarget, showProgress, TARGET_OPTIONS, type Connected, type OpsIO } from './ops-target.js';
 import { coordinationText, executionLine, executionText, orderedLine } from './ops-format.js';
 import { UsageError } from './worker.js';
 
@@ -45,6 +45,50 @@ function time(name: string, raw: string | undefined): number | undefined {
   return value;
 }
 
+/** Every status an execution can have (the `--status` filter's values). */
+const STATUSES: readonly ExecutionStatus[] = [
+  'pending',
+  'running',
+  'parked',
+  'paused',
+  'completed',
+  'failed',
+  'halted',
+  'rolling_back',
+  'cancelled',
+  'aborted',
+];
+
+/** `--limit`: an integer 1–500. @throws UsageError otherwise (exit 2). */
+function pageSize(raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw.trim()) || value < 1 || value > 500)
+    throw new UsageError(`--limit must be an integer from 1 to 500; got "${raw}"`, false);
+  return value;
+}
+
+/** `--status`: one of {@link STATUSES}. @throws UsageError otherwise (exit 2). */
+function statusFilter(raw: string | undefined): ExecutionStatus | undefined {
+  if (raw === undefined) return undefined;
+  const status = STATUSES.find((s) => s === raw);
+  if (status === undefined) throw new UsageError(`--status must be one of ${STATUSES.join(', ')}; got "${raw}"`, false);
+  return status;
+}
+
+/** Said after an empty list when no key at all exists under the prefix: the app may use another one. */
+async function emptyPrefixHint(conn: Connected, prefix: string | undefined): Promise<string> {
+  const shown = prefix ?? 'rx';
+  let cursor = '0';
+  for (let round = 0; round < 50; round++) {
+    const [next, keys] = await conn.backend.redis.scan(cursor, 'MATCH', `${shown}:*`, 'COUNT', 1_000);
+    if (keys.length > 0) return '';
+    if (next === '0') return ` — no key exists under the prefix "${shown}"; does the app use another --prefix?`;
+    cursor = next;
+  }
+  return ''; // a large keyspace: not worth scanning further for a hint
+}
+
 /** `executions list|show`. */
 export const executionsCommand: Handler = async (args, io) => {
   const { values, positionals } = parse(args, {
@@ -61,7 +105,8 @@ export const executionsCommand: Handler = async (args, io) => {
   const target = readTarget(values, io.env ?? process.env);
   const from = time('from', values.from);
   const to = time('to', values.to);
-  const limit = values.limit === undefined ? undefined : Number(values.limit);
+  const limit = pageSize(values.limit);
+  const status = statusFilter(values.status);
   const conn = await connect(target);
   try {
     if (sub === 'show') {
@@ -76,7 +121,7 @@ export const executionsCommand: Handler = async (args, io) => {
     }
     const page = await conn.model.executions({
       ...(values.reactor === undefined ? {} : { reactor: values.reactor }),
-      ...(values.status === undefined ? {} : { status: values.status as ExecutionStatus }),
+      ...(status === undefined ? {} : { status }),
       ...(from === undefined ? {} : { from }),
       ...(to === undefined ? {} : { to }),
       ...(limit === undefined ? {} : { limit }),
@@ -85,7 +130,7 @@ export const executionsCommand: Handler = async (args, io) => {
     if (values.json) io.out(JSON.stringify(page, null, 2));
     else {
       page.items.forEach((e) => io.out(executionLine(e)));
-      if (page.items.length === 0) io.out('(no executions match)');
+      if (page.items.length === 0) io.out(`(no executions match)${await emptyPrefixHint(conn, target.prefix)}`);
       if (page.cursor !== undefined) io.out(`more: --cursor ${page.cursor}`);
     }
     return 0;

@@ -6,6 +6,8 @@
  * @module
  */
 
+import type * as ioredis from 'ioredis';
+
 /** A Redis URL that parsed, or why it did not. */
 export type ParsedRedisUrl =
   { readonly ok: true; readonly url: string } | { readonly ok: false; readonly message: string };
@@ -41,9 +43,41 @@ export function redactUrl(raw: string): string {
   }
 }
 
-/** Resolves when the server at `url` answers PING within `timeoutMs`; rejects with a readable error otherwise. */
+/** The `ioredis` module, as `import('ioredis')` gives it. */
+type IoredisModule = typeof ioredis;
+
+/** An optional peer dependency a command needs is not installed: the message names the package and how to add it. */
+export class MissingPeerError extends Error {
+  readonly peer: string;
+  constructor(peer: string, cause?: unknown) {
+    super(`this command needs the "${peer}" package, which is not installed: npm install ${peer}`, { cause });
+    this.name = 'MissingPeerError';
+    this.peer = peer;
+  }
+}
+
+/** Imports the optional peer `ioredis`, or throws {@link MissingPeerError}. */
+export async function loadIoredis(): Promise<IoredisModule> {
+  try {
+    return await import('ioredis');
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    if (code === 'ERR_MODULE_NOT_FOUND' && String((error as Error).message).includes("'ioredis'"))
+      throw new MissingPeerError('ioredis', error);
+    throw error;
+  }
+}
+
+/** "cannot reach Redis at <url>: <why>", or the missing package when that is why. */
+export function unreachableMessage(url: string, error: unknown): string {
+  return error instanceof MissingPeerError
+    ? error.message
+    : `cannot reach Redis at ${redactUrl(url)}: ${error instanceof Error ? error.message : String(error)}`;
+}
+
+/** Resolves when the server at `url` answers PING within `timeoutMs`; rejects with a readable error otherwise (a {@link MissingPeerError} without `ioredis`). */
 export async function pingRedis(url: string, timeoutMs = 2_000): Promise<void> {
-  const { Redis } = await import('ioredis');
+  const { Redis } = await loadIoredis();
   const redis = new Redis(url, {
     lazyConnect: true,
     connectTimeout: timeoutMs,
@@ -85,7 +119,7 @@ export async function pingRedis(url: string, timeoutMs = 2_000): Promise<void> {
 
 /** Opens a connection for the caller's own use (the demo's cleanup); quit it when done. */
 export async function connectRedis(url: string) {
-  const { Redis } = await import('ioredis');
+  const { Redis } = await loadIoredis();
   const redis = new Redis(url, { maxRetriesPerRequest: 1 });
   redis.on('error', () => undefined);
   return redis;

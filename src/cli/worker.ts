@@ -165,14 +165,16 @@ export function collectReactors(exports: Readonly<Record<string, unknown>>): Any
     if ((name === 'reactors' || name === 'default') && Array.isArray(value)) value.forEach(add);
     else add(value);
   }
-  const byName = new Map<string, AnyReactorDefinition>();
+  // Versions of one name (other fingerprints) live side by side (docs/decisions/082); one shape twice is ambiguous.
+  const byVersion = new Map<string, AnyReactorDefinition>();
   for (const reactor of found) {
-    if (byName.has(reactor.name))
+    const key = `${reactor.name}\u0000${reactor.fingerprint}`;
+    if (byVersion.has(key))
       throw new UsageError(
-        `the module exports two different reactors named "${reactor.name}"; a worker finds reactors by name`,
+        `the module exports two different reactors named "${reactor.name}" of one shape (fingerprint ${reactor.fingerprint}); a worker finds reactors by name and fingerprint`,
         false,
       );
-    byName.set(reactor.name, reactor);
+    byVersion.set(key, reactor);
   }
   return found;
 }

@@ -53,6 +53,7 @@ import type { StepValue } from './signals.js';
 import { isStepDefinition, type AnyStepDefinition, type StepDefinition, type StepHooks } from './step.js';
 import { stepTimeoutMs, type StepTimeoutOptions } from './step-timeout.js';
 import { sleepSpec, type SleepOptions, type SleepResult, type SleepSpec } from './sleep.js';
+import { deadlineOf, reactorDeadlineMs, type ReactorDeadlineOptions } from './deadline.js';
 
 type Simplify<T> = { [K in keyof T]: T[K] } & {};
 declare const errorBrand: unique symbol;
@@ -151,7 +152,7 @@ export interface InterruptOptions<I, S, A, P extends PayloadSchema> extends Inte
 }
 
 /** Options of {@link reactor}. */
-export interface ReactorOptions {
+export interface ReactorOptions extends ReactorDeadlineOptions {
   /** Steps of one run running at once (default: the engine's, 8). */
   readonly maxConcurrency?: number;
   /** The author's name for this definition (a date, a number), recorded with each execution it starts (docs/deploys.md). */
@@ -249,6 +250,8 @@ export interface ReactorDefinition<Name extends string = string, In = unknown, I
   readonly returns: string | undefined;
   /** Per-reactor cap on concurrently running steps (the engine's default applies otherwise). */
   readonly maxConcurrency: number | undefined;
+  /** How long an execution may take from its creation, in ms (`reactor(name, { deadline })`); absent: no deadline. */
+  readonly deadlineMs?: number;
   /** Where a run leaves the caller for a worker (`background(...)`); undefined: it runs where it is called. */
   readonly background: 'all' | { readonly after: string } | { readonly before: string } | undefined;
   /** Reactor-level coordination declarations (at most one per kind). */
@@ -662,6 +665,7 @@ export class ReactorBuilder<Name extends string, In, I, S> {
       byName,
       returns,
       maxConcurrency: options.maxConcurrency,
+      ...deadlineOf(options, name),
       coordination,
       background,
       fingerprint: fingerprintOf({ name, nodes, coordination, background }),
@@ -711,6 +715,7 @@ export function reactor<const Name extends string>(
   ) {
     throw new DefinitionError(`reactor "${name}": maxConcurrency must be an integer >= 1`, name);
   }
+  reactorDeadlineMs(options.deadline, name); // checked when declared
   return new ReactorBuilder({ name, options, contract: compileContract({}), nodes: [], coordination: [] });
 }
 

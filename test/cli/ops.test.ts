@@ -226,6 +226,24 @@ describe('in process', () => {
     }
   });
 
+  test('executions list: a bad --limit or --status exits 2 naming the values; an empty prefix is reported', async () => {
+    for (const bad of ['0', 'abc', '501', '2.5']) {
+      const r = await inProcess(['executions', 'list', '--limit', bad, ...target()]);
+      expect(r.code).toBe(2);
+      expect(r.err).toContain(`--limit must be an integer from 1 to 500; got "${bad}"`);
+    }
+    const status = await inProcess(['executions', 'list', '--status', 'bogus', ...target()]);
+    expect(status.code).toBe(2);
+    expect(status.err).toContain('--status must be one of pending, running, parked');
+    const other = await inProcess(['executions', 'list', '--redis', redis.url, '--prefix', 'nothing-here']);
+    expect(other.code).toBe(0);
+    expect(other.out).toBe(
+      '(no executions match) — no key exists under the prefix "nothing-here"; does the app use another --prefix?',
+    );
+    const none = await inProcess(['executions', 'list', '--reactor', 'no-such-reactor', ...target()]);
+    expect(none.out).toBe('(no executions match)');
+  });
+
   test('ordered-lock peek reads and reset starts a new epoch', async () => {
     const peek = await inProcess(['ordered-lock', 'peek', 'feed', '--json', ...target()]);
     const before = JSON.parse(peek.out) as { epoch: number; issued: number };

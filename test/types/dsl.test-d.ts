@@ -12,6 +12,7 @@ import {
   type StepInvocation,
   type SleepResult,
 } from '../../src/dsl/index.js';
+import type { RunResult } from '../../src/index.js';
 
 describe('reactor DSL inference', () => {
   test('a step sees its arguments typed, results flow by name and path', () => {
@@ -249,5 +250,39 @@ describe('step-scoped coordination', () => {
     // prettier-ignore
     // @ts-expect-error -- not both
     reactor('r').sleep('s', { for: '1s', until: ($) => $.value(1) });
+  });
+
+  test('deadline is a duration option of reactor(); a cancelled result may carry its cause', () => {
+    const r = reactor('bounded', { deadline: '10m' })
+      .step('a', { run: () => 1 })
+      .build();
+    expectTypeOf(r.deadlineMs).toEqualTypeOf<number | undefined>();
+    expectTypeOf<NonNullable<Parameters<typeof reactor>[1]>['deadline']>().toEqualTypeOf<Duration | undefined>();
+    expectTypeOf<Extract<RunResult, { status: 'cancelled' }>['cause']>().toEqualTypeOf<Error | undefined>();
+    // prettier-ignore
+    // @ts-expect-error -- not a duration
+    reactor('r', { deadline: '10 minutes' });
+    // prettier-ignore
+    // @ts-expect-error -- a deadline is a reactor option, not a step option
+    reactor('r').step('a', { deadline: '1s', run: () => 1 });
+  });
+});
+
+describe('versioned definitions', () => {
+  test('a definition has a fingerprint and an optional version; migrateFrom names one version or fingerprint', () => {
+    const def = reactor('v', {
+      version: '2',
+      migrateFrom: [{ version: '1', renamed: { a: 'a2' } }, { fingerprint: 'abc' }],
+    })
+      .step('a2', { run: () => 1 })
+      .build();
+    expectTypeOf(def.fingerprint).toEqualTypeOf<string>();
+    expectTypeOf(def.version).toEqualTypeOf<string | undefined>();
+    // prettier-ignore
+    // @ts-expect-error -- not both a version and a fingerprint
+    reactor('v', { migrateFrom: [{ version: '1', fingerprint: 'abc' }] });
+    // prettier-ignore
+    // @ts-expect-error -- a version is a string
+    reactor('v', { version: 2 });
   });
 });

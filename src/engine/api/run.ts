@@ -5,6 +5,7 @@
  * @module
  */
 import type { AnyReactorDefinition } from '../../dsl/definition.js';
+import { withDeadline } from '../execution/deadline.js';
 import { execute } from '../execution/execute.js';
 import { InlineLease, markUnleased, type InlineLeaseDeps } from '../execution/inline-lease.js';
 import { handOffToWorker, startBackground } from '../jobs/start.js';
@@ -69,7 +70,7 @@ async function runInline(deps: RunDeps, reactor: AnyReactorDefinition, accepted:
   const go = (): Promise<RunResult> =>
     deps.instrument.traced(scope, (traceContext) => {
       if (traceContext) state.traceContext = traceContext;
-      return execute(state, reactor, abort, handOff);
+      return withDeadline(state, reactor, abort, () => execute(state, reactor, abort, handOff));
     });
   // With a store and a coordinator other processes share, the run holds its liveness lease (decision 066);
   // on a shared store without that, its records say it is unleased (no sweep takes it for a worker's).

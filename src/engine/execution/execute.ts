@@ -12,6 +12,7 @@ import type { CoordinationSpec } from '../../dsl/coordination.js';
 import type { AnyReactorDefinition } from '../../dsl/definition.js';
 import {
   CancelledError,
+  DeadlineExceededError,
   ErrorCode,
   HoldLostError,
   ReactorError,
@@ -149,6 +150,8 @@ export type FinalOutcome =
 export async function finish(state: RunState, outcome: FinalOutcome): Promise<RunResult> {
   if (outcome.status === 'failed' && outcome.error instanceof CancelledError)
     return cancelled(state, outcome.error.details.reason);
+  if (outcome.status === 'failed' && outcome.error instanceof DeadlineExceededError)
+    return cancelled(state, outcome.error.message, outcome.error); // rolled back like a cancel (docs/decisions/081)
   const base = {
     executionId: state.executionId,
     reactor: state.reactor,
@@ -190,10 +193,16 @@ export async function finish(state: RunState, outcome: FinalOutcome): Promise<Ru
   };
 }
 
-/** Ends an execution as cancelled (its rollback has run). */
-export async function cancelled(state: RunState, reason: string): Promise<RunResult> {
+/**
+ * Ends an execution as cancelled (its rollback has run). `cause`: what cancelled it when the
+ * engine did (a {@link DeadlineExceededError}), kept in the record and the result.
+ */
+export async function cancelled(state: RunState, reason: string, cause?: DeadlineExceededError): Promise<RunResult> {
+  if (cause) state.emit({ type: 'run.deadline_exceeded', ...pick(cause.details) });
   state.emit({ type: 'run.cancelled', reason });
-  await state.checkpoint('cancelled', { cancelReason: reason }).catch(() => undefined);
+  await state
+    .checkpoint('cancelled', { cancelReason: reason, ...(cause ? { cancelCause: errorToJSON(cause) } : {}) })
+    .catch(() => undefined);
   return {
     executionId: state.executionId,
     reactor: state.reactor,
@@ -203,7 +212,13 @@ export async function cancelled(state: RunState, reason: string): Promise<RunRes
     replay: false,
     status: 'cancelled',
     reason,
+    ...(cause ? { cause } : {}),
   };
+}
+
+/** The event fields of a deadline's details. */
+function pick(details: DeadlineExceededError['details']): { deadlineAt: number; deadlineMs: number } {
+  return { deadlineAt: details.deadlineAt, deadlineMs: details.deadlineMs };
 }
 
 /** The result of a run whose input failed validation (nothing persisted, nothing taken). */
@@ -243,7 +258,13 @@ export function fromRecord(record: ExecutionRecord): RunResult {
     rollbackFailures: record.rollbackFailures,
     replay: true,
   };
-  if (record.status === 'cancelled') return { ...base, status: 'cancelled', reason: record.cancelReason ?? '' };
+  if (record.status === 'cancelled')
+    return {
+      ...base,
+      status: 'cancelled',
+      reason: record.cancelReason ?? '',
+      ...(record.cancelCause === undefined ? {} : { cause: errorFromJSON(record.cancelCause) }),
+    };
   if (record.status === 'parked' && record.background?.waitingFor)
     return { ...base, status: 'parked', waitingFor: record.background.waitingFor };
   if (record.status === 'pending' || record.status === 'parked')

@@ -9,7 +9,13 @@ import { stepsWithMapResults } from '../run/compact-map.js';
 import { replayInit } from './new-state.js';
 import { versionFor } from '../model/versions.js';
 import type { AnyReactorDefinition } from '../../dsl/definition.js';
-import { ExecutionNotFoundError, CancelledError, ExecutionStateError, ReactorError } from '../../errors.js';
+import {
+  ExecutionNotFoundError,
+  CancelledError,
+  type DeadlineExceededError,
+  ExecutionStateError,
+  ReactorError,
+} from '../../errors.js';
 import { cancelled, type CoordinationDeps } from './execute.js';
 import type { Coordinator } from '../ports/coordinator.js';
 import { noInstrument, type Instrument } from '../model/instrument.js';
@@ -88,13 +94,15 @@ async function exclusive<T>(deps: OperationsDeps, executionId: string, fn: () =>
 
 /**
  * Rebuilds the completed work from the record, undoes it newest first, hands back an ordered
- * position it still has, and ends the execution `cancelled`.
+ * position it still has, and ends the execution `cancelled`. `cause`: a passed deadline's error
+ * (kept in the record and the result), when the engine cancels it rather than an operator.
  */
 export async function rollbackRecorded(
   deps: Pick<OperationsDeps, 'newState' | 'waitList' | 'coordination' | 'store' | 'fanOut'>,
   reactor: AnyReactorDefinition,
   record: ExecutionRecord,
   reason: string,
+  cause?: DeadlineExceededError,
 ): Promise<RunResult> {
   const state = deps.newState(replayInit(reactor, record));
   state.fanOut = inlineFanOutRuntime(deps, reactor); // a completed fan-out map's elements are undone here too
@@ -115,7 +123,7 @@ export async function rollbackRecorded(
       .catch(() => undefined);
   }
   const waiting = record.background?.waitingFor;
-  const result = await cancelled(state, reason);
+  const result = await cancelled(state, reason, cause);
   if (waiting) await deps.waitList?.remove(waitListKey(waiting.primitive, waiting.key), waiting.jobId);
   return result;
 }

@@ -6,7 +6,7 @@
  * @module
  */
 import type { GraphNode } from '../../dsl/definition.js';
-import { CancelledError, toError } from '../../errors.js';
+import { CancelledError, DeadlineExceededError, toError } from '../../errors.js';
 import { runAsyncReactor, runAsyncStep } from './async/dispatch.js';
 import type { Frame, GraphOutcome } from './frame.js';
 import { runCompose, runMap } from './nested.js';
@@ -54,7 +54,7 @@ export async function runFrame(run: RunState, frame: Frame): Promise<GraphOutcom
         };
       // A cancel wins over a step that failed while it was on its way: the run ends cancelled.
       const cancel: unknown = controller.signal.reason;
-      if (cancel instanceof CancelledError)
+      if (cancel instanceof CancelledError || cancel instanceof DeadlineExceededError)
         return { status: 'failed', step: first?.step, error: cancel, validation: [] };
       return first
         ? { status: 'failed', step: first.step, error: first.error, validation: first.validation }

@@ -18,7 +18,9 @@ import type { JobEnterRequest, JobEnterResult, JobLeases } from '../ports/job-le
 import type { ExecutionJob, JobDelivery } from '../ports/queue.js';
 import { TERMINAL_STATUSES, type ExecutionRecord, type TraceContext } from '../ports/store.js';
 import { JobLiveness } from '../run/job-liveness.js';
+import { armDeadline } from '../execution/deadline.js';
 import { advance, type JobLease } from './advance.js';
+import { deadlineAction, jobDeadline, scheduleDeadlineJob } from './deadline-job.js';
 import type { After, BackgroundDeps } from './deps.js';
 import { processElementJob } from './fanout/element-job.js';
 import { interruptJob, isInterruptJob } from './interrupt/jobs.js';
@@ -69,6 +71,7 @@ export async function processJob(
   const untrack = deps.cancels?.track(id, root); // a cancel announced elsewhere aborts it at once (decision 053)
   const cancelRequested = (): void => root.abort(new CancelledError(id, 'cancel requested by an operator'));
   if (live.cancelRequested) cancelRequested();
+  const disarmDeadline = armDeadline(deps.clock, jobDeadline(reactor, live.record), root); // from the record: across redeliveries (decision 081)
   // The worker's shutdown deadline stops the job like a lost lease, and it is handed back — unless
   // the run is already stopping on its own (a failure, halt or cancel: its rollback is not cut short) (docs/decisions/069).
   const shutdown = delivery.signal;
@@ -95,6 +98,7 @@ export async function processJob(
     if (!(error instanceof LeaseLostError) && !(liveness.stopped instanceof WorkerShutdownError)) throw error; // store gone past the tolerance: BullMQ delivers the job again
   } finally {
     untrack?.();
+    disarmDeadline();
     shutdown?.removeEventListener('abort', onShutdown);
     if (deps.liveJobs?.get(id) === liveness.binding) deps.liveJobs.delete(id);
     liveness.end();
@@ -203,6 +207,8 @@ async function routeJob(
       (await processElementJob(deps, reactor, withTrace(traceContext), delivery, held.root.signal))?.(),
     ));
   if (TERMINAL_STATUSES.has(record.status)) return undefined; // a redelivery of finished work
+  const deadline = deadlineAction(deps, reactor, record, delivery, held.root.signal);
+  if (deadline) return void (await traced(scope, (traceContext) => deadline(withTrace(traceContext)))); // past it, or a deadline job early
   if (isInterruptJob(record, delivery))
     return void (await traced(scope, (traceContext) => interruptJob(deps, reactor, withTrace(traceContext), delivery))); // paused: only an active timeout acts
   const retryAt = record.background?.retryAt;
@@ -215,6 +221,7 @@ async function routeJob(
     });
     return undefined;
   }
+  await scheduleDeadlineJob(deps, reactor, record); // on its first job: the deadline's wake-up (decision 081)
   const after = await traced(scope, (traceContext) =>
     advance(deps, reactor, withTrace(traceContext), delivery, held.root, held.lease),
   );

@@ -24,6 +24,7 @@ export const EVENT_LOG_LEVELS: Readonly<Record<ReactorEventType, LogLevel>> = Ob
   'run.retried': 'info',
   'run.version_unavailable': 'warn',
   'run.cancelled': 'info',
+  'run.deadline_exceeded': 'warn',
   'run.parked': 'info',
   'run.woken': 'info',
   'run.rolling_back': 'warn',

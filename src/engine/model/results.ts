@@ -74,10 +74,12 @@ export interface PausedRun<S = unknown> extends RunBase<S> {
   }[];
 }
 
-/** Cancelled (or undone on demand) by an operator: completed work was rolled back. */
+/** Cancelled (or undone on demand) by an operator, or past the reactor's deadline: completed work was rolled back. */
 export interface CancelledRun<S = unknown> extends RunBase<S> {
   readonly status: 'cancelled';
   readonly reason: string;
+  /** What cancelled it when the engine did: a `DeadlineExceededError` past the reactor's `deadline`; absent for an operator's cancel or undo. */
+  readonly cause?: Error;
 }
 
 /** The result of a run. Narrow on `status`. */

@@ -40,6 +40,8 @@ export type ReactorEvent =
   | (Base & { readonly type: 'run.rolling_back'; readonly step: string | undefined })
   | (Base & { readonly type: 'run.replayed'; readonly idempotencyKey: string })
   | (Base & { readonly type: 'run.cancelled'; readonly reason: string })
+  /** The reactor's `deadline` passed (`deadlineAt`, engine clock, ms): the run was rolled back and ends `cancelled`, just after this event. */
+  | (Base & { readonly type: 'run.deadline_exceeded'; readonly deadlineAt: number; readonly deadlineMs: number })
   | (Base & {
       readonly type: 'run.queued';
       readonly jobId: string;

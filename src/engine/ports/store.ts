@@ -303,6 +303,8 @@ export interface ExecutionRecord {
   readonly haltData?: unknown;
   /** Why an operator cancelled or undid it. */
   readonly cancelReason?: string;
+  /** What cancelled it when the engine did: a `DeadlineExceededError` past the reactor's `deadline` (docs/decisions/081). */
+  readonly cancelCause?: ErrorJSON;
   /** The execution this one retries (a new linked execution). */
   readonly retryOf?: string;
   readonly rollbackFailures: readonly RollbackFailure[];

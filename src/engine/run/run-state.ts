@@ -275,6 +275,11 @@ export class RunState {
     return this.#init.resume?.element;
   }
 
+  /** When the execution was created (engine clock, ms): its record's `createdAt` (a reactor's deadline counts from it). */
+  get createdAt(): number {
+    return this.#createdAt;
+  }
+
   /** Stamps, records and publishes an event. */
   emit(draft: EventDraft): void {
     // Same fields and order as `{ reactor, ...draft, executionId, rootExecutionId, at }`, without the spread's cost on the hot path.
@@ -440,7 +445,10 @@ export class RunState {
   checkpoint(
     status: ExecutionStatus = this.#status,
     outcome: Partial<
-      Pick<ExecutionRecord, 'value' | 'error' | 'failedStep' | 'haltReason' | 'haltData' | 'cancelReason' | 'retryOf'>
+      Pick<
+        ExecutionRecord,
+        'value' | 'error' | 'failedStep' | 'haltReason' | 'haltData' | 'cancelReason' | 'cancelCause' | 'retryOf'
+      >
     > = {},
     options: { readonly withTrace?: boolean } = {},
   ): Promise<void> {

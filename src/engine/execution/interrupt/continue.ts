@@ -20,6 +20,7 @@ import type { RunResult } from '../../model/results.js';
 import type { RunState } from '../../run/run-state.js';
 import { runFrame, type GraphOutcome } from '../../graph/scheduler.js';
 import { noInstrument, type Instrument } from '../../model/instrument.js';
+import { armStateDeadline } from '../deadline.js';
 import { pauseRun } from './pause.js';
 
 /** What continuing a resumed execution needs from the engine. */
@@ -142,6 +143,7 @@ export async function continueInline(
 ): Promise<RunResult> {
   const state = stateOf(deps, reactor, record, 'inline');
   const root = new AbortController();
+  const disarm = armStateDeadline(state, reactor, root); // past the reactor's deadline it rolls back (decision 081)
   const scope = {
     kind: 'run',
     mode: 'inline',
@@ -199,6 +201,7 @@ export async function continueInline(
   try {
     return await done;
   } finally {
+    disarm();
     deps.live.delete(record.id);
   }
 }

@@ -1,0 +1,71 @@
+/**
+ * A reactor's deadline on a Redis runtime with a BullMQ worker (docs/time.md "Deadlines",
+ * docs/decisions/081), on a throwaway `redis-server`: an execution waiting for a retry's backoff
+ * when its deadline passes is rolled back by its deadline job and ends `cancelled`, its cause a
+ * `DeadlineExceededError` rebuilt from the record; a redelivered job counts from `createdAt`.
+ */
+import { afterEach, describe, expect, test } from 'vitest';
+import { DeadlineExceededError, reactor } from '../../src/index.js';
+import { createRedisRuntime } from '../../src/bullmq.js';
+import { useRedisServer } from '../support/use-redis-server.js';
+
+const server = useRedisServer();
+const closers: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const close of closers.reverse()) await close().catch(() => undefined);
+  closers.length = 0;
+});
+
+describe('a reactor deadline in a BullMQ worker', () => {
+  test('the deadline passes during a retry delay: the deadline job rolls the execution back', async () => {
+    const undone: string[] = [];
+    let attempts = 0;
+    const def = reactor('deadline-redis-retry', { deadline: 600 })
+      .step('reserve', { run: () => 'r1', undo: () => void undone.push('reserve') })
+      .step('flaky', {
+        waitFor: ['reserve'],
+        retry: { maxAttempts: 5, backoff: 'fixed', baseDelay: '1m' },
+        run: () => {
+          attempts++;
+          throw new Error('down');
+        },
+      })
+      .background('all')
+      .build();
+    const runtime = createRedisRuntime({ url: server.url, prefix: 'deadline-retry', reactors: [def] });
+    closers.push(() => runtime.close());
+    runtime.startWorker({ concurrency: 2 });
+    const started = await runtime.engine.start(def, {});
+    const done = await runtime.engine.wait(started.executionId, { timeoutMs: 10_000, pollMs: 20 });
+    expect(done?.status).toBe('cancelled');
+    const cause = done?.status === 'cancelled' ? done.cause : undefined;
+    expect(cause).toBeInstanceOf(DeadlineExceededError);
+    expect((cause as DeadlineExceededError).details).toMatchObject({
+      executionId: started.executionId,
+      deadlineMs: 600,
+    });
+    expect(undone).toEqual(['reserve']);
+    expect(attempts).toBe(1);
+    expect(done?.trace.some((e) => e.type === 'run.deadline_exceeded')).toBe(true);
+    const record = await runtime.engine.store.get(started.executionId);
+    expect(record?.cancelCause?.code).toBe('deadline_exceeded');
+  });
+
+  test('a redelivered job counts the deadline from the record createdAt: past it, nothing runs', async () => {
+    let bodies = 0;
+    const def = reactor('deadline-redis-redelivered', { deadline: '10s' })
+      .step('a', { run: () => void bodies++ })
+      .background('all')
+      .build();
+    const runtime = createRedisRuntime({ url: server.url, prefix: 'deadline-redelivered', reactors: [def] });
+    closers.push(() => runtime.close());
+    const started = await runtime.engine.start(def, {});
+    // As a worker that died mid-run left it, created 20 s ago.
+    const record = (await runtime.engine.store.get(started.executionId))!;
+    await runtime.engine.store.save({ ...record, status: 'running', createdAt: Date.now() - 20_000 });
+    runtime.startWorker({ concurrency: 1 });
+    const done = await runtime.engine.wait(started.executionId, { timeoutMs: 10_000, pollMs: 20 });
+    expect(done?.status === 'cancelled' && done.cause).toBeInstanceOf(DeadlineExceededError);
+    expect(bodies).toBe(0);
+  });
+});
