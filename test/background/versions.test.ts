@@ -162,6 +162,22 @@ describe('versioned definitions', () => {
     expect(record).toMatchObject({ version: '2', retryOf: ran.executionId } satisfies Partial<ExecutionRecord>);
   });
 
+  it('an asyncReactor child execution carries the fingerprint of the child definition', async () => {
+    const kid = reactor('kid', { version: 'k1' })
+      .step('k', { run: () => 1 })
+      .build();
+    const parent = reactor('parent')
+      .asyncReactor('kid', kid)
+      .step('after', { waitFor: ['kid'], run: () => 2 })
+      .build();
+    const m = manualEngine();
+    workers.push(m.startWorker());
+    const started = await m.engine.start(parent, {});
+    await untilStatus(m.engine, started.executionId, 'completed');
+    const childId = (await m.store.get(started.executionId))!.steps['kid']!.unitId!;
+    expect((await m.store.get(childId))!).toMatchObject({ fingerprint: kid.fingerprint, version: 'k1' });
+  });
+
   it('a record without a fingerprint (written before versioned definitions) runs on the registered definition', async () => {
     const { id, store, coordinator, record } = await parkedInRetry();
     const { fingerprint: _f, version: _v, ...legacy } = record;

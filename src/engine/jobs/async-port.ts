@@ -39,6 +39,7 @@ async function startChild(deps: BackgroundDeps, child: AnyReactorDefinition, sta
     idempotencyKey: undefined,
     mode: 'worker',
     parentId,
+    definition: child, // its jobs run on this definition of the child (decision 082)
   });
   // The child's jobs join its dispatcher's trace (docs/decisions/028).
   state.traceContext = start.traceContext;

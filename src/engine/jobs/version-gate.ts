@@ -9,6 +9,7 @@
  * @module
  */
 import type { AnyReactorDefinition } from '../../dsl/definition.js';
+import { priorityOf } from '../model/background.js';
 import { matchVersion } from '../model/versions.js';
 import type { ReactorEvent } from '../ports/events.js';
 import type { ExecutionJob } from '../ports/queue.js';
@@ -47,7 +48,7 @@ export async function versionGate(
     delayMs,
     workerId: deps.workerId,
   };
-  await deps.queue.enqueue(payload, { jobId, delayMs });
+  await deps.queue.enqueue(payload, { jobId, delayMs, ...priorityOf(record.background) });
   const waiting = record.background?.waitingForVersion;
   if (waiting?.fingerprint !== match.fingerprint || waiting.workerId !== deps.workerId) {
     // Written when the wait begins or moves to another worker, not at every return of the job.
