@@ -1,0 +1,87 @@
+/**
+ * Schedules on Redis in this process (a throwaway redis-server): ticks missed while no worker
+ * ran are caught up once under `catch_up_one`, a six-field cron in a non-UTC zone ticks on
+ * BullMQ's job scheduler, and a bad definition is refused before anything reaches Redis.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { createRedisRuntime, type RedisRuntime } from '../../src/bullmq.js';
+import { ScheduleInvalidError, reactor } from '../../src/index.js';
+import type { ScheduleEvent } from '../../src/schedules/index.js';
+import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
+
+const ping = reactor('sched-ping')
+  .step('pong', { run: () => 'pong' })
+  .returns('pong');
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+let server: RedisServerHandle;
+const runtimes: RedisRuntime[] = [];
+
+beforeAll(async () => {
+  server = await startRedisServer();
+});
+
+afterAll(async () => {
+  for (const runtime of runtimes) await runtime.close();
+  await server?.dispose();
+});
+
+function runtimeOn(prefix: string): RedisRuntime {
+  const runtime = createRedisRuntime({ url: server.url, prefix, reactors: [ping] });
+  runtimes.push(runtime);
+  return runtime;
+}
+
+describe('schedules on Redis', () => {
+  test('catch_up_one: a worker that starts late runs the last missed tick once, then the current one', async () => {
+    const runtime = runtimeOn('sched-late');
+    const events: ScheduleEvent[] = [];
+    runtime.schedules.subscribe((e) => events.push(e));
+    const first = Math.ceil(Date.now() / 1000) * 1000 + 1000;
+    await runtime.schedules.upsert({ id: 'late', reactor: ping, every: '1s', startAt: first, missed: 'catch_up_one' });
+    await sleep(first + 3_500 - Date.now()); // ticks first … first + 3 s pass with no worker
+    runtime.startWorker();
+    await sleep(600);
+    await runtime.schedules.remove('late');
+    const missed = events.find((e) => e.type === 'schedule.missed');
+    const ticked = events.filter((e) => e.type === 'schedule.ticked' && !e.replay) as Extract<
+      ScheduleEvent,
+      { type: 'schedule.ticked' }
+    >[];
+    expect(missed).toMatchObject({ policy: 'catch_up_one', from: first });
+    const current = ticked.find((e) => !e.caughtUp)!;
+    const caught = ticked.filter((e) => e.caughtUp);
+    expect(caught.map((e) => e.tickAt)).toEqual([current.tickAt - 1000]);
+    expect(current.tickAt).toBeGreaterThanOrEqual(first + 3_000);
+    expect(events.filter((e) => e.type === 'schedule.failed')).toEqual([]);
+  }, 20_000);
+
+  test('a six-field cron in Asia/Kolkata ticks every second on whole seconds', async () => {
+    const runtime = runtimeOn('sched-cron');
+    const ticks: number[] = [];
+    runtime.schedules.subscribe((e) => void (e.type === 'schedule.ticked' && !e.replay && ticks.push(e.tickAt)));
+    runtime.startWorker();
+    const info = await runtime.schedules.upsert({
+      id: 'each-second',
+      reactor: ping,
+      cron: { pattern: '* * * * * *', tz: 'Asia/Kolkata' },
+    });
+    expect(info.nextRuns.map((d) => d.getTime() % 1000)).toEqual([0, 0, 0, 0, 0]);
+    await sleep(3_300);
+    await runtime.schedules.remove('each-second');
+    expect(ticks.length).toBeGreaterThanOrEqual(2);
+    expect(ticks.every((t) => t % 1000 === 0)).toBe(true);
+    expect(new Set(ticks).size).toBe(ticks.length);
+  }, 20_000);
+
+  test('a bad cron or zone is refused before Redis', async () => {
+    const runtime = runtimeOn('sched-bad');
+    await expect(
+      runtime.schedules.upsert({ id: 'bad', reactor: ping, cron: { pattern: '0 25 * * *' } }),
+    ).rejects.toBeInstanceOf(ScheduleInvalidError);
+    await expect(
+      runtime.schedules.upsert({ id: 'bad', reactor: ping, cron: { pattern: '0 2 * * *', tz: 'Europe/Nowhere' } }),
+    ).rejects.toMatchObject({ code: 'schedule_invalid', details: { field: 'cron.tz' } });
+    expect(await runtime.schedules.list()).toEqual([]);
+  });
+});
