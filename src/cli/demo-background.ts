@@ -405,6 +405,10 @@ function tell(
       case 'step.undo_failed':
       case 'step.undone':
       case 'step.timed_out':
+      case 'step.sleeping':
+      case 'step.woke':
+      case 'run.deadline_exceeded':
+      case 'run.version_unavailable':
       case 'trace.summarized':
         line(e, `${e.type}${'step' in e && e.step !== undefined ? ` ${e.step}` : ''}`);
         break;

@@ -150,6 +150,10 @@ class EventPrinter {
       case 'interrupt.payload_invalid':
       case 'interrupt.timed_out':
       case 'step.timed_out':
+      case 'step.sleeping':
+      case 'step.woke':
+      case 'run.deadline_exceeded':
+      case 'run.version_unavailable':
       case 'trace.summarized':
         return line('event', event.type);
       case 'coordination.acquired':
