@@ -105,8 +105,10 @@ function pausedAt(interrupts: readonly InterruptView[]): string {
   return `paused at interrupt ${interrupts.map(interruptText).join(', ')}`;
 }
 
-function holder(h: HolderView): string {
-  return `${h.executionId ?? h.owner}${h.reactor ? ` (${h.reactor}` : ' ('}${h.level === 'step' ? `, step ${h.step ?? ''})` : ', reactor level)'}`;
+/** `id (reactor, step s)`; without a known reactor `id (step s)` or `id (reactor level)`. */
+export function holder(h: HolderView): string {
+  const level = h.level === 'step' ? `step ${h.step ?? '?'}` : 'reactor level';
+  return `${h.executionId ?? h.owner} (${[h.reactor, level].filter((part) => part !== undefined && part !== '').join(', ')})`;
 }
 
 function waiting(list: readonly WaiterView[]): string[] {
