@@ -17,6 +17,7 @@ import {
   reactor,
   RecordTooLargeError,
   RecordVersionError,
+  StartOptionsError,
 } from '../src/index.js';
 import { createMemoryQueue } from '../src/queue/memory.js';
 import { parseRecord } from '../src/storage/memory/store.js';
@@ -572,5 +573,48 @@ describe('bad input matrix: async units (asyncStep, asyncReactor)', () => {
     } finally {
       await worker.stop();
     }
+  });
+});
+
+describe('bad input matrix: start options (delayed start, priorities, startMany)', () => {
+  test('31. a bad delay, at or priority (negative, NaN, both delay and at, priority out of 1..2,097,151): start_options_invalid before anything is written', async () => {
+    const m = manualEngine();
+    const r = reactor('start-options-bad').input({ n: z.number() }).build();
+    for (const options of [
+      { delay: -1 },
+      { delay: Number.NaN },
+      { delay: 'soon' },
+      { delay: 5, at: Date.now() },
+      { at: new Date('not a date') },
+      { priority: 0 },
+      { priority: 2_097_152 },
+    ]) {
+      const error = await m.engine.start(r, { n: 1 }, options as never).catch((e: unknown) => e);
+      expect(error, JSON.stringify(options)).toBeInstanceOf(StartOptionsError);
+      expect((error as StartOptionsError).code).toBe('start_options_invalid');
+    }
+    expect((await m.store.list()).records).toEqual([]);
+    expect(m.memory.queue.counts()).toEqual({ ready: 0, delayed: 0, running: 0 });
+  });
+
+  test('32. startMany with one invalid input: only that entry fails input_invalid (nothing written for it); a bad option rejects the call naming the entry, nothing written', async () => {
+    const m = manualEngine();
+    const r = reactor('start-many-bad').input({ n: z.number() }).build();
+    const [ok, bad] = await m.engine.startMany([
+      { reactor: r, input: { n: 1 } },
+      { reactor: r, input: { n: 'x' as unknown as number } },
+    ]);
+    expect(ok.status).toBe('queued');
+    expect(bad.status === 'failed' && bad.validationErrors.map((i) => i.path)).toEqual(['n']);
+    expect(await m.store.get(bad.executionId)).toBeUndefined();
+    const error = await m.engine
+      .startMany([
+        { reactor: r, input: { n: 2 } },
+        { reactor: r, input: { n: 3 }, options: { priority: -1 } },
+      ])
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StartOptionsError);
+    expect((error as StartOptionsError).details.entry).toBe(1);
+    expect((await m.store.list()).records.map((record) => record.id)).toEqual([ok.executionId]);
   });
 });
