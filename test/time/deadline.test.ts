@@ -6,6 +6,7 @@
  * option is validated at definition; the error survives a JSON round trip.
  */
 import { describe, expect, test } from 'vitest';
+import { z } from 'zod';
 import {
   DeadlineExceededError,
   DefinitionError,
@@ -267,6 +268,28 @@ describe('a reactor deadline, in a worker', () => {
       const done = await untilStatus(m.engine, executionId, 'cancelled');
       expect(causeOf(done)).toBeInstanceOf(DeadlineExceededError);
       expect(bodies).toBe(0);
+    } finally {
+      await w.close();
+    }
+  });
+
+  test('an inline run paused at an interrupt is rolled back by its deadline job when the deadline passes', async () => {
+    const m = worker();
+    const { clock } = m;
+    const undone: string[] = [];
+    const r = reactor('paused-deadline', { deadline: '1h' })
+      .step('hold', { run: () => 'h1', undo: () => void undone.push('hold') })
+      .interrupt('approval', { waitFor: ['hold'], payload: { approved: z.boolean() } })
+      .step('after', { waitFor: ['approval'], run: () => 'done' })
+      .build();
+    const paused = await m.engine.run(r, {});
+    expect(paused.status).toBe('paused');
+    const w = m.startWorker(1);
+    try {
+      clock.advance(3_600_000);
+      const done = await untilStatus(m.engine, paused.executionId, 'cancelled');
+      expect(causeOf(done)).toBeInstanceOf(DeadlineExceededError);
+      expect(undone).toEqual(['hold']);
     } finally {
       await w.close();
     }

@@ -10,6 +10,7 @@
 import type { AnyReactorDefinition } from '../../dsl/definition.js';
 import { DeadlineExceededError } from '../../errors.js';
 import type { Clock } from '../ports/clock.js';
+import { JOB_FORMAT_VERSION, type JobQueue } from '../ports/queue.js';
 import type { BackgroundState } from '../ports/store.js';
 import type { RunState } from '../run/run-state.js';
 
@@ -104,4 +105,45 @@ export function armStateDeadline(
 ): () => void {
   const source = { id: state.executionId, createdAt: state.createdAt, background: state.background };
   return armDeadline(state.clock, deadlineOf(reactor, source), root);
+}
+
+/** The id of an execution's deadline job (`<executionId>:deadline`). */
+export function deadlineJobId(executionId: string): string {
+  return `${executionId}:deadline`;
+}
+
+/**
+ * Enqueues the deadline job of an execution of `reactor`, due at `deadline` (the fixed id makes it
+ * idempotent: enqueued again, it is added once). A worker's job of it rolls the execution back
+ * if it has not finished by then (`jobs/deadline-job.ts`).
+ */
+export async function enqueueDeadlineJob(
+  deps: { readonly queue: JobQueue; readonly clock: Clock },
+  reactor: string,
+  deadline: Deadline,
+): Promise<void> {
+  await deps.queue.enqueue(
+    { v: JOB_FORMAT_VERSION, executionId: deadline.executionId, reactor },
+    {
+      jobId: deadlineJobId(deadline.executionId),
+      delayMs: Math.max(0, deadline.deadlineAt - deps.clock.now()),
+    },
+  );
+}
+
+/**
+ * A paused execution (an interrupt) waits with no job running: with a queue, its deadline job
+ * wakes it at the deadline — also when it paused inline and never had a job.
+ */
+export async function scheduleDeadlineOnPause(
+  state: RunState,
+  reactor: Pick<AnyReactorDefinition, 'deadlineMs' | 'name'>,
+): Promise<void> {
+  if (!state.queue || state.element !== undefined || state.unit !== undefined) return;
+  const deadline = deadlineOf(reactor, {
+    id: state.executionId,
+    createdAt: state.createdAt,
+    background: state.background,
+  });
+  if (deadline) await enqueueDeadlineJob({ queue: state.queue, clock: state.clock }, reactor.name, deadline);
 }

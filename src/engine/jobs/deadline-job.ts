@@ -4,23 +4,18 @@
  * a job entered past it rolls the execution back at once, and one that is running when it passes
  * is aborted like a cancel. An execution that waits with no job running — parked, paused,
  * sleeping, waiting for a retry — is woken by its deadline job (`<executionId>:deadline`),
- * enqueued by its first job, due at the deadline; it rolls back what has not finished, and
+ * enqueued by its first job (and by a pause: `execution/deadline.ts`), due at the deadline; it rolls back what has not finished, and
  * does nothing once the execution has.
  *
  * @module
  */
 import type { AnyReactorDefinition } from '../../dsl/definition.js';
-import { deadlineOf, deadlinePassed, type Deadline } from '../execution/deadline.js';
+import { deadlineJobId, deadlineOf, deadlinePassed, enqueueDeadlineJob, type Deadline } from '../execution/deadline.js';
 import { executionJob } from '../execution/next-job.js';
 import { rollbackRecorded } from '../execution/operations.js';
 import type { JobDelivery } from '../ports/queue.js';
 import { TERMINAL_STATUSES, type ExecutionRecord } from '../ports/store.js';
 import type { BackgroundDeps } from './deps.js';
-
-/** The id of an execution's deadline job. */
-export function deadlineJobId(executionId: string): string {
-  return `${executionId}:deadline`;
-}
 
 /** True for the deadline job of `executionId`, also when it comes back (busy, early, handed back). */
 export function isDeadlineJob(executionId: string, delivery: Pick<JobDelivery, 'jobId'>): boolean {
@@ -53,10 +48,7 @@ export async function scheduleDeadlineJob(
 ): Promise<void> {
   const deadline = jobDeadline(reactor, record);
   if (deadline === undefined || (record.background?.jobs ?? 1) > 1) return;
-  await deps.queue.enqueue(executionJob(record.id, reactor.name), {
-    jobId: deadlineJobId(record.id),
-    delayMs: Math.max(0, deadline.deadlineAt - deps.clock.now()),
-  });
+  await enqueueDeadlineJob(deps, reactor.name, deadline);
 }
 
 /** What a job does about the deadline before it runs anything: roll back, come back later, or nothing. */

@@ -10,6 +10,7 @@ import { JOB_FORMAT_VERSION, type ExecutionJob } from '../../ports/queue.js';
 import type { InterruptWait } from '../../ports/store.js';
 import type { PausedRun } from '../../model/results.js';
 import type { RunState } from '../../run/run-state.js';
+import { scheduleDeadlineOnPause } from '../deadline.js';
 
 /** The job id of an interrupt's active timeout. */
 export const timeoutJobId = (executionId: string, step: string): string => `${executionId}:timeout:${step}`;
@@ -35,6 +36,7 @@ export async function pauseRun(state: RunState, reactor: AnyReactorDefinition): 
   state.emit({ type: 'run.paused', interrupts });
   await state.checkpoint('paused', {}, { withTrace: true });
   for (const wait of state.interrupts) await scheduleTimeout(state, reactor, wait);
+  await scheduleDeadlineOnPause(state, reactor); // woken at the reactor's deadline (decision 081)
   return {
     status: 'paused',
     executionId: state.executionId,
