@@ -294,4 +294,31 @@ describe('a reactor deadline, in a worker', () => {
       await w.close();
     }
   });
+
+  test('a delayed start counts its deadline from its start time, not from its creation', async () => {
+    const m = worker();
+    const { clock } = m;
+    let ran = 0;
+    const r = reactor('delayed-deadline', { deadline: '10m' })
+      .step('a', { run: (args, ctx) => (ran++, untilAborted(args, ctx)) })
+      .background('all')
+      .build();
+    const w = m.startWorker(1);
+    try {
+      const { executionId } = await m.engine.start(r, {}, { delay: '1h' });
+      clock.advance(3_600_000); // due now: the deadline is 10 minutes from here
+      await until(() => ran === 1, 3_000, 'the delayed start to run');
+      clock.advance(599_999);
+      await settleUntil(() => true, 'a turn');
+      expect(m.events.some((e) => e.type === 'run.rolling_back')).toBe(false);
+      clock.advance(1);
+      const done = await untilStatus(m.engine, executionId, 'cancelled');
+      const cause = causeOf(done) as DeadlineExceededError;
+      expect(cause).toBeInstanceOf(DeadlineExceededError);
+      const record = await m.store.get(executionId);
+      expect(cause.details.deadlineAt).toBe(record!.createdAt + 3_600_000 + 600_000);
+    } finally {
+      await w.close();
+    }
+  });
 });

@@ -33,8 +33,8 @@ export interface Deadline {
  * (`background.startAt`), so the delay does not count against the deadline.
  */
 export function deadlineOrigin(source: DeadlineSource): number {
-  const startAt = (source.background as { readonly startAt?: unknown } | undefined)?.startAt;
-  return typeof startAt === 'number' && startAt > source.createdAt ? startAt : source.createdAt;
+  const startAt = source.background?.startAt;
+  return startAt !== undefined && startAt > source.createdAt ? startAt : source.createdAt;
 }
 
 /** The deadline of an execution of `reactor`, or `undefined` when the reactor declares none. */
