@@ -10,6 +10,7 @@ import type {
   HolderView,
   InterruptView,
   OrderedView,
+  StepView,
   WaiterView,
 } from '../ops/types.js';
 import { interruptText, linkedText } from './ops-format-links.js';
@@ -82,7 +83,7 @@ export function executionText(e: ExecutionDetail): string[] {
   lines.push('  steps');
   for (const s of e.steps)
     lines.push(
-      `    ${s.path.padEnd(20)} ${s.record.status.padEnd(12)} attempts ${s.record.attempts}${s.record.error ? `  ${s.record.error.message}` : ''}`,
+      `    ${s.path.padEnd(20)} ${stepStatus(s).padEnd(12)} attempts ${s.record.attempts}${s.record.error ? `  ${s.record.error.message}` : ''}`,
     );
   for (const f of e.rollbackFailures)
     lines.push(`  rollback failure: ${f.kind} of ${f.step} ${f.reason}: ${f.message}`);
@@ -90,6 +91,11 @@ export function executionText(e: ExecutionDetail): string[] {
   for (const r of e.links.retries) lines.push(`  retried as ${r.id} ${r.status}`);
   lines.push(traceLine(e.trace));
   return lines;
+}
+
+/** A step's status as shown: `completed → undone` when the trace says it was rolled back. */
+export function stepStatus(s: Pick<StepView, 'record' | 'rolledBack'>): string {
+  return s.rolledBack === undefined ? s.record.status : `${s.record.status} → ${s.rolledBack}`;
 }
 
 /** `trace  751 events, last run.completed (1,250 earlier events summarized)`: a bounded trace says what it let go of. */
