@@ -1,0 +1,81 @@
+/**
+ * Start options on Redis + BullMQ with a worker in this process and a throwaway redis-server
+ * (docs/decisions/078, 079): a delayed start stays queued (with its start time) until BullMQ's
+ * delay runs out, `at` in the past runs at once, a worker of concurrency 1 takes the higher
+ * priority first, and `startMany` goes through one `addBulk`.
+ */
+import { afterAll, describe, expect, test } from 'vitest';
+import { z } from 'zod';
+import { createRedisRuntime } from '../../src/bullmq.js';
+import { reactor } from '../../src/index.js';
+import { gate, until } from './helpers.js';
+import { useRedisServer } from '../support/use-redis-server.js';
+
+const server = useRedisServer();
+const closers: (() => Promise<unknown>)[] = [];
+afterAll(async () => {
+  for (const close of closers.reverse()) await close().catch(() => undefined);
+});
+
+const ran: { id: string; at: number }[] = [];
+const work = reactor('start-redis')
+  .input({ id: z.string() })
+  .step('work', { args: ($) => ({ id: $.input('id') }), run: ({ id }) => (ran.push({ id, at: Date.now() }), id) })
+  .returns('work');
+const blocker = gate();
+const block = reactor('start-redis-block')
+  .step('hold', { run: () => blocker.promise })
+  .build();
+
+function runtime(prefix: string) {
+  const created = createRedisRuntime({ url: server.url, prefix, reactors: [work, block] });
+  closers.push(() => created.close());
+  return created;
+}
+
+describe('start options on Redis', () => {
+  test('a delayed start is queued with its start time until BullMQ runs it; at in the past runs at once', async () => {
+    const { engine, startWorker } = runtime('so1');
+    startWorker({ concurrency: 2 });
+    const before = Date.now();
+    const delayed = await engine.start(work, { id: 'later' }, { delay: 1_500 });
+    const past = await engine.start(work, { id: 'past' }, { at: new Date(before - 60_000) });
+    expect(delayed.status === 'queued' && delayed.startAt).toBeGreaterThanOrEqual(before + 1_500);
+    expect(await engine.wait(past.executionId, { timeoutMs: 10_000, pollMs: 20 })).toMatchObject({
+      status: 'completed',
+    });
+    const queued = await engine.result(delayed.executionId);
+    expect(queued).toMatchObject({ status: 'queued', startAt: delayed.status === 'queued' ? delayed.startAt : 0 });
+    const done = await engine.wait(delayed.executionId, { timeoutMs: 10_000, pollMs: 20 });
+    expect(done.status).toBe('completed');
+    expect(ran.find((r) => r.id === 'later')!.at).toBeGreaterThanOrEqual(before + 1_500);
+  });
+
+  test('a worker of concurrency 1 takes the higher priority first (lower number)', async () => {
+    const { engine, startWorker } = runtime('so2');
+    startWorker({ concurrency: 1 });
+    const held = await engine.start(block, {});
+    await until(async () => (await engine.result(held.executionId))?.status === 'running', 5_000, 'the blocker');
+    const low = await engine.start(work, { id: 'low' }, { priority: 10 });
+    const high = await engine.start(work, { id: 'high' }, { priority: 1 });
+    expect((await engine.store.get(high.executionId))?.background?.priority).toBe(1);
+    blocker.open();
+    await engine.wait(low.executionId, { timeoutMs: 10_000, pollMs: 20 });
+    const order = ran.filter((r) => r.id === 'low' || r.id === 'high').map((r) => r.id);
+    expect(order).toEqual(['high', 'low']);
+  });
+
+  test('startMany: one result per entry in order, an invalid input isolated, all valid ones run', async () => {
+    const { engine, startWorker } = runtime('so3');
+    startWorker({ concurrency: 4 });
+    const results = await engine.startMany([
+      { reactor: work, input: { id: 'm1' } },
+      { reactor: work, input: { id: 7 as unknown as string } },
+      { reactor: work, input: { id: 'm2' }, options: { priority: 2 } },
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['queued', 'failed', 'queued']);
+    expect(await engine.store.get(results[1].executionId)).toBeUndefined();
+    for (const r of [results[0], results[2]])
+      expect((await engine.wait(r.executionId, { timeoutMs: 10_000, pollMs: 20 })).status).toBe('completed');
+  });
+});
