@@ -4,10 +4,12 @@
  * delay runs out, `at` in the past runs at once, a worker of concurrency 1 takes the higher
  * priority first, and `startMany` goes through one `addBulk`.
  */
+import { Queue } from 'bullmq';
 import { afterAll, describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { createRedisRuntime } from '../../src/bullmq.js';
 import { reactor } from '../../src/index.js';
+import { toBullmqJobId } from '../../src/queue/job-id.js';
 import { gate, until } from './helpers.js';
 import { useRedisServer } from '../support/use-redis-server.js';
 
@@ -27,8 +29,20 @@ const block = reactor('start-redis-block')
   .step('hold', { run: () => blocker.promise })
   .build();
 
+let flakyAttempts = 0;
+const flaky = reactor('start-redis-flaky')
+  .step('try', {
+    retry: { maxAttempts: 2, backoff: 'fixed', baseDelay: '100ms' },
+    run: () => {
+      flakyAttempts += 1;
+      if (flakyAttempts === 1) throw new Error('transient');
+      return 'ok';
+    },
+  })
+  .returns('try');
+
 function runtime(prefix: string) {
-  const created = createRedisRuntime({ url: server.url, prefix, reactors: [work, block] });
+  const created = createRedisRuntime({ url: server.url, prefix, reactors: [work, block, flaky] });
   closers.push(() => created.close());
   return created;
 }
@@ -63,6 +77,20 @@ describe('start options on Redis', () => {
     await engine.wait(low.executionId, { timeoutMs: 10_000, pollMs: 20 });
     const order = ran.filter((r) => r.id === 'low' || r.id === 'high').map((r) => r.id);
     expect(order).toEqual(['high', 'low']);
+  });
+
+  test("a retry's job carries the execution's priority to BullMQ", async () => {
+    const { engine, startWorker } = runtime('so4');
+    startWorker({ concurrency: 1 });
+    const queued = await engine.start(flaky, {}, { priority: 5 });
+    expect((await engine.wait(queued.executionId, { timeoutMs: 10_000, pollMs: 20 })).status).toBe('completed');
+    expect(flakyAttempts).toBe(2);
+    const queue = new Queue('ts-reactor', { connection: { url: server.url }, prefix: 'so4' });
+    closers.push(() => queue.close());
+    for (const n of [1, 2]) {
+      const job = await queue.getJob(toBullmqJobId(`${queued.executionId}:${n}`));
+      expect(job?.opts.priority, `job ${n}`).toBe(5);
+    }
   });
 
   test('startMany: one result per entry in order, an invalid input isolated, all valid ones run', async () => {
