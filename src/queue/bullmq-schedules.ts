@@ -11,7 +11,7 @@
 import { Queue, Worker, type ConnectionOptions, type Job, type JobSchedulerJson, type RepeatOptions } from 'bullmq';
 import type { ScheduleBackend, TickHandler } from '../schedules/backend.js';
 import type { ScheduleDefinition } from '../schedules/types.js';
-import { DEFAULT_BULLMQ_PREFIX, type BullmqConnection } from './bullmq.js';
+import { DEFAULT_BULLMQ_PREFIX, setUpSettled, watchDrops, type BullmqConnection, type DropWatch } from './bullmq.js';
 import { DEFAULT_QUEUE_NAME, KEEP_COMPLETED_MS, KEEP_FAILED_MS } from './policy.js';
 
 /** The name of a schedule tick job. */
@@ -43,11 +43,13 @@ export function createBullmqSchedules(options: BullmqSchedulesOptions): Schedule
   const name = scheduleQueueName(options.name);
   const prefix = options.prefix ?? DEFAULT_BULLMQ_PREFIX;
   let queue: Queue<TickData> | undefined;
+  let drops: DropWatch | undefined;
   const open = (): Queue<TickData> => {
     if (queue) return queue;
-    queue = new Queue<TickData>(name, { connection: connectionOf(options.connection, false), prefix });
-    queue.on('error', () => undefined); // errors surface on the calls that hit them
-    return queue;
+    const created = new Queue<TickData>(name, { connection: connectionOf(options.connection, false), prefix });
+    created.on('error', () => undefined); // errors surface on the calls that hit them
+    drops = watchDrops((listener) => created.on('ioredis:close', listener));
+    return (queue = created);
   };
   return {
     put: async (definition, firstTick) => {
@@ -68,7 +70,9 @@ export function createBullmqSchedules(options: BullmqSchedulesOptions): Schedule
     remove: (id) => open().removeJobScheduler(id),
     consume: (handler) => consumeTicks(name, prefix, options, handler),
     close: async () => {
-      await queue?.close();
+      if (!queue) return;
+      await setUpSettled(queue, drops); // decision 055
+      await queue.close();
     },
   };
 }
@@ -107,7 +111,10 @@ function consumeTicks(
     { connection: own ?? connectionOf(options.connection, true), prefix, concurrency: options.concurrency ?? 4 },
   );
   worker.on('error', () => undefined); // it reconnects; the calls that fail say so
+  const drops = watchDrops((listener) => worker.on('ioredis:close', listener));
   return async () => {
+    // Closed only once BullMQ's set-up of its connections is over (or cannot finish): nothing rejects unobserved (decision 055).
+    await setUpSettled(worker, drops);
     await worker.close();
     if (own !== undefined) own.disconnect();
   };

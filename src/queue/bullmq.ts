@@ -290,13 +290,14 @@ export function createBullmqConsumer(options: BullmqConsumerOptions): JobConsume
 }
 
 /** Whether a BullMQ object's connection has dropped (it retries); `onNext` calls back at its next drop (returns the unsubscribe). */
-interface DropWatch {
+/** The drops of a BullMQ object's command connection, as {@link watchDrops} follows them. */
+export interface DropWatch {
   readonly dropped: () => boolean;
   readonly onNext: (callback: () => void) => () => void;
 }
 
 /** Follows the drops `listen` reports (BullMQ's `ioredis:close`: the command connection closed, and ioredis retries it). */
-function watchDrops(listen: (listener: () => void) => void): DropWatch {
+export function watchDrops(listen: (listener: () => void) => void): DropWatch {
   let dropped = false;
   const waiting = new Set<() => void>();
   listen(() => {
@@ -320,7 +321,7 @@ function watchDrops(listen: (listener: () => void) => void): DropWatch {
  * on an emitter whose listeners the close removed: an unobserved rejection. Closed after its
  * set-up, a connection has no such command left (docs/decisions/055).
  */
-async function setUpSettled(target: Queue | Worker, drops: DropWatch | undefined): Promise<void> {
+export async function setUpSettled(target: Queue | Worker, drops: DropWatch | undefined): Promise<void> {
   if (drops?.dropped() === true) return;
   let unsubscribe = noop;
   const dropped = new Promise<void>((resolve) => (unsubscribe = drops?.onNext(resolve) ?? noop));

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { Redis } from 'ioredis';
-import { createRedisRuntime } from '../../src/bullmq.js';
+import { createRedisRuntime, scheduleQueueName } from '../../src/bullmq.js';
 import { createRedisBackend } from '../../src/storage/redis/index.js';
 import { reactor } from '../../src/index.js';
 import { DEFAULT_QUEUE_NAME } from '../../src/queue/policy.js';
@@ -29,6 +29,7 @@ async function keysWithoutTtl(redis: Redis, prefix: string): Promise<string[]> {
     cursor = next;
     for (const key of keys) {
       if (key.startsWith(`${prefix}:${DEFAULT_QUEUE_NAME}:`)) continue; // BullMQ's own keys
+      if (key.startsWith(`${prefix}:${scheduleQueueName()}:`)) continue; // BullMQ's keys of the schedules' tick queue
       if ((await redis.pttl(key)) < 0) lasting.push(key);
     }
   } while (cursor !== '0');
