@@ -124,6 +124,8 @@ export function createBullmqQueue(options: BullmqQueueOptions): JobQueue {
     }
   };
 
+  const onTime = onTimeWakes(promote);
+
   return {
     async enqueue(job: ExecutionJob, enqueueOptions: EnqueueOptions): Promise<void> {
       if (closed) throw new Error('the job queue is closed');
@@ -131,6 +133,7 @@ export function createBullmqQueue(options: BullmqQueueOptions): JobQueue {
       const priority = checkedPriority(enqueueOptions.priority);
       try {
         await add(job, enqueueOptions.jobId, delay, priority);
+        onTime.watch(enqueueOptions.jobId, delay);
       } catch (error) {
         // Added again after an outage, a delayed job keeps its due time (the delay counts from the first try).
         const since = performance.now();
@@ -190,8 +193,43 @@ export function createBullmqQueue(options: BullmqQueueOptions): JobQueue {
     async close(): Promise<void> {
       if (closed) return;
       closed = true;
+      onTime.clear();
       await setUpSettled(queue, drops);
       await queue.close();
+    },
+  };
+}
+
+/** Delayed jobs watched at once by one queue (each a timer); past it, later ones wake at BullMQ's own precision. */
+const ON_TIME_MAX_WATCHED = 100_000;
+/** Longer delays are left to BullMQ alone (a timer held that long is not worth its few milliseconds). */
+const ON_TIME_MAX_DELAY_MS = 15 * 60_000;
+
+/**
+ * Promotes each delayed job this process added at its due time, from a timer of this process.
+ * A BullMQ worker waits for its next delayed job in a blocking Redis call whose timeout Redis
+ * checks only `hz` times a second (every 100 ms by default), so a delayed job would start up to
+ * that late; promoted on time, it starts within milliseconds. Best effort: a job whose adding
+ * process is gone, or that BullMQ moved first, runs at BullMQ's own time (docs/decisions/084).
+ */
+function onTimeWakes(promote: (jobId: string) => Promise<boolean>): {
+  watch(jobId: string, delayMs: number): void;
+  clear(): void;
+} {
+  const timers = new Set<NodeJS.Timeout>();
+  return {
+    watch(jobId, delayMs) {
+      if (delayMs <= 0 || delayMs > ON_TIME_MAX_DELAY_MS || timers.size >= ON_TIME_MAX_WATCHED) return;
+      const timer = setTimeout(() => {
+        timers.delete(timer);
+        void promote(jobId).catch(noop);
+      }, Math.ceil(delayMs));
+      timer.unref();
+      timers.add(timer);
+    },
+    clear() {
+      for (const timer of timers) clearTimeout(timer);
+      timers.clear();
     },
   };
 }
