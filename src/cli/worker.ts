@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { workerOperations, type WorkerOperations } from './worker-metrics.js';
 import { existsSync } from 'node:fs';
 import type { ScheduleInputFn } from '../schedules/types.js';
 import { loadScheduleInputs } from './schedule-module.js';
@@ -59,6 +60,8 @@ Options:
   --require-durability      exit 2 unless Redis keeps executions across a restart (appendonly
                             yes with appendfsync always or everysec, maxmemory-policy
                             noeviction); without it, such a Redis gets a warning on stderr
+  --metrics-port <port>     serve /metrics (Prometheus text), /healthz and /readyz on this port
+                            (0: a free one, printed at start-up); needs the prom-client package
   -h, --help                show this help`;
 
 /** A usage problem: exit 2 with this message (and the usage text when `showUsage`). */
@@ -80,6 +83,7 @@ interface WorkerConfig {
   readonly logLevel: CliLogLevel | undefined;
   readonly requireDurability: boolean;
   readonly shutdownTimeoutMs: number | undefined;
+  readonly metricsPort: number | undefined;
 }
 
 function integer(name: string, raw: string | undefined, min: number): number | undefined {
@@ -109,6 +113,7 @@ function parseConfig(args: readonly string[], env: Readonly<Record<string, strin
         'log-level': { type: 'string' },
         'require-durability': { type: 'boolean' },
         'shutdown-timeout': { type: 'string' },
+        'metrics-port': { type: 'string' },
       },
     }));
   } catch (error) {
@@ -126,6 +131,9 @@ function parseConfig(args: readonly string[], env: Readonly<Record<string, strin
   const parkFallbackMs = integer('park-fallback-ms', values['park-fallback-ms'], 1);
   const contentionCap = integer('contention-cap', values['contention-cap'], 1);
   const shutdownTimeoutMs = integer('shutdown-timeout', values['shutdown-timeout'], 0);
+  const metricsPort = integer('metrics-port', values['metrics-port'], 0);
+  if (metricsPort !== undefined && metricsPort > 65_535)
+    throw new UsageError(`--metrics-port must be a port from 0 to 65535; got "${values['metrics-port']}"`);
   const logLevel = values['log-level'];
   if (logLevel !== undefined && !isLogLevel(logLevel))
     throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}; got "${logLevel}"`, false);
@@ -143,6 +151,7 @@ function parseConfig(args: readonly string[], env: Readonly<Record<string, strin
     logLevel,
     requireDurability: values['require-durability'] ?? false,
     shutdownTimeoutMs,
+    metricsPort,
   };
 }
 
@@ -228,8 +237,16 @@ export async function runWorkerCommand(
     return 2;
   }
 
+  let operations: WorkerOperations | undefined;
+  try {
+    if (config.metricsPort !== undefined) operations = await workerOperations(config.url, config.metricsPort);
+  } catch (error) {
+    io.err(`ts-reactor worker: ${(error as Error).message}`);
+    return 2;
+  }
   const { createRedisRuntime } = await import('../bullmq.js');
   const runtime = createRedisRuntime({
+    ...(operations ? { middleware: [operations.middleware] } : {}),
     url: config.url,
     reactors,
     scheduleInputs,
@@ -251,6 +268,18 @@ export async function runWorkerCommand(
     concurrency: config.concurrency,
     ...(config.shutdownTimeoutMs === undefined ? {} : { shutdownTimeoutMs: config.shutdownTimeoutMs }),
   });
+  let running = true;
+  if (operations) {
+    try {
+      const where = await operations.start(() => running);
+      io.out(`ts-reactor worker: metrics on ${where}/metrics; health on /healthz and /readyz`);
+    } catch (error) {
+      io.err(`ts-reactor worker: --metrics-port: ${(error as Error).message}`);
+      await worker.close();
+      await runtime.close();
+      return 2;
+    }
+  }
 
   const signals = options.signals ?? ['SIGTERM', 'SIGINT'];
   let stopping = false;
@@ -275,6 +304,7 @@ export async function runWorkerCommand(
 
   const reason = await stopped;
   stopping = true;
+  running = false; // /readyz answers 503 from now on
   const deadline =
     config.shutdownTimeoutMs === undefined
       ? ''
@@ -296,6 +326,7 @@ export async function runWorkerCommand(
     }
     await runtime.close();
   } finally {
+    await operations?.close().catch(() => undefined);
     for (const signal of signals) process.off(signal, onSignal);
     options.stop?.removeEventListener('abort', onAbort);
   }
