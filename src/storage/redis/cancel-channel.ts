@@ -89,6 +89,7 @@ export class CancelChannel {
     if (this.#subscriber === undefined) {
       const subscriber = this.#redis.duplicate({
         enableOfflineQueue: true,
+        autoResubscribe: false, // resubscribed by #reconnected, each confirmed (decision 061)
         maxRetriesPerRequest: null,
         lazyConnect: false,
       });
