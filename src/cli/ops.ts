@@ -5,7 +5,7 @@
  * @module
  */
 import { parseArgs } from 'node:util';
-import type { ExecutionStatus } from '../engine/ports/store.js';
+import { EXECUTION_STATUSES, type ExecutionStatus } from '../engine/ports/store.js';
 import { ReactorError } from '../errors.js';
 import { parseOperatorTime } from '../ops/time.js';
 import { connect, readTarget, showProgress, TARGET_OPTIONS, type Connected, type OpsIO } from './ops-target.js';
@@ -45,19 +45,7 @@ function time(name: string, raw: string | undefined): number | undefined {
   return value;
 }
 
-/** Every status an execution can have (the `--status` filter's values). */
-const STATUSES: readonly ExecutionStatus[] = [
-  'pending',
-  'running',
-  'parked',
-  'paused',
-  'completed',
-  'failed',
-  'halted',
-  'rolling_back',
-  'cancelled',
-  'aborted',
-];
+const STATUSES = EXECUTION_STATUSES;
 
 /** `--limit`: an integer 1–500. @throws UsageError otherwise (exit 2). */
 function pageSize(raw: string | undefined): number | undefined {

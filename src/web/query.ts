@@ -5,24 +5,13 @@
  * @module
  */
 import type { Context } from 'hono';
-import type { ExecutionStatus } from '../engine/ports/store.js';
+import { EXECUTION_STATUSES, type ExecutionStatus } from '../engine/ports/store.js';
 import { ReactorError } from '../errors.js';
 import { parseOperatorTime } from '../ops/time.js';
 import type { ExecutionQuery } from '../ops/types.js';
 import type { ListFilters } from './html/executions-page.js';
 
-const STATUSES: readonly ExecutionStatus[] = [
-  'pending',
-  'running',
-  'parked',
-  'paused',
-  'completed',
-  'failed',
-  'halted',
-  'rolling_back',
-  'cancelled',
-  'aborted',
-];
+const STATUSES = EXECUTION_STATUSES;
 
 /** Parses a time: digits are ms; anything else a date (a date without a zone is UTC). */
 export function parseTime(name: string, raw: string | undefined): number | undefined {

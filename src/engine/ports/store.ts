@@ -17,6 +17,20 @@ export type ExecutionStatus =
   | 'cancelled'
   | 'aborted';
 
+/** Every status an execution can have, in lifecycle order (the operators' status filters). */
+export const EXECUTION_STATUSES: readonly ExecutionStatus[] = [
+  'pending',
+  'running',
+  'parked',
+  'paused',
+  'completed',
+  'failed',
+  'halted',
+  'rolling_back',
+  'cancelled',
+  'aborted',
+];
+
 /** Terminal statuses: the execution will not change again on its own. */
 export const TERMINAL_STATUSES: ReadonlySet<ExecutionStatus> = new Set([
   'completed',
