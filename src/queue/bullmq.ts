@@ -133,7 +133,7 @@ export function createBullmqQueue(options: BullmqQueueOptions): JobQueue {
       const priority = checkedPriority(enqueueOptions.priority);
       try {
         await add(job, enqueueOptions.jobId, delay, priority);
-        onTime.watch(enqueueOptions.jobId, delay);
+        onTime.watch(enqueueOptions.jobId, delay, enqueueOptions.earlyMs ?? 0);
       } catch (error) {
         // Added again after an outage, a delayed job keeps its due time (the delay counts from the first try).
         const since = performance.now();
@@ -202,28 +202,35 @@ export function createBullmqQueue(options: BullmqQueueOptions): JobQueue {
 
 /** Delayed jobs watched at once by one queue (each a timer); past it, later ones wake at BullMQ's own precision. */
 const ON_TIME_MAX_WATCHED = 100_000;
+/** The most a job is promoted before its due time when its enqueuer accepts it early (`EnqueueOptions.earlyMs`). */
+const ON_TIME_MAX_EARLY_MS = 1_000;
 /** Longer delays are left to BullMQ alone (a timer held that long is not worth its few milliseconds). */
 const ON_TIME_MAX_DELAY_MS = 15 * 60_000;
 
 /**
- * Promotes each delayed job this process added at its due time, from a timer of this process.
+ * Promotes each delayed job this process added at its due time (or up to `earlyMs` before it,
+ * where its enqueuer accepts an early delivery), from a timer of this process.
  * A BullMQ worker waits for its next delayed job in a blocking Redis call whose timeout Redis
  * checks only `hz` times a second (every 100 ms by default), so a delayed job would start up to
  * that late; promoted on time, it starts within milliseconds. Best effort: a job whose adding
  * process is gone, or that BullMQ moved first, runs at BullMQ's own time (docs/decisions/084).
  */
 function onTimeWakes(promote: (jobId: string) => Promise<boolean>): {
-  watch(jobId: string, delayMs: number): void;
+  watch(jobId: string, delayMs: number, earlyMs: number): void;
   clear(): void;
 } {
   const timers = new Set<NodeJS.Timeout>();
   return {
-    watch(jobId, delayMs) {
+    watch(jobId, delayMs, earlyMs) {
       if (delayMs <= 0 || delayMs > ON_TIME_MAX_DELAY_MS || timers.size >= ON_TIME_MAX_WATCHED) return;
-      const timer = setTimeout(() => {
-        timers.delete(timer);
-        void promote(jobId).catch(noop);
-      }, Math.ceil(delayMs));
+      const lead = Math.min(Math.max(0, earlyMs), ON_TIME_MAX_EARLY_MS);
+      const timer = setTimeout(
+        () => {
+          timers.delete(timer);
+          void promote(jobId).catch(noop);
+        },
+        Math.max(0, Math.ceil(delayMs - lead)),
+      );
       timer.unref();
       timers.add(timer);
     },

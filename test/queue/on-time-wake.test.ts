@@ -39,4 +39,23 @@ describe('on-time wakes of delayed jobs', () => {
       await reader.close();
     }
   });
+
+  test('a job whose enqueuer accepts it early (earlyMs) is promoted that much before its due time', async () => {
+    const names = { prefix: 'otw', name: 'early' };
+    const jobs = createBullmqQueue({ connection: { url: server.url }, ...names });
+    const reader = new Queue(names.name, { connection: { url: server.url }, prefix: names.prefix });
+    try {
+      const added = Date.now();
+      const delayMs = 4_000;
+      await jobs.enqueue({ v: 1, executionId: 'e-1', reactor: 'r' }, { jobId: 'e-1:1', delayMs, earlyMs: 1_000 });
+      await expect
+        .poll(() => reader.getJobState(toBullmqJobId('e-1:1')), { timeout: 10_000, interval: 20 })
+        .toBe('waiting');
+      // Promoted about 1 s before its due time (a timer of this process; BullMQ alone never moves a job early).
+      expect(Date.now()).toBeLessThan(added + delayMs);
+    } finally {
+      await jobs.close();
+      await reader.close();
+    }
+  });
 });

@@ -15,6 +15,7 @@ import {
   reactor,
   type ReactorEvent,
 } from '../../src/index.js';
+import { SLEEP_WAKE_LEAD_MS } from '../../src/engine/graph/sleep.js';
 import { ManualClock, createTestEngine } from '../../src/testing/index.js';
 import '../../src/testing/vitest.js';
 
@@ -202,6 +203,40 @@ describe('a sleep step, in a worker (the test pool)', () => {
     expect(has(t.events, 'run.woken')).toBe(true);
     expect(await t.engine.wake(queued.executionId)).toBe(false);
     await expect(t.engine.wake('')).rejects.toThrow(TypeError);
+  });
+});
+
+describe('a sleep step, delivered within its wake lead', () => {
+  test('a wake job delivered up to SLEEP_WAKE_LEAD_MS early waits out the rest in process and wakes on time (early: false)', async () => {
+    const clock = new ManualClock({ autoAdvance: false });
+    const t = createTestEngine({ clock });
+    const queued = await t.run(twoSteps('lead-wake'), {});
+    await parked(t, queued.executionId);
+    clock.advance(3 * DAY - 30); // 30 ms before the wake time: within the lead, so not an operator's early wake
+    const queuedBefore = t.events.filter((e) => e.type === 'run.queued').length;
+    expect(await t.engine.wake(queued.executionId)).toBe(true);
+    for (let i = 0; i < 200; i++) await new Promise((resolve) => setImmediate(resolve)); // the job is taken and runs to the sleep
+    expect(has(t.events, 'step.woke')).toBe(false); // waiting for the clock, not woken early
+    clock.advance(30);
+    await t.drain();
+    const result = (await t.engine.result(queued.executionId))!;
+    expect(result).toHaveCompleted();
+    const sleep = result.steps['wait']?.result as { wakeAt: number; wokeAt: number; early: boolean };
+    expect(sleep.early).toBe(false);
+    expect(sleep.wokeAt).toBe(sleep.wakeAt);
+    expect(t.events.filter((e) => e.type === 'run.queued')).toHaveLength(queuedBefore); // no second park
+  });
+
+  test("a wake job delivered earlier than the lead is an operator's early wake", async () => {
+    const clock = new ManualClock({ autoAdvance: false });
+    const t = createTestEngine({ clock });
+    const queued = await t.run(twoSteps('lead-early'), {});
+    await parked(t, queued.executionId);
+    clock.advance(3 * DAY - SLEEP_WAKE_LEAD_MS - 100);
+    expect(await t.engine.wake(queued.executionId)).toBe(true);
+    await t.drain();
+    const result = (await t.engine.result(queued.executionId))!;
+    expect(result.steps['wait']?.result).toMatchObject({ early: true });
   });
 });
 

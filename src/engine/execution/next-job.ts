@@ -36,6 +36,8 @@ export interface NextJobPlan {
   readonly reason: 'retry' | 'park';
   /** The job's delay, in ms. */
   readonly delayMs: number;
+  /** How much earlier than its delay the job may be delivered (`EnqueueOptions.earlyMs`). Default 0. */
+  readonly earlyMs?: number;
   /** The background state that goes with the job, from the current one with `jobs` set already. Default: that one. */
   readonly update?: (background: BackgroundState, job: JobTicket) => BackgroundState;
   /** Emits the job's own events, after the update and before `run.queued`. */
@@ -58,14 +60,16 @@ export async function nextJob(deps: NextJobDeps, state: RunState, plan: NextJobP
   const job = claimJob(state, plan);
   const next = { jobId: job.jobId, delayMs: plan.delayMs, reason: plan.reason };
   if (plan.queued !== false) state.emit({ type: 'run.queued', ...next });
+  const early = plan.earlyMs ? { earlyMs: plan.earlyMs } : {};
   if (plan.traced !== false) {
-    await enqueueTraced(deps, state, next, plan.status);
+    await enqueueTraced(deps, state, { ...next, ...early }, plan.status);
     return job;
   }
   await state.checkpoint(plan.status, {}, { withTrace: true });
   await deps.queue.enqueue(executionJob(state.executionId, state.reactor), {
     jobId: job.jobId,
     delayMs: plan.delayMs,
+    ...early,
     ...priorityOf(state.background),
   });
   return job;
@@ -95,14 +99,22 @@ export async function nextJobDeferred(
 export async function enqueueTraced(
   deps: NextJobDeps,
   state: RunState,
-  next: { readonly jobId: string; readonly delayMs: number; readonly reason: 'start' | 'retry' | 'park' },
+  next: {
+    readonly jobId: string;
+    readonly delayMs: number;
+    readonly earlyMs?: number;
+    readonly reason: 'start' | 'retry' | 'park';
+  },
   status: NextJobPlan['status'],
 ): Promise<void> {
-  await (deps.instrument ?? noInstrument).traced(enqueueScope(state, next), async (traceContext) => {
-    if (traceContext) state.traceContext = traceContext;
-    await state.checkpoint(status, {}, { withTrace: true });
-    await deps.queue.enqueue(executionJob(state.executionId, state.reactor), jobOptionsOf(state, next));
-  });
+  await (deps.instrument ?? noInstrument).traced(
+    enqueueScope(state, { jobId: next.jobId, delayMs: next.delayMs, reason: next.reason }),
+    async (traceContext) => {
+      if (traceContext) state.traceContext = traceContext;
+      await state.checkpoint(status, {}, { withTrace: true });
+      await deps.queue.enqueue(executionJob(state.executionId, state.reactor), jobOptionsOf(state, next));
+    },
+  );
 }
 
 /** The `enqueue` scope (a span) of `state`'s job `next`. */
@@ -126,11 +138,12 @@ export function enqueueScope(
  */
 export function jobOptionsOf(
   state: RunState,
-  next: { readonly jobId: string; readonly delayMs: number; readonly reason: string },
+  next: { readonly jobId: string; readonly delayMs: number; readonly earlyMs?: number; readonly reason: string },
 ): EnqueueOptions {
   return {
     jobId: next.jobId,
     ...(next.reason === 'start' && next.delayMs === 0 ? {} : { delayMs: next.delayMs }),
+    ...(next.earlyMs ? { earlyMs: next.earlyMs } : {}),
     ...priorityOf(state.background),
   };
 }

@@ -15,6 +15,14 @@ import { resolveArg, type ArgScope } from '../model/resolve-args.js';
 import { errorSummary, type RunState } from '../run/run-state.js';
 import { notStarted, type StepPlace } from '../run/step-runner.js';
 
+/**
+ * How close to its wake time a sleep in a worker waits in-process instead of parking, in ms; its
+ * wake job may be delivered that much early (`EnqueueOptions.earlyMs`), so that fetching the job
+ * and loading the record happen before the wake time, not after it (decision 093). A job
+ * delivered earlier than this is an operator's early wake.
+ */
+export const SLEEP_WAKE_LEAD_MS = 50;
+
 /** Runs a sleep node: completes at its wake time, or yields until then (see the module). */
 export async function runSleep(run: RunState, node: StepNode, place: StepPlace, scope: ArgScope): Promise<NodeOutcome> {
   const recorded = run.stepRecord(place.path);
@@ -35,9 +43,9 @@ export async function runSleep(run: RunState, node: StepNode, place: StepPlace, 
   const woken = run.sleepWoken === place.path;
   const remaining = wakeAt - run.clock.now();
   if (remaining <= 0 || woken) return woke(run, place, wakeAt);
-  if (run.mode === 'worker')
+  if (run.mode === 'worker' && remaining > SLEEP_WAKE_LEAD_MS)
     return { kind: 'yield', step: place.path, delayMs: remaining, sleep: { step: place.path, wakeAt } };
-  if (remaining > run.maxInlineSleepMs) {
+  if (run.mode !== 'worker' && remaining > run.maxInlineSleepMs) {
     if (run.sleepHandOff) return { kind: 'yield', step: place.path, delayMs: 0, sleep: { step: place.path, wakeAt } };
     const error = new SleepNeedsWorkerError({
       step: place.path,

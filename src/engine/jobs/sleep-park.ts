@@ -7,6 +7,7 @@
  * @module
  */
 import { nextJob } from '../execution/next-job.js';
+import { SLEEP_WAKE_LEAD_MS } from '../graph/sleep.js';
 import type { SleepWait } from '../model/outcome.js';
 import type { JobDelivery } from '../ports/queue.js';
 import type { WaitingFor } from '../ports/store.js';
@@ -20,6 +21,7 @@ export async function parkOnSleep(deps: BackgroundDeps, state: RunState, sleep: 
     status: 'parked',
     reason: 'park',
     delayMs,
+    earlyMs: SLEEP_WAKE_LEAD_MS,
     update: (background, { jobId }) => {
       const waitingFor: WaitingFor = {
         primitive: 'sleep',
@@ -46,5 +48,6 @@ export function wokenSleep(
 ): string | undefined {
   if (waiting?.primitive !== 'sleep' || waiting.jobId !== delivery.jobId || waiting.dueAt === undefined)
     return undefined;
-  return state.clock.now() < waiting.dueAt - 5 ? waiting.key : undefined;
+  // Up to SLEEP_WAKE_LEAD_MS early is the queue's early delivery (the sleep waits out the rest); a timer may fire a few ms early.
+  return state.clock.now() < waiting.dueAt - SLEEP_WAKE_LEAD_MS - 5 ? waiting.key : undefined;
 }

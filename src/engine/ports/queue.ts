@@ -21,8 +21,14 @@ export interface ExecutionJob {
 export interface EnqueueOptions {
   /** Unique id of this job (one execution gets several jobs over its life: `<executionId>:<n>`). Enqueuing an id twice adds it once. */
   readonly jobId: string;
-  /** Run no earlier than this many ms from now. */
+  /** Run no earlier than this many ms from now (less {@link EnqueueOptions.earlyMs}, where given). */
   readonly delayMs?: number;
+  /**
+   * The consumer accepts the job up to this many ms before its delay ends, and waits out the
+   * rest itself: a queue may deliver it that early, so that the work done before the due time
+   * (fetching the job, loading its record) is not paid after it. A queue may ignore it. Default 0.
+   */
+  readonly earlyMs?: number;
   /**
    * The job's priority, BullMQ's convention: an integer from 1 (most urgent) to
    * {@link JOB_PRIORITY_MAX}; among ready jobs, those without a priority go first, then the
