@@ -40,6 +40,12 @@ export {
 } from './queue/worker.js';
 export { decodeJob, encodeJob } from './queue/payload.js';
 export { createBullmqSchedules, scheduleQueueName, type BullmqSchedulesOptions } from './queue/bullmq-schedules.js';
+export {
+  defineWorker,
+  type WorkerDefinition,
+  type WorkerModule,
+  type WorkerModuleOptions,
+} from './cli/worker-module.js';
 
 /** Options of {@link createRedisRuntime}. */
 export interface RedisRuntimeOptions extends Partial<

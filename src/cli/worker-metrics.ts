@@ -1,10 +1,15 @@
 /**
  * `ts-reactor worker --metrics-port`: the worker's Prometheus metrics and health routes
  * (`ts-reactor/metrics`), loaded only when asked for, so a worker without `prom-client` runs.
+ * Besides the engine's events, the metrics sample at each scrape what the queue holds (jobs by
+ * state, the oldest runnable job's wait) and the unfinished executions by state (parked,
+ * sleeping, paused …), on connections of their own.
  *
  * @module
  */
 import type { Middleware } from '../engine/model/events.js';
+import type { GaugeSources } from '../otel/metric-spec.js';
+import type { BullmqQueueStats } from '../queue/bullmq-stats.js';
 import { loadIoredis, MissingPeerError } from './redis-check.js';
 
 /** The worker's operations server: its middleware, then its routes once the worker runs. */
@@ -16,34 +21,86 @@ export interface WorkerOperations {
   close(): Promise<void>;
 }
 
-/** The operations of a worker on `port` (0: a free one) over the Redis at `url`. @throws MissingPeerError without `prom-client`. */
-export async function workerOperations(url: string, port: number): Promise<WorkerOperations> {
+/** Where the worker's queue and records are: the runtime's names. */
+export interface WorkerTarget {
+  readonly url: string;
+  readonly prefix: string | undefined;
+  readonly queueName: string | undefined;
+}
+
+/** A gauge's read gives up after this long (a paused Redis must not hold a scrape). */
+const GAUGE_TIMEOUT_MS = 2_000;
+
+/** The operations of a worker on `port` (0: a free one) over `target`. @throws MissingPeerError without `prom-client`. */
+export async function workerOperations(target: WorkerTarget, port: number): Promise<WorkerOperations> {
   const module = await import('../metrics/index.js').catch((error: unknown) => {
     const missing = (error as { code?: unknown }).code === 'ERR_MODULE_NOT_FOUND';
     if (missing && String((error as Error).message).includes("'prom-client'"))
       throw new MissingPeerError('prom-client', error);
     throw error;
   });
-  const metrics = module.prometheusMetrics();
-  let close = async (): Promise<void> => undefined;
+  const sampled = await gaugeReaders(target);
+  const metrics = module.prometheusMetrics({ gauges: sampled.gauges });
+  let close = sampled.close;
   return {
     middleware: metrics.middleware,
     async start(workerRunning) {
-      const { Redis } = await loadIoredis();
-      const redis = new Redis(url, { maxRetriesPerRequest: 1 });
-      redis.on('error', () => undefined); // readiness reports it
       const server = await module
-        .serveOperations({ port, metrics, readiness: module.redisReadiness({ redis, workerRunning }) })
-        .catch((error: unknown) => {
-          redis.disconnect();
+        .serveOperations({ port, metrics, readiness: module.redisReadiness({ redis: sampled.redis, workerRunning }) })
+        .catch(async (error: unknown) => {
+          await sampled.close();
           throw error;
         });
       close = async () => {
         await server.close();
-        redis.disconnect();
+        await sampled.close();
       };
       return server.url;
     },
     close: () => close(),
   };
+}
+
+/** The gauges' sources over a connection of their own (also the readiness PING's) and a queue reader. */
+async function gaugeReaders(target: WorkerTarget) {
+  const { Redis } = await loadIoredis();
+  const redis = new Redis(target.url, { maxRetriesPerRequest: 1 });
+  redis.on('error', () => undefined); // readiness reports it
+  const [{ createRedisBackend }, { createBullmqQueueStats }, { executionCounts }] = await Promise.all([
+    import('../storage/redis/index.js'),
+    import('../queue/bullmq-stats.js'),
+    import('../otel/execution-counts.js'),
+  ]);
+  const prefix = target.prefix === undefined ? {} : { prefix: target.prefix };
+  const backend = createRedisBackend({ redis, ...prefix });
+  const stats: BullmqQueueStats = createBullmqQueueStats({
+    url: target.url,
+    ...prefix,
+    ...(target.queueName === undefined ? {} : { name: target.queueName }),
+  });
+  const counts = executionCounts(backend.store);
+  const gauges: GaugeSources = {
+    queueJobs: () => bounded(stats.jobCounts()),
+    queueOldestWaitingMs: () => bounded(stats.oldestWaitingMs()),
+    executionsByStatus: () => bounded(counts()),
+  };
+  return {
+    gauges,
+    redis,
+    close: async () => {
+      await stats.close().catch(() => undefined);
+      await backend.close().catch(() => undefined);
+      redis.disconnect();
+    },
+  };
+}
+
+/** `read`, or a rejection once {@link GAUGE_TIMEOUT_MS} has passed (the gauge is then left out of that scrape). */
+function bounded<T>(read: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${GAUGE_TIMEOUT_MS} ms`)), GAUGE_TIMEOUT_MS);
+  });
+  read.catch(() => undefined); // settled later, after the timeout: observed here
+  return Promise.race([read, late]).finally(() => clearTimeout(timer));
 }

@@ -5,17 +5,19 @@
  * @module
  */
 import { workerOperations, type WorkerOperations } from './worker-metrics.js';
-import { existsSync } from 'node:fs';
-import type { ScheduleInputFn } from '../schedules/types.js';
-import { loadScheduleInputs } from './schedule-module.js';
 import { resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { AnyReactorDefinition } from '../dsl/definition.js';
 import type { BackgroundOptions } from '../engine/jobs/deps.js';
 import { isLogLevel, jsonLinesLogger, LOG_LEVELS, type CliLogLevel } from './json-logger.js';
 import { DEFAULT_SHUTDOWN_GRACE_MS } from '../queue/worker.js';
-import { parseRedisUrl, pingRedis, redactUrl } from './redis-check.js';
+import { loadIoredis, parseRedisUrl, pingRedis, redactUrl } from './redis-check.js';
+import { importModule, ModuleLoadError } from './worker-load.js';
+import { isWorkerDefinition, readWorkerModule, WorkerModuleError, type WorkerModule } from './worker-module.js';
+import { prefixHasKeys } from './worker-prefix.js';
+
+/** The environment variable the key prefix is read from when neither `--prefix` nor the module sets it. */
+export const PREFIX_ENV = 'TS_REACTOR_PREFIX';
 
 /** Where a command writes. */
 export interface WorkerIO {
@@ -44,10 +46,13 @@ steps were interrupted and handed back to other workers (a second signal exits a
 
 Options:
   --redis <url>             Redis URL (redis:// or rediss://); default: the REDIS_URL variable
-  --module <path>           ES module whose exports include reactor definitions (or an array
-                            named "reactors"); every reactor it exports is processed
+  --module <path>           the app: an ES module, or TypeScript (.ts, .mts, .cts) when tsx is
+                            installed, whose exports include reactor definitions (or an array
+                            named "reactors"), or a default export made with defineWorker(): its
+                            reactors, rateLimits, middleware, logger, prefix and options
   --concurrency <n>         jobs processed at once (default 8)
-  --prefix <prefix>         key prefix of the store, coordinator and queue (default rx)
+  --prefix <prefix>         key prefix of the store, coordinator and queue (default: the
+                            module's prefix, else the TS_REACTOR_PREFIX variable, else rx)
   --queue <name>            BullMQ queue name (default ts-reactor)
   --worker-wait-ms <ms>     wait out contention this long before parking (default 250; 0 parks at once)
   --park-fallback-ms <ms>   delay of a parked execution's fallback job (default 5000)
@@ -56,7 +61,8 @@ Options:
                             their steps (ctx.signal) and hand their executions back to the queue
                             (default: wait for them however long they take)
   --log-level <level>       log engine events as JSON lines on stdout at debug, info, warn or
-                            error and above (default: no log lines)
+                            error and above, instead of the module's logger (default: the
+                            module's logger, else no log lines)
   --require-durability      exit 2 unless Redis keeps executions across a restart (appendonly
                             yes with appendfsync always or everysec, maxmemory-policy
                             noeviction); without it, such a Redis gets a warning on stderr
@@ -78,6 +84,7 @@ interface WorkerConfig {
   readonly modulePath: string;
   readonly concurrency: number;
   readonly prefix: string | undefined;
+  readonly envPrefix: string | undefined;
   readonly queueName: string | undefined;
   readonly background: BackgroundOptions;
   readonly logLevel: CliLogLevel | undefined;
@@ -120,6 +127,7 @@ function parseConfig(args: readonly string[], env: Readonly<Record<string, strin
     throw new UsageError((error as Error).message);
   }
   const rawUrl = values.redis ?? env['REDIS_URL'];
+  const envPrefix = env[PREFIX_ENV] === '' ? undefined : env[PREFIX_ENV];
   if (rawUrl === undefined || rawUrl === '') throw new UsageError('missing --redis <url> (or set REDIS_URL)');
   const url = parseRedisUrl(rawUrl);
   if (!url.ok) throw new UsageError(`--redis: ${url.message}`);
@@ -127,6 +135,8 @@ function parseConfig(args: readonly string[], env: Readonly<Record<string, strin
     throw new UsageError('missing --module <path>: an ES module that exports the reactors to process');
   if (values.prefix !== undefined && (values.prefix === '' || /[{}\s]/.test(values.prefix)))
     throw new UsageError(`--prefix must be non-empty, without braces or whitespace; got "${values.prefix}"`);
+  if (envPrefix !== undefined && /[{}\s]/.test(envPrefix))
+    throw new UsageError(`${PREFIX_ENV} must be without braces or whitespace; got "${envPrefix}"`, false);
   const workerWaitMs = integer('worker-wait-ms', values['worker-wait-ms'], 0);
   const parkFallbackMs = integer('park-fallback-ms', values['park-fallback-ms'], 1);
   const contentionCap = integer('contention-cap', values['contention-cap'], 1);
@@ -142,6 +152,7 @@ function parseConfig(args: readonly string[], env: Readonly<Record<string, strin
     modulePath: resolve(values.module),
     concurrency: integer('concurrency', values.concurrency, 1) ?? 8,
     prefix: values.prefix,
+    envPrefix,
     queueName: values.queue,
     background: {
       ...(workerWaitMs === undefined ? {} : { workerWaitMs }),
@@ -164,7 +175,10 @@ function isReactor(value: unknown): value is AnyReactorDefinition {
   );
 }
 
-/** Every reactor definition a module exports: its exports, and the elements of an exported `reactors` array (or a default-exported array). */
+/**
+ * Every reactor definition a module exports: its exports, the elements of an exported `reactors`
+ * array (or a default-exported array), and the `reactors` of a default export made with `defineWorker`.
+ */
 export function collectReactors(exports: Readonly<Record<string, unknown>>): AnyReactorDefinition[] {
   const found: AnyReactorDefinition[] = [];
   const add = (value: unknown): void => {
@@ -172,6 +186,7 @@ export function collectReactors(exports: Readonly<Record<string, unknown>>): Any
   };
   for (const [name, value] of Object.entries(exports)) {
     if ((name === 'reactors' || name === 'default') && Array.isArray(value)) value.forEach(add);
+    else if (name === 'default' && isWorkerDefinition(value)) (value.reactors ?? []).forEach(add);
     else add(value);
   }
   // Versions of one name (other fingerprints) live side by side (docs/decisions/082); one shape twice is ambiguous.
@@ -188,25 +203,39 @@ export function collectReactors(exports: Readonly<Record<string, unknown>>): Any
   return found;
 }
 
-/** Imports the ES module at `path` and collects its reactors; a {@link UsageError} when it cannot. */
-export async function loadReactors(path: string): Promise<AnyReactorDefinition[]> {
-  if (!existsSync(path)) throw new UsageError(`--module: no such file: ${path}`, false);
-  let exports: Record<string, unknown>;
+/** A worker's app: the reactors its module exports and the rest of its {@link WorkerModule}. */
+export interface WorkerApp {
+  readonly reactors: AnyReactorDefinition[];
+  readonly module: WorkerModule;
+}
+
+/** Imports the module at `path` (ES or, with tsx, TypeScript) and reads its contract; a {@link UsageError} when it cannot. */
+export async function loadWorkerApp(path: string): Promise<WorkerApp> {
+  let exports: Readonly<Record<string, unknown>>;
+  let module: WorkerModule;
   try {
-    exports = (await import(pathToFileURL(path).href)) as Record<string, unknown>;
+    exports = await importModule(path);
+    module = readWorkerModule(exports);
   } catch (error) {
-    throw new UsageError(
-      `--module: could not load ${path}: ${error instanceof Error ? error.message : String(error)}`,
-      false,
-    );
+    if (error instanceof ModuleLoadError) throw new UsageError(error.message, false);
+    if (error instanceof WorkerModuleError) throw new UsageError(`--module: ${path}: ${error.message}`, false);
+    throw error;
   }
+  const listed = module.reactors;
+  if (listed !== undefined && (!Array.isArray(listed) || !listed.every(isReactor)))
+    throw new UsageError(`--module: ${path}: reactors must be an array of reactor definitions`, false);
   const reactors = collectReactors(exports);
   if (reactors.length === 0)
     throw new UsageError(
-      `--module: ${path} exports no reactor definitions (export them, or an array named "reactors")`,
+      `--module: ${path} exports no reactor definitions (export them, an array named "reactors", or defineWorker({ reactors }))`,
       false,
     );
-  return reactors;
+  return { reactors, module };
+}
+
+/** Imports the module at `path` and collects its reactors; a {@link UsageError} when it cannot. */
+export async function loadReactors(path: string): Promise<AnyReactorDefinition[]> {
+  return (await loadWorkerApp(path)).reactors;
 }
 
 /** Runs `ts-reactor worker <args>`; resolves to the exit code once the worker has stopped. */
@@ -216,22 +245,22 @@ export async function runWorkerCommand(
   options: WorkerCommandOptions = {},
 ): Promise<number> {
   let config: WorkerConfig;
-  let reactors: AnyReactorDefinition[];
-  let scheduleInputs: Record<string, ScheduleInputFn>;
+  let app: WorkerApp;
   try {
     config = parseConfig(args, options.env ?? process.env);
-    reactors = await loadReactors(config.modulePath);
-    scheduleInputs = await loadScheduleInputs(config.modulePath).catch((error: unknown) => {
-      throw new UsageError((error as Error).message, false);
-    });
+    app = await loadWorkerApp(config.modulePath);
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
     io.err(`ts-reactor worker: ${error.message}${error.showUsage ? `\n\n${WORKER_USAGE}` : ''}`);
     return 2;
   }
+  const { reactors, module } = app;
+  const prefix = config.prefix ?? module.prefix ?? config.envPrefix;
+  const queueName = config.queueName ?? module.options?.queueName;
   const shownUrl = redactUrl(config.url);
   try {
     await pingRedis(config.url, options.pingTimeoutMs ?? 2_000);
+    await warnIfNoKeys(config.url, prefix, io);
   } catch (error) {
     io.err(`ts-reactor worker: cannot reach Redis at ${shownUrl}: ${(error as Error).message}`);
     return 2;
@@ -239,29 +268,43 @@ export async function runWorkerCommand(
 
   let operations: WorkerOperations | undefined;
   try {
-    if (config.metricsPort !== undefined) operations = await workerOperations(config.url, config.metricsPort);
+    if (config.metricsPort !== undefined)
+      operations = await workerOperations({ url: config.url, prefix, queueName }, config.metricsPort);
   } catch (error) {
     io.err(`ts-reactor worker: ${(error as Error).message}`);
     return 2;
   }
   const { createRedisRuntime } = await import('../bullmq.js');
-  const runtime = createRedisRuntime({
-    ...(operations ? { middleware: [operations.middleware] } : {}),
-    url: config.url,
-    reactors,
-    scheduleInputs,
-    background: config.background,
-    ...(config.logLevel === undefined ? {} : { logger: jsonLinesLogger(config.logLevel, io.out) }),
-    ...(config.prefix === undefined ? {} : { prefix: config.prefix }),
-    ...(config.queueName === undefined ? {} : { queueName: config.queueName }),
-    requireDurability: config.requireDurability,
-  });
+  const { queueName: _queueName, ...moduleOptions } = module.options ?? {};
+  const logger = config.logLevel === undefined ? module.logger : jsonLinesLogger(config.logLevel, io.out);
+  let runtime: ReturnType<typeof createRedisRuntime>;
+  try {
+    runtime = createRedisRuntime({
+      ...moduleOptions,
+      middleware: [...(module.middleware ?? []), ...(operations ? [operations.middleware] : [])],
+      url: config.url,
+      reactors,
+      scheduleInputs: module.scheduleInputs ?? {},
+      background: { ...moduleOptions.background, ...config.background },
+      ...(module.rateLimits === undefined ? {} : { rateLimits: module.rateLimits }),
+      ...(logger === undefined ? {} : { logger }),
+      ...(prefix === undefined ? {} : { prefix }),
+      ...(queueName === undefined ? {} : { queueName }),
+      requireDurability: config.requireDurability,
+    });
+  } catch (error) {
+    // A bad rate limit or option of the module: refused before any job is taken.
+    io.err(`ts-reactor worker: --module: ${(error as Error).message}`);
+    await operations?.close().catch(() => undefined);
+    return 2;
+  }
   try {
     // What Redis keeps across a restart, checked before any job is taken (with --require-durability: refused).
     for (const warning of (await runtime.ready()).warnings) io.err(`ts-reactor worker: warning: ${warning}`);
   } catch (error) {
     io.err(`ts-reactor worker: ${(error as Error).message}`);
     await runtime.close();
+    await operations?.close().catch(() => undefined);
     return 2;
   }
   const worker = runtime.startWorker({
@@ -277,6 +320,7 @@ export async function runWorkerCommand(
       io.err(`ts-reactor worker: --metrics-port: ${(error as Error).message}`);
       await worker.close();
       await runtime.close();
+      await operations.close().catch(() => undefined);
       return 2;
     }
   }
@@ -299,7 +343,7 @@ export async function runWorkerCommand(
 
   const names = reactors.map((r) => r.name).join(', ');
   io.out(
-    `ts-reactor worker: ready (pid ${process.pid}, concurrency ${config.concurrency}, prefix ${config.prefix ?? 'rx'}) on ${shownUrl}; reactors: ${names}`,
+    `ts-reactor worker: ready (pid ${process.pid}, concurrency ${config.concurrency}, prefix ${prefix ?? 'rx'}) on ${shownUrl}; reactors: ${names}`,
   );
 
   const reason = await stopped;
@@ -332,4 +376,23 @@ export async function runWorkerCommand(
   }
   io.out('ts-reactor worker: stopped');
   return 0;
+}
+
+/**
+ * Warns on stderr when no key exists under the worker's prefix before it starts: nothing was
+ * ever enqueued there, and producers with another prefix send their jobs elsewhere. Not a failure.
+ */
+async function warnIfNoKeys(url: string, prefix: string | undefined, io: WorkerIO): Promise<void> {
+  const { Redis } = await loadIoredis();
+  const redis = new Redis(url, { maxRetriesPerRequest: 1, lazyConnect: true });
+  redis.on('error', () => undefined);
+  try {
+    const shown = prefix ?? 'rx';
+    if ((await prefixHasKeys(redis, shown)) === false)
+      io.err(
+        `ts-reactor worker: warning: no key exists under the prefix "${shown}" yet; does the app use another prefix? (--prefix, the module's prefix, ${PREFIX_ENV})`,
+      );
+  } finally {
+    redis.disconnect();
+  }
 }

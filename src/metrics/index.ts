@@ -17,3 +17,4 @@ export {
 } from './server.js';
 export { redisReadiness, type RedisReadinessOptions } from './readiness.js';
 export { METRICS, type GaugeSources, type MetricSpec } from '../otel/metric-spec.js';
+export { COUNTED_STATES, executionCounts, type ExecutionCountsOptions } from '../otel/execution-counts.js';

@@ -28,6 +28,7 @@ export { fromTraceContext, toTraceContext } from './trace-context.js';
 export { spanStepName } from './spans.js';
 export { METER_NAME, otelMetrics, type OtelMetricsOptions } from './metrics.js';
 export { METRICS, stepLabel, type GaugeSources, type MetricSpec } from './metric-spec.js';
+export { COUNTED_STATES, executionCounts, type ExecutionCountsOptions } from './execution-counts.js';
 export type { TraceContext } from '../engine/ports/store.js';
 
 /** The instrumentation scope name of the default tracer. */

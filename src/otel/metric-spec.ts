@@ -78,20 +78,20 @@ export const METRICS = {
   queueJobs: {
     kind: 'gauge',
     name: 'ts_reactor_queue_jobs',
-    help: 'Jobs in the queue, by state (waiting, active, delayed, prioritized, failed)',
+    help: 'Jobs in the queue, by state (waiting, active, delayed, prioritized, paused, failed)',
     labels: ['state'],
   },
   queueOldestAge: {
     kind: 'gauge',
     name: 'ts_reactor_queue_oldest_waiting_seconds',
-    help: 'Age of the oldest job waiting to run',
+    help: 'How long the oldest runnable job has waited to run (0 when none waits)',
     unit: 's',
     labels: [],
   },
   executionsByStatus: {
     kind: 'gauge',
     name: 'ts_reactor_executions',
-    help: 'Retained executions by status (e.g. parked, running, paused)',
+    help: 'Unfinished executions by status (pending, running, parked, sleeping, paused, rolling_back; sleeping: parked on a sleep step)',
     labels: ['status'],
   },
 } as const satisfies Readonly<Record<string, MetricSpec>>;

@@ -1,0 +1,73 @@
+/**
+ * What is in a BullMQ queue right now, for the metrics' gauges: its jobs by state (BullMQ's
+ * `getJobCounts`) and how long the job that has waited longest to run has been runnable. Both
+ * are a few Redis commands and read no job's payload beyond the one or two jobs at the heads of
+ * the waiting lists.
+ *
+ * @module
+ */
+import { Queue } from 'bullmq';
+import { setUpSettled, watchDrops } from './bullmq.js';
+import { DEFAULT_QUEUE_NAME } from './policy.js';
+
+/** The job states counted, BullMQ's names (`waiting` is BullMQ's `wait` list). */
+export const QUEUE_JOB_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'paused', 'failed'] as const;
+
+/** Options of {@link createBullmqQueueStats}: the queue to read, as the runtime names it. */
+export interface BullmqQueueStatsOptions {
+  /** The Redis URL; the reader opens a connection of its own, closed by {@link BullmqQueueStats.close}. */
+  readonly url: string;
+  /** BullMQ queue name; default `ts-reactor`. */
+  readonly name?: string;
+  /** BullMQ key prefix; default `rx`. */
+  readonly prefix?: string;
+  /** The time now in ms (BullMQ stamps jobs with their producer's `Date.now()`). Default `Date.now`. */
+  readonly now?: () => number;
+}
+
+/** Reads what a BullMQ queue holds. */
+export interface BullmqQueueStats {
+  /** Jobs by state, every state of {@link QUEUE_JOB_STATES} present (0 when empty). */
+  jobCounts(): Promise<Readonly<Record<string, number>>>;
+  /**
+   * How long, in ms, the oldest runnable job has waited: of the next job without a priority
+   * (the oldest in BullMQ's waiting list) and the next prioritized one, the longer. A job that
+   * was delayed counts from its due time, not from when it was added. `undefined` when none waits.
+   */
+  oldestWaitingMs(): Promise<number | undefined>;
+  close(): Promise<void>;
+}
+
+/** A reader of the queue `name` under `prefix`, on a connection of its own. */
+export function createBullmqQueueStats(options: BullmqQueueStatsOptions): BullmqQueueStats {
+  const name = options.name ?? DEFAULT_QUEUE_NAME;
+  if (name.length === 0 || name.includes(':'))
+    throw new RangeError(`queue name must be non-empty and without ':'; got ${JSON.stringify(name)}`);
+  const queue = new Queue(name, { connection: { url: options.url }, prefix: options.prefix ?? 'rx' });
+  queue.on('error', () => undefined); // a failed read rejects its own call
+  const drops = watchDrops((listener) => queue.on('ioredis:close', listener));
+  const now = options.now ?? Date.now;
+  return {
+    async jobCounts() {
+      const counts = await queue.getJobCounts(...QUEUE_JOB_STATES);
+      return Object.fromEntries(QUEUE_JOB_STATES.map((state) => [state, counts[state] ?? 0]));
+    },
+    async oldestWaitingMs() {
+      const [[waiting], [prioritized]] = await Promise.all([
+        queue.getJobs(['wait'], 0, 0, true),
+        queue.getJobs(['prioritized'], 0, 0, true),
+      ]);
+      const ages = [waiting, prioritized].filter((job) => job !== undefined).map((job) => waitedMs(job, now()));
+      return ages.length === 0 ? undefined : Math.max(...ages);
+    },
+    async close() {
+      await setUpSettled(queue, drops); // as the runtime's queue closes (docs/decisions/055)
+      await queue.close();
+    },
+  };
+}
+
+/** How long `job` has been runnable at `now`: since it was added, plus its delay if it had one. */
+function waitedMs(job: { readonly timestamp: number; readonly delay: number }, now: number): number {
+  return Math.max(0, now - (job.timestamp + (job.delay > 0 ? job.delay : 0)));
+}
