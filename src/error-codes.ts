@@ -71,6 +71,8 @@ export const ErrorCode = {
   RateLimited: 'rate_limited',
   /** A coordination key function threw or returned something other than a non-empty string. */
   CoordinationKeyInvalid: 'coordination_key_invalid',
+  /** A semaphore's or rate window's limit function threw or returned no integer ≥ 1; nothing was taken. */
+  CoordinationLimitInvalid: 'coordination_limit_invalid',
   /** A declaration names a rate limit the engine was not given. */
   RateLimitUnknown: 'rate_limit_unknown',
   /** An ordered-lock position belongs to a batch that was drained, reset or passed over. */
@@ -268,6 +270,14 @@ export interface ErrorDetails {
     readonly reactor: string;
     readonly step?: string | undefined;
     readonly primitive: PrimitiveName;
+    readonly problem: string;
+  };
+  readonly coordination_limit_invalid: {
+    readonly reactor: string;
+    readonly step?: string | undefined;
+    readonly primitive: PrimitiveName;
+    /** The declaration's key (computed before its limit). */
+    readonly key: string;
     readonly problem: string;
   };
   readonly rate_limit_unknown: { readonly reactor: string; readonly name: string; readonly known: readonly string[] };

@@ -661,6 +661,26 @@ export class CoordinationKeyError extends ReactorError<'coordination_key_invalid
   }
 }
 
+/**
+ * A semaphore's or rate window's `limit` function threw, or returned something other than an
+ * integer ≥ 1, at admission: nothing was taken.
+ */
+export class CoordinationLimitError extends ReactorError<'coordination_limit_invalid'> {
+  constructor(
+    info: { reactor: string; step?: string | undefined; primitive: PrimitiveName; key: string; problem: string },
+    cause?: unknown,
+  ) {
+    const where =
+      info.step === undefined ? `reactor "${info.reactor}"` : `reactor "${info.reactor}", step "${info.step}"`;
+    super(
+      'coordination_limit_invalid',
+      `${where}: the ${info.primitive.replace('_', ' ')} limit of key "${info.key}" could not be computed: ${info.problem}; a limit function must return an integer >= 1`,
+      { cause, details: { ...info } },
+    );
+    this.name = 'CoordinationLimitError';
+  }
+}
+
 /** A declaration names a rate limit the engine was not given. */
 export class UnknownRateLimitError extends ReactorError<'rate_limit_unknown'> {
   constructor(reactor: string, name: string, known: readonly string[]) {
@@ -926,6 +946,7 @@ const REVIVE: readonly [string, { readonly prototype: ReactorError }, Revivable[
   ['ContentionError', ContentionError, ['contention']],
   ['RateLimitedError', RateLimitedError, ['rate_limited']],
   ['CoordinationKeyError', CoordinationKeyError, ['coordination_key_invalid']],
+  ['CoordinationLimitError', CoordinationLimitError, ['coordination_limit_invalid']],
   ['UnknownRateLimitError', UnknownRateLimitError, ['rate_limit_unknown']],
   ['OrderedLockStaleError', OrderedLockStaleError, ['ordered_lock_stale']],
   ['HoldLostError', HoldLostError, ['hold_lost']],

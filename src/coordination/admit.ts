@@ -4,25 +4,27 @@
  *
  * Order: ordered gate → period fast check → lock → semaphore → rate limit → period re-check.
  * The ordered gate comes first so a waiter holds nothing; the rate limit comes after lock and
- * semaphore so a run that loses contention never spends a slot (docs/decisions/004).
+ * semaphore so a run that loses contention never spends a slot (docs/decisions/004). Several
+ * semaphores or rate limits are taken one by one in the string order of their keys; when one
+ * refuses, those already taken are given back — slots released, charges refunded
+ * (docs/decisions/085).
  *
  * @module
  */
 import type { CoordinationSpec } from '../dsl/coordination.js';
-import { ContentionError, RateLimitedError, UnknownRateLimitError } from '../errors.js';
+import { ContentionError, RateLimitedError } from '../errors.js';
 import type { Admission } from './admission.js';
 import { Holds, type WorkOutcome } from './holds.js';
 import { takeLock, takeSemaphore } from './leases.js';
+import { resolveAll, type Keyed, type ResolvedRate, type ResolvedSpec } from './limits.js';
 import { enterOrdered } from './ordered.js';
 import { bucketOf } from './period.js';
-import { computeKey, type CoordinationScope } from './scope.js';
+import type { CoordinationScope } from './scope.js';
 import { waitUntil } from './wait.js';
 
 export type { Admission } from './admission.js';
 
-const ORDER: readonly CoordinationSpec['kind'][] = ['ordered_lock', 'period', 'lock', 'semaphore', 'rate_limit'];
-
-/** Takes every declaration in `specs` for `args`. Key functions run before anything is taken. */
+/** Takes every declaration in `specs` for `args`. Key and limit functions run before anything is taken. */
 export async function admit(
   specs: readonly CoordinationSpec[],
   args: unknown,
@@ -33,21 +35,18 @@ export async function admit(
       ? new HoldsKeepingTurn(scope.clock)
       : new Holds(scope.clock);
   if (specs.length === 0) return { kind: 'admitted', holds };
-  let keyed: { spec: CoordinationSpec; key: string }[];
+  let keyed: Keyed[];
   try {
-    keyed = ORDER.flatMap((kind) => specs.filter((s) => s.kind === kind)).map((spec) => ({
-      spec,
-      key: computeKey(spec, args, scope),
-    }));
-    for (const { spec } of keyed)
-      if (spec.kind === 'rate_limit' && spec.name !== undefined && !scope.rateLimits.has(spec.name))
-        throw new UnknownRateLimitError(scope.reactor, spec.name, [...scope.rateLimits.keys()]);
+    keyed = resolveAll(specs, args, scope);
   } catch (error) {
     return { kind: 'refused', error: error as Error };
   }
+  const charged: Keyed[] = [];
   try {
-    for (const { spec, key } of keyed) {
+    for (const entry of keyed) {
+      const { spec, key } = entry;
       const stop = await take(spec, key, holds, scope);
+      if (spec.kind === 'rate_limit') charged.push(entry);
       if (stop) {
         await holds.release('halted');
         return stop;
@@ -68,6 +67,7 @@ export async function admit(
   } catch (error) {
     // Nothing of the work ran: release as 'halted' so no period is marked and an ordered position is handed back without poisoning a strict chain.
     // A caller that parks on contention and keeps its position releases as 'yielded' instead (a step's kept position, an async unit's given one).
+    await refund(charged, scope);
     const contended = error instanceof ContentionError || error instanceof RateLimitedError;
     const keep =
       contended &&
@@ -87,7 +87,21 @@ class HoldsKeepingTurn extends Holds {
   }
 }
 
-async function take(spec: CoordinationSpec, key: string, holds: Holds, scope: CoordinationScope): Promise<Stop> {
+/** Gives back the charges of the rate limits taken before a later one refused (best effort: a charge left counts, never more). */
+async function refund(charged: readonly Keyed[], scope: CoordinationScope): Promise<void> {
+  for (const { spec, key } of charged) {
+    if (spec.kind !== 'rate_limit') continue;
+    const windows = spec.windows.map((w) => ({ key, periodMs: w.periodMs }));
+    try {
+      await scope.coordinator.rateRefund({ windows, id: scope.startId });
+      scope.emit({ type: 'coordination.released', primitive: 'rate_limit', key, refunded: true });
+    } catch {
+      // the charge stays until it leaves its window
+    }
+  }
+}
+
+async function take(spec: ResolvedSpec, key: string, holds: Holds, scope: CoordinationScope): Promise<Stop> {
   switch (spec.kind) {
     case 'ordered_lock':
       return enterOrdered(spec, key, holds, scope);
@@ -134,12 +148,8 @@ function markOnSuccess(
   });
 }
 
-async function takeRate(
-  spec: Extract<CoordinationSpec, { kind: 'rate_limit' }>,
-  key: string,
-  scope: CoordinationScope,
-): Promise<Stop> {
-  const windows = (spec.name === undefined ? spec.windows : scope.rateLimits.get(spec.name)!).map((w) => ({
+async function takeRate(spec: ResolvedRate, key: string, scope: CoordinationScope): Promise<Stop> {
+  const windows = spec.windows.map((w) => ({
     key,
     limit: w.limit,
     periodMs: w.periodMs,
@@ -152,7 +162,7 @@ async function takeRate(
     return { done: false, retryAfterMs: r.retryAfterMs };
   });
   if ('value' in outcome) {
-    scope.emit({ type: 'coordination.acquired', primitive: 'rate_limit', key });
+    scope.emit({ type: 'coordination.acquired', primitive: 'rate_limit', key, limit: windows[0]!.limit });
     return undefined;
   }
   const r = refusal!;
@@ -162,6 +172,8 @@ async function takeRate(
     key,
     reason: 'rate_limited',
     retryAfterMs: r.retryAfterMs,
+    limit: r.window.limit,
+    periodMs: r.window.periodMs,
   });
   throw new RateLimitedError({
     reactor: scope.reactor,

@@ -4,11 +4,12 @@ import type { LockAcquireResult, LockGrant } from '../engine/ports/coordinator.j
 import { contention } from './contention.js';
 import { monotonicNow } from './deadline.js';
 import { keepLease, type Holds, type LeaseStart } from './holds.js';
+import type { ResolvedSemaphore } from './limits.js';
 import type { CoordinationScope } from './scope.js';
 import { waitUntil } from './wait.js';
 
 type LockSpec = Extract<CoordinationSpec, { kind: 'lock' }>;
-type SemaphoreSpec = Extract<CoordinationSpec, { kind: 'semaphore' }>;
+type SemaphoreSpec = ResolvedSemaphore;
 /** A lock taken, and when its lease started on the local monotonic clock (docs/decisions/063). */
 type Taken = { readonly token: string; readonly nesting: number; readonly lease: LeaseStart };
 
@@ -144,7 +145,13 @@ export async function takeSemaphore(
     return { done: false, retryAfterMs: r.retryAfterMs, holder: `${r.holders}/${r.limit} slots taken` };
   });
   if (!('value' in outcome)) throw contention(scope, 'semaphore', key, outcome.waitedMs, outcome.holder);
-  scope.emit({ type: 'coordination.acquired', primitive: 'semaphore', key, nesting: outcome.value.nesting });
+  scope.emit({
+    type: 'coordination.acquired',
+    primitive: 'semaphore',
+    key,
+    nesting: outcome.value.nesting,
+    limit: spec.limit,
+  });
   return registerSemaphore(spec, key, holds, scope, outcome.value.lease);
 }
 

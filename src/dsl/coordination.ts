@@ -11,6 +11,19 @@ import { parseDuration, type Duration } from './duration.js';
 /** Computes a coordination key from validated arguments (for a reactor: its input). */
 export type KeyFn<A> = (args: A) => string;
 
+/**
+ * Computes a semaphore's or a rate window's limit from the validated arguments (for a reactor:
+ * its input), at every admission. It must return an integer ≥ 1; anything else (or a throw)
+ * refuses the admission with a `CoordinationLimitError` and takes nothing.
+ */
+export type LimitFn<A> = (args: A) => number;
+
+/** A limit: a fixed integer ≥ 1, or a {@link LimitFn} evaluated at every admission. */
+export type Limit<A> = number | LimitFn<A>;
+
+/** One declaration or several of the same kind (several: each with its own key, all admitted or none). */
+export type OneOrMany<T> = T | readonly T[];
+
 /** `withLock`: one holder at a time per key, re-entrant for the same execution. */
 export interface LockOptions<A> {
   readonly key: KeyFn<A>;
@@ -25,13 +38,21 @@ export interface LockOptions<A> {
    */
   readonly contentionTimeout?: Duration;
 }
-/** `withSemaphore`: at most `limit` holders per key, each a lease that expires on its own. */
+/**
+ * `withSemaphore`: at most `limit` holders per key, each a lease that expires on its own. `limit`
+ * may be a function of the arguments, evaluated at every admission.
+ */
 export interface SemaphoreOptions<A> extends LockOptions<A> {
-  readonly limit: number;
+  readonly limit: Limit<A>;
 }
 /** One window of a rate limit: at most `limit` starts in any window of length `per`. */
 export interface RateWindowOptions {
   readonly limit: number;
+  readonly per: Duration;
+}
+/** A declared rate window: like {@link RateWindowOptions}, its `limit` may be a function of the arguments. */
+export interface RateWindowOf<A> {
+  readonly limit: Limit<A>;
   readonly per: Duration;
 }
 /**
@@ -43,7 +64,7 @@ export interface RateWindowOptions {
  */
 export type RateLimitOptions<A> =
   | ({ readonly key: KeyFn<A>; readonly wait?: Duration; readonly contentionTimeout?: Duration } & (
-      RateWindowOptions | { readonly windows: readonly RateWindowOptions[] }
+      RateWindowOf<A> | { readonly windows: readonly RateWindowOf<A>[] }
     ))
   | { readonly name: string; readonly key?: KeyFn<A>; readonly wait?: Duration; readonly contentionTimeout?: Duration };
 /** Calendar buckets are UTC; `{ seconds }` buckets are fixed-length from the epoch. */
@@ -65,6 +86,8 @@ export interface OrderedLockOptions<A> {
 }
 
 type UntypedKey = (args: never) => unknown;
+/** A declared limit: a validated integer, or the function to evaluate at admission. */
+export type SpecLimit = number | ((args: never) => unknown);
 /** A validated declaration. */
 export type CoordinationSpec =
   | {
@@ -78,7 +101,7 @@ export type CoordinationSpec =
   | {
       readonly kind: 'semaphore';
       readonly key: UntypedKey;
-      readonly limit: number;
+      readonly limit: SpecLimit;
       readonly ttlMs: number;
       readonly waitMs: number;
       readonly rollbackWaitMs?: number;
@@ -88,7 +111,7 @@ export type CoordinationSpec =
       readonly kind: 'rate_limit';
       readonly key: UntypedKey | undefined;
       readonly name: string | undefined;
-      readonly windows: readonly { readonly limit: number; readonly periodMs: number }[];
+      readonly windows: readonly { readonly limit: SpecLimit; readonly periodMs: number }[];
       readonly waitMs: number;
       readonly contentionTimeoutMs?: number;
     }
@@ -144,6 +167,11 @@ function positiveInt(where: Where, what: string, value: unknown): number {
   return value;
 }
 
+/** A fixed limit (an integer ≥ 1) or a limit function, kept as declared. */
+function limitOf(where: Where, what: string, value: unknown): SpecLimit {
+  return typeof value === 'function' ? (value as SpecLimit) : positiveInt(where, what, value);
+}
+
 function positiveDuration(where: Where, what: string, value: unknown, fallback: number): number {
   const ms = duration(where, what, value, fallback);
   if (ms <= 0) fail(where, `${what} must be longer than 0`);
@@ -173,7 +201,7 @@ export function semaphoreSpec(where: Where, options: SemaphoreOptions<never>): C
   return {
     kind: 'semaphore',
     key: keyFn(where, 'withSemaphore', options?.key),
-    limit: positiveInt(where, 'withSemaphore limit', options.limit),
+    limit: limitOf(where, 'withSemaphore limit', options.limit),
     ttlMs: positiveDuration(where, 'withSemaphore ttl', options.ttl, 30_000),
     waitMs: duration(where, 'withSemaphore wait', options.wait, 10_000),
     ...contentionTimeout(where, 'withSemaphore', options.contentionTimeout),
@@ -217,10 +245,24 @@ export function rateLimitSpec(where: Where, options: RateLimitOptions<never>): C
     kind: 'rate_limit',
     key: keyFn(where, 'withRateLimit', o.key),
     name: undefined,
-    windows: compileWindows(where, raw as RateWindowOptions[]),
+    windows: declaredWindows(where, raw as RateWindowOf<never>[]),
     waitMs,
     ...timeout,
   };
+}
+
+/** Validates declared rate windows: a limit may be a function of the arguments. */
+function declaredWindows(
+  where: Where,
+  windows: readonly RateWindowOf<never>[],
+): readonly { readonly limit: SpecLimit; readonly periodMs: number }[] {
+  return windows.map((w) => {
+    if (w?.per === undefined) fail(where, "a rate limit window needs per (e.g. per: '1m')");
+    return {
+      limit: limitOf(where, 'rate limit', w.limit),
+      periodMs: positiveDuration(where, 'rate limit per', w.per, 0),
+    };
+  });
 }
 
 /** Validates rate windows (also used when registering named limits). */
@@ -271,7 +313,34 @@ export function orderedLockSpec(where: Where, options: OrderedLockOptions<never>
 
 /** Replaces the declaration of the same kind (a redeclaration overrides), keeping the others. */
 export function withSpec(specs: readonly CoordinationSpec[], spec: CoordinationSpec): readonly CoordinationSpec[] {
-  return Object.freeze([...specs.filter((s) => s.kind !== spec.kind), Object.freeze(spec)]);
+  return withSpecs(specs, spec.kind, [spec]);
+}
+
+/** Replaces every declaration of `kind` by `list` (a redeclaration overrides), keeping the others. */
+export function withSpecs(
+  specs: readonly CoordinationSpec[],
+  kind: CoordinationKind,
+  list: readonly CoordinationSpec[],
+): readonly CoordinationSpec[] {
+  return Object.freeze([...specs.filter((s) => s.kind !== kind), ...list.map((s) => Object.freeze(s))]);
+}
+
+/**
+ * Validates one declaration or several of one kind (`withSemaphore([...])`, `rateLimit: [...]`):
+ * a list must not be empty; each entry is validated alone (`compile`), its position named.
+ */
+export function severalSpecs<O>(
+  where: Where,
+  method: string,
+  options: OneOrMany<O>,
+  compile: (where: Where, options: O) => CoordinationSpec,
+): readonly CoordinationSpec[] {
+  if (!Array.isArray(options)) return [compile(where, options as O)];
+  if (options.length === 0) fail(where, `${method} takes one declaration or a non-empty list of them`);
+  return (options as readonly O[]).map((entry, i) => {
+    if (typeof entry !== 'object' || entry === null) fail(where, `${method} [${i}] is not a declaration`);
+    return compile(where, entry);
+  });
 }
 
 /**
@@ -306,8 +375,10 @@ export interface StepSemaphoreOptions<A> extends SemaphoreOptions<A>, StepRollba
  */
 export interface StepCoordinationOptions<A> {
   readonly lock?: StepLockOptions<A>;
-  readonly semaphore?: StepSemaphoreOptions<A>;
-  readonly rateLimit?: RateLimitOptions<A>;
+  /** One semaphore, or several with different keys (taken in the string order of their keys, all or none). */
+  readonly semaphore?: OneOrMany<StepSemaphoreOptions<A>>;
+  /** One rate limit, or several with different keys (charged in the string order of their keys, all or none). */
+  readonly rateLimit?: OneOrMany<RateLimitOptions<A>>;
   readonly period?: PeriodOptions<A>;
   /**
    * Executions pass the step one at a time per key, **in the order they reached the step** (a
@@ -333,11 +404,15 @@ export function stepCoordinationSpecs(
   if (options.lock !== undefined)
     specs = withSpec(specs, withRollbackWait(where, 'lock', lockSpec(where, options.lock), options.lock.rollbackWait));
   if (options.semaphore !== undefined)
-    specs = withSpec(
+    specs = withSpecs(
       specs,
-      withRollbackWait(where, 'semaphore', semaphoreSpec(where, options.semaphore), options.semaphore.rollbackWait),
+      'semaphore',
+      severalSpecs(where, 'semaphore', options.semaphore, (w, o) =>
+        withRollbackWait(w, 'semaphore', semaphoreSpec(w, o), o.rollbackWait),
+      ),
     );
-  if (options.rateLimit !== undefined) specs = withSpec(specs, rateLimitSpec(where, options.rateLimit));
+  if (options.rateLimit !== undefined)
+    specs = withSpecs(specs, 'rate_limit', severalSpecs(where, 'rateLimit', options.rateLimit, rateLimitSpec));
   return specs.length === 0 ? NONE : specs;
 }
 

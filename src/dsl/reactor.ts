@@ -30,10 +30,14 @@ import {
   periodSpec,
   rateLimitSpec,
   semaphoreSpec,
+  severalSpecs,
   stepCoordinationSpecs,
   withSpec,
+  withSpecs,
+  type CoordinationKind,
   type CoordinationSpec,
   type LockOptions,
+  type OneOrMany,
   type OrderedLockOptions,
   type PeriodOptions,
   type RateLimitOptions,
@@ -330,14 +334,23 @@ export class ReactorBuilder<Name extends string, In, I, S> {
     return this.#coordinate(lockSpec({ reactor: this.#state.name }, options));
   }
 
-  /** Declares a semaphore: at most `limit` runs at a time per key, each slot a lease. */
-  withSemaphore(options: SemaphoreOptions<I>): ReactorBuilder<Name, In, I, S> {
-    return this.#coordinate(semaphoreSpec({ reactor: this.#state.name }, options));
+  /**
+   * Declares a semaphore: at most `limit` runs at a time per key, each slot a lease. `limit` may
+   * be a function of the input. A list declares several (different keys), all taken or none.
+   */
+  withSemaphore(options: OneOrMany<SemaphoreOptions<I>>): ReactorBuilder<Name, In, I, S> {
+    const where = { reactor: this.#state.name };
+    return this.#coordinateAll('semaphore', severalSpecs(where, 'withSemaphore', options, semaphoreSpec));
   }
 
-  /** Declares a rate limit on run starts: exact sliding windows, all charged or none. */
-  withRateLimit(options: RateLimitOptions<I>): ReactorBuilder<Name, In, I, S> {
-    return this.#coordinate(rateLimitSpec({ reactor: this.#state.name }, options));
+  /**
+   * Declares a rate limit on run starts: exact sliding windows, all charged or none. A window's
+   * `limit` may be a function of the input. A list declares several (different keys), all
+   * charged or none.
+   */
+  withRateLimit(options: OneOrMany<RateLimitOptions<I>>): ReactorBuilder<Name, In, I, S> {
+    const where = { reactor: this.#state.name };
+    return this.#coordinateAll('rate_limit', severalSpecs(where, 'withRateLimit', options, rateLimitSpec));
   }
 
   /** Declares once-per-period: a run whose bucket is already marked halts (reason `period`) and runs no step. */
@@ -369,6 +382,10 @@ export class ReactorBuilder<Name extends string, In, I, S> {
 
   #coordinate(spec: CoordinationSpec): ReactorBuilder<Name, In, I, S> {
     return new ReactorBuilder({ ...this.#state, coordination: withSpec(this.#state.coordination, spec) });
+  }
+
+  #coordinateAll(kind: CoordinationKind, specs: readonly CoordinationSpec[]): ReactorBuilder<Name, In, I, S> {
+    return new ReactorBuilder({ ...this.#state, coordination: withSpecs(this.#state.coordination, kind, specs) });
   }
 
   /** Adds a reusable step definition, wired to this reactor's inputs and results. */

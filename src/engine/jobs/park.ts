@@ -46,7 +46,13 @@ export async function refused(
   if (!contended) return void (await finish(state, { status: 'failed', step: undefined, error, validation: [] }));
   const { primitive, key, step } = contended;
   const rate = error instanceof RateLimitedError ? error.details : undefined;
-  const wait = noteWait(state, primitive, key, step, declaredTimeout(declared, primitive));
+  const wait = noteWait(
+    state,
+    primitive,
+    key,
+    step,
+    declaredTimeout(declared, primitive, { key, args: state.input, reactor: state.reactor, step: undefined }),
+  );
   const attempt = backgroundOf(state).contention + 1;
   const now = state.clock.now();
   const overCap = primitive !== 'ordered_lock' && attempt > deps.options.contentionCap;

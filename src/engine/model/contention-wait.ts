@@ -27,13 +27,33 @@ export function contendedKey(
   return undefined;
 }
 
-/** The `contentionTimeout` (ms) the declaration of `primitive` among `specs` sets, if any. */
+/**
+ * The `contentionTimeout` (ms) the declaration of `primitive` among `specs` sets, if any. With
+ * several of that primitive (several semaphores or rate limits), `on` picks the one whose key,
+ * computed from `on.args`, is the contended key.
+ */
 export function declaredTimeout(
   specs: readonly CoordinationSpec[] | undefined,
   primitive: Contended,
+  on?: { readonly key: string; readonly args: unknown; readonly reactor: string; readonly step: string | undefined },
 ): number | undefined {
-  const spec = specs?.find((s) => s.kind === primitive);
+  const candidates = specs?.filter((s) => s.kind === primitive) ?? [];
+  const spec =
+    candidates.length > 1 && on !== undefined
+      ? (candidates.find((s) => keyOf(s, on) === on.key) ?? candidates[0])
+      : candidates[0];
   return spec !== undefined && 'contentionTimeoutMs' in spec ? spec.contentionTimeoutMs : undefined;
+}
+
+function keyOf(
+  spec: CoordinationSpec,
+  on: { readonly args: unknown; readonly reactor: string; readonly step: string | undefined },
+): string | undefined {
+  try {
+    return computeKey(spec, on.args, on);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The wait `background` is in on `key`, when the job running continues it (it is the job the wait's last park enqueued). */

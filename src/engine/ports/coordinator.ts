@@ -128,6 +128,11 @@ export interface RateTakeRequest {
   /** Unique id of this start: taking twice with the same id charges once. */
   readonly id: string;
 }
+/** A start to take back from the windows it was charged to (see {@link Coordinator.rateRefund}). */
+export interface RateRefundRequest {
+  readonly windows: readonly Pick<RateWindow, 'key' | 'periodMs'>[];
+  readonly id: string;
+}
 export type RateTakeResult =
   | { readonly allowed: true }
   | { readonly allowed: false; readonly window: RateWindow; readonly count: number; readonly retryAfterMs: number };
@@ -239,6 +244,11 @@ export interface Coordinator {
   /** Checks every window and charges all of them, or none. */
   rateTake(request: RateTakeRequest): Promise<RateTakeResult>;
   rateState(key: string, periodMs: number): Promise<RateState>;
+  /**
+   * Takes the start `id` back out of every window (a charge of an admission that a later rate
+   * limit refused: several limits are all charged or none); nothing for an id not charged.
+   */
+  rateRefund(request: RateRefundRequest): Promise<void>;
 
   periodIsMarked(key: string, bucket: string): Promise<boolean>;
   /** Marks the bucket; false when it was already marked. */

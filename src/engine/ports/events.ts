@@ -189,6 +189,8 @@ export type ReactorEvent =
       readonly type: 'coordination.acquired';
       readonly token?: string;
       readonly nesting?: number;
+      /** A semaphore's limit, a rate limit's (first window's) limit, as evaluated for this admission. */
+      readonly limit?: number;
       readonly nonce?: number;
       readonly bucket?: string;
     })
@@ -196,6 +198,8 @@ export type ReactorEvent =
       readonly type: 'coordination.released';
       readonly nesting?: number;
       /** The key went straight to a waiter of this process (docs/decisions/037). */ readonly handedOver?: true;
+      /** A rate limit's charge given back: a later rate limit of the same admission refused (docs/decisions/085). */
+      readonly refunded?: true;
     })
   | (CoordinationBase & { readonly type: 'coordination.waiting'; readonly holder?: string })
   | (CoordinationBase & {
@@ -208,6 +212,9 @@ export type ReactorEvent =
       readonly reason: 'period' | 'rate_limited' | 'ordered_lock_chain_failed' | 'ordered_lock_stale';
       readonly bucket?: string;
       readonly retryAfterMs?: number;
+      /** A rate limit's full window: its limit (as evaluated for this admission) and length. */
+      readonly limit?: number;
+      readonly periodMs?: number;
     })
   | (CoordinationBase & { readonly type: 'coordination.extended' })
   | (CoordinationBase & { readonly type: 'coordination.lost' })

@@ -5,6 +5,7 @@
  * @module
  */
 import type { Admission } from '../../coordination/admit.js';
+import { isExclusive } from '../../coordination/limits.js';
 import { computeKey } from '../../coordination/scope.js';
 import type { WorkOutcome } from '../../coordination/holds.js';
 import type { StepNode } from '../../dsl/definition.js';
@@ -98,7 +99,9 @@ async function attempts(
       if (admission.kind === 'refused') {
         // In a worker, a busy key parks the execution (the body never started; nothing is compensated; an ordered position is kept),
         // until the wait has lasted its declaration's contentionTimeout (docs/decisions/068).
-        const error = parksOn(run, admission.error) ? parkOrTimeOut(run, node, admission.error) : admission.error;
+        const error = parksOn(run, admission.error)
+          ? parkOrTimeOut(run, node, admission.error, { args, place })
+          : admission.error;
         if (error === undefined) return { kind: 'yield', step: place.path, delayMs: 0, contention: admission.error };
         dropTicket(run, place.path);
         // A position of a batch that was drained, reset or passed over: the step is skipped, like a strict chain (gate parity).
@@ -265,7 +268,8 @@ interface Guarded {
 function exclusiveKeys(node: StepNode, args: unknown, place: StepPlace): string[] {
   const keys: string[] = [];
   for (const spec of node.coordination) {
-    if (spec.kind !== 'lock' && !(spec.kind === 'semaphore' && spec.limit === 1)) continue;
+    const scope = { reactor: place.reactor, step: place.path };
+    if ((spec.kind !== 'lock' && spec.kind !== 'semaphore') || !isExclusive(spec, args, scope)) continue;
     try {
       keys.push(`${spec.kind}:${computeKey(spec, args, { reactor: place.reactor, step: place.path })}`);
     } catch {
@@ -329,7 +333,12 @@ function parksOn(run: RunState, error: Error): boolean {
  * Notes the wait a park on `refusal` continues (or starts) and returns undefined to park — or,
  * once that wait has lasted the declaration's `contentionTimeout`, the error the step fails with.
  */
-function parkOrTimeOut(run: RunState, node: StepNode, refusal: Error): Error | undefined {
+function parkOrTimeOut(
+  run: RunState,
+  node: StepNode,
+  refusal: Error,
+  at: { readonly args: unknown; readonly place: StepPlace },
+): Error | undefined {
   const contended = contendedKey(refusal);
   if (contended === undefined) return undefined;
   const wait = noteWait(
@@ -337,7 +346,12 @@ function parkOrTimeOut(run: RunState, node: StepNode, refusal: Error): Error | u
     contended.primitive,
     contended.key,
     contended.step,
-    declaredTimeout(node.coordination, contended.primitive),
+    declaredTimeout(node.coordination, contended.primitive, {
+      key: contended.key,
+      args: at.args,
+      reactor: at.place.reactor,
+      step: at.place.path,
+    }),
   );
   const now = run.clock.now();
   return timedOut(wait, now) ? timeoutError(refusal, wait, now) : undefined;

@@ -23,6 +23,7 @@ import type {
   OrderedTicket,
   PeriodMarkRequest,
   PrimitiveKind,
+  RateRefundRequest,
   RateState,
   RateTakeRequest,
   RateTakeResult,
@@ -135,6 +136,10 @@ export class MemoryCoordinator implements Coordinator, CoordinationInspector {
 
   async rateState(key: string, periodMs: number): Promise<RateState> {
     return this.#rates.state(key, periodMs);
+  }
+
+  async rateRefund(request: RateRefundRequest): Promise<void> {
+    this.#rates.refund(request);
   }
 
   // ── Period ────────────────────────────────────────────────────────────────────────────────

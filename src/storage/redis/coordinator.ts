@@ -22,6 +22,7 @@ import type {
   OrderedTicket,
   PeriodMarkRequest,
   PrimitiveKind,
+  RateRefundRequest,
   RateState,
   RateTakeRequest,
   RateTakeResult,
@@ -409,6 +410,19 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
     assertPositiveInteger('periodMs', periodMs);
     const reply = await this.#run(scripts.rateState, [this.keys.rate(key, periodMs)], [periodMs]);
     return { key, ...reply };
+  }
+
+  async rateRefund(request: RateRefundRequest): Promise<void> {
+    // One ZREM per window log: each is atomic on its own, and a refund half done only leaves a charge that would have stayed anyway.
+    await Promise.all(
+      request.windows.map((window) =>
+        runCommand(
+          'rate-refund',
+          () => this.redis.zrem(this.keys.rate(window.key, window.periodMs), request.id),
+          this.redis,
+        ),
+      ),
+    );
   }
 
   // ── Period ──

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { isExclusive } from '../../../coordination/limits.js';
 import { computeKey } from '../../../coordination/scope.js';
 import type { HolderInfo } from '../../ports/coordinator.js';
 import { HandOffRefusedError } from '../../../errors.js';
@@ -51,7 +52,8 @@ export async function refuseHandOff(run: RunState, handOff: HandOff): Promise<Ha
 /** The first exclusive key of `declared` the execution holds; keys that cannot be computed here are skipped. */
 function heldKey(run: RunState, declared: Declared): { primitive: 'lock' | 'semaphore'; key: string } | undefined {
   for (const spec of declared.specs) {
-    if (spec.kind !== 'lock' && !(spec.kind === 'semaphore' && spec.limit === 1)) continue;
+    if ((spec.kind !== 'lock' && spec.kind !== 'semaphore') || !isExclusive(spec, declared.args, declared.keyScope))
+      continue;
     let key: string;
     try {
       key = computeKey(spec, declared.args, declared.keyScope);

@@ -22,7 +22,9 @@ export interface Declared {
   readonly declaredBy?: string;
 }
 
-const EXCLUSIVE = (s: CoordinationSpec): boolean => s.kind === 'lock' || (s.kind === 'semaphore' && s.limit === 1);
+/** A lock, or a semaphore of limit 1 or of a limit function (which may evaluate to 1). */
+const EXCLUSIVE = (s: CoordinationSpec): boolean =>
+  s.kind === 'lock' || (s.kind === 'semaphore' && (s.limit === 1 || typeof s.limit === 'function'));
 
 /** The child's declarations computable from its validated `input`: reactor level first, then its steps in definition order. */
 export async function childDeclarations(

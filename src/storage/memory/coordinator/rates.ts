@@ -3,7 +3,12 @@
  *
  * @module
  */
-import type { RateState, RateTakeRequest, RateTakeResult } from '../../../engine/ports/coordinator.js';
+import type {
+  RateRefundRequest,
+  RateState,
+  RateTakeRequest,
+  RateTakeResult,
+} from '../../../engine/ports/coordinator.js';
 import { assertInteger, type PrimitiveContext } from './context.js';
 import type { Sweepable } from './sweep.js';
 
@@ -62,6 +67,17 @@ export class MemoryRates implements Sweepable {
       this.#rates.set(window.key, log);
     }
     return { allowed: true };
+  }
+
+  /** See `Coordinator.rateRefund`: the start leaves every log it was charged to. */
+  refund(request: RateRefundRequest): void {
+    for (const window of request.windows) {
+      const log = this.#rates.get(window.key);
+      if (log === undefined) continue;
+      const at = log.starts.findIndex((start) => start.id === request.id);
+      if (at >= 0) log.starts.splice(at, 1);
+      if (log.starts.length === 0) this.#rates.delete(window.key);
+    }
   }
 
   /** See `Coordinator.rateState`. @throws RangeError on a `periodMs` that is not an integer ≥ 1. */
