@@ -8,7 +8,7 @@
  *
  * @module
  */
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '../storage/redis/connection.js';
 import type { WaitList } from '../engine/ports/queue.js';
 import { runCommand, runScript } from '../storage/redis/script.js';
 import { scripts } from '../storage/redis/scripts.js';
@@ -20,7 +20,7 @@ export const DEFAULT_WAIT_LIST_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 /** Options of {@link RedisWaitList}. */
 export interface RedisWaitListOptions {
   /** The connection (never closed by the wait list). */
-  readonly redis: Redis;
+  readonly redis: RedisConnection;
   /** Key prefix (default `rx`). */
   readonly prefix?: string;
   /** How long a list lives after its last `add`; default {@link DEFAULT_WAIT_LIST_TTL_MS}. */
@@ -29,7 +29,7 @@ export interface RedisWaitListOptions {
 
 /** Wait lists in Redis, shared by every worker process. */
 export class RedisWaitList implements WaitList {
-  readonly redis: Redis;
+  readonly redis: RedisConnection;
   readonly keys: QueueKeys;
   readonly ttlMs: number;
 

@@ -7,6 +7,7 @@
  * @module
  */
 import type { Redis } from 'ioredis';
+import { subscriberOf, type RedisConnection } from './connection.js';
 import { runCommand } from './script.js';
 
 type Listener = (executionId: string) => void;
@@ -22,7 +23,7 @@ export function afterReconnect(connection: Redis, again: () => void): void {
 
 /** The cancel channel of one coordinator. */
 export class CancelChannel {
-  readonly #redis: Redis;
+  readonly #redis: RedisConnection;
   readonly #channel: string;
   /** Listeners, each with its `onListening`. */
   readonly #listeners = new Map<Listener, (() => void) | undefined>();
@@ -32,7 +33,7 @@ export class CancelChannel {
   #closed = false;
 
   /** `redis`: the command connection (announcements go out on it; the subscriber is its duplicate). */
-  constructor(redis: Redis, channel: string) {
+  constructor(redis: RedisConnection, channel: string) {
     this.#redis = redis;
     this.#channel = channel;
   }
@@ -87,7 +88,7 @@ export class CancelChannel {
   /** The connection announcements arrive on: apart from the wake-up subscriber, whose channels come and go with the waits. */
   #connection(): Redis {
     if (this.#subscriber === undefined) {
-      const subscriber = this.#redis.duplicate({
+      const subscriber = subscriberOf(this.#redis, {
         enableOfflineQueue: true,
         autoResubscribe: false, // resubscribed by #reconnected, each confirmed (decision 061)
         maxRetriesPerRequest: null,

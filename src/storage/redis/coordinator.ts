@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { Redis } from 'ioredis';
+import { layoutOf, type RedisConnection } from './connection.js';
 import type {
   ChangeWatch,
   Coordinator,
@@ -51,7 +51,7 @@ import { WakeChannels } from './wake-channels.js';
 /** Options of {@link RedisCoordinator}. */
 export interface RedisCoordinatorOptions {
   /** The command connection. The coordinator never closes it unless `closeConnection` is set. */
-  readonly redis: Redis;
+  readonly redis: RedisConnection;
   /** Key prefix (default `rx`); ignored when `keys` is given. */
   readonly prefix?: string;
   /** A shared key builder. */
@@ -69,7 +69,7 @@ export interface RedisCoordinatorOptions {
 /** {@link Coordinator} over Redis ≥ 7 (ioredis). */
 export class RedisCoordinator implements Coordinator, CoordinationInspector {
   /** The command connection. */
-  readonly redis: Redis;
+  readonly redis: RedisConnection;
   /** The key builder. */
   readonly keys: RedisKeys;
   readonly #closeConnection: boolean;
@@ -92,7 +92,7 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
 
   constructor(options: RedisCoordinatorOptions) {
     this.redis = options.redis;
-    this.keys = options.keys ?? new RedisKeys(options.prefix);
+    this.keys = options.keys ?? new RedisKeys(options.prefix, layoutOf(options.redis));
     this.#closeConnection = options.closeConnection ?? false;
     this.#lockHandOff = options.lockHandOff ?? true;
     this.#grants = new GrantBook(this.#lockHandOff);
@@ -398,12 +398,35 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
       assertPositiveInteger('periodMs', window.periodMs);
       args.push(window.limit, window.periodMs);
     }
+    if (this.keys.layout === 'cluster' && request.windows.some((w) => w.key !== request.windows[0]?.key))
+      return this.#rateTakeBySlot(request);
     const keys = request.windows.map((window) => this.keys.rate(window.key, window.periodMs));
     const reply = await this.#run(scripts.rateTake, keys, args);
     if (reply.allowed) return reply;
     const window = request.windows[reply.index];
     if (window === undefined) throw new RangeError(`rate-take refused unknown window ${reply.index}`);
     return { allowed: false, window, count: reply.count, retryAfterMs: reply.retryAfterMs };
+  }
+
+  /**
+   * A take whose windows have several keys, on a cluster (their logs sit in several slots,
+   * docs/decisions/091): one all-or-nothing take per key, in the request's order; a refusal
+   * refunds the keys charged before it. Meanwhile those charges count against other requests,
+   * which may be refused for them: never one start too many in a window, at worst one too few.
+   */
+  async #rateTakeBySlot(request: RateTakeRequest): Promise<RateTakeResult> {
+    const byKey = new Map<string, RateTakeRequest['windows'][number][]>();
+    for (const window of request.windows) byKey.set(window.key, [...(byKey.get(window.key) ?? []), window]);
+    const taken: RateTakeRequest['windows'][number][] = [];
+    for (const windows of byKey.values()) {
+      const result = await this.rateTake({ ...request, windows });
+      if (!result.allowed) {
+        if (taken.length > 0) await this.rateRefund({ id: request.id, windows: taken });
+        return result;
+      }
+      taken.push(...windows);
+    }
+    return { allowed: true };
   }
 
   async rateState(key: string, periodMs: number): Promise<RateState> {
@@ -776,7 +799,7 @@ function assertInteger(name: string, value: number, min: number): void {
 }
 
 /** Quits a connection politely when it is up, or drops it at once when it is not. */
-export async function quit(connection: Redis): Promise<void> {
+export async function quit(connection: RedisConnection): Promise<void> {
   if (connection.status === 'end') return;
   if (connection.status !== 'ready') return connection.disconnect();
   try {

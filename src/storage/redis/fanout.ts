@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { Redis } from 'ioredis';
+import { layoutOf, type RedisConnection } from './connection.js';
 import type {
   ElementLedgerStatus,
   ElementSettlement,
@@ -24,7 +24,7 @@ import { DEFAULT_RECORD_TTL_MS } from './store.js';
 
 /** Options of {@link RedisFanOutLedger}. */
 export interface RedisFanOutLedgerOptions {
-  readonly redis: Redis;
+  readonly redis: RedisConnection;
   readonly keys?: RedisKeys;
   /** TTL of a ledger, refreshed on every write. Default: the records' (7 days). */
   readonly ttlMs?: number;
@@ -46,13 +46,13 @@ const STATUSES: Readonly<Record<string, ElementLedgerStatus>> = {
 
 /** Fan-out ledgers in Redis. */
 export class RedisFanOutLedger implements FanOutLedger {
-  readonly #redis: Redis;
+  readonly #redis: RedisConnection;
   readonly #keys: RedisKeys;
   readonly #ttlMs: number;
 
   constructor(options: RedisFanOutLedgerOptions) {
     this.#redis = options.redis;
-    this.#keys = options.keys ?? new RedisKeys();
+    this.#keys = options.keys ?? new RedisKeys(undefined, layoutOf(options.redis));
     this.#ttlMs = options.ttlMs ?? DEFAULT_RECORD_TTL_MS;
   }
 

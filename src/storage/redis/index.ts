@@ -12,12 +12,13 @@
  *
  * @module
  */
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import type { Coordinator } from '../../engine/ports/coordinator.js';
 import type { Store } from '../../engine/ports/store.js';
 import { coalesceWrites } from './coalesce.js';
 import { quit, RedisCoordinator } from './coordinator.js';
 import { RedisKeys } from './keys.js';
+import { isCluster, layoutOf, type RedisClusterTarget, type RedisConnection } from './connection.js';
 import { RedisStore } from './store.js';
 import { setOutageTolerance } from './script.js';
 import { RedisFanOutLedger } from './fanout.js';
@@ -26,7 +27,9 @@ import type { JobLeases } from '../../engine/ports/job-lease.js';
 
 export { coalesceWrites } from './coalesce.js';
 export { RedisCoordinator, type RedisCoordinatorOptions } from './coordinator.js';
-export { DEFAULT_PREFIX, RedisKeys } from './keys.js';
+export { CLUSTER_SLOT_GROUPS, DEFAULT_PREFIX, RedisKeys, slotGroupOf, type KeyLayout } from './keys.js';
+export { isCluster, parseClusterNodes, type RedisClusterTarget, type RedisConnection } from './connection.js';
+export { CLAIM_REPAIR_MS } from './store.js';
 export { DEFAULT_OUTAGE_TOLERANCE_MS, outageTolerance, setOutageTolerance } from './script.js';
 export {
   checkDurability,
@@ -42,10 +45,19 @@ export { DEFAULT_MAX_RECORD_BYTES, DEFAULT_RECORD_TTL_MS, RedisStore, type Redis
 
 /** Options of {@link createRedisBackend}. */
 export interface RedisBackendOptions {
-  /** Connection URL (e.g. `redis://127.0.0.1:6379`); ignored when `redis` is given. */
+  /** Connection URL (e.g. `redis://127.0.0.1:6379`); ignored when `redis` or `cluster` is given. */
   readonly url?: string;
-  /** An existing connection to use; the backend then never quits it. */
-  readonly redis?: Redis;
+  /**
+   * An existing connection to use — an ioredis `Redis`, or a `Cluster` for a Redis Cluster (keys
+   * then laid out by slot, docs/decisions/090); the backend never quits it.
+   */
+  readonly redis?: RedisConnection;
+  /**
+   * A Redis Cluster to connect to (startup nodes and ioredis `Cluster` options); the backend
+   * creates the `Cluster` with {@link COORDINATION_CONNECTION_OPTIONS} and quits it on close.
+   * Ignored when `redis` is given.
+   */
+  readonly cluster?: RedisClusterTarget;
   /** Key prefix; default `rx`. */
   readonly prefix?: string;
   /** TTL of execution records and idempotency claims in ms; default 7 days. */
@@ -84,8 +96,8 @@ export interface RedisBackend {
   readonly fanOut: FanOutLedger;
   /** A worker's liveness lease with its record read and its terminal write, one script each (the store, over the coordinator's lock keys; docs/decisions/040). */
   readonly jobLeases: JobLeases;
-  /** The command connection (created from `url`, or the one passed in). */
-  readonly redis: Redis;
+  /** The command connection (created from `url` or `cluster`, or the one passed in). */
+  readonly redis: RedisConnection;
   /** Closes the subscriber connection, and the command connection if the backend created it. */
   close(): Promise<void>;
 }
@@ -110,19 +122,37 @@ function reconnectDelay(times: number): number {
   return Math.min(times * 50, 500);
 }
 
+/** The connection a backend creates: a `Cluster` from `cluster`, else a `Redis` from `url` (or the default address). */
+function connect(options: RedisBackendOptions): RedisConnection {
+  if (options.cluster !== undefined) return createClusterConnection(options.cluster);
+  return options.url === undefined
+    ? new Redis(COORDINATION_CONNECTION_OPTIONS)
+    : new Redis(options.url, COORDINATION_CONNECTION_OPTIONS);
+}
+
+/**
+ * A `Cluster` over `target`'s startup nodes with {@link COORDINATION_CONNECTION_OPTIONS} on each
+ * node's connection (and ioredis's offline queue kept for the moments it looks up the slots).
+ */
+export function createClusterConnection(target: RedisClusterTarget): Cluster {
+  const options = target.options ?? {};
+  return new Cluster([...target.nodes], {
+    ...options,
+    clusterRetryStrategy: options.clusterRetryStrategy ?? reconnectDelay,
+    redisOptions: { ...options.redisOptions, ...COORDINATION_CONNECTION_OPTIONS },
+  });
+}
+
 /** Creates the Redis store and coordinator over one connection. */
 export function createRedisBackend(options: RedisBackendOptions = {}): RedisBackend {
   const owned = options.redis === undefined;
-  const redis =
-    options.redis ??
-    (options.url === undefined
-      ? new Redis(COORDINATION_CONNECTION_OPTIONS)
-      : new Redis(options.url, COORDINATION_CONNECTION_OPTIONS));
+  const redis = options.redis ?? connect(options);
   // Calls report their own failures; without a listener ioredis would also log every reconnect error.
   if (owned) redis.on('error', () => undefined);
-  if (options.coalesceWrites ?? owned) coalesceWrites(redis);
+  // A cluster's commands leave on one connection per node, which ioredis manages: not coalesced.
+  if ((options.coalesceWrites ?? owned) && !isCluster(redis)) coalesceWrites(redis);
   if (options.outageToleranceMs !== undefined) setOutageTolerance(redis, options.outageToleranceMs);
-  const keys = new RedisKeys(options.prefix);
+  const keys = new RedisKeys(options.prefix, layoutOf(redis));
   const coordinator = new RedisCoordinator({
     redis,
     keys,

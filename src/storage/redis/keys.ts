@@ -6,6 +6,13 @@
  * (`%` → `%25`, `{` → `%7B`, `}` → `%7D`) so a key can never end a hash tag early or collide
  * with another key's layout.
  *
+ * Two layouts (docs/decisions/090). `single` (the default, for one server): an execution's
+ * record has its own hash tag and the indexes that span executions share `{idx}`. `cluster` (on
+ * a Redis Cluster): every key one script touches shares one slot — an execution's record, its
+ * map parts, its liveness lock and cancel marker, and its entries in the indexes all carry the
+ * tag of its slot group `{x<n>}` ({@link CLUSTER_SLOT_GROUPS} groups, `n` a hash of the id), so
+ * the indexes are kept per group and listing merges the groups.
+ *
  * @module
  */
 
@@ -35,6 +42,28 @@ function userGlob(glob: string): string {
   return [...escapeSegment(glob)].map((char) => (char === '*' || char === '?' ? char : globLiteral(char))).join('');
 }
 
+/** The key layout: `single` for one server, `cluster` for a Redis Cluster (docs/decisions/090). */
+export type KeyLayout = 'single' | 'cluster';
+
+/** How many slot groups the `cluster` layout spreads executions (and their index shards) over. */
+export const CLUSTER_SLOT_GROUPS = 16;
+
+/** The slot group of an execution id: a 32-bit FNV-1a hash of it, modulo {@link CLUSTER_SLOT_GROUPS}. */
+export function slotGroupOf(id: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++) {
+    hash ^= id.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash % CLUSTER_SLOT_GROUPS;
+}
+
+/** Coordination keys the engine builds for one execution (its liveness lock, its cancel marker): the execution id they belong to. */
+function executionOfEngineKey(kind: string, key: string): string | undefined {
+  const head = kind === 'lock' ? 'execution:' : kind === 'period' ? 'cancel:' : undefined;
+  return head !== undefined && key.startsWith(head) ? key.slice(head.length) : undefined;
+}
+
 /** The hash-tag kind of each primitive's state key. */
 const TAGS: Readonly<Record<PrimitiveKind, string>> = {
   lock: 'lock',
@@ -55,14 +84,17 @@ export interface ScannedKey {
 export class RedisKeys {
   /** The prefix every key starts with. */
   readonly prefix: string;
+  /** The key layout (docs/decisions/090). */
+  readonly layout: KeyLayout;
 
-  constructor(prefix: string = DEFAULT_PREFIX) {
+  constructor(prefix: string = DEFAULT_PREFIX, layout: KeyLayout = 'single') {
     if (prefix.length === 0 || /[{}\s]/.test(prefix)) {
       throw new RangeError(
         `redis key prefix must be non-empty, without braces or whitespace; got ${JSON.stringify(prefix)}`,
       );
     }
     this.prefix = prefix;
+    this.layout = layout;
   }
 
   // ── Exclusive lock ──
@@ -139,21 +171,39 @@ export class RedisKeys {
 
   /** One execution record (JSON string with TTL). */
   execution(id: string): string {
-    return `${this.prefix}:exec:{${escapeSegment(id)}}`;
+    return this.layout === 'cluster'
+      ? `${this.group(id)}:exec:${escapeSegment(id)}`
+      : `${this.prefix}:exec:{${escapeSegment(id)}}`;
   }
   /** The element states of one large map of an execution, kept apart from its record (same hash tag). */
   executionMapPart(id: string, path: string): string {
-    return `${this.prefix}:exec:{${escapeSegment(id)}}:map:${escapeSegment(path)}`;
+    return `${this.execution(id)}:map:${escapeSegment(path)}`;
   }
-  /** Index of every record: ZSET id → createdAt. */
+  /** The three index entries a save of `id` writes: every record, its reactor's, its status's (ZSETs id → createdAt; in its slot group on a cluster). */
+  executionIndexesOf(id: string, reactor: string, status: string): readonly [string, string, string] {
+    const head = this.layout === 'cluster' ? `${this.group(id)}:idx` : `${this.prefix}:{idx}`;
+    return [`${head}:exec`, `${head}:reactor:${escapeSegment(reactor)}`, `${head}:status:${escapeSegment(status)}`];
+  }
+  /** The index keys a listing reads: one, or one per slot group on a cluster (filtered by reactor, else by status, else all). */
+  executionIndexShards(filter: { readonly reactor?: string; readonly status?: string }): readonly string[] {
+    const tail =
+      filter.reactor !== undefined
+        ? `reactor:${escapeSegment(filter.reactor)}`
+        : filter.status !== undefined
+          ? `status:${escapeSegment(filter.status)}`
+          : 'exec';
+    if (this.layout === 'single') return [`${this.prefix}:{idx}:${tail}`];
+    return Array.from({ length: CLUSTER_SLOT_GROUPS }, (_, n) => `${this.prefix}:{x${String(n)}}:idx:${tail}`);
+  }
+  /** Index of every record: ZSET id → createdAt (the `single` layout's; see {@link RedisKeys.executionIndexShards}). */
   executionIndex(): string {
     return `${this.prefix}:{idx}:exec`;
   }
-  /** Index of one reactor's records. */
+  /** Index of one reactor's records (the `single` layout's). */
   executionIndexByReactor(reactor: string): string {
     return `${this.prefix}:{idx}:reactor:${escapeSegment(reactor)}`;
   }
-  /** Index of the records last saved with a status (entries are checked when read). */
+  /** Index of the records last saved with a status, entries checked when read (the `single` layout's). */
   executionIndexByStatus(status: string): string {
     return `${this.prefix}:{idx}:status:${escapeSegment(status)}`;
   }
@@ -192,8 +242,24 @@ export class RedisKeys {
     return kind === 'rate' || kind === 'period' ? `${head}:*` : head;
   }
 
+  /**
+   * Every SCAN MATCH pattern of the state keys of `kind`: {@link RedisKeys.scanPattern}, and on
+   * the `cluster` layout also the one of the liveness locks and cancel markers kept in an
+   * execution's slot group.
+   */
+  scanPatterns(kind: PrimitiveKind, glob: string): readonly string[] {
+    const own = this.scanPattern(kind, glob);
+    if (this.layout === 'single' || (kind !== 'lock' && kind !== 'period')) return [own];
+    return [own, `${globLiteral(this.prefix)}:{x*}${own.slice(globLiteral(this.prefix).length + 1)}`];
+  }
+
   /** Parses a state key of `kind` back into its user key (and window or bucket); `undefined` for any other key. */
   parseScanned(kind: PrimitiveKind, redisKey: string): ScannedKey | undefined {
+    const group = `${this.prefix}:{x`;
+    if (this.layout === 'cluster' && redisKey.startsWith(group)) {
+      const end = redisKey.indexOf('}', group.length);
+      return end < 0 ? undefined : this.parseScanned(kind, `${this.prefix}:${redisKey.slice(end + 1)}`);
+    }
     const start = `${this.prefix}:{${TAGS[kind]}:`;
     const close = redisKey.indexOf('}', start.length);
     if (!redisKey.startsWith(start) || close < 0) return undefined;
@@ -204,7 +270,18 @@ export class RedisKeys {
     return rest === '' ? { key } : undefined;
   }
 
+  /** `<prefix>:{x<n>}`: the slot group of an execution (the `cluster` layout). */
+  private group(id: string): string {
+    return `${this.prefix}:{x${String(slotGroupOf(id))}}`;
+  }
+
   private tag(kind: string, key: string): string {
-    return `${this.prefix}:{${kind}:${escapeSegment(key)}}`;
+    const own = `{${kind}:${escapeSegment(key)}}`;
+    if (this.layout === 'cluster') {
+      // An execution's liveness lock and cancel marker go to its slot group, ahead of their own (second, not hashed) braces.
+      const execution = executionOfEngineKey(kind, key);
+      if (execution !== undefined) return `${this.group(execution)}${own}`;
+    }
+    return `${this.prefix}:${own}`;
   }
 }

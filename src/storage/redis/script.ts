@@ -19,7 +19,7 @@
  */
 import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from './connection.js';
 import { CoordinationUnavailableError, ReactorError, ScriptError, StoreUnavailableError } from '../../errors.js';
 import { luaSources, type LuaScriptName } from './lua/sources.gen.js';
 
@@ -52,7 +52,7 @@ export function defineScript<R>(
 
 /** Runs `script` with EVALSHA (EVAL on `NOSCRIPT`) and decodes its reply. */
 export async function runScript<R>(
-  redis: Redis,
+  redis: RedisConnection,
   script: ScriptDescriptor<R>,
   keys: readonly string[],
   args: readonly ScriptArg[],
@@ -80,7 +80,7 @@ export async function runScript<R>(
  * tolerance — for a {@link COUNTED} script only when the failure says it never ran.
  */
 async function runScriptAgain(
-  redis: Redis,
+  redis: RedisConnection,
   script: ScriptDescriptor<unknown>,
   keys: readonly string[],
   args: readonly ScriptArg[],
@@ -113,7 +113,7 @@ async function runScriptAgain(
  * again until the connection's outage tolerance has passed. Only pass it for a command that is
  * safe to send twice (a read, a `SET` of a whole value, a `ZREM`…).
  */
-export async function runCommand<R>(operation: string, command: () => Promise<R>, redis?: Redis): Promise<R> {
+export async function runCommand<R>(operation: string, command: () => Promise<R>, redis?: RedisConnection): Promise<R> {
   try {
     return await command();
   } catch (error) {
@@ -123,7 +123,7 @@ export async function runCommand<R>(operation: string, command: () => Promise<R>
 }
 
 async function runCommandAgain<R>(
-  redis: Redis,
+  redis: RedisConnection,
   operation: string,
   command: () => Promise<R>,
   first: unknown,
@@ -145,7 +145,7 @@ async function runCommandAgain<R>(
 /** How long a call rides out an outage of its connection when nothing else was set: 30 s. */
 export const DEFAULT_OUTAGE_TOLERANCE_MS = 30_000;
 
-const tolerances = new WeakMap<Redis, number>();
+const tolerances = new WeakMap<RedisConnection, number>();
 
 /**
  * Sets how long the calls on `redis` ride out an outage (connection lost, server loading or
@@ -153,14 +153,14 @@ const tolerances = new WeakMap<Redis, number>();
  * fails with {@link StoreUnavailableError} or {@link CoordinationUnavailableError}. 0 fails at
  * the first failure. `createRedisBackend({ outageToleranceMs })` sets it on its connection.
  */
-export function setOutageTolerance(redis: Redis, toleranceMs: number): void {
+export function setOutageTolerance(redis: RedisConnection, toleranceMs: number): void {
   if (!Number.isFinite(toleranceMs) || toleranceMs < 0)
     throw new RangeError(`outageToleranceMs must be a finite number >= 0; got ${String(toleranceMs)}`);
   tolerances.set(redis, toleranceMs);
 }
 
 /** The outage tolerance of `redis` in ms ({@link DEFAULT_OUTAGE_TOLERANCE_MS} unless set). */
-export function outageTolerance(redis: Redis): number {
+export function outageTolerance(redis: RedisConnection): number {
   return tolerances.get(redis) ?? DEFAULT_OUTAGE_TOLERANCE_MS;
 }
 
@@ -196,7 +196,7 @@ export function isStoreOperation(operation: string): boolean {
  * connection attempt, so the pace of the attempts is the reconnect's.
  */
 async function outlast(
-  redis: Redis,
+  redis: RedisConnection,
   operation: string,
   error: unknown,
   since: number,
@@ -220,7 +220,7 @@ async function outlast(
  * problem (their calls are {@link COUNTED} or reads); this loop rides it out.
  */
 export async function settleAfterOutage<R>(
-  redis: Redis,
+  redis: RedisConnection,
   operation: string,
   first: unknown,
   settle: () => Promise<R | undefined>,

@@ -227,6 +227,7 @@ export const scripts = {
     return { target: replyNumber(r[0]), wakeJob: wake === '' ? undefined : wake };
   }),
   recordSave: defineScript('record-save', 4, flag),
+  recordCreate: defineScript('record-create', 4, flag),
   jobEnter: defineScript('job-enter', 4, (reply): JobEnterReply => {
     const r = replyArray(reply);
     if (!flag(r[0]))

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from './connection.js';
 import { LeaseLostError, RecordTooLargeError, RecordVersionError } from '../../errors.js';
 import type { Claim, InterruptClaims } from '../../engine/ports/interrupt-claims.js';
 import type { JobEnterRequest, JobEnterResult, JobLeases } from '../../engine/ports/job-lease.js';
@@ -18,6 +18,7 @@ import {
   type Store,
 } from '../../engine/ports/store.js';
 import { toHolder } from './coordinator.js';
+import { layoutOf } from './connection.js';
 import { RedisKeys } from './keys.js';
 import { runCommand, runScript, settleAfterOutage } from './script.js';
 import { scripts, type JobEnterReply } from './scripts.js';
@@ -34,11 +35,28 @@ export const DEFAULT_RECORD_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 /** Default size limit of one serialized record: 512 KiB. */
 export const DEFAULT_MAX_RECORD_BYTES = 512 * 1024;
 const DEFAULT_PAGE = 50;
+/**
+ * On a cluster, how old an idempotency claim without its winner's record must be before another
+ * execution takes it over (docs/decisions/091): the winner writes its record one round trip
+ * after its claim, so only a winner that died in between leaves one this old.
+ */
+export const CLAIM_REPAIR_MS = 10_000;
+
+/** A record found by a listing, with its index score. */
+interface Listed {
+  readonly record: ExecutionRecord;
+  readonly score: number;
+}
+
+/** Newest first: by score, then by id, both descending (the order of `ZREVRANGEBYSCORE`). */
+function newestFirst(a: Listed, b: Listed): number {
+  return b.score - a.score || (a.record.id < b.record.id ? 1 : a.record.id > b.record.id ? -1 : 0);
+}
 const SCAN_BATCH = 100;
 
 /** Options of {@link RedisStore}. */
 export interface RedisStoreOptions {
-  readonly redis: Redis;
+  readonly redis: RedisConnection;
   /** Key prefix (default `rx`); ignored when `keys` is given. */
   readonly prefix?: string;
   /** A shared key builder. */
@@ -58,7 +76,7 @@ export interface RedisStoreOptions {
  */
 export class RedisStore implements Store, InterruptClaims, JobLeases {
   /** The connection (never closed by the store). */
-  readonly redis: Redis;
+  readonly redis: RedisConnection;
   /** The key builder. */
   readonly keys: RedisKeys;
   /** TTL of records and claims in ms. */
@@ -70,7 +88,7 @@ export class RedisStore implements Store, InterruptClaims, JobLeases {
 
   constructor(options: RedisStoreOptions) {
     this.redis = options.redis;
-    this.keys = options.keys ?? new RedisKeys(options.prefix);
+    this.keys = options.keys ?? new RedisKeys(options.prefix, layoutOf(options.redis));
     this.recordTtlMs = options.recordTtlMs ?? DEFAULT_RECORD_TTL_MS;
     this.maxRecordBytes = options.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES;
     this.maxMapStateBytes = options.maxMapStateBytes ?? DEFAULT_MAX_MAP_STATE_BYTES;
@@ -94,11 +112,7 @@ export class RedisStore implements Store, InterruptClaims, JobLeases {
       await runCommand('store-save', () => this.redis.set(this.keys.execution(record.id), json, 'PX', ttl), this.redis);
       return;
     }
-    const indexes = [
-      this.keys.executionIndex(),
-      this.keys.executionIndexByReactor(record.reactor),
-      this.keys.executionIndexByStatus(record.status),
-    ];
+    const indexes = this.keys.executionIndexesOf(record.id, record.reactor, record.status);
     // One script, not a MULTI of seven commands: one command to build, send and parse.
     await runScript(
       this.redis,
@@ -167,11 +181,7 @@ export class RedisStore implements Store, InterruptClaims, JobLeases {
   async saveAndRelease(record: ExecutionRecord, key: string, owner: string): Promise<void> {
     const { json, parts } = this.#split(record);
     await this.#writeParts(record.id, parts, { key, owner });
-    const indexes = [
-      this.keys.executionIndex(),
-      this.keys.executionIndexByReactor(record.reactor),
-      this.keys.executionIndexByStatus(record.status),
-    ];
+    const indexes = this.keys.executionIndexesOf(record.id, record.reactor, record.status);
     const keys = [this.keys.execution(record.id), ...indexes, this.keys.lock(key)];
     const reply = await runScript(this.redis, scripts.jobLeave, keys, [
       json,
@@ -189,11 +199,7 @@ export class RedisStore implements Store, InterruptClaims, JobLeases {
     const { json, parts } = this.#split(record);
     await this.#writeParts(record.id, parts, { key, owner });
     const indexed = this.#indexed.get(record.id) === record.status;
-    const indexes = [
-      this.keys.executionIndex(),
-      this.keys.executionIndexByReactor(record.reactor),
-      this.keys.executionIndexByStatus(record.status),
-    ];
+    const indexes = this.keys.executionIndexesOf(record.id, record.reactor, record.status);
     const keys = [this.keys.execution(record.id), ...indexes, this.keys.lock(key)];
     const written = await runScript(this.redis, scripts.recordSaveFenced, keys, [
       json,
@@ -286,18 +292,31 @@ export class RedisStore implements Store, InterruptClaims, JobLeases {
     const limit = filter.limit ?? DEFAULT_PAGE;
     if (!Number.isSafeInteger(limit) || limit < 1)
       throw new RangeError(`list limit must be a positive integer; got ${String(limit)}`);
-    const index =
-      filter.reactor !== undefined
-        ? this.keys.executionIndexByReactor(filter.reactor)
-        : filter.status !== undefined
-          ? this.keys.executionIndexByStatus(filter.status)
-          : this.keys.executionIndex();
     const after = filter.cursor === undefined ? undefined : decodeCursor(filter.cursor);
+    // One index on a single server; on a cluster one per slot group, each read as far as one page, then merged.
+    const shards = this.keys.executionIndexShards(filter);
+    const pages = await Promise.all(shards.map((index) => this.#listIndex(index, filter, after, limit)));
+    const found = pages.length === 1 ? (pages[0] ?? []) : pages.flat().sort(newestFirst);
+
+    const page = found.slice(0, limit);
+    const last = page[page.length - 1];
+    const records = page.map((f) => f.record);
+    return found.length > limit && last !== undefined
+      ? { records, cursor: encodeCursor(last.score, last.record.id) }
+      : { records };
+  }
+
+  /** Up to `limit + 1` records of one index key after `after`, newest first; entries whose record is gone (or moved to another status) are dropped. */
+  async #listIndex(
+    index: string,
+    filter: ExecutionFilter,
+    after: { score: number; id: string } | undefined,
+    limit: number,
+  ): Promise<Listed[]> {
     const max =
       after !== undefined ? String(after.score) : filter.createdTo !== undefined ? `(${filter.createdTo}` : '+inf';
     const min = filter.createdFrom === undefined ? '-inf' : String(filter.createdFrom);
-
-    const found: { record: ExecutionRecord; score: number }[] = [];
+    const found: Listed[] = [];
     const stale: string[] = [];
     let offset = 0;
     while (found.length <= limit) {
@@ -316,6 +335,7 @@ export class RedisStore implements Store, InterruptClaims, JobLeases {
         entries.push({ id, score });
       }
       if (entries.length === 0) continue;
+      // One index key's entries live in its slot group, so one MGET reads their records on a cluster too.
       const jsons = await runCommand(
         'store-list',
         () => this.redis.mget(...entries.map((e) => this.keys.execution(e.id))),
@@ -336,13 +356,7 @@ export class RedisStore implements Store, InterruptClaims, JobLeases {
       });
     }
     if (stale.length > 0) await runCommand('store-list', () => this.redis.zrem(index, ...stale), this.redis);
-
-    const page = found.slice(0, limit);
-    const last = page[page.length - 1];
-    const records = page.map((f) => f.record);
-    return found.length > limit && last !== undefined
-      ? { records, cursor: encodeCursor(last.score, last.record.id) }
-      : { records };
+    return found;
   }
 
   async claimIdempotency(
@@ -352,11 +366,12 @@ export class RedisStore implements Store, InterruptClaims, JobLeases {
     pending?: ExecutionRecord,
   ): Promise<IdempotencyClaim> {
     const json = pending === undefined ? '' : this.#serialize(pending);
-    const indexes = [
-      this.keys.executionIndex(),
-      this.keys.executionIndexByReactor(pending?.reactor ?? reactor),
-      this.keys.executionIndexByStatus(pending?.status ?? 'pending'),
-    ];
+    if (this.keys.layout === 'cluster') return this.#claimApart(reactor, key, executionId, pending, json);
+    const indexes = this.keys.executionIndexesOf(
+      executionId,
+      pending?.reactor ?? reactor,
+      pending?.status ?? 'pending',
+    );
     const keys = [this.keys.idempotency(reactor, key), this.keys.execution(executionId), ...indexes];
     return runScript(this.redis, scripts.idempotencyClaim, keys, [
       executionId,
@@ -364,6 +379,45 @@ export class RedisStore implements Store, InterruptClaims, JobLeases {
       json,
       pending?.createdAt ?? 0,
     ]);
+  }
+
+  /**
+   * The cluster's idempotency claim (docs/decisions/091): the claim and the record live in two
+   * slots, so the claim is taken first and the first record written right after it. A claim whose
+   * winner has no record {@link CLAIM_REPAIR_MS} after it was taken (its process died in between)
+   * is taken over from that winner, once.
+   */
+  async #claimApart(
+    reactor: string,
+    key: string,
+    executionId: string,
+    pending: ExecutionRecord | undefined,
+    json: string,
+  ): Promise<IdempotencyClaim> {
+    const claimKey = this.keys.idempotency(reactor, key);
+    const claim = (replace: string): Promise<Claim> =>
+      runScript(this.redis, scripts.correlationClaim, [claimKey], [executionId, this.recordTtlMs, replace]);
+    let reply = await claim('');
+    if (!reply.claimed && (await this.#claimOrphaned(claimKey, reply.holder))) reply = await claim(reply.holder);
+    if (!reply.claimed) return { claimed: false, executionId: reply.holder };
+    if (pending !== undefined) {
+      const indexes = this.keys.executionIndexesOf(executionId, pending.reactor, pending.status);
+      await runScript(
+        this.redis,
+        scripts.recordCreate,
+        [this.keys.execution(executionId), ...indexes],
+        [json, this.recordTtlMs, pending.createdAt, executionId],
+      );
+    }
+    return { claimed: true };
+  }
+
+  /** Whether `holder`'s claim under `claimKey` is older than {@link CLAIM_REPAIR_MS} and its record was never written. */
+  async #claimOrphaned(claimKey: string, holder: string): Promise<boolean> {
+    const [left, exists] = await runCommand('idempotency-claim', () =>
+      Promise.all([this.redis.pttl(claimKey), this.redis.exists(this.keys.execution(holder))]),
+    );
+    return exists === 0 && left > 0 && this.recordTtlMs - left >= CLAIM_REPAIR_MS;
   }
 
   claimCorrelation(

@@ -14,6 +14,7 @@
  * @module
  */
 import type { Redis } from 'ioredis';
+import { subscriberOf, type RedisConnection } from './connection.js';
 import { afterReconnect } from './cancel-channel.js';
 
 /** A waiter's wake-up; returns whether it was news to the waiter (a watch already woken says no). */
@@ -31,7 +32,7 @@ export interface WakeChannelHooks {
 
 /** See the module comment. */
 export class WakeChannels {
-  readonly #redis: Redis;
+  readonly #redis: RedisConnection;
   readonly #hooks: WakeChannelHooks;
   #subscriber: Redis | undefined;
   readonly #waiters = new Map<string, Set<Waiter>>();
@@ -46,7 +47,7 @@ export class WakeChannels {
   #closed = false;
 
   /** `redis`: the command connection; the subscriber is its duplicate. */
-  constructor(redis: Redis, hooks: WakeChannelHooks) {
+  constructor(redis: RedisConnection, hooks: WakeChannelHooks) {
     this.#redis = redis;
     this.#hooks = hooks;
   }
@@ -139,7 +140,7 @@ export class WakeChannels {
 
   #connection(): Redis {
     if (this.#subscriber === undefined) {
-      const subscriber = this.#redis.duplicate({
+      const subscriber = subscriberOf(this.#redis, {
         enableOfflineQueue: true,
         autoResubscribe: false, // resubscribed by #reconnected, each confirmed (decision 061)
         maxRetriesPerRequest: null,

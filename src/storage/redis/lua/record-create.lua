@@ -1,0 +1,32 @@
+--[[
+  record-create: write an execution's first record and index it, only if no record with its id
+  exists — the second half of an idempotency claim on a Redis Cluster, where the claim lives in
+  another slot than the record (docs/decisions/091). Indexed exactly as record-save does.
+
+  KEYS[1] record string (JSON; its TTL is the record's)
+  KEYS[2] index ZSET of every record (member id, score createdAt)
+  KEYS[3] index ZSET of the record's reactor
+  KEYS[4] index ZSET of the record's status
+
+  ARGV[1] the record JSON
+  ARGV[2] ttl in ms (positive integer), also applied to each index key
+  ARGV[3] createdAt (the index score)
+  ARGV[4] execution id (the index member)
+
+  Returns 1 (written) or 0 (a record with this id exists: nothing written).
+
+  Errors: RX_ARG when the ttl is not a positive integer.
+  Retry: a repeat finds the record and writes nothing (SET NX): what the execution saved since stays.
+]]
+local ttl = tonumber(ARGV[2])
+if not ttl or ttl <= 0 or ttl % 1 ~= 0 then
+  return redis.error_reply('RX_ARG record-create: ttl must be a positive integer')
+end
+if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ttl) then
+  return 0
+end
+for i = 2, 4 do
+  redis.call('ZADD', KEYS[i], ARGV[3], ARGV[4])
+  redis.call('PEXPIRE', KEYS[i], ttl)
+end
+return 1
