@@ -14,6 +14,7 @@
 import { Queue, UnrecoverableError, Worker, type ConnectionOptions, type BulkJobOptions, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { QueueUnavailableError, ReactorError } from '../errors.js';
+import { coalesceWrites } from '../storage/redis/coalesce.js';
 import { DEFAULT_OUTAGE_TOLERANCE_MS, isConnectionFailure } from '../storage/redis/script.js';
 import {
   JOB_PRIORITY_MAX,
@@ -93,6 +94,7 @@ export function createBullmqQueue(options: BullmqQueueOptions): JobQueue {
   });
   // Errors also surface on the calls that hit them; the listener keeps an 'error' from crashing the process.
   queue.on('error', noop);
+  coalesceCommands(queue);
   const drops = watchDrops((listener) => queue.on('ioredis:close', listener));
   const toleranceMs = options.outageToleranceMs ?? DEFAULT_OUTAGE_TOLERANCE_MS;
   if (!Number.isFinite(toleranceMs) || toleranceMs < 0)
@@ -306,6 +308,7 @@ export function createBullmqConsumer(options: BullmqConsumerOptions): JobConsume
         autorun: false,
       });
       created.on('error', onError);
+      coalesceCommands(created);
       drops = watchDrops((listener) => created.on('ioredis:close', listener));
       if (options.onFailed) {
         const onFailed = options.onFailed;
@@ -332,6 +335,18 @@ export function createBullmqConsumer(options: BullmqConsumerOptions): JobConsume
       return stopping;
     },
   };
+}
+
+/**
+ * Makes a BullMQ object's command connection send the commands of one tick in one socket write,
+ * as the backend's own connection does (decision 041): a worker finishing several jobs at once
+ * writes each `moveToFinished` separately otherwise. Not for a cluster connection (one socket
+ * per node), nor the worker's blocking connection (one command at a time).
+ */
+function coalesceCommands(owner: Queue | Worker): void {
+  owner.client.then((client) => {
+    if (!client.isCluster) coalesceWrites(client as unknown as Redis);
+  }, noop);
 }
 
 /** Whether a BullMQ object's connection has dropped (it retries); `onNext` calls back at its next drop (returns the unsubscribe). */
