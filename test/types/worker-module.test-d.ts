@@ -1,0 +1,50 @@
+/**
+ * Types of the worker module contract: `defineWorker` type-checks what a `--module` app gives
+ * `ts-reactor worker` (reactors, named rate limits, middleware, logger, prefix, options), and
+ * its options are a subset of `createRedisRuntime`'s.
+ */
+import { describe, expectTypeOf, test } from 'vitest';
+import { z } from 'zod';
+import { reactor } from '../../src/index.js';
+import {
+  defineWorker,
+  type RedisRuntimeOptions,
+  type WorkerDefinition,
+  type WorkerModule,
+  type WorkerModuleOptions,
+} from '../../src/bullmq.js';
+import { otel } from '../../src/otel/index.js';
+
+const ping = reactor('ping')
+  .input({ n: z.number() })
+  .step('pong', { args: ($) => ({ n: $.input('n') }), run: ({ n }) => n * 2 })
+  .returns('pong');
+
+describe('defineWorker', () => {
+  test('takes the contract and returns a worker definition', () => {
+    const worker = defineWorker({
+      reactors: [ping],
+      rateLimits: { api: [{ limit: 10, per: '1s' }] },
+      middleware: [otel()],
+      prefix: 'shop',
+      options: { queueName: 'jobs', background: { workerWaitMs: 0 }, maxConcurrency: 4 },
+    });
+    expectTypeOf(worker).toEqualTypeOf<WorkerDefinition>();
+    expectTypeOf(worker).toMatchTypeOf<WorkerModule>();
+  });
+
+  test('its options are options of createRedisRuntime', () => {
+    expectTypeOf<WorkerModuleOptions>().toMatchTypeOf<Partial<RedisRuntimeOptions>>();
+  });
+
+  test('a misspelt field, a window without per, a wrong option do not compile', () => {
+    // @ts-expect-error -- rateLimit is not a field (rateLimits is)
+    defineWorker({ reactors: [ping], rateLimit: {} });
+    // @ts-expect-error -- a window needs per
+    defineWorker({ rateLimits: { api: [{ limit: 10 }] } });
+    // @ts-expect-error -- maxConcurrency is a number
+    defineWorker({ options: { maxConcurrency: 'many' } });
+    // @ts-expect-error -- a reactor definition, not its name
+    defineWorker({ reactors: ['ping'] });
+  });
+});
