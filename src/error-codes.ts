@@ -85,6 +85,8 @@ export const ErrorCode = {
   Cancelled: 'cancelled',
   /** The reactor's `deadline` passed: the execution was cancelled and rolled back (the `cause` of its `cancelled` end). */
   DeadlineExceeded: 'deadline_exceeded',
+  /** A later debounced start with the same key superseded this one: it ended `cancelled` without running (the `cause`). */
+  Superseded: 'superseded',
   /** An operation does not apply to the execution in its current status (e.g. cancelling a finished run). */
   ExecutionState: 'execution_state',
   /** A fan-out map's ledger or element is unknown (never opened, expired, out of range, no such map). */
@@ -304,6 +306,8 @@ export interface ErrorDetails {
     readonly deadlineAt: number;
     readonly deadlineMs: number;
   };
+  /** The superseded execution, the start that superseded it, and their debounce key. */
+  readonly superseded: { readonly executionId: string; readonly supersededBy: string; readonly debounceKey: string };
   readonly execution_state: { readonly executionId: string; readonly operation: string; readonly status: string };
   readonly fan_out_unknown: FanOutDetails;
   readonly fan_out_unavailable: FanOutDetails;

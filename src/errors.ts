@@ -763,6 +763,23 @@ export class DeadlineExceededError extends ReactorError<'deadline_exceeded'> {
   }
 }
 
+/**
+ * A later start of the same reactor with the same `debounce` key came within the window
+ * (code `superseded`): the execution ended `cancelled` before it ran, with this error as its
+ * `cause`. `details.supersededBy` is the execution of that later start (it may in turn be
+ * superseded), `details.debounceKey` the key.
+ */
+export class SupersededError extends ReactorError<'superseded'> {
+  constructor(info: { executionId: string; supersededBy: string; debounceKey: string }) {
+    super(
+      ErrorCode.Superseded,
+      `execution ${info.executionId} was superseded by ${info.supersededBy}, a later start with debounce key "${info.debounceKey}"; it never ran`,
+      { details: { ...info } },
+    );
+    this.name = 'SupersededError';
+  }
+}
+
 /** An operation does not apply to the execution in its current state (e.g. cancelling a finished run). */
 export class ExecutionStateError extends ReactorError<'execution_state'> {
   constructor(executionId: string, operation: string, status: string, hint: string) {
@@ -953,6 +970,7 @@ const REVIVE: readonly [string, { readonly prototype: ReactorError }, Revivable[
   ['MalformedJobError', MalformedJobError, ['job_malformed']],
   ['CancelledError', CancelledError, ['cancelled']],
   ['DeadlineExceededError', DeadlineExceededError, ['deadline_exceeded']],
+  ['SupersededError', SupersededError, ['superseded']],
   ['ExecutionStateError', ExecutionStateError, ['execution_state']],
   ['FanOutError', FanOutError, ['fan_out_unknown', 'fan_out_unavailable']],
   ['HandOffRefusedError', HandOffRefusedError, ['handoff_refused']],

@@ -24,3 +24,20 @@ export function asyncChildRefusal(dispatcher: string, name: string, child: unkno
     return `asyncReactor "${name}" dispatches a reactor named "${dispatcher}" like its dispatcher; workers find reactors by name, so give the child a name of its own`;
   return undefined;
 }
+
+/**
+ * The options of `asyncReactor`: its placement (`args`, `waitFor`) and `cancelChildren`.
+ *
+ * @example
+ * ```ts
+ * .asyncReactor('audit', auditTrail, { args: ($) => ({ orderId: $.input('orderId') }), cancelChildren: false })
+ * ```
+ */
+export type AsyncReactorOptions<P> = P & {
+  /**
+   * Cancelling the dispatching execution (an operator's cancel, a cascade from its own parent,
+   * its `deadline`) cancels this child first while it is unfinished, and waits for its rollback
+   * before the dispatcher's own undos. `false`: the child is left to run. Default `true`.
+   */
+  readonly cancelChildren?: boolean;
+};

@@ -51,7 +51,7 @@ import {
   type PayloadOf,
   type PayloadSchema,
 } from './interrupt-spec.js';
-import { asyncChildRefusal, asyncUndoRefusal } from './async.js';
+import { asyncChildRefusal, asyncUndoRefusal, type AsyncReactorOptions } from './async.js';
 import { toRetryPolicy, type RetryOptions, type RetryPolicy } from './retry.js';
 import type { StepValue } from './signals.js';
 import { isStepDefinition, type AnyStepDefinition, type StepDefinition, type StepHooks } from './step.js';
@@ -210,6 +210,8 @@ export interface ComposeNode extends NodeBase {
   readonly reactor: AnyReactorDefinition;
   /** `asyncReactor`: an independent child execution in the background, linked by `parentId`. */
   readonly async?: true;
+  /** `asyncReactor` with `cancelChildren: false`: cancelling the dispatcher leaves the child running (docs/decisions/087). */
+  readonly cancelChildren?: false;
 }
 
 /** What a map runs for each element. */
@@ -437,13 +439,14 @@ export class ReactorBuilder<Name extends string, In, I, S> {
   /**
    * Dispatches another reactor as an **independent child execution** in the background, linked
    * to this one by `parentId` (`docs/async.md`). Its input is validated here, before anything is
-   * queued; a step that reads its result receives the child's real outcome. It is not part of
-   * this run's rollback.
+   * queued; a step that reads its result receives the child's real outcome. A failure's rollback
+   * leaves it alone; a cancel of this execution (an operator's, a cascade, its deadline) cancels
+   * the child first while it is unfinished, unless `cancelChildren: false`.
    */
   asyncReactor<const N extends string, C extends AnyReactorDefinition>(
     name: FreshName<N, S>,
     child: C,
-    options: PlacementOptions<I, S, InputOf<C>> = {},
+    options: AsyncReactorOptions<PlacementOptions<I, S, InputOf<C>>> = {},
   ): ReactorBuilder<Name, In, I, Simplify<S & { [K in N]: OutputOf<C> }>> {
     const refusal = asyncChildRefusal(this.#state.name, name, child);
     if (refusal !== undefined) this.#fail(name, refusal);
@@ -457,6 +460,7 @@ export class ReactorBuilder<Name extends string, In, I, S> {
       waitFor,
       dependsOn: dependenciesOf(args, waitFor),
       async: true,
+      ...(options.cancelChildren === false ? { cancelChildren: false } : {}),
     }) as never;
   }
 

@@ -21,11 +21,13 @@ import { startSweeps, sweepNow } from './api/sweeps.js';
 import type { Engine, EngineOptions } from './api/types.js';
 import { CoordinationAdmitter } from './execution/admitter.js';
 import { CancelTargets } from './execution/cancels.js';
-import { cancelExecution, undoExecution } from './execution/operations.js';
+import { cancelExecution, undoExecution, type OperationsDeps } from './execution/operations.js';
 import { StateFactory } from './execution/state-factory.js';
 import { asyncBackground } from './jobs/async-port.js';
+import { cancelChild } from './jobs/async/cancel-child.js';
 import type { BackgroundDeps } from './jobs/deps.js';
 import { Wakeups } from './jobs/wakeups.js';
+import type { Clock } from './ports/clock.js';
 import { UnitSignals, type AsyncPort } from './run/async/port.js';
 import { invokeStep } from './run/invoke.js';
 
@@ -47,7 +49,8 @@ export function createEngine(options: EngineOptions): Engine {
   const admitter = new CoordinationAdmitter(coordination);
   const states = new StateFactory({ base: build.stateBase(options, core), admitter, settleListener: wakeups });
   const background = build.backgroundDeps(options, core, { coordination, cancels, workerId, jobLeases, states });
-  states.useAsync(asyncPort(options, background, signals, registry));
+  // Operations are built from the states: a child's cancel reaches them once they exist (called only while running).
+  states.useAsync(asyncPort(options, core.clock, background, signals, registry, () => operations));
   const sweeper = build.sweeperOf(options, core, { background, workerId, jobLeases });
   const inlineLeases = build.inlineLeasesOf(options, core, { workerId, jobLeases });
   const claims = new IdempotencyClaims({ store, clock: core.clock, live: core.inflight });
@@ -82,18 +85,27 @@ export function createEngine(options: EngineOptions): Engine {
 /** What the engine's run states get to dispatch async units and read their results (see `run/async/port.ts`). */
 function asyncPort(
   options: EngineOptions,
+  clock: Clock,
   background: BackgroundDeps | undefined,
   signals: UnitSignals,
   registry: ReactorRegistry,
+  operations: () => OperationsDeps,
 ): AsyncPort {
+  const waitMs = options.background?.asyncWaitMs ?? 30_000;
   return {
     background: background ? asyncBackground(background) : undefined,
     signals,
-    waitMs: options.background?.asyncWaitMs ?? 30_000,
+    waitMs,
     parkTimeoutMs: options.background?.asyncParkTimeoutMs ?? 3_600_000,
     workerWaitMs: options.background?.workerWaitMs ?? 250,
     settled: options.backgroundSettled,
     register: (reactor) => registry.register(reactor),
+    cancelChild: (childId, reason) =>
+      cancelChild(
+        { operations: operations(), signals, clock, waitMs, settled: options.backgroundSettled },
+        childId,
+        reason,
+      ),
   };
 }
 

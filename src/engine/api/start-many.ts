@@ -23,7 +23,7 @@ type Sorted = { readonly result: Promise<RunResult> } | { readonly bulk: BulkSta
 
 /** Starts every entry (see `Engine.startMany`); resolves with one result per entry, in order. */
 export async function startManyReactors(
-  deps: AcceptDeps & Pick<EngineParts, 'background' | 'clock'>,
+  deps: AcceptDeps & Pick<EngineParts, 'background' | 'clock' | 'operations'>,
   entries: readonly StartEntry[],
 ): Promise<RunResult[]> {
   if (!Array.isArray(entries)) throw new TypeError('startMany takes an array of { reactor, input, options? }');
@@ -38,17 +38,18 @@ export async function startManyReactors(
 }
 
 /**
- * Registers the entry's reactor and validates its input. An entry with an idempotency key or an
- * ordered lock is started on its own, as by `start` (its claim or position is a round trip of its
- * own); an invalid input is its `failed` result.
+ * Registers the entry's reactor and validates its input. An entry with an idempotency key, a
+ * debounce or an ordered lock is started on its own, as by `start` (its claim, slot or position is
+ * a round trip of its own); an invalid input is its `failed` result.
  */
 async function sort(
-  deps: AcceptDeps & Pick<EngineParts, 'background' | 'clock'>,
+  deps: AcceptDeps & Pick<EngineParts, 'background' | 'clock' | 'operations'>,
   entry: StartEntry,
   plan: StartPlan,
 ): Promise<Sorted> {
   const reactor: AnyReactorDefinition = entry.reactor;
-  if (entry.options?.idempotencyKey !== undefined || reactor.coordination.some((s) => s.kind === 'ordered_lock'))
+  const alone = entry.options?.idempotencyKey !== undefined || entry.options?.debounce !== undefined;
+  if (alone || reactor.coordination.some((s) => s.kind === 'ordered_lock'))
     return { result: startReactor(deps, reactor, entry.input, entry.options) };
   deps.registry.register(reactor);
   const executionId = deps.ids.executionId();

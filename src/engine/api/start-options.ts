@@ -1,7 +1,7 @@
 /**
  * The start options of `engine.start` and `engine.startMany` checked and turned into a plan: when
- * the first job may run (`delay` or `at`, docs/decisions/078) and the priority of every job of
- * the execution (docs/decisions/079). Bad values throw {@link StartOptionsError} before anything
+ * the first job may run (`delay` or `at`, docs/decisions/078; a debounce window, 086) and the
+ * priority of every job of the execution (docs/decisions/079). Bad values throw {@link StartOptionsError} before anything
  * is validated, claimed or written.
  *
  * @module
@@ -20,13 +20,35 @@ export function startPlan(options: StartOptions, now: number, entry?: number): S
   if (options.delay !== undefined && options.at !== undefined)
     fail('delay', options.delay, 'cannot be combined with at (give one of them)');
   const priority = priorityOption(options.priority, fail);
-  const startAt = startTime(options, now, fail);
+  const debounce = debounceOption(options, fail);
+  const startAt = debounce === undefined ? startTime(options, now, fail) : now + debounce.windowMs;
   const delayMs = startAt === undefined ? 0 : Math.max(0, startAt - now);
   return {
     delayMs,
     ...(delayMs > 0 && startAt !== undefined ? { startAt } : {}),
     ...(priority === undefined ? {} : { priority }),
+    ...(debounce === undefined ? {} : { debounce }),
   };
+}
+
+/**
+ * The debounce option checked (docs/decisions/086): an object with a non-empty string `key` and
+ * a `window` duration > 0, and neither `delay` nor `at` (the window is the start's delay).
+ */
+function debounceOption(options: StartOptions, fail: Fail): { key: string; windowMs: number } | undefined {
+  const debounce: unknown = options.debounce;
+  if (debounce === undefined) return undefined;
+  if (typeof debounce !== 'object' || debounce === null)
+    return fail('debounce', debounce, 'must be an object { key, window }');
+  const { key, window } = debounce as { key?: unknown; window?: unknown };
+  if (typeof key !== 'string' || key.length === 0) return fail('debounce.key', key, 'must be a non-empty string');
+  const windowMs = parseDuration(window);
+  if (windowMs === undefined || windowMs <= 0)
+    return fail('debounce.window', window, "must be a duration > 0 (ms, or '30s', '5m', '1h', '1d')");
+  if (options.delay !== undefined)
+    fail('delay', options.delay, 'cannot be combined with debounce (its window is the delay)');
+  if (options.at !== undefined) fail('at', options.at, 'cannot be combined with debounce (its window is the delay)');
+  return { key, windowMs };
 }
 
 type Fail = (option: string, value: unknown, problem: string) => never;

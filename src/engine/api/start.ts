@@ -11,24 +11,37 @@ import type { RunResult } from '../model/results.js';
 import type { ExecutionJob, JobDelivery } from '../ports/queue.js';
 import { accept, type AcceptDeps } from './accept.js';
 import { needQueue, type EngineParts } from './parts.js';
+import { takeDebounceSlot } from './start-debounce.js';
 import { startPlan } from './start-options.js';
 import type { InternalRunOptions, StartOptions } from './types.js';
 
 /**
  * Accepts a run for background execution: checks its start options (`start_options_invalid`),
  * validates the input, claims its key, persists a pending record and enqueues its first job
- * (delayed until its start time, with its priority). Rejects with `queue_missing` without a queue.
+ * (delayed until its start time, with its priority); a debounced one then takes its debounce
+ * slot, superseding the earlier start it finds there. Rejects with `queue_missing` without a queue.
  */
 export async function startReactor(
-  deps: AcceptDeps & Pick<EngineParts, 'background' | 'clock'>,
+  deps: AcceptDeps & Pick<EngineParts, 'background' | 'clock' | 'operations'>,
   reactor: AnyReactorDefinition,
   input: unknown,
   options: StartOptions & InternalRunOptions = {},
 ): Promise<RunResult> {
   const background = needQueue(deps);
   const plan = startPlan(options, deps.clock.now());
-  return accept(deps, reactor, input, options, 'pending', ({ executionId, input: valid, key, retryOf, links }) =>
-    startBackground(background, reactor, executionId, valid, key, retryOf, links, plan),
+  return accept(
+    deps,
+    reactor,
+    input,
+    options,
+    'pending',
+    async ({ executionId, input: valid, key, retryOf, links }) => {
+      const started = await startBackground(background, reactor, executionId, valid, key, retryOf, links, plan);
+      // Written and enqueued first, so that a later start finds a record to supersede (docs/decisions/086).
+      if (plan.debounce && started.status === 'queued')
+        await takeDebounceSlot(deps.operations, reactor, executionId, plan.debounce);
+      return started;
+    },
   );
 }
 

@@ -115,6 +115,20 @@ export interface StartOptions extends RunOptions {
    * goes before every prioritized one. Default: none.
    */
   readonly priority?: number;
+  /**
+   * Debounce: of the starts with this `key` (per reactor) that each come within `window` of the
+   * one before, only the last runs, `window` after it; each earlier one ends `cancelled` without
+   * running, `supersededBy` naming the start that replaced it. Not with `delay` or `at`.
+   */
+  readonly debounce?: DebounceOptions;
+}
+
+/** The `debounce` start option (see {@link StartOptions.debounce}). */
+export interface DebounceOptions {
+  /** The debounce key (non-empty): starts of one reactor with the same key debounce each other. */
+  readonly key: string;
+  /** How long after a start a later one supersedes it, and how long the last one waits before it runs (> 0). */
+  readonly window: Duration;
 }
 
 /** One entry of `engine.startMany`: a reactor, its input, and its start options. */

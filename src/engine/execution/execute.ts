@@ -13,6 +13,7 @@ import type { AnyReactorDefinition } from '../../dsl/definition.js';
 import {
   CancelledError,
   DeadlineExceededError,
+  SupersededError,
   ErrorCode,
   HoldLostError,
   ReactorError,
@@ -197,8 +198,18 @@ export async function finish(state: RunState, outcome: FinalOutcome): Promise<Ru
  * Ends an execution as cancelled (its rollback has run). `cause`: what cancelled it when the
  * engine did (a {@link DeadlineExceededError}), kept in the record and the result.
  */
-export async function cancelled(state: RunState, reason: string, cause?: DeadlineExceededError): Promise<RunResult> {
-  if (cause) state.emit({ type: 'run.deadline_exceeded', ...pick(cause.details) });
+export async function cancelled(
+  state: RunState,
+  reason: string,
+  cause?: DeadlineExceededError | SupersededError,
+): Promise<RunResult> {
+  if (cause instanceof DeadlineExceededError) state.emit({ type: 'run.deadline_exceeded', ...pick(cause.details) });
+  if (cause instanceof SupersededError)
+    state.emit({
+      type: 'run.superseded',
+      supersededBy: cause.details.supersededBy,
+      debounceKey: cause.details.debounceKey,
+    });
   state.emit({ type: 'run.cancelled', reason });
   await state
     .checkpoint('cancelled', { cancelReason: reason, ...(cause ? { cancelCause: errorToJSON(cause) } : {}) })
@@ -213,7 +224,13 @@ export async function cancelled(state: RunState, reason: string, cause?: Deadlin
     status: 'cancelled',
     reason,
     ...(cause ? { cause } : {}),
+    ...supersededByOf(cause),
   };
+}
+
+/** `{ supersededBy }` of a cancel's cause when it is a {@link SupersededError} (also one revived from a record). */
+function supersededByOf(cause: Error | undefined): { readonly supersededBy?: string } {
+  return cause instanceof SupersededError ? { supersededBy: cause.details.supersededBy } : {};
 }
 
 /** The event fields of a deadline's details. */
@@ -248,6 +265,13 @@ export function invalidInput(
   };
 }
 
+/** `{ cause, supersededBy }` of a cancelled record, as far as it has them. */
+function causeOf(record: ExecutionRecord): { readonly cause?: Error; readonly supersededBy?: string } {
+  if (record.cancelCause === undefined) return {};
+  const cause = errorFromJSON(record.cancelCause);
+  return { cause, ...supersededByOf(cause) };
+}
+
 /** Rebuilds a result from a persisted record (replays across processes). */
 export function fromRecord(record: ExecutionRecord): RunResult {
   const base = {
@@ -263,7 +287,7 @@ export function fromRecord(record: ExecutionRecord): RunResult {
       ...base,
       status: 'cancelled',
       reason: record.cancelReason ?? '',
-      ...(record.cancelCause === undefined ? {} : { cause: errorFromJSON(record.cancelCause) }),
+      ...causeOf(record),
     };
   if (record.status === 'parked' && record.background?.waitingFor)
     return { ...base, status: 'parked', waitingFor: record.background.waitingFor };

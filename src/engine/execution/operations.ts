@@ -13,6 +13,7 @@ import {
   ExecutionNotFoundError,
   CancelledError,
   type DeadlineExceededError,
+  type SupersededError,
   ExecutionStateError,
   ReactorError,
 } from '../../errors.js';
@@ -24,6 +25,7 @@ import { TERMINAL_STATUSES, type ExecutionRecord, type Store, type TraceContext 
 import type { RunResult } from '../model/results.js';
 import type { RunState, RunStateInit } from '../run/run-state.js';
 import { runFrame, undoAll } from '../graph/scheduler.js';
+import { cancelRecordedChildren } from '../graph/async/cascade.js';
 import { inlineFanOutRuntime } from './fanout/element-undo.js';
 import { cancelRequestKey, livenessKey, waitListKey } from '../model/keys.js';
 import type { FanOutLedger } from '../ports/fanout.js';
@@ -94,15 +96,16 @@ async function exclusive<T>(deps: OperationsDeps, executionId: string, fn: () =>
 
 /**
  * Rebuilds the completed work from the record, undoes it newest first, hands back an ordered
- * position it still has, and ends the execution `cancelled`. `cause`: a passed deadline's error
- * (kept in the record and the result), when the engine cancels it rather than an operator.
+ * position it still has, and ends the execution `cancelled`. `cause`: a passed deadline's error,
+ * or a debounced start's supersession (kept in the record and the result), when the engine
+ * cancels it rather than an operator.
  */
 export async function rollbackRecorded(
   deps: Pick<OperationsDeps, 'newState' | 'waitList' | 'coordination' | 'store' | 'fanOut'>,
   reactor: AnyReactorDefinition,
   record: ExecutionRecord,
   reason: string,
-  cause?: DeadlineExceededError,
+  cause?: DeadlineExceededError | SupersededError,
 ): Promise<RunResult> {
   const state = deps.newState(replayInit(reactor, record));
   state.fanOut = inlineFanOutRuntime(deps, reactor); // a completed fan-out map's elements are undone here too
@@ -114,6 +117,7 @@ export async function rollbackRecorded(
   });
   state.emit({ type: 'run.rolling_back', step: undefined });
   await state.checkpoint('rolling_back');
+  await cancelRecordedChildren(state, reactor); // its unfinished children roll back first (decision 087)
   if (replay.status === 'completed') await undoAll(replay.completed, state);
   const ordered = record.background?.ordered;
   const spec = reactor.coordination.find((c) => c.kind === 'ordered_lock');
@@ -194,12 +198,40 @@ export async function undoExecution(deps: OperationsDeps, executionId: string, r
   return done;
 }
 
+/**
+ * Ends a debounced start that has not begun `cancelled`, with `cause` (docs/decisions/086): true
+ * when it did; false when it is not found, began already (a worker took its job), or finished.
+ * Under its liveness lock, so a worker cannot take it meanwhile.
+ */
+export async function supersedeExecution(
+  deps: OperationsDeps,
+  executionId: string,
+  cause: SupersededError,
+): Promise<boolean> {
+  const record = await deps.store.get(executionId);
+  const current = record && deps.registry.get(record.reactor);
+  if (!record || !current || !notBegun(record)) return false;
+  const done = await exclusive(deps, executionId, async () => {
+    const fresh = await deps.store.get(executionId);
+    if (!fresh || !notBegun(fresh)) return undefined;
+    const { reactor, record: own } = versionFor(fresh, current, deps.versions, 'supersede');
+    return rollbackTraced(deps, reactor, own, cause.message, cause);
+  });
+  return done !== undefined;
+}
+
+/** A pending record no job has run a step of. */
+function notBegun(record: ExecutionRecord): boolean {
+  return record.status === 'pending' && Object.keys(record.steps).length === 0;
+}
+
 /** {@link rollbackRecorded} by an operator, in a `run` scope of mode `operation` (it joins the execution's trace). */
 function rollbackTraced(
   deps: OperationsDeps,
   reactor: AnyReactorDefinition,
   record: ExecutionRecord,
   reason: string,
+  cause?: SupersededError,
 ): Promise<RunResult> {
   const scope = {
     kind: 'run',
@@ -210,7 +242,7 @@ function rollbackTraced(
     ...(record.traceContext === undefined ? {} : { traceContext: record.traceContext }),
   } as const;
   return (deps.instrument ?? noInstrument).traced(scope, (traceContext) =>
-    rollbackRecorded(deps, reactor, traceContext ? { ...record, traceContext } : record, reason),
+    rollbackRecorded(deps, reactor, traceContext ? { ...record, traceContext } : record, reason, cause),
   );
 }
 

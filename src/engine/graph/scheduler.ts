@@ -7,6 +7,7 @@
  */
 import type { GraphNode } from '../../dsl/definition.js';
 import { CancelledError, DeadlineExceededError, toError } from '../../errors.js';
+import { cancelFrameChildren } from './async/cascade.js';
 import { runAsyncReactor, runAsyncStep } from './async/dispatch.js';
 import type { Frame, GraphOutcome } from './frame.js';
 import { runCompose, runMap } from './nested.js';
@@ -43,6 +44,8 @@ export async function runFrame(run: RunState, frame: Frame): Promise<GraphOutcom
       run.emit({ type: 'run.rolling_back', step: first?.step, reactor: frame.def.name });
       if (frame.prefix === '') await run.checkpoint('rolling_back').catch(() => undefined);
       if (run.stopped) throw run.stopped; // the rollback's start could not be written (store gone past the tolerance): it runs on the next delivery
+      // A cancel (an operator's, a cascade, the deadline) cancels the frame's children first (decision 087).
+      if (isCancel(controller.signal.reason)) await cancelFrameChildren(run, frame.def, frame.prefix);
       // A fan-out map's elements are undone by jobs: the execution parks and resumes its rollback (decision 019).
       const park = await rollBackOrPark(run, failures, completed);
       if (park)
@@ -54,8 +57,7 @@ export async function runFrame(run: RunState, frame: Frame): Promise<GraphOutcom
         };
       // A cancel wins over a step that failed while it was on its way: the run ends cancelled.
       const cancel: unknown = controller.signal.reason;
-      if (cancel instanceof CancelledError || cancel instanceof DeadlineExceededError)
-        return { status: 'failed', step: first?.step, error: cancel, validation: [] };
+      if (isCancel(cancel)) return { status: 'failed', step: first?.step, error: cancel, validation: [] };
       return first
         ? { status: 'failed', step: first.step, error: first.error, validation: first.validation }
         : { status: 'failed', step: undefined, error: interrupted!, validation: [] };
@@ -67,6 +69,11 @@ export async function runFrame(run: RunState, frame: Frame): Promise<GraphOutcom
   } finally {
     if (!frame.owned) frame.signal.removeEventListener('abort', relay);
   }
+}
+
+/** True for what a cancelled run's signal is aborted with: an operator's (or a cascade's) cancel, or the deadline. */
+function isCancel(reason: unknown): reason is CancelledError | DeadlineExceededError {
+  return reason instanceof CancelledError || reason instanceof DeadlineExceededError;
 }
 
 type Failed = Extract<NodeOutcome, { kind: 'failure' }>;

@@ -38,6 +38,8 @@ export interface StartPlan {
   readonly startAt?: number;
   /** The priority of every job of the execution; absent: none. */
   readonly priority?: number;
+  /** A debounced start's key and window (ms); absent otherwise (docs/decisions/086). */
+  readonly debounce?: { readonly key: string; readonly windowMs: number };
 }
 
 /** `{ priority }` of an execution's background state, or nothing: what each of its jobs is enqueued with. */

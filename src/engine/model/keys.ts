@@ -1,6 +1,6 @@
 /**
  * Coordination keys the engine builds for an execution (not declared by a reactor): its liveness
- * lock and its cross-process cancel request.
+ * lock, its cross-process cancel request, the wait lists, a debounce slot.
  *
  * @module
  */
@@ -16,3 +16,9 @@ export const livenessKey = (executionId: string): string => `execution:${executi
  * for the readers of an async unit): a release, or the unit's end, promotes their jobs.
  */
 export const waitListKey = (primitive: string, key: string): string => `${primitive}:${key}`;
+
+/**
+ * The coordination key of a debounce slot: the latest start of `reactor` with debounce key `key`
+ * (docs/decisions/086), held as a lock owned by that start for its window.
+ */
+export const debounceKey = (reactor: string, key: string): string => `debounce:${reactor}:${key}`;

@@ -78,8 +78,14 @@ export interface PausedRun<S = unknown> extends RunBase<S> {
 export interface CancelledRun<S = unknown> extends RunBase<S> {
   readonly status: 'cancelled';
   readonly reason: string;
-  /** What cancelled it when the engine did: a `DeadlineExceededError` past the reactor's `deadline`; absent for an operator's cancel or undo. */
+  /**
+   * What cancelled it when the engine did: a `DeadlineExceededError` past the reactor's
+   * `deadline`, a `SupersededError` for a debounced start a later one replaced; absent for an
+   * operator's cancel or undo.
+   */
   readonly cause?: Error;
+  /** A debounced start superseded before it ran: the execution of the later start that replaced it (which may be superseded in turn). */
+  readonly supersededBy?: string;
 }
 
 /** The result of a run. Narrow on `status`. */

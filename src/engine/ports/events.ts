@@ -42,6 +42,8 @@ export type ReactorEvent =
   | (Base & { readonly type: 'run.cancelled'; readonly reason: string })
   /** The reactor's `deadline` passed (`deadlineAt`, engine clock, ms): the run was rolled back and ends `cancelled`, just after this event. */
   | (Base & { readonly type: 'run.deadline_exceeded'; readonly deadlineAt: number; readonly deadlineMs: number })
+  /** A later debounced start with the same key (`supersededBy`) superseded this one before it ran: it ends `cancelled`, just after this event. */
+  | (Base & { readonly type: 'run.superseded'; readonly supersededBy: string; readonly debounceKey: string })
   | (Base & {
       readonly type: 'run.queued';
       readonly jobId: string;
@@ -268,6 +270,17 @@ export type AsyncEvent =
       readonly unitId: string;
       readonly kind: 'step' | 'reactor';
       readonly jobId: string;
+    })
+  /**
+   * The execution is being cancelled (an operator, a cascade from its own parent, its deadline):
+   * the unfinished `asyncReactor` child it dispatched at `step` was cancelled first, and rolled back
+   * (`status` `cancelled`), or had ended meanwhile (its own status), or did not end within the
+   * wait (`status` `timed_out`, the parent's rollback went on).
+   */
+  | (StepBase & {
+      readonly type: 'async.child_cancelled';
+      readonly childId: string;
+      readonly status: string;
     })
   | (StepBase & {
       readonly type: 'async.refused';

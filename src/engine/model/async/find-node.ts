@@ -1,13 +1,25 @@
 /**
- * Finds an `asyncStep` node of a reactor by its path (`ship`, `pay.ship` inside the composed
- * step `pay`, `items[2].ship` inside a map of reactors).
+ * Finds an async node of a reactor by its path (`ship`, `pay.ship` inside the composed step
+ * `pay`, `items[2].ship` inside a map of reactors): an `asyncStep`, or an `asyncReactor`.
  *
  * @module
  */
-import type { AnyReactorDefinition, StepNode } from '../../../dsl/definition.js';
+import type { AnyReactorDefinition, ComposeNode, GraphNode, StepNode } from '../../../dsl/definition.js';
 
 /** The async step node at `path`, or undefined when the definition has none there. */
 export function findAsyncStep(root: AnyReactorDefinition, path: string): StepNode | undefined {
+  const node = nodeAt(root, path);
+  return node?.kind === 'step' && node.async === true ? node : undefined;
+}
+
+/** The `asyncReactor` node at `path`, or undefined when the definition has none there. */
+export function findAsyncReactor(root: AnyReactorDefinition, path: string): ComposeNode | undefined {
+  const node = nodeAt(root, path);
+  return node?.kind === 'compose' && node.async === true ? node : undefined;
+}
+
+/** The node at `path`, through compose and map-of-reactor frames. */
+function nodeAt(root: AnyReactorDefinition, path: string): GraphNode | undefined {
   const segments = path.split('.');
   let def: AnyReactorDefinition | undefined = root;
   for (let i = 0; i < segments.length - 1 && def; i++) {
@@ -16,6 +28,5 @@ export function findAsyncStep(root: AnyReactorDefinition, path: string): StepNod
     else if (node?.kind === 'map' && node.element.kind === 'reactor') def = node.element.reactor;
     else def = undefined;
   }
-  const last = def?.byName.get(segments[segments.length - 1]!);
-  return last?.kind === 'step' && last.async === true ? last : undefined;
+  return def?.byName.get(segments[segments.length - 1]!);
 }

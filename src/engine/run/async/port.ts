@@ -27,6 +27,13 @@ export interface AsyncPort {
   readonly settled: ((until: number) => Promise<void>) | undefined;
   /** Makes a child reactor known to this engine's workers. */
   register(reactor: AnyReactorDefinition): void;
+  /**
+   * Cancels an unfinished `asyncReactor` child (its own children first, recursively) and waits up
+   * to {@link AsyncPort.waitMs} for it to end (docs/decisions/087). Resolves with its status then:
+   * `cancelled`, the status it ended with meanwhile, or `timed_out` when it did not end; undefined
+   * when there was nothing to cancel (no record, or it had ended).
+   */
+  cancelChild(childId: string, reason: string): Promise<string | undefined>;
 }
 
 /** The background path as the dispatching side and the readers use it (an engine with a queue). */
