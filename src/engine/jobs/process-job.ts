@@ -184,7 +184,8 @@ async function routeJob(
   held: { readonly root: AbortController; readonly lease: JobLease },
 ): Promise<Routed> {
   if (!record) return undefined; // expired
-  if (record.element === undefined && !TERMINAL_STATUSES.has(record.status)) {
+  if (!TERMINAL_STATUSES.has(record.status)) {
+    // A fan-out element carries its map's definition stamp: it is gated like its parent.
     const gated = await versionGate(deps, reactor, payload, record, held.lease);
     if (!gated) return undefined; // left for a worker with the record's definition (decision 082)
     ({ reactor, record } = gated);

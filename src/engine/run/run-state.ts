@@ -193,6 +193,10 @@ export class RunState {
   get #stamp(): { fingerprint?: string; version?: string } {
     return stampFields(this.#init.definition ?? this.#init.resume);
   }
+  /** The definition fields of this execution's records, for the records it creates for others (a fan-out map's elements). */
+  get definitionStamp(): { fingerprint?: string; version?: string } {
+    return this.#stamp;
+  }
   #stopped: Error | undefined;
   /** The status the store holds for this execution (as far as this process wrote or read it). */
   #persisted: ExecutionStatus | undefined;

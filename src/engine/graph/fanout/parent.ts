@@ -127,6 +127,8 @@ async function createElementRecords(
       rootId: run.rootExecutionId,
       parentId: run.executionId,
       reactor: run.reactor,
+      // An element runs on its map's definition, and only there (docs/decisions/082): a worker without it leaves the element's job.
+      ...run.definitionStamp,
       status: 'pending',
       input: { item, index },
       steps: {},
