@@ -52,8 +52,16 @@ async function until(done: () => boolean | Promise<boolean>, what: string): Prom
 const aborted = (signal: AbortSignal): Promise<void> =>
   new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
 
-/** A child: `reserve` (undo logged), then `hold` until aborted. */
-function childReactor(log: Log, name = 'child', inner?: AnyReactorDefinition) {
+/** A child: `reserve` (undo logged), then `hold` until aborted; with `inner`, it dispatches `inner` as its own child too. */
+function childReactor(log: Log, name = 'child', inner?: AnyReactorDefinition): AnyReactorDefinition {
+  const hold = {
+    waitFor: ['reserve'] as const,
+    run: async (_args: unknown, ctx: { readonly signal: AbortSignal }) => {
+      log.push(`${name}.holding`);
+      await aborted(ctx.signal);
+      throw ctx.signal.reason;
+    },
+  };
   const base = reactor(name)
     .input({ n: z.number() })
     .step('reserve', {
@@ -61,18 +69,10 @@ function childReactor(log: Log, name = 'child', inner?: AnyReactorDefinition) {
       run: ({ n }) => (log.push(`${name}${n}.reserve`), n),
       undo: (n) => void log.push(`${name}${String(n)}.undo`),
     });
-  const withInner = inner
-    ? base.asyncReactor('grandchild', inner, { args: ($) => ({ n: $.input('n') }), waitFor: ['reserve'] })
-    : base;
-  return withInner
-    .step('hold', {
-      waitFor: ['reserve'],
-      run: async (_args, ctx) => {
-        log.push(`${name}.holding`);
-        await aborted(ctx.signal);
-        throw ctx.signal.reason;
-      },
-    })
+  if (!inner) return base.step('hold', hold).build();
+  return base
+    .asyncReactor('grandchild', inner, { args: ($) => ({ n: $.input('n') }), waitFor: ['reserve'] })
+    .step('hold', hold)
     .build();
 }
 

@@ -1,0 +1,112 @@
+/**
+ * Cancel cascades on Redis + BullMQ with two real worker processes
+ * (`fixtures/cascade-worker-process.ts`) and a throwaway redis-server (docs/decisions/087): an
+ * operator's cancel of a parent with 3 running children ends all four `cancelled`, every child's
+ * undo before the parent's (one Redis list is the sequence across the processes); the parent's
+ * `deadline` cascades the same way.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { createRedisRuntime, type RedisRuntime } from '../../src/bullmq.js';
+import { spawnJsonChild, type JsonChild } from '../support/json-child.js';
+import { useRedisServer } from '../support/use-redis-server.js';
+import { until } from '../background/helpers.js';
+import { cascadeReactors } from './fixtures/cascade-reactors.js';
+
+const WORKER = fileURLToPath(new URL('./fixtures/cascade-worker-process.ts', import.meta.url));
+const server = useRedisServer();
+const children = new Set<ChildProcess>();
+const closers: (() => Promise<unknown>)[] = [];
+let redis: Redis;
+let seq = 0;
+
+beforeAll(() => {
+  redis = new Redis(server.url);
+  closers.push(async () => redis.disconnect());
+});
+
+afterAll(async () => {
+  for (const child of children) child.kill('SIGKILL');
+  for (const close of closers.reverse()) await close().catch(() => undefined);
+});
+
+interface Scenario {
+  readonly runtime: RedisRuntime;
+  readonly workers: JsonChild[];
+  readonly log: string;
+}
+
+/** Two worker processes and an operator's runtime (no worker) on a fresh prefix and log list. */
+async function scenario(name: string): Promise<Scenario> {
+  const prefix = `${name}${++seq}`;
+  const log = `${prefix}:test-log`;
+  const { parent, deadlined } = cascadeReactors(async () => undefined);
+  const runtime = createRedisRuntime({ url: server.url, prefix, reactors: [parent, deadlined] });
+  closers.push(() => runtime.close());
+  const workers = [0, 1].map(() => spawnJsonChild(WORKER, { url: server.url, prefix, log }, children));
+  await Promise.all(workers.map((w) => w.line((v) => v.ready === true, 30_000)));
+  return { runtime, workers, log };
+}
+
+/** The logged entries, in their order across the processes. */
+async function entries(log: string): Promise<string[]> {
+  return (await redis.lrange(log, 0, -1)).map((line) => line.split(' ').slice(2).join(' '));
+}
+
+/** Every child's undo is logged before the parent's. */
+function expectChildrenFirst(logged: readonly string[]): void {
+  const parentUndo = logged.indexOf('parent.undo');
+  expect(parentUndo, logged.join(', ')).toBeGreaterThan(-1);
+  for (const n of [1, 2, 3]) {
+    const undo = logged.indexOf(`child${n}.undo`);
+    expect(undo, `child${n} undone: ${logged.join(', ')}`).toBeGreaterThan(-1);
+    expect(undo, `child${n} undone before the parent: ${logged.join(', ')}`).toBeLessThan(parentUndo);
+  }
+}
+
+const holding = async (log: string): Promise<boolean> =>
+  (await entries(log)).filter((e) => e.endsWith('.holding')).length === 4;
+
+describe('cancel cascades on Redis, two worker processes', () => {
+  test('cancel of a parent with 3 running children: all end cancelled, the children rolled back first', async () => {
+    const s = await scenario('cc');
+    const { parent } = cascadeReactors(async () => undefined);
+    const started = await s.runtime.engine.start(parent, {});
+    await until(() => holding(s.log), 20_000, 'parent and 3 children holding');
+    const ids = ['c1', 'c2', 'c3'].map((c) => `${started.executionId}~${c}`);
+    for (const id of ids) expect((await s.runtime.engine.result(id))?.status).not.toBe('cancelled');
+    await s.runtime.engine.cancel(started.executionId);
+    expect(await s.runtime.engine.wait(started.executionId, { timeoutMs: 20_000, pollMs: 20 })).toMatchObject({
+      status: 'cancelled',
+    });
+    for (const id of ids)
+      expect(await s.runtime.engine.wait(id, { timeoutMs: 5_000, pollMs: 20 })).toMatchObject({ status: 'cancelled' });
+    expectChildrenFirst(await entries(s.log));
+    const trace = (await s.runtime.engine.result(started.executionId))?.trace ?? [];
+    const cascaded = trace.filter((e) => e.type === 'async.child_cancelled');
+    expect(cascaded.map((e) => (e.type === 'async.child_cancelled' ? e.status : '')).sort()).toEqual([
+      'cancelled',
+      'cancelled',
+      'cancelled',
+    ]);
+    // The children ran in the worker processes, and at least one process other than the parent's.
+    const pids = new Set((await redis.lrange(s.log, 0, -1)).map((line) => line.split(' ')[0]));
+    expect([...pids].every((pid) => s.workers.some((w) => String(w.pid) === pid))).toBe(true);
+  });
+
+  test("the parent's deadline cascades the same way", async () => {
+    const s = await scenario('cd');
+    const { deadlined } = cascadeReactors(async () => undefined);
+    const started = await s.runtime.engine.start(deadlined, {});
+    await until(() => holding(s.log), 20_000, 'parent and 3 children holding');
+    const done = await s.runtime.engine.wait(started.executionId, { timeoutMs: 20_000, pollMs: 20 });
+    expect(done).toMatchObject({ status: 'cancelled', cause: { code: 'deadline_exceeded' } });
+    for (const c of ['c1', 'c2', 'c3'])
+      expect(
+        await s.runtime.engine.wait(`${started.executionId}~${c}`, { timeoutMs: 5_000, pollMs: 20 }),
+      ).toMatchObject({ status: 'cancelled' });
+    expectChildrenFirst(await entries(s.log));
+  });
+});
