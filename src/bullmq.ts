@@ -15,6 +15,7 @@
 import type { AnyReactorDefinition } from './dsl/definition.js';
 import { createEngine, type Engine, type EngineOptions } from './engine/engine.js';
 import { createBullmqConsumer, createBullmqQueue, type BullmqConsumerOptions } from './queue/bullmq.js';
+import type { QueueInspector } from './engine/ports/queue-inspector.js';
 import { RedisWaitList } from './queue/redis-wait-list.js';
 import { createWorker, type Worker, type WorkerCloseOptions } from './queue/worker.js';
 import { createRedisBackend } from './storage/redis/index.js';
@@ -105,6 +106,8 @@ export interface RedisRuntime {
    * `startWorker`), each tick by one of them.
    */
   readonly schedules: Schedules;
+  /** The runtime's BullMQ queue for operators: job counts, delayed and active jobs, workers online (the dashboard's `queue` option). */
+  readonly queueInspector: QueueInspector;
   /**
    * The start-up durability check, run once when the runtime is created: what Redis keeps across
    * a restart. Its warnings are logged through the engine's `logger`. With `requireDurability`
@@ -198,6 +201,7 @@ export function createRedisRuntime(options: RedisRuntimeOptions): RedisRuntime {
   return {
     engine,
     schedules,
+    queueInspector: queue,
     ready: () => ready,
     startWorker: (workerOptions: { readonly concurrency?: number; readonly shutdownTimeoutMs?: number } = {}) => {
       const consumer = createBullmqConsumer({

@@ -1,3 +1,4 @@
+import type { QueueInspector } from './engine/ports/queue-inspector.js';
 import type { Engine, EngineOptions } from './engine/engine.js';
 import { createEngine } from './engine/engine.js';
 import { createMemoryQueue } from './queue/memory.js';
@@ -27,6 +28,8 @@ export interface EmbeddedEngine extends Engine {
   drain(): Promise<void>;
   /** Start reactors on a cron expression or at an interval; the ticks are timers on the engine clock (docs/time.md, "Schedules"). */
   readonly schedules: Schedules;
+  /** The embedded pool's queue for operators: jobs by state, delayed and active jobs, the pool as its one worker (the dashboard reads it). */
+  readonly queueInspector: QueueInspector;
   /**
    * Stops the worker pool: in-flight jobs finish, then the wake-ups they started. With
    * `timeoutMs`, jobs still running after that long have their steps' `ctx.signal` aborted with
@@ -73,6 +76,7 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions = {}): Embed
   return Object.assign(engine, {
     drain: () => memory.drain(),
     schedules,
+    queueInspector: memory.queue,
     close: async (closeOptions?: WorkerCloseOptions) => (
       await stopTicks(),
       await worker.close(closeOptions),

@@ -363,6 +363,8 @@ export interface ErrorDetails {
     readonly to?: unknown;
     readonly status?: unknown;
     readonly key?: unknown;
+    readonly q?: unknown;
+    readonly ids?: unknown;
   };
   /** The name of the field. */
   readonly action_invalid: { readonly field: string };

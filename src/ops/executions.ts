@@ -140,7 +140,7 @@ export async function executionDetail(sources: ExecutionSources, id: string): Pr
  * The input with secrets hidden: by the reactor's contract when it is registered, else by the
  * redacted copy in the trace's `run.started` event; withheld when neither exists.
  */
-function shownInput(
+export function shownInput(
   record: ExecutionRecord,
   definition: AnyReactorDefinition | undefined,
 ): Pick<ExecutionDetail, 'input' | 'redacted' | 'inputHidden'> {

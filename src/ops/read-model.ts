@@ -9,8 +9,17 @@ import type { Coordinator } from '../engine/ports/coordinator.js';
 import type { Store } from '../engine/ports/store.js';
 import { ReactorError } from '../errors.js';
 import { coordinationView, orderedView, type CoordinationQuery } from './coordination.js';
-import { executionDetail, listExecutions, type ExecutionSources } from './executions.js';
-import type { CoordinationView, ExecutionDetail, ExecutionPage, ExecutionQuery, OrderedView } from './types.js';
+import { executionDetail, listExecutions, shownInput, type ExecutionSources } from './executions.js';
+import { SEARCH_WINDOW, searchExecutions } from './search.js';
+import type {
+  CoordinationView,
+  ExecutionDetail,
+  ExecutionPage,
+  ExecutionQuery,
+  ExecutionSearch,
+  OrderedView,
+  SearchResult,
+} from './types.js';
 
 /** Options of {@link createReadModel}. */
 export interface ReadModelOptions {
@@ -21,12 +30,21 @@ export interface ReadModelOptions {
   readonly reactors?: readonly AnyReactorDefinition[];
   /** How many of the newest records are searched for linked executions (default 1000). */
   readonly scanLimit?: number;
+  /** How many of the newest records a search reads for matches beyond its exact lookups (default 1000). */
+  readonly searchWindow?: number;
 }
 
 /** Read access to executions and coordination state. */
 export interface ReadModel {
   executions(query?: ExecutionQuery): Promise<ExecutionPage>;
   execution(id: string): Promise<ExecutionDetail | undefined>;
+  /**
+   * Executions whose id, idempotency key (under a registered reactor, or `search.reactor`) or
+   * interrupt correlation id is `search.q`, found through the store's lookups; then those among
+   * the newest `searchWindow` records whose idempotency key or correlation id is `q`, or whose
+   * redacted input contains it (case-insensitive). @throws ReactorError `query_invalid` on an empty or oversized `q`.
+   */
+  search(search: ExecutionSearch): Promise<SearchResult>;
   coordination(query?: CoordinationQuery): Promise<CoordinationView>;
   /** An ordered lock's cursor and waiters. */
   orderedLock(key: string): Promise<OrderedView>;
@@ -36,6 +54,8 @@ export interface ReadModel {
   orderedReset(key: string): Promise<OrderedView>;
   /** The registered definition of a reactor. */
   reactor(name: string): AnyReactorDefinition | undefined;
+  /** The names of the registered reactors, sorted. */
+  reactorNames(): readonly string[];
 }
 
 /**
@@ -72,10 +92,21 @@ export function createReadModel(options: ReadModelOptions): ReadModel {
   return {
     executions: (query) => listExecutions(sources, query),
     execution: (id) => executionDetail(sources, id),
+    search: (search) =>
+      searchExecutions(
+        {
+          store: options.store,
+          reactorNames: [...reactors.keys()],
+          window: options.searchWindow ?? SEARCH_WINDOW,
+          shownInput: (record) => shownInput(record, reactors.get(record.reactor)).input,
+        },
+        search,
+      ),
     coordination: (query) => coordinationView(options.store, coordinator(), query),
     orderedLock: (key) => orderedView(coordinator(), byKey(key)),
     orderedSkip: async (key) => (await coordinator().orderedSkip(byKey(key)), orderedView(coordinator(), key)),
     orderedReset: async (key) => (await coordinator().orderedReset(byKey(key)), orderedView(coordinator(), key)),
     reactor: (name) => reactors.get(name),
+    reactorNames: () => [...reactors.keys()].sort(),
   };
 }

@@ -22,6 +22,32 @@ export interface ExecutionQuery {
   readonly cursor?: string;
 }
 
+/** A search of executions (`ReadModel.search`): `q` with the list's reactor and status filters. */
+export interface ExecutionSearch {
+  /** An execution id, an idempotency key, an interrupt correlation id, or text of the input (1–200 characters). */
+  readonly q: string;
+  readonly reactor?: string;
+  readonly status?: ExecutionStatus;
+}
+
+/** What a search hit matched: its id, its idempotency key, one of its correlation ids, or its (redacted) input's text. */
+export type SearchMatch = 'id' | 'idempotency_key' | 'correlation_id' | 'input';
+
+/** One search hit: the list line and what matched. */
+export interface SearchHit extends ExecutionSummary {
+  readonly match: SearchMatch;
+}
+
+/** The hits of a search (at most 100): exact lookups first, then matches among the newest `window` records. */
+export interface SearchResult {
+  readonly q: string;
+  readonly items: readonly SearchHit[];
+  /** How many of the newest records were read for matches. */
+  readonly scanned: number;
+  /** The most records a search reads (`ReadModelOptions.searchWindow`). */
+  readonly window: number;
+}
+
 /** One line of the executions list. */
 export interface ExecutionSummary {
   readonly id: string;

@@ -27,6 +27,8 @@ import {
   type JobQueue,
 } from '../engine/ports/queue.js';
 import { fromBullmqJobId, toBullmqJobId } from './job-id.js';
+import { inspectBullmq, workerName } from './bullmq-inspect.js';
+import type { QueueInspector } from '../engine/ports/queue-inspector.js';
 import { encodeJob } from './payload.js';
 import {
   DEFAULT_QUEUE_NAME,
@@ -86,8 +88,8 @@ export interface BullmqConsumerOptions extends BullmqQueueOptions {
   readonly onFailed?: (failure: { readonly jobId: string; readonly error: Error; readonly final: boolean }) => void;
 }
 
-/** Creates the producing side over a BullMQ `Queue`. */
-export function createBullmqQueue(options: BullmqQueueOptions): JobQueue {
+/** Creates the producing side over a BullMQ `Queue`; it also answers the dashboard's queue view. */
+export function createBullmqQueue(options: BullmqQueueOptions): JobQueue & QueueInspector {
   const queue = new Queue(queueName(options), {
     connection: connectionOptions(options.connection, false),
     prefix: options.prefix ?? DEFAULT_BULLMQ_PREFIX,
@@ -191,6 +193,8 @@ export function createBullmqQueue(options: BullmqQueueOptions): JobQueue {
       if (closed) throw new Error('the job queue is closed');
       return Promise.all(jobIds.map(async (jobId) => placeOf(await queue.getJobState(toBullmqJobId(jobId)))));
     },
+
+    inspectQueue: (inspectOptions) => inspectBullmq(queue, inspectOptions),
 
     async close(): Promise<void> {
       if (closed) return;
@@ -302,6 +306,7 @@ export function createBullmqConsumer(options: BullmqConsumerOptions): JobConsume
         connection,
         prefix: options.prefix ?? DEFAULT_BULLMQ_PREFIX,
         concurrency,
+        name: workerName(concurrency),
         lockDuration,
         stalledInterval,
         maxStalledCount,

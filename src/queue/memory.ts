@@ -22,6 +22,7 @@ import {
   type JobQueue,
   type WaitList,
 } from '../engine/ports/queue.js';
+import type { QueueInspector, QueueJobView, QueueSnapshot } from '../engine/ports/queue-inspector.js';
 import { encodeJob } from './payload.js';
 import { INFRA_ATTEMPTS, INFRA_BACKOFF_MS, KEEP_FINISHED_COUNT } from './policy.js';
 
@@ -42,7 +43,7 @@ export interface MemoryQueueOptions {
 }
 
 /** The producing side of the embedded queue. */
-export interface MemoryJobQueue extends JobQueue {
+export interface MemoryJobQueue extends JobQueue, QueueInspector {
   /** Resolves once no job is ready, delayed or running (jobs enqueued meanwhile are waited for too). */
   drain(): Promise<void>;
   /**
@@ -78,6 +79,10 @@ interface Entry {
   timer: AbortController | undefined;
   /** Its place among ready jobs: 0 without a priority (first), else the priority (lower first). */
   readonly rank: number;
+  /** When it was added, became due (delayed), and its current delivery started (clock ms). */
+  readonly addedAt: number;
+  dueAt: number | undefined;
+  startedAt: number | undefined;
 }
 
 /** Creates the embedded queue, consumer and wait list. */
@@ -142,6 +147,7 @@ export function createMemoryQueue(options: MemoryQueueOptions = {}): MemoryQueue
   const makeReady = (entry: Entry): void => {
     entry.state = 'ready';
     entry.timer = undefined;
+    entry.dueAt = undefined;
     lineUp(readyLine, entry);
     schedulePump();
   };
@@ -150,6 +156,7 @@ export function createMemoryQueue(options: MemoryQueueOptions = {}): MemoryQueue
     const timer = new AbortController();
     entry.state = 'delayed';
     entry.timer = timer;
+    entry.dueAt = clock.now() + ms;
     void clock.sleep(ms, timer.signal).then(() => {
       // Promoted, or dropped by `close`, while it slept: the timer was replaced or aborted.
       if (entry.timer === timer && !timer.signal.aborted) makeReady(entry);
@@ -168,6 +175,7 @@ export function createMemoryQueue(options: MemoryQueueOptions = {}): MemoryQueue
   const start = (entry: Entry, run: JobProcessor): void => {
     entry.state = 'running';
     entry.starts += 1;
+    entry.startedAt = clock.now();
     running += 1;
     const delivery = { jobId: entry.id, delivery: entry.starts };
     const task = (async () => {
@@ -200,6 +208,9 @@ export function createMemoryQueue(options: MemoryQueueOptions = {}): MemoryQueue
       failures: 0,
       timer: undefined,
       rank: priority,
+      addedAt: clock.now(),
+      dueAt: undefined,
+      startedAt: undefined,
     };
     live.set(jobId, entry);
     if (delayMs > 0) delay(entry, delayMs);
@@ -274,6 +285,16 @@ export function createMemoryQueue(options: MemoryQueueOptions = {}): MemoryQueue
       }
       return { ready, delayed, running };
     },
+
+    async inspectQueue(inspectOptions = {}): Promise<QueueSnapshot> {
+      return snapshotOf(
+        [...live.values()],
+        finished.size,
+        inspectOptions.limit ?? 20,
+        processor === undefined ? 0 : concurrency,
+        clock.now(),
+      );
+    },
   };
 
   const consumer: JobConsumer = {
@@ -295,6 +316,46 @@ export function createMemoryQueue(options: MemoryQueueOptions = {}): MemoryQueue
   };
 
   return { queue, consumer, waitList: new MemoryWaitList(), drain: () => queue.drain() };
+}
+
+/** The embedded queue as {@link QueueInspector} reports it: its live jobs, and its pool as the one worker. */
+function snapshotOf(
+  entries: readonly Entry[],
+  finishedCount: number,
+  limit: number,
+  concurrency: number,
+  now: number,
+): QueueSnapshot {
+  const view = (e: Entry): QueueJobView => ({
+    jobId: e.id,
+    executionId: e.payload.executionId,
+    reactor: e.payload.reactor,
+    addedAt: e.addedAt,
+    ...(e.dueAt === undefined ? {} : { dueAt: e.dueAt }),
+    ...(e.state === 'running' && e.startedAt !== undefined ? { startedAt: e.startedAt } : {}),
+    deliveries: e.starts,
+    ...(e.rank === 0 ? {} : { priority: e.rank }),
+  });
+  const of = (state: EntryState): Entry[] => entries.filter((e) => e.state === state);
+  const waiting = of('ready').sort((a, b) => a.addedAt - b.addedAt);
+  const delayed = of('delayed').sort((a, b) => (a.dueAt ?? 0) - (b.dueAt ?? 0));
+  const active = of('running');
+  return {
+    name: 'embedded',
+    counts: {
+      waiting: waiting.filter((e) => e.rank === 0).length,
+      prioritized: waiting.filter((e) => e.rank !== 0).length,
+      delayed: delayed.length,
+      active: active.length,
+      finished: finishedCount,
+    },
+    ...(waiting[0] === undefined ? {} : { oldestWaitingAt: waiting[0].addedAt }),
+    delayed: delayed.slice(0, limit).map(view),
+    active: active.slice(0, limit).map(view),
+    waiting: waiting.slice(0, limit).map(view),
+    workers: concurrency === 0 ? [] : [{ name: `embedded pool (pid ${process.pid})`, concurrency }],
+    at: now,
+  };
 }
 
 /** Refuses an empty job id, a delay that is not a finite number ≥ 0, or a priority outside 1..{@link JOB_PRIORITY_MAX}. */

@@ -37,7 +37,8 @@ export function apiRoutes(app: Hono, ctx: DashboardContext): void {
   const { model } = ctx;
   app.get('/api/executions', async (c) => {
     await guard(ctx.authorize, c, { kind: 'view', page: 'executions' });
-    return c.json(await model.executions(executionQuery(c).query));
+    const { query, search } = executionQuery(c);
+    return c.json(search === undefined ? await model.executions(query) : await model.search(search));
   });
 
   app.get('/api/executions/:id', async (c) => {

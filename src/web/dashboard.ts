@@ -24,6 +24,10 @@ import type { DashboardContext } from './context.js';
 import { page, type PageContext } from './html/layout.js';
 import { sameOriginOnly } from './origin.js';
 import { pageRoutes } from './pages.js';
+import { bulkRoutes } from './bulk.js';
+import { opsRoutes, type DashboardMetrics, type DashboardReadiness } from './ops-routes.js';
+import { queueRoutes } from './queue-routes.js';
+import { isQueueInspector, type QueueInspector } from '../engine/ports/queue-inspector.js';
 import type { ActionRecord } from './perform.js';
 
 /** Options of {@link createDashboard}. */
@@ -52,6 +56,14 @@ export interface DashboardOptions {
   readonly onAction?: (record: ActionRecord) => void;
   /** The runtime's schedules (`runtime.schedules`, `engine.schedules`): a "Schedules" page lists them, with their next runs and a remove action. */
   readonly schedules?: Schedules;
+  /** The job queue for the Queue page (`runtime.queueInspector`). Default: the engine's own, when it has one (the embedded engine). */
+  readonly queue?: QueueInspector;
+  /** Served at `/metrics`: `prometheusMetrics()` of `ts-reactor/metrics`. Without it `/metrics` answers 404. */
+  readonly metrics?: DashboardMetrics;
+  /** Run for `/readyz` (200 when every check passes, else 503), e.g. `redisReadiness({ redis })`. Without it `/readyz` answers 200. */
+  readonly readiness?: DashboardReadiness;
+  /** How many of the newest executions a search reads for matches beyond its exact lookups. Default 1000. */
+  readonly searchWindow?: number;
 }
 
 /** Normalizes a base path: `''` for the root, else `/a/b` without a trailing slash. */
@@ -82,6 +94,7 @@ export function createDashboard(options: DashboardOptions): Hono {
     store: options.store ?? options.engine.store,
     ...(options.coordinator ? { coordinator: options.coordinator } : {}),
     ...(options.reactors ? { reactors: options.reactors } : {}),
+    ...(options.searchWindow === undefined ? {} : { searchWindow: options.searchWindow }),
   });
   const readOnly = options.readOnly ?? false;
   const pageContext: PageContext = {
@@ -107,6 +120,9 @@ export function createDashboard(options: DashboardOptions): Hono {
   };
   const app = base === '' ? new Hono() : new Hono().basePath(base);
   app.use('*', sameOriginOnly);
+  opsRoutes(app, { metrics: options.metrics, readiness: options.readiness });
+  queueRoutes(app, { queue: queueOf(options), authorize: options.authorize, page: pageContext });
+  bulkRoutes(app, ctx);
   if (options.schedules)
     scheduleRoutes(app, { schedules: options.schedules, authorize: options.authorize, page: pageContext });
   apiRoutes(app, ctx);
@@ -114,6 +130,13 @@ export function createDashboard(options: DashboardOptions): Hono {
   app.onError((error, c) => respondError(c, error, pageContext));
   app.notFound((c) => respondError(c, new HTTPException(404, { message: `no page at ${c.req.path}` }), pageContext));
   return app;
+}
+
+/** The queue option, else the engine's own inspector (the embedded engine has one). */
+function queueOf(options: DashboardOptions): QueueInspector | undefined {
+  if (options.queue) return options.queue;
+  const own = (options.engine as { readonly queueInspector?: unknown }).queueInspector;
+  return isQueueInspector(own) ? own : undefined;
 }
 
 const STATUS_BY_CODE: Readonly<Record<string, 400 | 404 | 409 | 422 | 501>> = {

@@ -16,4 +16,7 @@ export {
 export { resumeAction } from './resume-action.js';
 export type { Authorize, AuthorizeResult, DashboardPermission } from './auth.js';
 export type { ActionRecord } from './perform.js';
+export type { DashboardMetrics, DashboardReadiness, DashboardReadinessCheck } from './ops-routes.js';
+export type { BulkOutcome } from './html/bulk-page.js';
+export type { QueueInspector, QueueJobView, QueueSnapshot, QueueWorkerView } from '../engine/ports/queue-inspector.js';
 export * from '../ops/index.js';

@@ -20,6 +20,7 @@ import {
   prepareOrderedAction,
 } from './perform.js';
 import { executionQuery } from './query.js';
+import { bulkActions } from './bulk.js';
 
 const notFound = (id: string): HTTPException =>
   new HTTPException(404, { message: `no execution ${id} (or its record expired)` });
@@ -36,8 +37,14 @@ export function pageRoutes(app: Hono, ctx: DashboardContext): void {
 
   app.get('/executions', async (c) => {
     await guard(ctx.authorize, c, { kind: 'view', page: 'executions' });
-    const { query, filters } = executionQuery(c);
-    return c.html(executionsPage(pc, await model.executions(query), filters, Date.now()));
+    const { query, filters, search } = executionQuery(c);
+    const content =
+      search === undefined
+        ? ({ kind: 'list', list: await model.executions(query) } as const)
+        : ({ kind: 'search', result: await model.search(search) } as const);
+    const shown = content.kind === 'list' ? content.list.items : content.result.items;
+    const reactors = [...new Set([...model.reactorNames(), ...shown.map((e) => e.reactor)])];
+    return c.html(executionsPage(pc, content, filters, Date.now(), { reactors, bulk: bulkActions(ctx) }));
   });
 
   app.get('/executions/:id', async (c) => {

@@ -8,7 +8,7 @@ import type { Context } from 'hono';
 import { EXECUTION_STATUSES, type ExecutionStatus } from '../engine/ports/store.js';
 import { ReactorError } from '../errors.js';
 import { parseOperatorTime } from '../ops/time.js';
-import type { ExecutionQuery } from '../ops/types.js';
+import type { ExecutionQuery, ExecutionSearch } from '../ops/types.js';
 import type { ListFilters } from './html/executions-page.js';
 
 const STATUSES = EXECUTION_STATUSES;
@@ -24,8 +24,12 @@ export function parseTime(name: string, raw: string | undefined): number | undef
   return value;
 }
 
-/** The filters of the executions list from the query string. */
-export function executionQuery(c: Context): { query: ExecutionQuery; filters: ListFilters } {
+/** The filters of the executions list from the query string, and the search when `q` is given. */
+export function executionQuery(c: Context): {
+  query: ExecutionQuery;
+  filters: ListFilters;
+  search: ExecutionSearch | undefined;
+} {
   const q = (name: string): string | undefined => {
     const value = c.req.query(name);
     return value === undefined || value === '' ? undefined : value;
@@ -39,7 +43,9 @@ export function executionQuery(c: Context): { query: ExecutionQuery; filters: Li
   const limit = limitRaw === undefined ? undefined : Number(limitRaw);
   const from = parseTime('from', q('from'));
   const to = parseTime('to', q('to'));
+  const text = q('q')?.trim();
   const filters: ListFilters = {
+    ...pick('q', text === '' ? undefined : text),
     ...pick('reactor', q('reactor')),
     ...pick('status', status),
     ...pick('from', q('from')),
@@ -53,7 +59,15 @@ export function executionQuery(c: Context): { query: ExecutionQuery; filters: Li
     ...(limit === undefined ? {} : { limit }),
     ...pick('cursor', q('cursor')),
   };
-  return { query, filters };
+  const search: ExecutionSearch | undefined =
+    text === undefined || text === ''
+      ? undefined
+      : {
+          q: text,
+          ...pick('reactor', q('reactor')),
+          ...(status === undefined ? {} : { status: status as ExecutionStatus }),
+        };
+  return { query, filters, search };
 }
 
 function pick<K extends string>(name: K, value: string | undefined): { [P in K]?: string } {

@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Coordinator } from '../../src/engine/ports/coordinator.js';
 import type { CoordinationInspector } from '../../src/engine/ports/inspector.js';
 import { RECORD_VERSION, type ExecutionRecord, type Store } from '../../src/engine/ports/store.js';
+import { createReadModel } from '../../src/ops/read-model.js';
 
 /** A fresh backend under test, and the means to move its time forward. */
 export interface OpsHarness {
@@ -116,6 +117,30 @@ export function describeOpsContract(name: string, makeHarness: () => Promise<Ops
       });
       expect(second.records.map((r) => r.id)).toEqual(['e2', 'e1']);
       expect(second.cursor).toBeUndefined();
+    });
+
+    it('searches by execution id, idempotency key (through the claim) and input text', async () => {
+      const keyed = { ...record('k1', 1_000), idempotencyKey: 'order-9', input: { user: 'ada' } };
+      await h.store.claimIdempotency('R', 'order-9', 'k1', keyed);
+      // No definition is registered: the input is read from the trace's redacted copy (run.started).
+      const input = { user: 'Grace Hopper', password: '[redacted]' };
+      await h.store.save({
+        ...record('k2', 2_000),
+        input: { ...input, password: 'hopper-secret' },
+        trace: [{ type: 'run.started', executionId: 'k2', rootExecutionId: 'k2', reactor: 'R', at: 2_000, input }],
+      });
+      expect(await h.store.idempotencyHolder?.('R', 'order-9')).toBe('k1');
+      expect(await h.store.idempotencyHolder?.('R', 'other')).toBeUndefined();
+      expect(await h.store.idempotencyHolder?.('S', 'order-9')).toBeUndefined();
+      const model = createReadModel({ store: h.store, searchWindow: 10 });
+      const hits = async (q: string, reactor?: string) =>
+        (await model.search({ q, ...(reactor === undefined ? {} : { reactor }) })).items.map((i) => [i.id, i.match]);
+      expect(await hits('order-9', 'R')).toEqual([['k1', 'idempotency_key']]);
+      expect(await hits('k2')).toEqual([['k2', 'id']]);
+      expect(await hits('hopper')).toEqual([['k2', 'input']]);
+      expect(await hits('nothing')).toEqual([]);
+      expect(await hits('hopper-secret')).toEqual([]);
+      await expect(model.search({ q: ' ' })).rejects.toMatchObject({ code: 'query_invalid' });
     });
   });
 }

@@ -400,4 +400,6 @@ export interface Store {
     executionId: string,
     pending?: ExecutionRecord,
   ): Promise<IdempotencyClaim>;
+  /** Optional: the execution that holds idempotency `key` under `reactor` now, if any (operator search). */
+  idempotencyHolder?(reactor: string, key: string): Promise<string | undefined>;
 }

@@ -162,6 +162,11 @@ export class MemoryStore implements Store, InterruptClaims {
     return { claimed: true };
   }
 
+  async idempotencyHolder(reactor: string, key: string): Promise<string | undefined> {
+    const claim = this.#claims.get(`${reactor}\u0000${key}`);
+    return claim !== undefined && claim.expiresAt > this.#clock.now() ? claim.executionId : undefined;
+  }
+
   /** Stores `entry` as record `id` unless a live one exists (a claim's first record never overwrites a save). */
   #saveIfAbsent(id: string, entry: StoredRecord, now: number): void {
     const current = this.#records.get(id);

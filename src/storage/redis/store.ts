@@ -420,6 +420,15 @@ export class RedisStore implements Store, InterruptClaims, JobLeases {
     return exists === 0 && left > 0 && this.recordTtlMs - left >= CLAIM_REPAIR_MS;
   }
 
+  async idempotencyHolder(reactor: string, key: string): Promise<string | undefined> {
+    const holder = await runCommand(
+      'idempotency-get',
+      () => this.redis.get(this.keys.idempotency(reactor, key)),
+      this.redis,
+    );
+    return holder ?? undefined;
+  }
+
   claimCorrelation(
     correlationId: string,
     executionId: string,

@@ -14,6 +14,12 @@ const GAP_X = 64;
 const GAP_Y = 18;
 const PAD = 12;
 
+/** Characters that fit in a box at 12 px (bold names are wider), with 10 px of padding on each side. */
+const NAME_CHARS = Math.floor((W - 20) / 7.4);
+const STATUS_CHARS = Math.floor((W - 20) / 6.6);
+/** Room the "returns" tag takes from the name. */
+const RETURNS_CHARS = 7;
+
 const clip = (text: string, max: number): string => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 
 /** Renders the graph; an empty graph renders a note instead. */
@@ -34,8 +40,13 @@ export function dagSvg(graph: GraphView): Fragment | string {
   });
   const nodes = graph.nodes.map((n) => {
     const p = at.get(n.name)!;
-    const label = `${n.kind === 'step' ? '' : `${n.kind} `}${n.returns ? '⟶ returns' : ''}`.trim();
-    return html`<g class="node n-${n.status}" data-step="${n.name}" data-status="${n.status}"><title>${n.name}: ${n.status}</title><rect x="${p.x}" y="${p.y}" width="${W}" height="${H}" rx="6" stroke-width="1.5"></rect><text x="${p.x + 10}" y="${p.y + 18}" font-weight="600">${clip(n.name, 20)}</text><text x="${p.x + 10}" y="${p.y + 34}" fill="#4a5263">${n.status}${label === '' ? '' : ` · ${label}`}</text></g>`;
+    const status = n.kind === 'step' ? n.status : `${n.status} · ${n.kind}`;
+    // The returned step carries a small "returns" tag at its top right; the name gives way to it.
+    const tag = n.returns
+      ? html`<text class="returns" x="${p.x + W - 8}" y="${p.y + 14}" text-anchor="end" font-size="10" fill="#2458d3">returns</text>`
+      : '';
+    const nameRoom = n.returns ? NAME_CHARS - RETURNS_CHARS : NAME_CHARS;
+    return html`<g class="node n-${n.status}" data-step="${n.name}" data-status="${n.status}"${n.returns ? html` data-returns="true"` : ''}><title>${n.name}: ${status}${n.returns ? " (its result is the reactor's value)" : ''}</title><rect x="${p.x}" y="${p.y}" width="${W}" height="${H}" rx="6" stroke-width="1.5"></rect><text x="${p.x + 10}" y="${p.y + 18}" font-weight="600">${clip(n.name, nameRoom)}</text>${tag}<text x="${p.x + 10}" y="${p.y + 34}" fill="#4a5263">${clip(status, STATUS_CHARS)}</text></g>`;
   });
   return html`<svg class="dag" role="img" aria-label="step graph" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" xmlns="http://www.w3.org/2000/svg"><defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#7d8595"></path></marker></defs>${edges}${nodes}</svg>${graph.fromDefinition ? '' : html`<p class="muted">The reactor is not registered with this dashboard: steps come from the record, without their dependencies.</p>`}`;
 }

@@ -11,6 +11,7 @@ import type { ReactorEvent } from '../../engine/model/events.js';
 import type { ExecutionDetail, ExecutionSummary, StepView, WaitView } from '../../ops/types.js';
 import type { ExecutionAction } from '../actions.js';
 import { dagSvg } from './dag.js';
+import { timelineSvg } from './timeline.js';
 import { badge, duration, errorBlock, json, time, type Fragment } from './format.js';
 import { page, type PageContext } from './layout.js';
 
@@ -66,20 +67,47 @@ function stepsTable(ctx: PageContext, steps: readonly StepView[], waiting: reado
   )}</tbody></table>`;
 }
 
-function eventDetails(event: ReactorEvent): string {
+/** The fields of an event beyond those every event has. */
+function eventFields(event: ReactorEvent): Record<string, unknown> {
   const { type: _t, executionId: _e, rootExecutionId: _r, reactor: _re, at: _a, ...rest } = event;
   const { step: _s, ...others } = rest as Record<string, unknown>;
-  return Object.keys(others).length === 0 ? '' : JSON.stringify(others);
+  return others;
 }
 
+/** A one-line reading of an event's fields: scalars as `name value`, an error by its message. */
+function eventSummary(fields: Record<string, unknown>): string {
+  const parts: string[] = [];
+  for (const [name, value] of Object.entries(fields)) {
+    if (value === undefined) continue;
+    if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')
+      parts.push(`${name} ${typeof value === 'string' ? value : String(value)}`);
+    else if (name === 'error' && typeof value === 'object' && value !== null && 'message' in value)
+      parts.push(`error: ${String(value.message)}`);
+  }
+  const text = parts.join(' · ');
+  return text.length > 160 ? `${text.slice(0, 159)}…` : text;
+}
+
+/** The trace as rows: time, event, step, a readable summary, and the event's JSON folded. */
 function traceTable(trace: readonly ReactorEvent[]): Fragment {
   if (trace.length === 0)
     return html`<p class="empty">No trace recorded (an execution run inline keeps its trace in its result).</p>`;
   const t0 = trace[0]?.at ?? 0;
   return html`<table class="trace"><thead><tr><th>+ms</th><th>Event</th><th>Step</th><th>Details</th></tr></thead><tbody>${trace.map(
-    (e) =>
-      html`<tr data-event="${e.type}"><td class="mono">${e.at - t0}</td><td><code>${e.type}</code></td><td>${'step' in e && e.step !== undefined ? html`<code>${e.step}</code>` : ''}</td><td class="mono">${eventDetails(e)}</td></tr>`,
+    (e) => {
+      const fields = eventFields(e);
+      const folded =
+        Object.keys(fields).length === 0 ? '' : html`<details><summary>JSON</summary>${json(fields)}</details>`;
+      return html`<tr data-event="${e.type}"><td class="mono">${e.at - t0}</td><td><code>${e.type}</code></td><td>${'step' in e && e.step !== undefined ? html`<code>${e.step}</code>` : ''}</td><td><span class="summary">${eventSummary(fields)}</span>${folded}</td></tr>`;
+    },
   )}</tbody></table>`;
+}
+
+/** The time that ends the timeline's open bars: now, unless the trace runs on another clock (a test's manual clock). */
+function timelineNow(trace: readonly ReactorEvent[]): number {
+  const last = trace[trace.length - 1]?.at ?? 0;
+  const now = Date.now();
+  return now >= last && now - last < 7 * 24 * 3_600_000 ? now : last;
 }
 
 /** An async unit or child reactor (`<dispatcherId>~<step>`) is named by the step that dispatched it. */
@@ -141,6 +169,7 @@ ${pausedCard(
 )}
 ${outcome(e)}
 <h2>Step graph</h2><div class="card">${dagSvg(e.graph)}</div>
+<h2>Timeline</h2><div class="card timeline-card">${timelineSvg(e.trace, timelineNow(e.trace))}</div>
 <div class="grid"><div><h2>Input</h2>${input}</div>${e.rollbackFailures.length === 0 ? '' : html`<div><h2>Rollback failures</h2><table class="rollback"><thead><tr><th>Step</th><th>Kind</th><th>Reason</th><th>Message</th></tr></thead><tbody>${e.rollbackFailures.map((f) => html`<tr><td><code>${f.step}</code></td><td>${f.kind}</td><td>${f.reason}${f.key ? html` <code>${f.key}</code>` : ''}</td><td>${f.message}</td></tr>`)}</tbody></table></div>`}</div>
 <h2>Steps</h2>${stepsTable(
     ctx,

@@ -5,13 +5,15 @@
  * @module
  */
 import { html } from 'hono/html';
-import type { ExecutionPage, ExecutionSummary } from '../../ops/types.js';
+import type { ExecutionPage, ExecutionSummary, SearchHit, SearchResult } from '../../ops/types.js';
 import { badge, duration, time, type Fragment } from './format.js';
 import { page, type PageContext } from './layout.js';
 import type { VersionWait } from '../../engine/ports/store.js';
 
 /** The filters as they came in the query string (shown back in the form). */
 export interface ListFilters {
+  /** The search text. */
+  readonly q?: string;
   readonly reactor?: string;
   readonly status?: string;
   readonly from?: string;
@@ -42,7 +44,7 @@ export function filterQuery(
   return text === '' ? '' : `?${text}`;
 }
 
-function row(ctx: PageContext, e: ExecutionSummary, now: number): Fragment {
+function row(ctx: PageContext, e: ExecutionSummary | SearchHit, now: number, bulk: boolean): Fragment {
   let what: Fragment | string =
     e.status === 'parked' && e.waitingFor?.primitive === 'sleep'
       ? html`sleeping at <code>${e.waitingFor.key}</code> until ${new Date(e.waitingFor.dueAt ?? now).toISOString()}`
@@ -56,7 +58,11 @@ function row(ctx: PageContext, e: ExecutionSummary, now: number): Fragment {
               ? e.error.message
               : '';
   if (e.waitingForVersion) what = versionWait(e.waitingForVersion);
-  return html`<tr data-execution="${e.id}" data-status="${e.status}"><td><a class="mono" href="${ctx.base}/executions/${encodeURIComponent(e.id)}">${e.id}</a></td><td>${e.reactor}</td><td>${badge(e.status)}</td><td>${time(e.createdAt)}</td><td>${duration(now - e.updatedAt)} ago</td><td>${what}${queuedNote(e)}</td></tr>`;
+  const pick = bulk
+    ? html`<td><input type="checkbox" name="id" value="${e.id}" form="bulk" aria-label="select ${e.id}"></td>`
+    : '';
+  const match = 'match' in e ? html` <span class="match" data-match="${e.match}">${MATCH_LABEL[e.match]}</span>` : '';
+  return html`<tr data-execution="${e.id}" data-status="${e.status}">${pick}<td><a class="mono" href="${ctx.base}/executions/${encodeURIComponent(e.id)}">${e.id}</a>${match}</td><td>${e.reactor}</td><td>${badge(e.status)}</td><td>${time(e.createdAt)}</td><td>${duration(now - e.updatedAt)} ago</td><td>${what}${queuedNote(e)}</td></tr>`;
 }
 
 /** A queued execution's start time and priority, when it has them. */
@@ -67,25 +73,82 @@ function queuedNote(e: ExecutionSummary): Fragment | string {
   return html`<span class="muted" data-start-at="${e.startAt ?? ''}">${startsAt}${priority}</span>`;
 }
 
-/** The whole list page. */
-export function executionsPage(ctx: PageContext, list: ExecutionPage, filters: ListFilters, now: number): Fragment {
-  const tab = (status: string | undefined, label: string): Fragment =>
-    html`<a class="${filters.status === status ? 'on' : ''}" href="${ctx.base}/executions${filterQuery({ ...filters, status })}">${label}</a>`;
-  const next =
-    list.cursor === undefined
-      ? ''
-      : html`<p><a class="button secondary" href="${ctx.base}/executions${filterQuery(filters, { cursor: list.cursor })}">Next page →</a></p>`;
-  const body = html`<h1>Executions</h1>
-<p class="tabs">${tab(undefined, 'All')}${TABS.map((s) => tab(s, s))}</p>
-<form class="filters" method="get" action="${ctx.base}/executions">
-  <label>Reactor <input name="reactor" value="${filters.reactor ?? ''}" placeholder="any"></label>
+/** What the list page shows: a page of executions or a search's hits. */
+export type ListContent =
+  { readonly kind: 'list'; readonly list: ExecutionPage } | { readonly kind: 'search'; readonly result: SearchResult };
+
+/** What else the list page needs: the reactors of the picker, the bulk actions offered, a notice. */
+export interface ListExtras {
+  readonly reactors: readonly string[];
+  /** Bulk actions (name and label); none in read-only mode. */
+  readonly bulk: readonly { readonly name: string; readonly label: string }[];
+}
+
+const MATCH_LABEL: Readonly<Record<SearchHit['match'], string>> = {
+  id: 'execution id',
+  idempotency_key: 'idempotency key',
+  correlation_id: 'correlation id',
+  input: 'input text',
+};
+
+function filterForm(ctx: PageContext, filters: ListFilters, reactors: readonly string[]): Fragment {
+  const names = [...new Set([...reactors, ...(filters.reactor === undefined ? [] : [filters.reactor])])].sort();
+  return html`<form class="filters" method="get" action="${ctx.base}/executions">
+  <label>Search <input type="search" name="q" size="34" value="${filters.q ?? ''}" placeholder="execution id, idempotency key, correlation id or input text"></label>
+  <label>Reactor <select name="reactor"><option value="">any</option>${names.map((n) => html`<option${filters.reactor === n ? html` selected` : ''}>${n}</option>`)}</select></label>
   <label>Status <select name="status"><option value="">any</option>${TABS.concat().map((s) => html`<option${filters.status === s ? html` selected` : ''}>${s}</option>`)}</select></label>
   <label>Created from (UTC) <input type="datetime-local" step="1" name="from" value="${filters.from ?? ''}"></label>
   <label>Created before (UTC) <input type="datetime-local" step="1" name="to" value="${filters.to ?? ''}"></label>
   <button type="submit">Filter</button> <a href="${ctx.base}/executions">clear</a>
-</form>
-${list.items.length === 0 ? html`<p class="empty">No executions match.</p>` : html`<table class="executions"><thead><tr><th>Execution</th><th>Reactor</th><th>Status</th><th>Created</th><th>Updated</th><th>Details</th></tr></thead><tbody>${list.items.map((e) => row(ctx, e, now))}</tbody></table>`}
-${next}`;
+</form>`;
+}
+
+function table(
+  ctx: PageContext,
+  items: readonly (ExecutionSummary | SearchHit)[],
+  now: number,
+  extras: ListExtras,
+): Fragment {
+  const bulk = extras.bulk.length > 0;
+  const form = bulk
+    ? html`<form id="bulk" class="bulk actions" method="get" action="${ctx.base}/executions/bulk"><span class="muted">With the selected:</span>${extras.bulk.map((a) => html`<button type="submit" class="secondary" name="action" value="${a.name}" data-bulk="${a.name}">${a.label}…</button>`)}</form>`
+    : '';
+  return html`${form}<table class="executions"><thead><tr>${bulk ? html`<th><span class="muted">select</span></th>` : ''}<th>Execution</th><th>Reactor</th><th>Status</th><th>Created</th><th>Updated</th><th>Details</th></tr></thead><tbody>${items.map((e) => row(ctx, e, now, bulk))}</tbody></table>`;
+}
+
+/** The whole list page: the executions, or the hits of a search. */
+export function executionsPage(
+  ctx: PageContext,
+  content: ListContent,
+  filters: ListFilters,
+  now: number,
+  extras: ListExtras,
+): Fragment {
+  const tab = (status: string | undefined, label: string): Fragment =>
+    html`<a class="${filters.status === status ? 'on' : ''}" href="${ctx.base}/executions${filterQuery({ ...filters, status })}">${label}</a>`;
+  let results: Fragment;
+  if (content.kind === 'search') {
+    const r = content.result;
+    const note = html`<p class="muted search-note">${r.items.length} found for <code>${r.q}</code>: exact execution id, idempotency key and correlation id lookups, and matches among the newest ${r.scanned} of at most ${r.window} executions (ids, keys, correlation ids, input text).</p>`;
+    results =
+      r.items.length === 0
+        ? html`${note}<p class="empty">No executions match.</p>`
+        : html`${note}${table(ctx, r.items, now, extras)}`;
+  } else {
+    const { list } = content;
+    const next =
+      list.cursor === undefined
+        ? ''
+        : html`<p><a class="button secondary" href="${ctx.base}/executions${filterQuery(filters, { cursor: list.cursor })}">Next page →</a></p>`;
+    results =
+      list.items.length === 0
+        ? html`<p class="empty">No executions match.</p>`
+        : html`${table(ctx, list.items, now, extras)}${next}`;
+  }
+  const body = html`<h1>Executions</h1>
+<p class="tabs">${tab(undefined, 'All')}${TABS.map((s) => tab(s, s))}</p>
+${filterForm(ctx, filters, extras.reactors)}
+${results}`;
   return page(ctx, { title: 'Executions', nav: 'executions' }, body);
 }
 

@@ -58,6 +58,23 @@ button, .button { font:inherit; padding:5px 12px; border-radius:4px; border:1px 
 .notice { background:#e7f6ec; border:1px solid #9fd9b2; padding:8px 12px; border-radius:4px; margin-bottom:12px; }
 .tabs a { margin-right:10px; } .tabs a.on { font-weight:700; text-decoration:none; color:var(--fg); }
 svg.dag text { font:12px system-ui,sans-serif; }
+svg.timeline text { font:11px system-ui,sans-serif; fill:#1d2330; }
+.timeline-card { overflow-x:auto; }
+.bar { stroke:none; } .bar.open { stroke:#1d2330; stroke-dasharray:3 2; stroke-width:1; }
+.b-attempt { fill:#5b8def; background:#5b8def; } .b-failed { fill:#d9534f; background:#d9534f; }
+.b-backoff { fill:#c3c8d4; background:#c3c8d4; } .b-park { fill:#f0b429; background:#f0b429; }
+.b-wait { fill:#f7d070; background:#f7d070; } .b-sleep { fill:#9c7ae0; background:#9c7ae0; }
+.b-pause { fill:#e06aa8; background:#e06aa8; } .b-rollback { fill:#d9a47c; background:#d9a47c; }
+.b-undo, .b-compensate { fill:#7a3d10; background:#7a3d10; }
+.legend { font-size:12px; color:var(--muted); margin:6px 0 0; } .legend .key { margin-right:12px; white-space:nowrap; }
+.legend i { display:inline-block; width:12px; height:10px; border-radius:2px; margin-right:4px; vertical-align:middle; }
+table.trace details summary { cursor:pointer; color:var(--accent); font-size:12px; }
+table.trace .summary { font-size:12.5px; }
+.match { font-size:11px; background:#e7f0ff; color:#1f47a8; border-radius:8px; padding:0 6px; margin-left:6px; }
+form.bulk { margin:0 0 8px; align-items:center; } form.bulk button.secondary { background:#fff; color:var(--accent); }
+.counts { display:flex; gap:12px; flex-wrap:wrap; margin:8px 0 4px; }
+.count { background:var(--card); border:1px solid var(--line); border-radius:6px; padding:8px 14px; display:flex; flex-direction:column; min-width:96px; }
+.count .n { font-size:20px; font-weight:700; }
 svg.dag .n-completed rect { fill:#d6f5e0; stroke:#2f8a4c; } svg.dag .n-failed rect { fill:#fde0e0; stroke:#c62828; }
 svg.dag .n-parked rect { fill:#fff0c8; stroke:#c08a00; } svg.dag .n-running rect, svg.dag .n-retrying rect, svg.dag .n-dispatched rect { fill:#dbe7ff; stroke:#2458d3; }
 svg.dag .n-paused rect { fill:#fde7f3; stroke:#b0357a; }
@@ -89,7 +106,7 @@ export function page(
   ctx: PageContext,
   options: {
     readonly title: string;
-    readonly nav: 'executions' | 'coordination' | 'schedules';
+    readonly nav: 'executions' | 'coordination' | 'schedules' | 'queue';
     readonly live?: boolean;
   },
   body: Fragment | string,
@@ -98,9 +115,9 @@ export function page(
   const refresh = options.live === false ? 0 : ctx.refreshSeconds;
   return html`<!doctype html>
 <html lang="en">
-<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${options.title} · ts-reactor</title><style>${raw(CSS)}</style></head>
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${options.title} · ts-reactor</title><link rel="icon" type="image/svg+xml" href="${ctx.base}/favicon.svg"><style>${raw(CSS)}</style></head>
 <body data-refresh="${String(refresh)}">
-<header><span class="brand">ts-reactor</span><a class="${on('executions')}" href="${ctx.base}/executions">Executions</a><a class="${on('coordination')}" href="${ctx.base}/coordination">Coordination</a>${ctx.schedules ? html`<a class="${on('schedules')}" href="${ctx.base}/schedules">Schedules</a>` : ''}${ctx.readOnly ? html`<span class="muted">read-only</span>` : ''}</header>
+<header><span class="brand">ts-reactor</span><a class="${on('executions')}" href="${ctx.base}/executions">Executions</a><a class="${on('coordination')}" href="${ctx.base}/coordination">Coordination</a><a class="${on('queue')}" href="${ctx.base}/queue">Queue</a>${ctx.schedules ? html`<a class="${on('schedules')}" href="${ctx.base}/schedules">Schedules</a>` : ''}${ctx.readOnly ? html`<span class="muted">read-only</span>` : ''}</header>
 <main id="live">${body}</main>
 <script>${raw(LIVE)}</script>
 </body></html>`;
