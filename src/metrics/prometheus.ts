@@ -64,7 +64,7 @@ export function prometheusMetrics(options: PrometheusMetricsOptions = {}): Prome
   };
 }
 
-/** The gauges, set from `sources` at each scrape; a source that fails leaves its gauge empty for that scrape. */
+/** The gauges, set from `sources` at each scrape; a source that fails leaves its gauge empty (or NaN, without labels) for that scrape. */
 function registerGauges(registry: Registry, sources: GaugeSources): void {
   const gauge = (
     spec: (typeof METRICS)['queueJobs' | 'queueOldestAge' | 'executionsByStatus'],
@@ -77,7 +77,8 @@ function registerGauges(registry: Registry, sources: GaugeSources): void {
       registers: [registry],
       async collect() {
         this.reset();
-        await read(this).catch(() => undefined);
+        // A failed read leaves a labelled gauge without samples; one without labels always has a sample: NaN (unknown), not 0.
+        await read(this).catch(() => (spec.labels.length === 0 ? this.set(Number.NaN) : undefined));
       },
     });
   const { queueJobs, queueOldestWaitingMs, executionsByStatus } = sources;

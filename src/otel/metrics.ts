@@ -65,8 +65,8 @@ function observeGauges(meter: Meter, sources: GaugeSources): void {
     const spec = METRICS.queueOldestAge;
     const gauge = meter.createObservableGauge(spec.name, { description: spec.help, unit: spec.unit });
     gauge.addCallback(async (result) => {
-      const ms = await queueOldestWaitingMs().catch(() => undefined);
-      result.observe(ms === undefined ? 0 : ms / 1000);
+      const ms = await queueOldestWaitingMs().catch(() => null);
+      if (ms !== null) result.observe(ms === undefined ? 0 : ms / 1000); // a failed read observes nothing
     });
   }
   if (executionsByStatus) {

@@ -1,8 +1,10 @@
 /**
  * `ts-reactor worker --metrics-port`: the worker serves its Prometheus metrics and its health
- * routes over a throwaway redis-server; a bad port is a usage error.
+ * routes over a throwaway redis-server; while Redis is paused a scrape still answers, without
+ * the sampled gauges, and /readyz is 503; a bad port is a usage error.
  */
 import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
 import { describe, expect, test } from 'vitest';
 import { createRedisRuntime } from '../../src/bullmq.js';
 import { runWorkerCommand } from '../../src/cli/worker.js';
@@ -57,6 +59,38 @@ describe('ts-reactor worker --metrics-port', () => {
     }
     expect(await running).toBe(0);
     await expect(fetch(`${base}/healthz`)).rejects.toThrow();
+  });
+
+  test('while Redis is paused, /metrics answers without the sampled gauges and /readyz is 503', async () => {
+    const prefix = `wp-${Math.random().toString(36).slice(2, 8)}`;
+    const c = capture();
+    const stop = new AbortController();
+    const running = runWorkerCommand(
+      ['--redis', server.url, '--module', fixture, '--prefix', prefix, '--metrics-port', '0'],
+      c.io,
+      { env: {}, signals: [], stop: stop.signal },
+    );
+    await expect.poll(() => c.out.find((l) => l.includes('metrics on ')), { timeout: 20_000 }).toBeDefined();
+    const base = /metrics on (http:\/\/[^/]+)\/metrics/.exec(c.out.find((l) => l.includes('metrics on '))!)![1]!;
+    const admin = new Redis(server.url);
+    try {
+      const before = await (await fetch(`${base}/metrics`)).text();
+      expect(before).toMatch(/^ts_reactor_queue_jobs\{state="waiting"\} 0$/m);
+      expect(before).toMatch(/^ts_reactor_queue_oldest_waiting_seconds 0$/m);
+      await admin.call('CLIENT', 'PAUSE', '6000', 'ALL');
+      const paused = await fetch(`${base}/metrics`);
+      expect(paused.status).toBe(200);
+      const text = await paused.text();
+      expect(text).toMatch(/^# TYPE ts_reactor_queue_jobs gauge$/m);
+      expect(text).not.toMatch(/^ts_reactor_queue_jobs\{/m);
+      expect(text).toMatch(/^ts_reactor_queue_oldest_waiting_seconds nan$/im);
+      expect((await fetch(`${base}/readyz`)).status).toBe(503);
+    } finally {
+      await admin.call('CLIENT', 'UNPAUSE');
+      admin.disconnect();
+      stop.abort();
+    }
+    expect(await running).toBe(0);
   });
 
   test('a port that is not an integer from 0 to 65535 exits 2', async () => {
