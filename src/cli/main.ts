@@ -179,6 +179,8 @@ if (isEntryPoint()) {
   main(process.argv.slice(2), io).then(
     (code) => {
       process.exitCode = code;
+      // A command that failed may have left a connection it could not close (a half-built runtime): do not hang on it.
+      if (code !== 0) setTimeout(() => process.exit(code), 1_000).unref();
     },
     (error: unknown) => {
       console.error(error);

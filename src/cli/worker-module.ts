@@ -7,7 +7,7 @@
  * @module
  */
 import type { Logger } from '../dsl/context.js';
-import type { RateWindowOptions } from '../dsl/coordination.js';
+import { compileWindows, type RateWindowOptions } from '../dsl/coordination.js';
 import type { AnyReactorDefinition } from '../dsl/definition.js';
 import type { EngineOptions } from '../engine/api/types.js';
 import type { Middleware } from '../engine/model/events.js';
@@ -122,6 +122,7 @@ export function readWorkerModule(exports: Readonly<Record<string, unknown>>): Wo
     throw new WorkerModuleError(
       'rateLimits must be an object of arrays of windows, e.g. { psp: [{ limit: 10, per: "1s" }] }',
     );
+  if (rateLimits !== undefined) checkWindows(rateLimits as Record<string, readonly RateWindowOptions[]>);
   const middleware = pick('middleware');
   if (middleware !== undefined && (!Array.isArray(middleware) || !middleware.every(isObject)))
     throw new WorkerModuleError('middleware must be an array of middleware objects (e.g. [otel()])');
@@ -150,4 +151,15 @@ export function readWorkerModule(exports: Readonly<Record<string, unknown>>): Wo
     ...(prefix === undefined ? {} : { prefix }),
     ...(options === undefined ? {} : { options: options }),
   };
+}
+
+/** Each named limit's windows, checked as the engine will (before the worker opens a connection). */
+function checkWindows(rateLimits: Readonly<Record<string, readonly RateWindowOptions[]>>): void {
+  for (const [name, windows] of Object.entries(rateLimits)) {
+    try {
+      compileWindows({ reactor: `(rate limit ${name})` }, windows);
+    } catch (error) {
+      throw new WorkerModuleError(`rateLimits.${name}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
 }

@@ -3,6 +3,7 @@
  * for TypeScript, a hint when it is missing), and where the worker's prefix comes from (flag,
  * module, TS_REACTOR_PREFIX) with the warning for a prefix under which no key exists.
  */
+import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { describe, expect, test } from 'vitest';
@@ -68,7 +69,21 @@ describe('the worker module contract', () => {
   test('a module whose rate limit is malformed exits 2 before taking a job', async () => {
     const { code, err } = await runUntilReady(['--module', fixture('worker-bad-limits.ts')]);
     expect(code).toBe(2);
-    expect(err.join('\n')).toMatch(/^ts-reactor worker: --module: .*rate limit window needs per/m);
+    expect(err.join('\n')).toMatch(
+      /^ts-reactor worker: --module: .*worker-bad-limits\.ts: rateLimits\.api: .*needs per/m,
+    );
+  });
+
+  test('a runtime option out of range exits 2, and the process exits (spawned)', () => {
+    const root = fileURLToPath(new URL('../..', import.meta.url));
+    const args = ['--import', 'tsx', 'src/cli/main.ts', 'worker', '--redis', server.url];
+    const run = spawnSync(process.execPath, [...args, '--module', fixture('worker-bad-options.ts')], {
+      cwd: root,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(run.status, run.stderr).toBe(2);
+    expect(run.stderr).toContain('ts-reactor worker: --module: outageToleranceMs must be a finite number >= 0; got -1');
   });
 
   test('named exports configure the worker too: the prefix and the logger', async () => {
