@@ -313,6 +313,73 @@ describe('several semaphores', () => {
   });
 });
 
+describe('a wake that the woken execution cannot use', () => {
+  test('goes on to the next waiter of the released key when the woken one parks on another key', async () => {
+    const clock = new ManualClock({ autoAdvance: false });
+    const memory = createMemoryQueue({ clock });
+    const engine = createEngine({
+      store: new MemoryStore({ clock }),
+      coordinator: new MemoryCoordinator({ clock }),
+      clock,
+      queue: memory.queue,
+      waitList: memory.waitList,
+      background: { workerWaitMs: 0, parkFallbackMs: 60_000 },
+    });
+    const holdA = gate();
+    const holdB = gate();
+    const holder = (name: string, key: string, until: Promise<void>) =>
+      reactor(name)
+        .withSemaphore({ key: () => key, limit: 1 })
+        .step('s', { run: () => until })
+        .build();
+    const both = reactor('both')
+      .withSemaphore([
+        { key: () => 'a:user', limit: 1 },
+        { key: () => 'b:project', limit: 1 },
+      ])
+      .step('s', { run: () => 'both' })
+      .background('all')
+      .build();
+    const onlyB = reactor('only-b')
+      .withSemaphore({ key: () => 'b:project', limit: 1 })
+      .step('s', { run: () => 'b' })
+      .background('all')
+      .build();
+    const worker = createWorker({ engine, consumer: memory.consumer, reactors: [both, onlyB], concurrency: 2 });
+    const settle = async (): Promise<void> => {
+      for (let i = 0; i < 10_000; i++) {
+        await new Promise((resolve) => setImmediate(resolve));
+        const counts = memory.queue.counts();
+        if (counts.ready === 0 && counts.running === 0) return;
+      }
+    };
+    const heldB = engine.run(holder('hold-b', 'b:project', holdB.promise), {});
+    const first = await engine.run(both, {}); // takes a:user, parks on b:project
+    await settle();
+    const second = await engine.run(onlyB, {}); // parks on b:project behind it
+    await settle();
+    const heldA = engine.run(holder('hold-a', 'a:user', holdA.promise), {}); // a:user is busy now
+    expect((await engine.result(first.executionId))?.status).toBe('parked');
+    expect((await engine.result(second.executionId))?.status).toBe('parked');
+    holdB.open(); // the release of b:project wakes "both", which parks on a:user and passes the wake on
+    await heldB;
+    await settle();
+    expect(
+      (await engine.result(first.executionId))?.trace
+        .filter((e) => e.type === 'run.parked')
+        .map((e) => 'key' in e && e.key),
+    ).toEqual(['b:project', 'a:user']);
+    // Woken at once, not by its 60 s fallback: the clock never moved.
+    expect((await engine.result(second.executionId))?.status).toBe('completed');
+    holdA.open();
+    await heldA;
+    await settle();
+    expect((await engine.result(first.executionId))?.status).toBe('completed');
+    await worker.stop();
+    await memory.queue.close();
+  });
+});
+
 describe('several rate limits', () => {
   const perUserAndProject = () =>
     reactor('api')

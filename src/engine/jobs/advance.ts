@@ -120,7 +120,7 @@ export async function advance(
   }
   const stopped = state.stopped;
   if (stopped) throw stopped; // nothing more is written or emitted as an outcome (decision 064)
-  return settleOutcome(deps, state, reactor, outcome);
+  return settleOutcome(deps, state, reactor, outcome, background.waitingFor);
 }
 
 /** What a worker's graph outcome leaves: paused, parked, re-enqueued, or finished. */
@@ -129,13 +129,14 @@ async function settleOutcome(
   state: RunState,
   reactor: AnyReactorDefinition,
   outcome: GraphOutcome,
+  woken: WaitingFor | undefined,
 ): Promise<After> {
   if (outcome.status === 'yielded' && outcome.pause) return void (await pauseRun(state, reactor));
   if (outcome.status === 'yielded') {
     if (outcome.fanOut !== undefined) return parkOnFanOut(deps, state, outcome.fanOut); // a fan-out map's elements run (or are undone) as jobs
     if (outcome.contention instanceof AsyncPendingError) return parkReader(deps, state, outcome.contention);
     // A step lost contention: park like a reactor-level refusal (the release wakes it).
-    if (outcome.contention !== undefined) return refused(deps, state, outcome.contention);
+    if (outcome.contention !== undefined) return refused(deps, state, outcome.contention, undefined, woken);
     if (outcome.sleep !== undefined) return parkOnSleep(deps, state, outcome.sleep); // a sleep step: a delayed job at its wake time
     return void (await requeue(deps, state, outcome.delayMs, 'retry'));
   }

@@ -35,12 +35,47 @@ import type { After, BackgroundDeps } from './deps.js';
  * first, one woken by a release, or a fallback job's that found the holder changed (decision 068).
  * `declared`: the reactor-level declarations (their `contentionTimeout`); a step's wait was noted,
  * with its bound, by the step runner, which also fails the step when that bound has passed.
+ * `woken`: the park this job ran from (default: the one on the record); a semaphore's wake that
+ * this execution could not use is passed on to that key's next waiter.
  */
 export async function refused(
   deps: BackgroundDeps,
   state: RunState,
   error: Error,
   declared?: readonly CoordinationSpec[],
+  woken: WaitingFor | undefined = state.background?.waitingFor,
+): Promise<After> {
+  const passOn = wakeToPassOn(woken, error, state.clock.now());
+  const after = await park(deps, state, error, declared);
+  if (passOn === undefined) return after;
+  return async () => {
+    await after?.();
+    await wake(deps, passOn.primitive, passOn.key);
+  };
+}
+
+/**
+ * The semaphore whose release woke this execution, when the execution now parks on another key:
+ * it took no slot of it (several semaphores, docs/decisions/085), so the wake goes on to the next
+ * waiter of that key instead of being lost until a fallback poll.
+ */
+function wakeToPassOn(
+  woken: WaitingFor | undefined,
+  error: Error,
+  now: number,
+): { readonly primitive: PrimitiveName; readonly key: string } | undefined {
+  const contended = contendedKey(error);
+  if (woken?.primitive !== 'semaphore' || woken.dueAt === undefined || contended === undefined) return undefined;
+  if (now >= woken.dueAt - 5) return undefined; // its fallback job, not a release, ran it
+  if (contended.primitive === woken.primitive && contended.key === woken.key) return undefined;
+  return { primitive: woken.primitive, key: woken.key };
+}
+
+async function park(
+  deps: BackgroundDeps,
+  state: RunState,
+  error: Error,
+  declared: readonly CoordinationSpec[] | undefined,
 ): Promise<After> {
   const contended = contendedKey(error);
   if (!contended) return void (await finish(state, { status: 'failed', step: undefined, error, validation: [] }));
