@@ -8,17 +8,31 @@
  * const runtime = createRedisRuntime({ url: process.env.REDIS_URL!, reactors: [checkout] });
  * const queued = await runtime.engine.start(checkout, { orderId: 'o-1' });
  * const worker = runtime.startWorker({ concurrency: 8 });   // in a worker process
+ * // On a Redis Cluster: createRedisRuntime({ cluster: { nodes: [{ host: '10.0.0.1', port: 7000 }] }, reactors: [checkout] })
  * ```
  *
  * @module
  */
 import type { AnyReactorDefinition } from './dsl/definition.js';
 import { createEngine, type Engine, type EngineOptions } from './engine/engine.js';
-import { createBullmqConsumer, createBullmqQueue, type BullmqConsumerOptions } from './queue/bullmq.js';
+import {
+  createBullmqConsumer,
+  createBullmqQueue,
+  type BullmqConnection,
+  type BullmqConsumerOptions,
+} from './queue/bullmq.js';
 import type { QueueInspector } from './engine/ports/queue-inspector.js';
 import { RedisWaitList } from './queue/redis-wait-list.js';
 import { createWorker, type Worker, type WorkerCloseOptions } from './queue/worker.js';
-import { createRedisBackend } from './storage/redis/index.js';
+import { Cluster } from 'ioredis';
+import { createRedisBackend, DEFAULT_PREFIX } from './storage/redis/index.js';
+import {
+  isCluster,
+  startupNodesOf,
+  type RedisClusterTarget,
+  type RedisConnection,
+} from './storage/redis/connection.js';
+import { quit } from './storage/redis/coordinator.js';
 import { durabilityAtStartUp, type DurabilityReport } from './storage/redis/durability.js';
 import { silentLogger } from './engine/model/logger.js';
 import { traceBoundOf } from './engine/model/trace-bound.js';
@@ -48,15 +62,24 @@ export {
   type WorkerModuleOptions,
 } from './cli/worker-module.js';
 
-/** Options of {@link createRedisRuntime}. */
+/** Options of {@link createRedisRuntime}: where Redis is (exactly one of `url`, `redis` or `cluster`) and its settings. */
 export interface RedisRuntimeOptions extends Partial<
   Omit<EngineOptions, 'store' | 'coordinator' | 'queue' | 'waitList' | 'fanOut' | 'jobLeases'>
 > {
-  readonly url: string;
+  /** Connection URL of a single server (e.g. `redis://127.0.0.1:6379`). Exactly one of `url`, `redis` or `cluster`. */
+  readonly url?: string;
+  /**
+   * An ioredis `Redis` or `Cluster` you created (the runtime never quits it; BullMQ gets
+   * connections of its own like it). On a `Cluster`, keys are laid out by slot and BullMQ's prefix
+   * is hash-tagged, `{<prefix>}` (docs/cluster.md).
+   */
+  readonly redis?: RedisConnection;
+  /** A Redis Cluster's startup nodes and ioredis `Cluster` options (docs/cluster.md). */
+  readonly cluster?: RedisClusterTarget;
   /** Key prefix of the store, coordinator, wait lists and queue. Default `rx`. */
   readonly prefix?: string;
   readonly reactors?: readonly AnyReactorDefinition[];
-  /** BullMQ queue name. Default `ts-reactor`. */
+  /** BullMQ queue name. Default `ts-reactor`. On a cluster, BullMQ's keys are `{<prefix>}:<queueName>:…` (one slot per prefix). */
   readonly queueName?: string;
   /** Worker lock / stall detection tunables (how fast a dead worker's job is redelivered). */
   readonly stall?: Pick<BullmqConsumerOptions, 'lockDurationMs' | 'stalledIntervalMs' | 'maxStalledCount'>;
@@ -141,6 +164,8 @@ export interface RedisRuntime {
 export function createRedisRuntime(options: RedisRuntimeOptions): RedisRuntime {
   const {
     url,
+    redis,
+    cluster,
     prefix,
     queueName,
     stall,
@@ -155,8 +180,13 @@ export function createRedisRuntime(options: RedisRuntimeOptions): RedisRuntime {
   } = options;
   traceBoundOf(engineOptions.maxTraceEntries, 'createRedisRuntime'); // refused before any connection opens
   const outage = outageToleranceMs === undefined ? {} : { outageToleranceMs };
+  const target = [url, redis, cluster].filter((given) => given !== undefined).length;
+  if (target !== 1)
+    throw new RangeError(`createRedisRuntime needs exactly one of url, redis or cluster; got ${String(target)}`);
   const backend = createRedisBackend({
-    url,
+    ...(url === undefined ? {} : { url }),
+    ...(redis === undefined ? {} : { redis }),
+    ...(cluster === undefined ? {} : { cluster }),
     ...(prefix === undefined ? {} : { prefix }),
     ...(lockHandOff === undefined ? {} : { lockHandOff }),
     ...(maxRecordBytes === undefined ? {} : { maxRecordBytes }),
@@ -168,12 +198,16 @@ export function createRedisRuntime(options: RedisRuntimeOptions): RedisRuntime {
     logger: engineOptions.logger ?? silentLogger,
     closing: () => closing !== undefined,
   });
+  const onCluster = isCluster(backend.redis);
   const names = {
     ...(queueName === undefined ? {} : { name: queueName }),
-    ...(prefix === undefined ? {} : { prefix }),
+    // On a cluster every key of a BullMQ queue must share one slot: a hash-tagged prefix.
+    ...(onCluster ? { prefix: `{${prefix ?? DEFAULT_PREFIX}}` } : prefix === undefined ? {} : { prefix }),
   };
   // BullMQ gets connections of its own: its many scripts would otherwise ride along every store transaction.
-  const queue = createBullmqQueue({ connection: { url }, ...names, ...outage });
+  const bullmq = bullmqConnection(url, backend.redis);
+  const connection = bullmq.connection;
+  const queue = createBullmqQueue({ connection, ...names, ...outage });
   const waitList = new RedisWaitList({ redis: backend.redis, ...(prefix === undefined ? {} : { prefix }) });
   const created = createEngine({
     ...engineOptions,
@@ -188,7 +222,7 @@ export function createRedisRuntime(options: RedisRuntimeOptions): RedisRuntime {
   const engine = requireDurability ? engineAfter(created, ready) : created;
   const workers: Worker[] = [];
   let closing: Promise<void> | undefined;
-  const ticks = createBullmqSchedules({ connection: { url }, ...names });
+  const ticks = createBullmqSchedules({ connection, ...names });
   const schedules = new Schedules({
     backend: ticks,
     engine,
@@ -205,7 +239,7 @@ export function createRedisRuntime(options: RedisRuntimeOptions): RedisRuntime {
     ready: () => ready,
     startWorker: (workerOptions: { readonly concurrency?: number; readonly shutdownTimeoutMs?: number } = {}) => {
       const consumer = createBullmqConsumer({
-        connection: { url },
+        connection,
         ...names,
         ...stall,
         ...(engineOptions.logger ? consumerLogging(engineOptions.logger) : {}),
@@ -231,9 +265,30 @@ export function createRedisRuntime(options: RedisRuntimeOptions): RedisRuntime {
         await engine.idle();
         await ticks.close();
         await queue.close();
+        await bullmq.close();
         await backend.close();
       })()),
   };
+}
+
+/**
+ * BullMQ's connection: the URL, or (a connection was passed or a cluster named) a connection of
+ * its own like the backend's — a duplicate of a `Redis`, or a `Cluster` over the same nodes with
+ * `maxRetriesPerRequest: null` (BullMQ's workers block) — closed with the runtime.
+ */
+function bullmqConnection(
+  url: string | undefined,
+  redis: RedisConnection,
+): { readonly connection: BullmqConnection; close(): Promise<void> } {
+  if (url !== undefined) return { connection: { url }, close: async () => undefined };
+  const own: RedisConnection = isCluster(redis)
+    ? new Cluster(startupNodesOf(redis), {
+        ...redis.options,
+        redisOptions: { ...redis.options.redisOptions, maxRetriesPerRequest: null },
+      })
+    : redis.duplicate({ maxRetriesPerRequest: null, autoResendUnfulfilledCommands: true });
+  own.on('error', () => undefined); // BullMQ's calls report their own failures
+  return { connection: own, close: () => quit(own) };
 }
 
 /** Infrastructure failures of a worker, logged with the execution they concern (the job id starts with it). */

@@ -13,6 +13,7 @@ import type { ScheduleBackend, TickHandler } from '../schedules/backend.js';
 import type { ScheduleDefinition } from '../schedules/types.js';
 import { DEFAULT_BULLMQ_PREFIX, setUpSettled, watchDrops, type BullmqConnection, type DropWatch } from './bullmq.js';
 import { DEFAULT_QUEUE_NAME, KEEP_COMPLETED_MS, KEEP_FAILED_MS } from './policy.js';
+import { duplicateBlocking } from '../storage/redis/connection.js';
 
 /** The name of a schedule tick job. */
 export const SCHEDULE_TICK_JOB = 'schedule-tick';
@@ -99,7 +100,7 @@ function consumeTicks(
   handler: TickHandler,
 ): () => Promise<void> {
   // A worker's blocking connection of its own: a connection passed in is duplicated, never closed.
-  const own = 'url' in options.connection ? undefined : options.connection.duplicate({ maxRetriesPerRequest: null });
+  const own = 'url' in options.connection ? undefined : duplicateBlocking(options.connection);
   const worker = new Worker<TickData>(
     name,
     async (job: Job<TickData>) => {

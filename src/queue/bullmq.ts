@@ -12,10 +12,11 @@
  * @module
  */
 import { Queue, UnrecoverableError, Worker, type ConnectionOptions, type BulkJobOptions, type Job } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import { QueueUnavailableError, ReactorError } from '../errors.js';
 import { coalesceWrites } from '../storage/redis/coalesce.js';
 import { DEFAULT_OUTAGE_TOLERANCE_MS, isConnectionFailure } from '../storage/redis/script.js';
+import { duplicateBlocking } from '../storage/redis/connection.js';
 import {
   JOB_PRIORITY_MAX,
   type EnqueueEntry,
@@ -51,9 +52,12 @@ export const DEFAULT_MAX_STALLED_COUNT = 3;
 
 /**
  * How to reach Redis: a URL (the adapter creates and closes its connections) or an existing
- * ioredis connection (never closed by the adapter; a consumer duplicates it for its own use).
+ * ioredis connection — a `Redis`, or a `Cluster` (then give the queue a hash-tagged `prefix`,
+ * e.g. `{rx}`, so each queue's keys share one slot) — never closed by the adapter; a consumer
+ * duplicates it for its own use (a `Cluster` keeps its own options: create it with
+ * `maxRetriesPerRequest: null` in its `redisOptions`).
  */
-export type BullmqConnection = { readonly url: string } | Redis;
+export type BullmqConnection = { readonly url: string } | Redis | Cluster;
 
 /** Options of {@link createBullmqQueue}. */
 export interface BullmqQueueOptions {
@@ -288,7 +292,7 @@ export function createBullmqConsumer(options: BullmqConsumerOptions): JobConsume
   const maxStalledCount = positiveInteger('maxStalledCount', options.maxStalledCount ?? DEFAULT_MAX_STALLED_COUNT);
   const onError = options.onError ?? (() => undefined);
   let worker: Worker | undefined;
-  let ownConnection: Redis | undefined;
+  let ownConnection: Redis | Cluster | undefined;
   let stopping: Promise<void> | undefined;
   let drops: DropWatch | undefined;
 
@@ -300,7 +304,7 @@ export function createBullmqConsumer(options: BullmqConsumerOptions): JobConsume
       // A Worker blocks on its connections, which BullMQ wants without per-request retries:
       // a passed-in connection is duplicated with that setting (and closed on stop).
       const connection: ConnectionOptions = isRedis(options.connection)
-        ? (ownConnection = options.connection.duplicate({ maxRetriesPerRequest: null }))
+        ? (ownConnection = duplicateBlocking(options.connection))
         : connectionOptions(options.connection, true);
       const created = new Worker(queueName(options), (job: Job) => deliver(job, processor), {
         connection,
@@ -481,7 +485,7 @@ async function rideOut<R>(
   }
 }
 
-function isRedis(connection: BullmqConnection): connection is Redis {
+function isRedis(connection: BullmqConnection): connection is Redis | Cluster {
   return typeof (connection as Partial<Redis>).duplicate === 'function';
 }
 

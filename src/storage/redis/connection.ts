@@ -69,8 +69,13 @@ export function subscriberOf(connection: RedisConnection, options: RedisOptions)
   return new Redis({ ...connection.options.redisOptions, ...address, ...options });
 }
 
+/** The startup nodes `cluster` was created with (ioredis keeps them private). */
+export function startupNodesOf(cluster: Cluster): ClusterNode[] {
+  return [...(cluster as unknown as { startupNodes: ClusterNode[] }).startupNodes];
+}
+
 function startupNode(cluster: Cluster): { host?: string; port?: number } {
-  const first: unknown = (cluster as unknown as { startupNodes: unknown[] }).startupNodes[0];
+  const first: unknown = startupNodesOf(cluster)[0];
   if (typeof first === 'object' && first !== null) return first;
   if (typeof first === 'number') return { port: first };
   if (typeof first === 'string') {
@@ -83,4 +88,13 @@ function startupNode(cluster: Cluster): { host?: string; port?: number } {
 /** The connections a SCAN must visit to see every key: the masters of a cluster, or the one server. */
 export function scanTargets(connection: RedisConnection): Redis[] {
   return isCluster(connection) ? connection.nodes('master') : [connection];
+}
+
+/**
+ * A duplicate of `connection` for a BullMQ worker's blocking commands: a `Redis` without retries
+ * per request; a `Cluster` with its own options (create it with `maxRetriesPerRequest: null` in
+ * its `redisOptions`, as `createRedisRuntime` does).
+ */
+export function duplicateBlocking(connection: RedisConnection): RedisConnection {
+  return isCluster(connection) ? connection.duplicate() : connection.duplicate({ maxRetriesPerRequest: null });
 }

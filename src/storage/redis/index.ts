@@ -88,8 +88,8 @@ export interface RedisBackendOptions {
   readonly outageToleranceMs?: number;
 }
 
-/** A Redis store and coordinator sharing one connection. */
-export interface RedisBackend {
+/** A Redis store and coordinator sharing one connection (`C`: a `Redis` by default, or a `Cluster` / either, `RedisConnection`). */
+export interface RedisBackend<C extends RedisConnection = Redis> {
   readonly store: Store;
   readonly coordinator: Coordinator;
   /** Ledgers of fan-out maps (same connection, same prefix, the records' TTL). */
@@ -97,7 +97,7 @@ export interface RedisBackend {
   /** A worker's liveness lease with its record read and its terminal write, one script each (the store, over the coordinator's lock keys; docs/decisions/040). */
   readonly jobLeases: JobLeases;
   /** The command connection (created from `url` or `cluster`, or the one passed in). */
-  readonly redis: RedisConnection;
+  readonly redis: C;
   /** Closes the subscriber connection, and the command connection if the backend created it. */
   close(): Promise<void>;
 }
@@ -143,8 +143,13 @@ export function createClusterConnection(target: RedisClusterTarget): Cluster {
   });
 }
 
-/** Creates the Redis store and coordinator over one connection. */
-export function createRedisBackend(options: RedisBackendOptions = {}): RedisBackend {
+/** Creates the Redis store and coordinator over one connection: a single server's `Redis` from `url` or the one passed in. */
+export function createRedisBackend(
+  options?: RedisBackendOptions & { readonly redis?: Redis; readonly cluster?: undefined },
+): RedisBackend<Redis>;
+/** Creates the Redis store and coordinator over one connection: a `Cluster` from `cluster` or the one passed in (keys laid out by slot). */
+export function createRedisBackend(options: RedisBackendOptions): RedisBackend<RedisConnection>;
+export function createRedisBackend(options: RedisBackendOptions = {}): RedisBackend<RedisConnection> {
   const owned = options.redis === undefined;
   const redis = options.redis ?? connect(options);
   // Calls report their own failures; without a listener ioredis would also log every reconnect error.
