@@ -11,11 +11,16 @@ import type { AnyReactorDefinition } from '../dsl/definition.js';
 import { connect, readTarget, TARGET_OPTIONS, type OpsIO } from './ops-target.js';
 import { redactUrl } from './redis-check.js';
 import { loadReactors, UsageError } from './worker.js';
+import type { QueueInspector } from '../engine/ports/queue-inspector.js';
+import type { PrometheusMetrics } from '../metrics/prometheus.js';
+import type { Readiness } from '../metrics/server.js';
 
 /** Usage of `ts-reactor dashboard`. */
 export const DASHBOARD_USAGE = `Usage: ts-reactor dashboard [--redis <url>] [options]
 
-Serves the dashboard (executions, execution detail, coordination view, actions) over Redis.
+Serves the dashboard (executions with search and bulk actions, execution detail with its
+timeline, coordination view, queue and workers, actions) over Redis, with /metrics, /healthz
+and /readyz.
 
 Options:
   --redis <url>         Redis URL; default: the REDIS_URL variable
@@ -93,9 +98,13 @@ export async function runDashboardCommand(
     ...(target.prefix === undefined ? {} : { prefix: target.prefix }),
     ...(values.queue === undefined ? {} : { queueName: values.queue }),
   });
+  const operations = await dashboardOperations(target.url, runtime.queueInspector, io);
   const app = createDashboard({
     engine: runtime.engine,
     schedules: runtime.schedules,
+    queue: runtime.queueInspector,
+    readiness: operations.readiness,
+    ...(operations.metrics === undefined ? {} : { metrics: operations.metrics }),
     store: conn.backend.store,
     coordinator: conn.backend.coordinator,
     reactors,
@@ -110,6 +119,7 @@ export async function runDashboardCommand(
       s.once('error', fail);
     });
   } catch (error) {
+    operations.close();
     await runtime.close();
     await conn.close();
     throw new UsageError(`cannot listen on ${host}:${port}: ${(error as Error).message}`, false);
@@ -121,10 +131,47 @@ export async function runDashboardCommand(
   );
   await untilStopped(options);
   await new Promise<void>((done) => server.close(() => done()));
+  operations.close();
   await runtime.close();
   await conn.close();
   io.out('ts-reactor dashboard: stopped');
   return 0;
+}
+
+/**
+ * The dashboard's `/readyz` (Redis answers PING, on a connection of its own) and `/metrics`
+ * (the queue gauges, when `prom-client` is installed; without it `/metrics` answers 404).
+ */
+async function dashboardOperations(
+  url: string,
+  queue: QueueInspector,
+  io: OpsIO,
+): Promise<{ readiness: Readiness; metrics?: PrometheusMetrics; close: () => void }> {
+  const [{ redisReadiness }, { loadIoredis }] = await Promise.all([
+    import('../metrics/readiness.js'),
+    import('./redis-check.js'),
+  ]);
+  const { Redis } = await loadIoredis();
+  const redis = new Redis(url, { maxRetriesPerRequest: 1 });
+  redis.on('error', () => undefined); // /readyz reports it
+  const readiness = redisReadiness({ redis });
+  const close = (): void => redis.disconnect();
+  try {
+    const { prometheusMetrics } = await import('../metrics/prometheus.js');
+    const metrics = prometheusMetrics({
+      gauges: {
+        queueJobs: async () => (await queue.inspectQueue({ limit: 1 })).counts,
+        queueOldestWaitingMs: async () => {
+          const snapshot = await queue.inspectQueue({ limit: 1 });
+          return snapshot.oldestWaitingAt === undefined ? undefined : snapshot.at - snapshot.oldestWaitingAt;
+        },
+      },
+    });
+    return { readiness, metrics, close };
+  } catch {
+    io.out('ts-reactor dashboard: /metrics is off (install prom-client to serve it)');
+    return { readiness, close };
+  }
 }
 
 function untilStopped(options: DashboardCommandOptions): Promise<void> {

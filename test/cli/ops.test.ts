@@ -273,6 +273,13 @@ describe('in process', () => {
     const coordination = await (await fetch(url!.replace('/executions', '/coordination'))).text();
     expect(coordination).toContain('data-lock="acct:acme"');
     expect(coordination).toContain('data-waiter="exec-waiter"');
+    // The queue view, the health routes and the metrics (prom-client is installed here).
+    expect(await (await fetch(url!.replace('/executions', '/queue'))).text()).toContain('<h1>Queue <code>');
+    expect((await fetch(url!.replace('/executions', '/healthz'))).status).toBe(200);
+    expect((await fetch(url!.replace('/executions', '/readyz'))).status).toBe(200);
+    const metrics = await fetch(url!.replace('/executions', '/metrics'));
+    expect(metrics.status).toBe(200);
+    expect(await metrics.text()).toMatch(/^ts_reactor_queue_jobs\{state="waiting"\} \d+$/m);
     const busyPort = /:(\d+)\//.exec(url!)?.[1];
     const busy = await inProcess(['dashboard', '--port', busyPort!, ...target()]);
     expect(busy.code).toBe(2);
