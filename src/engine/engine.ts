@@ -31,7 +31,15 @@ import type { Clock } from './ports/clock.js';
 import { UnitSignals, type AsyncPort } from './run/async/port.js';
 import { invokeStep } from './run/invoke.js';
 
-export type { Engine, EngineOptions, RunOptions, StartEntry, StartManyResults, StartOptions } from './api/types.js';
+export type {
+  DebounceOptions,
+  Engine,
+  EngineOptions,
+  RunOptions,
+  StartEntry,
+  StartManyResults,
+  StartOptions,
+} from './api/types.js';
 
 /** Creates an engine. */
 export function createEngine(options: EngineOptions): Engine {

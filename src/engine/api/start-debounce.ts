@@ -11,9 +11,18 @@ import type { AnyReactorDefinition } from '../../dsl/definition.js';
 import { ReactorError, SupersededError } from '../../errors.js';
 import { supersedeExecution, type OperationsDeps } from '../execution/operations.js';
 import { debounceKey } from '../model/keys.js';
+import type { Coordinator } from '../ports/coordinator.js';
 
 /** Rounds of take / supersede / free before a start gives up on the slot (each round some start wins it). */
 const MAX_ROUNDS = 64;
+
+/** The coordinator debounce slots live on; `coordinator_missing` (before anything is written) without one. */
+export function needDebounceSlots(deps: Pick<OperationsDeps, 'coordination'>): Coordinator {
+  const coordinator = deps.coordination.coordinator;
+  if (!coordinator)
+    throw new ReactorError('coordinator_missing', 'a debounced start needs a coordinator (its debounce slot)');
+  return coordinator;
+}
 
 /**
  * Makes `executionId` (a start just written and enqueued) the latest debounced start of
@@ -25,9 +34,7 @@ export async function takeDebounceSlot(
   executionId: string,
   debounce: { readonly key: string; readonly windowMs: number },
 ): Promise<void> {
-  const coordinator = deps.coordination.coordinator;
-  if (!coordinator)
-    throw new ReactorError('coordinator_missing', 'a debounced start needs a coordinator (its debounce slot)');
+  const coordinator = needDebounceSlots(deps);
   const slot = debounceKey(reactor.name, debounce.key);
   const holder = { owner: `debounce:${executionId}`, executionId };
   for (let round = 0; round < MAX_ROUNDS; round++) {

@@ -11,7 +11,7 @@ import type { RunResult } from '../model/results.js';
 import type { ExecutionJob, JobDelivery } from '../ports/queue.js';
 import { accept, type AcceptDeps } from './accept.js';
 import { needQueue, type EngineParts } from './parts.js';
-import { takeDebounceSlot } from './start-debounce.js';
+import { needDebounceSlots, takeDebounceSlot } from './start-debounce.js';
 import { startPlan } from './start-options.js';
 import type { InternalRunOptions, StartOptions } from './types.js';
 
@@ -29,6 +29,7 @@ export async function startReactor(
 ): Promise<RunResult> {
   const background = needQueue(deps);
   const plan = startPlan(options, deps.clock.now());
+  if (plan.debounce) needDebounceSlots(deps.operations);
   return accept(
     deps,
     reactor,
