@@ -1,5 +1,5 @@
 /**
- * Benchmark entry: `npm run --silent bench -- <ID>` with ID `P1` … `P9`, `P11` or `all`. Prints one JSON
+ * Benchmark entry: `npm run --silent bench -- <ID>` with ID `P1` … `P11` or `all`. Prints one JSON
  * object per line; each benchmark's last line is its verdict. Exits 0 whether or not targets
  * are met, non-zero when a benchmark could not run or the id is unknown.
  *
@@ -14,6 +14,7 @@ import { runP6 } from './p6-step-vs-reactor-lock.js';
 import { runP7 } from './p7-worker-throughput.js';
 import { runP8 } from './p8-retained-memory.js';
 import { runP9 } from './p9-wake-precision.js';
+import { runP10 } from './p10-cluster.js';
 import { runP11 } from './p11-cost-growth.js';
 import { emit, type Verdict } from './support/runner.js';
 
@@ -27,6 +28,7 @@ const BENCHMARKS: Readonly<Record<string, () => Promise<Verdict>>> = {
   P7: runP7,
   P8: runP8,
   P9: runP9,
+  P10: runP10,
   P11: runP11,
 };
 
