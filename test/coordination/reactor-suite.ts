@@ -227,6 +227,98 @@ export function describeReactorCoordination(makeBackend: () => Promise<Backend>)
     });
   });
 
+  describe('limits from the arguments, several of a kind (decision 085)', () => {
+    test('a semaphore limit from the input: a free run is refused where a pro run is admitted', async () => {
+      const key = b.key('tier');
+      await b.coordinator.semaphoreAcquire({ key, holder: OTHER, limit: 3, ttlMs: 30_000 });
+      const r = reactor('tier')
+        .input({ tier: z.enum(['pro', 'free']) })
+        .withSemaphore({ key: () => key, limit: ({ tier }) => (tier === 'pro' ? 3 : 1), wait: 0 })
+        .step('s', { run: async () => (await b.coordinator.semaphoreState(key)).holders.length })
+        .returns('s');
+      const { engine } = b.engine();
+      const free = await engine.run(r, { tier: 'free' });
+      expect(free.status === 'failed' && free.error).toMatchObject({ code: 'contention', details: { key } });
+      const pro = await engine.run(r, { tier: 'pro' });
+      expect(pro.status === 'completed' && pro.value).toBe(2);
+      await b.coordinator.semaphoreRelease(key, OTHER.owner);
+    });
+
+    test('two semaphores: a refusal by the second releases the first, and names the key that refused', async () => {
+      const [first, second] = [b.key('a-user'), b.key('b-project')].sort();
+      await b.coordinator.semaphoreAcquire({ key: second!, holder: OTHER, limit: 1, ttlMs: 30_000 });
+      const r = reactor('two-semaphores')
+        .withSemaphore([
+          { key: () => second!, limit: 1, wait: 0 },
+          { key: () => first!, limit: 2, wait: 0 },
+        ])
+        .step('s', { run: () => 1 })
+        .build();
+      const { engine } = b.engine();
+      const result = await engine.run(r, {});
+      expect(result.status === 'failed' && result.error).toMatchObject({
+        code: 'contention',
+        details: { key: second },
+      });
+      const coordination = result.trace.filter((e) => e.type.startsWith('coordination.'));
+      expect(coordination.map((e) => [e.type, 'key' in e ? e.key : undefined])).toEqual([
+        ['coordination.acquired', first],
+        ['coordination.waiting', second],
+        ['coordination.contended', second],
+        ['coordination.released', first],
+      ]);
+      expect((await b.coordinator.semaphoreState(first!)).holders).toEqual([]);
+      await b.coordinator.semaphoreRelease(second!, OTHER.owner);
+      expect((await engine.run(r, {})).status).toBe('completed');
+    });
+
+    test('two rate limits: a refusal by the second refunds the charge of the first', async () => {
+      const [first, second] = [b.key('a-user'), b.key('b-project')].sort();
+      const r = reactor('two-rates')
+        .input({ n: z.number() })
+        .withRateLimit([
+          { key: () => first!, limit: 10, per: '1m' },
+          { key: () => second!, limit: ({ n }) => n, per: '1m' },
+        ])
+        .step('s', { run: () => 1 })
+        .build();
+      const { engine } = b.engine();
+      expect((await engine.run(r, { n: 1 })).status).toBe('completed');
+      const refused = await engine.run(r, { n: 1 });
+      expect(refused.status === 'failed' && refused.error).toMatchObject({
+        code: 'rate_limited',
+        details: { key: second, limit: 1, periodMs: 60_000 },
+      });
+      expect(
+        refused.trace.some((e) => e.type === 'coordination.released' && e.refunded === true && e.key === first),
+      ).toBe(true);
+      expect((await b.coordinator.rateState(first!, 60_000)).count).toBe(1);
+      expect((await b.coordinator.rateState(second!, 60_000)).count).toBe(1);
+      expect((await engine.run(r, { n: 2 })).status).toBe('completed');
+      expect((await b.coordinator.rateState(first!, 60_000)).count).toBe(2);
+    });
+
+    test('a limit function that returns 0 refuses before anything is taken', async () => {
+      const [first, second] = [b.key('a'), b.key('b')].sort();
+      const r = reactor('zero')
+        .withSemaphore([
+          { key: () => first!, limit: 1 },
+          { key: () => second!, limit: () => 0 },
+        ])
+        .withRateLimit({ key: () => first!, limit: 5, per: '1m' })
+        .step('s', { run: () => 1 })
+        .build();
+      const { engine } = b.engine();
+      const result = await engine.run(r, {});
+      expect(result.status === 'failed' && result.error).toMatchObject({
+        code: 'coordination_limit_invalid',
+        details: { primitive: 'semaphore', key: second },
+      });
+      expect((await b.coordinator.semaphoreState(first!)).holders).toEqual([]);
+      expect((await b.coordinator.rateState(first!, 60_000)).count).toBe(0);
+    });
+  });
+
   describe('7. ordered lock, basic', () => {
     test('runs pass in the order run() accepted them, one at a time; a drain restarts the batch', async () => {
       const key = b.key('seq');
