@@ -408,6 +408,8 @@ function tell(
       case 'step.sleeping':
       case 'step.woke':
       case 'run.deadline_exceeded':
+      case 'run.superseded':
+      case 'async.child_cancelled':
       case 'run.version_unavailable':
       case 'trace.summarized':
         line(e, `${e.type}${'step' in e && e.step !== undefined ? ` ${e.step}` : ''}`);

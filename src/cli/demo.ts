@@ -153,6 +153,8 @@ class EventPrinter {
       case 'step.sleeping':
       case 'step.woke':
       case 'run.deadline_exceeded':
+      case 'run.superseded':
+      case 'async.child_cancelled':
       case 'run.version_unavailable':
       case 'trace.summarized':
         return line('event', event.type);
