@@ -618,3 +618,65 @@ describe('bad input matrix: start options (delayed start, priorities, startMany)
     expect((await m.store.list()).records.map((record) => record.id)).toEqual([ok.executionId]);
   });
 });
+
+describe('bad input matrix: limits from arguments, several of a kind', () => {
+  test('33. a semaphore or rate window limit function that throws or returns 0, a negative number, NaN, 1.5 or a promise: coordination_limit_invalid naming the key; nothing taken, the body never runs', async () => {
+    const t = createTestEngine();
+    let ran = 0;
+    for (const limit of [() => 0, () => -1, () => Number.NaN, () => 1.5, () => Promise.reject(new Error('async'))]) {
+      const r = reactor('bad-limit')
+        .withSemaphore({ key: () => 'bad-limit:s', limit: limit as () => number })
+        .withRateLimit({ key: () => 'bad-limit:r', limit: 5, per: '1m' })
+        .step('s', { run: () => ++ran })
+        .build();
+      const result = await t.run(r, {});
+      expect(result.status === 'failed' && result.error).toMatchObject({
+        code: 'coordination_limit_invalid',
+        details: { reactor: 'bad-limit', primitive: 'semaphore', key: 'bad-limit:s' },
+      });
+    }
+    const throwing = reactor('throwing-limit')
+      .step('s', {
+        rateLimit: {
+          key: () => 'bad-limit:t',
+          limit: () => {
+            throw new Error('no plan');
+          },
+          per: '1s',
+        },
+        run: () => ++ran,
+      })
+      .build();
+    const result = await t.run(throwing, {});
+    expect(result.status === 'failed' && result.error.message).toMatch(
+      /rate limit limit of key "bad-limit:t" could not be computed: the limit function threw: no plan/,
+    );
+    expect(ran).toBe(0);
+    expect((await t.coordinator.semaphoreState('bad-limit:s')).holders).toEqual([]);
+    expect((await t.coordinator.rateState('bad-limit:r', 60_000)).count).toBe(0);
+  });
+
+  test('34. several semaphores or rate limits: an empty list is refused at definition; two computing the same key refuse the admission (coordination_key_invalid), nothing taken', async () => {
+    expectDefinitionError(() => reactor('empty-list').withSemaphore([]), 'non-empty list');
+    expectDefinitionError(
+      () => reactor('empty-list').step('s', { rateLimit: [], run: () => 1 }),
+      'rateLimit takes one declaration or a non-empty list',
+    );
+    const t = createTestEngine();
+    const r = reactor('same-key')
+      .withSemaphore({ key: () => 'same-key:s', limit: 1 })
+      .withRateLimit([
+        { key: () => 'same-key:r', limit: 1, per: '1m' },
+        { key: () => 'same-key:r', limit: 2, per: '1s' },
+      ])
+      .step('s', { run: () => 1 })
+      .build();
+    const result = await t.run(r, {});
+    expect(result.status === 'failed' && result.error).toMatchObject({ code: 'coordination_key_invalid' });
+    expect(result.status === 'failed' && result.error.message).toContain(
+      'two rate limit declarations computed the same key "same-key:r"',
+    );
+    expect((await t.coordinator.semaphoreState('same-key:s')).holders).toEqual([]);
+    expect((await t.coordinator.rateState('same-key:r', 60_000)).count).toBe(0);
+  });
+});

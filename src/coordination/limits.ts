@@ -104,10 +104,12 @@ export function limitFor(
     throw new CoordinationLimitError({ ...where, problem }, error);
   }
   if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 1) return value;
+  if (value instanceof Promise) void value.catch(() => undefined); // refused unread: its rejection is not left unhandled
   throw new CoordinationLimitError({ ...where, problem: `the limit function returned ${describe(value)}` });
 }
 
 function describe(value: unknown): string {
+  if (value instanceof Promise) return 'a promise (a limit function is synchronous)';
   if (typeof value === 'number') return Number.isNaN(value) ? 'NaN' : String(value);
   if (value === null) return 'null';
   return typeof value === 'string' ? `the string ${JSON.stringify(value)}` : typeof value;
