@@ -14,14 +14,15 @@ export interface CoordinationDeclaration {
   /** The step path (`charge`, `payments.charge`, `items[]`); undefined for a reactor-level declaration. */
   readonly step: string | undefined;
   readonly kind: CoordinationKind;
-  /** The validated options (durations in ms; the key function as declared). */
+  /** The validated options (durations in ms; the key function, and a limit function, as declared). */
   readonly spec: CoordinationSpec;
 }
 
 /**
  * Lists which steps of a reactor coordinate, on what, with which options: its reactor-level
  * declarations (`step` undefined), its steps', map elements' (`name[]`) and, recursively,
- * those of composed reactors (paths prefixed by the compose step's name).
+ * those of composed reactors (paths prefixed by the compose step's name). Several semaphores or
+ * rate limits of one declaration list are one entry each.
  */
 export function coordinationOf(reactor: AnyReactorDefinition): readonly CoordinationDeclaration[] {
   const out: CoordinationDeclaration[] = [];
