@@ -1,10 +1,11 @@
 /**
  * `npm run docs:screenshots`: renders the dashboard's main pages in headless Chromium and saves
- * them as PNG under docs/images/ (executions list, execution detail, coordination view). It runs
- * the embedded engine (no Redis): completed, failed and retried executions, one execution holding
- * a step-level lock while a second one is parked on it, a refund paused at an interrupt (one
- * refused payload counted), a semaphore lease, a rate window, a period
- * marker and an ordered lock with positions in line. Never run by CI.
+ * them as PNG under docs/images/ (executions list, execution detail, coordination view, a search,
+ * the queue view, a bulk cancel's confirm page). It runs the embedded engine (no Redis):
+ * completed, failed and retried executions, one execution holding a step-level lock while two
+ * are parked on it, a refund paused at an interrupt (one refused payload counted), a start
+ * delayed by an hour, a semaphore lease, a rate window, a period marker and an ordered lock with
+ * positions in line. Never run by CI.
  */
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -84,6 +85,9 @@ async function main(): Promise<void> {
   const paused = await engine.start(refund, { orderId: 'o-1006' });
   while ((await engine.result(paused.executionId))?.status !== 'paused') await new Promise((r) => setTimeout(r, 5));
   await engine.resume(paused.executionId, { approved: 'yes' }).catch(() => undefined); // one refused payload, counted
+  const parkedToo = await engine.start(checkout, { orderId: 'o-1007', account: 'acme', cardToken: 'tok_live_3333' });
+  while ((await engine.result(parkedToo.executionId))?.status !== 'parked') await new Promise((r) => setTimeout(r, 5));
+  await engine.start(checkout, { orderId: 'o-1008', account: 'hooli', cardToken: 'tok_live_5555' }, { delay: '1h' });
   await coordinator.semaphoreAcquire({
     key: 'exports:tenant-7',
     holder: { owner: 'exp-81', executionId: 'exp-81', reactor: 'export', step: 'upload' },
@@ -126,6 +130,12 @@ async function main(): Promise<void> {
       [`/executions/${failed.executionId}`, 'dashboard-execution-failed.png'],
       [`/executions/${paused.executionId}`, 'dashboard-execution-paused.png'],
       ['/coordination', 'dashboard-coordination.png'],
+      ['/executions?q=o-1005', 'dashboard-search.png'],
+      ['/queue', 'dashboard-queue.png'],
+      [
+        `/executions/bulk?action=cancel&id=${parked.executionId}&id=${parkedToo.executionId}&id=${paused.executionId}`,
+        'dashboard-bulk-cancel.png',
+      ],
     ];
     for (const [path, file] of shots) {
       await page.goto(`${base}${path}`);
@@ -135,8 +145,7 @@ async function main(): Promise<void> {
   } finally {
     await browser.close();
     releaseHold();
-    await engine.drain();
-    await engine.close();
+    await engine.close(); // drops the delayed start (due in an hour)
     await new Promise<void>((r) => server.close(() => r()));
   }
 }
