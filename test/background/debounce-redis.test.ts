@@ -45,7 +45,7 @@ describe('debounce on Redis', () => {
     startWorker({ concurrency: 4 });
     const started: RunResult[] = [];
     for (let n = 1; n <= 20; n++)
-      started.push(await engine.start(work, { n }, { debounce: { key: 'user-1', window: '2s' } }));
+      started.push(await engine.start(work, { n }, { debounce: { key: 'user-1', window: '4s' } }));
     const last = started[19]!;
     expect(await engine.wait(last.executionId, { timeoutMs: 15_000, pollMs: 20 })).toMatchObject({
       status: 'completed',
@@ -67,7 +67,7 @@ describe('debounce on Redis', () => {
     a.startWorker({ concurrency: 2 });
     const starts = await Promise.all(
       Array.from({ length: 10 }, (_, i) =>
-        (i % 2 === 0 ? a : b).engine.start(work, { n: i + 1 }, { debounce: { key: 'k', window: 1_500 } }),
+        (i % 2 === 0 ? a : b).engine.start(work, { n: i + 1 }, { debounce: { key: 'k', window: 4_000 } }),
       ),
     );
     const winners = await Promise.all(starts.map((s) => winnerOf(a.engine, s.executionId)));
