@@ -680,3 +680,26 @@ describe('bad input matrix: limits from arguments, several of a kind', () => {
     expect((await t.coordinator.rateState('same-key:r', 60_000)).count).toBe(0);
   });
 });
+
+describe('bad input matrix: debounced starts', () => {
+  test('35. a bad debounce (not an object, an empty or non-string key, a window of 0, negative or not understood, with delay or at): start_options_invalid naming the option; nothing written or enqueued', async () => {
+    const m = manualEngine();
+    const r = reactor('debounce-bad').input({ n: z.number() }).build();
+    for (const [options, option] of [
+      [{ debounce: 'k' }, 'debounce'],
+      [{ debounce: { key: '', window: 1_000 } }, 'debounce.key'],
+      [{ debounce: { key: 7, window: 1_000 } }, 'debounce.key'],
+      [{ debounce: { key: 'k', window: 0 } }, 'debounce.window'],
+      [{ debounce: { key: 'k', window: -1 } }, 'debounce.window'],
+      [{ debounce: { key: 'k', window: 'soon' } }, 'debounce.window'],
+      [{ debounce: { key: 'k', window: 1_000 }, delay: 5 }, 'delay'],
+      [{ debounce: { key: 'k', window: 1_000 }, at: Date.now() }, 'at'],
+    ] as const) {
+      const error = await m.engine.start(r, { n: 1 }, options as never).catch((e: unknown) => e);
+      expect(error, JSON.stringify(options)).toBeInstanceOf(StartOptionsError);
+      expect(error).toMatchObject({ code: 'start_options_invalid', details: { option } });
+    }
+    expect((await m.store.list()).records).toEqual([]);
+    expect(m.memory.queue.counts()).toEqual({ ready: 0, delayed: 0, running: 0 });
+  });
+});
