@@ -57,6 +57,7 @@ export { decodeJob, encodeJob } from './queue/payload.js';
 export { createBullmqSchedules, scheduleQueueName, type BullmqSchedulesOptions } from './queue/bullmq-schedules.js';
 export {
   defineWorker,
+  type WorkerContext,
   type WorkerDefinition,
   type WorkerModule,
   type WorkerModuleOptions,

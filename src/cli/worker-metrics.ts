@@ -7,6 +7,7 @@
  *
  * @module
  */
+import type { Redis } from 'ioredis';
 import type { Middleware } from '../engine/model/events.js';
 import type { GaugeSources } from '../otel/metric-spec.js';
 import type { BullmqQueueStats } from '../queue/bullmq-stats.js';
@@ -31,38 +32,39 @@ export interface WorkerTarget {
 /** A gauge's read gives up after this long (a paused Redis must not hold a scrape). */
 const GAUGE_TIMEOUT_MS = 2_000;
 
-/** The operations of a worker on `port` (0: a free one) over `target`. @throws MissingPeerError without `prom-client`. */
-export async function workerOperations(target: WorkerTarget, port: number): Promise<WorkerOperations> {
+/** The gauges' sources of a worker, on connections of their own; close them when the worker stops. */
+export interface WorkerGauges {
+  /** For `prometheusMetrics({ gauges })` or `otelMetrics({ gauges })`. */
+  readonly sources: GaugeSources;
+  /** The connection of the store reads, also the readiness PING's. */
+  readonly redis: Redis;
+  close(): Promise<void>;
+}
+
+/** The operations of a worker on `port` (0: a free one), its gauges read from `gauges`. @throws MissingPeerError without `prom-client`. */
+export async function workerOperations(port: number, gauges: WorkerGauges): Promise<WorkerOperations> {
   const module = await import('../metrics/index.js').catch((error: unknown) => {
     const missing = (error as { code?: unknown }).code === 'ERR_MODULE_NOT_FOUND';
     if (missing && String((error as Error).message).includes("'prom-client'"))
       throw new MissingPeerError('prom-client', error);
     throw error;
   });
-  const sampled = await gaugeReaders(target);
-  const metrics = module.prometheusMetrics({ gauges: sampled.gauges });
-  let close = sampled.close;
+  const metrics = module.prometheusMetrics({ gauges: gauges.sources });
+  let close = async (): Promise<void> => undefined;
   return {
     middleware: metrics.middleware,
     async start(workerRunning) {
-      const server = await module
-        .serveOperations({ port, metrics, readiness: module.redisReadiness({ redis: sampled.redis, workerRunning }) })
-        .catch(async (error: unknown) => {
-          await sampled.close();
-          throw error;
-        });
-      close = async () => {
-        await server.close();
-        await sampled.close();
-      };
+      const readiness = module.redisReadiness({ redis: gauges.redis, workerRunning });
+      const server = await module.serveOperations({ port, metrics, readiness });
+      close = () => server.close();
       return server.url;
     },
     close: () => close(),
   };
 }
 
-/** The gauges' sources over a connection of their own (also the readiness PING's) and a queue reader. */
-async function gaugeReaders(target: WorkerTarget) {
+/** The gauges' sources over `target`: a connection of their own for the store reads and a BullMQ queue reader. */
+export async function workerGauges(target: WorkerTarget): Promise<WorkerGauges> {
   const { Redis } = await loadIoredis();
   const redis = new Redis(target.url, { maxRetriesPerRequest: 1 });
   redis.on('error', () => undefined); // readiness reports it
@@ -79,13 +81,12 @@ async function gaugeReaders(target: WorkerTarget) {
     ...(target.queueName === undefined ? {} : { name: target.queueName }),
   });
   const counts = executionCounts(backend.store);
-  const gauges: GaugeSources = {
-    queueJobs: () => bounded(stats.jobCounts()),
-    queueOldestWaitingMs: () => bounded(stats.oldestWaitingMs()),
-    executionsByStatus: () => bounded(counts()),
-  };
   return {
-    gauges,
+    sources: {
+      queueJobs: () => bounded(stats.jobCounts()),
+      queueOldestWaitingMs: () => bounded(stats.oldestWaitingMs()),
+      executionsByStatus: () => bounded(counts()),
+    },
     redis,
     close: async () => {
       await stats.close().catch(() => undefined);

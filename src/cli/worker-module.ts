@@ -11,6 +11,7 @@ import { compileWindows, type RateWindowOptions } from '../dsl/coordination.js';
 import type { AnyReactorDefinition } from '../dsl/definition.js';
 import type { EngineOptions } from '../engine/api/types.js';
 import type { Middleware } from '../engine/model/events.js';
+import type { GaugeSources } from '../otel/metric-spec.js';
 import type { BullmqConsumerOptions } from '../queue/bullmq.js';
 import type { ScheduleInputFn } from '../schedules/types.js';
 
@@ -42,8 +43,12 @@ export interface WorkerModule {
   readonly reactors?: readonly AnyReactorDefinition[];
   /** Named rate limits, shared by every reactor that declares `withRateLimit({ name })`. */
   readonly rateLimits?: Readonly<Record<string, readonly RateWindowOptions[]>>;
-  /** Middleware of the worker's engine, e.g. `otel()` and `otelMetrics()` from `ts-reactor/otel`. */
-  readonly middleware?: readonly Middleware[];
+  /**
+   * Middleware of the worker's engine, e.g. `otel()` from `ts-reactor/otel`; or a function of the
+   * worker that returns them, for middleware that needs what the worker samples, such as
+   * `(worker) => [otelMetrics({ gauges: worker.gauges })]`.
+   */
+  readonly middleware?: readonly Middleware[] | ((worker: WorkerContext) => readonly Middleware[]);
   /** A pino-compatible logger (`--log-level` replaces it with JSON lines on stdout). */
   readonly logger?: Logger;
   /** Computed schedule inputs by name (a schedule's `inputFrom`). */
@@ -52,6 +57,16 @@ export interface WorkerModule {
   readonly prefix?: string;
   /** Engine and runtime options. */
   readonly options?: WorkerModuleOptions;
+}
+
+/** What the worker gives a module's `middleware` function. */
+export interface WorkerContext {
+  /** The worker's gauge sources (queue jobs by state, the oldest waiting job, unfinished executions by state), for `otelMetrics({ gauges })`. */
+  readonly gauges: GaugeSources;
+  /** The key prefix the worker uses. */
+  readonly prefix: string;
+  /** The BullMQ queue it takes jobs from. */
+  readonly queueName: string;
 }
 
 /** The mark {@link defineWorker} puts on its result. */
@@ -124,8 +139,7 @@ export function readWorkerModule(exports: Readonly<Record<string, unknown>>): Wo
     );
   if (rateLimits !== undefined) checkWindows(rateLimits as Record<string, readonly RateWindowOptions[]>);
   const middleware = pick('middleware');
-  if (middleware !== undefined && (!Array.isArray(middleware) || !middleware.every(isObject)))
-    throw new WorkerModuleError('middleware must be an array of middleware objects (e.g. [otel()])');
+  if (middleware !== undefined && typeof middleware !== 'function') checkMiddleware(middleware);
   const logger = pick('logger');
   const levels = ['debug', 'info', 'warn', 'error'] as const;
   if (logger !== undefined && (!isObject(logger) || !levels.every((l) => typeof logger[l] === 'function')))
@@ -145,7 +159,7 @@ export function readWorkerModule(exports: Readonly<Record<string, unknown>>): Wo
   return {
     ...(reactors === undefined ? {} : { reactors }),
     ...(rateLimits === undefined ? {} : { rateLimits: rateLimits as NonNullable<WorkerModule['rateLimits']> }),
-    ...(middleware === undefined ? {} : { middleware: middleware }),
+    ...(middleware === undefined ? {} : { middleware: middleware as NonNullable<WorkerModule['middleware']> }),
     ...(logger === undefined ? {} : { logger: logger as unknown as Logger }),
     ...(inputs === undefined ? {} : { scheduleInputs: inputs as NonNullable<WorkerModule['scheduleInputs']> }),
     ...(prefix === undefined ? {} : { prefix }),
@@ -161,5 +175,27 @@ function checkWindows(rateLimits: Readonly<Record<string, readonly RateWindowOpt
     } catch (error) {
       throw new WorkerModuleError(`rateLimits.${name}: ${error instanceof Error ? error.message : String(error)}`);
     }
+  }
+}
+
+/** `middleware` as the module gave it, or as its function returned it. @throws WorkerModuleError unless an array of objects. */
+export function checkMiddleware(middleware: unknown): readonly Middleware[] {
+  if (!Array.isArray(middleware) || !middleware.every(isObject))
+    throw new WorkerModuleError(
+      'middleware must be an array of middleware objects (e.g. [otel()]), or a function that returns one',
+    );
+  return middleware;
+}
+
+/** The module's middleware for a worker: the array, or what its function returns for `worker`. @throws WorkerModuleError */
+export function moduleMiddleware(module: WorkerModule, worker: () => WorkerContext): readonly Middleware[] {
+  const { middleware } = module;
+  if (middleware === undefined) return [];
+  if (typeof middleware !== 'function') return middleware;
+  try {
+    return checkMiddleware(middleware(worker()));
+  } catch (error) {
+    if (error instanceof WorkerModuleError) throw error;
+    throw new WorkerModuleError(`middleware(worker) threw: ${error instanceof Error ? error.message : String(error)}`);
   }
 }

@@ -4,7 +4,9 @@
  *
  * @module
  */
-import { workerOperations, type WorkerOperations } from './worker-metrics.js';
+import { workerGauges, workerOperations, type WorkerGauges, type WorkerOperations } from './worker-metrics.js';
+import type { Middleware } from '../engine/model/events.js';
+import { DEFAULT_QUEUE_NAME } from '../queue/policy.js';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { AnyReactorDefinition } from '../dsl/definition.js';
@@ -13,7 +15,14 @@ import { isLogLevel, jsonLinesLogger, LOG_LEVELS, type CliLogLevel } from './jso
 import { DEFAULT_SHUTDOWN_GRACE_MS } from '../queue/worker.js';
 import { loadIoredis, parseRedisUrl, pingRedis, redactUrl } from './redis-check.js';
 import { importModule, ModuleLoadError } from './worker-load.js';
-import { isWorkerDefinition, readWorkerModule, WorkerModuleError, type WorkerModule } from './worker-module.js';
+import {
+  isWorkerDefinition,
+  moduleMiddleware,
+  readWorkerModule,
+  WorkerModuleError,
+  type WorkerContext,
+  type WorkerModule,
+} from './worker-module.js';
 import { prefixHasKeys } from './worker-prefix.js';
 
 /** The environment variable the key prefix is read from when neither `--prefix` nor the module sets it. */
@@ -266,12 +275,28 @@ export async function runWorkerCommand(
     return 2;
   }
 
+  let gauges: WorkerGauges | undefined;
   let operations: WorkerOperations | undefined;
+  let middleware: readonly Middleware[];
+  const closeOperations = async (): Promise<void> => {
+    await operations?.close().catch(() => undefined);
+    await gauges?.close().catch(() => undefined);
+  };
   try {
-    if (config.metricsPort !== undefined)
-      operations = await workerOperations({ url: config.url, prefix, queueName }, config.metricsPort);
+    // The gauges are sampled for the metrics endpoint, and for a module whose middleware asks for them.
+    if (config.metricsPort !== undefined || typeof module.middleware === 'function')
+      gauges = await workerGauges({ url: config.url, prefix, queueName });
+    if (config.metricsPort !== undefined) operations = await workerOperations(config.metricsPort, gauges!);
+    const worker = (): WorkerContext => ({
+      gauges: gauges!.sources,
+      prefix: prefix ?? 'rx',
+      queueName: queueName ?? DEFAULT_QUEUE_NAME,
+    });
+    middleware = [...moduleMiddleware(module, worker), ...(operations ? [operations.middleware] : [])];
   } catch (error) {
-    io.err(`ts-reactor worker: ${(error as Error).message}`);
+    await closeOperations();
+    const shown = error instanceof WorkerModuleError ? `--module: ${error.message}` : (error as Error).message;
+    io.err(`ts-reactor worker: ${shown}`);
     return 2;
   }
   const { createRedisRuntime } = await import('../bullmq.js');
@@ -281,7 +306,7 @@ export async function runWorkerCommand(
   try {
     runtime = createRedisRuntime({
       ...moduleOptions,
-      middleware: [...(module.middleware ?? []), ...(operations ? [operations.middleware] : [])],
+      middleware,
       url: config.url,
       reactors,
       scheduleInputs: module.scheduleInputs ?? {},
@@ -295,7 +320,7 @@ export async function runWorkerCommand(
   } catch (error) {
     // A bad rate limit or option of the module: refused before any job is taken.
     io.err(`ts-reactor worker: --module: ${(error as Error).message}`);
-    await operations?.close().catch(() => undefined);
+    await closeOperations();
     return 2;
   }
   try {
@@ -304,7 +329,7 @@ export async function runWorkerCommand(
   } catch (error) {
     io.err(`ts-reactor worker: ${(error as Error).message}`);
     await runtime.close();
-    await operations?.close().catch(() => undefined);
+    await closeOperations();
     return 2;
   }
   const worker = runtime.startWorker({
@@ -320,7 +345,7 @@ export async function runWorkerCommand(
       io.err(`ts-reactor worker: --metrics-port: ${(error as Error).message}`);
       await worker.close();
       await runtime.close();
-      await operations.close().catch(() => undefined);
+      await closeOperations();
       return 2;
     }
   }
@@ -370,7 +395,7 @@ export async function runWorkerCommand(
     }
     await runtime.close();
   } finally {
-    await operations?.close().catch(() => undefined);
+    await closeOperations();
     for (const signal of signals) process.off(signal, onSignal);
     options.stop?.removeEventListener('abort', onAbort);
   }

@@ -14,6 +14,7 @@ import { readWorkerModule, WorkerModuleError } from '../../src/cli/worker-module
 import { prefixHasKeys } from '../../src/cli/worker-prefix.js';
 import { greet } from './fixtures/worker-reactors.js';
 import { lines } from './fixtures/worker-named-exports.js';
+import { seen } from './fixtures/worker-context.js';
 import { useRedisServer } from '../support/use-redis-server.js';
 
 const server = useRedisServer();
@@ -92,6 +93,40 @@ describe('the worker module contract', () => {
     expect(out.find((l) => l.includes('ready'))).toContain('prefix named-exports-app)');
     // The start-up durability check warns through the module's logger (the throwaway server keeps nothing).
     expect(lines.some((l) => l.startsWith('warn '))).toBe(true);
+  });
+});
+
+describe('middleware as a function of the worker', () => {
+  test('it gets the worker prefix, queue and gauge sources (for otelMetrics({ gauges }))', async () => {
+    const c = capture();
+    const stop = new AbortController();
+    const running = runWorkerCommand(['--redis', server.url, '--module', fixture('worker-context.ts')], c.io, {
+      env: {},
+      signals: [],
+      stop: stop.signal,
+    });
+    try {
+      await expect.poll(() => c.out.some((l) => l.includes('ready')), { timeout: 20_000 }).toBe(true);
+      const worker = seen.at(-1)!;
+      expect(worker).toMatchObject({ prefix: 'context-app', queueName: 'context-jobs' });
+      expect(await worker.gauges.queueJobs!()).toMatchObject({ waiting: 0, active: 0, delayed: 0 });
+      expect(await worker.gauges.queueOldestWaitingMs!()).toBeUndefined();
+      expect(await worker.gauges.executionsByStatus!()).toMatchObject({ parked: 0, sleeping: 0 });
+    } finally {
+      stop.abort();
+    }
+    expect(await running).toBe(0);
+  });
+
+  test('a middleware function that throws exits 2 naming it', async () => {
+    process.env['WORKER_CONTEXT_THROW'] = '1';
+    try {
+      const { code, err } = await runUntilReady(['--module', fixture('worker-context.ts')]);
+      expect(code).toBe(2);
+      expect(err.join('\n')).toContain('ts-reactor worker: --module: middleware(worker) threw: no meter provider');
+    } finally {
+      delete process.env['WORKER_CONTEXT_THROW'];
+    }
   });
 });
 

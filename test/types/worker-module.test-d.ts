@@ -9,11 +9,12 @@ import { reactor } from '../../src/index.js';
 import {
   defineWorker,
   type RedisRuntimeOptions,
+  type WorkerContext,
   type WorkerDefinition,
   type WorkerModule,
   type WorkerModuleOptions,
 } from '../../src/bullmq.js';
-import { otel } from '../../src/otel/index.js';
+import { otel, otelMetrics } from '../../src/otel/index.js';
 
 const ping = reactor('ping')
   .input({ n: z.number() })
@@ -31,6 +32,19 @@ describe('defineWorker', () => {
     });
     expectTypeOf(worker).toEqualTypeOf<WorkerDefinition>();
     expectTypeOf(worker).toMatchTypeOf<WorkerModule>();
+  });
+
+  test('middleware may be a function of the worker, whose gauges otelMetrics takes', () => {
+    const worker = defineWorker({
+      reactors: [ping],
+      middleware: (w) => {
+        expectTypeOf(w).toEqualTypeOf<WorkerContext>();
+        return [otel(), otelMetrics({ gauges: w.gauges })];
+      },
+    });
+    expectTypeOf(worker).toMatchTypeOf<WorkerModule>();
+    // @ts-expect-error -- the function returns middleware, not a promise of them
+    defineWorker({ middleware: async () => [otel()] });
   });
 
   test('its options are options of createRedisRuntime', () => {
