@@ -8,7 +8,9 @@
 import type { Hono } from 'hono';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { createDashboard, type DashboardOptions } from '../../src/web/index.js';
-import { fixture, until, type Fixture } from './fixtures.js';
+import { createEmbeddedEngine, createEngine, MemoryStore, reactor } from '../../src/index.js';
+import { ManualClock } from '../../src/testing/index.js';
+import { fixture, gate, until, type Fixture } from './fixtures.js';
 import { approvalReactor } from './interrupt-fixtures.js';
 
 let f: Fixture;
@@ -225,24 +227,45 @@ describe('bulk actions', () => {
 });
 
 describe('queue view', () => {
-  test('shows counts by state, a delayed job, an active job and the embedded pool with its concurrency', async () => {
-    const { holder } = await parked(0);
-    // Due in 3 s: the queue is drained after the test, so the job runs then.
-    const later = await f.engine.start(f.payment, { user: 'ada', password: 'pw' }, { delay: 3_000 });
-    const app = dash();
-    const page = await (await app.request('/queue')).text();
-    expect(page).toMatch(/data-count="delayed"><span class="n">1</);
-    expect(page).toMatch(/data-count="active"><span class="n">1</);
-    expect(page).toContain(`data-job-state="delayed"`);
-    expect(page).toContain(later.executionId);
-    expect(page).toMatch(new RegExp(`data-job-state="active"><td class="mono">${holder}`));
-    expect(page).toMatch(/<tr data-worker="embedded pool \(pid \d+\)"><td class="mono">[^<]*<\/td><td>8<\/td>/);
-    const api = (await (await app.request('/api/queue')).json()) as {
-      counts: Record<string, number>;
-      workers: unknown[];
-    };
-    expect(api.counts['delayed']).toBe(1);
-    expect(api.workers).toHaveLength(1);
+  test('shows counts by state, a delayed job, an active job and the embedded pool with its concurrency (manual clock)', async () => {
+    const clock = new ManualClock({ start: Date.UTC(2026, 11, 1, 10), autoAdvance: false });
+    const held = gate();
+    const slow = reactor('slow')
+      .step('work', { run: async () => (await held.promise, 'done') })
+      .build();
+    const engine = createEmbeddedEngine({ clock, workerConcurrency: 3 });
+    try {
+      const active = await engine.start(slow, {});
+      await until(async () => (await engine.queueInspector.inspectQueue()).counts['active'] === 1, 'the job to start');
+      const later = await engine.start(slow, {}, { delay: '1h' });
+      const app = createDashboard({ engine, reactors: [slow], refreshSeconds: 0 });
+      const page = await (await app.request('/queue')).text();
+      expect(page).toMatch(/data-count="delayed"><span class="n">1</);
+      expect(page).toMatch(/data-count="active"><span class="n">1</);
+      expect(page).toContain('due 2026-12-01 11:00:00.000 UTC (in 1 h 0 min)');
+      expect(page).toMatch(new RegExp(`data-job-state="delayed"><td class="mono">${later.executionId}:`));
+      expect(page).toMatch(new RegExp(`data-job-state="active"><td class="mono">${active.executionId}:`));
+      expect(page).toMatch(/<tr data-worker="embedded pool \(pid \d+\)"><td class="mono">[^<]*<\/td><td>3<\/td>/);
+      const api = (await (await app.request('/api/queue')).json()) as {
+        counts: Record<string, number>;
+        workers: unknown[];
+        delayed: { executionId: string; dueAt: number }[];
+      };
+      expect(api.counts['delayed']).toBe(1);
+      expect(api.delayed).toEqual([
+        expect.objectContaining({ executionId: later.executionId, dueAt: clock.now() + 3_600_000 }),
+      ]);
+      expect(api.workers).toHaveLength(1);
+    } finally {
+      held.open();
+      await engine.close(); // drops the delayed job
+    }
+  });
+
+  test('without a queue the page says how to give one, and the API answers 501', async () => {
+    const app = createDashboard({ engine: createEngine({ store: new MemoryStore() }), refreshSeconds: 0 });
+    expect(await (await app.request('/queue')).text()).toContain('This dashboard was not given the queue');
+    expect((await app.request('/api/queue')).status).toBe(501);
   });
 });
 
