@@ -2,8 +2,9 @@
  * Cancel cascades on Redis + BullMQ with two real worker processes
  * (`fixtures/cascade-worker-process.ts`) and a throwaway redis-server (docs/decisions/087): an
  * operator's cancel of a parent with 3 running children ends all four `cancelled`, every child's
- * undo before the parent's (one Redis list is the sequence across the processes); the parent's
- * `deadline` cascades the same way.
+ * undo before the parent's (one Redis list is the sequence across the processes); a parent queued
+ * between its jobs is rolled back by the operator's process, which cancels the children running in
+ * the workers first; the parent's `deadline` cascades the same way.
  */
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -34,6 +35,8 @@ afterAll(async () => {
 
 interface Scenario {
   readonly runtime: RedisRuntime;
+  /** The reactors the operator's runtime knows (their steps log to the list too). */
+  readonly reactors: ReturnType<typeof cascadeReactors>;
   readonly workers: JsonChild[];
   readonly log: string;
 }
@@ -42,12 +45,16 @@ interface Scenario {
 async function scenario(name: string): Promise<Scenario> {
   const prefix = `${name}${++seq}`;
   const log = `${prefix}:test-log`;
-  const { parent, deadlined } = cascadeReactors(async () => undefined);
-  const runtime = createRedisRuntime({ url: server.url, prefix, reactors: [parent, deadlined] });
+  // The operator's process logs too: a queued parent's rollback runs here.
+  const reactors = cascadeReactors(async (entry) => {
+    await redis.rpush(log, `${process.pid} ${Date.now()} ${entry}`);
+  });
+  const { parent, deadlined, retrying } = reactors;
+  const runtime = createRedisRuntime({ url: server.url, prefix, reactors: [parent, deadlined, retrying] });
   closers.push(() => runtime.close());
   const workers = [0, 1].map(() => spawnJsonChild(WORKER, { url: server.url, prefix, log }, children));
   await Promise.all(workers.map((w) => w.line((v) => v.ready === true, 30_000)));
-  return { runtime, workers, log };
+  return { runtime, reactors, workers, log };
 }
 
 /** The logged entries, in their order across the processes. */
@@ -72,7 +79,7 @@ const holding = async (log: string): Promise<boolean> =>
 describe('cancel cascades on Redis, two worker processes', () => {
   test('cancel of a parent with 3 running children: all end cancelled, the children rolled back first', async () => {
     const s = await scenario('cc');
-    const { parent } = cascadeReactors(async () => undefined);
+    const { parent } = s.reactors;
     const started = await s.runtime.engine.start(parent, {});
     await until(() => holding(s.log), 20_000, 'parent and 3 children holding');
     const ids = ['c1', 'c2', 'c3'].map((c) => `${started.executionId}~${c}`);
@@ -91,14 +98,32 @@ describe('cancel cascades on Redis, two worker processes', () => {
       'cancelled',
       'cancelled',
     ]);
-    // The children ran in the worker processes, and at least one process other than the parent's.
+    // Every step ran in the worker processes.
     const pids = new Set((await redis.lrange(s.log, 0, -1)).map((line) => line.split(' ')[0]));
     expect([...pids].every((pid) => s.workers.some((w) => String(w.pid) === pid))).toBe(true);
   });
 
+  test('a parent queued between its jobs is cancelled by the operator: its children in the workers first', async () => {
+    const s = await scenario('cq');
+    const { retrying } = s.reactors;
+    const started = await s.runtime.engine.start(retrying, {});
+    await until(
+      async () =>
+        (await entries(s.log)).filter((e) => e === 'child.holding').length === 3 &&
+        (await s.runtime.engine.result(started.executionId))?.status === 'queued',
+      20_000,
+      '3 children holding, the parent waiting for its retry',
+    );
+    const cancelled = await s.runtime.engine.cancel(started.executionId); // rolled back in this process
+    expect(cancelled.status).toBe('cancelled');
+    for (const c of ['c1', 'c2', 'c3'])
+      expect(await s.runtime.engine.result(`${started.executionId}~${c}`)).toMatchObject({ status: 'cancelled' });
+    expectChildrenFirst(await entries(s.log));
+  });
+
   test("the parent's deadline cascades the same way", async () => {
     const s = await scenario('cd');
-    const { deadlined } = cascadeReactors(async () => undefined);
+    const { deadlined } = s.reactors;
     const started = await s.runtime.engine.start(deadlined, {});
     await until(() => holding(s.log), 20_000, 'parent and 3 children holding');
     const done = await s.runtime.engine.wait(started.executionId, { timeoutMs: 20_000, pollMs: 20 });
