@@ -6,8 +6,10 @@
  * - a locked step's latency: a 1-step reactor whose step takes a lock on a fresh key, run inline
  *   one after another; p50 of `engine.run`.
  * Also per execution, on each: the keys it leaves (SCAN of the runtime's prefix on every master,
- * BullMQ's own keys apart) and the commands Redis processed (INFO `total_commands_processed`
- * summed over the masters, BullMQ's included) — each command one round trip unless pipelined.
+ * BullMQ's own keys apart); the commands this process's ioredis connections sent (every
+ * connection's `sendCommand`, BullMQ's included: the round trips, but for commands sent
+ * together); and the commands Redis ran (INFO `total_commands_processed` summed over the
+ * masters, the commands inside scripts included).
  * Verdict: cluster throughput ÷ single-server throughput (median of per-round ratios), target
  * ≥ 0.8. On one machine every node shares its cores, so the cluster pays its extra hops without
  * gaining machines.
@@ -54,6 +56,14 @@ function definitions(side: Side) {
     .returns('work');
   return { three, locked };
 }
+
+/** Commands sent by every ioredis connection of this process (a cluster's go through its nodes' connections). */
+let sent = 0;
+const originalSend = Redis.prototype.sendCommand;
+Redis.prototype.sendCommand = function (this: Redis, ...args: Parameters<Redis['sendCommand']>) {
+  sent++;
+  return originalSend.apply(this, args);
+};
 
 async function commands(masters: readonly Redis[]): Promise<number> {
   const infos = await Promise.all(masters.map((m) => m.info('stats')));
@@ -143,15 +153,18 @@ export async function runP10(): Promise<Verdict> {
       cluster: { tput: [] as number[], p50: [] as number[] },
     };
     const ratios: number[] = [];
-    const perExecution = { single: { keys: 0, commands: 0 }, cluster: { keys: 0, commands: 0 } };
+    const perExecution = { single: { keys: 0, sent: 0, commands: 0 }, cluster: { keys: 0, sent: 0, commands: 0 } };
     for (let r = 0; r < WARMUP_ROUNDS + ROUNDS; r++) {
       const tput: Partial<Record<Side, number>> = {};
       for (const target of targets) {
         const keysBefore = await keysUnder(target.masters, target.prefix);
         const commandsBefore = await commands(target.masters);
+        const sentBefore = sent;
         tput[target.side] = await throughputRound(target, defs[target.side].three);
+        const sentDuring = sent - sentBefore;
         const cost = {
           keys: ((await keysUnder(target.masters, target.prefix)) - keysBefore) / RUNS,
+          sent: sentDuring / RUNS,
           commands: ((await commands(target.masters)) - commandsBefore) / RUNS,
         };
         const p50 = await lockedRound(target, defs[target.side].locked, r);
@@ -181,6 +194,7 @@ export async function runP10(): Promise<Verdict> {
         executions_per_s: round(median(figures[side].tput), 0),
         locked_step_p50_ms: round(median(figures[side].p50), 2),
         keys_per_execution: round(perExecution[side].keys, 2),
+        commands_sent_per_execution: round(perExecution[side].sent, 1),
         redis_commands_per_execution: round(perExecution[side].commands, 1),
       });
     const ratio = median(ratios);
@@ -193,6 +207,12 @@ export async function runP10(): Promise<Verdict> {
         single_executions_per_s: round(median(figures.single.tput), 0),
         cluster_executions_per_s: round(median(figures.cluster.tput), 0),
         locked_p50_ms_ratio: round(median(figures.cluster.p50) / median(figures.single.p50), 3),
+        single_commands_sent_per_execution: round(perExecution.single.sent, 1),
+        cluster_commands_sent_per_execution: round(perExecution.cluster.sent, 1),
+        keys_per_execution: {
+          single: round(perExecution.single.keys, 2),
+          cluster: round(perExecution.cluster.keys, 2),
+        },
         masters: cluster.nodes.length,
         concurrency: CONCURRENCY,
         executions_per_round: RUNS,
