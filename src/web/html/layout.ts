@@ -1,7 +1,7 @@
 /**
  * The page frame: navigation, the style sheet and the live-refresh script (it re-fetches the page
  * every few seconds and swaps the `#live` region, without a full reload; it pauses while a form
- * field has focus).
+ * field has focus or executions are selected for a bulk action).
  *
  * @module
  */
@@ -90,6 +90,7 @@ const LIVE = `
   setInterval(async () => {
     const focused = document.activeElement;
     if (focused && ['INPUT', 'SELECT', 'TEXTAREA'].includes(focused.tagName)) return;
+    if (document.querySelector('input[form="bulk"]:checked')) return; // keep a bulk selection
     try {
       const response = await fetch(location.href, { headers: { 'x-live-refresh': '1' } });
       if (!response.ok) return;
