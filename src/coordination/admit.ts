@@ -45,8 +45,11 @@ export async function admit(
   try {
     for (const entry of keyed) {
       const { spec, key } = entry;
+      if (spec.kind === 'rate_limit') {
+        if (await takeRate(spec, key, scope)) charged.push(entry); // only what this admission charged is refunded
+        continue;
+      }
       const stop = await take(spec, key, holds, scope);
-      if (spec.kind === 'rate_limit') charged.push(entry);
       if (stop) {
         await holds.release('halted');
         return stop;
@@ -112,7 +115,7 @@ async function take(spec: ResolvedSpec, key: string, holds: Holds, scope: Coordi
     case 'semaphore':
       return takeSemaphore(spec, key, holds, scope);
     case 'rate_limit':
-      return takeRate(spec, key, scope);
+      return void (await takeRate(spec, key, scope));
   }
 }
 
@@ -148,7 +151,8 @@ function markOnSuccess(
   });
 }
 
-async function takeRate(spec: ResolvedRate, key: string, scope: CoordinationScope): Promise<Stop> {
+/** Charges a rate limit (or throws `RateLimitedError`); true when this call charged it, false when the start was charged already. */
+async function takeRate(spec: ResolvedRate, key: string, scope: CoordinationScope): Promise<boolean> {
   const windows = spec.windows.map((w) => ({
     key,
     limit: w.limit,
@@ -157,13 +161,13 @@ async function takeRate(spec: ResolvedRate, key: string, scope: CoordinationScop
   let refusal: { window: { limit: number; periodMs: number }; count: number; retryAfterMs: number } | undefined;
   const outcome = await waitUntil(scope, { kind: 'rate', key, waitMs: spec.waitMs }, async () => {
     const r = await scope.coordinator.rateTake({ windows, id: scope.startId });
-    if (r.allowed) return { done: true, value: true };
+    if (r.allowed) return { done: true, value: r.charged !== false };
     refusal = r;
     return { done: false, retryAfterMs: r.retryAfterMs };
   });
   if ('value' in outcome) {
     scope.emit({ type: 'coordination.acquired', primitive: 'rate_limit', key, limit: windows[0]!.limit });
-    return undefined;
+    return outcome.value;
   }
   const r = refusal!;
   scope.emit({

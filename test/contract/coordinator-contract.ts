@@ -389,6 +389,19 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
         expect(again.retryAfterMs).toBeLessThanOrEqual(150);
       });
 
+      it('a resend of a charged id is not charged again (charged: false); a refund takes the start back out of its windows', async () => {
+        const w = window('refund', 2, 60_000);
+        const other = window('refund-other', 5, 60_000);
+        expect(await c.rateTake({ windows: [w], id: 'r1' })).toEqual({ allowed: true });
+        expect(await c.rateTake({ windows: [w], id: 'r1' })).toEqual({ allowed: true, charged: false });
+        expect(await c.rateTake({ windows: [other], id: 'r1' })).toEqual({ allowed: true });
+        await c.rateRefund({ windows: [w, other], id: 'r1' });
+        await c.rateRefund({ windows: [w], id: 'never-charged' });
+        expect((await c.rateState(w.key, w.periodMs)).count).toBe(0);
+        expect((await c.rateState(other.key, other.periodMs)).count).toBe(0);
+        expect(await c.rateTake({ windows: [w], id: 'r1' })).toEqual({ allowed: true });
+      });
+
       it('never counts a refused start', async () => {
         const w = window('rate', 1, 300);
         await c.rateTake({ windows: [w], id: 'r1' });
@@ -438,7 +451,7 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
       it('charges a start once however often it is taken with the same id', async () => {
         const w = window('rate', 1, 5000);
         expect(await c.rateTake({ windows: [w], id: 'same' })).toEqual({ allowed: true });
-        expect(await c.rateTake({ windows: [w], id: 'same' })).toEqual({ allowed: true });
+        expect(await c.rateTake({ windows: [w], id: 'same' })).toEqual({ allowed: true, charged: false });
         expect((await c.rateState(w.key, w.periodMs)).count).toBe(1);
         expect((await c.rateTake({ windows: [w], id: 'other' })).allowed).toBe(false);
       });

@@ -419,6 +419,33 @@ describe('several rate limits', () => {
     expect((await t.run(r, { user: 'c', project: 'p' })).status).toBe('completed');
   });
 
+  test('a refusal refunds only what this admission charged: a start charged already keeps its earlier charge', async () => {
+    const t = createTestEngine();
+    let attempts = 0;
+    const r = reactor('retried')
+      .step('call', {
+        rateLimit: [
+          { key: () => 'a', limit: 10, per: '1m' },
+          { key: () => 'b', limit: 1, per: '1s' },
+        ],
+        retry: { maxAttempts: 2, backoff: 'fixed', baseDelay: '100ms' },
+        run: async () => {
+          attempts++;
+          // Fill b for the retry: this start's own charge leaves b's 1 s window before it, this one does not.
+          await t.clock.sleep(950);
+          await t.coordinator.rateTake({ windows: [{ key: 'b', limit: 5, periodMs: 1_000 }], id: 'other' });
+          throw new Error('first attempt fails');
+        },
+      })
+      .build();
+    const result = await t.run(r, {});
+    expect(attempts).toBe(1);
+    expect(result.status === 'failed' && result.error).toMatchObject({ code: 'rate_limited', details: { key: 'b' } });
+    // The retry found the start charged to a already (not charged again), so the refusal by b takes nothing back from a.
+    expect((await t.coordinator.rateState('a', 60_000)).count).toBe(1);
+    expect(t.events.some((e) => e.type === 'coordination.released' && e.refunded === true)).toBe(false);
+  });
+
   test('a rate window limit from the arguments', async () => {
     const t = createTestEngine();
     const r = reactor('tiered-api')

@@ -134,7 +134,14 @@ export interface RateRefundRequest {
   readonly id: string;
 }
 export type RateTakeResult =
-  | { readonly allowed: true }
+  | {
+      readonly allowed: true;
+      /**
+       * `false` when the id was charged already (a resend, or the same start admitted again):
+       * nothing was charged by this call, and a refund would take back the earlier charge.
+       */
+      readonly charged?: boolean;
+    }
   | { readonly allowed: false; readonly window: RateWindow; readonly count: number; readonly retryAfterMs: number };
 
 export interface RateState {

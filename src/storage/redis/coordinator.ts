@@ -418,15 +418,18 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
     const byKey = new Map<string, RateTakeRequest['windows'][number][]>();
     for (const window of request.windows) byKey.set(window.key, [...(byKey.get(window.key) ?? []), window]);
     const taken: RateTakeRequest['windows'][number][] = [];
+    let already = false;
     for (const windows of byKey.values()) {
       const result = await this.rateTake({ ...request, windows });
       if (!result.allowed) {
         if (taken.length > 0) await this.rateRefund({ id: request.id, windows: taken });
         return result;
       }
-      taken.push(...windows);
+      // A key the id was charged to already keeps that charge: a refund takes back only what this call charged.
+      if (result.charged === false) already = true;
+      else taken.push(...windows);
     }
-    return { allowed: true };
+    return already ? { allowed: true, charged: false } : { allowed: true };
   }
 
   async rateState(key: string, periodMs: number): Promise<RateState> {

@@ -61,7 +61,7 @@ export interface SemaphoreStateReply {
 
 /** Decoded reply of `rate-take`; `index` is 0-based. */
 export type RateTakeReply =
-  | { readonly allowed: true }
+  | { readonly allowed: true; readonly charged?: false }
   | { readonly allowed: false; readonly index: number; readonly count: number; readonly retryAfterMs: number };
 
 /** Decoded reply of `lock-transfer`: handed to the receiver (with its token), or a plain release result. */
@@ -162,7 +162,7 @@ export const scripts = {
 
   rateTake: defineScript('rate-take', 'variadic', (reply): RateTakeReply => {
     const r = replyArray(reply).map(replyNumber);
-    if (r[0] === 1) return { allowed: true };
+    if (r[0] === 1) return r[1] === 0 ? { allowed: true, charged: false } : { allowed: true };
     return { allowed: false, index: (r[1] ?? 1) - 1, count: r[2] ?? 0, retryAfterMs: r[3] ?? 0 };
   }),
   rateState: defineScript('rate-state', 1, (reply) => {

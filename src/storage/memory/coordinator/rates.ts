@@ -49,7 +49,8 @@ export class MemoryRates implements Sweepable {
     const now = this.#context.tick();
     const logs = request.windows.map((window) => this.#starts(window.key, window.periodMs, now));
     // A start already charged (a resend of the same id) is admitted without a second charge.
-    if (logs.some((starts) => starts.some((start) => start.id === request.id))) return { allowed: true };
+    if (logs.some((starts) => starts.some((start) => start.id === request.id)))
+      return { allowed: true, charged: false };
     for (const [index, window] of request.windows.entries()) {
       const starts = logs[index] ?? [];
       if (starts.length < window.limit) continue;

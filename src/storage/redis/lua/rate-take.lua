@@ -7,7 +7,8 @@
   ARGV[2i], ARGV[2i+1] limit (integer >= 0) and period in ms (positive integer) of window i
 
   Returns
-    {1}                                       allowed: every window charged with the id
+    {1, 1}                                    allowed: every window charged with the id
+    {1, 0}                                    allowed: the id was charged already (nothing charged now)
     {0, i, count, retryAfterMs}               window i is full; nothing charged.
                                               retryAfterMs = oldest start in it + period - now
 
@@ -35,7 +36,7 @@ end
 
 for i = 1, #KEYS do
   if redis.call('ZSCORE', KEYS[i], ARGV[1]) then
-    return {1}
+    return {1, 0}
   end
 end
 
@@ -53,4 +54,4 @@ for i = 1, #KEYS do
   redis.call('ZADD', KEYS[i], now, ARGV[1])
   redis.call('PEXPIRE', KEYS[i], periods[i])
 end
-return {1}
+return {1, 1}
