@@ -24,6 +24,7 @@ import {
   type WorkerModule,
 } from './worker-module.js';
 import { prefixHasKeys } from './worker-prefix.js';
+import { parseClusterNodes } from '../storage/redis/cluster-nodes.js';
 
 /** The environment variable the key prefix is read from when neither `--prefix` nor the module sets it. */
 export const PREFIX_ENV = 'TS_REACTOR_PREFIX';
@@ -55,6 +56,9 @@ steps were interrupted and handed back to other workers (a second signal exits a
 
 Options:
   --redis <url>             Redis URL (redis:// or rediss://); default: the REDIS_URL variable
+  --redis-cluster <nodes>   a Redis Cluster instead: host:port,host:port,… (any of its nodes;
+                            keys laid out by slot, docs/cluster.md); not with --redis or
+                            --metrics-port
   --module <path>           the app: an ES module, or TypeScript (.ts, .mts, .cts) when tsx is
                             installed, whose exports include reactor definitions (or an array
                             named "reactors"), or a default export made with defineWorker(): its
@@ -89,7 +93,10 @@ export class UsageError extends Error {
 }
 
 interface WorkerConfig {
+  /** The single server's URL; with `cluster`, the URL of its first node (what is pinged). */
   readonly url: string;
+  /** `--redis-cluster`: the cluster's startup nodes. */
+  readonly cluster: readonly { readonly host: string; readonly port: number }[] | undefined;
   readonly modulePath: string;
   readonly concurrency: number;
   readonly prefix: string | undefined;
@@ -110,6 +117,23 @@ function integer(name: string, raw: string | undefined, min: number): number | u
   return value;
 }
 
+/** `--redis-cluster`'s nodes, refused next to `--redis` or `--metrics-port`; undefined without it. */
+function clusterNodes(
+  raw: string | undefined,
+  redis: string | undefined,
+  metricsPort: string | undefined,
+): { host: string; port: number }[] | undefined {
+  if (raw === undefined) return undefined;
+  if (redis !== undefined) throw new UsageError('--redis-cluster and --redis: give one of them');
+  if (metricsPort !== undefined)
+    throw new UsageError('--metrics-port needs --redis (one server); not with --redis-cluster');
+  try {
+    return parseClusterNodes(raw);
+  } catch (error) {
+    throw new UsageError(`--redis-cluster: ${(error as Error).message}`);
+  }
+}
+
 function parseConfig(args: readonly string[], env: Readonly<Record<string, string | undefined>>): WorkerConfig {
   let values;
   try {
@@ -119,6 +143,7 @@ function parseConfig(args: readonly string[], env: Readonly<Record<string, strin
       allowPositionals: false,
       options: {
         redis: { type: 'string' },
+        'redis-cluster': { type: 'string' },
         module: { type: 'string' },
         concurrency: { type: 'string' },
         prefix: { type: 'string' },
@@ -135,7 +160,9 @@ function parseConfig(args: readonly string[], env: Readonly<Record<string, strin
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
-  const rawUrl = values.redis ?? env['REDIS_URL'];
+  const cluster = clusterNodes(values['redis-cluster'], values.redis, values['metrics-port']);
+  const rawUrl =
+    cluster === undefined ? (values.redis ?? env['REDIS_URL']) : `redis://${cluster[0]!.host}:${cluster[0]!.port}`;
   const envPrefix = env[PREFIX_ENV] === '' ? undefined : env[PREFIX_ENV];
   if (rawUrl === undefined || rawUrl === '') throw new UsageError('missing --redis <url> (or set REDIS_URL)');
   const url = parseRedisUrl(rawUrl);
@@ -158,6 +185,7 @@ function parseConfig(args: readonly string[], env: Readonly<Record<string, strin
     throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}; got "${logLevel}"`, false);
   return {
     url: url.url,
+    cluster,
     modulePath: resolve(values.module),
     concurrency: integer('concurrency', values.concurrency, 1) ?? 8,
     prefix: values.prefix,
@@ -269,7 +297,7 @@ export async function runWorkerCommand(
   const shownUrl = redactUrl(config.url);
   try {
     await pingRedis(config.url, options.pingTimeoutMs ?? 2_000);
-    await warnIfNoKeys(config.url, prefix, io);
+    if (config.cluster === undefined) await warnIfNoKeys(config.url, prefix, io);
   } catch (error) {
     io.err(`ts-reactor worker: cannot reach Redis at ${shownUrl}: ${(error as Error).message}`);
     return 2;
@@ -307,7 +335,7 @@ export async function runWorkerCommand(
     runtime = createRedisRuntime({
       ...moduleOptions,
       middleware,
-      url: config.url,
+      ...(config.cluster === undefined ? { url: config.url } : { cluster: { nodes: config.cluster } }),
       reactors,
       scheduleInputs: module.scheduleInputs ?? {},
       background: { ...moduleOptions.background, ...config.background },

@@ -8,6 +8,9 @@
  */
 import { Redis, type Cluster, type ClusterNode, type ClusterOptions, type RedisOptions } from 'ioredis';
 import type { KeyLayout } from './keys.js';
+import { parseClusterNodes } from './cluster-nodes.js';
+
+export { parseClusterNodes } from './cluster-nodes.js';
 
 /** A command connection: a single server's `Redis`, or a `Cluster`. */
 export type RedisConnection = Redis | Cluster;
@@ -28,28 +31,6 @@ export function isCluster(connection: RedisConnection): connection is Cluster {
 /** The key layout that goes with `connection`: `cluster` on a `Cluster`, else `single`. */
 export function layoutOf(connection: RedisConnection): KeyLayout {
   return isCluster(connection) ? 'cluster' : 'single';
-}
-
-/**
- * Parses `host:port,host:port,…` (what `--redis-cluster` takes) into startup nodes. Throws a
- * `RangeError` naming the bad entry.
- */
-export function parseClusterNodes(spec: string): { host: string; port: number }[] {
-  const nodes = spec
-    .split(',')
-    .map((entry) => entry.trim())
-    .filter((entry) => entry.length > 0)
-    .map((entry) => {
-      const at = entry.lastIndexOf(':');
-      const host = at > 0 ? entry.slice(0, at) : '';
-      const port = Number(entry.slice(at + 1));
-      if (host === '' || !Number.isInteger(port) || port < 1 || port > 65535)
-        throw new RangeError(`cluster node must be host:port; got ${JSON.stringify(entry)}`);
-      return { host, port };
-    });
-  if (nodes.length === 0)
-    throw new RangeError(`cluster nodes must name at least one host:port; got ${JSON.stringify(spec)}`);
-  return nodes;
 }
 
 /**
