@@ -16,7 +16,9 @@ describe('dashboard types', () => {
     const authorize: Authorize = (c, permission) => {
       expectTypeOf(c).toEqualTypeOf<Context>();
       if (permission.kind === 'view') {
-        expectTypeOf(permission.page).toEqualTypeOf<'executions' | 'execution' | 'coordination' | 'schedules'>();
+        expectTypeOf(permission.page).toEqualTypeOf<
+          'executions' | 'execution' | 'coordination' | 'schedules' | 'queue'
+        >();
         return true;
       }
       expectTypeOf(permission.action).toEqualTypeOf<string>();
