@@ -197,6 +197,24 @@ describe('debounce (memory, manual clock)', () => {
     });
   });
 
+  test('startMany: five debounced entries of one key, in entry order; each superseded by the next, the last runs', async () => {
+    const m = clocked();
+    const runs: number[] = [];
+    const r = recorder(runs);
+    const debounce = { key: 'k', window: 1_000 };
+    const results = await m.engine.startMany(
+      [1, 2, 3, 4, 5].map((n) => ({ reactor: r, input: { n }, options: { debounce } })),
+    );
+    m.clock.advance(1_000);
+    await settle(m);
+    expect(runs).toEqual([5]);
+    for (let i = 0; i < 4; i++)
+      expect(await m.engine.result(results[i]!.executionId)).toMatchObject({
+        status: 'cancelled',
+        supersededBy: results[i + 1]!.executionId,
+      });
+  });
+
   test.each([
     ['an empty key', { debounce: { key: '', window: 1_000 } }, 'debounce.key'],
     ['a key that is not a string', { debounce: { key: 7, window: 1_000 } }, 'debounce.key'],

@@ -30,27 +30,40 @@ export async function startManyReactors(
   const background = needQueue(deps);
   const now = deps.clock.now();
   const plans = entries.map((entry, i) => startPlan(entry.options ?? {}, now, i));
-  const sorted = await Promise.all(entries.map((entry, i) => sort(deps, entry, plans[i]!)));
+  const debounced: Chain = { last: Promise.resolve() };
+  const sorted = await Promise.all(entries.map((entry, i) => sort(deps, entry, plans[i]!, debounced)));
   const bulk = sorted.flatMap((s) => ('bulk' in s ? [s.bulk] : []));
   const started = await startManyBackground(background, bulk);
   let next = 0;
   return Promise.all(sorted.map(async (s) => ('bulk' in s ? started[next++]! : s.result)));
 }
 
+/** The debounced entries' starts, one after another in entry order (the last of a key is the one that runs). */
+interface Chain {
+  last: Promise<unknown>;
+}
+
 /**
  * Registers the entry's reactor and validates its input. An entry with an idempotency key, a
  * debounce or an ordered lock is started on its own, as by `start` (its claim, slot or position is
- * a round trip of its own); an invalid input is its `failed` result.
+ * a round trip of its own; debounced entries one after another, in `debounced`); an invalid input
+ * is its `failed` result.
  */
 async function sort(
   deps: AcceptDeps & Pick<EngineParts, 'background' | 'clock' | 'operations'>,
   entry: StartEntry,
   plan: StartPlan,
+  debounced: Chain,
 ): Promise<Sorted> {
   const reactor: AnyReactorDefinition = entry.reactor;
-  const alone = entry.options?.idempotencyKey !== undefined || entry.options?.debounce !== undefined;
-  if (alone || reactor.coordination.some((s) => s.kind === 'ordered_lock'))
-    return { result: startReactor(deps, reactor, entry.input, entry.options) };
+  const start = (): Promise<RunResult> => startReactor(deps, reactor, entry.input, entry.options);
+  if (entry.options?.debounce !== undefined) {
+    const result = debounced.last.then(start);
+    debounced.last = result.catch(() => undefined);
+    return { result };
+  }
+  if (entry.options?.idempotencyKey !== undefined || reactor.coordination.some((s) => s.kind === 'ordered_lock'))
+    return { result: start() };
   deps.registry.register(reactor);
   const executionId = deps.ids.executionId();
   const validated = await validateContract(reactor.contract, entry.input ?? {});
