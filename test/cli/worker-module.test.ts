@@ -141,6 +141,17 @@ describe('loading --module', () => {
     await expect(loading).rejects.toThrow(/is TypeScript and tsx is not installed: .*npm i -D tsx.*node --import tsx/);
   });
 
+  test('in a process without a TypeScript loader (as the compiled CLI runs), tsx is registered and the .ts app loads (spawned)', () => {
+    const root = fileURLToPath(new URL('../..', import.meta.url));
+    const run = spawnSync(process.execPath, [fixture('load-with-tsx.mjs'), fixture('worker-app.ts')], {
+      cwd: root,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(run.status, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout.trim())).toEqual(expect.arrayContaining(['default', 'limited', 'rateLimits']));
+  });
+
   test('tsx is registered once, only for a TypeScript module in a process that cannot load TypeScript', async () => {
     let registered = 0;
     const loadTsx = () => Promise.resolve({ register: () => void registered++ });
