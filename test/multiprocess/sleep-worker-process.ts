@@ -16,14 +16,14 @@ async function main(): Promise<void> {
   const redis = new Redis(config.url);
   const keys = sleepKeys(config.prefix);
   const pid = String(process.pid);
-  const { napper, busy } = buildSleepReactors({
+  const { napper, longNapper, busy } = buildSleepReactors({
     after: async () => void (await redis.sadd(keys.afterPids, pid)),
     busy: async () => {
       await pause(20);
       await redis.multi().incr(keys.busyDone).sadd(keys.busyPids, pid).exec();
     },
   });
-  const runtime = createRedisRuntime({ url: config.url, prefix: config.prefix, reactors: [napper, busy] });
+  const runtime = createRedisRuntime({ url: config.url, prefix: config.prefix, reactors: [napper, longNapper, busy] });
   process.once('SIGTERM', () => {
     void runtime
       .close()
