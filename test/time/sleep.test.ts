@@ -122,6 +122,31 @@ describe('a sleep step, inline on the manual clock', () => {
     expect(has(t.events, 'step.started', 'after')).toBe(false);
   });
 
+  test('a timer that fires a millisecond before the clock reaches the wake time does not wake the sleep early', async () => {
+    // Like Node's timers against Date.now(): each sleep resolves 1 ms short of what it asked.
+    let now = 1_000_000;
+    const sleeps: number[] = [];
+    const earlyClock = {
+      now: () => now,
+      sleep: async (ms: number) => {
+        sleeps.push(ms);
+        now += Math.max(1, ms - 1);
+      },
+      every: () => () => undefined,
+    };
+    const engine = createEngine({ store: new MemoryStore(), clock: earlyClock });
+    const napper = reactor('early-timer')
+      .sleep('nap', { for: 2_000 })
+      .step('after', { waitFor: ['nap'], run: () => 'done' })
+      .returns('after');
+    const result = await engine.run(napper, {});
+    expect(result.status).toBe('completed');
+    const nap = result.steps['nap']?.result as { wakeAt: number; wokeAt: number; early: boolean };
+    expect(nap.wokeAt).toBeGreaterThanOrEqual(nap.wakeAt);
+    expect(nap.early).toBe(false);
+    expect(sleeps).toEqual([2_000, 1]);
+  });
+
   test('without a queue, a sleep over maxInlineSleepMs fails with SleepNeedsWorkerError (revived from JSON)', async () => {
     const undone: string[] = [];
     const engine = createEngine({ store: new MemoryStore(), clock: new ManualClock() });

@@ -54,8 +54,11 @@ export async function runSleep(run: RunState, node: StepNode, place: StepPlace, 
     });
     return failed(run, place, error);
   }
-  await run.clock.sleep(remaining, place.signal);
-  if (place.signal.aborted) return failed(run, place, abortError(place.signal.reason));
+  // A timer may fire a millisecond before the wall clock reaches its time: wait out any rest.
+  for (let rest = remaining; rest > 0; rest = wakeAt - run.clock.now()) {
+    await run.clock.sleep(rest, place.signal);
+    if (place.signal.aborted) return failed(run, place, abortError(place.signal.reason));
+  }
   return woke(run, place, wakeAt);
 }
 
