@@ -17,25 +17,22 @@ import {
   StartOptionsError,
   SupersededError,
 } from '../../src/index.js';
+import { debounceKey } from '../../src/engine/model/keys.js';
 import { ManualClock } from '../../src/testing/clock.js';
 import { manualEngine, type Manual } from './helpers.js';
 
 const T0 = Date.UTC(2026, 0, 1);
 
 /** An engine over the memory queue, store and coordinator, all on one manual clock; its worker started. */
-function clocked(options: Partial<EngineOptions> = {}): Manual & { clock: ManualClock; store: MemoryStore } {
+function clocked(
+  options: Partial<EngineOptions> = {},
+): Manual & { clock: ManualClock; store: MemoryStore; coordinator: MemoryCoordinator } {
   const clock = new ManualClock({ start: T0, autoAdvance: false });
   const store = new MemoryStore({ clock });
-  const m = manualEngine({
-    clock,
-    queueOptions: { clock },
-    store,
-    coordinator: new MemoryCoordinator({ clock }),
-    checkpointIntervalMs: 0,
-    ...options,
-  });
+  const coordinator = new MemoryCoordinator({ clock });
+  const m = manualEngine({ clock, queueOptions: { clock }, store, coordinator, checkpointIntervalMs: 0, ...options });
   m.startWorker(4);
-  return { ...m, clock, store };
+  return { ...m, clock, store, coordinator };
 }
 
 /** Lets the event loop turn (no timer: virtual time stands still), then waits for the pool to settle. */
@@ -140,6 +137,38 @@ describe('debounce (memory, manual clock)', () => {
     for (let i = 0; i < 200 && runs.length === 0; i++) await new Promise((resolve) => setImmediate(resolve));
     expect(runs).toEqual([1]); // running, its window over
     const second = await m.engine.start(slow, { n: 2 }, { debounce: { key: 'k', window: 1_000 } });
+    release();
+    m.clock.advance(1_000);
+    await settle(m);
+    expect(runs).toEqual([1, 2]);
+    expect(await m.engine.result(first.executionId)).toMatchObject({ status: 'completed', value: 1 });
+    expect(await m.engine.result(second.executionId)).toMatchObject({ status: 'completed', value: 2 });
+  });
+
+  test('a start that finds the slot still held by an earlier start that already began supersedes nothing: both run', async () => {
+    // On Redis the slot is taken just after the start's job is enqueued, so it can outlive the
+    // job's due time by a few ms: a start in that gap finds the slot held by a running start.
+    const m = clocked();
+    const coordinator = m.coordinator;
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const runs: number[] = [];
+    const slow = reactor('slot-outlives-window')
+      .input({ n: z.number() })
+      .step('work', { args: ($) => ({ n: $.input('n') }), run: async ({ n }) => (runs.push(n), await held, n) })
+      .returns('work');
+    const first = await m.engine.start(slow, { n: 1 }, { debounce: { key: 'k', window: 1_000 } });
+    m.clock.advance(1_000);
+    for (let i = 0; i < 200 && runs.length === 0; i++) await new Promise((resolve) => setImmediate(resolve));
+    expect(runs).toEqual([1]); // running, its window over
+    // Its slot expired with its window; hold it again, as if it had been taken a moment after
+    // its job became due.
+    const slot = debounceKey(slow.name, 'k');
+    const holder = { owner: `debounce:${first.executionId}`, executionId: first.executionId };
+    expect(await coordinator.lockState(slot)).toBeUndefined();
+    expect((await coordinator.lockAcquire({ key: slot, holder, ttlMs: 60_000, unfenced: true })).acquired).toBe(true);
+    const second = await m.engine.start(slow, { n: 2 }, { debounce: { key: 'k', window: 1_000 } });
+    expect((await coordinator.lockState(slot))?.holder.executionId).toBe(second.executionId); // taken from the running one
     release();
     m.clock.advance(1_000);
     await settle(m);
