@@ -48,6 +48,8 @@ function eventAttributes(event: ReactorEvent): Attributes {
     'nesting',
     'nonce',
     'delivery',
+    'limit',
+    'periodMs',
   ] as const) {
     const value = e[name];
     if (typeof value === 'number') attributes[`ts_reactor.${snake(name)}`] = value;
@@ -57,7 +59,10 @@ function eventAttributes(event: ReactorEvent): Attributes {
     if (typeof value === 'string') attributes[`ts_reactor.${snake(name)}`] = value;
   }
   if (typeof e['ignoredSignal'] === 'boolean') attributes['ts_reactor.ignored_signal'] = e['ignoredSignal'];
-  if (typeof e['early'] === 'boolean') attributes['ts_reactor.early'] = e['early'];
+  for (const name of ['early', 'refunded', 'handedOver'] as const) {
+    const value = e[name];
+    if (typeof value === 'boolean') attributes[`ts_reactor.${snake(name)}`] = value;
+  }
   const error = e['error'] as { name?: string; message?: string; code?: string } | undefined;
   if (error) {
     attributes['exception.type'] = error.code ?? error.name ?? 'Error';

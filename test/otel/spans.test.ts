@@ -253,3 +253,44 @@ describe('retries', () => {
     expectNoLeaks(t);
   });
 });
+
+describe('coordination', () => {
+  test('limits from the arguments and refunded rate charges are on the step span’s coordination events', async () => {
+    const t = tracing();
+    const r = reactor('limited')
+      .input({ tier: z.string() })
+      .step('call', {
+        args: ($) => ({ tier: $.input('tier') }),
+        semaphore: { key: () => 'api', limit: ({ tier }) => (tier === 'pro' ? 10 : 1), ttl: '10s' },
+        rateLimit: [
+          { key: () => 'a-project', limit: 5, per: '1s' },
+          { key: () => 'b-user', limit: ({ tier }) => (tier === 'pro' ? 2 : 1), per: '1s' },
+        ],
+        run: () => 'ok',
+      })
+      .build();
+    const engine = createTestEngine({ middleware: [t.middleware] });
+    expect((await engine.run(r, { tier: 'pro' })).status).toBe('completed');
+    expect((await engine.run(r, { tier: 'pro' })).status).toBe('completed');
+    expect((await engine.run(r, { tier: 'pro' })).status).toBe('failed'); // b-user full: a-project refunded
+    const calls = named(t.spans(), 'step call');
+    const acquired = calls[0]!.events.filter((e) => e.name === 'coordination.acquired').map((e) => e.attributes);
+    expect(acquired).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ [ATTR.primitive]: 'semaphore', [ATTR.key]: 'api', 'ts_reactor.limit': 10 }),
+        expect.objectContaining({ [ATTR.primitive]: 'rate_limit', [ATTR.key]: 'b-user', 'ts_reactor.limit': 2 }),
+      ]),
+    );
+    const refused = calls[2]!.events.map((e) => [e.name, e.attributes] as const);
+    expect(refused).toEqual(
+      expect.arrayContaining([
+        ['coordination.released', expect.objectContaining({ [ATTR.key]: 'a-project', 'ts_reactor.refunded': true })],
+        [
+          'coordination.denied',
+          expect.objectContaining({ [ATTR.key]: 'b-user', 'ts_reactor.limit': 2, 'ts_reactor.period_ms': 1_000 }),
+        ],
+      ]),
+    );
+    expectNoLeaks(t);
+  });
+});
