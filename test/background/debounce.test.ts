@@ -52,6 +52,25 @@ function recorder(runs: number[], name = 'debounced') {
     .returns('work');
 }
 
+/**
+ * A reactor whose step records its input and waits until `release()`; its first debounced start
+ * (key `k`, window 1 s) is running, its window over, when this resolves.
+ */
+async function firstRunning(m: ReturnType<typeof clocked>, name: string) {
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  const runs: number[] = [];
+  const slow = reactor(name)
+    .input({ n: z.number() })
+    .step('work', { args: ($) => ({ n: $.input('n') }), run: async ({ n }) => (runs.push(n), await held, n) })
+    .returns('work');
+  const first = await m.engine.start(slow, { n: 1 }, { debounce: { key: 'k', window: 1_000 } });
+  m.clock.advance(1_000);
+  for (let i = 0; i < 200 && runs.length === 0; i++) await new Promise((resolve) => setImmediate(resolve));
+  expect(runs).toEqual([1]);
+  return { slow, runs, release, first };
+}
+
 describe('debounce (memory, manual clock)', () => {
   test('20 starts on one key within the window: exactly one execution runs, with the last input', async () => {
     const m = clocked();
@@ -125,17 +144,7 @@ describe('debounce (memory, manual clock)', () => {
 
   test('a start that comes once the earlier one began supersedes nothing: both run', async () => {
     const m = clocked();
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    const runs: number[] = [];
-    const slow = reactor('slow-debounced')
-      .input({ n: z.number() })
-      .step('work', { args: ($) => ({ n: $.input('n') }), run: async ({ n }) => (runs.push(n), await held, n) })
-      .returns('work');
-    const first = await m.engine.start(slow, { n: 1 }, { debounce: { key: 'k', window: 1_000 } });
-    m.clock.advance(1_000);
-    for (let i = 0; i < 200 && runs.length === 0; i++) await new Promise((resolve) => setImmediate(resolve));
-    expect(runs).toEqual([1]); // running, its window over
+    const { slow, runs, release, first } = await firstRunning(m, 'slow-debounced');
     const second = await m.engine.start(slow, { n: 2 }, { debounce: { key: 'k', window: 1_000 } });
     release();
     m.clock.advance(1_000);
@@ -150,17 +159,7 @@ describe('debounce (memory, manual clock)', () => {
     // job's due time by a few ms: a start in that gap finds the slot held by a running start.
     const m = clocked();
     const coordinator = m.coordinator;
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    const runs: number[] = [];
-    const slow = reactor('slot-outlives-window')
-      .input({ n: z.number() })
-      .step('work', { args: ($) => ({ n: $.input('n') }), run: async ({ n }) => (runs.push(n), await held, n) })
-      .returns('work');
-    const first = await m.engine.start(slow, { n: 1 }, { debounce: { key: 'k', window: 1_000 } });
-    m.clock.advance(1_000);
-    for (let i = 0; i < 200 && runs.length === 0; i++) await new Promise((resolve) => setImmediate(resolve));
-    expect(runs).toEqual([1]); // running, its window over
+    const { slow, runs, release, first } = await firstRunning(m, 'slot-outlives-window');
     // Its slot expired with its window; hold it again, as if it had been taken a moment after
     // its job became due.
     const slot = debounceKey(slow.name, 'k');
