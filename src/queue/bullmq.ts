@@ -193,6 +193,16 @@ export function createBullmqQueue(options: BullmqQueueOptions): JobQueue & Queue
       }
     },
 
+    async discard(jobId: string): Promise<boolean> {
+      if (closed) throw new Error('the job queue is closed');
+      const id = toBullmqJobId(jobId);
+      // BullMQ's remove answers 1 for an unknown id too, and would drop a finished job's record: ask first.
+      if (placeOf(await queue.getJobState(id)) !== 'queued') return false;
+      // It removes a job unless a worker holds its lock (0: taken meanwhile). An on-time promotion
+      // of it then finds no job and does nothing.
+      return (await queue.remove(id, { removeChildren: false })) === 1;
+    },
+
     async jobStates(jobIds: readonly string[]): Promise<readonly JobPlace[]> {
       if (closed) throw new Error('the job queue is closed');
       return Promise.all(jobIds.map(async (jobId) => placeOf(await queue.getJobState(toBullmqJobId(jobId)))));

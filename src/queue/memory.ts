@@ -44,6 +44,8 @@ export interface MemoryQueueOptions {
 
 /** The producing side of the embedded queue. */
 export interface MemoryJobQueue extends JobQueue, QueueInspector {
+  /** {@link JobQueue.discard}, always there on this queue. */
+  discard(jobId: string): Promise<boolean>;
   /** Resolves once no job is ready, delayed or running (jobs enqueued meanwhile are waited for too). */
   drain(): Promise<void>;
   /**
@@ -236,6 +238,17 @@ export function createMemoryQueue(options: MemoryQueueOptions = {}): MemoryQueue
       const timer = entry.timer;
       makeReady(entry);
       timer?.abort();
+      return true;
+    },
+
+    async discard(jobId: string): Promise<boolean> {
+      const entry = live.get(jobId);
+      if (!entry || entry.state === 'running') return false;
+      const timer = entry.timer;
+      entry.timer = undefined;
+      timer?.abort();
+      finish(entry); // its id stays known: enqueuing it again is a no-op
+      settleIdle();
       return true;
     },
 

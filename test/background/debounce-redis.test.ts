@@ -47,6 +47,10 @@ describe('debounce on Redis', () => {
     for (let n = 1; n <= 20; n++)
       started.push(await engine.start(work, { n }, { debounce: { key: 'user-1', window: '4s' } }));
     const last = started[19]!;
+    // The superseded starts' delayed jobs are removed: one job is left, the last start's.
+    const queue = new Queue('ts-reactor', { connection: { url: server.url }, prefix: 'db1' });
+    closers.push(() => queue.close());
+    expect(await queue.getJobCounts('delayed', 'waiting', 'active')).toMatchObject({ delayed: 1, waiting: 0, active: 0 });
     expect(await engine.wait(last.executionId, { timeoutMs: 15_000, pollMs: 20 })).toMatchObject({
       status: 'completed',
       value: 20,

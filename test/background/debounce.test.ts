@@ -85,6 +85,7 @@ describe('debounce (memory, manual clock)', () => {
     }
     for (const s of started) expect(s.status).toBe('queued');
     expect(started[19]).toMatchObject({ startAt: T0 + 1_900 + 10_000 });
+    expect(m.memory.queue.counts()).toMatchObject({ delayed: 1 }); // the superseded starts' jobs are discarded
     await settle(m);
     expect(runs).toEqual([]);
     m.clock.advance(10_000 - 100);

@@ -122,6 +122,22 @@ describe('a delayed start (memory, manual clock)', () => {
     expect(done?.trace.find((e) => e.type === 'run.queued')).toMatchObject({ delayMs: 300_000, reason: 'start' });
   });
 
+  test('cancelled before its time: it ends cancelled and its delayed job is removed, so nothing is delivered', async () => {
+    const clock = clockAt();
+    const runs: string[] = [];
+    const m = clocked(clock);
+    m.startWorker(2);
+    const queued = await m.engine.start(recorder(runs), { id: 'a' }, { delay: '5m' });
+    await settle(m);
+    expect(m.memory.queue.counts()).toMatchObject({ delayed: 1 });
+    expect(await m.engine.cancel(queued.executionId, 'not needed')).toMatchObject({ status: 'cancelled' });
+    expect(m.memory.queue.counts()).toEqual({ ready: 0, delayed: 0, running: 0 });
+    clock.advance(300_000);
+    await settle(m);
+    expect(runs).toEqual([]);
+    expect(await m.engine.result(queued.executionId)).toMatchObject({ status: 'cancelled' });
+  });
+
   test('`at` a Date in the future waits for it; `at` in the past runs at once (no startAt)', async () => {
     const clock = clockAt();
     const runs: string[] = [];

@@ -114,6 +114,30 @@ describe('BullMQ queue and consumer', () => {
     expect(await h.queue.promote('never-enqueued:1')).toBe(false);
   });
 
+  it('discard removes a delayed or waiting job so it is never delivered; false for an active, finished or unknown one', async () => {
+    const h = harness();
+    await h.queue.enqueue(job('exec-1'), { jobId: 'exec-1:1', delayMs: 300 }); // watched for an on-time promotion too
+    await h.queue.enqueue(job('exec-2'), { jobId: 'exec-2:1' });
+    expect(await h.queue.discard!('exec-1:1')).toBe(true);
+    expect(await h.queue.discard!('exec-2:1')).toBe(true);
+    expect(await h.queue.discard!('exec-2:1')).toBe(false); // gone
+    expect(await h.queue.discard!('never-enqueued:1')).toBe(false);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const { calls, processor } = recorder(async (call) => {
+      if (call.delivery.jobId === 'exec-3:1') await held;
+    });
+    h.consumer().start(processor, { concurrency: 2 });
+    await h.queue.enqueue(job('exec-3'), { jobId: 'exec-3:1' });
+    await expect.poll(() => calls.length, { timeout: 5_000 }).toBe(1);
+    expect(await h.queue.discard!('exec-3:1')).toBe(false); // a worker holds it
+    release();
+    await h.queue.enqueue(job('exec-4'), { jobId: 'exec-4:1' }); // delivered after the discarded ones would have been
+    await expect.poll(() => calls.map((c) => c.delivery.jobId), { timeout: 5_000 }).toEqual(['exec-3:1', 'exec-4:1']);
+    await pause(500); // past exec-1's delay and its on-time promotion
+    expect(calls.map((c) => c.delivery.jobId)).toEqual(['exec-3:1', 'exec-4:1']);
+  });
+
   it('adds a job id once', async () => {
     const h = harness();
     await h.queue.enqueue(job('exec-1'), { jobId: 'exec-1:1' });

@@ -57,6 +57,29 @@ describe('memory queue', () => {
     expect(calls.map((c) => c.delivery.jobId)).toEqual(['e1:1']);
   });
 
+  it('discard removes a delayed or ready job, which never runs and is not added again; not a running one', async () => {
+    const { clock, memory, calls, record } = setup();
+    await memory.queue.enqueue(job('e1'), { jobId: 'e1:1', delayMs: 1_000 });
+    await memory.queue.enqueue(job('e2'), { jobId: 'e2:1' });
+    expect(await memory.queue.discard('e1:1')).toBe(true);
+    expect(await memory.queue.discard('e2:1')).toBe(true);
+    expect(await memory.queue.discard('e2:1')).toBe(false);
+    expect(await memory.queue.discard('unknown:1')).toBe(false);
+    expect(memory.queue.counts()).toEqual({ ready: 0, delayed: 0, running: 0 });
+    await memory.queue.enqueue(job('e1'), { jobId: 'e1:1' }); // a known id: a no-op
+    const gate = deferred();
+    memory.consumer.start(async (payload, delivery) => (await record(payload, delivery), await gate.promise), {
+      concurrency: 1,
+    });
+    await memory.queue.enqueue(job('e3'), { jobId: 'e3:1' });
+    await settle();
+    expect(await memory.queue.discard('e3:1')).toBe(false); // running
+    gate.resolve();
+    clock.advance(1_000);
+    await memory.drain();
+    expect(calls.map((c) => c.delivery.jobId)).toEqual(['e3:1']);
+  });
+
   it('promote runs a delayed job at once, and only a delayed one', async () => {
     const { clock, memory, calls, record } = setup();
     memory.consumer.start(record, { concurrency: 1 });

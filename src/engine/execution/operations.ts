@@ -165,6 +165,7 @@ export async function cancelExecution(deps: OperationsDeps, executionId: string,
     // Let the parked execution's pending job run now (off the liveness lock): it finds the execution finished and ends.
     const waiting = record.background?.waitingFor;
     if (waiting) await deps.queue?.promote(waiting.jobId);
+    else if (notBegun(record)) await discardStartJob(deps, record);
     return done;
   }
   await coordinatorOf(deps).periodMark({ key: cancelRequestKey(executionId), bucket: 'requested', ttlMs: 86_400_000 });
@@ -217,7 +218,17 @@ export async function supersedeExecution(
     const { reactor, record: own } = versionFor(fresh, current, deps.versions, 'supersede');
     return rollbackTraced(deps, reactor, own, cause.message, cause);
   });
+  if (done) await discardStartJob(deps, record);
   return done !== undefined;
+}
+
+/**
+ * Removes the job of a start that ended before a worker took it, where the queue can. Should that
+ * fail (a worker took it meanwhile, Redis is away), the job is delivered and ends at once on the
+ * terminal record, as it would without `discard`: nothing to report.
+ */
+async function discardStartJob(deps: Pick<OperationsDeps, 'queue'>, record: ExecutionRecord): Promise<void> {
+  await deps.queue?.discard?.(`${record.id}:${record.background?.jobs ?? 1}`).catch(() => false);
 }
 
 /** A pending record no job has run a step of. */

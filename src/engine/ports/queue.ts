@@ -72,6 +72,14 @@ export interface JobQueue {
    * it the sweep leaves every execution alone.
    */
   jobStates?(jobIds: readonly string[]): Promise<readonly JobPlace[]>;
+  /**
+   * Optional: removes a job no worker has taken (waiting, delayed or prioritized), so it is never
+   * delivered; resolves `false` when it is active, finished or unknown, and leaves it. The engine
+   * discards the job of a start that ended before it ran (a superseded debounced start, a queued
+   * start cancelled); without it such a job is still delivered and ends at once on the terminal
+   * record.
+   */
+  discard?(jobId: string): Promise<boolean>;
   close(): Promise<void>;
 }
 
