@@ -130,7 +130,7 @@ describe('a delayed start (memory, manual clock)', () => {
     const queued = await m.engine.start(recorder(runs), { id: 'a' }, { delay: '5m' });
     await settle(m);
     expect(m.memory.queue.counts()).toMatchObject({ delayed: 1 });
-    expect(await m.engine.cancel(queued.executionId, 'not needed')).toMatchObject({ status: 'cancelled' });
+    expect(await m.engine.cancel(queued.executionId, { reason: 'not needed' })).toMatchObject({ status: 'cancelled' });
     expect(m.memory.queue.counts()).toEqual({ ready: 0, delayed: 0, running: 0 });
     clock.advance(300_000);
     await settle(m);
