@@ -50,7 +50,11 @@ describe('debounce on Redis', () => {
     // The superseded starts' delayed jobs are removed: one job is left, the last start's.
     const queue = new Queue('ts-reactor', { connection: { url: server.url }, prefix: 'db1' });
     closers.push(() => queue.close());
-    expect(await queue.getJobCounts('delayed', 'waiting', 'active')).toMatchObject({ delayed: 1, waiting: 0, active: 0 });
+    expect(await queue.getJobCounts('delayed', 'waiting', 'active')).toMatchObject({
+      delayed: 1,
+      waiting: 0,
+      active: 0,
+    });
     expect(await engine.wait(last.executionId, { timeoutMs: 15_000, pollMs: 20 })).toMatchObject({
       status: 'completed',
       value: 20,
