@@ -25,7 +25,7 @@ import type { QueueInspector } from './engine/ports/queue-inspector.js';
 import { RedisWaitList } from './queue/redis-wait-list.js';
 import { createWorker, type Worker, type WorkerCloseOptions } from './queue/worker.js';
 import { Cluster } from 'ioredis';
-import { createRedisBackend, DEFAULT_PREFIX } from './storage/redis/index.js';
+import { createRedisBackend, DEFAULT_PREFIX, type SubscriptionHealth } from './storage/redis/index.js';
 import {
   isCluster,
   startupNodesOf,
@@ -54,6 +54,7 @@ export {
   type WorkerOptions,
 } from './queue/worker.js';
 export { decodeJob, encodeJob } from './queue/payload.js';
+export type { SubscriptionHealth } from './storage/redis/index.js';
 export { createBullmqSchedules, scheduleQueueName, type BullmqSchedulesOptions } from './queue/bullmq-schedules.js';
 export {
   defineWorker,
@@ -121,6 +122,16 @@ export interface RedisRuntimeOptions extends Partial<
   readonly scheduleInputs?: Readonly<Record<string, ScheduleInputFn>>;
 }
 
+/** What {@link RedisRuntime.health} reports, read at each readiness check. */
+export interface RuntimeHealth {
+  /**
+   * The runtime's pub/sub subscriptions (lock and semaphore wake-ups, grants, cancel
+   * announcements): `confirmed` while each channel listened on is subscribed on a connected
+   * subscriber and, after a reconnect, answered again; true when nothing is listened on.
+   */
+  readonly subscriptions: SubscriptionHealth;
+}
+
 /** An engine over Redis + BullMQ, and a way to start workers for it. */
 export interface RedisRuntime {
   readonly engine: Engine;
@@ -145,6 +156,12 @@ export interface RedisRuntime {
    * ```
    */
   ready(): Promise<DurabilityReport>;
+  /**
+   * The runtime's health now, for a readiness check: e.g.
+   * `redisReadiness({ redis, subscriptions: () => runtime.health().subscriptions })` of
+   * `ts-reactor/metrics` makes `/readyz` answer 503 while the subscriptions are not confirmed.
+   */
+  health(): RuntimeHealth;
   /**
    * Starts a worker in this process. `shutdownTimeoutMs`: the deadline of its close (and of
    * {@link RedisRuntime.close}): jobs still running that long after the close began have their
@@ -238,6 +255,7 @@ export function createRedisRuntime(options: RedisRuntimeOptions): RedisRuntime {
     schedules,
     queueInspector: queue,
     ready: () => ready,
+    health: () => ({ subscriptions: backend.subscriptions() }),
     startWorker: (workerOptions: { readonly concurrency?: number; readonly shutdownTimeoutMs?: number } = {}) => {
       const consumer = createBullmqConsumer({
         connection,

@@ -14,6 +14,8 @@ import { loadReactors, UsageError } from './worker.js';
 import type { QueueInspector } from '../engine/ports/queue-inspector.js';
 import type { PrometheusMetrics } from '../metrics/prometheus.js';
 import type { Readiness } from '../metrics/server.js';
+import type { SubscriptionsState } from '../metrics/readiness.js';
+import type { Store } from '../engine/ports/store.js';
 
 /** Usage of `ts-reactor dashboard`. */
 export const DASHBOARD_USAGE = `Usage: ts-reactor dashboard [--redis <url>] [options]
@@ -98,7 +100,10 @@ export async function runDashboardCommand(
     ...(target.prefix === undefined ? {} : { prefix: target.prefix }),
     ...(values.queue === undefined ? {} : { queueName: values.queue }),
   });
-  const operations = await dashboardOperations(target.url, runtime.queueInspector, io);
+  const operations = await dashboardOperations(target.url, runtime.queueInspector, io, {
+    store: conn.backend.store,
+    subscriptions: () => runtime.health().subscriptions,
+  });
   const app = createDashboard({
     engine: runtime.engine,
     schedules: runtime.schedules,
@@ -139,22 +144,27 @@ export async function runDashboardCommand(
 }
 
 /**
- * The dashboard's `/readyz` (Redis answers PING, on a connection of its own) and `/metrics`
- * (the queue gauges, when `prom-client` is installed; without it `/metrics` answers 404).
+ * The dashboard's `/readyz` (Redis answers PING, on a connection of its own; the runtime's
+ * subscriptions are confirmed) and `/metrics` (the queue gauges and the executions by status,
+ * when `prom-client` is installed; without it `/metrics` answers 404).
  */
 async function dashboardOperations(
   url: string,
   queue: QueueInspector,
   io: OpsIO,
+  over: { readonly store: Store; readonly subscriptions: () => SubscriptionsState },
 ): Promise<{ readiness: Readiness; metrics?: PrometheusMetrics; close: () => void }> {
-  const [{ redisReadiness }, { loadIoredis }] = await Promise.all([
+  const [{ redisReadiness }, { loadIoredis }, { executionCounts }, { boundedRead }] = await Promise.all([
     import('../metrics/readiness.js'),
     import('./redis-check.js'),
+    import('../otel/execution-counts.js'),
+    import('../metrics/bounded-read.js'),
   ]);
   const { Redis } = await loadIoredis();
   const redis = new Redis(url, { maxRetriesPerRequest: 1 });
   redis.on('error', () => undefined); // /readyz reports it
-  const readiness = redisReadiness({ redis });
+  const readiness = redisReadiness({ redis, subscriptions: over.subscriptions });
+  const executions = executionCounts(over.store);
   const close = (): void => redis.disconnect();
   try {
     const { prometheusMetrics } = await import('../metrics/prometheus.js');
@@ -165,6 +175,7 @@ async function dashboardOperations(
           const snapshot = await queue.inspectQueue({ limit: 1 });
           return snapshot.oldestWaitingAt === undefined ? undefined : snapshot.at - snapshot.oldestWaitingAt;
         },
+        executionsByStatus: () => boundedRead(executions()),
       },
     });
     return { readiness, metrics, close };

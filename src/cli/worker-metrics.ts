@@ -10,6 +10,8 @@
 import type { Redis } from 'ioredis';
 import type { Middleware } from '../engine/model/events.js';
 import type { GaugeSources } from '../otel/metric-spec.js';
+import { boundedRead as bounded } from '../metrics/bounded-read.js';
+import type { SubscriptionsState } from '../metrics/readiness.js';
 import type { BullmqQueueStats } from '../queue/bullmq-stats.js';
 import { loadIoredis, MissingPeerError } from './redis-check.js';
 
@@ -17,8 +19,8 @@ import { loadIoredis, MissingPeerError } from './redis-check.js';
 export interface WorkerOperations {
   /** Add it to the runtime's middleware: the metrics observe every event. */
   readonly middleware: Middleware;
-  /** Serves `/metrics`, `/healthz` and `/readyz`; resolves to the server's base URL. */
-  start(workerRunning: () => boolean): Promise<string>;
+  /** Serves `/metrics`, `/healthz` and `/readyz` (Redis, the runtime's subscriptions, the worker); resolves to the server's base URL. */
+  start(workerRunning: () => boolean, subscriptions?: () => SubscriptionsState): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -28,9 +30,6 @@ export interface WorkerTarget {
   readonly prefix: string | undefined;
   readonly queueName: string | undefined;
 }
-
-/** A gauge's read gives up after this long (a paused Redis must not hold a scrape). */
-const GAUGE_TIMEOUT_MS = 2_000;
 
 /** The gauges' sources of a worker, on connections of their own; close them when the worker stops. */
 export interface WorkerGauges {
@@ -53,8 +52,12 @@ export async function workerOperations(port: number, gauges: WorkerGauges): Prom
   let close = async (): Promise<void> => undefined;
   return {
     middleware: metrics.middleware,
-    async start(workerRunning) {
-      const readiness = module.redisReadiness({ redis: gauges.redis, workerRunning });
+    async start(workerRunning, subscriptions) {
+      const readiness = module.redisReadiness({
+        redis: gauges.redis,
+        workerRunning,
+        ...(subscriptions === undefined ? {} : { subscriptions }),
+      });
       const server = await module.serveOperations({ port, metrics, readiness });
       close = () => server.close();
       return server.url;
@@ -94,14 +97,4 @@ export async function workerGauges(target: WorkerTarget): Promise<WorkerGauges> 
       redis.disconnect();
     },
   };
-}
-
-/** `read`, or a rejection once {@link GAUGE_TIMEOUT_MS} has passed (the gauge is then left out of that scrape). */
-function bounded<T>(read: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${GAUGE_TIMEOUT_MS} ms`)), GAUGE_TIMEOUT_MS);
-  });
-  read.catch(() => undefined); // settled later, after the timeout: observed here
-  return Promise.race([read, late]).finally(() => clearTimeout(timer));
 }

@@ -367,7 +367,10 @@ export async function runWorkerCommand(
   let running = true;
   if (operations) {
     try {
-      const where = await operations.start(() => running);
+      const where = await operations.start(
+        () => running,
+        () => runtime.health().subscriptions,
+      );
       io.out(`ts-reactor worker: metrics on ${where}/metrics; health on /healthz and /readyz`);
     } catch (error) {
       io.err(`ts-reactor worker: --metrics-port: ${(error as Error).message}`);

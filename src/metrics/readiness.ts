@@ -1,6 +1,6 @@
 /**
  * Readiness checks for a process that works over Redis: Redis answers a `PING` within a bound,
- * and (for a worker) the worker is running.
+ * its pub/sub subscriptions are confirmed, and (for a worker) the worker is running.
  *
  * @module
  */
@@ -15,16 +15,42 @@ export interface RedisReadinessOptions {
   readonly timeoutMs?: number;
   /** Whether the process's worker runs (absent: not checked). */
   readonly workerRunning?: () => boolean;
+  /**
+   * Whether the process's pub/sub subscriptions (wake-ups, grants, cancel announcements) are
+   * confirmed, e.g. `() => runtime.health().subscriptions` of a Redis runtime (absent: not checked).
+   */
+  readonly subscriptions?: () => SubscriptionsState;
 }
 
-/** Readiness of a process over Redis: `redis` (PING answered in time) and, when given, `worker`. */
+/** What {@link RedisReadinessOptions.subscriptions} returns: a `SubscriptionHealth` of `ts-reactor/redis` fits. */
+export interface SubscriptionsState {
+  readonly confirmed: boolean;
+  /** Why not confirmed: the check's `detail`. */
+  readonly detail?: string;
+}
+
+/**
+ * Readiness of a process over Redis: `redis` (PING answered in time) and, when given,
+ * `subscriptions` (confirmed) and `worker` (running).
+ */
 export function redisReadiness(options: RedisReadinessOptions): Readiness {
   const timeoutMs = options.timeoutMs ?? 1_000;
   return async () => {
     const checks: ReadinessCheck[] = [await ping(options.redis, timeoutMs)];
+    if (options.subscriptions) checks.push(subscriptionsCheck(options.subscriptions));
     if (options.workerRunning) checks.push({ name: 'worker', ok: options.workerRunning() });
     return checks;
   };
+}
+
+function subscriptionsCheck(read: () => SubscriptionsState): ReadinessCheck {
+  try {
+    const state = read();
+    if (state.confirmed) return { name: 'subscriptions', ok: true };
+    return { name: 'subscriptions', ok: false, detail: state.detail ?? 'subscriptions not confirmed' };
+  } catch (error) {
+    return { name: 'subscriptions', ok: false, detail: error instanceof Error ? error.message : String(error) };
+  }
 }
 
 async function ping(redis: Redis, timeoutMs: number): Promise<ReadinessCheck> {

@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { closeWorker } from './bullmq-close.js';
 import { Queue, Worker, type ConnectionOptions, type Job, type JobSchedulerJson, type RepeatOptions } from 'bullmq';
 import type { ScheduleBackend, TickHandler } from '../schedules/backend.js';
 import type { ScheduleDefinition } from '../schedules/types.js';
@@ -116,7 +117,7 @@ function consumeTicks(
   return async () => {
     // Closed only once BullMQ's set-up of its connections is over (or cannot finish): nothing rejects unobserved (decision 055).
     await setUpSettled(worker, drops);
-    await worker.close();
+    await closeWorker(worker); // ends even if its blocking connection is between reconnection attempts
     if (own !== undefined) own.disconnect();
   };
 }

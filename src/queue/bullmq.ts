@@ -11,6 +11,7 @@
  *
  * @module
  */
+import { closeWorker } from './bullmq-close.js';
 import { Queue, UnrecoverableError, Worker, type ConnectionOptions, type BulkJobOptions, type Job } from 'bullmq';
 import type { Cluster, Redis } from 'ioredis';
 import { QueueUnavailableError, ReactorError } from '../errors.js';
@@ -347,7 +348,7 @@ export function createBullmqConsumer(options: BullmqConsumerOptions): JobConsume
         worker = undefined;
         if (current) {
           await setUpSettled(current, drops);
-          await current.close();
+          await closeWorker(current);
         }
         if (ownConnection) await ownConnection.quit().catch(() => ownConnection?.disconnect());
       })();

@@ -276,10 +276,19 @@ describe('in process', () => {
     // The queue view, the health routes and the metrics (prom-client is installed here).
     expect(await (await fetch(url!.replace('/executions', '/queue'))).text()).toContain('<h1>Queue <code>');
     expect((await fetch(url!.replace('/executions', '/healthz'))).status).toBe(200);
-    expect((await fetch(url!.replace('/executions', '/readyz'))).status).toBe(200);
+    const ready = await fetch(url!.replace('/executions', '/readyz'));
+    expect(ready.status).toBe(200);
+    expect(((await ready.json()) as { checks: { name: string }[] }).checks.map((c) => c.name)).toEqual([
+      'redis',
+      'subscriptions',
+    ]);
     const metrics = await fetch(url!.replace('/executions', '/metrics'));
     expect(metrics.status).toBe(200);
-    expect(await metrics.text()).toMatch(/^ts_reactor_queue_jobs\{state="waiting"\} \d+$/m);
+    const text = await metrics.text();
+    expect(text).toMatch(/^ts_reactor_queue_jobs\{state="waiting"\} \d+$/m);
+    // The holder runs, the waiter is parked behind it.
+    expect(text).toMatch(/^ts_reactor_executions\{status="running"\} 1$/m);
+    expect(text).toMatch(/^ts_reactor_executions\{status="parked"\} 1$/m);
     const busyPort = /:(\d+)\//.exec(url!)?.[1];
     const busy = await inProcess(['dashboard', '--port', busyPort!, ...target()]);
     expect(busy.code).toBe(2);

@@ -50,6 +50,7 @@ describe('ts-reactor worker --metrics-port', () => {
         ready: true,
         checks: [
           { name: 'redis', ok: true },
+          { name: 'subscriptions', ok: true },
           { name: 'worker', ok: true },
         ],
       });

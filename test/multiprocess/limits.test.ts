@@ -147,6 +147,9 @@ describe('two rate limits on one step', () => {
       const s = await scenario('lim2');
       const inputs = [
         ...Array.from({ length: 8 }, (_, i) => ({ user: `u${i % 4}`, project: 'p1' })),
+        // Users u2 to u5 start only in p1: eight starts its 5/s limit must hold back in the first
+        // second, whatever u0 and u1 spend in p2, so the project limit is sure to bind.
+        ...Array.from({ length: 4 }, (_, i) => ({ user: `u${4 + (i % 2)}`, project: 'p1' })),
         ...Array.from({ length: 12 }, (_, i) => ({ user: `u${i % 2}`, project: 'p2' })),
         ...Array.from({ length: 6 }, () => ({ user: 'solo', project: 'p3' })),
       ];

@@ -9,6 +9,7 @@
 import type { Redis } from 'ioredis';
 import { subscriberOf, type RedisConnection } from './connection.js';
 import { runCommand } from './script.js';
+import { RESUBSCRIBE_RETRY_MS, subscriptionHealth, type SubscriptionHealth } from './subscription-health.js';
 
 type Listener = (executionId: string) => void;
 
@@ -30,6 +31,10 @@ export class CancelChannel {
   /** Whether the channel's subscription was answered (false: it failed); undefined while nobody listens. */
   #subscribed: Promise<boolean> | undefined;
   #subscriber: Redis | undefined;
+  /** Since the subscriber lost its connection, the channel's subscription is to be answered again (undefined: it was, or nobody listens). */
+  #awaiting: Promise<boolean> | true | undefined;
+  /** The last failed SUBSCRIBE's message. */
+  #failure: string | undefined;
   #closed = false;
 
   /** `redis`: the command connection (announcements go out on it; the subscriber is its duplicate). */
@@ -52,8 +57,21 @@ export class CancelChannel {
     return () => {
       if (!this.#listeners.delete(listener) || this.#listeners.size > 0) return;
       this.#subscribed = undefined;
+      this.#awaiting = undefined;
       this.#subscriber?.unsubscribe(this.#channel).catch(() => undefined);
     };
+  }
+
+  /** Whether the channel, while anyone listens, is subscribed and, since the last reconnect, confirmed again. */
+  health(): SubscriptionHealth {
+    const listening = this.#listeners.size > 0;
+    return subscriptionHealth({
+      kind: 'cancel',
+      status: this.#subscriber?.status,
+      channels: listening ? 1 : 0,
+      awaiting: listening && this.#awaiting !== undefined ? 1 : 0,
+      ...(this.#failure === undefined ? {} : { failure: this.#failure }),
+    });
   }
 
   /** Stops listening; returns the subscriber connection to quit, if any. */
@@ -68,8 +86,14 @@ export class CancelChannel {
     return this.#connection()
       .subscribe(this.#channel)
       .then(
-        () => true,
-        () => false,
+        () => {
+          this.#failure = undefined;
+          return true;
+        },
+        (error: unknown) => {
+          this.#failure = error instanceof Error ? error.message : String(error);
+          return false;
+        },
       );
   }
 
@@ -79,8 +103,21 @@ export class CancelChannel {
 
   /** The subscriber reconnected: announcements made meanwhile were lost, so every listener looks again once it is back (decision 061). */
   #reconnected(): void {
+    this.#resubscribe();
+  }
+
+  /** Subscribes again, to be confirmed; a refused SUBSCRIBE is sent again after {@link RESUBSCRIBE_RETRY_MS}. */
+  #resubscribe(): void {
     if (this.#listeners.size === 0 || this.#closed) return;
-    this.#subscribed = this.#subscribe();
+    const subscribed = (this.#subscribed = this.#awaiting = this.#subscribe());
+    void subscribed.then((ok) => {
+      if (this.#awaiting !== subscribed) return;
+      if (ok) this.#awaiting = undefined;
+      else
+        setTimeout(() => {
+          if (this.#awaiting === subscribed) this.#resubscribe();
+        }, RESUBSCRIBE_RETRY_MS).unref();
+    });
     for (const [listener, onListening] of this.#listeners)
       if (onListening !== undefined) this.#whenListening(listener, onListening);
   }
@@ -99,6 +136,9 @@ export class CancelChannel {
         if (channel === this.#channel) for (const listener of [...this.#listeners.keys()]) listener(message);
       });
       afterReconnect(subscriber, () => this.#reconnected());
+      subscriber.on('close', () => {
+        if (this.#listeners.size > 0) this.#awaiting = true; // to be confirmed again once it is back
+      });
       this.#subscriber = subscriber;
     }
     return this.#subscriber;

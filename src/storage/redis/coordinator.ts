@@ -47,6 +47,7 @@ import {
   type StoredHolder,
 } from './scripts.js';
 import { WakeChannels } from './wake-channels.js';
+import { combinedHealth, type SubscriptionHealth } from './subscription-health.js';
 
 /** Options of {@link RedisCoordinator}. */
 export interface RedisCoordinatorOptions {
@@ -603,6 +604,16 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
         this.#channels.remove(channel, listener);
       },
     };
+  }
+
+  /**
+   * Whether this process's subscriptions (wake-ups and grants, cancel announcements) are in
+   * place: each channel listened on is subscribed on a connected subscriber and, after a
+   * reconnect, confirmed again (docs/decisions/061). Until then, what is published on a channel
+   * passes this process by. A readiness check reads it (`redisReadiness({ subscriptions })`).
+   */
+  subscriptions(): SubscriptionHealth {
+    return combinedHealth([this.#channels.health(), this.#cancels.health()]);
   }
 
   /** Wakes every waiter, closes the subscriber connection, and quits `redis` if it owns it. */

@@ -24,6 +24,7 @@ import { setOutageTolerance } from './script.js';
 import { RedisFanOutLedger } from './fanout.js';
 import type { FanOutLedger } from '../../engine/ports/fanout.js';
 import type { JobLeases } from '../../engine/ports/job-lease.js';
+import type { SubscriptionHealth } from './subscription-health.js';
 
 export { coalesceWrites } from './coalesce.js';
 export { RedisCoordinator, type RedisCoordinatorOptions } from './coordinator.js';
@@ -41,6 +42,7 @@ export {
   type StartUpCheckOptions,
 } from './durability.js';
 export { RedisFanOutLedger, type RedisFanOutLedgerOptions } from './fanout.js';
+export type { SubscriptionHealth } from './subscription-health.js';
 export { DEFAULT_MAX_RECORD_BYTES, DEFAULT_RECORD_TTL_MS, RedisStore, type RedisStoreOptions } from './store.js';
 
 /** Options of {@link createRedisBackend}. */
@@ -98,6 +100,8 @@ export interface RedisBackend<C extends RedisConnection = Redis> {
   readonly jobLeases: JobLeases;
   /** The command connection (created from `url` or `cluster`, or the one passed in). */
   readonly redis: C;
+  /** Whether the coordinator's pub/sub subscriptions are confirmed (see `RedisCoordinator.subscriptions`). */
+  subscriptions(): SubscriptionHealth;
   /** Closes the subscriber connection, and the command connection if the backend created it. */
   close(): Promise<void>;
 }
@@ -182,6 +186,7 @@ export function createRedisBackend(options: RedisBackendOptions = {}): RedisBack
     fanOut,
     jobLeases: store,
     redis,
+    subscriptions: () => coordinator.subscriptions(),
     close: () =>
       (closing ??= (async () => {
         await coordinator.close();

@@ -10,12 +10,15 @@
  * - When a subscription takes effect (first, or again after the connection reconnected), the
  *   owner is told, with a function that wakes the watches registered on it: what was published
  *   while the subscription was on its way reached nobody here.
+ * - From the connection's loss until each channel's subscription is answered again, the
+ *   channels count as not confirmed ({@link WakeChannels.health}, for readiness checks).
  *
  * @module
  */
 import type { Redis } from 'ioredis';
 import { subscriberOf, type RedisConnection } from './connection.js';
 import { afterReconnect } from './cancel-channel.js';
+import { RESUBSCRIBE_RETRY_MS, subscriptionHealth, type SubscriptionHealth } from './subscription-health.js';
 
 /** A waiter's wake-up; returns whether it was news to the waiter (a watch already woken says no). */
 export type Waiter = () => boolean;
@@ -44,6 +47,10 @@ export class WakeChannels {
   readonly #wakeOne = new Set<string>();
   /** Channels kept subscribed without a waiter (their stop timers). */
   readonly #kept = new Map<string, NodeJS.Timeout>();
+  /** Channels whose subscription is to be answered again since the subscriber lost its connection. */
+  readonly #awaiting = new Set<string>();
+  /** The last failed re-subscription's message, while a channel awaits its answer. */
+  #failure: string | undefined;
   #closed = false;
 
   /** `redis`: the command connection; the subscriber is its duplicate. */
@@ -87,6 +94,17 @@ export class WakeChannels {
     this.#listen(channel);
   }
 
+  /** Whether the channels listened on are subscribed and, since the last reconnect, confirmed again. */
+  health(): SubscriptionHealth {
+    return subscriptionHealth({
+      kind: 'wake-up',
+      status: this.#subscriber?.status,
+      channels: this.#listening.size,
+      awaiting: this.#awaiting.size,
+      ...(this.#failure === undefined ? {} : { failure: this.#failure }),
+    });
+  }
+
   /** Wakes every waiter, stops the timers; returns the subscriber connection to quit, if any. */
   close(): Redis | undefined {
     this.#closed = true;
@@ -112,6 +130,7 @@ export class WakeChannels {
 
   #unlisten(channel: string): void {
     if (this.#waiters.has(channel) || this.#kept.has(channel) || !this.#listening.delete(channel)) return;
+    this.#confirmedAgain(channel);
     this.#hooks.onUnlisten(channel);
     this.#subscriber?.unsubscribe(channel).catch(() => undefined);
   }
@@ -119,6 +138,7 @@ export class WakeChannels {
   /** The subscription took effect: the owner checks what may have been missed (decisions 057, 061). */
   #subscribed(channel: string, subscription: object): void {
     if (this.#listening.get(channel) !== subscription) return; // unsubscribed meanwhile: a later subscription covers the new waiters
+    this.#confirmedAgain(channel);
     this.#hooks.onConfirmed(channel, () => {
       if (this.#listening.get(channel) !== subscription) return;
       for (const wake of [...(this.#waiters.get(channel) ?? [])]) if (this.#watches.has(wake)) wake();
@@ -127,15 +147,36 @@ export class WakeChannels {
 
   /** The subscriber reconnected: every channel is subscribed and confirmed again (decision 061). */
   #reconnected(): void {
-    if (this.#closed || this.#subscriber === undefined) return;
-    for (const channel of [...this.#listening.keys()]) {
-      const subscription = {};
-      this.#listening.set(channel, subscription);
-      this.#subscriber.subscribe(channel).then(
-        () => this.#subscribed(channel, subscription),
-        () => undefined,
-      );
-    }
+    for (const channel of [...this.#listening.keys()]) this.#resubscribe(channel);
+  }
+
+  /** Subscribes `channel` again, to be confirmed; a refused SUBSCRIBE is sent again after {@link RESUBSCRIBE_RETRY_MS}. */
+  #resubscribe(channel: string): void {
+    if (this.#closed || this.#subscriber === undefined || !this.#listening.has(channel)) return;
+    const subscription = {};
+    this.#listening.set(channel, subscription);
+    this.#awaiting.add(channel);
+    this.#subscriber.subscribe(channel).then(
+      () => this.#subscribed(channel, subscription),
+      (error: unknown) => {
+        if (this.#listening.get(channel) !== subscription) return;
+        this.#failure = errorText(error);
+        setTimeout(() => {
+          if (this.#listening.get(channel) === subscription) this.#resubscribe(channel);
+        }, RESUBSCRIBE_RETRY_MS).unref();
+      },
+    );
+  }
+
+  /** The subscriber lost its connection: every channel is to be confirmed again. */
+  #disconnected(): void {
+    for (const channel of this.#listening.keys()) this.#awaiting.add(channel);
+  }
+
+  /** `channel` no longer awaits a confirmation (answered, or no longer listened to). */
+  #confirmedAgain(channel: string): void {
+    this.#awaiting.delete(channel);
+    if (this.#awaiting.size === 0) this.#failure = undefined;
   }
 
   #connection(): Redis {
@@ -148,6 +189,7 @@ export class WakeChannels {
       });
       subscriber.on('error', () => undefined); // reconnects on its own; each channel is confirmed again once it is back
       afterReconnect(subscriber, () => this.#reconnected());
+      subscriber.on('close', () => this.#disconnected());
       subscriber.on('message', (channel: string, message: string) => {
         if (this.#hooks.onMessage(channel, message)) return;
         const waiters = [...(this.#waiters.get(channel) ?? [])];
@@ -159,4 +201,8 @@ export class WakeChannels {
     }
     return this.#subscriber;
   }
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

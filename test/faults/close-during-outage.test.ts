@@ -1,0 +1,114 @@
+/**
+ * A worker stops while Redis is down, or just after it came back: a `ts-reactor worker` process
+ * over a throwaway `redis-server` gets SIGTERM while the server is stopped (its BullMQ
+ * connections between two reconnection attempts), and another right after a long outage ended
+ * (its blocking connection still waiting out a reconnection delay). Each exits 0 with its
+ * `stopped` line, on its first signal: the close never waits for a reconnection that was
+ * cancelled. The same holds for a worker in this process (`runtime.startWorker().close()`).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, test } from 'vitest';
+import { createRedisRuntime } from '../../src/bullmq.js';
+import { greet } from '../cli/fixtures/worker-reactors.js';
+import { useRedisServer } from '../support/use-redis-server.js';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const fixture = fileURLToPath(new URL('../cli/fixtures/worker-reactors.ts', import.meta.url));
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+interface Spawned {
+  readonly child: ChildProcess;
+  readonly stdout: () => string;
+  readonly exited: Promise<number | null>;
+}
+
+function spawnWorker(url: string, prefix: string): Spawned {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'src/cli/main.ts', 'worker', '--module', fixture, '--redis', url, '--prefix', prefix],
+    { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, REDIS_URL: undefined } },
+  );
+  let out = '';
+  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (out += c.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+  return { child, stdout: () => out, exited };
+}
+
+async function until(what: string, check: () => boolean, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(20);
+  }
+}
+
+/** `exited`, or 'still running' once `ms` passed (then the process is killed). */
+async function exitWithin(w: Spawned, ms: number): Promise<number | null | 'still running'> {
+  const late = sleep(ms).then(() => 'still running' as const);
+  const outcome = await Promise.race([w.exited, late]);
+  if (outcome === 'still running') w.child.kill('SIGKILL');
+  return outcome;
+}
+
+/** Starts a worker process and has it run one execution (its connections are then all in use). */
+async function workingWorker(url: string, prefix: string): Promise<Spawned> {
+  const worker = spawnWorker(url, prefix);
+  await until('the ready line', () => worker.stdout().includes('ts-reactor worker: ready'));
+  const producer = createRedisRuntime({ url, prefix, reactors: [greet] });
+  try {
+    const { executionId } = await producer.engine.start(greet, { name: 'a' });
+    expect((await producer.engine.wait(executionId, { timeoutMs: 20_000 })).status).toBe('completed');
+  } finally {
+    await producer.close();
+  }
+  return worker;
+}
+
+describe('a worker stopped during or just after a Redis outage', () => {
+  const redis = useRedisServer();
+
+  test('SIGTERM while Redis is down: the worker process exits 0 on the first signal', async () => {
+    const worker = await workingWorker(redis.url, 'close-down');
+    await redis.handle.stop();
+    try {
+      await sleep(2_500); // its connections fail, and wait between reconnection attempts
+      worker.child.kill('SIGTERM');
+      // A hang is what is tested; the bound is generous.
+      expect(await exitWithin(worker, 30_000), worker.stdout()).toBe(0);
+      expect(worker.stdout()).toContain('ts-reactor worker: stopped');
+    } finally {
+      await redis.handle.restart();
+    }
+  }, 90_000);
+
+  test('SIGTERM right after a long outage ended: the worker process exits 0 on the first signal', async () => {
+    const worker = await workingWorker(redis.url, 'close-after');
+    await redis.handle.stop();
+    await sleep(12_000); // long enough for BullMQ's reconnection delays to have grown past seconds
+    await redis.handle.restart();
+    worker.child.kill('SIGTERM');
+    expect(await exitWithin(worker, 30_000), worker.stdout()).toBe(0);
+    expect(worker.stdout()).toContain('ts-reactor worker: stopped');
+  }, 90_000);
+
+  test('a worker in this process closes while Redis is down', async () => {
+    const runtime = createRedisRuntime({ url: redis.url, prefix: 'close-inproc', reactors: [greet] });
+    const worker = runtime.startWorker({ concurrency: 2 });
+    const { executionId } = await runtime.engine.start(greet, { name: 'b' });
+    expect((await runtime.engine.wait(executionId, { timeoutMs: 20_000 })).status).toBe('completed');
+    await redis.handle.stop();
+    try {
+      await sleep(2_500);
+      const closed = await Promise.race([
+        worker.close().then(() => 'closed' as const),
+        sleep(30_000).then(() => 'still closing' as const),
+      ]);
+      expect(closed).toBe('closed');
+    } finally {
+      await redis.handle.restart();
+      await runtime.close();
+    }
+  }, 90_000);
+});
