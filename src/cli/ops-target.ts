@@ -1,5 +1,6 @@
 /**
- * What the operations commands share: `--redis` (or `REDIS_URL`) and `--prefix`, a bounded PING
+ * What the operations commands share: `--redis` (or `REDIS_URL`) and `--prefix` (or
+ * `TS_REACTOR_PREFIX`), a bounded PING
  * before anything else (a bad URL or an unreachable server is one line and exit code 2, fast),
  * and the Redis backend with a read model over it.
  *
@@ -9,7 +10,7 @@ import type { RedisBackend } from '../storage/redis/index.js';
 import { createReadModel, type ReadModel } from '../ops/read-model.js';
 import type { AnyReactorDefinition } from '../dsl/definition.js';
 import { parseRedisUrl, pingRedis, unreachableMessage } from './redis-check.js';
-import { UsageError } from './worker.js';
+import { PREFIX_ENV, UsageError } from './worker.js';
 
 /** Where a command writes, and what it reads from its surroundings. */
 export interface OpsIO {
@@ -37,7 +38,7 @@ export interface Target {
   readonly connectTimeoutMs: number;
 }
 
-/** Reads `--redis`/`REDIS_URL`, `--prefix` and `--connect-timeout`; a {@link UsageError} on a bad value. */
+/** Reads `--redis`/`REDIS_URL`, `--prefix`/`TS_REACTOR_PREFIX` and `--connect-timeout`; a {@link UsageError} on a bad value. */
 export function readTarget(
   values: {
     readonly redis?: string | undefined;
@@ -50,13 +51,17 @@ export function readTarget(
   if (raw === undefined || raw === '') throw new UsageError('missing --redis <url> (or set REDIS_URL)', false);
   const url = parseRedisUrl(raw);
   if (!url.ok) throw new UsageError(`--redis: ${url.message}`, false);
-  if (values.prefix !== undefined && (values.prefix === '' || /[{}\s]/.test(values.prefix)))
-    throw new UsageError(`--prefix must be non-empty, without braces or whitespace; got "${values.prefix}"`, false);
+  const fromEnv = values.prefix === undefined ? env[PREFIX_ENV] : undefined;
+  const prefix = values.prefix ?? (fromEnv === '' ? undefined : fromEnv);
+  if (prefix !== undefined && (prefix === '' || /[{}\s]/.test(prefix))) {
+    const where = values.prefix === undefined ? PREFIX_ENV : '--prefix';
+    throw new UsageError(`${where} must be non-empty, without braces or whitespace; got "${prefix}"`, false);
+  }
   const timeout = values['connect-timeout'];
   const connectTimeoutMs = timeout === undefined ? 2_000 : Number(timeout);
   if (!Number.isSafeInteger(connectTimeoutMs) || connectTimeoutMs < 1)
     throw new UsageError(`--connect-timeout must be a positive integer (ms); got "${timeout}"`, false);
-  return { url: url.url, prefix: values.prefix, connectTimeoutMs };
+  return { url: url.url, prefix, connectTimeoutMs };
 }
 
 /** A connected backend and a read model over it; close it when done. */

@@ -10,10 +10,10 @@ import { ReactorError } from '../errors.js';
 import { parseOperatorTime } from '../ops/time.js';
 import { connect, readTarget, showProgress, TARGET_OPTIONS, type Connected, type OpsIO } from './ops-target.js';
 import { coordinationText, executionLine, executionText, orderedLine } from './ops-format.js';
-import { UsageError } from './worker.js';
+import { PREFIX_ENV, UsageError } from './worker.js';
 
 /** Usage of the operations commands. */
-export const OPS_USAGE = `Operations (over Redis; --redis <url> or REDIS_URL, --prefix <prefix>, --json, --connect-timeout <ms>):
+export const OPS_USAGE = `Operations (over Redis; --redis <url> or REDIS_URL, --prefix <prefix> or TS_REACTOR_PREFIX, --json, --connect-timeout <ms>):
   executions list [--reactor <name>] [--status <status>] [--from <time>] [--to <time>] [--limit <n>] [--cursor <c>]
   executions show <id>
   locks [pattern] [--internal] [--progress]
@@ -71,7 +71,8 @@ async function emptyPrefixHint(conn: Connected, prefix: string | undefined): Pro
   for (let round = 0; round < 50; round++) {
     const [next, keys] = await conn.backend.redis.scan(cursor, 'MATCH', `${shown}:*`, 'COUNT', 1_000);
     if (keys.length > 0) return '';
-    if (next === '0') return ` — no key exists under the prefix "${shown}"; does the app use another --prefix?`;
+    if (next === '0')
+      return ` — no key exists under the prefix "${shown}"; does the app use another prefix? (--prefix, ${PREFIX_ENV})`;
     cursor = next;
   }
   return ''; // a large keyspace: not worth scanning further for a hint

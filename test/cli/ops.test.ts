@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { main } from '../../src/cli/main.js';
+import { executionsCommand, runOps } from '../../src/cli/ops.js';
 import { runDashboardCommand } from '../../src/cli/dashboard.js';
 import { RECORD_VERSION, type ExecutionRecord } from '../../src/engine/ports/store.js';
 import { createRedisBackend, type RedisBackend } from '../../src/storage/redis/index.js';
@@ -238,8 +239,29 @@ describe('in process', () => {
     const other = await inProcess(['executions', 'list', '--redis', redis.url, '--prefix', 'nothing-here']);
     expect(other.code).toBe(0);
     expect(other.out).toBe(
-      '(no executions match) — no key exists under the prefix "nothing-here"; does the app use another --prefix?',
+      '(no executions match) — no key exists under the prefix "nothing-here"; does the app use another prefix? (--prefix, TS_REACTOR_PREFIX)',
     );
+    // The prefix from the environment, as the worker reads it; --prefix wins over it.
+    const withEnv = async (args: readonly string[], env: Record<string, string>) => {
+      const out: string[] = [];
+      const err: string[] = [];
+      const code = await runOps('executions', executionsCommand, args, {
+        out: (l) => void out.push(l),
+        err: (l) => void err.push(l),
+        env,
+      });
+      return { code, out: out.join('\n'), err: err.join('\n') };
+    };
+    const fromEnv = await withEnv(['list', '--redis', redis.url], { TS_REACTOR_PREFIX: prefix });
+    expect(fromEnv.code).toBe(0);
+    expect(fromEnv.out).toContain('exec-waiter');
+    const flagWins = await withEnv(['list', '--redis', redis.url, '--prefix', 'nothing-here'], {
+      TS_REACTOR_PREFIX: prefix,
+    });
+    expect(flagWins.out).toContain('no key exists under the prefix "nothing-here"');
+    const badEnv = await withEnv(['list', '--redis', redis.url], { TS_REACTOR_PREFIX: 'a b' });
+    expect(badEnv.code).toBe(2);
+    expect(badEnv.err).toContain('TS_REACTOR_PREFIX must be non-empty, without braces or whitespace; got "a b"');
     const none = await inProcess(['executions', 'list', '--reactor', 'no-such-reactor', ...target()]);
     expect(none.out).toBe('(no executions match)');
   });
