@@ -1,16 +1,19 @@
 /**
- * The computed schedule inputs a `--module` exports (`export const scheduleInputs = { name: fn }`),
- * for `ts-reactor worker` and `ts-reactor schedules add`.
+ * The computed schedule inputs a `--module` gives, for `ts-reactor schedules add`: the
+ * `scheduleInputs` of its `defineWorker(…)` default export, else its named `scheduleInputs`
+ * export (`export const scheduleInputs = { name: fn }`), as `ts-reactor worker` reads them.
  *
  * @module
  */
-import { pathToFileURL } from 'node:url';
 import type { ScheduleInputFn } from '../schedules/types.js';
+import { importModule } from './worker-load.js';
+import { isWorkerDefinition } from './worker-module.js';
 
-/** The `scheduleInputs` export of the module at `path` (every value a function), or `{}` when it has none. @throws TypeError when it is not that. */
+/** The module's computed schedule inputs (every value a function), or `{}` when it has none. @throws TypeError when they are not that; ModuleLoadError when the module does not load. */
 export async function loadScheduleInputs(path: string): Promise<Record<string, ScheduleInputFn>> {
-  const exports = (await import(pathToFileURL(path).href)) as Record<string, unknown>;
-  const inputs = exports['scheduleInputs'];
+  const exports = await importModule(path);
+  const defined = isWorkerDefinition(exports['default']) ? exports['default'].scheduleInputs : undefined;
+  const inputs: unknown = defined ?? exports['scheduleInputs'];
   if (inputs === undefined) return {};
   if (inputs === null || typeof inputs !== 'object')
     throw new TypeError(`--module: ${path} exports a scheduleInputs that is not an object of functions`);

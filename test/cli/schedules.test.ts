@@ -7,6 +7,7 @@ import { main } from '../../src/cli/main.js';
 import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
 
 const fixture = fileURLToPath(new URL('./fixtures/worker-reactors.ts', import.meta.url));
+const app = fileURLToPath(new URL('./fixtures/worker-app.ts', import.meta.url));
 let redis: RedisServerHandle;
 
 beforeAll(async () => {
@@ -61,5 +62,37 @@ describe('ts-reactor schedules', () => {
     expect((await cli('add', 'x', '--every', '1m')).code).toBe(2);
     expect((await cli('frobnicate')).code).toBe(2);
     expect((await cli('list')).out).toBe('(no schedules)');
+  });
+
+  test("--module checks --input-from against a defineWorker app's scheduleInputs (TypeScript)", async () => {
+    const known = await cli(
+      'add',
+      'tick',
+      '--reactor',
+      'app-sleeper',
+      '--every',
+      '1h',
+      '--input-from',
+      'hourly',
+      '--module',
+      app,
+    );
+    expect(known, known.err).toMatchObject({ code: 0, err: '' });
+    expect(known.out).toMatch(/^saved tick {2}app-sleeper {2}every 3600000 ms/);
+    const unknown = await cli(
+      'add',
+      'other',
+      '--reactor',
+      'app-sleeper',
+      '--every',
+      '1h',
+      '--input-from',
+      'nope',
+      '--module',
+      app,
+    );
+    expect(unknown.code).toBe(1);
+    expect(unknown.err).toMatch(/inputFrom.*\(schedule_invalid\)$/);
+    expect(await cli('remove', 'tick')).toMatchObject({ code: 0 });
   });
 });
