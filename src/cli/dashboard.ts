@@ -11,6 +11,7 @@ import type { AnyReactorDefinition } from '../dsl/definition.js';
 import { connect, readTarget, TARGET_OPTIONS, type OpsIO } from './ops-target.js';
 import { redactUrl } from './redis-check.js';
 import { loadReactors, UsageError } from './worker.js';
+import { openConnection, placeOptions, type RedisPlace } from './redis-place.js';
 import type { QueueInspector } from '../engine/ports/queue-inspector.js';
 import type { PrometheusMetrics } from '../metrics/prometheus.js';
 import type { Readiness } from '../metrics/server.js';
@@ -18,7 +19,7 @@ import type { SubscriptionsState } from '../metrics/readiness.js';
 import type { Store } from '../engine/ports/store.js';
 
 /** Usage of `ts-reactor dashboard`. */
-export const DASHBOARD_USAGE = `Usage: ts-reactor dashboard [--redis <url>] [options]
+export const DASHBOARD_USAGE = `Usage: ts-reactor dashboard [--redis <url> | --redis-cluster <nodes>] [options]
 
 Serves the dashboard (executions with search and bulk actions, execution detail with its
 timeline, coordination view, queue and workers, actions) over Redis, with /metrics, /healthz
@@ -26,7 +27,10 @@ and /readyz.
 
 Options:
   --redis <url>         Redis URL; default: the REDIS_URL variable
-  --prefix <prefix>     key prefix of the store, coordinator and queue (default rx)
+  --redis-cluster <nodes>
+                        a Redis Cluster instead: host:port,host:port,… (any of its nodes)
+  --prefix <prefix>     key prefix of the store, coordinator and queue (default: the
+                        TS_REACTOR_PREFIX variable, else rx)
   --queue <name>        BullMQ queue name retries are enqueued to (default ts-reactor)
   --module <path>       ES module exporting the reactors (graphs, redaction, actions)
   --port <n>            port to listen on (default 3000; 0 picks a free one)
@@ -95,12 +99,12 @@ export async function runDashboardCommand(
   const conn = await connect(target, reactors);
   const { createRedisRuntime } = await import('../bullmq.js');
   const runtime = createRedisRuntime({
-    url: target.url,
+    ...placeOptions(target),
     reactors,
     ...(target.prefix === undefined ? {} : { prefix: target.prefix }),
     ...(values.queue === undefined ? {} : { queueName: values.queue }),
   });
-  const operations = await dashboardOperations(target.url, runtime.queueInspector, io, {
+  const operations = await dashboardOperations(target, runtime.queueInspector, io, {
     store: conn.backend.store,
     subscriptions: () => runtime.health().subscriptions,
   });
@@ -132,7 +136,7 @@ export async function runDashboardCommand(
   const address = server.address();
   const actual = typeof address === 'object' && address !== null ? address.port : port;
   io.out(
-    `ts-reactor dashboard: listening on http://${host}:${actual}${base}/executions over ${redactUrl(target.url)} (prefix ${target.prefix ?? 'rx'}${values['read-only'] ? ', read-only' : ''}; reactors: ${reactors.map((r) => r.name).join(', ') || 'none'})`,
+    `ts-reactor dashboard: listening on http://${host}:${actual}${base}/executions over ${target.cluster === undefined ? redactUrl(target.url) : `the cluster at ${target.cluster.map((n) => `${n.host}:${n.port}`).join(',')}`} (prefix ${target.prefix ?? 'rx'}${values['read-only'] ? ', read-only' : ''}; reactors: ${reactors.map((r) => r.name).join(', ') || 'none'})`,
   );
   await untilStopped(options);
   await new Promise<void>((done) => server.close(() => done()));
@@ -149,20 +153,17 @@ export async function runDashboardCommand(
  * when `prom-client` is installed; without it `/metrics` answers 404).
  */
 async function dashboardOperations(
-  url: string,
+  place: RedisPlace,
   queue: QueueInspector,
   io: OpsIO,
   over: { readonly store: Store; readonly subscriptions: () => SubscriptionsState },
 ): Promise<{ readiness: Readiness; metrics?: PrometheusMetrics; close: () => void }> {
-  const [{ redisReadiness }, { loadIoredis }, { executionCounts }, { boundedRead }] = await Promise.all([
+  const [{ redisReadiness }, { executionCounts }, { boundedRead }] = await Promise.all([
     import('../metrics/readiness.js'),
-    import('./redis-check.js'),
     import('../otel/execution-counts.js'),
     import('../metrics/bounded-read.js'),
   ]);
-  const { Redis } = await loadIoredis();
-  const redis = new Redis(url, { maxRetriesPerRequest: 1 });
-  redis.on('error', () => undefined); // /readyz reports it
+  const redis = await openConnection(place); // /readyz reports its errors
   const readiness = redisReadiness({ redis, subscriptions: over.subscriptions });
   const executions = executionCounts(over.store);
   const close = (): void => redis.disconnect();

@@ -1,5 +1,5 @@
 /**
- * What the operations commands share: `--redis` (or `REDIS_URL`) and `--prefix` (or
+ * What the operations commands share: `--redis` (or `REDIS_URL`) or `--redis-cluster`, `--prefix` (or
  * `TS_REACTOR_PREFIX`), a bounded PING
  * before anything else (a bad URL or an unreachable server is one line and exit code 2, fast),
  * and the Redis backend with a read model over it.
@@ -7,10 +7,12 @@
  * @module
  */
 import type { RedisBackend } from '../storage/redis/index.js';
+import type { RedisConnection } from '../storage/redis/connection.js';
 import { createReadModel, type ReadModel } from '../ops/read-model.js';
 import type { AnyReactorDefinition } from '../dsl/definition.js';
 import { parseRedisUrl, pingRedis, unreachableMessage } from './redis-check.js';
 import { PREFIX_ENV, UsageError } from './worker.js';
+import { firstNodeUrl, placeOptions, readClusterNodes, type ClusterNode, type RedisPlace } from './redis-place.js';
 
 /** Where a command writes, and what it reads from its surroundings. */
 export interface OpsIO {
@@ -25,15 +27,15 @@ export interface OpsIO {
 /** The connection options every operations command takes. */
 export const TARGET_OPTIONS = {
   redis: { type: 'string' },
+  'redis-cluster': { type: 'string' },
   prefix: { type: 'string' },
   'connect-timeout': { type: 'string' },
   json: { type: 'boolean' },
   progress: { type: 'boolean' },
 } as const;
 
-/** The resolved target. */
-export interface Target {
-  readonly url: string;
+/** The resolved target: one server's URL, or a cluster's nodes (`url` is then its first node's). */
+export interface Target extends RedisPlace {
   readonly prefix: string | undefined;
   readonly connectTimeoutMs: number;
 }
@@ -42,13 +44,21 @@ export interface Target {
 export function readTarget(
   values: {
     readonly redis?: string | undefined;
+    readonly 'redis-cluster'?: string | undefined;
     readonly prefix?: string | undefined;
     readonly 'connect-timeout'?: string | undefined;
   },
   env: Readonly<Record<string, string | undefined>>,
 ): Target {
-  const raw = values.redis ?? env['REDIS_URL'];
-  if (raw === undefined || raw === '') throw new UsageError('missing --redis <url> (or set REDIS_URL)', false);
+  let cluster: ClusterNode[] | undefined;
+  try {
+    cluster = readClusterNodes(values['redis-cluster'], values.redis);
+  } catch (error) {
+    throw new UsageError((error as Error).message, false);
+  }
+  const raw = cluster === undefined ? (values.redis ?? env['REDIS_URL']) : firstNodeUrl(cluster);
+  if (raw === undefined || raw === '')
+    throw new UsageError('missing --redis <url> (or set REDIS_URL), or --redis-cluster <nodes>', false);
   const url = parseRedisUrl(raw);
   if (!url.ok) throw new UsageError(`--redis: ${url.message}`, false);
   const fromEnv = values.prefix === undefined ? env[PREFIX_ENV] : undefined;
@@ -61,17 +71,17 @@ export function readTarget(
   const connectTimeoutMs = timeout === undefined ? 2_000 : Number(timeout);
   if (!Number.isSafeInteger(connectTimeoutMs) || connectTimeoutMs < 1)
     throw new UsageError(`--connect-timeout must be a positive integer (ms); got "${timeout}"`, false);
-  return { url: url.url, prefix, connectTimeoutMs };
+  return { url: url.url, ...(cluster === undefined ? {} : { cluster }), prefix, connectTimeoutMs };
 }
 
 /** A connected backend and a read model over it; close it when done. */
 export interface Connected {
-  readonly backend: RedisBackend;
+  readonly backend: RedisBackend<RedisConnection>;
   readonly model: ReadModel;
   close(): Promise<void>;
 }
 
-/** PINGs (bounded by the connect timeout), then opens the backend. @throws UsageError when Redis cannot be reached. */
+/** PINGs (bounded by the connect timeout; a cluster's first node), then opens the backend (on a cluster, keys laid out by slot). @throws UsageError when Redis cannot be reached. */
 export async function connect(target: Target, reactors: readonly AnyReactorDefinition[] = []): Promise<Connected> {
   try {
     await pingRedis(target.url, target.connectTimeoutMs);
@@ -80,7 +90,7 @@ export async function connect(target: Target, reactors: readonly AnyReactorDefin
   }
   const { createRedisBackend } = await import('../storage/redis/index.js');
   const backend = createRedisBackend({
-    url: target.url,
+    ...placeOptions(target),
     ...(target.prefix === undefined ? {} : { prefix: target.prefix }),
   });
   const model = createReadModel({ store: backend.store, coordinator: backend.coordinator, reactors });

@@ -11,9 +11,10 @@ import { parseOperatorTime } from '../ops/time.js';
 import { connect, readTarget, showProgress, TARGET_OPTIONS, type Connected, type OpsIO } from './ops-target.js';
 import { coordinationText, executionLine, executionText, orderedLine } from './ops-format.js';
 import { PREFIX_ENV, UsageError } from './worker.js';
+import { prefixHasKeys } from './worker-prefix.js';
 
 /** Usage of the operations commands. */
-export const OPS_USAGE = `Operations (over Redis; --redis <url> or REDIS_URL, --prefix <prefix> or TS_REACTOR_PREFIX, --json, --connect-timeout <ms>):
+export const OPS_USAGE = `Operations (over Redis; --redis <url> or REDIS_URL or --redis-cluster <host:port,…>, --prefix <prefix> or TS_REACTOR_PREFIX, --json, --connect-timeout <ms>):
   executions list [--reactor <name>] [--status <status>] [--from <time>] [--to <time>] [--limit <n>] [--cursor <c>]
   executions show <id>
   locks [pattern] [--internal] [--progress]
@@ -67,15 +68,8 @@ function statusFilter(raw: string | undefined): ExecutionStatus | undefined {
 /** Said after an empty list when no key at all exists under the prefix: the app may use another one. */
 async function emptyPrefixHint(conn: Connected, prefix: string | undefined): Promise<string> {
   const shown = prefix ?? 'rx';
-  let cursor = '0';
-  for (let round = 0; round < 50; round++) {
-    const [next, keys] = await conn.backend.redis.scan(cursor, 'MATCH', `${shown}:*`, 'COUNT', 1_000);
-    if (keys.length > 0) return '';
-    if (next === '0')
-      return ` — no key exists under the prefix "${shown}"; does the app use another prefix? (--prefix, ${PREFIX_ENV})`;
-    cursor = next;
-  }
-  return ''; // a large keyspace: not worth scanning further for a hint
+  if ((await prefixHasKeys(conn.backend.redis, shown)) !== false) return ''; // keys, or a keyspace too large to tell
+  return ` — no key exists under the prefix "${shown}"; does the app use another prefix? (--prefix, ${PREFIX_ENV})`;
 }
 
 /** `executions list|show`. */

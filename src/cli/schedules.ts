@@ -16,6 +16,7 @@ import type { MissedPolicy, ScheduleInfo, ScheduleInputFn, ScheduleOptions } fro
 import { pingRedis, redactUrl } from './redis-check.js';
 import { readTarget, TARGET_OPTIONS, type OpsIO } from './ops-target.js';
 import { loadScheduleInputs } from './schedule-module.js';
+import { openConnection } from './redis-place.js';
 import { loadReactors, UsageError } from './worker.js';
 
 const OPTIONS = {
@@ -60,10 +61,13 @@ export async function schedulesCommand(args: readonly string[], io: OpsIO): Prom
   } catch (error) {
     throw new UsageError(`cannot reach Redis at ${redactUrl(target.url)}: ${(error as Error).message}`, false);
   }
+  // On a cluster BullMQ's keys share a slot: the prefix hash-tagged, as the runtime names them.
+  const cluster = target.cluster === undefined ? undefined : await openConnection(target);
+  const prefix = target.prefix ?? (cluster === undefined ? undefined : 'rx');
   const backend = createBullmqSchedules({
-    connection: { url: target.url },
+    connection: cluster ?? { url: target.url },
     ...(values.queue === undefined ? {} : { name: values.queue }),
-    ...(target.prefix === undefined ? {} : { prefix: target.prefix }),
+    ...(prefix === undefined ? {} : { prefix: cluster === undefined ? prefix : `{${prefix}}` }),
   });
   const schedules = new Schedules({ backend, clock: systemClock, ...known });
   try {
@@ -80,6 +84,7 @@ export async function schedulesCommand(args: readonly string[], io: OpsIO): Prom
     return 0;
   } finally {
     await backend.close();
+    cluster?.disconnect();
   }
 }
 

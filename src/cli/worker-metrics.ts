@@ -7,13 +7,14 @@
  *
  * @module
  */
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import type { Middleware } from '../engine/model/events.js';
 import type { GaugeSources } from '../otel/metric-spec.js';
 import { boundedRead as bounded } from '../metrics/bounded-read.js';
 import type { SubscriptionsState } from '../metrics/readiness.js';
 import type { BullmqQueueStats } from '../queue/bullmq-stats.js';
-import { loadIoredis, MissingPeerError } from './redis-check.js';
+import { MissingPeerError } from './redis-check.js';
+import { openConnection, placeOptions, type RedisPlace } from './redis-place.js';
 
 /** The worker's operations server: its middleware, then its routes once the worker runs. */
 export interface WorkerOperations {
@@ -25,8 +26,7 @@ export interface WorkerOperations {
 }
 
 /** Where the worker's queue and records are: the runtime's names. */
-export interface WorkerTarget {
-  readonly url: string;
+export interface WorkerTarget extends RedisPlace {
   readonly prefix: string | undefined;
   readonly queueName: string | undefined;
 }
@@ -36,7 +36,7 @@ export interface WorkerGauges {
   /** For `prometheusMetrics({ gauges })` or `otelMetrics({ gauges })`. */
   readonly sources: GaugeSources;
   /** The connection of the store reads, also the readiness PING's. */
-  readonly redis: Redis;
+  readonly redis: Redis | Cluster;
   close(): Promise<void>;
 }
 
@@ -68,9 +68,7 @@ export async function workerOperations(port: number, gauges: WorkerGauges): Prom
 
 /** The gauges' sources over `target`: a connection of their own for the store reads and a BullMQ queue reader. */
 export async function workerGauges(target: WorkerTarget): Promise<WorkerGauges> {
-  const { Redis } = await loadIoredis();
-  const redis = new Redis(target.url, { maxRetriesPerRequest: 1 });
-  redis.on('error', () => undefined); // readiness reports it
+  const redis = await openConnection(target); // readiness reports its errors
   const [{ createRedisBackend }, { createBullmqQueueStats }, { executionCounts }] = await Promise.all([
     import('../storage/redis/index.js'),
     import('../queue/bullmq-stats.js'),
@@ -79,7 +77,7 @@ export async function workerGauges(target: WorkerTarget): Promise<WorkerGauges> 
   const prefix = target.prefix === undefined ? {} : { prefix: target.prefix };
   const backend = createRedisBackend({ redis, ...prefix });
   const stats: BullmqQueueStats = createBullmqQueueStats({
-    url: target.url,
+    ...placeOptions(target),
     ...prefix,
     ...(target.queueName === undefined ? {} : { name: target.queueName }),
   });

@@ -4,24 +4,47 @@
  *
  * @module
  */
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
+import { isCluster, scanTargets } from '../storage/redis/connection.js';
 
-/** SCAN rounds at most: a keyspace larger than this is not worth scanning for a hint. */
+/** SCAN rounds at most, per node: a keyspace larger than this is not worth scanning for a hint. */
 const MAX_ROUNDS = 50;
 
 /**
- * True when a key named `<prefix>:…` exists, false when none does, `undefined` when the keyspace
- * is too large to tell within a few SCAN rounds.
+ * True when a key named `<prefix>:…` exists (on any master of a cluster), false when none does,
+ * `undefined` when the keyspace is too large to tell within a few SCAN rounds.
  */
-export async function prefixHasKeys(redis: Pick<Redis, 'scan'>, prefix: string): Promise<boolean | undefined> {
+export async function prefixHasKeys(redis: Redis | Cluster, prefix: string): Promise<boolean | undefined> {
+  if (isCluster(redis)) await clusterReady(redis);
+  let unknown = false;
+  for (const node of scanTargets(redis)) {
+    const found = await nodeHasKeys(node, `${escapeGlob(prefix)}:*`);
+    if (found === true) return true;
+    if (found === undefined) unknown = true;
+  }
+  return unknown ? undefined : false;
+}
+
+async function nodeHasKeys(node: Pick<Redis, 'scan'>, pattern: string): Promise<boolean | undefined> {
   let cursor = '0';
   for (let round = 0; round < MAX_ROUNDS; round++) {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${escapeGlob(prefix)}:*`, 'COUNT', 1_000);
+    const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1_000);
     if (keys.length > 0) return true;
     if (next === '0') return false;
     cursor = next;
   }
   return undefined;
+}
+
+/** Resolves once `cluster` knows its masters (connecting it when lazy). */
+async function clusterReady(cluster: Cluster): Promise<void> {
+  if (cluster.status === 'ready') return;
+  if (cluster.status === 'wait') await cluster.connect();
+  else
+    await new Promise<void>((resolve, reject) => {
+      cluster.once('ready', resolve);
+      cluster.once('end', () => reject(new Error('the cluster connection ended')));
+    });
 }
 
 /** `text` with Redis glob characters escaped, so that it matches only itself. */

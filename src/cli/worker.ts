@@ -13,7 +13,7 @@ import type { AnyReactorDefinition } from '../dsl/definition.js';
 import type { BackgroundOptions } from '../engine/jobs/deps.js';
 import { isLogLevel, jsonLinesLogger, LOG_LEVELS, type CliLogLevel } from './json-logger.js';
 import { DEFAULT_SHUTDOWN_GRACE_MS } from '../queue/worker.js';
-import { loadIoredis, parseRedisUrl, pingRedis, redactUrl } from './redis-check.js';
+import { parseRedisUrl, pingRedis, redactUrl } from './redis-check.js';
 import { importModule, ModuleLoadError } from './worker-load.js';
 import {
   isWorkerDefinition,
@@ -24,7 +24,14 @@ import {
   type WorkerModule,
 } from './worker-module.js';
 import { prefixHasKeys } from './worker-prefix.js';
-import { parseClusterNodes } from '../storage/redis/cluster-nodes.js';
+import {
+  firstNodeUrl,
+  openConnection,
+  placeOptions,
+  readClusterNodes,
+  type ClusterNode,
+  type RedisPlace,
+} from './redis-place.js';
 
 /** The environment variable the key prefix is read from when neither `--prefix` nor the module sets it. */
 export const PREFIX_ENV = 'TS_REACTOR_PREFIX';
@@ -57,8 +64,7 @@ steps were interrupted and handed back to other workers (a second signal exits a
 Options:
   --redis <url>             Redis URL (redis:// or rediss://); default: the REDIS_URL variable
   --redis-cluster <nodes>   a Redis Cluster instead: host:port,host:port,… (any of its nodes;
-                            keys laid out by slot, docs/cluster.md); not with --redis or
-                            --metrics-port
+                            keys laid out by slot, docs/cluster.md); not with --redis
   --module <path>           the app: an ES module, or TypeScript (.ts, .mts, .cts) when tsx is
                             installed, whose exports include reactor definitions (or an array
                             named "reactors"), or a default export made with defineWorker(): its
@@ -96,7 +102,7 @@ interface WorkerConfig {
   /** The single server's URL; with `cluster`, the URL of its first node (what is pinged). */
   readonly url: string;
   /** `--redis-cluster`: the cluster's startup nodes. */
-  readonly cluster: readonly { readonly host: string; readonly port: number }[] | undefined;
+  readonly cluster: readonly ClusterNode[] | undefined;
   readonly modulePath: string;
   readonly concurrency: number;
   readonly prefix: string | undefined;
@@ -117,20 +123,12 @@ function integer(name: string, raw: string | undefined, min: number): number | u
   return value;
 }
 
-/** `--redis-cluster`'s nodes, refused next to `--redis` or `--metrics-port`; undefined without it. */
-function clusterNodes(
-  raw: string | undefined,
-  redis: string | undefined,
-  metricsPort: string | undefined,
-): { host: string; port: number }[] | undefined {
-  if (raw === undefined) return undefined;
-  if (redis !== undefined) throw new UsageError('--redis-cluster and --redis: give one of them');
-  if (metricsPort !== undefined)
-    throw new UsageError('--metrics-port needs --redis (one server); not with --redis-cluster');
+/** `--redis-cluster`'s nodes, refused next to `--redis`; undefined without it. */
+function clusterNodes(raw: string | undefined, redis: string | undefined): ClusterNode[] | undefined {
   try {
-    return parseClusterNodes(raw);
+    return readClusterNodes(raw, redis);
   } catch (error) {
-    throw new UsageError(`--redis-cluster: ${(error as Error).message}`);
+    throw new UsageError((error as Error).message);
   }
 }
 
@@ -160,9 +158,8 @@ function parseConfig(args: readonly string[], env: Readonly<Record<string, strin
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
-  const cluster = clusterNodes(values['redis-cluster'], values.redis, values['metrics-port']);
-  const rawUrl =
-    cluster === undefined ? (values.redis ?? env['REDIS_URL']) : `redis://${cluster[0]!.host}:${cluster[0]!.port}`;
+  const cluster = clusterNodes(values['redis-cluster'], values.redis);
+  const rawUrl = cluster === undefined ? (values.redis ?? env['REDIS_URL']) : firstNodeUrl(cluster);
   const envPrefix = env[PREFIX_ENV] === '' ? undefined : env[PREFIX_ENV];
   if (rawUrl === undefined || rawUrl === '') throw new UsageError('missing --redis <url> (or set REDIS_URL)');
   const url = parseRedisUrl(rawUrl);
@@ -297,7 +294,7 @@ export async function runWorkerCommand(
   const shownUrl = redactUrl(config.url);
   try {
     await pingRedis(config.url, options.pingTimeoutMs ?? 2_000);
-    if (config.cluster === undefined) await warnIfNoKeys(config.url, prefix, io);
+    await warnIfNoKeys(config, prefix, io);
   } catch (error) {
     io.err(`ts-reactor worker: cannot reach Redis at ${shownUrl}: ${(error as Error).message}`);
     return 2;
@@ -313,7 +310,7 @@ export async function runWorkerCommand(
   try {
     // The gauges are sampled for the metrics endpoint, and for a module whose middleware asks for them.
     if (config.metricsPort !== undefined || typeof module.middleware === 'function')
-      gauges = await workerGauges({ url: config.url, prefix, queueName });
+      gauges = await workerGauges({ url: config.url, cluster: config.cluster, prefix, queueName });
     if (config.metricsPort !== undefined) operations = await workerOperations(config.metricsPort, gauges!);
     const worker = (): WorkerContext => ({
       gauges: gauges!.sources,
@@ -335,7 +332,7 @@ export async function runWorkerCommand(
     runtime = createRedisRuntime({
       ...moduleOptions,
       middleware,
-      ...(config.cluster === undefined ? { url: config.url } : { cluster: { nodes: config.cluster } }),
+      ...placeOptions(config),
       reactors,
       scheduleInputs: module.scheduleInputs ?? {},
       background: { ...moduleOptions.background, ...config.background },
@@ -438,10 +435,8 @@ export async function runWorkerCommand(
  * Warns on stderr when no key exists under the worker's prefix before it starts: nothing was
  * ever enqueued there, and producers with another prefix send their jobs elsewhere. Not a failure.
  */
-async function warnIfNoKeys(url: string, prefix: string | undefined, io: WorkerIO): Promise<void> {
-  const { Redis } = await loadIoredis();
-  const redis = new Redis(url, { maxRetriesPerRequest: 1, lazyConnect: true });
-  redis.on('error', () => undefined);
+async function warnIfNoKeys(place: RedisPlace, prefix: string | undefined, io: WorkerIO): Promise<void> {
+  const redis = await openConnection(place, true);
   try {
     const shown = prefix ?? 'rx';
     if ((await prefixHasKeys(redis, shown)) === false)

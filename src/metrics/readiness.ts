@@ -4,13 +4,13 @@
  *
  * @module
  */
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import type { Readiness, ReadinessCheck } from './server.js';
 
 /** Options of {@link redisReadiness}. */
 export interface RedisReadinessOptions {
-  /** A connection of the process (its command connection). */
-  readonly redis: Redis;
+  /** A connection of the process (its command connection): one server's, or a cluster's (PING goes to one of its nodes). */
+  readonly redis: Redis | Cluster;
   /** How long `PING` may take before Redis counts as unreachable. Default 1,000 ms. */
   readonly timeoutMs?: number;
   /** Whether the process's worker runs (absent: not checked). */
@@ -53,7 +53,7 @@ function subscriptionsCheck(read: () => SubscriptionsState): ReadinessCheck {
   }
 }
 
-async function ping(redis: Redis, timeoutMs: number): Promise<ReadinessCheck> {
+async function ping(redis: Redis | Cluster, timeoutMs: number): Promise<ReadinessCheck> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<ReadinessCheck>((resolve) => {
     timer = setTimeout(

@@ -7,6 +7,7 @@
  * @module
  */
 import { Queue } from 'bullmq';
+import { Cluster } from 'ioredis';
 import { setUpSettled, watchDrops } from './bullmq.js';
 import { DEFAULT_QUEUE_NAME } from './policy.js';
 
@@ -15,8 +16,13 @@ export const QUEUE_JOB_STATES = ['waiting', 'active', 'delayed', 'prioritized', 
 
 /** Options of {@link createBullmqQueueStats}: the queue to read, as the runtime names it. */
 export interface BullmqQueueStatsOptions {
-  /** The Redis URL; the reader opens a connection of its own, closed by {@link BullmqQueueStats.close}. */
-  readonly url: string;
+  /** The Redis URL; the reader opens a connection of its own, closed by {@link BullmqQueueStats.close}. Ignored with `cluster`. */
+  readonly url?: string;
+  /**
+   * A Redis Cluster's startup nodes instead: the reader opens a cluster connection of its own, and
+   * reads BullMQ's hash-tagged keys (`{<prefix>}:<name>:…`), as a runtime on a cluster writes them.
+   */
+  readonly cluster?: { readonly nodes: readonly { readonly host: string; readonly port: number }[] };
   /** BullMQ queue name; default `ts-reactor`. */
   readonly name?: string;
   /** BullMQ key prefix; default `rx`. */
@@ -43,7 +49,13 @@ export function createBullmqQueueStats(options: BullmqQueueStatsOptions): Bullmq
   const name = options.name ?? DEFAULT_QUEUE_NAME;
   if (name.length === 0 || name.includes(':'))
     throw new RangeError(`queue name must be non-empty and without ':'; got ${JSON.stringify(name)}`);
-  const queue = new Queue(name, { connection: { url: options.url }, prefix: options.prefix ?? 'rx' });
+  const prefix = options.prefix ?? 'rx';
+  const cluster = options.cluster === undefined ? undefined : new Cluster([...options.cluster.nodes]);
+  cluster?.on('error', () => undefined); // a failed read rejects its own call
+  const queue = new Queue(name, {
+    connection: cluster ?? { url: options.url ?? 'redis://127.0.0.1:6379' },
+    prefix: cluster === undefined ? prefix : `{${prefix}}`,
+  });
   queue.on('error', () => undefined); // a failed read rejects its own call
   const drops = watchDrops((listener) => queue.on('ioredis:close', listener));
   const now = options.now ?? Date.now;
@@ -63,6 +75,7 @@ export function createBullmqQueueStats(options: BullmqQueueStatsOptions): Bullmq
     async close() {
       await setUpSettled(queue, drops); // as the runtime's queue closes (docs/decisions/055)
       await queue.close();
+      cluster?.disconnect(); // BullMQ leaves a connection passed in open
     },
   };
 }

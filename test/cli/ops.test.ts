@@ -127,7 +127,10 @@ describe('spawned under tsx', () => {
     expect(down.stderr).toContain(`ts-reactor executions: cannot reach Redis at redis://127.0.0.1:${port}: `);
     expect(down.stderr).toContain('ECONNREFUSED');
     const missing = await inProcess(['locks']);
-    expect(missing).toMatchObject({ code: 2, err: 'ts-reactor locks: missing --redis <url> (or set REDIS_URL)' });
+    expect(missing).toMatchObject({
+      code: 2,
+      err: 'ts-reactor locks: missing --redis <url> (or set REDIS_URL), or --redis-cluster <nodes>',
+    });
   });
 });
 
