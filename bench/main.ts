@@ -1,5 +1,5 @@
 /**
- * Benchmark entry: `npm run --silent bench -- <ID>` with ID `P1` … `P11` or `all`. Prints one JSON
+ * Benchmark entry: `npm run --silent bench -- <ID>` with ID `P1` … `P12` or `all`. Prints one JSON
  * object per line; each benchmark's last line is its verdict. Exits 0 whether or not targets
  * are met, non-zero when a benchmark could not run or the id is unknown.
  *
@@ -16,6 +16,7 @@ import { runP8 } from './p8-retained-memory.js';
 import { runP9 } from './p9-wake-precision.js';
 import { runP10 } from './p10-cluster.js';
 import { runP11 } from './p11-cost-growth.js';
+import { runP12 } from './p12-bulk-start.js';
 import { emit, type Verdict } from './support/runner.js';
 
 const BENCHMARKS: Readonly<Record<string, () => Promise<Verdict>>> = {
@@ -30,6 +31,7 @@ const BENCHMARKS: Readonly<Record<string, () => Promise<Verdict>>> = {
   P9: runP9,
   P10: runP10,
   P11: runP11,
+  P12: runP12,
 };
 
 async function main(argv: readonly string[]): Promise<number> {

@@ -262,7 +262,7 @@ function onTimeWakes(promote: (jobId: string) => Promise<boolean>): {
   };
 }
 
-/** Jobs per `addBulk` call of `enqueueMany` (one MULTI each): large enough to save round trips, small enough not to stall Redis. */
+/** Jobs per `addBulk` call of `enqueueMany` (one ioredis pipeline, one socket write each): large enough to save round trips, small enough not to stall Redis. */
 const BULK_CHUNK = 1_000;
 
 /** The BullMQ options of every execution job: its id, its delay and priority, the infrastructure attempts and retention. */

@@ -2,12 +2,14 @@
  * Start options on Redis + BullMQ with a worker in this process and a throwaway redis-server
  * (docs/decisions/078, 079): a delayed start stays queued (with its start time) until BullMQ's
  * delay runs out, `at` in the past runs at once, a worker of concurrency 1 takes the higher
- * priority first, and `startMany` goes through one `addBulk`.
+ * priority first, and `startMany` goes through one `addBulk`: its 1,000 job adds in one ioredis
+ * pipeline (one socket write), counted at the client.
  */
 import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
 import { afterAll, describe, expect, test } from 'vitest';
 import { z } from 'zod';
-import { createRedisRuntime } from '../../src/bullmq.js';
+import { createRedisRuntime, type RedisRuntime } from '../../src/bullmq.js';
 import { reactor } from '../../src/index.js';
 import { toBullmqJobId } from '../../src/queue/job-id.js';
 import { gate, until } from './helpers.js';
@@ -105,5 +107,37 @@ describe('start options on Redis', () => {
     expect(await engine.store.get(results[1].executionId)).toBeUndefined();
     for (const r of [results[0], results[2]])
       expect((await engine.wait(r.executionId, { timeoutMs: 10_000, pollMs: 20 })).status).toBe('completed');
+  });
+
+  test('startMany of 1,000 inputs: every job add goes out in one pipeline (one round trip for the enqueue)', async () => {
+    const pipelines = new Map<object, string[]>();
+    let single = 0;
+    let counting = false;
+    // Wrapped before the runtime connects: its connections keep the method they were made with.
+    const original = Redis.prototype.sendCommand;
+    Redis.prototype.sendCommand = function (this: Redis, ...args: Parameters<Redis['sendCommand']>) {
+      const stream = args[1] as { isPipeline?: boolean } | undefined;
+      if (counting && stream?.isPipeline) pipelines.set(stream, [...(pipelines.get(stream) ?? []), args[0].name]);
+      else if (counting) single += 1;
+      return original.apply(this, args);
+    };
+    let results: Awaited<ReturnType<RedisRuntime['engine']['startMany']>>;
+    try {
+      const { engine } = runtime('so5');
+      const entries = (from: number, count: number) =>
+        Array.from({ length: count }, (_, i) => ({ reactor: work, input: { id: `bulk-${from + i}` } }));
+      await engine.startMany(entries(0, 2)); // the connections are up and BullMQ's scripts are loaded
+      counting = true;
+      results = await engine.startMany(entries(2, 1_000));
+    } finally {
+      counting = false;
+      Redis.prototype.sendCommand = original;
+    }
+    expect(results.filter((r) => r.status === 'queued')).toHaveLength(1_000);
+    expect([...pipelines.values()].map((commands) => commands.length)).toEqual([1_000]);
+    expect(single).toBe(1_000); // one record write each, sent together (not awaited one by one)
+    const queue = new Queue('ts-reactor', { connection: { url: server.url }, prefix: 'so5' });
+    closers.push(() => queue.close());
+    expect(await queue.getJobCountByTypes('waiting', 'prioritized')).toBe(1_002);
   });
 });
