@@ -31,11 +31,28 @@ export async function closeWorker(worker: Worker): Promise<void> {
  * BullMQ's `client` promise waits for that set-up.
  */
 function blockingClientOf(worker: Worker): BlockingClient | undefined {
-  const connection = (worker as unknown as { blockingConnection?: { status?: string; _client?: unknown } })
-    .blockingConnection;
+  const connection = blockingConnectionOf(worker);
   if (connection?.status !== 'ready') return undefined;
   const client = connection._client;
   return isBlockingClient(client) ? client : undefined;
+}
+
+/** BullMQ's wrapper of a connection (`RedisConnection`): its set-up state and its ioredis client. */
+interface BullmqConnection {
+  readonly status?: string;
+  readonly _client?: unknown;
+}
+
+/**
+ * The worker's blocking connection: BullMQ 5 keeps it on the worker (`blockingConnection`),
+ * BullMQ 6 on the worker's Redis backend (`getBackend().blockingConnection`).
+ */
+function blockingConnectionOf(worker: Worker): BullmqConnection | undefined {
+  const bullmq = worker as unknown as {
+    readonly blockingConnection?: BullmqConnection;
+    getBackend?: () => { readonly blockingConnection?: BullmqConnection } | undefined;
+  };
+  return typeof bullmq.getBackend === 'function' ? bullmq.getBackend()?.blockingConnection : bullmq.blockingConnection;
 }
 
 function isBlockingClient(value: unknown): value is BlockingClient {

@@ -11,7 +11,11 @@ import type { Job, Queue } from 'bullmq';
 import type { QueueJobView, QueueSnapshot, QueueWorkerView } from '../engine/ports/queue-inspector.js';
 import { fromBullmqJobId } from './job-id.js';
 
-const STATES = ['waiting', 'prioritized', 'delayed', 'active', 'completed', 'failed', 'paused'] as const;
+/**
+ * The states counted. No `paused`: BullMQ 6 has no such state (a paused queue keeps its jobs in
+ * `waiting`), and BullMQ 5 counts its `paused` list by itself, after these, whenever `waiting` is asked for.
+ */
+const STATES = ['waiting', 'prioritized', 'delayed', 'active', 'completed', 'failed'] as const;
 
 /** The BullMQ worker name of a consumer of this process running `concurrency` jobs at once. */
 export function workerName(concurrency: number): string {

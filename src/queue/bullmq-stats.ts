@@ -11,8 +11,16 @@ import { Cluster } from 'ioredis';
 import { setUpSettled, watchDrops } from './bullmq.js';
 import { DEFAULT_QUEUE_NAME } from './policy.js';
 
-/** The job states counted, BullMQ's names (`waiting` is BullMQ's `wait` list). */
+/**
+ * The job states counted, BullMQ's names (`waiting` is BullMQ's `wait` list). `paused` is BullMQ
+ * 5's list of the jobs of a paused queue; BullMQ 6 keeps those in `waiting`, and its `paused` is 0.
+ */
 export const QUEUE_JOB_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'paused', 'failed'] as const;
+
+/** The states asked of BullMQ: BullMQ 5 adds `paused` itself to a count that asks for `waiting` (BullMQ 6 has no such state). */
+const ASKED_STATES = QUEUE_JOB_STATES.filter(
+  (state): state is Exclude<(typeof QUEUE_JOB_STATES)[number], 'paused'> => state !== 'paused',
+);
 
 /** Options of {@link createBullmqQueueStats}: the queue to read, as the runtime names it. */
 export interface BullmqQueueStatsOptions {
@@ -61,7 +69,7 @@ export function createBullmqQueueStats(options: BullmqQueueStatsOptions): Bullmq
   const now = options.now ?? Date.now;
   return {
     async jobCounts() {
-      const counts = await queue.getJobCounts(...QUEUE_JOB_STATES);
+      const counts = await queue.getJobCounts(...ASKED_STATES);
       return Object.fromEntries(QUEUE_JOB_STATES.map((state) => [state, counts[state] ?? 0]));
     },
     async oldestWaitingMs() {

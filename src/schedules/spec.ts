@@ -1,11 +1,11 @@
 /**
  * Tick arithmetic of a schedule: the first tick after an instant, the latest tick in a range,
- * the count of ticks in a range. Cron expressions are evaluated by `cron-parser` in the
- * schedule's time zone (the library BullMQ's job schedulers use, so both agree on every tick).
+ * the count of ticks in a range. Cron expressions are evaluated in the schedule's time zone by
+ * the `cron-parser` BullMQ's job schedulers use (`cron.ts`), so both agree on every tick.
  *
  * @module
  */
-import cronParser from 'cron-parser';
+import { parseCron } from './cron.js';
 import type { ScheduleDefinition } from './types.js';
 
 /** The timing part of a definition. */
@@ -17,8 +17,7 @@ const WINDOWS = [60_000, 3_600_000, 86_400_000, 32 * 86_400_000, 400 * 86_400_00
 /** The first cron tick strictly after `after`, or undefined (an expression that never matches again). */
 function cronAfter(cron: NonNullable<TickSpec['cron']>, after: number): number | undefined {
   try {
-    return cronParser
-      .parseExpression(cron.pattern, { currentDate: new Date(after), tz: cron.tz })
+    return parseCron(cron.pattern, { currentDate: new Date(after), tz: cron.tz })
       .next()
       .getTime();
   } catch {

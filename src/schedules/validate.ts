@@ -5,7 +5,7 @@
  *
  * @module
  */
-import cronParser from 'cron-parser';
+import { parseCron } from './cron.js';
 import { parseDuration } from '../dsl/duration.js';
 import { ErrorCode, ReactorError, ScheduleInvalidError } from '../errors.js';
 import type { MissedPolicy, ScheduleDefinition, ScheduleOptions } from './types.js';
@@ -83,7 +83,7 @@ function cronOf(cron: NonNullable<ScheduleOptions['cron']>, bad: Bad): { pattern
   const tz = cron.tz ?? 'UTC';
   if (!validZone(tz)) bad('cron.tz', `is not an IANA time zone: ${JSON.stringify(tz)}`);
   try {
-    cronParser.parseExpression(pattern, { tz }).next();
+    parseCron(pattern, { tz }).next();
   } catch (error) {
     bad('cron.pattern', `is not valid: ${(error as Error).message} ("${pattern}")`);
   }

@@ -1,8 +1,11 @@
 /**
  * Schedules on Redis in this process (a throwaway redis-server): ticks missed while no worker
  * ran are caught up once under `catch_up_one`, a six-field cron in a non-UTC zone ticks on
- * BullMQ's job scheduler, and a bad definition is refused before anything reaches Redis.
+ * BullMQ's job scheduler, the next runs shown are the instants BullMQ's scheduler fires (also at a
+ * daylight-saving edge where cron-parser 4 and 5 disagree), and a bad definition is refused
+ * before anything reaches Redis.
  */
+import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createRedisRuntime, type RedisRuntime } from '../../src/bullmq.js';
 import { ScheduleInvalidError, reactor } from '../../src/index.js';
@@ -73,6 +76,28 @@ describe('schedules on Redis', () => {
     expect(ticks.every((t) => t % 1000 === 0)).toBe(true);
     expect(new Set(ticks).size).toBe(ticks.length);
   }, 20_000);
+
+  test("the next run shown is the instant BullMQ's scheduler fires, at an edge where cron-parser 4 and 5 disagree", async () => {
+    const runtime = runtimeOn('sched-zone');
+    // Pacific/Chatham's clocks go back from 03:45 to 02:45 on 4 April 2027: after this instant
+    // cron-parser 4 finds 03:00 on the 4th (14:15 UTC on the 3rd), cron-parser 5 the 5th.
+    const startAt = Date.UTC(2027, 3, 3, 13, 30);
+    const info = await runtime.schedules.upsert({
+      id: 'chatham',
+      reactor: ping,
+      cron: { pattern: '0 3 * * *', tz: 'Pacific/Chatham' },
+      startAt,
+    });
+    const queue = new Queue('ts-reactor-schedules', { connection: { url: server.url }, prefix: 'sched-zone' });
+    try {
+      const scheduler = await queue.getJobScheduler('chatham');
+      expect(scheduler?.next).toBeGreaterThan(startAt);
+      expect(info.nextRuns[0]?.getTime()).toBe(scheduler?.next);
+    } finally {
+      await queue.close();
+      await runtime.schedules.remove('chatham');
+    }
+  });
 
   test('a bad cron or zone is refused before Redis', async () => {
     const runtime = runtimeOn('sched-bad');
