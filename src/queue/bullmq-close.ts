@@ -20,21 +20,19 @@ interface BlockingClient {
 
 /** Closes `worker` (BullMQ's `close()`), ending its blocking client even if it is between reconnection attempts. */
 export async function closeWorker(worker: Worker): Promise<void> {
-  const client = blockingClientOf(worker);
-  if (client) endWhenDisconnectedWhileReconnecting(client);
-  await worker.close();
-}
-
-/**
- * The worker's blocking ioredis client, once its connection's set-up is over (BullMQ's own close
- * handles a connection still setting up: it disconnects it without waiting); read at once, as
- * BullMQ's `client` promise waits for that set-up.
- */
-function blockingClientOf(worker: Worker): BlockingClient | undefined {
   const connection = blockingConnectionOf(worker);
-  if (connection?.status !== 'ready') return undefined;
-  const client = connection._client;
-  return isBlockingClient(client) ? client : undefined;
+  const client = isBlockingClient(connection?._client) ? connection._client : undefined;
+  // Read at once: BullMQ's `client` promise waits for the connection's set-up.
+  if (client && connection?.status === 'ready') endWhenDisconnectedWhileReconnecting(client);
+  else if (client && connection?.status === 'initializing' && onBackend(worker)) {
+    // BullMQ 5 closes a connection still setting up without waiting. BullMQ 6 starts its fetch
+    // loop before the blocking connection is set up, and its close waits for that set-up, which
+    // lasts as long as Redis cannot be reached: ended here, the set-up fails at once and the
+    // close goes on.
+    endWhenDisconnectedWhileReconnecting(client);
+    client.disconnect();
+  }
+  await worker.close();
 }
 
 /** BullMQ's wrapper of a connection (`RedisConnection`): its set-up state and its ioredis client. */
@@ -43,16 +41,24 @@ interface BullmqConnection {
   readonly _client?: unknown;
 }
 
+/** What this module reads of a BullMQ worker, in either major version. */
+interface WorkerInternals {
+  readonly blockingConnection?: BullmqConnection;
+  getBackend?: () => { readonly blockingConnection?: BullmqConnection } | undefined;
+}
+
+/** Whether `worker` keeps its connections on a backend object (BullMQ 6). */
+function onBackend(worker: Worker): boolean {
+  return typeof (worker as unknown as WorkerInternals).getBackend === 'function';
+}
+
 /**
  * The worker's blocking connection: BullMQ 5 keeps it on the worker (`blockingConnection`),
  * BullMQ 6 on the worker's Redis backend (`getBackend().blockingConnection`).
  */
 function blockingConnectionOf(worker: Worker): BullmqConnection | undefined {
-  const bullmq = worker as unknown as {
-    readonly blockingConnection?: BullmqConnection;
-    getBackend?: () => { readonly blockingConnection?: BullmqConnection } | undefined;
-  };
-  return typeof bullmq.getBackend === 'function' ? bullmq.getBackend()?.blockingConnection : bullmq.blockingConnection;
+  const bullmq = worker as unknown as WorkerInternals;
+  return onBackend(worker) ? bullmq.getBackend?.()?.blockingConnection : bullmq.blockingConnection;
 }
 
 function isBlockingClient(value: unknown): value is BlockingClient {
