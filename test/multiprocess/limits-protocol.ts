@@ -5,7 +5,9 @@
  *
  * - `lim-tier`: a step with two semaphores, per user (`limit: tier === 'pro' ? 3 : 1`) and per
  *   project (3); its body is a guarded section counted per user and per project (INCR on entry,
- *   the maximum kept, DECR on exit).
+ *   the maximum kept, DECR on exit). Until the user has been at its limit and some execution has
+ *   parked, a body keeps its slots (the gate), so contention does not depend on how fast the
+ *   workers pick jobs up on a busy machine.
  * - `lim-rate`: a step with two rate limits, per user 2/s and per project 5/s; its body records
  *   the server times at which its start was charged to each window (the scores of its start id
  *   in the two sliding logs), so the test can check every window.
@@ -29,8 +31,14 @@ export function limitKeys(guard: string): {
   cur: (key: string) => string;
   max: string;
   charges: string;
+  parks: string;
 } {
-  return { cur: (key) => `${guard}:cur:${key}`, max: `${guard}:max`, charges: `${guard}:charges` };
+  return {
+    cur: (key) => `${guard}:cur:${key}`,
+    max: `${guard}:max`,
+    charges: `${guard}:charges`,
+    parks: `${guard}:parks`,
+  };
 }
 
 // KEYS: cur of the user, cur of the project, max (hash). ARGV: user key, project key.
@@ -61,7 +69,7 @@ export const PROJECT_RATE = { limit: 5, periodMs: 1_000 } as const;
 
 /** What a step body does: enter / leave the guarded section, or record its charges. */
 export interface LimitBodies {
-  tier(user: string, project: string): Promise<void>;
+  tier(user: string, project: string, tier: 'pro' | 'free'): Promise<void>;
   rate(user: string, project: string, executionId: string): Promise<void>;
 }
 
@@ -75,7 +83,7 @@ export function buildLimitReactors(bodies: LimitBodies) {
         { key: ({ user }) => `lim:user:${user}`, limit: ({ tier }) => tierLimit(tier), ttl: '10s' },
         { key: ({ project }) => `lim:project:${project}`, limit: PROJECT_SEMAPHORE, ttl: '10s' },
       ],
-      run: ({ user, project }) => bodies.tier(user, project),
+      run: ({ user, project, tier }) => bodies.tier(user, project, tier),
     })
     .build();
   const rated = reactor('lim-rate')

@@ -16,6 +16,7 @@ import {
   limitKeys,
   PROJECT_RATE,
   RECORD_CHARGES,
+  tierLimit,
   USER_RATE,
   type LimitsWorkerConfig,
 } from './limits-protocol.js';
@@ -24,6 +25,20 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 const writeLine = (value: unknown): Promise<void> =>
   new Promise((resolve) => process.stdout.write(`${JSON.stringify(value)}\n`, () => resolve()));
 
+/**
+ * Holds a tiered body (its slots taken) until its user has been at its limit and some execution
+ * has parked, at most 30 s: with at most 6 bodies inside and 16 worker slots, other executions are
+ * sure to contend while the first ones hold, however slowly a loaded machine hands out jobs.
+ */
+async function gate(guard: Redis, keys: ReturnType<typeof limitKeys>, user: string, limit: number): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    const [most, parks] = await Promise.all([guard.hget(keys.max, user), guard.get(keys.parks)]);
+    if (Number(most ?? 0) >= limit && Number(parks ?? 0) > 0) return;
+    await sleep(20);
+  }
+}
+
 async function main(): Promise<void> {
   const config = JSON.parse(process.argv[2] ?? '{}') as LimitsWorkerConfig;
   const guard = new Redis(config.url);
@@ -31,10 +46,11 @@ async function main(): Promise<void> {
   const redisKeys = new RedisKeys(config.prefix);
   const counts = { parks: 0, completed: 0, failed: 0 };
   const reactors = buildLimitReactors({
-    tier: async (user, project) => {
+    tier: async (user, project, tier) => {
       const [u, p] = [`lim:user:${user}`, `lim:project:${project}`];
       await guard.eval(ENTER, 3, keys.cur(u), keys.cur(p), keys.max, u, p);
       try {
+        await gate(guard, keys, u, tierLimit(tier));
         await sleep(20 + Math.floor(Math.random() * 20));
       } finally {
         await guard.eval(EXIT, 2, keys.cur(u), keys.cur(p));
@@ -60,8 +76,10 @@ async function main(): Promise<void> {
     ...(config.background === undefined ? {} : { background: config.background }),
   });
   runtime.engine.subscribe((e: ReactorEvent) => {
-    if (e.type === 'run.parked') counts.parks++;
-    else if (e.type === 'run.completed') counts.completed++;
+    if (e.type === 'run.parked') {
+      counts.parks++;
+      void guard.incr(keys.parks);
+    } else if (e.type === 'run.completed') counts.completed++;
     else if (e.type === 'run.failed') counts.failed++;
   });
   process.once('SIGTERM', () => {
