@@ -11,6 +11,8 @@ export default defineConfig({
     maxWorkers: Math.max(2, availableParallelism() - 1),
     testTimeout: 30_000,
     hookTimeout: 30_000,
+    // expect.poll waits for what a loaded machine may take seconds to do (its default is 1 s).
+    expect: { poll: { timeout: 15_000 } },
     typecheck: { enabled: true, include: ['test/types/**/*.test-d.ts'], tsconfig: './tsconfig.json' },
   },
 });

@@ -23,10 +23,10 @@ export function gate(): { promise: Promise<void>; open: () => void } {
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Polls `probe` until it returns a truthy value, or throws after `timeoutMs`. */
+/** Polls `probe` until it returns a truthy value, or throws after `timeoutMs` (a deadline for a loaded machine, not a bound). */
 export async function until<T>(
   probe: () => T | Promise<T>,
-  timeoutMs = 3_000,
+  timeoutMs = 15_000,
   what = 'condition',
 ): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
@@ -43,7 +43,7 @@ export async function untilStatus(
   engine: Engine,
   executionId: string,
   status: RunResult['status'],
-  timeoutMs = 3_000,
+  timeoutMs = 15_000,
 ): Promise<RunResult> {
   return until(
     async () => {

@@ -96,7 +96,7 @@ describe('fan-out: elements as jobs, collected when all settle', () => {
     try {
       const { executionId } = await m.engine.start(r, { fails: failsAt(3) });
       let parked: RunResult | undefined;
-      for (let i = 0; i < 200 && parked?.status !== 'parked'; i++)
+      for (let i = 0; i < 2_000 && parked?.status !== 'parked'; i++)
         parked = (await sleep(5), await m.engine.result(executionId));
       expect(parked).toMatchObject({ status: 'parked', waitingFor: { primitive: 'map', key: 'items' } });
       release.open();

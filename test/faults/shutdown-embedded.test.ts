@@ -106,7 +106,7 @@ describe('worker.close({ timeoutMs }) on the memory backend', () => {
     const closeMs = performance.now() - began;
     expect(report).toEqual({ interrupted: 1, abandoned: 0 });
     expect(closeMs).toBeGreaterThanOrEqual(140);
-    expect(closeMs).toBeLessThan(1_000);
+    expect(closeMs).toBeLessThan(10_000); // the body would run 60 s
     expect(entries[0]!.reason).toBeInstanceOf(WorkerShutdownError);
     expect((entries[0]!.reason as WorkerShutdownError).code).toBe('worker_shutdown');
 
@@ -160,7 +160,7 @@ describe('worker.close({ timeoutMs }) on the memory backend', () => {
 
     const began = performance.now();
     const report = await worker.close({ timeoutMs: 50, graceMs: 100 });
-    expect(performance.now() - began).toBeLessThan(1_000);
+    expect(performance.now() - began).toBeLessThan(10_000);
     expect(report).toEqual({ interrupted: 1, abandoned: 1 });
     // The body may still run: its execution's liveness lease is not released (it lapses if the process exits).
     expect(await coordinator.lockState(livenessKey(queued.executionId))).toBeDefined();
@@ -215,7 +215,7 @@ describe('worker.close({ timeoutMs }) on the memory backend', () => {
     await until('the long step to start', () => entries.length === 1);
     const began = performance.now();
     await engine.close({ timeoutMs: 100 });
-    expect(performance.now() - began).toBeLessThan(1_000);
+    expect(performance.now() - began).toBeLessThan(10_000);
     expect(entries[0]!.reason).toBeInstanceOf(WorkerShutdownError);
     expect((await engine.result(queued.executionId))?.status).not.toBe('failed');
   });

@@ -246,20 +246,25 @@ describe('waitForChange', () => {
     const reply = (await redis.call('PUBSUB', 'NUMSUB', channel)) as [string, number];
     return Number(reply[1]);
   };
+  /** Until the server counts `n` subscribers of the channel (however slowly a loaded machine subscribes). */
+  const subscribers = async (channel: string, n: number): Promise<void> => {
+    await expect.poll(() => numsub(backend.redis, channel), { timeout: 10_000 }).toBe(n);
+  };
+  const keys = (): RedisKeys => new RedisKeys(prefix);
 
   it('is woken by a release well before its timeout; a lock release wakes only the oldest waiter here (decision 030)', async () => {
     await c.lockAcquire({ key: 'k', holder: holder('a'), ttlMs: 60_000 });
     const woken: number[] = [];
     const waits = [
       c.waitForChange('lock', 'k', 20_000),
-      c.waitForChange('lock', 'k', 600),
-      c.waitForChange('lock', 'k', 600),
+      c.waitForChange('lock', 'k', 4_000),
+      c.waitForChange('lock', 'k', 4_000),
     ].map((w, i) => w.then(() => woken.push(i)));
-    await sleep(50); // the subscription is in place
+    await subscribers(keys().lockChannel('k'), 1);
     const started = performance.now();
     await c.lockRelease('k', 'a');
     await waits[0];
-    expect(performance.now() - started).toBeLessThan(400);
+    expect(performance.now() - started).toBeLessThan(3_000);
     expect(woken).toEqual([0]); // the two younger waiters sleep on (their try would lose to the woken one)
     await Promise.all(waits);
     expect(woken).toEqual([0, 1, 2]);
@@ -269,7 +274,7 @@ describe('waitForChange', () => {
     const [t1] = [await c.orderedTicket('w'), await c.orderedTicket('w'), await c.orderedTicket('w')];
     await c.orderedEnter({ ...t1, poisonMs: 60_000, strict: false, holder: holder('a') });
     const waits = [c.waitForChange('ordered', 'w', 20_000), c.waitForChange('ordered', 'w', 20_000)];
-    await sleep(50);
+    await subscribers(keys().orderedChannel('w'), 1);
     const started = performance.now();
     await c.orderedComplete({ ...t1, failed: false, strict: false });
     await Promise.all(waits);
@@ -279,15 +284,14 @@ describe('waitForChange', () => {
   it('watch: a release between the watch and its wait is kept, so the wait ends at once', async () => {
     await c.lockAcquire({ key: 'kw', holder: holder('a'), ttlMs: 60_000 });
     const watch = (c as RedisCoordinator).watch('lock', 'kw');
-    await sleep(50); // subscribed
+    await subscribers(keys().lockChannel('kw'), 1);
     await c.lockRelease('kw', 'a'); // lands "while the caller's try is in flight"
     await sleep(50); // the message has arrived
     const started = performance.now();
     await watch.wait(20_000);
-    expect(performance.now() - started).toBeLessThan(100);
+    expect(performance.now() - started).toBeLessThan(2_000); // not its 20 s timeout
     watch.close();
-    await sleep(50);
-    expect(await numsub(backend.redis, new RedisKeys(prefix).lockChannel('kw'))).toBe(0);
+    await subscribers(keys().lockChannel('kw'), 0);
   });
 
   it('watch: a release published while the subscription is on its way still wakes the watch (decision 057)', async () => {
@@ -312,14 +316,13 @@ describe('waitForChange', () => {
     const channel = new RedisKeys(prefix).lockChannel('kf');
     await c.lockAcquire({ key: 'kf', holder: holder('a'), ttlMs: 60_000 });
     const watch = (c as RedisCoordinator).watch('lock', 'kf');
-    await sleep(50); // subscribed
+    await subscribers(channel, 1);
     await c.lockRelease('kf', 'a');
     await watch.wait(20_000);
     await sleep(50);
     expect(await numsub(backend.redis, channel)).toBe(1);
     watch.close();
-    await sleep(50);
-    expect(await numsub(backend.redis, channel)).toBe(0);
+    await subscribers(channel, 0);
   });
 
   it('watch: without a change, the wait ends at its timeout; close unsubscribes', async () => {
@@ -332,8 +335,7 @@ describe('waitForChange', () => {
     expect(performance.now() - started).toBeGreaterThanOrEqual(140);
     watch.close();
     watch.close(); // idempotent
-    await sleep(50);
-    expect(await numsub(backend.redis, new RedisKeys(prefix).lockChannel('kq'))).toBe(0);
+    await subscribers(keys().lockChannel('kq'), 0);
   });
 
   it('subscribes once per channel and unsubscribes when no waiter remains', async () => {
@@ -342,21 +344,20 @@ describe('waitForChange', () => {
     const controller = new AbortController();
     const a = c.waitForChange('semaphore', 's', 20_000, controller.signal);
     const b = c.waitForChange('semaphore', 's', 150);
-    await sleep(50);
-    expect(await numsub(backend.redis, channel)).toBe(1);
+    await subscribers(channel, 1);
     await b; // timed out: one waiter left, still subscribed
     expect(await numsub(backend.redis, channel)).toBe(1);
     controller.abort();
     await a;
-    await sleep(50);
-    expect(await numsub(backend.redis, channel)).toBe(0);
+    await subscribers(channel, 0);
   });
 
   it('wakes on the ordered channel when a dead head is passed over', async () => {
     const [t1, t2] = [await c.orderedTicket('o'), await c.orderedTicket('o')];
     await c.orderedEnter({ ...t1, poisonMs: 50, strict: false, holder: holder('a') });
     const wait = c.waitForChange('ordered', 'o', 20_000);
-    await sleep(100);
+    await subscribers(keys().orderedChannel('o'), 1);
+    await sleep(100); // the first head's poison time passes
     expect(await c.orderedEnter({ ...t2, poisonMs: 50, strict: false, holder: holder('b') })).toEqual({
       outcome: 'entered',
     });
@@ -386,7 +387,20 @@ describe('after the subscriber connections reconnect (decision 061)', () => {
     try {
       await c.lockAcquire({ key: 'kr', holder: holder('a'), ttlMs: 60_000 });
       const watch = waiter.watch('lock', 'kr');
-      await sleep(50); // subscribed
+      await expect
+        .poll(
+          async () =>
+            Number(
+              (
+                (await backend.redis.call('PUBSUB', 'NUMSUB', new RedisKeys(prefix).lockChannel('kr'))) as [
+                  string,
+                  number,
+                ]
+              )[1],
+            ),
+          { timeout: 10_000 },
+        )
+        .toBe(1);
       const wait = watch.wait(30_000).then(() => 'woken');
       await killSubscribers();
       await c.lockRelease('kr', 'a'); // published to nobody: the waiter's subscriber is reconnecting
@@ -404,10 +418,10 @@ describe('after the subscriber connections reconnect (decision 061)', () => {
       () => looked++,
     );
     try {
-      for (let i = 0; i < 100 && looked === 0; i++) await sleep(10);
+      for (let i = 0; i < 1000 && looked === 0; i++) await sleep(10);
       expect(looked).toBe(1);
       await killSubscribers();
-      for (let i = 0; i < 500 && looked === 1; i++) await sleep(10);
+      for (let i = 0; i < 2000 && looked === 1; i++) await sleep(10);
       expect(looked).toBe(2);
     } finally {
       stop();

@@ -215,7 +215,7 @@ describe('scripts on a live server', () => {
           ['a', channel, '', 2000, 'rx-grant:'],
         ),
       ).toEqual({ released: true, nesting: 1 });
-      await sleep(30);
+      await sub.ping(); // a message published before this reply has arrived
       expect(messages).toEqual([]);
       expect(
         await runScript(
@@ -233,7 +233,7 @@ describe('scripts on a live server', () => {
           ['a', channel, '', 2000, 'rx-grant:'],
         ),
       ).toEqual({ released: false, nesting: 0 });
-      await sleep(30);
+      await sub.ping();
       expect(messages).toEqual(['released']);
       expect(await redis.exists(keys.lock('k'))).toBe(0);
       expect(await redis.exists(keys.lockFence('k'))).toBe(1);
@@ -435,28 +435,32 @@ describe('scripts on a live server', () => {
       const t1 = await runScript(redis, scripts.orderedTicket, ord(), []);
       for (let i = 0; i < 4; i++) await runScript(redis, scripts.orderedTicket, ord(), []);
       const e = t1.epoch;
-      expect(await runScript(redis, scripts.orderedEnter, ord(), [5, e, 100, '0', '{}', channel])).toMatchObject({
+      // Poison 5 s, so nothing goes silent by itself; positions 1 and 2 are made silent by
+      // moving their signs of life (tickets and the last advance) 10 s into the past.
+      expect(await runScript(redis, scripts.orderedEnter, ord(), [5, e, 5000, '0', '{}', channel])).toMatchObject({
         outcome: 'wait',
         head: 1,
       });
       expect(await redis.hexists(keys.ordered('o'), 'seen:5')).toBe(1);
-      await sleep(70);
-      expect(await runScript(redis, scripts.orderedEnter, ord(), [3, e, 100, '0', '{}', channel])).toMatchObject({
+      expect(await runScript(redis, scripts.orderedEnter, ord(), [3, e, 5000, '0', '{}', channel])).toMatchObject({
         outcome: 'wait',
         head: 1,
       });
-      await sleep(70);
-      // 1 and 2 never arrived (signs of life 140 ms ago): both passed in one call; 3 waited 70 ms ago.
-      expect(await runScript(redis, scripts.orderedEnter, ord(), [5, e, 100, '0', '{}', channel])).toMatchObject({
+      const [seconds, micros] = await redis.time();
+      const longAgo = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000) - 10_000;
+      await redis.hset(keys.ordered('o'), 'seen:1', longAgo, 'seen:2', longAgo, 'advanced_at', longAgo);
+      // 1 and 2 never arrived (no sign of life for 10 s): both passed in one call; 3 waited just now.
+      expect(await runScript(redis, scripts.orderedEnter, ord(), [5, e, 5000, '0', '{}', channel])).toMatchObject({
         outcome: 'wait',
         head: 3,
       });
       expect(await runScript(redis, scripts.orderedState, ord(), [])).toMatchObject({ lastCompleted: 2 });
       expect(await redis.hexists(keys.ordered('o'), 'seen:1')).toBe(0);
-      expect(await runScript(redis, scripts.orderedEnter, ord(), [3, e, 100, '0', '{}', channel])).toEqual({
+      expect(await runScript(redis, scripts.orderedEnter, ord(), [3, e, 5000, '0', '{}', channel])).toEqual({
         outcome: 'entered',
       });
-      await sleep(30);
+      await expect.poll(() => messages.length, { timeout: 10_000 }).toBeGreaterThan(0);
+      await sub.ping(); // any later message would have arrived before this reply
       expect(messages).toEqual(['advanced']);
       await sub.quit();
     });

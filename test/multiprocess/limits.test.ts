@@ -1,7 +1,7 @@
 /**
  * Limits from arguments and several limits of a kind across real worker processes on one
  * throwaway redis-server: a step with a tiered semaphore (`tier === 'pro' ? 3 : 1`) and a
- * per-project semaphore, and a step with two rate limits (per user 2/s, per project 5/s). Every
+ * per-project semaphore, and a step with two rate limits (per user 2 and per project 5 in 4 s). Every
  * worker is a separate Node process (`limits-worker-process.ts`); this process only starts
  * executions and reads what the step bodies recorded in Redis.
  */
@@ -141,14 +141,14 @@ function mostInAnyWindow(times: readonly number[], periodMs: number): number {
 
 describe('two rate limits on one step', () => {
   test(
-    `per user ${USER_RATE.limit}/s and per project ${PROJECT_RATE.limit}/s across ${PROCESSES} worker processes: never exceeded in any sliding window`,
+    `per user ${USER_RATE.limit} and per project ${PROJECT_RATE.limit} in ${USER_RATE.periodMs} ms across ${PROCESSES} worker processes: never exceeded in any sliding window`,
     { timeout: 300_000 },
     async () => {
       const s = await scenario('lim2');
       const inputs = [
         ...Array.from({ length: 8 }, (_, i) => ({ user: `u${i % 4}`, project: 'p1' })),
-        // Users u2 to u5 start only in p1: eight starts its 5/s limit must hold back in the first
-        // second, whatever u0 and u1 spend in p2, so the project limit is sure to bind.
+        // Users u2 to u5 start only in p1: eight starts its limit of 5 must hold back in the first
+        // window, whatever u0 and u1 spend in p2, so the project limit is sure to bind.
         ...Array.from({ length: 4 }, (_, i) => ({ user: `u${4 + (i % 2)}`, project: 'p1' })),
         ...Array.from({ length: 12 }, (_, i) => ({ user: `u${i % 2}`, project: 'p2' })),
         ...Array.from({ length: 6 }, () => ({ user: 'solo', project: 'p3' })),

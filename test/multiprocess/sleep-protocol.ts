@@ -16,7 +16,7 @@ export const NAP_MS = 2_000;
  * parked, and the victim killed, well before the first wake job is delivered (a worker that
  * dies holding a woken sleeper's job is recovered only by stall detection, 30 s by default).
  */
-export const LONG_NAP_MS = 5_000;
+export const LONG_NAP_MS = 12_000;
 
 /** Observation keys the workers write: executions of `busy` completed, and the pids that ran them. */
 export function sleepKeys(prefix: string): { busyDone: string; busyPids: string; afterPids: string } {
@@ -34,7 +34,7 @@ export interface SleepHooks {
 }
 
 /**
- * `napper`: a step, a 2 s sleep, a step. `longNapper`: the same with a 5 s sleep. `busy`: one
+ * `napper`: a step, a 2 s sleep, a step. `longNapper`: the same with a 12 s sleep. `busy`: one
  * short step (other work the workers do meanwhile).
  */
 export function buildSleepReactors(hooks: SleepHooks) {

@@ -6,7 +6,8 @@
  * prints `{"ready":true}`, waits for a `go` line on stdin (so every process starts contending at
  * once), then runs `runs` executions, `concurrency` at a time. Each run's step is a critical
  * section instrumented with a guard counter in Redis (INCR on entry, the returned value is the
- * concurrency observed inside, DECR on exit). Prints one JSON result line and exits 0.
+ * concurrency observed inside, DECR on exit); in `semaphore` mode the section holds until the
+ * semaphore has once been full. Prints one JSON result line and exits 0.
  *
  * Mode `hold`: one run of a reactor declaring a lock, a limit-1 semaphore and an ordered lock;
  * its step prints `{"holding":true,…}` and then hangs forever, waiting to be killed.
@@ -72,6 +73,16 @@ function buildReactor(
     .build();
 }
 
+/**
+ * Until the guard has once seen `limit` runs inside (at most 30 s): the first entrants keep their
+ * slots until the semaphore has been full, so reaching its limit does not depend on sections
+ * overlapping by chance on a loaded machine.
+ */
+async function fullOnce(guardRedis: Redis, maxKey: string, limit: number): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (Number(await guardRedis.get(maxKey)) < limit && Date.now() < deadline) await sleep(10);
+}
+
 async function contend(config: WorkerConfig): Promise<void> {
   const backend = createRedisBackend({ url: config.url, prefix: config.prefix });
   const guardRedis = new Redis(config.url);
@@ -90,6 +101,7 @@ async function contend(config: WorkerConfig): Promise<void> {
     );
     maxInside = Math.max(maxInside, inside);
     try {
+      if (config.mode === 'semaphore') await fullOnce(guardRedis, keys.max, config.limit ?? 3);
       await sleep(2 + Math.floor(Math.random() * 4));
     } finally {
       await guardRedis.decr(keys.cur);

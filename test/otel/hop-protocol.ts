@@ -54,9 +54,9 @@ export interface HopStoppedLine {
 /** The lock key `third` waits on. */
 export const HOP_LOCK = (n: number): string => `hop:${n}`;
 /** The delay of `second`'s retry: long enough for the worker that failed it to stop first. */
-export const HOP_RETRY_MS = 500;
-/** The parked execution's fallback delay (the test releases the lock before the next worker starts). */
-export const HOP_PARK_FALLBACK_MS = 800;
+export const HOP_RETRY_MS = 4_000;
+/** The parked execution's fallback delay: long enough for the worker that parked it to stop first (the test releases the lock before the next worker starts). */
+export const HOP_PARK_FALLBACK_MS = 4_000;
 
 /** The reactor every process registers. */
 export function buildHop() {

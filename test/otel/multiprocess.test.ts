@@ -156,4 +156,4 @@ test('an execution that ran across 3 worker processes forms one trace with consi
   expect(runs[1]!.events).toContain('run.parked');
   expect(jobB.spans.find((s) => s.name === 'enqueue otel-hop')!.attributes[ATTR.enqueueReason]).toBe('park');
   expect(jobA.spans.find((s) => s.name === 'enqueue otel-hop')!.attributes[ATTR.enqueueReason]).toBe('retry');
-}, 60_000);
+}, 120_000);

@@ -239,7 +239,7 @@ describe('BullMQ queue and consumer', () => {
     child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr?.on('data', (chunk: Buffer) => (errors += chunk.toString()));
     await expect
-      .poll(() => output.includes('"started"'), { timeout: 10_000 })
+      .poll(() => output.includes('"started"'), { timeout: 25_000 })
       .toBe(true)
       .catch((error: unknown) => {
         throw new Error(`the child never started the job; its stderr: ${errors}`, { cause: error });

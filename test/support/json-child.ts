@@ -58,7 +58,7 @@ export function spawnJsonChild(file: string, arg: unknown, children: Set<ChildPr
     exited,
     stderr: () => err,
     lines: <T>(accept: (v: Record<string, unknown>) => boolean): T[] => seen.filter(accept) as T[],
-    line: <T>(accept: (v: Record<string, unknown>) => boolean, timeoutMs = 20_000): Promise<T> => {
+    line: <T>(accept: (v: Record<string, unknown>) => boolean, timeoutMs = 60_000): Promise<T> => {
       const found = seen.find(accept);
       if (found) return Promise.resolve(found as T);
       return new Promise<T>((resolve, reject) => {
