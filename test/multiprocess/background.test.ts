@@ -239,8 +239,9 @@ describe('R1 at reactor level: 4 worker processes × concurrency 8, 2,000 execut
 });
 
 describe('R2: kill -9 of a worker whose execution is inside its locked step', () => {
-  const STALL = { lockDurationMs: 2_000, stalledIntervalMs: 1_000 };
-  const BACKGROUND = { livenessTtlMs: 2_000, parkFallbackMs: 1_000 };
+  // TTLs of 4 s renewed every 1.3–2 s: the hanging victim keeps its holds on a loaded machine.
+  const STALL = { lockDurationMs: 4_000, stalledIntervalMs: 2_000 };
+  const BACKGROUND = { livenessTtlMs: 4_000, parkFallbackMs: 1_000 };
   const BOUND_MS = 15_000;
 
   test(

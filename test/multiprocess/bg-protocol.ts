@@ -128,7 +128,7 @@ export interface StepHooks {
 }
 
 export const R1_LOCK_TTL = '10s';
-export const HANG_LOCK_TTL_MS = 2_000;
+export const HANG_LOCK_TTL_MS = 4_000;
 
 /** The reactors every process registers. */
 export function buildReactors(hooks: StepHooks) {

@@ -46,12 +46,12 @@ describe('on-time wakes of delayed jobs', () => {
     const reader = new Queue(names.name, { connection: { url: server.url }, prefix: names.prefix });
     try {
       const added = Date.now();
-      const delayMs = 4_000;
-      await jobs.enqueue({ v: 1, executionId: 'e-1', reactor: 'r' }, { jobId: 'e-1:1', delayMs, earlyMs: 1_000 });
+      const delayMs = 10_000;
+      await jobs.enqueue({ v: 1, executionId: 'e-1', reactor: 'r' }, { jobId: 'e-1:1', delayMs, earlyMs: 6_000 });
       await expect
-        .poll(() => reader.getJobState(toBullmqJobId('e-1:1')), { timeout: 10_000, interval: 20 })
+        .poll(() => reader.getJobState(toBullmqJobId('e-1:1')), { timeout: 20_000, interval: 20 })
         .toBe('waiting');
-      // Promoted about 1 s before its due time (a timer of this process; BullMQ alone never moves a job early).
+      // Promoted about 6 s before its due time (a timer of this process; BullMQ alone never moves a job early).
       expect(Date.now()).toBeLessThan(added + delayMs);
     } finally {
       await jobs.close();
