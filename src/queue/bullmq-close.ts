@@ -11,6 +11,7 @@
  * @module
  */
 import type { Worker } from 'bullmq';
+import { blockingConnectionOf, onBackend } from './bullmq-internals.js';
 
 /** The part of an ioredis client this module touches. */
 interface BlockingClient {
@@ -33,32 +34,6 @@ export async function closeWorker(worker: Worker): Promise<void> {
     client.disconnect();
   }
   await worker.close();
-}
-
-/** BullMQ's wrapper of a connection (`RedisConnection`): its set-up state and its ioredis client. */
-interface BullmqConnection {
-  readonly status?: string;
-  readonly _client?: unknown;
-}
-
-/** What this module reads of a BullMQ worker, in either major version. */
-interface WorkerInternals {
-  readonly blockingConnection?: BullmqConnection;
-  getBackend?: () => { readonly blockingConnection?: BullmqConnection } | undefined;
-}
-
-/** Whether `worker` keeps its connections on a backend object (BullMQ 6). */
-function onBackend(worker: Worker): boolean {
-  return typeof (worker as unknown as WorkerInternals).getBackend === 'function';
-}
-
-/**
- * The worker's blocking connection: BullMQ 5 keeps it on the worker (`blockingConnection`),
- * BullMQ 6 on the worker's Redis backend (`getBackend().blockingConnection`).
- */
-function blockingConnectionOf(worker: Worker): BullmqConnection | undefined {
-  const bullmq = worker as unknown as WorkerInternals;
-  return onBackend(worker) ? bullmq.getBackend?.()?.blockingConnection : bullmq.blockingConnection;
 }
 
 function isBlockingClient(value: unknown): value is BlockingClient {

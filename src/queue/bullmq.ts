@@ -12,6 +12,7 @@
  * @module
  */
 import { closeWorker } from './bullmq-close.js';
+import { commandClientOf } from './bullmq-internals.js';
 import { Queue, UnrecoverableError, Worker, type ConnectionOptions, type BulkJobOptions, type Job } from 'bullmq';
 import type { Cluster, Redis } from 'ioredis';
 import { QueueUnavailableError, ReactorError } from '../errors.js';
@@ -367,23 +368,6 @@ function coalesceCommands(owner: Queue | Worker): void {
   commandClientOf(owner)?.then((client) => {
     if (!(client as Redis | Cluster).isCluster) coalesceWrites(client as Redis);
   }, noop);
-}
-
-/** The part of a BullMQ object {@link commandClientOf} reads, in either major version. */
-interface ClientOwner {
-  /** BullMQ 5: the command connection's client, once set up. */
-  readonly client?: Promise<unknown>;
-  /** BullMQ 6: the datastore backend, which holds that client (`client`) when it is Redis's. */
-  getBackend?: () => { readonly client?: Promise<unknown> } | undefined;
-}
-
-/**
- * The command client of a BullMQ object, once set up: BullMQ 5's `client`, or, on BullMQ 6 (its
- * connections moved into a backend), the Redis backend's `client`; undefined on another backend.
- */
-function commandClientOf(owner: Queue | Worker): Promise<unknown> | undefined {
-  const bullmq = owner as unknown as ClientOwner;
-  return typeof bullmq.getBackend === 'function' ? bullmq.getBackend()?.client : bullmq.client;
 }
 
 /** Whether a BullMQ object's connection has dropped (it retries); `onNext` calls back at its next drop (returns the unsubscribe). */
