@@ -65,6 +65,12 @@ export interface RedisCoordinatorOptions {
    * true; `false` frees the key at every release and takes no grants.
    */
   readonly lockHandOff?: boolean;
+  /**
+   * The monotonic clock (ms) that bounds a run of in-process hand-overs in time (100 ms,
+   * docs/decisions/060); default `performance.now`. For tests that must not depend on the
+   * machine's speed.
+   */
+  readonly handOffClock?: () => number;
 }
 
 /** {@link Coordinator} over Redis ≥ 7 (ioredis). */
@@ -80,7 +86,7 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
   /** The lock key of each lock channel listened on: at its subscription's confirmation, only a free key (or a grant) is news. */
   readonly #lockChannelKeys = new Map<string, string>();
   /** Waiters of this process offering to take a lock at its release (docs/decisions/037). */
-  readonly #handOffs = new HandOffs();
+  readonly #handOffs: HandOffs;
   /** What this process knows of the locks its owners hold, for in-memory hand-overs (docs/decisions/043). */
   readonly #held = new HeldLocks();
   /** Grants from other processes (docs/decisions/059). */
@@ -96,6 +102,7 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
     this.keys = options.keys ?? new RedisKeys(options.prefix, layoutOf(options.redis));
     this.#closeConnection = options.closeConnection ?? false;
     this.#lockHandOff = options.lockHandOff ?? true;
+    this.#handOffs = new HandOffs(options.handOffClock);
     this.#grants = new GrantBook(this.#lockHandOff);
     this.#cancels = new CancelChannel(this.redis, this.keys.cancelChannel());
     this.#channels = new WakeChannels(this.redis, {
