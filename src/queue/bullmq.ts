@@ -370,8 +370,11 @@ function coalesceCommands(owner: Queue | Worker): void {
   }, noop);
 }
 
-/** Whether a BullMQ object's connection has dropped (it retries); `onNext` calls back at its next drop (returns the unsubscribe). */
-/** The drops of a BullMQ object's command connection, as {@link watchDrops} follows them. */
+/**
+ * The drops of a BullMQ object's command connection, as {@link watchDrops} follows them: whether
+ * it has dropped (it retries), and `onNext`, which calls back at its next drop (returns the
+ * unsubscribe).
+ */
 export interface DropWatch {
   readonly dropped: () => boolean;
   readonly onNext: (callback: () => void) => () => void;
