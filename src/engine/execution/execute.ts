@@ -25,6 +25,7 @@ import type { Coordinator } from '../ports/coordinator.js';
 import { TERMINAL_STATUSES, type ExecutionRecord } from '../ports/store.js';
 import { pendingStartOf } from '../model/background.js';
 import type { RunResult } from '../model/results.js';
+import { onSuspension } from '../model/suspension.js';
 import { errorSummary, type Admit, type EventDraft, type RunState } from '../run/run-state.js';
 import { runFrame, type GraphOutcome } from '../graph/scheduler.js';
 import { pauseRun, waitsOf } from './interrupt/pause.js';
@@ -78,9 +79,18 @@ export async function execute(
         state.logger.warn({ err: error }, 'releasing coordination failed; holds expire by TTL'),
       );
   }
-  if (outcome.status === 'yielded' && outcome.pause) return pauseRun(state, reactor);
-  // Inline, only a hand-off yields: the rest of the run goes to a worker.
-  if (outcome.status === 'yielded') return handOff!(state);
+  if (outcome.status === 'yielded') {
+    // Inline, a pause pauses; every other suspension is a hand-off: the rest of the run goes to a worker.
+    const handOffRest = (): Promise<RunResult> => handOff!(state);
+    return onSuspension<Promise<RunResult>>(outcome.suspension, {
+      pause: () => pauseRun(state, reactor),
+      retry: handOffRest,
+      sleep: handOffRest,
+      contention: handOffRest,
+      awaitUnit: handOffRest,
+      fanOut: handOffRest,
+    });
+  }
   return finish(state, outcome);
 }
 

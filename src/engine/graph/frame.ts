@@ -8,9 +8,8 @@
  */
 import type { AnyReactorDefinition } from '../../dsl/definition.js';
 import type { FieldIssue } from '../../errors.js';
-import type { FanOutPark } from '../model/fanout/wait.js';
-import type { CompletedEntry, SleepWait } from '../model/outcome.js';
-import type { InterruptWait } from '../ports/store.js';
+import type { CompletedEntry } from '../model/outcome.js';
+import type { Suspension } from '../model/suspension.js';
 import type { RunState } from '../run/run-state.js';
 
 /** One graph being executed: a reactor with its validated input, at a path inside the run. */
@@ -35,17 +34,8 @@ export interface Frame {
 export type GraphOutcome =
   | { readonly status: 'completed'; readonly value: unknown; readonly completed: readonly CompletedEntry[] }
   | { readonly status: 'halted'; readonly step: string; readonly reason: string; readonly data?: unknown }
-  /** Worker mode: a step asked for a later attempt; nothing is rolled back, the execution is re-enqueued. */
-  | {
-      readonly status: 'yielded';
-      readonly step: string;
-      readonly delayMs: number;
-      readonly contention?: Error;
-      readonly fanOut?: FanOutPark;
-      readonly pause?: readonly InterruptWait[];
-      /** A sleep step waits (docs/decisions/077): a worker parks on a delayed job; inline, a hand-off. */
-      readonly sleep?: SleepWait;
-    }
+  /** The execution suspends (nothing is rolled back): each driver handles every kind of {@link Suspension}. */
+  | { readonly status: 'yielded'; readonly step: string; readonly suspension: Suspension }
   | {
       readonly status: 'failed';
       readonly step: string | undefined;

@@ -81,15 +81,7 @@ function settleChild(run: RunState, place: StepPlace, outcome: GraphOutcome): No
       entry: { step: place.path, undo: () => undoAll(outcome.completed, run) },
     };
   }
-  if (outcome.status === 'yielded')
-    return {
-      kind: 'yield',
-      step: outcome.step,
-      delayMs: outcome.delayMs,
-      ...(outcome.contention === undefined ? {} : { contention: outcome.contention }),
-      ...(outcome.pause === undefined ? {} : { pause: outcome.pause }),
-      ...(outcome.sleep === undefined ? {} : { sleep: outcome.sleep }),
-    };
+  if (outcome.status === 'yielded') return { kind: 'yield', step: outcome.step, suspension: outcome.suspension };
   if (outcome.status === 'halted') {
     run.setStep(place.path, { status: 'halted', attempts: 1 });
     run.emit({ type: 'step.halted', step: place.path, reason: outcome.reason, reactor: place.reactor });

@@ -11,14 +11,13 @@ import { cancelFrameChildren } from './async/cascade.js';
 import { runAsyncReactor, runAsyncStep } from './async/dispatch.js';
 import type { Frame, GraphOutcome } from './frame.js';
 import { runCompose, runMap } from './nested.js';
-import type { CompletedEntry, NodeOutcome, SleepWait } from '../model/outcome.js';
-import type { InterruptWait } from '../ports/store.js';
+import type { CompletedEntry, NodeOutcome } from '../model/outcome.js';
+import { firstSuspension, type Suspended } from '../model/suspension.js';
 import { resolveArgs, type ArgScope } from '../model/resolve-args.js';
 import type { RunState } from '../run/run-state.js';
 import { runStepNode } from '../run/step-runner.js';
 import { tracedNode } from '../model/instrument.js';
 import { rollBackOrPark } from './fanout/rollback.js';
-import type { FanOutPark } from '../model/fanout/wait.js';
 import { runInterrupt } from './interrupt/step.js';
 import { runSleep } from './sleep.js';
 
@@ -52,8 +51,10 @@ export async function runFrame(run: RunState, frame: Frame): Promise<GraphOutcom
         return {
           status: 'yielded',
           step: park.step,
-          delayMs: 0,
-          fanOut: { ...park, failedStep: first?.step, error: first?.error ?? interrupted },
+          suspension: {
+            kind: 'fanOut',
+            park: { ...park, failedStep: first?.step, error: first?.error ?? interrupted },
+          },
         };
       // A cancel wins over a step that failed while it was on its way: the run ends cancelled.
       const cancel: unknown = controller.signal.reason;
@@ -63,7 +64,7 @@ export async function runFrame(run: RunState, frame: Frame): Promise<GraphOutcom
         : { status: 'failed', step: undefined, error: interrupted!, validation: [] };
     }
     if (halt) return { status: 'halted', ...halt };
-    if (yielded) return { status: 'yielded', ...yielded };
+    if (yielded) return { status: 'yielded', step: yielded.step, suspension: yielded.suspension };
     const value = frame.def.returns === undefined ? Object.fromEntries(results) : results.get(frame.def.returns);
     return { status: 'completed', value, completed };
   } finally {
@@ -84,18 +85,12 @@ interface Schedule {
   halt: { readonly step: string; readonly reason: string; readonly data?: unknown } | undefined;
   /** Set when an enclosing frame aborted with an error (e.g. a lost lock): no new step starts. */
   interrupted: Error | undefined;
-  /** Worker mode: the earliest retry any step asked for; no new step starts. */
-  yielded:
-    | {
-        readonly step: string;
-        readonly delayMs: number;
-        readonly contention?: Error;
-        readonly fanOut?: FanOutPark;
-        readonly pause?: readonly InterruptWait[];
-        readonly sleep?: SleepWait;
-      }
-    | undefined;
+  /** The suspension the frame ends with (`firstSuspension` of every step's); no new step starts. */
+  yielded: Suspended | undefined;
 }
+
+/** An inline frame's hand-off point: the rest of the run goes to a worker (the inline driver hands off on any suspension but a pause). */
+const HAND_OFF = { kind: 'retry', delayMs: 0 } as const;
 
 function schedule(run: RunState, frame: Frame, controller: AbortController): Promise<Schedule> {
   const state: Schedule = {
@@ -118,34 +113,10 @@ function schedule(run: RunState, frame: Frame, controller: AbortController): Pro
         ready.finished(node.name);
         if (outcome.kind === 'success') state.completed.push(outcome.entry);
         if (handoff && 'after' in handoff && handoff.after === node.name)
-          state.yielded ??= { step: node.name, delayMs: 0 };
-      } else if (outcome.kind === 'yield' && outcome.pause) {
-        // An interrupt pauses the execution: it wins over parks and retries (they run again on resume).
-        state.yielded = {
-          step: state.yielded?.pause ? state.yielded.step : outcome.step,
-          delayMs: 0,
-          pause: [...(state.yielded?.pause ?? []), ...outcome.pause],
-        };
+          state.yielded ??= { step: node.name, suspension: HAND_OFF };
       } else if (outcome.kind === 'yield') {
-        // A step that lost contention parks the execution (woken by the release); otherwise the soonest retry wins.
-        const parks = outcome.contention !== undefined || outcome.fanOut !== undefined;
-        const parked =
-          state.yielded !== undefined && (state.yielded.contention !== undefined || state.yielded.fanOut !== undefined);
-        if (state.yielded?.pause) {
-          // paused already
-        } else if (
-          state.yielded === undefined ||
-          (parks && !parked) ||
-          (parks === parked && outcome.delayMs < state.yielded.delayMs)
-        ) {
-          state.yielded = {
-            step: outcome.step,
-            delayMs: outcome.delayMs,
-            ...(outcome.contention === undefined ? {} : { contention: outcome.contention }),
-            ...(outcome.fanOut === undefined ? {} : { fanOut: outcome.fanOut }),
-            ...(outcome.sleep === undefined ? {} : { sleep: outcome.sleep }), // a sleep is a delayed job like a retry: the soonest wins
-          };
-        }
+        // A pause wins over parks and retries (they run again on resume), a park over a retry; else the soonest retry wins.
+        state.yielded = firstSuspension(state.yielded, { step: outcome.step, suspension: outcome.suspension });
       } else if (outcome.kind === 'halt') {
         state.halt ??= {
           step: outcome.step,
@@ -170,7 +141,7 @@ function schedule(run: RunState, frame: Frame, controller: AbortController): Pro
       // The ready nodes in declaration order: what a scan of every waiting node would start, at the cost of the starts only.
       for (let node = stopping ? undefined : ready.next(); node && running < limit; node = ready.next()) {
         if (handoff && 'before' in handoff && handoff.before === node.name) {
-          state.yielded ??= { step: node.name, delayMs: 0 };
+          state.yielded ??= { step: node.name, suspension: HAND_OFF };
           break;
         }
         ready.take();

@@ -44,9 +44,18 @@ export async function runSleep(run: RunState, node: StepNode, place: StepPlace, 
   const remaining = wakeAt - run.clock.now();
   if (remaining <= 0 || woken) return woke(run, place, wakeAt);
   if (run.mode === 'worker' && remaining > SLEEP_WAKE_LEAD_MS)
-    return { kind: 'yield', step: place.path, delayMs: remaining, sleep: { step: place.path, wakeAt } };
+    return {
+      kind: 'yield',
+      step: place.path,
+      suspension: { kind: 'sleep', wait: { step: place.path, wakeAt }, delayMs: remaining },
+    };
   if (run.mode !== 'worker' && remaining > run.maxInlineSleepMs) {
-    if (run.sleepHandOff) return { kind: 'yield', step: place.path, delayMs: 0, sleep: { step: place.path, wakeAt } };
+    if (run.sleepHandOff)
+      return {
+        kind: 'yield',
+        step: place.path,
+        suspension: { kind: 'sleep', wait: { step: place.path, wakeAt }, delayMs: 0 },
+      };
     const error = new SleepNeedsWorkerError({
       step: place.path,
       sleepMs: remaining,

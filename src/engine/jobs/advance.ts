@@ -12,9 +12,9 @@ import { ReactorError } from '../../errors.js';
 import { admitWork, finish } from '../execution/execute.js';
 import { pauseRun } from '../execution/interrupt/pause.js';
 import { rollbackRecorded } from '../execution/operations.js';
-import { AsyncPendingError } from '../graph/async/read-unit.js';
 import { runFrame, type GraphOutcome } from '../graph/scheduler.js';
 import { backgroundOf, cleared } from '../model/background.js';
+import { onSuspension, type SuspensionHandlers } from '../model/suspension.js';
 import type { JobDelivery } from '../ports/queue.js';
 import type { ExecutionRecord, WaitingFor } from '../ports/store.js';
 import type { RunState } from '../run/run-state.js';
@@ -105,11 +105,7 @@ export async function advance(
     outcome = { status: 'failed', step: undefined, error: error as Error, validation: [] };
   } finally {
     // A step parked on contention: the reactor-level holds are kept (detached) and re-adopted at resume (R-10).
-    const stepParks =
-      holds !== undefined &&
-      outcome?.status === 'yielded' &&
-      outcome.contention !== undefined &&
-      !(outcome.contention instanceof AsyncPendingError);
+    const stepParks = holds !== undefined && outcome?.status === 'yielded' && outcome.suspension.kind === 'contention';
     if (stepParks) state.background = { ...backgroundOf(state), parkedHolds: { owner: state.holderId } };
     // A stopped job keeps the execution's ordered position (like a retry): the worker that resumes it goes on in its turn.
     await holds
@@ -131,17 +127,26 @@ async function settleOutcome(
   outcome: GraphOutcome,
   woken: WaitingFor | undefined,
 ): Promise<After> {
-  if (outcome.status === 'yielded' && outcome.pause) return void (await pauseRun(state, reactor));
-  if (outcome.status === 'yielded') {
-    if (outcome.fanOut !== undefined) return parkOnFanOut(deps, state, outcome.fanOut); // a fan-out map's elements run (or are undone) as jobs
-    if (outcome.contention instanceof AsyncPendingError) return parkReader(deps, state, outcome.contention);
-    // A step lost contention: park like a reactor-level refusal (the release wakes it).
-    if (outcome.contention !== undefined) return refused(deps, state, outcome.contention, undefined, woken);
-    if (outcome.sleep !== undefined) return parkOnSleep(deps, state, outcome.sleep); // a sleep step: a delayed job at its wake time
-    return void (await requeue(deps, state, outcome.delayMs, 'retry'));
-  }
+  if (outcome.status === 'yielded') return onSuspension(outcome.suspension, suspended(deps, state, reactor, woken));
   await finish(state, outcome);
   return undefined;
+}
+
+/** The worker driver's handler of each kind of suspension. */
+function suspended(
+  deps: BackgroundDeps,
+  state: RunState,
+  reactor: AnyReactorDefinition,
+  woken: WaitingFor | undefined,
+): SuspensionHandlers<Promise<After>> {
+  return {
+    pause: async () => void (await pauseRun(state, reactor)),
+    fanOut: (s) => parkOnFanOut(deps, state, s.park), // a fan-out map's elements run (or are undone) as jobs
+    awaitUnit: (s) => parkReader(deps, state, s.error),
+    contention: (s) => refused(deps, state, s.error, undefined, woken), // park like a reactor-level refusal (the release wakes it)
+    sleep: (s) => parkOnSleep(deps, state, s.wait), // a delayed job at its wake time
+    retry: async (s) => void (await requeue(deps, state, s.delayMs, 'retry')),
+  };
 }
 
 /** `run.woken`: this job is the one the execution parked with, delivered before its fallback was due (a release promoted it). */

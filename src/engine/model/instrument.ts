@@ -12,6 +12,7 @@ import type { ErrorJSON } from '../../errors.js';
 import type { Logger } from '../../dsl/context.js';
 import type { Middleware } from './events.js';
 import type { NodeOutcome } from './outcome.js';
+import { onSuspension, type SuspensionHandlers } from './suspension.js';
 import type { TraceContext } from '../ports/store.js';
 import type { WorkEnd, WorkScope } from './work-scope.js';
 
@@ -93,6 +94,16 @@ export function createInstrument(middleware: readonly Middleware[], logger: Logg
   };
 }
 
+/** A suspended step scope's end: paused, parked (on a busy key, an async unit, a fan-out map's elements), or retrying (a retry or a sleep re-enqueued). */
+const SUSPENDED_END: SuspensionHandlers<WorkEnd> = {
+  pause: () => ({ outcome: 'paused' }),
+  contention: () => ({ outcome: 'parked' }),
+  awaitUnit: () => ({ outcome: 'parked' }),
+  fanOut: () => ({ outcome: 'parked' }),
+  retry: () => ({ outcome: 'retrying' }),
+  sleep: () => ({ outcome: 'retrying' }),
+};
+
 /** The end of a step scope, from how the step (or compose, or map) ended. */
 export function stepEnd(outcome: NodeOutcome): WorkEnd {
   switch (outcome.kind) {
@@ -103,9 +114,7 @@ export function stepEnd(outcome: NodeOutcome): WorkEnd {
     case 'halt':
       return { outcome: 'halted' };
     case 'yield':
-      if (outcome.pause !== undefined) return { outcome: 'paused' };
-      // Parked on a busy key, or on a fan-out map's elements; otherwise a retry was re-enqueued.
-      return { outcome: outcome.contention !== undefined || outcome.fanOut !== undefined ? 'parked' : 'retrying' };
+      return onSuspension<WorkEnd>(outcome.suspension, SUSPENDED_END);
     case 'failure':
       return { outcome: 'failed', error: summary(outcome.error) };
   }

@@ -102,7 +102,8 @@ async function attempts(
         const error = parksOn(run, admission.error)
           ? parkOrTimeOut(run, node, admission.error, { args, place })
           : admission.error;
-        if (error === undefined) return { kind: 'yield', step: place.path, delayMs: 0, contention: admission.error };
+        if (error === undefined)
+          return { kind: 'yield', step: place.path, suspension: { kind: 'contention', error: admission.error } };
         dropTicket(run, place.path);
         // A position of a batch that was drained, reset or passed over: the step is skipped, like a strict chain (gate parity).
         if (error instanceof OrderedLockStaleError) return skippedAtGate(run, place, attempt, 'ordered_lock_stale');
@@ -179,7 +180,7 @@ async function attempts(
       if (run.mode === 'worker') {
         // The engine owns retries: a worker never sleeps a retry delay; the execution is re-enqueued.
         run.setStep(place.path, { status: 'retrying', attempts: attempt, error: errorSummary(out.error) });
-        return { kind: 'yield', step: place.path, delayMs };
+        return { kind: 'yield', step: place.path, suspension: { kind: 'retry', delayMs } };
       }
       await run.clock.sleep(delayMs, place.signal);
       continue;

@@ -17,6 +17,7 @@ import type { Clock } from '../../ports/clock.js';
 import type { JobQueue } from '../../ports/queue.js';
 import type { ExecutionRecord, Store } from '../../ports/store.js';
 import type { RunResult } from '../../model/results.js';
+import { onSuspension } from '../../model/suspension.js';
 import type { RunState } from '../../run/run-state.js';
 import { runFrame, type GraphOutcome } from '../../graph/scheduler.js';
 import { noInstrument, type Instrument } from '../../model/instrument.js';
@@ -187,14 +188,25 @@ export async function continueInline(
           state.logger.warn({ err: error }, 'releasing coordination failed; holds expire by TTL'),
         );
     }
-    if (outcome.status === 'yielded' && outcome.pause) return pauseRun(state, reactor);
-    if (outcome.status === 'yielded')
-      return finish(state, {
-        status: 'failed',
-        step: outcome.step,
-        error: new ReactorError('unexpected_yield', 'an inline resume cannot yield'),
-        validation: [],
+    if (outcome.status === 'yielded') {
+      // An inline resume pauses again; it cannot wait any other way.
+      const step = outcome.step;
+      const unexpected = (): Promise<RunResult> =>
+        finish(state, {
+          status: 'failed',
+          step,
+          error: new ReactorError('unexpected_yield', 'an inline resume cannot yield'),
+          validation: [],
+        });
+      return onSuspension<Promise<RunResult>>(outcome.suspension, {
+        pause: () => pauseRun(state, reactor),
+        retry: unexpected,
+        sleep: unexpected,
+        contention: unexpected,
+        awaitUnit: unexpected,
+        fanOut: unexpected,
       });
+    }
     return finish(state, outcome);
   });
   deps.live.set(record.id, { abort: root, done });

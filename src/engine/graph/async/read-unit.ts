@@ -6,30 +6,13 @@
  * @module
  */
 import { AsyncWaitTimeoutError, ReactorError, errorFromJSON } from '../../../errors.js';
+import { AsyncPendingError } from '../../model/async/pending.js';
 import type { Clock } from '../../ports/clock.js';
 import { TERMINAL_STATUSES, type ExecutionRecord, type Store } from '../../ports/store.js';
 import type { NodeOutcome } from '../../model/outcome.js';
 import { errorSummary, type RunState } from '../../run/run-state.js';
 import type { StepPlace } from '../../run/step-runner.js';
 import type { UnitSignals } from '../../run/async/port.js';
-
-/**
- * Carried by a worker's `yield` outcome when a reader must park: the background path parks the
- * execution on the unit instead of on a coordination key.
- */
-export class AsyncPendingError extends ReactorError {
-  /** The unit waited for. */
-  readonly unitId: string;
-  /** When the reader stops waiting (engine clock, ms). */
-  readonly deadline: number;
-
-  constructor(unitId: string, step: string, deadline: number) {
-    super('async_pending', `step "${step}" waits for async unit ${unitId}`, { details: { unitId, step, deadline } });
-    this.name = 'AsyncPendingError';
-    this.unitId = unitId;
-    this.deadline = deadline;
-  }
-}
 
 /** Where the reader is and what it reads. */
 export interface Reading {
@@ -76,8 +59,7 @@ export async function readUnit(run: RunState, place: StepPlace, reading: Reading
   return {
     kind: 'yield',
     step: place.path,
-    delayMs: 0,
-    contention: new AsyncPendingError(reading.unitId, place.path, deadline),
+    suspension: { kind: 'awaitUnit', error: new AsyncPendingError(reading.unitId, place.path, deadline) },
   };
 }
 

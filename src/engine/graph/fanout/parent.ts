@@ -98,15 +98,17 @@ export async function runFanOut(run: RunState, node: MapNode, place: StepPlace, 
   return {
     kind: 'yield',
     step: place.path,
-    delayMs: 0,
-    fanOut: {
-      mapId,
-      step: place.path,
-      phase: 'collect',
-      dispatch,
-      target: -1,
-      settled: snapshot.settled,
-      total: snapshot.total,
+    suspension: {
+      kind: 'fanOut',
+      park: {
+        mapId,
+        step: place.path,
+        phase: 'collect',
+        dispatch,
+        target: -1,
+        settled: snapshot.settled,
+        total: snapshot.total,
+      },
     },
   };
 }

@@ -31,7 +31,7 @@ export async function runInterrupt(
     run.emit({ type: 'step.succeeded', step: place.path, attempt: 1, reactor: place.reactor });
     return { kind: 'success', value: waiting.payload, entry };
   }
-  if (waiting) return { kind: 'yield', step: place.path, delayMs: 0, pause: [waiting] }; // still waiting (another interrupt was resumed)
+  if (waiting) return { kind: 'yield', step: place.path, suspension: { kind: 'pause', waits: [waiting] } }; // still waiting (another interrupt was resumed)
   let correlationId: string | undefined;
   try {
     correlationId = spec.correlationId ? correlationOf(spec, resolve(), place.path) : undefined;
@@ -57,7 +57,7 @@ export async function runInterrupt(
     ...(correlationId === undefined ? {} : { correlationId }),
     ...(wait.timeoutAt === undefined ? {} : { timeoutAt: wait.timeoutAt }),
   });
-  return { kind: 'yield', step: place.path, delayMs: 0, pause: [wait] };
+  return { kind: 'yield', step: place.path, suspension: { kind: 'pause', waits: [wait] } };
 }
 
 function correlationOf(spec: InterruptSpec, args: Record<string, unknown>, step: string): string {

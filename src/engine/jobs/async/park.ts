@@ -11,7 +11,7 @@ import { waitListKey } from '../../model/keys.js';
 import type { WaitList, JobQueue } from '../../ports/queue.js';
 import { TERMINAL_STATUSES } from '../../ports/store.js';
 import type { RunState } from '../../run/run-state.js';
-import type { AsyncPendingError } from '../../graph/async/read-unit.js';
+import type { AsyncPendingError } from '../../model/async/pending.js';
 
 /** The wait-list key of a unit's readers. */
 export const readersKey = (unitId: string): string => waitListKey('async', unitId);

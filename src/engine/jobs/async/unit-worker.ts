@@ -17,6 +17,7 @@ import { backgroundOf, cleared } from '../../model/background.js';
 import { cancelled, finish } from '../../execution/execute.js';
 import { runRollbackHook, stepContext } from '../../run/hooks.js';
 import type { NodeOutcome } from '../../model/outcome.js';
+import { delayOf, onSuspension, type Suspension } from '../../model/suspension.js';
 import type { JobDelivery } from '../../ports/queue.js';
 import type { ExecutionRecord, Store } from '../../ports/store.js';
 import { resolveArgs } from '../../model/resolve-args.js';
@@ -113,8 +114,8 @@ async function settleUnit(
   const step = place.path;
   switch (outcome.kind) {
     case 'yield': {
-      if (outcome.contention !== undefined) {
-        const { primitive, key } = contended(outcome.contention);
+      const park = (error: Error): Promise<After> => {
+        const { primitive, key } = contended(error);
         state.emit({
           type: 'async.parked',
           step,
@@ -124,21 +125,32 @@ async function settleUnit(
           key,
           attempt: (state.background?.contention ?? 0) + 1,
         });
-        return refused(deps, state, outcome.contention);
-      }
-      const retrying = state.trace.findLast((e) => e.type === 'step.retrying');
-      const error = retrying?.type === 'step.retrying' ? retrying.error : { name: 'Error', message: 'retry' };
-      state.emit({
-        type: 'async.retrying',
-        step,
-        reactor: place.reactor,
-        unitId,
-        attempt: retrying?.type === 'step.retrying' ? retrying.attempt : 0,
-        delayMs: outcome.delayMs,
-        error,
+        return refused(deps, state, error);
+      };
+      const retry = async (suspension: Suspension): Promise<After> => {
+        const retrying = state.trace.findLast((e) => e.type === 'step.retrying');
+        const error = retrying?.type === 'step.retrying' ? retrying.error : { name: 'Error', message: 'retry' };
+        state.emit({
+          type: 'async.retrying',
+          step,
+          reactor: place.reactor,
+          unitId,
+          attempt: retrying?.type === 'step.retrying' ? retrying.attempt : 0,
+          delayMs: delayOf(suspension),
+          error,
+        });
+        // A retried attempt keeps its ordered position (R-15, like any step-level ordered lock): the retry re-enters it.
+        return void (await requeue(deps, state, delayOf(suspension), 'retry'));
+      };
+      // A unit runs one step: it parks on contention or retries; it has no interrupt, sleep or fan-out of its own.
+      return onSuspension<Promise<After>>(outcome.suspension, {
+        contention: (s) => park(s.error),
+        awaitUnit: (s) => park(s.error),
+        retry,
+        sleep: retry,
+        pause: retry,
+        fanOut: retry,
       });
-      // A retried attempt keeps its ordered position (R-15, like any step-level ordered lock): the retry re-enters it.
-      return void (await requeue(deps, state, outcome.delayMs, 'retry'));
     }
     case 'success':
     case 'skipped': {

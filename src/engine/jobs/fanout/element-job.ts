@@ -15,6 +15,7 @@ import { executionJob, nextJob } from '../../execution/next-job.js';
 import { runElement } from '../../graph/map-element.js';
 import { elementIdOf, elementPathOf, elementRunJobId, elementUndoJobId, mapIdOf } from '../../model/fanout/ids.js';
 import type { NodeOutcome } from '../../model/outcome.js';
+import { delayOf, onSuspension, type Suspension } from '../../model/suspension.js';
 import type { ElementSettlement, ElementView } from '../../ports/fanout.js';
 import type { JobDelivery } from '../../ports/queue.js';
 import { TERMINAL_STATUSES, type ElementLink, type ExecutionRecord } from '../../ports/store.js';
@@ -102,9 +103,19 @@ async function settleOutcome(job: ElementJob, state: RunState, outcome: NodeOutc
   const { link } = job;
   const at = { step: link.step, index: link.index };
   switch (outcome.kind) {
-    case 'yield':
-      if (outcome.contention !== undefined) return parkElement(job.deps, state, link, outcome.contention);
-      return void (await retryLater(job, state, outcome.step, outcome.delayMs));
+    case 'yield': {
+      const later = async (suspension: Suspension): Promise<After> =>
+        void (await retryLater(job, state, outcome.step, delayOf(suspension)));
+      // An element runs one step (or a reactor): it parks on contention; anything else runs again later.
+      return onSuspension<Promise<After>>(outcome.suspension, {
+        contention: (s) => parkElement(job.deps, state, link, s.error),
+        awaitUnit: (s) => parkElement(job.deps, state, link, s.error),
+        retry: later,
+        sleep: later,
+        pause: later,
+        fanOut: later,
+      });
+    }
     case 'success':
       state.emit({ type: 'map.element_completed', ...at });
       await state.checkpoint('completed', { value: outcome.value });
