@@ -540,8 +540,10 @@ export class DurabilityError extends ReactorError<'durability_required'> {
 
 /** A status write the execution state machine does not allow (e.g. a finished execution set running again). */
 export class StatusTransitionError extends ReactorError<'status_transition_invalid'> {
-  constructor(executionId: string, from: string, to: string) {
-    super('status_transition_invalid', `execution ${executionId}: status ${from} cannot become ${to}`, {
+  /** `cause`: why the write was made (the status machine's transition cause), named in the message. */
+  constructor(executionId: string, from: string, to: string, cause?: string) {
+    const why = cause === undefined ? '' : ` (written by ${cause})`;
+    super('status_transition_invalid', `execution ${executionId}: status ${from} cannot become ${to}${why}`, {
       details: { executionId, from, to },
     });
     this.name = 'StatusTransitionError';

@@ -55,26 +55,52 @@ describe('a worker that lost its liveness lease writes nothing', () => {
 
 describe('the status table', () => {
   it('lets a running execution end any way, a finished one only into an undo', () => {
-    expect(() => checkTransition('e', 'running', 'completed')).not.toThrow();
-    expect(() => checkTransition('e', undefined, 'running')).not.toThrow();
-    expect(() => checkTransition('e', 'completed', 'rolling_back')).not.toThrow();
-    expect(() => checkTransition('e', 'completed', 'completed')).not.toThrow();
-    expect(() => checkTransition('e', 'failed', 'running')).toThrow(
+    expect(() => checkTransition('e', 'running', 'completed', 'run')).not.toThrow();
+    expect(() => checkTransition('e', undefined, 'running', 'run')).not.toThrow();
+    expect(() => checkTransition('e', 'completed', 'rolling_back', 'undo')).not.toThrow();
+    expect(() => checkTransition('e', 'completed', 'completed', 'run')).not.toThrow();
+    expect(() => checkTransition('e', 'failed', 'running', 'run')).toThrow(
       expect.objectContaining({
         code: 'status_transition_invalid',
         details: { executionId: 'e', from: 'failed', to: 'running' },
       }),
     );
-    expect(() => checkTransition('e', 'completed', 'failed')).toThrow(
+    expect(() => checkTransition('e', 'completed', 'failed', 'run')).toThrow(
       expect.objectContaining({ code: 'status_transition_invalid' }),
     );
-    expect(() => checkTransition('e', 'rolling_back', 'running')).toThrow(
+    expect(() => checkTransition('e', 'rolling_back', 'running', 'run')).toThrow(
       expect.objectContaining({ code: 'status_transition_invalid' }),
     );
-    expect(() => checkTransition('e', 'cancelled', 'pending')).toThrow(
+    expect(() => checkTransition('e', 'cancelled', 'pending', 'undo')).toThrow(
       expect.objectContaining({ code: 'status_transition_invalid' }),
     );
-    for (const to of TRANSITIONS.aborted) expect(to).toBe('aborted');
+    expect(Object.keys(TRANSITIONS.aborted)).toEqual(['aborted']);
+  });
+
+  it('reopens a finished execution only for its cause: an undo into a rollback, an undone fan-out element into cancelled', () => {
+    for (const from of ['completed', 'halted'] as const) {
+      expect(() => checkTransition('e', from, 'rolling_back', 'undo')).not.toThrow();
+      expect(() => checkTransition('e', from, 'cancelled', 'element_undone')).not.toThrow();
+      // The execution's own work never reopens it, nor does an undo end it cancelled without its rollback.
+      expect(() => checkTransition('e', from, 'rolling_back', 'run')).toThrow(
+        expect.objectContaining({
+          code: 'status_transition_invalid',
+          message: `execution e: status ${from} cannot become rolling_back (written by run)`,
+        }),
+      );
+      expect(() => checkTransition('e', from, 'cancelled', 'run')).toThrow(
+        expect.objectContaining({ code: 'status_transition_invalid' }),
+      );
+      expect(() => checkTransition('e', from, 'cancelled', 'undo')).toThrow(
+        expect.objectContaining({ code: 'status_transition_invalid' }),
+      );
+      expect(() => checkTransition('e', from, 'rolling_back', 'element_undone')).toThrow(
+        expect.objectContaining({ code: 'status_transition_invalid' }),
+      );
+    }
+    // A live execution may still become any status (but running again from a rollback), for any cause.
+    for (const cause of ['run', 'undo', 'element_undone'] as const)
+      expect(() => checkTransition('e', 'parked', 'rolling_back', cause)).not.toThrow();
   });
 });
 

@@ -116,7 +116,7 @@ export async function rollbackRecorded(
     signal: new AbortController().signal,
   });
   state.emit({ type: 'run.rolling_back', step: undefined });
-  await state.checkpoint('rolling_back');
+  await state.checkpoint('rolling_back', {}, { cause: 'undo' }); // a finished execution is reopened only by an undo (decision 110)
   await cancelRecordedChildren(state, reactor); // its unfinished children roll back first (decision 087)
   if (replay.status === 'completed') await undoAll(replay.completed, state);
   const ordered = record.background?.ordered;

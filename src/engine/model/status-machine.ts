@@ -9,7 +9,18 @@
 import { LeaseLostError, StatusTransitionError, StoreUnavailableError, WorkerShutdownError } from '../../errors.js';
 import type { ExecutionStatus } from '../ports/store.js';
 
-const ACTIVE: readonly ExecutionStatus[] = [
+/**
+ * Why a status is written; the table checks it with the two statuses:
+ * - `run`: the execution's own work — a run in this process or a worker's job, its parks,
+ *   pauses and retries, its rollback, its end, the recovery sweep;
+ * - `undo`: its recorded work is rolled back from outside a run (`rollbackRecorded`): an
+ *   operator's undo or cancel, a passed deadline, a superseded debounced start;
+ * - `element_undone`: a completed element of a fan-out map is undone because the map rolled back.
+ */
+export type TransitionCause = 'run' | 'undo' | 'element_undone';
+
+const EVERY_CAUSE: readonly TransitionCause[] = ['run', 'undo', 'element_undone'];
+const STATUSES: readonly ExecutionStatus[] = [
   'pending',
   'running',
   'parked',
@@ -22,37 +33,51 @@ const ACTIVE: readonly ExecutionStatus[] = [
   'aborted',
 ];
 
-/**
- * The statuses each status may become. An execution that is not finished may go anywhere but
- * back from a rollback to running work; a finished one only into the rollback an operator's
- * undo starts (completed, halted) or the `cancelled` an undone element of a fan-out map ends in.
- * Writing the status it already has is always allowed (a checkpoint within one status).
- */
-export const TRANSITIONS: Readonly<Record<ExecutionStatus, ReadonlySet<ExecutionStatus>>> = Object.freeze({
-  pending: new Set(ACTIVE),
-  running: new Set(ACTIVE),
-  parked: new Set(ACTIVE),
-  paused: new Set(ACTIVE),
-  rolling_back: new Set<ExecutionStatus>([
-    'rolling_back',
-    'parked',
-    'pending',
-    'failed',
-    'cancelled',
-    'halted',
-    'aborted',
-  ]),
-  completed: new Set<ExecutionStatus>(['completed', 'rolling_back', 'cancelled']),
-  halted: new Set<ExecutionStatus>(['halted', 'rolling_back', 'cancelled']),
-  failed: new Set<ExecutionStatus>(['failed']),
-  cancelled: new Set<ExecutionStatus>(['cancelled']),
-  aborted: new Set<ExecutionStatus>(['aborted']),
+/** The causes each status may become each other status for. */
+type Row = Readonly<Partial<Record<ExecutionStatus, readonly TransitionCause[]>>>;
+
+/** A row where every listed status may follow, for any cause. */
+const anyCause = (to: readonly ExecutionStatus[]): Row => Object.fromEntries(to.map((s) => [s, EVERY_CAUSE]));
+
+/** A finished status: only an undo reopens it (into a rollback), or, for a fan-out element, its undo (into `cancelled`). */
+const reopenedByUndo = (self: ExecutionStatus): Row => ({
+  [self]: EVERY_CAUSE,
+  rolling_back: ['undo'],
+  cancelled: ['element_undone'],
 });
 
-/** Throws {@link StatusTransitionError} unless `from` (undefined: no record yet) may become `to`. */
-export function checkTransition(executionId: string, from: ExecutionStatus | undefined, to: ExecutionStatus): void {
-  if (from === undefined || from === to || TRANSITIONS[from].has(to)) return;
-  throw new StatusTransitionError(executionId, from, to);
+/**
+ * Which status may follow which, and for which {@link TransitionCause}. An execution that is not
+ * finished may go anywhere but back from a rollback to running work; a finished one only into
+ * the rollback an undo starts (completed, halted) or the `cancelled` an undone element of a
+ * fan-out map ends in. Writing the status it already has is always allowed (a checkpoint within
+ * one status).
+ */
+export const TRANSITIONS: Readonly<Record<ExecutionStatus, Row>> = Object.freeze({
+  pending: anyCause(STATUSES),
+  running: anyCause(STATUSES),
+  parked: anyCause(STATUSES),
+  paused: anyCause(STATUSES),
+  rolling_back: anyCause(['rolling_back', 'parked', 'pending', 'failed', 'cancelled', 'halted', 'aborted']),
+  completed: reopenedByUndo('completed'),
+  halted: reopenedByUndo('halted'),
+  failed: { failed: EVERY_CAUSE },
+  cancelled: { cancelled: EVERY_CAUSE },
+  aborted: { aborted: EVERY_CAUSE },
+});
+
+/**
+ * Throws {@link StatusTransitionError} unless `from` (undefined: no record yet) may become `to`
+ * for `cause`.
+ */
+export function checkTransition(
+  executionId: string,
+  from: ExecutionStatus | undefined,
+  to: ExecutionStatus,
+  cause: TransitionCause,
+): void {
+  if (from === undefined || from === to || TRANSITIONS[from][to]?.includes(cause)) return;
+  throw new StatusTransitionError(executionId, from, to, cause);
 }
 
 /**

@@ -22,7 +22,7 @@ import type { FanOutRuntime } from '../model/fanout/wait.js';
 import type { AsyncPort } from './async/port.js';
 import type { Clock } from '../ports/clock.js';
 import type { JobQueue } from '../ports/queue.js';
-import { checkTransition, isJobStop } from '../model/status-machine.js';
+import { checkTransition, isJobStop, type TransitionCause } from '../model/status-machine.js';
 import {
   RECORD_VERSION,
   TERMINAL_STATUSES,
@@ -454,12 +454,16 @@ export class RunState {
         'value' | 'error' | 'failedStep' | 'haltReason' | 'haltData' | 'cancelReason' | 'cancelCause' | 'retryOf'
       >
     > = {},
-    options: { readonly withTrace?: boolean } = {},
+    options: {
+      readonly withTrace?: boolean;
+      /** Why the status is written (default `run`: the execution's own work); see {@link TransitionCause}. */
+      readonly cause?: TransitionCause;
+    } = {},
   ): Promise<void> {
     const stopped = this.stopped;
     if (stopped) return Promise.reject(stopped);
     try {
-      checkTransition(this.executionId, this.#persisted, status);
+      checkTransition(this.executionId, this.#persisted, status, options.cause ?? 'run');
     } catch (error) {
       return Promise.reject(error);
     }

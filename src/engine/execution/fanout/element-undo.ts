@@ -79,7 +79,7 @@ export async function undoElementRecord(
       ? { type: 'map.element_undo_failed', ...at, message: failed.map((f) => f.message).join('; ') }
       : { type: 'map.element_undone', ...at },
   );
-  await state.checkpoint('cancelled', { cancelReason: 'undone: the map rolled back' });
+  await state.checkpoint('cancelled', { cancelReason: 'undone: the map rolled back' }, { cause: 'element_undone' });
   return failed;
 }
 
