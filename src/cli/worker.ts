@@ -75,7 +75,7 @@ Options:
   --queue <name>            BullMQ queue name (default ts-reactor)
   --worker-wait-ms <ms>     wait out contention this long before parking (default 250; 0 parks at once)
   --park-fallback-ms <ms>   delay of a parked execution's fallback job (default 5000)
-  --contention-cap <n>      contention attempts before an execution fails (default 100)
+  --contention-cap <n>      contention attempts before an execution fails (default 100; Infinity: no cap)
   --shutdown-timeout <ms>   after SIGTERM/SIGINT, let in-flight jobs run this long, then abort
                             their steps (ctx.signal) and hand their executions back to the queue
                             (default: wait for them however long they take)
@@ -172,7 +172,8 @@ function parseConfig(args: readonly string[], env: Readonly<Record<string, strin
     throw new UsageError(`${PREFIX_ENV} must be without braces or whitespace; got "${envPrefix}"`, false);
   const workerWaitMs = integer('worker-wait-ms', values['worker-wait-ms'], 0);
   const parkFallbackMs = integer('park-fallback-ms', values['park-fallback-ms'], 1);
-  const contentionCap = integer('contention-cap', values['contention-cap'], 1);
+  const contentionCap =
+    values['contention-cap']?.trim() === 'Infinity' ? Infinity : integer('contention-cap', values['contention-cap'], 1);
   const shutdownTimeoutMs = integer('shutdown-timeout', values['shutdown-timeout'], 0);
   const metricsPort = integer('metrics-port', values['metrics-port'], 0);
   if (metricsPort !== undefined && metricsPort > 65_535)

@@ -34,7 +34,9 @@ export interface LockOptions<A> {
   /**
    * In a worker: how long an execution may wait for the key, parked, before it fails with a
    * `ContentionError` (counted from its first park on the key, across its re-parks). Default: no
-   * time bound (the engine's `contentionCap` still bounds the holder changes it loses).
+   * time bound of its own; the engine's `contentionCap` bounds the attempts (every refusal and
+   * every fallback poll that finds the key still held is one). With `contentionCap: Infinity`,
+   * this is the wait's only bound.
    */
   readonly contentionTimeout?: Duration;
 }

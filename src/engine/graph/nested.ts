@@ -16,7 +16,7 @@ import type { RunState } from '../run/run-state.js';
 import { COMPACT_MAP_ABOVE } from '../run/compact-map.js';
 import type { GraphOutcome, RunFrame } from './frame.js';
 import { undoAll } from './undo.js';
-import { notStarted, runStepNode, type StepPlace } from '../run/step-runner.js';
+import { notStarted, refusalInWorker, runStepNode, type StepPlace } from '../run/step-runner.js';
 import { runFanOut, runsFanOut } from './fanout/parent.js';
 
 /** Runs a composed child reactor with `runFrame`; its failure has rolled the child back already. */
@@ -58,8 +58,13 @@ async function runChild(
   // An ordered lock orders top-level runs: nested work cannot queue behind its own turn (docs/decisions/005).
   const specs = run.replayOnly ? [] : child.coordination.filter((s) => s.kind !== 'ordered_lock');
   const admission = specs.length === 0 ? undefined : await run.admit(specs, input, { reactor: child.name, abort });
-  if (admission?.kind === 'refused')
-    return { status: 'failed', step: place.path, error: admission.error, validation: [] };
+  if (admission?.kind === 'refused') {
+    // In a worker, a busy key of the child parks the whole execution, as a step's does (docs/decisions/097).
+    const error = refusalInWorker(run, specs, admission.error, { args: input, reactor: child.name, step: undefined });
+    if (error === undefined)
+      return { status: 'yielded', step: place.path, suspension: { kind: 'contention', error: admission.error } };
+    return { status: 'failed', step: place.path, error, validation: [] };
+  }
   if (admission?.kind === 'halt')
     return { status: 'halted', step: place.path, reason: admission.reason, data: admission.data };
   let outcome: GraphOutcome | undefined;

@@ -54,7 +54,7 @@ export async function advance(
     mode: 'worker',
   });
   const background = backgroundOf(state);
-  // A fallback job that finds the key held by the holder it parked behind parks again: no attempt spent, nothing traced (decision 068).
+  // A fallback job that finds the key held by the holder it parked behind parks again: one attempt spent, no new trace entry (decision 097).
   const reparked =
     record.status === 'parked' && validated.ok && !root.signal.aborted
       ? await reparkBehindSameHolder(deps, state, delivery, reactor)

@@ -1,7 +1,7 @@
 /**
  * Parking an execution (or an element, or a unit) on a busy key in a worker, and waking it:
  * persist `parked` with what it waits for, enqueue its fallback job, register that job on the
- * key's wait list; the key's release promotes the job (docs/decisions/007, 068).
+ * key's wait list; the key's release promotes the job (docs/decisions/007, 068, 097).
  *
  * @module
  */
@@ -24,6 +24,7 @@ import {
   timedOut,
   timeoutError,
 } from '../model/contention-wait.js';
+import type { ReactorEvent } from '../ports/events.js';
 import type { JobDelivery } from '../ports/queue.js';
 import type { WaitingFor } from '../ports/store.js';
 import type { RunState } from '../run/run-state.js';
@@ -31,8 +32,10 @@ import type { After, BackgroundDeps } from './deps.js';
 
 /**
  * Contention in a worker parks the execution; anything else refused fails it (nothing ran, nothing
- * to roll back). Each park spends a contention attempt: it follows a try that lost the key — the
- * first, one woken by a release, or a fallback job's that found the holder changed (decision 068).
+ * to roll back). Each park spends a contention attempt: it follows a refused admission — the
+ * first, one woken by a release, or a fallback job's that found the holder changed; a fallback
+ * job that finds the same holder spends one in {@link reparkBehindSameHolder} (decision 097).
+ * Over `contentionCap` the execution fails with a `ContentionError`.
  * `declared`: the reactor-level declarations (their `contentionTimeout`); a step's wait was noted,
  * with its bound, by the step runner, which also fails the step when that bound has passed.
  * `woken`: the park this job ran from (default: the one on the record); a semaphore's wake that
@@ -91,7 +94,8 @@ async function park(
   const attempt = backgroundOf(state).contention + 1;
   const now = state.clock.now();
   const overCap = primitive !== 'ordered_lock' && attempt > deps.options.contentionCap;
-  if (overCap || (step === undefined && timedOut(wait, now))) {
+  // The work that parks from a graph (a step, a composed child) checked the cap and its time bound before it yielded.
+  if (overCap || (declared !== undefined && timedOut(wait, now))) {
     const failure = overCap
       ? new ContentionError({
           reactor: state.reactor,
@@ -137,11 +141,14 @@ async function park(
 /**
  * The park's fallback job (not woken by a release) of an execution parked on a lock or a
  * semaphore: when the key is held by the holder it parked behind, the execution parks again at
- * once — no admission, no contention attempt, no trace entry; reactor-level holds it keeps across
- * a step's park are renewed (decision 068). Undefined when it must contend instead: woken, the
- * holder changed or left, the wait's `contentionTimeout` has passed, a kept hold is gone, or the
- * park recorded no holder. `reactor`: the execution's definition (its kept holds); `wanted`: a
- * last check that the execution still waits (an async unit's dispatcher has not rolled back).
+ * once — no admission and no new trace entry (the park's entry counts the repeats), but one
+ * contention attempt, as the refusal it stands for would spend; reactor-level holds it keeps
+ * across a step's park are renewed (decisions 068, 097). Undefined when it must contend instead:
+ * woken, the holder changed or left, the wait's `contentionTimeout` has passed, this attempt
+ * would be over `contentionCap` (the admission then fails it, at the reactor or at the step), a
+ * kept hold is gone, or the park recorded no holder. `reactor`: the execution's definition (its
+ * kept holds); `wanted`: a last check that the execution still waits (an async unit's dispatcher
+ * has not rolled back).
  */
 export async function reparkBehindSameHolder(
   deps: BackgroundDeps,
@@ -161,12 +168,15 @@ export async function reparkBehindSameHolder(
     waiting.dueAt === undefined
   )
     return undefined;
-  if (waiting.primitive !== 'lock' && waiting.primitive !== 'semaphore') return undefined;
+  const primitive = waiting.primitive;
+  if (primitive !== 'lock' && primitive !== 'semaphore') return undefined;
   const now = state.clock.now();
   if (now < waiting.dueAt - 5) return undefined; // woken by a release: it contends
-  const wait = continuedWait(background, waiting.primitive, waiting.key, waiting.step);
+  const wait = continuedWait(background, primitive, waiting.key, waiting.step);
   if (timedOut(wait, now)) return undefined; // the admission reports the time bound
-  const holder = await holderOf(coordinator, waiting.primitive, waiting.key).catch(() => undefined);
+  const attempt = background.contention + 1;
+  if (attempt > deps.options.contentionCap) return undefined; // the admission is refused once more and reports the cap
+  const holder = await holderOf(coordinator, primitive, waiting.key).catch(() => undefined);
   if (!sameHolder(waiting.holder, holder)) return undefined;
   if (
     background.parkedHolds !== undefined &&
@@ -183,14 +193,41 @@ export async function reparkBehindSameHolder(
     queued: false,
     update: (next, { jobs, jobId }) => ({
       ...next,
-      waitingFor: { ...waiting, jobId, dueAt: now + delayMs },
+      contention: attempt,
+      waitingFor: { ...waiting, attempt, jobId, dueAt: now + delayMs },
       ...(wait === undefined ? {} : { contended: { ...wait, job: jobs } }),
     }),
+    announce: ({ jobId }) => announceRepark(state, { ...waiting, primitive }, attempt, jobId),
   });
-  const list = waitListKey(waiting.primitive, waiting.key);
+  const list = waitListKey(primitive, waiting.key);
   await deps.waitList?.add(list, jobId);
   await deps.waitList?.remove(list, waiting.jobId); // this job's own registration: a release that shifts it wakes nobody
-  return wakeIfFree(deps, waiting.primitive, waiting.key);
+  return wakeIfFree(deps, primitive, waiting.key);
+}
+
+/** A re-park's `run.parked`, folded into the park's trace entry: its `repeats` counts the re-parks. */
+function announceRepark(
+  state: RunState,
+  waiting: WaitingFor & { readonly primitive: 'lock' | 'semaphore' },
+  attempt: number,
+  jobId: string,
+): void {
+  const { primitive, key, step } = waiting;
+  const parkOfThisWait = (e: ReactorEvent): e is Extract<ReactorEvent, { type: 'run.parked' }> =>
+    e.type === 'run.parked' && e.primitive === primitive && e.key === key && e.step === step;
+  const entry = state.trace.findLast(parkOfThisWait);
+  state.emitRepeat(
+    {
+      type: 'run.parked',
+      primitive,
+      key,
+      attempt,
+      jobId,
+      ...(step === undefined ? {} : { step }),
+      repeats: (entry?.repeats ?? 0) + 1,
+    },
+    parkOfThisWait,
+  );
 }
 
 /** After a park: the key may have been released between the try and the registration; checked once off the execution. */

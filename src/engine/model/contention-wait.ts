@@ -1,9 +1,10 @@
 /**
- * Waiting on a busy key in a worker (docs/decisions/068): the contention wait an execution is in
- * (since when, and until when its declaration's `contentionTimeout` lets it wait), who it waits
- * behind, and the error it fails with when the time bound passes. A parked execution's fallback
- * job that finds the same holder parks again without spending a contention attempt; the
- * functions here say who holds, and whether that is still the holder the park recorded.
+ * Waiting on a busy key in a worker (docs/decisions/068, 097): the contention wait an execution
+ * is in (since when, and until when its declaration's `contentionTimeout` lets it wait), who it
+ * waits behind, and the error it fails with when the time bound passes. A parked execution's
+ * fallback job that finds the same holder parks again without an admission (spending one
+ * contention attempt, as any refusal); the functions here say who holds, and whether that is
+ * still the holder the park recorded.
  *
  * @module
  */

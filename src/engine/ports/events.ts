@@ -96,9 +96,17 @@ export type ReactorEvent =
       readonly type: 'run.parked';
       readonly primitive: PrimitiveName;
       readonly key: string;
+      /** The contention attempt this park spent (every refused admission in a worker is one). */
       readonly attempt: number;
       readonly jobId: string;
       /** The contended step; absent for reactor-level contention. */ readonly step?: string;
+      /**
+       * Set on a park again behind the same live holder (a fallback job that found the key still
+       * held by the holder the park recorded): how many such re-parks followed the first park.
+       * Each spent a contention attempt; the trace keeps one entry for them all, at the first
+       * park's time, with the newest `attempt` and `jobId` (docs/decisions/097).
+       */
+      readonly repeats?: number;
     })
   | (Base & {
       readonly type: 'run.woken';

@@ -97,8 +97,8 @@ export interface WaitingFor {
   readonly dueAt?: number;
   /**
    * Who held the key when the execution parked: a lock's owner and fencing token, or the owners of
-   * a full semaphore's slots. A fallback job that finds the same holder parks again without a new
-   * contention attempt and without trace entries (docs/decisions/068).
+   * a full semaphore's slots. A fallback job that finds the same holder parks again without an
+   * admission and without a new trace entry, spending one contention attempt (docs/decisions/097).
    */
   readonly holder?: WaitHolder;
 }

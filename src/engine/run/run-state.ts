@@ -296,6 +296,25 @@ export class RunState {
     this.#init.hub.emit(event as unknown as ReactorEvent);
   }
 
+  /**
+   * Publishes a repeat of the newest trace entry `repeats` picks (a re-park behind the same
+   * holder, docs/decisions/097): listeners get the event as emitted; the trace gains no entry —
+   * that one is replaced by the event, keeping its time. Without such an entry, as {@link emit}.
+   */
+  emitRepeat(draft: EventDraft, repeats: (entry: ReactorEvent) => boolean): void {
+    for (let i = this.trace.length - 1; i >= 0; i--) {
+      const entry = this.trace[i]!;
+      if (!repeats(entry)) continue;
+      const event = { reactor: this.reactor, ...draft, executionId: this.executionId } as Record<string, unknown>;
+      event.rootExecutionId = this.rootExecutionId;
+      event.at = this.clock.now();
+      this.trace[i] = { ...event, at: entry.at } as unknown as ReactorEvent;
+      this.#init.hub.emit(event as unknown as ReactorEvent);
+      return;
+    }
+    this.emit(draft);
+  }
+
   /** The store this execution is persisted in. */
   get store(): Store {
     return this.#init.store;

@@ -8,6 +8,7 @@ import type { Admission } from '../../coordination/admit.js';
 import { isExclusive } from '../../coordination/limits.js';
 import { computeKey } from '../../coordination/scope.js';
 import type { WorkOutcome } from '../../coordination/holds.js';
+import type { CoordinationSpec } from '../../dsl/coordination.js';
 import type { StepNode } from '../../dsl/definition.js';
 import { validateContract } from '../../dsl/contract.js';
 import { retryDelay } from '../../dsl/retry.js';
@@ -98,10 +99,12 @@ async function attempts(
       const admission = await admitStep(run, node, place, args);
       if (admission.kind === 'refused') {
         // In a worker, a busy key parks the execution (the body never started; nothing is compensated; an ordered position is kept),
-        // until the wait has lasted its declaration's contentionTimeout (docs/decisions/068).
-        const error = parksOn(run, admission.error)
-          ? parkOrTimeOut(run, node, admission.error, { args, place })
-          : admission.error;
+        // under contentionCap and until the wait has lasted its declaration's contentionTimeout (docs/decisions/068, 097).
+        const error = refusalInWorker(run, node.coordination, admission.error, {
+          args,
+          reactor: place.reactor,
+          step: place.path,
+        });
         if (error === undefined)
           return { kind: 'yield', step: place.path, suspension: { kind: 'contention', error: admission.error } };
         dropTicket(run, place.path);
@@ -331,28 +334,27 @@ function parksOn(run: RunState, error: Error): boolean {
 }
 
 /**
- * Notes the wait a park on `refusal` continues (or starts) and returns undefined to park — or,
- * once that wait has lasted the declaration's `contentionTimeout`, the error the step fails with.
+ * What a refusal of `specs` (a step's declarations, or a composed child's reactor-level ones)
+ * leads to: undefined to park the execution on it — in a worker, under `contentionCap`, with the
+ * wait it continues (or starts) noted — or the error the work fails with: the refusal itself, or,
+ * once the wait has lasted the declaration's `contentionTimeout`, a `ContentionError` saying so
+ * (docs/decisions/068, 097). `on`: where the declarations were admitted (their keys' arguments).
  */
-function parkOrTimeOut(
+export function refusalInWorker(
   run: RunState,
-  node: StepNode,
+  specs: readonly CoordinationSpec[],
   refusal: Error,
-  at: { readonly args: unknown; readonly place: StepPlace },
+  on: { readonly args: unknown; readonly reactor: string; readonly step: string | undefined },
 ): Error | undefined {
+  if (!parksOn(run, refusal)) return refusal;
   const contended = contendedKey(refusal);
-  if (contended === undefined) return undefined;
+  if (contended === undefined) return refusal;
   const wait = noteWait(
     run,
     contended.primitive,
     contended.key,
     contended.step,
-    declaredTimeout(node.coordination, contended.primitive, {
-      key: contended.key,
-      args: at.args,
-      reactor: at.place.reactor,
-      step: at.place.path,
-    }),
+    declaredTimeout(specs, contended.primitive, { key: contended.key, ...on }),
   );
   const now = run.clock.now();
   return timedOut(wait, now) ? timeoutError(refusal, wait, now) : undefined;

@@ -48,7 +48,7 @@ export async function advanceUnit(
     mode: 'worker',
   });
   const background = backgroundOf(state);
-  // Its fallback job finds the key held by the holder it parked behind: it parks again, spending nothing (decision 068).
+  // Its fallback job finds the key held by the holder it parked behind: it parks again, spending one attempt (decision 097).
   const stillWanted = async (): Promise<boolean> =>
     !ROLLED_BACK.has(await dispatcherStatus(deps.store, info.dispatcherId));
   const reparked =

@@ -70,7 +70,7 @@ export async function processElementJob(
     return undefined;
   }
   const state = elementState(job, false);
-  // Its fallback job finds the key held by the holder it parked behind: it parks again, spending nothing (decision 068).
+  // Its fallback job finds the key held by the holder it parked behind: it parks again, spending one attempt (decision 097).
   const reparked =
     record.status === 'parked' && !view.stopped && !signal.aborted
       ? await reparkBehindSameHolder(deps, state, delivery)
