@@ -1,100 +1,18 @@
 /**
- * Waiting on a live holder is free (docs/decisions/068), on the embedded memory backend with a
+ * Waiting on a live holder (docs/decisions/068, 097), on the embedded memory backend with a
  * manual clock (no sleeps): a parked execution's fallback job that finds the key held by the
- * holder it parked behind parks again without a contention attempt and without trace entries;
+ * holder it parked behind parks again without an admission — one contention attempt, folded into
+ * the park's trace entry; with `contentionCap: Infinity` it waits for the release however long;
  * a holder change between polls costs one attempt and one park entry; `contentionTimeout` bounds
  * the wait in time, at the reactor and at a step; the definition rejects a bad value.
  */
 import { describe, expect, test } from 'vitest';
-import {
-  createEngine,
-  DefinitionError,
-  MemoryCoordinator,
-  MemoryStore,
-  reactor,
-  type AnyReactorDefinition,
-  type Engine,
-  type RunResult,
-} from '../../src/index.js';
-import { createMemoryQueue } from '../../src/queue/memory.js';
-import { createWorker, type Worker } from '../../src/queue/worker.js';
-import { ManualClock } from '../../src/testing/index.js';
+import { DefinitionError, reactor } from '../../src/index.js';
 import { eventsOf, gate } from './helpers.js';
+import { DIRECT, OTHER, result, rig } from './manual-rig.js';
 
-const DIRECT = { owner: 'direct-holder', reactor: 'elsewhere' };
-const OTHER = { owner: 'another-holder', reactor: 'elsewhere' };
-
-interface Rig {
-  readonly engine: Engine;
-  readonly clock: ManualClock;
-  readonly store: MemoryStore;
-  readonly coordinator: MemoryCoordinator;
-  readonly memory: ReturnType<typeof createMemoryQueue>;
-  readonly worker: Worker;
-  /** Yields until no job is ready and only `running` jobs run (the holders' jobs). */
-  settle(running?: number): Promise<void>;
-  /** Moves the clock forward by `totalMs` in steps of `stepMs`, settling after each. */
-  advance(totalMs: number, stepMs: number, running?: number): Promise<void>;
-  close(): Promise<void>;
-}
-
-function rig(
-  reactors: readonly AnyReactorDefinition[],
-  background: { readonly parkFallbackMs?: number; readonly contentionCap?: number } = {},
-): Rig {
-  const clock = new ManualClock({ autoAdvance: false });
-  const store = new MemoryStore({ clock });
-  const coordinator = new MemoryCoordinator({ clock });
-  const memory = createMemoryQueue({ clock });
-  const engine = createEngine({
-    store,
-    coordinator,
-    clock,
-    queue: memory.queue,
-    waitList: memory.waitList,
-    background: { workerWaitMs: 0, parkFallbackMs: 200, contentionCap: 3, ...background },
-  });
-  const worker = createWorker({ engine, consumer: memory.consumer, reactors, concurrency: 4 });
-  const settle = async (running = 0): Promise<void> => {
-    for (let i = 0; i < 20_000; i++) {
-      const counts = memory.queue.counts();
-      if (counts.ready === 0 && counts.running <= running) {
-        // A few more turns: the promises a finished job left (wake-ups) run out.
-        for (let j = 0; j < 5; j++) await new Promise((resolve) => setImmediate(resolve));
-        const again = memory.queue.counts();
-        if (again.ready === 0 && again.running <= running) return;
-      }
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-    throw new Error(`the queue never settled: ${JSON.stringify(memory.queue.counts())}`);
-  };
-  const advance = async (totalMs: number, stepMs: number, running = 0): Promise<void> => {
-    for (let t = 0; t < totalMs; t += stepMs) {
-      clock.advance(stepMs);
-      await settle(running);
-    }
-  };
-  return {
-    engine,
-    clock,
-    store,
-    coordinator,
-    memory,
-    worker,
-    settle,
-    advance,
-    close: async () => (await worker.stop(), await memory.queue.close()),
-  };
-}
-
-async function result(engine: Engine, id: string): Promise<RunResult> {
-  const r = await engine.result(id);
-  if (!r) throw new Error(`no result for ${id}`);
-  return r;
-}
-
-describe('a fallback poll that finds the same live holder parks again for free', () => {
-  test('a lock held 60 s by a live holder (parkFallbackMs 200, contentionCap 3): the waiter completes after the release, with one park entry and one contention attempt', async () => {
+describe('a fallback poll that finds the same live holder parks again without an admission', () => {
+  test('contentionCap Infinity: a lock held 60 s by a live holder (parkFallbackMs 200): the waiter completes after the release, with one park entry counting the polls', async () => {
     const key = 'acct:60s';
     const release = gate();
     const entered = gate();
@@ -108,7 +26,7 @@ describe('a fallback poll that finds the same live holder parks again for free',
       .step('work', { run: () => 'done' })
       .background('all')
       .returns('work');
-    const r = rig([holder, waiter]);
+    const r = rig([holder, waiter], { contentionCap: Infinity });
     try {
       const h = await r.engine.start(holder, {});
       await entered.promise;
@@ -120,19 +38,22 @@ describe('a fallback poll that finds the same live holder parks again for free',
       });
       const parkedAt = r.clock.now();
       await r.advance(60_000, 200, 1);
-      // 60 s later: about 300 fallback polls ran, and none of them spent an attempt or wrote an event.
+      // 60 s later: about 300 fallback polls ran; each spent an attempt, none added a trace entry.
       const waiting = await r.store.get(w.executionId);
       expect(waiting?.status).toBe('parked');
-      expect(waiting?.background?.contention).toBe(1);
-      expect(waiting?.background?.jobs).toBeGreaterThan(250);
+      const polls = (waiting?.background?.jobs ?? 0) - 2; // the start's job and the first park's
+      expect(polls).toBeGreaterThan(250);
+      expect(waiting?.background?.contention).toBe(1 + polls);
       expect(waiting?.background?.waitingFor).toMatchObject({
         primitive: 'lock',
         key,
-        attempt: 1,
+        attempt: 1 + polls,
         holder: { owners: [expect.stringContaining(h.executionId)] },
       });
       expect(waiting?.background?.contended).toMatchObject({ primitive: 'lock', key, since: parkedAt });
-      expect(eventsOf(waiting?.trace ?? [], 'run.parked')).toHaveLength(1);
+      expect(eventsOf(waiting?.trace ?? [], 'run.parked')).toEqual([
+        expect.objectContaining({ attempt: 1 + polls, repeats: polls, at: parkedAt }),
+      ]);
       expect(eventsOf(waiting?.trace ?? [], 'run.resumed')).toHaveLength(1);
       expect(await r.memory.waitList.list(`lock:${key}`)).toEqual([waiting?.background?.waitingFor?.jobId]); // one registration, not 300
       expect((await r.coordinator.lockState(key))?.holder.owner).toContain(h.executionId); // the holder renewed its lock all along
@@ -146,39 +67,41 @@ describe('a fallback poll that finds the same live holder parks again for free',
       expect(eventsOf(done.trace, 'run.parked')).toHaveLength(1);
       expect(eventsOf(done.trace, 'run.woken')).toHaveLength(1); // the release woke it
       expect(eventsOf(done.trace, 'run.resumed')).toHaveLength(2); // the start and the wake
-      expect((await r.store.get(w.executionId))?.background?.contention).toBe(1);
       expect(await r.memory.waitList.list(`lock:${key}`)).toEqual([]);
     } finally {
       await r.close();
     }
   });
 
-  test('a holder change between polls spends one attempt and records one park; the new holder is then waited on for free', async () => {
+  test('a holder change between polls records a new park entry; each poll spends one attempt', async () => {
     const key = 'acct:change';
     const waiter = reactor('waiter-change')
       .withLock({ key: () => key })
       .step('work', { run: () => 'done' })
       .background('all')
       .returns('work');
-    const r = rig([waiter], { contentionCap: 3 });
+    const r = rig([waiter], { contentionCap: 100 });
     try {
       await r.coordinator.lockAcquire({ key, holder: DIRECT, ttlMs: 600_000 });
       const w = await r.engine.start(waiter, {});
       await r.settle();
       const first = await r.store.get(w.executionId);
       expect(first?.background?.waitingFor).toMatchObject({ attempt: 1, holder: { owners: [DIRECT.owner] } });
-      await r.advance(5_000, 200);
-      expect((await r.store.get(w.executionId))?.background?.contention).toBe(1);
+      await r.advance(1_000, 200);
+      expect((await r.store.get(w.executionId))?.background?.contention).toBe(6); // the park and five polls
 
-      // The key changes hands outside any engine (no wake): the next poll finds another holder.
+      // The key changes hands outside any engine (no wake): the next poll finds another holder, contends and parks anew.
       await r.coordinator.lockRelease(key, DIRECT.owner);
       await r.coordinator.lockAcquire({ key, holder: OTHER, ttlMs: 600_000 });
-      await r.advance(5_000, 200);
+      await r.advance(200, 200);
       const changed = await r.store.get(w.executionId);
       expect(changed?.status).toBe('parked');
-      expect(changed?.background?.contention).toBe(2);
-      expect(changed?.background?.waitingFor).toMatchObject({ attempt: 2, holder: { owners: [OTHER.owner] } });
-      expect(eventsOf(changed?.trace ?? [], 'run.parked').map((e) => e.attempt)).toEqual([1, 2]);
+      expect(changed?.background?.contention).toBe(7);
+      expect(changed?.background?.waitingFor).toMatchObject({ attempt: 7, holder: { owners: [OTHER.owner] } });
+      expect(eventsOf(changed?.trace ?? [], 'run.parked').map((e) => [e.attempt, e.repeats])).toEqual([
+        [6, 5],
+        [7, undefined],
+      ]);
       // The wait goes on: it began at the first park.
       expect(changed?.background?.contended?.since).toBe(first?.background?.contended?.since);
 
@@ -187,21 +110,21 @@ describe('a fallback poll that finds the same live holder parks again for free',
       await r.advance(400, 200);
       const done = await result(r.engine, w.executionId);
       expect(done.status === 'completed' && done.value).toBe('done');
-      expect(eventsOf(done.trace, 'run.parked').map((e) => e.attempt)).toEqual([1, 2]);
+      expect(eventsOf(done.trace, 'run.parked').map((e) => e.attempt)).toEqual([6, 7]);
       expect(eventsOf(done.trace, 'run.resumed')).toHaveLength(3); // start, the poll after the change, the poll that found it free
     } finally {
       await r.close();
     }
   });
 
-  test('a full semaphore: the same holders are waited on for free; a slot changing hands spends one attempt', async () => {
+  test('a full semaphore: a poll that finds the same holders re-parks; a slot changing hands records a new park', async () => {
     const key = 'pool:sem';
     const waiter = reactor('waiter-sem')
       .withSemaphore({ key: () => key, limit: 1 })
       .step('work', { run: () => 'done' })
       .background('all')
       .returns('work');
-    const r = rig([waiter]);
+    const r = rig([waiter], { contentionCap: 100 });
     try {
       await r.coordinator.semaphoreAcquire({ key, holder: DIRECT, limit: 1, ttlMs: 600_000 });
       const w = await r.engine.start(waiter, {});
@@ -211,13 +134,13 @@ describe('a fallback poll that finds the same live holder parks again for free',
         attempt: 1,
         holder: { owners: [DIRECT.owner] },
       });
-      await r.advance(10_000, 200);
-      expect((await r.store.get(w.executionId))?.background?.contention).toBe(1);
+      await r.advance(2_000, 200);
+      expect((await r.store.get(w.executionId))?.background?.contention).toBe(11);
       await r.coordinator.semaphoreRelease(key, DIRECT.owner);
       await r.coordinator.semaphoreAcquire({ key, holder: OTHER, limit: 1, ttlMs: 600_000 });
-      await r.advance(2_000, 200);
+      await r.advance(200, 200);
       const changed = await r.store.get(w.executionId);
-      expect(changed?.background?.waitingFor).toMatchObject({ attempt: 2, holder: { owners: [OTHER.owner] } });
+      expect(changed?.background?.waitingFor).toMatchObject({ attempt: 12, holder: { owners: [OTHER.owner] } });
       expect(eventsOf(changed?.trace ?? [], 'run.parked')).toHaveLength(2);
       await r.coordinator.semaphoreRelease(key, OTHER.owner);
       await r.advance(400, 200);
@@ -227,14 +150,14 @@ describe('a fallback poll that finds the same live holder parks again for free',
     }
   });
 
-  test('reactor-level holds kept across a step park are renewed by the free polls (not lost to their TTL)', async () => {
+  test('reactor-level holds kept across a step park are renewed by the re-parks (not lost to their TTL)', async () => {
     const [parentKey, childKey] = ['parent:kept', 'child:busy'];
     const r0 = reactor('kept-holds')
       .withLock({ key: () => parentKey, ttl: '1s' })
       .step('child', { lock: { key: () => childKey }, run: () => 'done' })
       .background('all')
       .returns('child');
-    const r = rig([r0]);
+    const r = rig([r0], { contentionCap: Infinity });
     try {
       await r.coordinator.lockAcquire({ key: childKey, holder: DIRECT, ttlMs: 600_000 });
       const w = await r.engine.start(r0, {});
@@ -244,7 +167,7 @@ describe('a fallback poll that finds the same live holder parks again for free',
       const owner = (await r.coordinator.lockState(parentKey))?.holder.owner;
       await r.advance(5_000, 200); // five times the parent lock's TTL
       expect((await r.coordinator.lockState(parentKey))?.holder.owner).toBe(owner);
-      expect((await r.store.get(w.executionId))?.background?.contention).toBe(1);
+      expect((await r.store.get(w.executionId))?.background?.contention).toBe(26); // the park and 25 polls
       await r.coordinator.lockRelease(childKey, DIRECT.owner);
       await r.advance(400, 200);
       const done = await result(r.engine, w.executionId);
