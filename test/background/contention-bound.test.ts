@@ -44,7 +44,11 @@ describe('over contentionCap behind a live holder, the execution fails with a Co
       const { done, tookMs } = await untilFinished(r, w.executionId);
       expect(done.status).toBe('failed');
       if (done.status !== 'failed') return;
-      expect(done.error).toMatchObject({ name: 'ContentionError', code: 'contention', details: { primitive: 'lock', key } });
+      expect(done.error).toMatchObject({
+        name: 'ContentionError',
+        code: 'contention',
+        details: { primitive: 'lock', key },
+      });
       expect(done.error.message).toContain(`after ${CAP} contention attempts (cap ${CAP})`);
       expect(done.failedStep).toBeUndefined();
       expect(tookMs).toBeLessThanOrEqual(CAP * FALLBACK_MS + FALLBACK_MS); // the manual clock: polls, not machine speed
@@ -76,7 +80,10 @@ describe('over contentionCap behind a live holder, the execution fails with a Co
       await r.coordinator.lockAcquire({ key, holder: DIRECT, ttlMs: 600_000 });
       const w = await r.engine.start(parent, {});
       await r.settle();
-      expect(await result(r.engine, w.executionId)).toMatchObject({ status: 'parked', waitingFor: { key, attempt: 1 } });
+      expect(await result(r.engine, w.executionId)).toMatchObject({
+        status: 'parked',
+        waitingFor: { key, attempt: 1 },
+      });
       const { done } = await untilFinished(r, w.executionId);
       expect(done.status).toBe('failed');
       if (done.status !== 'failed') return;
