@@ -8,6 +8,7 @@
  */
 import { describe, expect, test } from 'vitest';
 import { reactor, type RunResult } from '../../src/index.js';
+import { timelineOf } from '../../src/web/html/timeline-model.js';
 import { eventsOf } from './helpers.js';
 import { DIRECT, result, rig, type Rig } from './manual-rig.js';
 
@@ -187,6 +188,16 @@ describe('a re-park behind the same holder folds into the park’s trace entry',
       expect(later?.trace?.length).toBe(early?.trace?.length); // nothing else was added either
       expect(eventsOf(later?.trace ?? [], 'run.resumed')).toHaveLength(1);
       expect(seen).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]); // listeners see every park
+      // The dashboard's timeline draws one park bar, from the first park, and says how often it was repeated.
+      const parkBars = timelineOf(later?.trace ?? [], r.clock.now())
+        ?.lanes.flatMap((lane) => lane.bars)
+        .filter((bar) => bar.kind === 'park');
+      expect(parkBars).toEqual([
+        expect.objectContaining({
+          start: parkedAt,
+          label: expect.stringContaining('parked again 10× behind the same holder'),
+        }),
+      ]);
       await r.coordinator.lockRelease(key, DIRECT.owner);
       await r.advance(2 * FALLBACK_MS, FALLBACK_MS);
       const done = await result(r.engine, w.executionId);

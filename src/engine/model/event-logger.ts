@@ -131,7 +131,7 @@ export function logMessage(event: ReactorEvent): string {
   if (event.type === 'step.undo_failed') return `undo of "${event.step}" failed: ${event.message}`;
   if (event.type === 'run.failed') return `reactor "${event.reactor}" failed${step}: ${event.error.message}`;
   if (event.type === 'run.parked')
-    return `parked on ${event.primitive} "${event.key}" (contention attempt ${event.attempt})`;
+    return `parked on ${event.primitive} "${event.key}" (contention attempt ${event.attempt}${event.repeats ? `, again behind the same holder` : ''})`;
   if (event.type === 'run.woken') return `woken by the release of ${event.primitive} "${event.key}"`;
   if (event.type === 'run.version_unavailable')
     return `left for a worker with version ${event.version ?? event.fingerprint} (fingerprint ${event.fingerprint}): this worker does not have it; due again in ${event.delayMs} ms`;

@@ -115,7 +115,13 @@ const HANDLERS: Handlers = {
   'interrupt.resumed': (e, b) => b.close(`pause:${e.step}`, e.at, 'pause', ', resumed'),
   'interrupt.timed_out': (e, b) => b.close(`pause:${e.step}`, e.at, 'pause', ', timed out'),
   'run.parked': (e, b) =>
-    b.begin('park', '', 'park', e.at, `parked on ${e.primitive} ${e.key}${e.step ? ` at step ${e.step}` : ''}`),
+    b.begin(
+      'park',
+      '',
+      'park',
+      e.at,
+      `parked on ${e.primitive} ${e.key}${e.step ? ` at step ${e.step}` : ''}${e.repeats ? `, parked again ${e.repeats}× behind the same holder` : ''}`,
+    ),
   'async.parked': (e, b) => b.begin('park', '', 'park', e.at, `parked at step ${e.step} (async unit)`),
   'map.parked': (e, b) => b.begin('park', '', 'park', e.at, `parked at step ${e.step} (map)`),
   'run.woken': (e, b) => b.close('park', e.at, 'park', ', woken'),
