@@ -59,6 +59,7 @@ describe('over contentionCap behind a live holder, the execution fails with a Co
       expect(parks).toHaveLength(1);
       expect(parks[0]).toMatchObject({ attempt: CAP, repeats: CAP - 1 });
       expect(eventsOf(done.trace, 'run.rolling_back')).toEqual([]);
+      expect(await r.memory.waitList.list(`lock:${key}`)).toEqual([]); // nothing left registered on the key
     } finally {
       await r.close();
     }

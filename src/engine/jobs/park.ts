@@ -105,8 +105,14 @@ async function park(
           holder: `still busy after ${attempt - 1} contention attempts (cap ${deps.options.contentionCap})`,
         })
       : timeoutError(error, wait, now);
+    const parked = backgroundOf(state).waitingFor;
     state.background = cleared(backgroundOf(state), 'waitingFor');
-    return void (await finish(state, { status: 'failed', step: undefined, error: failure, validation: [] }));
+    await finish(state, { status: 'failed', step: undefined, error: failure, validation: [] });
+    // The registration of the park this job ran from goes too: no release is to wake it any more.
+    const list = parked?.primitive === 'lock' || parked?.primitive === 'semaphore' ? parked : undefined;
+    if (list !== undefined)
+      await deps.waitList?.remove(waitListKey(list.primitive, list.key), list.jobId).catch(() => undefined);
+    return undefined;
   }
   const delayMs = boundedDelay(rate ? rate.retryAfterMs : deps.options.parkFallbackMs, wait, now);
   // Who it parks behind: its fallback job parks again, spending nothing, while that holder holds.
