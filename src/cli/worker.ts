@@ -123,6 +123,16 @@ function integer(name: string, raw: string | undefined, min: number): number | u
   return value;
 }
 
+/** `--contention-cap`: an integer ≥ 1, or `Infinity` (no cap); undefined without it. */
+function contentionCapOf(raw: string | undefined): number | undefined {
+  if (raw?.trim() === 'Infinity') return Infinity;
+  try {
+    return integer('contention-cap', raw, 1);
+  } catch {
+    throw new UsageError(`--contention-cap must be an integer ≥ 1 or Infinity; got "${raw}"`);
+  }
+}
+
 /** `--redis-cluster`'s nodes, refused next to `--redis`; undefined without it. */
 function clusterNodes(raw: string | undefined, redis: string | undefined): ClusterNode[] | undefined {
   try {
@@ -172,8 +182,7 @@ function parseConfig(args: readonly string[], env: Readonly<Record<string, strin
     throw new UsageError(`${PREFIX_ENV} must be without braces or whitespace; got "${envPrefix}"`, false);
   const workerWaitMs = integer('worker-wait-ms', values['worker-wait-ms'], 0);
   const parkFallbackMs = integer('park-fallback-ms', values['park-fallback-ms'], 1);
-  const contentionCap =
-    values['contention-cap']?.trim() === 'Infinity' ? Infinity : integer('contention-cap', values['contention-cap'], 1);
+  const contentionCap = contentionCapOf(values['contention-cap']);
   const shutdownTimeoutMs = integer('shutdown-timeout', values['shutdown-timeout'], 0);
   const metricsPort = integer('metrics-port', values['metrics-port'], 0);
   if (metricsPort !== undefined && metricsPort > 65_535)
