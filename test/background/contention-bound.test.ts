@@ -102,6 +102,37 @@ describe('over contentionCap behind a live holder, the execution fails with a Co
     }
   });
 
+  test('inside a compose, the child’s contentionTimeout bounds the wait in time: the compose step fails and the run rolls back', async () => {
+    const key = 'acct:compose-timeout';
+    const log: string[] = [];
+    const child = reactor('timeout-child')
+      .withLock({ key: () => key, contentionTimeout: '1s' })
+      .step('pay', { run: () => (log.push('pay'), 'paid') })
+      .returns('pay');
+    const parent = reactor('timeout-parent')
+      .step('reserve', { run: () => (log.push('reserve'), 1), undo: () => void log.push('undo reserve') })
+      .compose('payment', child, { waitFor: ['reserve'] })
+      .background('all')
+      .returns('payment');
+    const r = rig([parent], { contentionCap: Infinity, parkFallbackMs: FALLBACK_MS });
+    try {
+      await r.coordinator.lockAcquire({ key, holder: DIRECT, ttlMs: 600_000 });
+      const w = await r.engine.start(parent, {});
+      await r.settle();
+      const parkedAt = r.clock.now();
+      const { done } = await untilFinished(r, w.executionId);
+      expect(done.status).toBe('failed');
+      if (done.status !== 'failed') return;
+      expect(r.clock.now() - parkedAt).toBeGreaterThanOrEqual(1_000);
+      expect(done.failedStep).toBe('payment');
+      expect(done.error).toMatchObject({ name: 'ContentionError', code: 'contention', details: { key } });
+      expect(done.error.message).toContain('contentionTimeout 1000 ms passed');
+      expect(log).toEqual(['reserve', 'undo reserve']);
+    } finally {
+      await r.close();
+    }
+  });
+
   test('a contended step over the cap: the step fails, completed steps are undone newest first, the contended step is not compensated', async () => {
     const key = 'acct:step-cap';
     const log: string[] = [];
