@@ -91,6 +91,7 @@ describe('over contentionCap behind a live holder, the execution fails with a Co
       if (done.status !== 'failed') return;
       expect(done.error).toMatchObject({ name: 'ContentionError', code: 'contention', details: { key } });
       expect(done.failedStep).toBe('payment');
+      expect(done.error.message).toContain(`after ${CAP} contention attempts (cap ${CAP})`);
       expect(log).toEqual(['reserve', 'undo reserve']); // the child never ran; nothing of it is compensated
       expect(eventsOf(done.trace, 'step.compensated')).toEqual([]);
       expect((await r.store.get(w.executionId))?.background?.contention).toBe(CAP);
@@ -174,6 +175,7 @@ describe('over contentionCap behind a live holder, the execution fails with a Co
         code: 'contention',
         details: { primitive: 'lock', key, step: 'charge' },
       });
+      expect(done.error.message).toContain(`after ${CAP} contention attempts (cap ${CAP})`);
       expect(log).toEqual(['reserve', 'audit', 'undo audit', 'undo reserve']);
       expect(counts).toEqual({ undo: 2, compensate: 0 });
       expect(eventsOf(done.trace, 'step.compensated')).toEqual([]);

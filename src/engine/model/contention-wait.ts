@@ -128,6 +128,24 @@ export function timeoutError(refusal: Error, wait: ContentionWait, now: number):
 }
 
 /**
+ * The error of work refused once more after it spent `spent` contention attempts, the engine's
+ * `contentionCap` (docs/decisions/097): names the key, the holder the refusal named, and the cap.
+ */
+export function capError(refusal: Error, spent: number, cap: number): ContentionError {
+  const details = refusal instanceof ReactorError ? refusal.details : {};
+  const contended = contendedKey(refusal);
+  const by = typeof details.holder === 'string' ? `${details.holder}; ` : '';
+  return new ContentionError({
+    reactor: typeof details.reactor === 'string' ? details.reactor : '',
+    step: contended?.step,
+    primitive: contended?.primitive ?? 'lock',
+    key: contended?.key ?? '',
+    waitedMs: typeof details.waitedMs === 'number' ? details.waitedMs : 0,
+    holder: `${by}still busy after ${spent} contention attempts (cap ${cap})`,
+  });
+}
+
+/**
  * Who holds `key` now, as a park records it: a lock's owner and fencing token, the owners of a
  * full semaphore's slots. Undefined when the key is free (or a slot is), and for the primitives
  * that have no holder to wait behind (rate limits, ordered locks).

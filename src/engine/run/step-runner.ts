@@ -14,17 +14,15 @@ import { validateContract } from '../../dsl/contract.js';
 import { retryDelay } from '../../dsl/retry.js';
 import { signalKind, type Failure, type Halt, type Skipped, type Success } from '../../dsl/signals.js';
 import {
-  ContentionError,
   ErrorCode,
   NonRetryableError,
   OrderedLockStaleError,
-  RateLimitedError,
   ReactorError,
   StepTimeoutError,
   ValidationError,
   toError,
 } from '../../errors.js';
-import { contendedKey, declaredTimeout, noteWait, timedOut, timeoutError } from '../model/contention-wait.js';
+import { capError, contendedKey, declaredTimeout, noteWait, timedOut, timeoutError } from '../model/contention-wait.js';
 import { dropTicket, keepTicket, keptTicket } from './step-tickets.js';
 import { stepContext } from './hooks.js';
 import { runGuardedRollback } from './rollback-guard.js';
@@ -328,11 +326,6 @@ function mayPark(run: RunState): boolean {
   );
 }
 
-/** True when a refusal is contention and this worker may still park on it. */
-function parksOn(run: RunState, error: Error): boolean {
-  return mayPark(run) && (error instanceof RateLimitedError || error instanceof ContentionError);
-}
-
 /**
  * What a refusal of `specs` (a step's declarations, or a composed child's reactor-level ones)
  * leads to: undefined to park the execution on it — in a worker, under `contentionCap`, with the
@@ -346,9 +339,10 @@ export function refusalInWorker(
   refusal: Error,
   on: { readonly args: unknown; readonly reactor: string; readonly step: string | undefined },
 ): Error | undefined {
-  if (!parksOn(run, refusal)) return refusal;
   const contended = contendedKey(refusal);
-  if (contended === undefined) return refusal;
+  if (run.mode !== 'worker' || run.contentionCap === undefined || contended === undefined) return refusal;
+  const spent = run.background?.contention ?? 0;
+  if (spent >= run.contentionCap) return capError(refusal, spent, run.contentionCap); // over the cap: it fails here
   const wait = noteWait(
     run,
     contended.primitive,
