@@ -115,7 +115,7 @@ async function park(
     return undefined;
   }
   const delayMs = boundedDelay(rate ? rate.retryAfterMs : deps.options.parkFallbackMs, wait, now);
-  // Who it parks behind: its fallback job parks again, spending nothing, while that holder holds.
+  // Who it parks behind: its fallback job parks again without an admission (one attempt each) while that holder holds.
   const holder = rate
     ? undefined
     : await holderOf(deps.coordination.coordinator!, primitive, key).catch(() => undefined);
