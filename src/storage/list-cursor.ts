@@ -45,7 +45,10 @@ export function newestFirst(a: ListPosition, b: ListPosition): number {
 export const DEFAULT_LIST_PAGE = 50;
 
 /** True when every tag of `wanted` is on `tags` with the same value. */
-export function hasTags(tags: Readonly<Record<string, string>> | undefined, wanted: Readonly<Record<string, string>> | undefined): boolean {
+export function hasTags(
+  tags: Readonly<Record<string, string>> | undefined,
+  wanted: Readonly<Record<string, string>> | undefined,
+): boolean {
   if (wanted === undefined) return true;
   for (const [key, value] of Object.entries(wanted)) if (tags?.[key] !== value) return false;
   return true;

@@ -1,6 +1,13 @@
 import { RecordVersionError } from '../../errors.js';
 import { DEFAULT_MAX_MAP_STATE_BYTES, joinRecord, splitRecord } from '../map-parts.js';
-import { DEFAULT_LIST_PAGE, decodeListCursor, encodeListCursor, hasTags, isAfter, newestFirst } from '../list-cursor.js';
+import {
+  DEFAULT_LIST_PAGE,
+  decodeListCursor,
+  encodeListCursor,
+  hasTags,
+  isAfter,
+  newestFirst,
+} from '../list-cursor.js';
 import { systemClock, type Clock } from '../../engine/ports/clock.js';
 import type { Claim, InterruptClaims } from '../../engine/ports/interrupt-claims.js';
 import {
@@ -155,9 +162,7 @@ export class MemoryStore implements Store, InterruptClaims {
     const page = matching.slice(0, limit);
     const records = page.map((e) => parseRecord(e.json));
     const last = page[page.length - 1];
-    return matching.length > limit && last !== undefined
-      ? { records, cursor: encodeListCursor(last) }
-      : { records };
+    return matching.length > limit && last !== undefined ? { records, cursor: encodeListCursor(last) } : { records };
   }
 
   async claimIdempotency(

@@ -563,4 +563,3 @@ function parseRecord(json: string): ExecutionRecord {
   if (version !== RECORD_VERSION) throw new RecordVersionError(version, RECORD_VERSION);
   return value as ExecutionRecord;
 }
-

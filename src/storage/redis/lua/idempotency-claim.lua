@@ -3,6 +3,7 @@
   first record in the same step: whoever learns the winner's id from the claim finds a record.
   The record is written and indexed exactly as record-save does, only if it is absent.
 
+  KEYS[1..n] the fixed keys below, then the tag and other-status index keys (variadic)
   KEYS[1] claim string: the winning execution id (expires with its TTL)
   KEYS[2] the claiming execution's record string (JSON)
   KEYS[3] index ZSET of every record (member id, score createdAt)

@@ -4,6 +4,7 @@
   that lock (exactly as lock-release), in one step: the next holder always reads this record,
   and a worker that lost the lock writes nothing (docs/decisions/064).
 
+  KEYS[1..n] the fixed keys below, then the tag and other-status index keys (variadic)
   KEYS[1] execution record string (JSON; its TTL is the record's)
   KEYS[2] index ZSET of every record (member id, score createdAt)
   KEYS[3] index ZSET of the record's reactor

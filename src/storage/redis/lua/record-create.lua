@@ -3,6 +3,7 @@
   exists — the second half of an idempotency claim on a Redis Cluster, where the claim lives in
   another slot than the record (docs/decisions/091). Indexed exactly as record-save does.
 
+  KEYS[1..n] the fixed keys below, then the tag and other-status index keys (variadic)
   KEYS[1] record string (JSON; its TTL is the record's)
   KEYS[2] index ZSET of every record (member id, score createdAt)
   KEYS[3] index ZSET of the record's reactor

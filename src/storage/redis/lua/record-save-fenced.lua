@@ -3,6 +3,7 @@
   (and index it when asked) only while the worker still holds the execution's liveness lease,
   in one step: a worker that lost its lease writes nothing (docs/decisions/064).
 
+  KEYS[1..n] the fixed keys below, then the tag and other-status index keys (variadic)
   KEYS[1] record string (JSON; its TTL is the record's)
   KEYS[2] index ZSET of every record (member id, score createdAt)
   KEYS[3] index ZSET of the record's reactor

@@ -2,6 +2,7 @@
   record-save: write an execution record and index it (reactor, status, tags), in one step (a record whose status
   changed, or one this process has not indexed yet).
 
+  KEYS[1..n] the fixed keys below, then the tag and other-status index keys (variadic)
   KEYS[1] record string (JSON; its TTL is the record's)
   KEYS[2] index ZSET of every record (member id, score createdAt)
   KEYS[3] index ZSET of the record's reactor
