@@ -45,9 +45,10 @@ export async function pageThroughWhileAdding(options: {
   let cursor: string | undefined;
   let page = 0;
   do {
-    // New executions with the same tag, started while a page is read: newer than every listed one, so never listed.
+    // New executions with the same tag, started while a page after the first is read (the first page
+    // takes what exists when it is read): newer than the cursor, so never listed.
     const adding =
-      page++ % 4 === 0
+      page++ % 4 === 1
         ? engine.startMany(
             Array.from({ length: 25 }, (_, i) => ({
               reactor,
