@@ -19,7 +19,7 @@ export async function pageThroughWhileAdding(options: {
   readonly total: number;
   readonly pageSize: number;
   /** Called once the `total` executions exist, before the first page (a clock moved on, a wait). */
-  readonly afterCreate?: (newestCreatedAt: number) => void | Promise<void>;
+  readonly afterCreate?: (newestCreatedAt: number) => unknown;
 }): Promise<PagingReport> {
   const { engine, reactor, total, pageSize } = options;
   const created: string[] = [];

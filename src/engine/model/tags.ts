@@ -89,8 +89,8 @@ function shown(value: unknown): string {
       ? JSON.stringify(value)
       : value === null
         ? 'null'
-        : typeof value === 'object'
+        : typeof value === 'object' || typeof value === 'function'
           ? Object.prototype.toString.call(value)
-          : String(value);
+          : `${value as number | boolean | bigint | undefined}`;
   return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }
