@@ -369,6 +369,8 @@ export interface ErrorDetails {
     readonly key?: unknown;
     readonly q?: unknown;
     readonly ids?: unknown;
+    readonly tag?: unknown;
+    readonly column?: unknown;
   };
   /** The name of the field. */
   readonly action_invalid: { readonly field: string };
