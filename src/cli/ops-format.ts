@@ -44,7 +44,13 @@ export function executionLine(e: ExecutionSummary): string {
           : e.failedStep
             ? `failed at ${e.failedStep}: ${e.error?.message ?? ''}`
             : (e.error?.message ?? '');
-  return `${e.id}  ${e.reactor.padEnd(16)} ${e.status.padEnd(12)} ${when(e.createdAt)}  ${[extra, queuedText(e)].filter((part) => part !== '').join('  ')}`.trimEnd();
+  const tags =
+    e.tags === undefined
+      ? ''
+      : Object.entries(e.tags)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(',');
+  return `${e.id}  ${e.reactor.padEnd(16)} ${e.status.padEnd(12)} ${when(e.createdAt)}  ${[extra, queuedText(e), tags].filter((part) => part !== '').join('  ')}`.trimEnd();
 }
 
 /** A queued execution's start time and priority, when it has them. */
