@@ -14,7 +14,7 @@ import {
   reactor,
   TagsInvalidError,
   type EmbeddedEngine,
-  type ExecutionSummary,
+  type ListedExecution,
   type ListQuery,
 } from '../../src/index.js';
 import { ManualClock } from '../../src/testing/clock.js';
@@ -35,8 +35,8 @@ function engineAt(): { engine: EmbeddedEngine; clock: ManualClock } {
 }
 
 /** Every execution a query lists, page by page. */
-async function all(engine: EmbeddedEngine, query: ListQuery): Promise<ExecutionSummary[]> {
-  const found: ExecutionSummary[] = [];
+async function all(engine: EmbeddedEngine, query: ListQuery): Promise<ListedExecution[]> {
+  const found: ListedExecution[] = [];
   let cursor: string | undefined;
   do {
     const page = await engine.list({ ...query, ...(cursor === undefined ? {} : { cursor }) });

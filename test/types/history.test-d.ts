@@ -8,9 +8,9 @@ import { z } from 'zod';
 import {
   reactor,
   type Engine,
-  type ExecutionPage,
+  type ListPage,
   type ExecutionStatus,
-  type ExecutionSummary,
+  type ListedExecution,
   type ListQuery,
   type RunOptions,
   type RunResult,
@@ -44,11 +44,11 @@ describe('tags', () => {
 describe('engine.list', () => {
   test('a typed query, typed summaries, an optional cursor', () => {
     expectTypeOf(engine.list).parameter(0).toEqualTypeOf<ListQuery | undefined>();
-    expectTypeOf(engine.list).returns.resolves.toEqualTypeOf<ExecutionPage>();
-    expectTypeOf<ExecutionPage['executions'][number]>().toEqualTypeOf<ExecutionSummary>();
-    expectTypeOf<ExecutionPage['cursor']>().toEqualTypeOf<string | undefined>();
-    expectTypeOf<ExecutionSummary['status']>().toEqualTypeOf<ExecutionStatus>();
-    expectTypeOf<ExecutionSummary['tags']>().toEqualTypeOf<Readonly<Record<string, string>>>();
+    expectTypeOf(engine.list).returns.resolves.toEqualTypeOf<ListPage>();
+    expectTypeOf<ListPage['executions'][number]>().toEqualTypeOf<ListedExecution>();
+    expectTypeOf<ListPage['cursor']>().toEqualTypeOf<string | undefined>();
+    expectTypeOf<ListedExecution['status']>().toEqualTypeOf<ExecutionStatus>();
+    expectTypeOf<ListedExecution['tags']>().toEqualTypeOf<Readonly<Record<string, string>>>();
     expectTypeOf<{ from: Date; to: number; tags: { orderId: '1' }; limit: 100 }>().toExtend<ListQuery>();
     // @ts-expect-error an unknown status
     void engine.list({ status: 'done' });

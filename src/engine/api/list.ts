@@ -9,7 +9,7 @@ import { ListFilterError } from '../../errors.js';
 import { readTags } from '../model/tags.js';
 import { EXECUTION_STATUSES, type ExecutionFilter, type ExecutionRecord } from '../ports/store.js';
 import type { EngineParts } from './parts.js';
-import type { ExecutionPage, ExecutionSummary, ListQuery } from './types.js';
+import type { ListPage, ListedExecution, ListQuery } from './types.js';
 
 /** The largest page `engine.list` returns. */
 export const MAX_LIST_LIMIT = 1_000;
@@ -17,7 +17,7 @@ export const MAX_LIST_LIMIT = 1_000;
 export const DEFAULT_LIST_LIMIT = 50;
 
 /** One page of executions matching `query` (see `Engine.list`). */
-export async function listExecutions(deps: Pick<EngineParts, 'store'>, query: ListQuery = {}): Promise<ExecutionPage> {
+export async function listExecutions(deps: Pick<EngineParts, 'store'>, query: ListQuery = {}): Promise<ListPage> {
   const filter = storeFilter(query);
   const page = await deps.store.list(filter);
   return {
@@ -80,7 +80,7 @@ function timeOf(
 }
 
 /** The summary of a record. */
-export function summaryOf(record: ExecutionRecord): ExecutionSummary {
+export function summaryOf(record: ExecutionRecord): ListedExecution {
   return {
     executionId: record.id,
     reactor: record.reactor,

@@ -130,7 +130,7 @@ export interface ListQuery {
 }
 
 /** One execution of an `engine.list` page: what it is and where it stands, without its steps or trace (`engine.result` has them). */
-export interface ExecutionSummary {
+export interface ListedExecution {
   readonly executionId: string;
   readonly reactor: string;
   /** The persisted status now. */
@@ -147,8 +147,8 @@ export interface ExecutionSummary {
 }
 
 /** A page of `engine.list`: executions newest first, and the cursor of the next page when there is one. */
-export interface ExecutionPage {
-  readonly executions: readonly ExecutionSummary[];
+export interface ListPage {
+  readonly executions: readonly ListedExecution[];
   /** Absent on the last page. */
   readonly cursor?: string;
 }
@@ -260,7 +260,7 @@ export interface Engine {
    * }
    * ```
    */
-  list(query?: ListQuery): Promise<ExecutionPage>;
+  list(query?: ListQuery): Promise<ListPage>;
   /**
    * Polls the record until the execution is terminal or paused (or `timeoutMs` passes, then
    * returns the current state). Rejects with `ExecutionNotFoundError`
