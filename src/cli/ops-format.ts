@@ -71,6 +71,12 @@ export function executionText(e: ExecutionDetail): string[] {
   ];
   if (e.parentId) lines.push(`  parent     ${e.parentId}`);
   if (e.retryOf) lines.push(`  retries    ${e.retryOf}`);
+  if (e.tags)
+    lines.push(
+      `  tags       ${Object.entries(e.tags)
+        .map(([key, value]) => `${key}=${value}`)
+        .join(', ')}`,
+    );
   lines.push(`  input      ${e.inputHidden ? '(hidden: reactor not known here)' : JSON.stringify(e.input)}`);
   if (e.waiting)
     lines.push(

@@ -1,7 +1,7 @@
 /**
  * `ts-reactor executions list --tag key=value` against a real redis-server: the tag filter (one,
  * several, comma-separated) with paging and a time range, tags printed on the line, and a
- * malformed tag refused with exit 2 before Redis is read.
+ * malformed tag refused with exit 2 before Redis is read; `executions show` prints the tags.
  */
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { main } from '../../src/cli/main.js';
@@ -71,6 +71,12 @@ test('executions list --tag filters by every tag given, pages with --cursor, pri
     ...target(),
   ]);
   expect(ranged.out.split('\n').map((l) => l.split(' ')[0])).toEqual(['h-3']);
+});
+
+test('executions show prints the tags', async () => {
+  const shown = await cli(['executions', 'show', 'h-2', ...target()]);
+  expect(shown.code).toBe(0);
+  expect(shown.out).toContain('  tags       orderId=42, region=us');
 });
 
 test('executions list: a malformed --tag exits 2 naming it', async () => {

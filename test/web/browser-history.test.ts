@@ -89,6 +89,12 @@ test('the executions list finds an execution by tag, with a chosen tag column an
   expect(await rows.count()).toBe(15);
   const shown = await page.locator('td[data-tag="orderId"]').allInnerTexts();
   expect(shown.every((v) => Number(v.slice(2)) % 2 === 0)).toBe(true);
+  // The execution's page shows its tags; each links to the list filtered by it.
+  await page.goto(`${base}/executions/${encodeURIComponent(wanted)}`);
+  await page.locator('a.tag[data-tag-key="orderId"]').click();
+  await page.waitForURL('**/ops/executions?tag=orderId%3Do-17');
+  expect(await rows.count()).toBe(1);
+  expect(await rows.first().getAttribute('data-execution')).toBe(wanted);
   expect(consoleErrors).toEqual([]);
   await page.close();
 });
