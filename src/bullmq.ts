@@ -114,6 +114,12 @@ export interface RedisRuntimeOptions extends Partial<
    */
   readonly maxRecordBytes?: number;
   /**
+   * How long an execution record (and its idempotency claim, its index entries) is kept after its
+   * last write, in ms (docs/operations.md, "Retention"), as `createRedisBackend({ recordTtlMs })`:
+   * a positive integer, or `Infinity` to keep records. Default 7 days.
+   */
+  readonly recordTtlMs?: number;
+  /**
    * Size limit of one large map's element states, kept apart from the record (docs/limits.md), as
    * `createRedisBackend({ maxMapStateBytes })`. Default 64 MiB.
    */
@@ -192,6 +198,7 @@ export function createRedisRuntime(options: RedisRuntimeOptions): RedisRuntime {
     outageToleranceMs,
     maxRecordBytes,
     maxMapStateBytes,
+    recordTtlMs,
     reactors = [],
     scheduleInputs = {},
     ...engineOptions
@@ -209,6 +216,7 @@ export function createRedisRuntime(options: RedisRuntimeOptions): RedisRuntime {
     ...(lockHandOff === undefined ? {} : { lockHandOff }),
     ...(maxRecordBytes === undefined ? {} : { maxRecordBytes }),
     ...(maxMapStateBytes === undefined ? {} : { maxMapStateBytes }),
+    ...(recordTtlMs === undefined ? {} : { recordTtlMs }),
     ...outage,
   });
   const ready = durabilityAtStartUp(backend.redis, {

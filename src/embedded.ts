@@ -20,6 +20,12 @@ export type EmbeddedEngineOptions = Omit<EngineOptions, 'store' | 'queue' | 'wai
     readonly schedules?: MemorySchedules;
     /** Computed schedule inputs by name (a schedule's `inputFrom`), called with each tick's time. */
     readonly scheduleInputs?: Readonly<Record<string, ScheduleInputFn>>;
+    /**
+     * How long an execution record is kept after its last write, in ms (docs/operations.md,
+     * "Retention"): a positive integer, or `Infinity` to keep every record for the life of the
+     * process. Default 24 h. Ignored when `store` is given (set it on the store).
+     */
+    readonly recordTtlMs?: number;
   };
 
 /** An engine on the embedded default, with its in-process background worker pool. */
@@ -52,11 +58,16 @@ export interface EmbeddedEngine extends Engine {
  * ```
  */
 export function createEmbeddedEngine(options: EmbeddedEngineOptions = {}): EmbeddedEngine {
-  const { workerConcurrency, schedules: board, scheduleInputs, ...rest } = options;
+  const { workerConcurrency, schedules: board, scheduleInputs, recordTtlMs, ...rest } = options;
   const memory = createMemoryQueue(options.clock ? { clock: options.clock } : {});
   const engine = createEngine({
     ...rest,
-    store: options.store ?? new MemoryStore(options.clock ? { clock: options.clock } : {}),
+    store:
+      options.store ??
+      new MemoryStore({
+        ...(options.clock ? { clock: options.clock } : {}),
+        ...(recordTtlMs === undefined ? {} : { recordTtlMs }),
+      }),
     coordinator: options.coordinator ?? new MemoryCoordinator(options.clock ? { clock: options.clock } : {}),
     queue: memory.queue,
     waitList: memory.waitList,

@@ -115,6 +115,10 @@ export const ErrorCode = {
   ActionInvalid: 'action_invalid',
   /** A start option (`delay`, `at`, `priority`) of `engine.start` or `engine.startMany` is not valid; nothing was written. */
   StartOptionsInvalid: 'start_options_invalid',
+  /** The `tags` of a run or start break a limit (count, key or value length, characters); nothing was written. */
+  TagsInvalid: 'tags_invalid',
+  /** A filter of `engine.list` is not valid (limit, cursor, time range, status, tags). */
+  ListFilterInvalid: 'list_filter_invalid',
   /** The work needs a coordinator (coordination declarations, liveness locks) and the engine has none. */
   CoordinatorMissing: 'coordinator_missing',
   /** The coordinator cannot list its keys (it does not implement `CoordinationInspector`). */
@@ -365,11 +369,17 @@ export interface ErrorDetails {
     readonly key?: unknown;
     readonly q?: unknown;
     readonly ids?: unknown;
+    readonly tag?: unknown;
+    readonly column?: unknown;
   };
   /** The name of the field. */
   readonly action_invalid: { readonly field: string };
   /** The option, the rejected value (as text), and in `startMany` the entry's index. */
   readonly start_options_invalid: { readonly option: string; readonly value: string; readonly entry?: number };
+  /** The tag at fault (its key, or `tags` for the whole map), the rejected value as text, and in `startMany` the entry's index. */
+  readonly tags_invalid: { readonly tag: string; readonly value: string; readonly entry?: number };
+  /** The filter field at fault (`limit`, `cursor`, `from`, `to`, `status`, `tags`, `tags.<key>`) and the rejected value as text. */
+  readonly list_filter_invalid: { readonly field: string; readonly value: string };
   readonly coordinator_missing: NoDetails;
   readonly inspector_missing: NoDetails;
   readonly queue_missing: NoDetails;

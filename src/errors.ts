@@ -203,6 +203,36 @@ export class StartOptionsError extends ReactorError<'start_options_invalid'> {
 }
 
 /**
+ * The `tags` of `engine.run`, `engine.start` or a `startMany` entry break a limit (code
+ * `tags_invalid`; docs/limits.md): too many, a key or value too long, empty, or with characters a
+ * tag may not hold. Thrown before anything is claimed or written; `details.tag` names the key.
+ */
+export class TagsInvalidError extends ReactorError<'tags_invalid'> {
+  constructor(info: { tag: string; value: string; entry?: number }, problem: string) {
+    super(
+      ErrorCode.TagsInvalid,
+      `${info.entry === undefined ? '' : `startMany entry ${info.entry}: `}${info.tag === 'tags' ? 'tags' : `tag ${JSON.stringify(info.tag)}`} ${problem}; got ${info.value}`,
+      { details: { ...info } },
+    );
+    this.name = 'TagsInvalidError';
+  }
+}
+
+/**
+ * A filter of `engine.list` is not valid (code `list_filter_invalid`): a limit out of bounds, a
+ * cursor this store did not hand out, a time range that is not one, an unknown status, or tags
+ * that break the tag limits. `details.field` names the filter field.
+ */
+export class ListFilterError extends ReactorError<'list_filter_invalid'> {
+  constructor(info: { field: string; value: string }, problem: string) {
+    super(ErrorCode.ListFilterInvalid, `list filter ${info.field} ${problem}; got ${info.value}`, {
+      details: { ...info },
+    });
+    this.name = 'ListFilterError';
+  }
+}
+
+/**
  * A schedule's definition is not valid (code `schedule_invalid`): `details.field` names the
  * option at fault (`cron.pattern`, `cron.tz`, `every`, …), `details.reason` says why.
  */
@@ -949,6 +979,8 @@ const REVIVE: readonly [string, { readonly prototype: ReactorError }, Revivable[
   ['SleepNeedsWorkerError', SleepNeedsWorkerError, [ErrorCode.SleepNeedsWorker]],
   ['RecordTooLargeError', RecordTooLargeError, [ErrorCode.RecordTooLarge]],
   ['StartOptionsError', StartOptionsError, [ErrorCode.StartOptionsInvalid]],
+  ['TagsInvalidError', TagsInvalidError, [ErrorCode.TagsInvalid]],
+  ['ListFilterError', ListFilterError, [ErrorCode.ListFilterInvalid]],
   ['MapTooLargeError', MapTooLargeError, [ErrorCode.MapTooLarge]],
   ['RecordVersionError', RecordVersionError, [ErrorCode.RecordVersion]],
   ['WrappedThrowError', WrappedThrowError, [ErrorCode.Wrapped]],

@@ -44,7 +44,13 @@ export function executionLine(e: ExecutionSummary): string {
           : e.failedStep
             ? `failed at ${e.failedStep}: ${e.error?.message ?? ''}`
             : (e.error?.message ?? '');
-  return `${e.id}  ${e.reactor.padEnd(16)} ${e.status.padEnd(12)} ${when(e.createdAt)}  ${[extra, queuedText(e)].filter((part) => part !== '').join('  ')}`.trimEnd();
+  const tags =
+    e.tags === undefined
+      ? ''
+      : Object.entries(e.tags)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(',');
+  return `${e.id}  ${e.reactor.padEnd(16)} ${e.status.padEnd(12)} ${when(e.createdAt)}  ${[extra, queuedText(e), tags].filter((part) => part !== '').join('  ')}`.trimEnd();
 }
 
 /** A queued execution's start time and priority, when it has them. */
@@ -65,6 +71,12 @@ export function executionText(e: ExecutionDetail): string[] {
   ];
   if (e.parentId) lines.push(`  parent     ${e.parentId}`);
   if (e.retryOf) lines.push(`  retries    ${e.retryOf}`);
+  if (e.tags)
+    lines.push(
+      `  tags       ${Object.entries(e.tags)
+        .map(([key, value]) => `${key}=${value}`)
+        .join(', ')}`,
+    );
   lines.push(`  input      ${e.inputHidden ? '(hidden: reactor not known here)' : JSON.stringify(e.input)}`);
   if (e.waiting)
     lines.push(

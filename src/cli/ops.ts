@@ -7,6 +7,7 @@
 import { parseArgs } from 'node:util';
 import { EXECUTION_STATUSES, type ExecutionStatus } from '../engine/ports/store.js';
 import { ReactorError } from '../errors.js';
+import { parseTagFilters } from '../ops/tag-filter.js';
 import { parseOperatorTime } from '../ops/time.js';
 import { connect, readTarget, showProgress, TARGET_OPTIONS, type Connected, type OpsIO } from './ops-target.js';
 import { coordinationText, executionLine, executionText, orderedLine } from './ops-format.js';
@@ -15,7 +16,7 @@ import { prefixHasKeys } from './worker-prefix.js';
 
 /** Usage of the operations commands. */
 export const OPS_USAGE = `Operations (over Redis; --redis <url> or REDIS_URL or --redis-cluster <host:port,…>, --prefix <prefix> or TS_REACTOR_PREFIX, --json, --connect-timeout <ms>):
-  executions list [--reactor <name>] [--status <status>] [--from <time>] [--to <time>] [--limit <n>] [--cursor <c>]
+  executions list [--reactor <name>] [--status <status>] [--tag <key=value>]… [--from <time>] [--to <time>] [--limit <n>] [--cursor <c>]
   executions show <id>
   locks [pattern] [--internal] [--progress]
                         live lock holds, semaphores, rate windows, period markers and ordered
@@ -25,7 +26,10 @@ export const OPS_USAGE = `Operations (over Redis; --redis <url> or REDIS_URL or 
 
 type Handler = (args: readonly string[], io: OpsIO) => Promise<number>;
 
-function parse<O extends Record<string, { readonly type: 'string' | 'boolean' }>>(args: readonly string[], options: O) {
+function parse<O extends Record<string, { readonly type: 'string' | 'boolean'; readonly multiple?: boolean }>>(
+  args: readonly string[],
+  options: O,
+) {
   try {
     return parseArgs({
       args: [...args],
@@ -65,6 +69,15 @@ function statusFilter(raw: string | undefined): ExecutionStatus | undefined {
   return status;
 }
 
+/** `--tag key=value` (repeated, or comma-separated): every tag must match. @throws UsageError otherwise (exit 2). */
+function tagFilter(raw: readonly string[] | undefined): Readonly<Record<string, string>> | undefined {
+  try {
+    return parseTagFilters(raw ?? []);
+  } catch (error) {
+    throw new UsageError(`--${(error as Error).message}`, false);
+  }
+}
+
 /** Said after an empty list when no key at all exists under the prefix: the app may use another one. */
 async function emptyPrefixHint(conn: Connected, prefix: string | undefined): Promise<string> {
   const shown = prefix ?? 'rx';
@@ -81,6 +94,7 @@ export const executionsCommand: Handler = async (args, io) => {
     to: { type: 'string' },
     limit: { type: 'string' },
     cursor: { type: 'string' },
+    tag: { type: 'string', multiple: true },
   });
   const [sub, id, ...rest] = positionals;
   if ((sub !== 'list' && sub !== 'show') || rest.length > 0 || (sub === 'show') !== (id !== undefined))
@@ -90,6 +104,7 @@ export const executionsCommand: Handler = async (args, io) => {
   const to = time('to', values.to);
   const limit = pageSize(values.limit);
   const status = statusFilter(values.status);
+  const tags = tagFilter(values.tag);
   const conn = await connect(target);
   try {
     if (sub === 'show') {
@@ -107,6 +122,7 @@ export const executionsCommand: Handler = async (args, io) => {
       ...(status === undefined ? {} : { status }),
       ...(from === undefined ? {} : { from }),
       ...(to === undefined ? {} : { to }),
+      ...(tags === undefined ? {} : { tags }),
       ...(limit === undefined ? {} : { limit }),
       ...(values.cursor === undefined ? {} : { cursor: values.cursor }),
     });

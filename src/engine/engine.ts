@@ -10,6 +10,7 @@ import { IdempotencyClaims } from './api/idempotency.js';
 import { resumeExecution } from './api/interrupt/resume.js';
 import type { EngineParts } from './api/parts.js';
 import type { ReactorRegistry } from './api/registry.js';
+import { listExecutions } from './api/list.js';
 import { currentResult, waitFor } from './api/results.js';
 import { retryExecution } from './api/retry.js';
 import { wakeExecution } from './api/wake.js';
@@ -35,6 +36,9 @@ export type {
   DebounceOptions,
   Engine,
   EngineOptions,
+  ListPage,
+  ListedExecution,
+  ListQuery,
   RunOptions,
   StartEntry,
   StartManyResults,
@@ -79,6 +83,7 @@ export function createEngine(options: EngineOptions): Engine {
     startMany: ((entries) => startManyReactors(parts, entries)) as Engine['startMany'],
     process: (job, delivery) => processOne(parts, job, delivery),
     result: (id) => withExecutionId('result', id, (i) => currentResult(parts, i)),
+    list: (query) => listExecutions(parts, query),
     wait: (id, o) => withExecutionId('wait', id, (i) => waitFor(parts, i, o)),
     register: (...reactors) => registry.register(...reactors),
     subscribe: (listener) => hub.subscribe(listener),

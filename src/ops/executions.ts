@@ -9,7 +9,7 @@ import { redactFields } from '../dsl/contract.js';
 import { pendingStartOf, priorityOf } from '../engine/model/background.js';
 import type { Coordinator } from '../engine/ports/coordinator.js';
 import { TERMINAL_STATUSES, type ExecutionRecord, type Store } from '../engine/ports/store.js';
-import { ReactorError, type ErrorJSON } from '../errors.js';
+import { ListFilterError, ReactorError, type ErrorJSON } from '../errors.js';
 import { interruptViews } from './interrupts.js';
 import { graphOf, lastContendedStep, stepViews } from './steps.js';
 import type {
@@ -57,6 +57,7 @@ export function summaryOf(record: ExecutionRecord, definition?: AnyReactorDefini
       ? {}
       : { waitingForVersion: record.background.waitingForVersion }),
     status: record.status,
+    ...(record.tags === undefined ? {} : { tags: record.tags }),
     createdAt: record.createdAt,
     updatedAt: record.updatedAt,
     ...(record.failedStep === undefined ? {} : { failedStep: record.failedStep }),
@@ -98,10 +99,12 @@ export async function listExecutions(
       ...(query.status === undefined ? {} : { status: query.status }),
       ...(query.from === undefined ? {} : { createdFrom: query.from }),
       ...(query.to === undefined ? {} : { createdTo: query.to }),
+      ...(query.tags === undefined ? {} : { tags: query.tags }),
       ...(query.cursor === undefined ? {} : { cursor: query.cursor }),
     })
     .catch((error: unknown) => {
-      if (error instanceof RangeError) throw new ReactorError('query_invalid', error.message, { cause: error });
+      if (error instanceof RangeError || error instanceof ListFilterError)
+        throw new ReactorError('query_invalid', error.message, { cause: error });
       throw error;
     });
   return {

@@ -16,6 +16,8 @@ export interface ExecutionQuery {
   readonly from?: number;
   /** Created before (ms). */
   readonly to?: number;
+  /** Only executions carrying every one of these tags. */
+  readonly tags?: Readonly<Record<string, string>>;
   /** Page size (1–500, default 50). */
   readonly limit?: number;
   /** Opaque cursor of the next page. */
@@ -58,6 +60,8 @@ export interface ExecutionSummary {
   /** Set while no worker that met it had that definition: it waits for one that has it (docs/deploys.md). */
   readonly waitingForVersion?: VersionWait;
   readonly status: ExecutionStatus;
+  /** Its tags (absent: none). */
+  readonly tags?: Readonly<Record<string, string>>;
   readonly createdAt: number;
   readonly updatedAt: number;
   readonly failedStep?: string;

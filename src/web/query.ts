@@ -1,12 +1,14 @@
 /**
  * Reading the query string: execution filters (status checked, times as ISO, `datetime-local`
- * in UTC, or ms), with a clear 400 on bad input.
+ * in UTC, or ms; tags as `key=value`, repeated or comma-separated; the tag column to show), with
+ * a clear 400 on bad input.
  *
  * @module
  */
 import type { Context } from 'hono';
 import { EXECUTION_STATUSES, type ExecutionStatus } from '../engine/ports/store.js';
 import { ReactorError } from '../errors.js';
+import { isTagKey, parseTagFilters } from '../ops/tag-filter.js';
 import { parseOperatorTime } from '../ops/time.js';
 import type { ExecutionQuery, ExecutionSearch } from '../ops/types.js';
 import type { ListFilters } from './html/executions-page.js';
@@ -44,18 +46,26 @@ export function executionQuery(c: Context): {
   const from = parseTime('from', q('from'));
   const to = parseTime('to', q('to'));
   const text = q('q')?.trim();
+  const tagTexts = (c.req.queries('tag') ?? []).filter((t) => t.trim() !== '');
+  const tags = parseTagFilters(tagTexts);
+  const column = q('column');
+  if (column !== undefined && !isTagKey(column))
+    throw new ReactorError('query_invalid', `column: "${column}" is not a tag key`, { details: { column } });
   const filters: ListFilters = {
     ...pick('q', text === '' ? undefined : text),
     ...pick('reactor', q('reactor')),
     ...pick('status', status),
     ...pick('from', q('from')),
     ...pick('to', q('to')),
+    ...pick('tag', tagTexts.length === 0 ? undefined : tagTexts.join(',')),
+    ...pick('column', column),
   };
   const query: ExecutionQuery = {
     ...pick('reactor', q('reactor')),
     ...(status === undefined ? {} : { status: status as ExecutionStatus }),
     ...(from === undefined ? {} : { from }),
     ...(to === undefined ? {} : { to }),
+    ...(tags === undefined ? {} : { tags }),
     ...(limit === undefined ? {} : { limit }),
     ...pick('cursor', q('cursor')),
   };

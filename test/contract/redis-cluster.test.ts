@@ -104,6 +104,8 @@ describe('the cluster key layout (docs/decisions/090, 091)', () => {
         keys.execution('e-1'),
         keys.executionMapPart('e-1', 'items'),
         ...keys.executionIndexesOf('e-1', 'checkout', 'running'),
+        ...keys.executionTagIndexesOf('e-1', { orderId: '42', 'region.eu': 'fr{1}' }),
+        ...keys.executionStatusIndexesBesides('e-1', 'running'),
         keys.lock('execution:e-1'),
         keys.lockFence('execution:e-1'),
         keys.lockChannel('execution:e-1'),

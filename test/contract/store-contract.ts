@@ -210,6 +210,48 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         } while (cursor !== undefined && pages < 10);
         expect(seen).toEqual(['c4', 'c3', 'c2', 'c1']);
       });
+
+      it('filters by tags (every one given must match), with reactor, status and time range', async () => {
+        const tagged = (id: string, at: number, tags: Record<string, string>, status: ExecutionStatus = 'completed') =>
+          store.save(record(id, { status, tags, createdAt: T0 + at, updatedAt: T0 + at }));
+        await tagged('t1', 1, { orderId: '42', region: 'eu' });
+        await tagged('t2', 2, { orderId: '42', region: 'us' }, 'running');
+        await tagged('t3', 3, { orderId: '43', region: 'eu' });
+        await tagged('t4', 4, { orderId: 'a{b}%c', region: 'eu' });
+        expect(ids((await store.list({ tags: { orderId: '42' } })).records)).toEqual(['t2', 't1']);
+        expect(ids((await store.list({ tags: { orderId: '42', region: 'eu' } })).records)).toEqual(['t1']);
+        expect(ids((await store.list({ tags: { region: 'eu' }, status: 'completed' })).records)).toEqual([
+          't4',
+          't3',
+          't1',
+        ]);
+        expect(
+          ids((await store.list({ tags: { region: 'eu' }, createdFrom: T0 + 2, createdTo: T0 + 4 })).records),
+        ).toEqual(['t3']);
+        expect(ids((await store.list({ tags: { orderId: 'a{b}%c' } })).records)).toEqual(['t4']);
+        expect((await store.list({ tags: { orderId: '44' } })).records).toEqual([]);
+        // A status change leaves the tag filter as it was and moves the record between statuses.
+        await tagged('t2', 2, { orderId: '42', region: 'us' }, 'completed');
+        expect(ids((await store.list({ tags: { orderId: '42' }, status: 'completed' })).records)).toEqual(['t2', 't1']);
+        expect((await store.list({ status: 'running' })).records).toEqual([]);
+      });
+
+      it('pages by keyset: records created while paging (newer) never enter a later page; ties split by id', async () => {
+        for (const id of ['k1', 'k2', 'k3', 'k4', 'k5']) await store.save(record(id, { createdAt: T0, updatedAt: T0 }));
+        const first = await store.list({ limit: 2 });
+        expect(ids(first.records)).toEqual(['k5', 'k4']);
+        await store.save(record('k9', { createdAt: T0 + 1, updatedAt: T0 + 1 }));
+        await store.save(record('k0', { createdAt: T0 + 1, updatedAt: T0 + 1 }));
+        const second = await store.list({ limit: 2, cursor: first.cursor! });
+        expect(ids(second.records)).toEqual(['k3', 'k2']);
+        const third = await store.list({ limit: 2, cursor: second.cursor! });
+        expect(ids(third.records)).toEqual(['k1']);
+        expect(third.cursor).toBeUndefined();
+      });
+
+      it('refuses a cursor it did not hand out with ListFilterError', async () => {
+        await expect(store.list({ cursor: 'nonsense' })).rejects.toMatchObject({ code: 'list_filter_invalid' });
+      });
     });
 
     describe('idempotency claims', () => {

@@ -4,7 +4,7 @@
  * index clean-up.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { RecordTooLargeError, RecordVersionError } from '../../src/errors.js';
+import { ListFilterError, RecordTooLargeError, RecordVersionError } from '../../src/errors.js';
 import { RECORD_VERSION, type ExecutionRecord } from '../../src/engine/ports/store.js';
 import { createRedisBackend, RedisKeys, RedisStore, type RedisBackend } from '../../src/storage/redis/index.js';
 import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
@@ -191,7 +191,7 @@ describe('list', () => {
   });
 
   it('rejects a malformed cursor or limit', async () => {
-    await expect(store.list({ cursor: 'nonsense' })).rejects.toThrow(RangeError);
+    await expect(store.list({ cursor: 'nonsense' })).rejects.toThrow(ListFilterError);
     await expect(store.list({ limit: 0 })).rejects.toThrow(RangeError);
   });
 });

@@ -8,6 +8,7 @@ import { validateContract } from '../../dsl/contract.js';
 import type { AnyReactorDefinition } from '../../dsl/definition.js';
 import { invalidInput } from '../execution/execute.js';
 import { inputShapeIssue } from '../model/input-shape.js';
+import { checkTags } from '../model/tags.js';
 import type { RunResult } from '../model/results.js';
 import type { Ids } from '../ports/clock.js';
 import type { Accepted, ClaimStatus, IdempotencyClaims } from './idempotency.js';
@@ -22,7 +23,7 @@ export interface AcceptDeps {
 }
 
 /**
- * Registers `reactor`, gives the run its execution id, validates `input` (an invalid one fails the
+ * Checks the run's tags (`TagsInvalidError`, thrown), registers `reactor`, gives the run its execution id, validates `input` (an invalid one fails the
  * run at once) and, with an idempotency key, claims it (see {@link IdempotencyClaims.claim}); then
  * runs `body` with the accepted execution. `first` is the status of its first record.
  */
@@ -34,6 +35,7 @@ export async function accept(
   first: ClaimStatus,
   body: (accepted: Accepted) => Promise<RunResult>,
 ): Promise<RunResult> {
+  const tags = checkTags(options.tags); // bad tags throw before anything is registered or written
   deps.registry.register(reactor);
   const executionId = deps.ids.executionId();
   // Too deep or cyclic: refused before the contract, which could overflow the stack on it.
@@ -48,6 +50,7 @@ export async function accept(
     key,
     retryOf: options.retryOf,
     links: options.retryTrace === undefined ? undefined : [options.retryTrace],
+    tags,
   };
   if (key === undefined) return body(accepted);
   return deps.claims.claim(reactor, accepted, key, first, body);

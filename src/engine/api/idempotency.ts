@@ -17,6 +17,7 @@ import {
   RECORD_VERSION,
   type ExecutionRecord,
   type ExecutionStatus,
+  type ExecutionTags,
   type Store,
   type TraceContext,
 } from '../ports/store.js';
@@ -29,6 +30,8 @@ export interface Accepted {
   readonly retryOf: string | undefined;
   /** Span links of the new execution (a retry: the retried execution's trace). */
   readonly links: readonly TraceContext[] | undefined;
+  /** The execution's tags, checked (absent: none). */
+  readonly tags?: ExecutionTags | undefined;
 }
 
 /** The status an execution's first record has: an inline run's `running`, a background start's `pending`. */
@@ -122,7 +125,7 @@ function claimRecord(
   status: ClaimStatus,
   now: number,
 ): ExecutionRecord {
-  const { executionId: id, input, key, retryOf } = accepted;
+  const { executionId: id, input, key, retryOf, tags } = accepted;
   return {
     v: RECORD_VERSION,
     id,
@@ -135,6 +138,7 @@ function claimRecord(
     rollbackFailures: [],
     ...(key === undefined ? {} : { idempotencyKey: key }),
     ...(retryOf === undefined ? {} : { retryOf }),
+    ...(tags === undefined ? {} : { tags }),
     createdAt: now,
     updatedAt: now,
   };

@@ -1,6 +1,6 @@
 /**
  * `engine.retry`: a failed, halted, cancelled or aborted execution run again as a new execution
- * linked to it (`retryOf`), in the background when the engine has a queue.
+ * linked to it (`retryOf`, with its tags), in the background when the engine has a queue.
  *
  * @module
  */
@@ -19,6 +19,7 @@ export async function retryExecution(
   const source = await retrySource(deps.operations, executionId);
   const retried = await (deps.background ? startReactor : runReactor)(deps, source.reactor, source.input, {
     retryOf: executionId,
+    ...(source.tags === undefined ? {} : { tags: source.tags }),
     ...(source.traceContext === undefined ? {} : { retryTrace: source.traceContext }),
   });
   await linkRetry(deps, executionId, retried.executionId);

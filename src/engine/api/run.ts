@@ -35,13 +35,14 @@ export function runReactor(
 
 /** The accepted execution of a `background: 'all'` reactor, started on the queue. */
 async function startAll(deps: RunDeps, reactor: AnyReactorDefinition, accepted: Accepted): Promise<RunResult> {
-  const { executionId, input, key, retryOf, links } = accepted;
-  return startBackground(needQueue(deps), reactor, executionId, input, key, retryOf, links);
+  const { executionId, input, key, retryOf, links, tags } = accepted;
+  const plan = { delayMs: 0, ...(tags === undefined ? {} : { tags }) };
+  return startBackground(needQueue(deps), reactor, executionId, input, key, retryOf, links, plan);
 }
 
 /** The accepted execution, run here: traced, under its liveness lease where it needs one, reachable by `cancel`. */
 async function runInline(deps: RunDeps, reactor: AnyReactorDefinition, accepted: Accepted): Promise<RunResult> {
-  const { executionId, input, key, retryOf, links } = accepted;
+  const { executionId, input, key, retryOf, links, tags } = accepted;
   const state = deps.states.newState({
     executionId,
     rootExecutionId: executionId,
@@ -51,6 +52,7 @@ async function runInline(deps: RunDeps, reactor: AnyReactorDefinition, accepted:
     idempotencyKey: key,
     retryOf,
     definition: reactor,
+    tags,
   });
   const abort = new AbortController();
   // A sleep longer than maxInlineSleepMs hands off too, when there is a queue (decision 077).

@@ -8,11 +8,15 @@
  */
 import { parseDuration } from '../../dsl/duration.js';
 import { StartOptionsError } from '../../errors.js';
+import { checkTags } from '../model/tags.js';
 import type { StartPlan } from '../model/background.js';
 import { JOB_PRIORITY_MAX } from '../ports/queue.js';
 import type { StartOptions } from './types.js';
 
-/** The plan of `options` at `now` (engine clock, ms). `entry`: the index in a `startMany`, for the error. */
+/**
+ * The plan of `options` at `now` (engine clock, ms), its tags checked (`TagsInvalidError`).
+ * `entry`: the index in a `startMany`, for the error.
+ */
 export function startPlan(options: StartOptions, now: number, entry?: number): StartPlan {
   const fail = (option: string, value: unknown, problem: string): never => {
     throw new StartOptionsError({ option, value: shown(value), ...(entry === undefined ? {} : { entry }) }, problem);
@@ -23,11 +27,13 @@ export function startPlan(options: StartOptions, now: number, entry?: number): S
   const debounce = debounceOption(options, fail);
   const startAt = debounce === undefined ? startTime(options, now, fail) : now + debounce.windowMs;
   const delayMs = startAt === undefined ? 0 : Math.max(0, startAt - now);
+  const tags = checkTags(options.tags, entry === undefined ? {} : { entry });
   return {
     delayMs,
     ...(delayMs > 0 && startAt !== undefined ? { startAt } : {}),
     ...(priority === undefined ? {} : { priority }),
     ...(debounce === undefined ? {} : { debounce }),
+    ...(tags === undefined ? {} : { tags }),
   };
 }
 

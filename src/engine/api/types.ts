@@ -16,7 +16,7 @@ import type { Coordinator } from '../ports/coordinator.js';
 import type { FanOutLedger } from '../ports/fanout.js';
 import type { JobLeases } from '../ports/job-lease.js';
 import type { ExecutionJob, JobDelivery, JobQueue, WaitList } from '../ports/queue.js';
-import type { Store, TraceContext } from '../ports/store.js';
+import type { ExecutionStatus, Store, TraceContext } from '../ports/store.js';
 import type { BackgroundOptions } from '../jobs/deps.js';
 import type { SweepReport } from '../jobs/sweep.js';
 
@@ -98,6 +98,59 @@ export interface InternalRunOptions {
 export interface RunOptions {
   /** At most one execution per reactor and key; a repeat returns the original result (`replay: true`). */
   readonly idempotencyKey?: string;
+  /**
+   * Tags of the execution: a small map of string keys to string values (`{ orderId: '42' }`),
+   * stored on its record, returned by `engine.result` and searchable with `engine.list`. At most
+   * 8; keys of letters, digits, `_`, `-`, `.` (1–64 characters); values of 1–256 characters
+   * without control characters (docs/limits.md). Bad tags throw `TagsInvalidError`
+   * (`tags_invalid`) before anything is written.
+   */
+  readonly tags?: Readonly<Record<string, string>>;
+}
+
+/**
+ * What `engine.list` filters on. Every field is optional; given fields must all match. Bad values
+ * throw `ListFilterError` (`list_filter_invalid`).
+ */
+export interface ListQuery {
+  /** Only executions of this reactor (by name). */
+  readonly reactor?: string;
+  /** Only executions in this persisted status now. */
+  readonly status?: ExecutionStatus;
+  /** Only executions carrying every one of these tags (same key, same value). */
+  readonly tags?: Readonly<Record<string, string>>;
+  /** Only executions created at or after this time (a `Date`, or epoch ms on the engine clock). */
+  readonly from?: Date | number;
+  /** Only executions created before this time (exclusive). */
+  readonly to?: Date | number;
+  /** The `cursor` of the previous page: the next page starts right after its last execution. */
+  readonly cursor?: string;
+  /** Executions per page: 1 to 1,000. Default 50. */
+  readonly limit?: number;
+}
+
+/** One execution of an `engine.list` page: what it is and where it stands, without its steps or trace (`engine.result` has them). */
+export interface ListedExecution {
+  readonly executionId: string;
+  readonly reactor: string;
+  /** The persisted status now. */
+  readonly status: ExecutionStatus;
+  /** Its tags (`{}` when it has none). */
+  readonly tags: Readonly<Record<string, string>>;
+  /** When it was created and last written (engine clock, epoch ms). */
+  readonly createdAt: number;
+  readonly updatedAt: number;
+  /** The execution it retries, when it is a retry. */
+  readonly retryOf?: string;
+  /** The execution that started it, when it is a child (a map element, an async child). */
+  readonly parentId?: string;
+}
+
+/** A page of `engine.list`: executions newest first, and the cursor of the next page when there is one. */
+export interface ListPage {
+  readonly executions: readonly ListedExecution[];
+  /** Absent on the last page. */
+  readonly cursor?: string;
 }
 
 /**
@@ -191,6 +244,23 @@ export interface Engine {
   process(job: ExecutionJob, delivery: JobDelivery): Promise<void>;
   /** The current result of an execution from its record (`queued`, `parked`, `running` or terminal); undefined when unknown. */
   result(executionId: string): Promise<RunResult | undefined>;
+  /**
+   * Lists executions over every retained record (none expired; see `recordTtlMs`), newest first
+   * (by creation time, then id), one page at a time. Paging is keyset: pass a page's `cursor` for
+   * the next; executions created meanwhile never shift a listing, so it yields each one it
+   * covers exactly once. Bad filters throw `ListFilterError` (`list_filter_invalid`).
+   *
+   * @example
+   * ```ts
+   * let page = await engine.list({ tags: { orderId: '42' }, limit: 100 });
+   * for (;;) {
+   *   for (const e of page.executions) console.log(e.executionId, e.status);
+   *   if (page.cursor === undefined) break;
+   *   page = await engine.list({ tags: { orderId: '42' }, limit: 100, cursor: page.cursor });
+   * }
+   * ```
+   */
+  list(query?: ListQuery): Promise<ListPage>;
   /**
    * Polls the record until the execution is terminal or paused (or `timeoutMs` passes, then
    * returns the current state). Rejects with `ExecutionNotFoundError`

@@ -287,6 +287,7 @@ export function fromRecord(record: ExecutionRecord): RunResult {
   const base = {
     executionId: record.id,
     reactor: record.reactor,
+    ...(record.tags === undefined ? {} : { tags: record.tags }),
     trace: record.trace ?? [],
     steps: stepsWithMapResults(record),
     rollbackFailures: record.rollbackFailures,

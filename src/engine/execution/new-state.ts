@@ -19,6 +19,7 @@ export type NewStateInit = Pick<
   | 'retryOf'
   | 'parentId'
   | 'definition'
+  | 'tags'
 > & { readonly resume?: ExecutionRecord; readonly mode?: 'inline' | 'worker'; readonly replayOnly?: boolean };
 
 /** Builds the run state of an execution (bound to the engine's ports, and to a job's lease in a worker). */

@@ -21,7 +21,13 @@ import { cancelled, type CoordinationDeps } from './execute.js';
 import type { Coordinator } from '../ports/coordinator.js';
 import { noInstrument, type Instrument } from '../model/instrument.js';
 import type { JobQueue, WaitList } from '../ports/queue.js';
-import { TERMINAL_STATUSES, type ExecutionRecord, type Store, type TraceContext } from '../ports/store.js';
+import {
+  TERMINAL_STATUSES,
+  type ExecutionRecord,
+  type ExecutionTags,
+  type Store,
+  type TraceContext,
+} from '../ports/store.js';
 import type { RunResult } from '../model/results.js';
 import type { RunState, RunStateInit } from '../run/run-state.js';
 import { runFrame, undoAll } from '../graph/scheduler.js';
@@ -261,7 +267,12 @@ function rollbackTraced(
 export async function retrySource(
   deps: OperationsDeps,
   executionId: string,
-): Promise<{ reactor: AnyReactorDefinition; input: unknown; traceContext: TraceContext | undefined }> {
+): Promise<{
+  reactor: AnyReactorDefinition;
+  input: unknown;
+  traceContext: TraceContext | undefined;
+  tags: ExecutionTags | undefined;
+}> {
   const { record, reactor } = await load(deps, executionId, 'retry', 'current');
   if (!['failed', 'cancelled', 'halted', 'aborted'].includes(record.status))
     throw new ExecutionStateError(
@@ -270,5 +281,5 @@ export async function retrySource(
       record.status,
       'only a failed, halted, cancelled or aborted execution is retried (as a new linked execution)',
     );
-  return { reactor, input: record.input, traceContext: record.traceContext };
+  return { reactor, input: record.input, traceContext: record.traceContext, tags: record.tags };
 }

@@ -67,6 +67,7 @@ export function startState(deps: BackgroundDeps, reactor: AnyReactorDefinition, 
     retryOf,
     mode: 'worker',
     definition: reactor,
+    tags: init.plan.tags,
   });
   state.traceLinks = init.links;
   state.background = plannedJob(init.plan);
@@ -106,6 +107,7 @@ export function queuedResult(state: RunState): RunResult {
     ...(startAt === undefined ? {} : { startAt }),
     executionId: state.executionId,
     reactor: state.reactor,
+    ...(state.tags === undefined ? {} : { tags: state.tags }),
     trace: state.trace,
     steps: state.steps,
     rollbackFailures: state.rollbackFailures,

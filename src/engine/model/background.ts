@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { BackgroundState } from '../ports/store.js';
+import type { BackgroundState, ExecutionTags } from '../ports/store.js';
 
 /** The background state of an execution accepted with its first job (`<executionId>:1`). */
 export const FIRST_JOB: BackgroundState = Object.freeze({ jobs: 1, contention: 0 });
@@ -40,6 +40,8 @@ export interface StartPlan {
   readonly priority?: number;
   /** A debounced start's key and window (ms); absent otherwise (docs/decisions/086). */
   readonly debounce?: { readonly key: string; readonly windowMs: number };
+  /** The execution's tags, checked (absent: none). */
+  readonly tags?: ExecutionTags;
 }
 
 /** `{ priority }` of an execution's background state, or nothing: what each of its jobs is enqueued with. */

@@ -6,11 +6,13 @@
  */
 import type { FieldIssue } from '../../errors.js';
 import type { ReactorEvent } from './events.js';
-import type { RollbackFailure, StepRecord, WaitingFor } from '../ports/store.js';
+import type { ExecutionTags, RollbackFailure, StepRecord, WaitingFor } from '../ports/store.js';
 
 interface RunBase<S> {
   readonly executionId: string;
   readonly reactor: string;
+  /** The tags the execution was started with (absent: none); on results read from its record and on `queued`. */
+  readonly tags?: ExecutionTags;
   /** Every event of this run, in emission order. */
   readonly trace: readonly ReactorEvent[];
   /** Compensations and undos that failed during rollback (rollback went on). */

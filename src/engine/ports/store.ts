@@ -40,6 +40,13 @@ export const TERMINAL_STATUSES: ReadonlySet<ExecutionStatus> = new Set([
   'aborted',
 ]);
 
+/**
+ * An execution's tags: a small map of string keys to string values given at `run` / `start`
+ * (`{ orderId: '42' }`), stored on its record and indexed for `engine.list` (limits in
+ * docs/limits.md).
+ */
+export type ExecutionTags = Readonly<Record<string, string>>;
+
 /** Persisted state of one step in one execution. */
 export interface StepRecord {
   readonly status:
@@ -323,6 +330,8 @@ export interface ExecutionRecord {
   readonly retryOf?: string;
   readonly rollbackFailures: readonly RollbackFailure[];
   readonly idempotencyKey?: string;
+  /** The tags given when the execution was started (absent: none). */
+  readonly tags?: ExecutionTags;
   /** The execution's events across every process that worked on it (written at terminal, yield and park checkpoints; the newest 1,000). */
   readonly trace?: readonly ReactorEvent[];
   /**
@@ -353,8 +362,10 @@ export interface ExecutionRecord {
 export interface ExecutionFilter {
   readonly reactor?: string;
   readonly status?: ExecutionStatus;
+  /** Only records carrying every one of these tags (key and value equal). */
+  readonly tags?: ExecutionTags;
   readonly limit?: number;
-  /** Opaque cursor from a previous page. */
+  /** Opaque cursor from a previous page (keyset: the last record's creation time and id). */
   readonly cursor?: string;
   /** Only records created at or after this time (ms, the engine clock). */
   readonly createdFrom?: number;
@@ -382,7 +393,13 @@ export interface Store {
   save(record: ExecutionRecord): Promise<void>;
   /** Reads a record; `undefined` if absent or expired. Throws `RecordVersionError` on another schema version. */
   get(id: string): Promise<ExecutionRecord | undefined>;
-  /** Records, newest first. */
+  /**
+   * Records matching `filter`, newest first: by `createdAt`, then by id, both descending. Paging
+   * is keyset: a page's cursor names its last record's (createdAt, id) and the next page starts
+   * strictly after it, so records created while a listing pages (newer than its first page) never
+   * shift it — no record is repeated or skipped. Over every retained record (none expired). A
+   * cursor this store cannot read throws `ListFilterError` (`list_filter_invalid`).
+   */
   list(filter?: ExecutionFilter): Promise<{ readonly records: readonly ExecutionRecord[]; readonly cursor?: string }>;
   /**
    * Atomically claims `key` for `executionId` under `reactor`. A claim by another execution

@@ -30,6 +30,7 @@ import {
   type ElementLink,
   type ExecutionRecord,
   type ExecutionStatus,
+  type ExecutionTags,
   type InterruptWait,
   type MapElementStates,
   type RollbackFailure,
@@ -52,6 +53,8 @@ export interface RunStateInit {
   readonly contract: Contract;
   readonly input: Record<string, unknown>;
   readonly idempotencyKey: string | undefined;
+  /** The execution's tags (checked); absent: the resumed record's, if any. */
+  readonly tags?: ExecutionTags | undefined;
   readonly store: Store;
   readonly clock: Clock;
   readonly hub: EventHub;
@@ -189,6 +192,10 @@ export class RunState {
   terminalSave: ((record: ExecutionRecord) => Promise<void>) | undefined = undefined;
   /** Set by a worker job ({@link bindJob}): its fenced save and its root controller. */
   #job: JobBinding | undefined;
+  /** The execution's tags: given at its start, else its resumed record's (every record carries them). */
+  get tags(): ExecutionTags | undefined {
+    return this.#init.tags ?? this.#init.resume?.tags;
+  }
   /** The definition fields every record of this execution carries (its own, else the resumed record's). */
   get #stamp(): { fingerprint?: string; version?: string } {
     return stampFields(this.#init.definition ?? this.#init.resume);
@@ -504,6 +511,7 @@ export class RunState {
       ...(this.#maps.size === 0 ? {} : { mapStates: this.#mapStates() }),
       rollbackFailures: [...this.rollbackFailures],
       ...(this.#init.idempotencyKey === undefined ? {} : { idempotencyKey: this.#init.idempotencyKey }),
+      ...(this.tags === undefined ? {} : { tags: this.tags }),
       ...(this.background === undefined ? {} : { background: this.background }),
       ...(this.traceContext === undefined ? {} : { traceContext: this.traceContext }),
       ...(this.interrupts.length === 0 ? {} : { interrupts: [...this.interrupts] }),

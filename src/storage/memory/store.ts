@@ -1,9 +1,18 @@
 import { RecordVersionError } from '../../errors.js';
 import { DEFAULT_MAX_MAP_STATE_BYTES, joinRecord, splitRecord } from '../map-parts.js';
+import {
+  DEFAULT_LIST_PAGE,
+  decodeListCursor,
+  encodeListCursor,
+  hasTags,
+  isAfter,
+  newestFirst,
+} from '../list-cursor.js';
 import { systemClock, type Clock } from '../../engine/ports/clock.js';
 import type { Claim, InterruptClaims } from '../../engine/ports/interrupt-claims.js';
 import {
   RECORD_VERSION,
+  type ExecutionTags,
   type ExecutionFilter,
   type ExecutionRecord,
   type IdempotencyClaim,
@@ -13,7 +22,9 @@ import {
 /** One stored record: its JSON and what `list` filters and sorts on. */
 interface StoredRecord {
   readonly json: string;
+  readonly id: string;
   readonly createdAt: number;
+  readonly tags: ExecutionTags | undefined;
   readonly reactor: string;
   readonly status: string;
   readonly expiresAt: number;
@@ -25,7 +36,10 @@ interface StoredRecord {
 export interface MemoryStoreOptions {
   /** Clock for record expiry. Default: the system clock. */
   readonly clock?: Clock;
-  /** How long a record (and its idempotency claim) is kept after its last save. Default 24 h. */
+  /**
+   * How long a record (and its idempotency claim) is kept after its last save, in ms: a positive
+   * integer, or `Infinity` to keep every record for the life of the process. Default 24 h.
+   */
   readonly recordTtlMs?: number;
   /** Largest serialized record accepted, in bytes. Default 512 KiB. */
   readonly maxRecordBytes?: number;
@@ -60,6 +74,8 @@ export class MemoryStore implements Store, InterruptClaims {
     this.#maxMapStateBytes = options.maxMapStateBytes ?? DEFAULT_MAX_MAP_STATE_BYTES;
     this.#clock = options.clock ?? systemClock;
     this.#ttlMs = options.recordTtlMs ?? 86_400_000;
+    if (this.#ttlMs !== Infinity && (!Number.isSafeInteger(this.#ttlMs) || this.#ttlMs < 1))
+      throw new RangeError(`recordTtlMs must be a positive integer or Infinity; got ${String(this.#ttlMs)}`);
   }
 
   /**
@@ -101,7 +117,9 @@ export class MemoryStore implements Store, InterruptClaims {
     );
     const entry = {
       json,
+      id: record.id,
       createdAt: record.createdAt,
+      tags: record.tags,
       reactor: record.reactor,
       status: record.status,
       expiresAt: this.#clock.now() + this.#ttlMs,
@@ -125,20 +143,26 @@ export class MemoryStore implements Store, InterruptClaims {
   async list(
     filter: ExecutionFilter = {},
   ): Promise<{ readonly records: readonly ExecutionRecord[]; readonly cursor?: string }> {
-    const limit = filter.limit ?? 50;
-    const offset = filter.cursor === undefined ? 0 : Number(filter.cursor);
+    const limit = filter.limit ?? DEFAULT_LIST_PAGE;
+    if (!Number.isSafeInteger(limit) || limit < 1)
+      throw new RangeError(`list limit must be a positive integer; got ${String(limit)}`);
+    const after = filter.cursor === undefined ? undefined : decodeListCursor(filter.cursor);
     this.#sweep(this.#clock.now());
+    // Keyset paging: only what sorts after the cursor, so records added meanwhile (newer) never shift a page.
     const matching = [...this.#records.values()]
       .filter(
         (e) =>
+          isAfter(e.createdAt, e.id, after) &&
           (filter.reactor === undefined || e.reactor === filter.reactor) &&
           (filter.status === undefined || e.status === filter.status) &&
+          hasTags(e.tags, filter.tags) &&
           inRange(e.createdAt, filter),
       )
-      .reverse()
-      .sort((a, b) => b.createdAt - a.createdAt);
-    const page = matching.slice(offset, offset + limit).map((e) => parseRecord(e.json));
-    return offset + limit < matching.length ? { records: page, cursor: String(offset + limit) } : { records: page };
+      .sort(newestFirst);
+    const page = matching.slice(0, limit);
+    const records = page.map((e) => parseRecord(e.json));
+    const last = page[page.length - 1];
+    return matching.length > limit && last !== undefined ? { records, cursor: encodeListCursor(last) } : { records };
   }
 
   async claimIdempotency(

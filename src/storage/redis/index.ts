@@ -19,7 +19,7 @@ import { coalesceWrites } from './coalesce.js';
 import { quit, RedisCoordinator } from './coordinator.js';
 import { RedisKeys } from './keys.js';
 import { isCluster, layoutOf, type RedisClusterTarget, type RedisConnection } from './connection.js';
-import { RedisStore } from './store.js';
+import { RedisStore, redisRecordTtl } from './store.js';
 import { setOutageTolerance } from './script.js';
 import { RedisFanOutLedger } from './fanout.js';
 import type { FanOutLedger } from '../../engine/ports/fanout.js';
@@ -43,7 +43,13 @@ export {
 } from './durability.js';
 export { RedisFanOutLedger, type RedisFanOutLedgerOptions } from './fanout.js';
 export type { SubscriptionHealth } from './subscription-health.js';
-export { DEFAULT_MAX_RECORD_BYTES, DEFAULT_RECORD_TTL_MS, RedisStore, type RedisStoreOptions } from './store.js';
+export {
+  DEFAULT_MAX_RECORD_BYTES,
+  DEFAULT_RECORD_TTL_MS,
+  RETAIN_FOREVER_TTL_MS,
+  RedisStore,
+  type RedisStoreOptions,
+} from './store.js';
 
 /** Options of {@link createRedisBackend}. */
 export interface RedisBackendOptions {
@@ -62,7 +68,7 @@ export interface RedisBackendOptions {
   readonly cluster?: RedisClusterTarget;
   /** Key prefix; default `rx`. */
   readonly prefix?: string;
-  /** TTL of execution records and idempotency claims in ms; default 7 days. */
+  /** TTL of execution records and idempotency claims in ms (`Infinity`: keep them); default 7 days. */
   readonly recordTtlMs?: number;
   /** Size limit of one serialized execution record in bytes; default 512 KiB. */
   readonly maxRecordBytes?: number;
@@ -177,7 +183,7 @@ export function createRedisBackend(options: RedisBackendOptions = {}): RedisBack
   const fanOut = new RedisFanOutLedger({
     redis,
     keys,
-    ...(options.recordTtlMs === undefined ? {} : { ttlMs: options.recordTtlMs }),
+    ...(options.recordTtlMs === undefined ? {} : { ttlMs: redisRecordTtl(options.recordTtlMs) }),
   });
   let closing: Promise<void> | undefined;
   return {

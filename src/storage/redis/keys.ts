@@ -17,6 +17,7 @@
  */
 
 import type { PrimitiveKind } from '../../engine/ports/coordinator.js';
+import { EXECUTION_STATUSES, type ExecutionTags } from '../../engine/ports/store.js';
 
 /** The default key prefix. */
 export const DEFAULT_PREFIX = 'rx';
@@ -62,6 +63,11 @@ export function slotGroupOf(id: string): number {
 function executionOfEngineKey(kind: string, key: string): string | undefined {
   const head = kind === 'lock' ? 'execution:' : kind === 'period' ? 'cancel:' : undefined;
   return head !== undefined && key.startsWith(head) ? key.slice(head.length) : undefined;
+}
+
+/** The tail of a tag index key: `tag:<key>=<value>`, both escaped. */
+function tagTail(key: string, value: string): string {
+  return `tag:${escapeSegment(key)}=${escapeSegment(value)}`;
 }
 
 /** The hash-tag kind of each primitive's state key. */
@@ -181,19 +187,50 @@ export class RedisKeys {
   }
   /** The three index entries a save of `id` writes: every record, its reactor's, its status's (ZSETs id → createdAt; in its slot group on a cluster). */
   executionIndexesOf(id: string, reactor: string, status: string): readonly [string, string, string] {
-    const head = this.layout === 'cluster' ? `${this.group(id)}:idx` : `${this.prefix}:{idx}`;
+    const head = this.#indexHead(id);
     return [`${head}:exec`, `${head}:reactor:${escapeSegment(reactor)}`, `${head}:status:${escapeSegment(status)}`];
   }
-  /** The index keys a listing reads: one, or one per slot group on a cluster (filtered by reactor, else by status, else all). */
-  executionIndexShards(filter: { readonly reactor?: string; readonly status?: string }): readonly string[] {
+  /**
+   * The index entries a save of `id` writes besides {@link RedisKeys.executionIndexesOf}: one per
+   * tag (`…:idx:tag:<key>=<value>`, ZSETs id → createdAt, in the id's slot group on a cluster),
+   * in key order. A tag key never holds `=` (docs/limits.md), so the name is unambiguous.
+   */
+  executionTagIndexesOf(id: string, tags: ExecutionTags | undefined): readonly string[] {
+    if (tags === undefined) return [];
+    const head = this.#indexHead(id);
+    return Object.keys(tags)
+      .sort()
+      .map((key) => `${head}:${tagTail(key, tags[key] ?? '')}`);
+  }
+  /** The status indexes a save of `id` with `status` takes it out of: every other status's (it is in one only). */
+  executionStatusIndexesBesides(id: string, status: string): readonly string[] {
+    const head = this.#indexHead(id);
+    return EXECUTION_STATUSES.filter((s) => s !== status).map((s) => `${head}:status:${escapeSegment(s)}`);
+  }
+  /**
+   * The index keys a listing reads: one, or one per slot group on a cluster — the most selective
+   * the filter allows: its first tag (in key order), else its reactor, else its status, else all.
+   */
+  executionIndexShards(filter: {
+    readonly reactor?: string;
+    readonly status?: string;
+    readonly tags?: ExecutionTags;
+  }): readonly string[] {
+    const tag = filter.tags === undefined ? undefined : Object.keys(filter.tags).sort()[0];
     const tail =
-      filter.reactor !== undefined
-        ? `reactor:${escapeSegment(filter.reactor)}`
-        : filter.status !== undefined
-          ? `status:${escapeSegment(filter.status)}`
-          : 'exec';
+      tag !== undefined
+        ? tagTail(tag, filter.tags?.[tag] ?? '')
+        : filter.reactor !== undefined
+          ? `reactor:${escapeSegment(filter.reactor)}`
+          : filter.status !== undefined
+            ? `status:${escapeSegment(filter.status)}`
+            : 'exec';
     if (this.layout === 'single') return [`${this.prefix}:{idx}:${tail}`];
     return Array.from({ length: CLUSTER_SLOT_GROUPS }, (_, n) => `${this.prefix}:{x${String(n)}}:idx:${tail}`);
+  }
+  /** Index of the records carrying tag `key` = `value` (the `single` layout's). */
+  executionIndexByTag(key: string, value: string): string {
+    return `${this.prefix}:{idx}:${tagTail(key, value)}`;
   }
   /** Index of every record: ZSET id → createdAt (the `single` layout's; see {@link RedisKeys.executionIndexShards}). */
   executionIndex(): string {
@@ -268,6 +305,11 @@ export class RedisKeys {
     if (kind === 'rate') return /^:\d+$/.test(rest) ? { key, periodMs: Number(rest.slice(1)) } : undefined;
     if (kind === 'period') return rest.startsWith(':') ? { key, bucket: unescapeSegment(rest.slice(1)) } : undefined;
     return rest === '' ? { key } : undefined;
+  }
+
+  /** Where the index keys holding `id` live: `<prefix>:{idx}`, or its slot group's `<prefix>:{x<n>}:idx` on a cluster. */
+  #indexHead(id: string): string {
+    return this.layout === 'cluster' ? `${this.group(id)}:idx` : `${this.prefix}:{idx}`;
   }
 
   /** `<prefix>:{x<n>}`: the slot group of an execution (the `cluster` layout). */

@@ -226,8 +226,8 @@ export const scripts = {
     const wake = replyString(r[1] ?? '');
     return { target: replyNumber(r[0]), wakeJob: wake === '' ? undefined : wake };
   }),
-  recordSave: defineScript('record-save', 4, flag),
-  recordCreate: defineScript('record-create', 4, flag),
+  recordSave: defineScript('record-save', 'variadic', flag),
+  recordCreate: defineScript('record-create', 'variadic', flag),
   jobEnter: defineScript('job-enter', 4, (reply): JobEnterReply => {
     const r = replyArray(reply);
     if (!flag(r[0]))
@@ -238,14 +238,14 @@ export const scripts = {
       recordJson: r[4] === null || r[4] === undefined ? undefined : replyString(r[4]),
     };
   }),
-  jobLeave: defineScript('job-leave', 5, (reply): { readonly written: boolean; readonly nesting: number } => {
+  jobLeave: defineScript('job-leave', 'variadic', (reply): { readonly written: boolean; readonly nesting: number } => {
     const [written, nesting] = replyArray(reply).map(replyNumber);
     return { written: written === 1 || written === 2, nesting: nesting ?? 0 };
   }),
-  recordSaveFenced: defineScript('record-save-fenced', 5, flag),
+  recordSaveFenced: defineScript('record-save-fenced', 'variadic', flag),
   recordPartsSave: defineScript('record-parts-save', 'variadic', flag),
 
-  idempotencyClaim: defineScript('idempotency-claim', 5, (reply): IdempotencyClaim => {
+  idempotencyClaim: defineScript('idempotency-claim', 'variadic', (reply): IdempotencyClaim => {
     const r = replyArray(reply);
     if (flag(r[0])) return { claimed: true };
     return { claimed: false, executionId: replyString(r[1]) };

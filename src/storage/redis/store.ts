@@ -1,8 +1,10 @@
 /**
- * The Redis Store: each execution record is one JSON string with a TTL; three kinds of index
- * ZSETs (all, per reactor, per status; score = `createdAt`) serve `list`. Index entries whose
- * record expired, or whose status moved on, are dropped when `list` meets them; the index keys
- * themselves expire when nothing was saved for a TTL.
+ * The Redis Store: each execution record is one JSON string with a TTL; index ZSETs (all, per
+ * reactor, per status, per tag key=value; score = `createdAt`) serve `list`. The scripts that
+ * write a record keep them: a status change moves the record between status indexes in the same
+ * step. Index entries whose record expired are dropped when `list` meets them (and among an
+ * index's oldest entries at a listing's first page); the index keys themselves expire when
+ * nothing was indexed in them for a TTL (docs/decisions/103).
  *
  * @module
  */
@@ -23,6 +25,15 @@ import { RedisKeys } from './keys.js';
 import { runCommand, runScript, settleAfterOutage } from './script.js';
 import { scripts, type JobEnterReply } from './scripts.js';
 import {
+  DEFAULT_LIST_PAGE,
+  decodeListCursor,
+  encodeListCursor,
+  hasTags,
+  isAfter,
+  newestFirst,
+  type ListPosition,
+} from '../list-cursor.js';
+import {
   DEFAULT_MAX_MAP_STATE_BYTES,
   joinRecord,
   splitRecord,
@@ -32,9 +43,18 @@ import {
 
 /** Default TTL of execution records and idempotency claims: 7 days. */
 export const DEFAULT_RECORD_TTL_MS = 7 * 24 * 60 * 60 * 1000;
+/**
+ * The TTL `recordTtlMs: Infinity` stands for on Redis: 100 years, so records are kept (every
+ * script keeps one TTL rule; docs/decisions/104).
+ */
+export const RETAIN_FOREVER_TTL_MS = 100 * 365 * 24 * 60 * 60 * 1000;
+
+/** The Redis TTL of a `recordTtlMs` option: the value, or {@link RETAIN_FOREVER_TTL_MS} for `Infinity`. */
+export function redisRecordTtl(recordTtlMs: number | undefined): number {
+  return recordTtlMs === Infinity ? RETAIN_FOREVER_TTL_MS : (recordTtlMs ?? DEFAULT_RECORD_TTL_MS);
+}
 /** Default size limit of one serialized record: 512 KiB. */
 export const DEFAULT_MAX_RECORD_BYTES = 512 * 1024;
-const DEFAULT_PAGE = 50;
 /**
  * On a cluster, how old an idempotency claim without its winner's record must be before another
  * execution takes it over (docs/decisions/091): the winner writes its record one round trip
@@ -42,17 +62,16 @@ const DEFAULT_PAGE = 50;
  */
 export const CLAIM_REPAIR_MS = 10_000;
 
-/** A record found by a listing, with its index score. */
+/** A record found by a listing, with its index score (its `createdAt`). */
 interface Listed {
   readonly record: ExecutionRecord;
-  readonly score: number;
+  readonly createdAt: number;
+  readonly id: string;
 }
 
-/** Newest first: by score, then by id, both descending (the order of `ZREVRANGEBYSCORE`). */
-function newestFirst(a: Listed, b: Listed): number {
-  return b.score - a.score || (a.record.id < b.record.id ? 1 : a.record.id > b.record.id ? -1 : 0);
-}
 const SCAN_BATCH = 100;
+/** How many of an index's entries older than one TTL a listing checks (and drops when their record is gone), per index read. */
+const PRUNE_BATCH = 100;
 
 /** Options of {@link RedisStore}. */
 export interface RedisStoreOptions {
@@ -61,7 +80,10 @@ export interface RedisStoreOptions {
   readonly prefix?: string;
   /** A shared key builder. */
   readonly keys?: RedisKeys;
-  /** TTL of records and idempotency claims, refreshed on every save. Default 7 days. */
+  /**
+   * TTL of records and idempotency claims, refreshed on every save, in ms: a positive integer, or
+   * `Infinity` to keep records ({@link RETAIN_FOREVER_TTL_MS}). Default 7 days.
+   */
   readonly recordTtlMs?: number;
   /** Largest serialized record accepted, in bytes. Default 512 KiB. */
   readonly maxRecordBytes?: number;
@@ -89,13 +111,13 @@ export class RedisStore implements Store, InterruptClaims, JobLeases {
   constructor(options: RedisStoreOptions) {
     this.redis = options.redis;
     this.keys = options.keys ?? new RedisKeys(options.prefix, layoutOf(options.redis));
-    this.recordTtlMs = options.recordTtlMs ?? DEFAULT_RECORD_TTL_MS;
+    this.recordTtlMs = redisRecordTtl(options.recordTtlMs);
     this.maxRecordBytes = options.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES;
     this.maxMapStateBytes = options.maxMapStateBytes ?? DEFAULT_MAX_MAP_STATE_BYTES;
     if (!Number.isSafeInteger(this.maxMapStateBytes) || this.maxMapStateBytes < 1)
       throw new RangeError(`maxMapStateBytes must be a positive integer; got ${this.maxMapStateBytes}`);
     if (!Number.isSafeInteger(this.recordTtlMs) || this.recordTtlMs < 1)
-      throw new RangeError(`recordTtlMs must be a positive integer; got ${this.recordTtlMs}`);
+      throw new RangeError(`recordTtlMs must be a positive integer or Infinity; got ${this.recordTtlMs}`);
     if (!Number.isSafeInteger(this.maxRecordBytes) || this.maxRecordBytes < 1)
       throw new RangeError(`maxRecordBytes must be a positive integer; got ${this.maxRecordBytes}`);
   }
@@ -112,13 +134,13 @@ export class RedisStore implements Store, InterruptClaims, JobLeases {
       await runCommand('store-save', () => this.redis.set(this.keys.execution(record.id), json, 'PX', ttl), this.redis);
       return;
     }
-    const indexes = this.keys.executionIndexesOf(record.id, record.reactor, record.status);
-    // One script, not a MULTI of seven commands: one command to build, send and parse.
+    const { indexes, tags, left } = this.#indexKeys(record);
+    // One script, not a MULTI of many commands: one command to build, send and parse.
     await runScript(
       this.redis,
       scripts.recordSave,
-      [this.keys.execution(record.id), ...indexes],
-      [json, ttl, record.createdAt, record.id],
+      [this.keys.execution(record.id), ...indexes, ...tags, ...left],
+      [json, ttl, record.createdAt, record.id, tags.length],
     );
     this.#remember(record);
   }
@@ -181,8 +203,8 @@ export class RedisStore implements Store, InterruptClaims, JobLeases {
   async saveAndRelease(record: ExecutionRecord, key: string, owner: string): Promise<void> {
     const { json, parts } = this.#split(record);
     await this.#writeParts(record.id, parts, { key, owner });
-    const indexes = this.keys.executionIndexesOf(record.id, record.reactor, record.status);
-    const keys = [this.keys.execution(record.id), ...indexes, this.keys.lock(key)];
+    const { indexes, tags, left } = this.#indexKeys(record);
+    const keys = [this.keys.execution(record.id), ...indexes, this.keys.lock(key), ...tags, ...left];
     const reply = await runScript(this.redis, scripts.jobLeave, keys, [
       json,
       this.recordTtlMs,
@@ -190,6 +212,7 @@ export class RedisStore implements Store, InterruptClaims, JobLeases {
       record.id,
       owner,
       this.keys.lockChannel(key),
+      tags.length,
     ]);
     if (!reply.written) throw new LeaseLostError(record.id, 'taken_over');
     this.#remember(record);
@@ -199,8 +222,8 @@ export class RedisStore implements Store, InterruptClaims, JobLeases {
     const { json, parts } = this.#split(record);
     await this.#writeParts(record.id, parts, { key, owner });
     const indexed = this.#indexed.get(record.id) === record.status;
-    const indexes = this.keys.executionIndexesOf(record.id, record.reactor, record.status);
-    const keys = [this.keys.execution(record.id), ...indexes, this.keys.lock(key)];
+    const { indexes, tags, left } = this.#indexKeys(record);
+    const keys = [this.keys.execution(record.id), ...indexes, this.keys.lock(key), ...tags, ...left];
     const written = await runScript(this.redis, scripts.recordSaveFenced, keys, [
       json,
       this.recordTtlMs,
@@ -208,9 +231,26 @@ export class RedisStore implements Store, InterruptClaims, JobLeases {
       record.id,
       owner,
       indexed ? '0' : '1',
+      tags.length,
     ]);
     if (!written) throw new LeaseLostError(record.id, 'taken_over');
     if (!indexed) this.#remember(record);
+  }
+
+  /**
+   * The index keys a save of `record` writes: every record's, its reactor's and its status's;
+   * one per tag; and the other statuses' indexes it leaves (the scripts take them in this order).
+   */
+  #indexKeys(record: Pick<ExecutionRecord, 'id' | 'reactor' | 'status' | 'tags'>): {
+    readonly indexes: readonly string[];
+    readonly tags: readonly string[];
+    readonly left: readonly string[];
+  } {
+    return {
+      indexes: this.keys.executionIndexesOf(record.id, record.reactor, record.status),
+      tags: this.keys.executionTagIndexesOf(record.id, record.tags),
+      left: this.keys.executionStatusIndexesBesides(record.id, record.status),
+    };
   }
 
   /** Revisions of large maps' element states this process wrote, by `id\u0000path` (a bounded memo, oldest dropped first). */
@@ -289,10 +329,10 @@ export class RedisStore implements Store, InterruptClaims, JobLeases {
   async list(
     filter: ExecutionFilter = {},
   ): Promise<{ readonly records: readonly ExecutionRecord[]; readonly cursor?: string }> {
-    const limit = filter.limit ?? DEFAULT_PAGE;
+    const limit = filter.limit ?? DEFAULT_LIST_PAGE;
     if (!Number.isSafeInteger(limit) || limit < 1)
       throw new RangeError(`list limit must be a positive integer; got ${String(limit)}`);
-    const after = filter.cursor === undefined ? undefined : decodeCursor(filter.cursor);
+    const after = filter.cursor === undefined ? undefined : decodeListCursor(filter.cursor);
     // One index on a single server; on a cluster one per slot group, each read as far as one page, then merged.
     const shards = this.keys.executionIndexShards(filter);
     const pages = await Promise.all(shards.map((index) => this.#listIndex(index, filter, after, limit)));
@@ -301,20 +341,30 @@ export class RedisStore implements Store, InterruptClaims, JobLeases {
     const page = found.slice(0, limit);
     const last = page[page.length - 1];
     const records = page.map((f) => f.record);
-    return found.length > limit && last !== undefined
-      ? { records, cursor: encodeCursor(last.score, last.record.id) }
-      : { records };
+    return found.length > limit && last !== undefined ? { records, cursor: encodeListCursor(last) } : { records };
   }
 
-  /** Up to `limit + 1` records of one index key after `after`, newest first; entries whose record is gone (or moved to another status) are dropped. */
+  /**
+   * Up to `limit + 1` records of one index key after `after`, newest first, that match the whole
+   * filter (the index answers one part of it; the rest is checked on the record). Entries whose
+   * record is gone (expired) are dropped from the index; then the oldest entries older than one
+   * TTL are checked and dropped the same way, {@link PRUNE_BATCH} at most (docs/decisions/103).
+   */
   async #listIndex(
     index: string,
     filter: ExecutionFilter,
-    after: { score: number; id: string } | undefined,
+    after: ListPosition | undefined,
     limit: number,
   ): Promise<Listed[]> {
+    // Keyset: from the cursor's score down (its ties by id are skipped below), so newer records never shift a page.
     const max =
-      after !== undefined ? String(after.score) : filter.createdTo !== undefined ? `(${filter.createdTo}` : '+inf';
+      after !== undefined
+        ? filter.createdTo !== undefined && filter.createdTo <= after.createdAt
+          ? `(${filter.createdTo}`
+          : String(after.createdAt)
+        : filter.createdTo !== undefined
+          ? `(${filter.createdTo}`
+          : '+inf';
     const min = filter.createdFrom === undefined ? '-inf' : String(filter.createdFrom);
     const found: Listed[] = [];
     const stale: string[] = [];
@@ -327,12 +377,11 @@ export class RedisStore implements Store, InterruptClaims, JobLeases {
       );
       if (flat.length === 0) break;
       offset += flat.length / 2;
-      const entries: { id: string; score: number }[] = [];
+      const entries: { id: string; createdAt: number }[] = [];
       for (let i = 0; i + 1 < flat.length; i += 2) {
         const id = flat[i] ?? '';
-        const score = Number(flat[i + 1]);
-        if (after !== undefined && score === after.score && id >= after.id) continue;
-        entries.push({ id, score });
+        const createdAt = Number(flat[i + 1]);
+        if (isAfter(createdAt, id, after)) entries.push({ id, createdAt });
       }
       if (entries.length === 0) continue;
       // One index key's entries live in its slot group, so one MGET reads their records on a cluster too.
@@ -343,20 +392,43 @@ export class RedisStore implements Store, InterruptClaims, JobLeases {
       );
       entries.forEach((entry, i) => {
         const json = jsons[i];
-        if (json === null || json === undefined) return void stale.push(entry.id);
+        if (json === null || json === undefined) return void stale.push(entry.id); // expired
         const record = parseRecord(json);
+        // A status index follows status changes in the scripts that make them; the check is for a change between the two reads.
         const matches =
           (filter.reactor === undefined || record.reactor === filter.reactor) &&
-          (filter.status === undefined || record.status === filter.status);
-        if (!matches) {
-          if (filter.reactor === undefined && filter.status !== undefined) stale.push(entry.id); // moved to another status
-          return;
-        }
-        if (found.length <= limit) found.push({ record, score: entry.score });
+          (filter.status === undefined || record.status === filter.status) &&
+          hasTags(record.tags, filter.tags);
+        if (matches && found.length <= limit) found.push({ record, createdAt: entry.createdAt, id: entry.id });
       });
     }
     if (stale.length > 0) await runCommand('store-list', () => this.redis.zrem(index, ...stale), this.redis);
+    if (after === undefined) await this.#prune(index); // once per listing, at its first page
     return found;
+  }
+
+  /**
+   * Drops from `index` the entries of records that expired, among its oldest ones created more
+   * than one TTL ago ({@link PRUNE_BATCH} at most): a record saved within its TTL is still there,
+   * so only these can be gone. Keeps an index that is written to but never read to its end from
+   * growing without bound.
+   */
+  async #prune(index: string): Promise<void> {
+    const horizon = Date.now() - this.recordTtlMs;
+    if (horizon <= 0) return;
+    const ids = await runCommand(
+      'store-list',
+      () => this.redis.zrangebyscore(index, '-inf', `(${horizon}`, 'LIMIT', 0, PRUNE_BATCH),
+      this.redis,
+    );
+    if (ids.length === 0) return;
+    const exists = await runCommand(
+      'store-list',
+      () => Promise.all(ids.map((id) => this.redis.exists(this.keys.execution(id)))),
+      this.redis,
+    );
+    const gone = ids.filter((_, i) => exists[i] === 0);
+    if (gone.length > 0) await runCommand('store-list', () => this.redis.zrem(index, ...gone), this.redis);
   }
 
   async claimIdempotency(
@@ -367,17 +439,19 @@ export class RedisStore implements Store, InterruptClaims, JobLeases {
   ): Promise<IdempotencyClaim> {
     const json = pending === undefined ? '' : this.#serialize(pending);
     if (this.keys.layout === 'cluster') return this.#claimApart(reactor, key, executionId, pending, json);
-    const indexes = this.keys.executionIndexesOf(
-      executionId,
-      pending?.reactor ?? reactor,
-      pending?.status ?? 'pending',
-    );
-    const keys = [this.keys.idempotency(reactor, key), this.keys.execution(executionId), ...indexes];
+    const { indexes, tags, left } = this.#indexKeys({
+      id: executionId,
+      reactor: pending?.reactor ?? reactor,
+      status: pending?.status ?? 'pending',
+      ...(pending?.tags === undefined ? {} : { tags: pending.tags }),
+    });
+    const keys = [this.keys.idempotency(reactor, key), this.keys.execution(executionId), ...indexes, ...tags, ...left];
     return runScript(this.redis, scripts.idempotencyClaim, keys, [
       executionId,
       this.recordTtlMs,
       json,
       pending?.createdAt ?? 0,
+      tags.length,
     ]);
   }
 
@@ -401,12 +475,12 @@ export class RedisStore implements Store, InterruptClaims, JobLeases {
     if (!reply.claimed && (await this.#claimOrphaned(claimKey, reply.holder))) reply = await claim(reply.holder);
     if (!reply.claimed) return { claimed: false, executionId: reply.holder };
     if (pending !== undefined) {
-      const indexes = this.keys.executionIndexesOf(executionId, pending.reactor, pending.status);
+      const { indexes, tags, left } = this.#indexKeys(pending);
       await runScript(
         this.redis,
         scripts.recordCreate,
-        [this.keys.execution(executionId), ...indexes],
-        [json, this.recordTtlMs, pending.createdAt, executionId],
+        [this.keys.execution(executionId), ...indexes, ...tags, ...left],
+        [json, this.recordTtlMs, pending.createdAt, executionId, tags.length],
       );
     }
     return { claimed: true };
@@ -488,19 +562,4 @@ function parseRecord(json: string): ExecutionRecord {
   const version = typeof value === 'object' && value !== null ? (value as { v?: unknown }).v : undefined;
   if (version !== RECORD_VERSION) throw new RecordVersionError(version, RECORD_VERSION);
   return value as ExecutionRecord;
-}
-
-function encodeCursor(score: number, id: string): string {
-  return Buffer.from(JSON.stringify([score, id])).toString('base64url');
-}
-
-function decodeCursor(cursor: string): { score: number; id: string } {
-  try {
-    const value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
-    if (Array.isArray(value) && typeof value[0] === 'number' && typeof value[1] === 'string')
-      return { score: value[0], id: value[1] };
-  } catch {
-    // fall through
-  }
-  throw new RangeError(`invalid list cursor ${JSON.stringify(cursor)}`);
 }

@@ -159,7 +159,7 @@ export function executionPage(
     : html`${json(e.input)}${e.redacted.length === 0 ? '' : html`<p class="muted">Redacted: ${e.redacted.join(', ')}</p>`}`;
   const body = html`${notice ? html`<div class="notice">${notice}</div>` : ''}
 <h1>${e.reactor} <span class="mono">${e.id}</span> ${badge(e.status)}</h1>
-<p class="muted">created ${time(e.createdAt)} · updated ${time(e.updatedAt)}${e.parentId ? html` · parent ${link(ctx, e.parentId)}` : ''}${e.retryOf ? html` · retries ${link(ctx, e.retryOf)}` : ''}${e.idempotencyKey ? html` · idempotency key <code>${e.idempotencyKey}</code>` : ''}</p>
+<p class="muted">created ${time(e.createdAt)} · updated ${time(e.updatedAt)}${e.parentId ? html` · parent ${link(ctx, e.parentId)}` : ''}${e.retryOf ? html` · retries ${link(ctx, e.retryOf)}` : ''}${e.idempotencyKey ? html` · idempotency key <code>${e.idempotencyKey}</code>` : ''}${e.tags ? html` · tags ${Object.entries(e.tags).map(([key, value]) => html`<a class="tag" data-tag-key="${key}" href="${ctx.base}/executions?tag=${encodeURIComponent(`${key}=${value}`)}"><code>${key}=${value}</code></a> `)}` : ''}</p>
 ${buttons.length === 0 ? '' : html`<p class="actions">${buttons}</p>`}
 ${e.waiting ? waitingCard(ctx, e.waiting) : ''}
 ${pausedCard(

@@ -1,6 +1,7 @@
 /**
- * The executions list: status tabs (parked and paused apart from failed), filters by reactor and creation
- * time, a page of executions, a link to the next page.
+ * The executions list: status tabs (parked and paused apart from failed), filters by reactor,
+ * creation time and tags, a page of executions (with their duration, and the value of one tag
+ * the operator picks as a column), a link to the next page.
  *
  * @module
  */
@@ -18,6 +19,10 @@ export interface ListFilters {
   readonly status?: string;
   readonly from?: string;
   readonly to?: string;
+  /** Tag filters as typed: `key=value`, comma-separated. */
+  readonly tag?: string;
+  /** The tag key whose value the list shows in a column of its own. */
+  readonly column?: string;
 }
 
 const TABS = [
@@ -44,7 +49,22 @@ export function filterQuery(
   return text === '' ? '' : `?${text}`;
 }
 
-function row(ctx: PageContext, e: ExecutionSummary | SearchHit, now: number, bulk: boolean): Fragment {
+/** How long an execution took: creation to its last write when it ended, to now while it is live. */
+function took(e: ExecutionSummary, now: number): Fragment {
+  const ended = TERMINAL.has(e.status);
+  const ms = (ended ? e.updatedAt : now) - e.createdAt;
+  return html`<span data-duration-ms="${ms}">${duration(ms)}${ended ? '' : html` <span class="muted">so far</span>`}</span>`;
+}
+
+const TERMINAL: ReadonlySet<string> = new Set(['completed', 'failed', 'halted', 'cancelled', 'aborted']);
+
+function row(
+  ctx: PageContext,
+  e: ExecutionSummary | SearchHit,
+  now: number,
+  bulk: boolean,
+  column: string | undefined,
+): Fragment {
   let what: Fragment | string =
     e.status === 'parked' && e.waitingFor?.primitive === 'sleep'
       ? html`sleeping at <code>${e.waitingFor.key}</code> until ${new Date(e.waitingFor.dueAt ?? now).toISOString()}`
@@ -62,7 +82,7 @@ function row(ctx: PageContext, e: ExecutionSummary | SearchHit, now: number, bul
     ? html`<td><input type="checkbox" name="id" value="${e.id}" form="bulk" aria-label="select ${e.id}"></td>`
     : '';
   const match = 'match' in e ? html` <span class="match" data-match="${e.match}">${MATCH_LABEL[e.match]}</span>` : '';
-  return html`<tr data-execution="${e.id}" data-status="${e.status}">${pick}<td><a class="mono" href="${ctx.base}/executions/${encodeURIComponent(e.id)}">${e.id}</a>${match}</td><td>${e.reactor}</td><td>${badge(e.status)}</td><td>${time(e.createdAt)}</td><td>${duration(now - e.updatedAt)} ago</td><td>${what}${queuedNote(e)}</td></tr>`;
+  return html`<tr data-execution="${e.id}" data-status="${e.status}">${pick}<td><a class="mono" href="${ctx.base}/executions/${encodeURIComponent(e.id)}">${e.id}</a>${match}</td><td>${e.reactor}</td><td>${badge(e.status)}</td>${column === undefined ? '' : html`<td data-tag="${column}">${e.tags?.[column] ?? ''}</td>`}<td>${time(e.createdAt)}</td><td>${took(e, now)}</td><td>${duration(now - e.updatedAt)} ago</td><td>${what}${queuedNote(e)}</td></tr>`;
 }
 
 /** A queued execution's start time and priority, when it has them. */
@@ -99,6 +119,8 @@ function filterForm(ctx: PageContext, filters: ListFilters, reactors: readonly s
   <label>Status <select name="status"><option value="">any</option>${TABS.concat().map((s) => html`<option${filters.status === s ? html` selected` : ''}>${s}</option>`)}</select></label>
   <label>Created from (UTC) <input type="datetime-local" step="1" name="from" value="${filters.from ?? ''}"></label>
   <label>Created before (UTC) <input type="datetime-local" step="1" name="to" value="${filters.to ?? ''}"></label>
+  <label>Tags <input type="text" name="tag" size="22" value="${filters.tag ?? ''}" placeholder="orderId=42, region=eu"></label>
+  <label>Tag column <input type="text" name="column" size="10" value="${filters.column ?? ''}" placeholder="orderId"></label>
   <button type="submit">Filter</button> <a href="${ctx.base}/executions">clear</a>
 </form>`;
 }
@@ -108,12 +130,13 @@ function table(
   items: readonly (ExecutionSummary | SearchHit)[],
   now: number,
   extras: ListExtras,
+  column: string | undefined,
 ): Fragment {
   const bulk = extras.bulk.length > 0;
   const form = bulk
     ? html`<form id="bulk" class="bulk actions" method="get" action="${ctx.base}/executions/bulk"><span class="muted">With the selected:</span>${extras.bulk.map((a) => html`<button type="submit" class="secondary" name="action" value="${a.name}" data-bulk="${a.name}">${a.label}…</button>`)}</form>`
     : '';
-  return html`${form}<table class="executions"><thead><tr>${bulk ? html`<th><span class="muted">select</span></th>` : ''}<th>Execution</th><th>Reactor</th><th>Status</th><th>Created</th><th>Updated</th><th>Details</th></tr></thead><tbody>${items.map((e) => row(ctx, e, now, bulk))}</tbody></table>`;
+  return html`${form}<table class="executions"><thead><tr>${bulk ? html`<th><span class="muted">select</span></th>` : ''}<th>Execution</th><th>Reactor</th><th>Status</th>${column === undefined ? '' : html`<th data-tag-column="${column}">${column}</th>`}<th>Created</th><th>Duration</th><th>Updated</th><th>Details</th></tr></thead><tbody>${items.map((e) => row(ctx, e, now, bulk, column))}</tbody></table>`;
 }
 
 /** The whole list page: the executions, or the hits of a search. */
@@ -133,7 +156,7 @@ export function executionsPage(
     results =
       r.items.length === 0
         ? html`${note}<p class="empty">No executions match.</p>`
-        : html`${note}${table(ctx, r.items, now, extras)}`;
+        : html`${note}${table(ctx, r.items, now, extras, filters.column)}`;
   } else {
     const { list } = content;
     const next =
@@ -143,7 +166,7 @@ export function executionsPage(
     results =
       list.items.length === 0
         ? html`<p class="empty">No executions match.</p>`
-        : html`${table(ctx, list.items, now, extras)}${next}`;
+        : html`${table(ctx, list.items, now, extras, filters.column)}${next}`;
   }
   const body = html`<h1>Executions</h1>
 <p class="tabs">${tab(undefined, 'All')}${TABS.map((s) => tab(s, s))}</p>

@@ -3,15 +3,19 @@
   exists — the second half of an idempotency claim on a Redis Cluster, where the claim lives in
   another slot than the record (docs/decisions/091). Indexed exactly as record-save does.
 
+  KEYS[1..n] the fixed keys below, then the tag and other-status index keys (variadic)
   KEYS[1] record string (JSON; its TTL is the record's)
   KEYS[2] index ZSET of every record (member id, score createdAt)
   KEYS[3] index ZSET of the record's reactor
   KEYS[4] index ZSET of the record's status
+  KEYS[5..] the record's tag index ZSETs (one per tag key=value; ARGV[5] of them), then the
+          index ZSETs of every other status (the record leaves them: a status change moves it)
 
   ARGV[1] the record JSON
   ARGV[2] ttl in ms (positive integer), also applied to each index key
   ARGV[3] createdAt (the index score)
   ARGV[4] execution id (the index member)
+  ARGV[5] how many tag index keys follow KEYS[4] (absent: 0)
 
   Returns 1 (written) or 0 (a record with this id exists: nothing written).
 
@@ -28,5 +32,16 @@ end
 for i = 2, 4 do
   redis.call('ZADD', KEYS[i], ARGV[3], ARGV[4])
   redis.call('PEXPIRE', KEYS[i], ttl)
+end
+-- The tag indexes (written like the three above), then the other statuses' indexes, which the
+-- record leaves: it is in one status index only, the one of the status written here.
+local tags = tonumber(ARGV[5]) or 0
+for i = 5, #KEYS do
+  if i < 5 + tags then
+    redis.call('ZADD', KEYS[i], ARGV[3], ARGV[4])
+    redis.call('PEXPIRE', KEYS[i], ttl)
+  else
+    redis.call('ZREM', KEYS[i], ARGV[4])
+  end
 end
 return 1
