@@ -24,6 +24,7 @@ import {
   type WorkerModule,
 } from './worker-module.js';
 import { prefixHasKeys } from './worker-prefix.js';
+import { closeModule, closeWarning } from './module-close.js';
 import {
   firstNodeUrl,
   openConnection,
@@ -427,6 +428,9 @@ export async function runWorkerCommand(
     for (const signal of signals) process.off(signal, onSignal);
     options.stop?.removeEventListener('abort', onAbort);
   }
+  // What the module opened itself (its own connections, timers): its close(), bounded. Anything it leaves open does not keep the process (main.ts exits).
+  const warning = closeWarning(await closeModule(module));
+  if (warning !== undefined) io.err(`ts-reactor worker: warning: ${warning}`);
   io.out('ts-reactor worker: stopped');
   return 0;
 }
