@@ -57,7 +57,7 @@ const cancel: ExecutionActionCommand = {
   options: { reason: { type: 'string' } },
   appliesTo: UNFINISHED,
   hint: 'only an unfinished execution can be cancelled (undo a completed one)',
-  question: (e) => `Cancel ${who(e)}? Its completed steps are undone.`,
+  question: (e) => `Cancel ${who(e)} and undo its completed steps?`,
   prepare: (values) => (engine, id) => engine.cancel(id, { reason: reasonOf(values, 'cancel') }),
   done: (id, result) =>
     result.status === 'cancelled'
