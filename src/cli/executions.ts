@@ -51,7 +51,7 @@ export type ExecutionsSubcommand = ExecutionReadCommand | ExecutionActionCommand
 
 /** The options an action takes besides its own. */
 const ACTION_OPTIONS = {
-  yes: { type: 'boolean' },
+  yes: { type: 'boolean', short: 'y' },
   queue: { type: 'string' },
 } as const;
 
@@ -183,7 +183,11 @@ function wrap(summary: string): string {
 
 /** Every option any subcommand takes, for one strict parse. */
 function allOptions(): OptionSpecs {
-  const merged: Record<string, { readonly type: 'string' | 'boolean' }> = { ...TARGET_OPTIONS, ...APP_OPTIONS, ...ACTION_OPTIONS };
+  const merged: Record<string, { readonly type: 'string' | 'boolean' }> = {
+    ...TARGET_OPTIONS,
+    ...APP_OPTIONS,
+    ...ACTION_OPTIONS,
+  };
   for (const sub of Object.values(EXECUTIONS_SUBCOMMANDS)) Object.assign(merged, sub.options);
   return merged;
 }
@@ -217,8 +221,6 @@ export async function executionsCommand(args: readonly string[], io: OpsIO): Pro
   return RUNNERS[sub.kind](sub as never, { name, id, values, io });
 }
 
-type AppValues = Parameters<typeof readApp>[0];
-
 interface Invocation {
   readonly name: string;
   readonly id: string | undefined;
@@ -234,7 +236,7 @@ const RUNNERS: {
 } = { read: runRead, action: runAction };
 
 function runRead(sub: ExecutionReadCommand, { id, values, io }: Invocation): Promise<number> {
-  return withApp('executions', values as AppValues, io, (conn, app) => sub.run({ values, id, io, conn, app }));
+  return withApp('executions', values, io, (conn, app) => sub.run({ values, id, io, conn, app }));
 }
 
 /** What is said when the operator did not confirm. */
@@ -258,7 +260,7 @@ async function runAction(sub: ExecutionActionCommand, { name, id, values, io }: 
       false,
     );
   const perform = sub.prepare(values);
-  const app = await readApp(values as AppValues, io.env ?? process.env);
+  const app = await readApp(values, io.env ?? process.env);
   try {
     const conn = await connect(app.target, app.reactors);
     let detail;
@@ -294,10 +296,7 @@ async function runAction(sub: ExecutionActionCommand, { name, id, values, io }: 
 }
 
 /** Runs `body` with an engine over the app's Redis, prefix, queue, reactors and options (no worker), then closes it. */
-async function withRuntime<T>(
-  app: OpsApp,
-  body: (engine: Engine) => Promise<T>,
-): Promise<T> {
+async function withRuntime<T>(app: OpsApp, body: (engine: Engine) => Promise<T>): Promise<T> {
   const { createRedisRuntime } = await import('../bullmq.js');
   const { queueName: _queue, ...options } = app.module?.options ?? {};
   const runtime = createRedisRuntime({

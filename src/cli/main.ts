@@ -168,7 +168,7 @@ export async function main(argv: readonly string[], io: CliIO): Promise<number> 
 export const EXIT_GRACE_MS = 1_000;
 
 const LEFT_OPEN =
-  "ts-reactor worker: exiting although the module left something open (a connection, a timer); export close() from the module to close it";
+  'ts-reactor worker: exiting although the module left something open (a connection, a timer); export close() from the module to close it';
 
 function isEntryPoint(): boolean {
   const script = process.argv[1];

@@ -44,7 +44,9 @@ export async function closeModule(
   }
 }
 
-const WARNINGS: { readonly [K in ModuleCloseOutcome['kind']]: (o: Extract<ModuleCloseOutcome, { kind: K }>) => string | undefined } = {
+const WARNINGS: {
+  readonly [K in ModuleCloseOutcome['kind']]: (o: Extract<ModuleCloseOutcome, { kind: K }>) => string | undefined;
+} = {
   none: () => undefined,
   closed: () => undefined,
   failed: (o) => `the module's close() threw: ${o.message}`,

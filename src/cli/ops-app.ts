@@ -35,7 +35,10 @@ export interface OpsApp {
  * module that does not load (exit 2).
  */
 export async function readApp(
-  values: Parameters<typeof readTarget>[0] & { readonly module?: string | undefined; readonly queue?: string | undefined },
+  values: Parameters<typeof readTarget>[0] & {
+    readonly module?: string | undefined;
+    readonly queue?: string | undefined;
+  },
   env: Readonly<Record<string, string | undefined>>,
 ): Promise<OpsApp> {
   const plain = readTarget(values, env);

@@ -71,7 +71,8 @@ export function readTarget(
   const fromEnv = values.prefix === undefined ? (modulePrefix ?? env[PREFIX_ENV]) : undefined;
   const prefix = values.prefix ?? (fromEnv === '' ? undefined : fromEnv);
   if (prefix !== undefined && (prefix === '' || /[{}\s]/.test(prefix))) {
-    const where = values.prefix !== undefined ? '--prefix' : modulePrefix !== undefined ? "the module's prefix" : PREFIX_ENV;
+    const where =
+      values.prefix !== undefined ? '--prefix' : modulePrefix !== undefined ? "the module's prefix" : PREFIX_ENV;
     throw new UsageError(`${where} must be non-empty, without braces or whitespace; got "${prefix}"`, false);
   }
   const timeout = values['connect-timeout'];

@@ -165,7 +165,9 @@ export function readWorkerModule(exports: Readonly<Record<string, unknown>>): Wo
     throw new WorkerModuleError('scheduleInputs must be an object of functions');
   const close = pick('close');
   if (close !== undefined && typeof close !== 'function')
-    throw new WorkerModuleError('close must be a function (it may return a promise) that closes what the module opened');
+    throw new WorkerModuleError(
+      'close must be a function (it may return a promise) that closes what the module opened',
+    );
   const reactors = (defined as WorkerModule).reactors;
   return {
     ...(reactors === undefined ? {} : { reactors }),

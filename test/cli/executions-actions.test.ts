@@ -148,16 +148,19 @@ describe('the actions', () => {
   test('resume answers the interrupt with the payload and the run goes on; a bad payload is refused', async () => {
     const paused = await runtime.engine.run(approval, { order: 'o-1' });
     expect(paused.status).toBe('paused');
-    const notJson = await cli(['resume', paused.executionId, '--module', app, '--yes', '--payload', '{approved'], never);
+    const notJson = await cli(
+      ['resume', paused.executionId, '--module', app, '--yes', '--payload', '{approved'],
+      never,
+    );
     expect(notJson.code).toBe(2);
     expect(notJson.err).toMatch(/^ts-reactor executions: --payload is not JSON: /);
     const missing = await cli(['resume', paused.executionId, '--module', app, '--yes'], never);
-    expect(missing).toMatchObject({ code: 2, err: 'ts-reactor executions: executions resume: missing --payload <json>' });
+    expect(missing).toMatchObject({
+      code: 2,
+      err: 'ts-reactor executions: executions resume: missing --payload <json>',
+    });
 
-    const r = await cli(
-      ['resume', paused.executionId, '--module', app, '--payload', '{"approved":true}'],
-      answer('y'),
-    );
+    const r = await cli(['resume', paused.executionId, '--module', app, '--payload', '{"approved":true}'], answer('y'));
     expect(r.code, r.err).toBe(0);
     expect(r.asked).toEqual([
       `Resume execution ${paused.executionId} (ops-approval, paused) at approve with this payload? [y/N] `,
@@ -167,7 +170,15 @@ describe('the actions', () => {
     expect(result?.status === 'completed' ? result.value : undefined).toEqual({ booked: true });
 
     const other = await runtime.engine.run(approval, { order: 'o-2' });
-    const invalid = await cli(['resume', other.executionId, '--module', app, '--yes', '--payload', '{"approved":"yes"}']);
+    const invalid = await cli([
+      'resume',
+      other.executionId,
+      '--module',
+      app,
+      '--yes',
+      '--payload',
+      '{"approved":"yes"}',
+    ]);
     expect(invalid.code).toBe(1);
     expect(invalid.err).toMatch(/\(resume_payload_invalid\)$/);
   });
@@ -177,9 +188,7 @@ describe('the actions', () => {
     const id = queued.executionId;
     const declined = await cli(['cancel', id, '--module', app], answer('n'));
     expect(declined).toMatchObject({ code: 1, err: 'ts-reactor executions cancel: not confirmed; nothing was done' });
-    expect(declined.asked).toEqual([
-      `Cancel execution ${id} (ops-pay, pending) and undo its completed steps? [y/N] `,
-    ]);
+    expect(declined.asked).toEqual([`Cancel execution ${id} (ops-pay, pending) and undo its completed steps? [y/N] `]);
     expect(await status(id)).toBe('queued');
     const nobody = await cli(['cancel', id, '--module', app], null);
     expect(nobody).toMatchObject({
@@ -199,15 +208,23 @@ describe('the actions', () => {
     expect(noModule.err).toContain('executions cancel needs --module <path>');
     expect((await cli(['cancel', '--module', app, '--yes'])).code).toBe(2);
     const foreign = await cli(['cancel', queued.executionId, '--module', app, '--payload', '{}']);
-    expect(foreign).toMatchObject({ code: 2, err: 'ts-reactor executions: --payload does not apply to executions cancel' });
+    expect(foreign).toMatchObject({
+      code: 2,
+      err: 'ts-reactor executions: --payload does not apply to executions cancel',
+    });
     expect((await cli(['list', '--yes'])).err).toContain('--yes does not apply to executions list');
     const unknown = await cli(['undo', 'no-such-id', '--module', app, '--yes']);
-    expect(unknown).toMatchObject({ code: 1, err: 'ts-reactor executions undo: no execution no-such-id (or its record expired)' });
+    expect(unknown).toMatchObject({
+      code: 1,
+      err: 'ts-reactor executions undo: no execution no-such-id (or its record expired)',
+    });
     expect(await status(queued.executionId)).toBe('queued');
   });
 
   test('every action is an entry of one table, each with its usage in --help', async () => {
-    expect(Object.keys(EXECUTIONS_SUBCOMMANDS)).toEqual(expect.arrayContaining(['list', 'show', 'cancel', 'retry', 'undo', 'resume']));
+    expect(Object.keys(EXECUTIONS_SUBCOMMANDS)).toEqual(
+      expect.arrayContaining(['list', 'show', 'cancel', 'retry', 'undo', 'resume']),
+    );
     const { OPS_USAGE } = await import('../../src/cli/ops.js');
     for (const [name, sub] of Object.entries(EXECUTIONS_SUBCOMMANDS))
       expect(OPS_USAGE).toContain(`  executions ${name}${sub.kind === 'action' ? ' <id> --module <path>' : ''}`);

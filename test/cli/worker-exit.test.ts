@@ -23,7 +23,9 @@ afterAll(async () => {
 });
 
 /** Starts a worker on the fixture, waits for its ready line, sends SIGTERM, and resolves with how it ended. */
-async function stopWorker(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+async function stopWorker(
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawn(
     process.execPath,
     ['--import', 'tsx', 'src/cli/main.ts', 'worker', '--module', fixture, '--prefix', 'worker-exit'],
@@ -62,7 +64,7 @@ test('a module that holds its own connection and timer: "stopped", then exit 0 a
   expect(r.stderr).toContain(`${LEFT_OPEN} (a connection, a timer); export close() from the module to close it`);
 }, 120_000);
 
-test("the module's close() is awaited before \"stopped\"; what it closed does not keep the process", async () => {
+test('the module\'s close() is awaited before "stopped"; what it closed does not keep the process', async () => {
   const r = await stopWorker({ HANDLES_CLOSE: '1' });
   expect(r.code, r.stderr).toBe(0);
   const closed = r.stdout.indexOf('module: closed');
