@@ -12,6 +12,7 @@ import { executionsCommand, locksCommand, orderedLockCommand, runOps } from '../
 import { EXECUTIONS_SUBCOMMANDS } from '../../src/cli/executions.js';
 import type { Asker } from '../../src/cli/confirm.js';
 import { createRedisBackend, type RedisBackend } from '../../src/storage/redis/index.js';
+import { RECORD_VERSION } from '../../src/engine/ports/store.js';
 import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
 import { approval, broken, OPS_APP_PREFIX, OPS_APP_QUEUE, pay } from './fixtures/ops-app.js';
 
@@ -104,6 +105,28 @@ describe('the actions', () => {
     expect(after?.status).toBe('cancelled');
     expect(after?.trace.some((e) => JSON.stringify(e).includes('wrong account'))).toBe(true);
     expect(globalThis.opsAppClosed).toBe(closedBefore + 1); // the module's close() ran once the command was done
+  });
+
+  test('cancel of an execution running elsewhere (its liveness lease free) is a request it acts on: exit 0, said so', async () => {
+    const id = 'ops-running-elsewhere';
+    await backend.store.save({
+      v: RECORD_VERSION,
+      id,
+      rootId: id,
+      reactor: 'ops-pay',
+      status: 'running',
+      input: { account: 'acme', card: '4242' },
+      steps: {},
+      rollbackFailures: [],
+      createdAt: Date.now(),
+      updatedAt: Date.now(),
+    });
+    const r = await cli(['cancel', id, '--module', app, '--yes']);
+    expect(r, r.err).toMatchObject({
+      code: 0,
+      out: `cancel requested: execution ${id} is running; it stops at its next liveness check (ts-reactor executions show ${id})`,
+    });
+    expect(await status(id)).toBe('running');
   });
 
   test('undo runs the undo of a completed execution; on another status it is refused with its code, before asking', async () => {
