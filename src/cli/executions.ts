@@ -166,7 +166,7 @@ export function executionsUsage(): string {
     .join('\n');
 }
 
-/** A summary indented under its usage line, wrapped at about 100 columns. */
+/** A summary indented under its usage line (24 columns), wrapped at 100 columns. */
 function wrap(summary: string): string {
   const lines: string[] = [];
   let line = '';
