@@ -10,6 +10,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createRedisRuntime, type RedisRuntime } from '../../src/bullmq.js';
 import { executionsCommand, locksCommand, orderedLockCommand, runOps } from '../../src/cli/ops.js';
 import { EXECUTIONS_SUBCOMMANDS } from '../../src/cli/executions.js';
+import { runDashboardCommand } from '../../src/cli/dashboard.js';
+import { schedulesCommand } from '../../src/cli/schedules.js';
 import type { Asker } from '../../src/cli/confirm.js';
 import { createRedisBackend, type RedisBackend } from '../../src/storage/redis/index.js';
 import { RECORD_VERSION } from '../../src/engine/ports/store.js';
@@ -282,6 +284,53 @@ describe('--module on every command', () => {
     expect(locks.code, locks.err).toBe(0);
     expect(locks.out).toMatch(/^ordered feed {2}next 1 .* issued 1 /);
     expect((await cli([], null, 'locks')).out).toBe('(nothing held)'); // prefix rx
+  });
+});
+
+describe('--module on the dashboard and schedules', () => {
+  test("schedules add --module saves on the module's prefix and queue; the dashboard lists the module's executions", async () => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const io = { out: (l: string) => void out.push(l), err: (l: string) => void err.push(l), env: {} };
+    const saved = await runOps(
+      'schedules',
+      schedulesCommand,
+      [
+        'add',
+        'nightly-pay',
+        '--reactor',
+        'ops-pay',
+        '--every',
+        '1h',
+        '--input',
+        '{"account":"acme","card":"1"}',
+        '--module',
+        app,
+        '--redis',
+        redis.url,
+      ],
+      io,
+    );
+    expect(saved, err.join('\n')).toBe(0);
+    expect((await runtime.schedules.list()).map((s) => s.id)).toContain('nightly-pay');
+    await runtime.schedules.remove('nightly-pay');
+
+    const queued = await runtime.engine.start(pay, { account: 'umbrella', card: '4242' });
+    const stop = new AbortController();
+    const running = runDashboardCommand(['--port', '0', '--read-only', '--module', app, '--redis', redis.url], io, {
+      stop: stop.signal,
+      signals: [],
+    });
+    try {
+      await expect.poll(() => out.some((l) => l.includes('listening on')), { timeout: 30_000 }).toBe(true);
+      const line = out.find((l) => l.includes('listening on'))!;
+      expect(line).toContain(`(prefix ${OPS_APP_PREFIX}, read-only; reactors: ops-pay, ops-broken, ops-approval)`);
+      const url = /listening on (\S+)/.exec(line)![1]!;
+      expect(await (await fetch(url)).text()).toContain(queued.executionId);
+    } finally {
+      stop.abort();
+      expect(await running).toBe(0);
+    }
   });
 });
 
