@@ -69,7 +69,8 @@ Options:
   --module <path>           the app: an ES module, or TypeScript (.ts, .mts, .cts) when tsx is
                             installed, whose exports include reactor definitions (or an array
                             named "reactors"), or a default export made with defineWorker(): its
-                            reactors, rateLimits, middleware, logger, prefix and options
+                            reactors, rateLimits, middleware, logger, prefix, options and a
+                            close() awaited at shutdown (at most 10 s)
   --concurrency <n>         jobs processed at once (default 8)
   --prefix <prefix>         key prefix of the store, coordinator and queue (default: the
                             module's prefix, else the TS_REACTOR_PREFIX variable, else rx)
