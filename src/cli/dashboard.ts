@@ -10,7 +10,8 @@ import { parseArgs } from 'node:util';
 import type { AnyReactorDefinition } from '../dsl/definition.js';
 import { connect, readTarget, TARGET_OPTIONS, type OpsIO } from './ops-target.js';
 import { redactUrl } from './redis-check.js';
-import { loadReactors, UsageError } from './worker.js';
+import { closeModule, closeWarning } from './module-close.js';
+import { loadWorkerApp, UsageError } from './worker.js';
 import { openConnection, placeOptions, type RedisPlace } from './redis-place.js';
 import type { QueueInspector } from '../engine/ports/queue-inspector.js';
 import type { PrometheusMetrics } from '../metrics/prometheus.js';
@@ -30,9 +31,11 @@ Options:
   --redis-cluster <nodes>
                         a Redis Cluster instead: host:port,host:port,… (any of its nodes)
   --prefix <prefix>     key prefix of the store, coordinator and queue (default: the
-                        TS_REACTOR_PREFIX variable, else rx)
-  --queue <name>        BullMQ queue name retries are enqueued to (default ts-reactor)
-  --module <path>       ES module exporting the reactors (graphs, redaction, actions)
+                        module's prefix, else the TS_REACTOR_PREFIX variable, else rx)
+  --queue <name>        BullMQ queue name retries are enqueued to (default: the module's
+                        options.queueName, else ts-reactor)
+  --module <path>       the app module, as the worker loads it: its reactors (graphs,
+                        redaction, actions), prefix and queue
   --port <n>            port to listen on (default 3000; 0 picks a free one)
   --host <host>         interface to listen on (default 127.0.0.1)
   --base-path <path>    serve under this path, e.g. /ops
@@ -72,12 +75,14 @@ export async function runDashboardCommand(
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
-  const target = readTarget(values, io.env ?? process.env);
+  readTarget(values, io.env ?? process.env); // the connection options, checked before the module loads
+  const appModule = values.module === undefined ? undefined : await loadWorkerApp(resolve(values.module));
+  const target = readTarget(values, io.env ?? process.env, appModule?.module.prefix);
+  const queueName = values.queue ?? appModule?.module.options?.queueName;
   const port = values.port === undefined ? 3000 : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65_535)
     throw new UsageError(`--port must be an integer from 0 to 65535; got "${values.port}"`, false);
-  const reactors: AnyReactorDefinition[] =
-    values.module === undefined ? [] : await loadReactors(resolve(values.module));
+  const reactors: AnyReactorDefinition[] = appModule?.reactors ?? [];
   const { createDashboard, normalizeBasePath } = await import('../web/index.js').catch((error: unknown) => {
     throw new UsageError(
       `the dashboard needs the optional peers hono and @hono/node-server (npm install hono @hono/node-server): ${(error as Error).message}`,
@@ -102,7 +107,7 @@ export async function runDashboardCommand(
     ...placeOptions(target),
     reactors,
     ...(target.prefix === undefined ? {} : { prefix: target.prefix }),
-    ...(values.queue === undefined ? {} : { queueName: values.queue }),
+    ...(queueName === undefined ? {} : { queueName }),
   });
   const operations = await dashboardOperations(target, runtime.queueInspector, io, {
     store: conn.backend.store,
@@ -143,6 +148,8 @@ export async function runDashboardCommand(
   operations.close();
   await runtime.close();
   await conn.close();
+  const warning = closeWarning(await closeModule(appModule?.module));
+  if (warning !== undefined) io.err(`ts-reactor dashboard: warning: ${warning}`);
   io.out('ts-reactor dashboard: stopped');
   return 0;
 }

@@ -164,6 +164,12 @@ export async function main(argv: readonly string[], io: CliIO): Promise<number> 
   return handler(rest, io);
 }
 
+/** How long after a command has ended the process exits even though something is still open, ms. */
+export const EXIT_GRACE_MS = 1_000;
+
+const LEFT_OPEN =
+  'ts-reactor worker: exiting although the module left something open (a connection, a timer); export close() from the module to close it';
+
 function isEntryPoint(): boolean {
   const script = process.argv[1];
   if (script === undefined) return false;
@@ -176,11 +182,16 @@ function isEntryPoint(): boolean {
 
 if (isEntryPoint()) {
   const io: CliIO = { out: (line) => console.log(line), err: (line) => console.error(line) };
-  main(process.argv.slice(2), io).then(
+  const argv = process.argv.slice(2);
+  main(argv, io).then(
     (code) => {
       process.exitCode = code;
-      // A command that failed may have left a connection it could not close (a half-built runtime): do not hang on it.
-      if (code !== 0) setTimeout(() => process.exit(code), 1_000).unref();
+      // What is still open once the command is done does not keep the process: a connection a failed
+      // command could not close (a half-built runtime), or one an app module opened and did not close.
+      setTimeout(() => {
+        if (argv[0] === 'worker' && code === 0) io.err(LEFT_OPEN);
+        process.exit(code);
+      }, EXIT_GRACE_MS).unref();
     },
     (error: unknown) => {
       console.error(error);

@@ -10,6 +10,7 @@ import type { RedisBackend } from '../storage/redis/index.js';
 import type { RedisConnection } from '../storage/redis/connection.js';
 import { createReadModel, type ReadModel } from '../ops/read-model.js';
 import type { AnyReactorDefinition } from '../dsl/definition.js';
+import type { Asker } from './confirm.js';
 import { parseRedisUrl, pingRedis, unreachableMessage } from './redis-check.js';
 import { PREFIX_ENV, UsageError } from './worker.js';
 import { firstNodeUrl, placeOptions, readClusterNodes, type ClusterNode, type RedisPlace } from './redis-place.js';
@@ -22,6 +23,8 @@ export interface OpsIO {
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** Progress lines go to `err` when true (default: when stderr is a terminal). */
   readonly progress?: boolean;
+  /** Asks for a confirmation (default: on the terminal, when stdin and stderr are one); `null`: there is no one to ask. */
+  readonly ask?: Asker | null;
 }
 
 /** The connection options every operations command takes. */
@@ -40,7 +43,10 @@ export interface Target extends RedisPlace {
   readonly connectTimeoutMs: number;
 }
 
-/** Reads `--redis`/`REDIS_URL`, `--prefix`/`TS_REACTOR_PREFIX` and `--connect-timeout`; a {@link UsageError} on a bad value. */
+/**
+ * Reads `--redis`/`REDIS_URL`, the prefix (`--prefix`, else `modulePrefix` — the app module's —, else
+ * `TS_REACTOR_PREFIX`, as the worker reads it) and `--connect-timeout`; a {@link UsageError} on a bad value.
+ */
 export function readTarget(
   values: {
     readonly redis?: string | undefined;
@@ -49,6 +55,7 @@ export function readTarget(
     readonly 'connect-timeout'?: string | undefined;
   },
   env: Readonly<Record<string, string | undefined>>,
+  modulePrefix?: string,
 ): Target {
   let cluster: ClusterNode[] | undefined;
   try {
@@ -61,10 +68,11 @@ export function readTarget(
     throw new UsageError('missing --redis <url> (or set REDIS_URL), or --redis-cluster <nodes>', false);
   const url = parseRedisUrl(raw);
   if (!url.ok) throw new UsageError(`--redis: ${url.message}`, false);
-  const fromEnv = values.prefix === undefined ? env[PREFIX_ENV] : undefined;
+  const fromEnv = values.prefix === undefined ? (modulePrefix ?? env[PREFIX_ENV]) : undefined;
   const prefix = values.prefix ?? (fromEnv === '' ? undefined : fromEnv);
   if (prefix !== undefined && (prefix === '' || /[{}\s]/.test(prefix))) {
-    const where = values.prefix === undefined ? PREFIX_ENV : '--prefix';
+    const where =
+      values.prefix !== undefined ? '--prefix' : modulePrefix !== undefined ? "the module's prefix" : PREFIX_ENV;
     throw new UsageError(`${where} must be non-empty, without braces or whitespace; got "${prefix}"`, false);
   }
   const timeout = values['connect-timeout'];

@@ -17,7 +17,9 @@ import { pingRedis, redactUrl } from './redis-check.js';
 import { readTarget, TARGET_OPTIONS, type OpsIO } from './ops-target.js';
 import { loadScheduleInputs } from './schedule-module.js';
 import { openConnection } from './redis-place.js';
-import { loadReactors, UsageError } from './worker.js';
+import { loadWorkerApp, UsageError } from './worker.js';
+import type { WorkerModule } from './worker-module.js';
+import { closeModule, closeWarning } from './module-close.js';
 
 const OPTIONS = {
   ...TARGET_OPTIONS,
@@ -51,11 +53,14 @@ export async function schedulesCommand(args: readonly string[], io: OpsIO): Prom
   const [sub, id, ...rest] = positionals;
   const ok = rest.length === 0 && (sub === 'list' ? id === undefined : (sub === 'add' || sub === 'remove') && !!id);
   if (!ok) throw new UsageError('expected "schedules list", "schedules add <id> …" or "schedules remove <id>"');
-  const target = readTarget(values, io.env ?? process.env);
+  readTarget(values, io.env ?? process.env); // the connection options, checked before the module loads
   const runs = values.runs === undefined ? 5 : Number(values.runs);
   if (!Number.isInteger(runs) || runs < 0 || runs > 100)
     throw new UsageError(`--runs must be an integer from 0 to 100; got "${values.runs}"`, false);
-  const known = values.module === undefined ? {} : await fromModule(resolve(values.module));
+  const app = values.module === undefined ? undefined : await fromModule(resolve(values.module));
+  const known = app === undefined ? {} : { reactors: app.reactors, inputs: app.inputs };
+  const target = readTarget(values, io.env ?? process.env, app?.module.prefix);
+  const queueName = values.queue ?? app?.module.options?.queueName;
   try {
     await pingRedis(target.url, target.connectTimeoutMs);
   } catch (error) {
@@ -66,7 +71,7 @@ export async function schedulesCommand(args: readonly string[], io: OpsIO): Prom
   const prefix = target.prefix ?? (cluster === undefined ? undefined : 'rx');
   const backend = createBullmqSchedules({
     connection: cluster ?? { url: target.url },
-    ...(values.queue === undefined ? {} : { name: values.queue }),
+    ...(queueName === undefined ? {} : { name: queueName }),
     ...(prefix === undefined ? {} : { prefix: cluster === undefined ? prefix : `{${prefix}}` }),
   });
   const schedules = new Schedules({ backend, clock: systemClock, ...known });
@@ -85,17 +90,19 @@ export async function schedulesCommand(args: readonly string[], io: OpsIO): Prom
   } finally {
     await backend.close();
     cluster?.disconnect();
+    const warning = closeWarning(await closeModule(app?.module));
+    if (warning !== undefined) io.err(`ts-reactor schedules: warning: ${warning}`);
   }
 }
 
 async function fromModule(
   path: string,
-): Promise<{ reactors: AnyReactorDefinition[]; inputs: Record<string, ScheduleInputFn> }> {
-  const reactors = await loadReactors(path);
+): Promise<{ reactors: AnyReactorDefinition[]; inputs: Record<string, ScheduleInputFn>; module: WorkerModule }> {
+  const { reactors, module } = await loadWorkerApp(path);
   const inputs = await loadScheduleInputs(path).catch((error: unknown) => {
     throw new UsageError((error as Error).message, false);
   });
-  return { reactors, inputs };
+  return { reactors, inputs, module };
 }
 
 function list(all: readonly ScheduleInfo[], values: Values, io: OpsIO): number {

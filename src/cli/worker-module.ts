@@ -1,6 +1,7 @@
 /**
  * What the module of `ts-reactor worker --module <path>` may give the worker: its reactors,
- * named rate limits, middleware, a logger, schedule inputs, the key prefix and engine options —
+ * named rate limits, middleware, a logger, schedule inputs, the key prefix, engine options and a
+ * `close()` for what it opened itself —
  * as one typed default export made with {@link defineWorker}, or as named exports of the same
  * names. `readWorkerModule` checks what a module exports and says what is wrong.
  *
@@ -57,6 +58,12 @@ export interface WorkerModule {
   readonly prefix?: string;
   /** Engine and runtime options. */
   readonly options?: WorkerModuleOptions;
+  /**
+   * Closes what the module opened itself (its own Redis or database connections, timers): the
+   * worker awaits it after its own connections are closed, for at most 10 s, before it exits;
+   * so do the operations commands that load the module (`--module`).
+   */
+  readonly close?: () => unknown;
 }
 
 /** What the worker gives a module's `middleware` function. */
@@ -109,6 +116,7 @@ export const WORKER_MODULE_FIELDS = [
   'scheduleInputs',
   'prefix',
   'options',
+  'close',
 ] as const;
 
 /** A module export that does not fit the contract: its name and what is wrong. */
@@ -155,6 +163,11 @@ export function readWorkerModule(exports: Readonly<Record<string, unknown>>): Wo
   const inputs = pick('scheduleInputs');
   if (inputs !== undefined && (!isObject(inputs) || !Object.values(inputs).every((f) => typeof f === 'function')))
     throw new WorkerModuleError('scheduleInputs must be an object of functions');
+  const close = pick('close');
+  if (close !== undefined && typeof close !== 'function')
+    throw new WorkerModuleError(
+      'close must be a function (it may return a promise) that closes what the module opened',
+    );
   const reactors = (defined as WorkerModule).reactors;
   return {
     ...(reactors === undefined ? {} : { reactors }),
@@ -164,6 +177,7 @@ export function readWorkerModule(exports: Readonly<Record<string, unknown>>): Wo
     ...(inputs === undefined ? {} : { scheduleInputs: inputs as NonNullable<WorkerModule['scheduleInputs']> }),
     ...(prefix === undefined ? {} : { prefix }),
     ...(options === undefined ? {} : { options: options }),
+    ...(close === undefined ? {} : { close: close as () => unknown }),
   };
 }
 

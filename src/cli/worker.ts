@@ -24,6 +24,7 @@ import {
   type WorkerModule,
 } from './worker-module.js';
 import { prefixHasKeys } from './worker-prefix.js';
+import { closeModule, closeWarning } from './module-close.js';
 import {
   firstNodeUrl,
   openConnection,
@@ -68,7 +69,8 @@ Options:
   --module <path>           the app: an ES module, or TypeScript (.ts, .mts, .cts) when tsx is
                             installed, whose exports include reactor definitions (or an array
                             named "reactors"), or a default export made with defineWorker(): its
-                            reactors, rateLimits, middleware, logger, prefix and options
+                            reactors, rateLimits, middleware, logger, prefix, options and a
+                            close() awaited at shutdown (at most 10 s)
   --concurrency <n>         jobs processed at once (default 8)
   --prefix <prefix>         key prefix of the store, coordinator and queue (default: the
                             module's prefix, else the TS_REACTOR_PREFIX variable, else rx)
@@ -437,6 +439,9 @@ export async function runWorkerCommand(
     for (const signal of signals) process.off(signal, onSignal);
     options.stop?.removeEventListener('abort', onAbort);
   }
+  // What the module opened itself (its own connections, timers): its close(), bounded. Anything it leaves open does not keep the process (main.ts exits).
+  const warning = closeWarning(await closeModule(module));
+  if (warning !== undefined) io.err(`ts-reactor worker: warning: ${warning}`);
   io.out('ts-reactor worker: stopped');
   return 0;
 }
