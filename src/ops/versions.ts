@@ -52,10 +52,18 @@ export function shownDefinition(definitions: Definitions, record: ExecutionRecor
     case 'unversioned':
       return { definition: match.reactor, record, source: { kind: 'current', ...named(match.reactor) } };
     case 'migrated':
-      return { definition: match.reactor, record: match.record, source: { kind: 'migrating', ...named(match.reactor) } };
+      return {
+        definition: match.reactor,
+        record: match.record,
+        source: { kind: 'migrating', ...named(match.reactor) },
+      };
     case 'unavailable': {
       const version = match.version === undefined ? {} : { version: match.version };
-      return { definition: undefined, record, source: { kind: 'unregistered', fingerprint: match.fingerprint, ...version } };
+      return {
+        definition: undefined,
+        record,
+        source: { kind: 'unregistered', fingerprint: match.fingerprint, ...version },
+      };
     }
   }
 }

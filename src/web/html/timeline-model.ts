@@ -74,10 +74,7 @@ export function timelineOf(trace: readonly ReactorEvent[], now: number): Timelin
   const finished = own.some((e) => TERMINAL.has(e.type));
   const last = own[own.length - 1]?.at ?? first.at;
   const to = finished ? last : Math.max(last, now);
-  const bars = new Bars(
-    to,
-    new Set(own.flatMap((e) => (e.type === 'run.woken' ? [e.jobId] : []))),
-  );
+  const bars = new Bars(to, new Set(own.flatMap((e) => (e.type === 'run.woken' ? [e.jobId] : []))));
   for (const e of own) visit(e, bars);
   return { lanes: bars.lanes(), from: first.at, to: Math.max(to, first.at + 1) };
 }
@@ -115,12 +112,15 @@ class Bars {
     this.#open.set(id, { ...bar, dropEmpty: bar.dropEmpty ?? false });
   }
 
-  /** Ends bar `id` at `end`, as `kind` when given, its label extended by `suffix`; false when none was open. */
-  close(id: string, end: number, kind?: BarKind, suffix = ''): boolean {
+  /**
+   * Ends bar `id` at `end`, as `kind` when given, its label extended by `suffix`; a bar of no
+   * length is dropped when it was opened so, or when `dropEmpty`. False when none was open.
+   */
+  close(id: string, end: number, kind?: BarKind, suffix = '', dropEmpty = false): boolean {
     const bar = this.#open.get(id);
     if (!bar) return false;
     this.#open.delete(id);
-    if (bar.dropEmpty && end <= bar.start) return true;
+    if ((bar.dropEmpty || dropEmpty) && end <= bar.start) return true;
     this.push(bar.lane, { kind: kind ?? bar.kind, start: bar.start, end, open: false, label: `${bar.label}${suffix}` });
     return true;
   }
@@ -154,7 +154,7 @@ const waited = (e: ReactorEvent & { readonly key: string }, b: Bars): void =>
 
 /** A sleep or a pause begins: the step's attempt is drawn up to here. */
 function suspend(b: Bars, step: string, at: number, kind: 'sleep' | 'pause', label: string): void {
-  b.close(`attempt:${step}`, at, 'attempt', kind === 'sleep' ? ', then sleeps' : ', then pauses');
+  b.close(`attempt:${step}`, at, 'attempt', kind === 'sleep' ? ', then sleeps' : ', then pauses', true);
   b.begin(`${kind}:${step}`, { kind, lane: step, start: at, label });
 }
 
@@ -163,7 +163,13 @@ function proceed(b: Bars, step: string, at: number, kind: 'sleep' | 'pause', suf
   if (!b.close(`${kind}:${step}`, at, kind, suffix)) return;
   const attempt = b.attempts.get(step) ?? 1;
   const after = kind === 'sleep' ? 'after the sleep' : 'after the pause';
-  b.begin(`attempt:${step}`, { kind: 'attempt', lane: step, start: at, label: `attempt ${attempt}, ${after}`, dropEmpty: true });
+  b.begin(`attempt:${step}`, {
+    kind: 'attempt',
+    lane: step,
+    start: at,
+    label: `attempt ${attempt}, ${after}`,
+    dropEmpty: true,
+  });
 }
 
 /** A park: it ends at the job that resumes the execution. */
@@ -202,8 +208,7 @@ const HANDLERS: Handlers = {
       label: `retry backoff ${duration(e.delayMs)}`,
     });
   },
-  'step.sleeping': (e, b) =>
-    suspend(b, e.step, e.at, 'sleep', `sleeping until ${new Date(e.wakeAt).toISOString()}`),
+  'step.sleeping': (e, b) => suspend(b, e.step, e.at, 'sleep', `sleeping until ${new Date(e.wakeAt).toISOString()}`),
   'step.woke': (e, b) => proceed(b, e.step, e.at, 'sleep', e.early ? ', woken early' : ', woke'),
   'interrupt.paused': (e, b) =>
     suspend(b, e.step, e.at, 'pause', `paused at interrupt${e.correlationId ? ` (${e.correlationId})` : ''}`),

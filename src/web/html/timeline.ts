@@ -49,17 +49,28 @@ export function timelineSvg(trace: readonly ReactorEvent[], now: number, options
   const x = (t: number): number => LABEL_W + ((t - from) / span) * CHART_W;
   const height = AXIS_H + timeline.lanes.length * ROW_H + 4;
   const width = LABEL_W + CHART_W + 12;
-  const ticks = [0, 0.25, 0.5, 0.75, 1].map((f) => {
-    const at = LABEL_W + f * CHART_W;
-    return html`<g class="tick"><line x1="${at}" y1="${AXIS_H - 4}" x2="${at}" y2="${height}" stroke="#e3e6ee"></line><text x="${at}" y="${AXIS_H - 8}" text-anchor="${f === 0 ? 'start' : f === 1 ? 'end' : 'middle'}" fill="#6b7385">${offset(f * span)}<title>${time(from + f * span)}</title></text></g>`;
+  const ticks = tickTimes(span).map((ms) => {
+    const at = x(from + ms);
+    const anchor = ms === 0 ? 'start' : at > LABEL_W + CHART_W - 30 ? 'end' : 'middle';
+    return html`<g class="tick"><line x1="${at.toFixed(1)}" y1="${AXIS_H - 4}" x2="${at.toFixed(1)}" y2="${height}" stroke="#e3e6ee"></line><text x="${at.toFixed(1)}" y="${AXIS_H - 8}" text-anchor="${anchor}" fill="#6b7385">${offset(ms)}<title>${time(from + ms)}</title></text></g>`;
   });
   const rows = timeline.lanes.map((lane, i) => {
     const y = AXIS_H + i * ROW_H;
     const name = lane.lane === '' ? 'execution' : lane.lane;
-    return html`<g class="lane" data-lane="${name}"><text x="4" y="${y + ROW_H / 2 + 4}"${lane.lane === '' ? html` font-style="italic"` : ''}>${clip(name, 22)}<title>${name}</title></text>${lane.bars.map((bar) => barSvg(bar, x, y, from))}</g>`;
+    return html`<g class="lane" data-lane="${name}"><text x="4" y="${y + ROW_H / 2 + 4}"${lane.lane === '' ? html` font-style="italic"` : ''}>${clip(name, 22)}<title>${name}</title></text>${lane.bars.map((bar) => barSvg(bar, x, y, from))}${queueLabels(lane.bars, x, y)}</g>`;
   });
   const legend = LEGEND.map(([kind, label]) => html`<span class="key"><i class="b-${kind}"></i>${label}</span>`);
   return html`<svg class="timeline" role="img" aria-label="timeline" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" data-span-ms="${span}" data-chart-x="${LABEL_W}" data-chart-width="${CHART_W}" xmlns="http://www.w3.org/2000/svg">${ticks}${rows}</svg><p class="legend">${legend}</p>${caption(trace, timeline.lanes, from, options)}`;
+}
+
+/** Round offsets for the axis (1, 2 or 5 times a power of ten apart), four to ten of them over `span` ms. */
+function tickTimes(span: number): number[] {
+  const rough = span / 5;
+  const power = 10 ** Math.floor(Math.log10(Math.max(1, rough)));
+  const step = [1, 2, 5, 10].map((m) => m * power).find((s) => s >= rough) ?? 10 * power;
+  const out: number[] = [];
+  for (let ms = 0; ms <= span; ms += step) out.push(ms);
+  return out;
 }
 
 /** What the chart does not say by itself: where its axis starts, the queue time, and the retries drawn elsewhere. */
@@ -86,9 +97,23 @@ function barSvg(bar: Bar, x: (t: number) => number, y: number, from: number): Fr
   const w = Math.max(bar.kind === 'undo' || bar.kind === 'compensate' ? MIN_W + 1 : MIN_W, x(bar.end) - left);
   const length = bar.end - bar.start;
   const title = `${bar.label} · ${offset(bar.start - from)} for ${duration(length)}${bar.open ? ' (still going)' : ''} · ${time(bar.start)} → ${time(bar.end)}`;
-  const label =
-    bar.kind === 'queued' && w >= 44
-      ? html`<text class="bar-label" x="${(left + 4).toFixed(1)}" y="${y + ROW_H / 2 + 4}" fill="#1d2330" pointer-events="none">queued</text>`
-      : '';
-  return html`<rect class="bar b-${bar.kind}${bar.open ? ' open' : ''}" data-bar="${bar.kind}" data-offset-ms="${bar.start - from}" data-duration-ms="${length}" x="${left.toFixed(1)}" y="${y + (ROW_H - BAR_H) / 2}" width="${w.toFixed(1)}" height="${BAR_H}" rx="3"><title>${title}</title></rect>${label}`;
+  return html`<rect class="bar b-${bar.kind}${bar.open ? ' open' : ''}" data-bar="${bar.kind}" data-offset-ms="${bar.start - from}" data-duration-ms="${length}" x="${left.toFixed(1)}" y="${y + (ROW_H - BAR_H) / 2}" width="${w.toFixed(1)}" height="${BAR_H}" rx="3"><title>${title}</title></rect>`;
+}
+
+/** Room the word "queued" takes at 11 px, with a little air. */
+const LABEL_ROOM = 44;
+
+/** The word "queued" on each queue-time bar: inside it, else just after it when the lane is free there, else only in its tooltip. */
+function queueLabels(bars: readonly Bar[], x: (t: number) => number, y: number): Fragment[] {
+  return bars.flatMap((bar) => {
+    if (bar.kind !== 'queued') return [];
+    const left = x(bar.start);
+    const right = Math.max(left + MIN_W, x(bar.end));
+    const next = Math.min(...bars.filter((b) => b !== bar && x(b.start) >= right).map((b) => x(b.start)));
+    const at = right - left >= LABEL_ROOM ? left + 4 : next - right >= LABEL_ROOM + 4 ? right + 4 : undefined;
+    if (at === undefined) return [];
+    return [
+      html`<text class="bar-label" x="${at.toFixed(1)}" y="${y + ROW_H / 2 + 4}" fill="#1d2330" pointer-events="none">queued</text>`,
+    ];
+  });
 }
