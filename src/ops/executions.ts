@@ -12,6 +12,7 @@ import { TERMINAL_STATUSES, type ExecutionRecord, type Store } from '../engine/p
 import { ListFilterError, ReactorError, type ErrorJSON } from '../errors.js';
 import { interruptViews } from './interrupts.js';
 import { graphOf, lastContendedStep, stepViews } from './steps.js';
+import { shownDefinition } from './versions.js';
 import type {
   ExecutionDetail,
   ExecutionPage,
@@ -26,6 +27,8 @@ export interface ExecutionSources {
   readonly store: Store;
   readonly coordinator: Coordinator | undefined;
   readonly reactors: ReadonlyMap<string, AnyReactorDefinition>;
+  /** Every given definition by fingerprint: an execution is drawn from its own version's. */
+  readonly versions?: ReadonlyMap<string, AnyReactorDefinition>;
   /** How many of the newest records are searched for linked executions. */
   readonly scanLimit: number;
 }
@@ -117,7 +120,8 @@ export async function listExecutions(
 export async function executionDetail(sources: ExecutionSources, id: string): Promise<ExecutionDetail | undefined> {
   const record = await sources.store.get(id);
   if (!record) return undefined;
-  const definition = sources.reactors.get(record.reactor);
+  const own = shownDefinition({ byName: sources.reactors, byFingerprint: sources.versions ?? new Map() }, record);
+  const definition = own.definition ?? sources.reactors.get(record.reactor);
   const shown = shownInput(record, definition);
   const waiting = record.status === 'parked' ? await waitView(sources.coordinator, record) : undefined;
   return {
@@ -131,7 +135,7 @@ export async function executionDetail(sources: ExecutionSources, id: string): Pr
     ...(record.cancelReason === undefined ? {} : { cancelReason: record.cancelReason }),
     ...(record.idempotencyKey === undefined ? {} : { idempotencyKey: record.idempotencyKey }),
     steps: stepViews(record),
-    graph: graphOf(record, definition),
+    graph: graphOf(own.record, own.definition, own.source),
     trace: record.trace ?? [],
     rollbackFailures: record.rollbackFailures,
     ...(waiting === undefined ? {} : { waiting }),

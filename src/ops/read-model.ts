@@ -11,6 +11,7 @@ import { ReactorError } from '../errors.js';
 import { coordinationView, orderedView, type CoordinationQuery } from './coordination.js';
 import { executionDetail, listExecutions, shownInput, type ExecutionSources } from './executions.js';
 import { SEARCH_WINDOW, searchExecutions } from './search.js';
+import { definitionsOf } from './versions.js';
 import type {
   CoordinationView,
   ExecutionDetail,
@@ -26,7 +27,11 @@ export interface ReadModelOptions {
   readonly store: Store;
   /** Needed for the coordination view, wait details and ordered-lock actions. */
   readonly coordinator?: Coordinator;
-  /** Reactor definitions: their graphs are drawn and their redacted fields hidden. */
+  /**
+   * Reactor definitions: their graphs are drawn and their redacted fields hidden. Give every
+   * version still running: an execution is drawn from its own version's definition; the last
+   * given of a name is its current one.
+   */
   readonly reactors?: readonly AnyReactorDefinition[];
   /** How many of the newest records are searched for linked executions (default 1000). */
   readonly scanLimit?: number;
@@ -69,11 +74,12 @@ export interface ReadModel {
  * ```
  */
 export function createReadModel(options: ReadModelOptions): ReadModel {
-  const reactors = new Map((options.reactors ?? []).map((r) => [r.name, r]));
+  const { byName: reactors, byFingerprint: versions } = definitionsOf(options.reactors ?? []);
   const sources: ExecutionSources = {
     store: options.store,
     coordinator: options.coordinator,
     reactors,
+    versions,
     scanLimit: options.scanLimit ?? 1000,
   };
   const coordinator = (): Coordinator =>

@@ -7,7 +7,7 @@
 import type { AnyReactorDefinition, GraphNode } from '../dsl/definition.js';
 import type { ReactorEvent } from '../engine/model/events.js';
 import type { ExecutionRecord, StepRecord } from '../engine/ports/store.js';
-import type { AttemptView, GraphNodeView, GraphView, StepView } from './types.js';
+import type { AttemptView, GraphNodeView, GraphSource, GraphView, StepView } from './types.js';
 
 /** Each step of the record with its attempts from the trace, in completion order, then the rest. */
 export function stepViews(record: ExecutionRecord): StepView[] {
@@ -45,8 +45,13 @@ export function attemptsOf(trace: readonly ReactorEvent[], path: string): Attemp
   return [...attempts.values()].sort((a, b) => a.attempt - b.attempt);
 }
 
-/** The step graph: the definition's nodes and edges with each step's status, laid out in columns. */
-export function graphOf(record: ExecutionRecord, definition: AnyReactorDefinition | undefined): GraphView {
+/** The step graph: the definition's nodes and edges with each step's status, laid out in columns; `source` says which definition it is. */
+export function graphOf(
+  record: ExecutionRecord,
+  definition: AnyReactorDefinition | undefined,
+  source?: GraphSource,
+): GraphView {
+  const from = source === undefined ? {} : { source };
   const parkedStep = record.status === 'parked' ? lastContendedStep(record.trace ?? []) : undefined;
   if (definition === undefined) {
     const names = [...new Set(Object.keys(record.steps).map((p) => p.split(/[.[]/)[0] ?? p))];
@@ -58,7 +63,7 @@ export function graphOf(record: ExecutionRecord, definition: AnyReactorDefinitio
       layer: 0,
       row,
     }));
-    return { nodes, edges: [], fromDefinition: false };
+    return { nodes, edges: [], fromDefinition: false, ...from };
   }
   const layers = layerOf(definition.nodes);
   const rows = new Map<number, number>();
@@ -82,7 +87,7 @@ export function graphOf(record: ExecutionRecord, definition: AnyReactorDefinitio
       kind: readsResult(node, dep) ? ('result' as const) : ('waitFor' as const),
     })),
   );
-  return { nodes, edges, fromDefinition: true };
+  return { nodes, edges, fromDefinition: true, ...from };
 }
 
 /** Steps the trace says were undone or compensated (the record keeps their earlier status). */

@@ -140,6 +140,21 @@ export interface GraphView {
   readonly edges: readonly { readonly from: string; readonly to: string; readonly kind: 'result' | 'waitFor' }[];
   /** False when the reactor is not registered with the read model: nodes come from the record, without edges. */
   readonly fromDefinition: boolean;
+  /** Which definition it was drawn from (absent when the reactor's name is not registered). */
+  readonly source?: GraphSource;
+}
+
+/**
+ * Which definition a graph was drawn from: `own`, the one the execution runs with (its record's
+ * fingerprint), even when a later version is registered; `current`, the name's current one (a
+ * record from before versioned definitions); `migrating`, a later one that continues it
+ * (`migrateFrom`), its steps under their new names; `unregistered`, none: the execution's
+ * definition (`fingerprint`, `version`) is not registered here, so the boxes come from the record.
+ */
+export interface GraphSource {
+  readonly kind: 'own' | 'current' | 'migrating' | 'unregistered';
+  readonly fingerprint: string;
+  readonly version?: string;
 }
 
 /** Who holds a key, and where in the execution. */

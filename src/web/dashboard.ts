@@ -38,7 +38,12 @@ export interface DashboardOptions {
   readonly store?: Store;
   /** Needed for the coordination view, wait details and ordered-lock actions. */
   readonly coordinator?: Coordinator;
-  /** Reactors whose graphs are drawn and whose redacted fields are hidden; they are also registered with the engine, so actions can run them. */
+  /**
+   * Reactors whose graphs are drawn and whose redacted fields are hidden; they are also registered
+   * with the engine, so actions can run them. Give every version still running: an execution is
+   * drawn from the definition it runs with (its record's fingerprint); the last given of a name is
+   * its current one.
+   */
   readonly reactors?: readonly AnyReactorDefinition[];
   /** Asked before every page, API call and action; see {@link Authorize}. Default: everything is allowed. */
   readonly authorize?: Authorize;

@@ -5,7 +5,7 @@
  * @module
  */
 import { html } from 'hono/html';
-import type { GraphView } from '../../ops/types.js';
+import type { GraphSource, GraphView } from '../../ops/types.js';
 import type { Fragment } from './format.js';
 
 const W = 160;
@@ -48,5 +48,25 @@ export function dagSvg(graph: GraphView): Fragment | string {
     const nameRoom = n.returns ? NAME_CHARS - RETURNS_CHARS : NAME_CHARS;
     return html`<g class="node n-${n.status}" data-step="${n.name}" data-status="${n.status}"${n.returns ? html` data-returns="true"` : ''}><title>${n.name}: ${status}${n.returns ? " (its result is the reactor's value)" : ''}</title><rect x="${p.x}" y="${p.y}" width="${W}" height="${H}" rx="6" stroke-width="1.5"></rect><text x="${p.x + 10}" y="${p.y + 18}" font-weight="600">${clip(n.name, nameRoom)}</text>${tag}<text x="${p.x + 10}" y="${p.y + 34}" fill="#4a5263">${clip(status, STATUS_CHARS)}</text></g>`;
   });
-  return html`<svg class="dag" role="img" aria-label="step graph" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" xmlns="http://www.w3.org/2000/svg"><defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#7d8595"></path></marker></defs>${edges}${nodes}</svg>${graph.fromDefinition ? '' : html`<p class="muted">The reactor is not registered with this dashboard: steps come from the record, without their dependencies.</p>`}`;
+  return html`<svg class="dag" role="img" aria-label="step graph" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" xmlns="http://www.w3.org/2000/svg"><defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#7d8595"></path></marker></defs>${edges}${nodes}</svg>${sourceNote(graph)}`;
+}
+
+/** `version "2", fingerprint 1a2b…` */
+const definitionName = (s: GraphSource): string =>
+  `${s.version === undefined ? '' : `version "${s.version}", `}fingerprint ${s.fingerprint}`;
+
+/** Which definition the graph was drawn from. */
+function sourceNote(graph: GraphView): Fragment | string {
+  const s = graph.source;
+  if (s === undefined)
+    return graph.fromDefinition
+      ? ''
+      : html`<p class="muted">The reactor is not registered with this dashboard: steps come from the record, without their dependencies.</p>`;
+  const text: Record<GraphSource['kind'], string> = {
+    own: `Drawn from the definition it runs with (${definitionName(s)}).`,
+    current: `Drawn from the reactor's current definition (${definitionName(s)}): the record names no version.`,
+    migrating: `Drawn from ${definitionName(s)}, which continues executions of its version (migrateFrom): steps under their new names.`,
+    unregistered: `The definition it runs with (${definitionName(s)}) is not registered with this dashboard: steps come from the record, without their dependencies.`,
+  };
+  return html`<p class="muted graph-source" data-graph-source="${s.kind}"${s.version === undefined ? '' : html` data-version="${s.version}"`}>${text[s.kind]}</p>`;
 }

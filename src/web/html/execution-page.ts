@@ -12,6 +12,7 @@ import type { ExecutionDetail, ExecutionSummary, StepView, WaitView } from '../.
 import type { ExecutionAction } from '../actions.js';
 import { dagSvg } from './dag.js';
 import { timelineSvg } from './timeline.js';
+import { traceTable } from './trace-table.js';
 import { badge, duration, errorBlock, json, time, type Fragment } from './format.js';
 import { page, type PageContext } from './layout.js';
 
@@ -64,42 +65,6 @@ function stepsTable(ctx: PageContext, steps: readonly StepView[], waiting: reado
   return html`<table class="steps"><thead><tr><th>Step</th><th>Status</th><th>Attempts</th><th>Result / error</th></tr></thead><tbody>${steps.map(
     (s) =>
       html`<tr data-step="${s.path}"><td><code>${s.path}</code>${s.record.unitId === undefined ? '' : html`<br><span class="muted">unit</span> ${link(ctx, s.record.unitId)}`}</td><td>${badge(shownStatus(s, waiting))}${s.rolledBack ? html` → ${badge(s.rolledBack)}` : ''}</td><td>${attemptsCell(s, shownStatus(s, waiting) === 'paused')}</td><td>${s.record.error ? errorBlock(s.record.error) : s.record.result === undefined ? '' : json(s.record.result)}</td></tr>`,
-  )}</tbody></table>`;
-}
-
-/** The fields of an event beyond those every event has. */
-function eventFields(event: ReactorEvent): Record<string, unknown> {
-  const { type: _t, executionId: _e, rootExecutionId: _r, reactor: _re, at: _a, ...rest } = event;
-  const { step: _s, ...others } = rest as Record<string, unknown>;
-  return others;
-}
-
-/** A one-line reading of an event's fields: scalars as `name value`, an error by its message. */
-function eventSummary(fields: Record<string, unknown>): string {
-  const parts: string[] = [];
-  for (const [name, value] of Object.entries(fields)) {
-    if (value === undefined) continue;
-    if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')
-      parts.push(`${name} ${typeof value === 'string' ? value : String(value)}`);
-    else if (name === 'error' && typeof value === 'object' && value !== null && 'message' in value)
-      parts.push(`error: ${String(value.message)}`);
-  }
-  const text = parts.join(' · ');
-  return text.length > 160 ? `${text.slice(0, 159)}…` : text;
-}
-
-/** The trace as rows: time, event, step, a readable summary, and the event's JSON folded. */
-function traceTable(trace: readonly ReactorEvent[]): Fragment {
-  if (trace.length === 0)
-    return html`<p class="empty">No trace recorded (an execution run inline keeps its trace in its result).</p>`;
-  const t0 = trace[0]?.at ?? 0;
-  return html`<table class="trace"><thead><tr><th>+ms</th><th>Event</th><th>Step</th><th>Details</th></tr></thead><tbody>${trace.map(
-    (e) => {
-      const fields = eventFields(e);
-      const folded =
-        Object.keys(fields).length === 0 ? '' : html`<details><summary>JSON</summary>${json(fields)}</details>`;
-      return html`<tr data-event="${e.type}"><td class="mono">${e.at - t0}</td><td><code>${e.type}</code></td><td>${'step' in e && e.step !== undefined ? html`<code>${e.step}</code>` : ''}</td><td><span class="summary">${eventSummary(fields)}</span>${folded}</td></tr>`;
-    },
   )}</tbody></table>`;
 }
 
@@ -169,7 +134,7 @@ ${pausedCard(
 )}
 ${outcome(e)}
 <h2>Step graph</h2><div class="card">${dagSvg(e.graph)}</div>
-<h2>Timeline</h2><div class="card timeline-card">${timelineSvg(e.trace, timelineNow(e.trace))}</div>
+<h2>Timeline</h2><div class="card timeline-card">${timelineSvg(e.trace, timelineNow(e.trace), { href: (id) => `${ctx.base}/executions/${encodeURIComponent(id)}` })}</div>
 <div class="grid"><div><h2>Input</h2>${input}</div>${e.rollbackFailures.length === 0 ? '' : html`<div><h2>Rollback failures</h2><table class="rollback"><thead><tr><th>Step</th><th>Kind</th><th>Reason</th><th>Message</th></tr></thead><tbody>${e.rollbackFailures.map((f) => html`<tr><td><code>${f.step}</code></td><td>${f.kind}</td><td>${f.reason}${f.key ? html` <code>${f.key}</code>` : ''}</td><td>${f.message}</td></tr>`)}</tbody></table></div>`}</div>
 <h2>Steps</h2>${stepsTable(
     ctx,

@@ -24,6 +24,23 @@ export function duration(ms: number | undefined): string {
   return `${Math.floor(ms / 3_600_000)} h ${Math.floor((ms % 3_600_000) / 60_000)} min`;
 }
 
+/** Seconds to the millisecond, without trailing zeros: `2.5`, `16`, `0.042`. */
+const seconds = (ms: number): string => (ms / 1_000).toFixed(3).replace(/\.?0+$/, '');
+
+/**
+ * An offset from a reference time, exact to the millisecond: `+0 ms`, `+850 ms`, `+2.5 s`,
+ * `+4 min 5.25 s`, `+2 h 10 min 5 s`. How the timeline and the trace place an entry.
+ */
+export function offset(ms: number): string {
+  if (!Number.isFinite(ms)) return '—';
+  const sign = ms < 0 ? '−' : '+';
+  const abs = Math.round(Math.abs(ms));
+  if (abs < 1_000) return `${sign}${abs} ms`;
+  if (abs < 60_000) return `${sign}${seconds(abs)} s`;
+  if (abs < 3_600_000) return `${sign}${Math.floor(abs / 60_000)} min ${seconds(abs % 60_000)} s`;
+  return `${sign}${Math.floor(abs / 3_600_000)} h ${Math.floor((abs % 3_600_000) / 60_000)} min ${Math.floor((abs % 60_000) / 1_000)} s`;
+}
+
 /** A status badge (the CSS colours it by status). */
 export function badge(status: string): Fragment {
   return html`<span class="badge s-${status}">${status}</span>`;

@@ -65,7 +65,7 @@ svg.timeline text { font:11px system-ui,sans-serif; fill:#1d2330; }
 .b-backoff { fill:#c3c8d4; background:#c3c8d4; } .b-park { fill:#f0b429; background:#f0b429; }
 .b-wait { fill:#f7d070; background:#f7d070; } .b-sleep { fill:#9c7ae0; background:#9c7ae0; }
 .b-pause { fill:#e06aa8; background:#e06aa8; } .b-rollback { fill:#d9a47c; background:#d9a47c; }
-.b-undo, .b-compensate { fill:#7a3d10; background:#7a3d10; }
+.b-undo, .b-compensate { fill:#7a3d10; background:#7a3d10; } .b-queued { fill:#b9c3d6; background:#b9c3d6; }
 .legend { font-size:12px; color:var(--muted); margin:6px 0 0; } .legend .key { margin-right:12px; white-space:nowrap; }
 .legend i { display:inline-block; width:12px; height:10px; border-radius:2px; margin-right:4px; vertical-align:middle; }
 table.trace details summary { cursor:pointer; color:var(--accent); font-size:12px; }
