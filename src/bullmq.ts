@@ -24,6 +24,7 @@ import {
 import type { QueueInspector } from './engine/ports/queue-inspector.js';
 import { RedisWaitList } from './queue/redis-wait-list.js';
 import { createWorker, type Worker, type WorkerCloseOptions } from './queue/worker.js';
+import { hostWorkerName } from './queue/worker-name.js';
 import { Cluster } from 'ioredis';
 import { createRedisBackend, DEFAULT_PREFIX, type SubscriptionHealth } from './storage/redis/index.js';
 import {
@@ -236,6 +237,7 @@ export function createRedisRuntime(options: RedisRuntimeOptions): RedisRuntime {
   const queue = createBullmqQueue({ connection, ...names, ...outage });
   const waitList = new RedisWaitList({ redis: backend.redis, ...(prefix === undefined ? {} : { prefix }) });
   const created = createEngine({
+    workerName: hostWorkerName(),
     ...engineOptions,
     store: backend.store,
     coordinator: backend.coordinator,

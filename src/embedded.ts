@@ -3,6 +3,7 @@ import type { Engine, EngineOptions } from './engine/engine.js';
 import { createEngine } from './engine/engine.js';
 import { createMemoryQueue } from './queue/memory.js';
 import { createWorker, type WorkerCloseOptions } from './queue/worker.js';
+import { hostWorkerName } from './queue/worker-name.js';
 import { MemoryCoordinator } from './storage/memory/coordinator.js';
 import { MemoryStore } from './storage/memory/store.js';
 import { MemoryFanOutLedger } from './storage/memory/fanout.js';
@@ -61,6 +62,7 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions = {}): Embed
   const { workerConcurrency, schedules: board, scheduleInputs, recordTtlMs, ...rest } = options;
   const memory = createMemoryQueue(options.clock ? { clock: options.clock } : {});
   const engine = createEngine({
+    workerName: hostWorkerName(),
     ...rest,
     store:
       options.store ??

@@ -405,6 +405,7 @@ function tell(
       case 'step.undo_failed':
       case 'step.undone':
       case 'step.timed_out':
+      case 'step.attempt_lost':
       case 'step.sleeping':
       case 'step.woke':
       case 'run.deadline_exceeded':

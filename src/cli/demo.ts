@@ -150,6 +150,7 @@ class EventPrinter {
       case 'interrupt.payload_invalid':
       case 'interrupt.timed_out':
       case 'step.timed_out':
+      case 'step.attempt_lost':
       case 'step.sleeping':
       case 'step.woke':
       case 'run.deadline_exceeded':

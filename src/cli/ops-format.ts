@@ -4,6 +4,7 @@
  * @module
  */
 import type {
+  AttemptView,
   CoordinationView,
   ExecutionDetail,
   ExecutionSummary,
@@ -93,16 +94,29 @@ export function executionText(e: ExecutionDetail): string[] {
   if (e.haltReason) lines.push(`  halted     ${e.haltReason}`);
   if (e.cancelReason) lines.push(`  cancelled  ${e.cancelReason}`);
   lines.push('  steps');
-  for (const s of e.steps)
+  for (const s of e.steps) {
     lines.push(
       `    ${s.path.padEnd(20)} ${stepStatus(s).padEnd(12)} attempts ${s.record.attempts}${s.record.error ? `  ${s.record.error.message}` : ''}`,
     );
+    for (const a of s.attempts) lines.push(`      #${a.attempt} ${attemptText(a)}`);
+  }
   for (const f of e.rollbackFailures)
     lines.push(`  rollback failure: ${f.kind} of ${f.step} ${f.reason}: ${f.message}`);
   lines.push(...linkedText(e));
   for (const r of e.links.retries) lines.push(`  retried as ${r.id} ${r.status}`);
   lines.push(traceLine(e.trace));
   return lines;
+}
+
+/** One attempt as shown: its outcome (what a lost worker's attempt means), its worker. */
+export function attemptText(a: AttemptView): string {
+  const outcome =
+    a.outcome === 'worker_lost'
+      ? 'worker lost (started; the body may have run)'
+      : a.outcome === 'may_have_run'
+        ? 'may have run (worker lost)'
+        : a.outcome;
+  return `${outcome}${a.worker === undefined ? '' : `  on ${a.worker}`}`;
 }
 
 /** A step's status as shown: `completed → undone` when the trace says it was rolled back. */

@@ -6,7 +6,7 @@
  */
 import type { AnyReactorDefinition, GraphNode } from '../dsl/definition.js';
 import type { ReactorEvent } from '../engine/model/events.js';
-import type { ExecutionRecord, StepRecord } from '../engine/ports/store.js';
+import type { AttemptRun, ExecutionRecord, StepRecord } from '../engine/ports/store.js';
 import type { AttemptView, GraphNodeView, GraphSource, GraphView, StepView } from './types.js';
 
 /** Each step of the record with its attempts from the trace, in completion order, then the rest. */
@@ -21,18 +21,45 @@ export function stepViews(record: ExecutionRecord): StepView[] {
       return {
         path,
         record: stepRecord,
-        attempts: attemptsOf(trace, path),
+        attempts: attemptsOf(trace, path, stepRecord.runs),
         ...(back === undefined ? {} : { rolledBack: back }),
       };
     });
 }
 
-/** The attempts of the step at `path`, from its `step.*` events. */
-export function attemptsOf(trace: readonly ReactorEvent[], path: string): AttemptView[] {
+/**
+ * The attempts of the step at `path`: from its attempt log (`runs`: each attempt with its worker
+ * and outcome, a lost worker's included) with the errors and backoffs its `step.*` events add; a
+ * record written before attempts were logged gets them from the events alone.
+ */
+export function attemptsOf(
+  trace: readonly ReactorEvent[],
+  path: string,
+  runs: readonly AttemptRun[] = [],
+): AttemptView[] {
   const attempts = new Map<number, AttemptView>();
   const put = (attempt: number, patch: Partial<AttemptView>): void => {
     attempts.set(attempt, { attempt, outcome: 'running', ...attempts.get(attempt), ...patch });
   };
+  if (runs.length > 0) {
+    for (const run of runs)
+      put(run.attempt, {
+        outcome: run.outcome,
+        ...(run.worker === undefined ? {} : { worker: run.worker }),
+        ...(run.startedAt === undefined ? {} : { startedAt: run.startedAt }),
+        ...(run.endedAt === undefined ? {} : { endedAt: run.endedAt }),
+      });
+    for (const event of trace) {
+      if (!('step' in event) || event.step !== path) continue;
+      // `step.retrying` names the attempt that comes next: the one before it failed and is retried.
+      if (event.type === 'step.retrying' && attempts.has(event.attempt - 1))
+        put(event.attempt - 1, { outcome: 'retrying', error: event.error, delayMs: event.delayMs });
+      else if (event.type === 'step.failed' && attempts.has(event.attempt)) put(event.attempt, { error: event.error });
+      else if (event.type === 'step.started' && !attempts.has(event.attempt))
+        put(event.attempt, { startedAt: event.at }); // running now: not logged until it settles
+    }
+    return [...attempts.values()].sort((a, b) => a.attempt - b.attempt);
+  }
   for (const event of trace) {
     if (!('step' in event) || event.step !== path) continue;
     if (event.type === 'step.started') put(event.attempt, { startedAt: event.at });
@@ -41,6 +68,12 @@ export function attemptsOf(trace: readonly ReactorEvent[], path: string): Attemp
       put(event.attempt, { endedAt: event.at, outcome: 'failed', error: event.error });
     else if (event.type === 'step.retrying')
       put(event.attempt, { endedAt: event.at, outcome: 'retrying', error: event.error, delayMs: event.delayMs });
+    else if (event.type === 'step.attempt_lost')
+      put(event.attempt, {
+        endedAt: event.at,
+        outcome: event.outcome,
+        ...(event.worker === undefined ? {} : { worker: event.worker }),
+      });
   }
   return [...attempts.values()].sort((a, b) => a.attempt - b.attempt);
 }

@@ -99,12 +99,20 @@ export interface ExecutionPage {
   readonly cursor?: string;
 }
 
-/** One attempt of a step, rebuilt from the trace. */
+/** One attempt of a step, from the step's attempt log and the trace. */
 export interface AttemptView {
   readonly attempt: number;
+  /** The worker that ran it (`<host>-<pid>/<engine id>`), where known. */
+  readonly worker?: string;
   readonly startedAt?: number;
   readonly endedAt?: number;
-  readonly outcome: 'running' | 'succeeded' | 'failed' | 'retrying';
+  /**
+   * How it ended; `worker_lost`: it started and its worker was lost before it settled (its body
+   * may have run in full, in part or not at all); `may_have_run`: its worker was lost and the
+   * body may have run since the last checkpoint (docs/background.md#attempts).
+   */
+  readonly outcome:
+    'running' | 'succeeded' | 'failed' | 'retrying' | 'skipped' | 'halted' | 'worker_lost' | 'may_have_run';
   readonly error?: ErrorJSON;
   /** The backoff before the next attempt (outcome `retrying`). */
   readonly delayMs?: number;

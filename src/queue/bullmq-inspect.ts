@@ -6,10 +6,10 @@
  *
  * @module
  */
-import { hostname } from 'node:os';
 import type { Job, Queue } from 'bullmq';
 import type { QueueJobView, QueueSnapshot, QueueWorkerView } from '../engine/ports/queue-inspector.js';
 import { fromBullmqJobId } from './job-id.js';
+import { hostWorkerName } from './worker-name.js';
 
 /**
  * The states counted. No `paused`: BullMQ 6 has no such state (a paused queue keeps its jobs in
@@ -19,7 +19,7 @@ const STATES = ['waiting', 'prioritized', 'delayed', 'active', 'completed', 'fai
 
 /** The BullMQ worker name of a consumer of this process running `concurrency` jobs at once. */
 export function workerName(concurrency: number): string {
-  return `${hostname().replace(/[^A-Za-z0-9._-]/g, '_')}-${process.pid}-c${concurrency}`;
+  return `${hostWorkerName()}-c${concurrency}`;
 }
 
 /** A worker as `getWorkers` lists it: its name and concurrency from the name {@link workerName} gave it. */

@@ -65,6 +65,11 @@ export interface EngineOptions {
    */
   readonly checkpointIntervalMs?: number;
   /**
+   * How the attempts this engine runs name it in execution records (`StepRecord.runs`), followed
+   * by `/` and the end of the engine's id. The runtimes give `<host>-<pid>`; default `local`.
+   */
+  readonly workerName?: string;
+  /**
    * The longest a sleep step of an inline run waits in this process, in ms (`Infinity`: any
    * sleep). A longer sleep hands the run off to a worker when the engine has a queue (`run`
    * returns `queued`), else it fails with `SleepNeedsWorkerError` (`sleep_needs_worker`);

@@ -22,6 +22,7 @@ export type StateBase = Pick<
   | 'maxInlineSleepMs'
   | 'queue'
   | 'instrument'
+  | 'worker'
 >;
 
 /** What {@link StateFactory} binds every state to. */

@@ -15,7 +15,7 @@ import type { CompletedEntry, NodeOutcome } from '../model/outcome.js';
 import { firstSuspension, type Suspended } from '../model/suspension.js';
 import { resolveArgs, type ArgScope } from '../model/resolve-args.js';
 import type { RunState } from '../run/run-state.js';
-import { runStepNode } from '../run/step-runner.js';
+import { nextAttempt, runStepNode } from '../run/step-runner.js';
 import { tracedNode } from '../model/instrument.js';
 import { rollBackOrPark } from './fanout/rollback.js';
 import { runInterrupt } from './interrupt/step.js';
@@ -130,6 +130,20 @@ function schedule(run: RunState, frame: Frame, controller: AbortController): Pro
       }
       pump();
     };
+    // Durable mode: the checkpoint after a step also carries the starts of the plain steps that
+    // start as soon as it settles (a linear chain: no write of their own, decision 098).
+    const carryStarts = (node: GraphNode, outcome: NodeOutcome): void => {
+      if (!run.marksStarts || (outcome.kind !== 'success' && outcome.kind !== 'skipped')) return;
+      if (frame.signal.aborted || state.halt || state.failures.length > 0 || state.interrupted || state.yielded) return;
+      for (const next of ready.wouldStart(node.name, limit - running + 1)) {
+        if (next.kind !== 'step' || next.sleep || next.interrupt || next.async === true) continue;
+        if (next.coordination.length > 0) continue; // admitted first: it marks its start once admitted
+        const path = frame.prefix + next.name;
+        const recorded = run.stepRecord(path);
+        if (recorded?.status === 'completed' || recorded?.status === 'skipped') continue;
+        run.carryStart(path, nextAttempt(recorded));
+      }
+    };
     const pump = (): void => {
       const reason: unknown = frame.signal.reason;
       if (frame.signal.aborted && reason instanceof Error && state.failures.length === 0) state.interrupted ??= reason;
@@ -147,7 +161,7 @@ function schedule(run: RunState, frame: Frame, controller: AbortController): Pro
         ready.take();
         running++;
         void runNode(run, frame, node, state.results)
-          .then((outcome) => persist(run, outcome))
+          .then((outcome) => persist(run, outcome, () => carryStarts(node, outcome)))
           .then(
             (outcome) => settle(node, outcome),
             (error: unknown) =>
@@ -201,6 +215,17 @@ class Readiness {
     return index === undefined ? undefined : this.#nodes[index];
   }
 
+  /**
+   * The nodes that `name` finishing now makes ready and that would start at once with `free`
+   * slots open (the ready nodes start in declaration order), in that order.
+   */
+  wouldStart(name: string, free: number): GraphNode[] {
+    const newly = (this.#dependents.get(name) ?? []).filter((index) => this.#missing[index] === 1);
+    if (newly.length === 0 || free <= 0) return [];
+    const starting = [...this.#ready, ...newly].sort((a, b) => a - b).slice(0, free);
+    return starting.filter((index) => newly.includes(index)).map((index) => this.#nodes[index]!);
+  }
+
   /** Removes the node {@link next} returned: it starts. */
   take(): void {
     const heap = this.#ready;
@@ -240,8 +265,9 @@ class Readiness {
  * Checkpoints after a node settles; a checkpoint that cannot be written fails the step (its work
  * is undone), unless the write stopped the worker's job (then the graph stops, decision 064).
  */
-async function persist(run: RunState, outcome: NodeOutcome): Promise<NodeOutcome> {
+async function persist(run: RunState, outcome: NodeOutcome, carry: () => void): Promise<NodeOutcome> {
   try {
+    carry();
     await run.progress();
     return outcome;
   } catch (error) {

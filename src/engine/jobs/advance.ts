@@ -22,6 +22,7 @@ import { parkReader } from './async/park.js';
 import { advanceUnit } from './async/unit-worker.js';
 import type { After, BackgroundDeps } from './deps.js';
 import { fanOutRuntime, parkOnFanOut, resumeFanOutRollback } from './fanout/park.js';
+import { recordLostAttempts } from './lost-attempts.js';
 import { refused, reparkBehindSameHolder } from './park.js';
 import { requeue } from './requeue.js';
 import { parkOnSleep, wokenSleep } from './sleep-park.js';
@@ -62,6 +63,7 @@ export async function advance(
   if (reparked) return reparked;
   state.emit({ type: 'run.resumed', jobId: delivery.jobId, delivery: delivery.delivery });
   emitWoken(state, background.waitingFor, delivery);
+  if (validated.ok) recordLostAttempts(state, reactor, record, delivery.delivery); // the last job's worker was lost mid-job (decision 098)
   if (!validated.ok)
     return void (await finish(state, {
       status: 'failed',
@@ -93,7 +95,10 @@ export async function advance(
     state.waited();
   }
   state.sleepWoken = wokenSleep(state, background.waitingFor, delivery); // promoted early by engine.wake: the sleep completes now
-  state.background = cleared(background, 'waitingFor', 'retryAt', 'parkedHolds');
+  state.background = {
+    ...cleared(background, 'waitingFor', 'retryAt', 'parkedHolds'),
+    lastJob: { worker: state.worker, marksStarts: state.marksStarts }, // what a job after a lost one reads (decision 098)
+  };
   state.contentionCap = deps.options.contentionCap;
   state.fanOut = fanOutRuntime(deps);
   state.terminalSave = lease.saveAndRelease;

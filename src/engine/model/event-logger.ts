@@ -36,6 +36,7 @@ export const EVENT_LOG_LEVELS: Readonly<Record<ReactorEventType, LogLevel>> = Ob
   'step.halted': 'info',
   'step.retrying': 'warn',
   'step.timed_out': 'warn',
+  'step.attempt_lost': 'warn',
   'step.sleeping': 'debug',
   'step.woke': 'debug',
   'step.failed': 'warn',
@@ -127,6 +128,8 @@ export function logMessage(event: ReactorEvent): string {
     return `step "${event.step}" failed (${event.error.message}); attempt ${event.attempt} in ${event.delayMs} ms`;
   if (event.type === 'step.failed')
     return `step "${event.step}" failed${event.attempt > 0 ? ` on attempt ${event.attempt}` : ' before its body'}: ${event.error.message}`;
+  if (event.type === 'step.attempt_lost')
+    return `attempt ${event.attempt} of step "${event.step}" ${event.outcome === 'worker_lost' ? 'started and its worker was lost' : 'may have run: its worker was lost'}${event.worker === undefined ? '' : ` (${event.worker})`}; counted`;
   if (event.type === 'step.compensate_failed') return `compensate of "${event.step}" failed: ${event.message}`;
   if (event.type === 'step.undo_failed') return `undo of "${event.step}" failed: ${event.message}`;
   if (event.type === 'run.failed') return `reactor "${event.reactor}" failed${step}: ${event.error.message}`;

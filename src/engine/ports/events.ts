@@ -141,6 +141,19 @@ export type ReactorEvent =
       readonly timeoutMs: number;
       readonly ignoredSignal: boolean;
     })
+  /**
+   * A job of a redelivered execution found an attempt of this step its lost worker may have run
+   * (docs/decisions/098): `worker_lost` — its start was on the record (durable mode) and it never
+   * settled; `may_have_run` — the worker wrote no starts (a checkpoint interval) and the step could
+   * have started since the last checkpoint. Either way the attempt is counted and the step is
+   * compensated on rollback as a step whose body ran. `worker`: the lost worker, where known.
+   */
+  | (StepBase & {
+      readonly type: 'step.attempt_lost';
+      readonly attempt: number;
+      readonly outcome: 'worker_lost' | 'may_have_run';
+      readonly worker?: string;
+    })
   /** A sleep step started: it wakes at `wakeAt` (engine clock, ms); in a worker the execution parks until then. */
   | (StepBase & { readonly type: 'step.sleeping'; readonly wakeAt: number })
   /** A sleep step woke (`early`: an operator's `engine.wake` before `wakeAt`); `step.succeeded` follows. */

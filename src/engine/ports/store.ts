@@ -71,6 +71,53 @@ export interface StepRecord {
   readonly error?: ErrorJSON;
   /** Completion sequence number (undo runs in reverse of it). */
   readonly completedSeq?: number;
+  /**
+   * Every attempt of the body the record knows of, oldest first, each with the worker that ran it
+   * and how it ended — a lost worker's attempt included (docs/decisions/098). `attempts` is never
+   * less than the number of entries. Absent on records written before attempts were logged.
+   */
+  readonly runs?: readonly AttemptRun[];
+  /**
+   * Durable mode (`checkpointIntervalMs: 0`) in a worker: the attempt whose start is on the record
+   * and which has not settled yet. A job that finds it on a redelivered record knows the body of
+   * that attempt may have run and records it as lost (docs/decisions/098).
+   */
+  readonly started?: AttemptStart;
+}
+
+/** How one attempt of a step's body ended, as the record knows it. */
+export type AttemptOutcome =
+  /** The body returned a value (the step completed). */
+  | 'succeeded'
+  /** The body failed (the step retried, or failed). */
+  | 'failed'
+  /** The body returned `skip(...)`. */
+  | 'skipped'
+  /** The body returned `halt(...)`. */
+  | 'halted'
+  /** Its start was on the record and its worker was lost before it settled: it may have run in full, in part or not at all. */
+  | 'worker_lost'
+  /** Its worker was lost and wrote no start (a checkpoint interval): the body may have run since the last checkpoint. */
+  | 'may_have_run';
+
+/** One attempt of a step's body (see {@link StepRecord.runs}). */
+export interface AttemptRun {
+  readonly attempt: number;
+  /** The worker that ran it (`<host>-<pid>/<engine id>`), where known. */
+  readonly worker?: string;
+  readonly outcome: AttemptOutcome;
+  /** When the body started (engine clock, ms), where known. */
+  readonly startedAt?: number;
+  /** When the attempt settled (engine clock, ms), or when a redelivery found its worker lost. */
+  readonly endedAt?: number;
+}
+
+/** An attempt's start as the record carries it before its body runs (see {@link StepRecord.started}). */
+export interface AttemptStart {
+  readonly attempt: number;
+  readonly worker: string;
+  /** Engine clock, ms. */
+  readonly at: number;
 }
 
 /** One entry of the rollback failures of a run. */
@@ -186,6 +233,12 @@ export interface BackgroundState {
   readonly startAt?: number;
   /** The priority of every job of this execution (1 most urgent; see `EnqueueOptions.priority`, docs/decisions/079). */
   readonly priority?: number;
+  /**
+   * The worker whose job ran the execution last, written with that job's first checkpoint, and
+   * whether it put each attempt's start on the record first (durable mode). A job that finds the
+   * execution `running` uses it to record what the lost worker may have run (docs/decisions/098).
+   */
+  readonly lastJob?: { readonly worker: string; readonly marksStarts: boolean };
 }
 
 /**
@@ -332,7 +385,7 @@ export interface ExecutionRecord {
   readonly idempotencyKey?: string;
   /** The tags given when the execution was started (absent: none). */
   readonly tags?: ExecutionTags;
-  /** The execution's events across every process that worked on it (written at terminal, yield and park checkpoints; the newest 1,000). */
+  /** The execution's events across every process that worked on it, append-only (a worker writes it with every checkpoint; the newest `maxTraceEntries`, older ones summarized). */
   readonly trace?: readonly ReactorEvent[];
   /**
    * The element states of the execution's large in-process maps, by map path. A store keeps each

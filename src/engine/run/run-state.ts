@@ -34,6 +34,7 @@ import {
   type InterruptWait,
   type MapElementStates,
   type RollbackFailure,
+  type AttemptRun,
   type StepRecord,
   type Store,
   type TraceContext,
@@ -91,6 +92,8 @@ export interface RunStateInit {
   readonly async?: AsyncPort | undefined;
   /** Told once a terminal record of this execution is saved (wakes readers of async units): the engine's `jobs/wakeups.ts`. */
   readonly settleListener?: SettleListener | undefined;
+  /** How attempt records name this process (`<host>-<pid>/<engine id>`). Default: `local`. */
+  readonly worker?: string;
 }
 
 /** Takes coordination declarations for the work of any execution of one engine (see {@link RunState.admit}). */
@@ -156,6 +159,15 @@ export class RunState {
   readonly #createdAt: number;
   readonly mode: 'inline' | 'worker';
   readonly replayOnly: boolean;
+  /** How this process is named on the attempts it runs (`StepRecord.runs`). */
+  readonly worker: string;
+  /**
+   * Durable mode in a worker (`checkpointIntervalMs: 0`): each attempt's start is on the record
+   * before its body runs (docs/decisions/098).
+   */
+  readonly marksStarts: boolean;
+  /** Starts already carried by the checkpoint before them (`path#attempt`): their attempt needs no write of its own. */
+  readonly #carried = new Set<string>();
   /**
    * Who holds coordination keys for this work: the root execution inline; in a worker, the root
    * plus this job's run, so a key left behind by a dead worker's run of the same execution is
@@ -230,6 +242,8 @@ export class RunState {
     this.maxInlineSleepMs = init.maxInlineSleepMs ?? 5_000;
     this.mode = init.mode ?? 'inline';
     this.replayOnly = init.replayOnly ?? false;
+    this.worker = init.worker ?? 'local';
+    this.marksStarts = this.mode === 'worker' && (init.checkpointIntervalMs ?? 0) === 0;
     // Holds kept across a step's park are re-adopted under the owner that took them.
     this.holderId =
       init.resume?.background?.parkedHolds?.owner ??
@@ -407,13 +421,70 @@ export class RunState {
     return redactFields(this.#init.contract, this.input);
   }
 
-  /** Records a step's state; completions get a sequence number (undo runs in reverse of it). */
+  /**
+   * Records a step's state; completions get a sequence number (undo runs in reverse of it). The
+   * step's attempt log is kept; an attempt start mark is dropped once the step is no longer `running`.
+   */
   setStep(step: string, record: Omit<StepRecord, 'completedSeq'>): void {
     if (this.#maps.size > 0 && this.#compactSet(step, record)) return;
-    this.#steps[step] =
-      record.status === 'completed' ? { ...record, completedSeq: ++this.#seq } : { ...this.#steps[step], ...record };
+    const prev = this.#steps[step];
+    let next: StepRecord =
+      record.status === 'completed'
+        ? { ...record, completedSeq: ++this.#seq }
+        : prev === undefined
+          ? record
+          : { ...prev, ...record };
+    if (next.runs === undefined && prev?.runs !== undefined) next = { ...next, runs: prev.runs };
+    if (next.started !== undefined && record.status !== 'running') {
+      const { started: _started, ...rest } = next;
+      next = rest;
+    }
+    this.#steps[step] = next;
     if (record.result !== undefined && (this.#init.checkpointIntervalMs ?? 0) > 0)
       this.#unsavedBytes += approximateBytes(record.result);
+  }
+
+  /** Appends attempts to a step's attempt log (`StepRecord.runs`) once the step is recorded; a large map's elements keep none. */
+  logAttempt(step: string, runs: readonly AttemptRun[]): void {
+    const prev = this.#steps[step];
+    if (prev === undefined || this.#inCompactMap(step)) return;
+    this.#steps[step] = { ...prev, runs: prev.runs === undefined ? runs : [...prev.runs, ...runs] };
+  }
+
+  /**
+   * Durable mode: puts the start of `attempt` of `step` on the record before its body runs. A
+   * start the checkpoint before it carried already ({@link carryStart}) costs nothing; otherwise
+   * this is one fenced write. Resolves once the start is on the record; undefined when there is
+   * nothing to write (not durable mode).
+   */
+  attemptStarting(step: string, attempt: number): Promise<void> | undefined {
+    if (!this.marksStarts || this.#inCompactMap(step)) return undefined;
+    if (this.#carried.delete(`${step}#${attempt}`)) return undefined;
+    this.#markStart(step, attempt);
+    return this.checkpoint();
+  }
+
+  /**
+   * Durable mode: marks the start of `attempt` of `step` in the step record now, so the checkpoint
+   * about to be written carries it (a step that starts right after the one that settled, a linear
+   * chain: no write of its own). False when not in durable mode.
+   */
+  carryStart(step: string, attempt: number): boolean {
+    if (!this.marksStarts || this.#inCompactMap(step)) return false;
+    this.#markStart(step, attempt);
+    this.#carried.add(`${step}#${attempt}`);
+    return true;
+  }
+
+  /** An element of a large in-process map: its states are kept apart and carry no start marks. */
+  #inCompactMap(step: string): boolean {
+    if (this.#maps.size === 0) return false;
+    const element = elementOf(step);
+    return element !== undefined && this.#maps.has(element.map);
+  }
+
+  #markStart(step: string, attempt: number): void {
+    this.setStep(step, { status: 'running', attempts: attempt, started: { attempt, worker: this.worker, at: this.clock.now() } });
   }
 
   #mapStates(): Record<string, MapElementStates> {
@@ -495,10 +566,10 @@ export class RunState {
     }
     this.#persisted = status;
     this.#status = status;
-    // The trace travels with the record where another process needs it (background executions);
-    // an inline run hands it to its caller in the result.
-    const withTrace =
-      options.withTrace ?? (TERMINAL_STATUSES.has(status) && (this.mode === 'worker' || this.background !== undefined));
+    // The trace travels with every record of a background execution, so the persisted trace is
+    // append-only across jobs, workers and recoveries (docs/decisions/098); an inline run hands it
+    // to its caller in the result.
+    const withTrace = options.withTrace ?? (this.mode === 'worker' || this.background !== undefined);
     const record: ExecutionRecord = {
       v: RECORD_VERSION,
       id: this.executionId,

@@ -29,7 +29,7 @@ import { runGuardedRollback } from './rollback-guard.js';
 import { resumedAttempt, runTimed } from './step-timeout.js';
 import { stepEnd } from '../model/instrument.js';
 import type { NodeOutcome } from '../model/outcome.js';
-import type { StepRecord } from '../ports/store.js';
+import type { AttemptOutcome, AttemptRun, StepRecord } from '../ports/store.js';
 import { errorSummary, type RunState } from './run-state.js';
 
 /** A step body. */
@@ -66,13 +66,16 @@ export async function runStepNode(
     args = resolve();
     if (node.contract) args = await validated(node, place, args);
   } catch (error) {
+    const earlier = run.stepRecord(place.path);
+    // A lost worker's attempt counts as a started body (decision 098): the step is compensated.
+    if (earlier !== undefined && lostAttempt(earlier))
+      return failedAfterStart(run, node, place, {}, earlier.attempts, toError(error));
     return notStarted(run, place.path, toError(error));
   }
   const recorded = run.stepRecord(place.path);
   if (recorded?.status === 'completed' || recorded?.status === 'skipped')
     return fromRecord(run, node, place, args, recorded);
-  // A redelivered job resumes the attempt its record shows running (a step with a timeout, decision 075).
-  const first = resumedAttempt(recorded) ?? (recorded?.status === 'retrying' ? recorded.attempts + 1 : 1);
+  const first = nextAttempt(recorded);
   const scope = {
     kind: 'step',
     executionId: run.executionId,
@@ -83,6 +86,25 @@ export async function runStepNode(
   return run.instrument.traced(scope, () => attempts(run, node, place, args, first), stepEnd);
 }
 
+/**
+ * The number of the next attempt of a step, from its record: a redelivered job resumes the attempt
+ * its record shows running (a step with a timeout, decision 075), a start carried by the last
+ * checkpoint is that attempt (decision 098), a retrying step (or one with a lost worker's attempt)
+ * goes on with the next number.
+ */
+export function nextAttempt(recorded: StepRecord | undefined): number {
+  return (
+    resumedAttempt(recorded) ??
+    recorded?.started?.attempt ??
+    (recorded?.status === 'retrying' ? recorded.attempts + 1 : 1)
+  );
+}
+
+/** True when the record holds an attempt a lost worker may have run (decision 098). */
+function lostAttempt(recorded: StepRecord): boolean {
+  return recorded.runs?.some((r) => r.outcome === 'worker_lost' || r.outcome === 'may_have_run') ?? false;
+}
+
 /** The attempts of a step's body from `first` on, with its coordination around each. */
 async function attempts(
   run: RunState,
@@ -91,6 +113,12 @@ async function attempts(
   args: Record<string, unknown>,
   first: number,
 ): Promise<NodeOutcome> {
+  // This job's attempts, logged into the step record with the record of their outcome (decision 098).
+  const ran: AttemptRun[] = [];
+  const logged = <T>(outcome: T): T => {
+    if (ran.length > 0) run.logAttempt(place.path, ran.splice(0));
+    return outcome;
+  };
   for (let attempt = first; ; attempt++) {
     let guarded: Guarded | undefined;
     if (node.coordination.length > 0) {
@@ -109,12 +137,12 @@ async function attempts(
         // A position of a batch that was drained, reset or passed over: the step is skipped, like a strict chain (gate parity).
         if (error instanceof OrderedLockStaleError) return skippedAtGate(run, place, attempt, 'ordered_lock_stale');
         // An earlier attempt ran the body: the step started, so it is compensated like any failure.
-        if (attempt > 1) return failedAfterStart(run, node, place, args, attempt - 1, error);
+        if (attempt > 1) return logged(failedAfterStart(run, node, place, args, attempt - 1, error));
         return notStarted(run, place.path, error);
       }
       if (admission.kind === 'halt') {
         dropTicket(run, place.path);
-        return skippedAtGate(run, place, attempt, admission.reason);
+        return logged(skippedAtGate(run, place, attempt, admission.reason));
       }
       guarded = admission;
     }
@@ -124,7 +152,16 @@ async function attempts(
       await guarded?.release('yielded');
       throw stoppedBefore;
     }
+    // Durable mode: the attempt's start is on the record before its body runs (decision 098).
+    const unmarked = await markStart(run, place.path, attempt);
+    if (unmarked) {
+      await guarded?.release('yielded');
+      if (run.stopped) throw run.stopped;
+      if (attempt > 1) return logged(failedAfterStart(run, node, place, args, attempt - 1, unmarked));
+      return notStarted(run, place.path, unmarked);
+    }
     run.emit({ type: 'step.started', step: place.path, attempt, reactor: place.reactor });
+    const startedAt = run.clock.now();
     const out = await attemptBody(run, node, place, args, attempt, guarded?.signal);
     // A body that fails once its job stops was interrupted, not failed: no retry is counted, nothing
     // is recorded or compensated, the ordered position is kept; it runs again where the execution resumes.
@@ -134,12 +171,14 @@ async function attempts(
         stopped ? 'yielded' : releaseOutcome(out, attempt < node.retry.maxAttempts && !place.signal.aborted),
       );
     if (stopped) throw stopped;
+    ran.push({ attempt, worker: run.worker, outcome: OUTCOMES[out.kind], startedAt, endedAt: run.clock.now() });
     if (out.kind === 'success' || out.kind === 'skipped') {
       run.setStep(place.path, {
         status: out.kind === 'success' ? 'completed' : 'skipped',
         attempts: attempt,
         result: out.value,
       });
+      logged(undefined);
       if (out.kind === 'skipped') {
         run.emit({ type: 'step.skipped', step: place.path, reason: out.reason, reactor: place.reactor });
         return { kind: 'skipped', value: out.value };
@@ -159,6 +198,7 @@ async function attempts(
     }
     if (out.kind === 'halt') {
       run.setStep(place.path, { status: 'halted', attempts: attempt });
+      logged(undefined);
       run.emit({ type: 'step.halted', step: place.path, reason: out.reason, reactor: place.reactor });
       return {
         kind: 'halt',
@@ -181,12 +221,36 @@ async function attempts(
       if (run.mode === 'worker') {
         // The engine owns retries: a worker never sleeps a retry delay; the execution is re-enqueued.
         run.setStep(place.path, { status: 'retrying', attempts: attempt, error: errorSummary(out.error) });
-        return { kind: 'yield', step: place.path, suspension: { kind: 'retry', delayMs } };
+        return logged({ kind: 'yield', step: place.path, suspension: { kind: 'retry', delayMs } });
       }
       await run.clock.sleep(delayMs, place.signal);
       continue;
     }
-    return failedAfterStart(run, node, place, args, attempt, out.error);
+    return logged(failedAfterStart(run, node, place, args, attempt, out.error));
+  }
+}
+
+/** How each kind of body outcome ends its attempt in the attempt log. */
+const OUTCOMES: Readonly<Record<Classified['kind'], AttemptOutcome>> = {
+  success: 'succeeded',
+  skipped: 'skipped',
+  halt: 'halted',
+  failure: 'failed',
+};
+
+/**
+ * Durable mode: puts the attempt's start on the record before its body runs (carried by the
+ * checkpoint before it where it could be, else one write). Returns the error of a write that
+ * failed (the body must not run), or undefined.
+ */
+async function markStart(run: RunState, path: string, attempt: number): Promise<Error | undefined> {
+  const write = run.attemptStarting(path, attempt);
+  if (write === undefined) return undefined;
+  try {
+    await write;
+    return undefined;
+  } catch (error) {
+    return toError(error);
   }
 }
 

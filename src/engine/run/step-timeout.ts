@@ -64,11 +64,18 @@ export async function runTimed<T>(
   return timedOut(run, where, error, !settled);
 }
 
-/** When the attempt started: the recorded start of a resumed attempt, else now. */
+/**
+ * When the attempt's time started: the recorded start of a resumed attempt, or of the attempt
+ * just before it when a lost worker ran that one (its deadline survives the redelivery,
+ * docs/decisions/098), else now.
+ */
 function startOf(run: RunState, where: TimedAttempt): number {
   const recorded = run.stepRecord(where.path);
-  const resumed = resumedAttempt(recorded) === where.attempt ? recorded?.attemptStartedAt : undefined;
-  return resumed ?? run.clock.now();
+  if (recorded?.attemptStartedAt === undefined) return run.clock.now();
+  if (resumedAttempt(recorded) === where.attempt) return recorded.attemptStartedAt;
+  const last = recorded.runs?.[recorded.runs.length - 1];
+  const inherited = last?.outcome === 'worker_lost' && last.attempt === where.attempt - 1;
+  return inherited ? recorded.attemptStartedAt : run.clock.now();
 }
 
 /** A one-shot timer on the engine's clock (so a manual clock drives it). */

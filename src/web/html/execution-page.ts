@@ -52,7 +52,7 @@ function pausedCard(ctx: PageContext, e: ExecutionDetail, canResume: boolean): F
 
 function attemptsCell(step: StepView, paused: boolean): Fragment | string {
   if (step.attempts.length === 0) return html`<span class="muted">${step.record.attempts} attempt(s)</span>`;
-  return html`${step.attempts.map((a) => html`<div>#${a.attempt} ${badge(paused && a.outcome === 'running' ? 'paused' : a.outcome)} ${a.startedAt === undefined ? '' : time(a.startedAt)}${a.endedAt !== undefined && a.startedAt !== undefined ? ` · ${duration(a.endedAt - a.startedAt)}` : ''}${a.delayMs === undefined ? '' : ` · retry in ${duration(a.delayMs)}`}${a.error ? errorBlock(a.error) : ''}</div>`)}`;
+  return html`${step.attempts.map((a) => html`<div data-attempt="${String(a.attempt)}" data-outcome="${a.outcome}">#${a.attempt} ${badge(paused && a.outcome === 'running' ? 'paused' : a.outcome)}${a.outcome === 'worker_lost' ? html` <span class="muted">started, worker lost: the body may have run</span>` : a.outcome === 'may_have_run' ? html` <span class="muted">worker lost: the body may have run</span>` : ''}${a.worker === undefined ? '' : html` <span class="worker" title="worker">${a.worker}</span>`} ${a.startedAt === undefined ? '' : time(a.startedAt)}${a.endedAt !== undefined && a.startedAt !== undefined ? ` · ${duration(a.endedAt - a.startedAt)}` : ''}${a.delayMs === undefined ? '' : ` · retry in ${duration(a.delayMs)}`}${a.error ? errorBlock(a.error) : ''}</div>`)}`;
 }
 
 /** A step's status as shown: an interrupt still waiting for a resume is `paused` (its record says `running`). */
