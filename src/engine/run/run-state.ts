@@ -484,7 +484,11 @@ export class RunState {
   }
 
   #markStart(step: string, attempt: number): void {
-    this.setStep(step, { status: 'running', attempts: attempt, started: { attempt, worker: this.worker, at: this.clock.now() } });
+    this.setStep(step, {
+      status: 'running',
+      attempts: attempt,
+      started: { attempt, worker: this.worker, at: this.clock.now() },
+    });
   }
 
   #mapStates(): Record<string, MapElementStates> {
