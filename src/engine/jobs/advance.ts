@@ -63,7 +63,7 @@ export async function advance(
   if (reparked) return reparked;
   state.emit({ type: 'run.resumed', jobId: delivery.jobId, delivery: delivery.delivery });
   emitWoken(state, background.waitingFor, delivery);
-  if (validated.ok) recordLostAttempts(state, reactor, record, delivery.delivery); // the last job's worker was lost mid-job (decision 098)
+  if (validated.ok) recordLostAttempts(state, reactor, record, delivery); // the last job's worker was lost mid-job (decision 098)
   if (!validated.ok)
     return void (await finish(state, {
       status: 'failed',

@@ -9,6 +9,7 @@
  * @module
  */
 import type { AnyReactorDefinition, GraphNode } from '../../dsl/definition.js';
+import type { JobDelivery } from '../ports/queue.js';
 import type { AttemptOutcome, ExecutionRecord, StepRecord } from '../ports/store.js';
 import type { RunState } from '../run/run-state.js';
 import { nextAttempt } from '../run/step-runner.js';
@@ -29,18 +30,18 @@ export interface LostAttempt {
  * next number and a rollback compensates it as a step whose body ran.
  *
  * A worker was lost when the record says `running` (a job began and never wrote how it ended:
- * parked, paused, re-enqueued, finished), or when this is a redelivery (`delivery` > 1) of a job
- * whose record is still `pending`: with a checkpoint interval a job writes `running` only with
- * its first interval's checkpoint. Nothing otherwise.
+ * parked, paused, re-enqueued, finished), or when the record is still `pending` and this job
+ * takes over from another delivery ({@link takesOver}): with a checkpoint interval a job writes
+ * `running` only with its first interval's checkpoint. Nothing otherwise.
  */
 export function recordLostAttempts(
   state: RunState,
   reactor: AnyReactorDefinition,
   record: ExecutionRecord,
-  delivery: number,
+  delivery: JobDelivery,
 ): readonly LostAttempt[] {
   const running = record.status === 'running';
-  if (!running && !(record.status === 'pending' && delivery > 1)) return [];
+  if (!running && !(record.status === 'pending' && takesOver(record, delivery))) return [];
   const lastJob = running ? record.background?.lastJob : undefined;
   // A lost job that wrote nothing: a durable one writes `running` before any body, so under the
   // same settings (this worker's) it ran none; one with an interval may have run some.
@@ -67,6 +68,19 @@ export function recordLostAttempts(
     });
   }
   return lost;
+}
+
+/**
+ * True when this job continues where another delivery of the execution stopped: the queue
+ * delivers the job again (its worker died or stalled), the recovery sweep enqueued it, or a
+ * stopped job handed it on (`handback`: a worker's shutdown; `lapsed`: a lease that ran out).
+ */
+export function takesOver(record: ExecutionRecord, delivery: JobDelivery): boolean {
+  return (
+    delivery.delivery > 1 ||
+    record.background?.recovered?.jobId === delivery.jobId ||
+    /:(handback|lapsed):/.test(delivery.jobId)
+  );
 }
 
 /**
