@@ -40,6 +40,7 @@ export function recordLostAttempts(
   record: ExecutionRecord,
   delivery: JobDelivery,
 ): readonly LostAttempt[] {
+  if (handedBack(delivery)) return []; // a worker's shutdown: its interrupted attempt runs again under its number (decision 069)
   const running = record.status === 'running';
   if (!running && !(record.status === 'pending' && takesOver(record, delivery))) return [];
   const lastJob = running ? record.background?.lastJob : undefined;
@@ -72,15 +73,18 @@ export function recordLostAttempts(
 
 /**
  * True when this job continues where another delivery of the execution stopped: the queue
- * delivers the job again (its worker died or stalled), the recovery sweep enqueued it, or a
- * stopped job handed it on (`handback`: a worker's shutdown; `lapsed`: a lease that ran out).
+ * delivers the job again (its worker died or stalled), the recovery sweep enqueued it, or a job
+ * whose lease ran out handed it on (`lapsed`).
  */
 export function takesOver(record: ExecutionRecord, delivery: JobDelivery): boolean {
   return (
-    delivery.delivery > 1 ||
-    record.background?.recovered?.jobId === delivery.jobId ||
-    /:(handback|lapsed):/.test(delivery.jobId)
+    delivery.delivery > 1 || record.background?.recovered?.jobId === delivery.jobId || /:lapsed:/.test(delivery.jobId)
   );
+}
+
+/** A job a worker's shutdown handed back (`<id>:handback:…`): its worker was stopped, not lost. */
+function handedBack(delivery: JobDelivery): boolean {
+  return delivery.jobId.includes(':handback:');
 }
 
 /**
