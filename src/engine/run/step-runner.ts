@@ -153,7 +153,8 @@ async function attempts(
       throw stoppedBefore;
     }
     // Durable mode: the attempt's start is on the record before its body runs (decision 098).
-    const unmarked = await markStart(run, place.path, attempt);
+    const mark = run.attemptStarting(place.path, attempt);
+    const unmarked = mark && (await markFailure(mark));
     if (unmarked) {
       await guarded?.release('yielded');
       if (run.stopped) throw run.stopped;
@@ -238,14 +239,8 @@ const OUTCOMES: Readonly<Record<Classified['kind'], AttemptOutcome>> = {
   failure: 'failed',
 };
 
-/**
- * Durable mode: puts the attempt's start on the record before its body runs (carried by the
- * checkpoint before it where it could be, else one write). Returns the error of a write that
- * failed (the body must not run), or undefined.
- */
-async function markStart(run: RunState, path: string, attempt: number): Promise<Error | undefined> {
-  const write = run.attemptStarting(path, attempt);
-  if (write === undefined) return undefined;
+/** Waits for an attempt's start mark to be written: the error of a write that failed (the body must not run), or undefined. */
+async function markFailure(write: Promise<void>): Promise<Error | undefined> {
   try {
     await write;
     return undefined;
