@@ -108,6 +108,32 @@ describe('pages', () => {
     expect(page).not.toContain('data-action="cancel"');
   });
 
+  test("the detail page shows each attempt with its worker and outcome, a lost worker's included", async () => {
+    const ok = await finished({ user: 'ada', password: 's3cret' });
+    const record = (await f.engine.store.get(ok.executionId))!;
+    const charge = record.steps['charge']!;
+    const lost = {
+      attempt: 1,
+      worker: 'web-1-3981/9tq2m7ad',
+      outcome: 'worker_lost' as const,
+      startedAt: 1,
+      endedAt: 2,
+    };
+    const runs = [lost, ...(charge.runs ?? []).map((r) => ({ ...r, attempt: r.attempt + 1 }))];
+    await f.engine.store.save({
+      ...record,
+      steps: { ...record.steps, charge: { ...charge, attempts: runs.length, runs } },
+    });
+    const page = await (await dash().request(`/executions/${ok.executionId}`)).text();
+    expect(page).toMatch(
+      /data-attempt="1" data-outcome="worker_lost">#1 <span class="badge s-worker_lost">worker_lost<\/span>/,
+    );
+    expect(page).toContain('started, worker lost: the body may have run');
+    expect(page).toContain('web-1-3981/9tq2m7ad');
+    // The completed attempt names the embedded engine's worker: this process.
+    expect(page).toMatch(new RegExp(`data-attempt="2" data-outcome="succeeded">[^]*?-${process.pid}/`));
+  });
+
   test('a parked execution shows what it waits for and who holds it; the coordination view shows the hold and the waiter', async () => {
     const { holder, waiter } = await contended();
     const app = dash();
