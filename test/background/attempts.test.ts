@@ -233,7 +233,7 @@ describe('a job taking over from a lost worker records what it may have run', ()
 });
 
 describe('durable mode: each attempt start is on the record before its body runs', () => {
-  test('a linear chain: the checkpoint after a step carries the next start (no write of its own); the trace is on every record', async () => {
+  test("a linear chain: the job's first checkpoint carries the first start, the one after each step the next (no write of their own); the trace is on every record", async () => {
     const { m } = setup(0);
     const saves: ExecutionRecord[] = [];
     const save = m.store.save.bind(m.store);
@@ -260,7 +260,9 @@ describe('durable mode: each attempt start is on the record before its body runs
         expect(record.trace?.[0]?.type).toBe('run.queued');
       }
       // b's start and a's completion are one write, and so are c's start and b's completion.
-      const [, b, c] = seen;
+      const [a, b, c] = seen;
+      // a's start rides on the job's first checkpoint (the one that says running).
+      expect(a!.saves).toBe(saves.findIndex((s) => s.status === 'running') + 1);
       expect(b!.record.steps.a).toMatchObject({ status: 'completed' });
       expect(c!.record.steps.b).toMatchObject({ status: 'completed' });
       const completedAt = (step: string): number => saves.findIndex((s) => s.steps[step]?.status === 'completed') + 1;

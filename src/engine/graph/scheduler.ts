@@ -72,6 +72,32 @@ export async function runFrame(run: RunState, frame: Frame): Promise<GraphOutcom
   }
 }
 
+/**
+ * Durable mode: marks the starts of the plain steps a job's graph starts first (the first ready
+ * nodes in declaration order, up to the concurrency bound), so the job's first checkpoint carries
+ * them and its first steps write no start of their own (decision 098). Call right before it.
+ */
+export function carryFirstStarts(run: RunState, def: Frame['def']): void {
+  if (!run.marksStarts) return;
+  let free = def.maxConcurrency ?? run.maxConcurrency;
+  for (const node of def.nodes) {
+    if (free === 0) return;
+    if (node.dependsOn.length > 0) continue; // the scheduler starts the roots first, replayed ones included
+    free--;
+    if (!carried(node)) continue;
+    const recorded = run.stepRecord(node.name);
+    if (recorded?.status !== 'completed' && recorded?.status !== 'skipped')
+      run.carryStart(node.name, nextAttempt(recorded));
+  }
+}
+
+/** A step whose start a checkpoint before it may carry: a plain step admitted by nothing (its body starts as soon as it runs). */
+function carried(node: GraphNode): boolean {
+  return (
+    node.kind === 'step' && !node.sleep && !node.interrupt && node.async !== true && node.coordination.length === 0
+  );
+}
+
 /** True for what a cancelled run's signal is aborted with: an operator's (or a cascade's) cancel, or the deadline. */
 function isCancel(reason: unknown): reason is CancelledError | DeadlineExceededError {
   return reason instanceof CancelledError || reason instanceof DeadlineExceededError;
@@ -136,8 +162,7 @@ function schedule(run: RunState, frame: Frame, controller: AbortController): Pro
       if (!run.marksStarts || (outcome.kind !== 'success' && outcome.kind !== 'skipped')) return;
       if (frame.signal.aborted || state.halt || state.failures.length > 0 || state.interrupted || state.yielded) return;
       for (const next of ready.wouldStart(node.name, limit - running + 1)) {
-        if (next.kind !== 'step' || next.sleep || next.interrupt || next.async === true) continue;
-        if (next.coordination.length > 0) continue; // admitted first: it marks its start once admitted
+        if (!carried(next)) continue; // one admitted first marks its start once admitted
         const path = frame.prefix + next.name;
         const recorded = run.stepRecord(path);
         if (recorded?.status === 'completed' || recorded?.status === 'skipped') continue;

@@ -12,7 +12,7 @@ import { ReactorError } from '../../errors.js';
 import { admitWork, finish } from '../execution/execute.js';
 import { pauseRun } from '../execution/interrupt/pause.js';
 import { rollbackRecorded } from '../execution/operations.js';
-import { runFrame, type GraphOutcome } from '../graph/scheduler.js';
+import { carryFirstStarts, runFrame, type GraphOutcome } from '../graph/scheduler.js';
 import { backgroundOf, cleared } from '../model/background.js';
 import { onSuspension, type SuspensionHandlers } from '../model/suspension.js';
 import type { JobDelivery } from '../ports/queue.js';
@@ -104,6 +104,7 @@ export async function advance(
   state.terminalSave = lease.saveAndRelease;
   let outcome: GraphOutcome | undefined;
   try {
+    carryFirstStarts(state, reactor); // durable mode: the first steps' starts ride on this checkpoint (decision 098)
     await state.progress('running');
     outcome = await runFrame(state, { def: reactor, input: state.input, prefix: '', signal: root.signal, owned: root }); // nothing watches root once the graph runs (decision 030)
   } catch (error) {
