@@ -53,10 +53,13 @@ export function attemptsOf(
       if (!('step' in event) || event.step !== path) continue;
       // `step.retrying` names the attempt that comes next: the one before it failed and is retried.
       if (event.type === 'step.retrying' && attempts.has(event.attempt - 1))
-        put(event.attempt - 1, { outcome: 'retrying', error: event.error, delayMs: event.delayMs });
-      else if (event.type === 'step.failed' && attempts.has(event.attempt)) put(event.attempt, { error: event.error });
-      else if (event.type === 'step.started' && !attempts.has(event.attempt))
-        put(event.attempt, { startedAt: event.at }); // running now: not logged until it settles
+        put(event.attempt - 1, { outcome: 'retrying', error: event.error, delayMs: event.delayMs, endedAt: event.at });
+      else if (event.type === 'step.failed' && attempts.has(event.attempt))
+        put(event.attempt, { error: event.error, endedAt: event.at });
+      else if (event.type === 'step.started')
+        put(event.attempt, { startedAt: event.at }); // logged or running now
+      else if (event.type === 'step.succeeded' && attempts.has(event.attempt))
+        put(event.attempt, { endedAt: event.at });
     }
     return [...attempts.values()].sort((a, b) => a.attempt - b.attempt);
   }

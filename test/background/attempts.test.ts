@@ -297,3 +297,25 @@ describe('durable mode: each attempt start is on the record before its body runs
     }
   });
 });
+
+test('a checkpoint refused for its size with the trace aboard is written with the trace folded, not failing the step', async () => {
+  const clock = new ManualClock();
+  const store = new MemoryStore({ clock, maxRecordBytes: 8_000 });
+  const m = manualEngine({ clock, store, coordinator: new MemoryCoordinator({ clock }), checkpointIntervalMs: 0 });
+  let chain = reactor('attempts-long').step('s0', { run: () => 0 });
+  for (let i = 1; i < 30; i++) {
+    const dep = `s${i - 1}`;
+    chain = chain.step(`s${i}`, { waitFor: [dep as 's0'], run: () => i });
+  }
+  const r = chain.background('all').build();
+  const { executionId } = await m.engine.start(r, {});
+  const worker = m.startWorker(1);
+  try {
+    const done = await untilStatus(m.engine, executionId, 'completed');
+    expect(Object.keys(done.steps)).toHaveLength(30);
+    expect(done.trace[0]?.type).toBe('run.queued');
+    expect(done.trace.some((e) => e.type === 'trace.summarized')).toBe(true);
+  } finally {
+    await worker.close();
+  }
+});

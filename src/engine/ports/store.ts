@@ -106,9 +106,12 @@ export interface AttemptRun {
   /** The worker that ran it (`<host>-<pid>/<engine id>`), where known. */
   readonly worker?: string;
   readonly outcome: AttemptOutcome;
-  /** When the body started (engine clock, ms), where known. */
+  /**
+   * A lost worker's attempt: when its start was on the record (engine clock, ms). A settled
+   * attempt's times are in the trace (`step.started` and the event that ended it).
+   */
   readonly startedAt?: number;
-  /** When the attempt settled (engine clock, ms), or when a redelivery found its worker lost. */
+  /** A lost worker's attempt: when the job that took over found it (engine clock, ms). */
   readonly endedAt?: number;
 }
 

@@ -16,7 +16,7 @@ import { SiblingGate } from '../model/sibling-gate.js';
 import { RecordTooLargeError, type ErrorJSON } from '../../errors.js';
 import { fitRecord } from './fit-record.js';
 import { CompactMap, elementOf } from './compact-map.js';
-import { boundTrace, DEFAULT_MAX_TRACE_ENTRIES } from '../model/trace-bound.js';
+import { boundTrace, DEFAULT_MAX_TRACE_ENTRIES, MIN_TRACE_ENTRIES } from '../model/trace-bound.js';
 import type { EventHub, ReactorEvent } from '../model/events.js';
 import type { FanOutRuntime } from '../model/fanout/wait.js';
 import type { AsyncPort } from './async/port.js';
@@ -609,15 +609,25 @@ export class RunState {
     const job = this.#job;
     const send = (r: ExecutionRecord): Promise<void> =>
       terminalSave ? terminalSave(r) : job ? job.save(r) : this.#init.store.save(r);
-    // A terminal record over the size limit is written without what does not fit: the execution
+    // A record refused for its size with the trace aboard is written again with the trace folded
+    // to its smallest bound (the oldest entries summarized): a long trace never fails a step.
+    const folded = (r: ExecutionRecord): Promise<void> =>
+      send(r).catch((error: unknown) => {
+        if (!(error instanceof RecordTooLargeError) || r.trace === undefined || r.trace.length <= MIN_TRACE_ENTRIES)
+          throw error;
+        const trace = r.trace.slice();
+        boundTrace(trace, MIN_TRACE_ENTRIES);
+        return send({ ...r, trace });
+      });
+    // A terminal record still over the size limit is written without what does not fit: the execution
     // still ends (never left running), with the refusal as its error when it failed (decision 071).
     const fitted = (r: ExecutionRecord, cuts: number): Promise<void> =>
-      send(r).catch((error: unknown) => {
+      folded(r).catch((error: unknown) => {
         if (!(error instanceof RecordTooLargeError) || cuts >= 2) throw error; // a map's states, then the record
         this.logger.warn({ err: error }, 'terminal record over the size limit: written without what does not fit');
         return fitted(fitRecord(r, error.details), cuts + 1);
       });
-    const write = (): Promise<void> => (TERMINAL_STATUSES.has(status) ? fitted(record, 0) : send(record));
+    const write = (): Promise<void> => (TERMINAL_STATUSES.has(status) ? fitted(record, 0) : folded(record));
     const save = this.#saving.then(() => (this.stopped ? Promise.reject(this.stopped) : write()));
     this.#saving = save.catch((error: unknown) => {
       if (job && isJobStop(error)) this.stop(error);

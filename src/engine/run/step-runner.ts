@@ -162,7 +162,6 @@ async function attempts(
       return notStarted(run, place.path, unmarked);
     }
     run.emit({ type: 'step.started', step: place.path, attempt, reactor: place.reactor });
-    const startedAt = run.clock.now();
     const out = await attemptBody(run, node, place, args, attempt, guarded?.signal);
     // A body that fails once its job stops was interrupted, not failed: no retry is counted, nothing
     // is recorded or compensated, the ordered position is kept; it runs again where the execution resumes.
@@ -172,7 +171,7 @@ async function attempts(
         stopped ? 'yielded' : releaseOutcome(out, attempt < node.retry.maxAttempts && !place.signal.aborted),
       );
     if (stopped) throw stopped;
-    ran.push({ attempt, worker: run.worker, outcome: OUTCOMES[out.kind], startedAt, endedAt: run.clock.now() });
+    ran.push({ attempt, worker: run.worker, outcome: OUTCOMES[out.kind] }); // its times are in the trace
     if (out.kind === 'success' || out.kind === 'skipped') {
       run.setStep(place.path, {
         status: out.kind === 'success' ? 'completed' : 'skipped',
