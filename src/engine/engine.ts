@@ -59,8 +59,11 @@ export function createEngine(options: EngineOptions): Engine {
   const jobLeases = build.jobLeasesOf(options);
   const workerId = build.engineIdOf(options, core.ids);
   const admitter = new CoordinationAdmitter(coordination);
-  const base = { ...build.stateBase(options, core), worker: `${options.workerName ?? 'local'}/${workerId.slice(-8)}` };
-  const states = new StateFactory({ base, admitter, settleListener: wakeups });
+  const states = new StateFactory({
+    base: build.stateBase(options, core, workerId),
+    admitter,
+    settleListener: wakeups,
+  });
   const background = build.backgroundDeps(options, core, { coordination, cancels, workerId, jobLeases, states });
   // Operations are built from the states: a child's cancel reaches them once they exist (called only while running).
   states.useAsync(asyncPort(options, core.clock, background, signals, registry, () => operations));

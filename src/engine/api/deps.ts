@@ -78,7 +78,7 @@ export function engineIdOf(options: EngineOptions, ids: Ids): string {
 }
 
 /** What every run state of the engine shares (defaults: 8 steps at once, a checkpoint per 100 ms at most). */
-export function stateBase(options: EngineOptions, core: EngineCore): StateBase {
+export function stateBase(options: EngineOptions, core: EngineCore, workerId: string): StateBase {
   const { clock, hub, logger, instrument } = core;
   const maxConcurrency = options.maxConcurrency ?? 8;
   const checkpointIntervalMs = options.checkpointIntervalMs ?? 100;
@@ -96,6 +96,7 @@ export function stateBase(options: EngineOptions, core: EngineCore): StateBase {
     maxTraceEntries: core.maxTraceEntries,
     queue: options.queue,
     instrument,
+    worker: `${options.workerName ?? 'local'}/${workerId.slice(-8)}`, // how attempt records name this engine (decision 098)
   };
 }
 

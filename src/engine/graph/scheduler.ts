@@ -186,7 +186,7 @@ function schedule(run: RunState, frame: Frame, controller: AbortController): Pro
         ready.take();
         running++;
         void runNode(run, frame, node, state.results)
-          .then((outcome) => persist(run, outcome, () => carryStarts(node, outcome)))
+          .then((outcome) => persist(run, outcome, run.marksStarts ? () => carryStarts(node, outcome) : undefined))
           .then(
             (outcome) => settle(node, outcome),
             (error: unknown) =>
@@ -290,9 +290,9 @@ class Readiness {
  * Checkpoints after a node settles; a checkpoint that cannot be written fails the step (its work
  * is undone), unless the write stopped the worker's job (then the graph stops, decision 064).
  */
-async function persist(run: RunState, outcome: NodeOutcome, carry: () => void): Promise<NodeOutcome> {
+async function persist(run: RunState, outcome: NodeOutcome, carry: (() => void) | undefined): Promise<NodeOutcome> {
   try {
-    carry();
+    carry?.();
     await run.progress();
     return outcome;
   } catch (error) {

@@ -167,7 +167,7 @@ export class RunState {
    */
   readonly marksStarts: boolean;
   /** Starts already carried by the checkpoint before them (`path#attempt`): their attempt needs no write of its own. */
-  readonly #carried = new Set<string>();
+  #carried: Set<string> | undefined;
   /**
    * Who holds coordination keys for this work: the root execution inline; in a worker, the root
    * plus this job's run, so a key left behind by a dead worker's run of the same execution is
@@ -459,7 +459,7 @@ export class RunState {
    */
   attemptStarting(step: string, attempt: number): Promise<void> | undefined {
     if (!this.marksStarts || this.#inCompactMap(step)) return undefined;
-    if (this.#carried.delete(`${step}#${attempt}`)) return undefined;
+    if (this.#carried?.delete(`${step}#${attempt}`) === true) return undefined;
     this.#markStart(step, attempt);
     return this.checkpoint();
   }
@@ -472,7 +472,7 @@ export class RunState {
   carryStart(step: string, attempt: number): boolean {
     if (!this.marksStarts || this.#inCompactMap(step)) return false;
     this.#markStart(step, attempt);
-    this.#carried.add(`${step}#${attempt}`);
+    (this.#carried ??= new Set()).add(`${step}#${attempt}`);
     return true;
   }
 

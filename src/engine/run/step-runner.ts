@@ -113,10 +113,11 @@ async function attempts(
   args: Record<string, unknown>,
   first: number,
 ): Promise<NodeOutcome> {
-  // This job's attempts, logged into the step record with the record of their outcome (decision 098).
-  const ran: AttemptRun[] = [];
+  // A worker job's attempts, logged into the step record with the record of their outcome
+  // (decision 098); an inline run's are in the trace its caller gets (the hot path logs nothing).
+  const ran: AttemptRun[] | undefined = run.mode === 'worker' ? [] : undefined;
   const logged = <T>(outcome: T): T => {
-    if (ran.length > 0) run.logAttempt(place.path, ran.splice(0));
+    if (ran !== undefined && ran.length > 0) run.logAttempt(place.path, ran.splice(0));
     return outcome;
   };
   for (let attempt = first; ; attempt++) {
@@ -171,7 +172,7 @@ async function attempts(
         stopped ? 'yielded' : releaseOutcome(out, attempt < node.retry.maxAttempts && !place.signal.aborted),
       );
     if (stopped) throw stopped;
-    ran.push({ attempt, worker: run.worker, outcome: OUTCOMES[out.kind] }); // its times are in the trace
+    ran?.push({ attempt, worker: run.worker, outcome: OUTCOMES[out.kind] }); // its times are in the trace
     if (out.kind === 'success' || out.kind === 'skipped') {
       run.setStep(place.path, {
         status: out.kind === 'success' ? 'completed' : 'skipped',
