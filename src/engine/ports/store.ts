@@ -72,9 +72,10 @@ export interface StepRecord {
   /** Completion sequence number (undo runs in reverse of it). */
   readonly completedSeq?: number;
   /**
-   * Every attempt of the body the record knows of, oldest first, each with the worker that ran it
-   * and how it ended — a lost worker's attempt included (docs/decisions/098). `attempts` is never
-   * less than the number of entries. Absent on records written before attempts were logged.
+   * Every attempt of the body a worker ran, oldest first, each with the worker that ran it and how
+   * it ended — a lost worker's attempt included (docs/decisions/098). `attempts` is never less
+   * than the number of entries. Absent for an inline run's steps (its trace has the attempts) and
+   * on records written before attempts were logged.
    */
   readonly runs?: readonly AttemptRun[];
   /**
