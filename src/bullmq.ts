@@ -346,6 +346,9 @@ function engineAfter(engine: Engine, ready: Promise<unknown>): Engine {
     startMany: gate(engine.startMany),
     retry: gate(engine.retry),
     resume: gate(engine.resume),
+    retryStep: gate(engine.retryStep),
+    skipStep: gate(engine.skipStep),
+    fork: gate(engine.fork),
   };
 }
 

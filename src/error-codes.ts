@@ -99,6 +99,8 @@ export const ErrorCode = {
   AsyncWaitTimeout: 'async_wait_timeout',
   /** A resume was refused (already resumed, not paused, no such interrupt, unknown correlation id); nothing changed. */
   ResumeRefused: 'resume_refused',
+  /** An operator's action on a failed step (`retryStep`, `skipStep`, `rollback`, `fork`) was refused; nothing changed. */
+  FailureActionRefused: 'failure_action_refused',
   /** A resume payload failed the interrupt's schema; counts toward its `maxAttempts`. */
   ResumePayloadInvalid: 'resume_payload_invalid',
   /** An interrupt's timeout passed before an accepted resume: the run rolled back. */
@@ -173,7 +175,36 @@ export type ContendedPrimitive = Exclude<PrimitiveName, 'period'>;
 
 /** Why a resume was refused (`ResumeRefusedError`). */
 export type ResumeRefusal =
-  'already_resumed' | 'not_paused' | 'no_such_interrupt' | 'unknown_correlation' | 'not_found' | 'unsupported';
+  | 'already_resumed'
+  | 'not_paused'
+  | 'no_such_interrupt'
+  | 'unknown_correlation'
+  | 'not_found'
+  | 'unsupported'
+  /** It is paused on a step's failure, not at an interrupt: use `retryStep`, `skipStep` or `rollback`. */
+  | 'paused_on_failure';
+
+/** An operator's action on a failed step (`FailureActionError`). */
+export type FailureAction = 'retryStep' | 'skipStep' | 'rollback' | 'fork';
+
+/**
+ * Why an action on a failed step was refused (`FailureActionError`): the execution is not paused
+ * on a failure (`not_paused_on_failure`; `fork`: neither finished nor paused on a failure), another
+ * action claimed this pause first (`already_claimed`), a worker holds it (`busy`), the step may not
+ * be skipped (`not_skippable`), the value or arguments fail their schema (`invalid_value`,
+ * `invalid_args`; a fork's `invalid_input`), or `fromStep` is no step of the reactor (`unknown_step`).
+ */
+export type FailureActionRefusal =
+  | 'not_found'
+  | 'not_paused_on_failure'
+  | 'already_claimed'
+  | 'busy'
+  | 'not_skippable'
+  | 'invalid_value'
+  | 'invalid_args'
+  | 'unknown_step'
+  | 'invalid_input'
+  | 'unsupported';
 
 /** The details of an error that carries none (an empty object). */
 type NoDetails = Record<never, never>;
@@ -340,6 +371,15 @@ export interface ErrorDetails {
     readonly reason: ResumeRefusal;
     readonly status?: string | undefined;
     readonly correlationId?: string | undefined;
+  };
+  /** `status` is the execution's status when refused; `issues` what failed a schema (`invalid_value`, `invalid_args`). */
+  readonly failure_action_refused: {
+    readonly executionId: string;
+    readonly action: FailureAction;
+    readonly reason: FailureActionRefusal;
+    readonly step?: string | undefined;
+    readonly status?: string | undefined;
+    readonly issues?: readonly FieldIssue[] | undefined;
   };
   /** `exhausted` is true when this payload used the last attempt (the run rolled back). */
   readonly resume_payload_invalid: {

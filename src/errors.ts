@@ -13,6 +13,8 @@ import {
   type FieldIssue,
   type PrimitiveName,
   type ResumeRefusal,
+  type FailureAction,
+  type FailureActionRefusal,
 } from './error-codes.js';
 
 export * from './error-codes.js';
@@ -908,6 +910,30 @@ export class ResumeRefusedError extends ReactorError<'resume_refused'> {
 }
 
 /**
+ * An operator's action on a failed step was refused before anything changed: `engine.retryStep`,
+ * `skipStep` and `rollback` need an execution paused on a step's failure, `fork` a finished one or
+ * one paused on a failure; `details.reason` says why (see {@link FailureActionRefusal}).
+ */
+export class FailureActionError extends ReactorError<'failure_action_refused'> {
+  constructor(
+    info: {
+      executionId: string;
+      action: FailureAction;
+      reason: FailureActionRefusal;
+      step?: string | undefined;
+      status?: string | undefined;
+      issues?: readonly FieldIssue[] | undefined;
+    },
+    hint: string,
+  ) {
+    super('failure_action_refused', `cannot ${info.action} execution ${info.executionId}: ${hint}`, {
+      details: { ...info },
+    });
+    this.name = 'FailureActionError';
+  }
+}
+
+/**
  * A resume payload failed the interrupt's schema. It counts toward the interrupt's `maxAttempts`;
  * `details.exhausted` is true when this one used the last attempt (the run rolled back and ended failed).
  */
@@ -1010,6 +1036,7 @@ const REVIVE: readonly [string, { readonly prototype: ReactorError }, Revivable[
   ['HandOffRefusedError', HandOffRefusedError, ['handoff_refused']],
   ['AsyncWaitTimeoutError', AsyncWaitTimeoutError, ['async_wait_timeout']],
   ['ResumeRefusedError', ResumeRefusedError, ['resume_refused']],
+  ['FailureActionError', FailureActionError, ['failure_action_refused']],
   ['ResumePayloadError', ResumePayloadError, ['resume_payload_invalid'], issuesOf],
   ['InterruptTimeoutError', InterruptTimeoutError, ['interrupt_timed_out']],
   ['CorrelationTakenError', CorrelationTakenError, ['correlation_id_taken']],

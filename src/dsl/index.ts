@@ -13,3 +13,4 @@ export * from './signals.js';
 export * from './step.js';
 export * from './step-timeout.js';
 export * from './sleep.js';
+export type { FailureOptions, OnFailure, SkipPolicy } from './on-failure.js';

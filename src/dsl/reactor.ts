@@ -58,6 +58,7 @@ import { isStepDefinition, type AnyStepDefinition, type StepDefinition, type Ste
 import { stepTimeoutMs, type StepTimeoutOptions } from './step-timeout.js';
 import { sleepSpec, type SleepOptions, type SleepResult, type SleepSpec } from './sleep.js';
 import { deadlineOf, reactorDeadlineMs, type ReactorDeadlineOptions } from './deadline.js';
+import { failureFields, onFailureOf, type FailureOptions, type OnFailure, type SkipPolicy } from './on-failure.js';
 
 type Simplify<T> = { [K in keyof T]: T[K] } & {};
 declare const errorBrand: unique symbol;
@@ -79,7 +80,8 @@ export type Wiring<In> = { readonly [K in keyof In]?: Arg<In[K]> };
  * An inline step: its arguments, hooks, retry policy, `timeout` and step-scoped coordination
  * (`lock`, `semaphore`, `rateLimit`, `period`, `orderedLock`, keyed on the step's arguments).
  */
-export interface InlineStepOptions<I, S, A, R> extends StepCoordinationOptions<StepArgs<I, A>>, StepTimeoutOptions {
+export interface InlineStepOptions<I, S, A, R>
+  extends StepCoordinationOptions<StepArgs<I, A>>, StepTimeoutOptions, FailureOptions<StepValue<R>> {
   /** Where the arguments come from; without it the step receives the reactor's input. */
   readonly args?: ($: ArgSources<I, S>) => A;
   /** Steps that must finish first although no argument reads them. */
@@ -94,7 +96,12 @@ export interface InlineStepOptions<I, S, A, R> extends StepCoordinationOptions<S
  * Options of an inline `asyncStep`: those of an inline step, without `undo` — an async unit is
  * its own work, which its dispatcher's rollback never undoes (use `compensate`).
  */
-export type AsyncStepOptions<I, S, A, R> = Omit<InlineStepOptions<I, S, A, R>, 'undo'> & { readonly undo?: never };
+export type AsyncStepOptions<I, S, A, R> = Omit<InlineStepOptions<I, S, A, R>, 'undo' | keyof FailureOptions<R>> & {
+  readonly undo?: never;
+};
+
+/** How a step definition is placed in a reactor: its wiring, and what its failure does (`onFailure`, `skippable`). */
+export type StepPlacementOptions<I, S, In, R> = PlacementOptions<I, S, In> & FailureOptions<R>;
 
 /**
  * How a step definition or a composed reactor is wired into a reactor. A placed step definition
@@ -159,6 +166,12 @@ export interface InterruptOptions<I, S, A, P extends PayloadSchema> extends Inte
 export interface ReactorOptions extends ReactorDeadlineOptions {
   /** Steps of one run running at once (default: the engine's, 8). */
   readonly maxConcurrency?: number;
+  /**
+   * What a step that fails for good does to the run: `'rollback'` (default) rolls it back;
+   * `'pause'` leaves it `paused` on the failure for an operator (`retryStep`, `skipStep`,
+   * `rollback`; docs/background.md). A step's own `onFailure` overrides it.
+   */
+  readonly onFailure?: OnFailure;
   /** The author's name for this definition (a date, a number), recorded with each execution it starts (docs/deploys.md). */
   readonly version?: string;
   /** Earlier definitions of this reactor whose executions this one continues (docs/deploys.md). */
@@ -202,6 +215,10 @@ export interface StepNode extends NodeBase {
   readonly sleep?: SleepSpec | undefined;
   /** `asyncStep`: the body runs in its own job while the reactor goes on. */
   readonly async?: true;
+  /** The step's own failure policy (`onFailure`); absent: the reactor's. */
+  readonly onFailure?: OnFailure | undefined;
+  /** Set when an operator may skip the step after it failed (`skippable`), with the schema its value must satisfy, if any. */
+  readonly skip?: SkipPolicy | undefined;
 }
 
 /** A nested reactor run inline as one step of the same execution. */
@@ -256,6 +273,8 @@ export interface ReactorDefinition<Name extends string = string, In = unknown, I
   readonly returns: string | undefined;
   /** Per-reactor cap on concurrently running steps (the engine's default applies otherwise). */
   readonly maxConcurrency: number | undefined;
+  /** What a step that fails for good does by default: roll the run back, or pause it for an operator. */
+  readonly onFailure: OnFailure;
   /** How long an execution may take from its creation, in ms (`reactor(name, { deadline })`); absent: no deadline. */
   readonly deadlineMs?: number;
   /** Where a run leaves the caller for a worker (`background(...)`); undefined: it runs where it is called. */
@@ -394,7 +413,7 @@ export class ReactorBuilder<Name extends string, In, I, S> {
   step<const N extends string, F extends Fields, R>(
     name: FreshName<N, S>,
     definition: StepDefinition<F, R>,
-    options?: PlacementOptions<I, S, ContractInput<F>>,
+    options?: StepPlacementOptions<I, S, ContractInput<F>, StepValue<R>>,
   ): ReactorBuilder<Name, In, I, Simplify<S & { [K in N]: StepValue<R> }>>;
   /** Adds an inline step. */
   step<const N extends string, R, A = NoArgs>(
@@ -636,13 +655,14 @@ export class ReactorBuilder<Name extends string, In, I, S> {
       retry,
       coordination,
       ...(timeoutMs === undefined ? {} : { timeoutMs }),
+      ...failureFields(options, { reactor: this.#state.name, step: name }),
     };
   }
 
   #placeDefinition(
     name: string,
     definition: AnyStepDefinition,
-    placement: PlacementOptions<never, never, never>,
+    placement: StepPlacementOptions<never, never, never, unknown>,
   ): StepNode {
     const args = resolveWiring(placement.args);
     const waitFor = [...(placement.waitFor ?? [])] as string[];
@@ -658,6 +678,7 @@ export class ReactorBuilder<Name extends string, In, I, S> {
       retry,
       coordination: definition.coordination,
       ...(definition.timeoutMs === undefined ? {} : { timeoutMs: definition.timeoutMs }),
+      ...failureFields(placement, { reactor: this.#state.name, step: name }),
     };
   }
 
@@ -686,6 +707,7 @@ export class ReactorBuilder<Name extends string, In, I, S> {
       byName,
       returns,
       maxConcurrency: options.maxConcurrency,
+      onFailure: onFailureOf(options.onFailure, { reactor: name }),
       ...deadlineOf(options, name),
       coordination,
       background,

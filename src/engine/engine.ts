@@ -13,6 +13,8 @@ import type { ReactorRegistry } from './api/registry.js';
 import { listExecutions } from './api/list.js';
 import { currentResult, waitFor } from './api/results.js';
 import { retryExecution } from './api/retry.js';
+import { forkExecution } from './api/fork.js';
+import { retryStep, rollbackPaused, skipStep } from './api/steer.js';
 import { wakeExecution } from './api/wake.js';
 import { withExecutionId } from './api/execution-id.js';
 import { runReactor } from './api/run.js';
@@ -73,6 +75,7 @@ export function createEngine(options: EngineOptions): Engine {
   const operations = build.operationsDeps(options, core, { coordination, states });
   const resume = build.resumeDeps(options, core, operations);
   const invoke = build.invokeDeps(coordination, core);
+  const fork = { ...resume, ids: core.ids, logger: core.logger, maxTraceEntries: core.maxTraceEntries };
   const parts: EngineParts = { ...core, claims, states, background, cancels, inlineLeases, operations, sweeper };
   return {
     resume: (target, payload, o = {}) => resumeExecution(resume, target, payload, o),
@@ -82,6 +85,10 @@ export function createEngine(options: EngineOptions): Engine {
     undo: (id, o = {}) =>
       withExecutionId('undo', id, (i) => undoExecution(operations, i, o.reason ?? 'undone by an operator')),
     retry: (id) => withExecutionId('retry', id, (i) => retryExecution(parts, i)),
+    retryStep: (id, o = {}) => withExecutionId('retryStep', id, (i) => retryStep(resume, i, o)),
+    skipStep: (id, o) => withExecutionId('skipStep', id, (i) => skipStep(resume, i, o)),
+    rollback: (id) => withExecutionId('rollback', id, (i) => rollbackPaused(resume, i)),
+    fork: (id, o) => withExecutionId('fork', id, (i) => forkExecution(fork, i, o)),
     wake: (id) => withExecutionId('wake', id, (i) => wakeExecution(parts, i)),
     start: ((reactor, input, o) => startReactor(parts, reactor, input, o)) as Engine['start'],
     startMany: ((entries) => startManyReactors(parts, entries)) as Engine['startMany'],

@@ -15,3 +15,5 @@ export { type WorkEnd, type WorkHandle, type WorkScope } from './model/instrumen
 export type { ResumeOptions, ResumeTarget } from './api/interrupt/resume.js';
 export type { SweepReport } from './jobs/sweep.js';
 export { DEFAULT_MAX_TRACE_ENTRIES, MIN_TRACE_ENTRIES, type TraceSummary } from './model/trace-bound.js';
+export type { RetryStepOptions, SkipStepOptions } from './api/steer.js';
+export type { ForkOptions } from './api/fork.js';

@@ -19,6 +19,7 @@ const today: SuspensionHandlers<string> = {
   fanOut: (s) => s.park.mapId,
   pause: (s) => `${s.waits.length}`,
   sleep: (s) => s.wait.step,
+  failurePause: (s) => `${s.step}: ${s.error.message}`,
 };
 
 describe('suspension handler maps', () => {

@@ -19,6 +19,8 @@ import type { ExecutionJob, JobDelivery, JobQueue, WaitList } from '../ports/que
 import type { ExecutionStatus, Store, TraceContext } from '../ports/store.js';
 import type { BackgroundOptions } from '../jobs/deps.js';
 import type { SweepReport } from '../jobs/sweep.js';
+import type { ForkOptions } from './fork.js';
+import type { RetryStepOptions, SkipStepOptions } from './steer.js';
 
 /** Options of `createEngine` (`engine.ts`). */
 export interface EngineOptions {
@@ -297,6 +299,39 @@ export interface Engine {
   undo(executionId: string, options?: { readonly reason?: string }): Promise<RunResult>;
   /** Runs a failed, halted, cancelled or aborted execution again as a new execution linked to it (`retryOf`), in the background when a queue is configured. */
   retry(executionId: string): Promise<RunResult>;
+  /**
+   * Runs again the step an execution is paused on (`onFailure: 'pause'`), with `args` instead of
+   * its own when given (validated against its contract), and continues; completed steps are not
+   * re-run. It continues in a worker when the execution ran in the background, else in this
+   * process (resolving with its outcome). Throws `FailureActionError` unless paused on a failure;
+   * of two concurrent actions on one pause, one wins and the other is refused (`already_claimed`).
+   *
+   * @example
+   * ```ts
+   * const done = await engine.retryStep(executionId, { args: { amountCents: 1200 } });
+   * ```
+   */
+  retryStep(executionId: string, options?: RetryStepOptions): Promise<RunResult>;
+  /**
+   * Continues an execution paused on a step's failure with `value` as that step's result, where
+   * the step is `skippable` (validated against its schema when it has one). The step is recorded
+   * skipped: nothing of it is compensated or undone. Refusals throw `FailureActionError`.
+   */
+  skipStep<V = unknown>(executionId: string, options: SkipStepOptions<V>): Promise<RunResult>;
+  /**
+   * Rolls back an execution paused on a step's failure as the automatic path would: the failed
+   * step is compensated, the completed ones are undone newest first, and it ends `failed` with the
+   * step's original error. Refusals throw `FailureActionError`.
+   */
+  rollback(executionId: string): Promise<RunResult>;
+  /**
+   * Starts a new execution linked to `executionId` (`retryOf`; a `run.retried` on the source, a
+   * `run.forked` on the fork) that reuses the recorded results of the steps that are neither
+   * `fromStep` nor downstream of it, and runs from there. Works on a finished execution and on
+   * one paused on a failure (which stays paused). `input` replaces the input (validated); the
+   * reused results are kept as recorded.
+   */
+  fork(executionId: string, options: ForkOptions): Promise<RunResult>;
   /**
    * Resumes an execution paused at an interrupt, by execution id or by the interrupt's
    * correlation id, with a payload validated against the interrupt's schema. It continues in

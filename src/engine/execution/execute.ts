@@ -29,6 +29,7 @@ import { onSuspension } from '../model/suspension.js';
 import { errorSummary, type Admit, type EventDraft, type RunState } from '../run/run-state.js';
 import { runFrame, type GraphOutcome } from '../graph/scheduler.js';
 import { pauseRun, waitsOf } from './interrupt/pause.js';
+import { pauseCauseOf, pauseOnFailure } from './failure-pause.js';
 
 /** What admissions need from the engine. */
 export interface CoordinationDeps {
@@ -82,8 +83,10 @@ export async function execute(
   if (outcome.status === 'yielded') {
     // Inline, a pause pauses; every other suspension is a hand-off: the rest of the run goes to a worker.
     const handOffRest = (): Promise<RunResult> => handOff!(state);
+    const step = outcome.step;
     return onSuspension<Promise<RunResult>>(outcome.suspension, {
       pause: () => pauseRun(state, reactor),
+      failurePause: (s) => pauseOnFailure(state, reactor, s),
       retry: handOffRest,
       sleep: handOffRest,
       contention: handOffRest,
@@ -304,7 +307,8 @@ export function fromRecord(record: ExecutionRecord): RunResult {
     return { ...base, status: 'parked', waitingFor: record.background.waitingFor };
   if (record.status === 'pending' || record.status === 'parked')
     return { ...base, status: 'queued', ...pendingStartOf(record) };
-  if (record.status === 'paused') return { ...base, status: 'paused', interrupts: waitsOf(record.interrupts ?? []) };
+  if (record.status === 'paused')
+    return { ...base, status: 'paused', pausedOn: pauseCauseOf(record), interrupts: waitsOf(record.interrupts ?? []) };
   if (!TERMINAL_STATUSES.has(record.status)) return { ...base, status: 'running' };
   if (record.status === 'completed') return { ...base, status: 'completed', value: record.value };
   if (record.status === 'halted')

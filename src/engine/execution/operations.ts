@@ -7,6 +7,7 @@
  */
 import { stepsWithMapResults } from '../run/compact-map.js';
 import { replayInit } from './new-state.js';
+import { compensatePaused } from './failure-rollback.js';
 import { versionFor } from '../model/versions.js';
 import type { AnyReactorDefinition } from '../../dsl/definition.js';
 import {
@@ -124,6 +125,7 @@ export async function rollbackRecorded(
   state.emit({ type: 'run.rolling_back', step: undefined });
   await state.checkpoint('rolling_back', {}, { cause: 'undo' }); // a finished execution is reopened only by an undo (decision 110)
   await cancelRecordedChildren(state, reactor); // its unfinished children roll back first (decision 087)
+  if (record.status === 'paused' && record.pausedOn) await compensatePaused(state, reactor, record.pausedOn); // paused on a failure: the failed step first
   if (replay.status === 'completed') await undoAll(replay.completed, state);
   const ordered = record.background?.ordered;
   const spec = reactor.coordination.find((c) => c.kind === 'ordered_lock');

@@ -20,6 +20,7 @@ import { tracedNode } from '../model/instrument.js';
 import { rollBackOrPark } from './fanout/rollback.js';
 import { runInterrupt } from './interrupt/step.js';
 import { runSleep } from './sleep.js';
+import { failurePauseOf } from './failure-policy.js';
 
 export type { Frame, GraphOutcome } from './frame.js';
 export { undoAll } from './undo.js';
@@ -39,6 +40,10 @@ export async function runFrame(run: RunState, frame: Frame): Promise<GraphOutcom
     const stopped = run.stopped;
     if (stopped) throw stopped;
     const first = failures[0];
+    // `onFailure: 'pause'`: a root frame's step that failed for good leaves the execution paused for an operator (decision 100).
+    const pause = first && !interrupted && frame.prefix === '' && !run.element && !run.unit && !run.replayOnly;
+    const failure = pause ? failurePauseOf(frame.def, failures) : undefined;
+    if (failure) return { status: 'yielded', step: failure.step, suspension: failure };
     if (first || interrupted) {
       run.emit({ type: 'run.rolling_back', step: first?.step, reactor: frame.def.name });
       if (frame.prefix === '') await run.checkpoint('rolling_back').catch(() => undefined);

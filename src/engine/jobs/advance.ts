@@ -11,6 +11,7 @@ import { validateContract } from '../../dsl/contract.js';
 import { ReactorError } from '../../errors.js';
 import { admitWork, finish } from '../execution/execute.js';
 import { pauseRun } from '../execution/interrupt/pause.js';
+import { pauseOnFailure } from '../execution/failure-pause.js';
 import { rollbackRecorded } from '../execution/operations.js';
 import { carryFirstStarts, runFrame, type GraphOutcome } from '../graph/scheduler.js';
 import { backgroundOf, cleared } from '../model/background.js';
@@ -147,6 +148,7 @@ function suspended(
 ): SuspensionHandlers<Promise<After>> {
   return {
     pause: async () => void (await pauseRun(state, reactor)),
+    failurePause: async (s) => void (await pauseOnFailure(state, reactor, s)), // holds released as for a yield; no job left
     fanOut: (s) => parkOnFanOut(deps, state, s.park), // a fan-out map's elements run (or are undone) as jobs
     awaitUnit: (s) => parkReader(deps, state, s.error),
     contention: (s) => refused(deps, state, s.error, undefined, woken), // park like a reactor-level refusal (the release wakes it)

@@ -97,6 +97,7 @@ export function createInstrument(middleware: readonly Middleware[], logger: Logg
 /** A suspended step scope's end: paused, parked (on a busy key, an async unit, a fan-out map's elements), or retrying (a retry or a sleep re-enqueued). */
 const SUSPENDED_END: SuspensionHandlers<WorkEnd> = {
   pause: () => ({ outcome: 'paused' }),
+  failurePause: () => ({ outcome: 'paused' }),
   contention: () => ({ outcome: 'parked' }),
   awaitUnit: () => ({ outcome: 'parked' }),
   fanOut: () => ({ outcome: 'parked' }),

@@ -65,10 +65,24 @@ export interface ParkedRun<S = unknown> extends RunBase<S> {
   readonly waitingFor: WaitingFor;
 }
 
-/** Paused at one or more interrupts: resume it with `engine.resume(executionId | { correlationId }, payload)`. */
+/**
+ * Why a run is paused: at interrupts (`interrupts` lists them; `engine.resume`), or on a step
+ * that failed for good under `onFailure: 'pause'` (`engine.retryStep`, `skipStep`, `rollback`;
+ * docs/background.md#pause-on-failure).
+ */
+export type PauseCause =
+  | { readonly kind: 'interrupt' }
+  | { readonly kind: 'failure'; readonly step: string; readonly error: Error; readonly at: number };
+
+/**
+ * Paused at one or more interrupts (resume it with `engine.resume(executionId | { correlationId },
+ * payload)`), or on a step's failure for an operator (`pausedOn.kind === 'failure'`).
+ */
 export interface PausedRun<S = unknown> extends RunBase<S> {
   readonly status: 'paused';
-  /** What it waits for: the interrupt steps (paths), their correlation ids and timeouts (engine clock, ms). */
+  /** What it waits for: interrupts, or an operator's action on a failed step. */
+  readonly pausedOn: PauseCause;
+  /** The interrupt steps (paths) it waits at, their correlation ids and timeouts (engine clock, ms); empty when paused on a failure. */
   readonly interrupts: readonly {
     readonly step: string;
     readonly correlationId?: string;

@@ -25,6 +25,8 @@ export interface SleepWait {
  * - `awaitUnit`: a reader waits for an async unit; the execution parks on the unit;
  * - `fanOut`: a fan-out map's elements run (or are undone) as jobs; the execution parks on them;
  * - `pause`: interrupt steps wait for their resumes;
+ * - `failurePause`: a top-level step failed for good under `onFailure: 'pause'`; the execution
+ *   waits `paused` for an operator, nothing rolled back (docs/decisions/100);
  * - `sleep`: a sleep step waits until its wake time (`delayMs` from now in a worker; 0 inline,
  *   where it hands off).
  */
@@ -34,6 +36,7 @@ export type Suspension =
   | { readonly kind: 'awaitUnit'; readonly error: AsyncPendingError }
   | { readonly kind: 'fanOut'; readonly park: FanOutPark }
   | { readonly kind: 'pause'; readonly waits: readonly InterruptWait[] }
+  | { readonly kind: 'failurePause'; readonly step: string; readonly error: Error }
   | { readonly kind: 'sleep'; readonly wait: SleepWait; readonly delayMs: number };
 
 /** One handler per member of a `kind`-tagged union `U`, each given its own member; missing one does not compile. */
@@ -49,6 +52,9 @@ export function onSuspension<R>(suspension: Suspension, handlers: SuspensionHand
   return (handlers[suspension.kind] as (s: Suspension) => R)(suspension);
 }
 
+/** A step that failed for good under `onFailure: 'pause'`: the suspension a root frame ends with instead of a rollback. */
+export type FailureWait = Extract<Suspension, { readonly kind: 'failurePause' }>;
+
 /** A suspension and the step it comes from. */
 export interface Suspended {
   readonly step: string;
@@ -57,6 +63,7 @@ export interface Suspended {
 
 /** The rank of each kind when several steps of a frame suspend: a pause wins over parks, a park over delayed work. */
 const RANK: { readonly [K in Suspension['kind']]: number } = {
+  failurePause: 3, // only a root frame ends with it, instead of rolling back
   pause: 2,
   contention: 1,
   awaitUnit: 1,

@@ -5,7 +5,14 @@
  *
  * @module
  */
-import type { ErrorJSON, FieldIssue, PrimitiveName, ResumeRefusal } from '../../errors.js';
+import type {
+  ErrorJSON,
+  FailureAction,
+  FailureActionRefusal,
+  FieldIssue,
+  PrimitiveName,
+  ResumeRefusal,
+} from '../../errors.js';
 
 interface Base {
   readonly executionId: string;
@@ -248,6 +255,31 @@ export type ReactorEvent =
         readonly correlationId?: string;
         readonly timeoutAt?: number;
       }[];
+    })
+  /** A step failed for good under `onFailure: 'pause'`: the execution is `paused` for an operator, nothing rolled back. */
+  | (StepBase & { readonly type: 'run.paused_on_failure'; readonly error: ErrorJSON })
+  /** An operator's action on an execution paused on a step's failure was accepted (docs/background.md#pause-on-failure). */
+  | (StepBase & {
+      readonly type: 'failure.retried';
+      readonly argsReplaced: boolean;
+      readonly mode: 'inline' | 'background';
+    })
+  | (StepBase & { readonly type: 'failure.skipped'; readonly mode: 'inline' | 'background' })
+  | (StepBase & { readonly type: 'failure.rolled_back' })
+  /** An operator's action on a failed step was refused (wrong status, claimed by another action, not skippable, invalid value); nothing changed. */
+  | (StepBase & {
+      readonly type: 'failure.action_refused';
+      readonly action: FailureAction;
+      readonly reason: FailureActionRefusal;
+      readonly message: string;
+    })
+  /** A fork of `sourceId` started here: the listed steps' results were reused from it, the rest runs from `fromStep`. */
+  | (Base & {
+      readonly type: 'run.forked';
+      readonly sourceId: string;
+      readonly fromStep: string;
+      readonly reused: readonly string[];
+      readonly inputReplaced: boolean;
     })
   | (StepBase & { readonly type: 'interrupt.paused'; readonly correlationId?: string; readonly timeoutAt?: number })
   | (StepBase & { readonly type: 'interrupt.resumed'; readonly mode: 'inline' | 'background' })

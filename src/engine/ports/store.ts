@@ -124,6 +124,18 @@ export interface AttemptStart {
   readonly at: number;
 }
 
+/**
+ * Why a `paused` execution waits, when it is a step's failure rather than an interrupt: the step
+ * (a top-level step of the reactor), its error, and when it paused (engine clock, ms; it also
+ * names the pause, so each pause is claimed by one operator action).
+ */
+export interface FailurePause {
+  readonly kind: 'failure';
+  readonly step: string;
+  readonly error: ErrorJSON;
+  readonly at: number;
+}
+
 /** One entry of the rollback failures of a run. */
 export interface RollbackFailure {
   readonly step: string;
@@ -407,6 +419,13 @@ export interface ExecutionRecord {
   readonly element?: ElementLink;
   /** The interrupts a paused execution waits at (and an accepted payload not consumed yet). */
   readonly interrupts?: readonly InterruptWait[];
+  /** Set while the execution is `paused` on a step's failure (`onFailure: 'pause'`), waiting for an operator (docs/decisions/100). */
+  readonly pausedOn?: FailurePause;
+  /**
+   * Arguments an operator gave a step (`engine.retryStep(id, { args })`), by step path: the step
+   * runs with them instead of resolving its own, in this job and every later one.
+   */
+  readonly stepArgs?: Readonly<Record<string, unknown>>;
   /** Set on the record of an `asyncStep` unit: which step of which dispatcher it runs. */
   readonly unit?: AsyncUnitInfo;
   /** Set while the execution runs inline in a caller's process (until a hand-off or the end). */

@@ -184,6 +184,8 @@ export class RunState {
   traceLinks: readonly TraceContext[] | undefined = undefined;
   /** The interrupts this execution waits at (or whose accepted payload is not consumed yet), persisted with each checkpoint. */
   interrupts: InterruptWait[];
+  /** Arguments an operator gave steps (`engine.retryStep`), by path; persisted with each checkpoint. */
+  readonly stepArgs: Readonly<Record<string, unknown>>;
   /**
    * Set by a worker: a step that loses contention parks the execution while fewer than this
    * many contention attempts were made (then it fails like in-process). Undefined: never park.
@@ -257,6 +259,7 @@ export class RunState {
     this.instrument = init.instrument ?? noInstrument;
     this.traceContext = init.resume?.traceContext;
     this.interrupts = [...(init.resume?.interrupts ?? [])];
+    this.stepArgs = init.resume?.stepArgs ?? {};
     this.rollbackFailures.push(...(init.resume?.rollbackFailures ?? []));
     this.#maxTrace = init.maxTraceEntries ?? DEFAULT_MAX_TRACE_ENTRIES;
     for (const event of init.resume?.trace ?? []) this.trace.push(event);
@@ -552,7 +555,15 @@ export class RunState {
     outcome: Partial<
       Pick<
         ExecutionRecord,
-        'value' | 'error' | 'failedStep' | 'haltReason' | 'haltData' | 'cancelReason' | 'cancelCause' | 'retryOf'
+        | 'value'
+        | 'error'
+        | 'failedStep'
+        | 'haltReason'
+        | 'haltData'
+        | 'cancelReason'
+        | 'cancelCause'
+        | 'retryOf'
+        | 'pausedOn'
       >
     > = {},
     options: {
@@ -590,6 +601,7 @@ export class RunState {
       ...(this.background === undefined ? {} : { background: this.background }),
       ...(this.traceContext === undefined ? {} : { traceContext: this.traceContext }),
       ...(this.interrupts.length === 0 ? {} : { interrupts: [...this.interrupts] }),
+      ...(Object.keys(this.stepArgs).length === 0 ? {} : { stepArgs: this.stepArgs }),
       ...this.#link(),
       ...(this.element === undefined ? {} : { parentId: this.element.parentId, element: this.element }),
       ...(withTrace ? { trace: this.trace.slice() } : {}),

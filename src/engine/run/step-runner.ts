@@ -63,7 +63,8 @@ export async function runStepNode(
     return { kind: 'skipped', value: undefined };
   let args: Record<string, unknown>;
   try {
-    args = resolve();
+    // Arguments an operator gave the step (`engine.retryStep`) replace its own (validated when given).
+    args = (run.stepArgs[place.path] as Record<string, unknown> | undefined) ?? resolve();
     if (node.contract) args = await validated(node, place, args);
   } catch (error) {
     const earlier = run.stepRecord(place.path);

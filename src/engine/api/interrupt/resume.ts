@@ -145,6 +145,11 @@ async function locate(
   const info = { executionId, step: options.step ?? matches[0]?.step, correlationId, status: record.status };
   const refused = (reason: ResumeRefusal, hint: string): ResumeRefusedError =>
     rejected(deps, record, new ResumeRefusedError({ ...info, reason }, hint));
+  if (record.status === 'paused' && record.pausedOn)
+    throw refused(
+      'paused_on_failure',
+      `it is paused on the failure of step "${record.pausedOn.step}", not at an interrupt; use retryStep, skipStep or rollback`,
+    );
   if (matches.length > 0 && open.length === 0) throw refused('already_resumed', 'its interrupt was already resumed');
   if (record.status !== 'paused') throw refused('not_paused', stateHint(record.status));
   if (open.length !== 1)

@@ -23,6 +23,7 @@ import { runFrame, type GraphOutcome } from '../../graph/scheduler.js';
 import { noInstrument, type Instrument } from '../../model/instrument.js';
 import { armStateDeadline } from '../deadline.js';
 import { pauseRun } from './pause.js';
+import { pauseOnFailure } from '../failure-pause.js';
 
 /** What continuing a resumed execution needs from the engine. */
 export interface ContinueDeps {
@@ -90,6 +91,17 @@ function stateOf(
   });
 }
 
+/**
+ * Emits what continued the execution, on its state, where it continues (`background`: in a
+ * worker). Default: `interrupt.resumed` at `step`; an operator's action on a failed step passes its own.
+ */
+export type Announce = (state: RunState, mode: 'inline' | 'background') => void;
+
+const resumedAt =
+  (step: string): Announce =>
+  (state, mode) =>
+    state.emit({ type: 'interrupt.resumed', step, mode });
+
 /** Persists the resumed execution as pending and enqueues its next job; the caller gets `queued`. */
 export async function toWorker(
   deps: ContinueDeps,
@@ -97,8 +109,9 @@ export async function toWorker(
   record: ExecutionRecord,
   step: string,
   reason: 'resume' | 'busy',
+  announce: Announce = resumedAt(step),
 ): Promise<RunResult> {
-  const handOff = await prepareWorker(deps, reactor, record, step, reason);
+  const handOff = await prepareWorker(deps, reactor, record, step, reason, announce);
   await handOff.enqueue();
   return handOff.result;
 }
@@ -114,9 +127,10 @@ export async function prepareWorker(
   record: ExecutionRecord,
   step: string,
   reason: 'resume' | 'busy',
+  announce: Announce = resumedAt(step),
 ): Promise<{ readonly result: RunResult; enqueue(): Promise<void> }> {
   const state = stateOf(deps, reactor, record, 'worker');
-  state.emit({ type: 'interrupt.resumed', step, mode: 'background' });
+  announce(state, 'background');
   // A resumed execution that never had a job (it paused inline) gets job 1.
   const enqueue = await nextJobDeferred({ queue: deps.queue! }, state, { reason, none: NO_JOB });
   const result: RunResult = {
@@ -141,6 +155,7 @@ export async function continueInline(
   reactor: AnyReactorDefinition,
   record: ExecutionRecord,
   step: string,
+  announce: Announce = resumedAt(step),
 ): Promise<RunResult> {
   const state = stateOf(deps, reactor, record, 'inline');
   const root = new AbortController();
@@ -167,14 +182,14 @@ export async function continueInline(
         deps.queue &&
         (admission.error instanceof ContentionError || admission.error instanceof RateLimitedError)
       )
-        return toWorker(deps, reactor, record, step, 'busy');
+        return toWorker(deps, reactor, record, step, 'busy', announce);
       if (admission.kind === 'refused')
         return finish(state, { status: 'failed', step: undefined, error: admission.error, validation: [] });
       if (admission.kind === 'halt')
         return finish(state, { status: 'halted', step: undefined, reason: admission.reason, data: admission.data });
       holds = admission.holds;
     }
-    state.emit({ type: 'interrupt.resumed', step, mode: 'inline' });
+    announce(state, 'inline');
     let outcome: GraphOutcome | undefined;
     try {
       await state.progress('running');
@@ -189,7 +204,7 @@ export async function continueInline(
         );
     }
     if (outcome.status === 'yielded') {
-      // An inline resume pauses again; it cannot wait any other way.
+      // An inline resume pauses again (at an interrupt, or on a failure); it cannot wait any other way.
       const step = outcome.step;
       const unexpected = (): Promise<RunResult> =>
         finish(state, {
@@ -200,6 +215,7 @@ export async function continueInline(
         });
       return onSuspension<Promise<RunResult>>(outcome.suspension, {
         pause: () => pauseRun(state, reactor),
+        failurePause: (s) => pauseOnFailure(state, reactor, s),
         retry: unexpected,
         sleep: unexpected,
         contention: unexpected,

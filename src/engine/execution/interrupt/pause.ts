@@ -45,6 +45,7 @@ export async function pauseRun(state: RunState, reactor: AnyReactorDefinition): 
     steps: state.steps,
     rollbackFailures: state.rollbackFailures,
     replay: false,
+    pausedOn: { kind: 'interrupt' },
     interrupts,
   };
 }

@@ -150,6 +150,7 @@ async function settleUnit(
         sleep: retry,
         pause: retry,
         fanOut: retry,
+        failurePause: () => Promise.reject(notAtRoot()), // only an execution's root frame pauses on a failure
       });
     }
     case 'success':
@@ -282,4 +283,9 @@ function contended(error: Error): { primitive: PrimitiveName; key: string } {
   if (error instanceof RateLimitedError) return { primitive: 'rate_limit', key: error.details.key };
   if (error instanceof ContentionError) return { primitive: error.details.primitive, key: error.details.key };
   return { primitive: 'lock', key: '' };
+}
+
+/** A failure pause reached a driver that runs no root frame: an internal invariant broke. */
+function notAtRoot(): ReactorError {
+  return new ReactorError('unexpected_yield', 'only the root frame of an execution pauses on a failure');
 }

@@ -8,7 +8,7 @@
  * @module
  */
 import type { AnyReactorDefinition, MapNode } from '../../../dsl/definition.js';
-import { errorToJSON, FanOutError } from '../../../errors.js';
+import { errorToJSON, FanOutError, ReactorError } from '../../../errors.js';
 import { abandonElement, neverCompleted } from '../../execution/fanout/element-abandon.js';
 import { elementState, tagFailures, undoElementRecord } from '../../execution/fanout/element-undo.js';
 import { executionJob, nextJob } from '../../execution/next-job.js';
@@ -114,6 +114,9 @@ async function settleOutcome(job: ElementJob, state: RunState, outcome: NodeOutc
         sleep: later,
         pause: later,
         fanOut: later,
+        // Only an execution's root frame pauses on a failure (an element's never does): an internal invariant broke.
+        failurePause: () =>
+          Promise.reject(new ReactorError('unexpected_yield', 'an element does not pause on a failure')),
       });
     }
     case 'success':
