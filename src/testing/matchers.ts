@@ -83,9 +83,19 @@ export const runMatchers = {
   toBePaused: (received: unknown, step?: string): Verdict =>
     guard(received, (run) => {
       const waits = run.status === 'paused' ? run.interrupts.map((i) => i.step) : [];
+      const onFailure = run.status === 'paused' && run.pausedOn?.kind === 'failure' ? run.pausedOn.step : undefined;
       return {
-        pass: run.status === 'paused' && (step === undefined || waits.includes(step)),
-        message: `expected the run to be paused${step === undefined ? '' : ` at "${step}"`}; it ${run.status === 'paused' ? `is paused at [${waits.join(', ')}]` : describe(run)}`,
+        pass: run.status === 'paused' && onFailure === undefined && (step === undefined || waits.includes(step)),
+        message: `expected the run to be paused${step === undefined ? '' : ` at "${step}"`}; it ${onFailure !== undefined ? `is paused on the failure of "${onFailure}"` : run.status === 'paused' ? `is paused at [${waits.join(', ')}]` : describe(run)}`,
+      };
+    }),
+  toBePausedOnFailure: (received: unknown, step?: string): Verdict =>
+    guard(received, (run) => {
+      const on = run.status === 'paused' ? run.pausedOn : undefined;
+      const failed = on?.kind === 'failure' ? on.step : undefined;
+      return {
+        pass: failed !== undefined && (step === undefined || failed === step),
+        message: `expected the run to be paused on the failure of ${step === undefined ? 'a step' : `"${step}"`}; it ${failed !== undefined ? `is paused on the failure of "${failed}"` : run.status === 'paused' ? 'is paused at an interrupt' : describe(run)}`,
       };
     }),
   toHaveResumed: (received: unknown, step: string): Verdict =>

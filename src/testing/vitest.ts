@@ -49,6 +49,8 @@ export interface ReactorMatchers<T = unknown, R = unknown> {
   toBePaused(step?: StepPath<T>): R;
   /** A resume of this interrupt was accepted (`interrupt.resumed` is in the trace). */
   toHaveResumed(step: StepPath<T>): R;
+  /** The run is paused on a step's failure (`onFailure: 'pause'`), on this step when given. */
+  toBePausedOnFailure(step?: StepPath<T>): R;
   /** Coordination state (await it): the lock is held (by this owner, for this step). */
   toBeLockedBy(key: string, owner?: string, step?: string): Promise<R>;
   /** Coordination state (await it): semaphore slots held / available under `limit`. */
@@ -86,6 +88,7 @@ expect.extend({
     toResult(await coordinationMatchers.toHaveHoldAttributedTo(c, key, step)),
   toBePaused: (r: unknown, step?: string) => toResult(runMatchers.toBePaused(r, step)),
   toHaveResumed: (r: unknown, step: string) => toResult(runMatchers.toHaveResumed(r, step)),
+  toBePausedOnFailure: (r: unknown, step?: string) => toResult(runMatchers.toBePausedOnFailure(r, step)),
   toBeLockedBy: async (c: unknown, key: string, owner?: string, step?: string) =>
     toResult(await coordinationMatchers.toBeLockedBy(c, key, owner, step)),
   toHaveSemaphoreSlots: async (c: unknown, key: string, expected: SemaphoreExpectation) =>

@@ -32,7 +32,7 @@ export function order(l: Ledger, name = 'steer-order', onFailure: OnFailure = 'p
     .input({ orderId: z.string(), amount: z.number() })
     .step('reserve', {
       run: ({ orderId }) => (count(l, 'reserve'), `R-${orderId}`),
-      undo: (r) => void l.rollback.push(`undo reserve ${r}`),
+      undo: () => void l.rollback.push('undo reserve'),
     })
     .step('price', {
       args: ($) => ({ amount: $.input('amount') }),
