@@ -1,0 +1,151 @@
+/**
+ * Failures an operator steers on real Redis and BullMQ workers (a throwaway redis-server): a run
+ * paused on a failure in a worker holds no lock, semaphore slot or job; of two concurrent
+ * `retryStep` calls from two runtimes one wins and the step runs once more, in a worker;
+ * `rollback` undoes newest first; `fork` from a middle step reuses the earlier results;
+ * `skipStep` continues where allowed; wrong-status calls are refused with the typed error.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { createRedisRuntime, type RedisRuntime } from '../../src/bullmq.js';
+import { FailureActionError, type AnyReactorDefinition } from '../../src/index.js';
+import { createRedisBackend } from '../../src/storage/redis/index.js';
+import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
+import { ledger, order, type Ledger } from './helpers.js';
+
+let server: RedisServerHandle;
+const closers: (() => Promise<void>)[] = [];
+
+beforeAll(async () => {
+  server = await startRedisServer();
+});
+afterEach(async () => {
+  while (closers.length > 0) await closers.pop()?.();
+});
+afterAll(async () => server.dispose());
+
+function runtimeOf(prefix: string, reactors: readonly AnyReactorDefinition[]): RedisRuntime {
+  const runtime = createRedisRuntime({ url: server.url, prefix, queueName: `${prefix}-q`, reactors });
+  closers.push(() => runtime.close());
+  return runtime;
+}
+
+/** The order reactor in the background, under a per-order lock and a semaphore of 2 on charges. */
+function held(l: Ledger) {
+  return order(l, 'steer-redis')
+    .extend('steer-redis')
+    .withLock({ key: ({ orderId }) => `order:${orderId}`, ttl: '30s' })
+    .withSemaphore({ key: () => 'charges', limit: 2, ttl: '30s' })
+    .background('all')
+    .returns('ship');
+}
+
+async function statusOf(runtime: RedisRuntime, id: string): Promise<string | undefined> {
+  return (await runtime.engine.result(id))?.status;
+}
+
+async function jobsLeft(runtime: RedisRuntime): Promise<number> {
+  const { counts } = await runtime.queueInspector.inspectQueue();
+  return (counts.waiting ?? 0) + (counts.prioritized ?? 0) + (counts.delayed ?? 0) + (counts.active ?? 0);
+}
+
+async function refusal(p: Promise<unknown>): Promise<FailureActionError> {
+  const error = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(FailureActionError);
+  return error as FailureActionError;
+}
+
+describe('pause on failure on Redis + BullMQ', () => {
+  test('a paused run holds nothing; two concurrent retryStep calls: one wins, the step runs once more in a worker, completed steps never again', async () => {
+    const l = ledger();
+    const r = held(l);
+    const prefix = `st-${crypto.randomUUID().slice(0, 8)}`;
+    const a = runtimeOf(prefix, [r]);
+    const b = runtimeOf(prefix, [r]);
+    a.startWorker({ concurrency: 2 });
+    const queued = await a.engine.start(r, { orderId: 'p1', amount: 3 });
+    const paused = await a.engine.wait(queued.executionId, { timeoutMs: 20_000 });
+    expect(paused).toBePausedOnFailure('charge');
+    const backend = createRedisBackend({ url: server.url, prefix });
+    closers.push(() => backend.close());
+    expect(await backend.coordinator.lockState('order:p1')).toBeUndefined();
+    expect((await backend.coordinator.semaphoreState('charges', 2)).holders).toEqual([]);
+    await expect.poll(() => jobsLeft(a), { timeout: 20_000 }).toBe(0);
+    expect(await backend.store.get(queued.executionId)).toMatchObject({
+      status: 'paused',
+      pausedOn: { kind: 'failure', step: 'charge', error: { message: 'card declined' } },
+    });
+    // Wrong status for an interrupt's resume.
+    await expect(a.engine.resume(queued.executionId, {})).rejects.toMatchObject({
+      code: 'resume_refused',
+      details: { reason: 'paused_on_failure' },
+    });
+    l.failCharge = false;
+    const outcomes = await Promise.allSettled([
+      a.engine.retryStep(queued.executionId),
+      b.engine.retryStep(queued.executionId),
+    ]);
+    expect(outcomes.filter((o) => o.status === 'fulfilled')).toMatchObject([{ value: { status: 'queued' } }]);
+    const lost = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+    expect(lost?.reason).toBeInstanceOf(FailureActionError);
+    expect((lost?.reason as FailureActionError).details.reason).toBe('already_claimed');
+    await expect.poll(() => statusOf(a, queued.executionId), { timeout: 20_000 }).toBe('completed');
+    expect(l.bodies).toEqual({ reserve: 1, price: 1, charge: 2, ship: 1 });
+    const done = await a.engine.result(queued.executionId);
+    expect(done?.status === 'completed' && done.value).toBe('shipped with ch-6');
+    expect((await refusal(b.engine.retryStep(queued.executionId))).details).toMatchObject({
+      reason: 'not_paused_on_failure',
+      status: 'completed',
+    });
+  });
+
+  test('rollback undoes newest first and ends failed with the original error; skipStep continues with the value', async () => {
+    const l = ledger();
+    const r = held(l);
+    const prefix = `st-${crypto.randomUUID().slice(0, 8)}`;
+    const runtime = runtimeOf(prefix, [r]);
+    runtime.startWorker({ concurrency: 2 });
+    const first = await runtime.engine.start(r, { orderId: 'b1', amount: 1 });
+    expect(await runtime.engine.wait(first.executionId, { timeoutMs: 20_000 })).toBePausedOnFailure('charge');
+    const failed = await runtime.engine.rollback(first.executionId);
+    expect(failed).toHaveFailedAt('charge');
+    expect(failed.status === 'failed' && failed.error.message).toBe('card declined');
+    expect(l.rollback).toEqual(['compensate charge', 'undo price', 'undo reserve']);
+    const second = await runtime.engine.start(r, { orderId: 'b2', amount: 1 });
+    expect(await runtime.engine.wait(second.executionId, { timeoutMs: 20_000 })).toBePausedOnFailure('charge');
+    expect(await runtime.engine.skipStep(second.executionId, { value: { id: 'manual' } })).toMatchObject({
+      status: 'queued',
+    });
+    await expect.poll(() => statusOf(runtime, second.executionId), { timeout: 20_000 }).toBe('completed');
+    const done = await runtime.engine.result(second.executionId);
+    expect(done?.status === 'completed' && done.value).toBe('shipped with manual');
+    expect(l.bodies).toEqual({ reserve: 2, price: 2, charge: 2, ship: 1 });
+  });
+
+  test('fork from a middle step of a completed run reuses the earlier results, runs in a worker, links to the source', async () => {
+    const l = ledger();
+    l.failCharge = false;
+    const r = held(l);
+    const prefix = `st-${crypto.randomUUID().slice(0, 8)}`;
+    const runtime = runtimeOf(prefix, [r]);
+    runtime.startWorker({ concurrency: 2 });
+    const source = await runtime.engine.start(r, { orderId: 'f1', amount: 2 });
+    expect(await runtime.engine.wait(source.executionId, { timeoutMs: 20_000 })).toHaveCompleted();
+    const fork = await runtime.engine.fork(source.executionId, { fromStep: 'price' });
+    expect(fork.status).toBe('queued');
+    await expect.poll(() => statusOf(runtime, fork.executionId), { timeout: 20_000 }).toBe('completed');
+    expect(l.bodies).toEqual({ reserve: 1, price: 2, charge: 2, ship: 2 });
+    const forked = await runtime.engine.result(fork.executionId);
+    expect(forked?.trace.find((e) => e.type === 'run.forked')).toMatchObject({
+      sourceId: source.executionId,
+      fromStep: 'price',
+      reused: ['reserve'],
+    });
+    const backend = createRedisBackend({ url: server.url, prefix });
+    closers.push(() => backend.close());
+    expect((await backend.store.get(fork.executionId))?.retryOf).toBe(source.executionId);
+    expect((await backend.store.get(source.executionId))?.trace?.some((e) => e.type === 'run.retried')).toBe(true);
+  });
+});
