@@ -8,7 +8,7 @@ import type { AnyReactorDefinition } from '../dsl/definition.js';
 import { redactFields } from '../dsl/contract.js';
 import { pendingStartOf, priorityOf } from '../engine/model/background.js';
 import type { Coordinator } from '../engine/ports/coordinator.js';
-import { TERMINAL_STATUSES, type ExecutionRecord, type Store } from '../engine/ports/store.js';
+import { TERMINAL_STATUSES, type ExecutionRecord, type FailurePause, type Store } from '../engine/ports/store.js';
 import { ListFilterError, ReactorError, type ErrorJSON } from '../errors.js';
 import { interruptViews } from './interrupts.js';
 import { graphOf, lastContendedStep, stepViews } from './steps.js';
@@ -71,9 +71,16 @@ export function summaryOf(record: ExecutionRecord, definition?: AnyReactorDefini
     ...(record.parentId === undefined ? {} : { parentId: record.parentId }),
     ...(record.retryOf === undefined ? {} : { retryOf: record.retryOf }),
     ...(interrupts.length === 0 ? {} : { interrupts }),
+    ...(record.status === 'paused' && record.pausedOn ? { pausedOn: failureView(record.pausedOn) } : {}),
     ...pendingStartOf(record),
     ...priorityOf(record.background),
   };
+}
+
+/** A failure pause as the views show it: the error without its stack. */
+function failureView(pause: FailurePause): FailurePause {
+  const { name, message, code } = pause.error;
+  return { ...pause, error: { name, message, ...(code === undefined ? {} : { code }) } };
 }
 
 /** One page of executions, newest first. @throws ReactorError `query_invalid` on a bad limit or range. */

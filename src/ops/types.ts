@@ -6,7 +6,14 @@
  */
 import type { ErrorJSON } from '../errors.js';
 import type { ReactorEvent } from '../engine/model/events.js';
-import type { ExecutionStatus, RollbackFailure, StepRecord, VersionWait, WaitingFor } from '../engine/ports/store.js';
+import type {
+  ExecutionStatus,
+  FailurePause,
+  RollbackFailure,
+  StepRecord,
+  VersionWait,
+  WaitingFor,
+} from '../engine/ports/store.js';
 
 /** A query over executions: filters and a page. */
 export interface ExecutionQuery {
@@ -76,6 +83,8 @@ export interface ExecutionSummary {
   readonly retryOf?: string;
   /** Set while paused: the interrupts it waits at (answer one with the `resume` action). */
   readonly interrupts?: readonly InterruptView[];
+  /** Set while paused on a step's failure (`onFailure: 'pause'`): the step, its error, when (act with `retry-step`, `skip-step`, `rollback`). */
+  readonly pausedOn?: FailurePause;
 }
 
 /** An interrupt a paused execution waits at. */

@@ -7,6 +7,7 @@
  * @module
  */
 import type { ExecutionAction, OrderedLockAction } from './action-types.js';
+import { failureActions } from './failure-actions.js';
 import { resumeAction } from './resume-action.js';
 
 export type { ActionField, ExecutionAction, ExecutionActionContext, OrderedLockAction } from './action-types.js';
@@ -14,7 +15,7 @@ export type { ActionField, ExecutionAction, ExecutionActionContext, OrderedLockA
 const FINISHED_RETRYABLE = new Set(['failed', 'halted', 'cancelled', 'aborted']);
 const UNFINISHED = new Set(['pending', 'running', 'parked', 'paused', 'rolling_back']);
 
-/** Retry, cancel, undo and resume (an interrupt, with a JSON payload): the built-in execution actions. */
+/** Retry, cancel, undo, resume (an interrupt, with a JSON payload), and the actions on a failure pause: the built-in execution actions. */
 export const executionActions: readonly ExecutionAction[] = Object.freeze([
   {
     name: 'retry',
@@ -42,6 +43,7 @@ export const executionActions: readonly ExecutionAction[] = Object.freeze([
     perform: ({ engine, execution, reason }) => engine.undo(execution.id, { reason }),
   },
   resumeAction,
+  ...failureActions,
 ]);
 
 /** Skip and reset: the built-in ordered-lock actions. */

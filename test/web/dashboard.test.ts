@@ -371,7 +371,7 @@ describe('JSON API', () => {
       failedStep: 'charge',
       input: { user: 'bob', password: '[redacted]' },
       redacted: ['password'],
-      actions: ['retry'],
+      actions: ['retry', 'fork'],
     });
     expect(JSON.stringify(detail)).not.toContain('hunter2');
     expect(JSON.stringify(detail)).not.toContain('"stack"');
@@ -406,7 +406,16 @@ describe('JSON API', () => {
     expect(await skipped.json()).toMatchObject({ key: 'q', lastCompleted: 1, next: 2, drained: false });
     expect(await (await app.request('/api/actions')).json()).toMatchObject({
       readOnly: false,
-      execution: [{ name: 'retry' }, { name: 'cancel' }, { name: 'undo' }, { name: 'resume' }],
+      execution: [
+        { name: 'retry' },
+        { name: 'cancel' },
+        { name: 'undo' },
+        { name: 'resume' },
+        { name: 'retry-step' },
+        { name: 'skip-step' },
+        { name: 'rollback' },
+        { name: 'fork' },
+      ],
       orderedLock: [{ name: 'skip' }, { name: 'reset' }],
     });
   });

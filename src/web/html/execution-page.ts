@@ -40,6 +40,8 @@ function waitingCard(ctx: PageContext, waiting: WaitView): Fragment {
 }
 
 function pausedCard(ctx: PageContext, e: ExecutionDetail, canResume: boolean): Fragment | string {
+  if (e.pausedOn)
+    return html`<div class="card paused" data-paused-on="failure"><h2>Paused on a failure</h2><p>Step <code>${e.pausedOn.step}</code> failed for good at ${time(e.pausedOn.at)}.</p>${errorBlock(e.pausedOn.error)}<p>It waits for an operator: retry the step, skip it with a value (where it is skippable), or roll the run back. It holds no lock, semaphore or rate slot meanwhile.</p></div>`;
   const interrupts = e.interrupts ?? [];
   if (interrupts.length === 0) return '';
   const self = `${ctx.base}/executions/${encodeURIComponent(e.id)}`;

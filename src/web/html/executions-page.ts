@@ -70,13 +70,15 @@ function row(
       ? html`sleeping at <code>${e.waitingFor.key}</code> until ${new Date(e.waitingFor.dueAt ?? now).toISOString()}`
       : e.status === 'parked' && e.waitingFor
         ? html`waits for ${e.waitingFor.primitive === 'async' ? 'async unit' : e.waitingFor.primitive} <code>${e.waitingFor.key}</code> (attempt ${e.waitingFor.attempt})`
-        : e.interrupts && e.interrupts.length > 0
-          ? html`paused at interrupt ${e.interrupts.map((i) => html`<code>${i.step}</code>${i.correlationId === undefined ? '' : html` (${i.correlationId})`} `)}`
-          : e.failedStep
-            ? html`failed at <code>${e.failedStep}</code>${e.error ? html`: ${e.error.message}` : ''}`
-            : e.error
-              ? e.error.message
-              : '';
+        : e.pausedOn
+          ? html`paused on the failure of <code>${e.pausedOn.step}</code>: ${e.pausedOn.error.message}`
+          : e.interrupts && e.interrupts.length > 0
+            ? html`paused at interrupt ${e.interrupts.map((i) => html`<code>${i.step}</code>${i.correlationId === undefined ? '' : html` (${i.correlationId})`} `)}`
+            : e.failedStep
+              ? html`failed at <code>${e.failedStep}</code>${e.error ? html`: ${e.error.message}` : ''}`
+              : e.error
+                ? e.error.message
+                : '';
   if (e.waitingForVersion) what = versionWait(e.waitingForVersion);
   const pick = bulk
     ? html`<td><input type="checkbox" name="id" value="${e.id}" form="bulk" aria-label="select ${e.id}"></td>`
