@@ -20,6 +20,7 @@ import {
   type OptionSpecs,
   type OptionValues,
 } from './execution-actions.js';
+import { FAILURE_ACTIONS } from './failure-actions.js';
 import { APP_OPTIONS, closeApp, readApp, withApp, type OpsApp } from './ops-app.js';
 import { executionLine, executionText } from './ops-format.js';
 import { connect, TARGET_OPTIONS, type Connected, type OpsIO } from './ops-target.js';
@@ -168,6 +169,7 @@ export const EXECUTIONS_SUBCOMMANDS: Readonly<Record<string, ExecutionsSubcomman
   list,
   show,
   ...EXECUTION_ACTIONS,
+  ...FAILURE_ACTIONS,
 });
 
 /** The usage lines of `ts-reactor executions`, one per subcommand (actions with their summary). */
