@@ -40,11 +40,13 @@ export function executionLine(e: ExecutionSummary): string {
       ? `sleeping at ${e.waitingFor.key} until ${new Date(e.waitingFor.dueAt ?? 0).toISOString()}`
       : e.status === 'parked' && e.waitingFor
         ? `waits for ${e.waitingFor.primitive} ${e.waitingFor.key}`
-        : e.interrupts && e.interrupts.length > 0
-          ? pausedAt(e.interrupts)
-          : e.failedStep
-            ? `failed at ${e.failedStep}: ${e.error?.message ?? ''}`
-            : (e.error?.message ?? '');
+        : e.pausedOn
+          ? `paused on the failure of ${e.pausedOn.step}: ${e.pausedOn.error.message}`
+          : e.interrupts && e.interrupts.length > 0
+            ? pausedAt(e.interrupts)
+            : e.failedStep
+              ? `failed at ${e.failedStep}: ${e.error?.message ?? ''}`
+              : (e.error?.message ?? '');
   const tags =
     e.tags === undefined
       ? ''
@@ -82,6 +84,10 @@ export function executionText(e: ExecutionDetail): string[] {
   if (e.waiting)
     lines.push(
       `  waits for  ${e.waiting.waitingFor.primitive} ${e.waiting.waitingFor.key}${e.waiting.step ? ` at step ${e.waiting.step}` : ''} (attempt ${e.waiting.waitingFor.attempt})${e.waiting.holders.map((h) => `; held by ${holder(h)}`).join('')}`,
+    );
+  if (e.pausedOn)
+    lines.push(
+      `  paused on  the failure of step ${e.pausedOn.step} at ${when(e.pausedOn.at)}: ${e.pausedOn.error.name}: ${e.pausedOn.error.message} (retry-step, skip-step, rollback)`,
     );
   for (const i of e.interrupts ?? [])
     lines.push(

@@ -25,10 +25,11 @@ afterAll(async () => {
   await redis?.dispose();
 });
 
-async function cli(args: readonly string[]): Promise<{ code: number; out: string; err: string }> {
+async function cli(args: readonly string[], module = true): Promise<{ code: number; out: string; err: string }> {
   const out: string[] = [];
   const err: string[] = [];
-  const code = await main(['executions', ...args, '--redis', redis.url, '--prefix', prefix, '--module', app], {
+  const target = ['--redis', redis.url, '--prefix', prefix, ...(module ? ['--module', app] : [])];
+  const code = await main(['executions', ...args, ...target], {
     out: (l) => out.push(l),
     err: (l) => err.push(l),
   });
@@ -46,6 +47,10 @@ const statusOf = async (id: string): Promise<string | undefined> => (await runti
 describe('executions retry-step | skip-step | rollback | fork', () => {
   test('retry-step does nothing without --yes; with --yes and --args the step runs again in a worker and the run completes', async () => {
     const id = await pausedRun('c1');
+    const listed = await cli(['list', '--status', 'paused'], false);
+    expect(listed.out).toContain('paused on the failure of charge: cannot charge -1');
+    const shown = await cli(['show', id], false);
+    expect(shown.out).toMatch(/paused on {2}the failure of step charge at .*: Error: cannot charge -1/);
     const dry = await cli(['retry-step', id, '--args', '{"cents":5}']);
     expect(dry.code).toBe(2);
     expect(dry.err).toContain('pass --yes');

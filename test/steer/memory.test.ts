@@ -328,3 +328,15 @@ test('a step definition placed with onFailure and skippable: its arguments are v
   const done = await t.engine.retryStep(paused.executionId, { args: { cents: 42 } });
   expect(done.status === 'completed' && done.value).toEqual({ charge: 42 });
 });
+
+test('a fork of a run that rolled back reuses nothing it undid', async () => {
+  const l = ledger();
+  const t = createTestEngine();
+  const paused = await t.run(order(l), { orderId: 'f3', amount: 1 });
+  expect(await t.engine.rollback(paused.executionId)).toHaveFailedAt('charge');
+  l.failCharge = false;
+  const fork = await t.engine.fork(paused.executionId, { fromStep: 'charge' });
+  expect(fork).toHaveCompleted();
+  expect(fork.trace.find((e) => e.type === 'run.forked')).toMatchObject({ reused: [] });
+  expect(l.bodies).toEqual({ reserve: 2, price: 2, charge: 2, ship: 1 });
+});

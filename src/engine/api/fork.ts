@@ -152,14 +152,24 @@ export async function forkExecution(deps: ForkDeps, sourceId: string, options: F
   return result;
 }
 
-/** The top-level steps a fork from `fromStep` reuses: not it, not downstream of it, completed or skipped in `source`. */
+/**
+ * The top-level steps a fork from `fromStep` reuses: not it, not downstream of it, completed or
+ * skipped in `source`, and not undone there since (a rollback keeps a step's record `completed`;
+ * its trace says `step.undone`).
+ */
 export function reusable(reactor: AnyReactorDefinition, source: ExecutionRecord, fromStep: string): string[] {
   const rerun = new Set([fromStep]);
   // Declaration order is a topological order: a node's dependencies come before it.
   for (const node of reactor.nodes) if (node.dependsOn.some((d) => rerun.has(d))) rerun.add(node.name);
+  const undone = new Set(
+    (source.trace ?? []).filter((e) => e.type === 'step.undone' || e.type === 'step.compensated').map((e) => e.step),
+  );
   return reactor.nodes
     .map((n) => n.name)
-    .filter((name) => !rerun.has(name) && ['completed', 'skipped'].includes(source.steps[name]?.status ?? ''));
+    .filter(
+      (name) =>
+        !rerun.has(name) && !undone.has(name) && ['completed', 'skipped'].includes(source.steps[name]?.status ?? ''),
+    );
 }
 
 /** The step records of the reused steps and everything nested under them. */
