@@ -81,9 +81,8 @@ export async function execute(
       );
   }
   if (outcome.status === 'yielded') {
-    // Inline, a pause pauses; every other suspension is a hand-off: the rest of the run goes to a worker.
+    // Inline, a pause pauses (at interrupts, or on a failure); every other suspension is a hand-off: the rest of the run goes to a worker.
     const handOffRest = (): Promise<RunResult> => handOff!(state);
-    const step = outcome.step;
     return onSuspension<Promise<RunResult>>(outcome.suspension, {
       pause: () => pauseRun(state, reactor),
       failurePause: (s) => pauseOnFailure(state, reactor, s),
