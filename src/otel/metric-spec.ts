@@ -91,7 +91,7 @@ export const METRICS = {
   executionsByStatus: {
     kind: 'gauge',
     name: 'ts_reactor_executions',
-    help: 'Unfinished executions by status (pending, running, parked, sleeping, paused, rolling_back; sleeping: parked on a sleep step)',
+    help: 'Unfinished executions by status (pending, running, parked, sleeping, paused, paused_on_failure, rolling_back; sleeping: parked on a sleep step; paused_on_failure: paused on a step failure for an operator)',
     labels: ['status'],
   },
 } as const satisfies Readonly<Record<string, MetricSpec>>;

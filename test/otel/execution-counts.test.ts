@@ -33,7 +33,7 @@ function record(id: string, status: ExecutionRecord['status'], waiting?: Waiting
 }
 
 describe('executionCounts', () => {
-  test('counts unfinished executions by state; parked on a sleep counts as sleeping; finished ones are left out', async () => {
+  test('counts unfinished executions by state; parked on a sleep counts as sleeping, paused on a failure as paused_on_failure; finished ones are left out', async () => {
     const clock = new ManualClock({ autoAdvance: false });
     const store = new MemoryStore({ clock });
     const saves = [
@@ -41,13 +41,25 @@ describe('executionCounts', () => {
       record('b', 'parked', 'rate_limit'),
       record('c', 'parked', 'sleep'),
       record('d', 'paused'),
+      {
+        ...record('h', 'paused'),
+        pausedOn: { kind: 'failure' as const, step: 'charge', error: { name: 'Error', message: 'declined' }, at: 0 },
+      },
       record('e', 'running'),
       record('f', 'completed'),
       record('g', 'failed'),
     ];
     for (const r of saves) await store.save(r);
     const counts = executionCounts(store, { now: () => clock.now() });
-    expect(await counts()).toEqual({ pending: 0, running: 1, parked: 2, sleeping: 1, paused: 1, rolling_back: 0 });
+    expect(await counts()).toEqual({
+      pending: 0,
+      running: 1,
+      parked: 2,
+      sleeping: 1,
+      paused: 1,
+      paused_on_failure: 1,
+      rolling_back: 0,
+    });
   });
 
   test('a count is reused until maxAgeMs has passed, then read again', async () => {
