@@ -340,3 +340,30 @@ test('a fork of a run that rolled back reuses nothing it undid', async () => {
   expect(fork.trace.find((e) => e.type === 'run.forked')).toMatchObject({ reused: [] });
   expect(l.bodies).toEqual({ reserve: 2, price: 2, charge: 2, ship: 1 });
 });
+
+describe('what does not pause', () => {
+  test('a failure inside a composed reactor rolls back; a cancel of an inline run whose step then fails rolls back', async () => {
+    const t = createTestEngine();
+    const inner = reactor('steer-inner', { onFailure: 'pause' })
+      .step('x', { run: () => Promise.reject(new Error('inner')) })
+      .build();
+    const outer = reactor('steer-outer', { onFailure: 'pause' }).compose('child', inner).build();
+    expect(await t.run(outer, {})).toHaveFailedAt('child.x');
+    let started!: () => void;
+    const running = new Promise<void>((resolve) => (started = resolve));
+    const slow = reactor('steer-cancelled', { onFailure: 'pause' })
+      .step('wait', {
+        run: (_args, ctx) =>
+          new Promise((_resolve, reject) => {
+            started();
+            ctx.signal.addEventListener('abort', () => reject(new Error('aborted')), { once: true });
+          }),
+      })
+      .build();
+    const run = t.engine.run(slow, {});
+    await running;
+    const id = t.events.find((e) => e.type === 'run.started' && e.reactor === 'steer-cancelled')!.executionId;
+    await t.engine.cancel(id);
+    expect((await run).status).toBe('cancelled');
+  });
+});

@@ -40,8 +40,11 @@ export async function runFrame(run: RunState, frame: Frame): Promise<GraphOutcom
     const stopped = run.stopped;
     if (stopped) throw stopped;
     const first = failures[0];
-    // `onFailure: 'pause'`: a root frame's step that failed for good leaves the execution paused for an operator (decision 100).
-    const pause = first && !interrupted && frame.prefix === '' && !run.element && !run.unit && !run.replayOnly;
+    // `onFailure: 'pause'`: a root frame's step that failed for good leaves the execution paused for an operator (decision 100);
+    // not when the frame was stopped from outside first (a cancel, the deadline, a lost hold: its reason is that error).
+    const stoppedFirst = controller.signal.reason instanceof Error;
+    const pause =
+      first && !interrupted && !stoppedFirst && frame.prefix === '' && !run.element && !run.unit && !run.replayOnly;
     const failure = pause ? failurePauseOf(frame.def, failures) : undefined;
     if (failure) return { status: 'yielded', step: failure.step, suspension: failure };
     if (first || interrupted) {
