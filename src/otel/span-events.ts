@@ -17,6 +17,7 @@ const RUN_OUTCOMES: Partial<Record<ReactorEvent['type'], string>> = {
   'run.cancelled': 'cancelled',
   'run.parked': 'parked',
   'run.paused': 'paused',
+  'run.paused_on_failure': 'paused_on_failure',
 };
 const QUEUED_OUTCOMES: Record<string, string | undefined> = { start: 'queued', retry: 'retrying', park: 'parked' };
 
