@@ -103,6 +103,12 @@ describe('pause on failure', () => {
       expect(done.trace.filter((e) => e.type === 'failure.retried')).toMatchObject([
         { step: 'charge', mode: 'background', argsReplaced: false },
       ]);
+      // The worker's attempt log numbers the operator's retry after the failed attempt.
+      expect(done.steps.charge).toMatchObject({ status: 'completed', attempts: 2 });
+      expect(done.steps.charge?.runs?.map((r) => [r.attempt, r.outcome])).toEqual([
+        [1, 'failed'],
+        [2, 'succeeded'],
+      ]);
     } finally {
       await worker.close();
     }
@@ -119,6 +125,7 @@ describe('retryStep', () => {
     expect(done).toHaveCompleted();
     expect(done.status === 'completed' && done.value).toBe('shipped with ch-10');
     expect(l.bodies).toEqual({ reserve: 1, price: 1, charge: 2, ship: 1 });
+    expect(done.steps.charge).toMatchObject({ status: 'completed', attempts: 2 }); // counted after the failed one
     expect(types(done.trace)).toContain('failure.retried');
   });
 
@@ -140,8 +147,10 @@ describe('retryStep', () => {
     const paused = await t.run(order(l), { orderId: 'r3', amount: 1 });
     expect(await t.engine.retryStep(paused.executionId)).toBePausedOnFailure('charge');
     l.failCharge = false;
-    expect(await t.engine.retryStep(paused.executionId)).toHaveCompleted();
+    const done = await t.engine.retryStep(paused.executionId);
+    expect(done).toHaveCompleted();
     expect(l.bodies).toEqual({ reserve: 1, price: 1, charge: 3, ship: 1 });
+    expect(done.steps.charge?.attempts).toBe(3);
   });
 
   test('a double click: of two concurrent retryStep calls one runs the step, the other is refused as already claimed', async () => {

@@ -50,7 +50,11 @@ interface Paused {
   readonly node: StepNode;
 }
 
-/** `engine.retryStep`: the failed step runs again (with `args` when given); completed steps are not re-run. */
+/**
+ * `engine.retryStep`: the failed step runs again as its next attempt (with `args` when given);
+ * completed steps are not re-run. Its retry policy goes on from the attempts already made: a
+ * step that used them all gets this one attempt, and pauses again if it fails.
+ */
 export async function retryStep(
   deps: SteerDeps,
   executionId: string,
@@ -78,6 +82,8 @@ export async function retryStep(
     'retryStep',
     (fresh) => ({
       ...fresh,
+      // The step goes on with its next attempt (counted after the ones that failed): one more run, no fresh budget.
+      steps: { ...fresh.steps, [pause.step]: { ...fresh.steps[pause.step]!, status: 'retrying' } },
       ...(replaced ? { stepArgs: { ...fresh.stepArgs, [pause.step]: args } } : {}),
     }),
     (state, mode) => state.emit({ type: 'failure.retried', step: pause.step, argsReplaced: replaced, mode }),
