@@ -195,7 +195,6 @@ export type FailureAction = 'retryStep' | 'skipStep' | 'rollback' | 'fork';
  * `invalid_args`; a fork's `invalid_input`), or `fromStep` is no step of the reactor (`unknown_step`).
  */
 export type FailureActionRefusal =
-  | 'not_found'
   | 'not_paused_on_failure'
   | 'already_claimed'
   | 'busy'

@@ -87,7 +87,6 @@ describe('the engine actions', () => {
       readonly at: number;
     }>();
     expectTypeOf<FailureActionError['details']['reason']>().toEqualTypeOf<
-      | 'not_found'
       | 'not_paused_on_failure'
       | 'already_claimed'
       | 'busy'
