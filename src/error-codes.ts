@@ -57,6 +57,8 @@ export const ErrorCode = {
   LeaseLost: 'lease_lost',
   /** No record of the execution exists (never started, expired, or lost by a store without persistence). */
   ExecutionNotFound: 'execution_not_found',
+  /** `engine.result(id, reactor)` / `engine.wait(id, reactor)`: the record belongs to another reactor. */
+  ExecutionReactorMismatch: 'execution_reactor_mismatch',
   /** A status write the execution state machine does not allow; nothing is written. */
   StatusTransition: 'status_transition_invalid',
   /** `requireDurability` is set and Redis is not durable (or its settings could not be read). */
@@ -239,6 +241,11 @@ export interface ErrorDetails {
   readonly queue_unavailable: OutageDetails;
   readonly lease_lost: { readonly executionId: string; readonly how: 'expired' | 'taken_over' };
   readonly execution_not_found: { readonly executionId: string };
+  readonly execution_reactor_mismatch: {
+    readonly executionId: string;
+    readonly expected: string;
+    readonly actual: string;
+  };
   readonly status_transition_invalid: { readonly executionId: string; readonly from: string; readonly to: string };
   /** The durability check's verdict; `warnings` says what was found and which setting to change. */
   readonly durability_required: {

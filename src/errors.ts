@@ -546,6 +546,20 @@ export class ExecutionNotFoundError extends ReactorError<'execution_not_found'> 
 }
 
 /**
+ * `engine.result(id, reactor)` or `engine.wait(id, reactor)` was given a reactor the execution
+ * does not belong to: its record names another one. `details.expected` is the reactor given,
+ * `details.actual` the record's.
+ */
+export class ExecutionReactorMismatchError extends ReactorError<'execution_reactor_mismatch'> {
+  constructor(executionId: string, expected: string, actual: string) {
+    super('execution_reactor_mismatch', `execution ${executionId} belongs to reactor "${actual}", not "${expected}"`, {
+      details: { executionId, expected, actual },
+    });
+    this.name = 'ExecutionReactorMismatchError';
+  }
+}
+
+/**
  * `requireDurability` is set and the Redis server does not keep what it acknowledged across a
  * restart (no AOF with `appendfsync always` or `everysec`), can evict keys (`maxmemory-policy`
  * other than `noeviction`), or its settings could not be read. Nothing was started.
@@ -990,6 +1004,7 @@ const REVIVE: readonly [string, { readonly prototype: ReactorError }, Revivable[
   ['QueueUnavailableError', QueueUnavailableError, ['queue_unavailable']],
   ['LeaseLostError', LeaseLostError, ['lease_lost']],
   ['ExecutionNotFoundError', ExecutionNotFoundError, ['execution_not_found']],
+  ['ExecutionReactorMismatchError', ExecutionReactorMismatchError, ['execution_reactor_mismatch']],
   ['StatusTransitionError', StatusTransitionError, ['status_transition_invalid']],
   ['DurabilityError', DurabilityError, ['durability_required']],
   ['WorkerShutdownError', WorkerShutdownError, ['worker_shutdown']],
