@@ -399,7 +399,13 @@ export interface ErrorDetails {
     readonly version?: string | undefined;
   };
   /** `field` is the option at fault (`id`, `cron.pattern`, `cron.tz`, `every`, `input`, `inputFrom`, `missed`, `startAt`, `endAt`). */
-  readonly schedule_invalid: { readonly schedule: string; readonly field: string; readonly reason: string };
+  readonly schedule_invalid: {
+    readonly schedule: string;
+    readonly field: string;
+    readonly reason: string;
+    /** The fields of a fixed input that do not satisfy the reactor's input contract. */
+    readonly issues?: readonly FieldIssue[];
+  };
   readonly schedule_not_found: { readonly schedule: string };
   readonly async_unit_unknown: { readonly unitId: string; readonly step: string };
   readonly async_unit_interrupted: { readonly unitId: string };

@@ -237,7 +237,7 @@ export class ListFilterError extends ReactorError<'list_filter_invalid'> {
  * option at fault (`cron.pattern`, `cron.tz`, `every`, …), `details.reason` says why.
  */
 export class ScheduleInvalidError extends ReactorError<'schedule_invalid'> {
-  constructor(info: { schedule: string; field: string; reason: string }) {
+  constructor(info: { schedule: string; field: string; reason: string; issues?: readonly FieldIssue[] }) {
     super(ErrorCode.ScheduleInvalid, `schedule "${info.schedule}": ${info.field} ${info.reason}`, {
       details: { ...info },
     });

@@ -7,7 +7,16 @@ import type { Logger } from '../dsl/context.js';
 import type { AnyReactorDefinition } from '../dsl/definition.js';
 import type { Engine } from '../engine/api/types.js';
 import type { Clock } from '../engine/ports/clock.js';
-import { ErrorCode, ReactorError, ScheduleInvalidError, ScheduleNotFoundError, errorToJSON } from '../errors.js';
+import { validateContract } from '../dsl/contract.js';
+import {
+  ErrorCode,
+  ReactorError,
+  ScheduleInvalidError,
+  ScheduleNotFoundError,
+  ValidationError,
+  errorToJSON,
+  type FieldIssue,
+} from '../errors.js';
 import type { ScheduleBackend } from './backend.js';
 import { ScheduleEvents, type ScheduleEvent, type ScheduleListener } from './events.js';
 import { planTicks } from './plan.js';
@@ -48,14 +57,17 @@ export class Schedules {
 
   /**
    * Creates or replaces the schedule `options.id`. Refused with `ScheduleInvalidError`
-   * (`schedule_invalid`: bad cron, time zone, interval under 1 s, input, window) or
-   * `reactor_unknown`. A replaced schedule whose timing is unchanged keeps its next tick.
+   * (`schedule_invalid`: bad cron, time zone, interval under 1 s, input, window; a fixed `input`
+   * that does not satisfy the reactor's input contract when the reactor is known, its
+   * `details.issues` naming the fields) or `reactor_unknown`; nothing is stored then. A replaced
+   * schedule whose timing is unchanged keeps its next tick.
    */
   async upsert(options: ScheduleOptions): Promise<ScheduleInfo> {
     if (typeof options?.reactor === 'object' && options.reactor !== null)
       this.#reactors.set(options.reactor.name, options.reactor);
     const now = this.#deps.clock.now();
     const definition = validateSchedule(options, this.#known(), now);
+    await this.#checkFixedInput(definition);
     const first = nextTick(definition, now);
     if (first === undefined)
       throw new ScheduleInvalidError({ schedule: definition.id, field: 'endAt', reason: 'leaves no tick after now' });
@@ -142,7 +154,12 @@ export class Schedules {
           details: { reactor: definition.reactor },
         });
       const input = await this.#input(definition, tick);
+      // Checked here too: a computed input, or a fixed one saved before its reactor changed.
+      const issues = await contractIssues(reactor, input);
+      if (issues) throw inputRefusal(definition, issues);
       const result = await engine.start(reactor, input, { idempotencyKey: tickKey(definition.id, tick) });
+      // A start refused before anything was written (its input) has no execution to name.
+      if (result.status === 'failed' && !result.replay && result.failedStep === undefined) throw result.error;
       const { executionId, replay } = result;
       this.#emit({
         ...base,
@@ -162,6 +179,20 @@ export class Schedules {
         at: this.#deps.clock.now(),
       });
     }
+  }
+
+  /** A fixed input of a known reactor must satisfy its contract (a computed one is checked at each tick). */
+  async #checkFixedInput(definition: ScheduleDefinition): Promise<void> {
+    const reactor = this.#reactors.get(definition.reactor);
+    if (reactor === undefined || definition.inputFrom !== undefined) return;
+    const issues = await contractIssues(reactor, definition.input ?? {});
+    if (issues)
+      throw new ScheduleInvalidError({
+        schedule: definition.id,
+        field: 'input',
+        reason: `does not satisfy the input of reactor "${reactor.name}": ${issuesText(issues)}`,
+        issues,
+      });
   }
 
   async #input(definition: ScheduleDefinition, tick: number): Promise<Record<string, unknown>> {
@@ -198,4 +229,27 @@ export class Schedules {
     const ticks = nextTicks(definition, this.#deps.clock.now(), Math.max(0, Math.min(runs, 100)));
     return { ...definition, nextRuns: ticks.map((t) => new Date(t)) };
   }
+}
+
+/** The issues of `input` against the reactor's input contract; undefined when it satisfies it. */
+async function contractIssues(
+  reactor: AnyReactorDefinition,
+  input: unknown,
+): Promise<readonly FieldIssue[] | undefined> {
+  const outcome = await validateContract(reactor.contract, input);
+  return outcome.ok ? undefined : outcome.issues;
+}
+
+/** The error of a tick whose input does not satisfy its reactor's contract (`input_invalid`). */
+function inputRefusal(definition: ScheduleDefinition, issues: readonly FieldIssue[]): ValidationError {
+  return new ValidationError(
+    ErrorCode.InputInvalid,
+    `schedule "${definition.id}": the tick's input does not satisfy the input of reactor "${definition.reactor}": ${issuesText(issues)}`,
+    issues,
+    { reactor: definition.reactor },
+  );
+}
+
+function issuesText(issues: readonly FieldIssue[]): string {
+  return issues.map((i) => `${i.path === '' ? '(input)' : i.path}: ${i.message}`).join('; ');
 }
