@@ -6,12 +6,19 @@
  */
 import type { ErrorJSON } from '../errors.js';
 import type { ReactorEvent } from '../engine/model/events.js';
-import type { ExecutionStatus, RollbackFailure, StepRecord, VersionWait, WaitingFor } from '../engine/ports/store.js';
+import type {
+  ExecutionStatus,
+  RollbackFailure,
+  StatusName,
+  StepRecord,
+  VersionWait,
+  WaitingFor,
+} from '../engine/ports/store.js';
 
 /** A query over executions: filters and a page. */
 export interface ExecutionQuery {
   readonly reactor?: string;
-  readonly status?: ExecutionStatus;
+  readonly status?: StatusName | ExecutionStatus;
   /** Created at or after (ms). */
   readonly from?: number;
   /** Created before (ms). */
@@ -29,7 +36,7 @@ export interface ExecutionSearch {
   /** An execution id, an idempotency key, an interrupt correlation id, or text of the input (1–200 characters). */
   readonly q: string;
   readonly reactor?: string;
-  readonly status?: ExecutionStatus;
+  readonly status?: StatusName | ExecutionStatus;
 }
 
 /** What a search hit matched: its id, its idempotency key, one of its correlation ids, or its (redacted) input's text. */
@@ -59,7 +66,8 @@ export interface ExecutionSummary {
   readonly version?: string;
   /** Set while no worker that met it had that definition: it waits for one that has it (docs/deploys.md). */
   readonly waitingForVersion?: VersionWait;
-  readonly status: ExecutionStatus;
+  /** Its status as users see it: `queued` for a stored `pending` (decision 107). */
+  readonly status: StatusName;
   /** Its tags (absent: none). */
   readonly tags?: Readonly<Record<string, string>>;
   readonly createdAt: number;

@@ -8,10 +8,10 @@
  *
  * @module
  */
-import type { ExecutionStatus, Store } from '../engine/ports/store.js';
+import { statusName, type ExecutionStatus, type Store } from '../engine/ports/store.js';
 
-/** The states counted: the unfinished statuses, with `sleeping` split from `parked`. */
-export const COUNTED_STATES = ['pending', 'running', 'parked', 'sleeping', 'paused', 'rolling_back'] as const;
+/** The states counted: the unfinished statuses by name (`queued`: stored `pending`), with `sleeping` split from `parked`. */
+export const COUNTED_STATES = ['queued', 'running', 'parked', 'sleeping', 'paused', 'rolling_back'] as const;
 
 /** Options of {@link executionCounts}. */
 export interface ExecutionCountsOptions {
@@ -28,7 +28,7 @@ const STATUSES: readonly ExecutionStatus[] = ['pending', 'running', 'parked', 'p
 
 /**
  * A gauge source (`GaugeSources.executionsByStatus`) that counts the unfinished executions of
- * `store` by state: pending, running, parked, sleeping, paused, rolling_back.
+ * `store` by state: queued, running, parked, sleeping, paused, rolling_back.
  *
  * @example
  * ```ts
@@ -70,7 +70,8 @@ async function countAll(store: Pick<Store, 'list'>, cap: number): Promise<Readon
     do {
       const page = await store.list({ status, limit: Math.min(PAGE, cap - read), ...(cursor ? { cursor } : {}) });
       for (const record of page.records) {
-        const state = status === 'parked' && record.background?.waitingFor?.primitive === 'sleep' ? 'sleeping' : status;
+        const state =
+          status === 'parked' && record.background?.waitingFor?.primitive === 'sleep' ? 'sleeping' : statusName(status);
         counts[state] = (counts[state] ?? 0) + 1;
       }
       read += page.records.length;

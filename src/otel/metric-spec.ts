@@ -91,7 +91,7 @@ export const METRICS = {
   executionsByStatus: {
     kind: 'gauge',
     name: 'ts_reactor_executions',
-    help: 'Unfinished executions by status (pending, running, parked, sleeping, paused, rolling_back; sleeping: parked on a sleep step)',
+    help: 'Unfinished executions by status (queued, running, parked, sleeping, paused, rolling_back; sleeping: parked on a sleep step)',
     labels: ['status'],
   },
 } as const satisfies Readonly<Record<string, MetricSpec>>;

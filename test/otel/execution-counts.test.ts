@@ -47,7 +47,7 @@ describe('executionCounts', () => {
     ];
     for (const r of saves) await store.save(r);
     const counts = executionCounts(store, { now: () => clock.now() });
-    expect(await counts()).toEqual({ pending: 0, running: 1, parked: 2, sleeping: 1, paused: 1, rolling_back: 0 });
+    expect(await counts()).toEqual({ queued: 0, running: 1, parked: 2, sleeping: 1, paused: 1, rolling_back: 0 });
   });
 
   test('a count is reused until maxAgeMs has passed, then read again', async () => {

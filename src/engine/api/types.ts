@@ -16,7 +16,7 @@ import type { Coordinator } from '../ports/coordinator.js';
 import type { FanOutLedger } from '../ports/fanout.js';
 import type { JobLeases } from '../ports/job-lease.js';
 import type { ExecutionJob, JobDelivery, JobQueue, WaitList } from '../ports/queue.js';
-import type { ExecutionStatus, Store, TraceContext } from '../ports/store.js';
+import type { ExecutionStatus, StatusName, Store, TraceContext } from '../ports/store.js';
 import type { BackgroundOptions } from '../jobs/deps.js';
 import type { SweepReport } from '../jobs/sweep.js';
 
@@ -120,8 +120,8 @@ export interface RunOptions {
 export interface ListQuery {
   /** Only executions of this reactor (by name). */
   readonly reactor?: string;
-  /** Only executions in this persisted status now. */
-  readonly status?: ExecutionStatus;
+  /** Only executions in this status now (`queued`; its stored name `pending` is accepted too). */
+  readonly status?: StatusName | ExecutionStatus;
   /** Only executions carrying every one of these tags (same key, same value). */
   readonly tags?: Readonly<Record<string, string>>;
   /** Only executions created at or after this time (a `Date`, or epoch ms on the engine clock). */
@@ -138,8 +138,8 @@ export interface ListQuery {
 export interface ListedExecution {
   readonly executionId: string;
   readonly reactor: string;
-  /** The persisted status now. */
-  readonly status: ExecutionStatus;
+  /** The status now, as users see it (`queued` for a stored `pending`). */
+  readonly status: StatusName;
   /** Its tags (`{}` when it has none). */
   readonly tags: Readonly<Record<string, string>>;
   /** When it was created and last written (engine clock, epoch ms). */
