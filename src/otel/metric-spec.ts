@@ -7,6 +7,7 @@
  * @module
  */
 import type { ReactorEvent } from '../engine/ports/events.js';
+import type { ScheduleEvent } from '../schedules/events.js';
 
 /** One metric: its kind, name, help text, unit and label names. */
 export interface MetricSpec {
@@ -74,6 +75,12 @@ export const METRICS = {
     name: 'ts_reactor_sweep_recoveries',
     help: 'Stranded executions the recovery sweep re-enqueued or ended, by action',
     labels: ['action'],
+  },
+  scheduleTicks: {
+    kind: 'counter',
+    name: 'ts_reactor_schedule_ticks',
+    help: 'Schedule ticks handled, by schedule, reactor and outcome (ticked: its execution started; missed; failed: nothing started)',
+    labels: ['schedule', 'reactor', 'outcome'],
   },
   queueJobs: {
     kind: 'gauge',
@@ -169,6 +176,16 @@ export class EventMetrics {
     if (event.type === 'run.parked') return this.#sink.add('parks', 1, { primitive: event.primitive });
     if (event.type === 'run.stopped') return this.#sink.add('leaseLosses', 1, { reason: event.reason });
     if (event.type === 'run.recovered') return this.#sink.add('sweepRecoveries', 1, { action: event.action });
+  }
+
+  /** Observes one schedule event: a tick started (`ticked`), missed (by their count) or `failed`. */
+  observeSchedule(event: ScheduleEvent): void {
+    const labels = { schedule: event.scheduleId, reactor: event.reactor };
+    if (event.type === 'schedule.ticked' && !event.replay)
+      this.#sink.add('scheduleTicks', 1, { ...labels, outcome: 'ticked' });
+    else if (event.type === 'schedule.missed')
+      this.#sink.add('scheduleTicks', event.count, { ...labels, outcome: 'missed' });
+    else if (event.type === 'schedule.failed') this.#sink.add('scheduleTicks', 1, { ...labels, outcome: 'failed' });
   }
 
   /** An execution counted once, whether it started inline, was queued, or both (a hand-off). */

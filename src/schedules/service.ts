@@ -18,7 +18,7 @@ import {
   type FieldIssue,
 } from '../errors.js';
 import type { ScheduleBackend } from './backend.js';
-import { ScheduleEvents, type ScheduleEvent, type ScheduleListener } from './events.js';
+import { ScheduleEvents, type ScheduleEvent, type ScheduleListener, type ScheduleObserver } from './events.js';
 import { planTicks } from './plan.js';
 import { nextTick, nextTicks } from './spec.js';
 import type { ScheduleDefinition, ScheduleInfo, ScheduleInputFn, ScheduleOptions } from './types.js';
@@ -35,6 +35,8 @@ export interface SchedulesDeps {
   /** Computed inputs by name; undefined: `inputFrom` names are not checked. */
   readonly inputs?: Readonly<Record<string, ScheduleInputFn>>;
   readonly logger?: Logger;
+  /** Observers of every schedule event of this process (the metrics middleware, counting ticks and failures). */
+  readonly observers?: readonly ScheduleObserver[];
 }
 
 /** The idempotency key of a tick's execution: `schedule:<id>:<tick ISO 8601>`. */
@@ -209,6 +211,13 @@ export class Schedules {
 
   #emit(event: ScheduleEvent): void {
     this.#events.emit(event);
+    for (const observer of this.#deps.observers ?? []) {
+      try {
+        observer.onScheduleEvent(event);
+      } catch {
+        // an observer's failure is its own
+      }
+    }
     const logger = this.#deps.logger;
     if (!logger) return;
     if (event.type === 'schedule.ticked') logger.info({ ...event }, `schedule ${event.scheduleId} ticked`);

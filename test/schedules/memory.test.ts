@@ -12,6 +12,7 @@ import {
   type EmbeddedEngine,
 } from '../../src/index.js';
 import { MemorySchedules, type ScheduleEvent } from '../../src/schedules/index.js';
+import { prometheusMetrics } from '../../src/metrics/index.js';
 import { ManualClock } from '../../src/testing/clock.js';
 
 const report = reactor('report')
@@ -303,12 +304,14 @@ describe('schedules on the embedded pool (manual clock)', () => {
       expect((await engine.schedules.list()).map((i) => i.id)).toEqual(['good']);
     });
 
-    test('a tick whose input fails emits schedule.failed, not schedule.ticked, and starts nothing', async () => {
+    test('a tick whose input fails emits schedule.failed, not schedule.ticked, starts nothing, and is counted', async () => {
       const clock = new ManualClock({ start: T0, autoAdvance: false });
       let orderId: unknown = '';
+      const metrics = prometheusMetrics();
       const engine = engineOn(clock, {
         reactors: [report, order],
         scheduleInputs: { computed: () => ({ orderId }) },
+        middleware: [metrics.middleware],
       });
       const events: ScheduleEvent[] = [];
       engine.schedules.subscribe((e) => events.push(e));
@@ -325,6 +328,13 @@ describe('schedules on the embedded pool (manual clock)', () => {
       const ticks = events.filter((e) => e.type === 'schedule.ticked');
       expect(ticks).toHaveLength(1);
       expect(await engine.result(ticks[0]!.executionId, order)).toMatchObject({ status: 'completed', value: 'o-2' });
+      const text = await metrics.text();
+      expect(text).toContain(
+        'ts_reactor_schedule_ticks_total{schedule="computed",reactor="sched-order",outcome="failed"} 1',
+      );
+      expect(text).toContain(
+        'ts_reactor_schedule_ticks_total{schedule="computed",reactor="sched-order",outcome="ticked"} 1',
+      );
     });
 
     test('a fixed input saved before its reactor changed its contract fails at each tick', async () => {

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createRedisRuntime, type RedisRuntime } from '../../src/bullmq.js';
 import { z } from 'zod';
 import { ScheduleInvalidError, reactor } from '../../src/index.js';
+import { prometheusMetrics } from '../../src/metrics/index.js';
 import type { ScheduleEvent } from '../../src/schedules/index.js';
 import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
 
@@ -120,10 +121,12 @@ describe('schedules on Redis', () => {
       .step('take', { args: ($) => ({ id: $.input('orderId') }), run: ({ id }) => id })
       .returns('take');
     let orderId: unknown = '';
+    const metrics = prometheusMetrics();
     const runtime = createRedisRuntime({
       url: server.url,
       prefix: 'sched-input',
       reactors: [order],
+      middleware: [metrics.middleware],
       scheduleInputs: { computed: () => ({ orderId }) },
     });
     runtimes.push(runtime);
@@ -142,6 +145,9 @@ describe('schedules on Redis', () => {
     // Until the input is valid, no tick reports an execution, and none was written.
     expect(events.filter((e) => e.type === 'schedule.ticked')).toEqual([]);
     expect((await runtime.engine.store.list()).records).toEqual([]);
+    expect(await metrics.text()).toMatch(
+      /ts_reactor_schedule_ticks_total\{schedule="computed",reactor="sched-order",outcome="failed"\} [1-9]/,
+    );
     orderId = 'o-1';
     await expect.poll(() => events.some((e) => e.type === 'schedule.ticked'), { timeout: 20_000 }).toBe(true);
     await runtime.schedules.remove('computed');
