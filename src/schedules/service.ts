@@ -21,7 +21,7 @@ import type { ScheduleBackend } from './backend.js';
 import { ScheduleEvents, type ScheduleEvent, type ScheduleListener, type ScheduleObserver } from './events.js';
 import { planTicks } from './plan.js';
 import { nextTick, nextTicks } from './spec.js';
-import type { ScheduleDefinition, ScheduleInfo, ScheduleInputFn, ScheduleOptions } from './types.js';
+import type { ScheduleDefinition, ScheduleFailure, ScheduleInfo, ScheduleInputFn, ScheduleOptions } from './types.js';
 import { validateSchedule } from './validate.js';
 
 /** What {@link Schedules} runs on. */
@@ -49,7 +49,7 @@ export class Schedules {
   readonly #deps: SchedulesDeps;
   readonly #reactors = new Map<string, AnyReactorDefinition>();
   readonly #events = new ScheduleEvents();
-  readonly #inflight = new Set<Promise<void>>();
+  readonly #inflight = new Set<Promise<unknown>>();
 
   /** `deps`: the backend, the engine that starts executions, the clock, the known reactors and inputs. */
   constructor(deps: SchedulesDeps) {
@@ -80,7 +80,7 @@ export class Schedules {
   /** The schedule `id` with its next `runs` ticks (default 5), or undefined. */
   async get(id: string, options: { readonly runs?: number } = {}): Promise<ScheduleInfo | undefined> {
     const definition = await this.#deps.backend.get(id);
-    return definition && this.#info(definition, options.runs ?? 5);
+    return definition && this.#info(definition, options.runs ?? 5, await this.#failures());
   }
 
   /** The next `n` tick times of schedule `id`. @throws ScheduleNotFoundError */
@@ -92,8 +92,8 @@ export class Schedules {
 
   /** Every schedule, by id, each with its next `runs` ticks (default 5). */
   async list(options: { readonly runs?: number } = {}): Promise<ScheduleInfo[]> {
-    const all = await this.#deps.backend.list();
-    return all.sort((a, b) => a.id.localeCompare(b.id)).map((d) => this.#info(d, options.runs ?? 5));
+    const [all, failures] = await Promise.all([this.#deps.backend.list(), this.#failures()]);
+    return all.sort((a, b) => a.id.localeCompare(b.id)).map((d) => this.#info(d, options.runs ?? 5, failures));
   }
 
   /** Removes schedule `id` and its pending tick; false when there was none. Executions already started are not touched. */
@@ -120,15 +120,16 @@ export class Schedules {
   /**
    * Handles the delivery of `tick` (the oldest not yet handled) of `definition` now: starts the
    * ticks {@link planTicks} says, each with idempotency key {@link tickKey}, so a tick delivered
-   * twice (two workers, a redelivery) starts one execution. Failures are events, never thrown.
+   * twice (two workers, a redelivery) starts one execution. Failures are events, never thrown;
+   * it resolves with the failure of the last tick it started, if that one failed.
    */
-  handleTick(definition: ScheduleDefinition, tick: number): Promise<void> {
+  handleTick(definition: ScheduleDefinition, tick: number): Promise<ScheduleFailure | undefined> {
     const work = this.#handle(definition, tick).finally(() => this.#inflight.delete(work));
     this.#inflight.add(work);
     return work;
   }
 
-  async #handle(definition: ScheduleDefinition, tick: number): Promise<void> {
+  async #handle(definition: ScheduleDefinition, tick: number): Promise<ScheduleFailure | undefined> {
     const now = this.#deps.clock.now();
     const plan = planTicks(definition, definition.missed, tick, now);
     const base = { scheduleId: definition.id, reactor: definition.reactor };
@@ -142,10 +143,12 @@ export class Schedules {
         policy: definition.missed,
         at: now,
       });
-    for (const at of plan.fire) await this.#start(definition, at, at === plan.caughtUp);
+    let last: ScheduleFailure | undefined;
+    for (const at of plan.fire) last = await this.#start(definition, at, at === plan.caughtUp);
+    return last;
   }
 
-  async #start(definition: ScheduleDefinition, tick: number, caughtUp: boolean): Promise<void> {
+  async #start(definition: ScheduleDefinition, tick: number, caughtUp: boolean): Promise<ScheduleFailure | undefined> {
     const base = { scheduleId: definition.id, reactor: definition.reactor };
     try {
       const engine = this.#deps.engine;
@@ -172,15 +175,17 @@ export class Schedules {
         caughtUp,
         at: this.#deps.clock.now(),
       });
+      return undefined;
     } catch (error) {
-      this.#emit({
-        ...base,
-        type: 'schedule.failed',
-        tickAt: tick,
-        error: errorToJSON(error),
-        at: this.#deps.clock.now(),
-      });
+      const json = errorToJSON(error);
+      const at = this.#deps.clock.now();
+      this.#emit({ ...base, type: 'schedule.failed', tickAt: tick, error: json, at });
+      return { tickAt: tick, at, ...(json.code === undefined ? {} : { code: json.code }), message: json.message };
     }
+  }
+
+  async #failures(): Promise<ReadonlyMap<string, ScheduleFailure>> {
+    return (await this.#deps.backend.failures?.().catch(() => undefined)) ?? new Map();
   }
 
   /** A fixed input of a known reactor must satisfy its contract (a computed one is checked at each tick). */
@@ -234,9 +239,10 @@ export class Schedules {
     };
   }
 
-  #info(definition: ScheduleDefinition, runs: number): ScheduleInfo {
+  #info(definition: ScheduleDefinition, runs: number, failures?: ReadonlyMap<string, ScheduleFailure>): ScheduleInfo {
     const ticks = nextTicks(definition, this.#deps.clock.now(), Math.max(0, Math.min(runs, 100)));
-    return { ...definition, nextRuns: ticks.map((t) => new Date(t)) };
+    const lastFailure = failures?.get(definition.id);
+    return { ...definition, nextRuns: ticks.map((t) => new Date(t)), ...(lastFailure ? { lastFailure } : {}) };
   }
 }
 

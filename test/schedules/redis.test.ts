@@ -148,8 +148,15 @@ describe('schedules on Redis', () => {
     expect(await metrics.text()).toMatch(
       /ts_reactor_schedule_ticks_total\{schedule="computed",reactor="sched-order",outcome="failed"\} [1-9]/,
     );
+    // The list (and so the dashboard's Schedules page) shows the latest tick's failure, read from Redis.
+    await expect
+      .poll(async () => (await runtime.schedules.get('computed'))?.lastFailure?.code, { timeout: 20_000 })
+      .toBe('input_invalid');
     orderId = 'o-1';
     await expect.poll(() => events.some((e) => e.type === 'schedule.ticked'), { timeout: 20_000 }).toBe(true);
+    await expect
+      .poll(async () => (await runtime.schedules.get('computed'))?.lastFailure, { timeout: 20_000 })
+      .toBeUndefined();
     await runtime.schedules.remove('computed');
     const ticked = events.find((e) => e.type === 'schedule.ticked')!;
     expect(ticked.type === 'schedule.ticked' && ticked.executionId).toBeTruthy();
