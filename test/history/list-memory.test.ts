@@ -183,7 +183,7 @@ describe('engine.list on the memory store', () => {
     const bad: [ListQuery, string][] = [
       [{ cursor: 'not-a-cursor' }, 'cursor'],
       [{ cursor: '' }, 'cursor'],
-      [{ status: 'queued' as never }, 'status'],
+      [{ status: 'done' as never }, 'status'],
       [{ from: -1 }, 'from'],
       [{ to: new Date(Number.NaN) }, 'to'],
       [{ from: T0 + 10, to: T0 }, 'to'],
