@@ -41,6 +41,7 @@ import type { JobConsumer } from './engine/ports/queue.js';
 import type { Logger } from './dsl/context.js';
 import { createBullmqSchedules } from './queue/bullmq-schedules.js';
 import { Schedules } from './schedules/service.js';
+import { scheduleObservers } from './schedules/events.js';
 import type { ScheduleInputFn } from './schedules/types.js';
 import { systemClock } from './engine/ports/clock.js';
 
@@ -257,6 +258,7 @@ export function createRedisRuntime(options: RedisRuntimeOptions): RedisRuntime {
     clock: engineOptions.clock ?? systemClock,
     reactors,
     inputs: scheduleInputs,
+    observers: scheduleObservers(engineOptions.middleware),
     ...(engineOptions.logger === undefined ? {} : { logger: engineOptions.logger }),
   });
   let stopTicks: (() => Promise<void>) | undefined;

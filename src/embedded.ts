@@ -9,6 +9,7 @@ import { MemoryStore } from './storage/memory/store.js';
 import { MemoryFanOutLedger } from './storage/memory/fanout.js';
 import { MemorySchedules, memoryScheduleBackend } from './schedules/memory.js';
 import { Schedules } from './schedules/service.js';
+import { scheduleObservers } from './schedules/events.js';
 import type { ScheduleInputFn } from './schedules/types.js';
 import { systemClock } from './engine/ports/clock.js';
 
@@ -83,6 +84,7 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions = {}): Embed
     clock,
     reactors: options.reactors ?? [],
     inputs: scheduleInputs ?? {},
+    observers: scheduleObservers(options.middleware),
     ...(options.logger === undefined ? {} : { logger: options.logger }),
   });
   const stopTicks = schedules.consume();

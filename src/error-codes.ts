@@ -57,6 +57,8 @@ export const ErrorCode = {
   LeaseLost: 'lease_lost',
   /** No record of the execution exists (never started, expired, or lost by a store without persistence). */
   ExecutionNotFound: 'execution_not_found',
+  /** `engine.result(id, reactor)` / `engine.wait(id, reactor)`: the record belongs to another reactor. */
+  ExecutionReactorMismatch: 'execution_reactor_mismatch',
   /** A status write the execution state machine does not allow; nothing is written. */
   StatusTransition: 'status_transition_invalid',
   /** `requireDurability` is set and Redis is not durable (or its settings could not be read). */
@@ -269,6 +271,11 @@ export interface ErrorDetails {
   readonly queue_unavailable: OutageDetails;
   readonly lease_lost: { readonly executionId: string; readonly how: 'expired' | 'taken_over' };
   readonly execution_not_found: { readonly executionId: string };
+  readonly execution_reactor_mismatch: {
+    readonly executionId: string;
+    readonly expected: string;
+    readonly actual: string;
+  };
   readonly status_transition_invalid: { readonly executionId: string; readonly from: string; readonly to: string };
   /** The durability check's verdict; `warnings` says what was found and which setting to change. */
   readonly durability_required: {
@@ -431,7 +438,13 @@ export interface ErrorDetails {
     readonly version?: string | undefined;
   };
   /** `field` is the option at fault (`id`, `cron.pattern`, `cron.tz`, `every`, `input`, `inputFrom`, `missed`, `startAt`, `endAt`). */
-  readonly schedule_invalid: { readonly schedule: string; readonly field: string; readonly reason: string };
+  readonly schedule_invalid: {
+    readonly schedule: string;
+    readonly field: string;
+    readonly reason: string;
+    /** The fields of a fixed input that do not satisfy the reactor's input contract. */
+    readonly issues?: readonly FieldIssue[];
+  };
   readonly schedule_not_found: { readonly schedule: string };
   readonly async_unit_unknown: { readonly unitId: string; readonly step: string };
   readonly async_unit_interrupted: { readonly unitId: string };

@@ -239,7 +239,7 @@ export class ListFilterError extends ReactorError<'list_filter_invalid'> {
  * option at fault (`cron.pattern`, `cron.tz`, `every`, …), `details.reason` says why.
  */
 export class ScheduleInvalidError extends ReactorError<'schedule_invalid'> {
-  constructor(info: { schedule: string; field: string; reason: string }) {
+  constructor(info: { schedule: string; field: string; reason: string; issues?: readonly FieldIssue[] }) {
     super(ErrorCode.ScheduleInvalid, `schedule "${info.schedule}": ${info.field} ${info.reason}`, {
       details: { ...info },
     });
@@ -544,6 +544,20 @@ export class ExecutionNotFoundError extends ReactorError<'execution_not_found'> 
       { details: { executionId } },
     );
     this.name = 'ExecutionNotFoundError';
+  }
+}
+
+/**
+ * `engine.result(id, reactor)` or `engine.wait(id, reactor)` was given a reactor the execution
+ * does not belong to: its record names another one. `details.expected` is the reactor given,
+ * `details.actual` the record's.
+ */
+export class ExecutionReactorMismatchError extends ReactorError<'execution_reactor_mismatch'> {
+  constructor(executionId: string, expected: string, actual: string) {
+    super('execution_reactor_mismatch', `execution ${executionId} belongs to reactor "${actual}", not "${expected}"`, {
+      details: { executionId, expected, actual },
+    });
+    this.name = 'ExecutionReactorMismatchError';
   }
 }
 
@@ -1016,6 +1030,7 @@ const REVIVE: readonly [string, { readonly prototype: ReactorError }, Revivable[
   ['QueueUnavailableError', QueueUnavailableError, ['queue_unavailable']],
   ['LeaseLostError', LeaseLostError, ['lease_lost']],
   ['ExecutionNotFoundError', ExecutionNotFoundError, ['execution_not_found']],
+  ['ExecutionReactorMismatchError', ExecutionReactorMismatchError, ['execution_reactor_mismatch']],
   ['StatusTransitionError', StatusTransitionError, ['status_transition_invalid']],
   ['DurabilityError', DurabilityError, ['durability_required']],
   ['WorkerShutdownError', WorkerShutdownError, ['worker_shutdown']],

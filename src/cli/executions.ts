@@ -9,7 +9,7 @@
  */
 import { parseArgs } from 'node:util';
 import type { Engine } from '../engine/engine.js';
-import { EXECUTION_STATUSES, type ExecutionStatus } from '../engine/ports/store.js';
+import { parseStatus, STATUS_NAMES, storedStatus, type ExecutionStatus } from '../engine/ports/store.js';
 import { ExecutionStateError } from '../errors.js';
 import { parseTagFilters } from '../ops/tag-filter.js';
 import { parseOperatorTime } from '../ops/time.js';
@@ -77,12 +77,12 @@ function pageSize(raw: OptionValues[string]): number | undefined {
   return value;
 }
 
-/** `--status`: one of the execution statuses. @throws UsageError otherwise (exit 2). */
+/** `--status`: one of the status names (`pending` is another name of `queued`). @throws UsageError otherwise (exit 2). */
 function statusFilter(raw: OptionValues[string]): ExecutionStatus | undefined {
   if (typeof raw !== 'string') return undefined;
-  const status = EXECUTION_STATUSES.find((s) => s === raw);
+  const status = parseStatus(raw);
   if (status === undefined)
-    throw new UsageError(`--status must be one of ${EXECUTION_STATUSES.join(', ')}; got "${raw}"`, false);
+    throw new UsageError(`--status must be one of ${STATUS_NAMES.join(', ')}; got "${raw}"`, false);
   return status;
 }
 
@@ -290,7 +290,8 @@ async function runAction(sub: ExecutionActionCommand, { name, id, values, io }: 
       io.err(`ts-reactor executions ${name}: no execution ${id!} (or its record expired)`);
       return 1;
     }
-    if (!sub.appliesTo.includes(detail.status)) throw new ExecutionStateError(id!, name, detail.status, sub.hint);
+    if (!sub.appliesTo.includes(storedStatus(detail.status)))
+      throw new ExecutionStateError(id!, name, detail.status, sub.hint);
     const ask = io.ask === undefined ? terminalAsker() : (io.ask ?? undefined);
     const answer = await confirm(values['yes'] === true, ask, sub.question(detail));
     if (answer !== 'confirmed') return UNCONFIRMED[answer](name, io);

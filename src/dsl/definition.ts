@@ -19,6 +19,7 @@ export type {
   OutputOf,
   ReactorDefinition,
   ReactorTypes,
+  StepArgsOf,
   StepNameOf,
   StepNode,
   StepsOf,

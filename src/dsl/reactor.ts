@@ -254,15 +254,24 @@ export interface MapNode extends NodeBase {
 export type GraphNode = StepNode | ComposeNode | MapNode;
 
 /** Phantom types carried by a reactor definition (never read at run time). */
-export interface ReactorTypes<In, I, S, O> {
+export interface ReactorTypes<In, I, S, O, G = {}> {
   readonly input: In;
   readonly validated: I;
   readonly steps: S;
   readonly output: O;
+  /** What each plain step's body receives as arguments, by step name (a mock's `args`). */
+  readonly args: G;
 }
 
 /** A built, validated, frozen reactor. */
-export interface ReactorDefinition<Name extends string = string, In = unknown, I = unknown, S = unknown, O = unknown> {
+export interface ReactorDefinition<
+  Name extends string = string,
+  In = unknown,
+  I = unknown,
+  S = unknown,
+  O = unknown,
+  G = {},
+> {
   readonly kind: 'reactor';
   readonly name: Name;
   readonly contract: Contract;
@@ -297,9 +306,9 @@ export interface ReactorDefinition<Name extends string = string, In = unknown, I
    * coordination declarations; redeclaring a primitive overrides the inherited one. Finish it
    * with `.returns()` or `.build()`.
    */
-  extend<N2 extends string = Name>(name?: N2): ReactorBuilder<N2, In, I, S>;
+  extend<N2 extends string = Name>(name?: N2): ReactorBuilder<N2, In, I, S, G>;
   /** Phantom, for type helpers such as {@link InputOf}. */
-  readonly '~types'?: ReactorTypes<In, I, S, O>;
+  readonly '~types'?: ReactorTypes<In, I, S, O, G>;
 }
 
 /**
@@ -308,7 +317,7 @@ export interface ReactorDefinition<Name extends string = string, In = unknown, I
  * accepts every reactor in a consumer's compiled declarations.
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
-export type AnyReactorDefinition = ReactorDefinition<string, any, any, any, any>;
+export type AnyReactorDefinition = ReactorDefinition<string, any, any, any, any, any>;
 
 /** What `run` accepts for a reactor. */
 export type InputOf<R> = R extends AnyReactorDefinition ? NonNullable<R['~types']>['input'] : never;
@@ -318,6 +327,8 @@ export type OutputOf<R> = R extends AnyReactorDefinition ? NonNullable<R['~types
 export type StepsOf<R> = R extends AnyReactorDefinition ? NonNullable<R['~types']>['steps'] : never;
 /** A reactor's step names. */
 export type StepNameOf<R> = keyof StepsOf<R> & string;
+/** What each plain step (`step`, `asyncStep`) of a reactor receives as arguments, by step name. */
+export type StepArgsOf<R> = R extends AnyReactorDefinition ? NonNullable<R['~types']>['args'] : never;
 
 // ── The builder ──────────────────────────────────────────────────────────────────────────────
 
@@ -331,7 +342,7 @@ interface BuilderState {
 }
 
 /** The reactor builder. Every method returns a new builder; none mutates. */
-export class ReactorBuilder<Name extends string, In, I, S> {
+export class ReactorBuilder<Name extends string, In, I, S, G = {}> {
   readonly #state: BuilderState;
 
   /** @internal use {@link reactor}. */
@@ -343,7 +354,7 @@ export class ReactorBuilder<Name extends string, In, I, S> {
   input<const F extends Fields>(
     fields: F,
     options: ContractOptions<F> = {},
-  ): ReactorBuilder<Name, ContractInput<F>, ContractOutput<F>, S> {
+  ): ReactorBuilder<Name, ContractInput<F>, ContractOutput<F>, S, G> {
     return new ReactorBuilder({ ...this.#state, contract: compileContract(fields, options.redact ?? []) });
   }
 
@@ -351,7 +362,7 @@ export class ReactorBuilder<Name extends string, In, I, S> {
    * Declares an exclusive lock on the whole run: one execution at a time per key. Re-entrant
    * for the same root execution; renewed while held; each acquisition gets a fencing token.
    */
-  withLock(options: LockOptions<I>): ReactorBuilder<Name, In, I, S> {
+  withLock(options: LockOptions<I>): ReactorBuilder<Name, In, I, S, G> {
     return this.#coordinate(lockSpec({ reactor: this.#state.name }, options));
   }
 
@@ -359,7 +370,7 @@ export class ReactorBuilder<Name extends string, In, I, S> {
    * Declares a semaphore: at most `limit` runs at a time per key, each slot a lease. `limit` may
    * be a function of the input. A list declares several (different keys), all taken or none.
    */
-  withSemaphore(options: OneOrMany<SemaphoreOptions<I>>): ReactorBuilder<Name, In, I, S> {
+  withSemaphore(options: OneOrMany<SemaphoreOptions<I>>): ReactorBuilder<Name, In, I, S, G> {
     const where = { reactor: this.#state.name };
     return this.#coordinateAll('semaphore', severalSpecs(where, 'withSemaphore', options, semaphoreSpec));
   }
@@ -369,18 +380,18 @@ export class ReactorBuilder<Name extends string, In, I, S> {
    * `limit` may be a function of the input. A list declares several (different keys), all
    * charged or none.
    */
-  withRateLimit(options: OneOrMany<RateLimitOptions<I>>): ReactorBuilder<Name, In, I, S> {
+  withRateLimit(options: OneOrMany<RateLimitOptions<I>>): ReactorBuilder<Name, In, I, S, G> {
     const where = { reactor: this.#state.name };
     return this.#coordinateAll('rate_limit', severalSpecs(where, 'withRateLimit', options, rateLimitSpec));
   }
 
   /** Declares once-per-period: a run whose bucket is already marked halts (reason `period`) and runs no step. */
-  withPeriod(options: PeriodOptions<I>): ReactorBuilder<Name, In, I, S> {
+  withPeriod(options: PeriodOptions<I>): ReactorBuilder<Name, In, I, S, G> {
     return this.#coordinate(periodSpec({ reactor: this.#state.name }, options));
   }
 
   /** Declares an ordered lock: runs of one key pass one at a time, in the order `run` accepted them. */
-  withOrderedLock(options: OrderedLockOptions<I>): ReactorBuilder<Name, In, I, S> {
+  withOrderedLock(options: OrderedLockOptions<I>): ReactorBuilder<Name, In, I, S, G> {
     return this.#coordinate(orderedLockSpec({ reactor: this.#state.name }, options));
   }
 
@@ -388,7 +399,7 @@ export class ReactorBuilder<Name extends string, In, I, S> {
    * Runs the reactor in a background worker: entirely (`'all'`), or from a hand-off point
    * after / before a named step (declared earlier). At most one declaration per reactor.
    */
-  background(declaration: BackgroundDeclaration<S>): ReactorBuilder<Name, In, I, S> {
+  background(declaration: BackgroundDeclaration<S>): ReactorBuilder<Name, In, I, S, G> {
     const d = declaration as BackgroundDeclaration<Record<string, unknown>>;
     if (this.#state.background !== undefined) this.#fail(undefined, 'declares background twice; keep one declaration');
     const valid = d === 'all' || (typeof d === 'object' && d !== null && 'after' in d !== 'before' in d);
@@ -401,11 +412,11 @@ export class ReactorBuilder<Name extends string, In, I, S> {
     return new ReactorBuilder({ ...this.#state, background: d });
   }
 
-  #coordinate(spec: CoordinationSpec): ReactorBuilder<Name, In, I, S> {
+  #coordinate(spec: CoordinationSpec): ReactorBuilder<Name, In, I, S, G> {
     return new ReactorBuilder({ ...this.#state, coordination: withSpec(this.#state.coordination, spec) });
   }
 
-  #coordinateAll(kind: CoordinationKind, specs: readonly CoordinationSpec[]): ReactorBuilder<Name, In, I, S> {
+  #coordinateAll(kind: CoordinationKind, specs: readonly CoordinationSpec[]): ReactorBuilder<Name, In, I, S, G> {
     return new ReactorBuilder({ ...this.#state, coordination: withSpecs(this.#state.coordination, kind, specs) });
   }
 
@@ -414,12 +425,12 @@ export class ReactorBuilder<Name extends string, In, I, S> {
     name: FreshName<N, S>,
     definition: StepDefinition<F, R>,
     options?: StepPlacementOptions<I, S, ContractInput<F>, StepValue<R>>,
-  ): ReactorBuilder<Name, In, I, Simplify<S & { [K in N]: StepValue<R> }>>;
+  ): ReactorBuilder<Name, In, I, Simplify<S & { [K in N]: StepValue<R> }>, G & { [K in N]: ContractOutput<F> }>;
   /** Adds an inline step. */
   step<const N extends string, R, A = NoArgs>(
     name: FreshName<N, S>,
     options: InlineStepOptions<I, S, A, R>,
-  ): ReactorBuilder<Name, In, I, Simplify<S & { [K in N]: StepValue<R> }>>;
+  ): ReactorBuilder<Name, In, I, Simplify<S & { [K in N]: StepValue<R> }>, G & { [K in N]: StepArgs<I, A> }>;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- implementation signature of the typed overloads above
   step(name: string, first: any, placement?: any): any {
     const node = isStepDefinition(first)
@@ -439,12 +450,12 @@ export class ReactorBuilder<Name extends string, In, I, S> {
     name: FreshName<N, S>,
     definition: StepDefinition<F, R>,
     options?: PlacementOptions<I, S, ContractInput<F>>,
-  ): ReactorBuilder<Name, In, I, Simplify<S & { [K in N]: StepValue<R> }>>;
+  ): ReactorBuilder<Name, In, I, Simplify<S & { [K in N]: StepValue<R> }>, G & { [K in N]: ContractOutput<F> }>;
   /** Adds an inline async step (see above). */
   asyncStep<const N extends string, R, A = NoArgs>(
     name: FreshName<N, S>,
     options: AsyncStepOptions<I, S, A, R>,
-  ): ReactorBuilder<Name, In, I, Simplify<S & { [K in N]: StepValue<R> }>>;
+  ): ReactorBuilder<Name, In, I, Simplify<S & { [K in N]: StepValue<R> }>, G & { [K in N]: StepArgs<I, A> }>;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- implementation signature of the typed overloads above
   asyncStep(name: string, first: any, placement?: any): any {
     if (!isStepDefinition(first) && (first as { undo?: unknown } | undefined)?.undo !== undefined)
@@ -466,7 +477,7 @@ export class ReactorBuilder<Name extends string, In, I, S> {
     name: FreshName<N, S>,
     child: C,
     options: AsyncReactorOptions<PlacementOptions<I, S, InputOf<C>>> = {},
-  ): ReactorBuilder<Name, In, I, Simplify<S & { [K in N]: OutputOf<C> }>> {
+  ): ReactorBuilder<Name, In, I, Simplify<S & { [K in N]: OutputOf<C> }>, G> {
     const refusal = asyncChildRefusal(this.#state.name, name, child);
     if (refusal !== undefined) this.#fail(name, refusal);
     const args = resolveWiring(options.args);
@@ -488,7 +499,7 @@ export class ReactorBuilder<Name extends string, In, I, S> {
     name: FreshName<N, S>,
     child: C,
     options: PlacementOptions<I, S, InputOf<C>> = {},
-  ): ReactorBuilder<Name, In, I, Simplify<S & { [K in N]: OutputOf<C> }>> {
+  ): ReactorBuilder<Name, In, I, Simplify<S & { [K in N]: OutputOf<C> }>, G> {
     const args = resolveWiring(options.args);
     const waitFor = [...(options.waitFor ?? [])] as string[];
     return this.#with({
@@ -508,7 +519,7 @@ export class ReactorBuilder<Name extends string, In, I, S> {
   map<const N extends string, T, E extends AnyStepDefinition | AnyReactorDefinition>(
     name: FreshName<N, S>,
     options: MapOptions<I, S, T, E>,
-  ): ReactorBuilder<Name, In, I, Simplify<S & { [K in N]: MapResult<ElementOutput<E>> }>> {
+  ): ReactorBuilder<Name, In, I, Simplify<S & { [K in N]: MapResult<ElementOutput<E>> }>, G> {
     const source = (options.source as (s: typeof sources) => Arg<unknown>)(sources);
     const waitFor = [...(options.waitFor ?? [])] as string[];
     const element: MapElement = isStepDefinition(options.each)
@@ -565,7 +576,7 @@ export class ReactorBuilder<Name extends string, In, I, S> {
   interrupt<const N extends string, P extends PayloadSchema, A = NoArgs>(
     name: FreshName<N, S>,
     options: InterruptOptions<I, S, A, P>,
-  ): ReactorBuilder<Name, In, I, Simplify<S & { [K in N]: PayloadOf<P> }>> {
+  ): ReactorBuilder<Name, In, I, Simplify<S & { [K in N]: PayloadOf<P> }>, G> {
     const o = options as unknown as InterruptOptions<never, never, never, PayloadSchema>;
     const where = { reactor: this.#state.name, step: name };
     const interrupt = interruptSpec(where, o);
@@ -605,7 +616,7 @@ export class ReactorBuilder<Name extends string, In, I, S> {
   sleep<const N extends string>(
     name: FreshName<N, S>,
     options: SleepOptions<I, S>,
-  ): ReactorBuilder<Name, In, I, Simplify<S & { [K in N]: SleepResult }>> {
+  ): ReactorBuilder<Name, In, I, Simplify<S & { [K in N]: SleepResult }>, G> {
     const where = { reactor: this.#state.name, step: name };
     const { spec, args } = sleepSpec(where, options as unknown as SleepOptions<never, never>);
     const waitFor = [...((options as { waitFor?: readonly string[] } | undefined)?.waitFor ?? [])];
@@ -627,12 +638,12 @@ export class ReactorBuilder<Name extends string, In, I, S> {
   }
 
   /** Finishes the reactor; its run value is the named step's result. */
-  returns<N extends keyof S & string>(name: N): ReactorDefinition<Name, In, I, S, S[N]> {
+  returns<N extends keyof S & string>(name: N): ReactorDefinition<Name, In, I, S, S[N], G> {
     return this.#finish(name) as never;
   }
 
   /** Finishes the reactor; its run value is every step's result by name. */
-  build(): ReactorDefinition<Name, In, I, S, S> {
+  build(): ReactorDefinition<Name, In, I, S, S, G> {
     return this.#finish(undefined) as never;
   }
 
@@ -682,7 +693,7 @@ export class ReactorBuilder<Name extends string, In, I, S> {
     };
   }
 
-  #with(node: GraphNode): ReactorBuilder<Name, In, I, never> {
+  #with(node: GraphNode): ReactorBuilder<Name, In, I, never, never> {
     if (this.#state.nodes.some((n) => n.name === node.name)) {
       this.#fail(node.name, `step "${node.name}" is defined twice; give one of them another name`);
     }

@@ -11,7 +11,7 @@ import { resumeExecution } from './api/interrupt/resume.js';
 import type { EngineParts } from './api/parts.js';
 import type { ReactorRegistry } from './api/registry.js';
 import { listExecutions } from './api/list.js';
-import { currentResult, waitFor } from './api/results.js';
+import { currentResult, isReactor, waitFor, withHandle } from './api/results.js';
 import { retryExecution } from './api/retry.js';
 import { forkExecution } from './api/fork.js';
 import { retryStep, rollbackPaused, skipStep } from './api/steer.js';
@@ -44,7 +44,11 @@ export type {
   RunOptions,
   StartEntry,
   StartManyResults,
+  ExecutionHandle,
+  ResultOf,
+  Started,
   StartOptions,
+  WaitOptions,
 } from './api/types.js';
 
 /** Creates an engine. */
@@ -90,12 +94,18 @@ export function createEngine(options: EngineOptions): Engine {
     rollback: (id) => withExecutionId('rollback', id, (i) => rollbackPaused(resume, i)),
     fork: (id, o) => withExecutionId('fork', id, (i) => forkExecution(fork, i, o)),
     wake: (id) => withExecutionId('wake', id, (i) => wakeExecution(parts, i)),
-    start: ((reactor, input, o) => startReactor(parts, reactor, input, o)) as Engine['start'],
+    start: async (reactor, input, o) => withHandle(parts, reactor, await startReactor(parts, reactor, input, o)),
     startMany: ((entries) => startManyReactors(parts, entries)) as Engine['startMany'],
     process: (job, delivery) => processOne(parts, job, delivery),
-    result: (id) => withExecutionId('result', id, (i) => currentResult(parts, i)),
+    result: (id: unknown, reactor?: unknown) =>
+      reactor === undefined || isReactor(reactor)
+        ? withExecutionId('result', id, (i) => currentResult(parts, i, reactor))
+        : Promise.reject(new TypeError('engine.result: the second argument must be a reactor')),
     list: (query) => listExecutions(parts, query),
-    wait: (id, o) => withExecutionId('wait', id, (i) => waitFor(parts, i, o)),
+    wait: ((id, second, third) =>
+      withExecutionId('wait', id, (i) =>
+        isReactor(second) ? waitFor(parts, i, third, second) : waitFor(parts, i, second),
+      )) as Engine['wait'],
     register: (...reactors) => registry.register(...reactors),
     subscribe: (listener) => hub.subscribe(listener),
     idle: () => detached.idle(),

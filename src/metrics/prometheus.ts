@@ -6,6 +6,7 @@
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Middleware } from '../engine/model/events.js';
+import type { ScheduleObserver } from '../schedules/events.js';
 import { EventMetrics, METRICS, type GaugeSources, type MetricKey, type MetricSink } from '../otel/metric-spec.js';
 
 /** Options of {@link prometheusMetrics}. */
@@ -18,8 +19,8 @@ export interface PrometheusMetricsOptions {
 
 /** The metrics of one engine (or several) for a Prometheus scrape. */
 export interface PrometheusMetrics {
-  /** Add it to the engine's `middleware`: it observes every event. */
-  readonly middleware: Middleware;
+  /** Add it to the engine's `middleware`: it observes every event (and the runtime's schedule events). */
+  readonly middleware: Middleware & ScheduleObserver;
   readonly registry: Registry;
   /** The `Content-Type` of {@link PrometheusMetrics.text}. */
   readonly contentType: string;
@@ -57,7 +58,11 @@ export function prometheusMetrics(options: PrometheusMetricsOptions = {}): Prome
   };
   const observed = new EventMetrics(sink);
   return {
-    middleware: { name: 'prometheus-metrics', onEvent: (event) => observed.observe(event) },
+    middleware: {
+      name: 'prometheus-metrics',
+      onEvent: (event) => observed.observe(event),
+      onScheduleEvent: (event) => observed.observeSchedule(event),
+    },
     registry,
     contentType: registry.contentType,
     text: () => registry.metrics(),

@@ -8,7 +8,14 @@ import type { AnyReactorDefinition } from '../dsl/definition.js';
 import { redactFields } from '../dsl/contract.js';
 import { pendingStartOf, priorityOf } from '../engine/model/background.js';
 import type { Coordinator } from '../engine/ports/coordinator.js';
-import { TERMINAL_STATUSES, type ExecutionRecord, type FailurePause, type Store } from '../engine/ports/store.js';
+import {
+  statusName,
+  storedStatus,
+  TERMINAL_STATUSES,
+  type ExecutionRecord,
+  type FailurePause,
+  type Store,
+} from '../engine/ports/store.js';
 import { ListFilterError, ReactorError, type ErrorJSON } from '../errors.js';
 import { interruptViews } from './interrupts.js';
 import { graphOf, lastContendedStep, stepViews } from './steps.js';
@@ -59,7 +66,7 @@ export function summaryOf(record: ExecutionRecord, definition?: AnyReactorDefini
     ...(record.background?.waitingForVersion === undefined || TERMINAL_STATUSES.has(record.status)
       ? {}
       : { waitingForVersion: record.background.waitingForVersion }),
-    status: record.status,
+    status: statusName(record.status),
     ...(record.tags === undefined ? {} : { tags: record.tags }),
     createdAt: record.createdAt,
     updatedAt: record.updatedAt,
@@ -106,7 +113,7 @@ export async function listExecutions(
     .list({
       limit,
       ...(query.reactor === undefined ? {} : { reactor: query.reactor }),
-      ...(query.status === undefined ? {} : { status: query.status }),
+      ...(query.status === undefined ? {} : { status: storedStatus(query.status) }),
       ...(query.from === undefined ? {} : { createdFrom: query.from }),
       ...(query.to === undefined ? {} : { createdTo: query.to }),
       ...(query.tags === undefined ? {} : { tags: query.tags }),

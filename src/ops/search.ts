@@ -6,7 +6,7 @@
  * @module
  */
 import { hasInterruptClaims } from '../engine/ports/interrupt-claims.js';
-import type { ExecutionRecord, Store } from '../engine/ports/store.js';
+import { storedStatus, type ExecutionRecord, type Store } from '../engine/ports/store.js';
 import { ReactorError } from '../errors.js';
 import { summaryOf } from './executions.js';
 import type { ExecutionSearch, SearchHit, SearchMatch, SearchResult } from './types.js';
@@ -34,7 +34,7 @@ export async function searchExecutions(sources: SearchSources, search: Execution
   const hits = new Map<string, SearchHit>();
   const add = (record: ExecutionRecord, match: SearchMatch): void => {
     if (search.reactor !== undefined && record.reactor !== search.reactor) return;
-    if (search.status !== undefined && record.status !== search.status) return;
+    if (search.status !== undefined && record.status !== storedStatus(search.status)) return;
     if (!hits.has(record.id) && hits.size < SEARCH_MAX_HITS) hits.set(record.id, { ...summaryOf(record), match });
   };
   for (const [id, match] of await indexed(sources, text, search.reactor)) {

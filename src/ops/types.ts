@@ -10,6 +10,7 @@ import type {
   ExecutionStatus,
   FailurePause,
   RollbackFailure,
+  StatusName,
   StepRecord,
   VersionWait,
   WaitingFor,
@@ -18,7 +19,7 @@ import type {
 /** A query over executions: filters and a page. */
 export interface ExecutionQuery {
   readonly reactor?: string;
-  readonly status?: ExecutionStatus;
+  readonly status?: StatusName | ExecutionStatus;
   /** Created at or after (ms). */
   readonly from?: number;
   /** Created before (ms). */
@@ -36,7 +37,7 @@ export interface ExecutionSearch {
   /** An execution id, an idempotency key, an interrupt correlation id, or text of the input (1–200 characters). */
   readonly q: string;
   readonly reactor?: string;
-  readonly status?: ExecutionStatus;
+  readonly status?: StatusName | ExecutionStatus;
 }
 
 /** What a search hit matched: its id, its idempotency key, one of its correlation ids, or its (redacted) input's text. */
@@ -66,7 +67,8 @@ export interface ExecutionSummary {
   readonly version?: string;
   /** Set while no worker that met it had that definition: it waits for one that has it (docs/deploys.md). */
   readonly waitingForVersion?: VersionWait;
-  readonly status: ExecutionStatus;
+  /** Its status as users see it: `queued` for a stored `pending` (decision 107). */
+  readonly status: StatusName;
   /** Its tags (absent: none). */
   readonly tags?: Readonly<Record<string, string>>;
   readonly createdAt: number;

@@ -8,11 +8,11 @@
  *
  * @module
  */
-import type { ExecutionStatus, Store } from '../engine/ports/store.js';
+import { statusName, type ExecutionStatus, type Store } from '../engine/ports/store.js';
 
-/** The states counted: the unfinished statuses, with `sleeping` split from `parked` and `paused_on_failure` from `paused`. */
+/** The states counted: the unfinished statuses by name (`queued`: stored `pending`), with `sleeping` split from `parked` and `paused_on_failure` from `paused`. */
 export const COUNTED_STATES = [
-  'pending',
+  'queued',
   'running',
   'parked',
   'sleeping',
@@ -36,7 +36,7 @@ const STATUSES: readonly ExecutionStatus[] = ['pending', 'running', 'parked', 'p
 
 /**
  * A gauge source (`GaugeSources.executionsByStatus`) that counts the unfinished executions of
- * `store` by state: pending, running, parked, sleeping, paused, paused_on_failure (a step failed
+ * `store` by state: queued, running, parked, sleeping, paused, paused_on_failure (a step failed
  * under `onFailure: 'pause'`), rolling_back.
  *
  * @example
@@ -84,7 +84,7 @@ async function countAll(store: Pick<Store, 'list'>, cap: number): Promise<Readon
             ? 'sleeping'
             : status === 'paused' && record.pausedOn
               ? 'paused_on_failure'
-              : status;
+              : statusName(status);
         counts[state] = (counts[state] ?? 0) + 1;
       }
       read += page.records.length;

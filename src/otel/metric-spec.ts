@@ -7,6 +7,7 @@
  * @module
  */
 import type { ReactorEvent } from '../engine/ports/events.js';
+import type { ScheduleEvent } from '../schedules/events.js';
 
 /** One metric: its kind, name, help text, unit and label names. */
 export interface MetricSpec {
@@ -75,6 +76,12 @@ export const METRICS = {
     help: 'Stranded executions the recovery sweep re-enqueued or ended, by action',
     labels: ['action'],
   },
+  scheduleTicks: {
+    kind: 'counter',
+    name: 'ts_reactor_schedule_ticks',
+    help: 'Schedule ticks handled, by schedule, reactor and outcome (ticked: its execution started; missed; failed: nothing started)',
+    labels: ['schedule', 'reactor', 'outcome'],
+  },
   queueJobs: {
     kind: 'gauge',
     name: 'ts_reactor_queue_jobs',
@@ -91,7 +98,7 @@ export const METRICS = {
   executionsByStatus: {
     kind: 'gauge',
     name: 'ts_reactor_executions',
-    help: 'Unfinished executions by status (pending, running, parked, sleeping, paused, paused_on_failure, rolling_back; sleeping: parked on a sleep step; paused_on_failure: paused on a step failure for an operator)',
+    help: 'Unfinished executions by status (queued, running, parked, sleeping, paused, paused_on_failure, rolling_back; sleeping: parked on a sleep step; paused_on_failure: paused on a step failure for an operator)',
     labels: ['status'],
   },
 } as const satisfies Readonly<Record<string, MetricSpec>>;
@@ -169,6 +176,16 @@ export class EventMetrics {
     if (event.type === 'run.parked') return this.#sink.add('parks', 1, { primitive: event.primitive });
     if (event.type === 'run.stopped') return this.#sink.add('leaseLosses', 1, { reason: event.reason });
     if (event.type === 'run.recovered') return this.#sink.add('sweepRecoveries', 1, { action: event.action });
+  }
+
+  /** Observes one schedule event: a tick started (`ticked`), missed (by their count) or `failed`. */
+  observeSchedule(event: ScheduleEvent): void {
+    const labels = { schedule: event.scheduleId, reactor: event.reactor };
+    if (event.type === 'schedule.ticked' && !event.replay)
+      this.#sink.add('scheduleTicks', 1, { ...labels, outcome: 'ticked' });
+    else if (event.type === 'schedule.missed')
+      this.#sink.add('scheduleTicks', event.count, { ...labels, outcome: 'missed' });
+    else if (event.type === 'schedule.failed') this.#sink.add('scheduleTicks', 1, { ...labels, outcome: 'failed' });
   }
 
   /** An execution counted once, whether it started inline, was queued, or both (a hand-off). */

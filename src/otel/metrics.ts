@@ -7,6 +7,7 @@
  */
 import { metrics as otelApi, type Counter, type Histogram, type Meter } from '@opentelemetry/api';
 import type { Middleware } from '../engine/model/events.js';
+import type { ScheduleObserver } from '../schedules/events.js';
 import { EventMetrics, METRICS, type GaugeSources, type MetricKey, type MetricSink } from './metric-spec.js';
 
 /** The instrumentation scope name of the default meter. */
@@ -33,7 +34,7 @@ export interface OtelMetricsOptions {
  * const runtime = createRedisRuntime({ url, reactors: [checkout], middleware: [otelMetrics()] });
  * ```
  */
-export function otelMetrics(options: OtelMetricsOptions = {}): Middleware {
+export function otelMetrics(options: OtelMetricsOptions = {}): Middleware & ScheduleObserver {
   const meter = options.meter ?? otelApi.getMeter(METER_NAME);
   const counters = new Map<MetricKey, Counter>();
   const histograms = new Map<MetricKey, Histogram>();
@@ -48,7 +49,11 @@ export function otelMetrics(options: OtelMetricsOptions = {}): Middleware {
     record: (metric, value, labels) => histograms.get(metric)?.record(value, labels),
   };
   const observed = new EventMetrics(sink);
-  return { name: 'otel-metrics', onEvent: (event) => observed.observe(event) };
+  return {
+    name: 'otel-metrics',
+    onEvent: (event) => observed.observe(event),
+    onScheduleEvent: (event) => observed.observeSchedule(event),
+  };
 }
 
 /** The gauges, read from `sources` at each collection. */

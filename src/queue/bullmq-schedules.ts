@@ -11,7 +11,7 @@
 import { closeWorker } from './bullmq-close.js';
 import { Queue, Worker, type ConnectionOptions, type Job, type JobSchedulerJson, type RepeatOptions } from 'bullmq';
 import type { ScheduleBackend, TickHandler } from '../schedules/backend.js';
-import type { ScheduleDefinition } from '../schedules/types.js';
+import type { ScheduleDefinition, ScheduleFailure } from '../schedules/types.js';
 import { DEFAULT_BULLMQ_PREFIX, setUpSettled, watchDrops, type BullmqConnection, type DropWatch } from './bullmq.js';
 import { DEFAULT_QUEUE_NAME, KEEP_COMPLETED_MS, KEEP_FAILED_MS } from './policy.js';
 import { duplicateBlocking } from '../storage/redis/connection.js';
@@ -34,6 +34,15 @@ interface TickData {
   readonly v: 1;
   readonly definition: ScheduleDefinition;
 }
+
+/** A tick job's return value: the tick's failure, when it started nothing. */
+interface TickOutcome {
+  readonly v: 1;
+  readonly failed?: ScheduleFailure;
+}
+
+/** Completed tick jobs read for the schedules' latest outcomes (BullMQ keeps at most 1,000). */
+const OUTCOMES_READ = 1_000;
 
 /** The name of the tick queue of the runtime queue `name`. */
 export function scheduleQueueName(name: string = DEFAULT_QUEUE_NAME): string {
@@ -70,6 +79,7 @@ export function createBullmqSchedules(options: BullmqSchedulesOptions): Schedule
         .map(definitionOf)
         .filter((d): d is ScheduleDefinition => d !== undefined),
     remove: (id) => open().removeJobScheduler(id),
+    failures: async () => latestFailures(await open().getCompleted(0, OUTCOMES_READ - 1)),
     consume: (handler) => consumeTicks(name, prefix, options, handler),
     close: async () => {
       if (!queue) return;
@@ -108,7 +118,8 @@ function consumeTicks(
       const definition = job.data?.definition;
       const tick = tickOf(job);
       if (job.data?.v !== 1 || !definition || tick === undefined) return; // not a tick of this version: dropped
-      await handler(definition, tick);
+      const failed = await handler(definition, tick);
+      return { v: 1, ...(failed === undefined ? {} : { failed }) } satisfies TickOutcome;
     },
     { connection: own ?? connectionOf(options.connection, true), prefix, concurrency: options.concurrency ?? 4 },
   );
@@ -133,4 +144,21 @@ function tickOf(job: Job<TickData>): number | undefined {
 function connectionOf(connection: BullmqConnection, blocking: boolean): ConnectionOptions {
   if (!('url' in connection)) return connection;
   return blocking ? { url: connection.url, maxRetriesPerRequest: null } : { url: connection.url };
+}
+
+/** Of completed tick jobs, each schedule's newest: its failure, when that tick failed. */
+function latestFailures(jobs: readonly Job<TickData>[]): ReadonlyMap<string, ScheduleFailure> {
+  const newest = new Map<string, Job<TickData>>();
+  for (const job of jobs) {
+    const id = job.data?.definition?.id;
+    if (typeof id !== 'string') continue;
+    const seen = newest.get(id);
+    if (seen === undefined || (job.finishedOn ?? 0) > (seen.finishedOn ?? 0)) newest.set(id, job);
+  }
+  const failures = new Map<string, ScheduleFailure>();
+  for (const [id, job] of newest) {
+    const outcome = job.returnvalue as TickOutcome | null | undefined;
+    if (outcome?.v === 1 && outcome.failed !== undefined) failures.set(id, outcome.failed);
+  }
+  return failures;
 }

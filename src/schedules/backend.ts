@@ -5,10 +5,14 @@
  *
  * @module
  */
-import type { ScheduleDefinition } from './types.js';
+import type { ScheduleDefinition, ScheduleFailure } from './types.js';
 
-/** What a backend calls for each delivered tick: the schedule, and the oldest tick not yet handled. */
-export type TickHandler = (definition: ScheduleDefinition, tick: number) => Promise<void>;
+/**
+ * What a backend calls for each delivered tick: the schedule, and the oldest tick not yet
+ * handled. Resolves with the failure when the tick started nothing, which the backend keeps as
+ * the schedule's latest outcome ({@link ScheduleBackend.failures}).
+ */
+export type TickHandler = (definition: ScheduleDefinition, tick: number) => Promise<ScheduleFailure | undefined>;
 
 /** Stores schedules and delivers their ticks, each tick to one consumer (a duplicate is harmless: the tick's idempotency key). */
 export interface ScheduleBackend {
@@ -20,6 +24,8 @@ export interface ScheduleBackend {
   remove(id: string): Promise<boolean>;
   /** Starts delivering ticks to `handler` in this process; the returned function stops it (in-flight ticks finish). */
   consume(handler: TickHandler): () => Promise<void>;
+  /** The schedules whose latest handled tick failed, by id, with that failure (as seen by any consumer). */
+  failures?(): Promise<ReadonlyMap<string, ScheduleFailure>>;
   /** Releases connections (a Redis backend); the memory one has none. */
   close(): Promise<void>;
 }

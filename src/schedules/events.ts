@@ -37,6 +37,21 @@ export type ScheduleEvent =
 /** A listener of schedule events. */
 export type ScheduleListener = (event: ScheduleEvent) => void;
 
+/**
+ * An engine middleware that also observes schedule events (the metrics of `ts-reactor/metrics`
+ * and `ts-reactor/otel` do): the runtimes hand every such middleware to their schedules.
+ */
+export interface ScheduleObserver {
+  onScheduleEvent(event: ScheduleEvent): void;
+}
+
+/** The middleware among `middleware` that observe schedule events. */
+export function scheduleObservers(middleware: readonly object[] | undefined): ScheduleObserver[] {
+  return (middleware ?? []).filter(
+    (m): m is ScheduleObserver => typeof (m as Partial<ScheduleObserver>).onScheduleEvent === 'function',
+  );
+}
+
 /** Listeners, each isolated from the others' failures. */
 export class ScheduleEvents {
   readonly #listeners = new Set<ScheduleListener>();

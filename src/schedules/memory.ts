@@ -9,7 +9,7 @@
 import type { Clock } from '../engine/ports/clock.js';
 import type { ScheduleBackend, TickHandler } from './backend.js';
 import { nextTick } from './spec.js';
-import type { ScheduleDefinition } from './types.js';
+import type { ScheduleDefinition, ScheduleFailure } from './types.js';
 
 interface Entry {
   readonly definition: ScheduleDefinition;
@@ -21,6 +21,18 @@ interface Entry {
 export class MemorySchedules {
   readonly #entries = new Map<string, Entry>();
   readonly #watchers = new Set<() => void>();
+  readonly #failures = new Map<string, ScheduleFailure>();
+
+  /** Keeps the outcome of `id`'s latest handled tick: its failure, or none (it started its execution). */
+  noteOutcome(id: string, failure: ScheduleFailure | undefined): void {
+    if (failure === undefined || !this.#entries.has(id)) this.#failures.delete(id);
+    else this.#failures.set(id, failure);
+  }
+
+  /** The schedules whose latest handled tick failed. */
+  failures(): ReadonlyMap<string, ScheduleFailure> {
+    return new Map(this.#failures);
+  }
 
   /** The entry of `id`. */
   entry(id: string): Entry | undefined {
@@ -43,6 +55,7 @@ export class MemorySchedules {
   /** Removes `id`; false when absent. */
   remove(id: string): boolean {
     const had = this.#entries.delete(id);
+    this.#failures.delete(id);
     if (had) this.#changed();
     return had;
   }
@@ -77,6 +90,7 @@ export function memoryScheduleBackend(schedules: MemorySchedules, clock: Clock):
     get: async (id) => schedules.entry(id)?.definition,
     list: async () => schedules.entries().map((e) => e.definition),
     remove: async (id) => schedules.remove(id),
+    failures: async () => schedules.failures(),
     consume: (handler) => consumeOn(schedules, clock, handler),
     close: async () => undefined,
   };
@@ -131,6 +145,7 @@ async function tickLoop(schedules: MemorySchedules, id: string, timer: Timer): P
       continue;
     }
     if (!schedules.take(id, tick, nextTick(entry.definition, Math.max(clock.now(), tick)))) continue;
-    await handler(entry.definition, tick).catch(() => undefined); // the handler reports its own failures
+    const failure = await handler(entry.definition, tick).catch(() => undefined); // the handler reports its own failures
+    schedules.noteOutcome(id, failure);
   }
 }

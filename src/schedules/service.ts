@@ -7,12 +7,21 @@ import type { Logger } from '../dsl/context.js';
 import type { AnyReactorDefinition } from '../dsl/definition.js';
 import type { Engine } from '../engine/api/types.js';
 import type { Clock } from '../engine/ports/clock.js';
-import { ErrorCode, ReactorError, ScheduleInvalidError, ScheduleNotFoundError, errorToJSON } from '../errors.js';
+import { validateContract } from '../dsl/contract.js';
+import {
+  ErrorCode,
+  ReactorError,
+  ScheduleInvalidError,
+  ScheduleNotFoundError,
+  ValidationError,
+  errorToJSON,
+  type FieldIssue,
+} from '../errors.js';
 import type { ScheduleBackend } from './backend.js';
-import { ScheduleEvents, type ScheduleEvent, type ScheduleListener } from './events.js';
+import { ScheduleEvents, type ScheduleEvent, type ScheduleListener, type ScheduleObserver } from './events.js';
 import { planTicks } from './plan.js';
 import { nextTick, nextTicks } from './spec.js';
-import type { ScheduleDefinition, ScheduleInfo, ScheduleInputFn, ScheduleOptions } from './types.js';
+import type { ScheduleDefinition, ScheduleFailure, ScheduleInfo, ScheduleInputFn, ScheduleOptions } from './types.js';
 import { validateSchedule } from './validate.js';
 
 /** What {@link Schedules} runs on. */
@@ -26,6 +35,8 @@ export interface SchedulesDeps {
   /** Computed inputs by name; undefined: `inputFrom` names are not checked. */
   readonly inputs?: Readonly<Record<string, ScheduleInputFn>>;
   readonly logger?: Logger;
+  /** Observers of every schedule event of this process (the metrics middleware, counting ticks and failures). */
+  readonly observers?: readonly ScheduleObserver[];
 }
 
 /** The idempotency key of a tick's execution: `schedule:<id>:<tick ISO 8601>`. */
@@ -38,7 +49,7 @@ export class Schedules {
   readonly #deps: SchedulesDeps;
   readonly #reactors = new Map<string, AnyReactorDefinition>();
   readonly #events = new ScheduleEvents();
-  readonly #inflight = new Set<Promise<void>>();
+  readonly #inflight = new Set<Promise<unknown>>();
 
   /** `deps`: the backend, the engine that starts executions, the clock, the known reactors and inputs. */
   constructor(deps: SchedulesDeps) {
@@ -48,14 +59,17 @@ export class Schedules {
 
   /**
    * Creates or replaces the schedule `options.id`. Refused with `ScheduleInvalidError`
-   * (`schedule_invalid`: bad cron, time zone, interval under 1 s, input, window) or
-   * `reactor_unknown`. A replaced schedule whose timing is unchanged keeps its next tick.
+   * (`schedule_invalid`: bad cron, time zone, interval under 1 s, input, window; a fixed `input`
+   * that does not satisfy the reactor's input contract when the reactor is known, its
+   * `details.issues` naming the fields) or `reactor_unknown`; nothing is stored then. A replaced
+   * schedule whose timing is unchanged keeps its next tick.
    */
   async upsert(options: ScheduleOptions): Promise<ScheduleInfo> {
     if (typeof options?.reactor === 'object' && options.reactor !== null)
       this.#reactors.set(options.reactor.name, options.reactor);
     const now = this.#deps.clock.now();
     const definition = validateSchedule(options, this.#known(), now);
+    await this.#checkFixedInput(definition);
     const first = nextTick(definition, now);
     if (first === undefined)
       throw new ScheduleInvalidError({ schedule: definition.id, field: 'endAt', reason: 'leaves no tick after now' });
@@ -66,7 +80,7 @@ export class Schedules {
   /** The schedule `id` with its next `runs` ticks (default 5), or undefined. */
   async get(id: string, options: { readonly runs?: number } = {}): Promise<ScheduleInfo | undefined> {
     const definition = await this.#deps.backend.get(id);
-    return definition && this.#info(definition, options.runs ?? 5);
+    return definition && this.#info(definition, options.runs ?? 5, await this.#failures());
   }
 
   /** The next `n` tick times of schedule `id`. @throws ScheduleNotFoundError */
@@ -78,8 +92,8 @@ export class Schedules {
 
   /** Every schedule, by id, each with its next `runs` ticks (default 5). */
   async list(options: { readonly runs?: number } = {}): Promise<ScheduleInfo[]> {
-    const all = await this.#deps.backend.list();
-    return all.sort((a, b) => a.id.localeCompare(b.id)).map((d) => this.#info(d, options.runs ?? 5));
+    const [all, failures] = await Promise.all([this.#deps.backend.list(), this.#failures()]);
+    return all.sort((a, b) => a.id.localeCompare(b.id)).map((d) => this.#info(d, options.runs ?? 5, failures));
   }
 
   /** Removes schedule `id` and its pending tick; false when there was none. Executions already started are not touched. */
@@ -106,15 +120,16 @@ export class Schedules {
   /**
    * Handles the delivery of `tick` (the oldest not yet handled) of `definition` now: starts the
    * ticks {@link planTicks} says, each with idempotency key {@link tickKey}, so a tick delivered
-   * twice (two workers, a redelivery) starts one execution. Failures are events, never thrown.
+   * twice (two workers, a redelivery) starts one execution. Failures are events, never thrown;
+   * it resolves with the failure of the last tick it started, if that one failed.
    */
-  handleTick(definition: ScheduleDefinition, tick: number): Promise<void> {
+  handleTick(definition: ScheduleDefinition, tick: number): Promise<ScheduleFailure | undefined> {
     const work = this.#handle(definition, tick).finally(() => this.#inflight.delete(work));
     this.#inflight.add(work);
     return work;
   }
 
-  async #handle(definition: ScheduleDefinition, tick: number): Promise<void> {
+  async #handle(definition: ScheduleDefinition, tick: number): Promise<ScheduleFailure | undefined> {
     const now = this.#deps.clock.now();
     const plan = planTicks(definition, definition.missed, tick, now);
     const base = { scheduleId: definition.id, reactor: definition.reactor };
@@ -128,10 +143,12 @@ export class Schedules {
         policy: definition.missed,
         at: now,
       });
-    for (const at of plan.fire) await this.#start(definition, at, at === plan.caughtUp);
+    let last: ScheduleFailure | undefined;
+    for (const at of plan.fire) last = await this.#start(definition, at, at === plan.caughtUp);
+    return last;
   }
 
-  async #start(definition: ScheduleDefinition, tick: number, caughtUp: boolean): Promise<void> {
+  async #start(definition: ScheduleDefinition, tick: number, caughtUp: boolean): Promise<ScheduleFailure | undefined> {
     const base = { scheduleId: definition.id, reactor: definition.reactor };
     try {
       const engine = this.#deps.engine;
@@ -142,7 +159,12 @@ export class Schedules {
           details: { reactor: definition.reactor },
         });
       const input = await this.#input(definition, tick);
+      // Checked here too: a computed input, or a fixed one saved before its reactor changed.
+      const issues = await contractIssues(reactor, input);
+      if (issues) throw inputRefusal(definition, issues);
       const result = await engine.start(reactor, input, { idempotencyKey: tickKey(definition.id, tick) });
+      // A start refused before anything was written (its input) has no execution to name.
+      if (result.status === 'failed' && !result.replay && result.failedStep === undefined) throw result.error;
       const { executionId, replay } = result;
       this.#emit({
         ...base,
@@ -153,15 +175,31 @@ export class Schedules {
         caughtUp,
         at: this.#deps.clock.now(),
       });
+      return undefined;
     } catch (error) {
-      this.#emit({
-        ...base,
-        type: 'schedule.failed',
-        tickAt: tick,
-        error: errorToJSON(error),
-        at: this.#deps.clock.now(),
-      });
+      const json = errorToJSON(error);
+      const at = this.#deps.clock.now();
+      this.#emit({ ...base, type: 'schedule.failed', tickAt: tick, error: json, at });
+      return { tickAt: tick, at, ...(json.code === undefined ? {} : { code: json.code }), message: json.message };
     }
+  }
+
+  async #failures(): Promise<ReadonlyMap<string, ScheduleFailure>> {
+    return (await this.#deps.backend.failures?.().catch(() => undefined)) ?? new Map();
+  }
+
+  /** A fixed input of a known reactor must satisfy its contract (a computed one is checked at each tick). */
+  async #checkFixedInput(definition: ScheduleDefinition): Promise<void> {
+    const reactor = this.#reactors.get(definition.reactor);
+    if (reactor === undefined || definition.inputFrom !== undefined) return;
+    const issues = await contractIssues(reactor, definition.input ?? {});
+    if (issues)
+      throw new ScheduleInvalidError({
+        schedule: definition.id,
+        field: 'input',
+        reason: `does not satisfy the input of reactor "${reactor.name}": ${issuesText(issues)}`,
+        issues,
+      });
   }
 
   async #input(definition: ScheduleDefinition, tick: number): Promise<Record<string, unknown>> {
@@ -178,6 +216,13 @@ export class Schedules {
 
   #emit(event: ScheduleEvent): void {
     this.#events.emit(event);
+    for (const observer of this.#deps.observers ?? []) {
+      try {
+        observer.onScheduleEvent(event);
+      } catch {
+        // an observer's failure is its own
+      }
+    }
     const logger = this.#deps.logger;
     if (!logger) return;
     if (event.type === 'schedule.ticked') logger.info({ ...event }, `schedule ${event.scheduleId} ticked`);
@@ -194,8 +239,32 @@ export class Schedules {
     };
   }
 
-  #info(definition: ScheduleDefinition, runs: number): ScheduleInfo {
+  #info(definition: ScheduleDefinition, runs: number, failures?: ReadonlyMap<string, ScheduleFailure>): ScheduleInfo {
     const ticks = nextTicks(definition, this.#deps.clock.now(), Math.max(0, Math.min(runs, 100)));
-    return { ...definition, nextRuns: ticks.map((t) => new Date(t)) };
+    const lastFailure = failures?.get(definition.id);
+    return { ...definition, nextRuns: ticks.map((t) => new Date(t)), ...(lastFailure ? { lastFailure } : {}) };
   }
+}
+
+/** The issues of `input` against the reactor's input contract; undefined when it satisfies it. */
+async function contractIssues(
+  reactor: AnyReactorDefinition,
+  input: unknown,
+): Promise<readonly FieldIssue[] | undefined> {
+  const outcome = await validateContract(reactor.contract, input);
+  return outcome.ok ? undefined : outcome.issues;
+}
+
+/** The error of a tick whose input does not satisfy its reactor's contract (`input_invalid`). */
+function inputRefusal(definition: ScheduleDefinition, issues: readonly FieldIssue[]): ValidationError {
+  return new ValidationError(
+    ErrorCode.InputInvalid,
+    `schedule "${definition.id}": the tick's input does not satisfy the input of reactor "${definition.reactor}": ${issuesText(issues)}`,
+    issues,
+    { reactor: definition.reactor },
+  );
+}
+
+function issuesText(issues: readonly FieldIssue[]): string {
+  return issues.map((i) => `${i.path === '' ? '(input)' : i.path}: ${i.message}`).join('; ');
 }

@@ -72,4 +72,17 @@ export interface ScheduleDefinition {
 export interface ScheduleInfo extends ScheduleDefinition {
   /** The next tick times after now (as many as asked, default 5; fewer before `endAt`). */
   readonly nextRuns: readonly Date[];
+  /** Set while the latest tick handled failed (nothing started): when, and why. Cleared by a tick that starts its execution. */
+  readonly lastFailure?: ScheduleFailure;
+}
+
+/** A tick that started nothing (`schedule.failed`), as the schedule's list shows it. */
+export interface ScheduleFailure {
+  /** The tick's time (ms). */
+  readonly tickAt: number;
+  /** When it failed (engine clock, ms). */
+  readonly at: number;
+  /** The error's code (`input_invalid`, `reactor_unknown` …), when it has one. */
+  readonly code?: string;
+  readonly message: string;
 }

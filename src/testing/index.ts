@@ -140,5 +140,5 @@ async function runDrained<R extends AnyReactorDefinition>(
   const result = await t.run(reactor, input, runOptions);
   await t.drain();
   if (result.status !== 'queued' && result.status !== 'parked') return result;
-  return ((await t.engine.result(result.executionId)) ?? result) as RunResult<OutputOf<R>, StepsOf<R>>;
+  return (await t.engine.result(result.executionId, reactor)) ?? result;
 }

@@ -1,25 +1,30 @@
 import type { AnyReactorDefinition, GraphNode, StepNode } from '../dsl/definition.js';
 import type { StepContext } from '../dsl/context.js';
-import type { StepsOf } from '../dsl/reactor.js';
+import type { StepArgsOf, StepsOf } from '../dsl/reactor.js';
 import type { Signal } from '../dsl/signals.js';
 
 /**
  * A mock: a replacement body, or a plain value the step returns. `V` is the step's result type
- * (the value, or what the body returns or resolves to; a body may also return signals).
+ * (the value, or what the body returns or resolves to; a body may also return signals); `A` is
+ * what the body receives as arguments (the step's own `args`, as its real body does).
  */
-export type StepMock<V = unknown> =
-  | ((args: never, ctx: StepContext) => V | Signal | Promise<V | Signal>)
+export type StepMock<V = unknown, A = never> =
+  | ((args: A, ctx: StepContext) => V | Signal | Promise<V | Signal>)
   | { readonly value: V }
   | { readonly throws: unknown };
 
 /**
- * The mocks of a reactor's steps, typed by its step names and result types: a misspelt step or
- * a value of the wrong shape does not compile. Steps inside a composed reactor are named by
- * path (`payment.charge`) and take an untyped mock.
+ * The mocks of a reactor's steps, typed by its step names, argument types and result types: a
+ * misspelt step, a value of the wrong shape or a body that reads an argument the step does not
+ * have does not compile. Steps inside a composed reactor are named by path (`payment.charge`)
+ * and take an untyped mock.
  */
 export type StepMocks<R> = {
-  readonly [K in keyof StepsOf<R> & string]?: StepMock<StepsOf<R>[K]>;
+  readonly [K in keyof StepsOf<R> & string]?: StepMock<StepsOf<R>[K], MockArgs<StepArgsOf<R>, K>>;
 } & { readonly [path: `${string}.${string}`]: StepMock };
+
+/** A mock's `args` for step `K`: the step's arguments; `never` for a step whose body is not replaced by arguments (compose, map, interrupt, sleep). */
+type MockArgs<G, K extends string> = K extends keyof G ? G[K] : never;
 
 /**
  * A copy of `definition` with some step bodies replaced. Keys are step names; a composed

@@ -13,7 +13,7 @@ import { resumeAction } from './resume-action.js';
 export type { ActionField, ExecutionAction, ExecutionActionContext, OrderedLockAction } from './action-types.js';
 
 const FINISHED_RETRYABLE = new Set(['failed', 'halted', 'cancelled', 'aborted']);
-const UNFINISHED = new Set(['pending', 'running', 'parked', 'paused', 'rolling_back']);
+const UNFINISHED = new Set(['queued', 'running', 'parked', 'paused', 'rolling_back']);
 
 /** Retry, cancel, undo, resume (an interrupt, with a JSON payload), and the actions on a failure pause: the built-in execution actions. */
 export const executionActions: readonly ExecutionAction[] = Object.freeze([

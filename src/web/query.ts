@@ -6,14 +6,12 @@
  * @module
  */
 import type { Context } from 'hono';
-import { EXECUTION_STATUSES, type ExecutionStatus } from '../engine/ports/store.js';
+import { STATUS_NAMES, statusName, parseStatus } from '../engine/ports/store.js';
 import { ReactorError } from '../errors.js';
 import { isTagKey, parseTagFilters } from '../ops/tag-filter.js';
 import { parseOperatorTime } from '../ops/time.js';
 import type { ExecutionQuery, ExecutionSearch } from '../ops/types.js';
 import type { ListFilters } from './html/executions-page.js';
-
-const STATUSES = EXECUTION_STATUSES;
 
 /** Parses a time: digits are ms; anything else a date (a date without a zone is UTC). */
 export function parseTime(name: string, raw: string | undefined): number | undefined {
@@ -36,10 +34,12 @@ export function executionQuery(c: Context): {
     const value = c.req.query(name);
     return value === undefined || value === '' ? undefined : value;
   };
-  const status = q('status');
-  if (status !== undefined && !STATUSES.includes(status as ExecutionStatus))
-    throw new ReactorError('query_invalid', `status: "${status}" is not one of ${STATUSES.join(', ')}`, {
-      details: { status },
+  const name = q('status');
+  // `pending` is accepted as another name of `queued` (decision 107).
+  const status = name === undefined ? undefined : parseStatus(name);
+  if (name !== undefined && status === undefined)
+    throw new ReactorError('query_invalid', `status: "${name}" is not one of ${STATUS_NAMES.join(', ')}`, {
+      details: { status: name },
     });
   const limitRaw = q('limit');
   const limit = limitRaw === undefined ? undefined : Number(limitRaw);
@@ -54,7 +54,7 @@ export function executionQuery(c: Context): {
   const filters: ListFilters = {
     ...pick('q', text === '' ? undefined : text),
     ...pick('reactor', q('reactor')),
-    ...pick('status', status),
+    ...pick('status', status === undefined ? undefined : statusName(status)),
     ...pick('from', q('from')),
     ...pick('to', q('to')),
     ...pick('tag', tagTexts.length === 0 ? undefined : tagTexts.join(',')),
@@ -62,7 +62,7 @@ export function executionQuery(c: Context): {
   };
   const query: ExecutionQuery = {
     ...pick('reactor', q('reactor')),
-    ...(status === undefined ? {} : { status: status as ExecutionStatus }),
+    ...(status === undefined ? {} : { status }),
     ...(from === undefined ? {} : { from }),
     ...(to === undefined ? {} : { to }),
     ...(tags === undefined ? {} : { tags }),
@@ -75,7 +75,7 @@ export function executionQuery(c: Context): {
       : {
           q: text,
           ...pick('reactor', q('reactor')),
-          ...(status === undefined ? {} : { status: status as ExecutionStatus }),
+          ...(status === undefined ? {} : { status }),
         };
   return { query, filters, search };
 }

@@ -4,7 +4,9 @@
  * operator's cancel of a parent with 3 running children ends all four `cancelled`, every child's
  * undo before the parent's (one Redis list is the sequence across the processes); a parent queued
  * between its jobs is rolled back by the operator's process, which cancels the children running in
- * the workers first; the parent's `deadline` cascades the same way.
+ * the workers first; the parent's `deadline` cascades the same way. Each cancel's reason reaches
+ * the process that runs the execution (decision 106): the parent ends with the operator's reason,
+ * each child with "its parent <id> was cancelled".
  */
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -84,12 +86,17 @@ describe('cancel cascades on Redis, two worker processes', () => {
     await until(() => holding(s.log), 20_000, 'parent and 3 children holding');
     const ids = ['c1', 'c2', 'c3'].map((c) => `${started.executionId}~${c}`);
     for (const id of ids) expect((await s.runtime.engine.result(id))?.status).not.toBe('cancelled');
-    await s.runtime.engine.cancel(started.executionId);
+    await s.runtime.engine.cancel(started.executionId, { reason: 'the customer withdrew the order' });
+    // Each reason travels with its cancel to the worker process that runs the execution (decision 106).
     expect(await s.runtime.engine.wait(started.executionId, { timeoutMs: 20_000, pollMs: 20 })).toMatchObject({
       status: 'cancelled',
+      reason: 'the customer withdrew the order',
     });
     for (const id of ids)
-      expect(await s.runtime.engine.wait(id, { timeoutMs: 5_000, pollMs: 20 })).toMatchObject({ status: 'cancelled' });
+      expect(await s.runtime.engine.wait(id, { timeoutMs: 5_000, pollMs: 20 })).toMatchObject({
+        status: 'cancelled',
+        reason: `its parent ${started.executionId} was cancelled`,
+      });
     expectChildrenFirst(await entries(s.log));
     const trace = (await s.runtime.engine.result(started.executionId))?.trace ?? [];
     const cascaded = trace.filter((e) => e.type === 'async.child_cancelled');
@@ -117,7 +124,10 @@ describe('cancel cascades on Redis, two worker processes', () => {
     const cancelled = await s.runtime.engine.cancel(started.executionId); // rolled back in this process
     expect(cancelled.status).toBe('cancelled');
     for (const c of ['c1', 'c2', 'c3'])
-      expect(await s.runtime.engine.result(`${started.executionId}~${c}`)).toMatchObject({ status: 'cancelled' });
+      expect(await s.runtime.engine.result(`${started.executionId}~${c}`)).toMatchObject({
+        status: 'cancelled',
+        reason: `its parent ${started.executionId} was cancelled`,
+      });
     expectChildrenFirst(await entries(s.log));
   });
 

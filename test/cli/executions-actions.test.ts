@@ -213,7 +213,7 @@ describe('the actions', () => {
     const id = queued.executionId;
     const declined = await cli(['cancel', id, '--module', app], answer('n'));
     expect(declined).toMatchObject({ code: 1, err: 'ts-reactor executions cancel: not confirmed; nothing was done' });
-    expect(declined.asked).toEqual([`Cancel execution ${id} (ops-pay, pending) and undo its completed steps? [y/N] `]);
+    expect(declined.asked).toEqual([`Cancel execution ${id} (ops-pay, queued) and undo its completed steps? [y/N] `]);
     expect(await status(id)).toBe('queued');
     const nobody = await cli(['cancel', id, '--module', app], null);
     expect(nobody).toMatchObject({

@@ -135,6 +135,29 @@ describe('spawned under tsx', () => {
 });
 
 describe('in process', () => {
+  test('a queued execution is listed and filtered as queued; --status pending is accepted as its other name', async () => {
+    const own = `${prefix}-queued`;
+    const other = createRedisBackend({ url: redis.url, prefix: own });
+    try {
+      await other.store.save(record('exec-queued', { status: 'pending' }));
+      await other.store.save(record('exec-busy', { status: 'running' }));
+      const at = ['--redis', redis.url, '--prefix', own];
+      for (const name of ['queued', 'pending']) {
+        const r = await inProcess(['executions', 'list', '--status', name, ...at]);
+        expect(r.code, r.err).toBe(0);
+        expect(r.out).toMatch(/^exec-queued {2}transfer +queued /);
+        expect(r.out).not.toContain('exec-busy');
+      }
+      const json = await inProcess(['executions', 'list', '--json', ...at]);
+      const page = JSON.parse(json.out) as { items: { id: string; status: string }[] };
+      expect(page.items.find((i) => i.id === 'exec-queued')?.status).toBe('queued');
+      const shown = await inProcess(['executions', 'show', 'exec-queued', ...at]);
+      expect(shown.out).toContain('status     queued');
+    } finally {
+      await other.close();
+    }
+  });
+
   test('executions list filters by status and prints the parked key; --json gives the read model page', async () => {
     const parked = await inProcess(['executions', 'list', '--status', 'parked', ...target()]);
     expect(parked.code).toBe(0);
@@ -238,7 +261,7 @@ describe('in process', () => {
     }
     const status = await inProcess(['executions', 'list', '--status', 'bogus', ...target()]);
     expect(status.code).toBe(2);
-    expect(status.err).toContain('--status must be one of pending, running, parked');
+    expect(status.err).toContain('--status must be one of queued, running, parked');
     const other = await inProcess(['executions', 'list', '--redis', redis.url, '--prefix', 'nothing-here']);
     expect(other.code).toBe(0);
     expect(other.out).toBe(

@@ -487,6 +487,22 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
         expect(await c.periodMark({ key: k, bucket: 'b2', ttlMs: 300 })).toBe(true);
       });
 
+      it('keeps the first mark’s note and forgets it with the marker', async () => {
+        const k = key('period');
+        expect(await c.periodNote?.(k, 'b1')).toBeUndefined();
+        await c.periodMark({ key: k, bucket: 'b0', ttlMs: 300 });
+        expect(await c.periodNote?.(k, 'b0')).toBeUndefined(); // set without a note
+        expect(await c.periodMark({ key: k, bucket: 'b1', ttlMs: 150, note: 'its parent x-1 was cancelled' })).toBe(
+          true,
+        );
+        expect(await c.periodMark({ key: k, bucket: 'b1', ttlMs: 150, note: 'a later reason' })).toBe(false);
+        expect(await c.periodNote!(k, 'b1')).toBe('its parent x-1 was cancelled');
+        await harness.advance(200);
+        expect(await c.periodNote!(k, 'b1')).toBeUndefined();
+        expect(await c.periodMark({ key: k, bucket: 'b1', ttlMs: 150 })).toBe(true);
+        expect(await c.periodNote!(k, 'b1')).toBeUndefined();
+      });
+
       it('forgets a marker when its TTL lapses', async () => {
         const k = key('period');
         await c.periodMark({ key: k, bucket: 'b1', ttlMs: 150 });

@@ -104,7 +104,7 @@ describe('engine.list on the memory store', () => {
     await expect.poll(() => ids({ reactor: 'history-order', status: 'completed' })).toHaveLength(2);
     // The held one is live (queued or running, as far as its record says): listed under that status only.
     const live = (await engine.list({ reactor: 'history-waits' })).executions[0]!.status;
-    expect(['pending', 'running']).toContain(live);
+    expect(['queued', 'running']).toContain(live);
     expect(await ids({ status: live })).toEqual([a.executionId]);
     expect(await ids({ status: 'completed', reactor: 'history-waits' })).toEqual([]);
     expect(await ids({ reactor: 'history-waits' })).toEqual([a.executionId]);
@@ -183,7 +183,7 @@ describe('engine.list on the memory store', () => {
     const bad: [ListQuery, string][] = [
       [{ cursor: 'not-a-cursor' }, 'cursor'],
       [{ cursor: '' }, 'cursor'],
-      [{ status: 'queued' as never }, 'status'],
+      [{ status: 'done' as never }, 'status'],
       [{ from: -1 }, 'from'],
       [{ to: new Date(Number.NaN) }, 'to'],
       [{ from: T0 + 10, to: T0 }, 'to'],

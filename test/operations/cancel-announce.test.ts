@@ -1,7 +1,8 @@
 /**
  * A cancel asked of an engine that does not run the execution reaches the engine that does
  * (decision 053): over a shared memory coordinator, and over Redis between two engines on their
- * own connections. The run stops at its next step boundary, rolls back, and ends `cancelled`.
+ * own connections. The run stops at its next step boundary, rolls back, and ends `cancelled` with
+ * the reason the cancel was asked with (decision 106).
  */
 import { describe, expect, test } from 'vitest';
 import {
@@ -48,7 +49,8 @@ async function cancelAcross(
   await new Promise((resolve) => setTimeout(resolve, 50));
   release.open();
   const result = await running;
-  expect(result).toMatchObject({ status: 'cancelled', reason: 'cancel requested by an operator' });
+  // The reason travels with the request (decision 106).
+  expect(result).toMatchObject({ status: 'cancelled', reason: 'from elsewhere' });
   expect(log).toEqual(['undo first']);
 }
 

@@ -52,7 +52,7 @@ describe('executionCounts', () => {
     for (const r of saves) await store.save(r);
     const counts = executionCounts(store, { now: () => clock.now() });
     expect(await counts()).toEqual({
-      pending: 0,
+      queued: 0,
       running: 1,
       parked: 2,
       sleeping: 1,

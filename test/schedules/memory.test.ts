@@ -6,10 +6,13 @@ import {
   ScheduleInvalidError,
   ScheduleNotFoundError,
   createEmbeddedEngine,
+  errorFromJSON,
+  errorToJSON,
   reactor,
   type EmbeddedEngine,
 } from '../../src/index.js';
 import { MemorySchedules, type ScheduleEvent } from '../../src/schedules/index.js';
+import { prometheusMetrics } from '../../src/metrics/index.js';
 import { ManualClock } from '../../src/testing/clock.js';
 
 const report = reactor('report')
@@ -268,6 +271,90 @@ describe('schedules on the embedded pool (manual clock)', () => {
     const unknown = await refused({ id: 'x', reactor: 'nobody', every: '1s' });
     expect(ReactorError.is(unknown, 'reactor_unknown')).toBe(true);
     expect(await engine.schedules.list()).toEqual([]);
+  });
+
+  describe("an input checked against the reactor's contract", () => {
+    const order = reactor('sched-order')
+      .input({ orderId: z.string().min(1) })
+      .step('take', { args: ($) => ({ id: $.input('orderId') }), run: ({ id }) => id })
+      .returns('take');
+
+    test('upsert refuses a fixed input that does not satisfy it: a typed error, nothing stored', async () => {
+      const engine = engineOn(new ManualClock({ start: T0, autoAdvance: false }), { reactors: [report, order] });
+      for (const reactorRef of [order, 'sched-order'] as const) {
+        const error = await engine.schedules
+          .upsert({ id: 'bad', reactor: reactorRef, every: '1s', input: { orderId: 42 } })
+          .catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(ScheduleInvalidError);
+        expect(error).toMatchObject({
+          code: 'schedule_invalid',
+          details: { schedule: 'bad', field: 'input', issues: [{ path: 'orderId' }] },
+        });
+        const back = errorFromJSON(JSON.parse(JSON.stringify(errorToJSON(error))));
+        expect(back).toBeInstanceOf(ScheduleInvalidError);
+        expect(back.details).toMatchObject({ field: 'input', issues: [{ path: 'orderId' }] });
+      }
+      // No input at all is refused the same way (the contract needs orderId).
+      await expect(engine.schedules.upsert({ id: 'bad', reactor: order, every: '1s' })).rejects.toMatchObject({
+        details: { field: 'input' },
+      });
+      expect(await engine.schedules.list()).toEqual([]);
+      // A valid one is saved.
+      await engine.schedules.upsert({ id: 'good', reactor: order, every: '1s', input: { orderId: 'o-1' } });
+      expect((await engine.schedules.list()).map((i) => i.id)).toEqual(['good']);
+    });
+
+    test('a tick whose input fails emits schedule.failed, not schedule.ticked, starts nothing, and is counted', async () => {
+      const clock = new ManualClock({ start: T0, autoAdvance: false });
+      let orderId: unknown = '';
+      const metrics = prometheusMetrics();
+      const engine = engineOn(clock, {
+        reactors: [report, order],
+        scheduleInputs: { computed: () => ({ orderId }) },
+        middleware: [metrics.middleware],
+      });
+      const events: ScheduleEvent[] = [];
+      engine.schedules.subscribe((e) => events.push(e));
+      await engine.schedules.upsert({ id: 'computed', reactor: order, every: '1s', inputFrom: 'computed' });
+      await stepTo(clock, T0 + 1_000, engine);
+      expect(events.map((e) => e.type)).toEqual(['schedule.failed']);
+      const failed = events[0] as Extract<ScheduleEvent, { type: 'schedule.failed' }>;
+      expect(failed).toMatchObject({ scheduleId: 'computed', reactor: 'sched-order', tickAt: T0 + 1_000 });
+      expect(failed.error).toMatchObject({ code: 'input_invalid', details: { issues: [{ path: 'orderId' }] } });
+      expect((await engine.store.list()).records).toEqual([]); // nothing started, nothing written
+      // The next tick with a valid input starts its execution as usual.
+      orderId = 'o-2';
+      await stepTo(clock, T0 + 2_000, engine);
+      const ticks = events.filter((e) => e.type === 'schedule.ticked');
+      expect(ticks).toHaveLength(1);
+      expect(await engine.result(ticks[0]!.executionId, order)).toMatchObject({ status: 'completed', value: 'o-2' });
+      const text = await metrics.text();
+      expect(text).toContain(
+        'ts_reactor_schedule_ticks_total{schedule="computed",reactor="sched-order",outcome="failed"} 1',
+      );
+      expect(text).toContain(
+        'ts_reactor_schedule_ticks_total{schedule="computed",reactor="sched-order",outcome="ticked"} 1',
+      );
+    });
+
+    test('a fixed input saved before its reactor changed its contract fails at each tick', async () => {
+      const clock = new ManualClock({ start: T0, autoAdvance: false });
+      const board = new MemorySchedules();
+      // Saved by a process whose definition still accepted an empty order id.
+      const before = reactor('sched-order')
+        .input({ orderId: z.string() })
+        .step('take', { run: () => 'x' })
+        .returns('take');
+      const writer = engineOn(clock, { reactors: [before], schedules: board });
+      await writer.schedules.upsert({ id: 'stale', reactor: 'sched-order', every: '1s', input: { orderId: '' } });
+      await writer.close();
+      const engine = engineOn(clock, { reactors: [order], schedules: board });
+      const events: ScheduleEvent[] = [];
+      engine.schedules.subscribe((e) => events.push(e));
+      await stepTo(clock, T0 + 1_000, engine);
+      expect(events).toMatchObject([{ type: 'schedule.failed', error: { code: 'input_invalid' } }]);
+      expect((await engine.store.list()).records).toEqual([]);
+    });
   });
 
   test('startAt and endAt bound the ticks', async () => {

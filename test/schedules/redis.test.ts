@@ -2,13 +2,16 @@
  * Schedules on Redis in this process (a throwaway redis-server): ticks missed while no worker
  * ran are caught up once under `catch_up_one`, a six-field cron in a non-UTC zone ticks on
  * BullMQ's job scheduler, the next runs shown are the instants BullMQ's scheduler fires (also at a
- * daylight-saving edge where cron-parser 4 and 5 disagree), and a bad definition is refused
- * before anything reaches Redis.
+ * daylight-saving edge where cron-parser 4 and 5 disagree), a bad definition (or an input that does
+ * not satisfy its reactor's contract) is refused before anything reaches Redis, and a tick whose
+ * input fails emits `schedule.failed` and starts nothing.
  */
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createRedisRuntime, type RedisRuntime } from '../../src/bullmq.js';
+import { z } from 'zod';
 import { ScheduleInvalidError, reactor } from '../../src/index.js';
+import { prometheusMetrics } from '../../src/metrics/index.js';
 import type { ScheduleEvent } from '../../src/schedules/index.js';
 import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
 
@@ -111,4 +114,55 @@ describe('schedules on Redis', () => {
     ).rejects.toMatchObject({ code: 'schedule_invalid', details: { field: 'cron.tz' } });
     expect(await runtime.schedules.list()).toEqual([]);
   });
+
+  test("an input that does not satisfy the reactor's contract: refused at upsert; a failing tick emits schedule.failed", async () => {
+    const order = reactor('sched-order')
+      .input({ orderId: z.string().min(1) })
+      .step('take', { args: ($) => ({ id: $.input('orderId') }), run: ({ id }) => id })
+      .returns('take');
+    let orderId: unknown = '';
+    const metrics = prometheusMetrics();
+    const runtime = createRedisRuntime({
+      url: server.url,
+      prefix: 'sched-input',
+      reactors: [order],
+      middleware: [metrics.middleware],
+      scheduleInputs: { computed: () => ({ orderId }) },
+    });
+    runtimes.push(runtime);
+    await expect(
+      runtime.schedules.upsert({ id: 'fixed', reactor: order, every: '1s', input: { orderId: 7 } }),
+    ).rejects.toMatchObject({ code: 'schedule_invalid', details: { field: 'input', issues: [{ path: 'orderId' }] } });
+    expect(await runtime.schedules.list()).toEqual([]); // nothing reached Redis
+
+    const events: ScheduleEvent[] = [];
+    runtime.schedules.subscribe((e) => events.push(e));
+    runtime.startWorker();
+    await runtime.schedules.upsert({ id: 'computed', reactor: order, every: '1s', inputFrom: 'computed' });
+    await expect.poll(() => events.some((e) => e.type === 'schedule.failed'), { timeout: 20_000 }).toBe(true);
+    const failed = events.find((e) => e.type === 'schedule.failed')!;
+    expect(failed).toMatchObject({ scheduleId: 'computed', error: { code: 'input_invalid' } });
+    // Until the input is valid, no tick reports an execution, and none was written.
+    expect(events.filter((e) => e.type === 'schedule.ticked')).toEqual([]);
+    expect((await runtime.engine.store.list()).records).toEqual([]);
+    expect(await metrics.text()).toMatch(
+      /ts_reactor_schedule_ticks_total\{schedule="computed",reactor="sched-order",outcome="failed"\} [1-9]/,
+    );
+    // The list (and so the dashboard's Schedules page) shows the latest tick's failure, read from Redis.
+    await expect
+      .poll(async () => (await runtime.schedules.get('computed'))?.lastFailure?.code, { timeout: 20_000 })
+      .toBe('input_invalid');
+    orderId = 'o-1';
+    await expect.poll(() => events.some((e) => e.type === 'schedule.ticked'), { timeout: 20_000 }).toBe(true);
+    await expect
+      .poll(async () => (await runtime.schedules.get('computed'))?.lastFailure, { timeout: 20_000 })
+      .toBeUndefined();
+    await runtime.schedules.remove('computed');
+    const ticked = events.find((e) => e.type === 'schedule.ticked')!;
+    expect(ticked.type === 'schedule.ticked' && ticked.executionId).toBeTruthy();
+    const done = await runtime.engine.wait(ticked.type === 'schedule.ticked' ? ticked.executionId : '', order, {
+      timeoutMs: 20_000,
+    });
+    expect(done).toMatchObject({ status: 'completed', value: 'o-1' });
+  }, 60_000);
 });

@@ -10,6 +10,7 @@ import {
   type Engine,
   type ListPage,
   type ExecutionStatus,
+  type StatusName,
   type ListedExecution,
   type ListQuery,
   type RunOptions,
@@ -47,7 +48,7 @@ describe('engine.list', () => {
     expectTypeOf(engine.list).returns.resolves.toEqualTypeOf<ListPage>();
     expectTypeOf<ListPage['executions'][number]>().toEqualTypeOf<ListedExecution>();
     expectTypeOf<ListPage['cursor']>().toEqualTypeOf<string | undefined>();
-    expectTypeOf<ListedExecution['status']>().toEqualTypeOf<ExecutionStatus>();
+    expectTypeOf<ListedExecution['status']>().toEqualTypeOf<StatusName>();
     expectTypeOf<ListedExecution['tags']>().toEqualTypeOf<Readonly<Record<string, string>>>();
     expectTypeOf<{ from: Date; to: number; tags: { orderId: '1' }; limit: 100 }>().toExtend<ListQuery>();
     // @ts-expect-error an unknown status

@@ -43,3 +43,56 @@ describe('mockSteps is typed by the reactor', () => {
     void step;
   });
 });
+
+describe('a function mock’s args are typed by its step', () => {
+  const order = reactor('order-args')
+    .input({ orderId: z.string(), amountCents: z.number() })
+    .step('reserve', { args: ($) => ({ id: $.input('orderId') }), run: ({ id }) => ({ reservationId: id }) })
+    .step('audit', { run: (input) => input.orderId })
+    .step('charge', defineStep({ input: { cents: z.number() }, run: ({ cents }) => ({ chargeId: String(cents) }) }), {
+      args: ($) => ({ cents: $.input('amountCents') }),
+    })
+    .asyncStep('ship', { args: ($) => ({ reservation: $.result('reserve', 'reservationId') }), run: () => 'shipped' })
+    .build();
+
+  test('each mock receives what its step’s body receives', () => {
+    mockSteps(order, {
+      reserve: (args) => {
+        expectTypeOf(args).toEqualTypeOf<{ id: string }>();
+        return { reservationId: args.id };
+      },
+      // Without `args` a step receives the reactor's validated input.
+      audit: (args) => {
+        expectTypeOf(args).toEqualTypeOf<{ orderId: string; amountCents: number }>();
+        return args.orderId;
+      },
+      // A placed step definition receives its contract's output.
+      charge: (args) => {
+        expectTypeOf(args).toEqualTypeOf<{ cents: number }>();
+        return { chargeId: 'c' };
+      },
+      ship: (args) => {
+        expectTypeOf(args).toEqualTypeOf<{ reservation: string }>();
+        return 'mocked';
+      },
+    });
+    const t = createTestEngine();
+    void t.run(
+      order,
+      { orderId: 'o-1', amountCents: 1 },
+      { mocks: { reserve: ({ id }) => ({ reservationId: id.toUpperCase() }) } },
+    );
+    // A derived reactor keeps its steps' argument types.
+    const derived = order.extend('order-args-2').build();
+    mockSteps(derived, { reserve: ({ id }) => ({ reservationId: id }) });
+  });
+
+  test('a mock that reads an argument its step does not have does not compile', () => {
+    // prettier-ignore
+    // @ts-expect-error reserve receives { id }, not { orderId }
+    mockSteps(order, { reserve: ({ orderId }) => ({ reservationId: orderId }) });
+    // prettier-ignore
+    // @ts-expect-error charge receives { cents: number }: a string parameter does not fit
+    mockSteps(order, { charge: (args: { cents: string }) => ({ chargeId: args.cents }) });
+  });
+});

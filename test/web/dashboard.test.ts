@@ -228,6 +228,30 @@ describe('pages', () => {
     expect(view).toMatch(/data-ordered="feed">[\s\S]*<td class="next">1<\/td><td class="last-completed">0<\/td>/);
   });
 
+  test('a queued execution is shown and filtered as queued, in the pages and the API; status=pending is its other name', async () => {
+    const queued = await f.engine.start(f.payment, { user: 'cy', password: 's3cret' }, { delay: '1h' });
+    try {
+      const { waiter } = await contended();
+      const app = dash();
+      for (const name of ['queued', 'pending']) {
+        const page = await (await app.request(`/executions?status=${name}`)).text();
+        expect(page).toContain(`data-execution="${queued.executionId}" data-status="queued"`);
+        expect(page).not.toContain(waiter);
+      }
+      const list = await (await app.request('/executions')).text();
+      expect(list).toMatch(/<option[^>]*>queued<\/option>/);
+      expect(list).not.toMatch(/<option[^>]*>pending<\/option>/);
+      const api = (await (await app.request('/api/executions?status=queued')).json()) as {
+        items: { id: string; status: string }[];
+      };
+      expect(api.items.map((i) => i.id)).toContain(queued.executionId);
+      expect(new Set(api.items.map((i) => i.status))).toEqual(new Set(['queued']));
+      expect(await (await app.request(`/executions/${queued.executionId}`)).text()).toContain('s-queued');
+    } finally {
+      await f.engine.cancel(queued.executionId); // its delayed job would hold the pool's drain
+    }
+  });
+
   test('unknown executions and pages are 404; bad filters are 400 with the reason', async () => {
     const app = dash();
     expect((await app.request('/executions/nope')).status).toBe(404);

@@ -3,7 +3,9 @@
  * read-only mode, the authorize hook, and `GET /api/schedules`.
  */
 import { afterEach, describe, expect, test } from 'vitest';
+import { z } from 'zod';
 import { createEmbeddedEngine, reactor, type EmbeddedEngine } from '../../src/index.js';
+import { ManualClock } from '../../src/testing/clock.js';
 import { createDashboard, type DashboardPermission } from '../../src/web/index.js';
 
 const nightly = reactor('nightly-report')
@@ -34,6 +36,42 @@ async function withSchedules(): Promise<EmbeddedEngine> {
 }
 
 describe('dashboard: schedules', () => {
+  test('a schedule whose latest tick failed shows the failure until a tick starts its execution', async () => {
+    const T0 = Date.UTC(2026, 0, 1);
+    const clock = new ManualClock({ start: T0, autoAdvance: false });
+    const order = reactor('sched-order')
+      .input({ orderId: z.string().min(1) })
+      .step('take', { args: ($) => ({ id: $.input('orderId') }), run: ({ id }) => id })
+      .returns('take');
+    let orderId = '';
+    const e = (engine = createEmbeddedEngine({
+      clock,
+      reactors: [order],
+      scheduleInputs: { computed: () => ({ orderId }) },
+    }));
+    await e.schedules.upsert({ id: 'orders', reactor: order, every: '1s', inputFrom: 'computed' });
+    const app = createDashboard({ engine: e, schedules: e.schedules });
+    const settle = async (at: number): Promise<void> => {
+      clock.set(at);
+      for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+      await e.schedules.idle();
+      await e.drain();
+    };
+    await settle(T0 + 1_000);
+    const failing = await (await app.request('/schedules')).text();
+    expect(failing).toMatch(/<td class="last-failure" data-failed="input_invalid">/);
+    expect(failing).toContain('orderId');
+    const api = (await (await app.request('/api/schedules')).json()) as {
+      items: { id: string; lastFailure?: { tickAt: number; code?: string } }[];
+    };
+    expect(api.items[0]?.lastFailure).toMatchObject({ tickAt: T0 + 1_000, code: 'input_invalid' });
+    orderId = 'o-1';
+    await settle(T0 + 2_000);
+    const fine = await (await app.request('/schedules')).text();
+    expect(fine).toContain('<td class="last-failure"></td>');
+    expect(fine).not.toContain('data-failed');
+  });
+
   test('the page lists id, reactor, spec and next runs; remove goes through a confirm page', async () => {
     const e = await withSchedules();
     const app = createDashboard({ engine: e, schedules: e.schedules });

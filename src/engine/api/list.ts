@@ -7,7 +7,7 @@
  */
 import { ListFilterError } from '../../errors.js';
 import { readTags } from '../model/tags.js';
-import { EXECUTION_STATUSES, type ExecutionFilter, type ExecutionRecord } from '../ports/store.js';
+import { parseStatus, STATUS_NAMES, statusName, type ExecutionFilter, type ExecutionRecord } from '../ports/store.js';
 import type { EngineParts } from './parts.js';
 import type { ListPage, ListedExecution, ListQuery } from './types.js';
 
@@ -41,8 +41,9 @@ export function storeFilter(query: ListQuery): ExecutionFilter {
     fail('limit', limit, `must be an integer from 1 to ${MAX_LIST_LIMIT}`);
   if (reactor !== undefined && (typeof reactor !== 'string' || reactor.length === 0))
     fail('reactor', reactor, 'must be a non-empty string');
-  if (status !== undefined && !EXECUTION_STATUSES.includes(status))
-    fail('status', status, `must be one of ${EXECUTION_STATUSES.join(', ')}`);
+  // `queued` is the name users see; `pending`, its stored name, is accepted too (decision 107).
+  const stored = typeof status === 'string' ? parseStatus(status) : undefined;
+  if (status !== undefined && stored === undefined) fail('status', status, `must be one of ${STATUS_NAMES.join(', ')}`);
   if (cursor !== undefined && (typeof cursor !== 'string' || cursor.length === 0))
     fail('cursor', cursor, 'must be the cursor of a previous page');
   const from = timeOf('from', query.from, fail);
@@ -58,7 +59,7 @@ export function storeFilter(query: ListQuery): ExecutionFilter {
   return {
     limit,
     ...(reactor === undefined ? {} : { reactor }),
-    ...(status === undefined ? {} : { status }),
+    ...(stored === undefined ? {} : { status: stored }),
     ...(tags === undefined ? {} : { tags }),
     ...(from === undefined ? {} : { createdFrom: from }),
     ...(to === undefined ? {} : { createdTo: to }),
@@ -84,7 +85,7 @@ export function summaryOf(record: ExecutionRecord): ListedExecution {
   return {
     executionId: record.id,
     reactor: record.reactor,
-    status: record.status,
+    status: statusName(record.status),
     tags: record.tags ?? {},
     createdAt: record.createdAt,
     updatedAt: record.updatedAt,

@@ -3,26 +3,33 @@
  *
  * @module
  */
-import { ExecutionNotFoundError } from '../../errors.js';
+import type { AnyReactorDefinition } from '../../dsl/definition.js';
+import { ExecutionNotFoundError, ExecutionReactorMismatchError } from '../../errors.js';
 import { fromRecord } from '../execution/execute.js';
 import type { RunResult } from '../model/results.js';
 import type { EngineParts } from './parts.js';
 
-/** Options of {@link waitFor}. */
-export interface WaitOptions {
-  /** How long to poll before returning the current state. Default 30 s. */
-  readonly timeoutMs?: number;
-  /** How long between two reads. Default 20 ms. */
-  readonly pollMs?: number;
-}
+import type { ExecutionHandle, ResultOf, Started, WaitOptions } from './types.js';
 
-/** The current result of an execution from its record; undefined when there is none. */
+/**
+ * The current result of an execution from its record; undefined when there is none. Given a
+ * `reactor`, a record of another reactor rejects with {@link ExecutionReactorMismatchError}.
+ */
 export async function currentResult(
   deps: Pick<EngineParts, 'store'>,
   executionId: string,
+  reactor?: AnyReactorDefinition,
 ): Promise<RunResult | undefined> {
   const record = await deps.store.get(executionId);
-  return record ? { ...fromRecord(record), replay: false } : undefined;
+  if (!record) return undefined;
+  if (reactor !== undefined && record.reactor !== reactor.name)
+    throw new ExecutionReactorMismatchError(executionId, reactor.name, record.reactor);
+  return { ...fromRecord(record), replay: false };
+}
+
+/** Whether the second argument of `engine.result` / `engine.wait` is a reactor (else wait options). */
+export function isReactor(value: unknown): value is AnyReactorDefinition {
+  return typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'reactor';
 }
 
 /**
@@ -33,10 +40,11 @@ export async function waitFor(
   deps: Pick<EngineParts, 'store' | 'clock'>,
   executionId: string,
   options: WaitOptions = {},
+  reactor?: AnyReactorDefinition,
 ): Promise<RunResult> {
   const deadline = deps.clock.now() + (options.timeoutMs ?? 30_000);
   for (;;) {
-    const current = await currentResult(deps, executionId);
+    const current = await currentResult(deps, executionId, reactor);
     // No record: nothing will ever write one (never started, expired, or lost with a store that does not persist).
     if (!current) throw new ExecutionNotFoundError(executionId);
     if (
@@ -46,4 +54,26 @@ export async function waitFor(
       return current;
     await deps.clock.sleep(options.pollMs ?? 20);
   }
+}
+
+/**
+ * `started` with the {@link ExecutionHandle} methods of its execution added, not enumerable (a
+ * JSON copy or an equality check sees the plain result).
+ */
+export function withHandle<R extends AnyReactorDefinition>(
+  deps: Pick<EngineParts, 'store' | 'clock'>,
+  reactor: R,
+  started: RunResult,
+): Started<R> {
+  const handle: ExecutionHandle<R> = {
+    result: () => currentResult(deps, started.executionId, reactor) as Promise<ResultOf<R> | undefined>,
+    wait: (options) => waitFor(deps, started.executionId, options, reactor) as Promise<ResultOf<R>>,
+  };
+  return Object.defineProperties(
+    { ...started },
+    {
+      result: { value: handle.result, enumerable: false },
+      wait: { value: handle.wait, enumerable: false },
+    },
+  ) as Started<R>;
 }

@@ -16,7 +16,7 @@ import type { Coordinator } from '../ports/coordinator.js';
 import type { FanOutLedger } from '../ports/fanout.js';
 import type { JobLeases } from '../ports/job-lease.js';
 import type { ExecutionJob, JobDelivery, JobQueue, WaitList } from '../ports/queue.js';
-import type { ExecutionStatus, Store, TraceContext } from '../ports/store.js';
+import type { ExecutionStatus, StatusName, Store, TraceContext } from '../ports/store.js';
 import type { BackgroundOptions } from '../jobs/deps.js';
 import type { SweepReport } from '../jobs/sweep.js';
 import type { ForkOptions } from './fork.js';
@@ -122,8 +122,8 @@ export interface RunOptions {
 export interface ListQuery {
   /** Only executions of this reactor (by name). */
   readonly reactor?: string;
-  /** Only executions in this persisted status now. */
-  readonly status?: ExecutionStatus;
+  /** Only executions in this status now (`queued`; its stored name `pending` is accepted too). */
+  readonly status?: StatusName | ExecutionStatus;
   /** Only executions carrying every one of these tags (same key, same value). */
   readonly tags?: Readonly<Record<string, string>>;
   /** Only executions created at or after this time (a `Date`, or epoch ms on the engine clock). */
@@ -140,8 +140,8 @@ export interface ListQuery {
 export interface ListedExecution {
   readonly executionId: string;
   readonly reactor: string;
-  /** The persisted status now. */
-  readonly status: ExecutionStatus;
+  /** The status now, as users see it (`queued` for a stored `pending`). */
+  readonly status: StatusName;
   /** Its tags (`{}` when it has none). */
   readonly tags: Readonly<Record<string, string>>;
   /** When it was created and last written (engine clock, epoch ms). */
@@ -203,6 +203,36 @@ export type StartManyResults<R extends readonly AnyReactorDefinition[]> = {
   -readonly [K in keyof R]: RunResult<OutputOf<R[K]>, StepsOf<R[K]>>;
 };
 
+/** A reactor's result type: {@link RunResult} typed by its run value and step results. */
+export type ResultOf<R extends AnyReactorDefinition> = RunResult<OutputOf<R>, StepsOf<R>>;
+
+/** Options of `engine.wait`. */
+export interface WaitOptions {
+  /** How long to poll before returning the current state. Default 30 s. */
+  readonly timeoutMs?: number;
+  /** How long between two reads. Default 20 ms. */
+  readonly pollMs?: number;
+}
+
+/**
+ * The execution a start accepted, typed by its reactor: `result()` reads its current result,
+ * `wait()` polls until it is terminal or paused (as `engine.result(id, reactor)` and
+ * `engine.wait(id, reactor)`).
+ */
+export interface ExecutionHandle<R extends AnyReactorDefinition> {
+  /** The current result from the record; undefined when there is none (an invalid input writes none). */
+  result(): Promise<ResultOf<R> | undefined>;
+  /** Polls until terminal or paused, or `timeoutMs` passes; rejects with `ExecutionNotFoundError` when there is no record. */
+  wait(options?: WaitOptions): Promise<ResultOf<R>>;
+}
+
+/**
+ * What `engine.start` resolves with: the start's result (`queued`, `failed` for an invalid
+ * input, or an idempotent replay's), carrying the {@link ExecutionHandle} methods `result()` and
+ * `wait()` (not enumerable: JSON and equality see the plain result).
+ */
+export type Started<R extends AnyReactorDefinition> = ResultOf<R> & ExecutionHandle<R>;
+
 /** Runs reactors. */
 export interface Engine {
   /**
@@ -220,14 +250,18 @@ export interface Engine {
     options?: RunOptions,
   ): Promise<RunResult<OutputOf<R>, StepsOf<R>>>;
   /**
-   * Accepts a run for background execution: validates the input, persists a pending record and
-   * enqueues its first job. Resolves at once with `queued` (or `failed` for an invalid input).
+   * Accepts a run for background execution: validates the input, persists a queued record and
+   * enqueues its first job. Resolves at once with `queued` (or `failed` for an invalid input),
+   * a result that also has `result()` and `wait()` typed by the reactor.
+   *
+   * @example
+   * ```ts
+   * const started = await engine.start(checkout, { orderId: 'o-1' });
+   * const done = await started.wait({ timeoutMs: 10_000 });
+   * if (done.status === 'completed') console.log(done.value); // typed by checkout's output
+   * ```
    */
-  start<R extends AnyReactorDefinition>(
-    reactor: R,
-    input: InputOf<R>,
-    options?: StartOptions,
-  ): Promise<RunResult<OutputOf<R>, StepsOf<R>>>;
+  start<R extends AnyReactorDefinition>(reactor: R, input: InputOf<R>, options?: StartOptions): Promise<Started<R>>;
   /**
    * Starts many executions at once: every entry's options are checked (a bad one throws
    * `StartOptionsError` naming the entry, nothing written) and its input validated first; an
@@ -251,6 +285,17 @@ export interface Engine {
   process(job: ExecutionJob, delivery: JobDelivery): Promise<void>;
   /** The current result of an execution from its record (`queued`, `parked`, `running` or terminal); undefined when unknown. */
   result(executionId: string): Promise<RunResult | undefined>;
+  /**
+   * The current result typed by `reactor`. Rejects with `ExecutionReactorMismatchError`
+   * (`execution_reactor_mismatch`) when the record belongs to another reactor.
+   *
+   * @example
+   * ```ts
+   * const current = await engine.result(executionId, checkout);
+   * if (current?.status === 'completed') console.log(current.value.chargeId);
+   * ```
+   */
+  result<R extends AnyReactorDefinition>(executionId: string, reactor: R): Promise<ResultOf<R> | undefined>;
   /**
    * Lists executions over every retained record (none expired; see `recordTtlMs`), newest first
    * (by creation time, then id), one page at a time. Paging is keyset: pass a page's `cursor` for
@@ -281,7 +326,9 @@ export interface Engine {
    * const done = await engine.wait(queued.executionId, { timeoutMs: 10_000 });
    * ```
    */
-  wait(executionId: string, options?: { readonly timeoutMs?: number; readonly pollMs?: number }): Promise<RunResult>;
+  wait(executionId: string, options?: WaitOptions): Promise<RunResult>;
+  /** `wait` typed by `reactor`; rejects with `ExecutionReactorMismatchError` when the record belongs to another reactor. */
+  wait<R extends AnyReactorDefinition>(executionId: string, reactor: R, options?: WaitOptions): Promise<ResultOf<R>>;
   /**
    * Cancels an execution that has not finished: queued or parked ones are rolled back at once;
    * one running inline here stops at its next step boundary and rolls back; one running in

@@ -6,13 +6,29 @@
  * it has of that execution: an inline run of `engine.run`, or a worker's job. The run stops at
  * its next step boundary and rolls back, as for a cancel in its own process (decision 053). Once
  * it listens, it re-reads the cancel markers of what it runs: an announcement made before its
- * subscription was in place passed it by (decision 058).
+ * subscription was in place passed it by (decision 058). The marker carries the cancel's reason
+ * (its note): the run ends with the reason its canceller gave (decision 106).
  *
  * @module
  */
 import { CancelledError } from '../../errors.js';
 import { cancelRequestKey } from '../model/keys.js';
 import type { Coordinator } from '../ports/coordinator.js';
+
+/** The reason of a cancel request whose marker carries none (a coordinator without notes). */
+export const REQUESTED_CANCEL_REASON = 'cancel requested by an operator';
+
+/** The bucket of an execution's cancel marker (its key: `cancelRequestKey`). */
+export const CANCEL_BUCKET = 'requested';
+
+/**
+ * The reason a cancel request carries (the note of its marker, decision 106), or
+ * {@link REQUESTED_CANCEL_REASON} when it carries none or cannot be read now.
+ */
+export async function requestedCancelReason(coordinator: Coordinator, executionId: string): Promise<string> {
+  const note = await coordinator.periodNote?.(cancelRequestKey(executionId), CANCEL_BUCKET).catch(() => undefined);
+  return note ?? REQUESTED_CANCEL_REASON;
+}
 
 /** The runs of this engine a cancel announcement can reach, by execution id. */
 export class CancelTargets {
@@ -43,17 +59,17 @@ export class CancelTargets {
   listen(): void {
     if (this.#listening || this.#coordinator?.onCancelAnnounced === undefined) return;
     this.#listening = true;
+    const coordinator = this.#coordinator;
     this.#coordinator.onCancelAnnounced(
-      (executionId) => this.#cancel(executionId),
+      (executionId) => void requestedCancelReason(coordinator, executionId).then((r) => this.#cancel(executionId, r)),
       () => void this.#recheck().catch(() => undefined), // a marker unreadable now is read at the run's next liveness check
     );
   }
 
-  #cancel(executionId: string): void {
+  #cancel(executionId: string, reason: string): void {
     const inline = this.#inline.get(executionId);
     for (const controller of [...(this.#running.get(executionId) ?? []), ...(inline ? [inline] : [])]) {
-      if (!controller.signal.aborted)
-        controller.abort(new CancelledError(executionId, 'cancel requested by an operator'));
+      if (!controller.signal.aborted) controller.abort(new CancelledError(executionId, reason));
     }
   }
 
@@ -63,7 +79,8 @@ export class CancelTargets {
     const ids = new Set([...this.#running.keys(), ...this.#inline.ids()]);
     await Promise.all(
       [...ids].map(async (executionId) => {
-        if (await coordinator.periodIsMarked(cancelRequestKey(executionId), 'requested')) this.#cancel(executionId);
+        if (await coordinator.periodIsMarked(cancelRequestKey(executionId), CANCEL_BUCKET))
+          this.#cancel(executionId, await requestedCancelReason(coordinator, executionId));
       }),
     );
   }

@@ -35,6 +35,7 @@ import { runFrame, undoAll } from '../graph/scheduler.js';
 import { cancelRecordedChildren } from '../graph/async/cascade.js';
 import { inlineFanOutRuntime } from './fanout/element-undo.js';
 import { cancelRequestKey, livenessKey, waitListKey } from '../model/keys.js';
+import { CANCEL_BUCKET } from './cancels.js';
 import type { FanOutLedger } from '../ports/fanout.js';
 
 /** What operations need from the engine. */
@@ -176,7 +177,13 @@ export async function cancelExecution(deps: OperationsDeps, executionId: string,
     else if (notBegun(record)) await discardStartJob(deps, record);
     return done;
   }
-  await coordinatorOf(deps).periodMark({ key: cancelRequestKey(executionId), bucket: 'requested', ttlMs: 86_400_000 });
+  // The marker carries the reason: the process that runs it ends it with this one (decision 106).
+  await coordinatorOf(deps).periodMark({
+    key: cancelRequestKey(executionId),
+    bucket: CANCEL_BUCKET,
+    ttlMs: 86_400_000,
+    note: reason,
+  });
   // The marker is the source of truth; the announcement reaches a process running it at once (decision 053).
   await coordinatorOf(deps)
     .announceCancel?.(executionId)

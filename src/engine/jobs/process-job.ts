@@ -11,6 +11,7 @@ import type { AnyReactorDefinition } from '../../dsl/definition.js';
 import { CancelledError, LeaseLostError, ReactorError, WorkerShutdownError } from '../../errors.js';
 import { monotonicNow } from '../../coordination/deadline.js';
 import { cancelRequestKey, livenessKey } from '../model/keys.js';
+import { requestedCancelReason } from '../execution/cancels.js';
 import { noInstrument } from '../model/instrument.js';
 import { priorityOf } from '../model/background.js';
 import type { Coordinator } from '../ports/coordinator.js';
@@ -62,15 +63,19 @@ export async function processJob(
     () => {
       if (!root.signal.aborted)
         void coordinator.periodIsMarked(request.cancel.key, request.cancel.bucket).then(
-          (marked) => marked && cancelRequested(),
+          (marked) => (marked ? cancelRequested() : undefined),
           () => undefined,
         );
     },
   );
   const root = liveness.root;
   const untrack = deps.cancels?.track(id, root); // a cancel announced elsewhere aborts it at once (decision 053)
-  const cancelRequested = (): void => root.abort(new CancelledError(id, 'cancel requested by an operator'));
-  if (live.cancelRequested) cancelRequested();
+  // The reason travels with the request, as the marker's note (decision 106).
+  const cancelRequested = async (): Promise<void> => {
+    const reason = await requestedCancelReason(coordinator, id);
+    if (!root.signal.aborted) root.abort(new CancelledError(id, reason));
+  };
+  if (live.cancelRequested) await cancelRequested();
   const disarmDeadline = armDeadline(deps.clock, jobDeadline(reactor, live.record), root); // from the record: across redeliveries (decision 081)
   // The worker's shutdown deadline stops the job like a lost lease, and it is handed back — unless
   // the run is already stopping on its own (a failure, halt or cancel: its rollback is not cut short) (docs/decisions/069).

@@ -159,6 +159,11 @@ export interface PeriodMarkRequest {
   readonly bucket: string;
   /** How long the marker lives (until the bucket ends, plus margin). */
   readonly ttlMs: number;
+  /**
+   * A short text kept with the marker, read back by {@link Coordinator.periodNote} (a cancel
+   * request's reason). The first mark's note stays: a later mark of the bucket changes nothing.
+   */
+  readonly note?: string;
 }
 
 // ── Ordered lock ────────────────────────────────────────────────────────────────────────────
@@ -262,6 +267,12 @@ export interface Coordinator {
   periodMark(request: PeriodMarkRequest): Promise<boolean>;
   /** Remaining TTL of a marker in ms, `undefined` when unmarked. */
   periodState(key: string, bucket: string): Promise<number | undefined>;
+  /**
+   * The note the marker was set with (`PeriodMarkRequest.note`); `undefined` when unmarked or
+   * set without one. Optional: without it a cancel request's reason is not read back (the
+   * generic reason is used).
+   */
+  periodNote?(key: string, bucket: string): Promise<string | undefined>;
 
   /** Hands out the next position of the key's current epoch. */
   orderedTicket(key: string): Promise<OrderedTicket>;

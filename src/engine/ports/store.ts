@@ -31,6 +31,35 @@ export const EXECUTION_STATUSES: readonly ExecutionStatus[] = [
   'aborted',
 ];
 
+/**
+ * An execution's status as users see and type it (the CLI, the dashboard, its web API, the
+ * operator read model, metrics, the docs): the stored `pending` is `queued`, the name a start's
+ * result has (decision 107). Records keep `pending`, so persisted data stays readable.
+ */
+export type StatusName = Exclude<ExecutionStatus, 'pending'> | 'queued';
+
+/** Every status name, in lifecycle order (the operators' status filters). */
+export const STATUS_NAMES: readonly StatusName[] = EXECUTION_STATUSES.map(statusName);
+
+/** The name users see for a stored status: `pending` is `queued`, the others are their own. */
+export function statusName(status: ExecutionStatus): StatusName {
+  return status === 'pending' ? 'queued' : status;
+}
+
+/** The stored status of a status name (`queued` is stored `pending`; a stored status is itself). */
+export function storedStatus(name: StatusName | ExecutionStatus): ExecutionStatus {
+  return name === 'queued' ? 'pending' : name;
+}
+
+/**
+ * The stored status a user typed: a {@link StatusName}, or `pending` (accepted as another name
+ * of `queued`); `undefined` for anything else.
+ */
+export function parseStatus(raw: string): ExecutionStatus | undefined {
+  if (raw === 'queued') return 'pending';
+  return EXECUTION_STATUSES.find((s) => s === raw);
+}
+
 /** Terminal statuses: the execution will not change again on its own. */
 export const TERMINAL_STATUSES: ReadonlySet<ExecutionStatus> = new Set([
   'completed',

@@ -152,6 +152,10 @@ export class MemoryCoordinator implements Coordinator, CoordinationInspector {
     return this.#periods.mark(request);
   }
 
+  async periodNote(key: string, bucket: string): Promise<string | undefined> {
+    return this.#periods.note(key, bucket);
+  }
+
   async periodState(key: string, bucket: string): Promise<number | undefined> {
     return this.#periods.state(key, bucket);
   }

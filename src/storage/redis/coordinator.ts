@@ -469,7 +469,14 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
 
   async periodMark(request: PeriodMarkRequest): Promise<boolean> {
     assertPositiveInteger('ttlMs', request.ttlMs);
-    return this.#run(scripts.periodMark, [this.keys.period(request.key, request.bucket)], [request.ttlMs]);
+    const note = request.note === undefined ? [] : [request.note];
+    return this.#run(scripts.periodMark, [this.keys.period(request.key, request.bucket)], [request.ttlMs, ...note]);
+  }
+
+  /** See {@link Coordinator.periodNote}: the marker string's value (`'1'` is a marker set without a note). */
+  async periodNote(key: string, bucket: string): Promise<string | undefined> {
+    const value = await runCommand('period-note', () => this.redis.get(this.keys.period(key, bucket)), this.redis);
+    return value === null || value === '1' ? undefined : value;
   }
 
   async periodState(key: string, bucket: string): Promise<number | undefined> {

@@ -29,7 +29,7 @@ const TABS = [
   'running',
   'parked',
   'paused',
-  'pending',
+  'queued',
   'failed',
   'completed',
   'halted',

@@ -42,7 +42,7 @@ pre.json { margin:0; white-space:pre-wrap; word-break:break-word; background:#f1
 .s-failed { background:#fde0e0; color:#9d1c1c; }
 .s-parked { background:#fff0c8; color:#7a5300; }
 .s-running,.s-retrying,.s-rolling_back,.s-dispatched { background:#dbe7ff; color:#1f47a8; }
-.s-pending { background:#ece6fb; color:#52329b; }
+.s-pending, .s-queued { background:#ece6fb; color:#52329b; }
 .s-paused { background:#fde7f3; color:#8a1f5c; }
 .s-halted,.s-skipped { background:#e9ecef; color:#444; }
 .s-cancelled,.s-aborted,.s-compensated,.s-undone { background:#f3e2d6; color:#7a3d10; }

@@ -7,10 +7,11 @@ import type { PeriodMarkRequest } from '../../../engine/ports/coordinator.js';
 import { assertInteger, type PrimitiveContext } from './context.js';
 import type { Sweepable } from './sweep.js';
 
-/** The markers, `key + bucket → expiresAt`. An expired marker is dropped when read. */
+/** The markers, `key + bucket → expiresAt` (and their notes). An expired marker is dropped when read. */
 export class MemoryPeriods implements Sweepable {
   readonly #context: PrimitiveContext;
   readonly #periods = new Map<string, number>();
+  readonly #notes = new Map<string, string>();
 
   /** @param context - The shared tick and notifier. */
   constructor(context: PrimitiveContext) {
@@ -31,9 +32,18 @@ export class MemoryPeriods implements Sweepable {
     assertInteger('ttlMs', request.ttlMs, 1);
     const now = this.#context.tick();
     if (this.#marker(request.key, request.bucket, now) !== undefined) return false;
-    this.#periods.set(periodId(request.key, request.bucket), now + request.ttlMs);
+    const id = periodId(request.key, request.bucket);
+    this.#periods.set(id, now + request.ttlMs);
+    if (request.note === undefined || request.note === '') this.#notes.delete(id);
+    else this.#notes.set(id, request.note);
     this.#context.notify('period', request.key);
     return true;
+  }
+
+  /** See `Coordinator.periodNote`: the live marker's note, `undefined` when unmarked or set without one. */
+  note(key: string, bucket: string): string | undefined {
+    if (this.#marker(key, bucket, this.#context.tick()) === undefined) return undefined;
+    return this.#notes.get(periodId(key, bucket));
   }
 
   /** See `Coordinator.periodState`: the marker's remaining ms, `undefined` when unmarked. */
@@ -56,7 +66,7 @@ export class MemoryPeriods implements Sweepable {
 
   /** Drops expired markers. */
   sweep(now: number): void {
-    for (const [id, expiresAt] of this.#periods) if (expiresAt <= now) this.#periods.delete(id);
+    for (const [id, expiresAt] of this.#periods) if (expiresAt <= now) this.#drop(id);
   }
 
   /** The expiry of a live marker, `undefined` when unmarked (an expired marker is dropped). */
@@ -65,8 +75,13 @@ export class MemoryPeriods implements Sweepable {
     const expiresAt = this.#periods.get(id);
     if (expiresAt === undefined) return undefined;
     if (expiresAt > now) return expiresAt;
-    this.#periods.delete(id);
+    this.#drop(id);
     return undefined;
+  }
+
+  #drop(id: string): void {
+    this.#periods.delete(id);
+    this.#notes.delete(id);
   }
 }
 
