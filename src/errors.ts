@@ -830,7 +830,8 @@ export class SupersededError extends ReactorError<'superseded'> {
 
 /** An operation does not apply to the execution in its current state (e.g. cancelling a finished run). */
 export class ExecutionStateError extends ReactorError<'execution_state'> {
-  constructor(executionId: string, operation: string, status: string, hint: string) {
+  constructor(executionId: string, operation: string, stored: string, hint: string) {
+    const status = stored === 'pending' ? 'queued' : stored; // the name users see (decision 107)
     super('execution_state', `cannot ${operation} execution ${executionId}: it is ${status}; ${hint}`, {
       details: { executionId, operation, status },
     });

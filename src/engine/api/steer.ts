@@ -23,7 +23,7 @@ import { rollbackFailurePause } from '../execution/failure-rollback.js';
 import { continueInline, prepareWorker, withLiveness, type Announce } from '../execution/interrupt/continue.js';
 import type { RunResult } from '../model/results.js';
 import { versionFor } from '../model/versions.js';
-import type { ExecutionRecord, FailurePause } from '../ports/store.js';
+import { statusName, type ExecutionRecord, type FailurePause } from '../ports/store.js';
 import type { ResumeDeps } from './interrupt/resume.js';
 
 /** How long a won claim on a pause stops other actions before the record says what happened. */
@@ -281,7 +281,7 @@ export function refused(
       executionId: record.id,
       action,
       reason,
-      status: record.status,
+      status: statusName(record.status),
       ...(step === undefined ? {} : { step }),
       ...(issues === undefined ? {} : { issues }),
     },

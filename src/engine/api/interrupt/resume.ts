@@ -16,7 +16,7 @@ import {
   type ResumeRefusal,
 } from '../../../errors.js';
 import type { InterruptClaims } from '../../ports/interrupt-claims.js';
-import { TERMINAL_STATUSES, type ExecutionRecord, type InterruptWait } from '../../ports/store.js';
+import { statusName, TERMINAL_STATUSES, type ExecutionRecord, type InterruptWait } from '../../ports/store.js';
 import type { RunResult } from '../../model/results.js';
 import { continueInline, prepareWorker, withLiveness, type ContinueDeps } from '../../execution/interrupt/continue.js';
 import { failPaused } from '../../execution/interrupt/fail.js';
@@ -142,7 +142,12 @@ async function locate(
       (correlationId === undefined || w.correlationId === correlationId),
   );
   const open = matches.filter((w) => w.resumedAt === undefined);
-  const info = { executionId, step: options.step ?? matches[0]?.step, correlationId, status: record.status };
+  const info = {
+    executionId,
+    step: options.step ?? matches[0]?.step,
+    correlationId,
+    status: statusName(record.status),
+  };
   const refused = (reason: ResumeRefusal, hint: string): ResumeRefusedError =>
     rejected(deps, record, new ResumeRefusedError({ ...info, reason }, hint));
   if (record.status === 'paused' && record.pausedOn)
