@@ -406,6 +406,12 @@ function tell(
       case 'step.undone':
       case 'step.timed_out':
       case 'step.attempt_lost':
+      case 'run.paused_on_failure':
+      case 'failure.retried':
+      case 'failure.skipped':
+      case 'failure.rolled_back':
+      case 'failure.action_refused':
+      case 'run.forked':
       case 'step.sleeping':
       case 'step.woke':
       case 'run.deadline_exceeded':
