@@ -96,6 +96,28 @@ describe('engine.list on Redis', () => {
     expect(second.cursor).toBeUndefined();
   }, 60_000);
 
+  test('a status change leaves the old status index whichever process made the record: the worker that entered the job, or an operator that never saw it', async () => {
+    const prefix = 'hl5';
+    const keys = new RedisKeys(prefix);
+    const redis = new Redis(server.url);
+    closers.push(() => redis.quit());
+    const starter = runtime(prefix);
+    const started = await starter.engine.start(order, { n: 2 });
+    const cancelled = await starter.engine.start(order, { n: 3 });
+    // An operator in another process, with no memory of the record, cancels one while it is queued.
+    const operator = runtime(prefix);
+    await operator.engine.cancel(cancelled.executionId, 'not needed');
+    expect(await redis.zscore(keys.executionIndexByStatus('pending'), cancelled.executionId)).toBeNull();
+    expect(await redis.zscore(keys.executionIndexByStatus('cancelled'), cancelled.executionId)).not.toBeNull();
+    // A worker in a third process runs the other one: it leaves pending, then running.
+    const worker = runtime(prefix);
+    worker.startWorker({ concurrency: 2 });
+    await expect.poll(async () => (await worker.engine.result(started.executionId))?.status).toBe('completed');
+    for (const status of ['pending', 'running', 'parked'])
+      expect(await redis.zscore(keys.executionIndexByStatus(status), started.executionId)).toBeNull();
+    expect(await redis.zscore(keys.executionIndexByStatus('completed'), started.executionId)).not.toBeNull();
+  }, 60_000);
+
   test("an expired record's index entries are dropped when a listing meets them", async () => {
     const prefix = 'hl3';
     const { engine } = runtime(prefix, 1_000);

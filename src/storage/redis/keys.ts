@@ -207,6 +207,10 @@ export class RedisKeys {
     const head = this.#indexHead(id);
     return EXECUTION_STATUSES.filter((s) => s !== status).map((s) => `${head}:status:${escapeSegment(s)}`);
   }
+  /** The index of one status that a save of `id` takes it out of, when the status it leaves is known. */
+  executionStatusIndexOf(id: string, status: string): string {
+    return `${this.#indexHead(id)}:status:${escapeSegment(status)}`;
+  }
   /**
    * The index keys a listing reads: one, or one per slot group on a cluster — the most selective
    * the filter allows: its first tag (in key order), else its reactor, else its status, else all.

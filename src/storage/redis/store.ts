@@ -163,12 +163,12 @@ export class RedisStore implements Store, InterruptClaims, JobLeases {
     } catch (error) {
       reply = await this.#enterAfterOutage(error, keys, args, holder.owner);
     }
-    if (reply.acquired)
-      return {
-        acquired: true,
-        cancelRequested: reply.cancelRequested,
-        record: reply.recordJson === undefined ? undefined : await this.#joinParts(parseRecord(reply.recordJson)),
-      };
+    if (reply.acquired) {
+      const record = reply.recordJson === undefined ? undefined : await this.#joinParts(parseRecord(reply.recordJson));
+      // Read under the lease just taken: the status the record is indexed under, until this job writes.
+      if (record !== undefined) this.#remember(record);
+      return { acquired: true, cancelRequested: reply.cancelRequested, record };
+    }
     return { acquired: false, holder: toHolder(reply.holder), ttlMs: reply.ttlMs };
   }
 
@@ -239,7 +239,10 @@ export class RedisStore implements Store, InterruptClaims, JobLeases {
 
   /**
    * The index keys a save of `record` writes: every record's, its reactor's and its status's;
-   * one per tag; and the other statuses' indexes it leaves (the scripts take them in this order).
+   * one per tag; and the status indexes it leaves (the scripts take them in this order): the one
+   * of the status this process last wrote or read it under under the liveness lease, else every
+   * other one. A stale memo can leave an extra entry in an old status index, never miss the
+   * current one; a listing checks each record's status and skips it.
    */
   #indexKeys(record: Pick<ExecutionRecord, 'id' | 'reactor' | 'status' | 'tags'>): {
     readonly indexes: readonly string[];
@@ -249,8 +252,14 @@ export class RedisStore implements Store, InterruptClaims, JobLeases {
     return {
       indexes: this.keys.executionIndexesOf(record.id, record.reactor, record.status),
       tags: this.keys.executionTagIndexesOf(record.id, record.tags),
-      left: this.keys.executionStatusIndexesBesides(record.id, record.status),
+      left: this.#leftIndexes(record.id, record.status),
     };
+  }
+
+  #leftIndexes(id: string, status: string): readonly string[] {
+    const before = this.#indexed.get(id);
+    if (before === undefined) return this.keys.executionStatusIndexesBesides(id, status);
+    return before === status ? [] : [this.keys.executionStatusIndexOf(id, before)];
   }
 
   /** Revisions of large maps' element states this process wrote, by `id\u0000path` (a bounded memo, oldest dropped first). */
