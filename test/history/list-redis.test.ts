@@ -106,7 +106,7 @@ describe('engine.list on Redis', () => {
     const cancelled = await starter.engine.start(order, { n: 3 });
     // An operator in another process, with no memory of the record, cancels one while it is queued.
     const operator = runtime(prefix);
-    await operator.engine.cancel(cancelled.executionId, 'not needed');
+    await operator.engine.cancel(cancelled.executionId, { reason: 'not needed' });
     expect(await redis.zscore(keys.executionIndexByStatus('pending'), cancelled.executionId)).toBeNull();
     expect(await redis.zscore(keys.executionIndexByStatus('cancelled'), cancelled.executionId)).not.toBeNull();
     // A worker in a third process runs the other one: it leaves pending, then running.
