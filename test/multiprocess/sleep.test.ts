@@ -187,6 +187,12 @@ test(
       );
       const ids = sleepers.map((s) => s.executionId);
       const firstWake = await allParked(runtime, ids);
+      // A record reads parked a moment before its worker hands the job back to the queue: kill
+      // only once no job is active, so the victim holds no sleeper (else stall detection, 30 s
+      // later, would be what recovers it).
+      await expect
+        .poll(async () => (await runtime.queueInspector.inspectQueue({ limit: 1 })).counts['active'] ?? 0)
+        .toBe(0);
       const victim = workers[0]!;
       victim.child.kill('SIGKILL');
       const exit = await victim.exited;
