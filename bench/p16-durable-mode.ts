@@ -22,7 +22,7 @@
  *   by script name (EVALSHA SHAs mapped to ts-reactor's scripts and BullMQ's commands), and the
  *   batches they went in (one connection, one event-loop tick).
  *
- * `P16_EXECUTIONS` (environment, default 400) sets the executions (and flows) per round.
+ * `P16_EXECUTIONS` (environment, default 300) sets the executions (and flows) per round.
  *
  * @module
  */
@@ -46,7 +46,7 @@ import { emit, median, round, type Verdict } from './support/runner.js';
 
 const PROCESSES = 2;
 const CONCURRENCY = 16;
-const EXECUTIONS = Number(process.env.P16_EXECUTIONS ?? 400);
+const EXECUTIONS = Number(process.env.P16_EXECUTIONS ?? 300);
 const WARMUP_ROUNDS = 1;
 const ROUNDS = 3;
 const TARGET = 1.0;
@@ -419,7 +419,7 @@ export async function runP16(): Promise<Verdict> {
       value: round(value, 3),
       target: `>= ${TARGET}`,
       anchor: {
-        ...(summary),
+        ...summary,
         appendfsync: 'always',
         processes: PROCESSES,
         concurrency: CONCURRENCY,
