@@ -61,10 +61,16 @@ async function until(what: string, check: () => boolean | Promise<boolean>, dead
   }
 }
 
+/** The failing checks of the last `/readyz` that did not answer 200, by URL (printed with the figures). */
+const lastRefusal = new Map<string, string>();
+
 async function readyz(url: string): Promise<number> {
   try {
-    return (await fetch(url)).status;
-  } catch {
+    const response = await fetch(url);
+    if (response.status !== 200) lastRefusal.set(url, await response.text());
+    return response.status;
+  } catch (error) {
+    lastRefusal.set(url, String(error));
     return 0;
   }
 }
@@ -217,6 +223,7 @@ test(
           `  round 1 before the kill: ${figures(gaps(spans, taken, 0, killedAt))}; waits ${waitsBetween(waits, 0, killedAt)}`,
           `  round 1 from the kill: ${figures(gaps(spans, taken, killedAt, secondAt))}; waits ${waitsBetween(waits, killedAt, secondAt)}`,
           `  round 2 (from ${((secondAt - promotedAt) / 1000).toFixed(1)} s after the promotion): ${figures(gaps(spans, taken, secondAt, Infinity))}; waits ${waitsBetween(waits, secondAt, Infinity)}`,
+          `  last /readyz refusals after the kill: ${JSON.stringify([...lastRefusal.values()])}`,
         ].join('\n'),
       );
     } finally {
