@@ -8,7 +8,7 @@
  */
 import { Redis, type Cluster, type ClusterNode, type ClusterOptions, type RedisOptions } from 'ioredis';
 import type { KeyLayout } from './keys.js';
-import { parseClusterNodes } from './cluster-nodes.js';
+import { topologyConnector, type NodeAddress } from './node-choice.js';
 
 export { parseClusterNodes } from './cluster-nodes.js';
 
@@ -36,18 +36,33 @@ export function layoutOf(connection: RedisConnection): KeyLayout {
 /**
  * A new connection for SUBSCRIBE, with `options` on top of the command connection's. On a cluster
  * it is a plain connection to one of its nodes: a cluster forwards every `PUBLISH` to all its
- * nodes, so one node hears every wake-up (docs/decisions/090); when that node is lost the
- * connection reconnects to it like any other, and the channels are confirmed again once it is
- * back (decision 061).
+ * nodes, so one node hears every wake-up (docs/decisions/090). It follows the topology
+ * (decision 113): each (re)connect goes to the first node it has not lost — the startup nodes,
+ * then the nodes the cluster connection knows now — so when its node dies it comes back on a live
+ * one at its next attempt, and its channels are confirmed again there (decision 061).
  */
 export function subscriberOf(connection: RedisConnection, options: RedisOptions): Redis {
   if (!isCluster(connection)) return connection.duplicate(options);
-  const node = connection.nodes('all')[0]?.options ?? startupNode(connection);
-  const address = {
-    ...(node.host === undefined ? {} : { host: node.host }),
-    ...(node.port === undefined ? {} : { port: node.port }),
-  };
-  return new Redis({ ...connection.options.redisOptions, ...address, ...options });
+  const Connector = topologyConnector(() => subscriberCandidates(connection));
+  return new Redis({ ...connection.options.redisOptions, ...options, Connector });
+}
+
+/**
+ * The nodes a cluster's subscriber may connect to, in order: the startup nodes, then the nodes
+ * `cluster` knows now (masters and replicas of its last slot map), each once.
+ */
+export function subscriberCandidates(cluster: Cluster): NodeAddress[] {
+  const known = cluster.nodes('all').map((node) => ({ host: node.options.host, port: node.options.port }));
+  const seen = new Set<string>();
+  const candidates: NodeAddress[] = [];
+  for (const node of [...startupNodesOf(cluster).map(addressOf), ...known]) {
+    if (node.host === undefined || node.port === undefined) continue;
+    const key = `${node.host}:${node.port}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    candidates.push({ host: node.host, port: node.port });
+  }
+  return candidates;
 }
 
 /** The startup nodes `cluster` was created with (ioredis keeps them private). */
@@ -55,15 +70,17 @@ export function startupNodesOf(cluster: Cluster): ClusterNode[] {
   return [...(cluster as unknown as { startupNodes: ClusterNode[] }).startupNodes];
 }
 
-function startupNode(cluster: Cluster): { host?: string; port?: number } {
-  const first: unknown = startupNodesOf(cluster)[0];
-  if (typeof first === 'object' && first !== null) return first;
-  if (typeof first === 'number') return { port: first };
-  if (typeof first === 'string') {
-    const [node] = parseClusterNodes(first);
-    return node ?? {};
+/** A startup node as an address: ioredis takes `{ host, port }`, a `redis://` URL, `host:port` or a port (host `localhost`). */
+function addressOf(node: ClusterNode): { host?: string; port?: number } {
+  if (typeof node === 'number') return { host: 'localhost', port: node };
+  if (typeof node === 'object') return { host: node.host ?? 'localhost', port: node.port ?? 6379 };
+  if (/^\d+$/.test(node)) return { host: 'localhost', port: Number(node) };
+  if (node.includes('://')) {
+    const url = URL.canParse(node) ? new URL(node) : undefined;
+    return url === undefined ? {} : { host: url.hostname, port: url.port === '' ? 6379 : Number(url.port) };
   }
-  return {};
+  const at = node.lastIndexOf(':');
+  return at > 0 ? { host: node.slice(0, at), port: Number(node.slice(at + 1)) } : { host: node, port: 6379 };
 }
 
 /** The connections a SCAN must visit to see every key: the masters of a cluster, or the one server. */

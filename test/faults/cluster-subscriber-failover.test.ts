@@ -1,0 +1,118 @@
+/**
+ * The subscriber connections of a backend on a Redis Cluster (3 masters, a replica each) follow
+ * the topology (docs/decisions/113): they start on the first-listed node; when that master is
+ * SIGKILLed, they come back on a live node, their subscriptions are confirmed again, and a
+ * release and a cancel announcement published after the replica's promotion reach the process
+ * by notification (the waits end long before their own timeouts, which are far beyond the test's).
+ */
+import { Redis } from 'ioredis';
+import { afterEach, expect, test } from 'vitest';
+import { createRedisBackend, type RedisBackend, type RedisConnection } from '../../src/storage/redis/index.js';
+import type { RedisClusterHandle } from '../support/redis-cluster.js';
+import { useRedisCluster } from '../support/use-redis-cluster.js';
+
+const cluster = useRedisCluster({ replicasPerMaster: 1 });
+const opened: RedisBackend<RedisConnection>[] = [];
+/** How long the subscriptions and notifications may take after the promotion, on a loaded machine. */
+const DEADLINE_MS = 60_000;
+/** A wait's own timeout: far beyond the test's deadline, so a wait that ends was woken. */
+const WAIT_MS = 600_000;
+
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((b) => b.close().catch(() => undefined)));
+});
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function until(what: string, check: () => boolean | Promise<boolean>, deadlineMs = DEADLINE_MS): Promise<void> {
+  const end = Date.now() + deadlineMs;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`${what} within ${deadlineMs} ms`);
+    await sleep(50);
+  }
+}
+
+function backend(handle: RedisClusterHandle): RedisBackend<RedisConnection> {
+  const created = createRedisBackend({ cluster: { nodes: handle.nodes }, prefix: 'subfo' });
+  opened.push(created);
+  return created;
+}
+
+/** Pub/sub clients connected to the node on `port` now (`CLIENT LIST TYPE pubsub`). */
+async function subscribersOn(port: number): Promise<number> {
+  const node = new Redis({ port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => null });
+  try {
+    await node.connect();
+    const list = (await node.call('CLIENT', 'LIST', 'TYPE', 'pubsub')) as string;
+    return list.split('\n').filter((line) => line.trim() !== '').length;
+  } catch {
+    return 0;
+  } finally {
+    node.disconnect();
+  }
+}
+
+/** Whether `promise` settled by now. */
+function settledFlag(promise: Promise<unknown>): () => boolean {
+  let settled = false;
+  void promise.finally(() => (settled = true));
+  return () => settled;
+}
+
+test('after the first-listed master is killed, the subscribers move to a live node: confirmed again, wake-ups and cancels heard', async () => {
+  const handle = cluster.handle;
+  const first = handle.nodes[0]!.port;
+  expect(await handle.masters()).toContain(first);
+  const [replica] = await handle.replicasOf(first);
+  const listener = backend(handle);
+  const publisher = backend(handle);
+
+  // Subscribed on both subscribers: a lock's wake-ups, and cancel announcements.
+  const announced: string[] = [];
+  listener.coordinator.onCancelAnnounced!((id) => announced.push(id));
+  const before = listener.coordinator.waitForChange('lock', 'subfo-before', WAIT_MS);
+  await until('the subscriptions were not confirmed at first', () => {
+    const health = listener.subscriptions();
+    return health.confirmed && health.channels === 2;
+  });
+  // They listen on the first-listed node, the one about to be killed.
+  expect(await subscribersOn(first)).toBeGreaterThanOrEqual(2);
+
+  await handle.kill(first);
+  await handle.waitForMaster(replica!);
+
+  await until(
+    'the subscriptions were not confirmed again after the promotion',
+    () => listener.subscriptions().confirmed,
+  );
+  expect(listener.subscriptions()).toMatchObject({ confirmed: true, channels: 2, unconfirmed: 0 });
+  let elsewhere = 0;
+  for (const port of handle.ports.filter((p) => p !== first)) elsewhere += await subscribersOn(port);
+  expect(elsewhere).toBeGreaterThanOrEqual(2);
+
+  // A release published after the promotion wakes the waiter that was registered before the kill …
+  const beforeWoken = settledFlag(before);
+  const owner = { owner: 'subfo-holder' };
+  expect(
+    (await publisher.coordinator.lockAcquire({ key: 'subfo-before', holder: owner, ttlMs: 10_000 })).acquired,
+  ).toBe(true);
+  await publisher.coordinator.lockRelease('subfo-before', 'subfo-holder');
+  await until('the release after the promotion did not wake the earlier waiter', beforeWoken);
+
+  // … and one registered after it.
+  const after = listener.coordinator.waitForChange('lock', 'subfo-after', WAIT_MS);
+  await until('the new subscription was not confirmed', () => {
+    const health = listener.subscriptions();
+    return health.confirmed && health.channels === 2;
+  });
+  const afterWoken = settledFlag(after);
+  expect((await publisher.coordinator.lockAcquire({ key: 'subfo-after', holder: owner, ttlMs: 10_000 })).acquired).toBe(
+    true,
+  );
+  await publisher.coordinator.lockRelease('subfo-after', 'subfo-holder');
+  await until('a release after the promotion did not wake its waiter', afterWoken);
+
+  // A cancel announced after the promotion reaches the listening process.
+  await publisher.coordinator.announceCancel!('subfo-execution');
+  await until('the cancel announcement was not heard', () => announced.includes('subfo-execution'));
+}, 150_000);
