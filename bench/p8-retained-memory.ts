@@ -84,13 +84,13 @@ export async function runP8(): Promise<Verdict> {
 }
 
 /**
- * What a key of the worker round is: BullMQ's (a per-queue key, or a finished job's hash), an
- * execution's liveness-lock fence (kept a day past the lease, docs/decisions/052), or any other
- * key of ts-reactor's.
+ * What a key of the worker round is: BullMQ's (a per-queue key, or a finished job's hash), a
+ * lock's fence — an execution's liveness lock's, the recovery sweep's — (kept a day past the
+ * lease, docs/decisions/052), or any other key of ts-reactor's.
  */
 function kindOf(key: string, type: string): 'queue' | 'job' | 'fence' | 'reactor' {
   const queue = `${WORKER_PREFIX}:${DEFAULT_QUEUE_NAME}`;
-  if (key.startsWith(`${WORKER_PREFIX}:{lock:execution:`) && key.endsWith('}:fence')) return 'fence';
+  if (key.startsWith(`${WORKER_PREFIX}:{lock:`) && key.endsWith('}:fence')) return 'fence';
   if (!key.startsWith(`${queue}:`) && !key.startsWith(`${queue}-schedules:`)) return 'reactor';
   const rest = key.slice(key.indexOf(':', WORKER_PREFIX.length + 1) + 1);
   return type === 'hash' && rest !== 'meta' && !rest.includes(':') ? 'job' : 'queue';
