@@ -21,7 +21,8 @@ import { Redis } from 'ioredis';
 import { z } from 'zod';
 import { createRedisRuntime } from '../src/bullmq.js';
 import { reactor } from '../src/index.js';
-import { INFRA_ATTEMPTS, INFRA_BACKOFF_MS, KEEP_COMPLETED_MS, KEEP_FINISHED_COUNT } from '../src/queue/policy.js';
+import { INFRA_ATTEMPTS, INFRA_BACKOFF_MS } from '../src/queue/policy.js';
+import { bullmqKeepJobs, DEFAULT_JOB_RETENTION } from '../src/queue/job-retention.js';
 import { startRedisServer } from '../test/support/redis-server.js';
 import { emit, median, round, type Verdict } from './support/runner.js';
 
@@ -94,7 +95,7 @@ export async function runP12(): Promise<Verdict> {
   const opts = {
     attempts: INFRA_ATTEMPTS,
     backoff: { type: 'exponential', delay: INFRA_BACKOFF_MS },
-    removeOnComplete: { age: Math.ceil(KEEP_COMPLETED_MS / 1000), count: KEEP_FINISHED_COUNT },
+    removeOnComplete: bullmqKeepJobs(DEFAULT_JOB_RETENTION.completed),
   };
   let rawJob = 0;
   try {

@@ -18,7 +18,8 @@ import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { createRedisRuntime, type RedisRuntime } from '../src/bullmq.js';
 import { reactor, type AnyReactorDefinition } from '../src/index.js';
-import { INFRA_ATTEMPTS, INFRA_BACKOFF_MS, KEEP_COMPLETED_MS, KEEP_FINISHED_COUNT } from '../src/queue/policy.js';
+import { INFRA_ATTEMPTS, INFRA_BACKOFF_MS } from '../src/queue/policy.js';
+import { bullmqKeepJobs, DEFAULT_JOB_RETENTION } from '../src/queue/job-retention.js';
 import { startRedisServer } from '../test/support/redis-server.js';
 import { emit, median, round, type Verdict } from './support/runner.js';
 
@@ -89,7 +90,7 @@ async function rawRound(url: string, queue: Queue): Promise<number> {
   const jobOptions = {
     attempts: INFRA_ATTEMPTS,
     backoff: { type: 'exponential', delay: INFRA_BACKOFF_MS },
-    removeOnComplete: { age: Math.ceil(KEEP_COMPLETED_MS / 1000), count: KEEP_FINISHED_COUNT },
+    removeOnComplete: bullmqKeepJobs(DEFAULT_JOB_RETENTION.completed),
   };
   for (let i = 0; i < RAW_JOBS; i += ENQUEUE_BATCH) {
     await queue.addBulk(

@@ -44,9 +44,17 @@ import { Schedules } from './schedules/service.js';
 import { scheduleObservers } from './schedules/events.js';
 import type { ScheduleInputFn } from './schedules/types.js';
 import { systemClock } from './engine/ports/clock.js';
+import { checkedRecordTtl } from './storage/record-ttl.js';
+import { jobRetentionOf, type JobRetentionOptions } from './queue/job-retention.js';
 
 export * from './queue/bullmq.js';
 export { RedisWaitList } from './queue/redis-wait-list.js';
+export {
+  DEFAULT_JOB_RETENTION,
+  type JobRetention,
+  type JobRetentionOptions,
+  type KeepJobs,
+} from './queue/job-retention.js';
 export {
   createWorker,
   DEFAULT_SHUTDOWN_GRACE_MS,
@@ -118,9 +126,18 @@ export interface RedisRuntimeOptions extends Partial<
   /**
    * How long an execution record (and its idempotency claim, its index entries) is kept after its
    * last write, in ms (docs/operations.md, "Retention"), as `createRedisBackend({ recordTtlMs })`:
-   * a positive integer, or `Infinity` to keep records. Default 7 days.
+   * a positive integer, or `Infinity` to keep records. Default 7 days. Anything else is a
+   * `RuntimeOptionError`, thrown before any connection opens. Give every process that writes
+   * records (starters, workers, operators) the same value: each write sets the TTL anew.
    */
   readonly recordTtlMs?: number;
+  /**
+   * How many finished jobs BullMQ keeps of each outcome, and for how long: the `removeOnComplete`
+   * / `removeOnFail` of every job this runtime adds (docs/limits.md, "BullMQ's finished jobs").
+   * Default: completed ones for 1 hour, at most 1,000; failed ones for 7 days, at most 1,000.
+   * `{ completed: { count: 0 } }` removes each job as it completes.
+   */
+  readonly jobRetention?: JobRetentionOptions;
   /**
    * Size limit of one large map's element states, kept apart from the record (docs/limits.md), as
    * `createRedisBackend({ maxMapStateBytes })`. Default 64 MiB.
@@ -200,12 +217,16 @@ export function createRedisRuntime(options: RedisRuntimeOptions): RedisRuntime {
     outageToleranceMs,
     maxRecordBytes,
     maxMapStateBytes,
-    recordTtlMs,
+    recordTtlMs: askedTtl,
+    jobRetention,
     reactors = [],
     scheduleInputs = {},
     ...engineOptions
   } = options;
-  traceBoundOf(engineOptions.maxTraceEntries, 'createRedisRuntime'); // refused before any connection opens
+  // Refused before any connection opens:
+  traceBoundOf(engineOptions.maxTraceEntries, 'createRedisRuntime');
+  const recordTtlMs = checkedRecordTtl('createRedisRuntime', askedTtl);
+  const retention = jobRetentionOf('createRedisRuntime', jobRetention);
   const outage = outageToleranceMs === undefined ? {} : { outageToleranceMs };
   const target = [url, redis, cluster].filter((given) => given !== undefined).length;
   if (target !== 1)
@@ -235,7 +256,7 @@ export function createRedisRuntime(options: RedisRuntimeOptions): RedisRuntime {
   // BullMQ gets connections of its own: its many scripts would otherwise ride along every store transaction.
   const bullmq = bullmqConnection(url, backend.redis);
   const connection = bullmq.connection;
-  const queue = createBullmqQueue({ connection, ...names, ...outage });
+  const queue = createBullmqQueue({ connection, ...names, ...outage, jobRetention: retention });
   const waitList = new RedisWaitList({ redis: backend.redis, ...(prefix === undefined ? {} : { prefix }) });
   const created = createEngine({
     workerName: hostWorkerName(),

@@ -12,6 +12,7 @@ import { Schedules } from './schedules/service.js';
 import { scheduleObservers } from './schedules/events.js';
 import type { ScheduleInputFn } from './schedules/types.js';
 import { systemClock } from './engine/ports/clock.js';
+import { checkedRecordTtl, refuseTtlBesideStore } from './storage/record-ttl.js';
 
 /** Options of {@link createEmbeddedEngine}: an engine's options, with the store optional. */
 export type EmbeddedEngineOptions = Omit<EngineOptions, 'store' | 'queue' | 'waitList'> &
@@ -25,7 +26,8 @@ export type EmbeddedEngineOptions = Omit<EngineOptions, 'store' | 'queue' | 'wai
     /**
      * How long an execution record is kept after its last write, in ms (docs/operations.md,
      * "Retention"): a positive integer, or `Infinity` to keep every record for the life of the
-     * process. Default 24 h. Ignored when `store` is given (set it on the store).
+     * process. Default 24 h. Anything else, or a `recordTtlMs` beside a `store` of your own (set
+     * it on that store), is a `RuntimeOptionError`.
      */
     readonly recordTtlMs?: number;
   };
@@ -60,7 +62,9 @@ export interface EmbeddedEngine extends Engine {
  * ```
  */
 export function createEmbeddedEngine(options: EmbeddedEngineOptions = {}): EmbeddedEngine {
-  const { workerConcurrency, schedules: board, scheduleInputs, recordTtlMs, ...rest } = options;
+  const { workerConcurrency, schedules: board, scheduleInputs, recordTtlMs: askedTtl, ...rest } = options;
+  const recordTtlMs = checkedRecordTtl('createEmbeddedEngine', askedTtl);
+  refuseTtlBesideStore('createEmbeddedEngine', recordTtlMs, options.store);
   const memory = createMemoryQueue(options.clock ? { clock: options.clock } : {});
   const engine = createEngine({
     workerName: hostWorkerName(),

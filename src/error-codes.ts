@@ -121,6 +121,8 @@ export const ErrorCode = {
   StartOptionsInvalid: 'start_options_invalid',
   /** The `tags` of a run or start break a limit (count, key or value length, characters); nothing was written. */
   TagsInvalid: 'tags_invalid',
+  /** A runtime factory's option is not valid, or not one it can honour (`recordTtlMs`, `jobRetention`); nothing was opened. */
+  RuntimeOptionInvalid: 'runtime_option_invalid',
   /** A filter of `engine.list` is not valid (limit, cursor, time range, status, tags). */
   ListFilterInvalid: 'list_filter_invalid',
   /** The work needs a coordinator (coordination declarations, liveness locks) and the engine has none. */
@@ -424,6 +426,8 @@ export interface ErrorDetails {
   readonly start_options_invalid: { readonly option: string; readonly value: string; readonly entry?: number };
   /** The tag at fault (its key, or `tags` for the whole map), the rejected value as text, and in `startMany` the entry's index. */
   readonly tags_invalid: { readonly tag: string; readonly value: string; readonly entry?: number };
+  /** The factory (`createRedisRuntime` …), the option at fault (`recordTtlMs`, `jobRetention.completed.count` …) and the rejected value as text. */
+  readonly runtime_option_invalid: { readonly factory: string; readonly option: string; readonly value: string };
   /** The filter field at fault (`limit`, `cursor`, `from`, `to`, `status`, `tags`, `tags.<key>`) and the rejected value as text. */
   readonly list_filter_invalid: { readonly field: string; readonly value: string };
   readonly coordinator_missing: NoDetails;

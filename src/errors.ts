@@ -221,6 +221,23 @@ export class TagsInvalidError extends ReactorError<'tags_invalid'> {
 }
 
 /**
+ * An option of a runtime factory (`createRedisRuntime`, `createEmbeddedEngine`, `createTestEngine`,
+ * `createRedisBackend`, `createBullmqQueue`) is not valid, or not one that factory can honour
+ * (code `runtime_option_invalid`): a `recordTtlMs` that is neither a positive integer nor
+ * `Infinity`, a `recordTtlMs` beside a `store` of your own (set it on that store), a
+ * `jobRetention` age or count out of range. Thrown before any connection opens or anything is
+ * written; `details.option` names the option, `details.factory` the factory.
+ */
+export class RuntimeOptionError extends ReactorError<'runtime_option_invalid'> {
+  constructor(info: { factory: string; option: string; value: string }, problem: string) {
+    super(ErrorCode.RuntimeOptionInvalid, `${info.factory}: ${info.option} ${problem}; got ${info.value}`, {
+      details: { ...info },
+    });
+    this.name = 'RuntimeOptionError';
+  }
+}
+
+/**
  * A filter of `engine.list` is not valid (code `list_filter_invalid`): a limit out of bounds, a
  * cursor this store did not hand out, a time range that is not one, an unknown status, or tags
  * that break the tag limits. `details.field` names the filter field.
@@ -1022,6 +1039,7 @@ const REVIVE: readonly [string, { readonly prototype: ReactorError }, Revivable[
   ['StartOptionsError', StartOptionsError, [ErrorCode.StartOptionsInvalid]],
   ['TagsInvalidError', TagsInvalidError, [ErrorCode.TagsInvalid]],
   ['ListFilterError', ListFilterError, [ErrorCode.ListFilterInvalid]],
+  ['RuntimeOptionError', RuntimeOptionError, [ErrorCode.RuntimeOptionInvalid]],
   ['MapTooLargeError', MapTooLargeError, [ErrorCode.MapTooLarge]],
   ['RecordVersionError', RecordVersionError, [ErrorCode.RecordVersion]],
   ['WrappedThrowError', WrappedThrowError, [ErrorCode.Wrapped]],

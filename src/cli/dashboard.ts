@@ -103,8 +103,12 @@ export async function runDashboardCommand(
   });
   const conn = await connect(target, reactors);
   const { createRedisRuntime } = await import('../bullmq.js');
+  const { recordTtlMs, jobRetention } = appModule?.module.options ?? {};
   const runtime = createRedisRuntime({
     ...placeOptions(target),
+    // An operator's action writes records and adds jobs: with the module's retention, as its workers do.
+    ...(recordTtlMs === undefined ? {} : { recordTtlMs }),
+    ...(jobRetention === undefined ? {} : { jobRetention }),
     reactors,
     ...(target.prefix === undefined ? {} : { prefix: target.prefix }),
     ...(queueName === undefined ? {} : { queueName }),

@@ -14,6 +14,7 @@ import type { EngineOptions } from '../engine/api/types.js';
 import type { Middleware } from '../engine/model/events.js';
 import type { GaugeSources } from '../otel/metric-spec.js';
 import type { BullmqConsumerOptions } from '../queue/bullmq.js';
+import type { JobRetentionOptions } from '../queue/job-retention.js';
 import type { ScheduleInputFn } from '../schedules/types.js';
 
 /** Engine and runtime options a worker module may set (as `createRedisRuntime` takes them). Flags of the command win over them. */
@@ -33,6 +34,13 @@ export interface WorkerModuleOptions extends Pick<
   readonly maxRecordBytes?: number;
   /** Size limit of one large map's element states in bytes, as `createRedisRuntime({ maxMapStateBytes })`. */
   readonly maxMapStateBytes?: number;
+  /**
+   * How long records are kept after their last write, as `createRedisRuntime({ recordTtlMs })`.
+   * Default 7 days. Give the processes that start executions the same value.
+   */
+  readonly recordTtlMs?: number;
+  /** How many finished BullMQ jobs are kept, and for how long, as `createRedisRuntime({ jobRetention })`. */
+  readonly jobRetention?: JobRetentionOptions;
 }
 
 /**

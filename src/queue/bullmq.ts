@@ -33,15 +33,8 @@ import { fromBullmqJobId, toBullmqJobId } from './job-id.js';
 import { inspectBullmq, workerName } from './bullmq-inspect.js';
 import type { QueueInspector } from '../engine/ports/queue-inspector.js';
 import { encodeJob } from './payload.js';
-import {
-  DEFAULT_QUEUE_NAME,
-  EXECUTION_JOB_NAME,
-  INFRA_ATTEMPTS,
-  INFRA_BACKOFF_MS,
-  KEEP_COMPLETED_MS,
-  KEEP_FAILED_MS,
-  KEEP_FINISHED_COUNT,
-} from './policy.js';
+import { DEFAULT_QUEUE_NAME, EXECUTION_JOB_NAME, INFRA_ATTEMPTS, INFRA_BACKOFF_MS } from './policy.js';
+import { bullmqKeepJobs, jobRetentionOf, type JobRetention, type JobRetentionOptions } from './job-retention.js';
 
 /** The default BullMQ key prefix (BullMQ's own keys are `<prefix>:<name>:…`). */
 export const DEFAULT_BULLMQ_PREFIX = 'rx';
@@ -74,10 +67,17 @@ export interface BullmqQueueOptions {
    * after its first failure, then fails with `QueueUnavailableError`. Default 30 s; 0 fails at once.
    */
   readonly outageToleranceMs?: number;
+  /**
+   * How many finished jobs BullMQ keeps of each outcome, and for how long: the `removeOnComplete`
+   * / `removeOnFail` of every job this queue adds (docs/limits.md, "BullMQ's finished jobs").
+   * Default: completed ones for 1 hour, at most 1,000; failed ones for 7 days, at most 1,000. An
+   * age or count out of range is a `RuntimeOptionError`.
+   */
+  readonly jobRetention?: JobRetentionOptions;
 }
 
 /** Options of {@link createBullmqConsumer}. */
-export interface BullmqConsumerOptions extends BullmqQueueOptions {
+export interface BullmqConsumerOptions extends Omit<BullmqQueueOptions, 'jobRetention'> {
   /**
    * How long a worker's lock on an active job lasts without renewal (renewed every half of it
    * while the processor runs). A job of a worker that died is redelivered roughly
@@ -96,6 +96,7 @@ export interface BullmqConsumerOptions extends BullmqQueueOptions {
 
 /** Creates the producing side over a BullMQ `Queue`; it also answers the dashboard's queue view. */
 export function createBullmqQueue(options: BullmqQueueOptions): JobQueue & QueueInspector {
+  const retention = jobRetentionOf('createBullmqQueue', options.jobRetention); // refused before any connection opens
   const queue = new Queue(queueName(options), {
     connection: connectionOptions(options.connection, false),
     prefix: options.prefix ?? DEFAULT_BULLMQ_PREFIX,
@@ -109,14 +110,14 @@ export function createBullmqQueue(options: BullmqQueueOptions): JobQueue & Queue
     throw new RangeError(`outageToleranceMs must be a finite number >= 0; got ${String(toleranceMs)}`);
   let closed = false;
   const add = (job: ExecutionJob, jobId: string, delay: number, priority: number | undefined) =>
-    queue.add(EXECUTION_JOB_NAME, encodeJob(job), jobOptions(jobId, delay, priority));
+    queue.add(EXECUTION_JOB_NAME, encodeJob(job), jobOptions(jobId, delay, priority, retention));
   // Delays count from the first try, as in `enqueue`.
   const addBulk = (entries: readonly EnqueueEntry[], elapsedMs: number) =>
     queue.addBulk(
       entries.map(({ job, options: { jobId, delayMs = 0, priority } }) => ({
         name: EXECUTION_JOB_NAME,
         data: encodeJob(job),
-        opts: jobOptions(jobId, Math.max(0, delayMs - elapsedMs), priority),
+        opts: jobOptions(jobId, Math.max(0, delayMs - elapsedMs), priority, retention),
       })),
     );
   const promote = async (jobId: string): Promise<boolean> => {
@@ -267,15 +268,20 @@ function onTimeWakes(promote: (jobId: string) => Promise<boolean>): {
 const BULK_CHUNK = 1_000;
 
 /** The BullMQ options of every execution job: its id, its delay and priority, the infrastructure attempts and retention. */
-function jobOptions(jobId: string, delay: number, priority: number | undefined): BulkJobOptions {
+function jobOptions(
+  jobId: string,
+  delay: number,
+  priority: number | undefined,
+  retention: JobRetention,
+): BulkJobOptions {
   return {
     jobId: toBullmqJobId(jobId),
     ...(delay > 0 ? { delay: Math.ceil(delay) } : {}),
     ...(priority === undefined ? {} : { priority }),
     attempts: INFRA_ATTEMPTS,
     backoff: { type: 'exponential', delay: INFRA_BACKOFF_MS },
-    removeOnComplete: { age: Math.ceil(KEEP_COMPLETED_MS / 1000), count: KEEP_FINISHED_COUNT },
-    removeOnFail: { age: Math.ceil(KEEP_FAILED_MS / 1000), count: KEEP_FINISHED_COUNT },
+    removeOnComplete: bullmqKeepJobs(retention.completed),
+    removeOnFail: bullmqKeepJobs(retention.failed),
   };
 }
 

@@ -1,6 +1,7 @@
 /**
- * What both queue adapters agree on: the job name, the bounded infrastructure attempts and how
- * long finished jobs are remembered (which is also how long a job id stays deduplicated).
+ * What both queue adapters agree on: the job name, the bounded infrastructure attempts, how many
+ * finished job ids the embedded queue remembers and how long the schedules' tick jobs are kept
+ * (the execution jobs' retention on BullMQ is `job-retention.ts`).
  *
  * @module
  */
@@ -18,11 +19,11 @@ export const INFRA_ATTEMPTS = 3;
 /** First backoff between infrastructure attempts, doubled each time. */
 export const INFRA_BACKOFF_MS = 250;
 
-/** Completed jobs kept (and their ids deduplicated) for this long… */
+/** Completed tick jobs of the schedules' queue kept (their outcomes read back) for this long… */
 export const KEEP_COMPLETED_MS = 24 * 60 * 60 * 1000;
-/** Failed jobs kept for inspection for this long… */
+/** …failed ones for this long, 1,000 of each at most (`bullmq-schedules.ts`). */
 export const KEEP_FAILED_MS = 7 * 24 * 60 * 60 * 1000;
-/** …and at most this many of each outcome. */
+/** Finished job ids the embedded queue remembers (enqueuing one of them again is a no-op). */
 export const KEEP_FINISHED_COUNT = 10_000;
 
 /** Default BullMQ queue name. */

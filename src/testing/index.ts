@@ -10,6 +10,7 @@ import type { ReactorEvent } from '../engine/model/events.js';
 import type { RunResult } from '../engine/model/results.js';
 import { MemoryCoordinator } from '../storage/memory/coordinator.js';
 import { MemoryStore } from '../storage/memory/store.js';
+import { checkedRecordTtl, refuseTtlBesideStore } from '../storage/record-ttl.js';
 import { ManualClock } from './clock.js';
 import { mockSteps, type StepMocks } from './mocks.js';
 import { createTestPool } from './pool.js';
@@ -21,6 +22,12 @@ export { mockSteps, type StepMock, type StepMocks } from './mocks.js';
 export interface TestEngineOptions extends Partial<Omit<EngineOptions, 'clock'>> {
   /** Default: a {@link ManualClock} that advances virtual time on every sleep. */
   readonly clock?: ManualClock;
+  /**
+   * How long the memory store keeps a record after its last write, in ms (a positive integer, or
+   * `Infinity`); default 24 h. Anything else, or a `recordTtlMs` beside a `store` of your own (set
+   * it on that store), is a `RuntimeOptionError`.
+   */
+  readonly recordTtlMs?: number;
 }
 
 /** An engine on the memory backend with a manual clock and an event log. */
@@ -74,8 +81,11 @@ export interface TestEngine {
  * ```
  */
 export function createTestEngine(options: TestEngineOptions = {}): TestEngine {
+  const { recordTtlMs: askedTtl, ...engineOptions } = options;
+  const recordTtlMs = checkedRecordTtl('createTestEngine', askedTtl);
+  refuseTtlBesideStore('createTestEngine', recordTtlMs, options.store);
   const clock = options.clock ?? new ManualClock();
-  const store = options.store ?? new MemoryStore();
+  const store = options.store ?? new MemoryStore(recordTtlMs === undefined ? {} : { recordTtlMs });
   const coordinator = options.coordinator ?? new MemoryCoordinator({ clock });
   const events: ReactorEvent[] = [];
   // Async units and background runs go to an in-process pool on the same manual clock (unless a queue is given).
@@ -83,7 +93,7 @@ export function createTestEngine(options: TestEngineOptions = {}): TestEngine {
   const queued = pool
     ? { queue: pool.queue, waitList: pool.waitList, backgroundSettled: (until: number) => pool.queue.settled(until) }
     : {};
-  const engine = createEngine({ ...options, store, clock, coordinator, ...queued });
+  const engine = createEngine({ ...engineOptions, store, clock, coordinator, ...queued });
   engine.subscribe((e) => events.push(e));
   pool?.start(engine);
   return {

@@ -67,6 +67,11 @@ export class MemoryStore implements Store, InterruptClaims {
   }
   readonly #clock: Clock;
   readonly #ttlMs: number;
+
+  /** How long a record is kept after its last save, in ms (`Infinity`: for the life of the process). */
+  get recordTtlMs(): number {
+    return this.#ttlMs;
+  }
   #writes = 0;
 
   constructor(options: MemoryStoreOptions = {}) {

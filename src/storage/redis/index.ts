@@ -25,6 +25,7 @@ import { RedisFanOutLedger } from './fanout.js';
 import type { FanOutLedger } from '../../engine/ports/fanout.js';
 import type { JobLeases } from '../../engine/ports/job-lease.js';
 import type { SubscriptionHealth } from './subscription-health.js';
+import { checkedRecordTtl } from '../record-ttl.js';
 
 export { coalesceWrites } from './coalesce.js';
 export { RedisCoordinator, type RedisCoordinatorOptions } from './coordinator.js';
@@ -68,7 +69,10 @@ export interface RedisBackendOptions {
   readonly cluster?: RedisClusterTarget;
   /** Key prefix; default `rx`. */
   readonly prefix?: string;
-  /** TTL of execution records and idempotency claims in ms (`Infinity`: keep them); default 7 days. */
+  /**
+   * TTL of execution records and idempotency claims in ms (`Infinity`: keep them); default 7 days.
+   * Anything but a positive integer or `Infinity` is a `RuntimeOptionError`, before any connection opens.
+   */
   readonly recordTtlMs?: number;
   /** Size limit of one serialized execution record in bytes; default 512 KiB. */
   readonly maxRecordBytes?: number;
@@ -160,6 +164,7 @@ export function createRedisBackend(
 /** Creates the Redis store and coordinator over one connection: a `Cluster` from `cluster` or the one passed in (keys laid out by slot). */
 export function createRedisBackend(options: RedisBackendOptions): RedisBackend<RedisConnection>;
 export function createRedisBackend(options: RedisBackendOptions = {}): RedisBackend<RedisConnection> {
+  checkedRecordTtl('createRedisBackend', options.recordTtlMs);
   const owned = options.redis === undefined;
   const redis = options.redis ?? connect(options);
   // Calls report their own failures; without a listener ioredis would also log every reconnect error.
