@@ -179,6 +179,24 @@ export function describeQueueContract(
         await b.time.until(async () => (await place('e1:1')) === 'finished', 'the job finished');
       });
 
+      it('a job id is any non-empty string: colons, percent signs, integer-looking, spaces, any script', async () => {
+        const ids = ['e1:busy:e1:1:2', '100%', '%3A', '42', '-7', 'with space', 'ordre-été-日本'];
+        await b.queue.enqueue(job('d'), { jobId: '12', delayMs: FAR_MS });
+        await b.queue.enqueue(job('x'), { jobId: '%N5', delayMs: FAR_MS });
+        for (const jobId of ids) await b.queue.enqueue(job('e'), { jobId });
+        expect(await b.queue.jobStates?.(['12', '%N5', ...ids])).toEqual([
+          'queued',
+          'queued',
+          ...ids.map(() => 'queued'),
+        ]);
+        expect(await b.queue.discard?.('%N5')).toBe(true);
+        expect(await b.queue.promote('12')).toBe(true);
+        const rec = recorder(b.time);
+        b.consumer().start(rec.processor, { concurrency: 1 });
+        await b.time.until(() => rec.calls.length === ids.length + 1, 'every job delivered');
+        expect(rec.ids().sort()).toEqual(['12', ...ids].sort());
+      });
+
       it('a job a running job enqueues is delivered too', async () => {
         const { ids, processor } = recorder(b.time, async ({ delivery }) => {
           const n = Number(delivery.jobId.split(':')[1]);
