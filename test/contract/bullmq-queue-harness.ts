@@ -17,8 +17,12 @@ import type { ContractTime, HeldConsumer, QueueCapabilities, QueueContractBacken
 
 const HELD_CONSUMER = fileURLToPath(new URL('./fixtures/bullmq-held-consumer.ts', import.meta.url));
 
-/** Short locks, so that a dead consumer's job comes back within seconds (every consumer of the suite uses them). */
-export const STALL = { lockDurationMs: 3_000, stalledIntervalMs: 1_000 } as const;
+/**
+ * Short locks, so that a dead consumer's job comes back within seconds (every consumer of the suite
+ * uses them), yet long enough that a live consumer on a loaded machine renews its lock in time
+ * (every 2.5 s).
+ */
+export const STALL = { lockDurationMs: 5_000, stalledIntervalMs: 1_000 } as const;
 
 /** How BullMQ differs from the embedded queue on purpose. */
 export const BULLMQ_CAPABILITIES: QueueCapabilities = {
