@@ -160,7 +160,10 @@ export function createBullmqQueue(options: BullmqQueueOptions): JobQueue & Queue
 
     async enqueueMany(entries: readonly EnqueueEntry[]): Promise<void> {
       if (closed) throw new Error('the job queue is closed');
-      for (const { options: entry } of entries) {
+      // Every entry is checked, its payload and id included, before the first chunk is sent: a bad one adds nothing.
+      for (const { job, options: entry } of entries) {
+        encodeJob(job);
+        toBullmqJobId(entry.jobId);
         checkedDelay(entry.delayMs);
         checkedPriority(entry.priority);
       }

@@ -199,12 +199,12 @@ export function createMemoryQueue(options: MemoryQueueOptions = {}): MemoryQueue
     void task.finally(() => inFlight.delete(task));
   };
 
-  /** Adds one job (a known id is a no-op); its options checked by `check` first. */
-  const add = (job: ExecutionJob, { jobId, delayMs = 0, priority = 0 }: EnqueueOptions): void => {
+  /** Adds one job (a known id is a no-op); its options checked by `check` and its payload encoded first. */
+  const add = (payload: ExecutionJob, { jobId, delayMs = 0, priority = 0 }: EnqueueOptions): void => {
     if (live.has(jobId) || finished.has(jobId)) return;
     const entry: Entry = {
       id: jobId,
-      payload: Object.freeze(encodeJob(job)),
+      payload,
       state: 'ready',
       starts: 0,
       failures: 0,
@@ -223,13 +223,17 @@ export function createMemoryQueue(options: MemoryQueueOptions = {}): MemoryQueue
     async enqueue(job: ExecutionJob, enqueueOptions: EnqueueOptions): Promise<void> {
       if (closed) throw new Error('the job queue is closed');
       check(enqueueOptions);
-      add(job, enqueueOptions);
+      add(Object.freeze(encodeJob(job)), enqueueOptions);
     },
 
     async enqueueMany(entries: readonly EnqueueEntry[]): Promise<void> {
       if (closed) throw new Error('the job queue is closed');
-      for (const { options } of entries) check(options);
-      for (const { job, options } of entries) add(job, options);
+      // Every entry is checked, its payload included, before any is added: a bad one adds nothing.
+      const payloads = entries.map(({ job, options }) => {
+        check(options);
+        return Object.freeze(encodeJob(job));
+      });
+      entries.forEach(({ options }, at) => add(payloads[at]!, options));
     },
 
     async promote(jobId: string): Promise<boolean> {

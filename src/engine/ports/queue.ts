@@ -60,8 +60,10 @@ export interface JobQueue {
   /**
    * Optional: enqueues every entry, as {@link JobQueue.enqueue} would one by one (same ids, so an
    * id enqueued before, or twice in `entries`, is added once; same delays), in fewer round trips.
-   * Not atomic: on a rejection some entries may be enqueued, and calling it again is safe. A
-   * fan-out map dispatches its element jobs through it; without it they are enqueued one by one.
+   * Every entry is checked first: a malformed payload or bad option refuses the call before any is
+   * enqueued. Not atomic otherwise: on a later rejection (an outage) some entries may be enqueued,
+   * and calling it again is safe. A fan-out map dispatches its element jobs through it; without
+   * it they are enqueued one by one.
    */
   enqueueMany?(entries: readonly EnqueueEntry[]): Promise<void>;
   /** Makes a delayed job runnable now (wake-on-release); false when it is no longer delayed. */
@@ -77,7 +79,9 @@ export interface JobQueue {
    * delivered; resolves `false` when it is active, finished or unknown, and leaves it. The engine
    * discards the job of a start that ended before it ran (a superseded debounced start, a queued
    * start cancelled); without it such a job is still delivered and ends at once on the terminal
-   * record.
+   * record. What a discarded id leaves depends on the queue: BullMQ forgets it (`missing`;
+   * enqueuing the id again adds a new job), the embedded queue remembers it as `finished`
+   * (enqueuing it again is a no-op); either way the discarded job is never delivered.
    */
   discard?(jobId: string): Promise<boolean>;
   close(): Promise<void>;
@@ -107,7 +111,12 @@ export type JobProcessor = (payload: unknown, delivery: JobDelivery) => Promise<
 export interface JobConsumer {
   /** Starts taking jobs. */
   start(processor: JobProcessor, options: { readonly concurrency: number }): void;
-  /** Stops taking jobs; in-flight jobs finish (graceful) before it resolves. */
+  /**
+   * Stops taking jobs; in-flight jobs finish (graceful) before it resolves, and no job of this
+   * consumer is left active. A BullMQ consumer waiting for work when the stop begins may still take
+   * the job its wait returns, which it then runs to the end before resolving; the embedded queue
+   * takes nothing more.
+   */
   stop(): Promise<void>;
 }
 
