@@ -2,7 +2,7 @@
  * The CoordinationInspector port: lists the keys a coordinator currently has state for, so
  * operators (the dashboard, `ts-reactor locks`) can see live holds without knowing the keys in
  * advance. Read only; implemented by the memory coordinator and the Redis coordinator (SCAN,
- * never KEYS). Both pass the same contract suite (`test/contract/inspector-contract.ts`).
+ * never KEYS). Both pass the same contract suite (`test/contract/ops-contract.ts`).
  *
  * @module
  */
