@@ -42,6 +42,7 @@ async function heldThenReleased(
   r: RedisRuntime & { readonly prefix: string },
   holdMs: number,
   waitMs: number,
+  deferredFirst = false,
 ): Promise<{ readonly status: string | undefined; readonly afterReleaseMs: number }> {
   const backend = createRedisBackend({ url: server.url, prefix: r.prefix });
   closers.push(() => backend.close());
@@ -53,6 +54,15 @@ async function heldThenReleased(
   const worker = r.startWorker({ concurrency: 1 });
   closers.push(() => worker.stop());
   await new Promise((resolve) => setTimeout(resolve, holdMs));
+  if (deferredFirst) {
+    // Released only once the worker met the held lease and deferred its job (it sits delayed):
+    // a worker slow to start under load must not find the lease already free.
+    const deadline = Date.now() + 60_000;
+    while ((await r.queueInspector.inspectQueue()).delayed.length === 0) {
+      if (Date.now() > deadline) throw new Error('the worker never deferred the job');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
   const released = Date.now();
   await coordinator.lockRelease(key, other.owner);
   const done = await r.engine.wait(started.executionId, { timeoutMs: waitMs, pollMs: 10 });
@@ -67,7 +77,7 @@ describe('liveness wait: a job behind another process of the same execution', ()
   });
 
   test('with livenessWaitMs 0 the job defers itself (the previous behaviour), so it is still pending 2 s after the release', async () => {
-    const outcome = await heldThenReleased(runtime('lw-off', 0), 300, 2_000).catch(() => undefined);
+    const outcome = await heldThenReleased(runtime('lw-off', 0), 300, 2_000, true).catch(() => undefined);
     expect(outcome?.status).not.toBe('completed');
-  }, 20_000);
+  }, 90_000);
 });
