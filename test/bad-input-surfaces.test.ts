@@ -253,4 +253,36 @@ describe.each(targets)('bad input matrix, newer surfaces (%s)', (_name, make) =>
     expect((await target.engine.start(item, { n: 1 }, { idempotencyKey: 'bis-39' })).replay).toBe(false);
     await target.close();
   });
+
+  test('40. a schedule with every of 1e300, 2^53 + 2 or over 365 days, a startAt or endAt past 8.64e15 or negative, an input of 10 MB, 10,000 levels deep or against the contract: schedule_invalid naming the field; nothing stored', async () => {
+    const target = make();
+    const cases: [object, string][] = [
+      [{ every: 1e300 }, 'every'],
+      [{ every: 2 ** 53 + 2 }, 'every'],
+      [{ every: '1000000000d' }, 'every'],
+      [{ every: '366d' }, 'every'],
+      [{ every: '1h', startAt: 1e300 }, 'startAt'],
+      [{ every: '1h', endAt: 8.64e15 + 1 }, 'endAt'],
+      [{ every: '1h', startAt: -1 }, 'startAt'],
+      [{ cron: { pattern: '0 2 * * *' }, endAt: 1e300 }, 'endAt'],
+      [{ every: '1h', input: { n: 1, blob: 'x'.repeat(10 * 1024 * 1024) } }, 'input'],
+      [{ every: '1h', input: { n: 1, blob: nest(10_000) } }, 'input'],
+      [{ every: '1h', input: { n: 'one' } }, 'input'],
+    ];
+    await expectNothingWritten(target, async () => {
+      for (const [options, field] of cases) {
+        const error = await refusal(
+          () => target.schedules.upsert({ id: 'bis-40', reactor: item, ...options } as never),
+          `${field} case ${cases.findIndex((c) => c[0] === options)}`,
+        );
+        expect(error).toBeInstanceOf(ScheduleInvalidError);
+        expect(error.details).toMatchObject({ field });
+      }
+    });
+    await expect(target.schedules.nextRuns('bis-40')).rejects.toMatchObject({ code: 'schedule_not_found' });
+    // At the bounds: every 365 days, an input that fits.
+    const info = await target.schedules.upsert({ id: 'bis-40', reactor: item, every: '365d', input: { n: 1 } });
+    expect(info.nextRuns.every((d) => Number.isFinite(d.getTime()))).toBe(true);
+    await target.close();
+  });
 });
