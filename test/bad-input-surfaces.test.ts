@@ -286,3 +286,91 @@ describe.each(targets)('bad input matrix, newer surfaces (%s)', (_name, make) =>
     await target.close();
   });
 });
+
+describe('bad input matrix, migrations', () => {
+  const v1 = reactor('bis-checkout', { version: '1' })
+    .step('reserve', { run: () => 'r' })
+    .step('charge', { waitFor: ['reserve'], run: () => 'c' })
+    .build();
+  const expectRefused = (build: () => unknown, text: string): void => {
+    expect(build).toThrow(DefinitionError);
+    expect(build).toThrow(text);
+  };
+
+  test('41. a rename to a name that is not a step (a typo), two steps renamed to one, or one earlier definition listed twice: definition_invalid when built, naming the rename', () => {
+    const v2 = (migrateFrom: unknown) => () =>
+      reactor('bis-checkout', { version: '2', migrateFrom: migrateFrom as never })
+        .step('reserveStock', { run: () => 'r' })
+        .step('charge', { waitFor: ['reserveStock'], run: () => 'c' })
+        .build();
+    expectRefused(
+      v2([{ version: '1', renamed: { reserve: 'reserveStok' } }]),
+      'migrateFrom version "1" renames "reserve" to "reserveStok", which is not a step of this definition (steps: reserveStock, charge)',
+    );
+    expectRefused(
+      v2([{ version: '1', renamed: { reserve: 'reserveStock', charge: 'reserveStock' } }]),
+      'renames both "reserve" and "charge" to "reserveStock"',
+    );
+    expectRefused(v2([{ version: '1' }, { version: '1', renamed: {} }]), 'migrateFrom lists version "1" twice');
+    expectRefused(v2([{ version: '1', renamed: 'reserve' }]), 'renamed must be an object');
+    const error = (() => {
+      try {
+        v2([{ version: '1', renamed: { reserve: 'reserveStok' } }])();
+      } catch (e) {
+        return e as DefinitionError;
+      }
+      return undefined;
+    })();
+    expect(error).toMatchObject({
+      code: 'definition_invalid',
+      details: { reactor: 'bis-checkout', step: 'reserveStok' },
+    });
+    expect(errorFromJSON(JSON.parse(JSON.stringify(errorToJSON(error))))).toBeInstanceOf(DefinitionError);
+  });
+
+  test('42. a rename of a step the earlier definition does not have, or onto a step it keeps, or naming it twice (version and fingerprint): definition_invalid when both are registered; nothing registered', () => {
+    const cases: [unknown, string][] = [
+      [
+        { version: '1', renamed: { reserv: 'reserveStock' } },
+        'renames "reserv", which is not a step of that definition',
+      ],
+      [
+        { version: '1', renamed: { reserve: 'charge' } },
+        'renames "reserve" onto "charge", a step that definition has too',
+      ],
+      [
+        [{ version: '1' }, { fingerprint: v1.fingerprint }],
+        'names one earlier definition twice (version "1" and fingerprint',
+      ],
+    ];
+    for (const [migration, text] of cases) {
+      const v2 = reactor('bis-checkout', {
+        version: '2',
+        migrateFrom: (Array.isArray(migration) ? migration : [migration]) as never,
+      })
+        .step('reserveStock', { run: () => 'r' })
+        .step('charge', { waitFor: ['reserveStock'], run: () => 'c' })
+        .build();
+      // Registered together (the worker's reactors), or one after the other, in either order.
+      expectRefused(() => createEmbeddedEngine({ reactors: [v1, v2] }), text);
+      const later = createEmbeddedEngine({ reactors: [v2] });
+      closers.push(() => later.close());
+      expectRefused(() => later.register(v1), text);
+      const earlier = createEmbeddedEngine({ reactors: [v1] });
+      closers.push(() => earlier.close());
+      expectRefused(() => earlier.register(v2), text);
+      // Nothing registered: the engine still knows only its own version.
+      expect(() => earlier.register(v1)).not.toThrow();
+    }
+    // A swap is fine: each step's record moves to the other's name.
+    const swapped = reactor('bis-checkout', {
+      version: '3',
+      migrateFrom: [{ version: '1', renamed: { reserve: 'charge', charge: 'reserve' } }],
+    })
+      .step('charge', { run: () => 'c' })
+      .step('reserve', { waitFor: ['charge'], run: () => 'r' })
+      .build();
+    const ok = createEmbeddedEngine({ reactors: [v1, swapped] });
+    closers.push(() => ok.close());
+  });
+});
