@@ -48,7 +48,7 @@ export async function startManyReactors(
   const debounced: Chain = { last: Promise.resolve() };
   const alones = checked.map((c) => (c.kind === 'alone' ? alone(deps, c, debounced) : undefined));
   const written = await started.catch(async (error: unknown) => {
-    await Promise.allSettled(alones); // each settles on its own; the call rejects with the bulk's failure
+    await Promise.allSettled(alones.filter((a) => a !== undefined)); // each settles on its own; the call rejects with the bulk's failure
     throw error;
   });
   let next = 0;
