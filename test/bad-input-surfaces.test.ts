@@ -177,6 +177,12 @@ describe.each(targets)('bad input matrix, newer surfaces (%s)', (_name, make) =>
     const far = await target.engine.start(item, { n: 1 }, { at: 8.64e15, allowFarFuture: true });
     expect(far).toMatchObject({ status: 'queued', startAt: 8.64e15 });
     expect(await target.engine.result(far.executionId)).toMatchObject({ status: 'queued', startAt: 8.64e15 });
+    const window = await target.engine.start(
+      item,
+      { n: 1 },
+      { debounce: { key: 'bis-36', window: '100000d' }, allowFarFuture: true },
+    );
+    expect(window.status).toBe('queued');
     await target.close();
   });
 
