@@ -279,6 +279,7 @@ export function createRedisRuntime(options: RedisRuntimeOptions): RedisRuntime {
     clock: engineOptions.clock ?? systemClock,
     reactors,
     inputs: scheduleInputs,
+    maxInputBytes: backend.store.maxRecordBytes, // a fixed input must fit a record
     observers: scheduleObservers(engineOptions.middleware),
     ...(engineOptions.logger === undefined ? {} : { logger: engineOptions.logger }),
   });

@@ -88,6 +88,7 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions = {}): Embed
     clock,
     reactors: options.reactors ?? [],
     inputs: scheduleInputs ?? {},
+    maxInputBytes: options.store?.maxRecordBytes, // a fixed input must fit a record (default store: 512 KiB)
     observers: scheduleObservers(options.middleware),
     ...(options.logger === undefined ? {} : { logger: options.logger }),
   });

@@ -256,6 +256,8 @@ export interface ErrorDetails {
     readonly limit: number;
     /** Set when what was too large is a large map's element states (kept apart from the record): the map's path. */
     readonly mapStates?: string;
+    /** Set when the record is the first of a `startMany` entry, refused before any entry was written: its index. */
+    readonly entry?: number;
   };
   /** The map step's path, the source's element count and the map's `maxElements`. */
   readonly map_too_large: { readonly step: string; readonly elements: number; readonly limit: number };

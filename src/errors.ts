@@ -290,15 +290,24 @@ export class SleepNeedsWorkerError extends ReactorError<'sleep_needs_worker'> {
 
 /** A persisted execution record is larger than the configured limit. */
 export class RecordTooLargeError extends ReactorError<'record_too_large'> {
-  /** `mapStates`: the map whose element states (kept apart from the record) were too large. */
-  constructor(executionId: string, bytes: number, limit: number, mapStates?: string) {
+  /**
+   * `mapStates`: the map whose element states (kept apart from the record) were too large.
+   * `entry`: the index of the `startMany` entry whose first record it is.
+   */
+  constructor(executionId: string, bytes: number, limit: number, mapStates?: string, entry?: number) {
     super(
       ErrorCode.RecordTooLarge,
       mapStates === undefined
-        ? `execution ${executionId}: record is ${bytes} bytes, over the ${limit}-byte limit; keep step results small (store blobs elsewhere and return ids)`
+        ? `${entry === undefined ? '' : `startMany entry ${entry}: `}execution ${executionId}: record is ${bytes} bytes, over the ${limit}-byte limit; keep step results small (store blobs elsewhere and return ids)`
         : `execution ${executionId}: the element states of map "${mapStates}" are ${bytes} bytes, over the ${limit}-byte limit (maxMapStateBytes); return smaller element results or split the map`,
       {
-        details: mapStates === undefined ? { executionId, bytes, limit } : { executionId, bytes, limit, mapStates },
+        details: {
+          executionId,
+          bytes,
+          limit,
+          ...(mapStates === undefined ? {} : { mapStates }),
+          ...(entry === undefined ? {} : { entry }),
+        },
       },
     );
     this.name = 'RecordTooLargeError';

@@ -2,6 +2,9 @@
  * The bad-input matrix (quality-bars.md): every case gets a clear, typed error, and nothing is
  * taken or lost. One test per case, so the count can be read off.
  *
+ * Cases 36–42 (start time bounds, startMany, a keyed start too large, schedules, migrations) are
+ * in bad-input-surfaces.test.ts, on memory and on a real redis-server.
+ *
  * Cases that belong to capabilities not built yet, and join this file with them:
  * a malformed or foreign job payload (issue 4). Interrupts: cases 12–15.
  */

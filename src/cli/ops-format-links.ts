@@ -6,9 +6,10 @@
  * @module
  */
 import type { ExecutionDetail, InterruptView } from '../ops/types.js';
+import { isoTime } from '../ops/time.js';
 
 function utc(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 19).replace('T', ' ');
+  return isoTime(ms).slice(0, 19).replace('T', ' ');
 }
 
 /** `approve (correlation po-7, timeout 2026-11-30 10:00:00)`: an interrupt's step path and what identifies and ends it. */

@@ -16,10 +16,11 @@ import type {
 } from '../ops/types.js';
 import { interruptText, linkedText } from './ops-format-links.js';
 import type { VersionWait } from '../engine/ports/store.js';
+import { isoTime } from '../ops/time.js';
 
 /** A UTC time to the second. */
 export function when(ms: number | undefined): string {
-  return ms === undefined ? '—' : new Date(ms).toISOString().slice(0, 19).replace('T', ' ');
+  return ms === undefined ? '—' : isoTime(ms).slice(0, 19).replace('T', ' ');
 }
 
 /** A short duration. */
@@ -37,7 +38,7 @@ export function executionLine(e: ExecutionSummary): string {
     return `${e.id}  ${e.reactor.padEnd(16)} ${e.status.padEnd(12)} ${when(e.createdAt)}  ${versionWaitText(e.waitingForVersion)}`;
   const extra =
     e.status === 'parked' && e.waitingFor?.primitive === 'sleep'
-      ? `sleeping at ${e.waitingFor.key} until ${new Date(e.waitingFor.dueAt ?? 0).toISOString()}`
+      ? `sleeping at ${e.waitingFor.key} until ${isoTime(e.waitingFor.dueAt ?? 0)}`
       : e.status === 'parked' && e.waitingFor
         ? `waits for ${e.waitingFor.primitive} ${e.waitingFor.key}`
         : e.pausedOn
@@ -58,7 +59,7 @@ export function executionLine(e: ExecutionSummary): string {
 
 /** A queued execution's start time and priority, when it has them. */
 function queuedText(e: ExecutionSummary): string {
-  const startsAt = e.startAt === undefined ? '' : `starts at ${new Date(e.startAt).toISOString()}`;
+  const startsAt = e.startAt === undefined ? '' : `starts at ${isoTime(e.startAt)}`;
   const priority = e.priority === undefined ? '' : `priority ${e.priority}`;
   return [startsAt, priority].filter((part) => part !== '').join(', ');
 }

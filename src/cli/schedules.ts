@@ -58,7 +58,10 @@ export async function schedulesCommand(args: readonly string[], io: OpsIO): Prom
   if (!Number.isInteger(runs) || runs < 0 || runs > 100)
     throw new UsageError(`--runs must be an integer from 0 to 100; got "${values.runs}"`, false);
   const app = values.module === undefined ? undefined : await fromModule(resolve(values.module));
-  const known = app === undefined ? {} : { reactors: app.reactors, inputs: app.inputs };
+  const known =
+    app === undefined
+      ? {}
+      : { reactors: app.reactors, inputs: app.inputs, maxInputBytes: app.module.options?.maxRecordBytes };
   const target = readTarget(values, io.env ?? process.env, app?.module.prefix);
   const queueName = values.queue ?? app?.module.options?.queueName;
   try {

@@ -724,7 +724,7 @@ export class ReactorBuilder<Name extends string, In, I, S, G = {}> {
       background,
       fingerprint: fingerprintOf({ name, nodes, coordination, background }),
       version: options.version,
-      migrateFrom: versionOptions(name, options),
+      migrateFrom: versionOptions(name, options, new Set(byName.keys())),
       toMermaid: () => toMermaid(definition),
       extend: (derivedName?: string) => new ReactorBuilder({ ...this.#state, name: derivedName ?? name }),
     };

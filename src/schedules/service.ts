@@ -22,7 +22,7 @@ import { ScheduleEvents, type ScheduleEvent, type ScheduleListener, type Schedul
 import { planTicks } from './plan.js';
 import { nextTick, nextTicks } from './spec.js';
 import type { ScheduleDefinition, ScheduleFailure, ScheduleInfo, ScheduleInputFn, ScheduleOptions } from './types.js';
-import { validateSchedule } from './validate.js';
+import { validateSchedule, type Known } from './validate.js';
 
 /** What {@link Schedules} runs on. */
 export interface SchedulesDeps {
@@ -34,6 +34,8 @@ export interface SchedulesDeps {
   readonly reactors?: readonly AnyReactorDefinition[];
   /** Computed inputs by name; undefined: `inputFrom` names are not checked. */
   readonly inputs?: Readonly<Record<string, ScheduleInputFn>>;
+  /** The largest fixed input, in bytes of JSON: the store's record limit. Default 512 KiB. */
+  readonly maxInputBytes?: number | undefined;
   readonly logger?: Logger;
   /** Observers of every schedule event of this process (the metrics middleware, counting ticks and failures). */
   readonly observers?: readonly ScheduleObserver[];
@@ -59,7 +61,8 @@ export class Schedules {
 
   /**
    * Creates or replaces the schedule `options.id`. Refused with `ScheduleInvalidError`
-   * (`schedule_invalid`: bad cron, time zone, interval under 1 s, input, window; a fixed `input`
+   * (`schedule_invalid`: bad cron, time zone, interval under 1 s or over 365 days, input (not a
+   * JSON object, nested over 100 levels, over the record limit), window; a fixed `input`
    * that does not satisfy the reactor's input contract when the reactor is known, its
    * `details.issues` naming the fields) or `reactor_unknown`; nothing is stored then. A replaced
    * schedule whose timing is unchanged keeps its next tick.
@@ -231,8 +234,9 @@ export class Schedules {
     else logger.error({ ...event }, `schedule ${event.scheduleId}: tick failed: ${event.error.message}`);
   }
 
-  #known(): { reactors: ReadonlySet<string> | undefined; inputs: ReadonlySet<string> | undefined } {
+  #known(): Known {
     return {
+      maxInputBytes: this.#deps.maxInputBytes,
       reactors:
         this.#deps.reactors === undefined && this.#reactors.size === 0 ? undefined : new Set(this.#reactors.keys()),
       inputs: this.#deps.inputs === undefined ? undefined : new Set(Object.keys(this.#deps.inputs)),

@@ -8,10 +8,20 @@
 import { parseCron } from './cron.js';
 import { parseDuration } from '../dsl/duration.js';
 import { ErrorCode, ReactorError, ScheduleInvalidError } from '../errors.js';
+import { inputShapeIssue } from '../engine/model/input-shape.js';
 import type { MissedPolicy, ScheduleDefinition, ScheduleOptions } from './types.js';
 
 /** The shortest interval of an `every` schedule, ms. */
 export const MIN_INTERVAL_MS = 1_000;
+
+/** The longest interval of an `every` schedule, ms: 365 days (a longer period is a cron expression). */
+export const MAX_INTERVAL_MS = 365 * 86_400_000;
+
+/** The latest time a `Date` holds (epoch ms): no `startAt` or `endAt` is later. */
+const LATEST_TIME_MS = 8_640_000_000_000_000;
+
+/** The size a fixed input may have when the runtime does not say its record limit: the stores' default, 512 KiB. */
+const DEFAULT_MAX_INPUT_BYTES = 512 * 1024;
 
 const ID = /^[A-Za-z0-9._-]{1,100}$/;
 const POLICIES: readonly MissedPolicy[] = ['skip', 'catch_up_one'];
@@ -20,6 +30,8 @@ const POLICIES: readonly MissedPolicy[] = ['skip', 'catch_up_one'];
 export interface Known {
   readonly reactors: ReadonlySet<string> | undefined;
   readonly inputs: ReadonlySet<string> | undefined;
+  /** The largest fixed input, in bytes of JSON: the store's record limit (default 512 KiB). */
+  readonly maxInputBytes?: number | undefined;
 }
 
 /** Checks `options` and returns the definition to store, stamped `now`. */
@@ -70,6 +82,11 @@ function timingOf(
     if (ms === undefined || !Number.isInteger(ms))
       bad('every', `must be a duration ('1s', '5m') or whole ms; got ${JSON.stringify(options.every)}`);
     if (ms < MIN_INTERVAL_MS) bad('every', `must be at least 1s; got ${JSON.stringify(options.every)}`);
+    if (ms > MAX_INTERVAL_MS)
+      bad(
+        'every',
+        `must be at most 365 days ('365d'; use a cron expression for longer); got ${JSON.stringify(options.every)}`,
+      );
     return { everyMs: ms, ...window };
   }
   return { cron: cronOf(options.cron!, bad), ...window };
@@ -103,9 +120,14 @@ function validZone(tz: unknown): boolean {
 function instant(value: ScheduleOptions['startAt'], field: string, bad: Bad): number | undefined {
   if (value === undefined) return undefined;
   const ms = value instanceof Date ? value.getTime() : typeof value === 'string' ? Date.parse(value) : value;
-  if (typeof ms !== 'number' || !Number.isFinite(ms))
-    bad(field, `must be a Date, ms or an ISO 8601 string; got ${JSON.stringify(value)}`);
+  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0 || ms > LATEST_TIME_MS)
+    bad(field, `must be a Date, ms or an ISO 8601 string, from 0 to 8.64e15 ms; got ${shownTime(value)}`);
   return ms;
+}
+
+function shownTime(value: unknown): string {
+  if (value instanceof Date) return Number.isNaN(value.getTime()) ? 'Invalid Date' : value.toISOString();
+  return typeof value === 'number' ? String(value) : JSON.stringify(value);
 }
 
 function inputOf(options: ScheduleOptions, known: Known, bad: Bad): Pick<ScheduleDefinition, 'input' | 'inputFrom'> {
@@ -120,11 +142,21 @@ function inputOf(options: ScheduleOptions, known: Known, bad: Bad): Pick<Schedul
   }
   if (input === undefined) return {};
   if (input === null || typeof input !== 'object' || Array.isArray(input)) bad('input', 'must be a JSON object');
-  let copy: Record<string, unknown> | undefined;
+  // Too deep or cyclic: refused before it is copied (a copy could overflow the stack on it).
+  const shape = inputShapeIssue(input);
+  if (shape) bad('input', `${shape.path === '' ? '' : `at ${shape.path}: `}${shape.message}`);
+  let json = '';
   try {
-    copy = JSON.parse(JSON.stringify(input)) as Record<string, unknown>;
+    json = JSON.stringify(input);
   } catch (error) {
     bad('input', `is not JSON: ${(error as Error).message}`);
   }
-  return { input: copy };
+  const limit = known.maxInputBytes ?? DEFAULT_MAX_INPUT_BYTES;
+  const bytes = json.length * 3 <= limit ? json.length : Buffer.byteLength(json);
+  if (bytes > limit)
+    bad(
+      'input',
+      `is ${bytes} bytes of JSON, over the ${limit}-byte record limit (maxRecordBytes) each execution's input must fit`,
+    );
+  return { input: JSON.parse(json) as Record<string, unknown> };
 }

@@ -86,8 +86,14 @@ describe('definition fingerprints', () => {
     expect(() => reactor('x', { version: '' }).build()).toThrow(DefinitionError);
     expect(() => reactor('x', { migrateFrom: [{} as never] }).build()).toThrow(/exactly one/);
     expect(() => reactor('x', { version: '2', migrateFrom: [{ version: '2' }] }).build()).toThrow(/its own version/);
-    expect(reactor('x', { migrateFrom: [{ version: '1', renamed: { a: 'b' } }] }).build().migrateFrom).toEqual([
-      { version: '1', renamed: { a: 'b' } },
-    ]);
+    expect(
+      reactor('x', { migrateFrom: [{ version: '1', renamed: { a: 'b' } }] })
+        .step('b', { run: () => 1 })
+        .build().migrateFrom,
+    ).toEqual([{ version: '1', renamed: { a: 'b' } }]);
+    // A rename to a name that is not a step of the definition is refused (docs/decisions/116).
+    expect(() => reactor('x', { migrateFrom: [{ version: '1', renamed: { a: 'b' } }] }).build()).toThrow(
+      /renames "a" to "b", which is not a step of this definition/,
+    );
   });
 });

@@ -23,6 +23,8 @@ describe('start options', () => {
     expectTypeOf<{ delay: 1_000 }>().toExtend<StartOptions>();
     expectTypeOf<{ at: Date; priority: 1 }>().toExtend<StartOptions>();
     expectTypeOf<{ delay: 'soon' }>().not.toExtend<StartOptions>();
+    expectTypeOf<{ delay: '400d'; allowFarFuture: true }>().toExtend<StartOptions>();
+    expectTypeOf<{ allowFarFuture: 'yes' }>().not.toExtend<StartOptions>();
     expectTypeOf(engine.start).parameter(2).toEqualTypeOf<StartOptions | undefined>();
   });
 });

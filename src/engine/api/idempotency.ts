@@ -64,7 +64,8 @@ export class IdempotencyClaims {
    * Claims `key` for `accepted` and runs `body` when the claim is won; a lost claim answers with
    * the winner's result as a replay. The won claim writes the execution's first record, with
    * status `first` (decision 056). A first record over the store's size limit is refused before
-   * anything is claimed: the run fails as {@link RecordTooLargeError}, like one without a key.
+   * anything is claimed, as without a key: an inline run (`running`) fails with
+   * {@link RecordTooLargeError}, a background start (`pending`) rejects with it.
    */
   async claim(
     reactor: AnyReactorDefinition,
@@ -87,7 +88,10 @@ export class IdempotencyClaims {
           if (error instanceof RecordTooLargeError) return error; // refused before claiming: an outcome, like a run without a key
           throw error;
         });
-      if (claim instanceof RecordTooLargeError) return unstorable(reactor, executionId, claim);
+      if (claim instanceof RecordTooLargeError) {
+        if (first === 'pending') throw claim; // a start rejects with it, as one without a key (docs/limits.md)
+        return unstorable(reactor, executionId, claim);
+      }
       if (!claim.claimed) return await this.replay(claim.executionId);
       const result = body(accepted);
       settle(result);

@@ -13,6 +13,7 @@
  * @module
  */
 import type { AnyReactorDefinition } from '../../dsl/definition.js';
+import { checkMigrationAgainst } from '../../dsl/versions.js';
 import { ReactorError } from '../../errors.js';
 import { registerTree } from '../model/async/registry.js';
 
@@ -46,9 +47,26 @@ export class ReactorRegistry {
     return this.#byName.versions;
   }
 
-  /** Adds `reactors` and, recursively, the reactors they dispatch (a reactor already there is left as it is). */
+  /**
+   * Adds `reactors` and, recursively, the reactors they dispatch (a reactor already there is left
+   * as it is). A definition whose migrations do not fit a registered version of its name, or a
+   * version whose records a registered definition's migration would misplace, is refused with
+   * `DefinitionError` before anything is added (docs/decisions/116).
+   */
   register(...reactors: readonly AnyReactorDefinition[]): void {
-    for (const reactor of reactors) registerTree(this.#byName, reactor);
+    for (const reactor of reactors) {
+      if (this.#byName.get(reactor.name) !== reactor) this.#checkMigrations(reactor);
+      registerTree(this.#byName, reactor);
+    }
+  }
+
+  /** Checks `reactor`'s migrations against the registered versions of its name, and theirs against it. */
+  #checkMigrations(reactor: AnyReactorDefinition): void {
+    for (const other of this.#byName.versions.values()) {
+      if (other.name !== reactor.name || other.fingerprint === reactor.fingerprint) continue;
+      checkMigrationAgainst(reactor, other);
+      checkMigrationAgainst(other, reactor);
+    }
   }
 
   /** The reactor a job names; throws `reactor_unknown` when this engine has none of that name. */

@@ -1,8 +1,10 @@
 /**
- * `engine.startMany`: many background starts in one call. Every entry's start options are
- * checked first (a bad one throws, nothing written), then every input validated (an invalid one
- * fails only its own entry); the valid entries are written and their first jobs enqueued in one
- * bulk call (docs/decisions/079).
+ * `engine.startMany`: many background starts in one call (docs/decisions/079, 115). Every entry
+ * is checked before anything is written: what `start` would throw for it (its shape, its
+ * reactor, its options and tags, a first record over the size limit) rejects the call naming the
+ * entry, and nothing of any entry is written; what `start` would return `failed` (an input too
+ * deep or that fails its contract) is that entry's result, and the others are started. Then the
+ * valid entries are written and their first jobs enqueued in one bulk call.
  *
  * @module
  */
@@ -11,31 +13,48 @@ import type { AnyReactorDefinition } from '../../dsl/definition.js';
 import { invalidInput } from '../execution/execute.js';
 import { startManyBackground, type BulkStart } from '../jobs/start-many.js';
 import type { StartPlan } from '../model/background.js';
+import { inputShapeIssue } from '../model/input-shape.js';
 import type { RunResult } from '../model/results.js';
 import type { AcceptDeps } from './accept.js';
 import { needQueue, type EngineParts } from './parts.js';
+import { needDebounceSlots } from './start-debounce.js';
+import { checkEntries, checkEntry, checkFirstRecordSize, checkStartReactor } from './start-entry.js';
 import { startReactor } from './start.js';
 import { startPlan } from './start-options.js';
-import type { StartEntry } from './types.js';
+import type { StartEntry, StartOptions } from './types.js';
 
-/** What one entry came to before the bulk write: a result already (invalid, started alone) or a bulk start. */
-type Sorted = { readonly result: Promise<RunResult> } | { readonly bulk: BulkStart };
+/** What one checked entry comes to: its result already (an invalid input), a start of its own, or a bulk start. */
+type Checked =
+  | { readonly kind: 'invalid'; readonly reactor: AnyReactorDefinition; readonly result: RunResult }
+  | { readonly kind: 'alone'; readonly reactor: AnyReactorDefinition; readonly entry: StartEntry }
+  | { readonly kind: 'bulk'; readonly bulk: BulkStart };
 
 /** Starts every entry (see `Engine.startMany`); resolves with one result per entry, in order. */
 export async function startManyReactors(
   deps: AcceptDeps & Pick<EngineParts, 'background' | 'clock' | 'operations'>,
   entries: readonly StartEntry[],
 ): Promise<RunResult[]> {
-  if (!Array.isArray(entries)) throw new TypeError('startMany takes an array of { reactor, input, options? }');
+  const list = checkEntries(entries);
   const background = needQueue(deps);
   const now = deps.clock.now();
-  const plans = entries.map((entry, i) => startPlan(entry.options ?? {}, now, i));
+  // Nothing is written until every entry has passed (a throw here leaves the stores untouched).
+  const settled = await Promise.allSettled(list.map((entry, i) => check(deps, background.store, entry, i, now)));
+  const refused = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (refused) throw refused.reason; // the first refused entry, in entry order
+  const checked = settled.map((s) => (s as PromiseFulfilledResult<Checked>).value);
+  for (const c of checked) deps.registry.register(c.kind === 'bulk' ? c.bulk.reactor : c.reactor);
+  const bulk = checked.flatMap((c) => (c.kind === 'bulk' ? [c.bulk] : []));
+  const started = startManyBackground(background, bulk);
   const debounced: Chain = { last: Promise.resolve() };
-  const sorted = await Promise.all(entries.map((entry, i) => sort(deps, entry, plans[i]!, debounced)));
-  const bulk = sorted.flatMap((s) => ('bulk' in s ? [s.bulk] : []));
-  const started = await startManyBackground(background, bulk);
+  const alones = checked.map((c) => (c.kind === 'alone' ? alone(deps, c, debounced) : undefined));
+  const written = await started.catch(async (error: unknown) => {
+    await Promise.allSettled(alones.filter((a) => a !== undefined)); // each settles on its own; the call rejects with the bulk's failure
+    throw error;
+  });
   let next = 0;
-  return Promise.all(sorted.map(async (s) => ('bulk' in s ? started[next++]! : s.result)));
+  return Promise.all(
+    checked.map(async (c, i) => (c.kind === 'bulk' ? written[next++]! : c.kind === 'invalid' ? c.result : alones[i]!)),
+  );
 }
 
 /** The debounced entries' starts, one after another in entry order (the last of a key is the one that runs). */
@@ -44,29 +63,49 @@ interface Chain {
 }
 
 /**
- * Registers the entry's reactor and validates its input. An entry with an idempotency key, a
- * debounce or an ordered lock is started on its own, as by `start` (its claim, slot or position is
- * a round trip of its own; debounced entries one after another, in `debounced`); an invalid input
- * is its `failed` result.
+ * Checks entry `i` without writing: its shape, reactor, options and tags, its input's shape and
+ * contract, and its first record's size. An entry with an idempotency key, a debounce or an
+ * ordered lock is started on its own, as by `start` (its claim, slot or position is a round trip
+ * of its own); the others join the bulk start.
  */
-async function sort(
-  deps: AcceptDeps & Pick<EngineParts, 'background' | 'clock' | 'operations'>,
-  entry: StartEntry,
-  plan: StartPlan,
-  debounced: Chain,
-): Promise<Sorted> {
-  const reactor: AnyReactorDefinition = entry.reactor;
-  const start = (): Promise<RunResult> => startReactor(deps, reactor, entry.input, entry.options);
-  if (entry.options?.debounce !== undefined) {
-    const result = debounced.last.then(start);
-    debounced.last = result.catch(() => undefined);
-    return { result };
-  }
-  if (entry.options?.idempotencyKey !== undefined || reactor.coordination.some((s) => s.kind === 'ordered_lock'))
-    return { result: start() };
-  deps.registry.register(reactor);
+async function check(
+  deps: AcceptDeps & Pick<EngineParts, 'operations'>,
+  store: Parameters<typeof checkFirstRecordSize>[0],
+  raw: unknown,
+  i: number,
+  now: number,
+): Promise<Checked> {
+  const { reactor: given, input, options } = checkEntry(raw, i);
+  const reactor = checkStartReactor(given, i);
+  const startOptions = options as StartOptions;
+  const plan: StartPlan = startPlan(startOptions, now, i);
+  if (plan.debounce) needDebounceSlots(deps.operations);
   const executionId = deps.ids.executionId();
-  const validated = await validateContract(reactor.contract, entry.input ?? {});
-  if (!validated.ok) return { result: Promise.resolve(invalidInput(reactor, executionId, validated.issues)) };
-  return { bulk: { reactor, executionId, input: validated.value, plan } };
+  const shape = inputShapeIssue(input);
+  if (shape) return { kind: 'invalid', reactor, result: invalidInput(reactor, executionId, [shape]) };
+  const validated = await validateContract(reactor.contract, input ?? {});
+  if (!validated.ok) return { kind: 'invalid', reactor, result: invalidInput(reactor, executionId, validated.issues) };
+  const idempotencyKey = startOptions.idempotencyKey;
+  checkFirstRecordSize(store, { reactor, executionId, input: validated.value, plan, idempotencyKey, now }, i);
+  if (
+    idempotencyKey !== undefined ||
+    plan.debounce !== undefined ||
+    reactor.coordination.some((s) => s.kind === 'ordered_lock')
+  )
+    return { kind: 'alone', reactor, entry: { reactor, input: input as never, options: startOptions } };
+  return { kind: 'bulk', bulk: { reactor, executionId, input: validated.value, plan } };
+}
+
+/** An entry started on its own, as by `start`; debounced ones after the debounced entries before them. */
+function alone(
+  deps: AcceptDeps & Pick<EngineParts, 'background' | 'clock' | 'operations'>,
+  checked: Extract<Checked, { kind: 'alone' }>,
+  debounced: Chain,
+): Promise<RunResult> {
+  const start = (): Promise<RunResult> =>
+    startReactor(deps, checked.reactor, checked.entry.input, checked.entry.options);
+  if (checked.entry.options?.debounce === undefined) return start();
+  const result = debounced.last.then(start);
+  debounced.last = result.catch(() => undefined);
+  return result;
 }

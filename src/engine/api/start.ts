@@ -12,6 +12,7 @@ import type { ExecutionJob, JobDelivery } from '../ports/queue.js';
 import { accept, type AcceptDeps } from './accept.js';
 import { needQueue, type EngineParts } from './parts.js';
 import { needDebounceSlots, takeDebounceSlot } from './start-debounce.js';
+import { checkOptionsObject, checkStartReactor } from './start-entry.js';
 import { startPlan } from './start-options.js';
 import type { InternalRunOptions, StartOptions } from './types.js';
 
@@ -19,7 +20,8 @@ import type { InternalRunOptions, StartOptions } from './types.js';
  * Accepts a run for background execution: checks its start options (`start_options_invalid`),
  * validates the input, claims its key, persists a pending record and enqueues its first job
  * (delayed until its start time, with its priority); a debounced one then takes its debounce
- * slot, superseding the earlier start it finds there. Rejects with `queue_missing` without a queue.
+ * slot, superseding the earlier start it finds there. Rejects with `queue_missing` without a queue,
+ * and with `start_options_invalid` for a reactor that is not a built definition (a name).
  */
 export async function startReactor(
   deps: AcceptDeps & Pick<EngineParts, 'background' | 'clock' | 'operations'>,
@@ -27,6 +29,8 @@ export async function startReactor(
   input: unknown,
   options: StartOptions & InternalRunOptions = {},
 ): Promise<RunResult> {
+  checkStartReactor(reactor);
+  checkOptionsObject(options);
   const background = needQueue(deps);
   const plan = startPlan(options, deps.clock.now());
   if (plan.debounce) needDebounceSlots(deps.operations);

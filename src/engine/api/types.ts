@@ -181,6 +181,11 @@ export interface StartOptions extends RunOptions {
    * running, `supersededBy` naming the start that replaced it. Not with `delay` or `at`.
    */
   readonly debounce?: DebounceOptions;
+  /**
+   * Lets `delay`, `at` and `debounce.window` put the start more than 365 days ahead (up to the
+   * latest time a `Date` holds). Without it such a start throws `StartOptionsError`. Default false.
+   */
+  readonly allowFarFuture?: boolean;
 }
 
 /** The `debounce` start option (see {@link StartOptions.debounce}). */

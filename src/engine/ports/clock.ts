@@ -19,13 +19,22 @@ export interface Ids {
   executionId(): string;
 }
 
-/** The wall clock with real timers. */
+/** The longest delay one `setTimeout` keeps (2^31 − 1 ms, about 24.8 days); a longer one would fire at once. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/** The wall clock with real timers. A sleep longer than one timer can hold is chained from several. */
 export const systemClock: Clock = Object.freeze({
   now: () => Date.now(),
   sleep: (ms: number, signal?: AbortSignal) =>
     new Promise<void>((resolve) => {
       if (signal?.aborted) return resolve();
-      const timer = setTimeout(done, ms);
+      const until = Date.now() + ms;
+      let timer = setTimeout(tick, Math.min(ms, MAX_TIMER_MS));
+      function tick(): void {
+        const left = until - Date.now();
+        if (left > 0 && ms > MAX_TIMER_MS) timer = setTimeout(tick, Math.min(left, MAX_TIMER_MS));
+        else done();
+      }
       function done(): void {
         clearTimeout(timer);
         signal?.removeEventListener('abort', done);

@@ -10,6 +10,7 @@ import type { ExecutionPage, ExecutionSummary, SearchHit, SearchResult } from '.
 import { badge, duration, time, type Fragment } from './format.js';
 import { page, type PageContext } from './layout.js';
 import type { VersionWait } from '../../engine/ports/store.js';
+import { isoTime } from '../../ops/time.js';
 
 /** The filters as they came in the query string (shown back in the form). */
 export interface ListFilters {
@@ -67,7 +68,7 @@ function row(
 ): Fragment {
   let what: Fragment | string =
     e.status === 'parked' && e.waitingFor?.primitive === 'sleep'
-      ? html`sleeping at <code>${e.waitingFor.key}</code> until ${new Date(e.waitingFor.dueAt ?? now).toISOString()}`
+      ? html`sleeping at <code>${e.waitingFor.key}</code> until ${isoTime(e.waitingFor.dueAt ?? now)}`
       : e.status === 'parked' && e.waitingFor
         ? html`waits for ${e.waitingFor.primitive === 'async' ? 'async unit' : e.waitingFor.primitive} <code>${e.waitingFor.key}</code> (attempt ${e.waitingFor.attempt})`
         : e.pausedOn
@@ -90,7 +91,7 @@ function row(
 /** A queued execution's start time and priority, when it has them. */
 function queuedNote(e: ExecutionSummary): Fragment | string {
   if (e.startAt === undefined && e.priority === undefined) return '';
-  const startsAt = e.startAt === undefined ? '' : html`starts at ${new Date(e.startAt).toISOString()}`;
+  const startsAt = e.startAt === undefined ? '' : html`starts at ${isoTime(e.startAt)}`;
   const priority = e.priority === undefined ? '' : html` priority ${e.priority}`;
   return html`<span class="muted" data-start-at="${e.startAt ?? ''}">${startsAt}${priority}</span>`;
 }

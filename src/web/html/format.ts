@@ -5,14 +5,15 @@
  */
 import { html } from 'hono/html';
 import type { ErrorJSON } from '../../errors.js';
+import { isoTime } from '../../ops/time.js';
 
 /** An HTML fragment (what `html` returns). */
 export type Fragment = ReturnType<typeof html>;
 
 /** A UTC timestamp, to the millisecond. */
 export function time(ms: number | undefined): string {
-  if (ms === undefined || !Number.isFinite(ms)) return '—';
-  return new Date(ms).toISOString().replace('T', ' ').replace('Z', ' UTC');
+  if (ms === undefined || Number.isNaN(ms)) return '—';
+  return isoTime(ms).replace('T', ' ').replace('Z', ' UTC');
 }
 
 /** A duration: `850 ms`, `12.3 s`, `4 min 5 s`, `2 h 10 min`. */

@@ -17,6 +17,7 @@
  */
 import type { ReactorEvent } from '../../engine/model/events.js';
 import { duration } from './format.js';
+import { isoTime } from '../../ops/time.js';
 
 /** What a bar stands for. */
 export type BarKind =
@@ -208,7 +209,7 @@ const HANDLERS: Handlers = {
       label: `retry backoff ${duration(e.delayMs)}`,
     });
   },
-  'step.sleeping': (e, b) => suspend(b, e.step, e.at, 'sleep', `sleeping until ${new Date(e.wakeAt).toISOString()}`),
+  'step.sleeping': (e, b) => suspend(b, e.step, e.at, 'sleep', `sleeping until ${isoTime(e.wakeAt)}`),
   'step.woke': (e, b) => proceed(b, e.step, e.at, 'sleep', e.early ? ', woken early' : ', woke'),
   'interrupt.paused': (e, b) =>
     suspend(b, e.step, e.at, 'pause', `paused at interrupt${e.correlationId ? ` (${e.correlationId})` : ''}`),

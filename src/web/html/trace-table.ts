@@ -8,6 +8,7 @@
 import { html } from 'hono/html';
 import type { ReactorEvent } from '../../engine/model/events.js';
 import { json, offset, time, type Fragment } from './format.js';
+import { isoTime } from '../../ops/time.js';
 
 /** Fields that hold a time (engine clock, ms since the epoch): every `…At`, and a summary entry's `from` / `to`. */
 const isTimeField = (event: ReactorEvent, name: string): boolean =>
@@ -22,8 +23,7 @@ function eventFields(event: ReactorEvent): Record<string, unknown> {
 
 /** `value` with every time field (at any depth) as an ISO 8601 date. */
 function readable(event: ReactorEvent, value: unknown, name = ''): unknown {
-  if (typeof value === 'number' && isTimeField(event, name) && Number.isFinite(value))
-    return new Date(value).toISOString();
+  if (typeof value === 'number' && isTimeField(event, name) && Number.isFinite(value)) return isoTime(value);
   if (Array.isArray(value)) return value.map((v) => readable(event, v));
   if (typeof value === 'object' && value !== null)
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, readable(event, v, k)]));
@@ -57,7 +57,7 @@ export function traceTable(trace: readonly ReactorEvent[]): Fragment {
         Object.keys(fields).length === 0
           ? ''
           : html`<details><summary>JSON</summary>${json(readable(e, fields))}</details>`;
-      return html`<tr data-event="${e.type}"><td class="mono"><time datetime="${new Date(e.at).toISOString()}" title="${time(e.at)}">${offset(e.at - t0)}</time></td><td><code>${e.type}</code></td><td>${'step' in e && e.step !== undefined ? html`<code>${e.step}</code>` : ''}</td><td><span class="summary">${eventSummary(e, fields)}</span>${folded}</td></tr>`;
+      return html`<tr data-event="${e.type}"><td class="mono"><time datetime="${isoTime(e.at)}" title="${time(e.at)}">${offset(e.at - t0)}</time></td><td><code>${e.type}</code></td><td>${'step' in e && e.step !== undefined ? html`<code>${e.step}</code>` : ''}</td><td><span class="summary">${eventSummary(e, fields)}</span>${folded}</td></tr>`;
     },
   )}</tbody></table>`;
 }
