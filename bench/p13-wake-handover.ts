@@ -68,7 +68,7 @@ async function oneRound(
   const definition = p13Reactor();
   for (let i = 0; i < EXECUTIONS; i += 100)
     await Promise.all(
-      Array.from({ length: Math.min(100, EXECUTIONS - i) }, (_, j) =>
+      Array.from({ length: Math.min(100, EXECUTIONS - i) }, () =>
         runtime.engine.start(definition, { key: `k${Math.floor(Math.random() * KEYS)}`, sectionMs: SECTION_MS }),
       ),
     );
@@ -94,7 +94,8 @@ async function oneRound(
   }
   // A hand-over gap: from a holder's section end to the next holder's start, when that next one was parked on the key by then.
   const parkedAt = new Map<string, number[]>();
-  for (const d of dumps) for (const [id, k, t] of d.parked) parkedAt.set(`${id} ${k}`, [...(parkedAt.get(`${id} ${k}`) ?? []), t]);
+  for (const d of dumps)
+    for (const [id, k, t] of d.parked) parkedAt.set(`${id} ${k}`, [...(parkedAt.get(`${id} ${k}`) ?? []), t]);
   const byKey = new Map<string, [string, number, number][]>();
   for (const d of dumps) for (const [k, id, s, e] of d.sections) byKey.set(k, [...(byKey.get(k) ?? []), [id, s, e]]);
   const gaps: number[] = [];
@@ -135,7 +136,10 @@ async function runTarget(target: 'single' | 'cluster'): Promise<{ p99s: number[]
   const prefix = target === 'single' ? 'p13' : '{p13}';
   const runtime = createRedisRuntime({ ...where, prefix, reactors: [p13Reactor()] });
   const config: P13ChildConfig = { ...where, prefix, concurrency: CONCURRENCY, sectionMs: SECTION_MS };
-  const children = await spawnChildren(WORKER, Array.from({ length: PROCESSES }, () => config));
+  const children = await spawnChildren(
+    WORKER,
+    Array.from({ length: PROCESSES }, () => config),
+  );
   const p99s: number[] = [];
   const longest: number[] = [];
   try {
@@ -159,7 +163,9 @@ export async function runP13(): Promise<Verdict> {
   for (const target of TARGETS) results[target] = await runTarget(target);
   const worst = Math.max(...Object.values(results).flatMap((r) => r.p99s));
   const longest = Math.max(...Object.values(results).flatMap((r) => r.longest));
-  const over = Object.values(results).flatMap((r) => r.longest).filter((ms) => ms > SUBSCRIBE_CONFIRM_MS).length;
+  const over = Object.values(results)
+    .flatMap((r) => r.longest)
+    .filter((ms) => ms > SUBSCRIBE_CONFIRM_MS).length;
   return {
     bench: 'P13',
     metric: 'worst_round_handover_gap_p99_ms',

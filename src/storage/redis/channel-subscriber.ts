@@ -10,8 +10,8 @@
  *   reconnects: a channel subscribed then was silently lost (decision 112).
  * - A refused or rejected `SUBSCRIBE` is sent again every {@link RESUBSCRIBE_RETRY_MS}.
  * - A channel not confirmed within {@link SUBSCRIBE_CONFIRM_MS} makes the subscriber *degraded*;
- *   a connection that is up (or stuck in its handshake, or given up) while a channel stays
- *   unconfirmed that long is replaced by a fresh one, at most once per bound.
+ *   a connection that is up (or stuck in its handshake, or given up) and has had the bound since
+ *   it opened or became ready, while a channel stays unconfirmed, is replaced by a fresh one.
  *
  * @module
  */
@@ -67,7 +67,8 @@ export class ChannelSubscriber {
   #watchdog: NodeJS.Timeout | undefined;
   /** The last refused `SUBSCRIBE`'s message, while a channel is unconfirmed. */
   #failure: string | undefined;
-  #replacedAt = -Infinity;
+  /** When the current connection was opened or last became ready: each gets a full bound before it is replaced. */
+  #freshAt = -Infinity;
   #replacements = 0;
   #degraded = false;
   #closed = false;
@@ -158,6 +159,7 @@ export class ChannelSubscriber {
       if (this.#connection === connection && this.#channels.has(channel)) this.#hooks.onMessage(channel, message);
     });
     this.#connection = connection;
+    this.#freshAt = monotonic();
     if (this.#watchdog === undefined) {
       this.#watchdog = setInterval(() => this.#watch(), Math.max(10, Math.floor(this.#confirmMs / 4)));
       this.#watchdog.unref();
@@ -167,6 +169,7 @@ export class ChannelSubscriber {
 
   /** The connection is ready (first or again): every channel not confirmed on it is subscribed. */
   #ready(connection: Redis): void {
+    this.#freshAt = monotonic();
     for (const [channel, entry] of this.#channels) if (!entry.confirmed) this.#send(connection, channel, entry);
   }
 
@@ -226,14 +229,13 @@ export class ChannelSubscriber {
     }
     this.#setDegraded(true);
     const status = this.#connection?.status ?? 'end';
-    if (REPLACEABLE.has(status) && now - this.#replacedAt >= this.#confirmMs) this.#replace(now);
+    if (REPLACEABLE.has(status) && now - this.#freshAt > this.#confirmMs) this.#replace(now);
   }
 
   /** Drops the connection and opens a fresh one, whose `ready` subscribes every channel. */
   #replace(now: number): void {
     const old = this.#connection;
     this.#connection = undefined;
-    this.#replacedAt = now;
     this.#replacements++;
     for (const entry of this.#channels.values()) {
       const { confirmed, since } = entry;
