@@ -144,7 +144,10 @@ async function runTarget(target: 'single' | 'cluster'): Promise<{ p99s: number[]
   try {
     for (let i = 1; i <= ROUNDS; i++) {
       // Fresh worker processes each round: a worker's first contention opens its subscriber connection.
-      const children = await spawnChildren(WORKER, Array.from({ length: PROCESSES }, () => config));
+      const children = await spawnChildren(
+        WORKER,
+        Array.from({ length: PROCESSES }, () => config),
+      );
       try {
         const r = await oneRound(runtime, children, target, i);
         p99s.push(r.p99);
