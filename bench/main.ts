@@ -1,5 +1,5 @@
 /**
- * Benchmark entry: `npm run --silent bench -- <ID>` with ID `P1` … `P12`, `P16` or `all`. Prints one JSON
+ * Benchmark entry: `npm run --silent bench -- <ID>` with ID `P1` … `P13`, `P16` or `all`. Prints one JSON
  * object per line; each benchmark's last line is its verdict. Exits 0 whether or not targets
  * are met, non-zero when a benchmark could not run or the id is unknown.
  *
@@ -17,6 +17,7 @@ import { runP9 } from './p9-wake-precision.js';
 import { runP10 } from './p10-cluster.js';
 import { runP11 } from './p11-cost-growth.js';
 import { runP12 } from './p12-bulk-start.js';
+import { runP13 } from './p13-wake-handover.js';
 import { runP16 } from './p16-durable-mode.js';
 import { emit, type Verdict } from './support/runner.js';
 
@@ -33,6 +34,7 @@ const BENCHMARKS: Readonly<Record<string, () => Promise<Verdict>>> = {
   P10: runP10,
   P11: runP11,
   P12: runP12,
+  P13: runP13,
   P16: runP16,
 };
 

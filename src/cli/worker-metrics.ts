@@ -66,8 +66,15 @@ export async function workerOperations(port: number, gauges: WorkerGauges): Prom
   };
 }
 
-/** The gauges' sources over `target`: a connection of their own for the store reads and a BullMQ queue reader. */
-export async function workerGauges(target: WorkerTarget): Promise<WorkerGauges> {
+/**
+ * The gauges' sources over `target`: a connection of their own for the store reads and a BullMQ
+ * queue reader. `subscriptions`: the runtime's subscription health once it exists (the
+ * `ts_reactor_wakeups_degraded` gauge reads 0 before).
+ */
+export async function workerGauges(
+  target: WorkerTarget,
+  subscriptions: () => SubscriptionsState | undefined = () => undefined,
+): Promise<WorkerGauges> {
   const redis = await openConnection(target); // readiness reports its errors
   const [{ createRedisBackend }, { createBullmqQueueStats }, { executionCounts }] = await Promise.all([
     import('../storage/redis/index.js'),
@@ -87,6 +94,7 @@ export async function workerGauges(target: WorkerTarget): Promise<WorkerGauges> 
       queueJobs: () => bounded(stats.jobCounts()),
       queueOldestWaitingMs: () => bounded(stats.oldestWaitingMs()),
       executionsByStatus: () => bounded(counts()),
+      wakeUpsDegraded: () => subscriptions()?.degraded === true,
     },
     redis,
     close: async () => {

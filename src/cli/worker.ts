@@ -6,6 +6,7 @@
  */
 import { workerGauges, workerOperations, type WorkerGauges, type WorkerOperations } from './worker-metrics.js';
 import type { Middleware } from '../engine/model/events.js';
+import type { SubscriptionsState } from '../metrics/readiness.js';
 import { DEFAULT_QUEUE_NAME } from '../queue/policy.js';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -313,6 +314,7 @@ export async function runWorkerCommand(
   }
 
   let gauges: WorkerGauges | undefined;
+  const runtimeHealth: { subscriptions?: () => SubscriptionsState } = {}; // the runtime's, once it exists
   let operations: WorkerOperations | undefined;
   let middleware: readonly Middleware[];
   const closeOperations = async (): Promise<void> => {
@@ -322,7 +324,9 @@ export async function runWorkerCommand(
   try {
     // The gauges are sampled for the metrics endpoint, and for a module whose middleware asks for them.
     if (config.metricsPort !== undefined || typeof module.middleware === 'function')
-      gauges = await workerGauges({ url: config.url, cluster: config.cluster, prefix, queueName });
+      gauges = await workerGauges({ url: config.url, cluster: config.cluster, prefix, queueName }, () =>
+        runtimeHealth.subscriptions?.(),
+      );
     if (config.metricsPort !== undefined) operations = await workerOperations(config.metricsPort, gauges!);
     const worker = (): WorkerContext => ({
       gauges: gauges!.sources,
@@ -369,6 +373,7 @@ export async function runWorkerCommand(
     await closeOperations();
     return 2;
   }
+  runtimeHealth.subscriptions = () => runtime.health().subscriptions;
   const worker = runtime.startWorker({
     concurrency: config.concurrency,
     ...(config.shutdownTimeoutMs === undefined ? {} : { shutdownTimeoutMs: config.shutdownTimeoutMs }),

@@ -30,6 +30,7 @@ import { asyncBackground } from './jobs/async-port.js';
 import { cancelChild } from './jobs/async/cancel-child.js';
 import type { BackgroundDeps } from './jobs/deps.js';
 import { Wakeups } from './jobs/wakeups.js';
+import { DEGRADED_PARK_FALLBACK_MS } from './jobs/park.js';
 import type { Clock } from './ports/clock.js';
 import { UnitSignals, type AsyncPort } from './run/async/port.js';
 import { invokeStep } from './run/invoke.js';
@@ -62,6 +63,15 @@ export function createEngine(options: EngineOptions): Engine {
   const coordination = build.coordinationDeps(options, wakeups.released);
   // A key the coordinator freed on its own (a cross-process grant nobody here could take, decision 059) wakes like a release.
   options.coordinator?.onFreed?.(wakeups.released);
+  // Release notifications that may pass this process by are a fault to see: warn, and say when they are back (decision 112).
+  options.coordinator?.onWakeUpsDegraded?.((degraded, detail) => {
+    if (degraded)
+      logger.warn(
+        { detail, fallbackMs: DEGRADED_PARK_FALLBACK_MS },
+        'wake-ups degraded: releases may not reach this process; parked executions poll sooner until the subscriptions are confirmed again',
+      );
+    else logger.info({}, 'wake-ups recovered: the subscriptions are confirmed again');
+  });
   const jobLeases = build.jobLeasesOf(options);
   const workerId = build.engineIdOf(options, core.ids);
   const admitter = new CoordinationAdmitter(coordination);

@@ -72,7 +72,7 @@ export function prometheusMetrics(options: PrometheusMetricsOptions = {}): Prome
 /** The gauges, set from `sources` at each scrape; a source that fails leaves its gauge empty (or NaN, without labels) for that scrape. */
 function registerGauges(registry: Registry, sources: GaugeSources): void {
   const gauge = (
-    spec: (typeof METRICS)['queueJobs' | 'queueOldestAge' | 'executionsByStatus'],
+    spec: (typeof METRICS)['queueJobs' | 'queueOldestAge' | 'executionsByStatus' | 'wakeUpsDegraded'],
     read: (g: Gauge) => Promise<void>,
   ) =>
     new Gauge({
@@ -86,7 +86,8 @@ function registerGauges(registry: Registry, sources: GaugeSources): void {
         await read(this).catch(() => (spec.labels.length === 0 ? this.set(Number.NaN) : undefined));
       },
     });
-  const { queueJobs, queueOldestWaitingMs, executionsByStatus } = sources;
+  const { queueJobs, queueOldestWaitingMs, executionsByStatus, wakeUpsDegraded } = sources;
+  if (wakeUpsDegraded) gauge(METRICS.wakeUpsDegraded, async (g) => void g.set(wakeUpsDegraded() ? 1 : 0));
   if (queueJobs)
     gauge(METRICS.queueJobs, async (g) => {
       for (const [state, count] of Object.entries(await queueJobs())) g.set({ state }, count);

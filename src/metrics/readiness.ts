@@ -27,6 +27,8 @@ export interface SubscriptionsState {
   readonly confirmed: boolean;
   /** Why not confirmed: the check's `detail`. */
   readonly detail?: string;
+  /** True when a subscription has been unconfirmed for longer than its bound (wake-ups degraded). */
+  readonly degraded?: boolean;
 }
 
 /**

@@ -101,6 +101,12 @@ export const METRICS = {
     help: 'Unfinished executions by status (queued, running, parked, sleeping, paused, paused_on_failure, rolling_back; sleeping: parked on a sleep step; paused_on_failure: paused on a step failure for an operator)',
     labels: ['status'],
   },
+  wakeUpsDegraded: {
+    kind: 'gauge',
+    name: 'ts_reactor_wakeups_degraded',
+    help: "Whether this process's release notifications are degraded (1: a pub/sub subscription unconfirmed for longer than its bound; parked executions poll sooner), else 0",
+    labels: [],
+  },
 } as const satisfies Readonly<Record<string, MetricSpec>>;
 
 /** A metric's key in {@link METRICS}. */
@@ -123,6 +129,8 @@ export interface GaugeSources {
   readonly queueJobs?: () => Promise<Readonly<Record<string, number>>>;
   readonly queueOldestWaitingMs?: () => Promise<number | undefined>;
   readonly executionsByStatus?: () => Promise<Readonly<Record<string, number>>>;
+  /** Whether the process's wake-ups are degraded, e.g. `() => runtime.health().subscriptions.degraded === true` of a Redis runtime. */
+  readonly wakeUpsDegraded?: () => boolean;
 }
 
 const FINISHED: Readonly<Record<string, string>> = {

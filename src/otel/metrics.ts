@@ -58,7 +58,12 @@ export function otelMetrics(options: OtelMetricsOptions = {}): Middleware & Sche
 
 /** The gauges, read from `sources` at each collection. */
 function observeGauges(meter: Meter, sources: GaugeSources): void {
-  const { queueJobs, queueOldestWaitingMs, executionsByStatus } = sources;
+  const { queueJobs, queueOldestWaitingMs, executionsByStatus, wakeUpsDegraded } = sources;
+  if (wakeUpsDegraded) {
+    const spec = METRICS.wakeUpsDegraded;
+    const gauge = meter.createObservableGauge(spec.name, { description: spec.help });
+    gauge.addCallback((result) => result.observe(wakeUpsDegraded() ? 1 : 0));
+  }
   if (queueJobs) {
     const gauge = meter.createObservableGauge(METRICS.queueJobs.name, { description: METRICS.queueJobs.help });
     gauge.addCallback(async (result) => {

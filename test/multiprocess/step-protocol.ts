@@ -21,6 +21,7 @@ export interface StepWorkerConfig {
     readonly contentionCap?: number;
     readonly parkFallbackMs?: number;
     readonly livenessTtlMs?: number;
+    readonly workerWaitMs?: number;
   };
   /** Start the worker only on a `go` line on stdin. */
   readonly waitForGo?: boolean;

@@ -19,7 +19,7 @@ const writeLine = (value: unknown): Promise<void> =>
 async function main(): Promise<void> {
   const config = JSON.parse(process.argv[2] ?? '{}') as StepWorkerConfig;
   const guardRedis = new Redis(config.url);
-  const counts = { parks: 0, completed: 0, failed: 0 };
+  const counts = { parks: 0, woken: 0, completed: 0, failed: 0 };
   const reactors = buildStepReactors(async (step, key, executionId) => {
     const g = stepGuard(config.guard, step);
     await guardRedis.eval(GUARD_ENTER, 6, g.cur(key), g.max, g.total, g.runs, g.all, g.allMax, key, executionId);
@@ -45,6 +45,7 @@ async function main(): Promise<void> {
   });
   runtime.engine.subscribe((e: ReactorEvent) => {
     if (e.type === 'run.parked') counts.parks++;
+    else if (e.type === 'run.woken') counts.woken++;
     else if (e.type === 'run.completed') counts.completed++;
     else if (e.type === 'run.failed') counts.failed++;
   });

@@ -74,6 +74,19 @@ function wakeToPassOn(
   return { primitive: woken.primitive, key: woken.key };
 }
 
+/** A park's fallback delay while the coordinator's release notifications are degraded (docs/decisions/112). */
+export const DEGRADED_PARK_FALLBACK_MS = 1_000;
+
+/**
+ * The delay of a park's fallback job: `parkFallbackMs`, or at most
+ * {@link DEGRADED_PARK_FALLBACK_MS} while the coordinator says its wake-ups are degraded (a
+ * release may not reach this process, so its parked executions poll sooner).
+ */
+export function parkFallback(deps: BackgroundDeps): number {
+  const degraded = deps.coordination.coordinator?.wakeUpsDegraded?.() === true;
+  return degraded ? Math.min(deps.options.parkFallbackMs, DEGRADED_PARK_FALLBACK_MS) : deps.options.parkFallbackMs;
+}
+
 async function park(
   deps: BackgroundDeps,
   state: RunState,
@@ -114,7 +127,7 @@ async function park(
       await deps.waitList?.remove(waitListKey(list.primitive, list.key), list.jobId).catch(() => undefined);
     return undefined;
   }
-  const delayMs = boundedDelay(rate ? rate.retryAfterMs : deps.options.parkFallbackMs, wait, now);
+  const delayMs = boundedDelay(rate ? rate.retryAfterMs : parkFallback(deps), wait, now);
   // Who it parks behind: its fallback job parks again without an admission (one attempt each) while that holder holds.
   const holder = rate
     ? undefined
@@ -191,7 +204,7 @@ export async function reparkBehindSameHolder(
   )
     return undefined;
   if (wanted !== undefined && !(await wanted())) return undefined;
-  const delayMs = boundedDelay(deps.options.parkFallbackMs, wait, now);
+  const delayMs = boundedDelay(parkFallback(deps), wait, now);
   const { jobId } = await nextJob(deps, state, {
     status: 'parked',
     reason: 'park',

@@ -321,6 +321,19 @@ export interface Coordinator {
    */
   onFreed?(listener: (kind: 'lock', key: string) => void): () => void;
 
+  /**
+   * Whether this process's release notifications are degraded: a subscription has gone
+   * unconfirmed for longer than its bound, so releases elsewhere may pass this process by
+   * (docs/decisions/112). Parked executions then fall back to a shorter poll. Absent: never.
+   */
+  wakeUpsDegraded?(): boolean;
+
+  /**
+   * Tells `listener` each time the release notifications become degraded (`degraded` true, with
+   * why in `detail`) and when they recover. Returns the unsubscribe function.
+   */
+  onWakeUpsDegraded?(listener: (degraded: boolean, detail: string | undefined) => void): () => void;
+
   /** Closes connections and timers. */
   close(): Promise<void>;
 }

@@ -1,26 +1,19 @@
 /**
  * Cancel announcements over Redis pub/sub (docs/decisions/053, 058, 061): a `PUBLISH` on the
- * prefix's cancel channel, and a subscriber connection of its own that listens while anyone
- * does. Announcements are a fast path only: a listener is told when the subscription is in place
- * (at first, and again after every reconnect) so that it can re-read what it may have missed.
+ * prefix's cancel channel, and a subscriber connection of its own (a {@link ChannelSubscriber},
+ * decision 112) that listens while anyone does. Announcements are a fast path only: a listener is
+ * told when the subscription is in place (at first, and again after every reconnect or
+ * replacement of the connection) so that it can re-read what it may have missed.
  *
  * @module
  */
 import type { Redis } from 'ioredis';
-import { subscriberOf, type RedisConnection } from './connection.js';
+import type { RedisConnection } from './connection.js';
+import { ChannelSubscriber, type ChannelSubscriberOptions } from './channel-subscriber.js';
 import { runCommand } from './script.js';
-import { RESUBSCRIBE_RETRY_MS, subscriptionHealth, type SubscriptionHealth } from './subscription-health.js';
+import type { SubscriptionHealth } from './subscription-health.js';
 
 type Listener = (executionId: string) => void;
-
-/** Calls `again` at every `ready` of `connection` after its first one: it has reconnected. */
-export function afterReconnect(connection: Redis, again: () => void): void {
-  let connected = false;
-  connection.on('ready', () => {
-    if (connected) again();
-    connected = true;
-  });
-}
 
 /** The cancel channel of one coordinator. */
 export class CancelChannel {
@@ -28,19 +21,34 @@ export class CancelChannel {
   readonly #channel: string;
   /** Listeners, each with its `onListening`. */
   readonly #listeners = new Map<Listener, (() => void) | undefined>();
-  /** Whether the channel's subscription was answered (false: it failed); undefined while nobody listens. */
-  #subscribed: Promise<boolean> | undefined;
-  #subscriber: Redis | undefined;
-  /** Since the subscriber lost its connection, the channel's subscription is to be answered again (undefined: it was, or nobody listens). */
-  #awaiting: Promise<boolean> | true | undefined;
-  /** The last failed SUBSCRIBE's message. */
-  #failure: string | undefined;
+  readonly #subscriber: ChannelSubscriber;
   #closed = false;
 
-  /** `redis`: the command connection (announcements go out on it; the subscriber is its duplicate). */
-  constructor(redis: RedisConnection, channel: string) {
+  /** `redis`: the command connection (announcements go out on it; the subscriber is made from it). */
+  constructor(
+    redis: RedisConnection,
+    channel: string,
+    onDegraded?: (degraded: boolean) => void,
+    options: ChannelSubscriberOptions = {},
+  ) {
     this.#redis = redis;
     this.#channel = channel;
+    this.#subscriber = new ChannelSubscriber(
+      redis,
+      {
+        kind: 'cancel',
+        onMessage: (_channel, message) => {
+          for (const listener of [...this.#listeners.keys()]) listener(message);
+        },
+        // Announcements made before (or while the connection was lost) were missed: every listener looks again (decisions 058, 061).
+        onConfirmed: () => {
+          for (const [listener, onListening] of [...this.#listeners])
+            if (onListening !== undefined && this.#listeners.has(listener)) onListening();
+        },
+        ...(onDegraded === undefined ? {} : { onDegraded }),
+      },
+      options,
+    );
   }
 
   /** Publishes `executionId` to every listening process. */
@@ -51,96 +59,27 @@ export class CancelChannel {
   /** See `Coordinator.onCancelAnnounced`; returns the unsubscribe function. */
   listen(listener: Listener, onListening?: () => void): () => void {
     // Until SUBSCRIBE is answered, announcements pass this process by: `onListening` lets the caller look again.
-    if (this.#listeners.size === 0 && !this.#closed) this.#subscribed = this.#subscribe();
+    if (this.#listeners.size === 0 && !this.#closed) this.#subscriber.add(this.#channel);
     this.#listeners.set(listener, onListening);
-    if (onListening !== undefined) this.#whenListening(listener, onListening);
+    // Already in place: this listener looks once now (the others did at the confirmation).
+    if (onListening !== undefined && this.#subscriber.confirmedToken(this.#channel) !== undefined)
+      queueMicrotask(() => {
+        if (this.#listeners.get(listener) === onListening) onListening();
+      });
     return () => {
       if (!this.#listeners.delete(listener) || this.#listeners.size > 0) return;
-      this.#subscribed = undefined;
-      this.#awaiting = undefined;
-      this.#subscriber?.unsubscribe(this.#channel).catch(() => undefined);
+      this.#subscriber.delete(this.#channel);
     };
   }
 
-  /** Whether the channel, while anyone listens, is subscribed and, since the last reconnect, confirmed again. */
+  /** Whether the channel, while anyone listens, is subscribed and confirmed (see {@link ChannelSubscriber.health}). */
   health(): SubscriptionHealth {
-    const listening = this.#listeners.size > 0;
-    return subscriptionHealth({
-      kind: 'cancel',
-      status: this.#subscriber?.status,
-      channels: listening ? 1 : 0,
-      awaiting: listening && this.#awaiting !== undefined ? 1 : 0,
-      ...(this.#failure === undefined ? {} : { failure: this.#failure }),
-    });
+    return this.#subscriber.health();
   }
 
   /** Stops listening; returns the subscriber connection to quit, if any. */
   close(): Redis | undefined {
     this.#closed = true;
-    const subscriber = this.#subscriber;
-    this.#subscriber = undefined;
-    return subscriber;
-  }
-
-  #subscribe(): Promise<boolean> {
-    return this.#connection()
-      .subscribe(this.#channel)
-      .then(
-        () => {
-          this.#failure = undefined;
-          return true;
-        },
-        (error: unknown) => {
-          this.#failure = error instanceof Error ? error.message : String(error);
-          return false;
-        },
-      );
-  }
-
-  #whenListening(listener: Listener, onListening: () => void): void {
-    void this.#subscribed?.then((subscribed) => subscribed && this.#listeners.has(listener) && onListening());
-  }
-
-  /** The subscriber reconnected: announcements made meanwhile were lost, so every listener looks again once it is back (decision 061). */
-  #reconnected(): void {
-    this.#resubscribe();
-  }
-
-  /** Subscribes again, to be confirmed; a refused SUBSCRIBE is sent again after {@link RESUBSCRIBE_RETRY_MS}. */
-  #resubscribe(): void {
-    if (this.#listeners.size === 0 || this.#closed) return;
-    const subscribed = (this.#subscribed = this.#awaiting = this.#subscribe());
-    void subscribed.then((ok) => {
-      if (this.#awaiting !== subscribed) return;
-      if (ok) this.#awaiting = undefined;
-      else
-        setTimeout(() => {
-          if (this.#awaiting === subscribed) this.#resubscribe();
-        }, RESUBSCRIBE_RETRY_MS).unref();
-    });
-    for (const [listener, onListening] of this.#listeners)
-      if (onListening !== undefined) this.#whenListening(listener, onListening);
-  }
-
-  /** The connection announcements arrive on: apart from the wake-up subscriber, whose channels come and go with the waits. */
-  #connection(): Redis {
-    if (this.#subscriber === undefined) {
-      const subscriber = subscriberOf(this.#redis, {
-        enableOfflineQueue: true,
-        autoResubscribe: false, // resubscribed by #reconnected, each confirmed (decision 061)
-        maxRetriesPerRequest: null,
-        lazyConnect: false,
-      });
-      subscriber.on('error', () => undefined); // reconnects on its own; the listeners look again once it is back
-      subscriber.on('message', (channel: string, message: string) => {
-        if (channel === this.#channel) for (const listener of [...this.#listeners.keys()]) listener(message);
-      });
-      afterReconnect(subscriber, () => this.#reconnected());
-      subscriber.on('close', () => {
-        if (this.#listeners.size > 0) this.#awaiting = true; // to be confirmed again once it is back
-      });
-      this.#subscriber = subscriber;
-    }
-    return this.#subscriber;
+    return this.#subscriber.close();
   }
 }

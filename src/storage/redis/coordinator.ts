@@ -47,6 +47,7 @@ import {
   type StoredHolder,
 } from './scripts.js';
 import { WakeChannels } from './wake-channels.js';
+import type { ChannelSubscriberOptions } from './channel-subscriber.js';
 import { combinedHealth, type SubscriptionHealth } from './subscription-health.js';
 
 /** Options of {@link RedisCoordinator}. */
@@ -71,6 +72,11 @@ export interface RedisCoordinatorOptions {
    * machine's speed.
    */
   readonly handOffClock?: () => number;
+  /**
+   * How long a subscription may stay unconfirmed before the wake-ups count as degraded and the
+   * subscriber connection is replaced by a fresh one (default 1,000 ms, docs/decisions/112). For tests.
+   */
+  readonly subscriptions?: ChannelSubscriberOptions;
 }
 
 /** {@link Coordinator} over Redis ≥ 7 (ioredis). */
@@ -95,6 +101,10 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
   readonly #cancels: CancelChannel;
   /** Listeners of {@link RedisCoordinator.onFreed}. */
   readonly #freed = new Set<(kind: 'lock', key: string) => void>();
+  /** Listeners of {@link RedisCoordinator.onWakeUpsDegraded}. */
+  readonly #degradedListeners = new Set<(degraded: boolean, detail: string | undefined) => void>();
+  /** Whether the wake-ups were degraded when last told. */
+  #degraded = false;
   #closed = false;
 
   constructor(options: RedisCoordinatorOptions) {
@@ -104,20 +114,26 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
     this.#lockHandOff = options.lockHandOff ?? true;
     this.#handOffs = new HandOffs(options.handOffClock);
     this.#grants = new GrantBook(this.#lockHandOff);
-    this.#cancels = new CancelChannel(this.redis, this.keys.cancelChannel());
-    this.#channels = new WakeChannels(this.redis, {
-      onMessage: (channel, message) => {
-        if (!message.startsWith('g ')) return false;
-        this.#onGrant(channel, message); // a grant names one process; the others' waiters sleep on (the key is not free)
-        return true;
+    const onDegraded = (): void => this.#degradedChanged();
+    this.#cancels = new CancelChannel(this.redis, this.keys.cancelChannel(), onDegraded, options.subscriptions);
+    this.#channels = new WakeChannels(
+      this.redis,
+      {
+        onMessage: (channel, message) => {
+          if (!message.startsWith('g ')) return false;
+          this.#onGrant(channel, message); // a grant names one process; the others' waiters sleep on (the key is not free)
+          return true;
+        },
+        onConfirmed: (channel, wakeWatches) => this.#confirmed(channel, wakeWatches),
+        onUnlisten: (channel) => {
+          const key = this.#lockChannelKeys.get(channel);
+          if (key !== undefined) this.#grants.drop(key);
+          this.#lockChannelKeys.delete(channel);
+        },
+        onDegraded,
       },
-      onConfirmed: (channel, wakeWatches) => this.#confirmed(channel, wakeWatches),
-      onUnlisten: (channel) => {
-        const key = this.#lockChannelKeys.get(channel);
-        if (key !== undefined) this.#grants.drop(key);
-        this.#lockChannelKeys.delete(channel);
-      },
-    });
+      options.subscriptions,
+    );
   }
 
   async time(): Promise<number> {
@@ -628,6 +644,29 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
    */
   subscriptions(): SubscriptionHealth {
     return combinedHealth([this.#channels.health(), this.#cancels.health()]);
+  }
+
+  /**
+   * See {@link Coordinator.wakeUpsDegraded}: a subscription (wake-ups, grants, cancel
+   * announcements) unconfirmed for longer than its bound (docs/decisions/112).
+   */
+  wakeUpsDegraded(): boolean {
+    return this.subscriptions().degraded === true;
+  }
+
+  /** See {@link Coordinator.onWakeUpsDegraded}. */
+  onWakeUpsDegraded(listener: (degraded: boolean, detail: string | undefined) => void): () => void {
+    this.#degradedListeners.add(listener);
+    return () => this.#degradedListeners.delete(listener);
+  }
+
+  /** A subscriber became degraded or recovered: the listeners hear of a change of the whole. */
+  #degradedChanged(): void {
+    const health = this.subscriptions();
+    const degraded = health.degraded === true;
+    if (degraded === this.#degraded || this.#closed) return;
+    this.#degraded = degraded;
+    for (const listener of [...this.#degradedListeners]) listener(degraded, health.detail);
   }
 
   /** Wakes every waiter, closes the subscriber connection, and quits `redis` if it owns it. */

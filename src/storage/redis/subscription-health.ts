@@ -10,12 +10,16 @@
 /** How long after a refused re-subscription (e.g. `NOPERM`) it is sent again. */
 export const RESUBSCRIBE_RETRY_MS = 1_000;
 
+/** How long a subscription may go unanswered before its subscriber is replaced by a fresh connection. */
+export const SUBSCRIBE_CONFIRM_MS = 1_000;
+
 /** The state of one subscriber connection's subscriptions, or of all of a process's. */
 export interface SubscriptionHealth {
   /**
    * True when every channel listened on is subscribed on a connected subscriber, and every
    * subscription made again after a reconnect was answered (confirmed). True when nothing is
-   * listened on.
+   * listened on. A first subscription still on its way counts as confirmed until
+   * {@link SUBSCRIBE_CONFIRM_MS} has passed.
    */
   readonly confirmed: boolean;
   /** How many channels are listened on. */
@@ -24,6 +28,14 @@ export interface SubscriptionHealth {
   readonly unconfirmed: number;
   /** Why not confirmed; absent when confirmed. */
   readonly detail?: string;
+  /**
+   * Present when not confirmed: true once a subscription has been unconfirmed for longer than
+   * {@link SUBSCRIBE_CONFIRM_MS} (wake-ups then come from fallback polls; the subscriber
+   * connection is replaced by a fresh one).
+   */
+  readonly degraded?: boolean;
+  /** Present when not confirmed: how long the oldest unconfirmed subscription has been waiting, ms. */
+  readonly unconfirmedForMs?: number;
 }
 
 /** What one subscriber knows of its subscriptions, for {@link subscriptionHealth}. */
@@ -33,8 +45,16 @@ export interface SubscriberState {
   /** The subscriber's ioredis status (`ready`, `connecting`, `reconnecting` …); undefined before it exists. */
   readonly status: string | undefined;
   readonly channels: number;
-  /** Channels whose subscription awaits its answer after the subscriber (re)connected. */
+  /** Channels whose subscription awaits its answer: again after the subscriber (re)connected, or for longer than the bound. */
   readonly awaiting: number;
+  /** Whether one of them awaits it again after a reconnect (else: a first subscription unanswered past the bound). */
+  readonly again?: boolean;
+  /** How long the oldest channel not confirmed has waited, ms (0 when none). */
+  readonly unconfirmedForMs?: number;
+  /** The bound past which an unconfirmed subscription is degraded. Default {@link SUBSCRIBE_CONFIRM_MS}. */
+  readonly confirmMs?: number;
+  /** How many times the subscriber connection was replaced by a fresh one. */
+  readonly replacements?: number;
   /** The last failed SUBSCRIBE's message, while one is awaited again. */
   readonly failure?: string;
 }
@@ -43,20 +63,31 @@ export interface SubscriberState {
 export function subscriptionHealth(state: SubscriberState): SubscriptionHealth {
   const { kind, channels } = state;
   if (channels === 0) return { confirmed: true, channels: 0, unconfirmed: 0 };
+  const bound = state.confirmMs ?? SUBSCRIBE_CONFIRM_MS;
+  const degraded = (state.unconfirmedForMs ?? 0) > bound;
+  const waitedMs = Math.round(state.unconfirmedForMs ?? 0);
+  const suffix = degraded
+    ? `; degraded for ${waitedMs} ms (a subscription unconfirmed longer than ${bound} ms; subscriber connection replaced ${state.replacements ?? 0} time(s))`
+    : '';
   if (state.status !== 'ready')
     return {
       confirmed: false,
       channels,
       unconfirmed: channels,
-      detail: `the ${kind} subscriber connection is ${state.status ?? 'not open'}`,
+      detail: `the ${kind} subscriber connection is ${state.status ?? 'not open'}${suffix}`,
+      degraded,
+      unconfirmedForMs: waitedMs,
     };
   if (state.awaiting === 0) return { confirmed: true, channels, unconfirmed: 0 };
   const failed = state.failure === undefined ? '' : ` (SUBSCRIBE failed: ${state.failure})`;
+  const why = state.again === false ? `within ${bound} ms of their SUBSCRIBE` : 'since the subscriber reconnected';
   return {
     confirmed: false,
     channels,
     unconfirmed: state.awaiting,
-    detail: `${state.awaiting} of ${channels} ${kind} subscription(s) not confirmed since the subscriber reconnected${failed}`,
+    detail: `${state.awaiting} of ${channels} ${kind} subscription(s) not confirmed ${why}${failed}${suffix}`,
+    degraded,
+    unconfirmedForMs: waitedMs,
   };
 }
 
@@ -68,6 +99,12 @@ export function combinedHealth(parts: readonly SubscriptionHealth[]): Subscripti
     confirmed,
     channels: parts.reduce((sum, part) => sum + part.channels, 0),
     unconfirmed: parts.reduce((sum, part) => sum + part.unconfirmed, 0),
-    ...(confirmed ? {} : { detail: details.join('; ') }),
+    ...(confirmed
+      ? {}
+      : {
+          detail: details.join('; '),
+          degraded: parts.some((part) => part.degraded === true),
+          unconfirmedForMs: Math.max(0, ...parts.map((part) => part.unconfirmedForMs ?? 0)),
+        }),
   };
 }

@@ -1,0 +1,38 @@
+/**
+ * What P13 and its worker processes share: the child config and the reactor (a step lock over
+ * many keys).
+ *
+ * @module
+ */
+import { z } from 'zod';
+import { reactor, type AnyReactorDefinition } from '../../src/index.js';
+import type { RedisClusterTarget } from '../../src/storage/redis/connection.js';
+
+/** The JSON config of a P13 worker process. */
+export interface P13ChildConfig {
+  /** A single server's URL, or a cluster's startup nodes. */
+  readonly url?: string;
+  readonly cluster?: RedisClusterTarget;
+  readonly prefix: string;
+  readonly concurrency: number;
+  /** How long the locked step's section takes, ms. */
+  readonly sectionMs: number;
+}
+
+/** The reactor: an unlocked step, then a section under a lock on the execution's key. */
+export function p13Reactor(onSection: (key: string, executionId: string, start: number, end: number) => void = () => undefined) {
+  return reactor('p13-step-lock')
+    .input({ key: z.string(), sectionMs: z.number() })
+    .step('prepare', { run: () => 1 })
+    .step('locked', {
+      waitFor: ['prepare'],
+      lock: { key: ({ key }) => `p13:${key}`, ttl: '30s' },
+      run: async ({ key, sectionMs }, ctx) => {
+        const start = performance.timeOrigin + performance.now();
+        await new Promise((resolve) => setTimeout(resolve, sectionMs));
+        onSection(key, ctx.executionId, start, performance.timeOrigin + performance.now());
+        return 1;
+      },
+    })
+    .returns('locked') as unknown as AnyReactorDefinition;
+}
