@@ -88,14 +88,15 @@ export type ReactorEvent =
    * lease and no job of the queue carries it (`reason`: `no_job` for a pending, parked or running
    * execution whose job is gone; `inline_lost` for an inline run whose process stopped) — and
    * re-enqueued it as `jobId` (`action: 'requeued'`), or ended it `aborted` (an inline run whose
-   * reactor the sweeping worker does not know). `status` is the status it was found in;
-   * `count` how many times the sweep has recovered it so far.
+   * reactor the sweeping worker does not know). `status` is the status it was found in, by the
+   * name users see (`queued` for a record stored `pending`, decision 107); `count` how many times
+   * the sweep has recovered it so far.
    */
   | (Base & {
       readonly type: 'run.recovered';
       readonly reason: 'no_job' | 'inline_lost';
       readonly action: 'requeued' | 'aborted';
-      readonly status: 'pending' | 'parked' | 'running' | 'rolling_back';
+      readonly status: 'queued' | 'parked' | 'running' | 'rolling_back';
       readonly count: number;
       readonly jobId?: string;
     })
