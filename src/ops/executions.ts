@@ -192,7 +192,7 @@ export function shownInput(
 async function waitView(coordinator: Coordinator | undefined, record: ExecutionRecord): Promise<WaitView | undefined> {
   const waitingFor = record.background?.waitingFor;
   if (!waitingFor) return undefined;
-  const step = lastContendedStep(record.trace ?? []);
+  const step = waitingFor.step ?? lastContendedStep(record.trace ?? []);
   const holders: HolderView[] = [];
   if (coordinator && waitingFor.primitive === 'lock') {
     const state = await coordinator.lockState(waitingFor.key);
