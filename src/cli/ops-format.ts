@@ -11,6 +11,7 @@ import type {
   HolderView,
   InterruptView,
   OrderedView,
+  SleepView,
   StepView,
   WaiterView,
 } from '../ops/types.js';
@@ -104,6 +105,7 @@ export function executionText(e: ExecutionDetail): string[] {
     lines.push(
       `    ${s.path.padEnd(20)} ${stepStatus(s).padEnd(12)} attempts ${s.record.attempts}${s.record.error ? `  ${s.record.error.message}` : ''}`,
     );
+    if (s.sleep !== undefined) lines.push(`      ${sleepText(s.sleep)}`);
     for (const a of s.attempts) lines.push(`      #${a.attempt} ${attemptText(a)}`);
   }
   for (const f of e.rollbackFailures)
@@ -112,6 +114,12 @@ export function executionText(e: ExecutionDetail): string[] {
   for (const r of e.links.retries) lines.push(`  retried as ${r.id} ${r.status}`);
   lines.push(traceLine(e.trace));
   return lines;
+}
+
+/** A sleep step's times as dates: `sleeps until …`, or `woke … (wake time …, early)`. */
+export function sleepText(sleep: SleepView): string {
+  if (sleep.wokeAt === undefined) return `sleeps until ${sleep.wakeAt}`;
+  return `woke ${sleep.wokeAt} (wake time ${sleep.wakeAt}${sleep.early === true ? ', woken early' : ''})`;
 }
 
 /** One attempt as shown: its outcome (what a lost worker's attempt means), its worker. */

@@ -137,6 +137,18 @@ export interface StepView {
   readonly attempts: readonly AttemptView[];
   /** Set when the trace shows the step was rolled back (its record keeps the earlier status). */
   readonly rolledBack?: 'undone' | 'compensated';
+  /** A sleep step: its times, as ISO 8601 dates (the record keeps them as ms since the epoch). */
+  readonly sleep?: SleepView;
+}
+
+/** A sleep step's times as shown: when it wakes, and once it woke, when and whether early (`engine.wake`). */
+export interface SleepView {
+  /** Its wake time (ISO 8601). */
+  readonly wakeAt: string;
+  /** When it woke (ISO 8601); absent while it sleeps. */
+  readonly wokeAt?: string;
+  /** It woke before its wake time (`engine.wake`). */
+  readonly early?: boolean;
 }
 
 /** A node of the step graph. */

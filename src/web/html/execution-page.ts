@@ -62,11 +62,20 @@ function shownStatus(step: StepView, waiting: readonly string[]): string {
   return step.record.status === 'running' && waiting.includes(step.path) ? 'paused' : step.record.status;
 }
 
+/** A step's result; a sleep's times as dates (its record keeps ms since the epoch). */
+function resultCell(step: StepView): Fragment | string {
+  if (step.sleep !== undefined)
+    return step.sleep.wokeAt === undefined
+      ? html`<span class="sleep">sleeps until <time datetime="${step.sleep.wakeAt}">${step.sleep.wakeAt}</time></span>`
+      : json(step.sleep);
+  return step.record.result === undefined ? '' : json(step.record.result);
+}
+
 function stepsTable(ctx: PageContext, steps: readonly StepView[], waiting: readonly string[] = []): Fragment {
   if (steps.length === 0) return html`<p class="empty">No step has run.</p>`;
   return html`<table class="steps"><thead><tr><th>Step</th><th>Status</th><th>Attempts</th><th>Result / error</th></tr></thead><tbody>${steps.map(
     (s) =>
-      html`<tr data-step="${s.path}"><td><code>${s.path}</code>${s.record.unitId === undefined ? '' : html`<br><span class="muted">unit</span> ${link(ctx, s.record.unitId)}`}</td><td>${badge(shownStatus(s, waiting))}${s.rolledBack ? html` → ${badge(s.rolledBack)}` : ''}</td><td>${attemptsCell(s, shownStatus(s, waiting) === 'paused')}</td><td>${s.record.error ? errorBlock(s.record.error) : s.record.result === undefined ? '' : json(s.record.result)}</td></tr>`,
+      html`<tr data-step="${s.path}"><td><code>${s.path}</code>${s.record.unitId === undefined ? '' : html`<br><span class="muted">unit</span> ${link(ctx, s.record.unitId)}`}</td><td>${badge(shownStatus(s, waiting))}${s.rolledBack ? html` → ${badge(s.rolledBack)}` : ''}</td><td>${attemptsCell(s, shownStatus(s, waiting) === 'paused')}</td><td>${s.record.error ? errorBlock(s.record.error) : resultCell(s)}</td></tr>`,
   )}</tbody></table>`;
 }
 
