@@ -21,7 +21,7 @@ import { runReactor } from './api/run.js';
 import { processOne, startReactor } from './api/start.js';
 import { startManyReactors } from './api/start-many.js';
 import { startSweeps, sweepNow } from './api/sweeps.js';
-import type { Engine, EngineOptions } from './api/types.js';
+import type { Engine, EngineOptions, StartEntry } from './api/types.js';
 import { CoordinationAdmitter } from './execution/admitter.js';
 import { CancelTargets } from './execution/cancels.js';
 import { cancelExecution, undoExecution, type OperationsDeps } from './execution/operations.js';
@@ -95,7 +95,10 @@ export function createEngine(options: EngineOptions): Engine {
     fork: (id, o) => withExecutionId('fork', id, (i) => forkExecution(fork, i, o)),
     wake: (id) => withExecutionId('wake', id, (i) => wakeExecution(parts, i)),
     start: async (reactor, input, o) => withHandle(parts, reactor, await startReactor(parts, reactor, input, o)),
-    startMany: ((entries) => startManyReactors(parts, entries)) as Engine['startMany'],
+    startMany: (async (entries: readonly StartEntry[]) =>
+      (await startManyReactors(parts, entries)).map((started, i) =>
+        withHandle(parts, entries[i]!.reactor, started),
+      )) as Engine['startMany'],
     process: (job, delivery) => processOne(parts, job, delivery),
     result: (id: unknown, reactor?: unknown) =>
       reactor === undefined || isReactor(reactor)
