@@ -129,7 +129,9 @@ export function attemptText(a: AttemptView): string {
       ? 'worker lost (started; the body may have run)'
       : a.outcome === 'may_have_run'
         ? 'may have run (worker lost)'
-        : a.outcome;
+        : a.outcome === 'interrupted'
+          ? 'interrupted (worker shut down; the body ran, in part or in full)'
+          : a.outcome;
   return `${outcome}${a.worker === undefined ? '' : `  on ${a.worker}`}`;
 }
 

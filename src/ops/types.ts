@@ -120,10 +120,19 @@ export interface AttemptView {
   /**
    * How it ended; `worker_lost`: it started and its worker was lost before it settled (its body
    * may have run in full, in part or not at all); `may_have_run`: its worker was lost and the
-   * body may have run since the last checkpoint (docs/background.md#attempts).
+   * body may have run since the last checkpoint (docs/background.md#attempts); `interrupted`: its
+   * worker's shutdown stopped it and handed the job back (the body ran, in part or in full).
    */
   readonly outcome:
-    'running' | 'succeeded' | 'failed' | 'retrying' | 'skipped' | 'halted' | 'worker_lost' | 'may_have_run';
+    | 'running'
+    | 'succeeded'
+    | 'failed'
+    | 'retrying'
+    | 'skipped'
+    | 'halted'
+    | 'worker_lost'
+    | 'may_have_run'
+    | 'interrupted';
   readonly error?: ErrorJSON;
   /** The backoff before the next attempt (outcome `retrying`). */
   readonly delayMs?: number;

@@ -48,7 +48,7 @@ export const METRICS = {
   attemptsLost: {
     kind: 'counter',
     name: 'ts_reactor_step_attempts_lost',
-    help: 'Step attempts a lost worker may have run, recorded by the job that took over, by reactor, step and outcome (worker_lost: started, never settled; may_have_run: could have started since the last checkpoint)',
+    help: 'Step attempts a lost worker may have run, recorded by the job that took over, by reactor, step and outcome (worker_lost: started, never settled; may_have_run: could have started since the last checkpoint; interrupted: stopped by the shutdown of its worker)',
     labels: ['reactor', 'step', 'outcome'],
   },
   coordinationWait: {

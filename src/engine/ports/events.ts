@@ -153,13 +153,15 @@ export type ReactorEvent =
    * A job of a redelivered execution found an attempt of this step its lost worker may have run
    * (docs/decisions/098): `worker_lost` — its start was on the record (durable mode) and it never
    * settled; `may_have_run` — the worker wrote no starts (a checkpoint interval) and the step could
-   * have started since the last checkpoint. Either way the attempt is counted and the step is
-   * compensated on rollback as a step whose body ran. `worker`: the lost worker, where known.
+   * have started since the last checkpoint; `interrupted` — a job a worker's shutdown handed back
+   * had started it (durable mode) and stopped it (docs/decisions/118). Either way the attempt is
+   * counted and the step is compensated on rollback as a step whose body ran. `worker`: the lost
+   * or stopped worker, where known.
    */
   | (StepBase & {
       readonly type: 'step.attempt_lost';
       readonly attempt: number;
-      readonly outcome: 'worker_lost' | 'may_have_run';
+      readonly outcome: 'worker_lost' | 'may_have_run' | 'interrupted';
       readonly worker?: string;
     })
   /** A sleep step started: it wakes at `wakeAt` (engine clock, ms); in a worker the execution parks until then. */
