@@ -78,6 +78,7 @@ export function createEngine(options: EngineOptions): Engine {
   const claims = new IdempotencyClaims({ store, clock: core.clock, live: core.inflight });
   const operations = build.operationsDeps(options, core, { coordination, states });
   const resume = build.resumeDeps(options, core, operations);
+  const steer = { ...resume, ...(inlineLeases === undefined ? {} : { inlineLeases }) };
   const invoke = build.invokeDeps(coordination, core);
   const fork = { ...resume, ids: core.ids, logger: core.logger, maxTraceEntries: core.maxTraceEntries };
   const parts: EngineParts = { ...core, claims, states, background, cancels, inlineLeases, operations, sweeper };
@@ -89,8 +90,8 @@ export function createEngine(options: EngineOptions): Engine {
     undo: (id, o = {}) =>
       withExecutionId('undo', id, (i) => undoExecution(operations, i, o.reason ?? 'undone by an operator')),
     retry: (id) => withExecutionId('retry', id, (i) => retryExecution(parts, i)),
-    retryStep: (id, o = {}) => withExecutionId('retryStep', id, (i) => retryStep(resume, i, o)),
-    skipStep: (id, o) => withExecutionId('skipStep', id, (i) => skipStep(resume, i, o)),
+    retryStep: (id, o = {}) => withExecutionId('retryStep', id, (i) => retryStep(steer, i, o)),
+    skipStep: (id, o) => withExecutionId('skipStep', id, (i) => skipStep(steer, i, o)),
     rollback: (id) => withExecutionId('rollback', id, (i) => rollbackPaused(resume, i)),
     fork: (id, o) => withExecutionId('fork', id, (i) => forkExecution(fork, i, o)),
     wake: (id) => withExecutionId('wake', id, (i) => wakeExecution(parts, i)),
