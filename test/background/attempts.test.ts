@@ -181,6 +181,41 @@ describe('a job taking over from a lost worker records what it may have run', ()
     }
   });
 
+  test('a map that runs its elements in the worker is not counted: neither it, its elements nor the steps after it (documented)', async () => {
+    const { clock, m } = setup();
+    const ran: string[] = [];
+    const line = reactor('attempts-line')
+      .input({ n: z.number() })
+      .step('charge', { args: ($) => ({ n: $.input('n') }), run: ({ n }) => (ran.push(`line ${n}`), n) })
+      .returns('charge');
+    const r = reactor('attempts-map')
+      .step('a', { run: () => (ran.push('a'), [1, 2]) })
+      .map('lines', { source: ($) => $.result('a'), each: line, args: (n) => ({ n }), waitFor: ['a'] })
+      .step('after', { waitFor: ['lines'], run: () => (ran.push('after'), 'done') })
+      .background('all')
+      .returns('after');
+    const { executionId } = await m.engine.start(r, {});
+    const record = (await m.store.get(executionId))!;
+    const at = clock.now();
+    await m.store.save({
+      ...record,
+      status: 'running',
+      steps: { a: { status: 'completed', attempts: 1, result: [1, 2], completedSeq: 1 } },
+      background: { ...record.background!, lastJob: { worker: LOST, marksStarts: false } },
+      updatedAt: at,
+    });
+    const worker = m.startWorker(1);
+    try {
+      const done = await untilStatus(m.engine, executionId, 'completed');
+      expect(ran).toEqual(['line 1', 'line 2', 'after']);
+      expect(eventsOf(done.trace, 'step.attempt_lost')).toEqual([]);
+      expect(done.steps.after!.attempts).toBe(1);
+      expect(done.steps.lines!.runs?.some((x) => x.outcome === 'may_have_run') ?? false).toBe(false);
+    } finally {
+      await worker.close();
+    }
+  });
+
   test('a redelivered job of a record still pending (nothing checkpointed yet) counts the first steps as may have run', async () => {
     const { m } = setup();
     const { r } = payment();
