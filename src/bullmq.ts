@@ -41,7 +41,7 @@ import type { JobConsumer } from './engine/ports/queue.js';
 import type { Logger } from './dsl/context.js';
 import { createBullmqSchedules } from './queue/bullmq-schedules.js';
 import { Schedules } from './schedules/service.js';
-import { scheduleObservers } from './schedules/events.js';
+import { scheduleObservers, type RuntimeMiddleware } from './schedules/events.js';
 import type { ScheduleInputFn } from './schedules/types.js';
 import { systemClock } from './engine/ports/clock.js';
 import { checkedRecordTtl } from './storage/record-ttl.js';
@@ -76,8 +76,10 @@ export {
 
 /** Options of {@link createRedisRuntime}: where Redis is (exactly one of `url`, `redis` or `cluster`) and its settings. */
 export interface RedisRuntimeOptions extends Partial<
-  Omit<EngineOptions, 'store' | 'coordinator' | 'queue' | 'waitList' | 'fanOut' | 'jobLeases'>
+  Omit<EngineOptions, 'store' | 'coordinator' | 'queue' | 'waitList' | 'fanOut' | 'jobLeases' | 'middleware'>
 > {
+  /** Middleware: the engine's events and work scopes, and with `onScheduleEvent` the schedules' events. */
+  readonly middleware?: readonly RuntimeMiddleware[];
   /** Connection URL of a single server (e.g. `redis://127.0.0.1:6379`). Exactly one of `url`, `redis` or `cluster`. */
   readonly url?: string;
   /**

@@ -9,14 +9,16 @@ import { MemoryStore } from './storage/memory/store.js';
 import { MemoryFanOutLedger } from './storage/memory/fanout.js';
 import { MemorySchedules, memoryScheduleBackend } from './schedules/memory.js';
 import { Schedules } from './schedules/service.js';
-import { scheduleObservers } from './schedules/events.js';
+import { scheduleObservers, type RuntimeMiddleware } from './schedules/events.js';
 import type { ScheduleInputFn } from './schedules/types.js';
 import { systemClock } from './engine/ports/clock.js';
 import { checkedRecordTtl, refuseTtlBesideStore } from './storage/record-ttl.js';
 
 /** Options of {@link createEmbeddedEngine}: an engine's options, with the store optional. */
-export type EmbeddedEngineOptions = Omit<EngineOptions, 'store' | 'queue' | 'waitList'> &
+export type EmbeddedEngineOptions = Omit<EngineOptions, 'store' | 'queue' | 'waitList' | 'middleware'> &
   Partial<Pick<EngineOptions, 'store'>> & {
+    /** Middleware: the engine's events and work scopes, and with `onScheduleEvent` the schedules' events. */
+    readonly middleware?: readonly RuntimeMiddleware[];
     /** Background jobs processed at once by the in-process worker pool. Default 8. */
     readonly workerConcurrency?: number;
     /** Where schedules live: pass one `MemorySchedules` to several engines to share it. Default: this engine's own. */

@@ -52,6 +52,14 @@ const who = (e: ExecutionDetail): string => `execution ${e.id} (${e.reactor}, ${
 const became = (result: RunResult): string =>
   `execution ${result.executionId} is ${result.status}${result.status === 'failed' ? `: ${result.error.message}` : ''}`;
 
+/**
+ * What becomes of a cancel request for an execution another process runs (the engine's cancel
+ * path: the request is recorded and announced; the process running it aborts the run's signal,
+ * undoes what completed and ends it `cancelled`; a job that takes it later reads the request).
+ */
+export const CANCEL_REQUESTED =
+  'the process running it is told now and rolls it back: no new step starts, the steps in flight see their signal aborted, the completed steps are undone, and it ends cancelled (a job that takes it up later finds the request too)';
+
 const cancel: ExecutionActionCommand = {
   kind: 'action',
   usage: '[--reason <text>]',
@@ -64,7 +72,7 @@ const cancel: ExecutionActionCommand = {
   done: (id, result) =>
     result.status === 'cancelled'
       ? `cancelled: ${became(result)}`
-      : `cancel requested: execution ${id} is ${result.status}; it stops at its next liveness check (ts-reactor executions show ${id})`,
+      : `cancel requested: execution ${id} is ${result.status}; ${CANCEL_REQUESTED} (ts-reactor executions show ${id})`,
 };
 
 const retry: ExecutionActionCommand = {

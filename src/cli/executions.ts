@@ -8,6 +8,7 @@
  * @module
  */
 import { parseArgs } from 'node:util';
+import { MAX_LIST_LIMIT } from '../engine/api/list.js';
 import type { Engine } from '../engine/engine.js';
 import { parseStatus, STATUS_NAMES, storedStatus, type ExecutionStatus } from '../engine/ports/store.js';
 import { ExecutionStateError } from '../errors.js';
@@ -68,12 +69,12 @@ function time(name: string, raw: OptionValues[string]): number | undefined {
   return value;
 }
 
-/** `--limit`: an integer 1–500. @throws UsageError otherwise (exit 2). */
+/** `--limit`: an integer from 1 to `engine.list`'s bound ({@link MAX_LIST_LIMIT}). @throws UsageError otherwise (exit 2). */
 function pageSize(raw: OptionValues[string]): number | undefined {
   if (typeof raw !== 'string') return undefined;
   const value = Number(raw);
-  if (!/^\d+$/.test(raw.trim()) || value < 1 || value > 500)
-    throw new UsageError(`--limit must be an integer from 1 to 500; got "${raw}"`, false);
+  if (!/^\d+$/.test(raw.trim()) || value < 1 || value > MAX_LIST_LIMIT)
+    throw new UsageError(`--limit must be an integer from 1 to ${MAX_LIST_LIMIT}; got "${raw}"`, false);
   return value;
 }
 

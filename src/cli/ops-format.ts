@@ -11,6 +11,7 @@ import type {
   HolderView,
   InterruptView,
   OrderedView,
+  SleepView,
   StepView,
   WaiterView,
 } from '../ops/types.js';
@@ -105,6 +106,7 @@ export function executionText(e: ExecutionDetail): string[] {
     lines.push(
       `    ${s.path.padEnd(20)} ${stepStatus(s).padEnd(12)} attempts ${s.record.attempts}${s.record.error ? `  ${s.record.error.message}` : ''}`,
     );
+    if (s.sleep !== undefined) lines.push(`      ${sleepText(s.sleep)}`);
     for (const a of s.attempts) lines.push(`      #${a.attempt} ${attemptText(a)}`);
   }
   for (const f of e.rollbackFailures)
@@ -115,6 +117,12 @@ export function executionText(e: ExecutionDetail): string[] {
   return lines;
 }
 
+/** A sleep step's times as dates: `sleeps until …`, or `woke … (wake time …, early)`. */
+export function sleepText(sleep: SleepView): string {
+  if (sleep.wokeAt === undefined) return `sleeps until ${sleep.wakeAt}`;
+  return `woke ${sleep.wokeAt} (wake time ${sleep.wakeAt}${sleep.early === true ? ', woken early' : ''})`;
+}
+
 /** One attempt as shown: its outcome (what a lost worker's attempt means), its worker. */
 export function attemptText(a: AttemptView): string {
   const outcome =
@@ -122,7 +130,9 @@ export function attemptText(a: AttemptView): string {
       ? 'worker lost (started; the body may have run)'
       : a.outcome === 'may_have_run'
         ? 'may have run (worker lost)'
-        : a.outcome;
+        : a.outcome === 'interrupted'
+          ? 'interrupted (worker shut down; the body ran, in part or in full)'
+          : a.outcome;
   return `${outcome}${a.worker === undefined ? '' : `  on ${a.worker}`}`;
 }
 

@@ -11,10 +11,10 @@ import type { Logger } from '../dsl/context.js';
 import { compileWindows, type RateWindowOptions } from '../dsl/coordination.js';
 import type { AnyReactorDefinition } from '../dsl/definition.js';
 import type { EngineOptions } from '../engine/api/types.js';
-import type { Middleware } from '../engine/model/events.js';
 import type { GaugeSources } from '../otel/metric-spec.js';
 import type { BullmqConsumerOptions } from '../queue/bullmq.js';
 import type { JobRetentionOptions } from '../queue/job-retention.js';
+import type { RuntimeMiddleware } from '../schedules/events.js';
 import type { ScheduleInputFn } from '../schedules/types.js';
 
 /** Engine and runtime options a worker module may set (as `createRedisRuntime` takes them). Flags of the command win over them. */
@@ -53,11 +53,12 @@ export interface WorkerModule {
   /** Named rate limits, shared by every reactor that declares `withRateLimit({ name })`. */
   readonly rateLimits?: Readonly<Record<string, readonly RateWindowOptions[]>>;
   /**
-   * Middleware of the worker's engine, e.g. `otel()` from `ts-reactor/otel`; or a function of the
+   * Middleware of the worker's engine, e.g. `otel()` from `ts-reactor/otel` (with `onScheduleEvent`,
+   * one also sees the schedules' events); or a function of the
    * worker that returns them, for middleware that needs what the worker samples, such as
    * `(worker) => [otelMetrics({ gauges: worker.gauges })]`.
    */
-  readonly middleware?: readonly Middleware[] | ((worker: WorkerContext) => readonly Middleware[]);
+  readonly middleware?: readonly RuntimeMiddleware[] | ((worker: WorkerContext) => readonly RuntimeMiddleware[]);
   /** A pino-compatible logger (`--log-level` replaces it with JSON lines on stdout). */
   readonly logger?: Logger;
   /** Computed schedule inputs by name (a schedule's `inputFrom`). */
@@ -201,7 +202,7 @@ function checkWindows(rateLimits: Readonly<Record<string, readonly RateWindowOpt
 }
 
 /** `middleware` as the module gave it, or as its function returned it. @throws WorkerModuleError unless an array of objects. */
-export function checkMiddleware(middleware: unknown): readonly Middleware[] {
+export function checkMiddleware(middleware: unknown): readonly RuntimeMiddleware[] {
   if (!Array.isArray(middleware) || !middleware.every(isObject))
     throw new WorkerModuleError(
       'middleware must be an array of middleware objects (e.g. [otel()]), or a function that returns one',
@@ -210,7 +211,7 @@ export function checkMiddleware(middleware: unknown): readonly Middleware[] {
 }
 
 /** The module's middleware for a worker: the array, or what its function returns for `worker`. @throws WorkerModuleError */
-export function moduleMiddleware(module: WorkerModule, worker: () => WorkerContext): readonly Middleware[] {
+export function moduleMiddleware(module: WorkerModule, worker: () => WorkerContext): readonly RuntimeMiddleware[] {
   const { middleware } = module;
   if (middleware === undefined) return [];
   if (typeof middleware !== 'function') return middleware;

@@ -21,7 +21,7 @@ import { runReactor } from './api/run.js';
 import { processOne, startReactor } from './api/start.js';
 import { startManyReactors } from './api/start-many.js';
 import { startSweeps, sweepNow } from './api/sweeps.js';
-import type { Engine, EngineOptions } from './api/types.js';
+import type { Engine, EngineOptions, StartEntry } from './api/types.js';
 import { CoordinationAdmitter } from './execution/admitter.js';
 import { CancelTargets } from './execution/cancels.js';
 import { cancelExecution, undoExecution, type OperationsDeps } from './execution/operations.js';
@@ -88,6 +88,7 @@ export function createEngine(options: EngineOptions): Engine {
   const claims = new IdempotencyClaims({ store, clock: core.clock, live: core.inflight });
   const operations = build.operationsDeps(options, core, { coordination, states });
   const resume = build.resumeDeps(options, core, operations);
+  const steer = { ...resume, ...(inlineLeases === undefined ? {} : { inlineLeases }) };
   const invoke = build.invokeDeps(coordination, core);
   const fork = { ...resume, ids: core.ids, logger: core.logger, maxTraceEntries: core.maxTraceEntries };
   const parts: EngineParts = { ...core, claims, states, background, cancels, inlineLeases, operations, sweeper };
@@ -99,13 +100,16 @@ export function createEngine(options: EngineOptions): Engine {
     undo: (id, o = {}) =>
       withExecutionId('undo', id, (i) => undoExecution(operations, i, o.reason ?? 'undone by an operator')),
     retry: (id) => withExecutionId('retry', id, (i) => retryExecution(parts, i)),
-    retryStep: (id, o = {}) => withExecutionId('retryStep', id, (i) => retryStep(resume, i, o)),
-    skipStep: (id, o) => withExecutionId('skipStep', id, (i) => skipStep(resume, i, o)),
+    retryStep: (id, o = {}) => withExecutionId('retryStep', id, (i) => retryStep(steer, i, o)),
+    skipStep: (id, o) => withExecutionId('skipStep', id, (i) => skipStep(steer, i, o)),
     rollback: (id) => withExecutionId('rollback', id, (i) => rollbackPaused(resume, i)),
     fork: (id, o) => withExecutionId('fork', id, (i) => forkExecution(fork, i, o)),
     wake: (id) => withExecutionId('wake', id, (i) => wakeExecution(parts, i)),
     start: async (reactor, input, o) => withHandle(parts, reactor, await startReactor(parts, reactor, input, o)),
-    startMany: ((entries) => startManyReactors(parts, entries)) as Engine['startMany'],
+    startMany: (async (entries: readonly StartEntry[]) =>
+      (await startManyReactors(parts, entries)).map((started, i) =>
+        withHandle(parts, entries[i]!.reactor, started),
+      )) as Engine['startMany'],
     process: (job, delivery) => processOne(parts, job, delivery),
     result: (id: unknown, reactor?: unknown) =>
       reactor === undefined || isReactor(reactor)

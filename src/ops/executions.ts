@@ -6,6 +6,7 @@
  */
 import type { AnyReactorDefinition } from '../dsl/definition.js';
 import { redactFields } from '../dsl/contract.js';
+import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from '../engine/api/list.js';
 import { pendingStartOf, priorityOf } from '../engine/model/background.js';
 import type { Coordinator } from '../engine/ports/coordinator.js';
 import {
@@ -95,11 +96,15 @@ export async function listExecutions(
   sources: Pick<ExecutionSources, 'store'>,
   query: ExecutionQuery = {},
 ): Promise<ExecutionPage> {
-  const limit = query.limit ?? 50;
-  if (!Number.isSafeInteger(limit) || limit < 1 || limit > 500)
-    throw new ReactorError('query_invalid', `limit must be an integer from 1 to 500; got ${String(limit)}`, {
-      details: { limit },
-    });
+  const limit = query.limit ?? DEFAULT_LIST_LIMIT;
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_LIST_LIMIT)
+    throw new ReactorError(
+      'query_invalid',
+      `limit must be an integer from 1 to ${MAX_LIST_LIMIT}; got ${String(limit)}`,
+      {
+        details: { limit },
+      },
+    );
   for (const [name, value] of [
     ['from', query.from],
     ['to', query.to],
@@ -187,7 +192,7 @@ export function shownInput(
 async function waitView(coordinator: Coordinator | undefined, record: ExecutionRecord): Promise<WaitView | undefined> {
   const waitingFor = record.background?.waitingFor;
   if (!waitingFor) return undefined;
-  const step = lastContendedStep(record.trace ?? []);
+  const step = waitingFor.step ?? lastContendedStep(record.trace ?? []);
   const holders: HolderView[] = [];
   if (coordinator && waitingFor.primitive === 'lock') {
     const state = await coordinator.lockState(waitingFor.key);

@@ -7,7 +7,7 @@
 import type { AnyReactorDefinition, GraphNode } from '../dsl/definition.js';
 import type { ReactorEvent } from '../engine/model/events.js';
 import type { AttemptRun, ExecutionRecord, StepRecord } from '../engine/ports/store.js';
-import type { AttemptView, GraphNodeView, GraphSource, GraphView, StepView } from './types.js';
+import type { AttemptView, GraphNodeView, GraphSource, GraphView, SleepView, StepView } from './types.js';
 
 /** Each step of the record with its attempts from the trace, in completion order, then the rest. */
 export function stepViews(record: ExecutionRecord): StepView[] {
@@ -18,13 +18,35 @@ export function stepViews(record: ExecutionRecord): StepView[] {
     .sort(([, a], [, b]) => order(a) - order(b))
     .map(([path, stepRecord]) => {
       const back = rolled.get(path);
+      const sleep = sleepView(trace, path, stepRecord);
       return {
         path,
         record: stepRecord,
         attempts: attemptsOf(trace, path, stepRecord.runs),
         ...(back === undefined ? {} : { rolledBack: back }),
+        ...(sleep === undefined ? {} : { sleep }),
       };
     });
+}
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+/**
+ * A sleep step's times as dates: one whose record keeps a wake time (it sleeps), or whose result
+ * is a sleep's (`{ wakeAt, wokeAt, early }`) where the trace says it slept or nothing else is known.
+ */
+function sleepView(trace: readonly ReactorEvent[], path: string, record: StepRecord): SleepView | undefined {
+  if (record.status === 'running' && record.wakeAt !== undefined && Number.isFinite(record.wakeAt))
+    return { wakeAt: iso(record.wakeAt) };
+  const result = record.result;
+  if (typeof result !== 'object' || result === null) return undefined;
+  const { wakeAt, wokeAt, early, ...rest } = result as Record<string, unknown>;
+  if (typeof wakeAt !== 'number' || typeof wokeAt !== 'number' || typeof early !== 'boolean') return undefined;
+  if (Object.keys(rest).length > 0 || !Number.isFinite(wakeAt) || !Number.isFinite(wokeAt)) return undefined;
+  const slept = trace.some((e) => (e.type === 'step.sleeping' || e.type === 'step.woke') && e.step === path);
+  const otherKind = trace.some((e) => e.type === 'step.started' && e.step === path);
+  if (!slept && otherKind) return undefined; // a step of its own that returned that shape
+  return { wakeAt: iso(wakeAt), wokeAt: iso(wokeAt), early };
 }
 
 /**

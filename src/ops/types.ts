@@ -120,10 +120,19 @@ export interface AttemptView {
   /**
    * How it ended; `worker_lost`: it started and its worker was lost before it settled (its body
    * may have run in full, in part or not at all); `may_have_run`: its worker was lost and the
-   * body may have run since the last checkpoint (docs/background.md#attempts).
+   * body may have run since the last checkpoint (docs/background.md#attempts); `interrupted`: its
+   * worker's shutdown stopped it and handed the job back (the body ran, in part or in full).
    */
   readonly outcome:
-    'running' | 'succeeded' | 'failed' | 'retrying' | 'skipped' | 'halted' | 'worker_lost' | 'may_have_run';
+    | 'running'
+    | 'succeeded'
+    | 'failed'
+    | 'retrying'
+    | 'skipped'
+    | 'halted'
+    | 'worker_lost'
+    | 'may_have_run'
+    | 'interrupted';
   readonly error?: ErrorJSON;
   /** The backoff before the next attempt (outcome `retrying`). */
   readonly delayMs?: number;
@@ -137,6 +146,18 @@ export interface StepView {
   readonly attempts: readonly AttemptView[];
   /** Set when the trace shows the step was rolled back (its record keeps the earlier status). */
   readonly rolledBack?: 'undone' | 'compensated';
+  /** A sleep step: its times, as ISO 8601 dates (the record keeps them as ms since the epoch). */
+  readonly sleep?: SleepView;
+}
+
+/** A sleep step's times as shown: when it wakes, and once it woke, when and whether early (`engine.wake`). */
+export interface SleepView {
+  /** Its wake time (ISO 8601). */
+  readonly wakeAt: string;
+  /** When it woke (ISO 8601); absent while it sleeps. */
+  readonly wokeAt?: string;
+  /** It woke before its wake time (`engine.wake`). */
+  readonly early?: boolean;
 }
 
 /** A node of the step graph. */

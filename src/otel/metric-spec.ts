@@ -45,6 +45,12 @@ export const METRICS = {
     unit: 's',
     labels: ['reactor', 'step', 'outcome'],
   },
+  attemptsLost: {
+    kind: 'counter',
+    name: 'ts_reactor_step_attempts_lost',
+    help: 'Step attempts a lost worker may have run, recorded by the job that took over, by reactor, step and outcome (worker_lost: started, never settled; may_have_run: could have started since the last checkpoint; interrupted: stopped by the shutdown of its worker)',
+    labels: ['reactor', 'step', 'outcome'],
+  },
   coordinationWait: {
     kind: 'histogram',
     name: 'ts_reactor_coordination_wait_seconds',
@@ -184,6 +190,12 @@ export class EventMetrics {
     if (event.type === 'run.parked') return this.#sink.add('parks', 1, { primitive: event.primitive });
     if (event.type === 'run.stopped') return this.#sink.add('leaseLosses', 1, { reason: event.reason });
     if (event.type === 'run.recovered') return this.#sink.add('sweepRecoveries', 1, { action: event.action });
+    if (event.type === 'step.attempt_lost')
+      return this.#sink.add('attemptsLost', 1, {
+        reactor: event.reactor,
+        step: stepLabel(event.step),
+        outcome: event.outcome,
+      });
   }
 
   /** Observes one schedule event: a tick started (`ticked`), missed (by their count) or `failed`. */

@@ -3,6 +3,7 @@
  *
  * @module
  */
+import type { Middleware } from '../engine/model/events.js';
 import type { ErrorJSON } from '../errors.js';
 import type { MissedPolicy } from './types.js';
 
@@ -44,6 +45,14 @@ export type ScheduleListener = (event: ScheduleEvent) => void;
 export interface ScheduleObserver {
   onScheduleEvent(event: ScheduleEvent): void;
 }
+
+/**
+ * A middleware of a runtime (`createEmbeddedEngine`, `createRedisRuntime`, a worker module's
+ * `middleware`): the engine's events through `onEvent` and `enter`, and, with `onScheduleEvent`,
+ * the schedules' (`schedule.ticked`, `schedule.missed`, `schedule.failed`), which are not engine
+ * events: `engine.subscribe` and `onEvent` never see them.
+ */
+export type RuntimeMiddleware = Middleware & Partial<ScheduleObserver>;
 
 /** The middleware among `middleware` that observe schedule events. */
 export function scheduleObservers(middleware: readonly object[] | undefined): ScheduleObserver[] {

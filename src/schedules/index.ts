@@ -6,7 +6,13 @@
 export { Schedules, tickKey, type SchedulesDeps } from './service.js';
 export { MemorySchedules, memoryScheduleBackend } from './memory.js';
 export type { ScheduleBackend, TickHandler } from './backend.js';
-export { scheduleObservers, type ScheduleEvent, type ScheduleListener, type ScheduleObserver } from './events.js';
+export {
+  scheduleObservers,
+  type RuntimeMiddleware,
+  type ScheduleEvent,
+  type ScheduleListener,
+  type ScheduleObserver,
+} from './events.js';
 export { ON_TIME_MS } from './plan.js';
 export { MIN_INTERVAL_MS } from './validate.js';
 export type {

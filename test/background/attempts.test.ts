@@ -14,19 +14,35 @@ import { reactor, type ExecutionRecord, type ReactorEvent } from '../../src/inde
 import { MemoryCoordinator } from '../../src/storage/memory/coordinator.js';
 import { MemoryStore } from '../../src/storage/memory/store.js';
 import { ManualClock } from '../../src/testing/index.js';
+import { METRICS, prometheusMetrics, type PrometheusMetrics } from '../../src/metrics/index.js';
 import { eventsOf, manualEngine, untilStatus, type Manual } from './helpers.js';
 
 const LOST = 'lost-host-1/deadbeef';
 
-function setup(checkpointIntervalMs?: number): { clock: ManualClock; m: Manual } {
+function setup(checkpointIntervalMs?: number): { clock: ManualClock; m: Manual; metrics: PrometheusMetrics } {
   const clock = new ManualClock();
+  const metrics = prometheusMetrics();
   const m = manualEngine({
     clock,
+    middleware: [metrics.middleware],
     store: new MemoryStore({ clock }),
     coordinator: new MemoryCoordinator({ clock }),
     ...(checkpointIntervalMs === undefined ? {} : { checkpointIntervalMs }),
   });
-  return { clock, m };
+  return { clock, m, metrics };
+}
+
+/** The value of `ts_reactor_step_attempts_lost_total` for `step` and `outcome`. */
+async function lostCount(metrics: PrometheusMetrics, step: string, outcome: string): Promise<number> {
+  const line = (await metrics.text())
+    .split('\n')
+    .find(
+      (l) =>
+        l.startsWith(`${METRICS.attemptsLost.name}_total{`) &&
+        l.includes(`step="${step}"`) &&
+        l.includes(`outcome="${outcome}"`),
+    );
+  return line === undefined ? 0 : Number(line.split(' ').at(-1));
 }
 
 /** `a → charge → ship`, each body counted; `charge` compensated (counted) on rollback. */
@@ -93,7 +109,7 @@ async function lostWhileCharging(
 
 describe('a job taking over from a lost worker records what it may have run', () => {
   test('durable mode: the started, unsettled attempt is recorded worker_lost and counted; the next is attempt 2', async () => {
-    const { clock, m } = setup(0);
+    const { clock, m, metrics } = setup(0);
     const { r, bodies } = payment();
     const { executionId } = await m.engine.start(r, { order: 'o-1' });
     const queued = (await m.store.get(executionId))!.trace!;
@@ -115,6 +131,8 @@ describe('a job taking over from a lost worker records what it may have run', ()
       expect(eventsOf(done.trace, 'step.attempt_lost')).toEqual([
         expect.objectContaining({ step: 'charge', attempt: 1, outcome: 'worker_lost', worker: LOST }),
       ]);
+      expect(await lostCount(metrics, 'charge', 'worker_lost')).toBe(1);
+      expect(await lostCount(metrics, 'ship', 'worker_lost')).toBe(0);
       // The trace is append-only: everything the lost worker wrote, then this job's events.
       expect(done.trace.slice(0, queued.length)).toEqual(queued);
       expect(done.trace[0]?.type).toBe('run.queued');
@@ -133,7 +151,7 @@ describe('a job taking over from a lost worker records what it may have run', ()
   });
 
   test('with a checkpoint interval: every step that could have started since the last checkpoint "may have run", once', async () => {
-    const { clock, m } = setup();
+    const { clock, m, metrics } = setup();
     const { r, bodies } = payment();
     const { executionId } = await m.engine.start(r, { order: 'o-2' });
     await lostWhileCharging(m, clock, executionId, { marksStarts: false });
@@ -155,7 +173,44 @@ describe('a job taking over from a lost worker records what it may have run', ()
         ['charge', 'may_have_run'],
         ['ship', 'may_have_run'],
       ]);
+      expect(await lostCount(metrics, 'charge', 'may_have_run')).toBe(1);
+      expect(await lostCount(metrics, 'ship', 'may_have_run')).toBe(1);
       expect(done.trace[0]?.type).toBe('run.queued');
+    } finally {
+      await worker.close();
+    }
+  });
+
+  test('a map that runs its elements in the worker is not counted: neither it, its elements nor the steps after it (documented)', async () => {
+    const { clock, m } = setup();
+    const ran: string[] = [];
+    const line = reactor('attempts-line')
+      .input({ n: z.number() })
+      .step('charge', { args: ($) => ({ n: $.input('n') }), run: ({ n }) => (ran.push(`line ${n}`), n) })
+      .returns('charge');
+    const r = reactor('attempts-map')
+      .step('a', { run: () => (ran.push('a'), [1, 2]) })
+      .map('lines', { source: ($) => $.result('a'), each: line, args: (n) => ({ n }), waitFor: ['a'] })
+      .step('after', { waitFor: ['lines'], run: () => (ran.push('after'), 'done') })
+      .background('all')
+      .returns('after');
+    const { executionId } = await m.engine.start(r, {});
+    const record = (await m.store.get(executionId))!;
+    const at = clock.now();
+    await m.store.save({
+      ...record,
+      status: 'running',
+      steps: { a: { status: 'completed', attempts: 1, result: [1, 2], completedSeq: 1 } },
+      background: { ...record.background!, lastJob: { worker: LOST, marksStarts: false } },
+      updatedAt: at,
+    });
+    const worker = m.startWorker(1);
+    try {
+      const done = await untilStatus(m.engine, executionId, 'completed');
+      expect(ran).toEqual(['line 1', 'line 2', 'after']);
+      expect(eventsOf(done.trace, 'step.attempt_lost')).toEqual([]);
+      expect(done.steps.after!.attempts).toBe(1);
+      expect(done.steps.lines!.runs?.some((x) => x.outcome === 'may_have_run') ?? false).toBe(false);
     } finally {
       await worker.close();
     }

@@ -9,6 +9,7 @@
 import { describe, expect, test } from 'vitest';
 import { reactor, type RunResult } from '../../src/index.js';
 import { timelineOf } from '../../src/web/html/timeline-model.js';
+import { createReadModel } from '../../src/ops/read-model.js';
 import { eventsOf } from './helpers.js';
 import { DIRECT, result, rig, type Rig } from './manual-rig.js';
 
@@ -84,8 +85,12 @@ describe('over contentionCap behind a live holder, the execution fails with a Co
       await r.settle();
       expect(await result(r.engine, w.executionId)).toMatchObject({
         status: 'parked',
-        waitingFor: { key, attempt: 1 },
+        waitingFor: { key, attempt: 1, step: 'payment' }, // where it waits: the compose step
       });
+      const stored = await r.store.get(w.executionId);
+      expect(stored?.background?.waitingFor).toMatchObject({ primitive: 'lock', key, step: 'payment' });
+      const model = createReadModel({ store: r.store, reactors: [parent] });
+      expect((await model.execution(w.executionId))?.waiting).toMatchObject({ step: 'payment' });
       const { done } = await untilFinished(r, w.executionId);
       expect(done.status).toBe('failed');
       if (done.status !== 'failed') return;
@@ -97,7 +102,7 @@ describe('over contentionCap behind a live holder, the execution fails with a Co
       expect((await r.store.get(w.executionId))?.background?.contention).toBe(CAP);
       const parks = eventsOf(done.trace, 'run.parked');
       expect(parks).toHaveLength(1); // the child's busy key parked the whole execution, folded into one entry
-      expect(parks[0]).toMatchObject({ key, attempt: CAP, repeats: CAP - 1 });
+      expect(parks[0]).toMatchObject({ key, step: 'payment', attempt: CAP, repeats: CAP - 1 });
     } finally {
       await r.close();
     }

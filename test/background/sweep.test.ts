@@ -95,7 +95,7 @@ describe('what the sweep takes for stranded', () => {
         executionId: 'lost-1',
         reason: 'no_job',
         action: 'requeued',
-        status: 'pending',
+        status: 'queued',
         count: 1,
         jobId: 'lost-1:sweep:1',
       },

@@ -16,7 +16,7 @@ import type { Asker } from '../../src/cli/confirm.js';
 import { createRedisBackend, type RedisBackend } from '../../src/storage/redis/index.js';
 import { RECORD_VERSION } from '../../src/engine/ports/store.js';
 import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
-import { approval, broken, OPS_APP_PREFIX, OPS_APP_QUEUE, pay } from './fixtures/ops-app.js';
+import { approval, broken, OPS_APP_PREFIX, OPS_APP_QUEUE, pay, slow } from './fixtures/ops-app.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const app = fileURLToPath(new URL('./fixtures/ops-app.ts', import.meta.url));
@@ -31,7 +31,7 @@ beforeAll(async () => {
     url: redis.url,
     prefix: OPS_APP_PREFIX,
     queueName: OPS_APP_QUEUE,
-    reactors: [pay, broken, approval],
+    reactors: [pay, broken, approval, slow],
   });
   backend = createRedisBackend({ url: redis.url, prefix: OPS_APP_PREFIX });
 });
@@ -126,10 +126,39 @@ describe('the actions', () => {
     const r = await cli(['cancel', id, '--module', app, '--yes']);
     expect(r, r.err).toMatchObject({
       code: 0,
-      out: `cancel requested: execution ${id} is running; it stops at its next liveness check (ts-reactor executions show ${id})`,
+      out: `cancel requested: execution ${id} is running; the process running it is told now and rolls it back: no new step starts, the steps in flight see their signal aborted, the completed steps are undone, and it ends cancelled (a job that takes it up later finds the request too) (ts-reactor executions show ${id})`,
     });
     expect(await status(id)).toBe('running');
   });
+
+  test('cancel of an execution a worker is running: the worker is told, aborts the step in flight, undoes the completed one, ends it cancelled', async () => {
+    const workers = createRedisRuntime({
+      url: redis.url,
+      prefix: OPS_APP_PREFIX,
+      queueName: OPS_APP_QUEUE,
+      reactors: [pay, broken, approval, slow],
+    });
+    try {
+      workers.startWorker();
+      const started = await runtime.engine.start(slow, {});
+      const id = started.executionId;
+      const deadline = Date.now() + 60_000;
+      while (globalThis.opsSlowRunning !== id) {
+        if (Date.now() > deadline) throw new Error('the worker never ran the step');
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const r = await cli(['cancel', id, '--module', app, '--yes', '--reason', 'operator stop']);
+      expect(r, r.err).toMatchObject({ code: 0 });
+      expect(r.out).toContain(`cancel requested: execution ${id} is running; the process running it is told now`);
+      const done = await workers.engine.wait(id, { timeoutMs: 60_000 });
+      expect(done.status).toBe('cancelled');
+      const undone = done.trace.filter((e) => e.type === 'step.undone').map((e) => ('step' in e ? e.step : ''));
+      expect(undone).toEqual(['hold']);
+      expect(JSON.stringify(done.trace)).toContain('operator stop');
+    } finally {
+      await workers.close({ timeoutMs: 5_000 });
+    }
+  }, 120_000);
 
   test('undo runs the undo of a completed execution; on another status it is refused with its code, before asking', async () => {
     const done = await runtime.engine.run(pay, { account: 'acme', card: '4242' });
@@ -324,7 +353,9 @@ describe('--module on the dashboard and schedules', () => {
     try {
       await expect.poll(() => out.some((l) => l.includes('listening on')), { timeout: 30_000 }).toBe(true);
       const line = out.find((l) => l.includes('listening on'))!;
-      expect(line).toContain(`(prefix ${OPS_APP_PREFIX}, read-only; reactors: ops-pay, ops-broken, ops-approval)`);
+      expect(line).toContain(
+        `(prefix ${OPS_APP_PREFIX}, read-only; reactors: ops-pay, ops-broken, ops-approval, ops-slow)`,
+      );
       const url = /listening on (\S+)/.exec(line)![1]!;
       expect(await (await fetch(url)).text()).toContain(queued.executionId);
     } finally {

@@ -67,6 +67,28 @@ async function checkTypedResult(engine: Engine, settle: () => Promise<void> = as
   const invalid = await engine.start(order, { orderId: 7 } as never);
   expect(invalid.status).toBe('failed');
   expect(await invalid.result()).toBeUndefined();
+
+  // startMany: each result is a handle of its own entry's execution, as start's.
+  const many = await engine.startMany([
+    { reactor: order, input: { orderId: 'o-2' } },
+    { reactor: other, input: {} },
+    { reactor: order, input: { orderId: 8 } as never },
+  ]);
+  expect(many.map((m) => m.status)).toEqual(['queued', 'queued', 'failed']);
+  expect(Object.keys(many[0])).not.toContain('wait');
+  expect(JSON.parse(JSON.stringify(many[0]))).not.toHaveProperty('result');
+  await settle();
+  expect(await many[0].wait({ timeoutMs: 20_000 })).toMatchObject({
+    status: 'completed',
+    value: { chargeId: 'ch-o-2' },
+  });
+  expect(await many[1].wait({ timeoutMs: 20_000 })).toMatchObject({
+    executionId: many[1].executionId,
+    status: 'completed',
+    value: 1,
+  });
+  expect(await many[0].result()).toMatchObject({ executionId: many[0].executionId, status: 'completed' });
+  expect(await many[2].result()).toBeUndefined();
 }
 
 describe('a typed result by id', () => {

@@ -63,11 +63,17 @@ function longReactor(name: string, options: { readonly ignoreSignal?: Promise<vo
   return { definition, entries };
 }
 
-function pool() {
+function pool(checkpointIntervalMs?: number) {
   const memory = createMemoryQueue();
   const coordinator = new MemoryCoordinator();
   const store = new MemoryStore();
-  const engine = createEngine({ store, coordinator, queue: memory.queue, waitList: memory.waitList });
+  const engine = createEngine({
+    store,
+    coordinator,
+    queue: memory.queue,
+    waitList: memory.waitList,
+    ...(checkpointIntervalMs === undefined ? {} : { checkpointIntervalMs }),
+  });
   const events: ReactorEvent[] = [];
   engine.subscribe((e) => void events.push(e));
   return { memory, coordinator, store, engine, events };
@@ -124,16 +130,48 @@ describe('worker.close({ timeoutMs }) on the memory backend', () => {
     expect(types).not.toContain('run.failed');
     expect(events.find((e) => e.type === 'run.stopped')).toMatchObject({ reason: 'worker_shutdown' });
 
-    // The next worker resumes it: `first` is not run again, `long` runs again at the same attempt.
+    // The next worker resumes it: `first` is not run again; `long`, which the stopped job may have
+    // run since its last checkpoint (no starts are written with an interval), is counted and runs
+    // again as attempt 2 (decision 118).
     const second = createWorker({ engine, consumer: memory.consumer, concurrency: 2 });
     const done = await engine.wait(queued.executionId, { timeoutMs: 5_000 });
     expect(done.status).toBe('completed');
     expect(done.status === 'completed' ? done.value : undefined).toBe('done');
-    expect(done.steps['long']).toMatchObject({ status: 'completed', attempts: 1 });
-    expect(entries.map((e) => e.attempt)).toEqual([1, 1]);
+    expect(done.steps['long']).toMatchObject({ status: 'completed', attempts: 2 });
+    expect(done.steps['long']?.runs?.map((r) => r.outcome)).toEqual(['may_have_run', 'succeeded']);
+    expect(done.steps['first']?.attempts).toBe(1);
+    expect(entries.map((e) => e.attempt)).toEqual([1, 2]);
     expect(entries[1]!.enteredAt).toBeGreaterThanOrEqual(entries[0]!.exitedAt!); // never two bodies at once
     expect(done.trace.find((e) => e.type === 'run.resumed' && e.jobId.includes(':handback:'))).toBeDefined();
     await second.close();
+  });
+
+  test('durable mode: the handed-back attempt is recorded interrupted, with the stopped worker, and the next one is attempt 2', async () => {
+    const { memory, store, engine, events } = pool(0);
+    const { definition, entries } = longReactor('shutdown-handback-durable');
+    const first = createWorker({ engine, consumer: memory.consumer, concurrency: 2, shutdownTimeoutMs: 150 });
+    const queued = await engine.start(definition, {});
+    await until('the long step to start', () => entries.length === 1);
+    const started = (await store.get(queued.executionId))?.steps['long']?.started;
+    expect(started).toMatchObject({ attempt: 1 });
+    expect(await first.close()).toEqual({ interrupted: 1, abandoned: 0 });
+    const second = createWorker({ engine, consumer: memory.consumer, concurrency: 2 });
+    try {
+      const done = await engine.wait(queued.executionId, { timeoutMs: 5_000 });
+      expect(done.status).toBe('completed');
+      const long = done.steps['long']!;
+      expect(long.attempts).toBe(2);
+      expect(long.runs?.map((r) => [r.attempt, r.outcome, r.worker])).toEqual([
+        [1, 'interrupted', started!.worker],
+        [2, 'succeeded', expect.any(String)],
+      ]);
+      expect(entries.map((e) => e.attempt)).toEqual([1, 2]);
+      expect(events.filter((e) => e.type === 'step.attempt_lost')).toEqual([
+        expect.objectContaining({ step: 'long', attempt: 1, outcome: 'interrupted' }),
+      ]);
+    } finally {
+      await second.close();
+    }
   });
 
   test('without a deadline, close waits for the in-flight step (graceful stop)', async () => {

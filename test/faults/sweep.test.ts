@@ -231,7 +231,7 @@ test('a pending execution whose job was removed from BullMQ is re-enqueued by th
       executionId: queued.executionId,
       reason: 'no_job',
       action: 'requeued',
-      status: 'pending',
+      status: 'queued',
       jobId: `${queued.executionId}:sweep:1`,
     },
   ]);

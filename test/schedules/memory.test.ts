@@ -11,7 +11,7 @@ import {
   reactor,
   type EmbeddedEngine,
 } from '../../src/index.js';
-import { MemorySchedules, type ScheduleEvent } from '../../src/schedules/index.js';
+import { MemorySchedules, type RuntimeMiddleware, type ScheduleEvent } from '../../src/schedules/index.js';
 import { prometheusMetrics } from '../../src/metrics/index.js';
 import { ManualClock } from '../../src/testing/clock.js';
 
@@ -335,6 +335,35 @@ describe('schedules on the embedded pool (manual clock)', () => {
       expect(text).toContain(
         'ts_reactor_schedule_ticks_total{schedule="computed",reactor="sched-order",outcome="ticked"} 1',
       );
+    });
+
+    test('schedule.failed reaches an inline middleware through onScheduleEvent, like ticked; never onEvent or engine.subscribe', async () => {
+      const clock = new ManualClock({ start: T0, autoAdvance: false });
+      let orderId: unknown = '';
+      const seen: ScheduleEvent[] = [];
+      const engineEvents: string[] = [];
+      const observer: RuntimeMiddleware = {
+        name: 'schedule-watch',
+        onEvent: (e) => void engineEvents.push(e.type),
+        onScheduleEvent: (e) => void seen.push(e),
+      };
+      const engine = engineOn(clock, {
+        reactors: [report, order],
+        scheduleInputs: { computed: () => ({ orderId }) },
+        middleware: [observer],
+      });
+      const subscribed: string[] = [];
+      engine.subscribe((e) => void subscribed.push(e.type));
+      await engine.schedules.upsert({ id: 'watched', reactor: order, every: '1s', inputFrom: 'computed' });
+      await stepTo(clock, T0 + 1_000, engine);
+      orderId = 'o-3';
+      await stepTo(clock, T0 + 2_000, engine);
+      expect(seen.map((e) => e.type)).toEqual(['schedule.failed', 'schedule.ticked']);
+      expect(seen[0]).toMatchObject({ scheduleId: 'watched', tickAt: T0 + 1_000, error: { code: 'input_invalid' } });
+      for (const types of [engineEvents, subscribed]) {
+        expect(types).toContain('run.completed'); // the ticked execution's own events are the engine's
+        expect(types.filter((t) => t.startsWith('schedule.'))).toEqual([]);
+      }
     });
 
     test('a fixed input saved before its reactor changed its contract fails at each tick', async () => {

@@ -338,6 +338,25 @@ test('a step definition placed with onFailure and skippable: its arguments are v
   expect(done.status === 'completed' && done.value).toEqual({ charge: 42 });
 });
 
+test('the source of a fork stays paused on its failure (decision 119): it holds nothing, its actions stay open, and its rollback undoes its own steps only', async () => {
+  const l = ledger();
+  const t = createTestEngine();
+  const paused = await t.run(order(l), { orderId: 'f4', amount: 1 });
+  l.failCharge = false;
+  const fork = await t.engine.fork(paused.executionId, { fromStep: 'charge' });
+  expect(fork).toHaveCompleted();
+  // The source is left as it was: paused on the same failure, with the same pause.
+  const before = await t.store.get(paused.executionId);
+  expect(before).toMatchObject({ status: 'paused', pausedOn: { kind: 'failure', step: 'charge' } });
+  expect(await t.engine.result(paused.executionId)).toBePausedOnFailure('charge');
+  expect(l.rollback).toEqual([]);
+  // Its actions are still an operator's: a rollback runs the source's own undos (the fork's records are untouched).
+  expect(await t.engine.rollback(paused.executionId)).toHaveFailedAt('charge');
+  expect(l.rollback).toEqual(['compensate charge', 'undo price', 'undo reserve']);
+  expect((await t.engine.result(fork.executionId))?.status).toBe('completed');
+  expect(types((await t.store.get(fork.executionId))!.trace ?? [])).not.toContain('step.undone');
+});
+
 test('a fork of a run that rolled back reuses nothing it undid', async () => {
   const l = ledger();
   const t = createTestEngine();

@@ -7,7 +7,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { createRedisRuntime, type RedisRuntime } from '../../src/bullmq.js';
-import { FailureActionError, type AnyReactorDefinition } from '../../src/index.js';
+import { FailureActionError, reactor, type AnyReactorDefinition } from '../../src/index.js';
 import { createRedisBackend } from '../../src/storage/redis/index.js';
 import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
 import { ledger, order, type Ledger } from './helpers.js';
@@ -149,3 +149,66 @@ describe('pause on failure on Redis + BullMQ', () => {
     expect((await backend.store.get(source.executionId))?.trace?.some((e) => e.type === 'run.retried')).toBe(true);
   });
 });
+
+test('an inline retryStep continues under the inline lease: a second runtime racing it is refused, and its sweep leaves the run alone', async () => {
+  let fail = true;
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const entered: number[] = [];
+  let inFlight = 0;
+  let maxInFlight = 0;
+  const r = reactor('steer-inline-lease', { onFailure: 'pause' })
+    .step('a', { run: () => 1 })
+    .step('charge', {
+      waitFor: ['a'],
+      retry: { maxAttempts: 1 },
+      run: async () => {
+        if (fail) throw new Error('card declined');
+        entered.push(Date.now());
+        maxInFlight = Math.max(maxInFlight, ++inFlight);
+        try {
+          await gate;
+          return 'charged';
+        } finally {
+          inFlight--;
+        }
+      },
+    })
+    .returns('charge');
+  const options = { background: { livenessTtlMs: 1_000, sweepIntervalMs: 0 } };
+  const one = createRedisRuntime({ url: server.url, prefix: 'lease', queueName: 'lease-q', reactors: [r], ...options });
+  const two = createRedisRuntime({ url: server.url, prefix: 'lease', queueName: 'lease-q', reactors: [r], ...options });
+  closers.push(
+    () => one.close(),
+    () => two.close(),
+  );
+  two.startWorker(); // a requeued execution would run here, beside the inline continuation
+  const paused = await one.engine.run(r, {});
+  expect(paused.status).toBe('paused');
+  fail = false;
+  const retried = one.engine.retryStep(paused.executionId);
+  const raced = await two.engine.retryStep(paused.executionId).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(raced).toBeInstanceOf(FailureActionError);
+  const deadline = Date.now() + 30_000;
+  while (entered.length === 0) {
+    if (Date.now() > deadline) throw new Error('the retried step never ran');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  // The inline continuation holds the execution's liveness lease, renewed: long past its TTL the
+  // record is not rewritten, and still the other runtime's sweep finds it held and leaves it.
+  const backend = createRedisBackend({ url: server.url, prefix: 'lease' });
+  closers.push(() => backend.close());
+  for (let i = 0; i < 3; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(await two.engine.sweep()).toMatchObject({ requeued: 0, aborted: 0 });
+  }
+  expect((await backend.coordinator.lockState(`execution:${paused.executionId}`))?.holder.owner).toMatch(/^inline:/);
+  release();
+  expect(await retried).toMatchObject({ status: 'completed', value: 'charged' });
+  expect(entered).toHaveLength(1);
+  expect(maxInFlight).toBe(1);
+  expect(await backend.coordinator.lockState(`execution:${paused.executionId}`)).toBeUndefined();
+}, 90_000);

@@ -4,7 +4,14 @@
  */
 import { describe, expectTypeOf, test } from 'vitest';
 import { z } from 'zod';
-import { reactor, type Engine, type RunResult, type StartOptions, type StepsOf } from '../../src/index.js';
+import {
+  reactor,
+  type Engine,
+  type RunResult,
+  type Started,
+  type StartOptions,
+  type StepsOf,
+} from '../../src/index.js';
 
 const invoice = reactor('invoice')
   .input({ orderId: z.string(), amountCents: z.number() })
@@ -35,12 +42,26 @@ describe('startMany', () => {
       { reactor: invoice, input: { orderId: 'o-1', amountCents: 100 } },
       { reactor: ping, input: { n: 1 }, options: { priority: 1, delay: '1m' } },
     ]);
-    expectTypeOf(results).toEqualTypeOf<
-      [RunResult<{ chargeId: string }, StepsOf<typeof invoice>>, RunResult<number, StepsOf<typeof ping>>]
-    >();
+    expectTypeOf(results).toEqualTypeOf<[Started<typeof invoice>, Started<typeof ping>]>();
     const [first, second] = results;
+    expectTypeOf(first).toMatchTypeOf<RunResult<{ chargeId: string }, StepsOf<typeof invoice>>>();
     if (first.status === 'completed') expectTypeOf(first.value).toEqualTypeOf<{ chargeId: string }>();
     if (second.status === 'completed') expectTypeOf(second.value).toEqualTypeOf<number>();
+  });
+
+  test('each result has result() and wait() typed by its own entry, as a start handle', async () => {
+    const [first, second] = await engine.startMany([
+      { reactor: invoice, input: { orderId: 'o-1', amountCents: 100 } },
+      { reactor: ping, input: { n: 1 } },
+    ]);
+    const paid = await first.wait({ timeoutMs: 1_000 });
+    expectTypeOf(paid).toEqualTypeOf<RunResult<{ chargeId: string }, StepsOf<typeof invoice>>>();
+    if (paid.status === 'completed') expectTypeOf(paid.value).toEqualTypeOf<{ chargeId: string }>();
+    const now = await second.result();
+    expectTypeOf(now).toEqualTypeOf<RunResult<number, StepsOf<typeof ping>> | undefined>();
+    if (now?.status === 'completed') expectTypeOf(now.value).toEqualTypeOf<number>();
+    // @ts-expect-error ping's value is a number, not invoice's output
+    if (now?.status === 'completed') expectTypeOf(now.value).toEqualTypeOf<{ chargeId: string }>();
   });
 
   test("an entry's input is checked against its own reactor", () => {
@@ -56,6 +77,7 @@ describe('startMany', () => {
   test('an array of one reactor gives an array of its results', async () => {
     const inputs = [{ n: 1 }, { n: 2 }];
     const results = await engine.startMany(inputs.map((input) => ({ reactor: ping, input })));
-    expectTypeOf(results[0]!).toEqualTypeOf<RunResult<number, StepsOf<typeof ping>>>();
+    expectTypeOf(results[0]!).toEqualTypeOf<Started<typeof ping>>();
+    expectTypeOf(await results[0]!.wait()).toEqualTypeOf<RunResult<number, StepsOf<typeof ping>>>();
   });
 });

@@ -21,6 +21,7 @@ import {
 } from '../../errors.js';
 import { rollbackFailurePause } from '../execution/failure-rollback.js';
 import { continueInline, prepareWorker, withLiveness, type Announce } from '../execution/interrupt/continue.js';
+import { InlineLease, type InlineLeaseDeps } from '../execution/inline-lease.js';
 import type { RunResult } from '../model/results.js';
 import { versionFor } from '../model/versions.js';
 import { statusName, type ExecutionRecord, type FailurePause } from '../ports/store.js';
@@ -41,7 +42,10 @@ export interface SkipStepOptions<V = unknown> {
 }
 
 /** What the actions need: resuming's deps (store, claims, liveness, continuing). */
-export type SteerDeps = ResumeDeps;
+export type SteerDeps = ResumeDeps & {
+  /** The inline liveness lease an action's continuation in this process takes (none: unleased, as an embedded engine's). */
+  readonly inlineLeases?: InlineLeaseDeps;
+};
 
 interface Paused {
   readonly record: ExecutionRecord;
@@ -177,7 +181,10 @@ async function act(
     await outcome.worker.enqueue(); // off the liveness lock, so a worker can take the execution at once
     return outcome.worker.result;
   }
-  return continueInline(deps, reactor, outcome.next, pause.step, announce);
+  // In this process, as an inline run: under its inline lease, so no other process continues it
+  // (the sweep sees the lease held) and a lost lease stops it.
+  const lease = deps.inlineLeases ? await InlineLease.take(deps.inlineLeases, record.id) : undefined;
+  return continueInline(deps, reactor, outcome.next, pause.step, announce, lease);
 }
 
 /**

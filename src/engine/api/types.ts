@@ -203,9 +203,12 @@ export interface StartEntry<R extends AnyReactorDefinition = AnyReactorDefinitio
   readonly options?: StartOptions;
 }
 
-/** The results of `engine.startMany` for `R` (the entries' reactors, in order): one per entry. */
+/**
+ * The results of `engine.startMany` for `R` (the entries' reactors, in order): one per entry,
+ * each a {@link Started} with `result()` and `wait()` typed by its own entry's reactor.
+ */
 export type StartManyResults<R extends readonly AnyReactorDefinition[]> = {
-  -readonly [K in keyof R]: RunResult<OutputOf<R[K]>, StepsOf<R[K]>>;
+  -readonly [K in keyof R]: Started<R[K]>;
 };
 
 /** A reactor's result type: {@link RunResult} typed by its run value and step results. */
@@ -272,8 +275,9 @@ export interface Engine {
    * `StartOptionsError` naming the entry, nothing written) and its input validated first; an
    * invalid input fails only its own entry (`failed` with `validationErrors`, nothing written for
    * it). Then the records are written and the jobs enqueued in one `enqueueMany` (BullMQ
-   * `addBulk`). Resolves with one result per entry, in order. Entries with an idempotency key or
-   * an ordered lock are started one by one, as by `start`.
+   * `addBulk`). Resolves with one result per entry, in order, each with `result()` and `wait()`
+   * typed by its entry's reactor, as `start`'s. Entries with an idempotency key or an ordered
+   * lock are started one by one, as by `start`.
    *
    * @example
    * ```ts
@@ -281,6 +285,7 @@ export interface Engine {
    *   { reactor: invoice, input: { orderId: 'o-1', amountCents: 100 } },
    *   { reactor: refund, input: { chargeId: 'ch-1' }, options: { priority: 1 } },
    * ]);
+   * const paid = await a.wait({ timeoutMs: 10_000 }); // typed by invoice's output
    * ```
    */
   startMany<const R extends readonly AnyReactorDefinition[]>(entries: {

@@ -134,7 +134,8 @@ async function settleOutcome(
   outcome: GraphOutcome,
   woken: WaitingFor | undefined,
 ): Promise<After> {
-  if (outcome.status === 'yielded') return onSuspension(outcome.suspension, suspended(deps, state, reactor, woken));
+  if (outcome.status === 'yielded')
+    return onSuspension(outcome.suspension, suspended(deps, state, reactor, woken, outcome.step));
   await finish(state, outcome);
   return undefined;
 }
@@ -145,13 +146,15 @@ function suspended(
   state: RunState,
   reactor: AnyReactorDefinition,
   woken: WaitingFor | undefined,
+  step: string,
 ): SuspensionHandlers<Promise<After>> {
   return {
     pause: async () => void (await pauseRun(state, reactor)),
     failurePause: async (s) => void (await pauseOnFailure(state, reactor, s)), // holds released as for a yield; no job left
     fanOut: (s) => parkOnFanOut(deps, state, s.park), // a fan-out map's elements run (or are undone) as jobs
     awaitUnit: (s) => parkReader(deps, state, s.error),
-    contention: (s) => refused(deps, state, s.error, undefined, woken), // park like a reactor-level refusal (the release wakes it)
+    // Park like a reactor-level refusal (the release wakes it), at the step that yielded: a composed child's own declarations name no step.
+    contention: (s) => refused(deps, state, s.error, undefined, woken, step),
     sleep: (s) => parkOnSleep(deps, state, s.wait), // a delayed job at its wake time
     retry: async (s) => void (await requeue(deps, state, s.delayMs, 'retry')),
   };

@@ -4,7 +4,8 @@
  * record. Durable mode (the lost job put each start on the record): exactly the started,
  * unsettled attempts, `worker_lost`. With a checkpoint interval: every step that could have
  * started since the last checkpoint, `may_have_run` — never fewer runs than could have happened
- * (docs/decisions/098).
+ * (docs/decisions/098). A job a worker's shutdown handed back records the same, its started
+ * attempts as `interrupted` (docs/decisions/118).
  *
  * @module
  */
@@ -18,7 +19,7 @@ import { nextAttempt } from '../run/step-runner.js';
 export interface LostAttempt {
   readonly step: string;
   readonly attempt: number;
-  readonly outcome: Extract<AttemptOutcome, 'worker_lost' | 'may_have_run'>;
+  readonly outcome: Extract<AttemptOutcome, 'worker_lost' | 'may_have_run' | 'interrupted'>;
   /** When its start was on the record (engine clock, ms). */
   readonly startedAt?: number;
 }
@@ -40,13 +41,18 @@ export function recordLostAttempts(
   record: ExecutionRecord,
   delivery: JobDelivery,
 ): readonly LostAttempt[] {
-  if (handedBack(delivery)) return []; // a worker's shutdown: its interrupted attempt runs again under its number (decision 069)
+  // A worker's shutdown handed the job back: what it ran after its last checkpoint is recorded like
+  // a lost worker's, its started attempts as `interrupted` (their bodies returned before this job began; decision 118).
+  const handback = handedBack(delivery);
   const running = record.status === 'running';
-  if (!running && !(record.status === 'pending' && takesOver(record, delivery))) return [];
+  if (!running && !(record.status === 'pending' && (handback || takesOver(record, delivery)))) return [];
   const lastJob = running ? record.background?.lastJob : undefined;
   // A lost job that wrote nothing: a durable one writes `running` before any body, so under the
   // same settings (this worker's) it ran none; one with an interval may have run some.
-  const lost = lostAttempts(reactor, record, running ? lastJob?.marksStarts === true : state.marksStarts);
+  const found = lostAttempts(reactor, record, running ? lastJob?.marksStarts === true : state.marksStarts);
+  const lost = handback
+    ? found.map((a) => (a.outcome === 'worker_lost' ? { ...a, outcome: 'interrupted' as const } : a))
+    : found;
   const now = state.clock.now();
   for (const a of lost) {
     const worker = state.stepRecord(a.step)?.started?.worker ?? lastJob?.worker;
@@ -82,7 +88,7 @@ export function takesOver(record: ExecutionRecord, delivery: JobDelivery): boole
   );
 }
 
-/** A job a worker's shutdown handed back (`<id>:handback:…`): its worker was stopped, not lost. */
+/** A job a worker's shutdown handed back (`<id>:handback:…`): its worker was stopped, not lost (decision 118). */
 function handedBack(delivery: JobDelivery): boolean {
   return delivery.jobId.includes(':handback:');
 }

@@ -39,7 +39,9 @@ import type { After, BackgroundDeps } from './deps.js';
  * `declared`: the reactor-level declarations (their `contentionTimeout`); a step's wait was noted,
  * with its bound, by the step runner, which also fails the step when that bound has passed.
  * `woken`: the park this job ran from (default: the one on the record); a semaphore's wake that
- * this execution could not use is passed on to that key's next waiter.
+ * this execution could not use is passed on to that key's next waiter. `yieldedAt`: the step
+ * whose work yielded (a step, or a compose step whose child's declarations were refused), the
+ * park's `step` when the refusal names none.
  */
 export async function refused(
   deps: BackgroundDeps,
@@ -47,9 +49,10 @@ export async function refused(
   error: Error,
   declared?: readonly CoordinationSpec[],
   woken: WaitingFor | undefined = state.background?.waitingFor,
+  yieldedAt?: string,
 ): Promise<After> {
   const passOn = wakeToPassOn(woken, error, state.clock.now());
-  const after = await park(deps, state, error, declared);
+  const after = await park(deps, state, error, declared, yieldedAt);
   if (passOn === undefined) return after;
   return async () => {
     await after?.();
@@ -92,6 +95,7 @@ async function park(
   state: RunState,
   error: Error,
   declared: readonly CoordinationSpec[] | undefined,
+  yieldedAt: string | undefined,
 ): Promise<After> {
   const contended = contendedKey(error);
   if (!contended) return void (await finish(state, { status: 'failed', step: undefined, error, validation: [] }));
@@ -132,7 +136,9 @@ async function park(
   const holder = rate
     ? undefined
     : await holderOf(deps.coordination.coordinator!, primitive, key).catch(() => undefined);
-  const at = step === undefined ? {} : { step };
+  // Where it waits: the contended step; for a composed child's own declarations (they name no step), the compose step that yielded.
+  const place = step ?? yieldedAt;
+  const at = place === undefined ? {} : { step: place };
   // Enqueue first, then register: a wake that finds the waiter always finds its delayed job.
   const { jobId } = await nextJob(deps, state, {
     status: 'parked',
@@ -191,7 +197,8 @@ export async function reparkBehindSameHolder(
   if (primitive !== 'lock' && primitive !== 'semaphore') return undefined;
   const now = state.clock.now();
   if (now < waiting.dueAt - 5) return undefined; // woken by a release: it contends
-  const wait = continuedWait(background, primitive, waiting.key, waiting.step);
+  // The wait as it was noted (a composed child's names no step, though its park shows the compose step).
+  const wait = continuedWait(background, primitive, waiting.key, background.contended?.step);
   if (timedOut(wait, now)) return undefined; // the admission reports the time bound
   const attempt = background.contention + 1;
   if (attempt > deps.options.contentionCap) return undefined; // the admission is refused once more and reports the cap

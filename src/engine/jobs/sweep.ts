@@ -26,7 +26,8 @@ export const SWEEP_LOCK_KEY = 'rx-sweep';
 
 /** The statuses a sweep looks at (`rolling_back`: inline runs, and rollbacks waiting on a fan-out map's undos). */
 const SWEPT: readonly SweptStatus[] = ['running', 'parked', 'pending', 'rolling_back'];
-type SweptStatus = EventOf<'run.recovered'>['status'];
+/** A stored status the sweep looks at (`pending`, which its event names `queued`). */
+type SweptStatus = 'pending' | 'parked' | 'running' | 'rolling_back';
 
 /** What one sweep did. */
 export interface SweepReport {
@@ -212,6 +213,11 @@ function isInlineRun(record: ExecutionRecord): boolean {
   return record.inline !== undefined && (record.status === 'running' || record.status === 'rolling_back');
 }
 
+/** The name users see for the status the sweep found (decision 107: a stored `pending` is `queued`). */
+function recoveredStatusName(status: SweptStatus): EventOf<'run.recovered'>['status'] {
+  return status === 'pending' ? 'queued' : status;
+}
+
 /** The jobs the record names: its latest regular job, the one a park waits for, the one a sweep enqueued. */
 function knownJobs(record: ExecutionRecord): string[] {
   if (isInlineRun(record)) return [];
@@ -249,7 +255,7 @@ async function recoverOne(deps: SweepDeps, listed: ExecutionRecord): Promise<'re
     const inline = isInlineRun(record);
     const now = deps.clock.now();
     const count = (record.background?.recovered?.count ?? 0) + 1;
-    const status = record.status as SweptStatus;
+    const status = recoveredStatusName(record.status as SweptStatus);
     const reason = inline ? 'inline_lost' : 'no_job';
     const base = { executionId: record.id, rootExecutionId: record.rootId, reactor: record.reactor, at: now } as const;
     const { inline: _inline, ...rest } = record;

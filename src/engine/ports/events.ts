@@ -88,14 +88,15 @@ export type ReactorEvent =
    * lease and no job of the queue carries it (`reason`: `no_job` for a pending, parked or running
    * execution whose job is gone; `inline_lost` for an inline run whose process stopped) — and
    * re-enqueued it as `jobId` (`action: 'requeued'`), or ended it `aborted` (an inline run whose
-   * reactor the sweeping worker does not know). `status` is the status it was found in;
-   * `count` how many times the sweep has recovered it so far.
+   * reactor the sweeping worker does not know). `status` is the status it was found in, by the
+   * name users see (`queued` for a record stored `pending`, decision 107); `count` how many times
+   * the sweep has recovered it so far.
    */
   | (Base & {
       readonly type: 'run.recovered';
       readonly reason: 'no_job' | 'inline_lost';
       readonly action: 'requeued' | 'aborted';
-      readonly status: 'pending' | 'parked' | 'running' | 'rolling_back';
+      readonly status: 'queued' | 'parked' | 'running' | 'rolling_back';
       readonly count: number;
       readonly jobId?: string;
     })
@@ -152,13 +153,15 @@ export type ReactorEvent =
    * A job of a redelivered execution found an attempt of this step its lost worker may have run
    * (docs/decisions/098): `worker_lost` — its start was on the record (durable mode) and it never
    * settled; `may_have_run` — the worker wrote no starts (a checkpoint interval) and the step could
-   * have started since the last checkpoint. Either way the attempt is counted and the step is
-   * compensated on rollback as a step whose body ran. `worker`: the lost worker, where known.
+   * have started since the last checkpoint; `interrupted` — a job a worker's shutdown handed back
+   * had started it (durable mode) and stopped it (docs/decisions/118). Either way the attempt is
+   * counted and the step is compensated on rollback as a step whose body ran. `worker`: the lost
+   * or stopped worker, where known.
    */
   | (StepBase & {
       readonly type: 'step.attempt_lost';
       readonly attempt: number;
-      readonly outcome: 'worker_lost' | 'may_have_run';
+      readonly outcome: 'worker_lost' | 'may_have_run' | 'interrupted';
       readonly worker?: string;
     })
   /** A sleep step started: it wakes at `wakeAt` (engine clock, ms); in a worker the execution parks until then. */

@@ -128,7 +128,12 @@ export type AttemptOutcome =
   /** Its start was on the record and its worker was lost before it settled: it may have run in full, in part or not at all. */
   | 'worker_lost'
   /** Its worker was lost and wrote no start (a checkpoint interval): the body may have run since the last checkpoint. */
-  | 'may_have_run';
+  | 'may_have_run'
+  /**
+   * Its start was on the record and its worker's shutdown stopped it (its signal aborted, the job
+   * handed back): the body ran, in part or in full, and returned before the next job began.
+   */
+  | 'interrupted';
 
 /** One attempt of a step's body (see {@link StepRecord.runs}). */
 export interface AttemptRun {

@@ -103,7 +103,11 @@ export function nextAttempt(recorded: StepRecord | undefined): number {
 
 /** True when the record holds an attempt a lost worker may have run (decision 098). */
 function lostAttempt(recorded: StepRecord): boolean {
-  return recorded.runs?.some((r) => r.outcome === 'worker_lost' || r.outcome === 'may_have_run') ?? false;
+  return (
+    recorded.runs?.some(
+      (r) => r.outcome === 'worker_lost' || r.outcome === 'may_have_run' || r.outcome === 'interrupted',
+    ) ?? false
+  );
 }
 
 /** The attempts of a step's body from `first` on, with its coordination around each. */

@@ -54,7 +54,7 @@ function pausedCard(ctx: PageContext, e: ExecutionDetail, canResume: boolean): F
 
 function attemptsCell(step: StepView, paused: boolean): Fragment | string {
   if (step.attempts.length === 0) return html`<span class="muted">${step.record.attempts} attempt(s)</span>`;
-  return html`${step.attempts.map((a) => html`<div data-attempt="${String(a.attempt)}" data-outcome="${a.outcome}">#${a.attempt} ${badge(paused && a.outcome === 'running' ? 'paused' : a.outcome)}${a.outcome === 'worker_lost' ? html` <span class="muted">started, worker lost: the body may have run</span>` : a.outcome === 'may_have_run' ? html` <span class="muted">worker lost: the body may have run</span>` : ''}${a.worker === undefined ? '' : html` <span class="worker" title="worker">${a.worker}</span>`} ${a.startedAt === undefined ? '' : time(a.startedAt)}${a.endedAt !== undefined && a.startedAt !== undefined ? ` · ${duration(a.endedAt - a.startedAt)}` : ''}${a.delayMs === undefined ? '' : ` · retry in ${duration(a.delayMs)}`}${a.error ? errorBlock(a.error) : ''}</div>`)}`;
+  return html`${step.attempts.map((a) => html`<div data-attempt="${String(a.attempt)}" data-outcome="${a.outcome}">#${a.attempt} ${badge(paused && a.outcome === 'running' ? 'paused' : a.outcome)}${a.outcome === 'worker_lost' ? html` <span class="muted">started, worker lost: the body may have run</span>` : a.outcome === 'may_have_run' ? html` <span class="muted">worker lost: the body may have run</span>` : a.outcome === 'interrupted' ? html` <span class="muted">worker shut down: the body ran, in part or in full</span>` : ''}${a.worker === undefined ? '' : html` <span class="worker" title="worker">${a.worker}</span>`} ${a.startedAt === undefined ? '' : time(a.startedAt)}${a.endedAt !== undefined && a.startedAt !== undefined ? ` · ${duration(a.endedAt - a.startedAt)}` : ''}${a.delayMs === undefined ? '' : ` · retry in ${duration(a.delayMs)}`}${a.error ? errorBlock(a.error) : ''}</div>`)}`;
 }
 
 /** A step's status as shown: an interrupt still waiting for a resume is `paused` (its record says `running`). */
@@ -62,11 +62,20 @@ function shownStatus(step: StepView, waiting: readonly string[]): string {
   return step.record.status === 'running' && waiting.includes(step.path) ? 'paused' : step.record.status;
 }
 
+/** A step's result; a sleep's times as dates (its record keeps ms since the epoch). */
+function resultCell(step: StepView): Fragment | string {
+  if (step.sleep !== undefined)
+    return step.sleep.wokeAt === undefined
+      ? html`<span class="sleep">sleeps until <time datetime="${step.sleep.wakeAt}">${step.sleep.wakeAt}</time></span>`
+      : json(step.sleep);
+  return step.record.result === undefined ? '' : json(step.record.result);
+}
+
 function stepsTable(ctx: PageContext, steps: readonly StepView[], waiting: readonly string[] = []): Fragment {
   if (steps.length === 0) return html`<p class="empty">No step has run.</p>`;
   return html`<table class="steps"><thead><tr><th>Step</th><th>Status</th><th>Attempts</th><th>Result / error</th></tr></thead><tbody>${steps.map(
     (s) =>
-      html`<tr data-step="${s.path}"><td><code>${s.path}</code>${s.record.unitId === undefined ? '' : html`<br><span class="muted">unit</span> ${link(ctx, s.record.unitId)}`}</td><td>${badge(shownStatus(s, waiting))}${s.rolledBack ? html` → ${badge(s.rolledBack)}` : ''}</td><td>${attemptsCell(s, shownStatus(s, waiting) === 'paused')}</td><td>${s.record.error ? errorBlock(s.record.error) : s.record.result === undefined ? '' : json(s.record.result)}</td></tr>`,
+      html`<tr data-step="${s.path}"><td><code>${s.path}</code>${s.record.unitId === undefined ? '' : html`<br><span class="muted">unit</span> ${link(ctx, s.record.unitId)}`}</td><td>${badge(shownStatus(s, waiting))}${s.rolledBack ? html` → ${badge(s.rolledBack)}` : ''}</td><td>${attemptsCell(s, shownStatus(s, waiting) === 'paused')}</td><td>${s.record.error ? errorBlock(s.record.error) : resultCell(s)}</td></tr>`,
   )}</tbody></table>`;
 }
 

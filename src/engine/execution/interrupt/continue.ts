@@ -24,6 +24,7 @@ import { noInstrument, type Instrument } from '../../model/instrument.js';
 import { armStateDeadline } from '../deadline.js';
 import { pauseRun } from './pause.js';
 import { pauseOnFailure } from '../failure-pause.js';
+import type { InlineLease } from '../inline-lease.js';
 
 /** What continuing a resumed execution needs from the engine. */
 export interface ContinueDeps {
@@ -149,16 +150,25 @@ export async function prepareWorker(
 const noWait = (spec: CoordinationSpec): CoordinationSpec =>
   spec.kind === 'lock' || spec.kind === 'semaphore' ? { ...spec, waitMs: 0 } : spec;
 
-/** Continues a resumed execution in this process (its record, saved `running`, holds the accepted payload). */
+/**
+ * Continues a resumed execution in this process (its record, saved `running`, holds the accepted
+ * payload). With `lease` (the execution's inline liveness lease, taken by the caller) its writes
+ * are fenced and marked by it as an inline run's, a lost lease stops it, and the lease is given
+ * back at its end: no other process continues it meanwhile, and the sweep leaves it alone.
+ */
 export async function continueInline(
   deps: ContinueDeps,
   reactor: AnyReactorDefinition,
   record: ExecutionRecord,
   step: string,
   announce: Announce = resumedAt(step),
+  lease?: InlineLease,
 ): Promise<RunResult> {
   const state = stateOf(deps, reactor, record, 'inline');
   const root = new AbortController();
+  lease?.bind(state);
+  const relay = (): void => root.abort(lease?.root.signal.reason);
+  lease?.root.signal.addEventListener('abort', relay, { once: true });
   const disarm = armStateDeadline(state, reactor, root); // past the reactor's deadline it rolls back (decision 081)
   const scope = {
     kind: 'run',
@@ -231,5 +241,7 @@ export async function continueInline(
   } finally {
     disarm();
     deps.live.delete(record.id);
+    lease?.root.signal.removeEventListener('abort', relay);
+    await lease?.end();
   }
 }
