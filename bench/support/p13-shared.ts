@@ -20,7 +20,9 @@ export interface P13ChildConfig {
 }
 
 /** The reactor: an unlocked step, then a section under a lock on the execution's key. */
-export function p13Reactor(onSection: (key: string, executionId: string, start: number, end: number) => void = () => undefined) {
+export function p13Reactor(
+  onSection: (key: string, executionId: string, start: number, end: number) => void = () => undefined,
+) {
   return reactor('p13-step-lock')
     .input({ key: z.string(), sectionMs: z.number() })
     .step('prepare', { run: () => 1 })

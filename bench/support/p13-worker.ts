@@ -36,8 +36,7 @@ runtime.engine.subscribe((event) => {
   if (event.type === 'run.parked') {
     counts.parks++;
     parked.push([event.executionId, event.key, now()]);
-  }
-  else if (event.type === 'coordination.waiting') parked.push([event.executionId, event.key, now()]);
+  } else if (event.type === 'coordination.waiting') parked.push([event.executionId, event.key, now()]);
   else if (event.type === 'run.woken') counts.woken++;
   else if (event.type === 'run.completed') {
     counts.completed++;
@@ -61,7 +60,14 @@ createInterface({ input: process.stdin })
     if (verb === 'dump') {
       const spans = [...unconfirmed.splice(0), ...(open === undefined ? [] : [{ ...open, to: now(), open: true }])];
       if (open !== undefined) open = { from: now(), detail: open.detail };
-      print({ dump: Number(arg), pid: process.pid, sections: sections.splice(0), parked: parked.splice(0), ...counts, unconfirmed: spans });
+      print({
+        dump: Number(arg),
+        pid: process.pid,
+        sections: sections.splice(0),
+        parked: parked.splice(0),
+        ...counts,
+        unconfirmed: spans,
+      });
       counts.parks = counts.woken = counts.completed = 0;
     }
   })
