@@ -95,14 +95,16 @@ export async function advance(
     holds = admission.holds;
     state.waited();
   }
-  state.sleepWoken = wokenSleep(state, background.waitingFor, delivery); // promoted early by engine.wake: the sleep completes now
-  state.background = {
+  state.setBackground({
     ...cleared(background, 'waitingFor', 'retryAt', 'parkedHolds'),
     lastJob: { worker: state.worker, marksStarts: state.marksStarts }, // what a job after a lost one reads (decision 098)
-  };
-  state.contentionCap = deps.options.contentionCap;
-  state.fanOut = fanOutRuntime(deps);
-  state.terminalSave = lease.saveAndRelease;
+  });
+  state.bindWork({
+    sleepWoken: wokenSleep(state, background.waitingFor, delivery), // promoted early by engine.wake: the sleep completes now
+    contentionCap: deps.options.contentionCap,
+    fanOut: fanOutRuntime(deps),
+    terminalSave: lease.saveAndRelease,
+  });
   let outcome: GraphOutcome | undefined;
   try {
     carryFirstStarts(state, reactor); // durable mode: the first steps' starts ride on this checkpoint (decision 098)
@@ -113,7 +115,7 @@ export async function advance(
   } finally {
     // A step parked on contention: the reactor-level holds are kept (detached) and re-adopted at resume (R-10).
     const stepParks = holds !== undefined && outcome?.status === 'yielded' && outcome.suspension.kind === 'contention';
-    if (stepParks) state.background = { ...backgroundOf(state), parkedHolds: { owner: state.holderId } };
+    if (stepParks) state.setBackground({ ...backgroundOf(state), parkedHolds: { owner: state.holderId } });
     // A stopped job keeps the execution's ordered position (like a retry): the worker that resumes it goes on in its turn.
     await holds
       ?.release(stepParks ? 'parked' : state.stopped ? 'yielded' : (outcome?.status ?? 'failed'))

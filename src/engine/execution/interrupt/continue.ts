@@ -169,7 +169,7 @@ export async function continueInline(
     ...(record.traceContext === undefined ? {} : { traceContext: record.traceContext }),
   } as const;
   const done = (deps.instrument ?? noInstrument).traced(scope, async (traceContext): Promise<RunResult> => {
-    if (traceContext) state.traceContext = traceContext;
+    state.traced(traceContext);
     let holds;
     if (reactor.coordination.length > 0) {
       const admission = await state.admit(
