@@ -98,9 +98,12 @@ describe('the status table', () => {
         expect.objectContaining({ code: 'status_transition_invalid' }),
       );
     }
-    // A live execution may still become any status (but running again from a rollback), for any cause.
-    for (const cause of ['run', 'undo', 'element_undone'] as const)
+    // A live execution rolls back for its own work or an undo; an undone fan-out element is always a finished one.
+    for (const cause of ['run', 'undo'] as const)
       expect(() => checkTransition('e', 'parked', 'rolling_back', cause)).not.toThrow();
+    expect(() => checkTransition('e', 'parked', 'rolling_back', 'element_undone')).toThrow(
+      expect.objectContaining({ code: 'status_transition_invalid' }),
+    );
   });
 });
 

@@ -56,7 +56,7 @@ async function runInline(deps: RunDeps, reactor: AnyReactorDefinition, accepted:
   });
   const abort = new AbortController();
   // A sleep longer than maxInlineSleepMs hands off too, when there is a queue (decision 077).
-  state.sleepHandOff = deps.background !== undefined;
+  state.bindWork({ sleepHandOff: deps.background !== undefined });
   const handOff =
     reactor.background === undefined && !state.sleepHandOff
       ? undefined
@@ -71,7 +71,7 @@ async function runInline(deps: RunDeps, reactor: AnyReactorDefinition, accepted:
   } as const;
   const go = (): Promise<RunResult> =>
     deps.instrument.traced(scope, (traceContext) => {
-      if (traceContext) state.traceContext = traceContext;
+      state.traced(traceContext);
       return withDeadline(state, reactor, abort, () => execute(state, reactor, abort, handOff));
     });
   // With a store and a coordinator other processes share, the run holds its liveness lease (decision 066);

@@ -6,7 +6,6 @@
  */
 import { stepsWithMapResults } from '../run/compact-map.js';
 import { admit } from '../../coordination/admit.js';
-import type { Holds } from '../../coordination/holds.js';
 import type { CoordinationScope } from '../../coordination/scope.js';
 import type { CoordinationSpec } from '../../dsl/coordination.js';
 import type { AnyReactorDefinition } from '../../dsl/definition.js';
@@ -25,9 +24,10 @@ import type { Coordinator } from '../ports/coordinator.js';
 import { TERMINAL_STATUSES, type ExecutionRecord } from '../ports/store.js';
 import { pendingStartOf } from '../model/background.js';
 import type { RunResult } from '../model/results.js';
-import { onSuspension } from '../model/suspension.js';
+import type { Suspension } from '../model/suspension.js';
 import { errorSummary, type Admit, type EventDraft, type RunState } from '../run/run-state.js';
-import { runFrame, type GraphOutcome } from '../graph/scheduler.js';
+import type { Frame } from '../graph/frame.js';
+import { runSlice, type FinalOutcome, type SliceDriver } from './slice.js';
 import { pauseRun, waitsOf } from './interrupt/pause.js';
 import { pauseCauseOf, pauseOnFailure } from './failure-pause.js';
 
@@ -41,7 +41,7 @@ export interface CoordinationDeps {
   readonly workerWaitMs?: number;
 }
 
-/** Runs an execution in this process: admission, the graph, release, the terminal record. */
+/** Runs an execution in this process: admission, the graph, release, the terminal record (one {@link runSlice}). */
 export async function execute(
   state: RunState,
   reactor: AnyReactorDefinition,
@@ -49,51 +49,66 @@ export async function execute(
   handOff?: (state: RunState) => Promise<RunResult>,
 ): Promise<RunResult> {
   state.emit({ type: 'run.started', input: state.redactedInput });
-  let holds: Holds | undefined;
-  if (reactor.coordination.length > 0) {
-    const admission = await state.admit(reactor.coordination, state.input, { reactor: reactor.name, abort: root });
-    if (admission.kind === 'refused')
-      return finish(state, { status: 'failed', step: undefined, error: admission.error, validation: [] });
-    if (admission.kind === 'halt')
-      return finish(state, { status: 'halted', step: undefined, reason: admission.reason, data: admission.data });
-    holds = admission.holds;
-  }
-  let outcome: GraphOutcome | undefined;
-  try {
-    await state.progress('running');
-    const handoff =
-      handOff && reactor.background !== undefined && reactor.background !== 'all' ? reactor.background : undefined;
-    outcome = await runFrame(state, {
-      def: reactor,
-      input: state.input,
-      prefix: '',
-      signal: root.signal,
-      handoff,
-      owned: root,
-    });
-  } catch (error) {
-    outcome = { status: 'failed', step: undefined, error: error as Error, validation: [] };
-  } finally {
-    await holds
-      ?.release(outcome?.status ?? 'failed')
-      .catch((error: unknown) =>
-        state.logger.warn({ err: error }, 'releasing coordination failed; holds expire by TTL'),
-      );
-  }
-  if (outcome.status === 'yielded') {
-    // Inline, a pause pauses (at interrupts, or on a failure); every other suspension is a hand-off: the rest of the run goes to a worker.
-    const handOffRest = (): Promise<RunResult> => handOff!(state);
-    return onSuspension<Promise<RunResult>>(outcome.suspension, {
-      pause: () => pauseRun(state, reactor),
-      failurePause: (s) => pauseOnFailure(state, reactor, s),
-      retry: handOffRest,
-      sleep: handOffRest,
-      contention: handOffRest,
-      awaitUnit: handOffRest,
-      fanOut: handOffRest,
-    });
-  }
-  return finish(state, outcome);
+  const handoff =
+    handOff && reactor.background !== undefined && reactor.background !== 'all' ? reactor.background : undefined;
+  return runSlice(
+    state,
+    reactor,
+    inlineDriver(state, reactor, {
+      root,
+      frame: { def: reactor, input: state.input, prefix: '', signal: root.signal, handoff, owned: root },
+      // Inline, every suspension but a pause is a hand-off: the rest of the run goes to a worker.
+      otherwise: () => handOff!(state),
+    }),
+  );
+}
+
+/** What differs between the inline drivers (`engine.run`, an inline resume). */
+export interface InlineSlice {
+  /** Its root controller (a lost hold aborts it). */
+  readonly root: AbortController;
+  /** The declarations as this driver takes them (an inline resume with a queue does not wait for a busy lock). */
+  readonly specs?: ((specs: readonly CoordinationSpec[]) => readonly CoordinationSpec[]) | undefined;
+  /** A refused admission this driver handles itself (undefined: the run fails with its error). */
+  readonly refused?: ((error: Error) => Promise<RunResult> | undefined) | undefined;
+  /** After the admission, before the graph. */
+  readonly admitted?: () => void;
+  /** The root frame. */
+  readonly frame: Frame;
+  /** Every suspension but a pause: a hand-off (a run), or a failure (a resume cannot wait). */
+  readonly otherwise: (suspension: Suspension, step: string) => Promise<RunResult>;
+}
+
+/**
+ * The inline driver: admission waits as declared, a refusal fails the run, a pause pauses (at
+ * interrupts, or on a failure), every other suspension goes to `otherwise`.
+ */
+export function inlineDriver(
+  state: RunState,
+  reactor: AnyReactorDefinition,
+  slice: InlineSlice,
+): SliceDriver<RunResult> {
+  return {
+    admit: (specs) =>
+      state.admit(slice.specs ? slice.specs(specs) : specs, state.input, { reactor: reactor.name, abort: slice.root }),
+    refused: (error) =>
+      slice.refused?.(error) ?? finish(state, { status: 'failed', step: undefined, error, validation: [] }),
+    ...(slice.admitted ? { admitted: slice.admitted } : {}),
+    frame: slice.frame,
+    suspended: (step) => {
+      const otherwise = (suspension: Suspension): Promise<RunResult> => slice.otherwise(suspension, step);
+      return {
+        pause: () => pauseRun(state, reactor),
+        failurePause: (s) => pauseOnFailure(state, reactor, s),
+        retry: otherwise,
+        sleep: otherwise,
+        contention: otherwise,
+        awaitUnit: otherwise,
+        fanOut: otherwise,
+      };
+    },
+    finished: (outcome) => finish(state, outcome),
+  };
 }
 
 /** Takes declarations for work of `state` (in worker mode nothing waits: contention parks instead). */
@@ -155,11 +170,10 @@ export function admitWork(
   });
 }
 
-/** A terminal outcome (inline runs never yield). */
-export type FinalOutcome =
-  | Exclude<GraphOutcome, { status: 'yielded' }>
-  | { readonly status: 'halted'; readonly step: undefined; readonly reason: string; readonly data: unknown };
+/** A terminal outcome (inline runs never yield); see `slice.ts`. */
+export type { FinalOutcome };
 
+/** Ends an execution with a terminal outcome: its event, its terminal record, its result. */
 export async function finish(state: RunState, outcome: FinalOutcome): Promise<RunResult> {
   if (outcome.status === 'failed' && outcome.error instanceof CancelledError)
     return cancelled(state, outcome.error.details.reason);

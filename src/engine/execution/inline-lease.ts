@@ -102,8 +102,8 @@ export class InlineLease {
         record.status === 'pending' || record.status === 'paused'
           ? this.#leave(record)
           : binding.save(marked(record, this.#mark)),
+      terminalSave: (record) => this.#leave(record),
     });
-    state.terminalSave = (record) => this.#leave(record);
   }
 
   /** The run's last write: saved and the lease released in one call; no renewal after it. */

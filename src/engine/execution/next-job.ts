@@ -110,7 +110,7 @@ export async function enqueueTraced(
   await (deps.instrument ?? noInstrument).traced(
     enqueueScope(state, { jobId: next.jobId, delayMs: next.delayMs, reason: next.reason }),
     async (traceContext) => {
-      if (traceContext) state.traceContext = traceContext;
+      state.traced(traceContext);
       await state.checkpoint(status, {}, { withTrace: true });
       await deps.queue.enqueue(executionJob(state.executionId, state.reactor), jobOptionsOf(state, next));
     },
@@ -158,7 +158,7 @@ export function upcomingJob(state: RunState, none?: BackgroundState): JobTicket 
 function claimJob(state: RunState, plan: Pick<NextJobPlan, 'update' | 'announce' | 'none'>): JobTicket {
   const job = upcomingJob(state, plan.none);
   const next = { ...backgroundOf(state, plan.none), jobs: job.jobs };
-  state.background = plan.update ? plan.update(next, job) : next;
+  state.setBackground(plan.update ? plan.update(next, job) : next);
   plan.announce?.(job);
   return job;
 }

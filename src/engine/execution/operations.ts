@@ -116,7 +116,7 @@ export async function rollbackRecorded(
   cause?: DeadlineExceededError | SupersededError,
 ): Promise<RunResult> {
   const state = deps.newState(replayInit(reactor, record));
-  state.fanOut = inlineFanOutRuntime(deps, reactor); // a completed fan-out map's elements are undone here too
+  state.bindWork({ fanOut: inlineFanOutRuntime(deps, reactor) }); // a completed fan-out map's elements are undone here too
   const replay = await runFrame(state, {
     def: reactor,
     input: state.input,

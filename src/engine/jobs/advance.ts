@@ -1,8 +1,9 @@
 /**
  * One job of an execution in a worker, under its liveness lease: rebuild the run from the
- * record, admit the reactor-level declarations, run the graph, then persist what the graph's
- * outcome calls for — finished, paused, parked (on a key, an async unit, a fan-out map) or
- * re-enqueued for a retry.
+ * record, then one slice (`execution/slice.ts`) with the worker driver — admit the
+ * reactor-level declarations, run the graph, release, persist what the graph's outcome calls
+ * for: finished, paused, parked (on a key, an async unit, a fan-out map) or re-enqueued for a
+ * retry.
  *
  * @module
  */
@@ -13,11 +14,12 @@ import { admitWork, finish } from '../execution/execute.js';
 import { pauseRun } from '../execution/interrupt/pause.js';
 import { pauseOnFailure } from '../execution/failure-pause.js';
 import { rollbackRecorded } from '../execution/operations.js';
-import { carryFirstStarts, runFrame, type GraphOutcome } from '../graph/scheduler.js';
+import { carryFirstStarts } from '../graph/scheduler.js';
+import { runSlice, type SliceDriver } from '../execution/slice.js';
 import { backgroundOf, cleared } from '../model/background.js';
-import { onSuspension, type SuspensionHandlers } from '../model/suspension.js';
+import type { SuspensionHandlers } from '../model/suspension.js';
 import type { JobDelivery } from '../ports/queue.js';
-import type { ExecutionRecord, WaitingFor } from '../ports/store.js';
+import type { BackgroundState, ExecutionRecord, WaitingFor } from '../ports/store.js';
 import type { RunState } from '../run/run-state.js';
 import { parkReader } from './async/park.js';
 import { advanceUnit } from './async/unit-worker.js';
@@ -76,68 +78,61 @@ export async function advance(
   if (root.signal.aborted)
     return void (await rollbackRecorded(deps, reactor, record, (root.signal.reason as Error).message)); // a cancel request picked up at the start of a job
   if (record.background?.fanOutRollback) return resumeFanOutRollback(deps, reactor, record); // its rollback waited on a fan-out map's elements
-  let holds;
-  if (reactor.coordination.length > 0) {
-    const admission = await admitWork(state, deps.coordination, reactor.coordination, state.input, {
-      reactor: reactor.name,
-      abort: root,
-      orderedTicket: background.ordered,
-      adopt: background.parkedHolds !== undefined,
-    });
-    if (admission.kind === 'halt')
-      return void (await finish(state, {
-        status: 'halted',
-        step: undefined,
-        reason: admission.reason,
-        data: admission.data,
-      }));
-    if (admission.kind === 'refused') return refused(deps, state, admission.error, reactor.coordination);
-    holds = admission.holds;
-    state.waited();
-  }
-  state.sleepWoken = wokenSleep(state, background.waitingFor, delivery); // promoted early by engine.wake: the sleep completes now
-  state.background = {
-    ...cleared(background, 'waitingFor', 'retryAt', 'parkedHolds'),
-    lastJob: { worker: state.worker, marksStarts: state.marksStarts }, // what a job after a lost one reads (decision 098)
-  };
-  state.contentionCap = deps.options.contentionCap;
-  state.fanOut = fanOutRuntime(deps);
-  state.terminalSave = lease.saveAndRelease;
-  let outcome: GraphOutcome | undefined;
-  try {
-    carryFirstStarts(state, reactor); // durable mode: the first steps' starts ride on this checkpoint (decision 098)
-    await state.progress('running');
-    outcome = await runFrame(state, { def: reactor, input: state.input, prefix: '', signal: root.signal, owned: root }); // nothing watches root once the graph runs (decision 030)
-  } catch (error) {
-    outcome = { status: 'failed', step: undefined, error: error as Error, validation: [] };
-  } finally {
-    // A step parked on contention: the reactor-level holds are kept (detached) and re-adopted at resume (R-10).
-    const stepParks = holds !== undefined && outcome?.status === 'yielded' && outcome.suspension.kind === 'contention';
-    if (stepParks) state.background = { ...backgroundOf(state), parkedHolds: { owner: state.holderId } };
-    // A stopped job keeps the execution's ordered position (like a retry): the worker that resumes it goes on in its turn.
-    await holds
-      ?.release(stepParks ? 'parked' : state.stopped ? 'yielded' : (outcome?.status ?? 'failed'))
-      .catch((error: unknown) =>
-        state.logger.warn({ err: error }, 'releasing coordination failed; holds expire by TTL'),
-      );
-  }
-  const stopped = state.stopped;
-  if (stopped) throw stopped; // nothing more is written or emitted as an outcome (decision 064)
-  return settleOutcome(deps, state, reactor, outcome, background.waitingFor);
+  return runSlice(state, reactor, workerDriver(deps, state, reactor, delivery, root, lease, background));
 }
 
-/** What a worker's graph outcome leaves: paused, parked, re-enqueued, or finished. */
-async function settleOutcome(
+/**
+ * The worker driver of a slice ({@link runSlice}): admission parks instead of waiting, the job's
+ * settings are given once admitted, a step parked on contention keeps the reactor-level holds, a
+ * stopped job settles nothing, and every suspension is a park, a pause or a later job.
+ */
+function workerDriver(
   deps: BackgroundDeps,
   state: RunState,
   reactor: AnyReactorDefinition,
-  outcome: GraphOutcome,
-  woken: WaitingFor | undefined,
-): Promise<After> {
-  if (outcome.status === 'yielded')
-    return onSuspension(outcome.suspension, suspended(deps, state, reactor, woken, outcome.step));
-  await finish(state, outcome);
-  return undefined;
+  delivery: JobDelivery,
+  root: AbortController,
+  lease: JobLease,
+  background: BackgroundState,
+): SliceDriver<After> {
+  return {
+    admit: (specs) =>
+      admitWork(state, deps.coordination, specs, state.input, {
+        reactor: reactor.name,
+        abort: root,
+        orderedTicket: background.ordered,
+        adopt: background.parkedHolds !== undefined,
+      }),
+    refused: (error) => refused(deps, state, error, reactor.coordination),
+    admitted: (admitted) => {
+      if (admitted) state.waited();
+      state.setBackground({
+        ...cleared(background, 'waitingFor', 'retryAt', 'parkedHolds'),
+        lastJob: { worker: state.worker, marksStarts: state.marksStarts }, // what a job after a lost one reads (decision 098)
+      });
+      state.bindWork({
+        sleepWoken: wokenSleep(state, background.waitingFor, delivery), // promoted early by engine.wake: the sleep completes now
+        contentionCap: deps.options.contentionCap,
+        fanOut: fanOutRuntime(deps),
+        terminalSave: lease.saveAndRelease,
+      });
+    },
+    starting: () => carryFirstStarts(state, reactor), // durable mode: the first steps' starts ride on this checkpoint (decision 098)
+    frame: { def: reactor, input: state.input, prefix: '', signal: root.signal, owned: root }, // nothing watches root once the graph runs (decision 030)
+    releaseAs: (outcome) => {
+      // A step parked on contention: the reactor-level holds are kept (detached) and re-adopted at resume (R-10).
+      const stepParks = outcome?.status === 'yielded' && outcome.suspension.kind === 'contention';
+      if (stepParks) state.setBackground({ ...backgroundOf(state), parkedHolds: { owner: state.holderId } });
+      // A stopped job keeps the execution's ordered position (like a retry): the worker that resumes it goes on in its turn.
+      return stepParks ? 'parked' : state.stopped ? 'yielded' : (outcome?.status ?? 'failed');
+    },
+    released: () => {
+      const stopped = state.stopped;
+      if (stopped) throw stopped; // nothing more is written or emitted as an outcome (decision 064)
+    },
+    suspended: (step) => suspended(deps, state, reactor, background.waitingFor, step),
+    finished: async (outcome) => void (await finish(state, outcome)),
+  };
 }
 
 /** The worker driver's handler of each kind of suspension. */

@@ -42,12 +42,12 @@ async function startChild(deps: BackgroundDeps, child: AnyReactorDefinition, sta
     definition: child, // its jobs run on this definition of the child (decision 082)
   });
   // The child's jobs join its dispatcher's trace (docs/decisions/028).
-  state.traceContext = start.traceContext;
+  state.traced(start.traceContext);
   const ordered = child.coordination.find((s) => s.kind === 'ordered_lock');
   if (ordered) {
     const key = computeKey(ordered, input, { reactor: child.name, step: undefined });
     const ticket = await deps.coordination.coordinator!.orderedTicket(key);
-    state.background = { jobs: 1, contention: 0, ordered: { key, nonce: ticket.nonce, epoch: ticket.epoch } };
+    state.setBackground({ jobs: 1, contention: 0, ordered: { key, nonce: ticket.nonce, epoch: ticket.epoch } });
   }
   await handOffToWorker(deps, state);
 }

@@ -123,7 +123,7 @@ async function park(
         })
       : timeoutError(error, wait, now);
     const parked = backgroundOf(state).waitingFor;
-    state.background = cleared(backgroundOf(state), 'waitingFor');
+    state.setBackground(cleared(backgroundOf(state), 'waitingFor'));
     await finish(state, { status: 'failed', step: undefined, error: failure, validation: [] });
     // The registration of the park this job ran from goes too: no release is to wake it any more.
     const list = parked?.primitive === 'lock' || parked?.primitive === 'semaphore' ? parked : undefined;

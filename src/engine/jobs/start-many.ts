@@ -68,7 +68,7 @@ function writeFirst(
   const written = settleable();
   const next = { jobId: firstJobId(state), delayMs, reason: 'start' } as const;
   const scope = (deps.instrument ?? noInstrument).traced(enqueueScope(state, next), async (traceContext) => {
-    if (traceContext) state.traceContext = traceContext;
+    state.traced(traceContext);
     try {
       await state.checkpoint('pending', {}, { withTrace: true });
       written.resolve();

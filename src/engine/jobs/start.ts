@@ -33,10 +33,10 @@ export async function startBackground(
     try {
       const key = computeKey(ordered, input, { reactor: reactor.name, step: undefined });
       const ticket = await deps.coordination.coordinator!.orderedTicket(key);
-      state.background = {
+      state.setBackground({
         ...(state.background ?? FIRST_JOB),
         ordered: { key, nonce: ticket.nonce, epoch: ticket.epoch },
-      };
+      });
     } catch (error) {
       return finish(state, { status: 'failed', step: undefined, error: error as Error, validation: [] });
     }
@@ -69,8 +69,8 @@ export function startState(deps: BackgroundDeps, reactor: AnyReactorDefinition, 
     definition: reactor,
     tags: init.plan.tags,
   });
-  state.traceLinks = init.links;
-  state.background = plannedJob(init.plan);
+  state.linkTraces(init.links);
+  state.setBackground(plannedJob(init.plan));
   return state;
 }
 
@@ -92,7 +92,7 @@ export function plannedJob(plan: StartPlan): BackgroundState {
  * run at its hand-off point (its completed steps stay done).
  */
 export async function handOffToWorker(deps: BackgroundDeps, state: RunState, delayMs = 0): Promise<RunResult> {
-  state.background ??= { ...FIRST_JOB };
+  if (state.background === undefined) state.setBackground({ ...FIRST_JOB });
   const jobId = `${state.executionId}:1`;
   state.emit({ type: 'run.queued', jobId, delayMs, reason: 'start' });
   await enqueueTraced(deps, state, { jobId, delayMs, reason: 'start' }, 'pending');

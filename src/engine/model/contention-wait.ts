@@ -75,7 +75,11 @@ export function continuedWait(
  * counted from its start; without it a continued wait keeps the bound it had.
  */
 export function noteWait(
-  run: { background: BackgroundState | undefined; readonly clock: Clock },
+  run: {
+    readonly background: BackgroundState | undefined;
+    setBackground(background: BackgroundState): void;
+    readonly clock: Clock;
+  },
   primitive: Contended,
   key: string,
   step: string | undefined,
@@ -93,7 +97,7 @@ export function noteWait(
     ...(timeoutAt === undefined ? {} : { timeoutAt }),
     job: background.jobs,
   };
-  run.background = { ...background, contended: wait };
+  run.setBackground({ ...background, contended: wait });
   return wait;
 }
 

@@ -20,24 +20,16 @@ import type { ExecutionStatus } from '../ports/store.js';
 export type TransitionCause = 'run' | 'undo' | 'element_undone';
 
 const EVERY_CAUSE: readonly TransitionCause[] = ['run', 'undo', 'element_undone'];
-const STATUSES: readonly ExecutionStatus[] = [
-  'pending',
-  'running',
-  'parked',
-  'paused',
-  'rolling_back',
-  'completed',
-  'failed',
-  'halted',
-  'cancelled',
-  'aborted',
-];
+/** Only the execution's own work. */
+const RUN: readonly TransitionCause[] = ['run'];
+/** The execution's own rollback, or an undo from outside its run. */
+const RUN_OR_UNDO: readonly TransitionCause[] = ['run', 'undo'];
 
 /** The causes each status may become each other status for. */
 type Row = Readonly<Partial<Record<ExecutionStatus, readonly TransitionCause[]>>>;
 
-/** A row where every listed status may follow, for any cause. */
-const anyCause = (to: readonly ExecutionStatus[]): Row => Object.fromEntries(to.map((s) => [s, EVERY_CAUSE]));
+/** The ends the execution's own work writes: a result, a failure, a halt, a cancel (after its rollback). */
+const ENDS = { completed: RUN, failed: RUN, halted: RUN, cancelled: RUN } as const;
 
 /** A finished status: only an undo reopens it (into a rollback), or, for a fan-out element, its undo (into `cancelled`). */
 const reopenedByUndo = (self: ExecutionStatus): Row => ({
@@ -47,18 +39,29 @@ const reopenedByUndo = (self: ExecutionStatus): Row => ({
 });
 
 /**
- * Which status may follow which, and for which {@link TransitionCause}. An execution that is not
- * finished may go anywhere but back from a rollback to running work; a finished one only into
- * the rollback an undo starts (completed, halted) or the `cancelled` an undone element of a
- * fan-out map ends in. Writing the status it already has is always allowed (a checkpoint within
- * one status).
+ * Which status may follow which, and for which {@link TransitionCause} — what the engine's
+ * writes do (docs/decisions/111):
+ * - `pending`, `running`, `parked`: the execution's own work goes on (`running`), hands off or
+ *   comes back later (`pending`), parks (`parked`), pauses (`paused`), rolls back, or ends; an
+ *   undo from outside (an operator's cancel, a passed deadline, a superseded start) only starts
+ *   a rollback.
+ * - `paused`: a resume goes on here (`running`) or in a worker (`pending`), a failed or rolled-back
+ *   pause rolls back (its own work, or an undo), an inline resume may end without writing
+ *   `running` first (a checkpoint interval); a paused execution never parks without running first.
+ * - `rolling_back`: the rollback parks on a fan-out map's elements (`parked`), comes back later
+ *   (`pending`) or ends; never running work again.
+ * - `completed`, `halted`: only an undo reopens them (into a rollback), and an undone fan-out
+ *   element ends `cancelled`; `failed`, `cancelled`, `aborted` are final.
+ * No live execution becomes `aborted` through a checkpoint (only the recovery sweep ends one so),
+ * and an undone fan-out element is always a finished one. Writing the status a record already has
+ * is always allowed (a checkpoint within one status).
  */
 export const TRANSITIONS: Readonly<Record<ExecutionStatus, Row>> = Object.freeze({
-  pending: anyCause(STATUSES),
-  running: anyCause(STATUSES),
-  parked: anyCause(STATUSES),
-  paused: anyCause(STATUSES),
-  rolling_back: anyCause(['rolling_back', 'parked', 'pending', 'failed', 'cancelled', 'halted', 'aborted']),
+  pending: { running: RUN, parked: RUN, paused: RUN, rolling_back: RUN_OR_UNDO, ...ENDS },
+  running: { pending: RUN, parked: RUN, paused: RUN, rolling_back: RUN_OR_UNDO, ...ENDS },
+  parked: { running: RUN, pending: RUN, paused: RUN, rolling_back: RUN_OR_UNDO, ...ENDS },
+  paused: { running: RUN, pending: RUN, rolling_back: RUN_OR_UNDO, ...ENDS },
+  rolling_back: { parked: RUN, pending: RUN, failed: RUN, cancelled: RUN, halted: RUN },
   completed: reopenedByUndo('completed'),
   halted: reopenedByUndo('halted'),
   failed: { failed: EVERY_CAUSE },

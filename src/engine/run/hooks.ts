@@ -35,7 +35,7 @@ async function rollbackHook(
     failure = { reason: 'raised', message: messageOf(error) };
   }
   if (failure) {
-    run.rollbackFailures.push({ step, kind, ...failure });
+    run.addRollbackFailures({ step, kind, ...failure });
     run.emit({ type: kind === 'compensate' ? 'step.compensate_failed' : 'step.undo_failed', step, ...failure });
   } else {
     run.emit({ type: kind === 'compensate' ? 'step.compensated' : 'step.undone', step });

@@ -76,7 +76,7 @@ function unavailable(
     message,
     ...(key === undefined ? {} : { key }),
   };
-  run.rollbackFailures.push(failure);
+  run.addRollbackFailures(failure);
   run.emit({ type: kind === 'compensate' ? 'step.compensate_failed' : 'step.undo_failed', ...failure });
   run.logger.warn({ step, kind, reason: failure.reason, key }, message);
 }

@@ -1,6 +1,7 @@
 /**
- * The mutable state of one execution while it runs in this process: identity, the event
- * emitter that also builds the trace, step records and serialized checkpoints.
+ * The state of one execution while it runs in this process: identity, and a facade over its
+ * parts — the trace (`trace-log.ts`), the step book (`step-book.ts`), the checkpointer
+ * (`checkpointer.ts`), the job binding and the work slot — each with one writer.
  *
  * @module
  */
@@ -13,26 +14,25 @@ import { redactFields } from '../../dsl/contract.js';
 import { childLogger } from '../model/logger.js';
 import { noInstrument, type Instrument } from '../model/instrument.js';
 import { SiblingGate } from '../model/sibling-gate.js';
-import { RecordTooLargeError, type ErrorJSON } from '../../errors.js';
-import { fitRecord } from './fit-record.js';
-import { CompactMap, elementOf } from './compact-map.js';
-import { boundTrace, DEFAULT_MAX_TRACE_ENTRIES, MIN_TRACE_ENTRIES } from '../model/trace-bound.js';
+import type { ErrorJSON } from '../../errors.js';
+import { DEFAULT_MAX_TRACE_ENTRIES } from '../model/trace-bound.js';
+import { Checkpointer } from './checkpointer.js';
+import { StepBook } from './step-book.js';
+import { TraceLog } from './trace-log.js';
 import type { EventHub, ReactorEvent } from '../model/events.js';
 import type { FanOutRuntime } from '../model/fanout/wait.js';
 import type { AsyncPort } from './async/port.js';
 import type { Clock } from '../ports/clock.js';
 import type { JobQueue } from '../ports/queue.js';
-import { checkTransition, isJobStop, type TransitionCause } from '../model/status-machine.js';
+import type { TransitionCause } from '../model/status-machine.js';
 import {
   RECORD_VERSION,
-  TERMINAL_STATUSES,
   type BackgroundState,
   type ElementLink,
   type ExecutionRecord,
   type ExecutionStatus,
   type ExecutionTags,
   type InterruptWait,
-  type MapElementStates,
   type RollbackFailure,
   type AttemptRun,
   type StepRecord,
@@ -133,7 +133,38 @@ export type Admit = (
   },
 ) => Promise<Admission>;
 
-/** One execution in flight. */
+/**
+ * What the driver of a run gives its state once ({@link RunState.bindWork}), before the graph
+ * runs: the settings only some drivers have (a worker job's, an inline run's, a replay's).
+ */
+export interface WorkSlot {
+  /**
+   * A worker: a step that loses contention parks the execution while fewer than this many
+   * contention attempts were made (then it fails like in-process). Absent: never park.
+   */
+  readonly contentionCap?: number | undefined;
+  /** What fan-out maps need (ledger, queue, store; docs/decisions/018): a worker's, or an inline undo's. */
+  readonly fanOut?: FanOutRuntime | undefined;
+  /**
+   * A worker job: writes the terminal record and releases the job's liveness lease, in one round
+   * trip where the backend can (docs/decisions/040). Used once, by the first terminal save.
+   */
+  readonly terminalSave?: ((record: ExecutionRecord) => Promise<void>) | undefined;
+  /** A worker job an operator's `engine.wake` delivered early: the sleep step at this path wakes now. */
+  readonly sleepWoken?: string | undefined;
+  /** An inline run that can hand off to a worker: a longer sleep hands the run off instead of failing (decision 077). */
+  readonly sleepHandOff?: boolean | undefined;
+}
+
+const NO_WORK: WorkSlot = Object.freeze({});
+
+/**
+ * One execution in flight: a facade over its parts, each with one writer — the trace
+ * ({@link TraceLog}, appended only by {@link emit}), the step book ({@link StepBook}), the
+ * checkpointer ({@link Checkpointer}), the job binding ({@link bindJob}) and the work slot
+ * ({@link bindWork}), each given once — and the persisted fields the run's own code updates
+ * through named methods.
+ */
 export class RunState {
   readonly executionId: string;
   readonly rootExecutionId: string;
@@ -142,10 +173,8 @@ export class RunState {
   readonly clock: Clock;
   readonly logger: Logger;
   readonly maxConcurrency: number;
-  /** The trace: every event emitted (and resumed from the record), bounded by `maxTraceEntries` (decision 073). */
-  readonly trace: ReactorEvent[] = [];
-  readonly #maxTrace: number;
-  readonly rollbackFailures: RollbackFailure[] = [];
+  readonly #trace: TraceLog;
+  readonly #rollbackFailures: RollbackFailure[] = [];
   /** The held-key registry: `lock:<key>` and `semaphore:<key>` (limit 1) this execution holds now. */
   readonly heldKeys = new Set<string>();
   /** Serializes this execution's own steps on step-level exclusive keys (siblings, map elements). */
@@ -153,9 +182,8 @@ export class RunState {
   /** Fencing tokens of the locks held, by key. */
   readonly fencingTokens = new Map<string, string>();
   readonly #init: RunStateInit;
-  readonly #steps: Record<string, StepRecord>;
-  /** Large in-process maps: their element states, apart from the step records (docs/decisions/076). */
-  readonly #maps = new Map<string, CompactMap>();
+  readonly #book: StepBook;
+  readonly #checkpoints: Checkpointer;
   readonly #createdAt: number;
   readonly mode: 'inline' | 'worker';
   readonly replayOnly: boolean;
@@ -166,44 +194,25 @@ export class RunState {
    * before its body runs (docs/decisions/098).
    */
   readonly marksStarts: boolean;
-  /** Starts already carried by the checkpoint before them (`path#attempt`): their attempt needs no write of its own. */
-  #carried: Set<string> | undefined;
   /**
    * Who holds coordination keys for this work: the root execution inline; in a worker, the root
    * plus this job's run, so a key left behind by a dead worker's run of the same execution is
    * never re-entered (it is waited out, and re-taken with a new fencing token).
    */
   readonly holderId: string;
-  /** Background bookkeeping, persisted with each checkpoint. */
-  background: BackgroundState | undefined;
+  #background: BackgroundState | undefined;
   /** Brackets steps, compensations and undos in middleware scopes (spans). */
   readonly instrument: Instrument;
-  /** The trace this execution belongs to, persisted with each checkpoint (set once, by tracing middleware). */
-  traceContext: TraceContext | undefined;
-  /** Traces the spans that start this execution link to (a retry: the retried execution's); not persisted. */
-  traceLinks: readonly TraceContext[] | undefined = undefined;
-  /** The interrupts this execution waits at (or whose accepted payload is not consumed yet), persisted with each checkpoint. */
-  interrupts: InterruptWait[];
+  readonly #interrupts: InterruptWait[];
   /** Arguments an operator gave steps (`engine.retryStep`), by path; persisted with each checkpoint. */
   readonly stepArgs: Readonly<Record<string, unknown>>;
-  /**
-   * Set by a worker: a step that loses contention parks the execution while fewer than this
-   * many contention attempts were made (then it fails like in-process). Undefined: never park.
-   */
-  contentionCap: number | undefined = undefined;
   /** An inline sleep step waits in this process at most this long (ms); see {@link sleepHandOff}. */
   readonly maxInlineSleepMs: number;
-  /** Set by an inline run that can hand off to a worker: a longer sleep hands the run off instead of failing (decision 077). */
-  sleepHandOff = false;
-  /** Set by a worker job an operator's `engine.wake` delivered early: the sleep step at this path wakes now. */
-  sleepWoken: string | undefined = undefined;
-  /** Set by a worker: what fan-out maps need (ledger, queue, store; docs/decisions/018). */
-  fanOut: FanOutRuntime | undefined = undefined;
-  /**
-   * Set by a worker: writes the terminal record and releases the job's liveness lease, in one
-   * round trip where the backend can (docs/decisions/040). Used once, by the first terminal save.
-   */
-  terminalSave: ((record: ExecutionRecord) => Promise<void>) | undefined = undefined;
+  /** Given once by the driver ({@link bindWork}). */
+  #work: WorkSlot = NO_WORK;
+  #workBound = false;
+  /** The work slot's terminal save, or the job binding's, was used (by the first terminal checkpoint). */
+  #lastSaveUsed = false;
   /** Set by a worker job ({@link bindJob}): its fenced save and its root controller. */
   #job: JobBinding | undefined;
   /** The execution's tags: given at its start, else its resumed record's (every record carries them). */
@@ -219,16 +228,6 @@ export class RunState {
     return this.#stamp;
   }
   #stopped: Error | undefined;
-  /** The status the store holds for this execution (as far as this process wrote or read it). */
-  #persisted: ExecutionStatus | undefined;
-  #seq = 0;
-  #saving: Promise<void> = Promise.resolve();
-  #lastWrite = 0;
-  #unsavedBytes = 0;
-  /** A progress write was skipped and is not covered by a later write yet. */
-  #dirty = false;
-  #trailing: (() => void) | undefined;
-  #status: ExecutionStatus = 'running';
   readonly #loggers = new Map<string, Logger>();
 
   constructor(init: RunStateInit) {
@@ -245,28 +244,38 @@ export class RunState {
     this.mode = init.mode ?? 'inline';
     this.replayOnly = init.replayOnly ?? false;
     this.worker = init.worker ?? 'local';
-    this.marksStarts = this.mode === 'worker' && (init.checkpointIntervalMs ?? 0) === 0;
+    const intervalMs = init.checkpointIntervalMs ?? 0;
+    this.marksStarts = this.mode === 'worker' && intervalMs === 0;
     // Holds kept across a step's park are re-adopted under the owner that took them.
     this.holderId =
       init.resume?.background?.parkedHolds?.owner ??
       (this.mode === 'worker' ? `${init.rootExecutionId}@${crypto.randomUUID().slice(0, 8)}` : init.rootExecutionId);
-    this.#steps = { ...(init.resume?.steps ?? {}) };
-    for (const [path, states] of Object.entries(init.resume?.mapStates ?? {}))
-      this.#maps.set(path, new CompactMap(states.size, states));
+    this.#book = new StepBook({ resume: init.resume, countsBytes: intervalMs > 0 });
     this.#createdAt = init.resume?.createdAt ?? init.clock.now();
-    this.#seq = Math.max(0, ...Object.values(this.#steps).map((r) => r.completedSeq ?? 0));
-    this.background = init.resume?.background;
+    this.#background = init.resume?.background;
     this.instrument = init.instrument ?? noInstrument;
-    this.traceContext = init.resume?.traceContext;
-    this.interrupts = [...(init.resume?.interrupts ?? [])];
+    this.#interrupts = [...(init.resume?.interrupts ?? [])];
     this.stepArgs = init.resume?.stepArgs ?? {};
-    this.rollbackFailures.push(...(init.resume?.rollbackFailures ?? []));
-    this.#maxTrace = init.maxTraceEntries ?? DEFAULT_MAX_TRACE_ENTRIES;
-    for (const event of init.resume?.trace ?? []) this.trace.push(event);
-    boundTrace(this.trace, this.#maxTrace); // a record written under a larger bound
-    // A resumed execution's record exists already: its first progress checkpoint may wait.
-    if (init.resume) this.#lastWrite = init.clock.now();
-    this.#persisted = init.resume?.status;
+    this.#rollbackFailures.push(...(init.resume?.rollbackFailures ?? []));
+    this.#trace = new TraceLog(
+      init.maxTraceEntries ?? DEFAULT_MAX_TRACE_ENTRIES,
+      init.resume?.trace,
+      init.resume?.traceContext,
+    );
+    this.#checkpoints = new Checkpointer({
+      executionId: init.executionId,
+      clock: init.clock,
+      logger: this.logger,
+      intervalMs,
+      maxRecordBytes: () => init.store.maxRecordBytes ?? 512 * 1024,
+      persisted: init.resume?.status,
+      stopped: () => this.stopped,
+      stop: (error) => this.stop(error),
+      fenced: () => this.#job !== undefined,
+      sender: (terminal) => this.#sender(terminal),
+      settled:
+        init.settleListener === undefined ? undefined : (record) => init.settleListener!.executionSettled(record),
+    });
   }
 
   /**
@@ -277,6 +286,44 @@ export class RunState {
   bindJob(job: JobBinding): void {
     this.#job = job;
     job.attach(this);
+  }
+
+  /** Gives the state its driver's settings ({@link WorkSlot}), once, before the graph runs. */
+  bindWork(slot: WorkSlot): void {
+    if (this.#workBound) throw new Error(`run state of ${this.executionId}: its work slot is given once`);
+    this.#workBound = true;
+    this.#work = slot;
+  }
+
+  /** A worker's contention cap ({@link WorkSlot.contentionCap}); undefined: a losing step never parks. */
+  get contentionCap(): number | undefined {
+    return this.#work.contentionCap;
+  }
+
+  /** What fan-out maps need, when the driver gave it ({@link WorkSlot.fanOut}). */
+  get fanOut(): FanOutRuntime | undefined {
+    return this.#work.fanOut;
+  }
+
+  /** The sleep step an operator's `engine.wake` woke early ({@link WorkSlot.sleepWoken}). */
+  get sleepWoken(): string | undefined {
+    return this.#work.sleepWoken;
+  }
+
+  /** An inline run's longer sleep hands off to a worker ({@link WorkSlot.sleepHandOff}). */
+  get sleepHandOff(): boolean {
+    return this.#work.sleepHandOff ?? false;
+  }
+
+  /** How one checkpoint's record is written: the first terminal one through the last save, if any. */
+  #sender(terminal: boolean): (record: ExecutionRecord) => Promise<void> {
+    const last = terminal && !this.#lastSaveUsed ? (this.#work.terminalSave ?? this.#job?.terminalSave) : undefined;
+    if (last) {
+      this.#lastSaveUsed = true;
+      return last;
+    }
+    const job = this.#job;
+    return job ? job.save : (record) => this.#init.store.save(record);
   }
 
   /**
@@ -308,6 +355,71 @@ export class RunState {
     return this.#createdAt;
   }
 
+  /** The trace: every event emitted (and resumed from the record), bounded by `maxTraceEntries` (decision 073). */
+  get trace(): readonly ReactorEvent[] {
+    return this.#trace.entries;
+  }
+
+  /** The trace this execution belongs to, persisted with each checkpoint (given by tracing middleware, {@link traced}). */
+  get traceContext(): TraceContext | undefined {
+    return this.#trace.context;
+  }
+
+  /** Traces the spans that start this execution link to (a retry: the retried execution's); not persisted. */
+  get traceLinks(): readonly TraceContext[] | undefined {
+    return this.#trace.links;
+  }
+
+  /** The work scope running this execution names its trace (none: unchanged). */
+  traced(context: TraceContext | undefined): void {
+    this.#trace.traced(context);
+  }
+
+  /** The traces the spans that start this execution link to (set by its start). */
+  linkTraces(links: readonly TraceContext[] | undefined): void {
+    this.#trace.linked(links);
+  }
+
+  /** Background bookkeeping, persisted with each checkpoint (changed through {@link setBackground}). */
+  get background(): BackgroundState | undefined {
+    return this.#background;
+  }
+
+  /** Replaces the background bookkeeping the next checkpoint persists (parks, jobs, ordered positions). */
+  setBackground(background: BackgroundState | undefined): void {
+    this.#background = background;
+  }
+
+  /** The interrupts this execution waits at (or whose accepted payload is not consumed yet), persisted with each checkpoint. */
+  get interrupts(): readonly InterruptWait[] {
+    return this.#interrupts;
+  }
+
+  /** An interrupt step starts waiting: its wait is persisted with the next checkpoint. */
+  awaitInterrupt(wait: InterruptWait): void {
+    this.#interrupts.push(wait);
+  }
+
+  /** Compensations and undos that failed, persisted with each checkpoint. */
+  get rollbackFailures(): readonly RollbackFailure[] {
+    return this.#rollbackFailures;
+  }
+
+  /** Records compensations or undos that failed. */
+  addRollbackFailures(...failures: readonly RollbackFailure[]): void {
+    this.#rollbackFailures.push(...failures);
+  }
+
+  /**
+   * Replaces the rollback failures recorded since index `from` with `tag` of each (a fan-out
+   * element's undo names its map and index); returns the replaced ones.
+   */
+  retagRollbackFailures(from: number, tag: (failure: RollbackFailure) => RollbackFailure): RollbackFailure[] {
+    const added = this.#rollbackFailures.splice(from).map(tag);
+    this.#rollbackFailures.push(...added);
+    return added;
+  }
+
   /** Stamps, records and publishes an event. */
   emit(draft: EventDraft): void {
     // Same fields and order as `{ reactor, ...draft, executionId, rootExecutionId, at }`, without the spread's cost on the hot path.
@@ -315,8 +427,7 @@ export class RunState {
     event.executionId = this.executionId;
     event.rootExecutionId = this.rootExecutionId;
     event.at = this.clock.now();
-    this.trace.push(event as unknown as ReactorEvent);
-    if (this.trace.length > this.#maxTrace) boundTrace(this.trace, this.#maxTrace);
+    this.#trace.append(event as unknown as ReactorEvent);
     this.#init.hub.emit(event as unknown as ReactorEvent);
   }
 
@@ -326,17 +437,11 @@ export class RunState {
    * that one is replaced by the event, keeping its time. Without such an entry, as {@link emit}.
    */
   emitRepeat(draft: EventDraft, repeats: (entry: ReactorEvent) => boolean): void {
-    for (let i = this.trace.length - 1; i >= 0; i--) {
-      const entry = this.trace[i]!;
-      if (!repeats(entry)) continue;
-      const event = { reactor: this.reactor, ...draft, executionId: this.executionId } as Record<string, unknown>;
-      event.rootExecutionId = this.rootExecutionId;
-      event.at = this.clock.now();
-      this.trace[i] = { ...event, at: entry.at } as unknown as ReactorEvent;
-      this.#init.hub.emit(event as unknown as ReactorEvent);
-      return;
-    }
-    this.emit(draft);
+    const event = { reactor: this.reactor, ...draft, executionId: this.executionId } as Record<string, unknown>;
+    event.rootExecutionId = this.rootExecutionId;
+    event.at = this.clock.now();
+    if (!this.#trace.replaceNewest(event as unknown as ReactorEvent, repeats)) return this.emit(draft);
+    this.#init.hub.emit(event as unknown as ReactorEvent);
   }
 
   /** The store this execution is persisted in. */
@@ -351,11 +456,7 @@ export class RunState {
 
   /** The recorded state of one step (from this run or the record it resumed). */
   stepRecord(path: string): StepRecord | undefined {
-    const element = this.#maps.size === 0 ? undefined : elementOf(path);
-    const map = element && this.#maps.get(element.map);
-    if (map && element) return map.get(element.index);
-    const record = this.#steps[path];
-    return record && this.#withMapResult(path, record);
+    return this.#book.stepRecord(path);
   }
 
   /**
@@ -364,21 +465,12 @@ export class RunState {
    * A map resumed from its record gets the states it had, when its size is unchanged.
    */
   compactMap(path: string, size: number): void {
-    if (this.#maps.get(path)?.size !== size) this.#maps.set(path, new CompactMap(size));
-  }
-
-  /** A compact map's own record with its result (rebuilt from the element states when it settled in another process). */
-  #withMapResult(path: string, record: StepRecord): StepRecord {
-    const map = this.#maps.get(path);
-    if (map === undefined || record.status !== 'completed' || record.result !== undefined) return record;
-    const result = map.result();
-    return result === undefined ? record : { ...record, result };
+    this.#book.compactMap(path, size);
   }
 
   /** True when the record holds any step at or under `path` (a compose or map reached before). */
   reached(path: string): boolean {
-    if (this.#maps.has(path)) return true;
-    return Object.keys(this.#steps).some((p) => p === path || p.startsWith(`${path}.`) || p.startsWith(`${path}[`));
+    return this.#book.reached(path);
   }
 
   #link(): Pick<ExecutionRecord, 'retryOf' | 'parentId' | 'unit'> {
@@ -404,12 +496,7 @@ export class RunState {
 
   /** A snapshot of every step's state. */
   get steps(): Readonly<Record<string, StepRecord>> {
-    const steps = { ...this.#steps };
-    for (const path of this.#maps.keys()) {
-      const record = steps[path];
-      if (record) steps[path] = this.#withMapResult(path, record);
-    }
-    return steps;
+    return this.#book.steps;
   }
 
   /** A logger bound to this execution and one step (cached per step). */
@@ -429,29 +516,12 @@ export class RunState {
    * step's attempt log is kept; an attempt start mark is dropped once the step is no longer `running`.
    */
   setStep(step: string, record: Omit<StepRecord, 'completedSeq'>): void {
-    if (this.#maps.size > 0 && this.#compactSet(step, record)) return;
-    const prev = this.#steps[step];
-    let next: StepRecord =
-      record.status === 'completed'
-        ? { ...record, completedSeq: ++this.#seq }
-        : prev === undefined
-          ? record
-          : { ...prev, ...record };
-    if (next.runs === undefined && prev?.runs !== undefined) next = { ...next, runs: prev.runs };
-    if (next.started !== undefined && record.status !== 'running') {
-      const { started: _started, ...rest } = next;
-      next = rest;
-    }
-    this.#steps[step] = next;
-    if (record.result !== undefined && (this.#init.checkpointIntervalMs ?? 0) > 0)
-      this.#unsavedBytes += approximateBytes(record.result);
+    this.#book.setStep(step, record);
   }
 
   /** Appends attempts to a step's attempt log (`StepRecord.runs`) once the step is recorded; a large map's elements keep none. */
   logAttempt(step: string, runs: readonly AttemptRun[]): void {
-    const prev = this.#steps[step];
-    if (prev === undefined || this.#inCompactMap(step)) return;
-    this.#steps[step] = { ...prev, runs: prev.runs === undefined ? runs : [...prev.runs, ...runs] };
+    this.#book.logAttempt(step, runs);
   }
 
   /**
@@ -461,9 +531,9 @@ export class RunState {
    * nothing to write (not durable mode).
    */
   attemptStarting(step: string, attempt: number): Promise<void> | undefined {
-    if (!this.marksStarts || this.#inCompactMap(step)) return undefined;
-    if (this.#carried?.delete(`${step}#${attempt}`) === true) return undefined;
-    this.#markStart(step, attempt);
+    if (!this.marksStarts || this.#book.inCompactMap(step)) return undefined;
+    if (this.#book.takeCarried(step, attempt)) return undefined;
+    this.#book.markStart(step, attempt, this.worker, this.clock.now(), false);
     return this.checkpoint();
   }
 
@@ -473,46 +543,8 @@ export class RunState {
    * chain: no write of its own). False when not in durable mode.
    */
   carryStart(step: string, attempt: number): boolean {
-    if (!this.marksStarts || this.#inCompactMap(step)) return false;
-    this.#markStart(step, attempt);
-    (this.#carried ??= new Set()).add(`${step}#${attempt}`);
-    return true;
-  }
-
-  /** An element of a large in-process map: its states are kept apart and carry no start marks. */
-  #inCompactMap(step: string): boolean {
-    if (this.#maps.size === 0) return false;
-    const element = elementOf(step);
-    return element !== undefined && this.#maps.has(element.map);
-  }
-
-  #markStart(step: string, attempt: number): void {
-    this.setStep(step, {
-      status: 'running',
-      attempts: attempt,
-      started: { attempt, worker: this.worker, at: this.clock.now() },
-    });
-  }
-
-  #mapStates(): Record<string, MapElementStates> {
-    return Object.fromEntries([...this.#maps].map(([path, map]) => [path, map.snapshot()]));
-  }
-
-  /** A compact map's element, or its own record (kept without the result, which its elements hold); false for any other step. */
-  #compactSet(step: string, record: Omit<StepRecord, 'completedSeq'>): boolean {
-    const element = elementOf(step);
-    const elements = element && this.#maps.get(element.map);
-    if (elements && element) {
-      elements.set(element.index, record);
-      return true;
-    }
-    const map = this.#maps.get(step);
-    if (map === undefined || record.result === undefined) return false;
-    const { result, ...rest } = record;
-    if (record.status === 'completed') map.settle(result as Parameters<CompactMap['settle']>[0]);
-    this.#unsavedBytes = Number.POSITIVE_INFINITY; // a settled large map is written at once (its states may be refused)
-    this.#steps[step] =
-      record.status === 'completed' ? { ...rest, completedSeq: ++this.#seq } : { ...this.#steps[step], ...rest };
+    if (!this.marksStarts || this.#book.inCompactMap(step)) return false;
+    this.#book.markStart(step, attempt, this.worker, this.clock.now(), true);
     return true;
   }
 
@@ -523,21 +555,7 @@ export class RunState {
    * most the interval's progress: those steps run again (at-least-once).
    */
   progress(status?: ExecutionStatus): Promise<void> {
-    if (status !== undefined) this.#status = status;
-    const interval = this.#init.checkpointIntervalMs ?? 0;
-    const limit = this.#init.store.maxRecordBytes ?? 512 * 1024;
-    const wait = this.#lastWrite + interval - this.clock.now();
-    if (interval > 0 && wait > 0 && this.#unsavedBytes < limit / 4) {
-      this.#dirty = true;
-      // Trailing write: a long step shows as running (and its predecessors as done) within one interval.
-      this.#trailing ??= this.clock.every(wait, () => {
-        this.#trailing?.();
-        this.#trailing = undefined;
-        if (this.#dirty) void this.checkpoint(this.#status).catch(() => undefined);
-      });
-      return Promise.resolve();
-    }
-    return this.checkpoint(this.#status);
+    return this.#checkpoints.progress(status, this.#book.unsavedBytes, () => this.checkpoint());
   }
 
   /**
@@ -546,12 +564,12 @@ export class RunState {
    * wait a full interval, like the first one of any resumed job (docs/decisions/043).
    */
   waited(): void {
-    if (this.#lastWrite > 0 && !this.#dirty && this.#unsavedBytes === 0) this.#lastWrite = this.clock.now();
+    this.#checkpoints.waited(this.#book.unsavedBytes);
   }
 
   /** Persists the current state; saves are serialized so a later state never loses to an earlier one. */
   checkpoint(
-    status: ExecutionStatus = this.#status,
+    status: ExecutionStatus = this.#checkpoints.status,
     outcome: Partial<
       Pick<
         ExecutionRecord,
@@ -572,19 +590,23 @@ export class RunState {
       readonly cause?: TransitionCause;
     } = {},
   ): Promise<void> {
-    const stopped = this.stopped;
-    if (stopped) return Promise.reject(stopped);
-    try {
-      checkTransition(this.executionId, this.#persisted, status, options.cause ?? 'run');
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    this.#persisted = status;
-    this.#status = status;
+    return this.#checkpoints.checkpoint(status, options.cause ?? 'run', (written) =>
+      this.#record(written, outcome, options.withTrace),
+    );
+  }
+
+  /** The record of the current state with `status` and `outcome` (the step book's unsaved part is in it from now). */
+  #record(
+    status: ExecutionStatus,
+    outcome: Partial<ExecutionRecord>,
+    withTraceOption: boolean | undefined,
+  ): ExecutionRecord {
     // The trace travels with every record of a background execution, so the persisted trace is
     // append-only across jobs, workers and recoveries (docs/decisions/098); an inline run hands it
     // to its caller in the result.
-    const withTrace = options.withTrace ?? (this.mode === 'worker' || this.background !== undefined);
+    const withTrace = withTraceOption ?? (this.mode === 'worker' || this.#background !== undefined);
+    const mapStates = this.#book.mapStates();
+    const traceContext = this.#trace.context;
     const record: ExecutionRecord = {
       v: RECORD_VERSION,
       id: this.executionId,
@@ -593,60 +615,24 @@ export class RunState {
       ...this.#stamp,
       status,
       input: this.input,
-      steps: { ...this.#steps },
-      ...(this.#maps.size === 0 ? {} : { mapStates: this.#mapStates() }),
-      rollbackFailures: [...this.rollbackFailures],
+      steps: this.#book.records(),
+      ...(mapStates === undefined ? {} : { mapStates }),
+      rollbackFailures: [...this.#rollbackFailures],
       ...(this.#init.idempotencyKey === undefined ? {} : { idempotencyKey: this.#init.idempotencyKey }),
       ...(this.tags === undefined ? {} : { tags: this.tags }),
-      ...(this.background === undefined ? {} : { background: this.background }),
-      ...(this.traceContext === undefined ? {} : { traceContext: this.traceContext }),
-      ...(this.interrupts.length === 0 ? {} : { interrupts: [...this.interrupts] }),
+      ...(this.#background === undefined ? {} : { background: this.#background }),
+      ...(traceContext === undefined ? {} : { traceContext }),
+      ...(this.#interrupts.length === 0 ? {} : { interrupts: [...this.#interrupts] }),
       ...(Object.keys(this.stepArgs).length === 0 ? {} : { stepArgs: this.stepArgs }),
       ...this.#link(),
       ...(this.element === undefined ? {} : { parentId: this.element.parentId, element: this.element }),
-      ...(withTrace ? { trace: this.trace.slice() } : {}),
+      ...(withTrace ? { trace: this.#trace.entries.slice() } : {}),
       ...outcome,
       createdAt: this.#createdAt,
       updatedAt: this.clock.now(),
     };
-    this.#lastWrite = this.clock.now();
-    this.#unsavedBytes = 0;
-    this.#dirty = false;
-    if (TERMINAL_STATUSES.has(status) || status === 'parked' || status === 'pending' || status === 'paused') {
-      this.#trailing?.();
-      this.#trailing = undefined;
-    }
-    const terminalSave = TERMINAL_STATUSES.has(status) ? this.terminalSave : undefined;
-    if (terminalSave) this.terminalSave = undefined;
-    const job = this.#job;
-    const send = (r: ExecutionRecord): Promise<void> =>
-      terminalSave ? terminalSave(r) : job ? job.save(r) : this.#init.store.save(r);
-    // A record refused for its size with the trace aboard is written again with the trace folded
-    // to its smallest bound (the oldest entries summarized): a long trace never fails a step.
-    const folded = (r: ExecutionRecord): Promise<void> =>
-      send(r).catch((error: unknown) => {
-        if (!(error instanceof RecordTooLargeError) || r.trace === undefined || r.trace.length <= MIN_TRACE_ENTRIES)
-          throw error;
-        const trace = r.trace.slice();
-        boundTrace(trace, MIN_TRACE_ENTRIES);
-        return send({ ...r, trace });
-      });
-    // A terminal record still over the size limit is written without what does not fit: the execution
-    // still ends (never left running), with the refusal as its error when it failed (decision 071).
-    const fitted = (r: ExecutionRecord, cuts: number): Promise<void> =>
-      folded(r).catch((error: unknown) => {
-        if (!(error instanceof RecordTooLargeError) || cuts >= 2) throw error; // a map's states, then the record
-        this.logger.warn({ err: error }, 'terminal record over the size limit: written without what does not fit');
-        return fitted(fitRecord(r, error.details), cuts + 1);
-      });
-    const write = (): Promise<void> => (TERMINAL_STATUSES.has(status) ? fitted(record, 0) : folded(record));
-    const save = this.#saving.then(() => (this.stopped ? Promise.reject(this.stopped) : write()));
-    this.#saving = save.catch((error: unknown) => {
-      if (job && isJobStop(error)) this.stop(error);
-    });
-    const listener = this.#init.settleListener;
-    if (listener && TERMINAL_STATUSES.has(status)) return save.then(() => listener.executionSettled(record));
-    return save;
+    this.#book.saved();
+    return record;
   }
 }
 
@@ -674,17 +660,11 @@ export interface JobBinding {
   readonly stopped: () => Error | undefined;
   /** Called once per state bound to the job (the job reports its stop through the first one). */
   readonly attach: (state: RunState) => void;
-}
-
-/** A cheap upper-ish estimate of a value's JSON size (strings and small values exactly, objects by stringifying). */
-function approximateBytes(value: unknown): number {
-  if (typeof value === 'string') return value.length + 2;
-  if (typeof value !== 'object' || value === null) return 16;
-  try {
-    return JSON.stringify(value).length;
-  } catch {
-    return 0;
-  }
+  /**
+   * An inline run's lease: its last write — the terminal one — saves and releases the lease in
+   * one call. Used once, by the first terminal save, unless the work slot gives its own.
+   */
+  readonly terminalSave?: ((record: ExecutionRecord) => Promise<void>) | undefined;
 }
 
 /** Compact error JSON for events (no stack). */

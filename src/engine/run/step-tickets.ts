@@ -23,7 +23,7 @@ export function keepTicket(run: RunState, path: string, ticket: OrderedTicket): 
   if (!map) kept.set(run, (map = new Map()));
   map.set(path, ticket);
   if (run.background !== undefined)
-    run.background = { ...run.background, stepOrdered: { ...run.background.stepOrdered, [path]: ticket } };
+    run.setBackground({ ...run.background, stepOrdered: { ...run.background.stepOrdered, [path]: ticket } });
 }
 
 /** Forgets the step's position (it completed, was handed back, or went stale). */
@@ -31,5 +31,5 @@ export function dropTicket(run: RunState, path: string): void {
   kept.get(run)?.delete(path);
   if (run.background?.stepOrdered?.[path] === undefined) return;
   const { [path]: _done, ...rest } = run.background.stepOrdered;
-  run.background = { ...run.background, stepOrdered: rest };
+  run.setBackground({ ...run.background, stepOrdered: rest });
 }

@@ -27,7 +27,7 @@ export async function abandonElement(
 ): Promise<void> {
   const link = state.element!;
   const waiting = state.background?.waitingFor;
-  if (state.background) state.background = cleared(state.background, 'waitingFor', 'retryAt');
+  if (state.background) state.setBackground(cleared(state.background, 'waitingFor', 'retryAt'));
   state.emit({ type: 'map.element_skipped', step: link.step, index: link.index, reason: 'not_started' });
   await state.checkpoint('cancelled', { cancelReason: 'not started: the map rolled back' });
   if (waiting) await deps.waitList?.remove(waitListKey(waiting.primitive, waiting.key), waiting.jobId);

@@ -127,10 +127,6 @@ export function inlineFanOutRuntime(deps: ElementDeps, reactor: AnyReactorDefini
 }
 
 /** Marks the rollback failures recorded since `from` with the map step and the element index. */
-export function tagFailures(state: RunState, from: number, link: ElementLink): RunState['rollbackFailures'] {
-  const added = state.rollbackFailures
-    .splice(from)
-    .map((f) => ({ ...f, mapStep: link.step, elementIndex: link.index }));
-  state.rollbackFailures.push(...added);
-  return added;
+export function tagFailures(state: RunState, from: number, link: ElementLink): RollbackFailure[] {
+  return state.retagRollbackFailures(from, (f) => ({ ...f, mapStep: link.step, elementIndex: link.index }));
 }

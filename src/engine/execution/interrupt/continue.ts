@@ -8,7 +8,8 @@ import type { CoordinationSpec } from '../../../dsl/coordination.js';
 import type { AnyReactorDefinition } from '../../../dsl/definition.js';
 import { ContentionError, RateLimitedError, ReactorError } from '../../../errors.js';
 import type { EventHub } from '../../model/events.js';
-import { finish, type CoordinationDeps } from '../execute.js';
+import { finish, inlineDriver, type CoordinationDeps } from '../execute.js';
+import { runSlice } from '../slice.js';
 import { livenessKey } from '../../model/keys.js';
 import { NO_JOB } from '../../model/background.js';
 import type { NewState } from '../new-state.js';
@@ -17,13 +18,9 @@ import type { Clock } from '../../ports/clock.js';
 import type { JobQueue } from '../../ports/queue.js';
 import type { ExecutionRecord, Store } from '../../ports/store.js';
 import type { RunResult } from '../../model/results.js';
-import { onSuspension } from '../../model/suspension.js';
 import type { RunState } from '../../run/run-state.js';
-import { runFrame, type GraphOutcome } from '../../graph/scheduler.js';
 import { noInstrument, type Instrument } from '../../model/instrument.js';
 import { armStateDeadline } from '../deadline.js';
-import { pauseRun } from './pause.js';
-import { pauseOnFailure } from '../failure-pause.js';
 import type { InlineLease } from '../inline-lease.js';
 
 /** What continuing a resumed execution needs from the engine. */
@@ -179,61 +176,26 @@ export async function continueInline(
     ...(record.traceContext === undefined ? {} : { traceContext: record.traceContext }),
   } as const;
   const done = (deps.instrument ?? noInstrument).traced(scope, async (traceContext): Promise<RunResult> => {
-    if (traceContext) state.traceContext = traceContext;
-    let holds;
-    if (reactor.coordination.length > 0) {
-      const admission = await state.admit(
-        deps.queue ? reactor.coordination.map(noWait) : reactor.coordination,
-        state.input,
-        { reactor: reactor.name, abort: root },
-      );
-      if (
-        admission.kind === 'refused' &&
-        deps.queue &&
-        (admission.error instanceof ContentionError || admission.error instanceof RateLimitedError)
-      )
-        return toWorker(deps, reactor, record, step, 'busy', announce);
-      if (admission.kind === 'refused')
-        return finish(state, { status: 'failed', step: undefined, error: admission.error, validation: [] });
-      if (admission.kind === 'halt')
-        return finish(state, { status: 'halted', step: undefined, reason: admission.reason, data: admission.data });
-      holds = admission.holds;
-    }
-    announce(state, 'inline');
-    let outcome: GraphOutcome | undefined;
-    try {
-      await state.progress('running');
-      outcome = await runFrame(state, { def: reactor, input: state.input, prefix: '', signal: root.signal });
-    } catch (error) {
-      outcome = { status: 'failed', step: undefined, error: error as Error, validation: [] };
-    } finally {
-      await holds
-        ?.release(outcome?.status ?? 'failed')
-        .catch((error: unknown) =>
-          state.logger.warn({ err: error }, 'releasing coordination failed; holds expire by TTL'),
-        );
-    }
-    if (outcome.status === 'yielded') {
+    state.traced(traceContext);
+    const driver = inlineDriver(state, reactor, {
+      root,
+      specs: deps.queue ? (specs) => specs.map(noWait) : undefined,
+      refused: (error) =>
+        deps.queue && (error instanceof ContentionError || error instanceof RateLimitedError)
+          ? toWorker(deps, reactor, record, step, 'busy', announce)
+          : undefined,
+      admitted: () => announce(state, 'inline'),
+      frame: { def: reactor, input: state.input, prefix: '', signal: root.signal },
       // An inline resume pauses again (at an interrupt, or on a failure); it cannot wait any other way.
-      const step = outcome.step;
-      const unexpected = (): Promise<RunResult> =>
+      otherwise: (_suspension, at) =>
         finish(state, {
           status: 'failed',
-          step,
+          step: at,
           error: new ReactorError('unexpected_yield', 'an inline resume cannot yield'),
           validation: [],
-        });
-      return onSuspension<Promise<RunResult>>(outcome.suspension, {
-        pause: () => pauseRun(state, reactor),
-        failurePause: (s) => pauseOnFailure(state, reactor, s),
-        retry: unexpected,
-        sleep: unexpected,
-        contention: unexpected,
-        awaitUnit: unexpected,
-        fanOut: unexpected,
-      });
-    }
-    return finish(state, outcome);
+        }),
+    });
+    return runSlice(state, reactor, driver);
   });
   deps.live.set(record.id, { abort: root, done });
   try {

@@ -44,7 +44,7 @@ export async function runFanOut(run: RunState, node: MapNode, place: StepPlace, 
   if (run.replayOnly) {
     // An operator cancels the run while the elements run: undo what completed; the rest undo themselves as they finish.
     if (recorded?.status === 'running' && fan?.undoInline)
-      run.rollbackFailures.push(...(await fan.undoInline(mapId, place.path)));
+      run.addRollbackFailures(...(await fan.undoInline(mapId, place.path)));
     return { kind: 'skipped', value: undefined };
   }
   if (!fan)
@@ -176,7 +176,7 @@ async function collect(
     else unstarted.push(index);
     // A failed element was compensated in its own job; its compensate failures belong to this run.
     for (const failure of record?.rollbackFailures ?? [])
-      if (failure.kind === 'compensate') run.rollbackFailures.push(failure);
+      if (failure.kind === 'compensate') run.addRollbackFailures(failure);
   };
   // A chunk of records at a time, each dropped once read: linear, and never every record at once.
   await inChunks(
@@ -229,7 +229,7 @@ async function collect(
  * are, it is done.
  */
 async function rollbackElements(run: RunState, fan: FanOutRuntime, mapId: string, step: string): Promise<void> {
-  if (fan.undoInline) return void run.rollbackFailures.push(...(await fan.undoInline(mapId, step)));
+  if (fan.undoInline) return run.addRollbackFailures(...(await fan.undoInline(mapId, step)));
   const snapshot = await fan.ledger.snapshot(mapId);
   if (!snapshot || snapshot.target < 0) return; // nothing completed, every element undone already, or the ledger expired
   const seq = run.stepRecord(step)?.status === 'completed' ? run.stepRecord(step)?.completedSeq : undefined;

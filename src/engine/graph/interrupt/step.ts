@@ -47,7 +47,7 @@ export async function runInterrupt(
     ...(spec.timeoutMs === undefined ? {} : { timeoutAt: now + spec.timeoutMs }),
     invalidAttempts: 0,
   };
-  run.interrupts.push(wait);
+  run.awaitInterrupt(wait);
   run.setStep(place.path, { status: 'running', attempts: 1 });
   run.emit({ type: 'step.started', step: place.path, attempt: 1, reactor: place.reactor });
   run.emit({

@@ -76,7 +76,7 @@ export async function advanceUnit(
     );
     return void (await finish(state, { status: 'failed', step: info.step, error, validation: [] }));
   }
-  state.background = cleared(background, 'waitingFor', 'retryAt');
+  state.setBackground(cleared(background, 'waitingFor', 'retryAt'));
   if (record.status === 'rolling_back') {
     // A worker died while compensating: the compensate is not run twice (at most once, decision 011).
     const error = new ReactorError(
@@ -95,7 +95,7 @@ export async function advanceUnit(
     );
   const dispatcher = await dispatcherStatus(deps.store, info.dispatcherId);
   if (ROLLED_BACK.has(dispatcher)) return void (await discard(deps, state, node, place, dispatcher, undefined));
-  state.contentionCap = deps.options.contentionCap;
+  state.bindWork({ contentionCap: deps.options.contentionCap });
   await takeOrderedPosition(deps, state, node, place, resolve);
   await state.progress('running');
   const outcome = await runStepNode(state, node, place, resolve);
@@ -230,7 +230,7 @@ async function discard(
 /** A finished unit's record no longer shows an ordered position (it was completed or handed back). */
 function settledPosition(state: RunState): void {
   if (!state.background?.ordered) return;
-  state.background = cleared(state.background, 'ordered');
+  state.setBackground(cleared(state.background, 'ordered'));
 }
 
 async function dispatcherStatus(store: Store, dispatcherId: string): Promise<string> {
@@ -254,7 +254,7 @@ async function takeOrderedPosition(
   try {
     const key = computeKey(spec, await validArgs(node, resolve), { reactor: place.reactor, step: place.path });
     const ticket = await deps.coordination.coordinator.orderedTicket(key);
-    state.background = { ...backgroundOf(state), ordered: { key, nonce: ticket.nonce, epoch: ticket.epoch } };
+    state.setBackground({ ...backgroundOf(state), ordered: { key, nonce: ticket.nonce, epoch: ticket.epoch } });
     await state.checkpoint('running');
   } catch {
     // the admission reports it

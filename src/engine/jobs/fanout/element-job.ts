@@ -86,7 +86,7 @@ export async function processElementJob(
   const input = record.input as { readonly item: unknown };
   const place = { path: elementPathOf(link.step, link.index), reactor: reactor.name, signal };
   // Step-level contention parks the element (R-8, decision 038) while under the cap.
-  state.contentionCap = deps.options.contentionCap;
+  state.bindWork({ contentionCap: deps.options.contentionCap });
   const outcome = await runElement(state, node, place, input.item, link.index);
   return settleOutcome(job, state, outcome);
 }

@@ -30,7 +30,7 @@ export async function parkElement(
   contention: Error,
 ): Promise<After> {
   const background = cleared(backgroundOf(state), 'retryAt');
-  state.background = background;
+  state.setBackground(background);
   const { primitive, key } = contendedKey(contention);
   // The job id and attempt `refused` is about to use (it counts and enqueues in the same way).
   const { jobId } = upcomingJob(state);
@@ -62,7 +62,7 @@ export function resumeParkedElement(state: RunState, delivery: JobDelivery): voi
       ...(waiting.step === undefined ? {} : { step: waiting.step }),
     });
   }
-  state.background = cleared(state.background, 'waitingFor');
+  state.setBackground(cleared(state.background, 'waitingFor'));
 }
 
 /** The primitive and key a refusal names. */

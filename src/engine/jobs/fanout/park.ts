@@ -101,7 +101,7 @@ export async function resumeFanOutRollback(
 ): Promise<After> {
   const pending = record.background!.fanOutRollback!;
   const state = deps.newState(replayInit(reactor, record));
-  state.fanOut = fanOutRuntime(deps);
+  state.bindWork({ fanOut: fanOutRuntime(deps) });
   const step = pending.mapId.slice(record.id.length + 1);
   const error = errorFromJSON(pending.error);
   const snapshot = await deps.fanOut!.snapshot(pending.mapId);
@@ -120,7 +120,7 @@ export async function resumeFanOutRollback(
       error,
     });
   }
-  state.rollbackFailures.push(...(await elementUndoFailures(state, step, snapshot?.statuses ?? [])));
+  state.addRollbackFailures(...(await elementUndoFailures(state, step, snapshot?.statuses ?? [])));
   await state.progress('rolling_back');
   const replay = await runFrame(state, {
     def: reactor,
@@ -135,7 +135,7 @@ export async function resumeFanOutRollback(
       : [];
   const park = await undoOrPark(state, older);
   if (park) return parkOnFanOut(deps, state, { ...park, failedStep: pending.failedStep, error });
-  state.background = cleared(backgroundOf(state), 'fanOutRollback');
+  state.setBackground(cleared(backgroundOf(state), 'fanOutRollback'));
   await finish(state, { status: 'failed', step: pending.failedStep, error, validation: [] });
   return undefined;
 }
