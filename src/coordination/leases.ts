@@ -114,8 +114,8 @@ function registerLock(
       nesting: r.nesting,
       ...(r.handedOver === true ? { handedOver: true } : {}),
     });
-    // A key handed straight to a waiter is not free: parked executions stay asleep until a real release.
-    if (r.nesting === 0 && r.handedOver !== true) scope.onReleased?.('lock', key);
+    // Freed, handed over or granted: the oldest parked execution is woken to wait in its worker, not passed over (docs/decisions/120).
+    if (r.nesting === 0) scope.onReleased?.('lock', key);
   });
   keepLease(holds, scope, 'lock', key, spec.ttlMs, lease);
   return undefined;

@@ -125,7 +125,6 @@ export function createBullmqQueue(options: BullmqQueueOptions): JobQueue & Queue
     if (!job) return false;
     try {
       await job.promote();
-      return true;
     } catch (error) {
       // Lost a race (it ran out its delay, or another releaser promoted it) or it is gone:
       // not delayed any more is a plain `false`; anything else is a real failure.
@@ -133,6 +132,9 @@ export function createBullmqQueue(options: BullmqQueueOptions): JobQueue & Queue
       if (state !== 'delayed') return false;
       throw error;
     }
+    // A woken job has waited already: it goes to the delivery end of the line, before jobs not yet delivered (docs/decisions/120).
+    if (!job.opts.priority) await job.changePriority({ priority: 0, lifo: true }).catch(() => undefined);
+    return true;
   };
 
   const onTime = onTimeWakes(promote);

@@ -2,7 +2,8 @@
  * A worker process for `steps.test.ts`: `node --import tsx step-worker-process.ts '<json>'`
  * (see {@link StepWorkerConfig}). Builds a Redis runtime with the step-level reactors, starts a
  * BullMQ worker, prints `{"ready":true}`, processes jobs until SIGTERM (graceful close, then a
- * `{"stopped":true}` line) or SIGKILL. stdin: `go` starts a worker started with `waitForGo`.
+ * `{"stopped":true}` line) or SIGKILL. stdin: `go` starts a worker started with `waitForGo`;
+ * `counts <n>` prints `{"counts":n,…}` with its parks, wakes, completions and failures so far.
  * Sections sleep 1–3 ms; `hang` prints `{"inStep":"hang",…}` and, with `hang: true`, never returns.
  */
 import { Redis } from 'ioredis';
@@ -71,6 +72,8 @@ async function main(): Promise<void> {
   if (config.waitForGo !== true) start();
   createInterface({ input: process.stdin }).on('line', (text) => {
     if (text.trim() === 'go') start();
+    const [verb, n] = text.trim().split(/\s+/);
+    if (verb === 'counts') void writeLine({ counts: Number(n), pid: process.pid, ...counts });
   });
   await writeLine({ ready: true, pid: process.pid });
 }

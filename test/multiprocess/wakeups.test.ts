@@ -10,11 +10,17 @@
  * The first contention of a fresh worker opens its subscriber connection, and its first
  * subscriptions are made while that connection comes up: the moment a subscription used to be
  * lost without a trace, leaving that process's grants and wake-ups to the fallback.
+ *
+ * A second test keeps one key busy with waiters in memory (docs/decisions/120): a parked
+ * execution is woken by a release that hands the key over or grants it too, not only by one that
+ * frees it, so its park ends by a wake while the key goes on from waiter to waiter.
  */
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { Redis } from 'ioredis';
 import { createRedisRuntime, type RedisRuntime } from '../../src/bullmq.js';
+import { RedisKeys } from '../../src/storage/redis/keys.js';
 import { spawnJsonChild } from '../support/json-child.js';
 import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
 import { buildStepReactors } from './step-protocol.js';
@@ -91,6 +97,94 @@ describe('release wake-ups across worker processes', () => {
         expect(statuses.filter((s) => s !== 'completed')).toEqual([]);
         expect(woken).toBe(parks);
       }
+    },
+  );
+
+  test(
+    'one key kept busy by waiters in every worker: a parked execution is woken while the key is handed from waiter to waiter, not only once it falls free',
+    { timeout: 300_000 },
+    async () => {
+      // Two workers wait in memory for as long as it takes; the third parks after 20 ms.
+      const waits = [FALLBACK_MS, FALLBACK_MS, 20];
+      const workers = waits.map((workerWaitMs) =>
+        spawnJsonChild(
+          WORKER,
+          {
+            url: server.url,
+            prefix: 'wk',
+            guard: 'wk-guard-busy',
+            concurrency: 8,
+            background: { workerWaitMs, parkFallbackMs: FALLBACK_MS },
+          },
+          children,
+        ),
+      );
+      await Promise.all(workers.map((w) => w.line((v) => v.ready === true, 30_000)));
+      type Counts = { parks: number; woken: number; completed: number; failed: number };
+      let query = 0;
+      const counts = async (): Promise<Counts> => {
+        const n = ++query;
+        for (const w of workers) w.child.stdin!.write(`counts ${n}\n`);
+        const each = await Promise.all(workers.map((w) => w.line<Counts>((v) => v.counts === n, 30_000)));
+        return each.reduce(
+          (sum, c) => ({
+            parks: sum.parks + c.parks,
+            woken: sum.woken + c.woken,
+            completed: sum.completed + c.completed,
+            failed: sum.failed + c.failed,
+          }),
+          { parks: 0, woken: 0, completed: 0, failed: 0 },
+        );
+      };
+      const ids: string[] = [];
+      const feed = async (): Promise<void> => {
+        const batch = await Promise.all(
+          Array.from({ length: 40 }, () => runtime.engine.start(reactors.payment, { account: 'busy' })),
+        );
+        ids.push(...batch.map((s) => s.executionId));
+      };
+      // Keep more executions outstanding than the workers' 24 slots: the key has waiters in memory
+      // in the first two workers, so nearly every release hands it over or grants it. The parks
+      // counted once 10 have happened must all be woken while that goes on, and more parks must be
+      // woken than there were releases that freed the key (counted on its channel).
+      const channel = new Redis(server.url);
+      const messages = { freed: 0, granted: 0 };
+      channel.on('message', (_channel: string, message: string) =>
+        message === 'released' ? messages.freed++ : messages.granted++,
+      );
+      await channel.subscribe(new RedisKeys('wk').lockChannel('st:acct:busy'));
+      const deadline = Date.now() + FALLBACK_MS / 2;
+      let parkedBefore: number | undefined;
+      let now: Counts = await counts();
+      let busyThroughout = true;
+      while (Date.now() < deadline) {
+        while (ids.length - now.completed - now.failed < 60) await feed();
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        now = await counts();
+        if (parkedBefore === undefined && now.parks >= 10) parkedBefore = now.parks;
+        // Without wake-ups on hand-overs, a park would be woken only by a release that frees the key.
+        if (parkedBefore !== undefined && now.woken >= parkedBefore && now.woken > messages.freed) {
+          busyThroughout = ids.length - now.completed - now.failed > 24;
+          break;
+        }
+      }
+      console.info(
+        `[wakeups] busy key: ${ids.length} started, ${now.parks} parks, ${now.woken} run.woken, ${JSON.stringify(messages)}`,
+      );
+      await channel.quit();
+      expect(parkedBefore).toBeDefined();
+      expect(now.woken).toBeGreaterThanOrEqual(parkedBefore!);
+      expect(now.woken).toBeGreaterThan(messages.freed);
+      expect(busyThroughout).toBe(true);
+      // Then the feed stops: every execution completes, and every park ended with its wake.
+      const results = await Promise.all(
+        ids.map((id) => runtime.engine.wait(id, { timeoutMs: FALLBACK_MS / 2, pollMs: 200 })),
+      );
+      expect(results.map((r) => r?.status ?? 'missing').filter((s) => s !== 'completed')).toEqual([]);
+      const last = await counts();
+      expect(last.woken).toBe(last.parks);
+      for (const w of workers) w.child.kill('SIGTERM');
+      await Promise.all(workers.map((w) => w.exited));
     },
   );
 });
