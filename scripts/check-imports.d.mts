@@ -28,3 +28,15 @@ export declare function engineRank(file: string): number | undefined;
  * engine file outside a layer, as `file: not in a layer (…)`; sorted.
  */
 export declare function layerViolations(graph: ReadonlyMap<string, readonly string[]>): string[];
+
+/** The files the ports may import besides each other (the shared error files). */
+export declare const PORT_IMPORTS: readonly string[];
+
+/** The folders below the engine (`coordination`, `storage`) that must not import it. */
+export declare const BELOW_ENGINE: readonly string[];
+
+/**
+ * Every import of a port (`ports/…`) outside the ports and the shared error files, and every
+ * import of the engine from `coordination/` or `storage/`, as `from -> to` lines, sorted.
+ */
+export declare function portViolations(graph: ReadonlyMap<string, readonly string[]>): string[];

@@ -5,8 +5,11 @@
  *
  * 1. No import cycle among the files of `src/`, type-only imports included.
  * 2. Inside `src/engine`, imports run down the layers only:
- *    ports < model < run < graph < execution < jobs < api < the engine's root files
+ *    model < run < graph < execution < jobs < api < the engine's root files
  *    (`engine.ts`, `index.ts`). A file may import its own layer or a lower one.
+ * 3. The ports (`src/ports`, the contracts between the engine and its backends) import only each
+ *    other and the shared error files (`errors.ts`, `error-codes.ts`); the coordination policy and
+ *    the storage adapters (`src/coordination`, `src/storage`) never import the engine.
  *
  * Usage: `node scripts/check-imports.mjs [root]` (default `src`). Prints each violation and
  * exits 1 when there is any; prints one summary line and exits 0 otherwise.
@@ -15,7 +18,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, normalize, relative, sep } from 'node:path';
 
 /** The engine's layers, lowest first; a folder of `src/engine` not listed here is an error. */
-export const ENGINE_LAYERS = ['ports', 'model', 'run', 'graph', 'execution', 'jobs', 'api'];
+export const ENGINE_LAYERS = ['model', 'run', 'graph', 'execution', 'jobs', 'api'];
 
 // Static imports and re-exports, bare side-effect imports, and `import('./x.js')` (a dynamic import, or a type written inline).
 const SPECIFIER =
@@ -110,13 +113,32 @@ export function layerViolations(graph) {
   return out.sort();
 }
 
+/** The files the ports may import besides each other. */
+export const PORT_IMPORTS = ['errors.ts', 'error-codes.ts'];
+
+/** The folders below the engine that must not import it. */
+export const BELOW_ENGINE = ['coordination', 'storage'];
+
+/** Every import of a port outside the ports and the error files, and every import of the engine from below it. */
+export function portViolations(graph) {
+  const out = [];
+  for (const [from, targets] of graph) {
+    const top = from.split('/')[0];
+    for (const to of targets) {
+      if (top === 'ports' && !to.startsWith('ports/') && !PORT_IMPORTS.includes(to)) out.push(`${from} -> ${to}`);
+      if (BELOW_ENGINE.includes(top) && to.startsWith('engine/')) out.push(`${from} -> ${to}`);
+    }
+  }
+  return out.sort();
+}
+
 function main() {
   const root = process.argv[2] ?? 'src';
   const graph = importGraph(root);
   const found = cycles(graph);
-  const against = layerViolations(graph);
+  const against = [...layerViolations(graph), ...portViolations(graph)];
   for (const component of found) console.error(`import cycle (${component.length} files): ${component.join(' ')}`);
-  for (const line of against) console.error(`import against the engine's layer order: ${line}`);
+  for (const line of against) console.error(`import against the layer order: ${line}`);
   if (found.length > 0 || against.length > 0) {
     console.error(
       `check-imports: ${found.length} cycle(s), ${against.length} import(s) against the layer order in ${root}/`,
@@ -124,7 +146,7 @@ function main() {
     process.exit(1);
   }
   console.log(
-    `check-imports: ${graph.size} files, no import cycle, engine layers in order (${ENGINE_LAYERS.join(' < ')})`,
+    `check-imports: ${graph.size} files, no import cycle, ports < coordination and storage < engine, engine layers in order (${ENGINE_LAYERS.join(' < ')})`,
   );
 }
 

@@ -21,7 +21,7 @@ import {
   type BullmqConnection,
   type BullmqConsumerOptions,
 } from './queue/bullmq.js';
-import type { QueueInspector } from './engine/ports/queue-inspector.js';
+import type { QueueInspector } from './ports/queue-inspector.js';
 import { RedisWaitList } from './queue/redis-wait-list.js';
 import { createWorker, type Worker, type WorkerCloseOptions } from './queue/worker.js';
 import { hostWorkerName } from './queue/worker-name.js';
@@ -37,13 +37,13 @@ import { quit } from './storage/redis/coordinator.js';
 import { durabilityAtStartUp, type DurabilityReport } from './storage/redis/durability.js';
 import { silentLogger } from './engine/model/logger.js';
 import { traceBoundOf } from './engine/model/trace-bound.js';
-import type { JobConsumer } from './engine/ports/queue.js';
+import type { JobConsumer } from './ports/queue.js';
 import type { Logger } from './dsl/context.js';
 import { createBullmqSchedules } from './queue/bullmq-schedules.js';
 import { Schedules } from './schedules/service.js';
 import { scheduleObservers, type RuntimeMiddleware } from './schedules/events.js';
 import type { ScheduleInputFn } from './schedules/types.js';
-import { systemClock } from './engine/ports/clock.js';
+import { systemClock } from './ports/clock.js';
 import { checkedRecordTtl } from './storage/record-ttl.js';
 import { jobRetentionOf, type JobRetentionOptions } from './queue/job-retention.js';
 

@@ -1,4 +1,4 @@
-import type { QueueInspector } from './engine/ports/queue-inspector.js';
+import type { QueueInspector } from './ports/queue-inspector.js';
 import type { Engine, EngineOptions } from './engine/engine.js';
 import { createEngine } from './engine/engine.js';
 import { createMemoryQueue } from './queue/memory.js';
@@ -11,7 +11,7 @@ import { MemorySchedules, memoryScheduleBackend } from './schedules/memory.js';
 import { Schedules } from './schedules/service.js';
 import { scheduleObservers, type RuntimeMiddleware } from './schedules/events.js';
 import type { ScheduleInputFn } from './schedules/types.js';
-import { systemClock } from './engine/ports/clock.js';
+import { systemClock } from './ports/clock.js';
 import { checkedRecordTtl, refuseTtlBesideStore } from './storage/record-ttl.js';
 
 /** Options of {@link createEmbeddedEngine}: an engine's options, with the store optional. */

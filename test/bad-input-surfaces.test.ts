@@ -21,7 +21,7 @@ import {
   errorToJSON,
   type Engine,
 } from '../src/index.js';
-import type { QueueInspector } from '../src/engine/ports/queue-inspector.js';
+import type { QueueInspector } from '../src/ports/queue-inspector.js';
 import { MemorySchedules, type Schedules } from '../src/schedules/index.js';
 import { ManualClock } from '../src/testing/clock.js';
 import { untilStatus } from './background/helpers.js';

@@ -13,11 +13,11 @@ import { redactUrl } from './redis-check.js';
 import { closeModule, closeWarning } from './module-close.js';
 import { loadWorkerApp, UsageError } from './worker.js';
 import { openConnection, placeOptions, type RedisPlace } from './redis-place.js';
-import type { QueueInspector } from '../engine/ports/queue-inspector.js';
+import type { QueueInspector } from '../ports/queue-inspector.js';
 import type { PrometheusMetrics } from '../metrics/prometheus.js';
 import type { Readiness } from '../metrics/server.js';
 import type { SubscriptionsState } from '../metrics/readiness.js';
-import type { Store } from '../engine/ports/store.js';
+import type { Store } from '../ports/store.js';
 
 /** Usage of `ts-reactor dashboard`. */
 export const DASHBOARD_USAGE = `Usage: ts-reactor dashboard [--redis <url> | --redis-cluster <nodes>] [options]

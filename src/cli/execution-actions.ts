@@ -8,7 +8,7 @@
  */
 import type { Engine } from '../engine/engine.js';
 import type { RunResult } from '../engine/model/results.js';
-import { EXECUTION_STATUSES, TERMINAL_STATUSES, type ExecutionStatus } from '../engine/ports/store.js';
+import { EXECUTION_STATUSES, TERMINAL_STATUSES, type ExecutionStatus } from '../ports/store.js';
 import type { ExecutionDetail } from '../ops/types.js';
 import { UsageError } from './worker.js';
 

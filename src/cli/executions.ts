@@ -10,7 +10,7 @@
 import { parseArgs } from 'node:util';
 import { MAX_LIST_LIMIT } from '../engine/api/list.js';
 import type { Engine } from '../engine/engine.js';
-import { parseStatus, STATUS_NAMES, storedStatus, type ExecutionStatus } from '../engine/ports/store.js';
+import { parseStatus, STATUS_NAMES, storedStatus, type ExecutionStatus } from '../ports/store.js';
 import { ExecutionStateError } from '../errors.js';
 import { parseTagFilters } from '../ops/tag-filter.js';
 import { parseOperatorTime } from '../ops/time.js';

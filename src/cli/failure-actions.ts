@@ -8,7 +8,7 @@
  * @module
  */
 import type { RunResult } from '../engine/model/results.js';
-import { TERMINAL_STATUSES } from '../engine/ports/store.js';
+import { TERMINAL_STATUSES } from '../ports/store.js';
 import type { ExecutionDetail } from '../ops/types.js';
 import type { ExecutionActionCommand, OptionValues } from './execution-actions.js';
 import { UsageError } from './worker.js';

@@ -16,7 +16,7 @@ import type {
   WaiterView,
 } from '../ops/types.js';
 import { interruptText, linkedText } from './ops-format-links.js';
-import type { VersionWait } from '../engine/ports/store.js';
+import type { VersionWait } from '../ports/store.js';
 import { isoTime } from '../ops/time.js';
 
 /** A UTC time to the second. */

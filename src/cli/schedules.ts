@@ -9,7 +9,7 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { AnyReactorDefinition } from '../dsl/definition.js';
-import { systemClock } from '../engine/ports/clock.js';
+import { systemClock } from '../ports/clock.js';
 import { createBullmqSchedules } from '../queue/bullmq-schedules.js';
 import { Schedules } from '../schedules/service.js';
 import type { MissedPolicy, ScheduleInfo, ScheduleInputFn, ScheduleOptions } from '../schedules/types.js';

@@ -10,7 +10,7 @@
  *
  * @module
  */
-import type { Clock } from '../engine/ports/clock.js';
+import type { Clock } from '../ports/clock.js';
 
 /**
  * The drift margin subtracted from a TTL: 1% of it plus 20 ms, at most 1 s (and at most a quarter

@@ -1,4 +1,4 @@
-import type { Clock } from '../engine/ports/clock.js';
+import type { Clock } from '../ports/clock.js';
 import { HoldDeadline, monotonicNow } from './deadline.js';
 import type { CoordinationScope } from './scope.js';
 

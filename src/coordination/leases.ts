@@ -1,6 +1,6 @@
 /** Lock and semaphore admission: wait as declared, then keep the lease alive until release. */
 import type { CoordinationSpec } from '../dsl/coordination.js';
-import type { LockAcquireResult, LockGrant } from '../engine/ports/coordinator.js';
+import type { LockAcquireResult, LockGrant } from '../ports/coordinator.js';
 import { contention } from './contention.js';
 import { monotonicNow } from './deadline.js';
 import { keepLease, type Holds, type LeaseStart } from './holds.js';

@@ -1,6 +1,6 @@
 /** Ordered-lock admission: a position at admission, wait for the turn holding nothing else. */
 import type { CoordinationSpec } from '../dsl/coordination.js';
-import type { OrderedEnterResult } from '../engine/ports/coordinator.js';
+import type { OrderedEnterResult } from '../ports/coordinator.js';
 import { OrderedLockStaleError } from '../errors.js';
 import type { Admission } from './admission.js';
 import { contention } from './contention.js';

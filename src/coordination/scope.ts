@@ -1,6 +1,6 @@
 import type { CoordinationSpec } from '../dsl/coordination.js';
-import type { Clock } from '../engine/ports/clock.js';
-import type { Coordinator, HolderInfo } from '../engine/ports/coordinator.js';
+import type { Clock } from '../ports/clock.js';
+import type { Coordinator, HolderInfo } from '../ports/coordinator.js';
 import { CoordinationKeyError, type PrimitiveName } from '../errors.js';
 
 /** A coordination event before the run stamps identity and time. */

@@ -1,4 +1,4 @@
-import type { ChangeWatch, LockAcquireRequest, LockGrant, PrimitiveKind } from '../engine/ports/coordinator.js';
+import type { ChangeWatch, LockAcquireRequest, LockGrant, PrimitiveKind } from '../ports/coordinator.js';
 import { monotonicNow } from './deadline.js';
 import type { CoordinationScope } from './scope.js';
 

@@ -31,7 +31,7 @@ import { cancelChild } from './jobs/async/cancel-child.js';
 import type { BackgroundDeps } from './jobs/deps.js';
 import { Wakeups } from './jobs/wakeups.js';
 import { DEGRADED_PARK_FALLBACK_MS } from './jobs/park.js';
-import type { Clock } from './ports/clock.js';
+import type { Clock } from '../ports/clock.js';
 import { UnitSignals, type AsyncPort } from './run/async/port.js';
 import { invokeStep } from './run/invoke.js';
 

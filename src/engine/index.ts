@@ -1,7 +1,7 @@
 export * from './engine.js';
 export * from './model/events.js';
 export { silentLogger, childLogger } from './model/logger.js';
-export * from './ports/index.js';
+export * from '../ports/index.js';
 export * from './model/results.js';
 export {
   eventLogger,

@@ -6,9 +6,9 @@
  */
 import { cancelRequestKey, livenessKey } from '../engine/model/keys.js';
 import { SWEEP_LOCK_KEY } from '../engine/jobs/sweep.js';
-import type { Coordinator } from '../engine/ports/coordinator.js';
-import { isCoordinationInspector, type InspectOptions } from '../engine/ports/inspector.js';
-import type { Store, WaitingFor } from '../engine/ports/store.js';
+import type { Coordinator } from '../ports/coordinator.js';
+import { isCoordinationInspector, type InspectOptions } from '../ports/inspector.js';
+import type { Store, WaitingFor } from '../ports/store.js';
 import { ReactorError } from '../errors.js';
 import { holderView } from './executions.js';
 import { lastContendedStep } from './steps.js';

@@ -8,7 +8,7 @@ import type { AnyReactorDefinition } from '../dsl/definition.js';
 import { redactFields } from '../dsl/contract.js';
 import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from '../engine/api/list.js';
 import { pendingStartOf, priorityOf } from '../engine/model/background.js';
-import type { Coordinator } from '../engine/ports/coordinator.js';
+import type { Coordinator } from '../ports/coordinator.js';
 import {
   statusName,
   storedStatus,
@@ -16,7 +16,7 @@ import {
   type ExecutionRecord,
   type FailurePause,
   type Store,
-} from '../engine/ports/store.js';
+} from '../ports/store.js';
 import { ListFilterError, ReactorError, type ErrorJSON } from '../errors.js';
 import { interruptViews } from './interrupts.js';
 import { graphOf, lastContendedStep, stepViews } from './steps.js';

@@ -5,7 +5,7 @@
  * @module
  */
 import type { AnyReactorDefinition } from '../dsl/definition.js';
-import type { ExecutionRecord } from '../engine/ports/store.js';
+import type { ExecutionRecord } from '../ports/store.js';
 import type { InterruptView } from './types.js';
 
 /**

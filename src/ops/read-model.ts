@@ -5,8 +5,8 @@
  * @module
  */
 import type { AnyReactorDefinition } from '../dsl/definition.js';
-import type { Coordinator } from '../engine/ports/coordinator.js';
-import type { Store } from '../engine/ports/store.js';
+import type { Coordinator } from '../ports/coordinator.js';
+import type { Store } from '../ports/store.js';
 import { ReactorError } from '../errors.js';
 import { coordinationView, orderedView, type CoordinationQuery } from './coordination.js';
 import { executionDetail, listExecutions, shownInput, type ExecutionSources } from './executions.js';

@@ -5,8 +5,8 @@
  *
  * @module
  */
-import { hasInterruptClaims } from '../engine/ports/interrupt-claims.js';
-import { storedStatus, type ExecutionRecord, type Store } from '../engine/ports/store.js';
+import { hasInterruptClaims } from '../ports/interrupt-claims.js';
+import { storedStatus, type ExecutionRecord, type Store } from '../ports/store.js';
 import { ReactorError } from '../errors.js';
 import { summaryOf } from './executions.js';
 import type { ExecutionSearch, SearchHit, SearchMatch, SearchResult } from './types.js';

@@ -6,7 +6,7 @@
  */
 import type { AnyReactorDefinition, GraphNode } from '../dsl/definition.js';
 import type { ReactorEvent } from '../engine/model/events.js';
-import type { AttemptRun, ExecutionRecord, StepRecord } from '../engine/ports/store.js';
+import type { AttemptRun, ExecutionRecord, StepRecord } from '../ports/store.js';
 import type { AttemptView, GraphNodeView, GraphSource, GraphView, SleepView, StepView } from './types.js';
 
 /** Each step of the record with its attempts from the trace, in completion order, then the rest. */

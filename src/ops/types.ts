@@ -14,7 +14,7 @@ import type {
   StepRecord,
   VersionWait,
   WaitingFor,
-} from '../engine/ports/store.js';
+} from '../ports/store.js';
 
 /** A query over executions: filters and a page. */
 export interface ExecutionQuery {

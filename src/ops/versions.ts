@@ -9,7 +9,7 @@
  */
 import type { AnyReactorDefinition } from '../dsl/definition.js';
 import { matchVersion, type VersionMatch } from '../engine/model/versions.js';
-import type { ExecutionRecord } from '../engine/ports/store.js';
+import type { ExecutionRecord } from '../ports/store.js';
 import type { GraphSource } from './types.js';
 
 /** The definitions the read model was given: the current one of each name (the last given), and every one by fingerprint. */

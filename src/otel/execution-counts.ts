@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { statusName, type ExecutionStatus, type Store } from '../engine/ports/store.js';
+import { statusName, type ExecutionStatus, type Store } from '../ports/store.js';
 
 /** The states counted: the unfinished statuses by name (`queued`: stored `pending`), with `sleeping` split from `parked` and `paused_on_failure` from `paused`. */
 export const COUNTED_STATES = [

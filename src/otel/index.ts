@@ -29,7 +29,7 @@ export { spanStepName } from './spans.js';
 export { METER_NAME, otelMetrics, type OtelMetricsOptions } from './metrics.js';
 export { METRICS, stepLabel, type GaugeSources, type MetricSpec } from './metric-spec.js';
 export { COUNTED_STATES, executionCounts, type ExecutionCountsOptions } from './execution-counts.js';
-export type { TraceContext } from '../engine/ports/store.js';
+export type { TraceContext } from '../ports/store.js';
 
 /** The instrumentation scope name of the default tracer. */
 export const TRACER_NAME = 'ts-reactor';

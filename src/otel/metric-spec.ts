@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { ReactorEvent } from '../engine/ports/events.js';
+import type { ReactorEvent } from '../ports/events.js';
 import type { ScheduleEvent } from '../schedules/events.js';
 
 /** One metric: its kind, name, help text, unit and label names. */

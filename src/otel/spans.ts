@@ -19,7 +19,7 @@ import {
   type Tracer,
 } from '@opentelemetry/api';
 import type { WorkEnd, WorkHandle, WorkScope } from '../engine/model/instrument.js';
-import type { TraceContext } from '../engine/ports/store.js';
+import type { TraceContext } from '../ports/store.js';
 import { ATTR } from './attributes.js';
 import type { NestedKind, OpenSpan, OpenSpans } from './open-spans.js';
 import { fromTraceContext, toTraceContext } from './trace-context.js';

@@ -6,7 +6,7 @@
  * @module
  */
 import { createTraceState, isSpanContextValid, type SpanContext } from '@opentelemetry/api';
-import type { TraceContext } from '../engine/ports/store.js';
+import type { TraceContext } from '../ports/store.js';
 
 const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(?:-.*)?$/;
 

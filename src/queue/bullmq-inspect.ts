@@ -7,7 +7,7 @@
  * @module
  */
 import type { Job, Queue } from 'bullmq';
-import type { QueueJobView, QueueSnapshot, QueueWorkerView } from '../engine/ports/queue-inspector.js';
+import type { QueueJobView, QueueSnapshot, QueueWorkerView } from '../ports/queue-inspector.js';
 import { fromBullmqJobId } from './job-id.js';
 import { hostWorkerName } from './worker-name.js';
 

@@ -28,10 +28,10 @@ import {
   type JobPlace,
   type JobProcessor,
   type JobQueue,
-} from '../engine/ports/queue.js';
+} from '../ports/queue.js';
 import { fromBullmqJobId, toBullmqJobId } from './job-id.js';
 import { inspectBullmq, workerName } from './bullmq-inspect.js';
-import type { QueueInspector } from '../engine/ports/queue-inspector.js';
+import type { QueueInspector } from '../ports/queue-inspector.js';
 import { encodeJob } from './payload.js';
 import { DEFAULT_QUEUE_NAME, EXECUTION_JOB_NAME, INFRA_ATTEMPTS, INFRA_BACKOFF_MS } from './policy.js';
 import { bullmqKeepJobs, jobRetentionOf, type JobRetention, type JobRetentionOptions } from './job-retention.js';

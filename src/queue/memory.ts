@@ -10,7 +10,7 @@
  * @module
  */
 import { ReactorError } from '../errors.js';
-import { systemClock, type Clock } from '../engine/ports/clock.js';
+import { systemClock, type Clock } from '../ports/clock.js';
 import {
   JOB_PRIORITY_MAX,
   type EnqueueEntry,
@@ -21,8 +21,8 @@ import {
   type JobProcessor,
   type JobQueue,
   type WaitList,
-} from '../engine/ports/queue.js';
-import type { QueueInspector, QueueJobView, QueueSnapshot } from '../engine/ports/queue-inspector.js';
+} from '../ports/queue.js';
+import type { QueueInspector, QueueJobView, QueueSnapshot } from '../ports/queue-inspector.js';
 import { encodeJob } from './payload.js';
 import { INFRA_ATTEMPTS, INFRA_BACKOFF_MS, KEEP_FINISHED_COUNT } from './policy.js';
 

@@ -8,7 +8,7 @@
  * @module
  */
 import { MalformedJobError } from '../errors.js';
-import { JOB_FORMAT_VERSION, type ExecutionJob } from '../engine/ports/queue.js';
+import { JOB_FORMAT_VERSION, type ExecutionJob } from '../ports/queue.js';
 
 /** The payload of `job` as a plain object of exactly the known fields (validated first). */
 export function encodeJob(job: ExecutionJob): ExecutionJob {

@@ -9,7 +9,7 @@
  * @module
  */
 import type { RedisConnection } from '../storage/redis/connection.js';
-import type { WaitList } from '../engine/ports/queue.js';
+import type { WaitList } from '../ports/queue.js';
 import { runCommand, runScript } from '../storage/redis/script.js';
 import { scripts } from '../storage/redis/scripts.js';
 import { QueueKeys } from './keys.js';

@@ -9,7 +9,7 @@
 import { setMaxListeners } from 'node:events';
 import type { AnyReactorDefinition } from '../dsl/definition.js';
 import type { Engine } from '../engine/engine.js';
-import type { JobConsumer } from '../engine/ports/queue.js';
+import type { JobConsumer } from '../ports/queue.js';
 import { WorkerShutdownError } from '../errors.js';
 import { decodeJob } from './payload.js';
 

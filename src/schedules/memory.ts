@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { Clock } from '../engine/ports/clock.js';
+import type { Clock } from '../ports/clock.js';
 import type { ScheduleBackend, TickHandler } from './backend.js';
 import { nextTick } from './spec.js';
 import type { ScheduleDefinition, ScheduleFailure } from './types.js';

@@ -6,7 +6,7 @@
 import type { Logger } from '../dsl/context.js';
 import type { AnyReactorDefinition } from '../dsl/definition.js';
 import type { Engine } from '../engine/api/types.js';
-import type { Clock } from '../engine/ports/clock.js';
+import type { Clock } from '../ports/clock.js';
 import { validateContract } from '../dsl/contract.js';
 import {
   ErrorCode,

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { ExecutionRecord, MapElementStates } from '../engine/ports/store.js';
+import type { ExecutionRecord, MapElementStates } from '../ports/store.js';
 import { RecordTooLargeError } from '../errors.js';
 
 /** Default size budget of one map's element states: 64 MiB. */

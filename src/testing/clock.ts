@@ -1,5 +1,5 @@
 import { parseDuration, type Duration } from '../dsl/duration.js';
-import type { Clock } from '../engine/ports/clock.js';
+import type { Clock } from '../ports/clock.js';
 
 interface Timer {
   due: number;

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { Coordinator, OrderedState } from '../engine/ports/coordinator.js';
+import type { Coordinator, OrderedState } from '../ports/coordinator.js';
 import type { Verdict } from './matchers.js';
 
 function isCoordinator(value: unknown): value is Coordinator {

@@ -6,7 +6,7 @@
  * @module
  */
 import type { Engine } from '../engine/engine.js';
-import type { Clock } from '../engine/ports/clock.js';
+import type { Clock } from '../ports/clock.js';
 import { createMemoryQueue, type MemoryJobQueue, type MemoryWaitList } from '../queue/memory.js';
 import { createWorker, type Worker } from '../queue/worker.js';
 

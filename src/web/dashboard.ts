@@ -13,8 +13,8 @@ import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { AnyReactorDefinition } from '../dsl/definition.js';
 import type { Engine } from '../engine/engine.js';
-import type { Coordinator } from '../engine/ports/coordinator.js';
-import type { Store } from '../engine/ports/store.js';
+import type { Coordinator } from '../ports/coordinator.js';
+import type { Store } from '../ports/store.js';
 import { errorToJSON, ReactorError } from '../errors.js';
 import { createReadModel } from '../ops/read-model.js';
 import { executionActions, orderedLockActions, type ExecutionAction, type OrderedLockAction } from './actions.js';
@@ -27,7 +27,7 @@ import { pageRoutes } from './pages.js';
 import { bulkRoutes } from './bulk.js';
 import { opsRoutes, type DashboardMetrics, type DashboardReadiness } from './ops-routes.js';
 import { queueRoutes } from './queue-routes.js';
-import { isQueueInspector, type QueueInspector } from '../engine/ports/queue-inspector.js';
+import { isQueueInspector, type QueueInspector } from '../ports/queue-inspector.js';
 import type { ActionRecord } from './perform.js';
 
 /** Options of {@link createDashboard}. */

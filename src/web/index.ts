@@ -18,5 +18,5 @@ export type { Authorize, AuthorizeResult, DashboardPermission } from './auth.js'
 export type { ActionRecord } from './perform.js';
 export type { DashboardMetrics, DashboardReadiness, DashboardReadinessCheck } from './ops-routes.js';
 export type { BulkOutcome } from './html/bulk-page.js';
-export type { QueueInspector, QueueJobView, QueueSnapshot, QueueWorkerView } from '../engine/ports/queue-inspector.js';
+export type { QueueInspector, QueueJobView, QueueSnapshot, QueueWorkerView } from '../ports/queue-inspector.js';
 export * from '../ops/index.js';

@@ -6,7 +6,7 @@
  * @module
  */
 import type { Context } from 'hono';
-import { STATUS_NAMES, statusName, parseStatus } from '../engine/ports/store.js';
+import { STATUS_NAMES, statusName, parseStatus } from '../ports/store.js';
 import { ReactorError } from '../errors.js';
 import { isTagKey, parseTagFilters } from '../ops/tag-filter.js';
 import { parseOperatorTime } from '../ops/time.js';

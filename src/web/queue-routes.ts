@@ -5,7 +5,7 @@
  */
 import type { Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
-import type { QueueInspector } from '../engine/ports/queue-inspector.js';
+import type { QueueInspector } from '../ports/queue-inspector.js';
 import { guard, type Authorize } from './auth.js';
 import { queuePage } from './html/queue-page.js';
 import type { PageContext } from './html/layout.js';

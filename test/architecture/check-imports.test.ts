@@ -1,7 +1,8 @@
 /**
  * The import check itself (`scripts/check-imports.mjs`), on fixture trees written to a temporary
  * directory: what counts as an import, that a cycle (type-only included), an import up the
- * engine's layers and a folder outside the layers are reported, and the exit code and messages
+ * engine's layers, a folder outside the layers, a port importing past the ports and an adapter
+ * importing the engine are reported, and the exit code and messages
  * of `node scripts/check-imports.mjs <root>`. The real `src/` is checked by `npm test` directly.
  */
 import { spawnSync } from 'node:child_process';
@@ -10,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, test } from 'vitest';
-import { cycles, ENGINE_LAYERS, importGraph, layerViolations } from '../../scripts/check-imports.mjs';
+import { cycles, ENGINE_LAYERS, importGraph, layerViolations, portViolations } from '../../scripts/check-imports.mjs';
 
 const SCRIPT = fileURLToPath(new URL('../../scripts/check-imports.mjs', import.meta.url));
 
@@ -21,11 +22,12 @@ const CLEAN: Readonly<Record<string, string>> = {
   'dsl/a.ts':
     "import { E } from '../errors.js';\nimport { readFileSync } from 'node:fs';\nexport const a = [E, readFileSync];\n",
   'dsl/b.ts': "import type {\n  a,\n} from './a.js';\nexport type B = typeof a;\n",
-  'engine/ports/clock.ts': 'export interface Clock { now(): number }\n',
-  'engine/ports/setup.ts': 'export {};\n',
-  'engine/model/x.ts': "import type { Clock } from '../ports/clock.js';\nexport type X = Clock;\n",
+  'ports/clock.ts': "import type { E } from '../errors.js';\nexport interface Clock { now(): number; fail?: E }\n",
+  'ports/setup.ts': 'export {};\n',
+  'storage/clock.ts': "import type { Clock } from '../ports/clock.js';\nexport const clock = (c: Clock) => c;\n",
+  'engine/model/x.ts': "import type { Clock } from '../../ports/clock.js';\nexport type X = Clock;\n",
   'engine/jobs/y.ts':
-    "import '../ports/setup.js';\nimport type { Clock } from '../ports/clock.js';\nexport type Y = Clock;\n",
+    "import '../../ports/setup.js';\nimport type { Clock } from '../../ports/clock.js';\nexport type Y = Clock;\n",
   'engine/engine.ts':
     "import type { Y } from './jobs/y.js';\nimport { a } from '../dsl';\nexport type Engine = Y | typeof a;\n",
   'engine/index.ts': "export type { Engine } from './engine.js';\n",
@@ -62,7 +64,7 @@ const CYCLE = {
 };
 const UP_THE_LAYERS = prepend('engine/model/x.ts', "import type { Y } from '../jobs/y.js';");
 const NOT_A_LAYER = {
-  'engine/helpers/z.ts': "import type { Clock } from '../ports/clock.js';\nexport type Z = Clock;\n",
+  'engine/helpers/z.ts': "import type { Clock } from '../../ports/clock.js';\nexport type Z = Clock;\n",
 };
 
 describe('check-imports: the functions', () => {
@@ -74,11 +76,12 @@ describe('check-imports: the functions', () => {
       'dsl/index.ts': ['dsl/a.ts', 'dsl/b.ts'],
       'engine/engine.ts': ['dsl/index.ts', 'engine/jobs/y.ts'],
       'engine/index.ts': ['engine/engine.ts'],
-      'engine/jobs/y.ts': ['engine/ports/clock.ts', 'engine/ports/setup.ts'],
-      'engine/model/x.ts': ['engine/ports/clock.ts'],
-      'engine/ports/clock.ts': [],
-      'engine/ports/setup.ts': [],
+      'engine/jobs/y.ts': ['ports/clock.ts', 'ports/setup.ts'],
+      'engine/model/x.ts': ['ports/clock.ts'],
       'errors.ts': [],
+      'ports/clock.ts': ['errors.ts'],
+      'ports/setup.ts': [],
+      'storage/clock.ts': ['ports/clock.ts'],
     });
   });
 
@@ -86,6 +89,25 @@ describe('check-imports: the functions', () => {
     const graph = importGraph(fixture());
     expect(cycles(graph)).toEqual([]);
     expect(layerViolations(graph)).toEqual([]);
+    expect(portViolations(graph)).toEqual([]);
+  });
+
+  test('a port importing anything but the ports and the error files is reported', () => {
+    const graph = importGraph(fixture(prepend('ports/setup.ts', "import { a } from '../dsl/a.js';\nvoid a;")));
+    expect(portViolations(graph)).toEqual(['ports/setup.ts -> dsl/a.ts']);
+  });
+
+  test('a storage or coordination file importing the engine is reported', () => {
+    const graph = importGraph(
+      fixture({
+        ...prepend('storage/clock.ts', "import type { X } from '../engine/model/x.js';"),
+        'coordination/p.ts': "import type { Engine } from '../engine/index.js';\nexport type P = Engine;\n",
+      }),
+    );
+    expect(portViolations(graph)).toEqual([
+      'coordination/p.ts -> engine/index.ts',
+      'storage/clock.ts -> engine/model/x.ts',
+    ]);
   });
 
   test('a cycle closed by a type-only import is reported, with its files', () => {
@@ -126,7 +148,7 @@ describe('check-imports: the functions', () => {
   test('a folder of the engine that is not a layer is reported', () => {
     const graph = importGraph(fixture(NOT_A_LAYER));
     expect(layerViolations(graph)).toEqual([`engine/helpers/z.ts: not in a layer (${ENGINE_LAYERS.join(' < ')})`]);
-    expect(ENGINE_LAYERS).toEqual(['ports', 'model', 'run', 'graph', 'execution', 'jobs', 'api']);
+    expect(ENGINE_LAYERS).toEqual(['model', 'run', 'graph', 'execution', 'jobs', 'api']);
   });
 });
 
@@ -135,7 +157,7 @@ describe('check-imports: node scripts/check-imports.mjs <root>', () => {
     const out = run(fixture());
     expect(out.stderr).toBe('');
     expect(out.stdout).toBe(
-      'check-imports: 10 files, no import cycle, engine layers in order (ports < model < run < graph < execution < jobs < api)\n',
+      'check-imports: 11 files, no import cycle, ports < coordination and storage < engine, engine layers in order (model < run < graph < execution < jobs < api)\n',
     );
     expect(out.status).toBe(0);
   });
@@ -156,8 +178,8 @@ describe('check-imports: node scripts/check-imports.mjs <root>', () => {
     const root = fixture({ ...UP_THE_LAYERS, ...NOT_A_LAYER });
     const out = run(root);
     expect(out.stderr.split('\n')).toEqual([
-      "import against the engine's layer order: engine/helpers/z.ts: not in a layer (ports < model < run < graph < execution < jobs < api)",
-      "import against the engine's layer order: engine/model/x.ts -> engine/jobs/y.ts",
+      'import against the layer order: engine/helpers/z.ts: not in a layer (model < run < graph < execution < jobs < api)',
+      'import against the layer order: engine/model/x.ts -> engine/jobs/y.ts',
       `check-imports: 0 cycle(s), 2 import(s) against the layer order in ${root}/`,
       '',
     ]);

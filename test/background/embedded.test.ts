@@ -6,7 +6,7 @@
 import { describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { createEmbeddedEngine, MalformedJobError, reactor, ValidationError } from '../../src/index.js';
-import type { JobConsumer, JobProcessor } from '../../src/engine/ports/queue.js';
+import type { JobConsumer, JobProcessor } from '../../src/ports/queue.js';
 import { createMemoryQueue, type JobFailure } from '../../src/queue/memory.js';
 import { createWorker } from '../../src/queue/worker.js';
 import { eventsOf, gate, manualEngine, sleep, until, untilStatus } from './helpers.js';

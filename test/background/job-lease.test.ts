@@ -7,7 +7,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createRedisRuntime, type RedisRuntime } from '../../src/bullmq.js';
-import { JOB_FORMAT_VERSION } from '../../src/engine/ports/queue.js';
+import { JOB_FORMAT_VERSION } from '../../src/ports/queue.js';
 import { cancelRequestKey, livenessKey } from '../../src/engine/model/keys.js';
 import { reactor, type AnyReactorDefinition } from '../../src/index.js';
 import { createRedisBackend, RedisKeys } from '../../src/storage/redis/index.js';

@@ -14,7 +14,7 @@ import { runDashboardCommand } from '../../src/cli/dashboard.js';
 import { schedulesCommand } from '../../src/cli/schedules.js';
 import type { Asker } from '../../src/cli/confirm.js';
 import { createRedisBackend, type RedisBackend } from '../../src/storage/redis/index.js';
-import { RECORD_VERSION } from '../../src/engine/ports/store.js';
+import { RECORD_VERSION } from '../../src/ports/store.js';
 import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
 import { approval, broken, OPS_APP_PREFIX, OPS_APP_QUEUE, pay, slow } from './fixtures/ops-app.js';
 

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { main } from '../../src/cli/main.js';
-import { RECORD_VERSION, type ExecutionRecord } from '../../src/engine/ports/store.js';
+import { RECORD_VERSION, type ExecutionRecord } from '../../src/ports/store.js';
 import { createRedisBackend, type RedisBackend } from '../../src/storage/redis/index.js';
 import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
 

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { executionsCommand, runOps } from '../../src/cli/ops.js';
 import { runDashboardCommand } from '../../src/cli/dashboard.js';
-import { RECORD_VERSION, type ExecutionRecord } from '../../src/engine/ports/store.js';
+import { RECORD_VERSION, type ExecutionRecord } from '../../src/ports/store.js';
 import { createRedisBackend, type RedisBackend } from '../../src/storage/redis/index.js';
 import { freePort, startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
 

@@ -8,7 +8,7 @@ import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
 import { Cluster } from 'ioredis';
-import type { JobConsumer } from '../../src/engine/ports/queue.js';
+import type { JobConsumer } from '../../src/ports/queue.js';
 import { createBullmqConsumer, createBullmqQueue, type BullmqConnection } from '../../src/queue/bullmq.js';
 import { toBullmqJobId } from '../../src/queue/job-id.js';
 import { EXECUTION_JOB_NAME, INFRA_ATTEMPTS } from '../../src/queue/policy.js';

@@ -4,7 +4,7 @@
  * assertions on remaining times use bounds, never exact values, since real time moves on Redis.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Coordinator, HolderInfo, OrderedTicket, RateWindow } from '../../src/engine/ports/coordinator.js';
+import type { Coordinator, HolderInfo, OrderedTicket, RateWindow } from '../../src/ports/coordinator.js';
 
 /** A backend under test plus the means to move its time forward. */
 export interface CoordinatorHarness {

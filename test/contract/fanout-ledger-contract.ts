@@ -4,7 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FanOutError } from '../../src/errors.js';
-import type { FanOutLedger } from '../../src/engine/ports/fanout.js';
+import type { FanOutLedger } from '../../src/ports/fanout.js';
 
 /** A fresh ledger under test. */
 export interface LedgerHarness {

@@ -4,9 +4,9 @@
  * coordinator and leases from the factory.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Coordinator } from '../../src/engine/ports/coordinator.js';
-import type { JobEnterRequest, JobLeases } from '../../src/engine/ports/job-lease.js';
-import { RECORD_VERSION, type ExecutionRecord, type Store } from '../../src/engine/ports/store.js';
+import type { Coordinator } from '../../src/ports/coordinator.js';
+import type { JobEnterRequest, JobLeases } from '../../src/ports/job-lease.js';
+import { RECORD_VERSION, type ExecutionRecord, type Store } from '../../src/ports/store.js';
 
 /** What one test works on. */
 export interface JobLeaseHarness {

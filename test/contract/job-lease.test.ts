@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { RECORD_VERSION } from '../../src/engine/ports/store.js';
+import { RECORD_VERSION } from '../../src/ports/store.js';
 import { composeJobLeases } from '../../src/engine/jobs/job-lease.js';
 import { MemoryCoordinator } from '../../src/storage/memory/coordinator.js';
 import { MemoryStore } from '../../src/storage/memory/store.js';

@@ -4,9 +4,9 @@
  * backend (its own prefix on Redis).
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Coordinator } from '../../src/engine/ports/coordinator.js';
-import type { CoordinationInspector } from '../../src/engine/ports/inspector.js';
-import { RECORD_VERSION, type ExecutionRecord, type Store } from '../../src/engine/ports/store.js';
+import type { Coordinator } from '../../src/ports/coordinator.js';
+import type { CoordinationInspector } from '../../src/ports/inspector.js';
+import { RECORD_VERSION, type ExecutionRecord, type Store } from '../../src/ports/store.js';
 import { createReadModel } from '../../src/ops/read-model.js';
 
 /** A fresh backend under test, and the means to move its time forward. */

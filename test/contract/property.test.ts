@@ -16,7 +16,7 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Coordinator } from '../../src/engine/ports/coordinator.js';
+import type { Coordinator } from '../../src/ports/coordinator.js';
 import { MemoryCoordinator } from '../../src/storage/memory/coordinator.js';
 import { createRedisBackend, type RedisBackend } from '../../src/storage/redis/index.js';
 import { ManualClock } from '../../src/testing/clock.js';

@@ -26,7 +26,7 @@ import type {
   JobPlace,
   JobProcessor,
   JobQueue,
-} from '../../src/engine/ports/queue.js';
+} from '../../src/ports/queue.js';
 import { decodeJob } from '../../src/queue/payload.js';
 import { INFRA_ATTEMPTS, INFRA_BACKOFF_MS } from '../../src/queue/policy.js';
 

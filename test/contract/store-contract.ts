@@ -4,13 +4,8 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { RecordTooLargeError, RecordVersionError } from '../../src/errors.js';
-import { hasInterruptClaims, type InterruptClaims } from '../../src/engine/ports/interrupt-claims.js';
-import {
-  RECORD_VERSION,
-  type ExecutionRecord,
-  type ExecutionStatus,
-  type Store,
-} from '../../src/engine/ports/store.js';
+import { hasInterruptClaims, type InterruptClaims } from '../../src/ports/interrupt-claims.js';
+import { RECORD_VERSION, type ExecutionRecord, type ExecutionStatus, type Store } from '../../src/ports/store.js';
 
 /** A fresh, empty store under test and its record size limit. */
 export interface StoreHarness {

@@ -7,7 +7,7 @@
 import { describe, expect, test } from 'vitest';
 import { reactor, type ReactorEvent } from '../../src/index.js';
 import { driftMarginMs, HoldDeadline } from '../../src/coordination/deadline.js';
-import type { Coordinator, LockAcquireRequest, LockGrant } from '../../src/engine/ports/coordinator.js';
+import type { Coordinator, LockAcquireRequest, LockGrant } from '../../src/ports/coordinator.js';
 import { MemoryCoordinator } from '../../src/storage/memory/coordinator.js';
 import { createTestEngine, ManualClock } from '../../src/testing/index.js';
 

@@ -7,7 +7,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { CancelTargets } from '../../src/engine/execution/cancels.js';
 import { cancelRequestKey } from '../../src/engine/model/keys.js';
-import type { Coordinator } from '../../src/engine/ports/coordinator.js';
+import type { Coordinator } from '../../src/ports/coordinator.js';
 import { MemoryCoordinator } from '../../src/index.js';
 import { createRedisBackend, type RedisBackend } from '../../src/storage/redis/index.js';
 import { useRedisServer } from '../support/use-redis-server.js';

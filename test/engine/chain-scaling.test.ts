@@ -7,7 +7,7 @@ import { describe, expect, test } from 'vitest';
 import { reactor, type AnyReactorDefinition } from '../../src/index.js';
 import { MemoryStore } from '../../src/storage/memory/store.js';
 import { createTestEngine } from '../../src/testing/index.js';
-import type { ExecutionRecord } from '../../src/engine/ports/store.js';
+import type { ExecutionRecord } from '../../src/ports/store.js';
 
 type Builder = { step(name: string, options: object): Builder; build(): AnyReactorDefinition };
 

@@ -14,7 +14,7 @@ import {
   type Engine,
   type RunResult,
 } from '../../src/index.js';
-import type { IdempotencyClaim } from '../../src/engine/ports/store.js';
+import type { IdempotencyClaim } from '../../src/ports/store.js';
 import { useRedisServer } from '../support/use-redis-server.js';
 
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { errorFromJSON, errorToJSON, StatusTransitionError } from '../../src/errors.js';
 import { checkTransition, TRANSITIONS, type TransitionCause } from '../../src/engine/model/status-machine.js';
-import type { ExecutionStatus } from '../../src/engine/ports/store.js';
+import type { ExecutionStatus } from '../../src/ports/store.js';
 
 const ALL: readonly ExecutionStatus[] = [
   'pending',

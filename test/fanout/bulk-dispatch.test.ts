@@ -13,7 +13,7 @@ import {
   MemoryStore,
   reactor,
 } from '../../src/index.js';
-import type { EnqueueEntry, JobQueue } from '../../src/engine/ports/queue.js';
+import type { EnqueueEntry, JobQueue } from '../../src/ports/queue.js';
 import { createMemoryQueue } from '../../src/queue/memory.js';
 import { createWorker } from '../../src/queue/worker.js';
 

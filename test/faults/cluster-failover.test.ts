@@ -20,7 +20,7 @@ import { afterEach, describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { createRedisRuntime, type RedisRuntime } from '../../src/bullmq.js';
 import { reactor } from '../../src/dsl/reactor.js';
-import { TERMINAL_STATUSES } from '../../src/engine/ports/store.js';
+import { TERMINAL_STATUSES } from '../../src/ports/store.js';
 import { RedisKeys } from '../../src/storage/redis/keys.js';
 import type { RedisClusterHandle } from '../support/redis-cluster.js';
 import { useRedisCluster } from '../support/use-redis-cluster.js';

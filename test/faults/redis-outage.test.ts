@@ -13,7 +13,7 @@ import { z } from 'zod';
 import { createRedisRuntime } from '../../src/bullmq.js';
 import { reactor } from '../../src/dsl/reactor.js';
 import { CoordinationUnavailableError, StoreUnavailableError } from '../../src/errors.js';
-import { RECORD_VERSION, type ExecutionRecord } from '../../src/engine/ports/store.js';
+import { RECORD_VERSION, type ExecutionRecord } from '../../src/ports/store.js';
 import { createRedisBackend } from '../../src/storage/redis/index.js';
 import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
 

@@ -4,7 +4,7 @@
  */
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Coordinator, HolderInfo } from '../../src/engine/ports/coordinator.js';
+import type { Coordinator, HolderInfo } from '../../src/ports/coordinator.js';
 import { createRedisBackend, RedisCoordinator, RedisKeys, type RedisBackend } from '../../src/storage/redis/index.js';
 import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
 

@@ -5,7 +5,7 @@
  * handed the key; a release that cannot hand over ends the offer's wait without a grant.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { LockAcquireRequest } from '../../src/engine/ports/coordinator.js';
+import type { LockAcquireRequest } from '../../src/ports/coordinator.js';
 import { createEngine, reactor, type ReactorEvent, type RunResult } from '../../src/index.js';
 import { HandOffs, MAX_STREAK, MAX_STREAK_MS, type HandOffCandidate } from '../../src/storage/redis/handoff.js';
 import { scripts } from '../../src/storage/redis/scripts.js';

@@ -8,7 +8,7 @@
  */
 import type { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { RECORD_VERSION, type ExecutionRecord } from '../../src/engine/ports/store.js';
+import { RECORD_VERSION, type ExecutionRecord } from '../../src/ports/store.js';
 import { createRedisBackend, type RedisBackend } from '../../src/storage/redis/index.js';
 import { scripts } from '../../src/storage/redis/scripts.js';
 import { useRedisServer } from '../support/use-redis-server.js';

@@ -5,7 +5,7 @@
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ListFilterError, RecordTooLargeError, RecordVersionError } from '../../src/errors.js';
-import { RECORD_VERSION, type ExecutionRecord } from '../../src/engine/ports/store.js';
+import { RECORD_VERSION, type ExecutionRecord } from '../../src/ports/store.js';
 import { createRedisBackend, RedisKeys, RedisStore, type RedisBackend } from '../../src/storage/redis/index.js';
 import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
 

@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { afterEach, expect, test } from 'vitest';
 import { createRedisRuntime } from '../../src/bullmq.js';
-import { TERMINAL_STATUSES } from '../../src/engine/ports/store.js';
+import { TERMINAL_STATUSES } from '../../src/ports/store.js';
 import { createRedisBackend } from '../../src/storage/redis/index.js';
 import { spawnJsonChild, type JsonChild } from '../support/json-child.js';
 import { useRedisCluster } from '../support/use-redis-cluster.js';

@@ -4,7 +4,7 @@
  */
 import { describe, expect, test } from 'vitest';
 import { MemoryStore } from '../../src/index.js';
-import { RECORD_VERSION, type ExecutionRecord, type WaitingFor } from '../../src/engine/ports/store.js';
+import { RECORD_VERSION, type ExecutionRecord, type WaitingFor } from '../../src/ports/store.js';
 import { executionCounts } from '../../src/otel/execution-counts.js';
 import { ManualClock } from '../../src/testing/index.js';
 

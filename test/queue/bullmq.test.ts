@@ -8,7 +8,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MalformedJobError } from '../../src/errors.js';
-import type { ExecutionJob, JobConsumer, JobDelivery, JobProcessor, JobQueue } from '../../src/engine/ports/queue.js';
+import type { ExecutionJob, JobConsumer, JobDelivery, JobProcessor, JobQueue } from '../../src/ports/queue.js';
 import { createBullmqConsumer, createBullmqQueue, type BullmqConsumerOptions } from '../../src/queue/bullmq.js';
 import { decodeJob } from '../../src/queue/payload.js';
 import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';

@@ -5,7 +5,7 @@
  */
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EnqueueEntry, ExecutionJob, JobDelivery } from '../../src/engine/ports/queue.js';
+import type { EnqueueEntry, ExecutionJob, JobDelivery } from '../../src/ports/queue.js';
 import { createBullmqConsumer, createBullmqQueue } from '../../src/queue/bullmq.js';
 import { toBullmqJobId } from '../../src/queue/job-id.js';
 import { createMemoryQueue } from '../../src/queue/memory.js';

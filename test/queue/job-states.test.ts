@@ -3,7 +3,7 @@
  * both adapters: queued (waiting or delayed), active, finished, missing.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import type { ExecutionJob, JobConsumer, JobQueue } from '../../src/engine/ports/queue.js';
+import type { ExecutionJob, JobConsumer, JobQueue } from '../../src/ports/queue.js';
 import { createBullmqConsumer, createBullmqQueue } from '../../src/queue/bullmq.js';
 import { createMemoryQueue } from '../../src/queue/memory.js';
 import { useRedisServer } from '../support/use-redis-server.js';

@@ -4,7 +4,7 @@
  * `until`. Manual clock, gates, no sleeps.
  */
 import { describe, expect, test } from 'vitest';
-import { JOB_FORMAT_VERSION, type ExecutionJob } from '../../src/engine/ports/queue.js';
+import { JOB_FORMAT_VERSION, type ExecutionJob } from '../../src/ports/queue.js';
 import { createMemoryQueue } from '../../src/queue/memory.js';
 import { ManualClock } from '../../src/testing/clock.js';
 

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { MalformedJobError } from '../../src/errors.js';
-import type { ExecutionJob, JobDelivery } from '../../src/engine/ports/queue.js';
+import type { ExecutionJob, JobDelivery } from '../../src/ports/queue.js';
 import { createMemoryQueue, type JobFailure } from '../../src/queue/memory.js';
 import { INFRA_BACKOFF_MS } from '../../src/queue/policy.js';
 import { ManualClock } from '../../src/testing/clock.js';

@@ -4,7 +4,7 @@
  */
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { WaitList } from '../../src/engine/ports/queue.js';
+import type { WaitList } from '../../src/ports/queue.js';
 import { MemoryWaitList } from '../../src/queue/memory.js';
 import { QueueKeys } from '../../src/queue/keys.js';
 import { RedisWaitList } from '../../src/queue/redis-wait-list.js';

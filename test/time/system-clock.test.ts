@@ -4,7 +4,7 @@
  * delayed by months on the embedded pool waits for its time.
  */
 import { expect, test } from 'vitest';
-import { systemClock } from '../../src/engine/ports/clock.js';
+import { systemClock } from '../../src/ports/clock.js';
 
 test('a sleep of 3e9 ms (about 35 days) is still pending after a 100 ms timer, and ends when aborted', async () => {
   const abort = new AbortController();

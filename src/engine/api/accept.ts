@@ -10,7 +10,7 @@ import { invalidInput } from '../execution/execute.js';
 import { inputShapeIssue } from '../model/input-shape.js';
 import { checkTags } from '../model/tags.js';
 import type { RunResult } from '../model/results.js';
-import type { Ids } from '../ports/clock.js';
+import type { Ids } from '../../ports/clock.js';
 import type { Accepted, ClaimStatus, IdempotencyClaims } from './idempotency.js';
 import type { ReactorRegistry } from './registry.js';
 import type { InternalRunOptions, RunOptions } from './types.js';

@@ -14,14 +14,14 @@ import { ExecutionNotFoundError, ReactorError } from '../../errors.js';
 import { continueInline, prepareWorker, type Announce } from '../execution/interrupt/continue.js';
 import type { RunResult } from '../model/results.js';
 import { versionFor } from '../model/versions.js';
-import type { Ids } from '../ports/clock.js';
+import type { Ids } from '../../ports/clock.js';
 import {
   RECORD_VERSION,
   TERMINAL_STATUSES,
   type ExecutionRecord,
   type MapElementStates,
   type StepRecord,
-} from '../ports/store.js';
+} from '../../ports/store.js';
 import { linkRetry, type RetryLinkDeps } from './retry-link.js';
 import { refused, type SteerDeps } from './steer.js';
 

@@ -11,7 +11,7 @@ import type { AnyReactorDefinition } from '../../dsl/definition.js';
 import { ErrorCode, ReactorError, RecordTooLargeError } from '../../errors.js';
 import { fromRecord } from '../execution/execute.js';
 import type { RunResult } from '../model/results.js';
-import type { Clock } from '../ports/clock.js';
+import type { Clock } from '../../ports/clock.js';
 import { stampFields } from '../run/run-state.js';
 import {
   RECORD_VERSION,
@@ -20,7 +20,7 @@ import {
   type ExecutionTags,
   type Store,
   type TraceContext,
-} from '../ports/store.js';
+} from '../../ports/store.js';
 
 /** A run that passed validation and, with a key, won its idempotency claim. */
 export interface Accepted {

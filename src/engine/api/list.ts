@@ -7,7 +7,13 @@
  */
 import { ListFilterError } from '../../errors.js';
 import { readTags } from '../model/tags.js';
-import { parseStatus, STATUS_NAMES, statusName, type ExecutionFilter, type ExecutionRecord } from '../ports/store.js';
+import {
+  parseStatus,
+  STATUS_NAMES,
+  statusName,
+  type ExecutionFilter,
+  type ExecutionRecord,
+} from '../../ports/store.js';
 import type { EngineParts } from './parts.js';
 import type { ListPage, ListedExecution, ListQuery } from './types.js';
 

@@ -16,8 +16,8 @@ import type { Sweeper } from '../jobs/sweep.js';
 import type { EventHub } from '../model/events.js';
 import type { Instrument } from '../model/instrument.js';
 import type { RunResult } from '../model/results.js';
-import type { Clock, Ids } from '../ports/clock.js';
-import type { Store } from '../ports/store.js';
+import type { Clock, Ids } from '../../ports/clock.js';
+import type { Store } from '../../ports/store.js';
 import type { IdempotencyClaims } from './idempotency.js';
 import type { ReactorRegistry } from './registry.js';
 

@@ -6,8 +6,8 @@
  */
 import type { Logger } from '../../dsl/context.js';
 import type { EventHub, ReactorEvent } from '../model/events.js';
-import type { Clock } from '../ports/clock.js';
-import type { Store } from '../ports/store.js';
+import type { Clock } from '../../ports/clock.js';
+import type { Store } from '../../ports/store.js';
 import { appendToTrace } from '../model/trace-bound.js';
 
 /** What {@link linkRetry} needs. */

@@ -11,7 +11,7 @@ import type { AnyReactorDefinition } from '../../dsl/definition.js';
 import { ReactorError, SupersededError } from '../../errors.js';
 import { supersedeExecution, type OperationsDeps } from '../execution/operations.js';
 import { debounceKey } from '../model/keys.js';
-import type { Coordinator } from '../ports/coordinator.js';
+import type { Coordinator } from '../../ports/coordinator.js';
 
 /** Rounds of take / supersede / free before a start gives up on the slot (each round some start wins it). */
 const MAX_ROUNDS = 64;

@@ -12,7 +12,7 @@ import { RecordTooLargeError, StartOptionsError } from '../../errors.js';
 import { plannedJob } from '../jobs/start.js';
 import type { StartPlan } from '../model/background.js';
 import { stampFields } from '../run/run-state.js';
-import { RECORD_VERSION, type ExecutionRecord, type Store } from '../ports/store.js';
+import { RECORD_VERSION, type ExecutionRecord, type Store } from '../../ports/store.js';
 import { shown } from './start-options.js';
 import { isReactor } from './results.js';
 

@@ -11,7 +11,7 @@ import { parseDuration } from '../../dsl/duration.js';
 import { StartOptionsError } from '../../errors.js';
 import { checkTags } from '../model/tags.js';
 import type { StartPlan } from '../model/background.js';
-import { JOB_PRIORITY_MAX } from '../ports/queue.js';
+import { JOB_PRIORITY_MAX } from '../../ports/queue.js';
 import type { StartOptions } from './types.js';
 
 /** How far ahead `delay`, `at` and `debounce.window` may put a start without `allowFarFuture`: 365 days, ms. */

@@ -8,7 +8,7 @@ import type { AnyReactorDefinition } from '../../dsl/definition.js';
 import { processJob } from '../jobs/process-job.js';
 import { startBackground } from '../jobs/start.js';
 import type { RunResult } from '../model/results.js';
-import type { ExecutionJob, JobDelivery } from '../ports/queue.js';
+import type { ExecutionJob, JobDelivery } from '../../ports/queue.js';
 import { accept, type AcceptDeps } from './accept.js';
 import { needQueue, type EngineParts } from './parts.js';
 import { needDebounceSlots, takeDebounceSlot } from './start-debounce.js';

@@ -24,7 +24,7 @@ import { continueInline, prepareWorker, withLiveness, type Announce } from '../e
 import { InlineLease, type InlineLeaseDeps } from '../execution/inline-lease.js';
 import type { RunResult } from '../model/results.js';
 import { versionFor } from '../model/versions.js';
-import { statusName, type ExecutionRecord, type FailurePause } from '../ports/store.js';
+import { statusName, type ExecutionRecord, type FailurePause } from '../../ports/store.js';
 import type { ResumeDeps } from './interrupt/resume.js';
 
 /** How long a won claim on a pause stops other actions before the record says what happened. */

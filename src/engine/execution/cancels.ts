@@ -13,7 +13,7 @@
  */
 import { CancelledError } from '../../errors.js';
 import { cancelRequestKey } from '../model/keys.js';
-import type { Coordinator } from '../ports/coordinator.js';
+import type { Coordinator } from '../../ports/coordinator.js';
 
 /** The reason of a cancel request whose marker carries none (a coordinator without notes). */
 export const REQUESTED_CANCEL_REASON = 'cancel requested by an operator';

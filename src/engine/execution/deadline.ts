@@ -9,9 +9,9 @@
  */
 import type { AnyReactorDefinition } from '../../dsl/definition.js';
 import { DeadlineExceededError } from '../../errors.js';
-import type { Clock } from '../ports/clock.js';
-import { JOB_FORMAT_VERSION, type JobQueue } from '../ports/queue.js';
-import type { BackgroundState } from '../ports/store.js';
+import type { Clock } from '../../ports/clock.js';
+import { JOB_FORMAT_VERSION, type JobQueue } from '../../ports/queue.js';
+import type { BackgroundState } from '../../ports/store.js';
 import type { RunState } from '../run/run-state.js';
 
 /** What the deadline of an execution is computed from: its record, or a run state. */

@@ -20,8 +20,8 @@ import {
   errorFromJSON,
   errorToJSON,
 } from '../../errors.js';
-import type { Coordinator } from '../ports/coordinator.js';
-import { TERMINAL_STATUSES, type ExecutionRecord } from '../ports/store.js';
+import type { Coordinator } from '../../ports/coordinator.js';
+import { TERMINAL_STATUSES, type ExecutionRecord } from '../../ports/store.js';
 import { pendingStartOf } from '../model/background.js';
 import type { RunResult } from '../model/results.js';
 import type { Suspension } from '../model/suspension.js';

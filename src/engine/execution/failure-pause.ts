@@ -11,7 +11,7 @@ import type { AnyReactorDefinition } from '../../dsl/definition.js';
 import { errorFromJSON, errorToJSON } from '../../errors.js';
 import type { FailureWait } from '../model/suspension.js';
 import type { PauseCause, PausedRun } from '../model/results.js';
-import type { ExecutionRecord, FailurePause } from '../ports/store.js';
+import type { ExecutionRecord, FailurePause } from '../../ports/store.js';
 import { errorSummary, type RunState } from '../run/run-state.js';
 import { scheduleDeadlineOnPause } from './deadline.js';
 

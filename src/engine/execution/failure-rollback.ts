@@ -12,7 +12,7 @@ import { errorFromJSON } from '../../errors.js';
 import { runFrame, undoAll } from '../graph/scheduler.js';
 import type { RunResult } from '../model/results.js';
 import { resolveArgs } from '../model/resolve-args.js';
-import type { ExecutionRecord, FailurePause } from '../ports/store.js';
+import type { ExecutionRecord, FailurePause } from '../../ports/store.js';
 import { stepContext } from '../run/hooks.js';
 import { runGuardedRollback } from '../run/rollback-guard.js';
 import type { RunState } from '../run/run-state.js';

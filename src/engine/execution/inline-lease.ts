@@ -12,10 +12,10 @@ import type { Logger } from '../../dsl/context.js';
 import { monotonicNow } from '../../coordination/deadline.js';
 import { JobLiveness } from '../run/job-liveness.js';
 import { livenessKey } from '../model/keys.js';
-import type { Clock } from '../ports/clock.js';
-import type { Coordinator } from '../ports/coordinator.js';
-import type { JobLeases } from '../ports/job-lease.js';
-import type { ExecutionRecord, InlineRun } from '../ports/store.js';
+import type { Clock } from '../../ports/clock.js';
+import type { Coordinator } from '../../ports/coordinator.js';
+import type { JobLeases } from '../../ports/job-lease.js';
+import type { ExecutionRecord, InlineRun } from '../../ports/store.js';
 import type { RunState } from '../run/run-state.js';
 
 /** What an inline run's lease needs from the engine. */

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { ExecutionRecord } from '../ports/store.js';
+import type { ExecutionRecord } from '../../ports/store.js';
 import type { RunState, RunStateInit } from '../run/run-state.js';
 
 /** What a caller gives {@link NewState}; the engine supplies the rest of {@link RunStateInit}. */

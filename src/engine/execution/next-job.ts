@@ -9,8 +9,8 @@
 import { backgroundOf, priorityOf } from '../model/background.js';
 import { noInstrument, type Instrument } from '../model/instrument.js';
 import type { WorkScope } from '../model/work-scope.js';
-import { JOB_FORMAT_VERSION, type EnqueueOptions, type ExecutionJob, type JobQueue } from '../ports/queue.js';
-import type { BackgroundState } from '../ports/store.js';
+import { JOB_FORMAT_VERSION, type EnqueueOptions, type ExecutionJob, type JobQueue } from '../../ports/queue.js';
+import type { BackgroundState } from '../../ports/store.js';
 import type { RunState } from '../run/run-state.js';
 
 /** The number and id of an execution's next job. */

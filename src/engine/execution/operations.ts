@@ -19,16 +19,16 @@ import {
   ReactorError,
 } from '../../errors.js';
 import { cancelled, type CoordinationDeps } from './execute.js';
-import type { Coordinator } from '../ports/coordinator.js';
+import type { Coordinator } from '../../ports/coordinator.js';
 import { noInstrument, type Instrument } from '../model/instrument.js';
-import type { JobQueue, WaitList } from '../ports/queue.js';
+import type { JobQueue, WaitList } from '../../ports/queue.js';
 import {
   TERMINAL_STATUSES,
   type ExecutionRecord,
   type ExecutionTags,
   type Store,
   type TraceContext,
-} from '../ports/store.js';
+} from '../../ports/store.js';
 import type { RunResult } from '../model/results.js';
 import type { RunState, RunStateInit } from '../run/run-state.js';
 import { runFrame, undoAll } from '../graph/scheduler.js';
@@ -36,7 +36,7 @@ import { cancelRecordedChildren } from '../graph/async/cascade.js';
 import { inlineFanOutRuntime } from './fanout/element-undo.js';
 import { cancelRequestKey, livenessKey, waitListKey } from '../model/keys.js';
 import { CANCEL_BUCKET } from './cancels.js';
-import type { FanOutLedger } from '../ports/fanout.js';
+import type { FanOutLedger } from '../../ports/fanout.js';
 
 /** What operations need from the engine. */
 export interface OperationsDeps {

@@ -13,8 +13,8 @@ import type { AnyReactorDefinition } from '../../dsl/definition.js';
 import { deadlineJobId, deadlineOf, deadlinePassed, enqueueDeadlineJob, type Deadline } from '../execution/deadline.js';
 import { executionJob } from '../execution/next-job.js';
 import { rollbackRecorded } from '../execution/operations.js';
-import type { JobDelivery } from '../ports/queue.js';
-import { TERMINAL_STATUSES, type ExecutionRecord } from '../ports/store.js';
+import type { JobDelivery } from '../../ports/queue.js';
+import { TERMINAL_STATUSES, type ExecutionRecord } from '../../ports/store.js';
 import type { BackgroundDeps } from './deps.js';
 
 /** True for the deadline job of `executionId`, also when it comes back (busy, early, handed back). */

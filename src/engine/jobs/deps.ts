@@ -10,11 +10,11 @@ import type { CoordinationDeps } from '../execution/execute.js';
 import type { NewState } from '../execution/new-state.js';
 import type { EventHub } from '../model/events.js';
 import type { Instrument } from '../model/instrument.js';
-import type { Clock } from '../ports/clock.js';
-import type { FanOutLedger } from '../ports/fanout.js';
-import type { JobLeases } from '../ports/job-lease.js';
-import type { JobQueue, WaitList } from '../ports/queue.js';
-import type { Store } from '../ports/store.js';
+import type { Clock } from '../../ports/clock.js';
+import type { FanOutLedger } from '../../ports/fanout.js';
+import type { JobLeases } from '../../ports/job-lease.js';
+import type { JobQueue, WaitList } from '../../ports/queue.js';
+import type { Store } from '../../ports/store.js';
 import type { JobBinding } from '../run/run-state.js';
 
 /** Work a job leaves to do once the execution's liveness lock is released (a self-wake, a dispatch); none: nothing. */

@@ -5,9 +5,9 @@
  * @module
  */
 import { LeaseLostError } from '../../errors.js';
-import type { Coordinator } from '../ports/coordinator.js';
-import type { JobLeases } from '../ports/job-lease.js';
-import type { Store } from '../ports/store.js';
+import type { Coordinator } from '../../ports/coordinator.js';
+import type { JobLeases } from '../../ports/job-lease.js';
+import type { Store } from '../../ports/store.js';
 
 /** The liveness lease of a job over separate store and coordinator calls (docs/decisions/040). */
 export function composeJobLeases(

@@ -10,8 +10,8 @@
  * @module
  */
 import type { AnyReactorDefinition, GraphNode } from '../../dsl/definition.js';
-import type { JobDelivery } from '../ports/queue.js';
-import type { AttemptOutcome, ExecutionRecord, StepRecord } from '../ports/store.js';
+import type { JobDelivery } from '../../ports/queue.js';
+import type { AttemptOutcome, ExecutionRecord, StepRecord } from '../../ports/store.js';
 import type { RunState } from '../run/run-state.js';
 import { nextAttempt } from '../run/step-runner.js';
 

@@ -24,9 +24,9 @@ import {
   timedOut,
   timeoutError,
 } from '../model/contention-wait.js';
-import type { ReactorEvent } from '../ports/events.js';
-import type { JobDelivery } from '../ports/queue.js';
-import type { WaitingFor } from '../ports/store.js';
+import type { ReactorEvent } from '../../ports/events.js';
+import type { JobDelivery } from '../../ports/queue.js';
+import type { WaitingFor } from '../../ports/store.js';
 import type { RunState } from '../run/run-state.js';
 import type { After, BackgroundDeps } from './deps.js';
 

@@ -9,8 +9,8 @@
 import { nextJob } from '../execution/next-job.js';
 import { SLEEP_WAKE_LEAD_MS } from '../graph/sleep.js';
 import type { SleepWait } from '../model/suspension.js';
-import type { JobDelivery } from '../ports/queue.js';
-import type { WaitingFor } from '../ports/store.js';
+import type { JobDelivery } from '../../ports/queue.js';
+import type { WaitingFor } from '../../ports/store.js';
 import type { RunState } from '../run/run-state.js';
 import type { After, BackgroundDeps } from './deps.js';
 

@@ -10,7 +10,7 @@ import { enqueueScope, executionJob, jobOptionsOf } from '../execution/next-job.
 import type { StartPlan } from '../model/background.js';
 import { noInstrument } from '../model/instrument.js';
 import type { RunResult } from '../model/results.js';
-import type { EnqueueEntry } from '../ports/queue.js';
+import type { EnqueueEntry } from '../../ports/queue.js';
 import type { RunState } from '../run/run-state.js';
 import type { BackgroundDeps } from './deps.js';
 import { enqueueAll } from './fanout/dispatch.js';

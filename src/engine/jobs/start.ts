@@ -11,7 +11,7 @@ import { finish } from '../execution/execute.js';
 import { enqueueTraced } from '../execution/next-job.js';
 import { FIRST_JOB, type StartPlan } from '../model/background.js';
 import type { RunResult } from '../model/results.js';
-import type { BackgroundState, TraceContext } from '../ports/store.js';
+import type { BackgroundState, TraceContext } from '../../ports/store.js';
 import type { RunState } from '../run/run-state.js';
 import type { BackgroundDeps } from './deps.js';
 

@@ -15,11 +15,11 @@ import { executionJob } from '../execution/next-job.js';
 import { backgroundOf, NO_JOB, priorityOf } from '../model/background.js';
 import { cancelRequestKey, livenessKey } from '../model/keys.js';
 import { appendToTrace, DEFAULT_MAX_TRACE_ENTRIES } from '../model/trace-bound.js';
-import type { Clock } from '../ports/clock.js';
-import type { Coordinator } from '../ports/coordinator.js';
-import type { JobLeases } from '../ports/job-lease.js';
-import type { JobQueue } from '../ports/queue.js';
-import type { ExecutionRecord, Store } from '../ports/store.js';
+import type { Clock } from '../../ports/clock.js';
+import type { Coordinator } from '../../ports/coordinator.js';
+import type { JobLeases } from '../../ports/job-lease.js';
+import type { JobQueue } from '../../ports/queue.js';
+import type { ExecutionRecord, Store } from '../../ports/store.js';
 
 /** The coordinator lock that lets one worker sweep at a time (and at most about once per interval). */
 export const SWEEP_LOCK_KEY = 'rx-sweep';

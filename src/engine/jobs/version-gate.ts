@@ -11,9 +11,9 @@
 import type { AnyReactorDefinition } from '../../dsl/definition.js';
 import { priorityOf } from '../model/background.js';
 import { matchVersion } from '../model/versions.js';
-import type { ReactorEvent } from '../ports/events.js';
-import type { ExecutionJob } from '../ports/queue.js';
-import type { ExecutionRecord } from '../ports/store.js';
+import type { ReactorEvent } from '../../ports/events.js';
+import type { ExecutionJob } from '../../ports/queue.js';
+import type { ExecutionRecord } from '../../ports/store.js';
 import type { JobLease } from './advance.js';
 import type { BackgroundDeps } from './deps.js';
 

@@ -6,8 +6,8 @@
  * @module
  */
 import type { Logger } from '../../dsl/context.js';
-import type { JobQueue, WaitList } from '../ports/queue.js';
-import type { ExecutionRecord } from '../ports/store.js';
+import type { JobQueue, WaitList } from '../../ports/queue.js';
+import type { ExecutionRecord } from '../../ports/store.js';
 import type { UnitSignals } from '../run/async/port.js';
 import type { SettleListener } from '../run/run-state.js';
 import { wakeReaders } from './async/park.js';

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { BackgroundState, ExecutionTags } from '../ports/store.js';
+import type { BackgroundState, ExecutionTags } from '../../ports/store.js';
 
 /** The background state of an execution accepted with its first job (`<executionId>:1`). */
 export const FIRST_JOB: BackgroundState = Object.freeze({ jobs: 1, contention: 0 });

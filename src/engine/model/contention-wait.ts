@@ -11,9 +11,9 @@
 import { computeKey } from '../../coordination/scope.js';
 import type { CoordinationSpec } from '../../dsl/coordination.js';
 import { ContentionError, RateLimitedError, ReactorError } from '../../errors.js';
-import type { Clock } from '../ports/clock.js';
-import type { Coordinator } from '../ports/coordinator.js';
-import type { BackgroundState, ContentionWait, WaitHolder } from '../ports/store.js';
+import type { Clock } from '../../ports/clock.js';
+import type { Coordinator } from '../../ports/coordinator.js';
+import type { BackgroundState, ContentionWait, WaitHolder } from '../../ports/store.js';
 
 type Contended = ContentionWait['primitive'];
 

@@ -6,10 +6,10 @@
  * @module
  */
 import type { Logger } from '../../dsl/context.js';
-import type { ReactorEvent } from '../ports/events.js';
+import type { ReactorEvent } from '../../ports/events.js';
 import type { WorkHandle, WorkScope } from './work-scope.js';
 
-export type { AsyncEvent, EventOf, ReactorEvent, ReactorEventType } from '../ports/events.js';
+export type { AsyncEvent, EventOf, ReactorEvent, ReactorEventType } from '../../ports/events.js';
 
 /**
  * A middleware subscribes to the event stream. A hook that throws or rejects is logged and

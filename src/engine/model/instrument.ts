@@ -13,7 +13,7 @@ import type { Logger } from '../../dsl/context.js';
 import type { Middleware } from './events.js';
 import type { NodeOutcome } from './outcome.js';
 import { onSuspension, type SuspensionHandlers } from './suspension.js';
-import type { TraceContext } from '../ports/store.js';
+import type { TraceContext } from '../../ports/store.js';
 import type { WorkEnd, WorkScope } from './work-scope.js';
 
 export type { WorkEnd, WorkHandle, WorkScope } from './work-scope.js';

@@ -6,7 +6,7 @@
  */
 import type { FieldIssue } from '../../errors.js';
 import type { ReactorEvent } from './events.js';
-import type { ExecutionTags, RollbackFailure, StepRecord, WaitingFor } from '../ports/store.js';
+import type { ExecutionTags, RollbackFailure, StepRecord, WaitingFor } from '../../ports/store.js';
 
 interface RunBase<S> {
   readonly executionId: string;

@@ -7,7 +7,7 @@
  * @module
  */
 import { LeaseLostError, StatusTransitionError, StoreUnavailableError, WorkerShutdownError } from '../../errors.js';
-import type { ExecutionStatus } from '../ports/store.js';
+import type { ExecutionStatus } from '../../ports/store.js';
 
 /**
  * Why a status is written; the table checks it with the two statuses:

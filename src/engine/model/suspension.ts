@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { InterruptWait } from '../ports/store.js';
+import type { InterruptWait } from '../../ports/store.js';
 import type { AsyncPendingError } from './async/pending.js';
 import type { FanOutPark } from './fanout/wait.js';
 

@@ -5,7 +5,7 @@
  * @module
  */
 import { TagsInvalidError } from '../../errors.js';
-import type { ExecutionTags } from '../ports/store.js';
+import type { ExecutionTags } from '../../ports/store.js';
 
 /** The most tags one execution carries (each is one more index entry per status change on Redis). */
 export const MAX_TAGS = 8;

@@ -11,7 +11,7 @@
  *
  * @module
  */
-import type { EventOf, ReactorEvent } from '../ports/events.js';
+import type { EventOf, ReactorEvent } from '../../ports/events.js';
 
 /** The bound of a trace when `createEngine` is given no `maxTraceEntries`. */
 export const DEFAULT_MAX_TRACE_ENTRIES = 1_000;

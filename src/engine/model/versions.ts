@@ -9,7 +9,7 @@
 import type { AnyReactorDefinition } from '../../dsl/definition.js';
 import type { ReactorMigration } from '../../dsl/versions.js';
 import { ErrorCode, ReactorError } from '../../errors.js';
-import type { ExecutionRecord, StepRecord } from '../ports/store.js';
+import type { ExecutionRecord, StepRecord } from '../../ports/store.js';
 
 /** How a persisted execution meets the definitions of one engine. */
 export type VersionMatch =

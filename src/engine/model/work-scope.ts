@@ -6,7 +6,7 @@
  * @module
  */
 import type { ErrorJSON } from '../../errors.js';
-import type { TraceContext } from '../ports/store.js';
+import type { TraceContext } from '../../ports/store.js';
 
 interface ScopeBase {
   readonly executionId: string;

@@ -10,8 +10,8 @@
 import { RecordTooLargeError } from '../../errors.js';
 import { checkTransition, isJobStop, type TransitionCause } from '../model/status-machine.js';
 import { boundTrace, MIN_TRACE_ENTRIES } from '../model/trace-bound.js';
-import type { Clock } from '../ports/clock.js';
-import { TERMINAL_STATUSES, type ExecutionRecord, type ExecutionStatus } from '../ports/store.js';
+import type { Clock } from '../../ports/clock.js';
+import { TERMINAL_STATUSES, type ExecutionRecord, type ExecutionStatus } from '../../ports/store.js';
 import type { Logger } from '../../dsl/context.js';
 import { fitRecord } from './fit-record.js';
 

@@ -9,7 +9,7 @@
  */
 import type { MapFailure, MapResult } from '../../dsl/map-result.js';
 import type { ErrorJSON } from '../../errors.js';
-import type { ExecutionRecord, MapElementStates, StepRecord } from '../ports/store.js';
+import type { ExecutionRecord, MapElementStates, StepRecord } from '../../ports/store.js';
 
 /** Maps with more elements than this keep their element states apart from the record. */
 export const COMPACT_MAP_ABOVE = 1_000;

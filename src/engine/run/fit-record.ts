@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { ExecutionRecord, StepRecord } from '../ports/store.js';
+import type { ExecutionRecord, StepRecord } from '../../ports/store.js';
 
 /** UTF-8 bytes of `record` as JSON (what the stores measure: large maps' element states are stored apart, under their own budget). */
 export function recordBytes(record: ExecutionRecord): number {

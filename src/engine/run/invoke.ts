@@ -22,8 +22,8 @@ import { ErrorCode, HoldLostError, ReactorError, ValidationError } from '../../e
 import { bindContext, runOfContext } from './contexts.js';
 import type { EventHub } from '../model/events.js';
 import { childLogger } from '../model/logger.js';
-import type { Clock, Ids } from '../ports/clock.js';
-import type { Coordinator } from '../ports/coordinator.js';
+import type { Clock, Ids } from '../../ports/clock.js';
+import type { Coordinator } from '../../ports/coordinator.js';
 import type { EventDraft, RunState } from './run-state.js';
 import { classify, invoke, type Body, type Classified } from './step-runner.js';
 

@@ -9,10 +9,10 @@
  */
 import { driftMarginMs, monotonicNow } from '../../coordination/deadline.js';
 import { LeaseLostError, StoreUnavailableError, WorkerShutdownError } from '../../errors.js';
-import type { Clock } from '../ports/clock.js';
-import type { Coordinator } from '../ports/coordinator.js';
-import type { JobLeases } from '../ports/job-lease.js';
-import type { ExecutionRecord } from '../ports/store.js';
+import type { Clock } from '../../ports/clock.js';
+import type { Coordinator } from '../../ports/coordinator.js';
+import type { JobLeases } from '../../ports/job-lease.js';
+import type { ExecutionRecord } from '../../ports/store.js';
 import type { JobBinding, RunState } from './run-state.js';
 import { isJobStop } from '../model/status-machine.js';
 

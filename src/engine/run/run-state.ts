@@ -22,8 +22,8 @@ import { TraceLog } from './trace-log.js';
 import type { EventHub, ReactorEvent } from '../model/events.js';
 import type { FanOutRuntime } from '../model/fanout/wait.js';
 import type { AsyncPort } from './async/port.js';
-import type { Clock } from '../ports/clock.js';
-import type { JobQueue } from '../ports/queue.js';
+import type { Clock } from '../../ports/clock.js';
+import type { JobQueue } from '../../ports/queue.js';
 import type { TransitionCause } from '../model/status-machine.js';
 import {
   RECORD_VERSION,
@@ -38,7 +38,7 @@ import {
   type StepRecord,
   type Store,
   type TraceContext,
-} from '../ports/store.js';
+} from '../../ports/store.js';
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 /** An event before the run state stamps its identity and time. */

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { AttemptRun, ExecutionRecord, MapElementStates, StepRecord } from '../ports/store.js';
+import type { AttemptRun, ExecutionRecord, MapElementStates, StepRecord } from '../../ports/store.js';
 import { CompactMap, elementOf } from './compact-map.js';
 
 /** How the book names this process on the attempts it runs, and whether it marks starts. */

@@ -29,7 +29,7 @@ import { runGuardedRollback } from './rollback-guard.js';
 import { resumedAttempt, runTimed } from './step-timeout.js';
 import { stepEnd } from '../model/instrument.js';
 import type { NodeOutcome } from '../model/outcome.js';
-import type { AttemptOutcome, AttemptRun, StepRecord } from '../ports/store.js';
+import type { AttemptOutcome, AttemptRun, StepRecord } from '../../ports/store.js';
 import { errorSummary, type RunState } from './run-state.js';
 
 /** A step body. */

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { OrderedTicket } from '../ports/coordinator.js';
+import type { OrderedTicket } from '../../ports/coordinator.js';
 import type { RunState } from './run-state.js';
 
 const kept = new WeakMap<RunState, Map<string, OrderedTicket>>();

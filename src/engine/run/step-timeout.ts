@@ -7,7 +7,7 @@
  * @module
  */
 import { StepTimeoutError } from '../../errors.js';
-import type { StepRecord } from '../ports/store.js';
+import type { StepRecord } from '../../ports/store.js';
 import type { RunState } from './run-state.js';
 
 /** The attempt being timed: its step, number and the signal it runs under (frame stop, lost holds). */

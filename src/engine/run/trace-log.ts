@@ -8,7 +8,7 @@
  */
 import type { ReactorEvent } from '../model/events.js';
 import { boundTrace } from '../model/trace-bound.js';
-import type { TraceContext } from '../ports/store.js';
+import type { TraceContext } from '../../ports/store.js';
 
 /** The bounded event list and the trace context of one execution. */
 export class TraceLog {

@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { systemClock, type Clock } from '../../engine/ports/clock.js';
+import { systemClock, type Clock } from '../../ports/clock.js';
 import type {
   Coordinator,
   LockAcquireRequest,
@@ -30,8 +30,8 @@ import type {
   SemaphoreAcquireRequest,
   SemaphoreAcquireResult,
   SemaphoreState,
-} from '../../engine/ports/coordinator.js';
-import type { CoordinationInspector, InspectedKey, InspectOptions } from '../../engine/ports/inspector.js';
+} from '../../ports/coordinator.js';
+import type { CoordinationInspector, InspectedKey, InspectOptions } from '../../ports/inspector.js';
 import { inspectMemory } from './coordinator/inspect.js';
 import type { PrimitiveContext } from './coordinator/context.js';
 import { MemoryLocks } from './coordinator/locks.js';

@@ -8,7 +8,7 @@ import type {
   LedgerSnapshot,
   SettleReply,
   UndoneReply,
-} from '../../engine/ports/fanout.js';
+} from '../../ports/fanout.js';
 
 interface Ledger {
   readonly total: number;

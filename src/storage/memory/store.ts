@@ -8,8 +8,8 @@ import {
   isAfter,
   newestFirst,
 } from '../list-cursor.js';
-import { systemClock, type Clock } from '../../engine/ports/clock.js';
-import type { Claim, InterruptClaims } from '../../engine/ports/interrupt-claims.js';
+import { systemClock, type Clock } from '../../ports/clock.js';
+import type { Claim, InterruptClaims } from '../../ports/interrupt-claims.js';
 import {
   RECORD_VERSION,
   type ExecutionTags,
@@ -17,7 +17,7 @@ import {
   type ExecutionRecord,
   type IdempotencyClaim,
   type Store,
-} from '../../engine/ports/store.js';
+} from '../../ports/store.js';
 
 /** One stored record: its JSON and what `list` filters and sorts on. */
 interface StoredRecord {

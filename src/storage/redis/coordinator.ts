@@ -29,8 +29,8 @@ import type {
   SemaphoreAcquireRequest,
   SemaphoreAcquireResult,
   SemaphoreState,
-} from '../../engine/ports/coordinator.js';
-import type { CoordinationInspector, InspectedKey, InspectOptions } from '../../engine/ports/inspector.js';
+} from '../../ports/coordinator.js';
+import type { CoordinationInspector, InspectedKey, InspectOptions } from '../../ports/inspector.js';
 import { CancelChannel } from './cancel-channel.js';
 import { CLAIM_TTL_MS, GRANT_PLACEHOLDER, GrantBook, REGISTRATION_WINDOW_MS } from './grants.js';
 import { HandOffs, type HandOffCandidate } from './handoff.js';

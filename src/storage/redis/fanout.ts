@@ -15,7 +15,7 @@ import type {
   LedgerSnapshot,
   SettleReply,
   UndoneReply,
-} from '../../engine/ports/fanout.js';
+} from '../../ports/fanout.js';
 import { RedisKeys } from './keys.js';
 import { FanOutError, ScriptError } from '../../errors.js';
 import { runCommand, runScript, type ScriptArg, type ScriptDescriptor } from './script.js';

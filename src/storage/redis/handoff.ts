@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { LockAcquireRequest, LockGrant } from '../../engine/ports/coordinator.js';
+import type { LockAcquireRequest, LockGrant } from '../../ports/coordinator.js';
 import { monotonic } from './held-locks.js';
 
 /** Consecutive in-process hand-overs of one key before a plain release (decision 060). */

@@ -13,8 +13,8 @@
  * @module
  */
 import { Cluster, Redis } from 'ioredis';
-import type { Coordinator } from '../../engine/ports/coordinator.js';
-import type { Store } from '../../engine/ports/store.js';
+import type { Coordinator } from '../../ports/coordinator.js';
+import type { Store } from '../../ports/store.js';
 import { coalesceWrites } from './coalesce.js';
 import { quit, RedisCoordinator } from './coordinator.js';
 import { RedisKeys } from './keys.js';
@@ -22,8 +22,8 @@ import { isCluster, layoutOf, type RedisClusterTarget, type RedisConnection } fr
 import { RedisStore, redisRecordTtl } from './store.js';
 import { setOutageTolerance } from './script.js';
 import { RedisFanOutLedger } from './fanout.js';
-import type { FanOutLedger } from '../../engine/ports/fanout.js';
-import type { JobLeases } from '../../engine/ports/job-lease.js';
+import type { FanOutLedger } from '../../ports/fanout.js';
+import type { JobLeases } from '../../ports/job-lease.js';
 import type { SubscriptionHealth } from './subscription-health.js';
 import { checkedRecordTtl } from '../record-ttl.js';
 

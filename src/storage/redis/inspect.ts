@@ -6,8 +6,8 @@
  * @module
  */
 import { scanTargets, type RedisConnection } from './connection.js';
-import type { PrimitiveKind } from '../../engine/ports/coordinator.js';
-import { globToRegExp, sortInspected, type InspectedKey, type InspectOptions } from '../../engine/ports/inspector.js';
+import type { PrimitiveKind } from '../../ports/coordinator.js';
+import { globToRegExp, sortInspected, type InspectedKey, type InspectOptions } from '../../ports/inspector.js';
 import type { RedisKeys } from './keys.js';
 import { runCommand } from './script.js';
 

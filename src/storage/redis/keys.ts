@@ -16,8 +16,8 @@
  * @module
  */
 
-import type { PrimitiveKind } from '../../engine/ports/coordinator.js';
-import { EXECUTION_STATUSES, type ExecutionTags } from '../../engine/ports/store.js';
+import type { PrimitiveKind } from '../../ports/coordinator.js';
+import { EXECUTION_STATUSES, type ExecutionTags } from '../../ports/store.js';
 
 /** The default key prefix. */
 export const DEFAULT_PREFIX = 'rx';

@@ -5,9 +5,9 @@
  *
  * @module
  */
-import type { Claim } from '../../engine/ports/interrupt-claims.js';
-import type { IdempotencyClaim } from '../../engine/ports/store.js';
-import type { OrderedEnterResult, SemaphoreAcquireResult } from '../../engine/ports/coordinator.js';
+import type { Claim } from '../../ports/interrupt-claims.js';
+import type { IdempotencyClaim } from '../../ports/store.js';
+import type { OrderedEnterResult, SemaphoreAcquireResult } from '../../ports/coordinator.js';
 import { defineScript, replyArray, replyNumber, replyString, type ScriptDescriptor } from './script.js';
 
 /** Holder fields as stored in a lock hash (`''` = absent). */

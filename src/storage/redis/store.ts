@@ -10,15 +10,15 @@
  */
 import type { RedisConnection } from './connection.js';
 import { LeaseLostError, RecordTooLargeError, RecordVersionError } from '../../errors.js';
-import type { Claim, InterruptClaims } from '../../engine/ports/interrupt-claims.js';
-import type { JobEnterRequest, JobEnterResult, JobLeases } from '../../engine/ports/job-lease.js';
+import type { Claim, InterruptClaims } from '../../ports/interrupt-claims.js';
+import type { JobEnterRequest, JobEnterResult, JobLeases } from '../../ports/job-lease.js';
 import {
   RECORD_VERSION,
   type ExecutionFilter,
   type ExecutionRecord,
   type IdempotencyClaim,
   type Store,
-} from '../../engine/ports/store.js';
+} from '../../ports/store.js';
 import { toHolder } from './coordinator.js';
 import { layoutOf } from './connection.js';
 import { RedisKeys } from './keys.js';

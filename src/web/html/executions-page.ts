@@ -9,7 +9,7 @@ import { html } from 'hono/html';
 import type { ExecutionPage, ExecutionSummary, SearchHit, SearchResult } from '../../ops/types.js';
 import { badge, duration, time, type Fragment } from './format.js';
 import { page, type PageContext } from './layout.js';
-import type { VersionWait } from '../../engine/ports/store.js';
+import type { VersionWait } from '../../ports/store.js';
 import { isoTime } from '../../ops/time.js';
 
 /** The filters as they came in the query string (shown back in the form). */

@@ -6,7 +6,7 @@
  * @module
  */
 import { html } from 'hono/html';
-import type { QueueJobView, QueueSnapshot } from '../../engine/ports/queue-inspector.js';
+import type { QueueJobView, QueueSnapshot } from '../../ports/queue-inspector.js';
 import { duration, time, type Fragment } from './format.js';
 import { page, type PageContext } from './layout.js';
 

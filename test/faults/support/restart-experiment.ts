@@ -9,7 +9,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { createRedisRuntime } from '../../../src/bullmq.js';
 import { createRedisBackend } from '../../../src/storage/redis/index.js';
-import { TERMINAL_STATUSES } from '../../../src/engine/ports/store.js';
+import { TERMINAL_STATUSES } from '../../../src/ports/store.js';
 import { spawnJsonChild, type JsonChild } from '../../support/json-child.js';
 import { startRedisServer, type RedisServerOptions } from '../../support/redis-server.js';
 import { chaosReactor, type ChaosBodyLine } from '../fixtures/chaos-reactor.js';

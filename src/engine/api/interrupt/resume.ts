@@ -15,8 +15,8 @@ import {
   type FieldIssue,
   type ResumeRefusal,
 } from '../../../errors.js';
-import type { InterruptClaims } from '../../ports/interrupt-claims.js';
-import { statusName, TERMINAL_STATUSES, type ExecutionRecord, type InterruptWait } from '../../ports/store.js';
+import type { InterruptClaims } from '../../../ports/interrupt-claims.js';
+import { statusName, TERMINAL_STATUSES, type ExecutionRecord, type InterruptWait } from '../../../ports/store.js';
 import type { RunResult } from '../../model/results.js';
 import { continueInline, prepareWorker, withLiveness, type ContinueDeps } from '../../execution/interrupt/continue.js';
 import { failPaused } from '../../execution/interrupt/fail.js';

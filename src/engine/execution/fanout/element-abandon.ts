@@ -10,8 +10,8 @@
  */
 import { cleared } from '../../model/background.js';
 import { livenessKey, waitListKey } from '../../model/keys.js';
-import type { WaitList } from '../../ports/queue.js';
-import { TERMINAL_STATUSES, type ExecutionRecord, type Store } from '../../ports/store.js';
+import type { WaitList } from '../../../ports/queue.js';
+import { TERMINAL_STATUSES, type ExecutionRecord, type Store } from '../../../ports/store.js';
 import type { CoordinationDeps } from '../execute.js';
 import type { RunState } from '../../run/run-state.js';
 

@@ -8,7 +8,7 @@ import type { AnyReactorDefinition } from '../../../dsl/definition.js';
 import type { CoordinationDeps } from '../execute.js';
 import { finish } from '../execute.js';
 import { replayInit, type NewState } from '../new-state.js';
-import type { ExecutionRecord } from '../../ports/store.js';
+import type { ExecutionRecord } from '../../../ports/store.js';
 import type { RunResult } from '../../model/results.js';
 import type { EventDraft } from '../../run/run-state.js';
 import { runFrame, undoAll } from '../../graph/scheduler.js';

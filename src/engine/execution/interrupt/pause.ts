@@ -6,8 +6,8 @@
  */
 import type { AnyReactorDefinition } from '../../../dsl/definition.js';
 import { findInterrupt } from '../../../dsl/interrupt.js';
-import { JOB_FORMAT_VERSION, type ExecutionJob } from '../../ports/queue.js';
-import type { InterruptWait } from '../../ports/store.js';
+import { JOB_FORMAT_VERSION, type ExecutionJob } from '../../../ports/queue.js';
+import type { InterruptWait } from '../../../ports/store.js';
 import type { PausedRun } from '../../model/results.js';
 import type { RunState } from '../../run/run-state.js';
 import { scheduleDeadlineOnPause } from '../deadline.js';

@@ -7,7 +7,7 @@
  */
 import { isExclusive } from '../../../coordination/limits.js';
 import { computeKey } from '../../../coordination/scope.js';
-import type { HolderInfo } from '../../ports/coordinator.js';
+import type { HolderInfo } from '../../../ports/coordinator.js';
 import { HandOffRefusedError } from '../../../errors.js';
 import type { RunState } from '../../run/run-state.js';
 import type { Declared } from '../../model/async/child-declarations.js';

@@ -7,8 +7,8 @@
  */
 import { AsyncWaitTimeoutError, ReactorError, errorFromJSON } from '../../../errors.js';
 import { AsyncPendingError } from '../../model/async/pending.js';
-import type { Clock } from '../../ports/clock.js';
-import { TERMINAL_STATUSES, type ExecutionRecord, type Store } from '../../ports/store.js';
+import type { Clock } from '../../../ports/clock.js';
+import { TERMINAL_STATUSES, type ExecutionRecord, type Store } from '../../../ports/store.js';
 import type { NodeOutcome } from '../../model/outcome.js';
 import { errorSummary, type RunState } from '../../run/run-state.js';
 import type { StepPlace } from '../../run/step-runner.js';

@@ -7,8 +7,8 @@
 import type { StepNode } from '../../../dsl/definition.js';
 import type { InterruptSpec } from '../../../dsl/interrupt.js';
 import { CorrelationTakenError, ReactorError, messageOf, toError } from '../../../errors.js';
-import { hasInterruptClaims } from '../../ports/interrupt-claims.js';
-import { TERMINAL_STATUSES, type InterruptWait, type Store } from '../../ports/store.js';
+import { hasInterruptClaims } from '../../../ports/interrupt-claims.js';
+import { TERMINAL_STATUSES, type InterruptWait, type Store } from '../../../ports/store.js';
 import type { NodeOutcome } from '../../model/outcome.js';
 import type { RunState } from '../../run/run-state.js';
 import { notStarted, type StepPlace } from '../../run/step-runner.js';

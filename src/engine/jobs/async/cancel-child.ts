@@ -9,8 +9,8 @@
 import { ExecutionStateError } from '../../../errors.js';
 import { cancelExecution, type OperationsDeps } from '../../execution/operations.js';
 import { waitTerminal } from '../../graph/async/read-unit.js';
-import type { Clock } from '../../ports/clock.js';
-import { TERMINAL_STATUSES } from '../../ports/store.js';
+import type { Clock } from '../../../ports/clock.js';
+import { TERMINAL_STATUSES } from '../../../ports/store.js';
 import type { UnitSignals } from '../../run/async/port.js';
 
 /** What {@link cancelChild} needs: the engine's operations, and how to wait for the child's end. */

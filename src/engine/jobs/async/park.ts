@@ -8,8 +8,8 @@ import type { BackgroundDeps } from '../deps.js';
 import { nextJob } from '../../execution/next-job.js';
 import { backgroundOf } from '../../model/background.js';
 import { waitListKey } from '../../model/keys.js';
-import type { WaitList, JobQueue } from '../../ports/queue.js';
-import { TERMINAL_STATUSES } from '../../ports/store.js';
+import type { WaitList, JobQueue } from '../../../ports/queue.js';
+import { TERMINAL_STATUSES } from '../../../ports/store.js';
 import type { RunState } from '../../run/run-state.js';
 import type { AsyncPendingError } from '../../model/async/pending.js';
 

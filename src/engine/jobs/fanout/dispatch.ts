@@ -7,7 +7,7 @@
  */
 import { executionJob } from '../../execution/next-job.js';
 import { elementIdOf, elementRunJobId } from '../../model/fanout/ids.js';
-import type { EnqueueEntry, JobQueue } from '../../ports/queue.js';
+import type { EnqueueEntry, JobQueue } from '../../../ports/queue.js';
 
 /** Enqueues `entries` with `queue.enqueueMany` when there is one, else one by one in order. */
 export async function enqueueAll(queue: JobQueue, entries: readonly EnqueueEntry[]): Promise<void> {

@@ -12,8 +12,8 @@
 import { ContentionError, RateLimitedError, type PrimitiveName } from '../../../errors.js';
 import { upcomingJob } from '../../execution/next-job.js';
 import { backgroundOf, cleared } from '../../model/background.js';
-import type { JobDelivery } from '../../ports/queue.js';
-import type { ElementLink } from '../../ports/store.js';
+import type { JobDelivery } from '../../../ports/queue.js';
+import type { ElementLink } from '../../../ports/store.js';
 import type { RunState } from '../../run/run-state.js';
 import type { After, BackgroundDeps } from '../deps.js';
 import { refused } from '../park.js';

@@ -13,7 +13,7 @@ import { errorFromJSON, errorToJSON } from '../../../errors.js';
 import { finish } from '../../execution/execute.js';
 import { executionJob, nextJob } from '../../execution/next-job.js';
 import { backgroundOf, cleared } from '../../model/background.js';
-import type { ExecutionRecord, FanOutRollbackState, RollbackFailure } from '../../ports/store.js';
+import type { ExecutionRecord, FanOutRollbackState, RollbackFailure } from '../../../ports/store.js';
 import type { RunState } from '../../run/run-state.js';
 import { runFrame } from '../../graph/scheduler.js';
 import { elementIdOf, elementUndoJobId } from '../../model/fanout/ids.js';

@@ -4,9 +4,9 @@
  *
  * @module
  */
-import type { FanOutLedger } from '../../ports/fanout.js';
-import type { JobQueue } from '../../ports/queue.js';
-import type { RollbackFailure, Store } from '../../ports/store.js';
+import type { FanOutLedger } from '../../../ports/fanout.js';
+import type { JobQueue } from '../../../ports/queue.js';
+import type { RollbackFailure, Store } from '../../../ports/store.js';
 
 /** What a fan-out map needs in a worker. */
 export interface FanOutRuntime {

@@ -7,10 +7,10 @@
  * @module
  */
 import type { AnyReactorDefinition } from '../../../dsl/definition.js';
-import type { Clock } from '../../ports/clock.js';
-import type { Coordinator } from '../../ports/coordinator.js';
-import type { JobQueue } from '../../ports/queue.js';
-import type { Store, TraceContext } from '../../ports/store.js';
+import type { Clock } from '../../../ports/clock.js';
+import type { Coordinator } from '../../../ports/coordinator.js';
+import type { JobQueue } from '../../../ports/queue.js';
+import type { Store, TraceContext } from '../../../ports/store.js';
 
 /** Dispatching async units and reading their results. */
 export interface AsyncPort {

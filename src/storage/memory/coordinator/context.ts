@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { PrimitiveKind } from '../../../engine/ports/coordinator.js';
+import type { PrimitiveKind } from '../../../ports/coordinator.js';
 
 /**
  * The services a primitive store gets from the `MemoryCoordinator` facade.

@@ -4,13 +4,8 @@
  *
  * @module
  */
-import type { PrimitiveKind } from '../../../engine/ports/coordinator.js';
-import {
-  globToRegExp,
-  sortInspected,
-  type InspectedKey,
-  type InspectOptions,
-} from '../../../engine/ports/inspector.js';
+import type { PrimitiveKind } from '../../../ports/coordinator.js';
+import { globToRegExp, sortInspected, type InspectedKey, type InspectOptions } from '../../../ports/inspector.js';
 import type { MemoryLocks } from './locks.js';
 import type { MemoryOrdered } from './ordered.js';
 import type { MemoryPeriods } from './periods.js';

@@ -9,7 +9,7 @@ import type {
   LockAcquireResult,
   LockReleaseResult,
   LockState,
-} from '../../../engine/ports/coordinator.js';
+} from '../../../ports/coordinator.js';
 import { assertInteger, type PrimitiveContext } from './context.js';
 import type { Sweepable } from './sweep.js';
 

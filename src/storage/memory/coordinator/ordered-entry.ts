@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { OrderedState } from '../../../engine/ports/coordinator.js';
+import type { OrderedState } from '../../../ports/coordinator.js';
 
 /** The state of one ordered-lock key. */
 export interface OrderedEntry {

@@ -10,7 +10,7 @@ import type {
   OrderedEnterResult,
   OrderedState,
   OrderedTicket,
-} from '../../../engine/ports/coordinator.js';
+} from '../../../ports/coordinator.js';
 import { assertInteger, type PrimitiveContext } from './context.js';
 import { newOrderedEntry, orderedView, passHead, startBatch, type OrderedEntry } from './ordered-entry.js';
 

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { PeriodMarkRequest } from '../../../engine/ports/coordinator.js';
+import type { PeriodMarkRequest } from '../../../ports/coordinator.js';
 import { assertInteger, type PrimitiveContext } from './context.js';
 import type { Sweepable } from './sweep.js';
 

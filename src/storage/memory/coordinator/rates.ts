@@ -3,12 +3,7 @@
  *
  * @module
  */
-import type {
-  RateRefundRequest,
-  RateState,
-  RateTakeRequest,
-  RateTakeResult,
-} from '../../../engine/ports/coordinator.js';
+import type { RateRefundRequest, RateState, RateTakeRequest, RateTakeResult } from '../../../ports/coordinator.js';
 import { assertInteger, type PrimitiveContext } from './context.js';
 import type { Sweepable } from './sweep.js';
 

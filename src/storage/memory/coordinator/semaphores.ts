@@ -8,7 +8,7 @@ import type {
   SemaphoreAcquireRequest,
   SemaphoreAcquireResult,
   SemaphoreState,
-} from '../../../engine/ports/coordinator.js';
+} from '../../../ports/coordinator.js';
 import { assertInteger, type PrimitiveContext } from './context.js';
 import type { Sweepable } from './sweep.js';
 

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { Clock } from '../../../engine/ports/clock.js';
+import type { Clock } from '../../../ports/clock.js';
 
 /** Dead entries (expired holds, empty logs, old markers) are swept after this many calls. */
 export const SWEEP_EVERY = 1024;

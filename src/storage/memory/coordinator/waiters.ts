@@ -3,8 +3,8 @@
  *
  * @module
  */
-import type { Clock } from '../../../engine/ports/clock.js';
-import type { PrimitiveKind } from '../../../engine/ports/coordinator.js';
+import type { Clock } from '../../../ports/clock.js';
+import type { PrimitiveKind } from '../../../ports/coordinator.js';
 
 /**
  * Listeners keyed by `kind + key`. A wait ends at its timeout on the clock, on a notify of its key,

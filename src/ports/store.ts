@@ -1,4 +1,4 @@
-import type { ErrorJSON } from '../../errors.js';
+import type { ErrorJSON } from '../errors.js';
 import type { ReactorEvent } from './events.js';
 
 /** The schema version of persisted execution records. */

@@ -12,7 +12,7 @@ import type {
   FieldIssue,
   PrimitiveName,
   ResumeRefusal,
-} from '../../errors.js';
+} from '../errors.js';
 
 interface Base {
   readonly executionId: string;
