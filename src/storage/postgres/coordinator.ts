@@ -1,0 +1,309 @@
+/**
+ * The Postgres Coordinator: the five coordination primitives in typed tables, each transition one
+ * SQL function (migration `0002_coordination`) called in one round trip, every TTL, window and
+ * age on the database clock (`clock_timestamp()`). Wake-ups and cancel announcements travel by
+ * LISTEN/NOTIFY on one dedicated connection; they are only hints — every waiter also has a
+ * timeout. This file is a facade: each primitive lives in its own module under `coordinator/`.
+ * See `coordinator/ARCHITECTURE.md` and docs/decisions/127, 128.
+ *
+ * @module
+ */
+import pg from 'pg';
+import type { Client, Pool } from 'pg';
+import type {
+  ChangeWatch,
+  Coordinator,
+  LockAcquireRequest,
+  LockAcquireResult,
+  LockReleaseResult,
+  LockState,
+  OrderedCompleteRequest,
+  OrderedEnterRequest,
+  OrderedEnterResult,
+  OrderedState,
+  OrderedTicket,
+  PeriodMarkRequest,
+  PrimitiveKind,
+  RateRefundRequest,
+  RateState,
+  RateTakeRequest,
+  RateTakeResult,
+  SemaphoreAcquireRequest,
+  SemaphoreAcquireResult,
+  SemaphoreState,
+} from '../../ports/coordinator.js';
+import type { CoordinationInspector, InspectedKey, InspectOptions } from '../../ports/inspector.js';
+import { CoordinationCalls, toCoordinationError, toNumber } from './coordinator/calls.js';
+import { inspectPostgres } from './coordinator/inspect.js';
+import { NotificationListener } from './coordinator/listener.js';
+import { PostgresLocks } from './coordinator/locks.js';
+import { coordinationNames, type CoordinationNames } from './coordinator/names.js';
+import { PostgresOrdered } from './coordinator/ordered.js';
+import { PostgresPeriods } from './coordinator/periods.js';
+import { PostgresRates } from './coordinator/rates.js';
+import { PostgresSemaphores } from './coordinator/semaphores.js';
+import { WakeUps } from './coordinator/wake-ups.js';
+
+/** The payload prefix of a cancel announcement on the coordination channel. */
+const CANCEL_PREFIX = 'cancel:';
+
+/** Options of {@link PostgresCoordinator}. */
+export interface PostgresCoordinatorOptions {
+  /** The connections the transitions run on. The coordinator never ends it unless `closePool` is set. */
+  readonly pool: Pool;
+  /** The schema migration `0002_coordination` was applied to (default `reactor`); ignored when `names` is given. */
+  readonly schema?: string;
+  /** The schema's names. */
+  readonly names?: CoordinationNames;
+  /**
+   * Makes the client of the LISTEN connection (a new, unconnected one per connection attempt).
+   * Default: a `pg.Client` with the pool's options.
+   */
+  readonly listenClient?: () => Client;
+  /** End `pool` on {@link PostgresCoordinator.close} (default false). */
+  readonly closePool?: boolean;
+}
+
+/**
+ * {@link Coordinator} over PostgreSQL ≥ 13 (`pg`).
+ *
+ * @example
+ * ```ts
+ * const pool = new pg.Pool({ connectionString: 'postgres://localhost/app' });
+ * const coordinator = new PostgresCoordinator({ pool, schema: 'reactor' });
+ * await coordinator.lockAcquire({ key: 'acct:1', holder: { owner: 'run-1' }, ttlMs: 30_000 });
+ * ```
+ */
+export class PostgresCoordinator implements Coordinator, CoordinationInspector {
+  /** The connections the transitions run on. */
+  readonly pool: Pool;
+  /** The schema's names. */
+  readonly names: CoordinationNames;
+  readonly #closePool: boolean;
+  readonly #calls: CoordinationCalls;
+  readonly #locks: PostgresLocks;
+  readonly #semaphores: PostgresSemaphores;
+  readonly #rates: PostgresRates;
+  readonly #periods: PostgresPeriods;
+  readonly #ordered: PostgresOrdered;
+  readonly #wakeUps = new WakeUps();
+  readonly #listener: NotificationListener;
+  /** Listeners of {@link PostgresCoordinator.onCancelAnnounced}, each with its `onListening`. */
+  readonly #cancelListeners = new Map<(executionId: string) => void, (() => void) | undefined>();
+  /** Listeners of {@link PostgresCoordinator.onWakeUpsDegraded}. */
+  readonly #degradedListeners = new Set<(degraded: boolean, detail: string | undefined) => void>();
+  #closed = false;
+
+  constructor(options: PostgresCoordinatorOptions) {
+    this.pool = options.pool;
+    this.names = options.names ?? coordinationNames(options.schema ?? 'reactor');
+    this.#closePool = options.closePool ?? false;
+    this.#calls = new CoordinationCalls(this.pool, this.names);
+    this.#locks = new PostgresLocks(this.#calls);
+    this.#semaphores = new PostgresSemaphores(this.#calls);
+    this.#rates = new PostgresRates(this.#calls);
+    this.#periods = new PostgresPeriods(this.#calls);
+    this.#ordered = new PostgresOrdered(this.#calls);
+    const listenClient = options.listenClient ?? (() => new pg.Client(this.pool.options));
+    this.#listener = new NotificationListener(listenClient, this.names.channel, {
+      onNotification: (payload) => this.#onNotification(payload),
+      onListening: () => this.#onListening(),
+      onDegraded: (degraded, detail) => {
+        for (const listener of [...this.#degradedListeners]) listener(degraded, detail);
+      },
+    });
+  }
+
+  /** The database clock (`clock_timestamp()`), in ms. */
+  async time(): Promise<number> {
+    return toNumber((await this.#calls.one<{ coord_time: string }>('time', 'coord_time', [])).coord_time);
+  }
+
+  // ── Exclusive lock ────────────────────────────────────────────────────────────────────────
+
+  /** See {@link Coordinator.lockAcquire}; `waits` queues nothing (this backend offers no grants). */
+  async lockAcquire(request: LockAcquireRequest): Promise<LockAcquireResult> {
+    return this.#locks.acquire(request);
+  }
+
+  async lockRelease(key: string, owner: string): Promise<LockReleaseResult> {
+    return this.#locks.release(key, owner);
+  }
+
+  async lockExtend(key: string, owner: string, ttlMs: number): Promise<boolean> {
+    return this.#locks.extend(key, owner, ttlMs);
+  }
+
+  async lockState(key: string): Promise<LockState | undefined> {
+    return this.#locks.state(key);
+  }
+
+  // ── Semaphore (leases) ────────────────────────────────────────────────────────────────────
+
+  async semaphoreAcquire(request: SemaphoreAcquireRequest): Promise<SemaphoreAcquireResult> {
+    return this.#semaphores.acquire(request);
+  }
+
+  async semaphoreRelease(
+    key: string,
+    owner: string,
+  ): Promise<{ readonly released: boolean; readonly nesting: number }> {
+    return this.#semaphores.release(key, owner);
+  }
+
+  async semaphoreExtend(key: string, owner: string, ttlMs: number): Promise<boolean> {
+    return this.#semaphores.extend(key, owner, ttlMs);
+  }
+
+  async semaphoreState(key: string, limit?: number): Promise<SemaphoreState> {
+    return this.#semaphores.state(key, limit);
+  }
+
+  // ── Rate limit ────────────────────────────────────────────────────────────────────────────
+
+  async rateTake(request: RateTakeRequest): Promise<RateTakeResult> {
+    return this.#rates.take(request);
+  }
+
+  async rateState(key: string, periodMs: number): Promise<RateState> {
+    return this.#rates.state(key, periodMs);
+  }
+
+  async rateRefund(request: RateRefundRequest): Promise<void> {
+    await this.#rates.refund(request);
+  }
+
+  // ── Period ────────────────────────────────────────────────────────────────────────────────
+
+  async periodIsMarked(key: string, bucket: string): Promise<boolean> {
+    return this.#periods.isMarked(key, bucket);
+  }
+
+  async periodMark(request: PeriodMarkRequest): Promise<boolean> {
+    return this.#periods.mark(request);
+  }
+
+  async periodNote(key: string, bucket: string): Promise<string | undefined> {
+    return this.#periods.note(key, bucket);
+  }
+
+  async periodState(key: string, bucket: string): Promise<number | undefined> {
+    return this.#periods.state(key, bucket);
+  }
+
+  // ── Ordered lock ──────────────────────────────────────────────────────────────────────────
+
+  async orderedTicket(key: string): Promise<OrderedTicket> {
+    return this.#ordered.ticket(key);
+  }
+
+  async orderedEnter(request: OrderedEnterRequest): Promise<OrderedEnterResult> {
+    return this.#ordered.enter(request);
+  }
+
+  async orderedHeartbeat(ticket: OrderedTicket): Promise<boolean> {
+    return this.#ordered.heartbeat(ticket);
+  }
+
+  async orderedComplete(request: OrderedCompleteRequest): Promise<OrderedState> {
+    return this.#ordered.complete(request);
+  }
+
+  async orderedState(key: string): Promise<OrderedState> {
+    return this.#ordered.state(key);
+  }
+
+  async orderedSkip(key: string): Promise<OrderedState> {
+    return this.#ordered.skip(key);
+  }
+
+  async orderedReset(key: string): Promise<OrderedState> {
+    return this.#ordered.reset(key);
+  }
+
+  // ── Inspection ────────────────────────────────────────────────────────────────────────────
+
+  /** See {@link CoordinationInspector.inspectKeys}: plain `SELECT`s that lock nothing. */
+  inspectKeys(kind: PrimitiveKind, options: InspectOptions = {}): Promise<readonly InspectedKey[]> {
+    return inspectPostgres(this.pool, this.names, kind, options);
+  }
+
+  // ── Notifications ─────────────────────────────────────────────────────────────────────────
+
+  /**
+   * Starts the LISTEN connection (if not started yet) and resolves once it listens, or at
+   * close. Optional: the first wait or watch starts it too; a caller that must not miss a
+   * notification sent right after (a test) awaits this first.
+   */
+  listening(): Promise<void> {
+    return this.#listener.listening();
+  }
+
+  /** See {@link Coordinator.waitForChange}: woken by NOTIFY, wake-one for locks and semaphores. */
+  waitForChange(kind: PrimitiveKind, key: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    this.#listener.start();
+    return this.#wakeUps.wait(kind, key, timeoutMs, signal);
+  }
+
+  /**
+   * See {@link Coordinator.watch}: registered now, so a release between a refused try and the
+   * wait is kept. `offer` is ignored: this backend never grants a lock (docs/decisions/128).
+   */
+  watch(kind: PrimitiveKind, key: string, offer?: LockAcquireRequest): ChangeWatch {
+    void offer;
+    this.#listener.start();
+    return this.#wakeUps.watch(kind, key);
+  }
+
+  /** See {@link Coordinator.announceCancel}: a NOTIFY on the coordination channel. */
+  async announceCancel(executionId: string): Promise<void> {
+    try {
+      await this.pool.query('SELECT pg_notify($1, $2)', [this.names.channel, `${CANCEL_PREFIX}${executionId}`]);
+    } catch (error) {
+      throw toCoordinationError('cancel-announce', 'pg_notify', error);
+    }
+  }
+
+  /** See {@link Coordinator.onCancelAnnounced}: `onListening` at first and after every reconnect. */
+  onCancelAnnounced(listener: (executionId: string) => void, onListening?: () => void): () => void {
+    this.#cancelListeners.set(listener, onListening);
+    this.#listener.start();
+    if (this.#listener.isListening && onListening !== undefined) queueMicrotask(onListening);
+    return () => void this.#cancelListeners.delete(listener);
+  }
+
+  /** See {@link Coordinator.wakeUpsDegraded}: the LISTEN connection down for longer than 1 s. */
+  wakeUpsDegraded(): boolean {
+    return this.#listener.degraded;
+  }
+
+  /** See {@link Coordinator.onWakeUpsDegraded}. */
+  onWakeUpsDegraded(listener: (degraded: boolean, detail: string | undefined) => void): () => void {
+    this.#degradedListeners.add(listener);
+    return () => void this.#degradedListeners.delete(listener);
+  }
+
+  /** Wakes every waiter, ends the LISTEN connection, and ends the pool if `closePool` was set. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#wakeUps.close();
+    this.#cancelListeners.clear();
+    await this.#listener.close();
+    await this.#calls.settle();
+    if (this.#closePool) await this.pool.end();
+  }
+
+  #onNotification(payload: string): void {
+    if (!payload.startsWith(CANCEL_PREFIX)) return this.#wakeUps.notify(payload);
+    const executionId = payload.slice(CANCEL_PREFIX.length);
+    for (const listener of [...this.#cancelListeners.keys()]) listener(executionId);
+  }
+
+  /** LISTEN took effect: whatever was notified before passed this process by, so everyone looks again. */
+  #onListening(): void {
+    this.#wakeUps.wakeAll();
+    for (const [listener, onListening] of [...this.#cancelListeners])
+      if (onListening !== undefined && this.#cancelListeners.has(listener)) onListening();
+  }
+}

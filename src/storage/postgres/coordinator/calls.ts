@@ -1,0 +1,115 @@
+/**
+ * How the Postgres coordinator calls its SQL functions: one `SELECT * FROM fn($1, …)` per
+ * transition on the pool, the one error mapping, and the periodic purge of dead rows.
+ *
+ * @module
+ */
+import type { Pool } from 'pg';
+import { CoordinationUnavailableError, ScriptError } from '../../../errors.js';
+import type { CoordinationFunction, CoordinationNames } from './names.js';
+
+/** Dead rows are purged (in the background) after this many calls. */
+export const PURGE_EVERY = 1024;
+/** Rows per table one purge deletes at most. */
+export const PURGE_LIMIT = 1000;
+/** Attempts of a call that Postgres aborted for a deadlock or a serialization failure. */
+const ATTEMPTS = 3;
+
+/** SQLSTATEs of a call aborted as a whole (nothing of it happened): sent again at once. */
+const TRANSIENT = new Set(['40001', '40P01']);
+/** SQLSTATEs of a server that is going away or not taking connections: an outage. */
+const OUTAGE = new Set(['57P01', '57P02', '57P03', '53300']);
+
+/**
+ * The SQL calls of one coordinator. Every call is one statement outside any transaction, so it
+ * is one atomic transition and one round trip; a call Postgres aborted (deadlock, serialization
+ * failure) changed nothing and is sent again.
+ */
+export class CoordinationCalls {
+  readonly #pool: Pool;
+  readonly #names: CoordinationNames;
+  #calls = 0;
+  #purging: Promise<void> | undefined;
+
+  /** @param pool - The connections the calls run on. @param names - The schema's function names. */
+  constructor(pool: Pool, names: CoordinationNames) {
+    this.#pool = pool;
+    this.#names = names;
+  }
+
+  /**
+   * Calls `fn` with `args` and returns its rows.
+   *
+   * @throws ScriptError (`details.reason` `RX_ARG` for a refused argument, else `postgres`) when
+   * the function fails; CoordinationUnavailableError when Postgres cannot be reached.
+   */
+  async rows<R>(operation: string, fn: CoordinationFunction, args: readonly unknown[]): Promise<R[]> {
+    this.#count();
+    const placeholders = args.map((_, index) => `$${index + 1}`).join(', ');
+    const text = `SELECT * FROM ${this.#names.fn(fn)}(${placeholders})`;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return (await this.#pool.query(text, args as unknown[])).rows as R[];
+      } catch (error) {
+        if (attempt < ATTEMPTS && TRANSIENT.has(sqlState(error) ?? '')) continue;
+        throw toCoordinationError(operation, fn, error);
+      }
+    }
+  }
+
+  /** Calls `fn`, which returns exactly one row. @throws as {@link CoordinationCalls.rows}. */
+  async one<R>(operation: string, fn: CoordinationFunction, args: readonly unknown[]): Promise<R> {
+    const [row] = await this.rows<R>(operation, fn, args);
+    if (row === undefined) throw new ScriptError(fn, 'postgres', 'returned no row');
+    return row;
+  }
+
+  /** Waits for a purge in flight (on close). */
+  async settle(): Promise<void> {
+    await this.#purging;
+  }
+
+  /** Counts a call; every {@link PURGE_EVERY} calls, purges dead rows in the background. */
+  #count(): void {
+    this.#calls += 1;
+    if (this.#calls % PURGE_EVERY !== 0 || this.#purging !== undefined) return;
+    const text = `SELECT ${this.#names.fn('coord_purge')}($1)`;
+    // Purging only saves space: a failed purge is tried again PURGE_EVERY calls later.
+    this.#purging = this.#pool.query(text, [PURGE_LIMIT]).then(
+      () => (this.#purging = undefined),
+      () => (this.#purging = undefined),
+    );
+  }
+}
+
+/** The SQLSTATE of a server error, `undefined` for anything else. */
+export function sqlState(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
+}
+
+/** The one error mapping of the coordinator's calls. */
+export function toCoordinationError(operation: string, fn: string, error: unknown): Error {
+  const state = sqlState(error);
+  const message = error instanceof Error ? error.message : String(error);
+  if (state === undefined || state.startsWith('08') || OUTAGE.has(state))
+    return new CoordinationUnavailableError(operation, error);
+  if (state === '22023' && message.startsWith('RX_ARG'))
+    return new ScriptError(fn, 'RX_ARG', message.slice('RX_ARG '.length), error);
+  return new ScriptError(fn, 'postgres', `${state} ${message}`, error);
+}
+
+/**
+ * Durations and limits are whole numbers (the SQL functions refuse anything else too).
+ *
+ * @throws RangeError when `value` is not a safe integer `>= min`.
+ */
+export function assertInteger(name: string, value: number, min: number): void {
+  if (!Number.isSafeInteger(value) || value < min)
+    throw new RangeError(`${name} must be an integer >= ${min}; got ${String(value)}`);
+}
+
+/** A Postgres `bigint` (sent as text by `pg`) or `integer` as a number. */
+export function toNumber(value: unknown): number {
+  return typeof value === 'number' ? value : Number(value);
+}
