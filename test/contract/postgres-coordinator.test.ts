@@ -10,7 +10,10 @@ let pool: pg.Pool;
 
 beforeAll(async () => {
   pool = new pg.Pool({ connectionString: url, max: 8 });
-  const sql = readFileSync(new URL('../../src/storage/postgres/coordinator/0002_coordination.sql', import.meta.url), 'utf8')
+  const sql = readFileSync(
+    new URL('../../src/storage/postgres/coordinator/0002_coordination.sql', import.meta.url),
+    'utf8',
+  )
     .replaceAll('__SCHEMA__', `"${schema}"`)
     .replaceAll('__CHANNEL__', `'${schema}_coord'`);
   await pool.query(`CREATE SCHEMA "${schema}"`);

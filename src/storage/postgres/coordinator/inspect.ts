@@ -64,6 +64,7 @@ function listing(names: CoordinationNames, kind: PrimitiveKind): string {
 export function globToLike(pattern: string): string {
   let like = '';
   for (const char of pattern)
-    like += char === '*' ? '%' : char === '?' ? '_' : char === '%' || char === '_' || char === '\\' ? `\\${char}` : char;
+    like +=
+      char === '*' ? '%' : char === '?' ? '_' : char === '%' || char === '_' || char === '\\' ? `\\${char}` : char;
   return like;
 }

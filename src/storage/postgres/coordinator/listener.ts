@@ -106,7 +106,8 @@ export class NotificationListener {
     client.on('error', lost);
     client.on('end', () => lost());
     client.on('notification', (message: Notification) => {
-      if (message.channel === this.#channel && message.payload !== undefined) this.#events.onNotification(message.payload);
+      if (message.channel === this.#channel && message.payload !== undefined)
+        this.#events.onNotification(message.payload);
     });
     try {
       await client.connect();
@@ -148,7 +149,10 @@ export class NotificationListener {
 
   /** A `SELECT 1` on the listening connection: one that does not answer in time is lost. */
   #check(client: Client): void {
-    const timer = setTimeout(() => this.#lost(client, new Error('the LISTEN connection did not answer')), PING_TIMEOUT_MS);
+    const timer = setTimeout(
+      () => this.#lost(client, new Error('the LISTEN connection did not answer')),
+      PING_TIMEOUT_MS,
+    );
     timer.unref();
     client.query('SELECT 1').then(
       () => clearTimeout(timer),

@@ -41,7 +41,9 @@ export class PostgresOrdered {
 
   /** See `Coordinator.orderedTicket`: the next position of the current epoch. */
   async ticket(key: string): Promise<OrderedTicket> {
-    const row = await this.#calls.one<{ nonce: number; epoch: string }>('ordered-ticket', 'coord_ordered_ticket', [key]);
+    const row = await this.#calls.one<{ nonce: number; epoch: string }>('ordered-ticket', 'coord_ordered_ticket', [
+      key,
+    ]);
     return { key, nonce: row.nonce, epoch: toNumber(row.epoch) };
   }
 
@@ -72,7 +74,8 @@ export class PostgresOrdered {
         return { outcome: 'chain_failed', firstFailed: row.first_failed ?? 0 };
       case 'stale':
         return { outcome: 'stale', epoch: toNumber(row.epoch ?? 0) };
-      default:
+      case 'entered':
+      case 'passed':
         return { outcome: row.outcome };
     }
   }

@@ -59,7 +59,10 @@ export class PostgresRates {
   /** See `Coordinator.rateRefund`: one call; the start leaves every log it was charged to. */
   async refund(request: RateRefundRequest): Promise<void> {
     if (request.windows.length === 0) return;
-    await this.#calls.one('rate-refund', 'coord_rate_refund', [request.id, request.windows.map((window) => window.key)]);
+    await this.#calls.one('rate-refund', 'coord_rate_refund', [
+      request.id,
+      request.windows.map((window) => window.key),
+    ]);
   }
 
   /** See `Coordinator.rateState`. @throws RangeError on a `periodMs` that is not an integer ≥ 1. */
