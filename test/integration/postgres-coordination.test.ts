@@ -1,0 +1,185 @@
+/**
+ * The Postgres coordinator on a real server, beyond the contract: fencing tokens keep increasing
+ * across a restart and a crash, leases expire by the database clock whatever the client's clock
+ * says, and the LISTEN connection carries wake-ups and cancel announcements between
+ * coordinators, reconnecting (and reporting itself degraded meanwhile) when the server goes away.
+ */
+import pg from 'pg';
+import { afterAll, afterEach, beforeAll, describe, expect, test, vi } from 'vitest';
+import { PostgresCoordinator } from '../../src/storage/postgres/coordinator.js';
+import { migrateCoordination } from '../support/postgres-coordination.js';
+import { usePostgresServer } from '../support/use-postgres-server.js';
+
+const server = usePostgresServer();
+const schema = `coord_${crypto.randomUUID().slice(0, 8)}`;
+let pool: pg.Pool;
+const opened: PostgresCoordinator[] = [];
+
+/** A pool that survives the server going away (its idle clients' errors are expected). */
+function newPool(): pg.Pool {
+  const created = new pg.Pool({ connectionString: server.url, max: 4 });
+  created.on('error', () => undefined);
+  return created;
+}
+
+function coordinator(on: pg.Pool = pool): PostgresCoordinator {
+  const created = new PostgresCoordinator({ pool: on, schema });
+  opened.push(created);
+  return created;
+}
+
+/** Retries `call` until the server answers again (after a restart). */
+async function once<T>(call: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await call();
+    } catch (error) {
+      if (attempt > 50) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+}
+
+/** Resolves when `predicate` holds, checking every 20 ms; rejects after `ms`. */
+async function eventually(predicate: () => boolean, ms = 15_000): Promise<void> {
+  const until = Date.now() + ms;
+  while (!predicate()) {
+    if (Date.now() > until) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+beforeAll(async () => {
+  pool = newPool();
+  await migrateCoordination(pool, schema);
+});
+afterEach(async () => {
+  vi.useRealTimers();
+  await Promise.all(opened.splice(0).map((c) => c.close()));
+});
+afterAll(async () => {
+  await pool.end();
+});
+
+describe('fencing tokens', () => {
+  test('keep increasing across a clean restart and a crash, even past a token ahead of the clock', async () => {
+    const c = coordinator();
+    const take = async (owner: string, ttlMs = 60_000): Promise<bigint> => {
+      const result = await once(() => c.lockAcquire({ key: 'fenced', holder: { owner }, ttlMs }));
+      if (!result.acquired) throw new Error(`refused: held by ${result.holder?.owner}`);
+      return BigInt(result.token);
+    };
+    const first = await take('a');
+    await c.lockRelease('fenced', 'a');
+    // A token an hour ahead of the clock (as if handed out by a server whose clock ran fast):
+    // only the stored token, not the clock, can keep the next one above it.
+    const ahead = first + 3_600_000_000n;
+    await pool.query(`UPDATE "${schema}".coord_locks SET token = $1 WHERE key = 'fenced'`, [ahead.toString()]);
+
+    await server.handle.restart();
+    const afterRestart = await take('b', 150);
+    expect(afterRestart > ahead).toBe(true);
+
+    // b's hold lapses while the server is down after a crash.
+    await server.handle.kill();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await server.handle.restart();
+    const afterCrash = await take('c');
+    expect(afterCrash > afterRestart).toBe(true);
+  });
+});
+
+describe('the database clock', () => {
+  test('a lease is measured by the database: the client clock an hour off changes nothing', async () => {
+    const c = coordinator();
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(Date.now() + 3_600_000);
+    expect((await c.lockAcquire({ key: 'clock', holder: { owner: 'a' }, ttlMs: 300 })).acquired).toBe(true);
+    const [row] = (
+      await pool.query<{ left_ms: number }>(
+        `SELECT extract(epoch FROM expires_at - clock_timestamp()) * 1000 AS left_ms
+         FROM "${schema}".coord_locks WHERE key = 'clock'`,
+      )
+    ).rows;
+    expect(Number(row?.left_ms)).toBeGreaterThan(0);
+    expect(Number(row?.left_ms)).toBeLessThanOrEqual(300);
+    expect((await c.lockAcquire({ key: 'clock', holder: { owner: 'b' }, ttlMs: 300 })).acquired).toBe(false);
+    // Time passes in the database (the client's clock stays where it was set).
+    await pool.query('SELECT pg_sleep(0.35)');
+    expect(await c.lockState('clock')).toBeUndefined();
+    expect((await c.lockAcquire({ key: 'clock', holder: { owner: 'b' }, ttlMs: 300 })).acquired).toBe(true);
+    const { rows } = await pool.query<{ ms: string }>(
+      'SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint AS ms',
+    );
+    const databaseMs = Number(rows[0]?.ms);
+    expect(Math.abs((await c.time()) - databaseMs)).toBeLessThan(60_000);
+  });
+});
+
+describe('LISTEN/NOTIFY', () => {
+  test('a release in one coordinator wakes a waiter of another; a cancel announcement reaches both', async () => {
+    const otherPool = newPool();
+    const a = coordinator();
+    const b = coordinator(otherPool);
+    try {
+      await Promise.all([a.listening(), b.listening()]);
+      await a.lockAcquire({ key: 'shared', holder: { owner: 'a' }, ttlMs: 60_000 });
+      let woken = false;
+      const wait = b.waitForChange('lock', 'shared', 20_000).then(() => (woken = true));
+      const heard: string[] = [];
+      a.onCancelAnnounced((id) => heard.push(`a:${id}`));
+      b.onCancelAnnounced((id) => heard.push(`b:${id}`));
+      await a.lockRelease('shared', 'a');
+      await eventually(() => woken);
+      await wait;
+      await b.announceCancel('run-1');
+      await eventually(() => heard.length === 2);
+      expect(heard.sort()).toEqual(['a:run-1', 'b:run-1']);
+    } finally {
+      await b.close();
+      await otherPool.end();
+    }
+  });
+
+  test('reconnects when its connection is terminated, and says when it listens again', async () => {
+    const c = coordinator();
+    let listenings = 0;
+    c.onCancelAnnounced(
+      () => undefined,
+      () => (listenings += 1),
+    );
+    await c.listening();
+    await eventually(() => listenings === 1);
+    await pool.query(
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'LISTEN%' OR query = 'SELECT 1'`,
+    );
+    await eventually(() => listenings === 2);
+    // Listening again: a release is heard.
+    await c.lockAcquire({ key: 'again', holder: { owner: 'a' }, ttlMs: 60_000 });
+    let woken = false;
+    const wait = c.waitForChange('lock', 'again', 20_000).then(() => (woken = true));
+    await c.lockRelease('again', 'a');
+    await eventually(() => woken);
+    await wait;
+  });
+
+  test('reports degraded wake-ups while the server is down, and recovers', async () => {
+    const ownPool = newPool();
+    const c = coordinator(ownPool);
+    const changes: boolean[] = [];
+    c.onWakeUpsDegraded((degraded) => changes.push(degraded));
+    await c.listening();
+    expect(c.wakeUpsDegraded()).toBe(false);
+    await server.handle.stop();
+    try {
+      await eventually(() => c.wakeUpsDegraded());
+      expect(changes).toEqual([true]);
+    } finally {
+      await server.handle.restart();
+    }
+    await eventually(() => !c.wakeUpsDegraded());
+    expect(changes).toEqual([true, false]);
+    await c.close();
+    await ownPool.end();
+  });
+});
