@@ -2,7 +2,8 @@ import pg from 'pg';
 import { afterAll, beforeAll } from 'vitest';
 import { PostgresCoordinator } from '../../src/storage/postgres/coordinator.js';
 import { usePostgresServer } from '../support/use-postgres-server.js';
-import { migrateCoordination } from '../support/postgres-coordination.js';
+import { migrate } from '../../src/storage/postgres/migrate.js';
+import { PostgresNames } from '../../src/storage/postgres/names.js';
 import { describeCoordinatorContract, realPause } from './coordinator-contract.js';
 
 const server = usePostgresServer();
@@ -11,14 +12,14 @@ let pool: pg.Pool;
 
 beforeAll(async () => {
   pool = new pg.Pool({ connectionString: server.url, max: 8 });
-  await migrateCoordination(pool, schema);
+  await migrate(pool, new PostgresNames(schema));
 });
 afterAll(async () => {
   await pool.end();
 });
 
 describeCoordinatorContract('postgres (database clock)', async () => {
-  const coordinator = new PostgresCoordinator({ pool, schema });
+  const coordinator = new PostgresCoordinator({ connection: pool, schema });
   // Listening before the first test's wait, so a release right after it is heard.
   await coordinator.listening();
   return {

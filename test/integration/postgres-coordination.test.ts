@@ -6,8 +6,9 @@
  */
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, test, vi } from 'vitest';
-import { PostgresCoordinator } from '../../src/storage/postgres/coordinator.js';
-import { migrateCoordination } from '../support/postgres-coordination.js';
+import { LISTEN_APPLICATION, PostgresCoordinator } from '../../src/storage/postgres/coordinator.js';
+import { migrate } from '../../src/storage/postgres/migrate.js';
+import { PostgresNames } from '../../src/storage/postgres/names.js';
 import { usePostgresServer } from '../support/use-postgres-server.js';
 
 const server = usePostgresServer();
@@ -23,7 +24,7 @@ function newPool(): pg.Pool {
 }
 
 function coordinator(on: pg.Pool = pool): PostgresCoordinator {
-  const created = new PostgresCoordinator({ pool: on, schema });
+  const created = new PostgresCoordinator({ connection: on, schema });
   opened.push(created);
   return created;
 }
@@ -51,7 +52,7 @@ async function eventually(predicate: () => boolean, ms = 15_000): Promise<void> 
 
 beforeAll(async () => {
   pool = newPool();
-  await migrateCoordination(pool, schema);
+  await migrate(pool, new PostgresNames(schema));
 });
 afterEach(async () => {
   vi.useRealTimers();
@@ -74,7 +75,7 @@ describe('fencing tokens', () => {
     // A token an hour ahead of the clock (as if handed out by a server whose clock ran fast):
     // only the stored token, not the clock, can keep the next one above it.
     const ahead = first + 3_600_000_000n;
-    await pool.query(`UPDATE "${schema}".coord_locks SET token = $1 WHERE key = 'fenced'`, [ahead.toString()]);
+    await pool.query(`UPDATE ${schema}.coord_locks SET token = $1 WHERE key = 'fenced'`, [ahead.toString()]);
 
     await server.handle.restart();
     const afterRestart = await take('b', 150);
@@ -98,7 +99,7 @@ describe('the database clock', () => {
     const [row] = (
       await pool.query<{ left_ms: number }>(
         `SELECT extract(epoch FROM expires_at - clock_timestamp()) * 1000 AS left_ms
-         FROM "${schema}".coord_locks WHERE key = 'clock'`,
+         FROM ${schema}.coord_locks WHERE key = 'clock'`,
       )
     ).rows;
     expect(Number(row?.left_ms)).toBeGreaterThan(0);
@@ -150,9 +151,9 @@ describe('LISTEN/NOTIFY', () => {
     );
     await c.listening();
     await eventually(() => listenings === 1);
-    await pool.query(
-      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'LISTEN%' OR query = 'SELECT 1'`,
-    );
+    await pool.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [
+      LISTEN_APPLICATION,
+    ]);
     await eventually(() => listenings === 2);
     // Listening again: a release is heard.
     await c.lockAcquire({ key: 'again', holder: { owner: 'a' }, ttlMs: 60_000 });

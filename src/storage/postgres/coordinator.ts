@@ -10,6 +10,8 @@
  */
 import pg from 'pg';
 import type { Client, Pool } from 'pg';
+import { postgresConnection, type PostgresConnection, type PostgresConnectionOption } from './connection.js';
+import { PostgresNames } from './names.js';
 import type {
   ChangeWatch,
   Coordinator,
@@ -37,31 +39,32 @@ import { CoordinationCalls, toCoordinationError, toNumber } from './coordinator/
 import { inspectPostgres } from './coordinator/inspect.js';
 import { NotificationListener } from './coordinator/listener.js';
 import { PostgresLocks } from './coordinator/locks.js';
-import { coordinationNames, type CoordinationNames } from './coordinator/names.js';
 import { PostgresOrdered } from './coordinator/ordered.js';
 import { PostgresPeriods } from './coordinator/periods.js';
 import { PostgresRates } from './coordinator/rates.js';
 import { PostgresSemaphores } from './coordinator/semaphores.js';
 import { WakeUps } from './coordinator/wake-ups.js';
 
+/** The `application_name` of the LISTEN connection (for operators reading `pg_stat_activity`). */
+export const LISTEN_APPLICATION = 'ts-reactor listen';
+
 /** The payload prefix of a cancel announcement on the coordination channel. */
 const CANCEL_PREFIX = 'cancel:';
 
 /** Options of {@link PostgresCoordinator}. */
 export interface PostgresCoordinatorOptions {
-  /** The connections the transitions run on. The coordinator never ends it unless `closePool` is set. */
-  readonly pool: Pool;
-  /** The schema migration `0002_coordination` was applied to (default `reactor`); ignored when `names` is given. */
+  /**
+   * Where to connect: a connection string, a `pg` pool config, or your own `pg.Pool` (never ended
+   * by the coordinator; share the store's to share its connections).
+   */
+  readonly connection: PostgresConnectionOption;
+  /** The schema of ts-reactor's tables (default `ts_reactor`), migrated to version 2 or later. */
   readonly schema?: string;
-  /** The schema's names. */
-  readonly names?: CoordinationNames;
   /**
    * Makes the client of the LISTEN connection (a new, unconnected one per connection attempt).
-   * Default: a `pg.Client` with the pool's options.
+   * Default: a `pg.Client` with the pool's options, named {@link LISTEN_APPLICATION}.
    */
   readonly listenClient?: () => Client;
-  /** End `pool` on {@link PostgresCoordinator.close} (default false). */
-  readonly closePool?: boolean;
 }
 
 /**
@@ -69,17 +72,14 @@ export interface PostgresCoordinatorOptions {
  *
  * @example
  * ```ts
- * const pool = new pg.Pool({ connectionString: 'postgres://localhost/app' });
- * const coordinator = new PostgresCoordinator({ pool, schema: 'reactor' });
+ * const coordinator = new PostgresCoordinator({ connection: 'postgres://localhost/app' });
  * await coordinator.lockAcquire({ key: 'acct:1', holder: { owner: 'run-1' }, ttlMs: 30_000 });
  * ```
  */
 export class PostgresCoordinator implements Coordinator, CoordinationInspector {
-  /** The connections the transitions run on. */
-  readonly pool: Pool;
   /** The schema's names. */
-  readonly names: CoordinationNames;
-  readonly #closePool: boolean;
+  readonly names: PostgresNames;
+  readonly #connection: PostgresConnection;
   readonly #calls: CoordinationCalls;
   readonly #locks: PostgresLocks;
   readonly #semaphores: PostgresSemaphores;
@@ -95,17 +95,17 @@ export class PostgresCoordinator implements Coordinator, CoordinationInspector {
   #closed = false;
 
   constructor(options: PostgresCoordinatorOptions) {
-    this.pool = options.pool;
-    this.names = options.names ?? coordinationNames(options.schema ?? 'reactor');
-    this.#closePool = options.closePool ?? false;
+    this.names = new PostgresNames(options.schema, 'PostgresCoordinator');
+    this.#connection = postgresConnection(options.connection);
     this.#calls = new CoordinationCalls(this.pool, this.names);
     this.#locks = new PostgresLocks(this.#calls);
     this.#semaphores = new PostgresSemaphores(this.#calls);
     this.#rates = new PostgresRates(this.#calls);
     this.#periods = new PostgresPeriods(this.#calls);
     this.#ordered = new PostgresOrdered(this.#calls);
-    const listenClient = options.listenClient ?? (() => new pg.Client(this.pool.options));
-    this.#listener = new NotificationListener(listenClient, this.names.channel, {
+    const listenClient =
+      options.listenClient ?? (() => new pg.Client({ ...this.pool.options, application_name: LISTEN_APPLICATION }));
+    this.#listener = new NotificationListener(listenClient, this.names.coordChannel, {
       onNotification: (payload) => this.#onNotification(payload),
       onListening: () => this.#onListening(),
       onDegraded: (degraded, detail) => {
@@ -116,7 +116,12 @@ export class PostgresCoordinator implements Coordinator, CoordinationInspector {
 
   /** The database clock (`clock_timestamp()`), in ms. */
   async time(): Promise<number> {
-    return toNumber((await this.#calls.one<{ coord_time: string }>('time', 'coord_time', [])).coord_time);
+    return toNumber((await this.#calls.one<{ coord_time: string }>('time', 'time', [])).coord_time);
+  }
+
+  /** The pool the transitions run on. */
+  get pool(): Pool {
+    return this.#connection.pool;
   }
 
   // ── Exclusive lock ────────────────────────────────────────────────────────────────────────
@@ -258,7 +263,7 @@ export class PostgresCoordinator implements Coordinator, CoordinationInspector {
   /** See {@link Coordinator.announceCancel}: a NOTIFY on the coordination channel. */
   async announceCancel(executionId: string): Promise<void> {
     try {
-      await this.pool.query('SELECT pg_notify($1, $2)', [this.names.channel, `${CANCEL_PREFIX}${executionId}`]);
+      await this.pool.query('SELECT pg_notify($1, $2)', [this.names.coordChannel, `${CANCEL_PREFIX}${executionId}`]);
     } catch (error) {
       throw toCoordinationError('cancel-announce', 'pg_notify', error);
     }
@@ -283,7 +288,7 @@ export class PostgresCoordinator implements Coordinator, CoordinationInspector {
     return () => void this.#degradedListeners.delete(listener);
   }
 
-  /** Wakes every waiter, ends the LISTEN connection, and ends the pool if `closePool` was set. */
+  /** Wakes every waiter, ends the LISTEN connection, and ends the pool if the coordinator created it. */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
@@ -291,7 +296,7 @@ export class PostgresCoordinator implements Coordinator, CoordinationInspector {
     this.#cancelListeners.clear();
     await this.#listener.close();
     await this.#calls.settle();
-    if (this.#closePool) await this.pool.end();
+    await this.#connection.end();
   }
 
   #onNotification(payload: string): void {

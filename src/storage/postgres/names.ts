@@ -8,6 +8,36 @@
 import { RuntimeOptionError } from '../../errors.js';
 import { shown } from '../record-ttl.js';
 
+/** The functions of the coordination migration, without their `coord_` prefix. */
+export type CoordinationFunction =
+  | 'time'
+  | 'ms'
+  | 'us'
+  | 'ms_until'
+  | 'lock_acquire'
+  | 'lock_release'
+  | 'lock_extend'
+  | 'lock_state'
+  | 'semaphore_acquire'
+  | 'semaphore_release'
+  | 'semaphore_extend'
+  | 'semaphore_state'
+  | 'rate_take'
+  | 'rate_refund'
+  | 'rate_state'
+  | 'period_mark'
+  | 'period_state'
+  | 'ordered_pass'
+  | 'ordered_settle'
+  | 'ordered_state'
+  | 'ordered_ticket'
+  | 'ordered_enter'
+  | 'ordered_heartbeat'
+  | 'ordered_complete'
+  | 'ordered_skip'
+  | 'ordered_reset'
+  | 'purge';
+
 /** The schema the backend's tables live in unless told otherwise. */
 export const DEFAULT_SCHEMA = 'ts_reactor';
 
@@ -84,6 +114,50 @@ export class PostgresNames {
   /** Function: delete a batch of expired rows. */
   get pruneExpired(): string {
     return this.#q('prune_expired');
+  }
+
+  /** Exclusive locks: one row per key (holder, nesting, fencing token, expiry). */
+  get coordLocks(): string {
+    return this.#q('coord_locks');
+  }
+  /** Semaphores: one row per key (the latest acquire's limit). */
+  get coordSemaphores(): string {
+    return this.#q('coord_semaphores');
+  }
+  /** Semaphore leases: one row per holder of a slot. */
+  get coordSemaphoreLeases(): string {
+    return this.#q('coord_semaphore_leases');
+  }
+  /** Rate keys: one row per key (its longest window). */
+  get coordRates(): string {
+    return this.#q('coord_rates');
+  }
+  /** Rate starts: one row per start charged to a key (the sliding log). */
+  get coordRateStarts(): string {
+    return this.#q('coord_rate_starts');
+  }
+  /** Period markers: one row per marked bucket. */
+  get coordPeriods(): string {
+    return this.#q('coord_periods');
+  }
+  /** Ordered locks: one row per key (epoch and cursor). */
+  get coordOrdered(): string {
+    return this.#q('coord_ordered');
+  }
+  /** Ordered-lock positions: sign of life and out-of-turn completion per outstanding position. */
+  get coordOrderedPositions(): string {
+    return this.#q('coord_ordered_positions');
+  }
+  /** A function of the coordination migration (`coord_<name>`). */
+  coordFunction(name: CoordinationFunction): string {
+    return this.#q(`coord_${name}`);
+  }
+  /**
+   * The NOTIFY channel of the coordination wake-ups and cancel announcements:
+   * `<schema>_coord`, the schema cut to keep it within 63 bytes.
+   */
+  get coordChannel(): string {
+    return `${this.schema.slice(0, 57)}_coord`;
   }
 
   /**

@@ -6,7 +6,7 @@
  */
 import type { Pool } from 'pg';
 import { CoordinationUnavailableError, ScriptError } from '../../../errors.js';
-import type { CoordinationFunction, CoordinationNames } from './names.js';
+import type { CoordinationFunction, PostgresNames } from '../names.js';
 
 /** Dead rows are purged (in the background) after this many calls. */
 export const PURGE_EVERY = 1024;
@@ -27,12 +27,12 @@ const OUTAGE = new Set(['57P01', '57P02', '57P03', '53300']);
  */
 export class CoordinationCalls {
   readonly #pool: Pool;
-  readonly #names: CoordinationNames;
+  readonly #names: PostgresNames;
   #calls = 0;
   #purging: Promise<void> | undefined;
 
   /** @param pool - The connections the calls run on. @param names - The schema's function names. */
-  constructor(pool: Pool, names: CoordinationNames) {
+  constructor(pool: Pool, names: PostgresNames) {
     this.#pool = pool;
     this.#names = names;
   }
@@ -46,7 +46,7 @@ export class CoordinationCalls {
   async rows<R>(operation: string, fn: CoordinationFunction, args: readonly unknown[]): Promise<R[]> {
     this.#count();
     const placeholders = args.map((_, index) => `$${index + 1}`).join(', ');
-    const text = `SELECT * FROM ${this.#names.fn(fn)}(${placeholders})`;
+    const text = `SELECT * FROM ${this.#names.coordFunction(fn)}(${placeholders})`;
     for (let attempt = 1; ; attempt++) {
       try {
         return (await this.#pool.query(text, args as unknown[])).rows as R[];
@@ -73,7 +73,7 @@ export class CoordinationCalls {
   #count(): void {
     this.#calls += 1;
     if (this.#calls % PURGE_EVERY !== 0 || this.#purging !== undefined) return;
-    const text = `SELECT ${this.#names.fn('coord_purge')}($1)`;
+    const text = `SELECT ${this.#names.coordFunction('purge')}($1)`;
     // Purging only saves space: a failed purge is tried again PURGE_EVERY calls later.
     this.#purging = this.#pool.query(text, [PURGE_LIMIT]).then(
       () => (this.#purging = undefined),

@@ -9,12 +9,12 @@ import type { Pool } from 'pg';
 import type { PrimitiveKind } from '../../../ports/coordinator.js';
 import { sortInspected, type InspectedKey, type InspectOptions } from '../../../ports/inspector.js';
 import { toCoordinationError, toNumber } from './calls.js';
-import type { CoordinationNames } from './names.js';
+import type { PostgresNames } from '../names.js';
 
 /** Lists the live keys of `kind` matching `options.pattern`, at most `options.limit`. */
 export async function inspectPostgres(
   pool: Pool,
-  names: CoordinationNames,
+  names: PostgresNames,
   kind: PrimitiveKind,
   options: InspectOptions,
 ): Promise<InspectedKey[]> {
@@ -39,24 +39,24 @@ export async function inspectPostgres(
 }
 
 /** The listing query of `kind`: `$1` the LIKE pattern, `$2` the limit. */
-function listing(names: CoordinationNames, kind: PrimitiveKind): string {
+function listing(names: PostgresNames, kind: PrimitiveKind): string {
   const order = 'ORDER BY 1 COLLATE "C" LIMIT $2';
   switch (kind) {
     case 'lock':
-      return `SELECT key FROM ${names.table('coord_locks')}
+      return `SELECT key FROM ${names.coordLocks}
         WHERE key LIKE $1 AND owner IS NOT NULL AND expires_at > clock_timestamp() ${order}`;
     case 'semaphore':
-      return `SELECT DISTINCT key FROM ${names.table('coord_semaphore_leases')}
+      return `SELECT DISTINCT key FROM ${names.coordSemaphoreLeases}
         WHERE key LIKE $1 AND expires_at > clock_timestamp() ${order}`;
     case 'rate':
-      return `SELECT r.key, r.period_ms FROM ${names.table('coord_rates')} AS r
-        WHERE r.key LIKE $1 AND EXISTS (SELECT 1 FROM ${names.table('coord_rate_starts')} AS s
+      return `SELECT r.key, r.period_ms FROM ${names.coordRates} AS r
+        WHERE r.key LIKE $1 AND EXISTS (SELECT 1 FROM ${names.coordRateStarts} AS s
           WHERE s.key = r.key AND s.at > clock_timestamp() - r.period_ms * interval '1 ms') ${order}`;
     case 'period':
-      return `SELECT key, bucket FROM ${names.table('coord_periods')}
+      return `SELECT key, bucket FROM ${names.coordPeriods}
         WHERE key LIKE $1 AND expires_at > clock_timestamp() ORDER BY 1 COLLATE "C", 2 COLLATE "C" LIMIT $2`;
     case 'ordered':
-      return `SELECT key FROM ${names.table('coord_ordered')} WHERE key LIKE $1 ${order}`;
+      return `SELECT key FROM ${names.coordOrdered} WHERE key LIKE $1 ${order}`;
   }
 }
 

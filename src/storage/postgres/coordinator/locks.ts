@@ -51,7 +51,7 @@ export class PostgresLocks {
   async acquire(request: LockAcquireRequest): Promise<LockAcquireResult> {
     assertInteger('ttlMs', request.ttlMs, 1);
     const { holder } = request;
-    const row = await this.#calls.one<AcquireRow>('lock-acquire', 'coord_lock_acquire', [
+    const row = await this.#calls.one<AcquireRow>('lock-acquire', 'lock_acquire', [
       request.key,
       holder.owner,
       holder.executionId ?? '',
@@ -70,7 +70,7 @@ export class PostgresLocks {
 
   /** See `Coordinator.lockRelease`: one call; the outermost release notifies the key's waiters. */
   async release(key: string, owner: string): Promise<LockReleaseResult> {
-    const row = await this.#calls.one<{ released: boolean; nesting: number }>('lock-release', 'coord_lock_release', [
+    const row = await this.#calls.one<{ released: boolean; nesting: number }>('lock-release', 'lock_release', [
       key,
       owner,
     ]);
@@ -80,7 +80,7 @@ export class PostgresLocks {
   /** See `Coordinator.lockExtend`. @throws RangeError on a `ttlMs` that is not an integer ≥ 1. */
   async extend(key: string, owner: string, ttlMs: number): Promise<boolean> {
     assertInteger('ttlMs', ttlMs, 1);
-    const row = await this.#calls.one<{ coord_lock_extend: boolean }>('lock-extend', 'coord_lock_extend', [
+    const row = await this.#calls.one<{ coord_lock_extend: boolean }>('lock-extend', 'lock_extend', [
       key,
       owner,
       ttlMs,
@@ -90,7 +90,7 @@ export class PostgresLocks {
 
   /** See `Coordinator.lockState`: the live hold, `undefined` when free. */
   async state(key: string): Promise<LockState | undefined> {
-    const [row] = await this.#calls.rows<StateRow>('lock-state', 'coord_lock_state', [key]);
+    const [row] = await this.#calls.rows<StateRow>('lock-state', 'lock_state', [key]);
     if (row === undefined) return undefined;
     return {
       key,

@@ -41,9 +41,7 @@ export class PostgresOrdered {
 
   /** See `Coordinator.orderedTicket`: the next position of the current epoch. */
   async ticket(key: string): Promise<OrderedTicket> {
-    const row = await this.#calls.one<{ nonce: number; epoch: string }>('ordered-ticket', 'coord_ordered_ticket', [
-      key,
-    ]);
+    const row = await this.#calls.one<{ nonce: number; epoch: string }>('ordered-ticket', 'ordered_ticket', [key]);
     return { key, nonce: row.nonce, epoch: toNumber(row.epoch) };
   }
 
@@ -55,7 +53,7 @@ export class PostgresOrdered {
    */
   async enter(request: OrderedEnterRequest): Promise<OrderedEnterResult> {
     assertInteger('poisonMs', request.poisonMs, 0);
-    const row = await this.#calls.one<EnterRow>('ordered-enter', 'coord_ordered_enter', [
+    const row = await this.#calls.one<EnterRow>('ordered-enter', 'ordered_enter', [
       request.key,
       request.nonce,
       request.epoch,
@@ -82,17 +80,17 @@ export class PostgresOrdered {
 
   /** See `Coordinator.orderedHeartbeat`: `false` unless `ticket` is the one in flight. */
   async heartbeat(ticket: OrderedTicket): Promise<boolean> {
-    const row = await this.#calls.one<{ coord_ordered_heartbeat: boolean }>(
-      'ordered-heartbeat',
-      'coord_ordered_heartbeat',
-      [ticket.key, ticket.nonce, ticket.epoch],
-    );
+    const row = await this.#calls.one<{ coord_ordered_heartbeat: boolean }>('ordered-heartbeat', 'ordered_heartbeat', [
+      ticket.key,
+      ticket.nonce,
+      ticket.epoch,
+    ]);
     return row.coord_ordered_heartbeat;
   }
 
   /** See `Coordinator.orderedComplete`: a completion out of turn is remembered, not applied. */
   async complete(request: OrderedCompleteRequest): Promise<OrderedState> {
-    const row = await this.#calls.one<CountersRow>('ordered-complete', 'coord_ordered_complete', [
+    const row = await this.#calls.one<CountersRow>('ordered-complete', 'ordered_complete', [
       request.key,
       request.nonce,
       request.epoch,
@@ -104,17 +102,17 @@ export class PostgresOrdered {
 
   /** See `Coordinator.orderedState`; reading a key never creates it. */
   async state(key: string): Promise<OrderedState> {
-    return toState(key, await this.#calls.one<CountersRow>('ordered-state', 'coord_ordered_state', [key]));
+    return toState(key, await this.#calls.one<CountersRow>('ordered-state', 'ordered_state', [key]));
   }
 
   /** See `Coordinator.orderedSkip`: a real advance past the head, if any is outstanding. */
   async skip(key: string): Promise<OrderedState> {
-    return toState(key, await this.#calls.one<CountersRow>('ordered-skip', 'coord_ordered_skip', [key]));
+    return toState(key, await this.#calls.one<CountersRow>('ordered-skip', 'ordered_skip', [key]));
   }
 
   /** See `Coordinator.orderedReset`: a new epoch with zero counters, notified. */
   async reset(key: string): Promise<OrderedState> {
-    return toState(key, await this.#calls.one<CountersRow>('ordered-reset', 'coord_ordered_reset', [key]));
+    return toState(key, await this.#calls.one<CountersRow>('ordered-reset', 'ordered_reset', [key]));
   }
 }
 

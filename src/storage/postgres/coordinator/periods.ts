@@ -29,7 +29,7 @@ export class PostgresPeriods {
    */
   async mark(request: PeriodMarkRequest): Promise<boolean> {
     assertInteger('ttlMs', request.ttlMs, 1);
-    const row = await this.#calls.one<{ coord_period_mark: boolean }>('period-mark', 'coord_period_mark', [
+    const row = await this.#calls.one<{ coord_period_mark: boolean }>('period-mark', 'period_mark', [
       request.key,
       request.bucket,
       request.ttlMs,
@@ -50,11 +50,10 @@ export class PostgresPeriods {
   }
 
   async #marker(key: string, bucket: string): Promise<{ ttl_ms: string; note: string | null } | undefined> {
-    const [row] = await this.#calls.rows<{ ttl_ms: string; note: string | null }>(
-      'period-state',
-      'coord_period_state',
-      [key, bucket],
-    );
+    const [row] = await this.#calls.rows<{ ttl_ms: string; note: string | null }>('period-state', 'period_state', [
+      key,
+      bucket,
+    ]);
     return row;
   }
 }

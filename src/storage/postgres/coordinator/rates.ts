@@ -39,7 +39,7 @@ export class PostgresRates {
       assertInteger('periodMs', window.periodMs, 1);
     }
     if (request.windows.length === 0) return { allowed: true };
-    const row = await this.#calls.one<TakeRow>('rate-take', 'coord_rate_take', [
+    const row = await this.#calls.one<TakeRow>('rate-take', 'rate_take', [
       request.id,
       request.windows.map((window) => window.key),
       request.windows.map((window) => window.limit),
@@ -59,16 +59,13 @@ export class PostgresRates {
   /** See `Coordinator.rateRefund`: one call; the start leaves every log it was charged to. */
   async refund(request: RateRefundRequest): Promise<void> {
     if (request.windows.length === 0) return;
-    await this.#calls.one('rate-refund', 'coord_rate_refund', [
-      request.id,
-      request.windows.map((window) => window.key),
-    ]);
+    await this.#calls.one('rate-refund', 'rate_refund', [request.id, request.windows.map((window) => window.key)]);
   }
 
   /** See `Coordinator.rateState`. @throws RangeError on a `periodMs` that is not an integer ≥ 1. */
   async state(key: string, periodMs: number): Promise<RateState> {
     assertInteger('periodMs', periodMs, 1);
-    const row = await this.#calls.one<{ count: number; reset_in_ms: string }>('rate-state', 'coord_rate_state', [
+    const row = await this.#calls.one<{ count: number; reset_in_ms: string }>('rate-state', 'rate_state', [
       key,
       periodMs,
     ]);

@@ -40,7 +40,7 @@ export class PostgresSemaphores {
   async acquire(request: SemaphoreAcquireRequest): Promise<SemaphoreAcquireResult> {
     assertInteger('ttlMs', request.ttlMs, 1);
     assertInteger('limit', request.limit, 0);
-    const row = await this.#calls.one<AcquireRow>('semaphore-acquire', 'coord_semaphore_acquire', [
+    const row = await this.#calls.one<AcquireRow>('semaphore-acquire', 'semaphore_acquire', [
       request.key,
       request.holder.owner,
       JSON.stringify(request.holder),
@@ -60,7 +60,7 @@ export class PostgresSemaphores {
   async release(key: string, owner: string): Promise<{ readonly released: boolean; readonly nesting: number }> {
     const row = await this.#calls.one<{ released: boolean; nesting: number }>(
       'semaphore-release',
-      'coord_semaphore_release',
+      'semaphore_release',
       [key, owner],
     );
     return { released: row.released, nesting: row.nesting };
@@ -69,11 +69,11 @@ export class PostgresSemaphores {
   /** See `Coordinator.semaphoreExtend`. @throws RangeError on a `ttlMs` that is not an integer ≥ 1. */
   async extend(key: string, owner: string, ttlMs: number): Promise<boolean> {
     assertInteger('ttlMs', ttlMs, 1);
-    const row = await this.#calls.one<{ coord_semaphore_extend: boolean }>(
-      'semaphore-extend',
-      'coord_semaphore_extend',
-      [key, owner, ttlMs],
-    );
+    const row = await this.#calls.one<{ coord_semaphore_extend: boolean }>('semaphore-extend', 'semaphore_extend', [
+      key,
+      owner,
+      ttlMs,
+    ]);
     return row.coord_semaphore_extend;
   }
 
@@ -81,7 +81,7 @@ export class PostgresSemaphores {
   async state(key: string, limit?: number): Promise<SemaphoreState> {
     const row = await this.#calls.one<{ lim: number | null; leases: StoredLease[] }>(
       'semaphore-state',
-      'coord_semaphore_state',
+      'semaphore_state',
       [key],
     );
     return {

@@ -5,12 +5,13 @@
  * @module
  */
 import { storeMigration } from './0001-store.js';
+import { coordinationMigration } from './0002-coordination.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
 
 /** Every migration, in version order (versions 1, 2, … without gaps). */
-export const MIGRATIONS: readonly Migration[] = [storeMigration];
+export const MIGRATIONS: readonly Migration[] = [storeMigration, coordinationMigration];
 
 /** The schema version this ts-reactor needs: the last migration's. */
 export const SCHEMA_VERSION: number = MIGRATIONS[MIGRATIONS.length - 1]?.version ?? 0;

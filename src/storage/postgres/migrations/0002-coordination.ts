@@ -1,44 +1,59 @@
--- 0002_coordination: the five coordination primitives as typed tables, one function per transition.
---
--- Every time is the database clock, clock_timestamp(), read once per call after the rows the call
--- works on are locked; callers never pass "now". Every function runs in the caller's statement,
--- so a plain `SELECT * FROM fn(...)` outside a transaction is one atomic transition and one round
--- trip. Argument errors raise SQLSTATE 22023 with a message starting 'RX_ARG'.
--- Wake-ups: a transition that may let a waiter in sends NOTIFY on __CHANNEL__ with the payload
--- '<kind>:<key>' (kind: lock, semaphore, ordered); NOTIFY is delivered at commit.
+/**
+ * Migration 2, `coordination`: the five coordination primitives of the Coordinator port as typed
+ * tables, and one plpgsql function per transition, each with a header naming its arguments,
+ * results and errors (docs/decisions/127).
+ *
+ * Every time is the database clock, `clock_timestamp()`, read once per call after the rows the
+ * call works on are locked; callers never pass "now". A plain `SELECT * FROM fn(…)` outside a
+ * transaction is one atomic transition and one round trip. Argument errors raise SQLSTATE 22023
+ * with a message starting `RX_ARG`. A transition that may let a waiter in sends NOTIFY on the
+ * schema's coordination channel with the payload `<kind>:<key>` (kind: `lock`, `semaphore`,
+ * `ordered`), delivered at commit (docs/decisions/128).
+ *
+ * @module
+ */
+import type { CoordinationFunction } from '../names.js';
+import type { Migration } from './migration.js';
 
+/** The `coordination` migration. */
+export const coordinationMigration: Migration = {
+  version: 2,
+  name: 'coordination',
+  sql: (n) => {
+    const f = (name: CoordinationFunction): string => n.coordFunction(name);
+    return `
 -- ── Shared helpers ────────────────────────────────────────────────────────────────────────────
 
 -- coord_ms_until(p_at, p_now): whole ms from p_now until p_at, rounded up, never below 0.
-CREATE FUNCTION __SCHEMA__.coord_ms_until(p_at timestamptz, p_now timestamptz) RETURNS bigint
+CREATE FUNCTION ${f('ms_until')}(p_at timestamptz, p_now timestamptz) RETURNS bigint
 LANGUAGE sql IMMUTABLE AS $$
   SELECT greatest(0, ceil(extract(epoch FROM (p_at - p_now)) * 1000))::bigint
 $$;
 
 -- coord_us(p_at): microseconds since the Unix epoch of p_at (fencing-token floor).
-CREATE FUNCTION __SCHEMA__.coord_us(p_at timestamptz) RETURNS bigint
+CREATE FUNCTION ${f('us')}(p_at timestamptz) RETURNS bigint
 LANGUAGE sql IMMUTABLE AS $$
   SELECT floor(extract(epoch FROM p_at) * 1000000)::bigint
 $$;
 
 -- coord_ms(p_at): milliseconds since the Unix epoch of p_at (ordered-lock epochs, coord_time).
-CREATE FUNCTION __SCHEMA__.coord_ms(p_at timestamptz) RETURNS bigint
+CREATE FUNCTION ${f('ms')}(p_at timestamptz) RETURNS bigint
 LANGUAGE sql IMMUTABLE AS $$
   SELECT floor(extract(epoch FROM p_at) * 1000)::bigint
 $$;
 
 -- coord_time(): the database clock in ms since the Unix epoch. No arguments; no errors.
-CREATE FUNCTION __SCHEMA__.coord_time() RETURNS bigint
+CREATE FUNCTION ${f('time')}() RETURNS bigint
 LANGUAGE sql VOLATILE AS $$
-  SELECT __SCHEMA__.coord_ms(clock_timestamp())
+  SELECT ${f('ms')}(clock_timestamp())
 $$;
 
 -- ── Exclusive lock ────────────────────────────────────────────────────────────────────────────
 
--- One row per key. Held while owner IS NOT NULL and expires_at > now. `token` is the current
+-- One row per key. Held while owner IS NOT NULL and expires_at > now. 'token' is the current
 -- hold's fencing token, or the last one handed out when free: the row outlives a fenced hold (a
 -- day, see coord_purge) so tokens keep increasing per key, also across a server restart.
-CREATE TABLE __SCHEMA__.coord_locks (
+CREATE TABLE ${n.coordLocks} (
   key          text PRIMARY KEY,
   owner        text,
   execution_id text,
@@ -50,7 +65,7 @@ CREATE TABLE __SCHEMA__.coord_locks (
   fenced       boolean NOT NULL DEFAULT true,
   expires_at   timestamptz
 );
-CREATE INDEX coord_locks_expires_at ON __SCHEMA__.coord_locks (expires_at);
+CREATE INDEX coord_locks_expires_at ON ${n.coordLocks} (expires_at);
 
 -- coord_lock_acquire: take the lock for an owner, or re-enter it.
 --   Arguments: p_key, p_owner (root execution id), p_execution_id, p_reactor, p_step ('' or NULL
@@ -60,27 +75,27 @@ CREATE INDEX coord_locks_expires_at ON __SCHEMA__.coord_locks (expires_at);
 --   A re-entry returns the outer token and never shortens the lease. A new hold's token is
 --   greatest(last token + 1, clock µs).
 --   Errors: 22023 RX_ARG when p_ttl_ms < 1.
-CREATE FUNCTION __SCHEMA__.coord_lock_acquire(
+CREATE FUNCTION ${f('lock_acquire')}(
   p_key text, p_owner text, p_execution_id text, p_reactor text, p_step text, p_ttl_ms bigint, p_unfenced boolean,
   OUT acquired boolean, OUT token text, OUT nesting integer,
   OUT holder_owner text, OUT holder_execution_id text, OUT holder_reactor text, OUT holder_step text,
   OUT ttl_ms bigint)
 LANGUAGE plpgsql AS $$
 DECLARE
-  v_row __SCHEMA__.coord_locks;
+  v_row ${n.coordLocks};
   v_now timestamptz;
   v_token bigint;
 BEGIN
   IF p_ttl_ms IS NULL OR p_ttl_ms < 1 THEN
     RAISE EXCEPTION 'RX_ARG coord_lock_acquire: ttl must be a positive integer' USING ERRCODE = '22023';
   END IF;
-  INSERT INTO __SCHEMA__.coord_locks AS l (key) VALUES (p_key)
+  INSERT INTO ${n.coordLocks} AS l (key) VALUES (p_key)
     ON CONFLICT (key) DO UPDATE SET key = l.key
     RETURNING * INTO v_row;
   v_now := clock_timestamp();
   IF v_row.owner IS NOT NULL AND v_row.expires_at > v_now THEN
     IF v_row.owner = p_owner THEN
-      UPDATE __SCHEMA__.coord_locks AS l
+      UPDATE ${n.coordLocks} AS l
         SET nesting = l.nesting + 1, expires_at = greatest(l.expires_at, v_now + p_ttl_ms * interval '1 ms')
         WHERE l.key = p_key;
       acquired := true; token := v_row.token::text; nesting := v_row.nesting + 1;
@@ -89,11 +104,11 @@ BEGIN
     acquired := false;
     holder_owner := v_row.owner; holder_execution_id := v_row.execution_id;
     holder_reactor := v_row.reactor; holder_step := v_row.step;
-    ttl_ms := greatest(1, __SCHEMA__.coord_ms_until(v_row.expires_at, v_now));
+    ttl_ms := greatest(1, ${f('ms_until')}(v_row.expires_at, v_now));
     RETURN;
   END IF;
-  v_token := greatest(v_row.token + 1, __SCHEMA__.coord_us(v_now));
-  UPDATE __SCHEMA__.coord_locks AS l
+  v_token := greatest(v_row.token + 1, ${f('us')}(v_now));
+  UPDATE ${n.coordLocks} AS l
     SET owner = p_owner, execution_id = nullif(p_execution_id, ''), reactor = nullif(p_reactor, ''),
         step = nullif(p_step, ''), nesting = 1, token = v_token, fenced = NOT coalesce(p_unfenced, false),
         expires_at = v_now + p_ttl_ms * interval '1 ms'
@@ -108,13 +123,13 @@ $$;
 --   nesting left; at 0 the key is free and 'lock:<key>' is notified. A fenced key keeps its row
 --   (and last token); an unfenced one is deleted.
 --   Errors: none.
-CREATE FUNCTION __SCHEMA__.coord_lock_release(p_key text, p_owner text, OUT released boolean, OUT nesting integer)
+CREATE FUNCTION ${f('lock_release')}(p_key text, p_owner text, OUT released boolean, OUT nesting integer)
 LANGUAGE plpgsql AS $$
 DECLARE
-  v_row __SCHEMA__.coord_locks;
+  v_row ${n.coordLocks};
   v_now timestamptz;
 BEGIN
-  SELECT * INTO v_row FROM __SCHEMA__.coord_locks AS l WHERE l.key = p_key FOR UPDATE;
+  SELECT * INTO v_row FROM ${n.coordLocks} AS l WHERE l.key = p_key FOR UPDATE;
   v_now := clock_timestamp();
   IF NOT FOUND OR v_row.owner IS DISTINCT FROM p_owner OR v_row.expires_at <= v_now THEN
     released := false; nesting := 0;
@@ -122,18 +137,18 @@ BEGIN
   END IF;
   released := true;
   IF v_row.nesting > 1 THEN
-    UPDATE __SCHEMA__.coord_locks AS l SET nesting = l.nesting - 1 WHERE l.key = p_key;
+    UPDATE ${n.coordLocks} AS l SET nesting = l.nesting - 1 WHERE l.key = p_key;
     nesting := v_row.nesting - 1;
     RETURN;
   END IF;
   IF v_row.fenced THEN
-    UPDATE __SCHEMA__.coord_locks AS l
+    UPDATE ${n.coordLocks} AS l
       SET owner = NULL, execution_id = NULL, reactor = NULL, step = NULL, nesting = 0, expires_at = NULL
       WHERE l.key = p_key;
   ELSE
-    DELETE FROM __SCHEMA__.coord_locks AS l WHERE l.key = p_key;
+    DELETE FROM ${n.coordLocks} AS l WHERE l.key = p_key;
   END IF;
-  PERFORM pg_notify(__CHANNEL__, 'lock:' || p_key);
+  PERFORM pg_notify('${n.coordChannel}', 'lock:' || p_key);
   nesting := 0;
 END
 $$;
@@ -142,7 +157,7 @@ $$;
 --   Arguments: p_key, p_owner, p_ttl_ms (integer >= 1): the new remaining lease.
 --   Results: true when extended, false when p_owner holds no live hold.
 --   Errors: 22023 RX_ARG when p_ttl_ms < 1.
-CREATE FUNCTION __SCHEMA__.coord_lock_extend(p_key text, p_owner text, p_ttl_ms bigint) RETURNS boolean
+CREATE FUNCTION ${f('lock_extend')}(p_key text, p_owner text, p_ttl_ms bigint) RETURNS boolean
 LANGUAGE plpgsql AS $$
 DECLARE
   v_now timestamptz;
@@ -150,9 +165,9 @@ BEGIN
   IF p_ttl_ms IS NULL OR p_ttl_ms < 1 THEN
     RAISE EXCEPTION 'RX_ARG coord_lock_extend: ttl must be a positive integer' USING ERRCODE = '22023';
   END IF;
-  PERFORM 1 FROM __SCHEMA__.coord_locks AS l WHERE l.key = p_key FOR UPDATE;
+  PERFORM 1 FROM ${n.coordLocks} AS l WHERE l.key = p_key FOR UPDATE;
   v_now := clock_timestamp();
-  UPDATE __SCHEMA__.coord_locks AS l SET expires_at = v_now + p_ttl_ms * interval '1 ms'
+  UPDATE ${n.coordLocks} AS l SET expires_at = v_now + p_ttl_ms * interval '1 ms'
     WHERE l.key = p_key AND l.owner = p_owner AND l.expires_at > v_now;
   RETURN FOUND;
 END
@@ -162,12 +177,12 @@ $$;
 --   Arguments: p_key.
 --   Results: no row when free; else owner, execution_id, reactor, step, nesting, token (text), ttl_ms.
 --   Errors: none.
-CREATE FUNCTION __SCHEMA__.coord_lock_state(p_key text)
+CREATE FUNCTION ${f('lock_state')}(p_key text)
 RETURNS TABLE (owner text, execution_id text, reactor text, step text, nesting integer, token text, ttl_ms bigint)
 LANGUAGE sql VOLATILE AS $$
   SELECT l.owner, l.execution_id, l.reactor, l.step, l.nesting, l.token::text,
-         greatest(1, __SCHEMA__.coord_ms_until(l.expires_at, n.now))
-  FROM __SCHEMA__.coord_locks AS l, (SELECT clock_timestamp() AS now) AS n
+         greatest(1, ${f('ms_until')}(l.expires_at, n.now))
+  FROM ${n.coordLocks} AS l, (SELECT clock_timestamp() AS now) AS n
   WHERE l.key = p_key AND l.owner IS NOT NULL AND l.expires_at > n.now
 $$;
 
@@ -175,13 +190,13 @@ $$;
 
 -- One row per key: the limit of the latest acquire. Acquires and releases lock it, so counting
 -- and taking a slot is one serialised step per key.
-CREATE TABLE __SCHEMA__.coord_semaphores (
+CREATE TABLE ${n.coordSemaphores} (
   key   text PRIMARY KEY,
   lim   integer NOT NULL
 );
 
 -- One row per holder of a slot; live while expires_at > now.
-CREATE TABLE __SCHEMA__.coord_semaphore_leases (
+CREATE TABLE ${n.coordSemaphoreLeases} (
   key        text NOT NULL,
   owner      text NOT NULL,
   holder     jsonb NOT NULL,
@@ -189,7 +204,7 @@ CREATE TABLE __SCHEMA__.coord_semaphore_leases (
   expires_at timestamptz NOT NULL,
   PRIMARY KEY (key, owner)
 );
-CREATE INDEX coord_semaphore_leases_expires_at ON __SCHEMA__.coord_semaphore_leases (expires_at);
+CREATE INDEX coord_semaphore_leases_expires_at ON ${n.coordSemaphoreLeases} (expires_at);
 
 -- coord_semaphore_acquire: take (or re-enter) a leased slot when fewer than p_limit are live.
 --   Arguments: p_key, p_owner, p_holder (holder info JSON, kept for views), p_limit (integer >= 0,
@@ -199,7 +214,7 @@ CREATE INDEX coord_semaphore_leases_expires_at ON __SCHEMA__.coord_semaphore_lea
 --   Expired leases are dropped first, so a dead holder's slot returns; a re-entry keeps one slot
 --   and never shortens its lease.
 --   Errors: 22023 RX_ARG when p_limit < 0 or p_ttl_ms < 1.
-CREATE FUNCTION __SCHEMA__.coord_semaphore_acquire(
+CREATE FUNCTION ${f('semaphore_acquire')}(
   p_key text, p_owner text, p_holder jsonb, p_limit integer, p_ttl_ms bigint,
   OUT acquired boolean, OUT nesting integer, OUT holders integer, OUT lim integer, OUT retry_after_ms bigint)
 LANGUAGE plpgsql AS $$
@@ -213,16 +228,16 @@ BEGIN
     RAISE EXCEPTION 'RX_ARG coord_semaphore_acquire: limit must be an integer >= 0 and ttl a positive integer'
       USING ERRCODE = '22023';
   END IF;
-  INSERT INTO __SCHEMA__.coord_semaphores AS s (key, lim) VALUES (p_key, p_limit)
+  INSERT INTO ${n.coordSemaphores} AS s (key, lim) VALUES (p_key, p_limit)
     ON CONFLICT (key) DO UPDATE SET lim = excluded.lim;
   v_now := clock_timestamp();
-  DELETE FROM __SCHEMA__.coord_semaphore_leases AS l WHERE l.key = p_key AND l.expires_at <= v_now;
-  UPDATE __SCHEMA__.coord_semaphore_leases AS l
+  DELETE FROM ${n.coordSemaphoreLeases} AS l WHERE l.key = p_key AND l.expires_at <= v_now;
+  UPDATE ${n.coordSemaphoreLeases} AS l
     SET nesting = l.nesting + 1, expires_at = greatest(l.expires_at, v_now + p_ttl_ms * interval '1 ms')
     WHERE l.key = p_key AND l.owner = p_owner
     RETURNING l.nesting INTO v_nesting;
   SELECT count(*), min(l.expires_at) INTO v_count, v_earliest
-    FROM __SCHEMA__.coord_semaphore_leases AS l WHERE l.key = p_key;
+    FROM ${n.coordSemaphoreLeases} AS l WHERE l.key = p_key;
   IF v_nesting IS NOT NULL THEN
     acquired := true; nesting := v_nesting; holders := v_count;
     RETURN;
@@ -230,10 +245,10 @@ BEGIN
   IF v_count >= p_limit THEN
     acquired := false; holders := v_count; lim := p_limit;
     retry_after_ms := CASE WHEN v_earliest IS NULL THEN 0
-                           ELSE greatest(1, __SCHEMA__.coord_ms_until(v_earliest, v_now)) END;
+                           ELSE greatest(1, ${f('ms_until')}(v_earliest, v_now)) END;
     RETURN;
   END IF;
-  INSERT INTO __SCHEMA__.coord_semaphore_leases (key, owner, holder, nesting, expires_at)
+  INSERT INTO ${n.coordSemaphoreLeases} (key, owner, holder, nesting, expires_at)
     VALUES (p_key, p_owner, p_holder, 1, v_now + p_ttl_ms * interval '1 ms');
   acquired := true; nesting := 1; holders := v_count + 1;
 END
@@ -244,15 +259,15 @@ $$;
 --   Results: released (false when p_owner held no live lease: nothing changes, capacity never
 --   inflates) and nesting left; at 0 'semaphore:<key>' is notified.
 --   Errors: none.
-CREATE FUNCTION __SCHEMA__.coord_semaphore_release(p_key text, p_owner text, OUT released boolean, OUT nesting integer)
+CREATE FUNCTION ${f('semaphore_release')}(p_key text, p_owner text, OUT released boolean, OUT nesting integer)
 LANGUAGE plpgsql AS $$
 DECLARE
   v_now timestamptz;
   v_nesting integer;
 BEGIN
-  PERFORM 1 FROM __SCHEMA__.coord_semaphores AS s WHERE s.key = p_key FOR UPDATE;
+  PERFORM 1 FROM ${n.coordSemaphores} AS s WHERE s.key = p_key FOR UPDATE;
   v_now := clock_timestamp();
-  SELECT l.nesting INTO v_nesting FROM __SCHEMA__.coord_semaphore_leases AS l
+  SELECT l.nesting INTO v_nesting FROM ${n.coordSemaphoreLeases} AS l
     WHERE l.key = p_key AND l.owner = p_owner AND l.expires_at > v_now FOR UPDATE;
   IF v_nesting IS NULL THEN
     released := false; nesting := 0;
@@ -260,13 +275,13 @@ BEGIN
   END IF;
   released := true;
   IF v_nesting > 1 THEN
-    UPDATE __SCHEMA__.coord_semaphore_leases AS l SET nesting = l.nesting - 1
+    UPDATE ${n.coordSemaphoreLeases} AS l SET nesting = l.nesting - 1
       WHERE l.key = p_key AND l.owner = p_owner;
     nesting := v_nesting - 1;
     RETURN;
   END IF;
-  DELETE FROM __SCHEMA__.coord_semaphore_leases AS l WHERE l.key = p_key AND l.owner = p_owner;
-  PERFORM pg_notify(__CHANNEL__, 'semaphore:' || p_key);
+  DELETE FROM ${n.coordSemaphoreLeases} AS l WHERE l.key = p_key AND l.owner = p_owner;
+  PERFORM pg_notify('${n.coordChannel}', 'semaphore:' || p_key);
   nesting := 0;
 END
 $$;
@@ -275,7 +290,7 @@ $$;
 --   Arguments: p_key, p_owner, p_ttl_ms (integer >= 1): the new remaining lease.
 --   Results: true when extended, false when p_owner holds no live lease.
 --   Errors: 22023 RX_ARG when p_ttl_ms < 1.
-CREATE FUNCTION __SCHEMA__.coord_semaphore_extend(p_key text, p_owner text, p_ttl_ms bigint) RETURNS boolean
+CREATE FUNCTION ${f('semaphore_extend')}(p_key text, p_owner text, p_ttl_ms bigint) RETURNS boolean
 LANGUAGE plpgsql AS $$
 DECLARE
   v_now timestamptz;
@@ -283,9 +298,9 @@ BEGIN
   IF p_ttl_ms IS NULL OR p_ttl_ms < 1 THEN
     RAISE EXCEPTION 'RX_ARG coord_semaphore_extend: ttl must be a positive integer' USING ERRCODE = '22023';
   END IF;
-  PERFORM 1 FROM __SCHEMA__.coord_semaphore_leases AS l WHERE l.key = p_key AND l.owner = p_owner FOR UPDATE;
+  PERFORM 1 FROM ${n.coordSemaphoreLeases} AS l WHERE l.key = p_key AND l.owner = p_owner FOR UPDATE;
   v_now := clock_timestamp();
-  UPDATE __SCHEMA__.coord_semaphore_leases AS l SET expires_at = v_now + p_ttl_ms * interval '1 ms'
+  UPDATE ${n.coordSemaphoreLeases} AS l SET expires_at = v_now + p_ttl_ms * interval '1 ms'
     WHERE l.key = p_key AND l.owner = p_owner AND l.expires_at > v_now;
   RETURN FOUND;
 END
@@ -296,17 +311,17 @@ $$;
 --   Results: lim (the latest acquire's limit, NULL when unknown) and leases, a JSON array of
 --   {owner, holder, nesting, ttl_ms} ordered by owner.
 --   Errors: none.
-CREATE FUNCTION __SCHEMA__.coord_semaphore_state(p_key text, OUT lim integer, OUT leases jsonb)
+CREATE FUNCTION ${f('semaphore_state')}(p_key text, OUT lim integer, OUT leases jsonb)
 LANGUAGE plpgsql AS $$
 DECLARE
   v_now timestamptz := clock_timestamp();
 BEGIN
-  SELECT s.lim INTO lim FROM __SCHEMA__.coord_semaphores AS s WHERE s.key = p_key;
+  SELECT s.lim INTO lim FROM ${n.coordSemaphores} AS s WHERE s.key = p_key;
   SELECT coalesce(jsonb_agg(jsonb_build_object('owner', l.owner, 'holder', l.holder, 'nesting', l.nesting,
-                                               'ttl_ms', greatest(1, __SCHEMA__.coord_ms_until(l.expires_at, v_now)))
+                                               'ttl_ms', greatest(1, ${f('ms_until')}(l.expires_at, v_now)))
                             ORDER BY l.owner), '[]'::jsonb)
     INTO leases
-    FROM __SCHEMA__.coord_semaphore_leases AS l WHERE l.key = p_key AND l.expires_at > v_now;
+    FROM ${n.coordSemaphoreLeases} AS l WHERE l.key = p_key AND l.expires_at > v_now;
 END
 $$;
 
@@ -314,19 +329,19 @@ $$;
 
 -- One row per key: the longest window it was used with (starts older than it are dead). Takes
 -- lock these rows, in key order, so several windows are checked and charged as one step.
-CREATE TABLE __SCHEMA__.coord_rates (
+CREATE TABLE ${n.coordRates} (
   key       text PRIMARY KEY,
   period_ms bigint NOT NULL
 );
 
 -- One row per start charged to a key; several windows on one key are views of the same log.
-CREATE TABLE __SCHEMA__.coord_rate_starts (
+CREATE TABLE ${n.coordRateStarts} (
   key text NOT NULL,
   id  text NOT NULL,
   at  timestamptz NOT NULL,
   PRIMARY KEY (key, id)
 );
-CREATE INDEX coord_rate_starts_key_at ON __SCHEMA__.coord_rate_starts (key, at);
+CREATE INDEX coord_rate_starts_key_at ON ${n.coordRateStarts} (key, at);
 
 -- coord_rate_take: check every window and charge all of them, or none.
 --   Arguments: p_id (unique id of the start), p_keys, p_limits (integers >= 0), p_periods (ms,
@@ -336,7 +351,7 @@ CREATE INDEX coord_rate_starts_key_at ON __SCHEMA__.coord_rate_starts (key, at);
 --   retry_after_ms (until that window's oldest start leaves it, >= 1).
 --   A start at t leaves a window of p at t + p.
 --   Errors: 22023 RX_ARG on arrays of different lengths or a bad limit or period.
-CREATE FUNCTION __SCHEMA__.coord_rate_take(
+CREATE FUNCTION ${f('rate_take')}(
   p_id text, p_keys text[], p_limits integer[], p_periods bigint[],
   OUT allowed boolean, OUT charged boolean, OUT refused_index integer, OUT refused_count integer,
   OUT retry_after_ms bigint)
@@ -356,29 +371,29 @@ BEGIN
     allowed := true; charged := true;
     RETURN;
   END IF;
-  INSERT INTO __SCHEMA__.coord_rates AS r (key, period_ms)
+  INSERT INTO ${n.coordRates} AS r (key, period_ms)
     SELECT w.key, max(w.period) FROM unnest(p_keys, p_periods) AS w(key, period) GROUP BY w.key ORDER BY w.key
     ON CONFLICT (key) DO UPDATE SET period_ms = greatest(r.period_ms, excluded.period_ms);
   v_now := clock_timestamp();
-  DELETE FROM __SCHEMA__.coord_rate_starts AS s USING __SCHEMA__.coord_rates AS r
+  DELETE FROM ${n.coordRateStarts} AS s USING ${n.coordRates} AS r
     WHERE s.key = r.key AND r.key = ANY (p_keys) AND s.at <= v_now - r.period_ms * interval '1 ms';
   IF EXISTS (SELECT 1 FROM unnest(p_keys, p_periods) AS w(key, period)
-             JOIN __SCHEMA__.coord_rate_starts AS s ON s.key = w.key AND s.id = p_id
+             JOIN ${n.coordRateStarts} AS s ON s.key = w.key AND s.id = p_id
              WHERE s.at > v_now - w.period * interval '1 ms') THEN
     allowed := true; charged := false;
     RETURN;
   END IF;
   FOR i IN 1 .. v_n LOOP
-    SELECT count(*), min(s.at) INTO v_count, v_oldest FROM __SCHEMA__.coord_rate_starts AS s
+    SELECT count(*), min(s.at) INTO v_count, v_oldest FROM ${n.coordRateStarts} AS s
       WHERE s.key = p_keys[i] AND s.at > v_now - p_periods[i] * interval '1 ms';
     IF v_count >= p_limits[i] THEN
       allowed := false; refused_index := i; refused_count := v_count;
       retry_after_ms := CASE WHEN v_oldest IS NULL THEN p_periods[i]
-                             ELSE greatest(1, __SCHEMA__.coord_ms_until(v_oldest + p_periods[i] * interval '1 ms', v_now)) END;
+                             ELSE greatest(1, ${f('ms_until')}(v_oldest + p_periods[i] * interval '1 ms', v_now)) END;
       RETURN;
     END IF;
   END LOOP;
-  INSERT INTO __SCHEMA__.coord_rate_starts AS s (key, id, at)
+  INSERT INTO ${n.coordRateStarts} AS s (key, id, at)
     SELECT DISTINCT w.key, p_id, v_now FROM unnest(p_keys) AS w(key)
     ON CONFLICT (key, id) DO UPDATE SET at = excluded.at;
   allowed := true; charged := true;
@@ -389,14 +404,14 @@ $$;
 --   Arguments: p_id, p_keys.
 --   Results: the number of starts removed (0 for an id never charged).
 --   Errors: none.
-CREATE FUNCTION __SCHEMA__.coord_rate_refund(p_id text, p_keys text[]) RETURNS integer
+CREATE FUNCTION ${f('rate_refund')}(p_id text, p_keys text[]) RETURNS integer
 LANGUAGE plpgsql AS $$
 DECLARE
   v_removed integer;
 BEGIN
   -- The keys' rows first, in key order (as a take locks them), then their starts.
-  PERFORM 1 FROM __SCHEMA__.coord_rates AS r WHERE r.key = ANY (p_keys) ORDER BY r.key FOR UPDATE;
-  DELETE FROM __SCHEMA__.coord_rate_starts AS s WHERE s.key = ANY (p_keys) AND s.id = p_id;
+  PERFORM 1 FROM ${n.coordRates} AS r WHERE r.key = ANY (p_keys) ORDER BY r.key FOR UPDATE;
+  DELETE FROM ${n.coordRateStarts} AS s WHERE s.key = ANY (p_keys) AND s.id = p_id;
   GET DIAGNOSTICS v_removed = ROW_COUNT;
   RETURN v_removed;
 END
@@ -406,7 +421,7 @@ $$;
 --   Arguments: p_key, p_period_ms (integer >= 1).
 --   Results: count and reset_in_ms (until the oldest start leaves the window; 0 when empty).
 --   Errors: 22023 RX_ARG when p_period_ms < 1.
-CREATE FUNCTION __SCHEMA__.coord_rate_state(p_key text, p_period_ms bigint, OUT count integer, OUT reset_in_ms bigint)
+CREATE FUNCTION ${f('rate_state')}(p_key text, p_period_ms bigint, OUT count integer, OUT reset_in_ms bigint)
 LANGUAGE plpgsql AS $$
 DECLARE
   v_now timestamptz := clock_timestamp();
@@ -415,31 +430,31 @@ BEGIN
   IF p_period_ms IS NULL OR p_period_ms < 1 THEN
     RAISE EXCEPTION 'RX_ARG coord_rate_state: period must be a positive integer' USING ERRCODE = '22023';
   END IF;
-  SELECT count(*), min(s.at) INTO count, v_oldest FROM __SCHEMA__.coord_rate_starts AS s
+  SELECT count(*), min(s.at) INTO count, v_oldest FROM ${n.coordRateStarts} AS s
     WHERE s.key = p_key AND s.at > v_now - p_period_ms * interval '1 ms';
   reset_in_ms := CASE WHEN v_oldest IS NULL THEN 0
-                      ELSE __SCHEMA__.coord_ms_until(v_oldest + p_period_ms * interval '1 ms', v_now) END;
+                      ELSE ${f('ms_until')}(v_oldest + p_period_ms * interval '1 ms', v_now) END;
 END
 $$;
 
 -- ── Period (once per bucket) ──────────────────────────────────────────────────────────────────
 
 -- One row per marked bucket; marked while expires_at > now.
-CREATE TABLE __SCHEMA__.coord_periods (
+CREATE TABLE ${n.coordPeriods} (
   key        text NOT NULL,
   bucket     text NOT NULL,
   note       text,
   expires_at timestamptz NOT NULL,
   PRIMARY KEY (key, bucket)
 );
-CREATE INDEX coord_periods_expires_at ON __SCHEMA__.coord_periods (expires_at);
+CREATE INDEX coord_periods_expires_at ON ${n.coordPeriods} (expires_at);
 
 -- coord_period_mark: mark a bucket once.
 --   Arguments: p_key, p_bucket, p_ttl_ms (integer >= 1), p_note (NULL or '' = none).
 --   Results: true when this call marked the bucket, false when it was marked already (the first
 --   marker, its note and its expiry stay untouched).
 --   Errors: 22023 RX_ARG when p_ttl_ms < 1.
-CREATE FUNCTION __SCHEMA__.coord_period_mark(p_key text, p_bucket text, p_ttl_ms bigint, p_note text) RETURNS boolean
+CREATE FUNCTION ${f('period_mark')}(p_key text, p_bucket text, p_ttl_ms bigint, p_note text) RETURNS boolean
 LANGUAGE plpgsql AS $$
 DECLARE
   v_now timestamptz := clock_timestamp();
@@ -447,7 +462,7 @@ BEGIN
   IF p_ttl_ms IS NULL OR p_ttl_ms < 1 THEN
     RAISE EXCEPTION 'RX_ARG coord_period_mark: ttl must be a positive integer' USING ERRCODE = '22023';
   END IF;
-  INSERT INTO __SCHEMA__.coord_periods AS p (key, bucket, note, expires_at)
+  INSERT INTO ${n.coordPeriods} AS p (key, bucket, note, expires_at)
     VALUES (p_key, p_bucket, nullif(p_note, ''), v_now + p_ttl_ms * interval '1 ms')
     ON CONFLICT (key, bucket) DO UPDATE SET note = excluded.note, expires_at = excluded.expires_at
       WHERE p.expires_at <= clock_timestamp();
@@ -459,11 +474,11 @@ $$;
 --   Arguments: p_key, p_bucket.
 --   Results: no row when unmarked; else ttl_ms (>= 0) and note (NULL when set without one).
 --   Errors: none.
-CREATE FUNCTION __SCHEMA__.coord_period_state(p_key text, p_bucket text)
+CREATE FUNCTION ${f('period_state')}(p_key text, p_bucket text)
 RETURNS TABLE (ttl_ms bigint, note text)
 LANGUAGE sql VOLATILE AS $$
-  SELECT __SCHEMA__.coord_ms_until(p.expires_at, n.now), p.note
-  FROM __SCHEMA__.coord_periods AS p, (SELECT clock_timestamp() AS now) AS n
+  SELECT ${f('ms_until')}(p.expires_at, n.now), p.note
+  FROM ${n.coordPeriods} AS p, (SELECT clock_timestamp() AS now) AS n
   WHERE p.key = p_key AND p.bucket = p_bucket AND p.expires_at > n.now
 $$;
 
@@ -471,7 +486,7 @@ $$;
 
 -- One row per key (never purged: its epoch is what makes an old batch's tickets stale). The
 -- head is last_completed + 1. epoch is in ms of the database clock.
-CREATE TABLE __SCHEMA__.coord_ordered (
+CREATE TABLE ${n.coordOrdered} (
   key            text PRIMARY KEY,
   epoch          bigint NOT NULL,
   issued         integer NOT NULL DEFAULT 0,
@@ -486,7 +501,7 @@ CREATE TABLE __SCHEMA__.coord_ordered (
 
 -- Per outstanding position: its latest sign of life while not in flight (its ticket, then each
 -- wait) and whether it completed out of turn (passed over when the head reaches it).
-CREATE TABLE __SCHEMA__.coord_ordered_positions (
+CREATE TABLE ${n.coordOrderedPositions} (
   key     text NOT NULL,
   nonce   integer NOT NULL,
   seen_at timestamptz,
@@ -496,14 +511,14 @@ CREATE TABLE __SCHEMA__.coord_ordered_positions (
 
 -- coord_ordered_pass (internal): moves the cursor of p_key from p_last past the head and past
 -- every position done out of turn behind it; forgets those positions. Returns the new cursor.
-CREATE FUNCTION __SCHEMA__.coord_ordered_pass(p_key text, p_last integer) RETURNS integer
+CREATE FUNCTION ${f('ordered_pass')}(p_key text, p_last integer) RETURNS integer
 LANGUAGE plpgsql AS $$
 DECLARE
   v_last integer := p_last + 1;
 BEGIN
-  DELETE FROM __SCHEMA__.coord_ordered_positions AS o WHERE o.key = p_key AND o.nonce = v_last;
+  DELETE FROM ${n.coordOrderedPositions} AS o WHERE o.key = p_key AND o.nonce = v_last;
   LOOP
-    DELETE FROM __SCHEMA__.coord_ordered_positions AS o WHERE o.key = p_key AND o.nonce = v_last + 1 AND o.done;
+    DELETE FROM ${n.coordOrderedPositions} AS o WHERE o.key = p_key AND o.nonce = v_last + 1 AND o.done;
     EXIT WHEN NOT FOUND;
     v_last := v_last + 1;
   END LOOP;
@@ -515,20 +530,20 @@ $$;
 -- cursor at the last issued position drains the key (epoch greatest(epoch + 1, now ms), counters
 -- zero). p_advanced: a real advance (completion or skip), which restarts the head's age. Notifies
 -- 'ordered:<key>'. Returns true when the key drained.
-CREATE FUNCTION __SCHEMA__.coord_ordered_settle(
-  p_row __SCHEMA__.coord_ordered, p_last integer, p_now timestamptz, p_advanced boolean) RETURNS boolean
+CREATE FUNCTION ${f('ordered_settle')}(
+  p_row ${n.coordOrdered}, p_last integer, p_now timestamptz, p_advanced boolean) RETURNS boolean
 LANGUAGE plpgsql AS $$
 BEGIN
-  PERFORM pg_notify(__CHANNEL__, 'ordered:' || p_row.key);
+  PERFORM pg_notify('${n.coordChannel}', 'ordered:' || p_row.key);
   IF p_last >= p_row.issued THEN
-    DELETE FROM __SCHEMA__.coord_ordered_positions AS o WHERE o.key = p_row.key;
-    UPDATE __SCHEMA__.coord_ordered AS o
-      SET epoch = greatest(p_row.epoch + 1, __SCHEMA__.coord_ms(p_now)), issued = 0, last_completed = 0,
+    DELETE FROM ${n.coordOrderedPositions} AS o WHERE o.key = p_row.key;
+    UPDATE ${n.coordOrdered} AS o
+      SET epoch = greatest(p_row.epoch + 1, ${f('ms')}(p_now)), issued = 0, last_completed = 0,
           in_flight = NULL, heartbeat_at = NULL, advanced_at = p_now, first_failed = NULL, holder = NULL
       WHERE o.key = p_row.key;
     RETURN true;
   END IF;
-  UPDATE __SCHEMA__.coord_ordered AS o
+  UPDATE ${n.coordOrdered} AS o
     SET last_completed = p_last,
         advanced_at = CASE WHEN p_advanced THEN p_now ELSE o.advanced_at END,
         in_flight = CASE WHEN o.in_flight <= p_last THEN NULL ELSE o.in_flight END,
@@ -543,14 +558,14 @@ $$;
 --   Arguments: p_key.
 --   Results: epoch, issued, last_completed, in_flight, first_failed (NULL = none).
 --   Errors: none.
-CREATE FUNCTION __SCHEMA__.coord_ordered_state(
+CREATE FUNCTION ${f('ordered_state')}(
   p_key text, OUT epoch bigint, OUT issued integer, OUT last_completed integer, OUT in_flight integer,
   OUT first_failed integer)
 LANGUAGE plpgsql AS $$
 BEGIN
   SELECT o.epoch, o.issued, o.last_completed, o.in_flight, o.first_failed
     INTO epoch, issued, last_completed, in_flight, first_failed
-    FROM __SCHEMA__.coord_ordered AS o WHERE o.key = p_key;
+    FROM ${n.coordOrdered} AS o WHERE o.key = p_key;
   IF NOT FOUND THEN
     epoch := 0; issued := 0; last_completed := 0;
   END IF;
@@ -563,22 +578,22 @@ $$;
 --   the position's first sign of life; the first position of a fresh batch also restarts the
 --   head's age.
 --   Errors: none.
-CREATE FUNCTION __SCHEMA__.coord_ordered_ticket(p_key text, OUT nonce integer, OUT epoch bigint)
+CREATE FUNCTION ${f('ordered_ticket')}(p_key text, OUT nonce integer, OUT epoch bigint)
 LANGUAGE plpgsql AS $$
 DECLARE
-  v_row __SCHEMA__.coord_ordered;
+  v_row ${n.coordOrdered};
   v_now timestamptz := clock_timestamp();
 BEGIN
-  INSERT INTO __SCHEMA__.coord_ordered AS o (key, epoch, advanced_at) VALUES (p_key, __SCHEMA__.coord_ms(v_now), v_now)
+  INSERT INTO ${n.coordOrdered} AS o (key, epoch, advanced_at) VALUES (p_key, ${f('ms')}(v_now), v_now)
     ON CONFLICT (key) DO UPDATE SET key = o.key
     RETURNING * INTO v_row;
   v_now := clock_timestamp();
-  UPDATE __SCHEMA__.coord_ordered AS o
+  UPDATE ${n.coordOrdered} AS o
     SET issued = o.issued + 1,
         advanced_at = CASE WHEN o.issued = o.last_completed THEN v_now ELSE o.advanced_at END
     WHERE o.key = p_key;
   nonce := v_row.issued + 1; epoch := v_row.epoch;
-  INSERT INTO __SCHEMA__.coord_ordered_positions AS p (key, nonce, seen_at) VALUES (p_key, v_row.issued + 1, v_now)
+  INSERT INTO ${n.coordOrderedPositions} AS p (key, nonce, seen_at) VALUES (p_key, v_row.issued + 1, v_now)
     ON CONFLICT ON CONSTRAINT coord_ordered_positions_pkey DO UPDATE SET seen_at = excluded.seen_at, done = false;
 END
 $$;
@@ -594,12 +609,12 @@ $$;
 --   positions is passed in one call (up to 64); a pass notifies 'ordered:<key>'. Entering twice
 --   re-enters (refreshing the heartbeat); waiting refreshes the position's sign of life.
 --   Errors: 22023 RX_ARG when p_poison_ms < 0 or p_nonce was never issued in this epoch.
-CREATE FUNCTION __SCHEMA__.coord_ordered_enter(
+CREATE FUNCTION ${f('ordered_enter')}(
   p_key text, p_nonce integer, p_epoch bigint, p_poison_ms bigint, p_strict boolean, p_holder jsonb,
   OUT outcome text, OUT head integer, OUT poisoned_in_ms bigint, OUT first_failed integer, OUT epoch bigint)
 LANGUAGE plpgsql AS $$
 DECLARE
-  v_row __SCHEMA__.coord_ordered;
+  v_row ${n.coordOrdered};
   v_now timestamptz;
   v_last integer;
   v_head integer;
@@ -611,7 +626,7 @@ BEGIN
   IF p_poison_ms IS NULL OR p_poison_ms < 0 THEN
     RAISE EXCEPTION 'RX_ARG coord_ordered_enter: poison ms must be an integer >= 0' USING ERRCODE = '22023';
   END IF;
-  SELECT * INTO v_row FROM __SCHEMA__.coord_ordered AS o WHERE o.key = p_key FOR UPDATE;
+  SELECT * INTO v_row FROM ${n.coordOrdered} AS o WHERE o.key = p_key FOR UPDATE;
   v_now := clock_timestamp();
   IF coalesce(v_row.epoch, 0) <> p_epoch THEN
     outcome := 'stale'; epoch := coalesce(v_row.epoch, 0);
@@ -634,7 +649,7 @@ BEGIN
       IF v_row.in_flight = v_head THEN
         v_alive := v_row.heartbeat_at;
       ELSE
-        SELECT p.seen_at INTO v_seen FROM __SCHEMA__.coord_ordered_positions AS p
+        SELECT p.seen_at INTO v_seen FROM ${n.coordOrderedPositions} AS p
           WHERE p.key = p_key AND p.nonce = v_head;
         v_alive := greatest(v_row.advanced_at, v_seen);
       END IF;
@@ -645,21 +660,21 @@ BEGIN
     END IF;
     EXIT WHEN outcome IS NOT NULL;
     -- the poison pill: pass over the dead head and every position completed out of turn behind it
-    v_last := __SCHEMA__.coord_ordered_pass(p_key, v_last);
+    v_last := ${f('ordered_pass')}(p_key, v_last);
     v_moved := true;
   END LOOP;
   IF outcome IS NULL THEN
     outcome := 'wait'; head := v_last + 1;
   END IF;
-  IF v_moved AND __SCHEMA__.coord_ordered_settle(v_row, v_last, v_now, false) THEN
+  IF v_moved AND ${f('ordered_settle')}(v_row, v_last, v_now, false) THEN
     outcome := 'passed'; head := NULL; poisoned_in_ms := NULL;
     RETURN;
   END IF;
   IF outcome = 'entered' THEN
-    UPDATE __SCHEMA__.coord_ordered AS o SET in_flight = p_nonce, heartbeat_at = v_now, holder = p_holder
+    UPDATE ${n.coordOrdered} AS o SET in_flight = p_nonce, heartbeat_at = v_now, holder = p_holder
       WHERE o.key = p_key;
   ELSIF outcome = 'wait' THEN
-    INSERT INTO __SCHEMA__.coord_ordered_positions AS p (key, nonce, seen_at) VALUES (p_key, p_nonce, v_now)
+    INSERT INTO ${n.coordOrderedPositions} AS p (key, nonce, seen_at) VALUES (p_key, p_nonce, v_now)
       ON CONFLICT (key, nonce) DO UPDATE SET seen_at = excluded.seen_at;
   END IF;
 END
@@ -670,10 +685,10 @@ $$;
 --   Results: true when recorded, false when this position is not the one in flight (another
 --   epoch, passed over, or completed).
 --   Errors: none.
-CREATE FUNCTION __SCHEMA__.coord_ordered_heartbeat(p_key text, p_nonce integer, p_epoch bigint) RETURNS boolean
+CREATE FUNCTION ${f('ordered_heartbeat')}(p_key text, p_nonce integer, p_epoch bigint) RETURNS boolean
 LANGUAGE plpgsql AS $$
 BEGIN
-  UPDATE __SCHEMA__.coord_ordered AS o SET heartbeat_at = clock_timestamp()
+  UPDATE ${n.coordOrdered} AS o SET heartbeat_at = clock_timestamp()
     WHERE o.key = p_key AND o.epoch = p_epoch AND o.in_flight = p_nonce;
   RETURN FOUND;
 END
@@ -687,29 +702,29 @@ $$;
 --   it; reaching the last issued position drains the key (a new epoch fences the old tickets). A
 --   stale epoch or a position already passed is a no-op. An advance notifies 'ordered:<key>'.
 --   Errors: none.
-CREATE FUNCTION __SCHEMA__.coord_ordered_complete(
+CREATE FUNCTION ${f('ordered_complete')}(
   p_key text, p_nonce integer, p_epoch bigint, p_failed boolean, p_strict boolean,
   OUT epoch bigint, OUT issued integer, OUT last_completed integer, OUT in_flight integer, OUT first_failed integer)
 LANGUAGE plpgsql AS $$
 DECLARE
-  v_row __SCHEMA__.coord_ordered;
+  v_row ${n.coordOrdered};
   v_now timestamptz;
 BEGIN
-  SELECT * INTO v_row FROM __SCHEMA__.coord_ordered AS o WHERE o.key = p_key FOR UPDATE;
+  SELECT * INTO v_row FROM ${n.coordOrdered} AS o WHERE o.key = p_key FOR UPDATE;
   v_now := clock_timestamp();
   IF FOUND AND v_row.epoch = p_epoch AND p_nonce > v_row.last_completed AND p_nonce <= v_row.issued THEN
     IF p_failed AND p_strict AND (v_row.first_failed IS NULL OR p_nonce < v_row.first_failed) THEN
-      UPDATE __SCHEMA__.coord_ordered AS o SET first_failed = p_nonce WHERE o.key = p_key;
+      UPDATE ${n.coordOrdered} AS o SET first_failed = p_nonce WHERE o.key = p_key;
     END IF;
     IF p_nonce <> v_row.last_completed + 1 THEN
-      INSERT INTO __SCHEMA__.coord_ordered_positions AS p (key, nonce, done) VALUES (p_key, p_nonce, true)
+      INSERT INTO ${n.coordOrderedPositions} AS p (key, nonce, done) VALUES (p_key, p_nonce, true)
         ON CONFLICT (key, nonce) DO UPDATE SET done = true;
     ELSE
-      PERFORM __SCHEMA__.coord_ordered_settle(v_row, __SCHEMA__.coord_ordered_pass(p_key, v_row.last_completed),
+      PERFORM ${f('ordered_settle')}(v_row, ${f('ordered_pass')}(p_key, v_row.last_completed),
                                               v_now, true);
     END IF;
   END IF;
-  SELECT * INTO epoch, issued, last_completed, in_flight, first_failed FROM __SCHEMA__.coord_ordered_state(p_key);
+  SELECT * INTO epoch, issued, last_completed, in_flight, first_failed FROM ${f('ordered_state')}(p_key);
 END
 $$;
 
@@ -719,21 +734,21 @@ $$;
 --   Like a completion of the head (positions done out of turn behind it are passed too); drains
 --   the key when nothing is left; a drained key is left alone.
 --   Errors: none.
-CREATE FUNCTION __SCHEMA__.coord_ordered_skip(
+CREATE FUNCTION ${f('ordered_skip')}(
   p_key text, OUT epoch bigint, OUT issued integer, OUT last_completed integer, OUT in_flight integer,
   OUT first_failed integer)
 LANGUAGE plpgsql AS $$
 DECLARE
-  v_row __SCHEMA__.coord_ordered;
+  v_row ${n.coordOrdered};
   v_now timestamptz;
 BEGIN
-  SELECT * INTO v_row FROM __SCHEMA__.coord_ordered AS o WHERE o.key = p_key FOR UPDATE;
+  SELECT * INTO v_row FROM ${n.coordOrdered} AS o WHERE o.key = p_key FOR UPDATE;
   v_now := clock_timestamp();
   IF FOUND AND v_row.last_completed < v_row.issued THEN
-    PERFORM __SCHEMA__.coord_ordered_settle(v_row, __SCHEMA__.coord_ordered_pass(p_key, v_row.last_completed),
+    PERFORM ${f('ordered_settle')}(v_row, ${f('ordered_pass')}(p_key, v_row.last_completed),
                                             v_now, true);
   END IF;
-  SELECT * INTO epoch, issued, last_completed, in_flight, first_failed FROM __SCHEMA__.coord_ordered_state(p_key);
+  SELECT * INTO epoch, issued, last_completed, in_flight, first_failed FROM ${f('ordered_state')}(p_key);
 END
 $$;
 
@@ -742,20 +757,20 @@ $$;
 --   Results: the counters after the call (epoch greatest(old epoch + 1, now ms); the rest zero).
 --   Outstanding tickets become stale. Notifies 'ordered:<key>'.
 --   Errors: none.
-CREATE FUNCTION __SCHEMA__.coord_ordered_reset(
+CREATE FUNCTION ${f('ordered_reset')}(
   p_key text, OUT epoch bigint, OUT issued integer, OUT last_completed integer, OUT in_flight integer,
   OUT first_failed integer)
 LANGUAGE plpgsql AS $$
 DECLARE
   v_now timestamptz := clock_timestamp();
 BEGIN
-  INSERT INTO __SCHEMA__.coord_ordered AS o (key, epoch, advanced_at) VALUES (p_key, __SCHEMA__.coord_ms(v_now), v_now)
+  INSERT INTO ${n.coordOrdered} AS o (key, epoch, advanced_at) VALUES (p_key, ${f('ms')}(v_now), v_now)
     ON CONFLICT (key) DO UPDATE
-      SET epoch = greatest(o.epoch + 1, __SCHEMA__.coord_ms(clock_timestamp())), issued = 0, last_completed = 0,
+      SET epoch = greatest(o.epoch + 1, ${f('ms')}(clock_timestamp())), issued = 0, last_completed = 0,
           in_flight = NULL, heartbeat_at = NULL, advanced_at = clock_timestamp(), first_failed = NULL, holder = NULL
     RETURNING o.epoch INTO epoch;
-  DELETE FROM __SCHEMA__.coord_ordered_positions AS p WHERE p.key = p_key;
-  PERFORM pg_notify(__CHANNEL__, 'ordered:' || p_key);
+  DELETE FROM ${n.coordOrderedPositions} AS p WHERE p.key = p_key;
+  PERFORM pg_notify('${n.coordChannel}', 'ordered:' || p_key);
   issued := 0; last_completed := 0;
 END
 $$;
@@ -772,7 +787,7 @@ $$;
 --   Arguments: p_limit (rows per table, >= 1).
 --   Results: the number of rows deleted.
 --   Errors: none.
-CREATE FUNCTION __SCHEMA__.coord_purge(p_limit integer) RETURNS integer
+CREATE FUNCTION ${f('purge')}(p_limit integer) RETURNS integer
 LANGUAGE plpgsql AS $$
 DECLARE
   v_now timestamptz := clock_timestamp();
@@ -781,38 +796,41 @@ DECLARE
   v_key text;
   v_period bigint;
 BEGIN
-  DELETE FROM __SCHEMA__.coord_locks AS l WHERE l.key IN (
-    SELECT d.key FROM __SCHEMA__.coord_locks AS d
+  DELETE FROM ${n.coordLocks} AS l WHERE l.key IN (
+    SELECT d.key FROM ${n.coordLocks} AS d
       WHERE (d.owner IS NULL OR d.expires_at <= v_now)
-        AND (NOT d.fenced OR d.token < __SCHEMA__.coord_us(v_now - interval '1 day'))
+        AND (NOT d.fenced OR d.token < ${f('us')}(v_now - interval '1 day'))
       LIMIT p_limit FOR UPDATE SKIP LOCKED);
   GET DIAGNOSTICS v_count = ROW_COUNT; v_total := v_total + v_count;
-  DELETE FROM __SCHEMA__.coord_semaphore_leases AS l WHERE (l.key, l.owner) IN (
-    SELECT d.key, d.owner FROM __SCHEMA__.coord_semaphore_leases AS d
+  DELETE FROM ${n.coordSemaphoreLeases} AS l WHERE (l.key, l.owner) IN (
+    SELECT d.key, d.owner FROM ${n.coordSemaphoreLeases} AS d
       WHERE d.expires_at <= v_now LIMIT p_limit FOR UPDATE SKIP LOCKED);
   GET DIAGNOSTICS v_count = ROW_COUNT; v_total := v_total + v_count;
-  DELETE FROM __SCHEMA__.coord_semaphores AS s WHERE s.key IN (
-    SELECT d.key FROM __SCHEMA__.coord_semaphores AS d
-      WHERE NOT EXISTS (SELECT 1 FROM __SCHEMA__.coord_semaphore_leases AS l WHERE l.key = d.key)
+  DELETE FROM ${n.coordSemaphores} AS s WHERE s.key IN (
+    SELECT d.key FROM ${n.coordSemaphores} AS d
+      WHERE NOT EXISTS (SELECT 1 FROM ${n.coordSemaphoreLeases} AS l WHERE l.key = d.key)
       LIMIT p_limit FOR UPDATE SKIP LOCKED);
   GET DIAGNOSTICS v_count = ROW_COUNT; v_total := v_total + v_count;
   -- A rate key is purged while its row is locked, so no take charges it meanwhile; its row (the
   -- longest window) goes only when a fresh snapshot sees no start left.
-  FOR v_key, v_period IN SELECT r.key, r.period_ms FROM __SCHEMA__.coord_rates AS r
-      WHERE EXISTS (SELECT 1 FROM __SCHEMA__.coord_rate_starts AS s
+  FOR v_key, v_period IN SELECT r.key, r.period_ms FROM ${n.coordRates} AS r
+      WHERE EXISTS (SELECT 1 FROM ${n.coordRateStarts} AS s
                     WHERE s.key = r.key AND s.at <= v_now - r.period_ms * interval '1 ms')
-         OR NOT EXISTS (SELECT 1 FROM __SCHEMA__.coord_rate_starts AS s WHERE s.key = r.key)
+         OR NOT EXISTS (SELECT 1 FROM ${n.coordRateStarts} AS s WHERE s.key = r.key)
       LIMIT p_limit FOR UPDATE SKIP LOCKED LOOP
-    DELETE FROM __SCHEMA__.coord_rate_starts AS s WHERE s.key = v_key AND s.at <= v_now - v_period * interval '1 ms';
+    DELETE FROM ${n.coordRateStarts} AS s WHERE s.key = v_key AND s.at <= v_now - v_period * interval '1 ms';
     GET DIAGNOSTICS v_count = ROW_COUNT; v_total := v_total + v_count;
-    DELETE FROM __SCHEMA__.coord_rates AS r WHERE r.key = v_key
-      AND NOT EXISTS (SELECT 1 FROM __SCHEMA__.coord_rate_starts AS s WHERE s.key = v_key);
+    DELETE FROM ${n.coordRates} AS r WHERE r.key = v_key
+      AND NOT EXISTS (SELECT 1 FROM ${n.coordRateStarts} AS s WHERE s.key = v_key);
     GET DIAGNOSTICS v_count = ROW_COUNT; v_total := v_total + v_count;
   END LOOP;
-  DELETE FROM __SCHEMA__.coord_periods AS p WHERE (p.key, p.bucket) IN (
-    SELECT d.key, d.bucket FROM __SCHEMA__.coord_periods AS d
+  DELETE FROM ${n.coordPeriods} AS p WHERE (p.key, p.bucket) IN (
+    SELECT d.key, d.bucket FROM ${n.coordPeriods} AS d
       WHERE d.expires_at <= v_now LIMIT p_limit FOR UPDATE SKIP LOCKED);
   GET DIAGNOSTICS v_count = ROW_COUNT; v_total := v_total + v_count;
   RETURN v_total;
 END
 $$;
+`;
+  },
+};
