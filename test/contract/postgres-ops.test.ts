@@ -1,4 +1,4 @@
-import { MemoryCoordinator } from '../../src/storage/memory/coordinator.js';
+import { PostgresCoordinator } from '../../src/storage/postgres/coordinator.js';
 import { PostgresStore } from '../../src/storage/postgres/store.js';
 import { usePostgresServer } from '../support/use-postgres-server.js';
 import { realPause } from './coordinator-contract.js';
@@ -6,16 +6,13 @@ import { describeOpsContract } from './ops-contract.js';
 
 const server = usePostgresServer();
 
-// The store's part of the contract (time ranges, search) on PostgreSQL; the inspector's part on
-// the memory coordinator, on the real clock, until a PostgreSQL coordinator takes its place.
-describeOpsContract('postgres store (database time)', async () => {
-  const store = new PostgresStore({
-    connection: server.url,
-    schema: `ops_${crypto.randomUUID().slice(0, 8)}`,
-    migrate: true,
-  });
+// The store's part of the contract (time ranges, search) and the inspector's part, both on
+// PostgreSQL (database time), the coordinator sharing the store's pool and schema.
+describeOpsContract('postgres (database time)', async () => {
+  const schema = `ops_${crypto.randomUUID().slice(0, 8)}`;
+  const store = new PostgresStore({ connection: server.url, schema, migrate: true });
   await store.ready();
-  const coordinator = new MemoryCoordinator();
+  const coordinator = new PostgresCoordinator({ connection: store.pool, schema });
   return {
     coordinator,
     store,

@@ -40,21 +40,21 @@ export async function inspectPostgres(
 
 /** The listing query of `kind`: `$1` the LIKE pattern, `$2` the limit. */
 function listing(names: PostgresNames, kind: PrimitiveKind): string {
-  const order = 'ORDER BY 1 COLLATE "C" LIMIT $2';
+  const order = 'ORDER BY key COLLATE "C" LIMIT $2';
   switch (kind) {
     case 'lock':
       return `SELECT key FROM ${names.coordLocks}
         WHERE key LIKE $1 AND owner IS NOT NULL AND expires_at > clock_timestamp() ${order}`;
     case 'semaphore':
-      return `SELECT DISTINCT key FROM ${names.coordSemaphoreLeases}
-        WHERE key LIKE $1 AND expires_at > clock_timestamp() ${order}`;
+      return `SELECT key FROM ${names.coordSemaphoreLeases}
+        WHERE key LIKE $1 AND expires_at > clock_timestamp() GROUP BY key ${order}`;
     case 'rate':
       return `SELECT r.key, r.period_ms FROM ${names.coordRates} AS r
         WHERE r.key LIKE $1 AND EXISTS (SELECT 1 FROM ${names.coordRateStarts} AS s
           WHERE s.key = r.key AND s.at > clock_timestamp() - r.period_ms * interval '1 ms') ${order}`;
     case 'period':
       return `SELECT key, bucket FROM ${names.coordPeriods}
-        WHERE key LIKE $1 AND expires_at > clock_timestamp() ORDER BY 1 COLLATE "C", 2 COLLATE "C" LIMIT $2`;
+        WHERE key LIKE $1 AND expires_at > clock_timestamp() ORDER BY key COLLATE "C", bucket COLLATE "C" LIMIT $2`;
     case 'ordered':
       return `SELECT key FROM ${names.coordOrdered} WHERE key LIKE $1 ${order}`;
   }
