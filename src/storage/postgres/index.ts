@@ -1,9 +1,10 @@
 /**
- * The PostgreSQL backend's public surface: the store, the migration runner and schema check,
- * the names of its tables, and its error.
+ * The PostgreSQL backend's public surface: the store, the coordinator, the migration runner and
+ * schema check, the names of its tables, and its error.
  *
  * @module
  */
+export { LISTEN_APPLICATION, PostgresCoordinator, type PostgresCoordinatorOptions } from './coordinator.js';
 export { postgresConnection, type PostgresConnection, type PostgresConnectionOption } from './connection.js';
 export { MIGRATE_COMMAND, PostgresSchemaError } from './errors.js';
 export { checkSchema, migrate, schemaVersion, type MigrateResult } from './migrate.js';
