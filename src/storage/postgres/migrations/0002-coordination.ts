@@ -89,6 +89,17 @@ BEGIN
   IF p_ttl_ms IS NULL OR p_ttl_ms < 1 THEN
     RAISE EXCEPTION 'RX_ARG coord_lock_acquire: ttl must be a positive integer' USING ERRCODE = '22023';
   END IF;
+  -- A key held by another owner is refused without a lock or a write (a waiter's retries stay
+  -- read-only); a release committing meanwhile is simply not seen yet.
+  SELECT * INTO v_row FROM ${n.coordLocks} AS l WHERE l.key = p_key;
+  v_now := clock_timestamp();
+  IF FOUND AND v_row.owner IS DISTINCT FROM p_owner AND v_row.expires_at > v_now THEN
+    acquired := false;
+    holder_owner := v_row.owner; holder_execution_id := v_row.execution_id;
+    holder_reactor := v_row.reactor; holder_step := v_row.step;
+    ttl_ms := greatest(1, ${f('ms_until')}(v_row.expires_at, v_now));
+    RETURN;
+  END IF;
   INSERT INTO ${n.coordLocks} AS l (key) VALUES (p_key)
     ON CONFLICT (key) DO UPDATE SET key = l.key
     RETURNING * INTO v_row;
