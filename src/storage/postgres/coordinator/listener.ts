@@ -13,6 +13,8 @@ export const DEGRADED_AFTER_MS = 1_000;
 export const PING_EVERY_MS = 5_000;
 /** A check unanswered for this long counts the connection as lost (ms). */
 export const PING_TIMEOUT_MS = 3_000;
+/** How long closing waits for a connection to end (a frozen server never answers) (ms). */
+const END_WITHIN_MS = 1_000;
 /** Waits between reconnect attempts: doubling from the first to the last (ms). */
 const RECONNECT_MS = [50, 100, 200, 400, 800, 1_600] as const;
 
@@ -95,7 +97,7 @@ export class NotificationListener {
     for (const resolve of this.#waiting.splice(0)) resolve();
     const client = this.#client;
     this.#client = undefined;
-    await client?.end().catch(() => undefined);
+    if (client !== undefined) await endWithin(client, END_WITHIN_MS);
   }
 
   async #open(): Promise<void> {
@@ -139,7 +141,7 @@ export class NotificationListener {
     this.#listening = false;
     clearInterval(this.#ping);
     this.#lastProblem = error instanceof Error ? error.message : 'connection ended';
-    void client.end().catch(() => undefined);
+    void endWithin(client, END_WITHIN_MS);
     this.#armDegraded();
     const wait = RECONNECT_MS[Math.min(this.#attempt, RECONNECT_MS.length - 1)];
     this.#attempt += 1;
@@ -174,6 +176,17 @@ export class NotificationListener {
     }, DEGRADED_AFTER_MS);
     this.#degradedTimer.unref();
   }
+}
+
+/** Ends `client`, waiting at most `ms` for it (a server that does not answer is not waited for). */
+async function endWithin(client: Client, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+    timer.unref();
+  });
+  await Promise.race([client.end().catch(() => undefined), late]);
+  clearTimeout(timer);
 }
 
 /** Quotes a Postgres identifier (a channel name in LISTEN). */
