@@ -24,25 +24,29 @@ export const coordinationMigration: Migration = {
     return `
 -- ── Shared helpers ────────────────────────────────────────────────────────────────────────────
 
--- coord_ms_until(p_at, p_now): whole ms from p_now until p_at, rounded up, never below 0.
+-- coord_ms_until: whole ms from p_now until p_at, rounded up, never below 0.
+--   Arguments: p_at, p_now. Results: the ms. Errors: none.
 CREATE FUNCTION ${f('ms_until')}(p_at timestamptz, p_now timestamptz) RETURNS bigint
 LANGUAGE sql IMMUTABLE AS $$
   SELECT greatest(0, ceil(extract(epoch FROM (p_at - p_now)) * 1000))::bigint
 $$;
 
--- coord_us(p_at): microseconds since the Unix epoch of p_at (fencing-token floor).
+-- coord_us: microseconds since the Unix epoch of p_at (the fencing-token floor).
+--   Arguments: p_at. Results: the µs. Errors: none.
 CREATE FUNCTION ${f('us')}(p_at timestamptz) RETURNS bigint
 LANGUAGE sql IMMUTABLE AS $$
   SELECT floor(extract(epoch FROM p_at) * 1000000)::bigint
 $$;
 
--- coord_ms(p_at): milliseconds since the Unix epoch of p_at (ordered-lock epochs, coord_time).
+-- coord_ms: milliseconds since the Unix epoch of p_at (ordered-lock epochs, coord_time).
+--   Arguments: p_at. Results: the ms. Errors: none.
 CREATE FUNCTION ${f('ms')}(p_at timestamptz) RETURNS bigint
 LANGUAGE sql IMMUTABLE AS $$
   SELECT floor(extract(epoch FROM p_at) * 1000)::bigint
 $$;
 
--- coord_time(): the database clock in ms since the Unix epoch. No arguments; no errors.
+-- coord_time: the database clock.
+--   Arguments: none. Results: ms since the Unix epoch. Errors: none.
 CREATE FUNCTION ${f('time')}() RETURNS bigint
 LANGUAGE sql VOLATILE AS $$
   SELECT ${f('ms')}(clock_timestamp())
@@ -54,7 +58,7 @@ $$;
 -- hold's fencing token, or the last one handed out when free: the row outlives a fenced hold (a
 -- day, see coord_purge) so tokens keep increasing per key, also across a server restart.
 CREATE TABLE ${n.coordLocks} (
-  key          text PRIMARY KEY,
+  key          text COLLATE "C" PRIMARY KEY,
   owner        text,
   execution_id text,
   reactor      text,
@@ -202,13 +206,13 @@ $$;
 -- One row per key: the limit of the latest acquire. Acquires and releases lock it, so counting
 -- and taking a slot is one serialised step per key.
 CREATE TABLE ${n.coordSemaphores} (
-  key   text PRIMARY KEY,
+  key   text COLLATE "C" PRIMARY KEY,
   lim   integer NOT NULL
 );
 
 -- One row per holder of a slot; live while expires_at > now.
 CREATE TABLE ${n.coordSemaphoreLeases} (
-  key        text NOT NULL,
+  key        text COLLATE "C" NOT NULL,
   owner      text NOT NULL,
   holder     jsonb NOT NULL,
   nesting    integer NOT NULL,
@@ -341,13 +345,13 @@ $$;
 -- One row per key: the longest window it was used with (starts older than it are dead). Takes
 -- lock these rows, in key order, so several windows are checked and charged as one step.
 CREATE TABLE ${n.coordRates} (
-  key       text PRIMARY KEY,
+  key       text COLLATE "C" PRIMARY KEY,
   period_ms bigint NOT NULL
 );
 
 -- One row per start charged to a key; several windows on one key are views of the same log.
 CREATE TABLE ${n.coordRateStarts} (
-  key text NOT NULL,
+  key text COLLATE "C" NOT NULL,
   id  text NOT NULL,
   at  timestamptz NOT NULL,
   PRIMARY KEY (key, id)
@@ -452,7 +456,7 @@ $$;
 
 -- One row per marked bucket; marked while expires_at > now.
 CREATE TABLE ${n.coordPeriods} (
-  key        text NOT NULL,
+  key        text COLLATE "C" NOT NULL,
   bucket     text NOT NULL,
   note       text,
   expires_at timestamptz NOT NULL,
@@ -498,7 +502,7 @@ $$;
 -- One row per key (never purged: its epoch is what makes an old batch's tickets stale). The
 -- head is last_completed + 1. epoch is in ms of the database clock.
 CREATE TABLE ${n.coordOrdered} (
-  key            text PRIMARY KEY,
+  key            text COLLATE "C" PRIMARY KEY,
   epoch          bigint NOT NULL,
   issued         integer NOT NULL DEFAULT 0,
   last_completed integer NOT NULL DEFAULT 0,
@@ -513,15 +517,16 @@ CREATE TABLE ${n.coordOrdered} (
 -- Per outstanding position: its latest sign of life while not in flight (its ticket, then each
 -- wait) and whether it completed out of turn (passed over when the head reaches it).
 CREATE TABLE ${n.coordOrderedPositions} (
-  key     text NOT NULL,
+  key     text COLLATE "C" NOT NULL,
   nonce   integer NOT NULL,
   seen_at timestamptz,
   done    boolean NOT NULL DEFAULT false,
   CONSTRAINT coord_ordered_positions_pkey PRIMARY KEY (key, nonce)
 );
 
--- coord_ordered_pass (internal): moves the cursor of p_key from p_last past the head and past
--- every position done out of turn behind it; forgets those positions. Returns the new cursor.
+-- coord_ordered_pass (internal, the caller holds the key's row lock): moves the cursor past the
+-- head and past every position done out of turn behind it, and forgets those positions.
+--   Arguments: p_key, p_last (the cursor before). Results: the new cursor. Errors: none.
 CREATE FUNCTION ${f('ordered_pass')}(p_key text, p_last integer) RETURNS integer
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -537,10 +542,12 @@ BEGIN
 END
 $$;
 
--- coord_ordered_settle (internal): stores cursor p_last of the locked row p_row at p_now; a
+-- coord_ordered_settle (internal, the caller holds the key's row lock): stores a moved cursor; a
 -- cursor at the last issued position drains the key (epoch greatest(epoch + 1, now ms), counters
--- zero). p_advanced: a real advance (completion or skip), which restarts the head's age. Notifies
--- 'ordered:<key>'. Returns true when the key drained.
+-- zero). Notifies 'ordered:<key>'.
+--   Arguments: p_row (the key's row as locked), p_last (the new cursor), p_now, p_advanced (a
+--   real advance, a completion or skip, which restarts the head's age; not a poison-pill pass).
+--   Results: true when the key drained. Errors: none.
 CREATE FUNCTION ${f('ordered_settle')}(
   p_row ${n.coordOrdered}, p_last integer, p_now timestamptz, p_advanced boolean) RETURNS boolean
 LANGUAGE plpgsql AS $$
