@@ -202,3 +202,22 @@ describe('PostgreSQL store rows', () => {
     }
   });
 });
+
+describe('PostgreSQL store across a server crash', () => {
+  const crashing = usePostgresServer();
+
+  test('a call while the server is down is StoreUnavailableError; after its restart the store works on, committed records intact', async () => {
+    const store = new PostgresStore({ connection: crashing.url, schema: schema(), migrate: true });
+    try {
+      await store.save(record('before'));
+      await crashing.handle.kill();
+      await expect(store.get('before')).rejects.toMatchObject({ code: 'store_unavailable' });
+      await crashing.handle.restart();
+      await expect.poll(() => store.get('before').catch(() => 'unavailable')).toEqual(record('before'));
+      await store.save(record('after'));
+      expect((await store.list()).records.map((r) => r.id).sort()).toEqual(['after', 'before']);
+    } finally {
+      await store.close();
+    }
+  });
+});
