@@ -7,7 +7,8 @@
  *  2. on the memory coordinator and the Redis coordinator, without time advances;
  *  3. on the memory coordinator and the Redis coordinator, with a few advances far past short
  *     TTLs (real sleeps on Redis; the short TTLs are long enough that the operations between two
- *     advances never cross them).
+ *     advances never cross them);
+ *  4. and 5. as 2. and 3., on the memory coordinator and the PostgreSQL coordinator.
  *
  * Outcomes compared: acquired / refused (and by whom), nesting, holder counts, released,
  * extended, rate admitted / refused with its count, and the final state of every key. Remaining
@@ -18,8 +19,11 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Coordinator } from '../../src/ports/coordinator.js';
 import { MemoryCoordinator } from '../../src/storage/memory/coordinator.js';
+import { PostgresCoordinator } from '../../src/storage/postgres/coordinator.js';
+import { migrate } from '../../src/storage/postgres/migrate.js';
 import { createRedisBackend, type RedisBackend } from '../../src/storage/redis/index.js';
 import { ManualClock } from '../../src/testing/clock.js';
+import { startPostgresServer, type PostgresServerHandle } from '../support/postgres-server.js';
 import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
 import { realPause } from './coordinator-contract.js';
 
@@ -334,6 +338,66 @@ describe('coordinator parity (property-based)', () => {
         expect(fromRedis).toEqual(fromMemory);
       }),
       // No shrinking: each run sleeps for real, and the first counterexample is readable as is.
+      { numRuns: 8, endOnFailure: true },
+    );
+  });
+});
+
+describe('coordinator parity with PostgreSQL (property-based)', () => {
+  let server: PostgresServerHandle;
+  let postgres: PostgresCoordinator;
+
+  beforeAll(async () => {
+    server = await startPostgresServer();
+    postgres = new PostgresCoordinator({ connection: server.url, schema: 'prop' });
+    await migrate(postgres.pool, postgres.names);
+  });
+  afterAll(async () => {
+    await postgres.close();
+    await server.dispose();
+  });
+
+  it('memory and PostgreSQL agree on every outcome without time passing', async () => {
+    const ratePeriodMs = 60_000;
+    await fc.assert(
+      fc.asyncProperty(
+        opsArbitrary({ ttl: fc.integer({ min: 30_000, max: 60_000 }), advance: undefined, maxLength: 40 }),
+        async (ops) => {
+          const m = memory();
+          const prefix = `nt:${crypto.randomUUID()}`;
+          const fromMemory = await run(m.coordinator, ops, prefix, ratePeriodMs, m.advance);
+          const fromPostgres = await run(postgres, ops, prefix, ratePeriodMs, () => Promise.resolve());
+          expect(fromPostgres).toEqual(fromMemory);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('memory and PostgreSQL agree on every outcome across expiries', async () => {
+    // As for Redis: short TTLs (400 ms) expire at every advance (500 ms), long ones never do.
+    const ratePeriodMs = 400;
+    const sequence = fc
+      .tuple(
+        opsArbitrary({ ttl: fc.constantFrom(400, 60_000), advance: undefined, maxLength: 12 }),
+        opsArbitrary({ ttl: fc.constantFrom(400, 60_000), advance: undefined, maxLength: 12 }),
+        opsArbitrary({ ttl: fc.constantFrom(400, 60_000), advance: undefined, maxLength: 12 }),
+      )
+      .map(([first, second, third]): Op[] => [
+        ...first,
+        { op: 'advance', ms: 500 },
+        ...second,
+        { op: 'advance', ms: 500 },
+        ...third,
+      ]);
+    await fc.assert(
+      fc.asyncProperty(sequence, async (ops) => {
+        const m = memory();
+        const prefix = `tm:${crypto.randomUUID()}`;
+        const fromMemory = await run(m.coordinator, ops, prefix, ratePeriodMs, m.advance);
+        const fromPostgres = await run(postgres, ops, prefix, ratePeriodMs, (ms) => realPause(ms + 20));
+        expect(fromPostgres).toEqual(fromMemory);
+      }),
       { numRuns: 8, endOnFailure: true },
     );
   });
