@@ -1,7 +1,8 @@
 /**
  * The Postgres coordinator on a real server, beyond the contract: fencing tokens keep increasing
  * across a restart and a crash, leases expire by the database clock whatever the client's clock
- * says, and the LISTEN connection carries wake-ups and cancel announcements between
+ * says, concurrent callers on two pools never overlap or exceed a limit, and the LISTEN
+ * connection carries wake-ups and cancel announcements between
  * coordinators, reconnecting (and reporting itself degraded meanwhile) when the server goes away.
  */
 import pg from 'pg';
@@ -114,6 +115,68 @@ describe('the database clock', () => {
     );
     const databaseMs = Number(rows[0]?.ms);
     expect(Math.abs((await c.time()) - databaseMs)).toBeLessThan(60_000);
+  });
+});
+
+describe('concurrent callers on two pools', () => {
+  test('never overlap on a lock, never exceed a semaphore, never admit one start too many', async () => {
+    const otherPool = newPool();
+    const coordinators = [coordinator(), coordinator(otherPool)];
+    try {
+      await Promise.all(coordinators.map((c) => c.listening()));
+      let inside = 0;
+      let most = 0;
+      let sections = 0;
+      const lockWorker = async (c: PostgresCoordinator, owner: string): Promise<void> => {
+        for (let done = 0; done < 10;) {
+          const result = await c.lockAcquire({ key: 'race', holder: { owner }, ttlMs: 60_000 });
+          if (!result.acquired) {
+            await c.waitForChange('lock', 'race', 200);
+            continue;
+          }
+          inside += 1;
+          most = Math.max(most, inside);
+          await new Promise((resolve) => setImmediate(resolve));
+          inside -= 1;
+          sections += 1;
+          done += 1;
+          expect(await c.lockRelease('race', owner)).toEqual({ released: true, nesting: 0 });
+        }
+      };
+      await Promise.all(Array.from({ length: 12 }, (_, i) => lockWorker(coordinators[i % 2]!, `w${i}`)));
+      expect(most).toBe(1);
+      expect(sections).toBe(120);
+
+      let holding = 0;
+      let mostHolding = 0;
+      const semaphoreWorker = async (c: PostgresCoordinator, owner: string): Promise<void> => {
+        for (let done = 0; done < 5;) {
+          const result = await c.semaphoreAcquire({ key: 'slots', holder: { owner }, limit: 3, ttlMs: 60_000 });
+          if (!result.acquired) {
+            await c.waitForChange('semaphore', 'slots', 200);
+            continue;
+          }
+          holding += 1;
+          mostHolding = Math.max(mostHolding, holding);
+          await new Promise((resolve) => setImmediate(resolve));
+          holding -= 1;
+          done += 1;
+          await c.semaphoreRelease('slots', owner);
+        }
+      };
+      await Promise.all(Array.from({ length: 12 }, (_, i) => semaphoreWorker(coordinators[i % 2]!, `s${i}`)));
+      expect(mostHolding).toBeLessThanOrEqual(3);
+
+      const window = { key: 'starts', limit: 10, periodMs: 60_000 };
+      const takes = await Promise.all(
+        Array.from({ length: 40 }, (_, i) => coordinators[i % 2]!.rateTake({ windows: [window], id: `t${i}` })),
+      );
+      expect(takes.filter((take) => take.allowed)).toHaveLength(10);
+      expect((await coordinators[0]!.rateState('starts', 60_000)).count).toBe(10);
+    } finally {
+      await coordinators[1]?.close();
+      await otherPool.end();
+    }
   });
 });
 

@@ -1,6 +1,6 @@
 /**
  * The Postgres Coordinator: the five coordination primitives in typed tables, each transition one
- * SQL function (migration `0002_coordination`) called in one round trip, every TTL, window and
+ * SQL function (migration 2, `coordination`) called in one round trip, every TTL, window and
  * age on the database clock (`clock_timestamp()`). Wake-ups and cancel announcements travel by
  * LISTEN/NOTIFY on one dedicated connection; they are only hints — every waiter also has a
  * timeout. This file is a facade: each primitive lives in its own module under `coordinator/`.
