@@ -9,6 +9,7 @@ import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, test, vi } from 'vitest';
 import { LISTEN_APPLICATION, PostgresCoordinator } from '../../src/storage/postgres/coordinator.js';
 import { migrate } from '../../src/storage/postgres/migrate.js';
+import { SCHEMA_VERSION } from '../../src/storage/postgres/migrations/index.js';
 import { PostgresNames } from '../../src/storage/postgres/names.js';
 import { usePostgresServer } from '../support/use-postgres-server.js';
 
@@ -61,6 +62,19 @@ afterEach(async () => {
 });
 afterAll(async () => {
   await pool.end();
+});
+
+describe('the schema', () => {
+  test('a schema not migrated is refused with PostgresSchemaError, naming the versions', async () => {
+    const c = coordinator();
+    const bare = new PostgresCoordinator({ connection: pool, schema: `bare_${crypto.randomUUID().slice(0, 8)}` });
+    opened.push(bare);
+    await expect(bare.lockAcquire({ key: 'k', holder: { owner: 'a' }, ttlMs: 1000 })).rejects.toMatchObject({
+      code: 'postgres_schema_mismatch',
+      details: { found: 0, expected: SCHEMA_VERSION },
+    });
+    expect((await c.lockAcquire({ key: 'k', holder: { owner: 'a' }, ttlMs: 1000 })).acquired).toBe(true);
+  });
 });
 
 describe('fencing tokens', () => {

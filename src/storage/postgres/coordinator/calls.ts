@@ -6,6 +6,8 @@
  */
 import type { Pool } from 'pg';
 import { CoordinationUnavailableError, ScriptError } from '../../../errors.js';
+import { PostgresSchemaError } from '../errors.js';
+import { checkSchema } from '../migrate.js';
 import type { CoordinationFunction, PostgresNames } from '../names.js';
 
 /** Dead rows are purged (in the background) after this many calls. */
@@ -17,8 +19,10 @@ const ATTEMPTS = 3;
 
 /** SQLSTATEs of a call aborted as a whole (nothing of it happened): sent again at once. */
 const TRANSIENT = new Set(['40001', '40P01']);
-/** SQLSTATEs of a server that is going away or not taking connections: an outage. */
-const OUTAGE = new Set(['57P01', '57P02', '57P03', '53300']);
+/** SQLSTATEs of a server that is going away, not taking connections, or too slow to answer: an outage. */
+const OUTAGE = new Set(['57P01', '57P02', '57P03', '53300', '57014']);
+/** SQLSTATEs of a missing function, table or schema: the schema may not be migrated. */
+const MISSING = new Set(['42883', '42P01', '3F000']);
 
 /**
  * The SQL calls of one coordinator. Every call is one statement outside any transaction, so it
@@ -41,7 +45,8 @@ export class CoordinationCalls {
    * Calls `fn` with `args` and returns its rows.
    *
    * @throws ScriptError (`details.reason` `RX_ARG` for a refused argument, else `postgres`) when
-   * the function fails; CoordinationUnavailableError when Postgres cannot be reached.
+   * the function fails; PostgresSchemaError when the schema is not at this ts-reactor's version;
+   * CoordinationUnavailableError when Postgres cannot be reached.
    */
   async rows<R>(operation: string, fn: CoordinationFunction, args: readonly unknown[]): Promise<R[]> {
     this.#count();
@@ -51,7 +56,10 @@ export class CoordinationCalls {
       try {
         return (await this.#pool.query(text, args as unknown[])).rows as R[];
       } catch (error) {
-        if (attempt < ATTEMPTS && TRANSIENT.has(sqlState(error) ?? '')) continue;
+        const state = sqlState(error) ?? '';
+        if (attempt < ATTEMPTS && TRANSIENT.has(state)) continue;
+        // A schema not migrated (to this version) is named as such, with the fix.
+        if (MISSING.has(state)) await this.#checkSchema();
         throw toCoordinationError(operation, fn, error);
       }
     }
@@ -62,6 +70,15 @@ export class CoordinationCalls {
     const [row] = await this.rows<R>(operation, fn, args);
     if (row === undefined) throw new ScriptError(fn, 'postgres', 'returned no row');
     return row;
+  }
+
+  /** Throws the schema check's PostgresSchemaError, if any; a failure of the check itself is left unsaid. */
+  async #checkSchema(): Promise<void> {
+    try {
+      await checkSchema(this.#pool, this.#names);
+    } catch (error) {
+      if (error instanceof PostgresSchemaError) throw error;
+    }
   }
 
   /** Waits for a purge in flight (on close). */
