@@ -260,4 +260,22 @@ describe('LISTEN/NOTIFY', () => {
     await c.close();
     await ownPool.end();
   });
+  test('a frozen server is noticed by the LISTEN connection check (degraded), and left behind once it answers', async () => {
+    const ownPool = newPool();
+    const c = coordinator(ownPool);
+    const changes: boolean[] = [];
+    c.onWakeUpsDegraded((degraded) => changes.push(degraded));
+    await c.listening();
+    server.handle.freeze();
+    try {
+      // The next check (every 5 s) goes unanswered for 3 s; 1 s later the wake-ups are degraded.
+      await eventually(() => c.wakeUpsDegraded(), 25_000);
+    } finally {
+      server.handle.thaw();
+    }
+    await eventually(() => !c.wakeUpsDegraded(), 25_000);
+    expect(changes).toEqual([true, false]);
+    await c.close();
+    await ownPool.end();
+  }, 60_000);
 });

@@ -13,6 +13,8 @@ export const DEGRADED_AFTER_MS = 1_000;
 export const PING_EVERY_MS = 5_000;
 /** A check unanswered for this long counts the connection as lost (ms). */
 export const PING_TIMEOUT_MS = 3_000;
+/** How long a new LISTEN connection may take to connect and LISTEN before it counts as lost (ms). */
+export const CONNECT_TIMEOUT_MS = 5_000;
 /** How long closing waits for a connection to end (a frozen server never answers) (ms). */
 const END_WITHIN_MS = 1_000;
 /** Waits between reconnect attempts: doubling from the first to the last (ms). */
@@ -102,7 +104,13 @@ export class NotificationListener {
 
   async #open(): Promise<void> {
     if (this.#closed) return;
-    const client = this.#connect();
+    let client: Client;
+    try {
+      client = this.#connect();
+    } catch (error) {
+      this.#retryLater(error);
+      return;
+    }
     this.#client = client;
     const lost = (error?: unknown): void => this.#lost(client, error);
     client.on('error', lost);
@@ -111,12 +119,17 @@ export class NotificationListener {
       if (message.channel === this.#channel && message.payload !== undefined)
         this.#events.onNotification(message.payload);
     });
+    // A server that accepts the connection but never answers (frozen) must not stall us for good.
+    const guard = setTimeout(() => lost(new Error('the LISTEN connection was not made in time')), CONNECT_TIMEOUT_MS);
+    guard.unref();
     try {
       await client.connect();
       await client.query(`LISTEN ${quoteIdentifier(this.#channel)}`);
     } catch (error) {
       lost(error);
       return;
+    } finally {
+      clearTimeout(guard);
     }
     if (this.#client !== client || this.#closed) return;
     this.#attempt = 0;
@@ -140,8 +153,13 @@ export class NotificationListener {
     this.#client = undefined;
     this.#listening = false;
     clearInterval(this.#ping);
-    this.#lastProblem = error instanceof Error ? error.message : 'connection ended';
     void endWithin(client, END_WITHIN_MS);
+    this.#retryLater(error ?? new Error('connection ended'));
+  }
+
+  /** Opens a new connection after the next backoff. */
+  #retryLater(error: unknown): void {
+    this.#lastProblem = error instanceof Error ? error.message : String(error);
     this.#armDegraded();
     const wait = RECONNECT_MS[Math.min(this.#attempt, RECONNECT_MS.length - 1)];
     this.#attempt += 1;
