@@ -46,7 +46,7 @@ import { PostgresSemaphores } from './coordinator/semaphores.js';
 import { WakeUps } from './coordinator/wake-ups.js';
 
 /** The `application_name` of the LISTEN connection (for operators reading `pg_stat_activity`). */
-export const LISTEN_APPLICATION = 'ts-reactor listen';
+export const LISTEN_APPLICATION = 'ts-reactor/listen';
 
 /** The payload prefix of a cancel announcement on the coordination channel. */
 const CANCEL_PREFIX = 'cancel:';
