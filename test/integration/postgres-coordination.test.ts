@@ -219,6 +219,14 @@ describe('LISTEN/NOTIFY', () => {
     }
   });
 
+  test('a key too long for a NOTIFY payload is released all the same (its waiters poll)', async () => {
+    const c = coordinator();
+    const long = 'k'.repeat(9000);
+    expect((await c.lockAcquire({ key: long, holder: { owner: 'a' }, ttlMs: 60_000 })).acquired).toBe(true);
+    expect(await c.lockRelease(long, 'a')).toEqual({ released: true, nesting: 0 });
+    expect((await c.lockAcquire({ key: long, holder: { owner: 'b' }, ttlMs: 60_000 })).acquired).toBe(true);
+  });
+
   test('reconnects when its connection is terminated, and says when it listens again', async () => {
     const c = coordinator();
     let listenings = 0;

@@ -14,6 +14,7 @@ export type CoordinationFunction =
   | 'ms'
   | 'us'
   | 'ms_until'
+  | 'notify'
   | 'lock_acquire'
   | 'lock_release'
   | 'lock_extend'

@@ -52,6 +52,19 @@ LANGUAGE sql VOLATILE AS $$
   SELECT ${f('ms')}(clock_timestamp())
 $$;
 
+-- coord_notify: tells the listening processes that key p_key of kind p_kind changed: NOTIFY on
+-- the schema's coordination channel with the payload '<kind>:<key>', sent at commit. A payload
+-- too long for NOTIFY (8,000 bytes) is not sent: its waiters learn of the change at their poll.
+--   Arguments: p_kind ('lock', 'semaphore', 'ordered'), p_key. Results: none. Errors: none.
+CREATE FUNCTION ${f('notify')}(p_kind text, p_key text) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+  IF octet_length(p_kind) + 1 + octet_length(p_key) < 8000 THEN
+    PERFORM pg_notify('${n.coordChannel}', p_kind || ':' || p_key);
+  END IF;
+END
+$$;
+
 -- ── Exclusive lock ────────────────────────────────────────────────────────────────────────────
 
 -- One row per key. Held while owner IS NOT NULL and expires_at > now. 'token' is the current
@@ -163,7 +176,7 @@ BEGIN
   ELSE
     DELETE FROM ${n.coordLocks} AS l WHERE l.key = p_key;
   END IF;
-  PERFORM pg_notify('${n.coordChannel}', 'lock:' || p_key);
+  PERFORM ${f('notify')}('lock', p_key);
   nesting := 0;
 END
 $$;
@@ -296,7 +309,7 @@ BEGIN
     RETURN;
   END IF;
   DELETE FROM ${n.coordSemaphoreLeases} AS l WHERE l.key = p_key AND l.owner = p_owner;
-  PERFORM pg_notify('${n.coordChannel}', 'semaphore:' || p_key);
+  PERFORM ${f('notify')}('semaphore', p_key);
   nesting := 0;
 END
 $$;
@@ -552,7 +565,7 @@ CREATE FUNCTION ${f('ordered_settle')}(
   p_row ${n.coordOrdered}, p_last integer, p_now timestamptz, p_advanced boolean) RETURNS boolean
 LANGUAGE plpgsql AS $$
 BEGIN
-  PERFORM pg_notify('${n.coordChannel}', 'ordered:' || p_row.key);
+  PERFORM ${f('notify')}('ordered', p_row.key);
   IF p_last >= p_row.issued THEN
     DELETE FROM ${n.coordOrderedPositions} AS o WHERE o.key = p_row.key;
     UPDATE ${n.coordOrdered} AS o
@@ -788,7 +801,7 @@ BEGIN
           in_flight = NULL, heartbeat_at = NULL, advanced_at = clock_timestamp(), first_failed = NULL, holder = NULL
     RETURNING o.epoch INTO epoch;
   DELETE FROM ${n.coordOrderedPositions} AS p WHERE p.key = p_key;
-  PERFORM pg_notify('${n.coordChannel}', 'ordered:' || p_key);
+  PERFORM ${f('notify')}('ordered', p_key);
   issued := 0; last_completed := 0;
 END
 $$;
