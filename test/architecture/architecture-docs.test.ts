@@ -63,7 +63,9 @@ describe('check-architecture-docs: the functions', () => {
       ...sources('a/', 6),
       'a/ARCHITECTURE.md': `${map('f1.ts', 'a/f2.ts', 'x/f3.ts', 'pf4.ts', 'f5')}\nAlso \`f6.ts\`.\n`,
     });
-    expect(unnamedFiles(root)).toEqual([{ folder: 'a/', doc: 'a/ARCHITECTURE.md', count: 6, missing: ['f4.ts', 'f5.ts'] }]);
+    expect(unnamedFiles(root)).toEqual([
+      { folder: 'a/', doc: 'a/ARCHITECTURE.md', count: 6, missing: ['f4.ts', 'f5.ts'] },
+    ]);
   });
 
   test("the nearest map counts: the folder's own, else its parent's, never a sibling's", () => {
@@ -88,7 +90,9 @@ describe('check-architecture-docs: the functions', () => {
       'a/deep/er/two.ts': '',
       'a/ARCHITECTURE.md': map('one.ts', 'two.ts', 'er/two.ts', 'gone.ts', 'deep/gone.ts', 'deep/one.ts'),
     });
-    expect(staleNames(root)).toEqual([{ doc: 'a/ARCHITECTURE.md', missing: ['deep/gone.ts', 'deep/one.ts', 'gone.ts'] }]);
+    expect(staleNames(root)).toEqual([
+      { doc: 'a/ARCHITECTURE.md', missing: ['deep/gone.ts', 'deep/one.ts', 'gone.ts'] },
+    ]);
   });
 
   test("a neighbour's file may be named, and must exist; paths outside src/, tests and patterns are left alone", () => {
