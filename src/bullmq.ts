@@ -29,11 +29,11 @@ import { Cluster } from 'ioredis';
 import { createRedisBackend, DEFAULT_PREFIX, type SubscriptionHealth } from './storage/redis/index.js';
 import {
   isCluster,
+  quit,
   startupNodesOf,
   type RedisClusterTarget,
   type RedisConnection,
 } from './storage/redis/connection.js';
-import { quit } from './storage/redis/coordinator.js';
 import { durabilityAtStartUp, type DurabilityReport } from './storage/redis/durability.js';
 import { silentLogger } from './engine/model/logger.js';
 import { traceBoundOf } from './engine/model/trace-bound.js';
