@@ -192,7 +192,8 @@ export function errorToJSON(error: unknown, depth = 0): ErrorJSON {
  * Rebuilds an error from {@link errorToJSON}'s output. `code`, `message`, `details`, `stack` and
  * `cause` survive. A ts-reactor error comes back as its own class (`instanceof ContentionError`
  * holds after a trip through a record or another process) when its `name` and `code` match that
- * class; anything else becomes a {@link RemoteError} with the original name.
+ * class, registered by {@link registerRevival} beside it (the package's main entry loads every
+ * class); anything else becomes a {@link RemoteError} with the original name.
  *
  * @example
  * ```ts
