@@ -19,8 +19,7 @@ const MAX_POLL_MS = 1_000;
 /**
  * Tries until done or until `waitMs` has passed, sleeping on the key's release notification
  * (with a timed fallback; with no notification at all, the timed sleep alone: a poll) between
- * tries. Never a busy loop. Returns `undefined` on timeout,
- * with the last holder seen.
+ * tries. Never a busy loop. Returns `undefined` on timeout, with the last holder seen.
  *
  * From the second try on, when the coordinator can watch a key, the watch starts *before* the
  * try (docs/decisions/030): a release that lands while the try is in flight wakes the waiter at

@@ -58,10 +58,10 @@ export class CancelTargets {
 
   /** Starts listening to announcements (once; an engine calls it with its first run). */
   listen(): void {
-    const cancels = fastPathsOf(this.#coordinator).cancels;
-    if (this.#listening || cancels === undefined) return;
+    const coordinator = this.#coordinator;
+    const cancels = fastPathsOf(coordinator).cancels;
+    if (this.#listening || coordinator === undefined || cancels === undefined) return;
     this.#listening = true;
-    const coordinator = this.#coordinator!;
     cancels.onCancelAnnounced(
       (executionId) => void requestedCancelReason(coordinator, executionId).then((r) => this.#cancel(executionId, r)),
       () => void this.#recheck().catch(() => undefined), // a marker unreadable now is read at the run's next liveness check
