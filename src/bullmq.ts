@@ -22,7 +22,7 @@ import {
   type BullmqConsumerOptions,
 } from './queue/bullmq.js';
 import type { QueueInspector } from './ports/queue-inspector.js';
-import { RedisWaitList } from './queue/redis-wait-list.js';
+import { RedisWaitList } from './storage/redis/wait-list.js';
 import { createWorker, type Worker, type WorkerCloseOptions } from './queue/worker.js';
 import { hostWorkerName } from './queue/worker-name.js';
 import { Cluster } from 'ioredis';
@@ -48,7 +48,7 @@ import { checkedRecordTtl } from './storage/record-ttl.js';
 import { jobRetentionOf, type JobRetentionOptions } from './queue/job-retention.js';
 
 export * from './queue/bullmq.js';
-export { RedisWaitList } from './queue/redis-wait-list.js';
+export { RedisWaitList } from './storage/redis/wait-list.js';
 export {
   DEFAULT_JOB_RETENTION,
   type JobRetention,

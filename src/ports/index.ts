@@ -1,6 +1,7 @@
 export * from './clock.js';
 export * from './coordinator.js';
 export * from './queue.js';
+export * from './wait-list.js';
 export * from './store.js';
 export * from './fanout.js';
 export * from './interrupt-claims.js';

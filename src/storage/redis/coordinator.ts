@@ -9,8 +9,13 @@
  */
 import { layoutOf, quit, type RedisConnection } from './connection.js';
 import type {
+  CancelAnnouncements,
   ChangeWatch,
   Coordinator,
+  CoordinatorFastPaths,
+  FreedKeys,
+  KeyChanges,
+  KeyWatches,
   LockAcquireRequest,
   LockAcquireResult,
   LockReleaseResult,
@@ -29,6 +34,7 @@ import type {
   SemaphoreAcquireRequest,
   SemaphoreAcquireResult,
   SemaphoreState,
+  WakeUpHealth,
 } from '../../ports/coordinator.js';
 import type { CoordinationInspector, InspectedKey, InspectOptions } from '../../ports/inspector.js';
 import { CancelChannel } from './cancel-channel.js';
@@ -80,7 +86,11 @@ export interface RedisCoordinatorOptions {
 }
 
 /** {@link Coordinator} over Redis ≥ 7 (ioredis). */
-export class RedisCoordinator implements Coordinator, CoordinationInspector {
+export class RedisCoordinator
+  implements Coordinator, KeyChanges, KeyWatches, FreedKeys, CancelAnnouncements, WakeUpHealth, CoordinationInspector
+{
+  /** Every fast path: pub/sub change notifications, watches with hand-over and grants, freed keys, cancel announcements, their health. */
+  readonly fastPaths: CoordinatorFastPaths = { changes: this, watches: this, freed: this, cancels: this, health: this };
   /** The command connection. */
   readonly redis: RedisConnection;
   /** The key builder. */
@@ -294,14 +304,14 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
   }
 
   /**
-   * See {@link Coordinator.wakeUpsDegraded}: a subscription (wake-ups, grants, cancel
+   * See {@link WakeUpHealth.wakeUpsDegraded}: a subscription (wake-ups, grants, cancel
    * announcements) unconfirmed for longer than its bound (docs/decisions/112).
    */
   wakeUpsDegraded(): boolean {
     return this.subscriptions().degraded === true;
   }
 
-  /** See {@link Coordinator.onWakeUpsDegraded}. */
+  /** See {@link WakeUpHealth.onWakeUpsDegraded}. */
   onWakeUpsDegraded(listener: (degraded: boolean, detail: string | undefined) => void): () => void {
     this.#degradedListeners.add(listener);
     return () => this.#degradedListeners.delete(listener);
@@ -329,12 +339,12 @@ export class RedisCoordinator implements Coordinator, CoordinationInspector {
     ]);
   }
 
-  /** See {@link Coordinator.announceCancel}: a PUBLISH on the prefix's cancel channel. */
+  /** See {@link CancelAnnouncements.announceCancel}: a PUBLISH on the prefix's cancel channel. */
   async announceCancel(executionId: string): Promise<void> {
     await this.#cancels.announce(executionId);
   }
 
-  /** See {@link Coordinator.onCancelAnnounced}: a subscriber connection listens to the cancel channel while anyone does. */
+  /** See {@link CancelAnnouncements.onCancelAnnounced}: a subscriber connection listens to the cancel channel while anyone does. */
   onCancelAnnounced(listener: (executionId: string) => void, onListening?: () => void): () => void {
     return this.#cancels.listen(listener, onListening);
   }
