@@ -125,6 +125,8 @@ export const ErrorCode = {
   RuntimeOptionInvalid: 'runtime_option_invalid',
   /** A filter of `engine.list` is not valid (limit, cursor, time range, status, tags). */
   ListFilterInvalid: 'list_filter_invalid',
+  /** The PostgreSQL schema is missing or at another version than this ts-reactor's; run the migrations (or upgrade ts-reactor). */
+  PostgresSchemaMismatch: 'postgres_schema_mismatch',
   /** The work needs a coordinator (coordination declarations, liveness locks) and the engine has none. */
   CoordinatorMissing: 'coordinator_missing',
   /** The coordinator cannot list its keys (it does not implement `CoordinationInspector`). */
@@ -432,6 +434,8 @@ export interface ErrorDetails {
   readonly runtime_option_invalid: { readonly factory: string; readonly option: string; readonly value: string };
   /** The filter field at fault (`limit`, `cursor`, `from`, `to`, `status`, `tags`, `tags.<key>`) and the rejected value as text. */
   readonly list_filter_invalid: { readonly field: string; readonly value: string };
+  /** The schema name, the version the database has (0: none) and the version this ts-reactor needs. */
+  readonly postgres_schema_mismatch: { readonly schema: string; readonly found: number; readonly expected: number };
   readonly coordinator_missing: NoDetails;
   readonly inspector_missing: NoDetails;
   readonly queue_missing: NoDetails;

@@ -1,0 +1,12 @@
+/**
+ * The PostgreSQL backend's public surface: the store, the migration runner and schema check,
+ * the names of its tables, and its error.
+ *
+ * @module
+ */
+export { postgresConnection, type PostgresConnection, type PostgresConnectionOption } from './connection.js';
+export { MIGRATE_COMMAND, PostgresSchemaError } from './errors.js';
+export { checkSchema, migrate, schemaVersion, type MigrateResult } from './migrate.js';
+export { MIGRATIONS, SCHEMA_VERSION, type Migration } from './migrations/index.js';
+export { DEFAULT_SCHEMA, PostgresNames } from './names.js';
+export { DEFAULT_MAX_RECORD_BYTES, PostgresStore, type PostgresStoreOptions } from './store.js';
