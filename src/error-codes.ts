@@ -111,7 +111,7 @@ export const ErrorCode = {
   CorrelationIdTaken: 'correlation_id_taken',
   /** An interrupt's `correlationId` function threw or returned no non-empty string. */
   CorrelationIdInvalid: 'correlation_id_invalid',
-  /** The store does not implement interrupt claims, so an interrupt cannot pause. */
+  /** The engine has no interrupt claims (`createEngine({ interruptClaims })`), so an interrupt cannot pause. */
   InterruptsUnsupported: 'interrupts_unsupported',
   /** A read-model or dashboard query has a bad filter (limit, time range, status, key). */
   QueryInvalid: 'query_invalid',
