@@ -610,6 +610,27 @@ export class DurabilityError extends ReactorError<'durability_required'> {
   }
 }
 
+/**
+ * A backend URL's scheme is not one this build serves (code `backend_unavailable`): a backend
+ * that is known but not available yet (`details.backend`, e.g. `postgres`), or no backend at all.
+ * `details.scheme` is the URL's scheme, `details.available` the schemes that are served. Thrown
+ * before anything is opened.
+ */
+export class BackendUnavailableError extends ReactorError<'backend_unavailable'> {
+  /** `url`: the URL as it may be printed (its password redacted); only in the message. */
+  constructor(info: { scheme: string; backend?: string | undefined; available: readonly string[] }, url: string) {
+    const served = info.available.map((scheme) => `${scheme}//host[:port]`).join(' or ');
+    super(
+      'backend_unavailable',
+      info.backend === undefined
+        ? `"${url}" is not a URL of a backend (scheme ${info.scheme}); expected ${served}`
+        : `"${url}": the ${info.backend} backend is not available yet (scheme ${info.scheme}); expected ${served}`,
+      { details: { ...info } },
+    );
+    this.name = 'BackendUnavailableError';
+  }
+}
+
 /** A status write the execution state machine does not allow (e.g. a finished execution set running again). */
 export class StatusTransitionError extends ReactorError<'status_transition_invalid'> {
   /** `cause`: why the write was made (the status machine's transition cause), named in the message. */
@@ -1061,6 +1082,7 @@ const REVIVE: readonly [string, { readonly prototype: ReactorError }, Revivable[
   ['ExecutionReactorMismatchError', ExecutionReactorMismatchError, ['execution_reactor_mismatch']],
   ['StatusTransitionError', StatusTransitionError, ['status_transition_invalid']],
   ['DurabilityError', DurabilityError, ['durability_required']],
+  ['BackendUnavailableError', BackendUnavailableError, ['backend_unavailable']],
   ['WorkerShutdownError', WorkerShutdownError, ['worker_shutdown']],
   ['InlineRunAbandonedError', InlineRunAbandonedError, ['inline_run_abandoned']],
   ['ContentionError', ContentionError, ['contention']],

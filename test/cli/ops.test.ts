@@ -118,7 +118,12 @@ describe('spawned under tsx', () => {
     const bad = await run(['locks', '--redis', 'http://cache:6379']);
     expect(bad.code).toBe(2);
     expect(bad.stderr.trim().split('\n')).toEqual([
-      'ts-reactor locks: --redis: "http://cache:6379" is not a Redis URL (scheme http:); expected redis://host[:port] or rediss://host[:port]',
+      'ts-reactor locks: --redis: "http://cache:6379" is not a URL of a backend (scheme http:); expected redis://host[:port] or rediss://host[:port]',
+    ]);
+    const postgres = await run(['locks', '--redis', 'postgres://db:5432/app']);
+    expect(postgres.code).toBe(2);
+    expect(postgres.stderr.trim().split('\n')).toEqual([
+      'ts-reactor locks: --redis: "postgres://db:5432/app": the postgres backend is not available yet (scheme postgres:); expected redis://host[:port] or rediss://host[:port]',
     ]);
     const port = await freePort();
     const down = await run(['executions', 'list', '--redis', `redis://127.0.0.1:${port}`, '--connect-timeout', '1000']);
