@@ -68,8 +68,7 @@ export function createMemoryBackend(options: MemoryBackendOptions = {}): MemoryB
   refuseTtlBesideStore('createMemoryBackend', recordTtlMs, options.store);
   const clock = options.clock ?? systemClock;
   const onClock = options.clock === undefined ? {} : { clock: options.clock };
-  const store =
-    options.store ?? new MemoryStore({ ...onClock, ...(recordTtlMs === undefined ? {} : { recordTtlMs }) });
+  const store = options.store ?? new MemoryStore({ ...onClock, ...(recordTtlMs === undefined ? {} : { recordTtlMs }) });
   const memory = createMemoryQueue(onClock);
   return {
     name: 'memory',
