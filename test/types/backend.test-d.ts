@@ -5,10 +5,10 @@
  */
 import { describe, expectTypeOf, test } from 'vitest';
 import { createRedisBullmqBackend, type RedisBullmqBackend, type RedisRuntime } from '../../src/bullmq.js';
+import type { MemoryStore } from '../../src/index.js';
 import {
   createMemoryBackend,
   createRuntime,
-  MemoryStore,
   type Backend,
   type BackendHealth,
   type EngineOptions,
