@@ -22,7 +22,7 @@ import { createRedisBullmqBackend } from './queue/redis-backend.js';
 import type { Worker, WorkerCloseOptions } from './queue/worker.js';
 import type { QueueInspector } from './ports/queue-inspector.js';
 import type { BackendHealth } from './ports/health.js';
-import { createRuntime } from './runtime/create-runtime.js';
+import { createRuntime, type BackendPart } from './runtime/create-runtime.js';
 import type { RuntimeMiddleware } from './schedules/events.js';
 import type { Schedules } from './schedules/service.js';
 import type { ScheduleInputFn } from './schedules/types.js';
@@ -63,9 +63,7 @@ export {
 } from './cli/worker-module.js';
 
 /** Options of {@link createRedisRuntime}: where Redis is (exactly one of `url`, `redis` or `cluster`) and its settings. */
-export interface RedisRuntimeOptions extends Partial<
-  Omit<EngineOptions, 'store' | 'coordinator' | 'queue' | 'waitList' | 'fanOut' | 'jobLeases' | 'middleware'>
-> {
+export interface RedisRuntimeOptions extends Partial<Omit<EngineOptions, BackendPart | 'middleware'>> {
   /** Middleware: the engine's events and work scopes, and with `onScheduleEvent` the schedules' events. */
   readonly middleware?: readonly RuntimeMiddleware[];
   /** Connection URL of a single server (e.g. `redis://127.0.0.1:6379`). Exactly one of `url`, `redis` or `cluster`. */

@@ -50,7 +50,8 @@ export interface EmbeddedEngine extends Engine {
 /**
  * An engine on the embedded default: everything in this process, on the memory backend (store,
  * coordinator, queue and wait lists) — background execution included, with the same statuses,
- * park/wake and retry semantics as on Redis and BullMQ. No Redis needed.
+ * park/wake and retry semantics as on Redis and BullMQ. No Redis needed. It is `createRuntime`
+ * over `createMemoryBackend`, with one worker started (`workerConcurrency`).
  *
  * @example
  * ```ts
