@@ -107,6 +107,28 @@ export class DurabilityError extends ReactorError<'durability_required'> {
 }
 registerRevival('DurabilityError', DurabilityError, ['durability_required']);
 
+/**
+ * A backend URL's scheme is not one this build serves (code `backend_unavailable`): a backend
+ * that is known but not available yet (`details.backend`, e.g. `postgres`), or no backend at all.
+ * `details.scheme` is the URL's scheme, `details.available` the schemes that are served. Thrown
+ * before anything is opened.
+ */
+export class BackendUnavailableError extends ReactorError<'backend_unavailable'> {
+  /** `url`: the URL as it may be printed (its password redacted); only in the message. */
+  constructor(info: { scheme: string; backend?: string | undefined; available: readonly string[] }, url: string) {
+    const served = info.available.map((scheme) => `${scheme}//host[:port]`).join(' or ');
+    super(
+      'backend_unavailable',
+      info.backend === undefined
+        ? `"${url}" is not a URL of a backend (scheme ${info.scheme}); expected ${served}`
+        : `"${url}": the ${info.backend} backend is not available yet (scheme ${info.scheme}); expected ${served}`,
+      { details: { ...info } },
+    );
+    this.name = 'BackendUnavailableError';
+  }
+}
+registerRevival('BackendUnavailableError', BackendUnavailableError, ['backend_unavailable']);
+
 /** An operation id (`store-save`, `lock-acquire`) in words (`store save`, `lock acquire`). */
 function operationWords(operation: string): string {
   return operation.startsWith('record-save') ? 'store save' : operation.replaceAll('-', ' ');

@@ -7,3 +7,6 @@ export * from './fanout.js';
 export * from './interrupt-claims.js';
 export * from './inspector.js';
 export * from './job-lease.js';
+export * from './backend.js';
+export * from './health.js';
+export * from './schedules.js';

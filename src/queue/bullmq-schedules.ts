@@ -10,7 +10,7 @@
  */
 import { closeWorker } from './bullmq-close.js';
 import { Queue, Worker, type ConnectionOptions, type Job, type JobSchedulerJson, type RepeatOptions } from 'bullmq';
-import type { ScheduleBackend, TickHandler } from '../schedules/backend.js';
+import type { ScheduleBackend, TickHandler } from '../ports/schedules.js';
 import type { ScheduleDefinition, ScheduleFailure } from '../schedules/types.js';
 import { DEFAULT_BULLMQ_PREFIX, setUpSettled, watchDrops, type BullmqConnection, type DropWatch } from './bullmq.js';
 import { DEFAULT_QUEUE_NAME, KEEP_COMPLETED_MS, KEEP_FAILED_MS } from './policy.js';
