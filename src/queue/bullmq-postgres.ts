@@ -151,7 +151,12 @@ function postgresConfig(connection: BullmqPostgresConnection, factory: string): 
       { factory, option: 'connection.poolSize', value: String(poolSize) },
       'must be a positive integer',
     );
-  return { connectionString: connection.url, schema, migrate: true, ...(poolSize === undefined ? {} : { max: poolSize }) };
+  return {
+    connectionString: connection.url,
+    schema,
+    migrate: true,
+    ...(poolSize === undefined ? {} : { max: poolSize }),
+  };
 }
 
 /** The installed BullMQ's version, for messages. */
