@@ -123,12 +123,26 @@ export function postgresDatastore(connection: BullmqPostgresConnection, factory:
     queue: <D>(name: string) => new QueueOn<D>(name, { connection: config }, backend),
     worker: <D>(name: string, processor: Processor<D>, settings: BullmqWorkerSettings): OpenedWorker<D> => ({
       // BullMQ builds, and closes with the worker, the pool and the LISTEN connection of each worker.
-      worker: new WorkerOn<D>(name, processor, { ...settings, connection: config }, backend),
+      worker: new WorkerOn<D>(
+        name,
+        processor,
+        { runRetryDelay: FETCH_RETRY_DELAY_MS, ...settings, connection: config },
+        backend,
+      ),
       release: async () => undefined,
     }),
     isOutage: isPostgresOutage,
   };
 }
+
+/**
+ * How long a worker waits before fetching again after a fetch failed (BullMQ's `runRetryDelay`,
+ * 15 s by default). On Redis a fetch rarely fails: ioredis holds the command until it has
+ * reconnected. node-postgres fails it at once while PostgreSQL is unreachable, and BullMQ's
+ * default would then leave a worker idle for up to 15 s after PostgreSQL is back; a second
+ * matches the Redis connections' longest reconnection delay.
+ */
+const FETCH_RETRY_DELAY_MS = 1_000;
 
 /** A schema name BullMQ accepts (it quotes it into its DDL): a simple identifier of at most 63 bytes. */
 const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_$]*$/;
