@@ -26,6 +26,7 @@ import {
 } from './bullmq.js';
 import type { BullmqDatastore, BullmqWorkerSettings, OpenedWorker } from './bullmq-datastore.js';
 import { openBullmqSchedules, type BullmqSchedulesSettings } from './bullmq-schedules.js';
+import { openBullmqQueueStats, type BullmqQueueStats, type BullmqQueueStatsSettings } from './bullmq-stats.js';
 
 /** The schema BullMQ's tables live in unless told otherwise: BullMQ's own default. */
 export const DEFAULT_BULLMQ_SCHEMA = 'bullmq';
@@ -59,6 +60,11 @@ export interface BullmqPostgresSchedulesOptions extends BullmqSchedulesSettings 
   readonly connection: BullmqPostgresConnection;
 }
 
+/** Options of {@link createBullmqPostgresQueueStats}. */
+export interface BullmqPostgresQueueStatsOptions extends BullmqQueueStatsSettings {
+  readonly connection: BullmqPostgresConnection;
+}
+
 /** Creates the producing side over a BullMQ `Queue` on PostgreSQL; it also answers the dashboard's queue view. */
 export function createBullmqPostgresQueue(options: BullmqPostgresQueueOptions): JobQueue & QueueInspector {
   const factory = 'createBullmqPostgresQueue';
@@ -73,6 +79,11 @@ export function createBullmqPostgresConsumer(options: BullmqPostgresConsumerOpti
 /** The schedules on BullMQ job schedulers on PostgreSQL (the ticks on the queue `<name>-schedules`). */
 export function createBullmqPostgresSchedules(options: BullmqPostgresSchedulesOptions): ScheduleBackend {
   return openBullmqSchedules(postgresDatastore(options.connection, 'createBullmqPostgresSchedules'), options);
+}
+
+/** What the metrics' gauges read of the queue on PostgreSQL (job counts by state, the oldest runnable job's wait), on a pool of its own. */
+export function createBullmqPostgresQueueStats(options: BullmqPostgresQueueStatsOptions): BullmqQueueStats {
+  return openBullmqQueueStats(postgresDatastore(options.connection, 'createBullmqPostgresQueueStats'), options);
 }
 
 /** The factory BullMQ 6 takes as its classes' last constructor argument; BullMQ 5 has none. */

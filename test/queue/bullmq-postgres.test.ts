@@ -12,6 +12,7 @@ import type { ExecutionJob } from '../../src/ports/queue.js';
 import {
   createBullmqPostgresConsumer,
   createBullmqPostgresQueue,
+  createBullmqPostgresQueueStats,
   createBullmqPostgresSchedules,
   isPostgresOutage,
   postgresBackendFactory,
@@ -204,6 +205,22 @@ describe.skipIf(postgresBackendFactory() === undefined)('BullMQ on PostgreSQL', 
     expect(view.workers).toHaveLength(1);
     expect(view.workers[0]).toMatchObject({ concurrency: 1 });
     expect(view.workers[0]?.name).toMatch(/-\d+$/); // <host>-<pid>
+  });
+
+  it("the metrics' reader: job counts by state, and how long the oldest runnable job has waited", async () => {
+    const name = `m${++seq}`;
+    const queue = createBullmqPostgresQueue({ connection: { url: server.url }, name });
+    closers.push(() => queue.close());
+    let now = Date.now();
+    const stats = createBullmqPostgresQueueStats({ connection: { url: server.url }, name, now: () => now });
+    closers.push(() => stats.close());
+    expect(await stats.oldestWaitingMs()).toBeUndefined();
+    await queue.enqueue(job('w'), { jobId: 'w:1' });
+    await queue.enqueue(job('p'), { jobId: 'p:1', priority: 2 });
+    await queue.enqueue(job('d'), { jobId: 'd:1', delayMs: 3_600_000 });
+    expect(await stats.jobCounts()).toMatchObject({ waiting: 1, prioritized: 1, delayed: 1, active: 0, failed: 0 });
+    now = Date.now() + 60_000; // every job was added before this Date.now()
+    expect(await stats.oldestWaitingMs()).toBeGreaterThanOrEqual(60_000);
   });
 
   it("schedules on BullMQ's job schedulers: stored, listed, ticked at their times to one consumer, failures read back, removed", async () => {
