@@ -16,7 +16,9 @@ import {
   createBullmqPostgresSchedules,
   isPostgresOutage,
   postgresBackendFactory,
+  postgresDatastore,
 } from '../../src/queue/bullmq-postgres.js';
+import { blockingConnectionOf, commandClientOf, onBackend } from '../../src/queue/bullmq-internals.js';
 import type { ScheduleDefinition } from '../../src/schedules/types.js';
 import { usePostgresServer } from '../support/use-postgres-server.js';
 
@@ -80,6 +82,53 @@ describe.skipIf(postgresBackendFactory() === undefined)('BullMQ on PostgreSQL', 
       expect(error, option).toBeInstanceOf(RuntimeOptionError);
       expect((error as RuntimeOptionError).details).toMatchObject({ option, factory: 'createBullmqPostgresQueue' });
     }
+  });
+
+  it("reads none of the Redis connections BullMQ 6 keeps on a Redis backend (write coalescing and the worker's close during an outage do not apply)", async () => {
+    const datastore = postgresDatastore({ url: server.url }, 'test');
+    const queue = datastore.queue(`n${++seq}`);
+    const { worker, release } = datastore.worker(`n${seq}`, async () => undefined, { autorun: false });
+    worker.on('error', () => undefined);
+    try {
+      // Closed before its set-up is over, BullMQ's worker would open its LISTEN connection after the close, and leave it.
+      await Promise.all([queue.waitUntilReady(), worker.waitUntilReady()]);
+      expect(onBackend(queue)).toBe(true);
+      expect(commandClientOf(queue)).toBeUndefined();
+      expect(commandClientOf(worker)).toBeUndefined();
+      expect(blockingConnectionOf(worker)).toBeUndefined();
+    } finally {
+      await worker.close();
+      await release();
+      await queue.close();
+    }
+  });
+
+  it('a stopped consumer and a closed queue leave no connection open', async () => {
+    const others = async (): Promise<number> =>
+      Number(
+        (
+          await query<{ n: string }>(
+            'SELECT count(*) AS n FROM pg_stat_activity WHERE datname IS NOT NULL AND pid <> pg_backend_pid()',
+          )
+        )[0]?.n,
+      );
+    await until(async () => (await others()) === 0, 'the connections of the tests before closed');
+    const name = `c${++seq}`;
+    const queue = createBullmqPostgresQueue({ connection: { url: server.url }, name });
+    const consumer = createBullmqPostgresConsumer({ connection: { url: server.url }, name });
+    const seen: string[] = [];
+    consumer.start(
+      async (_payload, { jobId }) => {
+        seen.push(jobId);
+      },
+      { concurrency: 2 },
+    );
+    await queue.enqueue(job('e1'), { jobId: 'e1:1' });
+    await until(() => seen.length === 1, 'the job delivered');
+    expect(await others()).toBeGreaterThan(0);
+    await consumer.stop();
+    await queue.close();
+    await until(async () => (await others()) === 0, 'every connection closed');
   });
 
   it('tells an outage from a refusal', () => {
