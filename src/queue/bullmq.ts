@@ -1,13 +1,16 @@
 /**
- * The Queue port over BullMQ — the only module of ts-reactor that imports `bullmq`.
+ * The Queue port over BullMQ, on any datastore BullMQ runs on (`bullmq-datastore.ts`: Redis here,
+ * PostgreSQL in `bullmq-postgres.ts`), written once.
  *
- * - {@link createBullmqQueue}: the producing side. A job is named `execution`, carries the
- *   encoded {@link ExecutionJob} (with its delay and priority as BullMQ's), and gets a few attempts with a short backoff: those cover
- *   infrastructure failures of a delivery only (the engine owns step retries).
- * - {@link createBullmqConsumer}: a BullMQ `Worker`. Its processor decodes nothing itself; it
- *   hands the raw payload and the delivery count to the engine's {@link JobProcessor}, turns a
- *   {@link MalformedJobError} into BullMQ's `UnrecoverableError` (failed, never retried), and
- *   lets stall detection redeliver the job of a worker that died.
+ * - {@link openBullmqQueue} ({@link createBullmqQueue} on Redis): the producing side. A job is
+ *   named `execution`, carries the encoded {@link ExecutionJob} (with its delay and priority as
+ *   BullMQ's), and gets a few attempts with a short backoff: those cover infrastructure failures
+ *   of a delivery only (the engine owns step retries).
+ * - {@link openBullmqConsumer} ({@link createBullmqConsumer} on Redis): a BullMQ `Worker`. Its
+ *   processor decodes nothing itself; it hands the raw payload and the delivery count to the
+ *   engine's {@link JobProcessor}, turns a {@link MalformedJobError} into BullMQ's
+ *   `UnrecoverableError` (failed, never retried), and lets stall detection redeliver the job of a
+ *   worker that died.
  *
  * @module
  */
