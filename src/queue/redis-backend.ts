@@ -17,7 +17,7 @@ import {
   type RedisClusterTarget,
   type RedisConnection,
 } from '../storage/redis/connection.js';
-import { quit } from '../storage/redis/coordinator.js';
+import { quit } from '../storage/redis/connection.js';
 import { durabilityAtStartUp, type DurabilityReport } from '../storage/redis/durability.js';
 import { checkedRecordTtl } from '../storage/record-ttl.js';
 import {
