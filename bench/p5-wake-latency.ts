@@ -19,8 +19,7 @@
 import { performance } from 'node:perf_hooks';
 import { createRedisRuntime, type RedisRuntime } from '../src/bullmq.js';
 import { reactor, type AnyReactorDefinition } from '../src/index.js';
-import { QueueKeys } from '../src/queue/keys.js';
-import { createRedisBackend, type RedisBackend } from '../src/storage/redis/index.js';
+import { createRedisBackend, RedisKeys, type RedisBackend } from '../src/storage/redis/index.js';
 import { startRedisServer } from '../test/support/redis-server.js';
 import { emit, round, type Verdict } from './support/runner.js';
 
@@ -105,7 +104,7 @@ export async function runP5(): Promise<Verdict> {
     });
     runtime.startWorker({ concurrency: 4 });
     backend = createRedisBackend({ url: server.url, prefix: PREFIX }); // the bench's own view: wait list, liveness locks, a direct hold
-    const waitListKey = new QueueKeys(PREFIX).waitList(`lock:${KEY}`);
+    const waitListKey = new RedisKeys(PREFIX).waitList(`lock:${KEY}`);
     const engine = runtime.engine;
     const released = new Map<string, (t: number) => void>();
     const parked = new Map<string, () => void>();

@@ -29,14 +29,21 @@ export declare function engineRank(file: string): number | undefined;
  */
 export declare function layerViolations(graph: ReadonlyMap<string, readonly string[]>): string[];
 
-/** The files the ports may import besides each other (the shared error files). */
+/**
+ * The shared error files, which the ports may import besides each other: files (`errors.ts`,
+ * `error-codes.ts`) and folders, ending in `/` (`errors/`).
+ */
 export declare const PORT_IMPORTS: readonly string[];
+
+/** True for a shared error file: one of {@link PORT_IMPORTS}, or a file in one of its folders. */
+export declare function isErrorFile(file: string): boolean;
 
 /** The folders below the engine (`coordination`, `storage`) that must not import it. */
 export declare const BELOW_ENGINE: readonly string[];
 
 /**
- * Every import of a port (`ports/…`) outside the ports and the shared error files, and every
- * import of the engine from `coordination/` or `storage/`, as `from -> to` lines, sorted.
+ * Every import of a port (`ports/…`) outside the ports and the shared error files, every import
+ * of an error file outside the error files, and every import of the engine from `coordination/`
+ * or `storage/`, as `from -> to` lines, sorted.
  */
 export declare function portViolations(graph: ReadonlyMap<string, readonly string[]>): string[];

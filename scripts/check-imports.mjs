@@ -8,8 +8,9 @@
  *    model < run < graph < execution < jobs < api < the engine's root files
  *    (`engine.ts`, `index.ts`). A file may import its own layer or a lower one.
  * 3. The ports (`src/ports`, the contracts between the engine and its backends) import only each
- *    other and the shared error files (`errors.ts`, `error-codes.ts`); the coordination policy and
- *    the storage adapters (`src/coordination`, `src/storage`) never import the engine.
+ *    other and the shared error files (`errors.ts`, `errors/…`, `error-codes.ts`); the error files
+ *    import only each other; the coordination policy and the storage adapters (`src/coordination`,
+ *    `src/storage`) never import the engine.
  *
  * Usage: `node scripts/check-imports.mjs [root]` (default `src`). Prints each violation and
  * exits 1 when there is any; prints one summary line and exits 0 otherwise.
@@ -113,19 +114,28 @@ export function layerViolations(graph) {
   return out.sort();
 }
 
-/** The files the ports may import besides each other. */
-export const PORT_IMPORTS = ['errors.ts', 'error-codes.ts'];
+/** The shared error files, which the ports may import besides each other: files, and folders (ending in `/`). */
+export const PORT_IMPORTS = ['errors.ts', 'errors/', 'error-codes.ts'];
+
+/** True for a shared error file (one of {@link PORT_IMPORTS}, or a file in one of its folders). */
+export function isErrorFile(file) {
+  return PORT_IMPORTS.some((entry) => (entry.endsWith('/') ? file.startsWith(entry) : file === entry));
+}
 
 /** The folders below the engine that must not import it. */
 export const BELOW_ENGINE = ['coordination', 'storage'];
 
-/** Every import of a port outside the ports and the error files, and every import of the engine from below it. */
+/**
+ * Every import of a port outside the ports and the error files, every import of an error file
+ * outside the error files, and every import of the engine from below it.
+ */
 export function portViolations(graph) {
   const out = [];
   for (const [from, targets] of graph) {
     const top = from.split('/')[0];
     for (const to of targets) {
-      if (top === 'ports' && !to.startsWith('ports/') && !PORT_IMPORTS.includes(to)) out.push(`${from} -> ${to}`);
+      if (top === 'ports' && !to.startsWith('ports/') && !isErrorFile(to)) out.push(`${from} -> ${to}`);
+      if (isErrorFile(from) && !isErrorFile(to)) out.push(`${from} -> ${to}`);
       if (BELOW_ENGINE.includes(top) && to.startsWith('engine/')) out.push(`${from} -> ${to}`);
     }
   }

@@ -14,41 +14,29 @@
  * @module
  */
 import type { AnyReactorDefinition } from './dsl/definition.js';
-import { createEngine, type Engine, type EngineOptions } from './engine/engine.js';
-import {
-  createBullmqConsumer,
-  createBullmqQueue,
-  type BullmqConnection,
-  type BullmqConsumerOptions,
-} from './queue/bullmq.js';
-import type { QueueInspector } from './ports/queue-inspector.js';
-import { RedisWaitList } from './queue/redis-wait-list.js';
-import { createWorker, type Worker, type WorkerCloseOptions } from './queue/worker.js';
-import { hostWorkerName } from './queue/worker-name.js';
-import { Cluster } from 'ioredis';
-import { createRedisBackend, DEFAULT_PREFIX, type SubscriptionHealth } from './storage/redis/index.js';
-import {
-  isCluster,
-  startupNodesOf,
-  type RedisClusterTarget,
-  type RedisConnection,
-} from './storage/redis/connection.js';
-import { quit } from './storage/redis/coordinator.js';
-import { durabilityAtStartUp, type DurabilityReport } from './storage/redis/durability.js';
-import { silentLogger } from './engine/model/logger.js';
+import type { Engine, EngineOptions } from './engine/engine.js';
 import { traceBoundOf } from './engine/model/trace-bound.js';
-import type { JobConsumer } from './ports/queue.js';
-import type { Logger } from './dsl/context.js';
-import { createBullmqSchedules } from './queue/bullmq-schedules.js';
-import { Schedules } from './schedules/service.js';
-import { scheduleObservers, type RuntimeMiddleware } from './schedules/events.js';
-import type { ScheduleInputFn } from './schedules/types.js';
-import { systemClock } from './ports/clock.js';
-import { checkedRecordTtl } from './storage/record-ttl.js';
+import type { BullmqConsumerOptions } from './queue/bullmq.js';
 import { jobRetentionOf, type JobRetentionOptions } from './queue/job-retention.js';
+import { createRedisBullmqBackend } from './queue/redis-backend.js';
+import type { Worker, WorkerCloseOptions } from './queue/worker.js';
+import type { QueueInspector } from './ports/queue-inspector.js';
+import type { BackendHealth } from './ports/health.js';
+import { createRuntime, type BackendPart } from './runtime/create-runtime.js';
+import type { RuntimeMiddleware } from './schedules/events.js';
+import type { Schedules } from './schedules/service.js';
+import type { ScheduleInputFn } from './schedules/types.js';
+import type { RedisClusterTarget, RedisConnection } from './storage/redis/connection.js';
+import type { DurabilityReport } from './storage/redis/durability.js';
+import { checkedRecordTtl } from './storage/record-ttl.js';
 
 export * from './queue/bullmq.js';
-export { RedisWaitList } from './queue/redis-wait-list.js';
+export { RedisWaitList } from './storage/redis/wait-list.js';
+export {
+  createRedisBullmqBackend,
+  type RedisBullmqBackend,
+  type RedisBullmqBackendOptions,
+} from './queue/redis-backend.js';
 export {
   DEFAULT_JOB_RETENTION,
   type JobRetention,
@@ -75,9 +63,7 @@ export {
 } from './cli/worker-module.js';
 
 /** Options of {@link createRedisRuntime}: where Redis is (exactly one of `url`, `redis` or `cluster`) and its settings. */
-export interface RedisRuntimeOptions extends Partial<
-  Omit<EngineOptions, 'store' | 'coordinator' | 'queue' | 'waitList' | 'fanOut' | 'jobLeases' | 'middleware'>
-> {
+export interface RedisRuntimeOptions extends Partial<Omit<EngineOptions, BackendPart | 'middleware'>> {
   /** Middleware: the engine's events and work scopes, and with `onScheduleEvent` the schedules' events. */
   readonly middleware?: readonly RuntimeMiddleware[];
   /** Connection URL of a single server (e.g. `redis://127.0.0.1:6379`). Exactly one of `url`, `redis` or `cluster`. */
@@ -149,15 +135,13 @@ export interface RedisRuntimeOptions extends Partial<
   readonly scheduleInputs?: Readonly<Record<string, ScheduleInputFn>>;
 }
 
-/** What {@link RedisRuntime.health} reports, read at each readiness check. */
-export interface RuntimeHealth {
-  /**
-   * The runtime's pub/sub subscriptions (lock and semaphore wake-ups, grants, cancel
-   * announcements): `confirmed` while each channel listened on is subscribed on a connected
-   * subscriber and, after a reconnect, answered again; true when nothing is listened on.
-   */
-  readonly subscriptions: SubscriptionHealth;
-}
+/**
+ * What {@link RedisRuntime.health} reports, read at each readiness check: the runtime's pub/sub
+ * subscriptions (lock and semaphore wake-ups, grants, cancel announcements), `confirmed` while
+ * each channel listened on is subscribed on a connected subscriber and, after a reconnect,
+ * answered again; true when nothing is listened on.
+ */
+export type RuntimeHealth = BackendHealth;
 
 /** An engine over Redis + BullMQ, and a way to start workers for it. */
 export interface RedisRuntime {
@@ -205,7 +189,14 @@ export interface RedisRuntime {
   close(options?: WorkerCloseOptions): Promise<void>;
 }
 
-/** Wires the Redis store and coordinator, the BullMQ queue and the Redis wait lists into one engine. */
+/**
+ * Wires the Redis store and coordinator, the BullMQ queue and the Redis wait lists into one
+ * engine: builds the Redis backend (`createRedisBullmqBackend`) and runs `createRuntime` over it.
+ *
+ * @throws RangeError unless exactly one of `url`, `redis` or `cluster` is given, or when
+ *   `maxTraceEntries` is out of range; RuntimeOptionError when `recordTtlMs` or `jobRetention`
+ *   is not valid — all before any connection opens.
+ */
 export function createRedisRuntime(options: RedisRuntimeOptions): RedisRuntime {
   const {
     url,
@@ -215,189 +206,45 @@ export function createRedisRuntime(options: RedisRuntimeOptions): RedisRuntime {
     queueName,
     stall,
     lockHandOff,
-    requireDurability = false,
+    requireDurability,
     outageToleranceMs,
     maxRecordBytes,
     maxMapStateBytes,
-    recordTtlMs: askedTtl,
+    recordTtlMs,
     jobRetention,
-    reactors = [],
-    scheduleInputs = {},
-    ...engineOptions
+    ...runtimeOptions
   } = options;
-  // Refused before any connection opens:
-  traceBoundOf(engineOptions.maxTraceEntries, 'createRedisRuntime');
-  const recordTtlMs = checkedRecordTtl('createRedisRuntime', askedTtl);
-  const retention = jobRetentionOf('createRedisRuntime', jobRetention);
-  const outage = outageToleranceMs === undefined ? {} : { outageToleranceMs };
+  // Refused before any connection opens, under this factory's name:
+  traceBoundOf(runtimeOptions.maxTraceEntries, 'createRedisRuntime');
+  checkedRecordTtl('createRedisRuntime', recordTtlMs);
+  jobRetentionOf('createRedisRuntime', jobRetention);
   const target = [url, redis, cluster].filter((given) => given !== undefined).length;
   if (target !== 1)
     throw new RangeError(`createRedisRuntime needs exactly one of url, redis or cluster; got ${String(target)}`);
-  const backend = createRedisBackend({
-    ...(url === undefined ? {} : { url }),
-    ...(redis === undefined ? {} : { redis }),
-    ...(cluster === undefined ? {} : { cluster }),
-    ...(prefix === undefined ? {} : { prefix }),
-    ...(lockHandOff === undefined ? {} : { lockHandOff }),
-    ...(maxRecordBytes === undefined ? {} : { maxRecordBytes }),
-    ...(maxMapStateBytes === undefined ? {} : { maxMapStateBytes }),
-    ...(recordTtlMs === undefined ? {} : { recordTtlMs }),
-    ...outage,
+  const backend = createRedisBullmqBackend({
+    url,
+    redis,
+    cluster,
+    prefix,
+    queueName,
+    stall,
+    lockHandOff,
+    requireDurability,
+    outageToleranceMs,
+    maxRecordBytes,
+    maxMapStateBytes,
+    recordTtlMs,
+    jobRetention,
+    logger: runtimeOptions.logger,
   });
-  const ready = durabilityAtStartUp(backend.redis, {
-    required: requireDurability,
-    logger: engineOptions.logger ?? silentLogger,
-    closing: () => closing !== undefined,
-  });
-  const onCluster = isCluster(backend.redis);
-  const names = {
-    ...(queueName === undefined ? {} : { name: queueName }),
-    // On a cluster every key of a BullMQ queue must share one slot: a hash-tagged prefix.
-    ...(onCluster ? { prefix: `{${prefix ?? DEFAULT_PREFIX}}` } : prefix === undefined ? {} : { prefix }),
-  };
-  // BullMQ gets connections of its own: its many scripts would otherwise ride along every store transaction.
-  const bullmq = bullmqConnection(url, backend.redis);
-  const connection = bullmq.connection;
-  const queue = createBullmqQueue({ connection, ...names, ...outage, jobRetention: retention });
-  const waitList = new RedisWaitList({ redis: backend.redis, ...(prefix === undefined ? {} : { prefix }) });
-  const created = createEngine({
-    workerName: hostWorkerName(),
-    ...engineOptions,
-    store: backend.store,
-    coordinator: backend.coordinator,
-    jobLeases: backend.jobLeases,
-    queue,
-    waitList,
-    fanOut: backend.fanOut,
-    reactors,
-  });
-  const engine = requireDurability ? engineAfter(created, ready) : created;
-  const workers: Worker[] = [];
-  let closing: Promise<void> | undefined;
-  const ticks = createBullmqSchedules({ connection, ...names });
-  const schedules = new Schedules({
-    backend: ticks,
-    engine,
-    clock: engineOptions.clock ?? systemClock,
-    reactors,
-    inputs: scheduleInputs,
-    maxInputBytes: backend.store.maxRecordBytes, // a fixed input must fit a record
-    observers: scheduleObservers(engineOptions.middleware),
-    ...(engineOptions.logger === undefined ? {} : { logger: engineOptions.logger }),
-  });
-  let stopTicks: (() => Promise<void>) | undefined;
+  const runtime = createRuntime(backend, runtimeOptions);
   return {
-    engine,
-    schedules,
-    queueInspector: queue,
-    ready: () => ready,
-    health: () => ({ subscriptions: backend.subscriptions() }),
-    startWorker: (workerOptions: { readonly concurrency?: number; readonly shutdownTimeoutMs?: number } = {}) => {
-      const consumer = createBullmqConsumer({
-        connection,
-        ...names,
-        ...stall,
-        ...(engineOptions.logger ? consumerLogging(engineOptions.logger) : {}),
-      });
-      const worker = createWorker({
-        engine,
-        consumer: requireDurability ? consumerAfter(consumer, ready, engineOptions.logger ?? silentLogger) : consumer,
-        ...(workerOptions.concurrency === undefined ? {} : { concurrency: workerOptions.concurrency }),
-        ...(workerOptions.shutdownTimeoutMs === undefined
-          ? {}
-          : { shutdownTimeoutMs: workerOptions.shutdownTimeoutMs }),
-      });
-      workers.push(worker);
-      stopTicks ??= schedules.consume();
-      return worker;
-    },
-    close: (closeOptions?: WorkerCloseOptions) =>
-      (closing ??= (async () => {
-        // Workers first (their jobs finish), then the wake-ups those jobs started, then the connections:
-        // nothing is sent on a closed connection, so nothing rejects unobserved (docs/decisions/048).
-        await stopTicks?.();
-        await Promise.all(workers.map((w) => w.close(closeOptions)));
-        await engine.idle();
-        await ticks.close();
-        await queue.close();
-        await bullmq.close();
-        await backend.close();
-      })()),
-  };
-}
-
-/**
- * BullMQ's connection: the URL, or (a connection was passed or a cluster named) a connection of
- * its own like the backend's — a duplicate of a `Redis`, or a `Cluster` over the same nodes with
- * `maxRetriesPerRequest: null` (BullMQ's workers block) — closed with the runtime.
- */
-function bullmqConnection(
-  url: string | undefined,
-  redis: RedisConnection,
-): { readonly connection: BullmqConnection; close(): Promise<void> } {
-  if (url !== undefined) return { connection: { url }, close: async () => undefined };
-  const own: RedisConnection = isCluster(redis)
-    ? new Cluster(startupNodesOf(redis), {
-        ...redis.options,
-        redisOptions: { ...redis.options.redisOptions, maxRetriesPerRequest: null },
-      })
-    : redis.duplicate({ maxRetriesPerRequest: null, autoResendUnfulfilledCommands: true });
-  own.on('error', () => undefined); // BullMQ's calls report their own failures
-  return { connection: own, close: () => quit(own) };
-}
-
-/** Infrastructure failures of a worker, logged with the execution they concern (the job id starts with it). */
-function consumerLogging(logger: Logger): Pick<BullmqConsumerOptions, 'onError' | 'onFailed'> {
-  return {
-    onError: (error) => logger.error({ err: error }, 'BullMQ worker error (it reconnects)'),
-    onFailed: ({ jobId, error, final }) => {
-      const fields = { executionId: jobId.split(':')[0], jobId, final, err: error };
-      if (final) logger.error(fields, `job ${jobId} failed for good: ${error.message}`);
-      else logger.warn(fields, `job ${jobId} failed; BullMQ delivers it again: ${error.message}`);
-    },
-  };
-}
-
-/** `engine` whose calls that start or continue executions wait for `ready`, and reject with its error (requireDurability). */
-function engineAfter(engine: Engine, ready: Promise<unknown>): Engine {
-  const gate = <F extends (...args: never[]) => Promise<unknown>>(call: F): F =>
-    (async (...args: Parameters<F>) => {
-      await ready;
-      return call(...args);
-    }) as unknown as F;
-  return {
-    ...engine,
-    run: gate(engine.run),
-    start: gate(engine.start),
-    startMany: gate(engine.startMany),
-    retry: gate(engine.retry),
-    resume: gate(engine.resume),
-    retryStep: gate(engine.retryStep),
-    skipStep: gate(engine.skipStep),
-    fork: gate(engine.fork),
-  };
-}
-
-/** `consumer` that starts taking jobs only once `ready` resolves; when it rejects, never (requireDurability). */
-function consumerAfter(consumer: JobConsumer, ready: Promise<unknown>, logger: Logger): JobConsumer {
-  let stopped = false;
-  return {
-    ...consumer,
-    start: (processor, startOptions) => {
-      ready
-        .then(() => {
-          if (!stopped) consumer.start(processor, startOptions);
-        })
-        .catch((error: unknown) =>
-          logger.error(
-            { err: error },
-            `this worker takes no jobs: ${error instanceof Error ? error.message : String(error)}`,
-          ),
-        );
-    },
-    stop: (...args: Parameters<JobConsumer['stop']>) => {
-      stopped = true;
-      return consumer.stop(...args);
-    },
+    engine: runtime.engine,
+    schedules: runtime.schedules,
+    queueInspector: runtime.queueInspector,
+    ready: () => backend.durability,
+    health: () => runtime.health(),
+    startWorker: (workerOptions) => runtime.startWorker(workerOptions),
+    close: (closeOptions) => runtime.close(closeOptions),
   };
 }

@@ -1,17 +1,12 @@
 import type { QueueInspector } from './ports/queue-inspector.js';
 import type { Engine, EngineOptions } from './engine/engine.js';
-import { createEngine } from './engine/engine.js';
-import { createMemoryQueue } from './queue/memory.js';
-import { createWorker, type WorkerCloseOptions } from './queue/worker.js';
-import { hostWorkerName } from './queue/worker-name.js';
-import { MemoryCoordinator } from './storage/memory/coordinator.js';
-import { MemoryStore } from './storage/memory/store.js';
-import { MemoryFanOutLedger } from './storage/memory/fanout.js';
-import { MemorySchedules, memoryScheduleBackend } from './schedules/memory.js';
-import { Schedules } from './schedules/service.js';
-import { scheduleObservers, type RuntimeMiddleware } from './schedules/events.js';
+import type { WorkerCloseOptions } from './queue/worker.js';
+import { createRuntime } from './runtime/create-runtime.js';
+import type { MemorySchedules } from './schedules/memory.js';
+import type { Schedules } from './schedules/service.js';
+import type { RuntimeMiddleware } from './schedules/events.js';
 import type { ScheduleInputFn } from './schedules/types.js';
-import { systemClock } from './ports/clock.js';
+import { createMemoryBackend } from './storage/memory/backend.js';
 import { checkedRecordTtl, refuseTtlBesideStore } from './storage/record-ttl.js';
 
 /** Options of {@link createEmbeddedEngine}: an engine's options, with the store optional. */
@@ -55,7 +50,8 @@ export interface EmbeddedEngine extends Engine {
 /**
  * An engine on the embedded default: everything in this process, on the memory backend (store,
  * coordinator, queue and wait lists) — background execution included, with the same statuses,
- * park/wake and retry semantics as on Redis and BullMQ. No Redis needed.
+ * park/wake and retry semantics as on Redis and BullMQ. No Redis needed. It is `createRuntime`
+ * over `createMemoryBackend`, with one worker started (`workerConcurrency`).
  *
  * @example
  * ```ts
@@ -64,45 +60,35 @@ export interface EmbeddedEngine extends Engine {
  * ```
  */
 export function createEmbeddedEngine(options: EmbeddedEngineOptions = {}): EmbeddedEngine {
-  const { workerConcurrency, schedules: board, scheduleInputs, recordTtlMs: askedTtl, ...rest } = options;
+  const {
+    workerConcurrency,
+    schedules: board,
+    recordTtlMs: askedTtl,
+    store,
+    coordinator,
+    fanOut,
+    jobLeases,
+    interruptClaims,
+    ...runtimeOptions
+  } = options;
   const recordTtlMs = checkedRecordTtl('createEmbeddedEngine', askedTtl);
-  refuseTtlBesideStore('createEmbeddedEngine', recordTtlMs, options.store);
-  const memory = createMemoryQueue(options.clock ? { clock: options.clock } : {});
-  const engine = createEngine({
-    workerName: hostWorkerName(),
-    ...rest,
-    store:
-      options.store ??
-      new MemoryStore({
-        ...(options.clock ? { clock: options.clock } : {}),
-        ...(recordTtlMs === undefined ? {} : { recordTtlMs }),
-      }),
-    coordinator: options.coordinator ?? new MemoryCoordinator(options.clock ? { clock: options.clock } : {}),
-    queue: memory.queue,
-    waitList: memory.waitList,
-    fanOut: options.fanOut ?? new MemoryFanOutLedger(),
+  refuseTtlBesideStore('createEmbeddedEngine', recordTtlMs, store);
+  const backend = createMemoryBackend({
+    clock: options.clock,
+    store,
+    coordinator,
+    fanOut,
+    jobLeases,
+    interruptClaims,
+    schedules: board,
+    recordTtlMs,
   });
-  const worker = createWorker({ engine, consumer: memory.consumer, concurrency: workerConcurrency ?? 8 });
-  const clock = options.clock ?? systemClock;
-  const schedules = new Schedules({
-    backend: memoryScheduleBackend(board ?? new MemorySchedules(), clock),
-    engine,
-    clock,
-    reactors: options.reactors ?? [],
-    inputs: scheduleInputs ?? {},
-    maxInputBytes: options.store?.maxRecordBytes, // a fixed input must fit a record (default store: 512 KiB)
-    observers: scheduleObservers(options.middleware),
-    ...(options.logger === undefined ? {} : { logger: options.logger }),
-  });
-  const stopTicks = schedules.consume();
-  return Object.assign(engine, {
-    drain: () => memory.drain(),
-    schedules,
-    queueInspector: memory.queue,
-    close: async (closeOptions?: WorkerCloseOptions) => (
-      await stopTicks(),
-      await worker.close(closeOptions),
-      await engine.idle()
-    ),
+  const runtime = createRuntime(backend, runtimeOptions);
+  runtime.startWorker({ concurrency: workerConcurrency ?? 8 });
+  return Object.assign(runtime.engine, {
+    drain: () => backend.drain(),
+    schedules: runtime.schedules,
+    queueInspector: runtime.queueInspector,
+    close: (closeOptions?: WorkerCloseOptions) => runtime.close(closeOptions),
   });
 }

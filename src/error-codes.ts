@@ -111,7 +111,7 @@ export const ErrorCode = {
   CorrelationIdTaken: 'correlation_id_taken',
   /** An interrupt's `correlationId` function threw or returned no non-empty string. */
   CorrelationIdInvalid: 'correlation_id_invalid',
-  /** The store does not implement interrupt claims, so an interrupt cannot pause. */
+  /** The engine has no interrupt claims (`createEngine({ interruptClaims })`), so an interrupt cannot pause. */
   InterruptsUnsupported: 'interrupts_unsupported',
   /** A read-model or dashboard query has a bad filter (limit, time range, status, key). */
   QueryInvalid: 'query_invalid',
@@ -121,6 +121,8 @@ export const ErrorCode = {
   StartOptionsInvalid: 'start_options_invalid',
   /** The `tags` of a run or start break a limit (count, key or value length, characters); nothing was written. */
   TagsInvalid: 'tags_invalid',
+  /** A backend URL names a scheme no backend of this build serves (a backend not available yet, or none at all); nothing was opened. */
+  BackendUnavailable: 'backend_unavailable',
   /** A runtime factory's option is not valid, or not one it can honour (`recordTtlMs`, `jobRetention`); nothing was opened. */
   RuntimeOptionInvalid: 'runtime_option_invalid',
   /** A filter of `engine.list` is not valid (limit, cursor, time range, status, tags). */
@@ -284,6 +286,12 @@ export interface ErrorDetails {
   };
   readonly status_transition_invalid: { readonly executionId: string; readonly from: string; readonly to: string };
   /** The durability check's verdict; `warnings` says what was found and which setting to change. */
+  /** The URL's scheme (`postgres:`), the backend it would name if it is a known one, and the schemes served. */
+  readonly backend_unavailable: {
+    readonly scheme: string;
+    readonly backend?: string | undefined;
+    readonly available: readonly string[];
+  };
   readonly durability_required: {
     readonly persistence: string;
     readonly evicts?: boolean | undefined;

@@ -8,9 +8,18 @@
 export * from './dsl/index.js';
 export * from './engine/index.js';
 export * from './errors.js';
+export { ScriptError } from './storage/redis/script-error.js';
 export { MemoryStore, type MemoryStoreOptions } from './storage/memory/store.js';
 export { MemoryCoordinator } from './storage/memory/coordinator.js';
 export { MemoryFanOutLedger } from './storage/memory/fanout.js';
 export { createEmbeddedEngine, type EmbeddedEngine, type EmbeddedEngineOptions } from './embedded.js';
+export { createMemoryBackend, type MemoryBackend, type MemoryBackendOptions } from './storage/memory/backend.js';
+export {
+  createRuntime,
+  type BackendPart,
+  type Runtime,
+  type RuntimeOptions,
+  type StartWorkerOptions,
+} from './runtime/create-runtime.js';
 export * from './schedules/index.js';
 export type { WorkerCloseOptions, WorkerCloseReport } from './queue/worker.js';

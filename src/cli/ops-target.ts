@@ -11,7 +11,8 @@ import type { RedisConnection } from '../storage/redis/connection.js';
 import { createReadModel, type ReadModel } from '../ops/read-model.js';
 import type { AnyReactorDefinition } from '../dsl/definition.js';
 import type { Asker } from './confirm.js';
-import { parseRedisUrl, pingRedis, unreachableMessage } from './redis-check.js';
+import { readBackendUrl } from './backend-url.js';
+import { pingRedis, unreachableMessage } from './redis-check.js';
 import { PREFIX_ENV, UsageError } from './worker.js';
 import { firstNodeUrl, placeOptions, readClusterNodes, type ClusterNode, type RedisPlace } from './redis-place.js';
 
@@ -66,8 +67,8 @@ export function readTarget(
   const raw = cluster === undefined ? (values.redis ?? env['REDIS_URL']) : firstNodeUrl(cluster);
   if (raw === undefined || raw === '')
     throw new UsageError('missing --redis <url> (or set REDIS_URL), or --redis-cluster <nodes>', false);
-  const url = parseRedisUrl(raw);
-  if (!url.ok) throw new UsageError(`--redis: ${url.message}`, false);
+  const url = readBackendUrl(raw);
+  if (!url.ok) throw new UsageError(`--redis: ${url.message}`, false, { cause: url.cause });
   const fromEnv = values.prefix === undefined ? (modulePrefix ?? env[PREFIX_ENV]) : undefined;
   const prefix = values.prefix ?? (fromEnv === '' ? undefined : fromEnv);
   if (prefix !== undefined && (prefix === '' || /[{}\s]/.test(prefix))) {

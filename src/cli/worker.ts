@@ -14,7 +14,8 @@ import type { AnyReactorDefinition } from '../dsl/definition.js';
 import type { BackgroundOptions } from '../engine/jobs/deps.js';
 import { isLogLevel, jsonLinesLogger, LOG_LEVELS, type CliLogLevel } from './json-logger.js';
 import { DEFAULT_SHUTDOWN_GRACE_MS } from '../queue/worker.js';
-import { parseRedisUrl, pingRedis, redactUrl } from './redis-check.js';
+import { readBackendUrl } from './backend-url.js';
+import { pingRedis, redactUrl } from './redis-check.js';
 import { importModule, ModuleLoadError } from './worker-load.js';
 import {
   isWorkerDefinition,
@@ -95,8 +96,8 @@ Options:
 /** A usage problem: exit 2 with this message (and the usage text when `showUsage`). */
 export class UsageError extends Error {
   readonly showUsage: boolean;
-  constructor(message: string, showUsage = true) {
-    super(message);
+  constructor(message: string, showUsage = true, options?: ErrorOptions) {
+    super(message, options);
     this.showUsage = showUsage;
   }
 }
@@ -175,8 +176,8 @@ function parseConfig(args: readonly string[], env: Readonly<Record<string, strin
   const rawUrl = cluster === undefined ? (values.redis ?? env['REDIS_URL']) : firstNodeUrl(cluster);
   const envPrefix = env[PREFIX_ENV] === '' ? undefined : env[PREFIX_ENV];
   if (rawUrl === undefined || rawUrl === '') throw new UsageError('missing --redis <url> (or set REDIS_URL)');
-  const url = parseRedisUrl(rawUrl);
-  if (!url.ok) throw new UsageError(`--redis: ${url.message}`);
+  const url = readBackendUrl(rawUrl);
+  if (!url.ok) throw new UsageError(`--redis: ${url.message}`, true, { cause: url.cause });
   if (values.module === undefined || values.module === '')
     throw new UsageError('missing --module <path>: an ES module that exports the reactors to process');
   if (values.prefix !== undefined && (values.prefix === '' || /[{}\s]/.test(values.prefix)))

@@ -1,5 +1,6 @@
 import type { ChangeWatch, LockAcquireRequest, LockGrant, PrimitiveKind } from '../ports/coordinator.js';
 import { monotonicNow } from './deadline.js';
+import { fastPathsOf } from './fast-paths.js';
 import type { CoordinationScope } from './scope.js';
 
 /** One try at taking something: done with a value, or busy (optionally with a hint when to retry). */
@@ -17,8 +18,8 @@ const MAX_POLL_MS = 1_000;
 
 /**
  * Tries until done or until `waitMs` has passed, sleeping on the key's release notification
- * (with a timed fallback) between tries. Never a busy loop. Returns `undefined` on timeout,
- * with the last holder seen.
+ * (with a timed fallback; with no notification at all, the timed sleep alone: a poll) between
+ * tries. Never a busy loop. Returns `undefined` on timeout, with the last holder seen.
  *
  * From the second try on, when the coordinator can watch a key, the watch starts *before* the
  * try (docs/decisions/030): a release that lands while the try is in flight wakes the waiter at
@@ -44,6 +45,7 @@ export async function waitUntil<T>(
 ): Promise<
   { readonly value: T } | { readonly timedOut: true; readonly waitedMs: number; readonly holder?: string | undefined }
 > {
+  const fast = fastPathsOf(scope.coordinator);
   const start = scope.clock.now();
   let poll = 25;
   let watch: ChangeWatch | undefined;
@@ -55,18 +57,15 @@ export async function waitUntil<T>(
       const remaining = target.waitMs - waited;
       if (remaining <= 0) return { timedOut: true, waitedMs: waited, holder: result.holder };
       const hint = result.retryAfterMs === undefined ? poll : Math.max(1, Math.min(result.retryAfterMs, poll));
-      watch ??=
-        target.offer === undefined
-          ? undefined
-          : scope.coordinator.watch?.(target.kind, target.key, target.offer.request);
+      watch ??= target.offer === undefined ? undefined : fast.watch(target.kind, target.key, target.offer.request);
       const offeredAt = target.offer === undefined ? 0 : monotonicNow(scope.clock);
       const grant =
         watch === undefined
-          ? await scope.coordinator.waitForChange(target.kind, target.key, Math.min(remaining, hint))
+          ? await fast.waitForChange(scope.clock, target.kind, target.key, Math.min(remaining, hint))
           : await watch.wait(Math.min(remaining, jitter(hint)));
       if (grant !== undefined && target.offer !== undefined) return { value: target.offer.value(grant, offeredAt) };
       // The next watch starts before the last one ends, so the channel stays subscribed between tries.
-      const next = scope.coordinator.watch?.(target.kind, target.key, target.offer?.request);
+      const next = fast.watch(target.kind, target.key, target.offer?.request);
       watch?.close();
       watch = next;
       poll = Math.min(poll * 2, MAX_POLL_MS);

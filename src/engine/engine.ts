@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { fastPathsOf } from '../coordination/fast-paths.js';
 import * as build from './api/deps.js';
 import { IdempotencyClaims } from './api/idempotency.js';
 import { resumeExecution } from './api/interrupt/resume.js';
@@ -62,9 +63,10 @@ export function createEngine(options: EngineOptions): Engine {
   const wakeups = new Wakeups({ queue: options.queue, waitList: options.waitList, signals, detached, logger });
   const coordination = build.coordinationDeps(options, wakeups.released);
   // A key the coordinator freed on its own (a cross-process grant nobody here could take, decision 059) wakes like a release.
-  options.coordinator?.onFreed?.(wakeups.released);
+  const fast = fastPathsOf(options.coordinator);
+  fast.onFreed(wakeups.released);
   // Release notifications that may pass this process by are a fault to see: warn, and say when they are back (decision 112).
-  options.coordinator?.onWakeUpsDegraded?.((degraded, detail) => {
+  fast.onWakeUpsDegraded((degraded, detail) => {
     if (degraded)
       logger.warn(
         { detail, fallbackMs: DEGRADED_PARK_FALLBACK_MS },

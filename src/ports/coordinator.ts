@@ -1,9 +1,22 @@
 /**
- * The Coordinator port: the atomic transitions of the five coordination primitives. Policy
- * (acquisition order, waiting, auto-extend, events) lives in `src/coordination/`; this port only
- * states what each backend must do atomically. Implementations: `storage/memory` (injected
- * clock) and `storage/redis` (one Lua script per transition, server `TIME`). Both pass the same
- * contract suite. Every method is safe to call twice with the same arguments ("retry-safe").
+ * The Coordinator port, in two parts.
+ *
+ * - {@link Coordinator}: the atomic transitions of the five coordination primitives (lock,
+ *   semaphore, rate limit, period, ordered lock), which every backend MUST implement. Each is
+ *   safe to call twice with the same arguments ("retry-safe").
+ * - {@link CoordinatorFastPaths}: what a backend MAY offer on top, in
+ *   {@link Coordinator.fastPaths}: key-change notifications ({@link KeyChanges}), watches started
+ *   before a try that can receive a lock handed over ({@link KeyWatches}), keys the backend frees
+ *   on its own ({@link FreedKeys}), cancel announcements ({@link CancelAnnouncements}) and the
+ *   health of its notifications ({@link WakeUpHealth}). Each part is all or nothing. A backend
+ *   without one still works; the engine falls back to polling the required transitions, as each
+ *   part's documentation states. Correctness never depends on a fast path, only latency.
+ *
+ * Policy (acquisition order, waiting, auto-extend, events) lives in `src/coordination/`, and
+ * `coordination/fast-paths.ts` is the one place that reads the fast paths and applies the
+ * fallbacks. Implementations: `storage/memory` (injected clock; offers {@link KeyChanges} and
+ * {@link CancelAnnouncements}, in process) and `storage/redis` (one Lua script per transition,
+ * server `TIME`; offers every part). Both pass the same contract suite.
  *
  * Time: each implementation uses its own clock (the injected clock in memory, Redis `TIME` on
  * Redis); callers never pass "now".
@@ -30,7 +43,7 @@ export interface LockAcquireRequest {
   readonly holder: HolderInfo;
   readonly ttlMs: number;
   /**
-   * The caller waits for the key if it is refused (with a {@link Coordinator.watch} that offers):
+   * The caller waits for the key if it is refused (with a {@link KeyWatches.watch} that offers):
    * a backend may then queue this process to be granted the key by a release in another process
    * (docs/decisions/059). Absent: a refusal queues nothing unless this process already has a
    * waiter offering on the key.
@@ -214,7 +227,7 @@ export type PrimitiveKind = 'lock' | 'semaphore' | 'rate' | 'period' | 'ordered'
 
 /**
  * Interest in the changes of one key, registered before the caller's next try (see
- * {@link Coordinator.watch}): a change that lands while the try is in flight is not missed.
+ * {@link KeyWatches.watch}): a change that lands while the try is in flight is not missed.
  */
 export interface ChangeWatch {
   /**
@@ -227,7 +240,7 @@ export interface ChangeWatch {
   close(): void;
 }
 
-/** The atomic transitions every backend implements. */
+/** The atomic transitions every backend must implement. */
 export interface Coordinator {
   /**
    * True when the coordinator's state lives in this process only (the memory backend): no other
@@ -288,52 +301,100 @@ export interface Coordinator {
   orderedReset(key: string): Promise<OrderedState>;
 
   /**
+   * What this backend offers beyond the required transitions (see {@link CoordinatorFastPaths}).
+   * Absent: nothing; the engine polls.
+   */
+  readonly fastPaths?: CoordinatorFastPaths;
+
+  /** Closes connections and timers. */
+  close(): Promise<void>;
+}
+
+// ── Fast paths: what a backend may offer ────────────────────────────────────────────────────
+
+/**
+ * The optional parts of a coordinator, each all or nothing. Every part only makes something
+ * faster: without it the engine reaches the same outcome by polling the required transitions
+ * (each part's documentation says how). Read only through `coordination/fast-paths.ts`.
+ */
+export interface CoordinatorFastPaths {
+  readonly changes?: KeyChanges;
+  readonly watches?: KeyWatches;
+  readonly freed?: FreedKeys;
+  readonly cancels?: CancelAnnouncements;
+  readonly health?: WakeUpHealth;
+}
+
+/**
+ * Key-change notification: a waiter sleeps until a key it was refused changes. Without it, a
+ * waiter sleeps on the engine's clock between tries: 25 ms doubling to 1 s (shortened by a
+ * refusal's retry hint) in a coordination wait, the lease's TTL in a worker's wait for a job's
+ * liveness lease. A parked execution still wakes on a release in its own process (the wait list)
+ * or by its fallback job.
+ */
+export interface KeyChanges {
+  /**
    * Resolves when `key` of `kind` is released (or its state changes in a way that may let a
    * waiter in), or after `timeoutMs`, or when `signal` aborts — whichever is first. Never rejects.
    */
   waitForChange(kind: PrimitiveKind, key: string, timeoutMs: number, signal?: AbortSignal): Promise<void>;
+}
 
-  /**
-   * Optional: starts watching `key` of `kind` now, for a wait that begins later. A backend whose
-   * notifications travel over the network implements it, so a release between a refused try and
-   * the wait is not lost (docs/decisions/030); without it, waiters use {@link waitForChange}.
-   */
-  watch?(kind: PrimitiveKind, key: string, offer?: LockAcquireRequest): ChangeWatch;
+/**
+ * Watches that start before a try, with lock hand-over. A backend whose notifications travel
+ * over the network offers it, so a release between a refused try and the wait is not lost
+ * (docs/decisions/030). A watch with an `offer` may be handed the lock at a release in this
+ * process (docs/decisions/037, 043) or granted it by a release in another process
+ * (docs/decisions/059). Without it, waiters use {@link KeyChanges.waitForChange} (or poll) and
+ * every waiter tries again after a release: no key is handed over.
+ */
+export interface KeyWatches {
+  /** Starts watching `key` of `kind` now, for a wait that begins later. */
+  watch(kind: PrimitiveKind, key: string, offer?: LockAcquireRequest): ChangeWatch;
+}
 
+/**
+ * Keys the backend freed on its own rather than through a caller's release: a key granted to
+ * this process that no waiter here could take any more (docs/decisions/059). A backend that
+ * grants nothing across processes frees nothing on its own and needs no such part; without it,
+ * such a key's parked waiters wake by their fallback job.
+ */
+export interface FreedKeys {
+  /** Calls `listener` for each such key, so the engine wakes parked executions as after a release. Returns the unsubscribe function. */
+  onFreed(listener: (kind: 'lock', key: string) => void): () => void;
+}
+
+/**
+ * Cancel announcements between processes. A fast path only: the cancel marker an operator writes
+ * stays the source of truth. Without it, a process running the execution reads the marker when a
+ * worker takes a job and at every liveness tick.
+ */
+export interface CancelAnnouncements {
+  /** Tells every process listening with {@link onCancelAnnounced} that `executionId` was asked to cancel. */
+  announceCancel(executionId: string): Promise<void>;
   /**
-   * Optional: tells every process listening with {@link onCancelAnnounced} that `executionId`
-   * was asked to cancel. A fast path only: the cancel marker an operator writes stays the source
-   * of truth (a process that was not listening reads it at its next check).
-   */
-  announceCancel?(executionId: string): Promise<void>;
-  /**
-   * Optional: calls `listener` with every execution id a cancel is announced for (any process),
-   * until the returned function is called. `onListening` is called once the announcements reach
-   * this process: one made before that may have been missed, so the caller re-reads the cancel
+   * Calls `listener` with every execution id a cancel is announced for (any process), until the
+   * returned function is called. `onListening` is called once the announcements reach this
+   * process: one made before that may have been missed, so the caller re-reads the cancel
    * markers of what it runs (docs/decisions/058).
    */
-  onCancelAnnounced?(listener: (executionId: string) => void, onListening?: () => void): () => void;
-  /**
-   * Optional: calls `listener` when the backend freed a lock on its own rather than through a
-   * caller's release — a key granted to this process that no waiter here could take any more
-   * (docs/decisions/059) — so the engine wakes parked executions as after a release. Returns the
-   * unsubscribe function.
-   */
-  onFreed?(listener: (kind: 'lock', key: string) => void): () => void;
+  onCancelAnnounced(listener: (executionId: string) => void, onListening?: () => void): () => void;
+}
 
+/**
+ * The health of the backend's notifications (docs/decisions/112). Without it they are never
+ * degraded: parked executions keep the configured fallback delay.
+ */
+export interface WakeUpHealth {
   /**
    * Whether this process's release notifications are degraded: a subscription has gone
-   * unconfirmed for longer than its bound, so releases elsewhere may pass this process by
-   * (docs/decisions/112). Parked executions then fall back to a shorter poll. Absent: never.
+   * unconfirmed for longer than its bound, so releases elsewhere may pass this process by.
+   * Parked executions then fall back to a shorter poll.
    */
-  wakeUpsDegraded?(): boolean;
-
+  wakeUpsDegraded(): boolean;
   /**
    * Tells `listener` each time the release notifications become degraded (`degraded` true, with
    * why in `detail`) and when they recover. Returns the unsubscribe function.
    */
-  onWakeUpsDegraded?(listener: (degraded: boolean, detail: string | undefined) => void): () => void;
-
-  /** Closes connections and timers. */
-  close(): Promise<void>;
+  onWakeUpsDegraded(listener: (degraded: boolean, detail: string | undefined) => void): () => void;
 }

@@ -9,25 +9,29 @@
  * @module
  */
 import { closeWorker } from './bullmq-close.js';
-import { Queue, Worker, type ConnectionOptions, type Job, type JobSchedulerJson, type RepeatOptions } from 'bullmq';
-import type { ScheduleBackend, TickHandler } from '../schedules/backend.js';
+import type { Job, JobSchedulerJson, Queue, RepeatOptions } from 'bullmq';
+import type { ScheduleBackend, TickHandler } from '../ports/schedules.js';
 import type { ScheduleDefinition, ScheduleFailure } from '../schedules/types.js';
-import { DEFAULT_BULLMQ_PREFIX, setUpSettled, watchDrops, type BullmqConnection, type DropWatch } from './bullmq.js';
+import { setUpSettled, watchDrops, type DropWatch } from './bullmq.js';
+import { redisDatastore, type BullmqConnection, type BullmqDatastore } from './bullmq-datastore.js';
 import { DEFAULT_QUEUE_NAME, KEEP_COMPLETED_MS, KEEP_FAILED_MS } from './policy.js';
-import { duplicateBlocking } from '../storage/redis/connection.js';
 
 /** The name of a schedule tick job. */
 export const SCHEDULE_TICK_JOB = 'schedule-tick';
 
-/** Options of {@link createBullmqSchedules}. */
-export interface BullmqSchedulesOptions {
-  readonly connection: BullmqConnection;
+/** What the schedules are told on any datastore ({@link createBullmqSchedules} on Redis, `createBullmqPostgresSchedules` on PostgreSQL). */
+export interface BullmqSchedulesSettings {
   /** The runtime's BullMQ queue name (default `ts-reactor`); the ticks go to `<name>-schedules`. */
   readonly name?: string;
-  /** BullMQ key prefix; default `rx`. */
-  readonly prefix?: string;
   /** Ticks handled at once by one consumer. Default 4. */
   readonly concurrency?: number;
+}
+
+/** Options of {@link createBullmqSchedules}: BullMQ over Redis. */
+export interface BullmqSchedulesOptions extends BullmqSchedulesSettings {
+  readonly connection: BullmqConnection;
+  /** BullMQ key prefix; default `rx`. */
+  readonly prefix?: string;
 }
 
 interface TickData {
@@ -49,15 +53,19 @@ export function scheduleQueueName(name: string = DEFAULT_QUEUE_NAME): string {
   return `${name}-schedules`;
 }
 
-/** A {@link ScheduleBackend} on BullMQ job schedulers. */
+/** A {@link ScheduleBackend} on BullMQ job schedulers over Redis. */
 export function createBullmqSchedules(options: BullmqSchedulesOptions): ScheduleBackend {
+  return openBullmqSchedules(redisDatastore(options.connection, options.prefix), options);
+}
+
+/** A {@link ScheduleBackend} on BullMQ job schedulers on `datastore` (Redis or PostgreSQL). */
+export function openBullmqSchedules(datastore: BullmqDatastore, options: BullmqSchedulesSettings): ScheduleBackend {
   const name = scheduleQueueName(options.name);
-  const prefix = options.prefix ?? DEFAULT_BULLMQ_PREFIX;
   let queue: Queue<TickData> | undefined;
   let drops: DropWatch | undefined;
   const open = (): Queue<TickData> => {
     if (queue) return queue;
-    const created = new Queue<TickData>(name, { connection: connectionOf(options.connection, false), prefix });
+    const created = datastore.queue<TickData>(name);
     created.on('error', () => undefined); // errors surface on the calls that hit them
     drops = watchDrops((listener) => created.on('ioredis:close', listener));
     return (queue = created);
@@ -80,7 +88,7 @@ export function createBullmqSchedules(options: BullmqSchedulesOptions): Schedule
         .filter((d): d is ScheduleDefinition => d !== undefined),
     remove: (id) => open().removeJobScheduler(id),
     failures: async () => latestFailures(await open().getCompleted(0, OUTCOMES_READ - 1)),
-    consume: (handler) => consumeTicks(name, prefix, options, handler),
+    consume: (handler) => consumeTicks(datastore, name, options.concurrency ?? 4, handler),
     close: async () => {
       if (!queue) return;
       await setUpSettled(queue, drops); // decision 055
@@ -105,14 +113,13 @@ function definitionOf(json: JobSchedulerJson<TickData> | undefined): ScheduleDef
 
 /** A BullMQ worker on the tick queue: each job's tick (its scheduled time) goes to `handler`. */
 function consumeTicks(
+  datastore: BullmqDatastore,
   name: string,
-  prefix: string,
-  options: BullmqSchedulesOptions,
+  concurrency: number,
   handler: TickHandler,
 ): () => Promise<void> {
-  // A worker's blocking connection of its own: a connection passed in is duplicated, never closed.
-  const own = 'url' in options.connection ? undefined : duplicateBlocking(options.connection);
-  const worker = new Worker<TickData>(
+  // A worker's connections of its own: a connection passed in is duplicated, never closed.
+  const { worker, release } = datastore.worker<TickData>(
     name,
     async (job: Job<TickData>) => {
       const definition = job.data?.definition;
@@ -121,7 +128,7 @@ function consumeTicks(
       const failed = await handler(definition, tick);
       return { v: 1, ...(failed === undefined ? {} : { failed }) } satisfies TickOutcome;
     },
-    { connection: own ?? connectionOf(options.connection, true), prefix, concurrency: options.concurrency ?? 4 },
+    { concurrency },
   );
   worker.on('error', () => undefined); // it reconnects; the calls that fail say so
   const drops = watchDrops((listener) => worker.on('ioredis:close', listener));
@@ -129,7 +136,7 @@ function consumeTicks(
     // Closed only once BullMQ's set-up of its connections is over (or cannot finish): nothing rejects unobserved (decision 055).
     await setUpSettled(worker, drops);
     await closeWorker(worker); // ends even if its blocking connection is between reconnection attempts
-    if (own !== undefined) own.disconnect();
+    await release();
   };
 }
 
@@ -139,11 +146,6 @@ function tickOf(job: Job<TickData>): number | undefined {
   if (typeof prev === 'number' && Number.isFinite(prev)) return prev;
   const millis = Number(job.id?.split(':').pop());
   return Number.isFinite(millis) ? millis : undefined;
-}
-
-function connectionOf(connection: BullmqConnection, blocking: boolean): ConnectionOptions {
-  if (!('url' in connection)) return connection;
-  return blocking ? { url: connection.url, maxRetriesPerRequest: null } : { url: connection.url };
 }
 
 /** Of completed tick jobs, each schedule's newest: its failure, when that tick failed. */

@@ -6,9 +6,9 @@
  *
  * @module
  */
-import { Queue } from 'bullmq';
 import { Cluster } from 'ioredis';
 import { setUpSettled, watchDrops } from './bullmq.js';
+import { redisDatastore, type BullmqDatastore } from './bullmq-datastore.js';
 import { DEFAULT_QUEUE_NAME } from './policy.js';
 
 /**
@@ -22,8 +22,16 @@ const ASKED_STATES = QUEUE_JOB_STATES.filter(
   (state): state is Exclude<(typeof QUEUE_JOB_STATES)[number], 'paused'> => state !== 'paused',
 );
 
-/** Options of {@link createBullmqQueueStats}: the queue to read, as the runtime names it. */
-export interface BullmqQueueStatsOptions {
+/** What the reader is told on any datastore ({@link createBullmqQueueStats} on Redis, `createBullmqPostgresQueueStats` on PostgreSQL). */
+export interface BullmqQueueStatsSettings {
+  /** BullMQ queue name; default `ts-reactor`. */
+  readonly name?: string;
+  /** The time now in ms (BullMQ stamps jobs with their producer's `Date.now()`). Default `Date.now`. */
+  readonly now?: () => number;
+}
+
+/** Options of {@link createBullmqQueueStats}: the queue to read on Redis, as the runtime names it. */
+export interface BullmqQueueStatsOptions extends BullmqQueueStatsSettings {
   /** The Redis URL; the reader opens a connection of its own, closed by {@link BullmqQueueStats.close}. Ignored with `cluster`. */
   readonly url?: string;
   /**
@@ -31,12 +39,8 @@ export interface BullmqQueueStatsOptions {
    * reads BullMQ's hash-tagged keys (`{<prefix>}:<name>:…`), as a runtime on a cluster writes them.
    */
   readonly cluster?: { readonly nodes: readonly { readonly host: string; readonly port: number }[] };
-  /** BullMQ queue name; default `ts-reactor`. */
-  readonly name?: string;
   /** BullMQ key prefix; default `rx`. */
   readonly prefix?: string;
-  /** The time now in ms (BullMQ stamps jobs with their producer's `Date.now()`). Default `Date.now`. */
-  readonly now?: () => number;
 }
 
 /** Reads what a BullMQ queue holds. */
@@ -52,18 +56,29 @@ export interface BullmqQueueStats {
   close(): Promise<void>;
 }
 
-/** A reader of the queue `name` under `prefix`, on a connection of its own. */
+/** A reader of the Redis queue `name` under `prefix`, on a connection of its own. */
 export function createBullmqQueueStats(options: BullmqQueueStatsOptions): BullmqQueueStats {
-  const name = options.name ?? DEFAULT_QUEUE_NAME;
-  if (name.length === 0 || name.includes(':'))
-    throw new RangeError(`queue name must be non-empty and without ':'; got ${JSON.stringify(name)}`);
+  checkedName(options.name);
   const prefix = options.prefix ?? 'rx';
   const cluster = options.cluster === undefined ? undefined : new Cluster([...options.cluster.nodes]);
   cluster?.on('error', () => undefined); // a failed read rejects its own call
-  const queue = new Queue(name, {
-    connection: cluster ?? { url: options.url ?? 'redis://127.0.0.1:6379' },
-    prefix: cluster === undefined ? prefix : `{${prefix}}`,
-  });
+  const datastore = redisDatastore(
+    cluster ?? { url: options.url ?? 'redis://127.0.0.1:6379' },
+    cluster === undefined ? prefix : `{${prefix}}`,
+  );
+  const stats = openBullmqQueueStats(datastore, options);
+  return {
+    ...stats,
+    async close() {
+      await stats.close();
+      cluster?.disconnect(); // BullMQ leaves a connection passed in open
+    },
+  };
+}
+
+/** A reader of the queue `name` on `datastore` (Redis or PostgreSQL), on a connection of its own. */
+export function openBullmqQueueStats(datastore: BullmqDatastore, options: BullmqQueueStatsSettings): BullmqQueueStats {
+  const queue = datastore.queue(checkedName(options.name));
   queue.on('error', () => undefined); // a failed read rejects its own call
   const drops = watchDrops((listener) => queue.on('ioredis:close', listener));
   const now = options.now ?? Date.now;
@@ -83,9 +98,15 @@ export function createBullmqQueueStats(options: BullmqQueueStatsOptions): Bullmq
     async close() {
       await setUpSettled(queue, drops); // as the runtime's queue closes (docs/decisions/055)
       await queue.close();
-      cluster?.disconnect(); // BullMQ leaves a connection passed in open
     },
   };
+}
+
+/** The queue name (default `ts-reactor`), refused when empty or with a `:`. */
+function checkedName(name: string = DEFAULT_QUEUE_NAME): string {
+  if (name.length === 0 || name.includes(':'))
+    throw new RangeError(`queue name must be non-empty and without ':'; got ${JSON.stringify(name)}`);
+  return name;
 }
 
 /** How long `job` has been runnable at `now`: since it was added, plus its delay if it had one. */

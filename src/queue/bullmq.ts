@@ -1,24 +1,23 @@
 /**
- * The Queue port over BullMQ — the only module of ts-reactor that imports `bullmq`.
+ * The Queue port over BullMQ, on any datastore BullMQ runs on (`bullmq-datastore.ts`: Redis here,
+ * PostgreSQL in `bullmq-postgres.ts`), written once.
  *
- * - {@link createBullmqQueue}: the producing side. A job is named `execution`, carries the
- *   encoded {@link ExecutionJob} (with its delay and priority as BullMQ's), and gets a few attempts with a short backoff: those cover
- *   infrastructure failures of a delivery only (the engine owns step retries).
- * - {@link createBullmqConsumer}: a BullMQ `Worker`. Its processor decodes nothing itself; it
- *   hands the raw payload and the delivery count to the engine's {@link JobProcessor}, turns a
- *   {@link MalformedJobError} into BullMQ's `UnrecoverableError` (failed, never retried), and
- *   lets stall detection redeliver the job of a worker that died.
+ * - {@link openBullmqQueue} ({@link createBullmqQueue} on Redis): the producing side. A job is
+ *   named `execution`, carries the encoded {@link ExecutionJob} (with its delay and priority as
+ *   BullMQ's), and gets a few attempts with a short backoff: those cover infrastructure failures
+ *   of a delivery only (the engine owns step retries).
+ * - {@link openBullmqConsumer} ({@link createBullmqConsumer} on Redis): a BullMQ `Worker`. Its
+ *   processor decodes nothing itself; it hands the raw payload and the delivery count to the
+ *   engine's {@link JobProcessor}, turns a {@link MalformedJobError} into BullMQ's
+ *   `UnrecoverableError` (failed, never retried), and lets stall detection redeliver the job of a
+ *   worker that died.
  *
  * @module
  */
 import { closeWorker } from './bullmq-close.js';
-import { commandClientOf } from './bullmq-internals.js';
-import { Queue, UnrecoverableError, Worker, type ConnectionOptions, type BulkJobOptions, type Job } from 'bullmq';
-import type { Cluster, Redis } from 'ioredis';
+import { UnrecoverableError, type BulkJobOptions, type Job, type Queue, type Worker } from 'bullmq';
 import { QueueUnavailableError, ReactorError } from '../errors.js';
-import { coalesceWrites } from '../storage/redis/coalesce.js';
-import { DEFAULT_OUTAGE_TOLERANCE_MS, isConnectionFailure } from '../storage/redis/script.js';
-import { duplicateBlocking } from '../storage/redis/connection.js';
+import { DEFAULT_OUTAGE_TOLERANCE_MS } from '../storage/redis/script.js';
 import {
   JOB_PRIORITY_MAX,
   type EnqueueEntry,
@@ -35,9 +34,10 @@ import type { QueueInspector } from '../ports/queue-inspector.js';
 import { encodeJob } from './payload.js';
 import { DEFAULT_QUEUE_NAME, EXECUTION_JOB_NAME, INFRA_ATTEMPTS, INFRA_BACKOFF_MS } from './policy.js';
 import { bullmqKeepJobs, jobRetentionOf, type JobRetention, type JobRetentionOptions } from './job-retention.js';
+import { redisDatastore, type BullmqConnection, type BullmqDatastore, type OpenedWorker } from './bullmq-datastore.js';
 
-/** The default BullMQ key prefix (BullMQ's own keys are `<prefix>:<name>:…`). */
-export const DEFAULT_BULLMQ_PREFIX = 'rx';
+export { DEFAULT_BULLMQ_PREFIX, type BullmqConnection, type BullmqDatastore } from './bullmq-datastore.js';
+
 /** Default lock of an active job: a dead worker's job is redelivered after about this long. */
 export const DEFAULT_LOCK_DURATION_MS = 30_000;
 /** Default period of the stall check. */
@@ -45,26 +45,15 @@ export const DEFAULT_STALLED_INTERVAL_MS = 15_000;
 /** Default number of times one job may be recovered from a dead worker before it fails. */
 export const DEFAULT_MAX_STALLED_COUNT = 3;
 
-/**
- * How to reach Redis: a URL (the adapter creates and closes its connections) or an existing
- * ioredis connection — a `Redis`, or a `Cluster` (then give the queue a hash-tagged `prefix`,
- * e.g. `{rx}`, so each queue's keys share one slot) — never closed by the adapter; a consumer
- * duplicates it for its own use (a `Cluster` keeps its own options: create it with
- * `maxRetriesPerRequest: null` in its `redisOptions`).
- */
-export type BullmqConnection = { readonly url: string } | Redis | Cluster;
-
-/** Options of {@link createBullmqQueue}. */
-export interface BullmqQueueOptions {
-  readonly connection: BullmqConnection;
+/** What a BullMQ job queue is told on any datastore ({@link createBullmqQueue} on Redis, `createBullmqPostgresQueue` on PostgreSQL). */
+export interface BullmqQueueSettings {
   /** BullMQ queue name; default `ts-reactor`. Producers and consumers must agree. */
   readonly name?: string;
-  /** BullMQ key prefix; default `rx`. */
-  readonly prefix?: string;
   /**
-   * How long `enqueue` and `promote` ride out a Redis outage: a call that meets a connection
-   * problem is made again (job ids are deduplicated, so adding twice adds once) until this long
-   * after its first failure, then fails with `QueueUnavailableError`. Default 30 s; 0 fails at once.
+   * How long `enqueue` and `promote` ride out an outage of the datastore: a call that meets a
+   * connection problem is made again (job ids are deduplicated, so adding twice adds once) until
+   * this long after its first failure, then fails with `QueueUnavailableError`. Default 30 s; 0
+   * fails at once.
    */
   readonly outageToleranceMs?: number;
   /**
@@ -76,8 +65,17 @@ export interface BullmqQueueOptions {
   readonly jobRetention?: JobRetentionOptions;
 }
 
-/** Options of {@link createBullmqConsumer}. */
-export interface BullmqConsumerOptions extends Omit<BullmqQueueOptions, 'jobRetention'> {
+/** Options of {@link createBullmqQueue}: BullMQ over Redis. */
+export interface BullmqQueueOptions extends BullmqQueueSettings {
+  readonly connection: BullmqConnection;
+  /** BullMQ key prefix; default `rx`. */
+  readonly prefix?: string;
+}
+
+/** What a BullMQ consumer is told on any datastore ({@link createBullmqConsumer} on Redis, `createBullmqPostgresConsumer` on PostgreSQL). */
+export interface BullmqConsumerSettings {
+  /** BullMQ queue name; default `ts-reactor`. Producers and consumers must agree. */
+  readonly name?: string;
   /**
    * How long a worker's lock on an active job lasts without renewal (renewed every half of it
    * while the processor runs). A job of a worker that died is redelivered roughly
@@ -88,26 +86,41 @@ export interface BullmqConsumerOptions extends Omit<BullmqQueueOptions, 'jobRete
   readonly stalledIntervalMs?: number;
   /** Recoveries of one job from dead workers before BullMQ fails it; default 3. */
   readonly maxStalledCount?: number;
-  /** Called with errors of the worker itself (connection problems); default: ignored (ioredis reconnects). */
+  /** Called with errors of the worker itself (connection problems); default: ignored (the connections reconnect). */
   readonly onError?: (error: Error) => void;
   /** Called when a delivery fails; `final` when BullMQ will not deliver the job again. */
   readonly onFailed?: (failure: { readonly jobId: string; readonly error: Error; readonly final: boolean }) => void;
 }
 
-/** Creates the producing side over a BullMQ `Queue`; it also answers the dashboard's queue view. */
+/** Options of {@link createBullmqConsumer}: BullMQ over Redis. */
+export interface BullmqConsumerOptions extends Omit<BullmqQueueOptions, 'jobRetention'>, BullmqConsumerSettings {
+  readonly name?: string;
+}
+
+/** Creates the producing side over a BullMQ `Queue` on Redis; it also answers the dashboard's queue view. */
 export function createBullmqQueue(options: BullmqQueueOptions): JobQueue & QueueInspector {
-  const retention = jobRetentionOf('createBullmqQueue', options.jobRetention); // refused before any connection opens
-  const queue = new Queue(queueName(options), {
-    connection: connectionOptions(options.connection, false),
-    prefix: options.prefix ?? DEFAULT_BULLMQ_PREFIX,
-  });
-  // Errors also surface on the calls that hit them; the listener keeps an 'error' from crashing the process.
-  queue.on('error', noop);
-  coalesceCommands(queue);
-  const drops = watchDrops((listener) => queue.on('ioredis:close', listener));
+  return openBullmqQueue(redisDatastore(options.connection, options.prefix), options, 'createBullmqQueue');
+}
+
+/**
+ * The producing side over a BullMQ `Queue` on `datastore` (Redis or PostgreSQL); `factory` names
+ * the public factory in option errors. Nothing opens before the options are checked.
+ */
+export function openBullmqQueue(
+  datastore: BullmqDatastore,
+  options: BullmqQueueSettings,
+  factory: string,
+): JobQueue & QueueInspector {
+  const retention = jobRetentionOf(factory, options.jobRetention); // refused before any connection opens
+  const name = queueName(options);
   const toleranceMs = options.outageToleranceMs ?? DEFAULT_OUTAGE_TOLERANCE_MS;
   if (!Number.isFinite(toleranceMs) || toleranceMs < 0)
     throw new RangeError(`outageToleranceMs must be a finite number >= 0; got ${String(toleranceMs)}`);
+  const queue = datastore.queue(name);
+  // Errors also surface on the calls that hit them; the listener keeps an 'error' from crashing the process.
+  queue.on('error', noop);
+  const drops = watchDrops((listener) => queue.on('ioredis:close', listener));
+  const isOutage = (error: unknown): boolean => datastore.isOutage(error);
   let closed = false;
   const add = (job: ExecutionJob, jobId: string, delay: number, priority: number | undefined) =>
     queue.add(EXECUTION_JOB_NAME, encodeJob(job), jobOptions(jobId, delay, priority, retention));
@@ -153,6 +166,7 @@ export function createBullmqQueue(options: BullmqQueueOptions): JobQueue & Queue
         await rideOut(
           'job-enqueue',
           error,
+          isOutage,
           toleranceMs,
           () => closed,
           () => add(job, enqueueOptions.jobId, Math.max(0, delay - (performance.now() - since)), priority),
@@ -178,6 +192,7 @@ export function createBullmqQueue(options: BullmqQueueOptions): JobQueue & Queue
           await rideOut(
             'job-enqueue',
             error,
+            isOutage,
             toleranceMs,
             () => closed,
             () => addBulk(chunk, performance.now() - since),
@@ -194,6 +209,7 @@ export function createBullmqQueue(options: BullmqQueueOptions): JobQueue & Queue
         return rideOut(
           'job-promote',
           error,
+          isOutage,
           toleranceMs,
           () => closed,
           () => promote(jobId),
@@ -305,8 +321,14 @@ function checkedPriority(priority: number | undefined): number | undefined {
   return priority;
 }
 
-/** Creates the consuming side over a BullMQ `Worker`, started by {@link JobConsumer.start}. */
+/** Creates the consuming side over a BullMQ `Worker` on Redis, started by {@link JobConsumer.start}. */
 export function createBullmqConsumer(options: BullmqConsumerOptions): JobConsumer {
+  return openBullmqConsumer(redisDatastore(options.connection, options.prefix), options);
+}
+
+/** The consuming side over a BullMQ `Worker` on `datastore` (Redis or PostgreSQL), started by {@link JobConsumer.start}. */
+export function openBullmqConsumer(datastore: BullmqDatastore, options: BullmqConsumerSettings): JobConsumer {
+  const name = queueName(options);
   const lockDuration = positiveInteger('lockDurationMs', options.lockDurationMs ?? DEFAULT_LOCK_DURATION_MS);
   const stalledInterval = positiveInteger(
     'stalledIntervalMs',
@@ -314,24 +336,16 @@ export function createBullmqConsumer(options: BullmqConsumerOptions): JobConsume
   );
   const maxStalledCount = positiveInteger('maxStalledCount', options.maxStalledCount ?? DEFAULT_MAX_STALLED_COUNT);
   const onError = options.onError ?? (() => undefined);
-  let worker: Worker | undefined;
-  let ownConnection: Redis | Cluster | undefined;
+  let opened: OpenedWorker<unknown> | undefined;
   let stopping: Promise<void> | undefined;
   let drops: DropWatch | undefined;
 
   return {
     start(processor: JobProcessor, startOptions: { readonly concurrency: number }): void {
-      if (worker) throw new Error('the consumer is already started');
+      if (opened) throw new Error('the consumer is already started');
       if (stopping) throw new Error('the consumer is stopped');
       const concurrency = positiveInteger('concurrency', startOptions.concurrency);
-      // A Worker blocks on its connections, which BullMQ wants without per-request retries:
-      // a passed-in connection is duplicated with that setting (and closed on stop).
-      const connection: ConnectionOptions = isRedis(options.connection)
-        ? (ownConnection = duplicateBlocking(options.connection))
-        : connectionOptions(options.connection, true);
-      const created = new Worker(queueName(options), (job: Job) => deliver(job, processor), {
-        connection,
-        prefix: options.prefix ?? DEFAULT_BULLMQ_PREFIX,
+      const current = datastore.worker(name, (job: Job) => deliver(job, processor), {
         concurrency,
         name: workerName(concurrency),
         lockDuration,
@@ -339,8 +353,8 @@ export function createBullmqConsumer(options: BullmqConsumerOptions): JobConsume
         maxStalledCount,
         autorun: false,
       });
+      const created = current.worker;
       created.on('error', onError);
-      coalesceCommands(created);
       drops = watchDrops((listener) => created.on('ioredis:close', listener));
       if (options.onFailed) {
         const onFailed = options.onFailed;
@@ -350,35 +364,21 @@ export function createBullmqConsumer(options: BullmqConsumerOptions): JobConsume
           onFailed({ jobId: fromBullmqJobId(job.id), error, final });
         });
       }
-      worker = created;
+      opened = current;
       created.run().catch(onError);
     },
 
     stop(): Promise<void> {
       stopping ??= (async () => {
-        const current = worker;
-        worker = undefined;
-        if (current) {
-          await setUpSettled(current, drops);
-          await closeWorker(current);
-        }
-        if (ownConnection) await ownConnection.quit().catch(() => ownConnection?.disconnect());
+        const current = opened;
+        if (!current) return;
+        await setUpSettled(current.worker, drops);
+        await closeWorker(current.worker);
+        await current.release();
       })();
       return stopping;
     },
   };
-}
-
-/**
- * Makes a BullMQ object's command connection send the commands of one tick in one socket write,
- * as the backend's own connection does (decision 041): a worker finishing several jobs at once
- * writes each `moveToFinished` separately otherwise. Not for a cluster connection (one socket
- * per node), nor the worker's blocking connection (one command at a time).
- */
-function coalesceCommands(owner: Queue | Worker): void {
-  commandClientOf(owner)?.then((client) => {
-    if (!(client as Redis | Cluster).isCluster) coalesceWrites(client as Redis);
-  }, noop);
 }
 
 /**
@@ -457,7 +457,7 @@ async function deliver(job: Job, processor: JobProcessor): Promise<void> {
   }
 }
 
-function queueName(options: BullmqQueueOptions): string {
+function queueName(options: { readonly name?: string }): string {
   const name = options.name ?? DEFAULT_QUEUE_NAME;
   if (name.length === 0 || name.includes(':'))
     throw new RangeError(`queue name must be non-empty and without ':'; got ${JSON.stringify(name)}`);
@@ -465,30 +465,14 @@ function queueName(options: BullmqQueueOptions): string {
 }
 
 /**
- * Connection options for BullMQ; `blocking` connections (a Worker's) must not limit retries per
- * request. Both reconnect at least every second ({@link reconnectDelay}), so a queue and its
- * workers are back within a second of Redis.
- */
-function connectionOptions(connection: BullmqConnection, blocking: boolean): ConnectionOptions {
-  if (isRedis(connection)) return connection;
-  return blocking
-    ? { url: connection.url, maxRetriesPerRequest: null, retryStrategy: reconnectDelay }
-    : { url: connection.url, retryStrategy: reconnectDelay };
-}
-
-/** Delay before reconnect attempt `times`: 100 ms more each time, at most 1 s (BullMQ's own grows to 20 s). */
-function reconnectDelay(times: number): number {
-  return Math.min(times * 100, 1000);
-}
-
-/**
- * The slow path of a queue call that failed with `first`: on a connection problem, `again` is
+ * The slow path of a queue call that failed with `first`: on an outage (`isOutage`), `again` is
  * called with backoff until `toleranceMs` after the first failure, then the call fails with
  * {@link QueueUnavailableError}; any other error is thrown as it is.
  */
 async function rideOut<R>(
   operation: string,
   first: unknown,
+  isOutage: (error: unknown) => boolean,
   toleranceMs: number,
   closed: () => boolean,
   again: () => Promise<R>,
@@ -496,7 +480,7 @@ async function rideOut<R>(
   const since = performance.now();
   let error = first;
   for (let attempt = 0; ; attempt++) {
-    if (!isConnectionFailure(error)) throw error;
+    if (!isOutage(error)) throw error;
     const waitedMs = performance.now() - since;
     if (closed() || waitedMs >= toleranceMs)
       throw new QueueUnavailableError(operation, error, waitedMs >= 1 ? Math.round(waitedMs) : undefined);
@@ -509,10 +493,6 @@ async function rideOut<R>(
       error = failed;
     }
   }
-}
-
-function isRedis(connection: BullmqConnection): connection is Redis | Cluster {
-  return typeof (connection as Partial<Redis>).duplicate === 'function';
 }
 
 function positiveInteger(name: string, value: number): number {

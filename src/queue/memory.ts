@@ -20,8 +20,8 @@ import {
   type JobPlace,
   type JobProcessor,
   type JobQueue,
-  type WaitList,
 } from '../ports/queue.js';
+import type { WaitList } from '../ports/wait-list.js';
 import type { QueueInspector, QueueJobView, QueueSnapshot } from '../ports/queue-inspector.js';
 import { encodeJob } from './payload.js';
 import { INFRA_ATTEMPTS, INFRA_BACKOFF_MS, KEEP_FINISHED_COUNT } from './policy.js';

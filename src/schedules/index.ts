@@ -5,7 +5,7 @@
  */
 export { Schedules, tickKey, type SchedulesDeps } from './service.js';
 export { MemorySchedules, memoryScheduleBackend } from './memory.js';
-export type { ScheduleBackend, TickHandler } from './backend.js';
+export type { ScheduleBackend, TickHandler } from '../ports/schedules.js';
 export {
   scheduleObservers,
   type RuntimeMiddleware,

@@ -7,7 +7,7 @@
  * @module
  */
 import type { Clock } from '../ports/clock.js';
-import type { ScheduleBackend, TickHandler } from './backend.js';
+import type { ScheduleBackend, TickHandler } from '../ports/schedules.js';
 import { nextTick } from './spec.js';
 import type { ScheduleDefinition, ScheduleFailure } from './types.js';
 

@@ -17,7 +17,7 @@ import {
   errorToJSON,
   type FieldIssue,
 } from '../errors.js';
-import type { ScheduleBackend } from './backend.js';
+import type { ScheduleBackend } from '../ports/schedules.js';
 import { ScheduleEvents, type ScheduleEvent, type ScheduleListener, type ScheduleObserver } from './events.js';
 import { planTicks } from './plan.js';
 import { nextTick, nextTicks } from './spec.js';

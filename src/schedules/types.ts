@@ -6,9 +6,9 @@
  */
 import type { AnyReactorDefinition } from '../dsl/definition.js';
 import type { Duration } from '../dsl/duration.js';
+import type { MissedPolicy, ScheduleDefinition, ScheduleFailure } from '../ports/schedules.js';
 
-/** What to do with the ticks that passed while nothing ran (no worker, a stopped pool, a late delivery). */
-export type MissedPolicy = 'skip' | 'catch_up_one';
+export type { MissedPolicy, ScheduleDefinition, ScheduleFailure } from '../ports/schedules.js';
 
 /** A cron schedule: five fields (minute first) or six (second first), in a time zone. */
 export interface CronSpec {
@@ -49,40 +49,10 @@ export interface ScheduleOptions {
   readonly endAt?: Date | number | string;
 }
 
-/** A schedule as stored: JSON only (a computed input is a name). */
-export interface ScheduleDefinition {
-  readonly v: 1;
-  readonly id: string;
-  readonly reactor: string;
-  readonly cron?: { readonly pattern: string; readonly tz: string };
-  /** The interval, ms. */
-  readonly everyMs?: number;
-  readonly input?: Record<string, unknown>;
-  readonly inputFrom?: string;
-  readonly missed: MissedPolicy;
-  /** ms since the epoch. */
-  readonly startAt?: number;
-  /** ms since the epoch (exclusive). */
-  readonly endAt?: number;
-  /** When it was last upserted (engine clock, ms). */
-  readonly updatedAt: number;
-}
-
 /** A schedule as `list` and `get` show it: its definition and its next runs. */
 export interface ScheduleInfo extends ScheduleDefinition {
   /** The next tick times after now (as many as asked, default 5; fewer before `endAt`). */
   readonly nextRuns: readonly Date[];
   /** Set while the latest tick handled failed (nothing started): when, and why. Cleared by a tick that starts its execution. */
   readonly lastFailure?: ScheduleFailure;
-}
-
-/** A tick that started nothing (`schedule.failed`), as the schedule's list shows it. */
-export interface ScheduleFailure {
-  /** The tick's time (ms). */
-  readonly tickAt: number;
-  /** When it failed (engine clock, ms). */
-  readonly at: number;
-  /** The error's code (`input_invalid`, `reactor_unknown` …), when it has one. */
-  readonly code?: string;
-  readonly message: string;
 }

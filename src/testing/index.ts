@@ -8,6 +8,7 @@ import type { AnyReactorDefinition, InputOf, OutputOf, StepsOf } from '../dsl/de
 import { createEngine, type Engine, type EngineOptions, type RunOptions } from '../engine/engine.js';
 import type { ReactorEvent } from '../engine/model/events.js';
 import type { RunResult } from '../engine/model/results.js';
+import { hasInterruptClaims } from '../ports/interrupt-claims.js';
 import { MemoryCoordinator } from '../storage/memory/coordinator.js';
 import { MemoryStore } from '../storage/memory/store.js';
 import { checkedRecordTtl, refuseTtlBesideStore } from '../storage/record-ttl.js';
@@ -93,7 +94,9 @@ export function createTestEngine(options: TestEngineOptions = {}): TestEngine {
   const queued = pool
     ? { queue: pool.queue, waitList: pool.waitList, backgroundSettled: (until: number) => pool.queue.settled(until) }
     : {};
-  const engine = createEngine({ ...engineOptions, store, clock, coordinator, ...queued });
+  // The store serves as the interrupt claims when it implements them (MemoryStore and RedisStore do).
+  const interruptClaims = options.interruptClaims ?? (hasInterruptClaims(store) ? store : undefined);
+  const engine = createEngine({ ...engineOptions, store, clock, coordinator, interruptClaims, ...queued });
   engine.subscribe((e) => events.push(e));
   pool?.start(engine);
   return {

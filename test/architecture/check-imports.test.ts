@@ -97,6 +97,18 @@ describe('check-imports: the functions', () => {
     expect(portViolations(graph)).toEqual(['ports/setup.ts -> dsl/a.ts']);
   });
 
+  test('a port may import a file of the errors folder; an error file importing past the error files is reported', () => {
+    const graph = importGraph(
+      fixture({
+        'errors/base.ts': 'export class B extends Error {}\n',
+        'errors/x.ts': "import { B } from './base.js';\nimport { a } from '../dsl/a.js';\nexport const x = [B, a];\n",
+        ...prepend('ports/setup.ts', "import type { B } from '../errors/base.js';\nexport type S = B;"),
+      }),
+    );
+    expect(graph.get('ports/setup.ts')).toEqual(['errors/base.ts']);
+    expect(portViolations(graph)).toEqual(['errors/x.ts -> dsl/a.ts']);
+  });
+
   test('a storage or coordination file importing the engine is reported', () => {
     const graph = importGraph(
       fixture({

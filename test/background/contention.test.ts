@@ -7,6 +7,7 @@
 import { describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { createEmbeddedEngine, MemoryCoordinator, reactor } from '../../src/index.js';
+import type { CoordinatorFastPaths } from '../../src/ports/coordinator.js';
 import { changeHolderEvery, eventsOf, gate, manualEngine, sleep, until, untilStatus } from './helpers.js';
 
 const OTHER = { owner: 'someone-else' };
@@ -61,6 +62,7 @@ describe('4. reference scenario 2: a held lock parks the execution', () => {
     const key = fresh('user');
     /** A coordinator that reports keys it freed itself, as the Redis one does with a cross-process grant nobody here could take. */
     class FreeingCoordinator extends MemoryCoordinator {
+      override readonly fastPaths: CoordinatorFastPaths = { changes: this, cancels: this, freed: this };
       readonly freed = new Set<(kind: 'lock', key: string) => void>();
       onFreed(listener: (kind: 'lock', key: string) => void): () => void {
         this.freed.add(listener);

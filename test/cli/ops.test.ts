@@ -118,7 +118,7 @@ describe('spawned under tsx', () => {
     const bad = await run(['locks', '--redis', 'http://cache:6379']);
     expect(bad.code).toBe(2);
     expect(bad.stderr.trim().split('\n')).toEqual([
-      'ts-reactor locks: --redis: "http://cache:6379" is not a Redis URL (scheme http:); expected redis://host[:port] or rediss://host[:port]',
+      'ts-reactor locks: --redis: "http://cache:6379" is not a URL of a backend (scheme http:); expected redis://host[:port] or rediss://host[:port]',
     ]);
     const port = await freePort();
     const down = await run(['executions', 'list', '--redis', `redis://127.0.0.1:${port}`, '--connect-timeout', '1000']);
@@ -135,6 +135,14 @@ describe('spawned under tsx', () => {
 });
 
 describe('in process', () => {
+  test('a URL of a backend not available yet (postgres://) is a usage error naming it, exit 2, nothing opened', async () => {
+    const postgres = await inProcess(['locks', '--redis', 'postgres://app:secret@db:5432/app']);
+    expect(postgres).toMatchObject({
+      code: 2,
+      err: 'ts-reactor locks: --redis: "postgres://app:***@db:5432/app": the postgres backend is not available yet (scheme postgres:); expected redis://host[:port] or rediss://host[:port]',
+    });
+  });
+
   test('a queued execution is listed and filtered as queued; --status pending is accepted as its other name', async () => {
     const own = `${prefix}-queued`;
     const other = createRedisBackend({ url: redis.url, prefix: own });

@@ -187,7 +187,7 @@ describe('ts-reactor worker: clear errors, exit 2', () => {
     const w = spawnWorker(['--redis', 'http://localhost:1234', '--module', fixture('worker-reactors.ts')]);
     expect(await w.exited).toBe(2);
     expect(w.stderr()).toContain(
-      'ts-reactor worker: --redis: "http://localhost:1234" is not a Redis URL (scheme http:)',
+      'ts-reactor worker: --redis: "http://localhost:1234" is not a URL of a backend (scheme http:)',
     );
     expect(w.stdout()).toBe('');
   });

@@ -1,5 +1,6 @@
 /**
- * The queue contract's backend on BullMQ, over a single redis-server or a Redis Cluster: each call
+ * The queue contract's backend on BullMQ, over a single redis-server, a Redis Cluster or PostgreSQL
+ * (BullMQ 6's PostgreSQL backend, its tables in the schema `bullmq`): each call
  * gives a queue of its own name; time is the wall clock; a consumer that dies or freezes is a real
  * process of its own (`fixtures/bullmq-held-consumer.ts`), killed with SIGKILL or stopped with
  * SIGSTOP while it holds its job.
@@ -8,8 +9,13 @@ import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
 import { Cluster } from 'ioredis';
-import type { JobConsumer } from '../../src/ports/queue.js';
+import type { JobConsumer, JobQueue } from '../../src/ports/queue.js';
 import { createBullmqConsumer, createBullmqQueue, type BullmqConnection } from '../../src/queue/bullmq.js';
+import {
+  createBullmqPostgresConsumer,
+  createBullmqPostgresQueue,
+  postgresDatastore,
+} from '../../src/queue/bullmq-postgres.js';
 import { toBullmqJobId } from '../../src/queue/job-id.js';
 import { EXECUTION_JOB_NAME, INFRA_ATTEMPTS } from '../../src/queue/policy.js';
 import { spawnJsonChild } from '../support/json-child.js';
@@ -32,10 +38,11 @@ export const BULLMQ_CAPABILITIES: QueueCapabilities = {
   stopping: 'finishes-arrivals',
 };
 
-/** Where the queue lives: a single server's URL, or a cluster's startup nodes (then the prefix is hash-tagged). */
+/** Where the queue lives: a single Redis server's URL, a cluster's startup nodes (then the prefix is hash-tagged), or a PostgreSQL URL. */
 export type BullmqTarget =
   | { readonly kind: 'server'; readonly url: string }
-  | { readonly kind: 'cluster'; readonly nodes: readonly { readonly host: string; readonly port: number }[] };
+  | { readonly kind: 'cluster'; readonly nodes: readonly { readonly host: string; readonly port: number }[] }
+  | { readonly kind: 'postgres'; readonly url: string };
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -60,21 +67,30 @@ export async function bullmqBackend(target: BullmqTarget): Promise<QueueContract
   // On a cluster every key of a queue must share one slot: a hash-tagged prefix.
   const prefix = target.kind === 'cluster' ? '{rxq}' : 'rx';
   const { connection, release } = connect(target);
-  const queue = createBullmqQueue({ connection, name, prefix });
+  const queue: JobQueue =
+    target.kind === 'postgres'
+      ? createBullmqPostgresQueue({ connection: { url: target.url }, name })
+      : createBullmqQueue({ connection, name, prefix });
   const consumers: JobConsumer[] = [];
   const children = new Set<ChildProcess>();
   let raw: Queue | undefined;
   return {
     queue,
     consumer() {
-      const consumer = createBullmqConsumer({ connection, name, prefix, ...STALL });
+      const consumer =
+        target.kind === 'postgres'
+          ? createBullmqPostgresConsumer({ connection: { url: target.url }, name, ...STALL })
+          : createBullmqConsumer({ connection, name, prefix, ...STALL });
       consumers.push(consumer);
       return consumer;
     },
     time: wallTime,
     stallMs: STALL.lockDurationMs + 2 * STALL.stalledIntervalMs,
     async writeForeign(jobId, payload) {
-      raw ??= new Queue(name, { connection: isUrl(connection) ? { url: connection.url } : connection, prefix });
+      raw ??=
+        target.kind === 'postgres'
+          ? postgresDatastore({ url: target.url }, 'writeForeign').queue(name)
+          : new Queue(name, { connection: isUrl(connection) ? { url: connection.url } : connection, prefix });
       await raw.add(EXECUTION_JOB_NAME, payload, {
         jobId: toBullmqJobId(jobId),
         attempts: INFRA_ATTEMPTS,
@@ -116,9 +132,9 @@ export async function bullmqBackend(target: BullmqTarget): Promise<QueueContract
   };
 }
 
-/** The connection of the queue and its consumers: the server's URL, or a `Cluster` of this backend's own (BullMQ's blocking calls want no per-request retries). */
+/** The Redis connection of the queue and its consumers: the server's URL, or a `Cluster` of this backend's own (BullMQ's blocking calls want no per-request retries); PostgreSQL's is its URL. */
 function connect(target: BullmqTarget): { readonly connection: BullmqConnection; release(): Promise<void> } {
-  if (target.kind === 'server') return { connection: { url: target.url }, release: async () => undefined };
+  if (target.kind !== 'cluster') return { connection: { url: target.url }, release: async () => undefined };
   const cluster = new Cluster([...target.nodes], { redisOptions: { maxRetriesPerRequest: null } });
   cluster.on('error', () => undefined); // the calls report their own failures
   return { connection: cluster, release: () => cluster.quit().then(noop, () => cluster.disconnect()) };

@@ -2,8 +2,9 @@
  * The queue contract: what the engine relies on from a `JobQueue` and its `JobConsumer`s
  * (`src/engine/ports/queue.ts`), written once over a backend factory and run on every queue —
  * the embedded queue on a manual clock (`memory-queue.test.ts`) and BullMQ with real consumer
- * processes on a throwaway redis-server (`bullmq-queue.test.ts`) and on a local Redis Cluster
- * (`bullmq-cluster-queue.test.ts`).
+ * processes on a throwaway redis-server (`bullmq-queue.test.ts`), on a local Redis Cluster
+ * (`bullmq-cluster-queue.test.ts`) and on BullMQ 6's PostgreSQL backend over a throwaway
+ * PostgreSQL server (`bullmq-postgres-queue.test.ts`).
  *
  * Covered: delivery (the payload's known fields, the job id, the delivery count), delays and
  * `earlyMs`, `promote`, priorities, dedupe by job id (`enqueue` and `enqueueMany`), `discard`,

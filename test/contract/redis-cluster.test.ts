@@ -5,7 +5,7 @@
  */
 import { Cluster } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { RedisWaitList } from '../../src/queue/redis-wait-list.js';
+import { RedisWaitList } from '../../src/storage/redis/wait-list.js';
 import type { RedisCoordinator } from '../../src/storage/redis/coordinator.js';
 import {
   CLAIM_REPAIR_MS,

@@ -7,7 +7,7 @@
 import { describe, expect, test } from 'vitest';
 import { reactor, type ReactorEvent } from '../../src/index.js';
 import { driftMarginMs, HoldDeadline } from '../../src/coordination/deadline.js';
-import type { Coordinator, LockAcquireRequest, LockGrant } from '../../src/ports/coordinator.js';
+import type { Coordinator, KeyWatches, LockAcquireRequest, LockGrant } from '../../src/ports/coordinator.js';
 import { MemoryCoordinator } from '../../src/storage/memory/coordinator.js';
 import { createTestEngine, ManualClock } from '../../src/testing/index.js';
 
@@ -207,13 +207,15 @@ describe('a lock handed over by another holder', () => {
       if (!r.acquired) throw new Error('the test key should be free');
       return { acquired: true, token: r.token, nesting: 1, ...grant };
     };
+    const watches: KeyWatches = {
+      watch: (_kind, _key, offer) => ({
+        wait: () => (offer === undefined ? Promise.resolve(undefined) : hand(offer)),
+        close: () => undefined,
+      }),
+    };
     return new Proxy(inner, {
       get(target, property, receiver) {
-        if (property === 'watch')
-          return (_kind: string, _key: string, offer?: LockAcquireRequest) => ({
-            wait: () => (offer === undefined ? Promise.resolve(undefined) : hand(offer)),
-            close: () => undefined,
-          });
+        if (property === 'fastPaths') return { ...target.fastPaths, watches };
         if (property === 'lockExtend' && !extendsAnswered) return () => new Promise<boolean>(() => undefined);
         const value: unknown = Reflect.get(target, property, receiver);
         return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;

@@ -10,6 +10,7 @@ import { cancelRequestKey } from '../../src/engine/model/keys.js';
 import type { Coordinator } from '../../src/ports/coordinator.js';
 import { MemoryCoordinator } from '../../src/index.js';
 import { createRedisBackend, type RedisBackend } from '../../src/storage/redis/index.js';
+import { offered } from '../support/fast-paths.js';
 import { useRedisServer } from '../support/use-redis-server.js';
 
 const server = useRedisServer(); // disposed of after the hook below (after hooks run in reverse order)
@@ -31,7 +32,7 @@ const aborted = (controller: AbortController): Promise<string> =>
 /** The operator's side of a cancel: the marker, then the announcement. */
 async function requestCancel(coordinator: Coordinator, executionId: string): Promise<void> {
   await coordinator.periodMark({ key: cancelRequestKey(executionId), bucket: 'requested', ttlMs: 60_000 });
-  await coordinator.announceCancel?.(executionId);
+  await offered(coordinator, 'cancels').announceCancel(executionId);
 }
 
 describe.each(['memory', 'redis'] as const)('cancel announcements on %s', (kind) => {

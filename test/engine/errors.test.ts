@@ -15,6 +15,7 @@ import {
   RateLimitedError,
   ReactorError,
   RemoteError,
+  ScriptError,
   ValidationError,
 } from '../../src/index.js';
 import {
@@ -23,7 +24,6 @@ import {
   FanOutError,
   HandOffRefusedError,
   ResumePayloadError,
-  ScriptError,
 } from '../../src/errors.js';
 
 const roundTrip = (error: unknown): ReactorError => errorFromJSON(JSON.parse(JSON.stringify(errorToJSON(error))));

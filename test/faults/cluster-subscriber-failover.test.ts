@@ -10,6 +10,7 @@ import { afterEach, expect, test } from 'vitest';
 import { createRedisBackend, type RedisBackend, type RedisConnection } from '../../src/storage/redis/index.js';
 import type { RedisClusterHandle } from '../support/redis-cluster.js';
 import { useRedisCluster } from '../support/use-redis-cluster.js';
+import { offered } from '../support/fast-paths.js';
 
 const cluster = useRedisCluster({ replicasPerMaster: 1 });
 const opened: RedisBackend<RedisConnection>[] = [];
@@ -69,8 +70,8 @@ test('after the first-listed master is killed, the subscribers move to a live no
 
   // Subscribed on both subscribers: a lock's wake-ups, and cancel announcements.
   const announced: string[] = [];
-  listener.coordinator.onCancelAnnounced!((id) => announced.push(id));
-  const before = listener.coordinator.waitForChange('lock', 'subfo-before', WAIT_MS);
+  offered(listener.coordinator, 'cancels').onCancelAnnounced((id) => announced.push(id));
+  const before = offered(listener.coordinator, 'changes').waitForChange('lock', 'subfo-before', WAIT_MS);
   await until('the subscriptions were not confirmed at first', () => {
     const health = listener.subscriptions();
     return health.confirmed && health.channels === 2;
@@ -100,7 +101,7 @@ test('after the first-listed master is killed, the subscribers move to a live no
   await until('the release after the promotion did not wake the earlier waiter', beforeWoken);
 
   // … and one registered after it.
-  const after = listener.coordinator.waitForChange('lock', 'subfo-after', WAIT_MS);
+  const after = offered(listener.coordinator, 'changes').waitForChange('lock', 'subfo-after', WAIT_MS);
   await until('the new subscription was not confirmed', () => {
     const health = listener.subscriptions();
     return health.confirmed && health.channels === 2;
@@ -113,6 +114,6 @@ test('after the first-listed master is killed, the subscribers move to a live no
   await until('a release after the promotion did not wake its waiter', afterWoken);
 
   // A cancel announced after the promotion reaches the listening process.
-  await publisher.coordinator.announceCancel!('subfo-execution');
+  await offered(publisher.coordinator, 'cancels').announceCancel('subfo-execution');
   await until('the cancel announcement was not heard', () => announced.includes('subfo-execution'));
 }, 150_000);

@@ -254,6 +254,20 @@ describe('a Redis runtime checks durability at start-up', () => {
     expect(revived).toMatchObject({ code: 'durability_required', details: { persistence: 'none' } });
   });
 
+  test('DurabilityError takes its verdict from the backend; its details stay the generic verdict', () => {
+    const info = { persistence: 'none', evicts: false, checked: true, warnings: ['synchronous_commit is off'] };
+    const error = new DurabilityError(
+      { ...info, durable: false } as typeof info,
+      'Postgres is not durable: fsync is off',
+    );
+    expect(error.message).toBe('requireDurability: Postgres is not durable: fsync is off');
+    expect(error.details).toEqual(info);
+    expect(errorFromJSON(errorToJSON(error)).message).toBe(error.message);
+    expect(new DurabilityError(info).message).toBe(
+      'requireDurability: the backend is not durable: synchronous_commit is off',
+    );
+  });
+
   test('CONFIG renamed: a "could not check" warning; requireDurability refuses', async () => {
     const log = recording();
     await withRuntime(renamed, { logger: log.logger }, async (runtime) => {

@@ -7,6 +7,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import type { Coordinator, HolderInfo } from '../../src/ports/coordinator.js';
 import { createRedisBackend, RedisCoordinator, RedisKeys, type RedisBackend } from '../../src/storage/redis/index.js';
 import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
+import { offered } from '../support/fast-paths.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 const holder = (owner: string, extra: Partial<HolderInfo> = {}): HolderInfo => ({ owner, ...extra });
@@ -256,9 +257,9 @@ describe('waitForChange', () => {
     await c.lockAcquire({ key: 'k', holder: holder('a'), ttlMs: 60_000 });
     const woken: number[] = [];
     const waits = [
-      c.waitForChange('lock', 'k', 20_000),
-      c.waitForChange('lock', 'k', 4_000),
-      c.waitForChange('lock', 'k', 4_000),
+      offered(c, 'changes').waitForChange('lock', 'k', 20_000),
+      offered(c, 'changes').waitForChange('lock', 'k', 4_000),
+      offered(c, 'changes').waitForChange('lock', 'k', 4_000),
     ].map((w, i) => w.then(() => woken.push(i)));
     await subscribers(keys().lockChannel('k'), 1);
     const started = performance.now();
@@ -273,7 +274,10 @@ describe('waitForChange', () => {
   it('wakes every waiter of an ordered lock (only the next position may enter)', async () => {
     const [t1] = [await c.orderedTicket('w'), await c.orderedTicket('w'), await c.orderedTicket('w')];
     await c.orderedEnter({ ...t1, poisonMs: 60_000, strict: false, holder: holder('a') });
-    const waits = [c.waitForChange('ordered', 'w', 20_000), c.waitForChange('ordered', 'w', 20_000)];
+    const waits = [
+      offered(c, 'changes').waitForChange('ordered', 'w', 20_000),
+      offered(c, 'changes').waitForChange('ordered', 'w', 20_000),
+    ];
     await subscribers(keys().orderedChannel('w'), 1);
     const started = performance.now();
     await c.orderedComplete({ ...t1, failed: false, strict: false });
@@ -342,8 +346,8 @@ describe('waitForChange', () => {
     const keys = new RedisKeys(prefix);
     const channel = keys.semaphoreChannel('s');
     const controller = new AbortController();
-    const a = c.waitForChange('semaphore', 's', 20_000, controller.signal);
-    const b = c.waitForChange('semaphore', 's', 150);
+    const a = offered(c, 'changes').waitForChange('semaphore', 's', 20_000, controller.signal);
+    const b = offered(c, 'changes').waitForChange('semaphore', 's', 150);
     await subscribers(channel, 1);
     await b; // timed out: one waiter left, still subscribed
     expect(await numsub(backend.redis, channel)).toBe(1);
@@ -355,7 +359,7 @@ describe('waitForChange', () => {
   it('wakes on the ordered channel when a dead head is passed over', async () => {
     const [t1, t2] = [await c.orderedTicket('o'), await c.orderedTicket('o')];
     await c.orderedEnter({ ...t1, poisonMs: 50, strict: false, holder: holder('a') });
-    const wait = c.waitForChange('ordered', 'o', 20_000);
+    const wait = offered(c, 'changes').waitForChange('ordered', 'o', 20_000);
     await subscribers(keys().orderedChannel('o'), 1);
     await sleep(100); // the first head's poison time passes
     expect(await c.orderedEnter({ ...t2, poisonMs: 50, strict: false, holder: holder('b') })).toEqual({

@@ -13,6 +13,7 @@ import { createRedisBackend, RedisCoordinator, type RedisBackend } from '../../s
 import { CLAIM_TTL_MS, GRANT_PLACEHOLDER, GrantBook } from '../../src/storage/redis/grants.js';
 import { Redis } from 'ioredis';
 import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
+import { offered } from '../support/fast-paths.js';
 
 let server: RedisServerHandle;
 let backend: RedisBackend;
@@ -76,7 +77,7 @@ describe('lock hand-over within a process', () => {
     // The streak's 100 ms bound stood still: only its count ends it, however slow the machine.
     const c = frozenStreaks(backend);
     await c.lockAcquire(request('o0'));
-    const remote = other.coordinator.waitForChange('lock', 'k', 10_000);
+    const remote = offered(other.coordinator, 'changes').waitForChange('lock', 'k', 10_000);
     for (let i = 1; i <= MAX_STREAK; i++) {
       const watch = c.watch('lock', 'k', request(`o${i}`));
       const wait = watch.wait(10_000);

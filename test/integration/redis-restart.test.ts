@@ -7,6 +7,7 @@ import { CoordinationUnavailableError, StoreUnavailableError } from '../../src/e
 import { createRedisBackend, RedisKeys, setOutageTolerance, type RedisBackend } from '../../src/storage/redis/index.js';
 import { scripts } from '../../src/storage/redis/scripts.js';
 import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
+import { offered } from '../support/fast-paths.js';
 
 let server: RedisServerHandle;
 let backend: RedisBackend;
@@ -102,7 +103,7 @@ describe('restart without persistence', () => {
         code: 'store_unavailable',
         details: { operation: 'store-get' },
       });
-      await expect(c.waitForChange('lock', 'k', 100)).resolves.toBeUndefined();
+      await expect(offered(c, 'changes').waitForChange('lock', 'k', 100)).resolves.toBeUndefined();
     } finally {
       await server.restart();
     }

@@ -64,7 +64,15 @@ export function memoryRig(options: Partial<EngineOptions> & { readonly autoAdvan
   const store = new MemoryStore({ clock });
   const coordinator = new MemoryCoordinator({ clock });
   const memory = createMemoryQueue({ clock });
-  const engine = createEngine({ store, coordinator, clock, queue: memory.queue, waitList: memory.waitList, ...rest });
+  const engine = createEngine({
+    store,
+    interruptClaims: store,
+    coordinator,
+    clock,
+    queue: memory.queue,
+    waitList: memory.waitList,
+    ...rest,
+  });
   const events: ReactorEvent[] = [];
   engine.subscribe((e) => events.push(e));
   return {

@@ -14,6 +14,7 @@ import { runWorkerCommand } from '../../src/cli/worker.js';
 import { createRedisBackend } from '../../src/storage/redis/index.js';
 import { greet } from '../cli/fixtures/worker-reactors.js';
 import { useRedisServer } from '../support/use-redis-server.js';
+import { offered } from '../support/fast-paths.js';
 
 const server = useRedisServer();
 const fixture = fileURLToPath(new URL('../cli/fixtures/worker-reactors.ts', import.meta.url));
@@ -48,8 +49,8 @@ describe('subscription health', () => {
     const admin = new Redis(server.url);
     try {
       expect(backend.subscriptions()).toEqual({ confirmed: true, channels: 0, unconfirmed: 0 });
-      const stopCancels = backend.coordinator.onCancelAnnounced!(() => undefined);
-      const watch = backend.coordinator.watch!('semaphore', 'seats');
+      const stopCancels = offered(backend.coordinator, 'cancels').onCancelAnnounced(() => undefined);
+      const watch = offered(backend.coordinator, 'watches').watch('semaphore', 'seats');
       await expect.poll(() => backend.subscriptions(), POLL).toEqual({ confirmed: true, channels: 2, unconfirmed: 0 });
       await expect.poll(() => pubsubClients(admin), POLL).toHaveLength(2);
 

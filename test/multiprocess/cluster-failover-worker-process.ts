@@ -22,6 +22,7 @@ import {
   type Span,
   type WaitOutcome,
 } from './cluster-failover-protocol.js';
+import { offered } from '../support/fast-paths.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 const writeLine = (value: unknown): Promise<void> =>
@@ -112,7 +113,7 @@ async function main(): Promise<void> {
 
   /** Waits on `key`'s lock channel; says when the subscription is confirmed, and when a release woke it. */
   async function runProbe(key: string): Promise<void> {
-    const woken = probe.coordinator.waitForChange('lock', key, PROBE_WAIT_MS);
+    const woken = offered(probe.coordinator, 'changes').waitForChange('lock', key, PROBE_WAIT_MS);
     while (!probe.subscriptions().confirmed) await sleep(20);
     await writeLine({ probing: key });
     await woken;

@@ -30,6 +30,7 @@ import {
   type Span,
   type WaitOutcome,
 } from './cluster-failover-protocol.js';
+import { offered } from '../support/fast-paths.js';
 
 const WORKER = fileURLToPath(new URL('./cluster-failover-worker-process.ts', import.meta.url));
 const EXECUTIONS = 1_000;
@@ -193,7 +194,7 @@ test(
       const target = await runtime.engine.start(reactors.holding, {});
       const holders = spawned.map((w) => w.line((v) => v.held === target.executionId, RECOVERY_MS));
       await Promise.any(holders);
-      await backend.coordinator.announceCancel!(target.executionId);
+      await offered(backend.coordinator, 'cancels').announceCancel(target.executionId);
       const aborted = await Promise.any(
         spawned.map((w) => w.line<{ reason: string }>((v) => v.aborted === target.executionId, RECOVERY_MS)),
       );

@@ -40,6 +40,7 @@ export function workerEngine(
   const memory = shared?.memory ?? createMemoryQueue({ clock });
   const engine = createEngine({
     store,
+    interruptClaims: store,
     coordinator,
     clock,
     queue: memory.queue,

@@ -4,10 +4,10 @@
  */
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { WaitList } from '../../src/ports/queue.js';
+import type { WaitList } from '../../src/ports/wait-list.js';
 import { MemoryWaitList } from '../../src/queue/memory.js';
-import { QueueKeys } from '../../src/queue/keys.js';
-import { RedisWaitList } from '../../src/queue/redis-wait-list.js';
+import { RedisKeys } from '../../src/storage/redis/keys.js';
+import { RedisWaitList } from '../../src/storage/redis/wait-list.js';
 import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
 
 let counter = 0;
@@ -94,7 +94,7 @@ describe('redis wait list specifics', () => {
   it('stores one hash-tagged ZSET per key that disappears when emptied', async () => {
     const list = new RedisWaitList({ redis, prefix: 'wl', ttlMs: 60_000 });
     const key = freshKey();
-    const redisKey = new QueueKeys('wl').waitList(key);
+    const redisKey = new RedisKeys('wl').waitList(key);
     expect(redisKey).toBe(`wl:{wait:${key}}`);
     await list.add(key, 'a:1');
     expect(await redis.type(redisKey)).toBe('zset');

@@ -21,7 +21,6 @@ import { createInstrument } from '../model/instrument.js';
 import { silentLogger } from '../model/logger.js';
 import { traceBoundOf } from '../model/trace-bound.js';
 import { randomIds, systemClock, type Ids } from '../../ports/clock.js';
-import { hasInterruptClaims } from '../../ports/interrupt-claims.js';
 import type { JobLeases } from '../../ports/job-lease.js';
 import type { InvokeDeps } from '../run/invoke.js';
 import type { ResumeDeps } from './interrupt/resume.js';
@@ -88,6 +87,7 @@ export function stateBase(options: EngineOptions, core: EngineCore, workerId: st
   return {
     maxInlineSleepMs,
     store: options.store,
+    interruptClaims: options.interruptClaims,
     clock,
     hub,
     logger,
@@ -223,14 +223,14 @@ export function operationsDeps(
   };
 }
 
-/** What resuming an interrupt needs: the operations' deps, and the store's interrupt claims if it has them. */
+/** What resuming an interrupt needs: the operations' deps, and the interrupt claims the engine was given. */
 export function resumeDeps(options: EngineOptions, core: EngineCore, operations: OperationsDeps): ResumeDeps {
   return {
     ...operations,
     clock: core.clock,
     hub: core.hub,
     live: core.inflight,
-    claims: hasInterruptClaims(options.store) ? options.store : undefined,
+    claims: options.interruptClaims,
   };
 }
 

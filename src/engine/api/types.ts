@@ -13,9 +13,11 @@ import type { EventListener, Middleware } from '../model/events.js';
 import type { RunResult } from '../model/results.js';
 import type { Clock, Ids } from '../../ports/clock.js';
 import type { Coordinator } from '../../ports/coordinator.js';
+import type { InterruptClaims } from '../../ports/interrupt-claims.js';
 import type { FanOutLedger } from '../../ports/fanout.js';
 import type { JobLeases } from '../../ports/job-lease.js';
-import type { ExecutionJob, JobDelivery, JobQueue, WaitList } from '../../ports/queue.js';
+import type { ExecutionJob, JobDelivery, JobQueue } from '../../ports/queue.js';
+import type { WaitList } from '../../ports/wait-list.js';
 import type { ExecutionStatus, StatusName, Store, TraceContext } from '../../ports/store.js';
 import type { BackgroundOptions } from '../jobs/deps.js';
 import type { SweepReport } from '../jobs/sweep.js';
@@ -42,6 +44,12 @@ export interface EngineOptions {
    * the `coordinator`'s locks. Default: composed from `store` and `coordinator` calls.
    */
   readonly jobLeases?: JobLeases;
+  /**
+   * The correlation-id and resume claims interrupts need (`MemoryStore` and `RedisStore`
+   * implement them: pass the store). Absent: an interrupt step fails with
+   * `interrupts_unsupported`, and `engine.resume` by correlation id finds nothing.
+   */
+  readonly interruptClaims?: InterruptClaims | undefined;
   /** Background-execution tunables. */
   readonly background?: BackgroundOptions;
   /** Reactors this engine can process jobs for (reactors started through it register themselves). */

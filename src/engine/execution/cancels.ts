@@ -13,6 +13,7 @@
  */
 import { CancelledError } from '../../errors.js';
 import { cancelRequestKey } from '../model/keys.js';
+import { fastPathsOf } from '../../coordination/fast-paths.js';
 import type { Coordinator } from '../../ports/coordinator.js';
 
 /** The reason of a cancel request whose marker carries none (a coordinator without notes). */
@@ -57,10 +58,11 @@ export class CancelTargets {
 
   /** Starts listening to announcements (once; an engine calls it with its first run). */
   listen(): void {
-    if (this.#listening || this.#coordinator?.onCancelAnnounced === undefined) return;
-    this.#listening = true;
     const coordinator = this.#coordinator;
-    this.#coordinator.onCancelAnnounced(
+    const cancels = fastPathsOf(coordinator).cancels;
+    if (this.#listening || coordinator === undefined || cancels === undefined) return;
+    this.#listening = true;
+    cancels.onCancelAnnounced(
       (executionId) => void requestedCancelReason(coordinator, executionId).then((r) => this.#cancel(executionId, r)),
       () => void this.#recheck().catch(() => undefined), // a marker unreadable now is read at the run's next liveness check
     );

@@ -19,9 +19,11 @@ import {
   ReactorError,
 } from '../../errors.js';
 import { cancelled, type CoordinationDeps } from './execute.js';
+import { fastPathsOf } from '../../coordination/fast-paths.js';
 import type { Coordinator } from '../../ports/coordinator.js';
 import { noInstrument, type Instrument } from '../model/instrument.js';
-import type { JobQueue, WaitList } from '../../ports/queue.js';
+import type { JobQueue } from '../../ports/queue.js';
+import type { WaitList } from '../../ports/wait-list.js';
 import {
   TERMINAL_STATUSES,
   type ExecutionRecord,
@@ -185,8 +187,8 @@ export async function cancelExecution(deps: OperationsDeps, executionId: string,
     note: reason,
   });
   // The marker is the source of truth; the announcement reaches a process running it at once (decision 053).
-  await coordinatorOf(deps)
-    .announceCancel?.(executionId)
+  await fastPathsOf(coordinatorOf(deps))
+    .announceCancel(executionId)
     .catch(() => undefined);
   return {
     executionId,

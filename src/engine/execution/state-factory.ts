@@ -13,6 +13,7 @@ import type { NewState } from './new-state.js';
 export type StateBase = Pick<
   RunStateInit,
   | 'store'
+  | 'interruptClaims'
   | 'clock'
   | 'hub'
   | 'logger'

@@ -13,7 +13,8 @@ import type { Instrument } from '../model/instrument.js';
 import type { Clock } from '../../ports/clock.js';
 import type { FanOutLedger } from '../../ports/fanout.js';
 import type { JobLeases } from '../../ports/job-lease.js';
-import type { JobQueue, WaitList } from '../../ports/queue.js';
+import type { JobQueue } from '../../ports/queue.js';
+import type { WaitList } from '../../ports/wait-list.js';
 import type { Store } from '../../ports/store.js';
 import type { JobBinding } from '../run/run-state.js';
 

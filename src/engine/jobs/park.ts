@@ -8,6 +8,7 @@
 import type { AnyReactorDefinition } from '../../dsl/definition.js';
 import type { CoordinationSpec } from '../../dsl/coordination.js';
 import { ContentionError, RateLimitedError, type PrimitiveName } from '../../errors.js';
+import { fastPathsOf } from '../../coordination/fast-paths.js';
 import { finish } from '../execution/execute.js';
 import { nextJob } from '../execution/next-job.js';
 import { backgroundOf, cleared } from '../model/background.js';
@@ -86,7 +87,7 @@ export const DEGRADED_PARK_FALLBACK_MS = 1_000;
  * release may not reach this process, so its parked executions poll sooner).
  */
 export function parkFallback(deps: BackgroundDeps): number {
-  const degraded = deps.coordination.coordinator?.wakeUpsDegraded?.() === true;
+  const degraded = fastPathsOf(deps.coordination.coordinator).wakeUpsDegraded();
   return degraded ? Math.min(deps.options.parkFallbackMs, DEGRADED_PARK_FALLBACK_MS) : deps.options.parkFallbackMs;
 }
 

@@ -10,6 +10,7 @@
 import type { AnyReactorDefinition } from '../../dsl/definition.js';
 import { CancelledError, LeaseLostError, ReactorError, WorkerShutdownError } from '../../errors.js';
 import { monotonicNow } from '../../coordination/deadline.js';
+import { fastPathsOf } from '../../coordination/fast-paths.js';
 import { cancelRequestKey, livenessKey } from '../model/keys.js';
 import { requestedCancelReason } from '../execution/cancels.js';
 import { noInstrument } from '../model/instrument.js';
@@ -166,7 +167,12 @@ async function takeLease(
     !(live.holder?.owner.startsWith(`${deps.workerId}:`) ?? false) &&
     deps.clock.now() < busyUntil
   ) {
-    await coordinator.waitForChange('lock', key, Math.min(live.ttlMs, busyUntil - deps.clock.now()));
+    await fastPathsOf(coordinator).waitForChange(
+      deps.clock,
+      'lock',
+      key,
+      Math.min(live.ttlMs, busyUntil - deps.clock.now()),
+    );
     sentAt = monotonicNow(deps.clock);
     live = await enter();
   }

@@ -6,7 +6,8 @@
  * @module
  */
 import type { Logger } from '../../dsl/context.js';
-import type { JobQueue, WaitList } from '../../ports/queue.js';
+import type { JobQueue } from '../../ports/queue.js';
+import type { WaitList } from '../../ports/wait-list.js';
 import type { ExecutionRecord } from '../../ports/store.js';
 import type { UnitSignals } from '../run/async/port.js';
 import type { SettleListener } from '../run/run-state.js';

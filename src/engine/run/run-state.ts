@@ -24,6 +24,7 @@ import type { FanOutRuntime } from '../model/fanout/wait.js';
 import type { AsyncPort } from './async/port.js';
 import type { Clock } from '../../ports/clock.js';
 import type { JobQueue } from '../../ports/queue.js';
+import type { InterruptClaims } from '../../ports/interrupt-claims.js';
 import type { TransitionCause } from '../model/status-machine.js';
 import {
   RECORD_VERSION,
@@ -57,6 +58,8 @@ export interface RunStateInit {
   /** The execution's tags (checked); absent: the resumed record's, if any. */
   readonly tags?: ExecutionTags | undefined;
   readonly store: Store;
+  /** The engine's interrupt claims, if it has them (an interrupt step claims its correlation id there). */
+  readonly interruptClaims?: InterruptClaims | undefined;
   readonly clock: Clock;
   readonly hub: EventHub;
   readonly logger: Logger;
@@ -447,6 +450,11 @@ export class RunState {
   /** The store this execution is persisted in. */
   get store(): Store {
     return this.#init.store;
+  }
+
+  /** The engine's interrupt claims; undefined when it has none. */
+  get interruptClaims(): InterruptClaims | undefined {
+    return this.#init.interruptClaims;
   }
 
   /** The engine's queue, if any. */

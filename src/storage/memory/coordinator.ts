@@ -11,7 +11,10 @@
  */
 import { systemClock, type Clock } from '../../ports/clock.js';
 import type {
+  CancelAnnouncements,
   Coordinator,
+  CoordinatorFastPaths,
+  KeyChanges,
   LockAcquireRequest,
   LockAcquireResult,
   LockReleaseResult,
@@ -59,9 +62,11 @@ export interface MemoryCoordinatorOptions {
  * clock.advance(30_000); // the hold has expired: the next caller gets the key
  * ```
  */
-export class MemoryCoordinator implements Coordinator, CoordinationInspector {
+export class MemoryCoordinator implements Coordinator, KeyChanges, CancelAnnouncements, CoordinationInspector {
   /** Its state lives in this process: no other process sees its holds. */
   readonly processLocal: boolean = true;
+  /** In-process change notifications and cancel announcements; no watches, grants or freed keys (nothing travels between processes). */
+  readonly fastPaths: CoordinatorFastPaths = { changes: this, cancels: this };
   readonly #clock: Clock;
   readonly #waiters: Waiters;
   readonly #locks: MemoryLocks;
@@ -209,19 +214,20 @@ export class MemoryCoordinator implements Coordinator, CoordinationInspector {
 
   // ── Notifications ─────────────────────────────────────────────────────────────────────────
 
+  /** See {@link KeyChanges.waitForChange}: the in-process listeners of the key. */
   waitForChange(kind: PrimitiveKind, key: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
     return this.#waiters.wait(kind, key, timeoutMs, signal);
   }
 
   readonly #cancelListeners = new Set<(executionId: string) => void>();
 
-  /** See {@link Coordinator.announceCancel}: the listeners of this coordinator, in a later microtask. */
+  /** See {@link CancelAnnouncements.announceCancel}: the listeners of this coordinator, in a later microtask. */
   async announceCancel(executionId: string): Promise<void> {
     await Promise.resolve();
     for (const listener of [...this.#cancelListeners]) listener(executionId);
   }
 
-  /** See {@link Coordinator.onCancelAnnounced}. */
+  /** See {@link CancelAnnouncements.onCancelAnnounced}. */
   onCancelAnnounced(listener: (executionId: string) => void, onListening?: () => void): () => void {
     this.#cancelListeners.add(listener);
     if (onListening !== undefined) queueMicrotask(onListening); // listening at once: nothing was missed, a look costs little

@@ -56,7 +56,7 @@ export class CancelChannel {
     await runCommand('cancel-announce', () => this.#redis.publish(this.#channel, executionId), this.#redis); // a repeated announcement aborts nothing twice
   }
 
-  /** See `Coordinator.onCancelAnnounced`; returns the unsubscribe function. */
+  /** See `CancelAnnouncements.onCancelAnnounced`; returns the unsubscribe function. */
   listen(listener: Listener, onListening?: () => void): () => void {
     // Until SUBSCRIBE is answered, announcements pass this process by: `onListening` lets the caller look again.
     if (this.#listeners.size === 0 && !this.#closed) this.#subscriber.add(this.#channel);

@@ -96,3 +96,14 @@ export function scanTargets(connection: RedisConnection): Redis[] {
 export function duplicateBlocking(connection: RedisConnection): RedisConnection {
   return isCluster(connection) ? connection.duplicate() : connection.duplicate({ maxRetriesPerRequest: null });
 }
+
+/** Quits a connection politely when it is up, or drops it at once when it is not. */
+export async function quit(connection: RedisConnection): Promise<void> {
+  if (connection.status === 'end') return;
+  if (connection.status !== 'ready') return connection.disconnect();
+  try {
+    await connection.quit();
+  } catch {
+    connection.disconnect();
+  }
+}

@@ -180,6 +180,11 @@ function warnEviction(settings: DurabilitySettings): string {
   return `Redis maxmemory-policy is ${settings.maxmemoryPolicy}${limit}: under memory pressure Redis evicts keys, among them execution records, queued jobs, held locks and fencing counters; set maxmemory-policy noeviction`;
 }
 
+/** The verdict of a {@link DurabilityError} for a Redis server that is not durable: its warnings, or its persistence mode. */
+function notDurable(report: DurabilityReport): string {
+  return `Redis is not durable: ${report.warnings.join('; ') || `persistence ${report.persistence}`}`;
+}
+
 /** Options of {@link durabilityAtStartUp}. */
 export interface StartUpCheckOptions {
   /** Reject with {@link DurabilityError} unless the report is `durable`. */
@@ -221,12 +226,7 @@ export function durabilityAtStartUp(
       return report;
     }
     if (options.required) {
-      const error = new DurabilityError({
-        persistence: report.persistence,
-        evicts: report.evicts,
-        checked: report.checked,
-        warnings: report.warnings,
-      });
+      const error = new DurabilityError(report, notDurable(report));
       options.logger.error({ ...fields, err: error }, `refusing to start: ${error.message}`);
       throw error;
     }

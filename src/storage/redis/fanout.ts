@@ -17,7 +17,8 @@ import type {
   UndoneReply,
 } from '../../ports/fanout.js';
 import { RedisKeys } from './keys.js';
-import { FanOutError, ScriptError } from '../../errors.js';
+import { FanOutError } from '../../errors.js';
+import { ScriptError } from './script-error.js';
 import { runCommand, runScript, type ScriptArg, type ScriptDescriptor } from './script.js';
 import { scripts } from './scripts.js';
 import { DEFAULT_RECORD_TTL_MS } from './store.js';

@@ -16,14 +16,15 @@ import { Cluster, Redis } from 'ioredis';
 import type { Coordinator } from '../../ports/coordinator.js';
 import type { Store } from '../../ports/store.js';
 import { coalesceWrites } from './coalesce.js';
-import { quit, RedisCoordinator } from './coordinator.js';
+import { RedisCoordinator } from './coordinator.js';
 import { RedisKeys } from './keys.js';
-import { isCluster, layoutOf, type RedisClusterTarget, type RedisConnection } from './connection.js';
+import { isCluster, layoutOf, quit, type RedisClusterTarget, type RedisConnection } from './connection.js';
 import { RedisStore, redisRecordTtl } from './store.js';
 import { setOutageTolerance } from './script.js';
 import { RedisFanOutLedger } from './fanout.js';
 import type { FanOutLedger } from '../../ports/fanout.js';
 import type { JobLeases } from '../../ports/job-lease.js';
+import type { InterruptClaims } from '../../ports/interrupt-claims.js';
 import type { SubscriptionHealth } from './subscription-health.js';
 import { checkedRecordTtl } from '../record-ttl.js';
 
@@ -108,6 +109,8 @@ export interface RedisBackend<C extends RedisConnection = Redis> {
   readonly fanOut: FanOutLedger;
   /** A worker's liveness lease with its record read and its terminal write, one script each (the store, over the coordinator's lock keys; docs/decisions/040). */
   readonly jobLeases: JobLeases;
+  /** The correlation-id and resume claims of interrupts (the store: a Lua script and `SET NX`). */
+  readonly interruptClaims: InterruptClaims;
   /** The command connection (created from `url` or `cluster`, or the one passed in). */
   readonly redis: C;
   /** Whether the coordinator's pub/sub subscriptions are confirmed (see `RedisCoordinator.subscriptions`). */
@@ -196,6 +199,7 @@ export function createRedisBackend(options: RedisBackendOptions = {}): RedisBack
     coordinator,
     fanOut,
     jobLeases: store,
+    interruptClaims: store,
     redis,
     subscriptions: () => coordinator.subscriptions(),
     close: () =>

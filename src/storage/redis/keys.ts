@@ -103,6 +103,16 @@ export class RedisKeys {
     this.layout = layout;
   }
 
+  // ── Wait list ──
+
+  /**
+   * Wait list of `key` (`WaitList`, `wait-list.ts`): ZSET job id → arrival number (FIFO). One key
+   * with its own hash tag, so it sits in one cluster slot in either layout.
+   */
+  waitList(key: string): string {
+    return `${this.prefix}:{wait:${escapeSegment(key)}}`;
+  }
+
   // ── Exclusive lock ──
 
   /** Lock hash: owner, token, nesting and holder info; TTL = the lease. */

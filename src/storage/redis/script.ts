@@ -20,7 +20,8 @@
 import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { RedisConnection } from './connection.js';
-import { CoordinationUnavailableError, ReactorError, ScriptError, StoreUnavailableError } from '../../errors.js';
+import { CoordinationUnavailableError, ReactorError, StoreUnavailableError } from '../../errors.js';
+import { ScriptError } from './script-error.js';
 import { luaSources, type LuaScriptName } from './lua/sources.gen.js';
 
 /** A value passed in ARGV. */

@@ -256,6 +256,6 @@ export const scripts = {
     return { claimed: false, holder: replyString(r[1]) };
   }),
   resumeUnclaim: defineScript('resume-unclaim', 1, flag),
-  /** Used by the queue layer's wait lists (src/queue/redis-wait-list.ts): true when appended. */
+  /** Used by the wait lists (`wait-list.ts`): true when appended. */
   waitListAdd: defineScript('wait-list-add', 1, flag),
 } as const satisfies Record<string, ScriptDescriptor<unknown>>;

@@ -19,7 +19,7 @@ import {
   type IdempotencyClaim,
   type Store,
 } from '../../ports/store.js';
-import { toHolder } from './coordinator.js';
+import { toHolder } from './coordinator/holder.js';
 import { layoutOf } from './connection.js';
 import { RedisKeys } from './keys.js';
 import { runCommand, runScript, settleAfterOutage } from './script.js';

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import type { SubscriptionHealth } from '../../ports/health.js';
 
 /** How long after a refused re-subscription (e.g. `NOPERM`) it is sent again. */
 export const RESUBSCRIBE_RETRY_MS = 1_000;
@@ -13,30 +14,7 @@ export const RESUBSCRIBE_RETRY_MS = 1_000;
 /** How long a subscription may go unanswered before its subscriber is replaced by a fresh connection. */
 export const SUBSCRIBE_CONFIRM_MS = 1_000;
 
-/** The state of one subscriber connection's subscriptions, or of all of a process's. */
-export interface SubscriptionHealth {
-  /**
-   * True when every channel listened on is subscribed on a connected subscriber, and every
-   * subscription made again after a reconnect was answered (confirmed). True when nothing is
-   * listened on. A first subscription still on its way counts as confirmed until
-   * {@link SUBSCRIBE_CONFIRM_MS} has passed.
-   */
-  readonly confirmed: boolean;
-  /** How many channels are listened on. */
-  readonly channels: number;
-  /** Of them, how many are not confirmed (all of them while the subscriber is disconnected). */
-  readonly unconfirmed: number;
-  /** Why not confirmed; absent when confirmed. */
-  readonly detail?: string;
-  /**
-   * Present when not confirmed: true once a subscription has been unconfirmed for longer than
-   * {@link SUBSCRIBE_CONFIRM_MS} (wake-ups then come from fallback polls; the subscriber
-   * connection is replaced by a fresh one).
-   */
-  readonly degraded?: boolean;
-  /** Present when not confirmed: how long the oldest unconfirmed subscription has been waiting, ms. */
-  readonly unconfirmedForMs?: number;
-}
+export type { SubscriptionHealth } from '../../ports/health.js';
 
 /** What one subscriber knows of its subscriptions, for {@link subscriptionHealth}. */
 export interface SubscriberState {

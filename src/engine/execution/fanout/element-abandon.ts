@@ -10,7 +10,7 @@
  */
 import { cleared } from '../../model/background.js';
 import { livenessKey, waitListKey } from '../../model/keys.js';
-import type { WaitList } from '../../../ports/queue.js';
+import type { WaitList } from '../../../ports/wait-list.js';
 import { TERMINAL_STATUSES, type ExecutionRecord, type Store } from '../../../ports/store.js';
 import type { CoordinationDeps } from '../execute.js';
 import type { RunState } from '../../run/run-state.js';

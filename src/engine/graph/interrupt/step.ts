@@ -7,7 +7,6 @@
 import type { StepNode } from '../../../dsl/definition.js';
 import type { InterruptSpec } from '../../../dsl/interrupt.js';
 import { CorrelationTakenError, ReactorError, messageOf, toError } from '../../../errors.js';
-import { hasInterruptClaims } from '../../../ports/interrupt-claims.js';
 import { TERMINAL_STATUSES, type InterruptWait, type Store } from '../../../ports/store.js';
 import type { NodeOutcome } from '../../model/outcome.js';
 import type { RunState } from '../../run/run-state.js';
@@ -81,16 +80,16 @@ function correlationOf(spec: InterruptSpec, args: Record<string, unknown>, step:
 
 /** Claims the correlation id; a claim left by an execution that no longer waits on it is taken over. */
 async function claimCorrelation(run: RunState, correlationId: string, step: string): Promise<void> {
-  const store = run.store;
-  if (!hasInterruptClaims(store))
+  const claims = run.interruptClaims;
+  if (claims === undefined)
     throw new ReactorError(
       'interrupts_unsupported',
-      `interrupt "${step}": the store does not implement interrupt claims (MemoryStore and RedisStore do)`,
+      `interrupt "${step}": the engine has no interrupt claims; pass createEngine({ interruptClaims }) (MemoryStore and RedisStore implement them)`,
       { details: { step } },
     );
-  let claim = await store.claimCorrelation(correlationId, run.executionId);
-  if (!claim.claimed && (await isStale(store, claim.holder, correlationId)))
-    claim = await store.claimCorrelation(correlationId, run.executionId, { replace: claim.holder });
+  let claim = await claims.claimCorrelation(correlationId, run.executionId);
+  if (!claim.claimed && (await isStale(run.store, claim.holder, correlationId)))
+    claim = await claims.claimCorrelation(correlationId, run.executionId, { replace: claim.holder });
   if (!claim.claimed) throw new CorrelationTakenError({ correlationId, step, holder: claim.holder });
 }
 

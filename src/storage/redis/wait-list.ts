@@ -1,5 +1,5 @@
 /**
- * {@link WaitList} over Redis: one ZSET per key, member = the parked job's id, score = its
+ * {@link WaitList} over Redis: one ZSET per key (`RedisKeys.waitList`), member = the parked job's id, score = its
  * arrival number. `add` appends with score = last score + 1 unless the id is already present
  * (one script, `wait-list-add.lua`, so "check, read the tail, append" is atomic); `shift` is `ZPOPMIN`,
  * `remove` is `ZREM`, `list` is `ZRANGE`. An emptied list disappears with its last member, so no
@@ -8,11 +8,11 @@
  *
  * @module
  */
-import type { RedisConnection } from '../storage/redis/connection.js';
-import type { WaitList } from '../ports/queue.js';
-import { runCommand, runScript } from '../storage/redis/script.js';
-import { scripts } from '../storage/redis/scripts.js';
-import { QueueKeys } from './keys.js';
+import type { RedisConnection } from './connection.js';
+import type { WaitList } from '../../ports/wait-list.js';
+import { runCommand, runScript } from './script.js';
+import { scripts } from './scripts.js';
+import { RedisKeys } from './keys.js';
 
 /** Default lifetime of a wait list without new waiters: 7 days (the default record TTL). */
 export const DEFAULT_WAIT_LIST_TTL_MS = 7 * 24 * 60 * 60 * 1000;
@@ -30,12 +30,12 @@ export interface RedisWaitListOptions {
 /** Wait lists in Redis, shared by every worker process. */
 export class RedisWaitList implements WaitList {
   readonly redis: RedisConnection;
-  readonly keys: QueueKeys;
+  readonly keys: RedisKeys;
   readonly ttlMs: number;
 
   constructor(options: RedisWaitListOptions) {
     this.redis = options.redis;
-    this.keys = new QueueKeys(options.prefix);
+    this.keys = new RedisKeys(options.prefix);
     this.ttlMs = options.ttlMs ?? DEFAULT_WAIT_LIST_TTL_MS;
     if (!Number.isSafeInteger(this.ttlMs) || this.ttlMs < 1)
       throw new RangeError(`ttlMs must be a positive integer; got ${this.ttlMs}`);
