@@ -1,3 +1,4 @@
+/* global process, console -- a Node script */
 /**
  * The rule that keeps the folder maps of `src/` true, checked by
  * `test/architecture/architecture-docs.test.ts`:
@@ -160,3 +161,13 @@ export function architectureDocProblems(root, prefix = '') {
     lines.push(`${prefix}${doc} names files that do not exist: ${missing.join(', ')}`);
   return lines;
 }
+
+function main() {
+  const root = process.argv[2] ?? 'src';
+  const problems = architectureDocProblems(root, `${root}/`);
+  for (const line of problems) console.error(line);
+  if (problems.length > 0) process.exit(1);
+  console.log(`check-architecture-docs: every folder of ${root}/ with more than a handful of files is mapped`);
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) main();
