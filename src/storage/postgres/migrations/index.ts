@@ -7,6 +7,7 @@
 import { storeMigration } from './0001-store.js';
 import { coordinationMigration } from './0002-coordination.js';
 import { jobLeasesMigration } from './0003-job-leases.js';
+import { fanOutMigration } from './0004-fanout.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
