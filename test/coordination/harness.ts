@@ -83,10 +83,16 @@ export async function redisBackend(): Promise<Backend & { readonly server: Redis
   };
 }
 
-/** The PostgreSQL store and coordinator over a throwaway server (the database's clock). */
+/**
+ * The PostgreSQL store and coordinator over a throwaway server (the database's clock), sharing a
+ * pool of one connection. The ordered-lock scenarios start runs together and expect positions in
+ * the order of the run() calls: one connection keeps the order of every call, as on Redis. With
+ * more connections, calls made together reach the database in any order, and so do the
+ * positions of runs started together.
+ */
 export async function postgresBackend(): Promise<Backend> {
   const server = await startPostgresServer();
-  const store = new PostgresStore({ connection: server.url, migrate: true });
+  const store = new PostgresStore({ connection: { connectionString: server.url, max: 1 }, migrate: true });
   await store.ready();
   const coordinator = new PostgresCoordinator({ connection: store.pool });
   return {
