@@ -70,7 +70,11 @@ export async function runBackgroundDemo(options: BackgroundDemoOptions = {}): Pr
     write(
       'ts-reactor demo --background: contended transfers on the embedded engine (in-process worker pool, memory backend, no Redis)',
     );
-    header(write, `the embedded engine's in-process pool (pid ${process.pid}), ${concurrency} jobs at once`, background);
+    header(
+      write,
+      `the embedded engine's in-process pool (pid ${process.pid}), ${concurrency} jobs at once`,
+      background,
+    );
     const engine = createEmbeddedEngine({
       background,
       workerConcurrency: concurrency,

@@ -134,9 +134,9 @@ test(
     const prefix = 'clfo';
     const config: FailoverWorkerConfig = { nodes: handle.nodes, prefix, concurrency: 8 };
     const spawned = Array.from({ length: 3 }, () => spawnJsonChild(WORKER, config, children));
-    const urls = (
-      await Promise.all(spawned.map((w) => w.line<{ readyz: string }>((v) => v.ready === true)))
-    ).map((line) => line.readyz);
+    const urls = (await Promise.all(spawned.map((w) => w.line<{ readyz: string }>((v) => v.ready === true)))).map(
+      (line) => line.readyz,
+    );
     const runtime = createRedisRuntime({
       cluster: { nodes: handle.nodes },
       prefix,

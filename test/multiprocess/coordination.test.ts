@@ -76,9 +76,7 @@ async function contend(config: Omit<WorkerConfig, 'url' | 'prefix' | 'guard'>): 
   );
   await Promise.all(workers.map((w) => w.line((v) => v.ready === true)));
   for (const w of workers) w.child.stdin!.write('go\n');
-  const results = await Promise.all(
-    workers.map((w) => w.line<WorkerResult>((v) => typeof v.completed === 'number')),
-  );
+  const results = await Promise.all(workers.map((w) => w.line<WorkerResult>((v) => typeof v.completed === 'number')));
   const exits = await Promise.all(workers.map((w) => w.exited));
   expect(exits.map((e) => e.code)).toEqual(workers.map(() => 0));
   const keys = guardKeys(guard);

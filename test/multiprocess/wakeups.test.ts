@@ -86,9 +86,7 @@ describe('release wake-ups across worker processes', () => {
         const statuses = results.map((r) => r?.status ?? 'missing');
         for (const w of workers) w.child.kill('SIGTERM');
         const counts = await Promise.all(
-          workers.map((w) =>
-            w.line<{ parks: number; woken: number; completed: number }>((v) => v.stopped === true),
-          ),
+          workers.map((w) => w.line<{ parks: number; woken: number; completed: number }>((v) => v.stopped === true)),
         );
         await Promise.all(workers.map((w) => w.exited));
         const parks = counts.reduce((n, c) => n + c.parks, 0);
