@@ -31,6 +31,11 @@ export interface BackgroundDemoOptions {
   readonly workers?: number;
   /** Jobs each worker (or the in-process pool) processes at once. Default 4. */
   readonly concurrency?: number;
+  /**
+   * How long a parked transfer's fallback job waits before resuming it, in ms, should no release
+   * wake it first. Default 5000.
+   */
+  readonly parkFallbackMs?: number;
   readonly write?: Write;
   /** Where problems go. Default: `write`. */
   readonly err?: Write;
@@ -49,27 +54,34 @@ const TRANSFERS: readonly Transfer[] = [
   { label: 't-4', account: 'globex', amountCents: 4_200 },
 ];
 
-/** The demo's workers park at once on contention, so parking shows. */
-const BACKGROUND = { workerWaitMs: 0, parkFallbackMs: 5_000 } as const;
-const WAIT_TIMEOUT_MS = 30_000;
+/** The demo's workers park at once on contention (`workerWaitMs` 0), so parking shows. */
+const WORKER_WAIT_MS = 0;
+const PARK_FALLBACK_MS = 5_000;
+/** How long the demo waits for each transfer: generous, as a busy machine may take long to start the workers. */
+const WAIT_TIMEOUT_MS = 120_000;
 
 /** Runs the background demo; resolves to the exit code (0 when every transfer completed). */
 export async function runBackgroundDemo(options: BackgroundDemoOptions = {}): Promise<number> {
   const write = options.write ?? ((line: string) => console.log(line));
   const err = options.err ?? write;
   const concurrency = options.concurrency ?? 4;
+  const background = { workerWaitMs: WORKER_WAIT_MS, parkFallbackMs: options.parkFallbackMs ?? PARK_FALLBACK_MS };
   if (options.redisUrl === undefined) {
     write(
       'ts-reactor demo --background: contended transfers on the embedded engine (in-process worker pool, memory backend, no Redis)',
     );
-    header(write, `the embedded engine's in-process pool (pid ${process.pid}), ${concurrency} jobs at once`);
+    header(
+      write,
+      `the embedded engine's in-process pool (pid ${process.pid}), ${concurrency} jobs at once`,
+      background,
+    );
     const engine = createEmbeddedEngine({
-      background: BACKGROUND,
+      background,
       workerConcurrency: concurrency,
       reactors: [transfer],
     });
     try {
-      return await enqueueAndReport(engine, write, () => 'in-process pool');
+      return await enqueueAndReport(engine, write, () => 'in-process pool', background.parkFallbackMs);
     } finally {
       await engine.close();
     }
@@ -93,11 +105,12 @@ export async function runBackgroundDemo(options: BackgroundDemoOptions = {}): Pr
   header(
     write,
     `${workerCount} × \`ts-reactor worker\` (concurrency ${concurrency} each) on ${redactUrl(url)}, key prefix ${prefix} (removed at the end)`,
+    background,
   );
 
   const children = new WorkerProcesses();
   const { createRedisRuntime } = await import('../bullmq.js');
-  const runtime = createRedisRuntime({ url, prefix, reactors: [transfer], background: BACKGROUND });
+  const runtime = createRedisRuntime({ url, prefix, reactors: [transfer], background });
   try {
     write('');
     for (let i = 1; i <= workerCount; i++) {
@@ -112,14 +125,14 @@ export async function runBackgroundDemo(options: BackgroundDemoOptions = {}): Pr
         '--concurrency',
         String(concurrency),
         '--worker-wait-ms',
-        String(BACKGROUND.workerWaitMs),
+        String(background.workerWaitMs),
         '--park-fallback-ms',
-        String(BACKGROUND.parkFallbackMs),
+        String(background.parkFallbackMs),
       ];
       const pid = await children.start(name, args);
       write(`started ${name} (pid ${pid})`);
     }
-    return await enqueueAndReport(runtime.engine, write, (worker) => worker);
+    return await enqueueAndReport(runtime.engine, write, (worker) => worker, background.parkFallbackMs);
   } catch (error) {
     err(`ts-reactor demo: ${(error as Error).message}`);
     return 1;
@@ -139,17 +152,21 @@ function unlessGone(error: unknown): undefined {
   throw error;
 }
 
-function header(write: Write, workers: string): void {
+function header(
+  write: Write,
+  workers: string,
+  background: { readonly workerWaitMs: number; readonly parkFallbackMs: number },
+): void {
   write('');
   write(
     `reactor:  demo-transfer = withLock(account:<account>) -> post-transfer (~${POST_MS} ms, the lock is held throughout)`,
   );
   write(`workers:  ${workers}`);
   write(
-    `parking:  a worker that finds the lock held parks the execution at once (background.workerWaitMs = ${BACKGROUND.workerWaitMs});`,
+    `parking:  a worker that finds the lock held parks the execution at once (background.workerWaitMs = ${background.workerWaitMs});`,
   );
   write(
-    `          the release wakes the first parked one (FIFO); a fallback job would resume it after ${BACKGROUND.parkFallbackMs} ms`,
+    `          the release wakes the first parked one (FIFO); a fallback job would resume it after ${background.parkFallbackMs} ms`,
   );
 }
 
@@ -158,6 +175,7 @@ async function enqueueAndReport(
   engine: Engine,
   write: Write,
   workerName: (fromStep: string) => string,
+  parkFallbackMs: number,
 ): Promise<number> {
   write('');
   const t0 = Date.now();
@@ -205,7 +223,7 @@ async function enqueueAndReport(
       });
       continue;
     }
-    const story = tell(result, t0, { labels, releases, workerName });
+    const story = tell(result, t0, { labels, releases, workerName, parkFallbackMs });
     for (const line of story.lines) write(line);
     rows.push({
       label: t.label,
@@ -281,9 +299,10 @@ function tell(
     readonly labels: ReadonlyMap<string, string>;
     readonly releases: readonly Release[];
     readonly workerName: (fromStep: string) => string;
+    readonly parkFallbackMs: number;
   },
 ): Story {
-  const { labels, releases, workerName } = context;
+  const { labels, releases, workerName, parkFallbackMs } = context;
   const lines: string[] = [];
   const at = (e: ReactorEvent): string => `+${e.at - t0} ms`.padEnd(10);
   const line = (e: ReactorEvent, text: string): void => void lines.push(`  ${at(e)} ${text}`);
@@ -335,7 +354,7 @@ function tell(
         break;
       case 'run.parked':
         parks++;
-        parkedAt = { at: e.at, fallbackMs: BACKGROUND.parkFallbackMs, key: e.key };
+        parkedAt = { at: e.at, fallbackMs: parkFallbackMs, key: e.key };
         line(
           e,
           `PARKED: ${e.primitive} ${e.key} is held by ${who(holder)} (contention attempt ${e.attempt}); the worker moves on`,
@@ -504,7 +523,7 @@ export class WorkerProcesses {
   }
 
   /** Spawns `ts-reactor worker <args>` named `name`; resolves to its pid once it is ready. */
-  async start(name: string, args: readonly string[], readyTimeoutMs = 20_000): Promise<number> {
+  async start(name: string, args: readonly string[], readyTimeoutMs = 60_000): Promise<number> {
     const { command, args: prefix } = workerCommand();
     const child = spawn(command, [...prefix, ...args], {
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -541,7 +560,7 @@ export class WorkerProcesses {
   }
 
   /** SIGTERM to each worker (in-flight jobs finish), SIGKILL after `graceMs`; resolves to a line per worker. */
-  async stopAll(graceMs = 10_000): Promise<string[]> {
+  async stopAll(graceMs = 30_000): Promise<string[]> {
     const lines = await Promise.all(
       this.#children.map(async ({ name, child, exited }) => {
         if (child.exitCode !== null || child.signalCode !== null)

@@ -10,6 +10,12 @@ async function demo(options: Parameters<typeof runBackgroundDemo>[0] = {}): Prom
   return { code, lines };
 }
 
+/**
+ * The park fallback in the story tests: ten minutes, out of reach, so a transfer that resumes
+ * within the test's timeout was woken by a release (a busy machine may take seconds to get there).
+ */
+const OUT_OF_REACH_MS = 600_000;
+
 function section(lines: readonly string[], label: string): string[] {
   const start = lines.findIndex((l) => l.startsWith(`== ${label} `));
   expect(start, `section ${label}`).toBeGreaterThanOrEqual(0);
@@ -59,21 +65,24 @@ function expectTheStory(lines: readonly string[]): void {
 
 describe('ts-reactor demo --background (embedded default)', () => {
   test('the contended transfers park, are woken by the release and complete; exit 0', async () => {
-    const { code, lines } = await demo();
+    const { code, lines } = await demo({ parkFallbackMs: OUT_OF_REACH_MS });
     expect(code).toBe(0);
     expect(lines[0]).toContain('on the embedded engine (in-process worker pool, memory backend, no Redis)');
     expect(lines).toContain(
       'parking:  a worker that finds the lock held parks the execution at once (background.workerWaitMs = 0);',
     );
+    expect(lines).toContain(
+      `          the release wakes the first parked one (FIFO); a fallback job would resume it after ${OUT_OF_REACH_MS} ms`,
+    );
     expectTheStory(lines);
     expect(lines.filter((l) => /^ {2}t-\d .* completed on in-process pool /.test(l))).toHaveLength(4);
-  });
+  }, 180_000);
 
   test('through the command line', async () => {
     const out: string[] = [];
     expect(await main(['demo', '--background'], { out: (l) => out.push(l), err: (l) => out.push(l) })).toBe(0);
     expect(out.some((l) => l.startsWith('all 4 transfers completed'))).toBe(true);
-  });
+  }, 180_000);
 
   test('bad demo options exit 2', async () => {
     const err: string[] = [];
@@ -91,8 +100,9 @@ describe('ts-reactor demo --background (embedded default)', () => {
 describe('ts-reactor demo --redis (worker processes over a throwaway Redis)', () => {
   const redis = useRedisServer();
 
+  // Generous: the demo starts two worker processes one after the other, which a busy machine may take a minute or more to do.
   test('two worker processes run the transfers; contended ones park and complete; children stop; keys removed', async () => {
-    const { code, lines } = await demo({ redisUrl: redis.url });
+    const { code, lines } = await demo({ redisUrl: redis.url, parkFallbackMs: OUT_OF_REACH_MS });
     expect(code, lines.join('\n')).toBe(0);
     expect(lines.filter((l) => /^started worker-\d \(pid \d+\)$/.test(l))).toHaveLength(2);
     expectTheStory(lines);
@@ -104,5 +114,5 @@ describe('ts-reactor demo --redis (worker processes over a throwaway Redis)', ()
     } finally {
       await client.quit();
     }
-  });
+  }, 400_000);
 });

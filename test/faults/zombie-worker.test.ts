@@ -4,6 +4,9 @@
  * delivered again to W2, which runs it; W1 is SIGCONTed while W2 is still inside the step. The
  * record, polled every 10 ms, only ever reads pending → running → completed: W1's body is
  * aborted at once (its lease's local deadline passed) and W1 writes nothing.
+ *
+ * The step's body runs until the test tells it to finish (or its abort), not for a time: W1's can
+ * end only by its abort, and W2's ends only once W1 has stopped, however slow the machine.
  */
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -33,10 +36,9 @@ describe('a frozen worker (SIGSTOP past its lease) writes nothing once it runs a
     runtime = createRedisRuntime({ url: server.url, prefix, reactors: [reactor] });
     backend = createRedisBackend({ url: server.url, prefix });
     const store = backend.store;
-    const w1 = spawnJsonChild(WORKER, { url: server.url, prefix }, children);
+    const w1 = spawnJsonChild(WORKER, { url: server.url, prefix, hold: true }, children);
     await w1.line((l) => l.ready === true);
-    // W2 runs b for 5 s: W1 is woken while W2 is inside the step.
-    const started = await runtime.engine.start(reactor, { account: 'acct-1', stepMs: 5_000 });
+    const started = await runtime.engine.start(reactor, { account: 'acct-1', stepMs: 0 });
     const id = started.executionId;
     await w1.line<BodyLine>((l) => l.body === 'enter' && l.executionId === id);
 
@@ -51,14 +53,16 @@ describe('a frozen worker (SIGSTOP past its lease) writes nothing once it runs a
     })();
 
     w1.child.kill('SIGSTOP');
-    const w2 = spawnJsonChild(WORKER, { url: server.url, prefix }, children);
+    const w2 = spawnJsonChild(WORKER, { url: server.url, prefix, hold: true }, children);
     await w2.line((l) => l.ready === true);
-    const w2Enter = await w2.line<BodyLine>((l) => l.body === 'enter' && l.executionId === id, 30_000);
-    await sleep(1_000);
+    // W2 takes the execution only once W1's lease and step lock expired; W2 stays inside the step
+    // until W1, woken, has stopped.
+    const w2Enter = await w2.line<BodyLine>((l) => l.body === 'enter' && l.executionId === id);
     w1.child.kill('SIGCONT');
-    const w1Exit = await w1.line<BodyLine>((l) => l.body === 'exit' && l.executionId === id, 20_000);
-    await w1.line((l) => l.event === 'run.stopped', 20_000);
-    await w2.line((l) => l.event === 'run.completed', 30_000);
+    const w1Exit = await w1.line<BodyLine>((l) => l.body === 'exit' && l.executionId === id);
+    await w1.line((l) => l.event === 'run.stopped');
+    w2.child.stdin!.write('finish\n');
+    await w2.line((l) => l.event === 'run.completed');
     await sleep(300); // anything W1 might still write would land now
     polling = false;
     await poll;
@@ -71,5 +75,5 @@ describe('a frozen worker (SIGSTOP past its lease) writes nothing once it runs a
     const final = await runtime.engine.result(id);
     expect(final?.status).toBe('completed');
     expect(final?.status === 'completed' && final.value).toEqual({ by: w2.pid });
-  }, 90_000);
+  }, 600_000);
 });

@@ -42,7 +42,7 @@ function spawnWorker(config: Omit<BgWorkerConfig, 'url'>): Child {
 }
 
 async function ready(workers: readonly Child[]): Promise<void> {
-  await Promise.all(workers.map((w) => w.line<ReadyLine>((v) => v.ready === true, 30_000)));
+  await Promise.all(workers.map((w) => w.line<ReadyLine>((v) => v.ready === true)));
 }
 
 /** SIGTERM, then the `stopped` line and the exit. */
@@ -50,7 +50,7 @@ async function terminate(
   worker: Child,
 ): Promise<{ stopped: StoppedLine; code: number | null; signal: NodeJS.Signals | null }> {
   worker.child.kill('SIGTERM');
-  const stopped = await worker.line<StoppedLine>((v) => v.stopped === true, 30_000);
+  const stopped = await worker.line<StoppedLine>((v) => v.stopped === true);
   const { code, signal } = await worker.exited;
   return { stopped, code, signal };
 }

@@ -134,9 +134,9 @@ test(
     const prefix = 'clfo';
     const config: FailoverWorkerConfig = { nodes: handle.nodes, prefix, concurrency: 8 };
     const spawned = Array.from({ length: 3 }, () => spawnJsonChild(WORKER, config, children));
-    const urls = (
-      await Promise.all(spawned.map((w) => w.line<{ readyz: string }>((v) => v.ready === true, 60_000)))
-    ).map((line) => line.readyz);
+    const urls = (await Promise.all(spawned.map((w) => w.line<{ readyz: string }>((v) => v.ready === true)))).map(
+      (line) => line.readyz,
+    );
     const runtime = createRedisRuntime({
       cluster: { nodes: handle.nodes },
       prefix,
@@ -211,7 +211,7 @@ test(
       for (const w of spawned) w.child.kill('SIGTERM');
       const stopped = await Promise.all(
         spawned.map((w) =>
-          w.line<{ spans: Span[]; taken: [string, number][]; waits: WaitOutcome[] }>((v) => v.stopped === true, 60_000),
+          w.line<{ spans: Span[]; taken: [string, number][]; waits: WaitOutcome[] }>((v) => v.stopped === true),
         ),
       );
       const spans = stopped.flatMap((s) => s.spans);

@@ -38,13 +38,13 @@ const reactors = clusterReactors(noop, noop, noop);
 async function workers(prefix: string, count: number): Promise<JsonChild[]> {
   const config: ClusterWorkerConfig = { nodes: cluster.handle.nodes, prefix, concurrency: 8 };
   const spawned = Array.from({ length: count }, () => spawnJsonChild(WORKER, config, children));
-  await Promise.all(spawned.map((w) => w.line((v) => v.ready === true, 60_000)));
+  await Promise.all(spawned.map((w) => w.line((v) => v.ready === true)));
   return spawned;
 }
 
 async function stop(spawned: readonly JsonChild[]): Promise<number> {
   for (const w of spawned) w.child.kill('SIGTERM');
-  const lines = await Promise.all(spawned.map((w) => w.line<{ parks: number }>((v) => v.stopped === true, 60_000)));
+  const lines = await Promise.all(spawned.map((w) => w.line<{ parks: number }>((v) => v.stopped === true)));
   return lines.reduce((sum, line) => sum + line.parks, 0);
 }
 
@@ -112,7 +112,7 @@ test(
 
 test(
   'a semaphore of 2, a rate limit and a fan-out map on the cluster, over 2 worker processes',
-  { timeout: 180_000 },
+  { timeout: 300_000 },
   async () => {
     const prefix = 'cl-mix';
     const spawned = await workers(prefix, 2);

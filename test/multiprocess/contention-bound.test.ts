@@ -40,8 +40,8 @@ beforeAll(async () => {
     background: { contentionCap: CAP, parkFallbackMs: FALLBACK_MS },
   };
   worker = spawnJsonChild(WORKER, config, children);
-  await worker.line((v) => v.ready === true, 60_000);
-}, 90_000);
+  await worker.line((v) => v.ready === true);
+}, 240_000);
 
 afterAll(async () => {
   if (worker !== undefined) {

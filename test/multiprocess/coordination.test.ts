@@ -76,9 +76,7 @@ async function contend(config: Omit<WorkerConfig, 'url' | 'prefix' | 'guard'>): 
   );
   await Promise.all(workers.map((w) => w.line((v) => v.ready === true)));
   for (const w of workers) w.child.stdin!.write('go\n');
-  const results = await Promise.all(
-    workers.map((w) => w.line<WorkerResult>((v) => typeof v.completed === 'number', 40_000)),
-  );
+  const results = await Promise.all(workers.map((w) => w.line<WorkerResult>((v) => typeof v.completed === 'number')));
   const exits = await Promise.all(workers.map((w) => w.exited));
   expect(exits.map((e) => e.code)).toEqual(workers.map(() => 0));
   const keys = guardKeys(guard);
@@ -113,7 +111,7 @@ function expectAllCompleted(c: Contention): void {
 describe(`multi-process: ${PROCESSES} processes × ${RUNS_PER_PROCESS} runs, ${CONCURRENCY} at a time each`, () => {
   test('lock: never more than one run inside, every run completes, fencing tokens increase in entry order, the key is free at the end', async () => {
     const key = unique('mp-lock');
-    const c = await contend({ mode: 'lock', key, waitMs: 30_000 });
+    const c = await contend({ mode: 'lock', key, waitMs: 120_000 });
     console.info(
       `[multiprocess] lock: max inside ${c.max}, entries ${c.entries.length}, process switches ${c.switches}`,
     );
@@ -125,11 +123,11 @@ describe(`multi-process: ${PROCESSES} processes × ${RUNS_PER_PROCESS} runs, ${C
     for (let i = 1; i < tokens.length; i++)
       expect(tokens[i]! > tokens[i - 1]!, `token at entry ${i} does not exceed the previous one`).toBe(true);
     expect(await backend.coordinator.lockState(key)).toBeUndefined();
-  });
+  }, 300_000);
 
   test('semaphore N=3: never more than three runs inside, three reached, every run completes, no slot left taken', async () => {
     const key = unique('mp-sem');
-    const c = await contend({ mode: 'semaphore', key, limit: 3, waitMs: 30_000 });
+    const c = await contend({ mode: 'semaphore', key, limit: 3, waitMs: 120_000 });
     console.info(
       `[multiprocess] semaphore: max inside ${c.max}, entries ${c.entries.length}, process switches ${c.switches}`,
     );
@@ -137,11 +135,11 @@ describe(`multi-process: ${PROCESSES} processes × ${RUNS_PER_PROCESS} runs, ${C
     expect(c.max).toBe(3);
     expect(c.entries.filter((e) => e.inside > 3)).toEqual([]);
     expect((await backend.coordinator.semaphoreState(key, 3)).holders).toHaveLength(0);
-  });
+  }, 300_000);
 
   test('ordered lock: one run inside at a time, in position order, every run completes, the key drains', async () => {
     const key = unique('mp-ord');
-    const c = await contend({ mode: 'ordered', key, waitMs: 30_000 });
+    const c = await contend({ mode: 'ordered', key, waitMs: 120_000 });
     console.info(
       `[multiprocess] ordered: max inside ${c.max}, entries ${c.entries.length}, process switches ${c.switches}`,
     );
@@ -155,7 +153,7 @@ describe(`multi-process: ${PROCESSES} processes × ${RUNS_PER_PROCESS} runs, ${C
       expect(ok, `entry ${i}: position ${nonces[i]} after ${nonces[i - 1]}`).toBe(true);
     }
     expect(await backend.coordinator.orderedState(key)).toMatchObject({ drained: true, inFlight: undefined });
-  });
+  }, 300_000);
 });
 
 describe('kill -9 of a process holding a lock, a semaphore slot and an ordered turn', () => {
@@ -229,5 +227,5 @@ describe('kill -9 of a process holding a lock, a semaphore slot and an ordered t
     expect(await backend.coordinator.lockState(keys.lock)).toBeUndefined();
     expect((await backend.coordinator.semaphoreState(keys.semaphore, 1)).holders).toHaveLength(0);
     expect(await backend.coordinator.orderedState(keys.ordered)).toMatchObject({ drained: true });
-  }, 90_000);
+  }, 300_000);
 });

@@ -35,14 +35,14 @@ afterAll(async () => {
 
 test(
   '200 elements over 3 worker processes, element 137 fails atomically: every completed element undone highest first, then a; none runs or is undone twice',
-  { timeout: 90_000 },
+  { timeout: 400_000 },
   async () => {
     const prefix = 'fanacc';
     const config: Omit<FanOutWorkerConfig, 'url'> = { prefix, concurrency: 4, batchSize: BATCH };
     const workers: JsonChild[] = Array.from({ length: 3 }, () =>
       spawnJsonChild(WORKER, { ...config, url: server.url }, children),
     );
-    await Promise.all(workers.map((w) => w.line((v) => v.ready === true, 30_000)));
+    await Promise.all(workers.map((w) => w.line((v) => v.ready === true)));
     for (const w of workers) w.child.stdin!.write('go\n');
 
     // This process only starts the run: its hooks never run here.
@@ -54,7 +54,7 @@ test(
     const runtime = createRedisRuntime({ url: server.url, prefix, reactors: [reactor] });
     try {
       const started = await runtime.engine.start(reactor, { fails: failsAt(SIZE, FAIL_AT) });
-      const result = await runtime.engine.wait(started.executionId, { timeoutMs: 60_000, pollMs: 50 });
+      const result = await runtime.engine.wait(started.executionId, { timeoutMs: 180_000, pollMs: 50 });
       expect(result).toMatchObject({ status: 'failed', failedStep: `items[${FAIL_AT}]` });
 
       const keys = fanOutKeys(prefix);

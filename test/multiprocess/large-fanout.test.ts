@@ -39,7 +39,7 @@ afterAll(async () => {
 
 test(
   `${ELEMENTS.toLocaleString('en-US')} elements, batch ${BATCH}, over ${PROCESSES} worker processes: every element settles once, the run wakes once and collects every value`,
-  { timeout: 600_000 }, // about 40 s on 2 quiet cores; several minutes beside CPU-burning processes
+  { timeout: 1_500_000 }, // about 40 s on 2 quiet cores; 9 minutes at a load average of 25
   async () => {
     const prefix = 'bigfan';
     const config: Omit<LargeFanOutWorkerConfig, 'url'> = {
@@ -57,10 +57,10 @@ test(
       reactors: [big],
     });
     try {
-      await Promise.all(workers.map((w) => w.line((v) => v.ready === true, 30_000)));
+      await Promise.all(workers.map((w) => w.line((v) => v.ready === true)));
       const began = performance.now();
       const { executionId } = await runtime.engine.start(big, { n: ELEMENTS });
-      const result = await runtime.engine.wait(executionId, { timeoutMs: 570_000, pollMs: 250 });
+      const result = await runtime.engine.wait(executionId, { timeoutMs: 1_200_000, pollMs: 250 });
       const elapsed = Math.round(performance.now() - began);
 
       expect(result).toMatchObject({ status: 'completed', value: { count: ELEMENTS, sum: ELEMENTS * (ELEMENTS - 1) } });

@@ -60,7 +60,7 @@ async function scenario(prefix: string): Promise<{ runtime: RedisRuntime; guard:
   const workers = Array.from({ length: PROCESSES }, () =>
     spawnJsonChild(WORKER, { ...config, url: server.url }, children),
   );
-  await Promise.all(workers.map((w) => w.line((v) => v.ready === true, 120_000)));
+  await Promise.all(workers.map((w) => w.line((v) => v.ready === true)));
   return { runtime, guard, workers };
 }
 

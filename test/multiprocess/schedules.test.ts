@@ -38,7 +38,7 @@ describe('schedules on Redis, 3 worker processes', () => {
     const workers: JsonChild[] = [0, 1, 2].map(() =>
       spawnJsonChild(WORKER, { url: server.url, prefix: PREFIX }, children),
     );
-    await Promise.all(workers.map((w) => w.line((v) => v['ready'] === true, 60_000)));
+    await Promise.all(workers.map((w) => w.line((v) => v['ready'] === true)));
     const start = Math.ceil(Date.now() / 1000) * 1000 + 1_000;
     const ticks = Array.from({ length: 10 }, (_, i) => start + i * 1000);
     const info = await runtime.schedules.upsert({
@@ -83,5 +83,5 @@ describe('schedules on Redis, 3 worker processes', () => {
 
     expect(await runtime.schedules.remove('every-second')).toBe(true);
     expect(await runtime.schedules.list()).toEqual([]);
-  }, 120_000);
+  }, 300_000);
 });

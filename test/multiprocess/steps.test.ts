@@ -84,7 +84,7 @@ describe('SC-001: a step-level lock across 4 worker processes × concurrency 8',
 
   test(
     `${EXECUTIONS} executions over ${KEYS} accounts: 0 overlaps inside charge per account, audit and notify overlap, all completed, nothing left held`,
-    { timeout: 180_000 },
+    { timeout: 400_000 },
     async () => {
       const s = scenario('st1');
       const workers = Array.from({ length: PROCESSES }, () =>
@@ -96,7 +96,7 @@ describe('SC-001: a step-level lock across 4 worker processes × concurrency 8',
           waitForGo: true,
         }),
       );
-      await Promise.all(workers.map((w) => w.line((v) => v.ready === true, 30_000)));
+      await Promise.all(workers.map((w) => w.line((v) => v.ready === true)));
       const ids: string[] = [];
       for (let i = 0; i < EXECUTIONS; i += 100) {
         const batch = await Promise.all(
@@ -142,13 +142,13 @@ describe('SC-001: a step-level lock across 4 worker processes × concurrency 8',
 describe('SC-008: kill -9 of a process holding a step-level lock', () => {
   test(
     `the key is usable again within TTL (${HANG_TTL_MS} ms) + 1 s, and another worker completes the execution`,
-    { timeout: 60_000 },
+    { timeout: 300_000 },
     async () => {
       const s = scenario('st2');
       const stall = { lockDurationMs: 2_000, stalledIntervalMs: 1_000 };
       const background = { livenessTtlMs: 2_000, parkFallbackMs: 500 };
       const victim = spawnWorker({ prefix: s.prefix, guard: s.guard, concurrency: 2, stall, background, hang: true });
-      await victim.line((v) => v.ready === true, 30_000);
+      await victim.line((v) => v.ready === true);
       const started = await s.runtime.engine.start(reactors.hang, { account: 'a' });
       const id = started.executionId;
       await victim.line((v) => v.inStep === 'hang' && v.executionId === id);
@@ -176,7 +176,7 @@ describe('SC-008: kill -9 of a process holding a step-level lock', () => {
 
       // Recovery: a second worker takes the execution over and completes it under the step lock.
       const rescuer = spawnWorker({ prefix: s.prefix, guard: s.guard, concurrency: 2, stall, background });
-      await rescuer.line((v) => v.ready === true, 30_000);
+      await rescuer.line((v) => v.ready === true);
       const outcome = await s.runtime.engine.wait(id, { timeoutMs: 20_000, pollMs: 50 });
       expect(outcome?.status).toBe('completed');
       expect(await s.backend.coordinator.lockState('st:hang:a')).toBeUndefined();

@@ -51,7 +51,7 @@ afterAll(async () => {
 describe('release wake-ups across worker processes', () => {
   test(
     `${ROUNDS} rounds of ${EXECUTIONS} executions on ${PROCESSES} fresh workers: every park is woken by a release, none by its fallback`,
-    { timeout: 300_000 },
+    { timeout: 600_000 },
     async () => {
       for (let round = 1; round <= ROUNDS; round++) {
         const workers = Array.from({ length: PROCESSES }, () =>
@@ -68,7 +68,7 @@ describe('release wake-ups across worker processes', () => {
             children,
           ),
         );
-        await Promise.all(workers.map((w) => w.line((v) => v.ready === true, 30_000)));
+        await Promise.all(workers.map((w) => w.line((v) => v.ready === true)));
         const ids = [];
         for (let i = 0; i < EXECUTIONS; i += 100) {
           const batch = await Promise.all(
@@ -86,9 +86,7 @@ describe('release wake-ups across worker processes', () => {
         const statuses = results.map((r) => r?.status ?? 'missing');
         for (const w of workers) w.child.kill('SIGTERM');
         const counts = await Promise.all(
-          workers.map((w) =>
-            w.line<{ parks: number; woken: number; completed: number }>((v) => v.stopped === true, 30_000),
-          ),
+          workers.map((w) => w.line<{ parks: number; woken: number; completed: number }>((v) => v.stopped === true)),
         );
         await Promise.all(workers.map((w) => w.exited));
         const parks = counts.reduce((n, c) => n + c.parks, 0);
@@ -102,7 +100,7 @@ describe('release wake-ups across worker processes', () => {
 
   test(
     'one key kept busy by waiters in every worker: a parked execution is woken while the key is handed from waiter to waiter, not only once it falls free',
-    { timeout: 300_000 },
+    { timeout: 600_000 },
     async () => {
       // Two workers wait in memory for as long as it takes; the third parks after 20 ms.
       const waits = [FALLBACK_MS, FALLBACK_MS, 20];
@@ -119,13 +117,13 @@ describe('release wake-ups across worker processes', () => {
           children,
         ),
       );
-      await Promise.all(workers.map((w) => w.line((v) => v.ready === true, 30_000)));
+      await Promise.all(workers.map((w) => w.line((v) => v.ready === true)));
       type Counts = { parks: number; woken: number; completed: number; failed: number };
       let query = 0;
       const counts = async (): Promise<Counts> => {
         const n = ++query;
         for (const w of workers) w.child.stdin!.write(`counts ${n}\n`);
-        const each = await Promise.all(workers.map((w) => w.line<Counts>((v) => v.counts === n, 30_000)));
+        const each = await Promise.all(workers.map((w) => w.line<Counts>((v) => v.counts === n)));
         return each.reduce(
           (sum, c) => ({
             parks: sum.parks + c.parks,

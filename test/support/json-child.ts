@@ -8,13 +8,23 @@ import { spawn, type ChildProcess } from 'node:child_process';
 export interface JsonChild {
   readonly child: ChildProcess;
   readonly pid: number;
-  /** Resolves with the first stdout JSON line matching `accept` (seen before or after the call). */
+  /**
+   * Resolves with the first stdout JSON line matching `accept` (seen before or after the call);
+   * rejects after `timeoutMs` (default {@link CHILD_LINE_TIMEOUT_MS}) or when the child exits first.
+   */
   line<T>(accept: (value: Record<string, unknown>) => boolean, timeoutMs?: number): Promise<T>;
   /** Every JSON line seen so far that matches `accept`. */
   lines<T>(accept: (value: Record<string, unknown>) => boolean): T[];
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   stderr(): string;
 }
+
+/**
+ * How long {@link JsonChild.line} waits by default: three minutes. Starting a child under tsx
+ * takes seconds on a quiet machine and may take a minute or more on a busy one; a line that is
+ * due soon on a quiet machine is still waited for this long, so a test never fails for being slow.
+ */
+export const CHILD_LINE_TIMEOUT_MS = 180_000;
 
 type Waiter = { accept: (v: Record<string, unknown>) => boolean; resolve: (v: unknown) => void };
 
@@ -58,7 +68,7 @@ export function spawnJsonChild(file: string, arg: unknown, children: Set<ChildPr
     exited,
     stderr: () => err,
     lines: <T>(accept: (v: Record<string, unknown>) => boolean): T[] => seen.filter(accept) as T[],
-    line: <T>(accept: (v: Record<string, unknown>) => boolean, timeoutMs = 60_000): Promise<T> => {
+    line: <T>(accept: (v: Record<string, unknown>) => boolean, timeoutMs = CHILD_LINE_TIMEOUT_MS): Promise<T> => {
       const found = seen.find(accept);
       if (found) return Promise.resolve(found as T);
       return new Promise<T>((resolve, reject) => {

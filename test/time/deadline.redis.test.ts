@@ -20,11 +20,13 @@ describe('a reactor deadline in a BullMQ worker', () => {
   test('the deadline passes during a retry delay: the deadline job rolls the execution back', async () => {
     const undone: string[] = [];
     let attempts = 0;
-    const def = reactor('deadline-redis-retry', { deadline: 600 })
+    // The deadline leaves a busy machine ample time to run `reserve` and the first attempt of
+    // `flaky`; the retry's backoff (ten minutes) is far past it, so only the deadline job can end the run.
+    const def = reactor('deadline-redis-retry', { deadline: '20s' })
       .step('reserve', { run: () => 'r1', undo: () => void undone.push('reserve') })
       .step('flaky', {
         waitFor: ['reserve'],
-        retry: { maxAttempts: 5, backoff: 'fixed', baseDelay: '1m' },
+        retry: { maxAttempts: 5, backoff: 'fixed', baseDelay: '10m' },
         run: () => {
           attempts++;
           throw new Error('down');
@@ -36,20 +38,20 @@ describe('a reactor deadline in a BullMQ worker', () => {
     closers.push(() => runtime.close());
     runtime.startWorker({ concurrency: 2 });
     const started = await runtime.engine.start(def, {});
-    const done = await runtime.engine.wait(started.executionId, { timeoutMs: 10_000, pollMs: 20 });
+    const done = await runtime.engine.wait(started.executionId, { timeoutMs: 180_000, pollMs: 20 });
     expect(done?.status).toBe('cancelled');
     const cause = done?.status === 'cancelled' ? done.cause : undefined;
     expect(cause).toBeInstanceOf(DeadlineExceededError);
     expect((cause as DeadlineExceededError).details).toMatchObject({
       executionId: started.executionId,
-      deadlineMs: 600,
+      deadlineMs: 20_000,
     });
     expect(undone).toEqual(['reserve']);
     expect(attempts).toBe(1);
     expect(done?.trace.some((e) => e.type === 'run.deadline_exceeded')).toBe(true);
     const record = await runtime.engine.store.get(started.executionId);
     expect(record?.cancelCause?.code).toBe('deadline_exceeded');
-  });
+  }, 300_000);
 
   test('a redelivered job counts the deadline from the record createdAt: past it, nothing runs', async () => {
     let bodies = 0;
@@ -64,8 +66,8 @@ describe('a reactor deadline in a BullMQ worker', () => {
     const record = (await runtime.engine.store.get(started.executionId))!;
     await runtime.engine.store.save({ ...record, status: 'running', createdAt: Date.now() - 20_000 });
     runtime.startWorker({ concurrency: 1 });
-    const done = await runtime.engine.wait(started.executionId, { timeoutMs: 10_000, pollMs: 20 });
+    const done = await runtime.engine.wait(started.executionId, { timeoutMs: 120_000, pollMs: 20 });
     expect(done?.status === 'cancelled' && done.cause).toBeInstanceOf(DeadlineExceededError);
     expect(bodies).toBe(0);
-  });
+  }, 180_000);
 });
