@@ -69,6 +69,8 @@ export function readTarget(
     throw new UsageError('missing --redis <url> (or set REDIS_URL), or --redis-cluster <nodes>', false);
   const url = readBackendUrl(raw);
   if (!url.ok) throw new UsageError(`--redis: ${url.message}`, false, { cause: url.cause });
+  if (url.backend !== 'redis')
+    throw new UsageError(`--redis: the ${url.backend} backend is not served by this command yet`, false);
   const fromEnv = values.prefix === undefined ? (modulePrefix ?? env[PREFIX_ENV]) : undefined;
   const prefix = values.prefix ?? (fromEnv === '' ? undefined : fromEnv);
   if (prefix !== undefined && (prefix === '' || /[{}\s]/.test(prefix))) {
