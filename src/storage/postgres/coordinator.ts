@@ -13,8 +13,12 @@ import type { Client, Pool } from 'pg';
 import { postgresConnection, type PostgresConnection, type PostgresConnectionOption } from './connection.js';
 import { PostgresNames } from './names.js';
 import type {
+  CancelAnnouncements,
   ChangeWatch,
   Coordinator,
+  CoordinatorFastPaths,
+  KeyChanges,
+  KeyWatches,
   LockAcquireRequest,
   LockAcquireResult,
   LockReleaseResult,
@@ -33,6 +37,7 @@ import type {
   SemaphoreAcquireRequest,
   SemaphoreAcquireResult,
   SemaphoreState,
+  WakeUpHealth,
 } from '../../ports/coordinator.js';
 import type { CoordinationInspector, InspectedKey, InspectOptions } from '../../ports/inspector.js';
 import { CoordinationCalls, toCoordinationError, toNumber } from './coordinator/calls.js';
@@ -76,7 +81,14 @@ export interface PostgresCoordinatorOptions {
  * await coordinator.lockAcquire({ key: 'acct:1', holder: { owner: 'run-1' }, ttlMs: 30_000 });
  * ```
  */
-export class PostgresCoordinator implements Coordinator, CoordinationInspector {
+export class PostgresCoordinator
+  implements Coordinator, KeyChanges, KeyWatches, CancelAnnouncements, WakeUpHealth, CoordinationInspector
+{
+  /**
+   * Key-change notifications, watches (without hand-over: no key is granted), cancel
+   * announcements and their health, all over LISTEN/NOTIFY; no freed keys (docs/decisions/128).
+   */
+  readonly fastPaths: CoordinatorFastPaths = { changes: this, watches: this, cancels: this, health: this };
   /** The schema's names. */
   readonly names: PostgresNames;
   readonly #connection: PostgresConnection;
@@ -244,14 +256,14 @@ export class PostgresCoordinator implements Coordinator, CoordinationInspector {
     return this.#listener.listening();
   }
 
-  /** See {@link Coordinator.waitForChange}: woken by NOTIFY, wake-one for locks and semaphores. */
+  /** See {@link KeyChanges.waitForChange}: woken by NOTIFY, wake-one for locks and semaphores. */
   waitForChange(kind: PrimitiveKind, key: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
     this.#listener.start();
     return this.#wakeUps.wait(kind, key, timeoutMs, signal);
   }
 
   /**
-   * See {@link Coordinator.watch}: registered now, so a release between a refused try and the
+   * See {@link KeyWatches.watch}: registered now, so a release between a refused try and the
    * wait is kept. `offer` is ignored: this backend never grants a lock (docs/decisions/128).
    */
   watch(kind: PrimitiveKind, key: string, offer?: LockAcquireRequest): ChangeWatch {
@@ -260,7 +272,7 @@ export class PostgresCoordinator implements Coordinator, CoordinationInspector {
     return this.#wakeUps.watch(kind, key);
   }
 
-  /** See {@link Coordinator.announceCancel}: a NOTIFY on the coordination channel. */
+  /** See {@link CancelAnnouncements.announceCancel}: a NOTIFY on the coordination channel. */
   async announceCancel(executionId: string): Promise<void> {
     try {
       await this.pool.query('SELECT pg_notify($1, $2)', [this.names.coordChannel, `${CANCEL_PREFIX}${executionId}`]);
@@ -269,7 +281,7 @@ export class PostgresCoordinator implements Coordinator, CoordinationInspector {
     }
   }
 
-  /** See {@link Coordinator.onCancelAnnounced}: `onListening` at first and after every reconnect. */
+  /** See {@link CancelAnnouncements.onCancelAnnounced}: `onListening` at first and after every reconnect. */
   onCancelAnnounced(listener: (executionId: string) => void, onListening?: () => void): () => void {
     this.#cancelListeners.set(listener, onListening);
     this.#listener.start();
@@ -277,12 +289,12 @@ export class PostgresCoordinator implements Coordinator, CoordinationInspector {
     return () => void this.#cancelListeners.delete(listener);
   }
 
-  /** See {@link Coordinator.wakeUpsDegraded}: the LISTEN connection down for longer than 1 s. */
+  /** See {@link WakeUpHealth.wakeUpsDegraded}: the LISTEN connection down for longer than 1 s. */
   wakeUpsDegraded(): boolean {
     return this.#listener.degraded;
   }
 
-  /** See {@link Coordinator.onWakeUpsDegraded}. */
+  /** See {@link WakeUpHealth.onWakeUpsDegraded}. */
   onWakeUpsDegraded(listener: (degraded: boolean, detail: string | undefined) => void): () => void {
     this.#degradedListeners.add(listener);
     return () => void this.#degradedListeners.delete(listener);

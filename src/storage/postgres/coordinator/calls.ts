@@ -5,7 +5,7 @@
  * @module
  */
 import type { Pool } from 'pg';
-import { CoordinationUnavailableError, ScriptError } from '../../../errors.js';
+import { CoordinationUnavailableError } from '../../../errors.js';
 import { PostgresSchemaError } from '../errors.js';
 import { checkSchema } from '../migrate.js';
 import type { CoordinationFunction, PostgresNames } from '../names.js';
@@ -44,9 +44,9 @@ export class CoordinationCalls {
   /**
    * Calls `fn` with `args` and returns its rows.
    *
-   * @throws ScriptError (`details.reason` `RX_ARG` for a refused argument, else `postgres`) when
-   * the function fails; PostgresSchemaError when the schema is not at this ts-reactor's version;
-   * CoordinationUnavailableError when Postgres cannot be reached.
+   * @throws RangeError when the function refused an argument (`RX_ARG`); PostgresSchemaError
+   * when the schema is not at this ts-reactor's version; CoordinationUnavailableError when
+   * Postgres cannot be reached; any other server error as `pg` reports it (its `code` the SQLSTATE).
    */
   async rows<R>(operation: string, fn: CoordinationFunction, args: readonly unknown[]): Promise<R[]> {
     this.#count();
@@ -68,7 +68,7 @@ export class CoordinationCalls {
   /** Calls `fn`, which returns exactly one row. @throws as {@link CoordinationCalls.rows}. */
   async one<R>(operation: string, fn: CoordinationFunction, args: readonly unknown[]): Promise<R> {
     const [row] = await this.rows<R>(operation, fn, args);
-    if (row === undefined) throw new ScriptError(fn, 'postgres', 'returned no row');
+    if (row === undefined) throw new CoordinationUnavailableError(operation, new Error(`${fn} returned no row`));
     return row;
   }
 
@@ -105,15 +105,19 @@ export function sqlState(error: unknown): string | undefined {
   return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
 }
 
-/** The one error mapping of the coordinator's calls. */
-export function toCoordinationError(operation: string, fn: string, error: unknown): Error {
+/**
+ * The one error mapping of the coordinator's calls: a connection problem, a server going away or
+ * a statement timeout is `CoordinationUnavailableError`; an argument a function refused
+ * (SQLSTATE 22023, `RX_ARG …`) a `RangeError`; any other error is returned as it is.
+ */
+export function toCoordinationError(operation: string, fn: string, error: unknown): unknown {
   const state = sqlState(error);
   const message = error instanceof Error ? error.message : String(error);
   if (state === undefined || state.startsWith('08') || OUTAGE.has(state))
     return new CoordinationUnavailableError(operation, error);
   if (state === '22023' && message.startsWith('RX_ARG'))
-    return new ScriptError(fn, 'RX_ARG', message.slice('RX_ARG '.length), error);
-  return new ScriptError(fn, 'postgres', `${state} ${message}`, error);
+    return new RangeError(`${fn}: ${message.slice('RX_ARG '.length)}`, { cause: error });
+  return error;
 }
 
 /**

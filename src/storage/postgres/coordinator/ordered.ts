@@ -48,8 +48,8 @@ export class PostgresOrdered {
   /**
    * See `Coordinator.orderedEnter`.
    *
-   * @throws RangeError on a `poisonMs` that is not an integer ≥ 0; ScriptError (`RX_ARG`) on a
-   * position never issued in the current epoch.
+   * @throws RangeError on a `poisonMs` that is not an integer ≥ 0, or a position never issued in
+   * the current epoch.
    */
   async enter(request: OrderedEnterRequest): Promise<OrderedEnterResult> {
     assertInteger('poisonMs', request.poisonMs, 0);
