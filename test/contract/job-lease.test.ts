@@ -4,11 +4,27 @@ import { RECORD_VERSION } from '../../src/ports/store.js';
 import { composeJobLeases } from '../../src/engine/jobs/job-lease.js';
 import { MemoryCoordinator } from '../../src/storage/memory/coordinator.js';
 import { MemoryStore } from '../../src/storage/memory/store.js';
+import { PostgresCoordinator } from '../../src/storage/postgres/coordinator.js';
+import { PostgresJobLeases } from '../../src/storage/postgres/job-leases.js';
+import { PostgresStore } from '../../src/storage/postgres/store.js';
 import { createRedisBackend } from '../../src/storage/redis/index.js';
+import { usePostgresServer } from '../support/use-postgres-server.js';
 import { useRedisServer } from '../support/use-redis-server.js';
 import { describeJobLeaseContract } from './job-lease-contract.js';
 
 const server = useRedisServer();
+const postgres = usePostgresServer();
+
+/** A store, its job leases and a coordinator over one pool, in a fresh schema (migrated by the store). */
+async function postgresHarness(): Promise<{ store: PostgresStore; coordinator: PostgresCoordinator }> {
+  const store = new PostgresStore({
+    connection: postgres.url,
+    schema: `jl_${crypto.randomUUID().slice(0, 8)}`,
+    migrate: true,
+  });
+  await store.ready();
+  return { store, coordinator: new PostgresCoordinator({ connection: store.pool, schema: store.names.schema }) };
+}
 
 describeJobLeaseContract('memory (composed)', async () => {
   const store = new MemoryStore();
@@ -33,6 +49,32 @@ describeJobLeaseContract('redis (composed)', async () => {
     store: backend.store,
     coordinator: backend.coordinator,
     close: () => backend.close(),
+  };
+});
+
+describeJobLeaseContract('postgres (one function each way)', async () => {
+  const { store, coordinator } = await postgresHarness();
+  return {
+    leases: new PostgresJobLeases(store),
+    store,
+    coordinator,
+    close: async () => {
+      await coordinator.close();
+      await store.close();
+    },
+  };
+});
+
+describeJobLeaseContract('postgres (composed)', async () => {
+  const { store, coordinator } = await postgresHarness();
+  return {
+    leases: composeJobLeases(store, coordinator),
+    store,
+    coordinator,
+    close: async () => {
+      await coordinator.close();
+      await store.close();
+    },
   };
 });
 

@@ -153,6 +153,62 @@ export class PostgresNames {
   coordFunction(name: CoordinationFunction): string {
     return this.#q(`coord_${name}`);
   }
+  /** Function: take an execution's liveness lease and read its record and cancel marker (job leases). */
+  get jobEnter(): string {
+    return this.#q('job_enter');
+  }
+  /** Function: save an execution's record, then release one level of its liveness lease (job leases). */
+  get jobLeave(): string {
+    return this.#q('job_leave');
+  }
+  /** Function: save an execution's record only while its liveness lease is held (job leases). */
+  get jobSaveFenced(): string {
+    return this.#q('job_save_fenced');
+  }
+  /** Fan-out ledgers: one row per map (its counters, phase and wake job). */
+  get fanOutLedgers(): string {
+    return this.#q('fanout_ledgers');
+  }
+  /** Fan-out elements: one row per settled element of a map (its status and claim). */
+  get fanOutElements(): string {
+    return this.#q('fanout_elements');
+  }
+  /** Function: create a map's ledger once. */
+  get fanOutOpen(): string {
+    return this.#q('fanout_open');
+  }
+  /** Function: record an element's settlement once and claim the next element. */
+  get fanOutSettle(): string {
+    return this.#q('fanout_settle');
+  }
+  /** Function: register the parent's wake job, and start the rollback. */
+  get fanOutRegister(): string {
+    return this.#q('fanout_register');
+  }
+  /** Function: mark a completed element undone and find the next to undo. */
+  get fanOutUndone(): string {
+    return this.#q('fanout_undone');
+  }
+  /** Function: a ledger's counters and element statuses (read only). */
+  get fanOutView(): string {
+    return this.#q('fanout_view');
+  }
+  /** Wait lists: one row per execution parked on a key, in arrival order. */
+  get waitListEntries(): string {
+    return this.#q('wait_list_entries');
+  }
+  /** Sequence: the arrival order of wait-list entries. */
+  get waitListSequence(): string {
+    return this.#q('wait_list_seq');
+  }
+  /** Function: park a job on a key (once). */
+  get waitListAdd(): string {
+    return this.#q('wait_list_add');
+  }
+  /** Function: take the first live waiter of a key. */
+  get waitListShift(): string {
+    return this.#q('wait_list_shift');
+  }
   /**
    * The NOTIFY channel of the coordination wake-ups and cancel announcements:
    * `<schema>_coord`, the schema cut to keep it within 63 bytes.

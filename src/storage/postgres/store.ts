@@ -76,6 +76,9 @@ const SAVE_ARGUMENT_TYPES = [
   'json[]',
 ] as const;
 
+/** The position of `p_if_absent` among {@link SAVE_ARGUMENT_TYPES}. */
+const IF_ABSENT = 13;
+
 /** `save_execution`'s placeholders, numbered from `offset + 1`. */
 function saveArguments(offset: number): string {
   return SAVE_ARGUMENT_TYPES.map((type, i) => `$${offset + i + 1}::${type}`).join(', ');
@@ -304,6 +307,32 @@ export class PostgresStore implements Store, InterruptClaims {
     );
   }
 
+  /**
+   * A save of `record` made inside another transition's SQL function (the job leases pass it to
+   * `save_execution`): its arguments' values (`save_execution`'s, without `p_if_absent`), their
+   * typed placeholders numbered from `offset + 1`, and `saved`, to call once the transition wrote it.
+   * @throws RecordTooLargeError when the record, or a large map's element states, is over its limit.
+   */
+  saveArguments(
+    record: ExecutionRecord,
+    offset: number,
+  ): { readonly values: readonly unknown[]; readonly placeholders: string; saved(): void } {
+    const split = this.#split(record);
+    const values = this.#saveValues(record, split, false).filter((_, i) => i !== IF_ABSENT);
+    const placeholders = SAVE_ARGUMENT_TYPES.filter((_, i) => i !== IF_ABSENT)
+      .map((type, i) => `$${offset + i + 1}::${type}`)
+      .join(', ');
+    return { values, placeholders, saved: () => this.#rememberParts(record.id, split) };
+  }
+
+  /**
+   * Runs `work`, a statement of a transition over the store's tables, once the schema is checked;
+   * a lost or refused connection becomes `StoreUnavailableError` naming `operation`.
+   */
+  run<T>(operation: string, work: () => Promise<T>): Promise<T> {
+    return this.#run(operation, work);
+  }
+
   /** Runs `work` once the schema is checked; a lost or refused connection becomes `StoreUnavailableError`. */
   async #run<T>(operation: string, work: () => Promise<T>): Promise<T> {
     try {
@@ -394,8 +423,8 @@ function isUnavailable(error: unknown): boolean {
   return /Connection terminated|connection timeout|Client has encountered a connection error/i.test(message);
 }
 
-/** Parses a stored record, checking its schema version. */
-function parseRecord(json: string): ExecutionRecord {
+/** Parses a stored record, checking its schema version. @throws RecordVersionError when it is not readable. */
+export function parseRecord(json: string): ExecutionRecord {
   let value: unknown;
   try {
     value = JSON.parse(json);

@@ -6,12 +6,19 @@
  */
 import { storeMigration } from './0001-store.js';
 import { coordinationMigration } from './0002-coordination.js';
+import { jobLeasesMigration } from './0003-job-leases.js';
+import { fanOutMigration } from './0004-fanout.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
 
 /** Every migration, in version order (versions 1, 2, … without gaps). */
-export const MIGRATIONS: readonly Migration[] = [storeMigration, coordinationMigration];
+export const MIGRATIONS: readonly Migration[] = [
+  storeMigration,
+  coordinationMigration,
+  jobLeasesMigration,
+  fanOutMigration,
+];
 
 /** The schema version this ts-reactor needs: the last migration's. */
 export const SCHEMA_VERSION: number = MIGRATIONS[MIGRATIONS.length - 1]?.version ?? 0;
