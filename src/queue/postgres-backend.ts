@@ -18,6 +18,8 @@ import { checkedRecordTtl } from '../storage/record-ttl.js';
 import { postgresConnection, type PostgresConnectionOption } from '../storage/postgres/connection.js';
 import { PostgresCoordinator } from '../storage/postgres/coordinator.js';
 import { postgresDurabilityAtStartUp, type PostgresDurabilityReport } from '../storage/postgres/durability.js';
+import { PostgresFanOutLedger } from '../storage/postgres/fanout.js';
+import { PostgresJobLeases } from '../storage/postgres/job-leases.js';
 import { PostgresStore } from '../storage/postgres/store.js';
 import type { BullmqConsumerOptions } from './bullmq.js';
 import {
@@ -141,7 +143,8 @@ export function createPostgresBackend(options: PostgresBackendOptions): Postgres
     store,
     coordinator,
     interruptClaims: store,
-    ...ledgers(),
+    jobLeases: new PostgresJobLeases(store),
+    fanOut: new PostgresFanOutLedger({ store }),
     queue,
     queueInspector: queue,
     consumer: () =>
@@ -159,11 +162,6 @@ export function createPostgresBackend(options: PostgresBackendOptions): Postgres
       await shared.end();
     },
   };
-}
-
-/** The job leases, fan-out ledger and wait list of the backend. */
-function ledgers(): Pick<Backend, 'jobLeases' | 'fanOut' | 'waitList'> {
-  return {};
 }
 
 /** The LISTEN connection's state as the readiness checks read it: one channel, unconfirmed while degraded. */
