@@ -8,7 +8,7 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { AnyReactorDefinition } from '../dsl/definition.js';
-import { connect, readTarget, TARGET_OPTIONS, type OpsIO } from './ops-target.js';
+import { connect, readTarget, refusePostgres, TARGET_OPTIONS, type OpsIO } from './ops-target.js';
 import { redactUrl } from './redis-check.js';
 import { closeModule, closeWarning } from './module-close.js';
 import { loadWorkerApp, UsageError } from './worker.js';
@@ -75,7 +75,7 @@ export async function runDashboardCommand(
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
-  readTarget(values, io.env ?? process.env); // the connection options, checked before the module loads
+  refusePostgres(readTarget(values, io.env ?? process.env), 'dashboard'); // the connection options, checked before the module loads
   const appModule = values.module === undefined ? undefined : await loadWorkerApp(resolve(values.module));
   const target = readTarget(values, io.env ?? process.env, appModule?.module.prefix);
   const queueName = values.queue ?? appModule?.module.options?.queueName;

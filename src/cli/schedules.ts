@@ -14,7 +14,7 @@ import { createBullmqSchedules } from '../queue/bullmq-schedules.js';
 import { Schedules } from '../schedules/service.js';
 import type { MissedPolicy, ScheduleInfo, ScheduleInputFn, ScheduleOptions } from '../schedules/types.js';
 import { pingRedis, redactUrl } from './redis-check.js';
-import { readTarget, TARGET_OPTIONS, type OpsIO } from './ops-target.js';
+import { readTarget, refusePostgres, TARGET_OPTIONS, type OpsIO } from './ops-target.js';
 import { loadScheduleInputs } from './schedule-module.js';
 import { openConnection } from './redis-place.js';
 import { loadWorkerApp, UsageError } from './worker.js';
@@ -53,7 +53,7 @@ export async function schedulesCommand(args: readonly string[], io: OpsIO): Prom
   const [sub, id, ...rest] = positionals;
   const ok = rest.length === 0 && (sub === 'list' ? id === undefined : (sub === 'add' || sub === 'remove') && !!id);
   if (!ok) throw new UsageError('expected "schedules list", "schedules add <id> …" or "schedules remove <id>"');
-  readTarget(values, io.env ?? process.env); // the connection options, checked before the module loads
+  refusePostgres(readTarget(values, io.env ?? process.env), 'schedules'); // the connection options, checked before the module loads
   const runs = values.runs === undefined ? 5 : Number(values.runs);
   if (!Number.isInteger(runs) || runs < 0 || runs > 100)
     throw new UsageError(`--runs must be an integer from 0 to 100; got "${values.runs}"`, false);
