@@ -95,6 +95,13 @@ describe.skipIf(postgresBackendFactory() === undefined)('ts-reactor worker --pos
     const sorted = [...charges].sort((a, b) => a.startedAt - b.startedAt);
     for (let i = 1; i < sorted.length; i++) expect(sorted[i]!.startedAt).toBeGreaterThanOrEqual(sorted[i - 1]!.finishedAt);
 
+    // The operations commands read the same database.
+    const listed = cli(['executions', 'list', '--postgres', server.url, '--json']);
+    expect(await listed.exited, listed.out()).toBe(0);
+    for (const { executionId } of orders) expect(listed.out()).toContain(executionId);
+    const locks = cli(['locks', '--postgres', server.url]);
+    expect(await locks.exited, locks.out()).toBe(0);
+
     for (const worker of workers) worker.child.kill('SIGTERM');
     for (const worker of workers) expect(await worker.exited, worker.out()).toBe(0);
     for (const worker of workers) expect(worker.out()).not.toMatch(/redis/i);

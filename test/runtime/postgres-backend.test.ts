@@ -15,6 +15,7 @@ import {
   StoreUnavailableError,
   type ReactorError,
 } from '../../src/errors.js';
+import { postgresReadiness } from '../../src/metrics/readiness.js';
 import { postgresBackendFactory } from '../../src/queue/bullmq-postgres.js';
 import { createPostgresBackend, type PostgresBackend } from '../../src/queue/postgres-backend.js';
 import { PostgresSchemaError, SCHEMA_VERSION } from '../../src/storage/postgres/index.js';
@@ -123,6 +124,21 @@ describe.skipIf(postgresBackendFactory() === undefined)('createPostgresBackend',
     expect(error.message).toMatch(/^requireDurability: PostgreSQL is not durable: PostgreSQL fsync is off/);
     expect(error.details).toMatchObject({ persistence: 'no_fsync', evicts: false, checked: true });
     expect(errorFromJSON(JSON.parse(JSON.stringify(error)) as never)).toBeInstanceOf(DurabilityError);
+  });
+
+  it('postgresReadiness (/readyz): the database answers SELECT 1, the LISTEN connection listens; a server not reached is not ready', async () => {
+    const created = backend({ schema: 'readiness_check', migrate: true });
+    await created.ready;
+    const ready = postgresReadiness({ pool: created.pool, subscriptions: () => created.health().subscriptions });
+    expect(await ready()).toEqual([
+      { name: 'postgres', ok: true },
+      { name: 'subscriptions', ok: true },
+    ]);
+    const gone = new pg.Pool({ connectionString: `postgres://postgres@127.0.0.1:${await freePort()}/postgres` });
+    gone.on('error', () => undefined);
+    const [check] = await postgresReadiness({ pool: gone })();
+    expect(check).toMatchObject({ name: 'postgres', ok: false });
+    await gone.end();
   });
 
   it("an application's pg.Pool needs jobsUrl (BullMQ opens its own connections): RuntimeOptionError, nothing opened", () => {
