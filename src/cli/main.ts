@@ -169,7 +169,12 @@ export async function main(argv: readonly string[], io: CliIO): Promise<number> 
     io.err(`ts-reactor: unknown command "${command}"\n\n${USAGE}`);
     return 2;
   }
-  if (command !== 'worker' && command !== 'dashboard' && command !== 'migrate' && (rest.includes('-h') || rest.includes('--help'))) {
+  if (
+    command !== 'worker' &&
+    command !== 'dashboard' &&
+    command !== 'migrate' &&
+    (rest.includes('-h') || rest.includes('--help'))
+  ) {
     io.out(USAGE);
     return 0;
   }

@@ -140,7 +140,11 @@ export async function openPostgresWorker(
  */
 export async function pingPostgres(url: string, timeoutMs: number): Promise<void> {
   const pg = (await import('pg')).default;
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: timeoutMs, application_name: 'ts-reactor' });
+  const client = new pg.Client({
+    connectionString: url,
+    connectionTimeoutMillis: timeoutMs,
+    application_name: 'ts-reactor',
+  });
   client.on('error', () => undefined);
   let timer: NodeJS.Timeout | undefined;
   try {

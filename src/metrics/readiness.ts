@@ -101,7 +101,10 @@ async function answered(
 ): Promise<ReadinessCheck> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<ReadinessCheck>((resolve) => {
-    timer = setTimeout(() => resolve({ name, ok: false, detail: `no answer to ${what} within ${timeoutMs} ms` }), timeoutMs);
+    timer = setTimeout(
+      () => resolve({ name, ok: false, detail: `no answer to ${what} within ${timeoutMs} ms` }),
+      timeoutMs,
+    );
   });
   try {
     return await Promise.race([

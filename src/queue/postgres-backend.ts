@@ -147,8 +147,7 @@ export function createPostgresBackend(options: PostgresBackendOptions): Postgres
     fanOut: new PostgresFanOutLedger({ store }),
     queue,
     queueInspector: queue,
-    consumer: () =>
-      createBullmqPostgresConsumer({ connection: jobs, ...names, ...stall, ...consumerLogging(logger) }),
+    consumer: () => createBullmqPostgresConsumer({ connection: jobs, ...names, ...stall, ...consumerLogging(logger) }),
     schedules,
     ready,
     pool: shared.pool,

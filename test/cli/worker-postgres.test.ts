@@ -93,7 +93,8 @@ describe.skipIf(postgresBackendFactory() === undefined)('ts-reactor worker --pos
     });
     // The step lock: no two charges of the account overlapped, whichever worker ran them.
     const sorted = [...charges].sort((a, b) => a.startedAt - b.startedAt);
-    for (let i = 1; i < sorted.length; i++) expect(sorted[i]!.startedAt).toBeGreaterThanOrEqual(sorted[i - 1]!.finishedAt);
+    for (let i = 1; i < sorted.length; i++)
+      expect(sorted[i]!.startedAt).toBeGreaterThanOrEqual(sorted[i - 1]!.finishedAt);
 
     // The operations commands read the same database.
     const listed = cli(['executions', 'list', '--postgres', server.url, '--json']);

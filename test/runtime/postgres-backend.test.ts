@@ -112,7 +112,9 @@ describe.skipIf(postgresBackendFactory() === undefined)('createPostgresBackend',
     expect(report).toMatchObject({ checked: true, durable: false, persistence: 'no_fsync', evicts: false });
     expect(report.settings).toEqual({ fsync: 'off', synchronousCommit: 'on' });
     expect(report.warnings.join('\n')).toContain('set fsync = on');
-    const versions = await query<{ version: number }>('SELECT max(version) AS version FROM migrated_at_start.schema_migrations');
+    const versions = await query<{ version: number }>(
+      'SELECT max(version) AS version FROM migrated_at_start.schema_migrations',
+    );
     expect(versions[0]?.version).toBe(SCHEMA_VERSION);
     expect(created.health().subscriptions).toMatchObject({ confirmed: true });
   });

@@ -56,7 +56,9 @@ describe.skipIf(postgresBackendFactory() === undefined)('createPostgresRuntime',
     const client = new pg.Client({ connectionString: server.url });
     await client.connect();
     try {
-      const found = await client.query("SELECT 1 FROM information_schema.schemata WHERE schema_name = 'not_migrated_runtime'");
+      const found = await client.query(
+        "SELECT 1 FROM information_schema.schemata WHERE schema_name = 'not_migrated_runtime'",
+      );
       expect(found.rowCount).toBe(0);
     } finally {
       await client.end();

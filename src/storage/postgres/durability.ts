@@ -57,8 +57,7 @@ const SURVIVES: Readonly<Record<PostgresPersistence, string>> = {
   durable: 'every commit PostgreSQL acknowledged survives a restart or a crash (fsync on, synchronous commits)',
   async_commit:
     'a clean restart keeps everything; a crash loses the commits of the last moments (synchronous_commit off)',
-  no_fsync:
-    'a clean restart keeps everything; a crash of the machine can lose or corrupt any data (fsync off)',
+  no_fsync: 'a clean restart keeps everything; a crash of the machine can lose or corrupt any data (fsync off)',
   unknown: 'unknown: the settings could not be read',
 };
 
@@ -134,7 +133,9 @@ export async function postgresDurabilityAtStartUp(
   options: PostgresStartUpCheckOptions,
 ): Promise<PostgresDurabilityReport> {
   const report = await checkPostgresDurability(pool);
-  const fields = { durability: { persistence: report.persistence, checked: report.checked, settings: report.settings } };
+  const fields = {
+    durability: { persistence: report.persistence, checked: report.checked, settings: report.settings },
+  };
   if (report.durable) {
     options.logger.debug(fields, `PostgreSQL durability: ${report.survives}`);
     return report;
