@@ -3,8 +3,9 @@
  * run as their own jobs). Each element's state lives on its own execution record; the ledger
  * holds only what must change atomically across workers: which elements were dispatched, how
  * each settled, the dispatch cursor, the atomic stop, the job that wakes the parent, and the
- * rollback cursor. Implementations: the memory ledger (embedded default) and the Redis ledger
- * (one Lua script per transition). Both pass the same contract suite.
+ * rollback cursor. Implementations: the memory ledger (embedded default), the Redis ledger
+ * (one Lua script per transition) and the Postgres ledger (one SQL function per transition). All
+ * pass the same contract suite.
  *
  * @module
  */

@@ -45,7 +45,7 @@ export interface JobLeases {
   /**
    * Saves `record` like `Store.save` only while `owner` holds the lock `key` (the execution's
    * liveness lease): a worker's checkpoint. Otherwise nothing is written and it throws
-   * `LeaseLostError`. The Redis backend checks and writes in one script; the composed version
+   * `LeaseLostError`. The Redis backend checks and writes in one script, the Postgres one in one SQL function; the composed version
    * checks, then writes, in two calls (exact where no other process shares the backend).
    */
   saveFenced(record: ExecutionRecord, key: string, owner: string): Promise<void>;

@@ -1,7 +1,7 @@
 /**
  * The WaitList port: the executions parked on a key, in the order they parked, so a release
- * wakes the first. Implementations: `MemoryWaitList` (`queue/memory.ts`) and `RedisWaitList`
- * (`storage/redis/wait-list.ts`). Without a wait list, a parked execution wakes by its fallback
+ * wakes the first. Implementations: `MemoryWaitList` (`queue/memory.ts`), `RedisWaitList`
+ * (`storage/redis/wait-list.ts`) and `PostgresWaitList` (`storage/postgres/wait-list.ts`). Without a wait list, a parked execution wakes by its fallback
  * job only.
  *
  * @module

@@ -116,3 +116,56 @@ describe('JobLeases on Redis: the release in job-leave', () => {
     }
   });
 });
+
+describe('JobLeases on Postgres: what the functions carry besides the contract', () => {
+  const record = (status: 'running' | 'completed') => ({
+    v: RECORD_VERSION,
+    id: 'e1',
+    rootId: 'e1',
+    reactor: 'R',
+    status,
+    input: {},
+    steps: {},
+    rollbackFailures: [],
+    createdAt: 1,
+    updatedAt: 2,
+  });
+  const enter = (owner: string) => ({
+    lease: { key: 'execution:e1', holder: { owner, executionId: 'e1' }, ttlMs: 30_000 },
+    executionId: 'e1',
+    cancel: { key: 'cancel:e1', bucket: 'requested' },
+  });
+
+  it("saveFenced writes a large map's element states beside the record; enterJob reads them back", async () => {
+    const { store, coordinator } = await postgresHarness();
+    const leases = new PostgresJobLeases(store);
+    try {
+      await leases.enterJob(enter('w1'));
+      const states = { v: 1 as const, rev: 3, size: 2, status: 'cC', results: [7, null] };
+      await leases.saveFenced({ ...record('running'), mapStates: { 'steps.m': states } }, 'execution:e1', 'w1');
+      await leases.saveAndRelease({ ...record('running'), mapStates: { 'steps.m': states } }, 'execution:e1', 'w1');
+      const next = await leases.enterJob(enter('w2'));
+      expect(next.acquired && next.record?.mapStates).toEqual({ 'steps.m': states });
+      expect(next.acquired && next.record?.mapParts).toEqual(['steps.m']);
+    } finally {
+      await coordinator.close();
+      await store.close();
+    }
+  });
+
+  it("saveAndRelease wakes the lock's waiters in other processes, as lockRelease does", async () => {
+    const { store, coordinator } = await postgresHarness();
+    const leases = new PostgresJobLeases(store);
+    try {
+      await coordinator.listening();
+      await leases.enterJob(enter('w1'));
+      const woken = coordinator.waitForChange('lock', 'execution:e1', 60_000);
+      await leases.saveAndRelease(record('completed'), 'execution:e1', 'w1');
+      await woken; // a NOTIFY, not the minute's timeout
+      expect(await coordinator.lockState('execution:e1')).toBeUndefined();
+    } finally {
+      await coordinator.close();
+      await store.close();
+    }
+  });
+});

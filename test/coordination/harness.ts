@@ -10,7 +10,10 @@ import {
   type ReactorEvent,
   type Store,
 } from '../../src/index.js';
+import { PostgresCoordinator } from '../../src/storage/postgres/coordinator.js';
+import { PostgresStore } from '../../src/storage/postgres/store.js';
 import { createRedisBackend } from '../../src/storage/redis/index.js';
+import { startPostgresServer } from '../support/postgres-server.js';
 import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
 
 /** One backend under test: engines over it, direct coordinator access, and a way to let time pass. */
@@ -75,6 +78,33 @@ export async function redisBackend(): Promise<Backend & { readonly server: Redis
     key: unique,
     close: async () => {
       await backend.close();
+      await server.dispose();
+    },
+  };
+}
+
+/**
+ * The PostgreSQL store and coordinator over a throwaway server (the database's clock), sharing a
+ * pool of one connection. The ordered-lock scenarios start runs together and expect positions in
+ * the order of the run() calls: one connection keeps the order of every call, as on Redis. With
+ * more connections, calls made together reach the database in any order, and so do the
+ * positions of runs started together.
+ */
+export async function postgresBackend(): Promise<Backend> {
+  const server = await startPostgresServer();
+  const store = new PostgresStore({ connection: { connectionString: server.url, max: 1 }, migrate: true });
+  await store.ready();
+  const coordinator = new PostgresCoordinator({ connection: store.pool });
+  return {
+    name: 'postgres',
+    coordinator,
+    store,
+    engine: engineFactory({ store, coordinator }),
+    pass: (ms) => new Promise((resolve) => setTimeout(resolve, ms + 20)),
+    key: unique,
+    close: async () => {
+      await coordinator.close();
+      await store.close();
       await server.dispose();
     },
   };

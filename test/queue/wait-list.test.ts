@@ -1,13 +1,16 @@
 /**
- * One WaitList contract, run against the in-process list and the Redis list (a throwaway
- * redis-server).
+ * One WaitList contract, run against the in-process list, the Redis list (a throwaway
+ * redis-server) and the Postgres list (a throwaway PostgreSQL server).
  */
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WaitList } from '../../src/ports/wait-list.js';
 import { MemoryWaitList } from '../../src/queue/memory.js';
+import { PostgresStore } from '../../src/storage/postgres/store.js';
+import { PostgresWaitList } from '../../src/storage/postgres/wait-list.js';
 import { RedisKeys } from '../../src/storage/redis/keys.js';
 import { RedisWaitList } from '../../src/storage/redis/wait-list.js';
+import { startPostgresServer, type PostgresServerHandle } from '../support/postgres-server.js';
 import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
 
 let counter = 0;
@@ -116,5 +119,49 @@ describe('redis wait list specifics', () => {
 
   it('refuses a prefix that could break a hash tag', () => {
     expect(() => new RedisWaitList({ redis, prefix: 'a{b' })).toThrow(RangeError);
+  });
+});
+
+let postgres: PostgresServerHandle;
+let store: PostgresStore;
+
+beforeAll(async () => {
+  postgres = await startPostgresServer();
+  store = new PostgresStore({ connection: postgres.url, schema: 'wl', migrate: true });
+  await store.ready();
+});
+
+afterAll(async () => {
+  await store.close();
+  await postgres.dispose();
+});
+
+describeWaitListContract('postgres', () => new PostgresWaitList({ store }));
+
+describe('postgres wait list specifics', () => {
+  it('an expired waiter is skipped, and goes to the end when added again', async () => {
+    const list = new PostgresWaitList({ store, ttlMs: 1 });
+    const lasting = new PostgresWaitList({ store });
+    const key = freshKey();
+    await list.add(key, 'a:1');
+    await new Promise((resolve) => setTimeout(resolve, 20)); // the database clock passes its 1 ms
+    await lasting.add(key, 'b:1');
+    expect(await lasting.list(key)).toEqual(['b:1']);
+    await lasting.add(key, 'a:1');
+    expect(await lasting.list(key)).toEqual(['b:1', 'a:1']);
+    expect(await lasting.shift(key)).toBe('b:1');
+  });
+
+  it('concurrent shifts take distinct waiters', async () => {
+    const list = new PostgresWaitList({ store });
+    const key = freshKey();
+    for (const id of ['a:1', 'b:1', 'c:1', 'd:1']) await list.add(key, id);
+    const taken = await Promise.all([list.shift(key), list.shift(key), list.shift(key), list.shift(key)]);
+    expect([...taken].sort()).toEqual(['a:1', 'b:1', 'c:1', 'd:1']);
+    expect(await list.list(key)).toEqual([]);
+  });
+
+  it('refuses a ttl that is not a positive integer', () => {
+    expect(() => new PostgresWaitList({ store, ttlMs: 0 })).toThrow(RangeError);
   });
 });

@@ -1,5 +1,5 @@
 /**
- * The PostgreSQL backend's public surface: the store, the coordinator, the job leases, the migration runner and
+ * The PostgreSQL backend's public surface: the store, the coordinator, the job leases, fan-out ledger and wait lists, the migration runner and
  * schema check, the names of its tables, and its error.
  *
  * @module
@@ -7,8 +7,10 @@
 export { LISTEN_APPLICATION, PostgresCoordinator, type PostgresCoordinatorOptions } from './coordinator.js';
 export { postgresConnection, type PostgresConnection, type PostgresConnectionOption } from './connection.js';
 export { MIGRATE_COMMAND, PostgresSchemaError } from './errors.js';
+export { DEFAULT_LEDGER_TTL_MS, PostgresFanOutLedger, type PostgresFanOutLedgerOptions } from './fanout.js';
 export { PostgresJobLeases } from './job-leases.js';
 export { checkSchema, migrate, schemaVersion, type MigrateResult } from './migrate.js';
 export { MIGRATIONS, SCHEMA_VERSION, type Migration } from './migrations/index.js';
 export { DEFAULT_SCHEMA, PostgresNames } from './names.js';
 export { DEFAULT_MAX_RECORD_BYTES, PostgresStore, type PostgresStoreOptions } from './store.js';
+export { DEFAULT_WAITER_TTL_MS, PostgresWaitList, type PostgresWaitListOptions } from './wait-list.js';

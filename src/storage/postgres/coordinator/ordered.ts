@@ -33,16 +33,31 @@ interface EnterRow {
 /** The ordered-lock calls. Every age (heartbeat, wait, advance) is on the database clock. */
 export class PostgresOrdered {
   readonly #calls: CoordinationCalls;
+  /** Per key, the last ticket call of this process in flight: the next one goes after it. */
+  readonly #tickets = new Map<string, Promise<unknown>>();
 
   /** @param calls - The coordinator's SQL calls. */
   constructor(calls: CoordinationCalls) {
     this.#calls = calls;
   }
 
-  /** See `Coordinator.orderedTicket`: the next position of the current epoch. */
+  /**
+   * See `Coordinator.orderedTicket`: the next position of the current epoch. The tickets of one
+   * key are asked for one after another, so this process's positions follow the order of its
+   * calls (concurrent calls on a pool's connections would reach the database in any order).
+   */
   async ticket(key: string): Promise<OrderedTicket> {
-    const row = await this.#calls.one<{ nonce: number; epoch: string }>('ordered-ticket', 'ordered_ticket', [key]);
-    return { key, nonce: row.nonce, epoch: toNumber(row.epoch) };
+    const previous = this.#tickets.get(key) ?? Promise.resolve();
+    const call = previous
+      .catch(() => undefined)
+      .then(() => this.#calls.one<{ nonce: number; epoch: string }>('ordered-ticket', 'ordered_ticket', [key]));
+    this.#tickets.set(key, call);
+    try {
+      const row = await call;
+      return { key, nonce: row.nonce, epoch: toNumber(row.epoch) };
+    } finally {
+      if (this.#tickets.get(key) === call) this.#tickets.delete(key);
+    }
   }
 
   /**

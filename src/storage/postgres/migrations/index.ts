@@ -8,6 +8,7 @@ import { storeMigration } from './0001-store.js';
 import { coordinationMigration } from './0002-coordination.js';
 import { jobLeasesMigration } from './0003-job-leases.js';
 import { fanOutMigration } from './0004-fanout.js';
+import { waitListsMigration } from './0005-wait-lists.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -18,6 +19,7 @@ export const MIGRATIONS: readonly Migration[] = [
   coordinationMigration,
   jobLeasesMigration,
   fanOutMigration,
+  waitListsMigration,
 ];
 
 /** The schema version this ts-reactor needs: the last migration's. */
