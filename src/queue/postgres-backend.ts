@@ -21,6 +21,7 @@ import { postgresDurabilityAtStartUp, type PostgresDurabilityReport } from '../s
 import { PostgresFanOutLedger } from '../storage/postgres/fanout.js';
 import { PostgresJobLeases } from '../storage/postgres/job-leases.js';
 import { PostgresStore } from '../storage/postgres/store.js';
+import { PostgresWaitList } from '../storage/postgres/wait-list.js';
 import type { BullmqConsumerOptions } from './bullmq.js';
 import {
   createBullmqPostgresConsumer,
@@ -145,6 +146,7 @@ export function createPostgresBackend(options: PostgresBackendOptions): Postgres
     interruptClaims: store,
     jobLeases: new PostgresJobLeases(store),
     fanOut: new PostgresFanOutLedger({ store }),
+    waitList: new PostgresWaitList({ store }),
     queue,
     queueInspector: queue,
     consumer: () => createBullmqPostgresConsumer({ connection: jobs, ...names, ...stall, ...consumerLogging(logger) }),
