@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { RECORD_VERSION } from '../../src/ports/store.js';
+import { RECORD_VERSION, type ExecutionRecord } from '../../src/ports/store.js';
 import { composeJobLeases } from '../../src/engine/jobs/job-lease.js';
 import { MemoryCoordinator } from '../../src/storage/memory/coordinator.js';
 import { MemoryStore } from '../../src/storage/memory/store.js';
@@ -118,7 +118,7 @@ describe('JobLeases on Redis: the release in job-leave', () => {
 });
 
 describe('JobLeases on Postgres: what the functions carry besides the contract', () => {
-  const record = (status: 'running' | 'completed') => ({
+  const record = (status: 'running' | 'completed'): ExecutionRecord => ({
     v: RECORD_VERSION,
     id: 'e1',
     rootId: 'e1',
