@@ -118,7 +118,7 @@ describe('spawned under tsx', () => {
     const bad = await run(['locks', '--redis', 'http://cache:6379']);
     expect(bad.code).toBe(2);
     expect(bad.stderr.trim().split('\n')).toEqual([
-      'ts-reactor locks: --redis: "http://cache:6379" is not a URL of a backend (scheme http:); expected redis://host[:port] or rediss://host[:port]',
+      'ts-reactor locks: --redis: "http://cache:6379" is not a URL of a backend (scheme http:); expected redis://host[:port] or rediss://host[:port] or postgres://host[:port] or postgresql://host[:port]',
     ]);
     const port = await freePort();
     const down = await run(['executions', 'list', '--redis', `redis://127.0.0.1:${port}`, '--connect-timeout', '1000']);

@@ -102,6 +102,8 @@ describe.skipIf(postgresBackendFactory() === undefined)('ts-reactor worker --pos
     for (const { executionId } of orders) expect(listed.out()).toContain(executionId);
     const locks = cli(['locks', '--postgres', server.url]);
     expect(await locks.exited, locks.out()).toBe(0);
+    const schedules = cli(['schedules', 'list', '--postgres', server.url]);
+    expect(await schedules.exited, schedules.out()).toBe(0);
 
     for (const worker of workers) worker.child.kill('SIGTERM');
     for (const worker of workers) expect(await worker.exited, worker.out()).toBe(0);
