@@ -6,6 +6,7 @@
  *
  * @module
  */
+import type { Pool } from 'pg';
 import type { Coordinator } from '../ports/coordinator.js';
 import type { Store } from '../ports/store.js';
 import type { RedisConnection } from '../storage/redis/connection.js';
@@ -47,12 +48,6 @@ export interface Target extends RedisPlace {
   readonly connectTimeoutMs: number;
   /** `--postgres`: the URL is a PostgreSQL one; `schema` is `--schema` (default `ts_reactor`). */
   readonly postgres?: { readonly schema: string | undefined };
-}
-
-/** The commands that do not serve `--postgres` yet refuse it with this. */
-export function refusePostgres(target: Target, command: string): void {
-  if (target.postgres !== undefined)
-    throw new UsageError(`--postgres: ${command} does not serve the PostgreSQL backend yet; it needs --redis`, false);
 }
 
 /**
@@ -120,8 +115,13 @@ function connectTimeoutOf(timeout: string | undefined): number {
 
 /** A connected backend and a read model over it; close it when done. */
 export interface Connected {
-  /** The store and coordinator; `redis`: the command connection, on Redis. */
-  readonly backend: { readonly store: Store; readonly coordinator: Coordinator; readonly redis?: RedisConnection };
+  /** The store and coordinator; `redis`: the command connection, on Redis; `pool`: their pool, on PostgreSQL. */
+  readonly backend: {
+    readonly store: Store;
+    readonly coordinator: Coordinator;
+    readonly redis?: RedisConnection;
+    readonly pool?: Pool;
+  };
   readonly model: ReadModel;
   close(): Promise<void>;
 }
@@ -175,7 +175,7 @@ async function connectPostgres(
   }
   const model = createReadModel({ store, coordinator, reactors });
   return {
-    backend: { store, coordinator },
+    backend: { store, coordinator, pool: shared.pool },
     model,
     close: async () => {
       await coordinator.close();

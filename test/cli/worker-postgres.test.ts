@@ -1,12 +1,14 @@
 /**
  * `ts-reactor migrate --postgres` then `ts-reactor worker --postgres <url> --module app.ts`, real
  * processes on a throwaway PostgreSQL and no Redis: orders of one account charge under a step
- * lock (never overlapping), sleep, pause on an approval (an interrupt), and complete once resumed.
+ * lock (never overlapping), sleep, pause on an approval (an interrupt), and complete once resumed;
+ * the operations commands and the dashboard read the same database.
  * A worker on a database without the schema exits 2 naming the fix.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { runDashboardCommand } from '../../src/cli/dashboard.js';
 import { createPostgresRuntime, type PostgresRuntime } from '../../src/postgres.js';
 import { postgresBackendFactory } from '../../src/queue/bullmq-postgres.js';
 import { usePostgresServer } from '../support/use-postgres-server.js';
@@ -104,6 +106,30 @@ describe.skipIf(postgresBackendFactory() === undefined)('ts-reactor worker --pos
     expect(await locks.exited, locks.out()).toBe(0);
     const schedules = cli(['schedules', 'list', '--postgres', server.url]);
     expect(await schedules.exited, schedules.out()).toBe(0);
+
+    // The dashboard over the same database: the executions listed, /readyz checks PostgreSQL and the LISTEN connection.
+    const stop = new AbortController();
+    const lines: string[] = [];
+    const served = runDashboardCommand(
+      ['--postgres', server.url, '--port', '0', '--read-only'],
+      { out: (l) => lines.push(l), err: (l) => lines.push(l) },
+      { stop: stop.signal, signals: [] },
+    );
+    try {
+      await expect.poll(() => lines.some((l) => l.includes('listening on')), { timeout: 30_000 }).toBe(true);
+      const url = /listening on (\S+)/.exec(lines.join('\n'))![1]!;
+      expect(lines.join('\n')).toContain('(schema ts_reactor, read-only;');
+      expect(await (await fetch(url)).text()).toContain(orders[0]!.executionId);
+      const ready = await fetch(url.replace('/executions', '/readyz'));
+      expect(ready.status).toBe(200);
+      expect(((await ready.json()) as { checks: { name: string }[] }).checks.map((c) => c.name)).toEqual([
+        'postgres',
+        'subscriptions',
+      ]);
+    } finally {
+      stop.abort();
+      expect(await served).toBe(0);
+    }
 
     for (const worker of workers) worker.child.kill('SIGTERM');
     for (const worker of workers) expect(await worker.exited, worker.out()).toBe(0);
