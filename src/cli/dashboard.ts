@@ -7,6 +7,7 @@
  */
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import type { Pool } from 'pg';
 import type { AnyReactorDefinition } from '../dsl/definition.js';
 import { connect, readTarget, TARGET_OPTIONS, type OpsIO } from './ops-target.js';
 import { redactUrl } from './redis-check.js';
@@ -102,18 +103,28 @@ export async function runDashboardCommand(
     );
   });
   const conn = await connect(target, reactors);
-  const { createRedisRuntime } = await import('../bullmq.js');
   const { recordTtlMs, jobRetention } = appModule?.module.options ?? {};
-  const runtime = createRedisRuntime({
-    ...placeOptions(target),
-    // An operator's action writes records and adds jobs: with the module's retention, as its workers do.
+  // An operator's action writes records and adds jobs: with the module's retention, as its workers do.
+  const kept = {
     ...(recordTtlMs === undefined ? {} : { recordTtlMs }),
     ...(jobRetention === undefined ? {} : { jobRetention }),
     reactors,
-    ...(target.prefix === undefined ? {} : { prefix: target.prefix }),
     ...(queueName === undefined ? {} : { queueName }),
-  });
-  const operations = await dashboardOperations(target, runtime.queueInspector, io, {
+  };
+  const runtime =
+    target.postgres === undefined
+      ? (await import('../bullmq.js')).createRedisRuntime({
+          ...placeOptions(target),
+          ...kept,
+          ...(target.prefix === undefined ? {} : { prefix: target.prefix }),
+        })
+      : (await import('../postgres.js')).createPostgresRuntime({
+          connection: target.url,
+          ...kept,
+          ...(target.postgres.schema === undefined ? {} : { schema: target.postgres.schema }),
+        });
+  const datastore = conn.backend.pool === undefined ? { redis: target } : { postgres: conn.backend.pool };
+  const operations = await dashboardOperations(datastore, runtime.queueInspector, io, {
     store: conn.backend.store,
     subscriptions: () => runtime.health().subscriptions,
   });
@@ -145,7 +156,7 @@ export async function runDashboardCommand(
   const address = server.address();
   const actual = typeof address === 'object' && address !== null ? address.port : port;
   io.out(
-    `ts-reactor dashboard: listening on http://${host}:${actual}${base}/executions over ${target.cluster === undefined ? redactUrl(target.url) : `the cluster at ${target.cluster.map((n) => `${n.host}:${n.port}`).join(',')}`} (prefix ${target.prefix ?? 'rx'}${values['read-only'] ? ', read-only' : ''}; reactors: ${reactors.map((r) => r.name).join(', ') || 'none'})`,
+    `ts-reactor dashboard: listening on http://${host}:${actual}${base}/executions over ${target.cluster === undefined ? redactUrl(target.url) : `the cluster at ${target.cluster.map((n) => `${n.host}:${n.port}`).join(',')}`} (${target.postgres === undefined ? `prefix ${target.prefix ?? 'rx'}` : `schema ${target.postgres.schema ?? 'ts_reactor'}`}${values['read-only'] ? ', read-only' : ''}; reactors: ${reactors.map((r) => r.name).join(', ') || 'none'})`,
   );
   await untilStopped(options);
   await new Promise<void>((done) => server.close(() => done()));
@@ -159,25 +170,28 @@ export async function runDashboardCommand(
 }
 
 /**
- * The dashboard's `/readyz` (Redis answers PING, on a connection of its own; the runtime's
- * subscriptions are confirmed) and `/metrics` (the queue gauges and the executions by status,
+ * The dashboard's `/readyz` (Redis answers PING, on a connection of its own, or PostgreSQL
+ * `SELECT 1` on the read model's pool; the runtime's subscriptions are confirmed) and `/metrics` (the queue gauges and the executions by status,
  * when `prom-client` is installed; without it `/metrics` answers 404).
  */
 async function dashboardOperations(
-  place: RedisPlace,
+  datastore: { readonly redis: RedisPlace } | { readonly postgres: Pool },
   queue: QueueInspector,
   io: OpsIO,
   over: { readonly store: Store; readonly subscriptions: () => SubscriptionsState },
 ): Promise<{ readiness: Readiness; metrics?: PrometheusMetrics; close: () => void }> {
-  const [{ redisReadiness }, { executionCounts }, { boundedRead }] = await Promise.all([
+  const [{ postgresReadiness, redisReadiness }, { executionCounts }, { boundedRead }] = await Promise.all([
     import('../metrics/readiness.js'),
     import('../otel/execution-counts.js'),
     import('../metrics/bounded-read.js'),
   ]);
-  const redis = await openConnection(place); // /readyz reports its errors
-  const readiness = redisReadiness({ redis, subscriptions: over.subscriptions });
+  const redis = 'redis' in datastore ? await openConnection(datastore.redis) : undefined; // /readyz reports its errors
+  const readiness =
+    'redis' in datastore
+      ? redisReadiness({ redis: redis!, subscriptions: over.subscriptions })
+      : postgresReadiness({ pool: datastore.postgres, subscriptions: over.subscriptions });
   const executions = executionCounts(over.store);
-  const close = (): void => redis.disconnect();
+  const close = (): void => redis?.disconnect();
   try {
     const { prometheusMetrics } = await import('../metrics/prometheus.js');
     const metrics = prometheusMetrics({

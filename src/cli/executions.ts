@@ -103,6 +103,7 @@ const text = (values: OptionValues, name: string): string | undefined =>
 /** Said after an empty list when no key at all exists under the prefix: the app may use another one. */
 async function emptyPrefixHint(conn: Connected, prefix: string | undefined): Promise<string> {
   const shown = prefix ?? 'rx';
+  if (conn.backend.redis === undefined) return ''; // PostgreSQL: no prefix
   if ((await prefixHasKeys(conn.backend.redis, shown)) !== false) return ''; // keys, or a keyspace too large to tell
   return ` — no key exists under the prefix "${shown}"; does the app use another prefix? (--prefix, ${PREFIX_ENV})`;
 }
@@ -314,10 +315,27 @@ async function runAction(sub: ExecutionActionCommand, { name, id, values, io }: 
   }
 }
 
-/** Runs `body` with an engine over the app's Redis, prefix, queue, reactors and options (no worker), then closes it. */
+/** Runs `body` with an engine over the app's Redis (or PostgreSQL), prefix, queue, reactors and options (no worker), then closes it. */
 async function withRuntime<T>(app: OpsApp, body: (engine: Engine) => Promise<T>): Promise<T> {
-  const { createRedisRuntime } = await import('../bullmq.js');
   const { queueName: _queue, ...options } = app.module?.options ?? {};
+  if (app.target.postgres !== undefined) {
+    const { createPostgresRuntime } = await import('../postgres.js');
+    const { schema } = app.target.postgres;
+    const runtime = createPostgresRuntime({
+      ...options,
+      connection: app.target.url,
+      reactors: [...app.reactors],
+      ...(app.module?.rateLimits === undefined ? {} : { rateLimits: app.module.rateLimits }),
+      ...(schema === undefined ? {} : { schema }),
+      ...(app.queueName === undefined ? {} : { queueName: app.queueName }),
+    });
+    try {
+      return await body(runtime.engine);
+    } finally {
+      await runtime.close();
+    }
+  }
+  const { createRedisRuntime } = await import('../bullmq.js');
   const runtime = createRedisRuntime({
     ...options,
     ...placeOptions(app.target),

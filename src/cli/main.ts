@@ -27,9 +27,11 @@ Commands:
   demo step-lock        step-scoped coordination: audit -> charge (locked on the account) -> notify;
                         the serialized, contended (parked, woken) and compensated paths
                         (--redis <url> [--workers <n>]: on worker processes over Redis)
-  worker --module <path> [--redis <url>] [--concurrency <n>] [--prefix <prefix>] ...
-                        process background executions of the module's reactors on Redis
-                        (ts-reactor worker --help for every option)
+  worker --module <path> [--redis <url> | --postgres <url>] [--concurrency <n>] ...
+                        process background executions of the module's reactors on Redis, or
+                        on PostgreSQL alone (ts-reactor worker --help for every option)
+  migrate --postgres <url> [--schema <name>]
+                        create or upgrade ts-reactor's PostgreSQL tables; prints the versions
   dashboard [--redis <url>] [--port <n>] [--module <path>] [--read-only] [--base-path <path>]
                         serve the dashboard over Redis (ts-reactor dashboard --help)
 
@@ -125,6 +127,15 @@ const worker: Handler = async (args, io) => {
   return runWorkerCommand(args, io);
 };
 
+const migrateCommand: Handler = async (args, io) => {
+  const { runMigrateCommand, MIGRATE_USAGE } = await import('./migrate.js');
+  if (args.includes('-h') || args.includes('--help')) {
+    io.out(MIGRATE_USAGE);
+    return 0;
+  }
+  return runMigrateCommand(args, io);
+};
+
 const dashboard: Handler = async (args, io) => {
   const { runDashboardCommand, DASHBOARD_USAGE } = await import('./dashboard.js');
   if (args.includes('-h') || args.includes('--help')) {
@@ -137,6 +148,7 @@ const dashboard: Handler = async (args, io) => {
 const COMMANDS: Readonly<Record<string, Handler>> = {
   demo,
   worker,
+  migrate: migrateCommand,
   dashboard,
   executions: (args, io) => runOps('executions', executionsCommand, args, io),
   locks: (args, io) => runOps('locks', locksCommand, args, io),
@@ -157,7 +169,12 @@ export async function main(argv: readonly string[], io: CliIO): Promise<number> 
     io.err(`ts-reactor: unknown command "${command}"\n\n${USAGE}`);
     return 2;
   }
-  if (command !== 'worker' && command !== 'dashboard' && (rest.includes('-h') || rest.includes('--help'))) {
+  if (
+    command !== 'worker' &&
+    command !== 'dashboard' &&
+    command !== 'migrate' &&
+    (rest.includes('-h') || rest.includes('--help'))
+  ) {
     io.out(USAGE);
     return 0;
   }

@@ -16,8 +16,9 @@ export { executionsCommand };
 
 /** Usage of the operations commands. */
 export const OPS_USAGE = `Operations (over Redis; --redis <url> or REDIS_URL or --redis-cluster <host:port,…>, --prefix <prefix>
-(default: the module's prefix, else TS_REACTOR_PREFIX), --module <path> (the app module, as the worker
-loads it: its reactors, prefix and queue), --json, --connect-timeout <ms>):
+(default: the module's prefix, else TS_REACTOR_PREFIX); or over PostgreSQL: --postgres <url>, --schema <name>;
+--module <path> (the app module, as the worker loads it: its reactors, prefix and queue), --json,
+--connect-timeout <ms>):
 ${executionsUsage()}
   locks [pattern] [--internal] [--progress]
                         live lock holds, semaphores, rate windows, period markers and ordered

@@ -1,6 +1,6 @@
 /**
- * `ts-reactor schedules list|add|remove` over Redis: the schedules of a Redis runtime (BullMQ job
- * schedulers on `<queue>-schedules`). With `--module`, `add` checks the reactor and the
+ * `ts-reactor schedules list|add|remove` over Redis or PostgreSQL (`--postgres`): the schedules
+ * of a runtime (BullMQ job schedulers on `<queue>-schedules`). With `--module`, `add` checks the reactor and the
  * computed input against the module's exports; without it they are stored as named and a
  * worker that does not know them reports `schedule.failed` at each tick.
  *
@@ -10,11 +10,12 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { AnyReactorDefinition } from '../dsl/definition.js';
 import { systemClock } from '../ports/clock.js';
+import type { ScheduleBackend } from '../ports/schedules.js';
 import { createBullmqSchedules } from '../queue/bullmq-schedules.js';
 import { Schedules } from '../schedules/service.js';
 import type { MissedPolicy, ScheduleInfo, ScheduleInputFn, ScheduleOptions } from '../schedules/types.js';
 import { pingRedis, redactUrl } from './redis-check.js';
-import { readTarget, TARGET_OPTIONS, type OpsIO } from './ops-target.js';
+import { readTarget, TARGET_OPTIONS, type OpsIO, type Target } from './ops-target.js';
 import { loadScheduleInputs } from './schedule-module.js';
 import { openConnection } from './redis-place.js';
 import { loadWorkerApp, UsageError } from './worker.js';
@@ -64,19 +65,7 @@ export async function schedulesCommand(args: readonly string[], io: OpsIO): Prom
       : { reactors: app.reactors, inputs: app.inputs, maxInputBytes: app.module.options?.maxRecordBytes };
   const target = readTarget(values, io.env ?? process.env, app?.module.prefix);
   const queueName = values.queue ?? app?.module.options?.queueName;
-  try {
-    await pingRedis(target.url, target.connectTimeoutMs);
-  } catch (error) {
-    throw new UsageError(`cannot reach Redis at ${redactUrl(target.url)}: ${(error as Error).message}`, false);
-  }
-  // On a cluster BullMQ's keys share a slot: the prefix hash-tagged, as the runtime names them.
-  const cluster = target.cluster === undefined ? undefined : await openConnection(target);
-  const prefix = target.prefix ?? (cluster === undefined ? undefined : 'rx');
-  const backend = createBullmqSchedules({
-    connection: cluster ?? { url: target.url },
-    ...(queueName === undefined ? {} : { name: queueName }),
-    ...(prefix === undefined ? {} : { prefix: cluster === undefined ? prefix : `{${prefix}}` }),
-  });
+  const { backend, cluster } = await scheduleBackend(target, queueName);
   const schedules = new Schedules({ backend, clock: systemClock, ...known });
   try {
     if (sub === 'list') return list(await schedules.list({ runs }), values, io);
@@ -154,4 +143,41 @@ function addOptions(id: string, values: Values): ScheduleOptions {
 /** A number when the text is one (ms), else the text (a duration or an ISO time). */
 function numberOr(text: string): string | number {
   return /^\d+$/.test(text) ? Number(text) : text;
+}
+
+/** The schedules' BullMQ job schedulers where `target` is: on Redis (one server or a cluster), or on PostgreSQL. @throws UsageError when the server cannot be reached. */
+async function scheduleBackend(
+  target: Target,
+  queueName: string | undefined,
+): Promise<{ backend: ScheduleBackend; cluster: { disconnect(): void } | undefined }> {
+  const named = queueName === undefined ? {} : { name: queueName };
+  if (target.postgres !== undefined) {
+    const [{ pingPostgres }, { createBullmqPostgresSchedules }] = await Promise.all([
+      import('./worker-postgres.js'),
+      import('../queue/bullmq-postgres.js'),
+    ]);
+    try {
+      await pingPostgres(target.url, target.connectTimeoutMs);
+    } catch (error) {
+      throw new UsageError(`cannot reach PostgreSQL at ${redactUrl(target.url)}: ${(error as Error).message}`, false);
+    }
+    return {
+      backend: createBullmqPostgresSchedules({ connection: { url: target.url }, ...named }),
+      cluster: undefined,
+    };
+  }
+  try {
+    await pingRedis(target.url, target.connectTimeoutMs);
+  } catch (error) {
+    throw new UsageError(`cannot reach Redis at ${redactUrl(target.url)}: ${(error as Error).message}`, false);
+  }
+  // On a cluster BullMQ's keys share a slot: the prefix hash-tagged, as the runtime names them.
+  const cluster = target.cluster === undefined ? undefined : await openConnection(target);
+  const prefix = target.prefix ?? (cluster === undefined ? undefined : 'rx');
+  const backend = createBullmqSchedules({
+    connection: cluster ?? { url: target.url },
+    ...named,
+    ...(prefix === undefined ? {} : { prefix: cluster === undefined ? prefix : `{${prefix}}` }),
+  });
+  return { backend, cluster };
 }

@@ -3,11 +3,12 @@
  * (`ts-reactor/metrics`), loaded only when asked for, so a worker without `prom-client` runs.
  * Besides the engine's events, the metrics sample at each scrape what the queue holds (jobs by
  * state, the oldest runnable job's wait) and the unfinished executions by state (parked,
- * sleeping, paused …), on connections of their own.
+ * sleeping, paused …), on connections of their own, over Redis or over PostgreSQL.
  *
  * @module
  */
 import type { Cluster, Redis } from 'ioredis';
+import type { Pool } from 'pg';
 import type { Middleware } from '../engine/model/events.js';
 import type { GaugeSources } from '../otel/metric-spec.js';
 import { boundedRead as bounded } from '../metrics/bounded-read.js';
@@ -20,7 +21,7 @@ import { openConnection, placeOptions, type RedisPlace } from './redis-place.js'
 export interface WorkerOperations {
   /** Add it to the runtime's middleware: the metrics observe every event. */
   readonly middleware: Middleware;
-  /** Serves `/metrics`, `/healthz` and `/readyz` (Redis, the runtime's subscriptions, the worker); resolves to the server's base URL. */
+  /** Serves `/metrics`, `/healthz` and `/readyz` (Redis or PostgreSQL, the runtime's subscriptions or LISTEN connection, the worker); resolves to the server's base URL. */
   start(workerRunning: () => boolean, subscriptions?: () => SubscriptionsState): Promise<string>;
   close(): Promise<void>;
 }
@@ -35,8 +36,8 @@ export interface WorkerTarget extends RedisPlace {
 export interface WorkerGauges {
   /** For `prometheusMetrics({ gauges })` or `otelMetrics({ gauges })`. */
   readonly sources: GaugeSources;
-  /** The connection of the store reads, also the readiness PING's. */
-  readonly redis: Redis | Cluster;
+  /** The connection of the store reads, also the readiness check's: Redis (PING) or a PostgreSQL pool (SELECT 1). */
+  readonly datastore: { readonly redis: Redis | Cluster } | { readonly postgres: Pool };
   close(): Promise<void>;
 }
 
@@ -53,11 +54,12 @@ export async function workerOperations(port: number, gauges: WorkerGauges): Prom
   return {
     middleware: metrics.middleware,
     async start(workerRunning, subscriptions) {
-      const readiness = module.redisReadiness({
-        redis: gauges.redis,
-        workerRunning,
-        ...(subscriptions === undefined ? {} : { subscriptions }),
-      });
+      const checked = { workerRunning, ...(subscriptions === undefined ? {} : { subscriptions }) };
+      const { datastore } = gauges;
+      const readiness =
+        'redis' in datastore
+          ? module.redisReadiness({ redis: datastore.redis, ...checked })
+          : module.postgresReadiness({ pool: datastore.postgres, ...checked });
       const server = await module.serveOperations({ port, metrics, readiness });
       close = () => server.close();
       return server.url;
@@ -96,11 +98,57 @@ export async function workerGauges(
       executionsByStatus: () => bounded(counts()),
       wakeUpsDegraded: () => subscriptions()?.degraded === true,
     },
-    redis,
+    datastore: { redis },
     close: async () => {
       await stats.close().catch(() => undefined);
       await backend.close().catch(() => undefined);
       redis.disconnect();
+    },
+  };
+}
+
+/** Where a PostgreSQL worker's queue and records are. */
+export interface PostgresWorkerTarget {
+  /** The connection string. */
+  readonly url: string;
+  /** The schema of ts-reactor's tables (default `ts_reactor`). */
+  readonly schema: string | undefined;
+  readonly queueName: string | undefined;
+}
+
+/**
+ * The gauges' sources of a worker over PostgreSQL: a pool of their own for the store reads (also
+ * the readiness check's) and a BullMQ queue reader on PostgreSQL.
+ */
+export async function postgresWorkerGauges(
+  target: PostgresWorkerTarget,
+  subscriptions: () => SubscriptionsState | undefined = () => undefined,
+): Promise<WorkerGauges> {
+  const [{ PostgresStore }, { createBullmqPostgresQueueStats }, { executionCounts }] = await Promise.all([
+    import('../storage/postgres/store.js'),
+    import('../queue/bullmq-postgres.js'),
+    import('../otel/execution-counts.js'),
+  ]);
+  const store = new PostgresStore({
+    connection: { connectionString: target.url, max: 2 },
+    ...(target.schema === undefined ? {} : { schema: target.schema }),
+  });
+  const stats: BullmqQueueStats = createBullmqPostgresQueueStats({
+    connection: { url: target.url, poolSize: 1 },
+    ...(target.queueName === undefined ? {} : { name: target.queueName }),
+  });
+  const counts = executionCounts(store);
+  return {
+    sources: {
+      queueJobs: () => bounded(stats.jobCounts()),
+      queueOldestWaitingMs: () => bounded(stats.oldestWaitingMs()),
+      executionsByStatus: () => bounded(counts()),
+      wakeUpsDegraded: () => subscriptions()?.degraded === true,
+    },
+    datastore: { postgres: store.pool },
+    close: async () => {
+      await stats.close().catch(() => undefined);
+      await store.close().catch(() => undefined);
     },
   };
 }

@@ -1,6 +1,7 @@
 /**
- * `ts-reactor worker`: processes background executions from Redis and BullMQ for the reactors an
- * ES module exports, until SIGTERM or SIGINT (then in-flight jobs finish before it exits).
+ * `ts-reactor worker`: processes background executions for the reactors an ES module exports, on
+ * Redis and BullMQ or (`--postgres`) on PostgreSQL alone (`worker-postgres.ts`), until SIGTERM or
+ * SIGINT (then in-flight jobs finish before it exits).
  *
  * @module
  */
@@ -15,6 +16,8 @@ import type { BackgroundOptions } from '../engine/jobs/deps.js';
 import { isLogLevel, jsonLinesLogger, LOG_LEVELS, type CliLogLevel } from './json-logger.js';
 import { DEFAULT_SHUTDOWN_GRACE_MS } from '../queue/worker.js';
 import { readBackendUrl } from './backend-url.js';
+import type { BackendKind } from '../runtime/backend-schemes.js';
+import type { OpenedWorkerRuntime } from './worker-postgres.js';
 import { pingRedis, redactUrl } from './redis-check.js';
 import { importModule, ModuleLoadError } from './worker-load.js';
 import {
@@ -57,10 +60,10 @@ export interface WorkerCommandOptions {
   readonly pingTimeoutMs?: number;
 }
 
-export const WORKER_USAGE = `Usage: ts-reactor worker --module <path> [--redis <url>] [options]
+export const WORKER_USAGE = `Usage: ts-reactor worker --module <path> [--redis <url> | --postgres <url>] [options]
 
 Processes background executions (engine.start, background('all') or hand-offs) of the reactors
-the module exports, on Redis and BullMQ. SIGTERM or SIGINT stops taking jobs and exits once the
+the module exports, on Redis and BullMQ or on PostgreSQL. SIGTERM or SIGINT stops taking jobs and exits once the
 in-flight ones have finished, or with --shutdown-timeout once that deadline has passed and their
 steps were interrupted and handed back to other workers (a second signal exits at once).
 
@@ -68,6 +71,10 @@ Options:
   --redis <url>             Redis URL (redis:// or rediss://); default: the REDIS_URL variable
   --redis-cluster <nodes>   a Redis Cluster instead: host:port,host:port,… (any of its nodes;
                             keys laid out by slot, docs/cluster.md); not with --redis
+  --postgres <url>          PostgreSQL instead of Redis (postgres:// or postgresql://): records,
+                            coordination and BullMQ's jobs in one database, no Redis (its schema
+                            migrated first: ts-reactor migrate --postgres <url>)
+  --schema <name>           with --postgres: the schema of ts-reactor's tables (default ts_reactor)
   --module <path>           the app: an ES module, or TypeScript (.ts, .mts, .cts) when tsx is
                             installed, whose exports include reactor definitions (or an array
                             named "reactors"), or a default export made with defineWorker(): its
@@ -88,7 +95,8 @@ Options:
                             module's logger, else no log lines)
   --require-durability      exit 2 unless Redis keeps executions across a restart (appendonly
                             yes with appendfsync always or everysec, maxmemory-policy
-                            noeviction); without it, such a Redis gets a warning on stderr
+                            noeviction), or PostgreSQL flushes every commit (fsync on,
+                            synchronous_commit on); without it, a warning on stderr
   --metrics-port <port>     serve /metrics (Prometheus text), /healthz and /readyz on this port
                             (0: a free one, printed at start-up); needs the prom-client package
   -h, --help                show this help`;
@@ -103,8 +111,12 @@ export class UsageError extends Error {
 }
 
 interface WorkerConfig {
+  /** The backend the URL's scheme names. */
+  readonly backend: BackendKind;
   /** The single server's URL; with `cluster`, the URL of its first node (what is pinged). */
   readonly url: string;
+  /** `--schema`: the PostgreSQL schema of ts-reactor's tables. */
+  readonly schema: string | undefined;
   /** `--redis-cluster`: the cluster's startup nodes. */
   readonly cluster: readonly ClusterNode[] | undefined;
   readonly modulePath: string;
@@ -156,6 +168,8 @@ function parseConfig(args: readonly string[], env: Readonly<Record<string, strin
       options: {
         redis: { type: 'string' },
         'redis-cluster': { type: 'string' },
+        postgres: { type: 'string' },
+        schema: { type: 'string' },
         module: { type: 'string' },
         concurrency: { type: 'string' },
         prefix: { type: 'string' },
@@ -172,12 +186,21 @@ function parseConfig(args: readonly string[], env: Readonly<Record<string, strin
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
+  if (values.postgres !== undefined && (values.redis !== undefined || values['redis-cluster'] !== undefined))
+    throw new UsageError('--postgres and --redis/--redis-cluster name two backends: give one');
   const cluster = clusterNodes(values['redis-cluster'], values.redis);
-  const rawUrl = cluster === undefined ? (values.redis ?? env['REDIS_URL']) : firstNodeUrl(cluster);
+  const rawUrl =
+    values.postgres ?? (cluster === undefined ? (values.redis ?? env['REDIS_URL']) : firstNodeUrl(cluster));
   const envPrefix = env[PREFIX_ENV] === '' ? undefined : env[PREFIX_ENV];
-  if (rawUrl === undefined || rawUrl === '') throw new UsageError('missing --redis <url> (or set REDIS_URL)');
-  const url = readBackendUrl(rawUrl);
-  if (!url.ok) throw new UsageError(`--redis: ${url.message}`, true, { cause: url.cause });
+  if (rawUrl === undefined || rawUrl === '')
+    throw new UsageError('missing --redis <url> (or set REDIS_URL), or --postgres <url>');
+  const flag = values.postgres === undefined ? 'redis' : 'postgres';
+  const url = readBackendUrl(rawUrl, values.postgres === undefined ? undefined : 'postgres');
+  if (!url.ok) throw new UsageError(`--${flag}: ${url.message}`, true, { cause: url.cause });
+  if (url.backend === 'postgres' && cluster !== undefined)
+    throw new UsageError('--redis-cluster takes Redis nodes, not a PostgreSQL URL');
+  if (values.schema !== undefined && url.backend !== 'postgres')
+    throw new UsageError('--schema goes with --postgres <url> (a Redis worker has --prefix)');
   if (values.module === undefined || values.module === '')
     throw new UsageError('missing --module <path>: an ES module that exports the reactors to process');
   if (values.prefix !== undefined && (values.prefix === '' || /[{}\s]/.test(values.prefix)))
@@ -195,7 +218,9 @@ function parseConfig(args: readonly string[], env: Readonly<Record<string, strin
   if (logLevel !== undefined && !isLogLevel(logLevel))
     throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}; got "${logLevel}"`, false);
   return {
+    backend: url.backend,
     url: url.url,
+    schema: values.schema,
     cluster,
     modulePath: resolve(values.module),
     concurrency: integer('concurrency', values.concurrency, 1) ?? 8,
@@ -302,6 +327,118 @@ export async function runWorkerCommand(
     io.err(`ts-reactor worker: ${error.message}${error.showUsage ? `\n\n${WORKER_USAGE}` : ''}`);
     return 2;
   }
+  const opened =
+    config.backend === 'postgres'
+      ? await (await import('./worker-postgres.js')).openPostgresWorker(config, app, io, options.pingTimeoutMs ?? 2_000)
+      : await openRedisWorker(config, app, io, options);
+  if (typeof opened === 'number') return opened;
+  const { runtime, operations, closeOperations } = opened;
+  const { reactors, module } = app;
+  const worker = runtime.startWorker({
+    concurrency: config.concurrency,
+    ...(config.shutdownTimeoutMs === undefined ? {} : { shutdownTimeoutMs: config.shutdownTimeoutMs }),
+  });
+  let running = true;
+  if (operations) {
+    try {
+      const where = await operations.start(
+        () => running,
+        () => runtime.health().subscriptions,
+      );
+      io.out(`ts-reactor worker: metrics on ${where}/metrics; health on /healthz and /readyz`);
+    } catch (error) {
+      io.err(`ts-reactor worker: --metrics-port: ${(error as Error).message}`);
+      await worker.close();
+      await runtime.close();
+      await closeOperations();
+      return 2;
+    }
+  }
+
+  const signals = options.signals ?? ['SIGTERM', 'SIGINT'];
+  let stopping = false;
+  let resolveStop!: (reason: string) => void;
+  const stopped = new Promise<string>((r) => (resolveStop = r));
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (!stopping) return resolveStop(signal);
+    io.err(
+      `ts-reactor worker: ${signal} again: exiting now, without waiting for in-flight jobs (they are redelivered once their locks lapse)`,
+    );
+    process.exit(130);
+  };
+  for (const signal of signals) process.on(signal, onSignal);
+  const onAbort = (): void => resolveStop('stop requested');
+  options.stop?.addEventListener('abort', onAbort, { once: true });
+  if (options.stop?.aborted) onAbort();
+
+  const names = reactors.map((r) => r.name).join(', ');
+  io.out(
+    `ts-reactor worker: ready (pid ${process.pid}, concurrency ${config.concurrency}, ${opened.where}; reactors: ${names}`,
+  );
+
+  const reason = await stopped;
+  stopping = true;
+  running = false; // /readyz answers 503 from now on
+  const deadline =
+    config.shutdownTimeoutMs === undefined
+      ? ''
+      : ` (at most ${config.shutdownTimeoutMs} ms, then their steps are interrupted and handed back)`;
+  io.out(`ts-reactor worker: ${reason}: taking no more jobs; waiting for in-flight jobs to finish${deadline}`);
+  try {
+    const report = await worker.close();
+    if (report.interrupted > 0)
+      io.out(
+        `ts-reactor worker: shutdown deadline passed: ${report.interrupted} in-flight job(s) interrupted and handed back to the queue`,
+      );
+    if (report.abandoned > 0) {
+      // A step body ignored its signal: leave it running with its liveness lease held (the lease lapses once this process is gone), and exit.
+      io.err(
+        `ts-reactor worker: ${report.abandoned} step body(ies) still running ${DEFAULT_SHUTDOWN_GRACE_MS} ms after the shutdown deadline (they ignore ctx.signal); exiting without them: their executions resume elsewhere once their liveness leases lapse`,
+      );
+      await Promise.race([runtime.close().catch(() => undefined), new Promise((r) => setTimeout(r, 1_000).unref())]);
+      process.exit(1);
+    }
+    await runtime.close();
+  } finally {
+    await closeOperations();
+    for (const signal of signals) process.off(signal, onSignal);
+    options.stop?.removeEventListener('abort', onAbort);
+  }
+  // What the module opened itself (its own connections, timers): its close(), bounded. Anything it leaves open does not keep the process (main.ts exits).
+  const warning = closeWarning(await closeModule(module));
+  if (warning !== undefined) io.err(`ts-reactor worker: warning: ${warning}`);
+  io.out('ts-reactor worker: stopped');
+  return 0;
+}
+
+/**
+ * Warns on stderr when no key exists under the worker's prefix before it starts: nothing was
+ * ever enqueued there, and producers with another prefix send their jobs elsewhere. Not a failure.
+ */
+async function warnIfNoKeys(place: RedisPlace, prefix: string | undefined, io: WorkerIO): Promise<void> {
+  const redis = await openConnection(place, true);
+  try {
+    const shown = prefix ?? 'rx';
+    if ((await prefixHasKeys(redis, shown)) === false)
+      io.err(
+        `ts-reactor worker: warning: no key exists under the prefix "${shown}" yet; does the app use another prefix? (--prefix, the module's prefix, ${PREFIX_ENV})`,
+      );
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/**
+ * Opens the worker's Redis runtime: a bounded PING, the prefix warning, the operations with
+ * `--metrics-port`, the runtime and its durability check. Resolves to the exit code (2) when any of
+ * them fails, after saying why on `io.err` and closing what was opened.
+ */
+async function openRedisWorker(
+  config: WorkerConfig,
+  app: WorkerApp,
+  io: WorkerIO,
+  options: WorkerCommandOptions,
+): Promise<OpenedWorkerRuntime | number> {
   const { reactors, module } = app;
   const prefix = config.prefix ?? module.prefix ?? config.envPrefix;
   const queueName = config.queueName ?? module.options?.queueName;
@@ -375,96 +512,5 @@ export async function runWorkerCommand(
     return 2;
   }
   runtimeHealth.subscriptions = () => runtime.health().subscriptions;
-  const worker = runtime.startWorker({
-    concurrency: config.concurrency,
-    ...(config.shutdownTimeoutMs === undefined ? {} : { shutdownTimeoutMs: config.shutdownTimeoutMs }),
-  });
-  let running = true;
-  if (operations) {
-    try {
-      const where = await operations.start(
-        () => running,
-        () => runtime.health().subscriptions,
-      );
-      io.out(`ts-reactor worker: metrics on ${where}/metrics; health on /healthz and /readyz`);
-    } catch (error) {
-      io.err(`ts-reactor worker: --metrics-port: ${(error as Error).message}`);
-      await worker.close();
-      await runtime.close();
-      await closeOperations();
-      return 2;
-    }
-  }
-
-  const signals = options.signals ?? ['SIGTERM', 'SIGINT'];
-  let stopping = false;
-  let resolveStop!: (reason: string) => void;
-  const stopped = new Promise<string>((r) => (resolveStop = r));
-  const onSignal = (signal: NodeJS.Signals): void => {
-    if (!stopping) return resolveStop(signal);
-    io.err(
-      `ts-reactor worker: ${signal} again: exiting now, without waiting for in-flight jobs (they are redelivered once their locks lapse)`,
-    );
-    process.exit(130);
-  };
-  for (const signal of signals) process.on(signal, onSignal);
-  const onAbort = (): void => resolveStop('stop requested');
-  options.stop?.addEventListener('abort', onAbort, { once: true });
-  if (options.stop?.aborted) onAbort();
-
-  const names = reactors.map((r) => r.name).join(', ');
-  io.out(
-    `ts-reactor worker: ready (pid ${process.pid}, concurrency ${config.concurrency}, prefix ${prefix ?? 'rx'}) on ${shownUrl}; reactors: ${names}`,
-  );
-
-  const reason = await stopped;
-  stopping = true;
-  running = false; // /readyz answers 503 from now on
-  const deadline =
-    config.shutdownTimeoutMs === undefined
-      ? ''
-      : ` (at most ${config.shutdownTimeoutMs} ms, then their steps are interrupted and handed back)`;
-  io.out(`ts-reactor worker: ${reason}: taking no more jobs; waiting for in-flight jobs to finish${deadline}`);
-  try {
-    const report = await worker.close();
-    if (report.interrupted > 0)
-      io.out(
-        `ts-reactor worker: shutdown deadline passed: ${report.interrupted} in-flight job(s) interrupted and handed back to the queue`,
-      );
-    if (report.abandoned > 0) {
-      // A step body ignored its signal: leave it running with its liveness lease held (the lease lapses once this process is gone), and exit.
-      io.err(
-        `ts-reactor worker: ${report.abandoned} step body(ies) still running ${DEFAULT_SHUTDOWN_GRACE_MS} ms after the shutdown deadline (they ignore ctx.signal); exiting without them: their executions resume elsewhere once their liveness leases lapse`,
-      );
-      await Promise.race([runtime.close().catch(() => undefined), new Promise((r) => setTimeout(r, 1_000).unref())]);
-      process.exit(1);
-    }
-    await runtime.close();
-  } finally {
-    await closeOperations();
-    for (const signal of signals) process.off(signal, onSignal);
-    options.stop?.removeEventListener('abort', onAbort);
-  }
-  // What the module opened itself (its own connections, timers): its close(), bounded. Anything it leaves open does not keep the process (main.ts exits).
-  const warning = closeWarning(await closeModule(module));
-  if (warning !== undefined) io.err(`ts-reactor worker: warning: ${warning}`);
-  io.out('ts-reactor worker: stopped');
-  return 0;
-}
-
-/**
- * Warns on stderr when no key exists under the worker's prefix before it starts: nothing was
- * ever enqueued there, and producers with another prefix send their jobs elsewhere. Not a failure.
- */
-async function warnIfNoKeys(place: RedisPlace, prefix: string | undefined, io: WorkerIO): Promise<void> {
-  const redis = await openConnection(place, true);
-  try {
-    const shown = prefix ?? 'rx';
-    if ((await prefixHasKeys(redis, shown)) === false)
-      io.err(
-        `ts-reactor worker: warning: no key exists under the prefix "${shown}" yet; does the app use another prefix? (--prefix, the module's prefix, ${PREFIX_ENV})`,
-      );
-  } finally {
-    redis.disconnect();
-  }
+  return { runtime, operations, closeOperations, where: `prefix ${prefix ?? 'rx'}) on ${shownUrl}` };
 }

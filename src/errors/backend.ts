@@ -109,7 +109,7 @@ registerRevival('DurabilityError', DurabilityError, ['durability_required']);
 
 /**
  * A backend URL's scheme is not one this build serves (code `backend_unavailable`): a backend
- * that is known but not available yet (`details.backend`, e.g. `postgres`), or no backend at all.
+ * that is known but not available in this build (`details.backend`), or no backend at all.
  * `details.scheme` is the URL's scheme, `details.available` the schemes that are served. Thrown
  * before anything is opened.
  */

@@ -15,6 +15,12 @@ export {
   type Readiness,
   type ReadinessCheck,
 } from './server.js';
-export { redisReadiness, type RedisReadinessOptions, type SubscriptionsState } from './readiness.js';
+export {
+  postgresReadiness,
+  redisReadiness,
+  type PostgresReadinessOptions,
+  type RedisReadinessOptions,
+  type SubscriptionsState,
+} from './readiness.js';
 export { METRICS, type GaugeSources, type MetricSpec } from '../otel/metric-spec.js';
 export { COUNTED_STATES, executionCounts, type ExecutionCountsOptions } from '../otel/execution-counts.js';

@@ -27,6 +27,7 @@ import {
   type BullmqConsumerOptions,
 } from './bullmq.js';
 import { createBullmqSchedules } from './bullmq-schedules.js';
+import { consumerLogging } from './consumer-logging.js';
 import { jobRetentionOf, type JobRetentionOptions } from './job-retention.js';
 import { RedisWaitList } from '../storage/redis/wait-list.js';
 
@@ -169,16 +170,4 @@ function bullmqConnection(
     : redis.duplicate({ maxRetriesPerRequest: null, autoResendUnfulfilledCommands: true });
   own.on('error', () => undefined); // BullMQ's calls report their own failures
   return { connection: own, close: () => quit(own) };
-}
-
-/** Infrastructure failures of a worker, logged with the execution they concern (the job id starts with it). */
-function consumerLogging(logger: Logger): Pick<BullmqConsumerOptions, 'onError' | 'onFailed'> {
-  return {
-    onError: (error) => logger.error({ err: error }, 'BullMQ worker error (it reconnects)'),
-    onFailed: ({ jobId, error, final }) => {
-      const fields = { executionId: jobId.split(':')[0], jobId, final, err: error };
-      if (final) logger.error(fields, `job ${jobId} failed for good: ${error.message}`);
-      else logger.warn(fields, `job ${jobId} failed; BullMQ delivers it again: ${error.message}`);
-    },
-  };
 }

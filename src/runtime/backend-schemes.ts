@@ -1,7 +1,8 @@
 /**
  * Which backend a URL names, by its scheme: the one table the command line, the dashboard and
- * the readiness checks consult. A backend is added here with its schemes; a scheme that names a
- * backend not available yet, or no backend, is a `BackendUnavailableError`.
+ * the readiness checks consult. A backend is added here with its schemes (Redis: `redis:`,
+ * `rediss:`; PostgreSQL: `postgres:`, `postgresql:`); a scheme that names a backend not available
+ * in this build, or no backend, is a `BackendUnavailableError`.
  *
  * @module
  */
@@ -20,8 +21,8 @@ export interface BackendScheme {
 export const BACKEND_SCHEMES: Readonly<Record<string, BackendScheme>> = Object.freeze({
   'redis:': { backend: 'redis', available: true },
   'rediss:': { backend: 'redis', available: true },
-  'postgres:': { backend: 'postgres', available: false },
-  'postgresql:': { backend: 'postgres', available: false },
+  'postgres:': { backend: 'postgres', available: true },
+  'postgresql:': { backend: 'postgres', available: true },
 });
 
 /** The schemes of the backends this build serves, in table order. */
@@ -39,7 +40,8 @@ export function availableSchemes(): string[] {
  * @example
  * ```ts
  * backendOfUrl('rediss://cache:6380'); // 'redis'
- * backendOfUrl('postgres://db/app');   // throws BackendUnavailableError (backend_unavailable)
+ * backendOfUrl('postgres://db/app');   // 'postgres'
+ * backendOfUrl('http://cache:6379');  // throws BackendUnavailableError (backend_unavailable)
  * ```
  */
 export function backendOfUrl(raw: string): BackendKind | undefined {

@@ -118,7 +118,7 @@ describe('spawned under tsx', () => {
     const bad = await run(['locks', '--redis', 'http://cache:6379']);
     expect(bad.code).toBe(2);
     expect(bad.stderr.trim().split('\n')).toEqual([
-      'ts-reactor locks: --redis: "http://cache:6379" is not a URL of a backend (scheme http:); expected redis://host[:port] or rediss://host[:port]',
+      'ts-reactor locks: --redis: "http://cache:6379" is not a URL of a backend (scheme http:); expected redis://host[:port] or rediss://host[:port] or postgres://host[:port] or postgresql://host[:port]',
     ]);
     const port = await freePort();
     const down = await run(['executions', 'list', '--redis', `redis://127.0.0.1:${port}`, '--connect-timeout', '1000']);
@@ -135,12 +135,12 @@ describe('spawned under tsx', () => {
 });
 
 describe('in process', () => {
-  test('a URL of a backend not available yet (postgres://) is a usage error naming it, exit 2, nothing opened', async () => {
+  test('a PostgreSQL URL given to --redis is a usage error naming --postgres; a scheme of no backend is refused typed; exit 2, nothing opened', async () => {
     const postgres = await inProcess(['locks', '--redis', 'postgres://app:secret@db:5432/app']);
-    expect(postgres).toMatchObject({
-      code: 2,
-      err: 'ts-reactor locks: --redis: "postgres://app:***@db:5432/app": the postgres backend is not available yet (scheme postgres:); expected redis://host[:port] or rediss://host[:port]',
-    });
+    expect(postgres).toMatchObject({ code: 2, err: 'ts-reactor locks: --redis: a postgres URL: use --postgres <url>' });
+    const other = await inProcess(['locks', '--redis', 'mysql://app:secret@db:3306/app']);
+    expect(other.code).toBe(2);
+    expect(other.err).toContain('"mysql://app:***@db:3306/app" is not a URL of a backend (scheme mysql:)');
   });
 
   test('a queued execution is listed and filtered as queued; --status pending is accepted as its other name', async () => {

@@ -71,6 +71,7 @@ function compilerOptions(): ts.CompilerOptions {
       'ts-reactor/redis': ['./src/storage/redis/index.ts'],
       'ts-reactor/testing/vitest': ['./src/testing/vitest.ts'],
       'ts-reactor/bullmq': ['./src/bullmq.ts'],
+      'ts-reactor/postgres': ['./src/postgres.ts'],
       'ts-reactor/otel': ['./src/otel/index.ts'],
       'ts-reactor/metrics': ['./src/metrics/index.ts'],
       'ts-reactor/web': ['./src/web/index.ts'],

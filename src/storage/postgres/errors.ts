@@ -1,11 +1,12 @@
 /**
  * The PostgreSQL backend's own error: its schema is missing or at another version than this
- * ts-reactor expects.
+ * ts-reactor expects. It registers its revival here (docs/decisions/123), so `errorFromJSON`
+ * rebuilds it as itself in any process that loaded the PostgreSQL backend.
  *
  * @module
  */
 import { ErrorCode } from '../../error-codes.js';
-import { ReactorError } from '../../errors.js';
+import { ReactorError, registerRevival } from '../../errors/base.js';
 
 /** The command that brings a database's schema to this version (named in the error's message). */
 export const MIGRATE_COMMAND = 'ts-reactor migrate --postgres <url>';
@@ -23,6 +24,7 @@ export class PostgresSchemaError extends ReactorError<'postgres_schema_mismatch'
     this.name = 'PostgresSchemaError';
   }
 }
+registerRevival('PostgresSchemaError', PostgresSchemaError, ['postgres_schema_mismatch']);
 
 function schemaProblem(info: { schema: string; found: number; expected: number }): string {
   const { schema, found, expected } = info;
