@@ -2,7 +2,9 @@
  * The Coordinator contract: one suite of scenarios every backend must pass (memory with a manual
  * clock, Redis with real time): the required transitions, and each fast path the backend offers
  * (skipped when it offers none). Durations are small (150–400 ms) so the Redis run stays quick;
- * assertions on remaining times use bounds, never exact values, since real time moves on Redis.
+ * assertions on remaining times use bounds, never exact values, since real time moves on Redis;
+ * where a claim needs steps inside a deadline, the bounds come from the backend clock read around
+ * each step, and a run that a stalled machine pushed past a deadline is repeated at a larger scale.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Coordinator, HolderInfo, KeyChanges, OrderedTicket, RateWindow } from '../../src/ports/coordinator.js';
@@ -39,6 +41,32 @@ async function within<T>(promise: Promise<T>, ms: number): Promise<T | 'timeout'
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** What an operation returned, and the backend clock just before it was sent and just after it answered. */
+interface Timed<T> {
+  readonly value: T;
+  readonly before: number;
+  readonly after: number;
+}
+
+/** Runs `operation` between two readings of the backend clock: it took effect somewhere in [before, after]. */
+async function timed<T>(coordinator: Coordinator, operation: () => Promise<T>): Promise<Timed<T>> {
+  const before = await coordinator.time();
+  const value = await operation();
+  return { value, before, after: await coordinator.time() };
+}
+
+/**
+ * Runs a scenario whose claim needs its steps to land inside deadlines (a TTL, a window) at time
+ * scale 1, 2, 4, … until a run's own clock readings show they did. A run returns `false` when a
+ * stall of the machine (not the backend) pushed a step past a deadline, so it proves nothing, and
+ * `true` once it has checked everything. A manual clock never stalls: its first run decides.
+ */
+async function atGrowingScale(run: (scale: number) => Promise<boolean>): Promise<void> {
+  const scales = [1, 2, 4, 8, 16];
+  for (const scale of scales) if (await run(scale)) return;
+  throw new Error(`the scenario missed its deadlines at every time scale up to ${scales.at(-1)}`);
 }
 
 const holder = (owner: string, extra: Partial<HolderInfo> = {}): HolderInfo => ({ owner, ...extra });
@@ -173,17 +201,34 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
       });
 
       it('checks the owner on extend, and an extension outlives the original TTL', async () => {
-        const k = key('lock');
-        await c.lockAcquire({ key: k, holder: holder('a'), ttlMs: 250 });
-        expect(await c.lockExtend(k, 'b', 1000)).toBe(false);
-        await harness.advance(150);
-        expect(await c.lockExtend(k, 'a', 400)).toBe(true);
-        const state = await c.lockState(k);
-        expect(state?.ttlMs).toBeGreaterThan(250);
-        expect(state?.ttlMs).toBeLessThanOrEqual(400);
-        await harness.advance(150); // past the original 250 ms, inside the extension
-        expect(await c.lockState(k)).toMatchObject({ holder: { owner: 'a' }, nesting: 1 });
-        expect((await c.lockAcquire({ key: k, holder: holder('b'), ttlMs: 300 })).acquired).toBe(false);
+        await atGrowingScale(async (scale) => {
+          const k = key(`lock-${scale}`);
+          const [ttlMs, extensionMs] = [250 * scale, 400 * scale];
+          const acquired = await timed(c, () => c.lockAcquire({ key: k, holder: holder('a'), ttlMs }));
+          expect(acquired.value.acquired).toBe(true);
+          expect(await c.lockExtend(k, 'b', 1000 * scale)).toBe(false);
+          await harness.advance(150 * scale);
+          const extended = await timed(c, () => c.lockExtend(k, 'a', extensionMs));
+          const state = await timed(c, () => c.lockState(k));
+          await harness.advance(150 * scale); // past the original TTL, inside the extension
+          const later = await timed(c, () => c.lockState(k));
+          const intruder = await timed(c, () => c.lockAcquire({ key: k, holder: holder('b'), ttlMs: 300 }));
+          // The original hold lapsed in [acquired.before, acquired.after] + ttlMs; an extension sent
+          // at or after extended.before lasts until extended.before + extensionMs at the earliest.
+          const lastsUntil = extended.before + extensionMs;
+          const inTime =
+            extended.after < acquired.before + ttlMs &&
+            later.before >= acquired.after + ttlMs &&
+            intruder.after < lastsUntil;
+          if (!inTime) return false;
+          expect(extended.value).toBe(true);
+          expect(state.value?.ttlMs).toBeGreaterThanOrEqual(lastsUntil - state.after);
+          expect(state.value?.ttlMs).toBeGreaterThan(acquired.after + ttlMs - state.before); // more than was left
+          expect(state.value?.ttlMs).toBeLessThanOrEqual(extensionMs);
+          expect(later.value).toMatchObject({ holder: { owner: 'a' }, nesting: 1 });
+          expect(intruder.value.acquired).toBe(false);
+          return true;
+        });
       });
 
       it('frees the key when the TTL lapses; the lapsed owner can neither release nor extend it', async () => {
@@ -369,25 +414,38 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
       });
 
       it('admits N starts in any sliding window and refuses the next with the window, the count and a retry-after', async () => {
-        const w = window('rate', 3, 300);
-        expect(await c.rateTake({ windows: [w], id: 'r1' })).toEqual({ allowed: true });
-        await harness.advance(150);
-        expect(await c.rateTake({ windows: [w], id: 'r2' })).toEqual({ allowed: true });
-        expect(await c.rateTake({ windows: [w], id: 'r3' })).toEqual({ allowed: true });
-        const refused = await c.rateTake({ windows: [w], id: 'r4' });
-        expect(refused).toMatchObject({ allowed: false, window: w, count: 3 });
-        if (refused.allowed) return;
-        // r1 leaves the window 300 ms after it was taken, ≈150 ms from now.
-        expect(refused.retryAfterMs).toBeGreaterThan(0);
-        expect(refused.retryAfterMs).toBeLessThanOrEqual(150);
-        expect((await c.rateState(w.key, w.periodMs)).count).toBe(3);
-        await harness.advance(refused.retryAfterMs + 10);
-        // r1 has left; r2 and r3 are still inside the window (a fixed window would admit 3 here).
-        expect(await c.rateTake({ windows: [w], id: 'r4' })).toEqual({ allowed: true });
-        const again = await c.rateTake({ windows: [w], id: 'r5' });
-        expect(again).toMatchObject({ allowed: false, count: 3 });
-        if (again.allowed) return;
-        expect(again.retryAfterMs).toBeLessThanOrEqual(150);
+        await atGrowingScale(async (scale) => {
+          const periodMs = 300 * scale;
+          const w = window(`rate-${scale}`, 3, periodMs);
+          const take = (id: string) => c.rateTake({ windows: [w], id });
+          // A start counts in [t, t + periodMs) from its server time t, taken in [before, after].
+          const r1 = await timed(c, () => take('r1'));
+          expect(r1.value).toEqual({ allowed: true });
+          await harness.advance(periodMs / 2);
+          const r23 = await timed(c, async () => [await take('r2'), await take('r3')]);
+          expect(r23.value).toEqual([{ allowed: true }, { allowed: true }]);
+          const refused = await timed(c, () => take('r4'));
+          const counted = await timed(c, () => c.rateState(w.key, w.periodMs));
+          if (counted.after >= r1.before + periodMs) return false; // r1 may have left already
+          expect(refused.value).toMatchObject({ allowed: false, window: w, count: 3 });
+          expect(counted.value.count).toBe(3);
+          if (refused.value.allowed) return true;
+          // r1 leaves the window periodMs after it was taken.
+          const retryAfterMs = refused.value.retryAfterMs;
+          expect(retryAfterMs).toBeGreaterThan(0);
+          expect(retryAfterMs).toBeGreaterThanOrEqual(r1.before + periodMs - refused.after);
+          expect(retryAfterMs).toBeLessThanOrEqual(r1.after + periodMs - refused.before);
+          await harness.advance(retryAfterMs + 10);
+          // r1 has left; r2 and r3 are still inside the window (a fixed window would admit 3 here).
+          const r4 = await timed(c, () => take('r4'));
+          const r5 = await timed(c, () => take('r5'));
+          if (r5.after >= r23.before + periodMs) return false; // r2 or r3 may have left too
+          expect(r4.value).toEqual({ allowed: true });
+          expect(r5.value).toMatchObject({ allowed: false, count: 3 });
+          if (r5.value.allowed) return true;
+          expect(r5.value.retryAfterMs).toBeLessThanOrEqual(r23.after + periodMs - r5.before);
+          return true;
+        });
       });
 
       it('a resend of a charged id is not charged again (charged: false); a refund takes the start back out of its windows', async () => {
