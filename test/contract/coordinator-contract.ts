@@ -168,12 +168,22 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
       });
 
       it('refreshes the TTL on re-entry', async () => {
-        const k = key('lock');
-        await c.lockAcquire({ key: k, holder: holder('a'), ttlMs: 300 });
-        await harness.advance(150);
-        await c.lockAcquire({ key: k, holder: holder('a'), ttlMs: 400 });
-        await harness.advance(200); // past the first TTL, inside the re-entry's
-        expect(await c.lockState(k)).toMatchObject({ holder: { owner: 'a' }, nesting: 2 });
+        await atGrowingScale(async (scale) => {
+          const k = key(`lock-${scale}`);
+          const first = await timed(c, () => c.lockAcquire({ key: k, holder: holder('a'), ttlMs: 300 * scale }));
+          await harness.advance(150 * scale);
+          const reentry = await timed(c, () => c.lockAcquire({ key: k, holder: holder('a'), ttlMs: 400 * scale }));
+          await harness.advance(200 * scale); // past the first TTL, inside the re-entry's
+          const state = await timed(c, () => c.lockState(k));
+          const inTime =
+            reentry.after < first.before + 300 * scale &&
+            state.before >= first.after + 300 * scale &&
+            state.after < reentry.before + 400 * scale;
+          if (!inTime) return false;
+          expect([first.value.acquired, reentry.value.acquired]).toEqual([true, true]);
+          expect(state.value).toMatchObject({ holder: { owner: 'a' }, nesting: 2 });
+          return true;
+        });
       });
 
       it('frees the key only when the outermost hold is released', async () => {
@@ -301,35 +311,59 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
       });
 
       it("returns a dead holder's slot when its lease expires, leaving the others' leases alone", async () => {
-        const k = key('sem');
-        await c.semaphoreAcquire({ key: k, holder: holder('a'), limit: 2, ttlMs: 300 });
-        await harness.advance(100);
-        await c.semaphoreAcquire({ key: k, holder: holder('b'), limit: 2, ttlMs: 10_000 });
-        const refused = await c.semaphoreAcquire({ key: k, holder: holder('c'), limit: 2, ttlMs: 10_000 });
-        expect(refused.acquired).toBe(false);
-        if (refused.acquired) return;
-        // The earliest lease to expire is a's (≈200 ms left), not b's (≈10 s left: long, so a loaded machine cannot lapse it too).
-        expect(refused.retryAfterMs).toBeGreaterThan(0);
-        expect(refused.retryAfterMs).toBeLessThanOrEqual(300);
-        await harness.advance(250); // a never released: its lease lapses
-        expect(await c.semaphoreAcquire({ key: k, holder: holder('c'), limit: 2, ttlMs: 10_000 })).toMatchObject({
-          acquired: true,
-          holders: 2,
+        await atGrowingScale(async (scale) => {
+          const k = key(`sem-${scale}`);
+          const a = await timed(c, () =>
+            c.semaphoreAcquire({ key: k, holder: holder('a'), limit: 2, ttlMs: 300 * scale }),
+          );
+          await harness.advance(100 * scale);
+          await c.semaphoreAcquire({ key: k, holder: holder('b'), limit: 2, ttlMs: 10_000 * scale });
+          const refused = await timed(c, () =>
+            c.semaphoreAcquire({ key: k, holder: holder('c'), limit: 2, ttlMs: 10_000 }),
+          );
+          if (refused.after >= a.before + 300 * scale) return false; // a's lease may have lapsed already
+          expect(refused.value.acquired).toBe(false);
+          if (refused.value.acquired) return true;
+          // The earliest lease to expire is a's (≈200 ms left), not b's (≈10 s left: long, so a loaded machine cannot lapse it too).
+          expect(refused.value.retryAfterMs).toBeGreaterThan(0);
+          expect(refused.value.retryAfterMs).toBeLessThanOrEqual(a.after + 300 * scale - refused.before);
+          await harness.advance(250 * scale); // a never released: its lease lapses
+          expect(await c.semaphoreAcquire({ key: k, holder: holder('c'), limit: 2, ttlMs: 10_000 })).toMatchObject({
+            acquired: true,
+            holders: 2,
+          });
+          expect((await c.semaphoreState(k, 2)).holders.map((h) => h.holder.owner).sort()).toEqual(['b', 'c']);
+          expect(await c.semaphoreExtend(k, 'a', 1000)).toBe(false);
+          expect((await c.semaphoreRelease(k, 'a')).released).toBe(false);
+          return true;
         });
-        expect((await c.semaphoreState(k, 2)).holders.map((h) => h.holder.owner).sort()).toEqual(['b', 'c']);
-        expect(await c.semaphoreExtend(k, 'a', 1000)).toBe(false);
-        expect((await c.semaphoreRelease(k, 'a')).released).toBe(false);
       });
 
       it('keeps a lease alive through extend, owner-checked', async () => {
-        const k = key('sem');
-        await c.semaphoreAcquire({ key: k, holder: holder('a'), limit: 1, ttlMs: 250 });
-        expect(await c.semaphoreExtend(k, 'b', 1000)).toBe(false);
-        await harness.advance(150);
-        expect(await c.semaphoreExtend(k, 'a', 400)).toBe(true);
-        await harness.advance(150); // past the original lease
-        expect((await c.semaphoreAcquire({ key: k, holder: holder('b'), limit: 1, ttlMs: 300 })).acquired).toBe(false);
-        expect((await c.semaphoreState(k)).holders.map((h) => h.holder.owner)).toEqual(['a']);
+        await atGrowingScale(async (scale) => {
+          const k = key(`sem-${scale}`);
+          const acquired = await timed(c, () =>
+            c.semaphoreAcquire({ key: k, holder: holder('a'), limit: 1, ttlMs: 250 * scale }),
+          );
+          expect(acquired.value.acquired).toBe(true);
+          expect(await c.semaphoreExtend(k, 'b', 1000 * scale)).toBe(false);
+          await harness.advance(150 * scale);
+          const extended = await timed(c, () => c.semaphoreExtend(k, 'a', 400 * scale));
+          await harness.advance(150 * scale); // past the original lease
+          const intruder = await timed(c, () =>
+            c.semaphoreAcquire({ key: k, holder: holder('b'), limit: 1, ttlMs: 300 }),
+          );
+          const state = await timed(c, () => c.semaphoreState(k));
+          const inTime =
+            extended.after < acquired.before + 250 * scale &&
+            intruder.before >= acquired.after + 250 * scale &&
+            state.after < extended.before + 400 * scale;
+          if (!inTime) return false;
+          expect(extended.value).toBe(true);
+          expect(intruder.value.acquired).toBe(false);
+          expect(state.value.holders.map((h) => h.holder.owner)).toEqual(['a']);
+          return true;
+        });
       });
 
       it('is re-entrant per owner: one slot, counted nesting, freed at zero', async () => {
@@ -352,13 +386,26 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
       });
 
       it('refreshes the lease on re-entry', async () => {
-        const k = key('sem');
-        await c.semaphoreAcquire({ key: k, holder: holder('a'), limit: 1, ttlMs: 300 });
-        await harness.advance(150);
-        await c.semaphoreAcquire({ key: k, holder: holder('a'), limit: 1, ttlMs: 400 });
-        await harness.advance(200); // past the first lease, inside the re-entry's
-        expect((await c.semaphoreState(k, 1)).holders).toMatchObject([{ holder: { owner: 'a' }, nesting: 2 }]);
-        expect((await c.semaphoreAcquire({ key: k, holder: holder('b'), limit: 1, ttlMs: 300 })).acquired).toBe(false);
+        await atGrowingScale(async (scale) => {
+          const k = key(`sem-${scale}`);
+          const take = (owner: string, ttlMs: number) =>
+            timed(c, () => c.semaphoreAcquire({ key: k, holder: holder(owner), limit: 1, ttlMs }));
+          const first = await take('a', 300 * scale);
+          await harness.advance(150 * scale);
+          const reentry = await take('a', 400 * scale);
+          await harness.advance(200 * scale); // past the first lease, inside the re-entry's
+          const state = await timed(c, () => c.semaphoreState(k, 1));
+          const intruder = await take('b', 300);
+          const inTime =
+            reentry.after < first.before + 300 * scale &&
+            state.before >= first.after + 300 * scale &&
+            intruder.after < reentry.before + 400 * scale;
+          if (!inTime) return false;
+          expect([first.value.acquired, reentry.value.acquired]).toEqual([true, true]);
+          expect(state.value.holders).toMatchObject([{ holder: { owner: 'a' }, nesting: 2 }]);
+          expect(intruder.value.acquired).toBe(false);
+          return true;
+        });
       });
 
       it('never inflates capacity: releases by non-holders and repeated releases free nothing', async () => {
