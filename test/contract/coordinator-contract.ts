@@ -14,6 +14,11 @@ export interface CoordinatorHarness {
   readonly coordinator: Coordinator;
   /** Moves the backend's time forward by at least `ms` (a manual clock advances, Redis sleeps). */
   advance(ms: number): Promise<void>;
+  /**
+   * Resolves once the backend listens for the changes its waits were registered for (a Redis
+   * subscription confirmed); without it, a short real pause stands in.
+   */
+  listening?(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -30,6 +35,24 @@ export function track(promise: Promise<unknown>): { readonly settled: boolean } 
 /** A short real pause: lets queued work (a backend's subscription, a microtask chain) finish. */
 export function realPause(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * Resolves once `backend` listens on a channel and has every subscription confirmed (a
+ * {@link CoordinatorHarness.listening} for Redis), however slowly a loaded machine gets there.
+ */
+export async function subscribed(backend: {
+  subscriptions(): { confirmed: boolean; unconfirmed: number; channels: number };
+}): Promise<void> {
+  await expect
+    .poll(
+      () => {
+        const health = backend.subscriptions();
+        return health.channels > 0 && health.confirmed && health.unconfirmed === 0;
+      },
+      { timeout: 10_000 },
+    )
+    .toBe(true);
 }
 
 /** Resolves with `'timeout'` if `promise` does not settle within `ms` of real time. */
@@ -78,6 +101,8 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
     let prefix: string;
     /** A key unique to this test, so tests never share state on a shared backend. */
     const key = (suffix: string): string => `${prefix}:${suffix}`;
+    /** Resolves once the waits registered so far are listened for. */
+    const listening = (): Promise<void> => harness.listening?.() ?? realPause(50);
 
     beforeEach(async () => {
       harness = await makeHarness();
@@ -563,17 +588,23 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
       });
 
       it('reports the count and the time until the oldest start leaves', async () => {
-        const w = window('rate', 5, 400);
-        expect(await c.rateState(w.key, w.periodMs)).toEqual({ key: w.key, count: 0, resetInMs: 0 });
-        await c.rateTake({ windows: [w], id: 'r1' });
-        await harness.advance(150);
-        await c.rateTake({ windows: [w], id: 'r2' });
-        const state = await c.rateState(w.key, w.periodMs);
-        expect(state.count).toBe(2);
-        expect(state.resetInMs).toBeGreaterThan(0);
-        expect(state.resetInMs).toBeLessThanOrEqual(250);
-        await harness.advance(300);
-        expect(await c.rateState(w.key, w.periodMs)).toMatchObject({ count: 1 });
+        await atGrowingScale(async (scale) => {
+          const w = window(`rate-${scale}`, 5, 400 * scale);
+          expect(await c.rateState(w.key, w.periodMs)).toEqual({ key: w.key, count: 0, resetInMs: 0 });
+          const r1 = await timed(c, () => c.rateTake({ windows: [w], id: 'r1' }));
+          await harness.advance(150 * scale);
+          const r2 = await timed(c, () => c.rateTake({ windows: [w], id: 'r2' }));
+          const state = await timed(c, () => c.rateState(w.key, w.periodMs));
+          await harness.advance(300 * scale); // past r1's window, inside r2's
+          const later = await timed(c, () => c.rateState(w.key, w.periodMs));
+          const inTime = state.after < r1.before + w.periodMs && later.after < r2.before + w.periodMs;
+          if (!inTime) return false;
+          expect(state.value.count).toBe(2);
+          expect(state.value.resetInMs).toBeGreaterThan(0);
+          expect(state.value.resetInMs).toBeLessThanOrEqual(r1.after + w.periodMs - state.before);
+          expect(later.value).toMatchObject({ count: 1 });
+          return true;
+        });
       });
     });
 
@@ -911,7 +942,7 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
         await c.lockAcquire({ key: k, holder: holder('a'), ttlMs: 60_000 });
         const wait = changes.waitForChange('lock', k, 20_000);
         const state = track(wait);
-        await realPause(50);
+        await listening();
         expect(state.settled).toBe(false);
         await c.lockRelease(k, 'a');
         expect(await within(wait, 5_000)).toBeUndefined();
@@ -923,7 +954,7 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
         await c.lockAcquire({ key: k, holder: holder('a'), ttlMs: 60_000 });
         const wait = changes.waitForChange('lock', k, 20_000);
         const state = track(wait);
-        await realPause(50);
+        await listening();
         await c.lockRelease(k, 'a');
         await realPause(100);
         expect(state.settled).toBe(false);
@@ -935,7 +966,7 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
         const k = key('sem');
         await c.semaphoreAcquire({ key: k, holder: holder('a'), limit: 1, ttlMs: 60_000 });
         const wait = changes.waitForChange('semaphore', k, 20_000);
-        await realPause(50);
+        await listening();
         await c.semaphoreRelease(k, 'a');
         expect(await within(wait, 5_000)).toBeUndefined();
       });
@@ -946,11 +977,11 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
         await c.orderedTicket(k);
         await c.orderedEnter({ ...t1, poisonMs: 60_000, strict: false, holder: holder('a') });
         const advanced = changes.waitForChange('ordered', k, 20_000);
-        await realPause(50);
+        await listening();
         await c.orderedComplete({ ...t1, failed: false, strict: false });
         expect(await within(advanced, 5_000)).toBeUndefined();
         const reset = changes.waitForChange('ordered', k, 20_000);
-        await realPause(50);
+        await listening();
         await c.orderedReset(k);
         expect(await within(reset, 5_000)).toBeUndefined();
       });
@@ -962,7 +993,7 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
         await c.semaphoreAcquire({ key: k, holder: holder('a'), limit: 1, ttlMs: 60_000 });
         const wait = changes.waitForChange('lock', k, 300);
         const state = track(wait);
-        await realPause(50);
+        await listening();
         await c.lockRelease(key('other'), 'a');
         await c.semaphoreRelease(k, 'a');
         await realPause(50);
