@@ -876,28 +876,53 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
       });
 
       it('counts a waiting position as alive when its turn comes', async () => {
-        const k = key('ord');
-        const [, t2, t3] = (await tickets(k, 3)) as [OrderedTicket, OrderedTicket, OrderedTicket];
-        await harness.advance(200);
-        expect(await enter(t2, { poisonMs: 400 })).toMatchObject({ outcome: 'wait', head: 1 });
-        await harness.advance(300); // position 1 is dead; position 2 waited 300 ms ago
-        expect(await enter(t3, { poisonMs: 400 })).toMatchObject({ outcome: 'wait', head: 2 });
-        expect(await c.orderedState(k)).toMatchObject({ lastCompleted: 1 });
-        expect(await enter(t2, { poisonMs: 400 })).toEqual({ outcome: 'entered' });
+        await atGrowingScale(async (scale) => {
+          const k = key(`ord-${scale}`);
+          const poisonMs = 400 * scale;
+          const issued = await timed(c, () => tickets(k, 3));
+          const [, t2, t3] = issued.value as [OrderedTicket, OrderedTicket, OrderedTicket];
+          await harness.advance(200 * scale);
+          const waited = await timed(c, () => enter(t2, { poisonMs }));
+          await harness.advance(300 * scale); // position 1 is dead; position 2 waited 300 ms ago
+          const third = await timed(c, () => enter(t3, { poisonMs }));
+          const inTime =
+            waited.after < issued.before + poisonMs &&
+            third.before >= issued.after + poisonMs &&
+            third.after < waited.before + poisonMs;
+          if (!inTime) return false;
+          expect(waited.value).toMatchObject({ outcome: 'wait', head: 1 });
+          expect(third.value).toMatchObject({ outcome: 'wait', head: 2 });
+          expect(await c.orderedState(k)).toMatchObject({ lastCompleted: 1 });
+          expect(await enter(t2, { poisonMs })).toEqual({ outcome: 'entered' });
+          return true;
+        });
       });
 
       it('never passes over a slow head that keeps heartbeating', async () => {
-        const k = key('ord');
-        const [t1, t2] = (await tickets(k, 2)) as [OrderedTicket, OrderedTicket];
-        await enter(t1, { poisonMs: 300 });
-        await harness.advance(180);
-        expect(await c.orderedHeartbeat(t1)).toBe(true);
-        expect(await c.orderedHeartbeat(t2)).toBe(false); // not in flight
-        await harness.advance(180); // older than the poison time since entering, not since the heartbeat
-        expect(await enter(t2, { poisonMs: 300 })).toMatchObject({ outcome: 'wait', head: 1 });
-        expect(await c.orderedState(k)).toMatchObject({ lastCompleted: 0, inFlight: 1 });
-        await complete(t1);
-        expect(await enter(t2, { poisonMs: 300 })).toEqual({ outcome: 'entered' });
+        await atGrowingScale(async (scale) => {
+          const k = key(`ord-${scale}`);
+          const poisonMs = 300 * scale;
+          const [t1, t2] = (await tickets(k, 2)) as [OrderedTicket, OrderedTicket];
+          const entered = await timed(c, () => enter(t1, { poisonMs }));
+          await harness.advance(180 * scale);
+          const beat = await timed(c, () => c.orderedHeartbeat(t1));
+          expect(await c.orderedHeartbeat(t2)).toBe(false); // not in flight
+          await harness.advance(180 * scale); // older than the poison time since entering, not since the heartbeat
+          const second = await timed(c, () => enter(t2, { poisonMs }));
+          const state = await timed(c, () => c.orderedState(k));
+          const inTime =
+            beat.after < entered.before + poisonMs &&
+            second.before >= entered.after + poisonMs &&
+            state.after < beat.before + poisonMs;
+          if (!inTime) return false;
+          expect(entered.value).toEqual({ outcome: 'entered' });
+          expect(beat.value).toBe(true);
+          expect(second.value).toMatchObject({ outcome: 'wait', head: 1 });
+          expect(state.value).toMatchObject({ lastCompleted: 0, inFlight: 1 });
+          await complete(t1);
+          expect(await enter(t2, { poisonMs })).toEqual({ outcome: 'entered' });
+          return true;
+        });
       });
 
       it('skips the head on an operator request', async () => {
