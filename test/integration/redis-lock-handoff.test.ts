@@ -265,7 +265,7 @@ describe('in-memory hand-over (docs/decisions/043)', () => {
     const firstOut = new Promise<void>((resolve) => (leave = resolve));
     let calls = 0;
     const locked = reactor('lost-handoff')
-      .withLock({ key: () => key, ttl: '10s', wait: '5s' })
+      .withLock({ key: () => key, ttl: '10s', wait: '3s' })
       .step('work', {
         run: async (_args, ctx) => {
           if (++calls === 1) {
