@@ -841,21 +841,31 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
       });
 
       it('tells a waiter when the head would be passed over: the poison time since its last sign of life', async () => {
-        const k = key('ord');
-        const [t1, t2] = (await tickets(k, 2)) as [OrderedTicket, OrderedTicket];
-        expect(await enter(t1, { poisonMs: 300 })).toEqual({ outcome: 'entered' });
-        const first = await enter(t2, { poisonMs: 300 });
-        expect(first).toMatchObject({ outcome: 'wait', head: 1 });
-        const inMs = (first as { poisonedInMs: number }).poisonedInMs;
-        expect(inMs).toBeGreaterThan(200);
-        expect(inMs).toBeLessThanOrEqual(301);
-        await harness.advance(150);
-        const later = (await enter(t2, { poisonMs: 300 })) as { poisonedInMs: number };
-        expect(later.poisonedInMs).toBeLessThanOrEqual(inMs - 150);
-        expect(await c.orderedHeartbeat(t1)).toBe(true); // a sign of life moves it back
-        expect(((await enter(t2, { poisonMs: 300 })) as { poisonedInMs: number }).poisonedInMs).toBeGreaterThan(
-          later.poisonedInMs,
-        );
+        await atGrowingScale(async (scale) => {
+          const k = key(`ord-${scale}`);
+          const poisonMs = 300 * scale;
+          const [t1, t2] = (await tickets(k, 2)) as [OrderedTicket, OrderedTicket];
+          const waitOf = (entered: Timed<unknown>) => (entered.value as { poisonedInMs: number }).poisonedInMs;
+          const head = await timed(c, () => enter(t1, { poisonMs }));
+          const first = await timed(c, () => enter(t2, { poisonMs }));
+          await harness.advance(150 * scale);
+          const later = await timed(c, () => enter(t2, { poisonMs }));
+          const beat = await timed(c, () => c.orderedHeartbeat(t1)); // a sign of life moves it back
+          const again = await timed(c, () => enter(t2, { poisonMs }));
+          // Each bound is the poison time from the head's last sign of life, read around both ends (±1 ms of rounding).
+          const inTime = beat.after < head.before + poisonMs && again.after - beat.before < later.before - head.after;
+          if (!inTime) return false;
+          expect(head.value).toEqual({ outcome: 'entered' });
+          expect(first.value).toMatchObject({ outcome: 'wait', head: 1 });
+          expect(waitOf(first)).toBeGreaterThanOrEqual(head.before + poisonMs - first.after - 1);
+          expect(waitOf(first)).toBeLessThanOrEqual(head.after + poisonMs - first.before + 1);
+          expect(waitOf(later)).toBeLessThanOrEqual(head.after + poisonMs - later.before + 1);
+          expect(waitOf(later)).toBeLessThan(waitOf(first));
+          expect(beat.value).toBe(true);
+          expect(waitOf(again)).toBeGreaterThanOrEqual(beat.before + poisonMs - again.after - 1);
+          expect(waitOf(again)).toBeGreaterThan(waitOf(later));
+          return true;
+        });
       });
 
       it('passes over a head that never arrived once the cursor has not moved for the poison time', async () => {
