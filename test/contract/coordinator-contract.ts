@@ -2,7 +2,9 @@
  * The Coordinator contract: one suite of scenarios every backend must pass (memory with a manual
  * clock, Redis with real time): the required transitions, and each fast path the backend offers
  * (skipped when it offers none). Durations are small (150–400 ms) so the Redis run stays quick;
- * assertions on remaining times use bounds, never exact values, since real time moves on Redis.
+ * assertions on remaining times use bounds, never exact values, since real time moves on Redis;
+ * where a claim needs steps inside a deadline, the bounds come from the backend clock read around
+ * each step, and a run that a stalled machine pushed past a deadline is repeated at a larger scale.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Coordinator, HolderInfo, KeyChanges, OrderedTicket, RateWindow } from '../../src/ports/coordinator.js';
@@ -12,6 +14,11 @@ export interface CoordinatorHarness {
   readonly coordinator: Coordinator;
   /** Moves the backend's time forward by at least `ms` (a manual clock advances, Redis sleeps). */
   advance(ms: number): Promise<void>;
+  /**
+   * Resolves once the backend listens for the changes its waits were registered for (a Redis
+   * subscription confirmed); without it, a short real pause stands in.
+   */
+  listening?(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -30,6 +37,24 @@ export function realPause(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+/**
+ * Resolves once `backend` listens on a channel and has every subscription confirmed (a
+ * {@link CoordinatorHarness.listening} for Redis), however slowly a loaded machine gets there.
+ */
+export async function subscribed(backend: {
+  subscriptions(): { confirmed: boolean; unconfirmed: number; channels: number };
+}): Promise<void> {
+  await expect
+    .poll(
+      () => {
+        const health = backend.subscriptions();
+        return health.channels > 0 && health.confirmed && health.unconfirmed === 0;
+      },
+      { timeout: 10_000 },
+    )
+    .toBe(true);
+}
+
 /** Resolves with `'timeout'` if `promise` does not settle within `ms` of real time. */
 async function within<T>(promise: Promise<T>, ms: number): Promise<T | 'timeout'> {
   let timer: NodeJS.Timeout | undefined;
@@ -41,6 +66,32 @@ async function within<T>(promise: Promise<T>, ms: number): Promise<T | 'timeout'
   }
 }
 
+/** What an operation returned, and the backend clock just before it was sent and just after it answered. */
+interface Timed<T> {
+  readonly value: T;
+  readonly before: number;
+  readonly after: number;
+}
+
+/** Runs `operation` between two readings of the backend clock: it took effect somewhere in [before, after]. */
+async function timed<T>(coordinator: Coordinator, operation: () => Promise<T>): Promise<Timed<T>> {
+  const before = await coordinator.time();
+  const value = await operation();
+  return { value, before, after: await coordinator.time() };
+}
+
+/**
+ * Runs a scenario whose claim needs its steps to land inside deadlines (a TTL, a window) at time
+ * scale 1, 2, 4, … until a run's own clock readings show they did. A run returns `false` when a
+ * stall of the machine (not the backend) pushed a step past a deadline, so it proves nothing, and
+ * `true` once it has checked everything. A manual clock never stalls: its first run decides.
+ */
+async function atGrowingScale(run: (scale: number) => Promise<boolean>): Promise<void> {
+  const scales = [1, 2, 4, 8, 16];
+  for (const scale of scales) if (await run(scale)) return;
+  throw new Error(`the scenario missed its deadlines at every time scale up to ${scales.at(-1)}`);
+}
+
 const holder = (owner: string, extra: Partial<HolderInfo> = {}): HolderInfo => ({ owner, ...extra });
 
 export function describeCoordinatorContract(name: string, makeHarness: () => Promise<CoordinatorHarness>): void {
@@ -50,6 +101,8 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
     let prefix: string;
     /** A key unique to this test, so tests never share state on a shared backend. */
     const key = (suffix: string): string => `${prefix}:${suffix}`;
+    /** Resolves once the waits registered so far are listened for. */
+    const listening = (): Promise<void> => harness.listening?.() ?? realPause(50);
 
     beforeEach(async () => {
       harness = await makeHarness();
@@ -140,12 +193,22 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
       });
 
       it('refreshes the TTL on re-entry', async () => {
-        const k = key('lock');
-        await c.lockAcquire({ key: k, holder: holder('a'), ttlMs: 300 });
-        await harness.advance(150);
-        await c.lockAcquire({ key: k, holder: holder('a'), ttlMs: 400 });
-        await harness.advance(200); // past the first TTL, inside the re-entry's
-        expect(await c.lockState(k)).toMatchObject({ holder: { owner: 'a' }, nesting: 2 });
+        await atGrowingScale(async (scale) => {
+          const k = key(`lock-${scale}`);
+          const first = await timed(c, () => c.lockAcquire({ key: k, holder: holder('a'), ttlMs: 300 * scale }));
+          await harness.advance(150 * scale);
+          const reentry = await timed(c, () => c.lockAcquire({ key: k, holder: holder('a'), ttlMs: 400 * scale }));
+          await harness.advance(200 * scale); // past the first TTL, inside the re-entry's
+          const state = await timed(c, () => c.lockState(k));
+          const inTime =
+            reentry.after < first.before + 300 * scale &&
+            state.before >= first.after + 300 * scale &&
+            state.after < reentry.before + 400 * scale;
+          if (!inTime) return false;
+          expect([first.value.acquired, reentry.value.acquired]).toEqual([true, true]);
+          expect(state.value).toMatchObject({ holder: { owner: 'a' }, nesting: 2 });
+          return true;
+        });
       });
 
       it('frees the key only when the outermost hold is released', async () => {
@@ -173,17 +236,34 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
       });
 
       it('checks the owner on extend, and an extension outlives the original TTL', async () => {
-        const k = key('lock');
-        await c.lockAcquire({ key: k, holder: holder('a'), ttlMs: 250 });
-        expect(await c.lockExtend(k, 'b', 1000)).toBe(false);
-        await harness.advance(150);
-        expect(await c.lockExtend(k, 'a', 400)).toBe(true);
-        const state = await c.lockState(k);
-        expect(state?.ttlMs).toBeGreaterThan(250);
-        expect(state?.ttlMs).toBeLessThanOrEqual(400);
-        await harness.advance(150); // past the original 250 ms, inside the extension
-        expect(await c.lockState(k)).toMatchObject({ holder: { owner: 'a' }, nesting: 1 });
-        expect((await c.lockAcquire({ key: k, holder: holder('b'), ttlMs: 300 })).acquired).toBe(false);
+        await atGrowingScale(async (scale) => {
+          const k = key(`lock-${scale}`);
+          const [ttlMs, extensionMs] = [250 * scale, 400 * scale];
+          const acquired = await timed(c, () => c.lockAcquire({ key: k, holder: holder('a'), ttlMs }));
+          expect(acquired.value.acquired).toBe(true);
+          expect(await c.lockExtend(k, 'b', 1000 * scale)).toBe(false);
+          await harness.advance(150 * scale);
+          const extended = await timed(c, () => c.lockExtend(k, 'a', extensionMs));
+          const state = await timed(c, () => c.lockState(k));
+          await harness.advance(150 * scale); // past the original TTL, inside the extension
+          const later = await timed(c, () => c.lockState(k));
+          const intruder = await timed(c, () => c.lockAcquire({ key: k, holder: holder('b'), ttlMs: 300 }));
+          // The original hold lapsed in [acquired.before, acquired.after] + ttlMs; an extension sent
+          // at or after extended.before lasts until extended.before + extensionMs at the earliest.
+          const lastsUntil = extended.before + extensionMs;
+          const inTime =
+            extended.after < acquired.before + ttlMs &&
+            later.before >= acquired.after + ttlMs &&
+            intruder.after < lastsUntil;
+          if (!inTime) return false;
+          expect(extended.value).toBe(true);
+          expect(state.value?.ttlMs).toBeGreaterThanOrEqual(lastsUntil - state.after);
+          expect(state.value?.ttlMs).toBeGreaterThan(acquired.after + ttlMs - state.before); // more than was left
+          expect(state.value?.ttlMs).toBeLessThanOrEqual(extensionMs);
+          expect(later.value).toMatchObject({ holder: { owner: 'a' }, nesting: 1 });
+          expect(intruder.value.acquired).toBe(false);
+          return true;
+        });
       });
 
       it('frees the key when the TTL lapses; the lapsed owner can neither release nor extend it', async () => {
@@ -256,35 +336,59 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
       });
 
       it("returns a dead holder's slot when its lease expires, leaving the others' leases alone", async () => {
-        const k = key('sem');
-        await c.semaphoreAcquire({ key: k, holder: holder('a'), limit: 2, ttlMs: 300 });
-        await harness.advance(100);
-        await c.semaphoreAcquire({ key: k, holder: holder('b'), limit: 2, ttlMs: 10_000 });
-        const refused = await c.semaphoreAcquire({ key: k, holder: holder('c'), limit: 2, ttlMs: 10_000 });
-        expect(refused.acquired).toBe(false);
-        if (refused.acquired) return;
-        // The earliest lease to expire is a's (≈200 ms left), not b's (≈10 s left: long, so a loaded machine cannot lapse it too).
-        expect(refused.retryAfterMs).toBeGreaterThan(0);
-        expect(refused.retryAfterMs).toBeLessThanOrEqual(300);
-        await harness.advance(250); // a never released: its lease lapses
-        expect(await c.semaphoreAcquire({ key: k, holder: holder('c'), limit: 2, ttlMs: 10_000 })).toMatchObject({
-          acquired: true,
-          holders: 2,
+        await atGrowingScale(async (scale) => {
+          const k = key(`sem-${scale}`);
+          const a = await timed(c, () =>
+            c.semaphoreAcquire({ key: k, holder: holder('a'), limit: 2, ttlMs: 300 * scale }),
+          );
+          await harness.advance(100 * scale);
+          await c.semaphoreAcquire({ key: k, holder: holder('b'), limit: 2, ttlMs: 10_000 * scale });
+          const refused = await timed(c, () =>
+            c.semaphoreAcquire({ key: k, holder: holder('c'), limit: 2, ttlMs: 10_000 }),
+          );
+          if (refused.after >= a.before + 300 * scale) return false; // a's lease may have lapsed already
+          expect(refused.value.acquired).toBe(false);
+          if (refused.value.acquired) return true;
+          // The earliest lease to expire is a's (≈200 ms left), not b's (≈10 s left: long, so a loaded machine cannot lapse it too).
+          expect(refused.value.retryAfterMs).toBeGreaterThan(0);
+          expect(refused.value.retryAfterMs).toBeLessThanOrEqual(a.after + 300 * scale - refused.before);
+          await harness.advance(250 * scale); // a never released: its lease lapses
+          expect(await c.semaphoreAcquire({ key: k, holder: holder('c'), limit: 2, ttlMs: 10_000 })).toMatchObject({
+            acquired: true,
+            holders: 2,
+          });
+          expect((await c.semaphoreState(k, 2)).holders.map((h) => h.holder.owner).sort()).toEqual(['b', 'c']);
+          expect(await c.semaphoreExtend(k, 'a', 1000)).toBe(false);
+          expect((await c.semaphoreRelease(k, 'a')).released).toBe(false);
+          return true;
         });
-        expect((await c.semaphoreState(k, 2)).holders.map((h) => h.holder.owner).sort()).toEqual(['b', 'c']);
-        expect(await c.semaphoreExtend(k, 'a', 1000)).toBe(false);
-        expect((await c.semaphoreRelease(k, 'a')).released).toBe(false);
       });
 
       it('keeps a lease alive through extend, owner-checked', async () => {
-        const k = key('sem');
-        await c.semaphoreAcquire({ key: k, holder: holder('a'), limit: 1, ttlMs: 250 });
-        expect(await c.semaphoreExtend(k, 'b', 1000)).toBe(false);
-        await harness.advance(150);
-        expect(await c.semaphoreExtend(k, 'a', 400)).toBe(true);
-        await harness.advance(150); // past the original lease
-        expect((await c.semaphoreAcquire({ key: k, holder: holder('b'), limit: 1, ttlMs: 300 })).acquired).toBe(false);
-        expect((await c.semaphoreState(k)).holders.map((h) => h.holder.owner)).toEqual(['a']);
+        await atGrowingScale(async (scale) => {
+          const k = key(`sem-${scale}`);
+          const acquired = await timed(c, () =>
+            c.semaphoreAcquire({ key: k, holder: holder('a'), limit: 1, ttlMs: 250 * scale }),
+          );
+          expect(acquired.value.acquired).toBe(true);
+          expect(await c.semaphoreExtend(k, 'b', 1000 * scale)).toBe(false);
+          await harness.advance(150 * scale);
+          const extended = await timed(c, () => c.semaphoreExtend(k, 'a', 400 * scale));
+          await harness.advance(150 * scale); // past the original lease
+          const intruder = await timed(c, () =>
+            c.semaphoreAcquire({ key: k, holder: holder('b'), limit: 1, ttlMs: 300 }),
+          );
+          const state = await timed(c, () => c.semaphoreState(k));
+          const inTime =
+            extended.after < acquired.before + 250 * scale &&
+            intruder.before >= acquired.after + 250 * scale &&
+            state.after < extended.before + 400 * scale;
+          if (!inTime) return false;
+          expect(extended.value).toBe(true);
+          expect(intruder.value.acquired).toBe(false);
+          expect(state.value.holders.map((h) => h.holder.owner)).toEqual(['a']);
+          return true;
+        });
       });
 
       it('is re-entrant per owner: one slot, counted nesting, freed at zero', async () => {
@@ -307,13 +411,26 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
       });
 
       it('refreshes the lease on re-entry', async () => {
-        const k = key('sem');
-        await c.semaphoreAcquire({ key: k, holder: holder('a'), limit: 1, ttlMs: 300 });
-        await harness.advance(150);
-        await c.semaphoreAcquire({ key: k, holder: holder('a'), limit: 1, ttlMs: 400 });
-        await harness.advance(200); // past the first lease, inside the re-entry's
-        expect((await c.semaphoreState(k, 1)).holders).toMatchObject([{ holder: { owner: 'a' }, nesting: 2 }]);
-        expect((await c.semaphoreAcquire({ key: k, holder: holder('b'), limit: 1, ttlMs: 300 })).acquired).toBe(false);
+        await atGrowingScale(async (scale) => {
+          const k = key(`sem-${scale}`);
+          const take = (owner: string, ttlMs: number) =>
+            timed(c, () => c.semaphoreAcquire({ key: k, holder: holder(owner), limit: 1, ttlMs }));
+          const first = await take('a', 300 * scale);
+          await harness.advance(150 * scale);
+          const reentry = await take('a', 400 * scale);
+          await harness.advance(200 * scale); // past the first lease, inside the re-entry's
+          const state = await timed(c, () => c.semaphoreState(k, 1));
+          const intruder = await take('b', 300);
+          const inTime =
+            reentry.after < first.before + 300 * scale &&
+            state.before >= first.after + 300 * scale &&
+            intruder.after < reentry.before + 400 * scale;
+          if (!inTime) return false;
+          expect([first.value.acquired, reentry.value.acquired]).toEqual([true, true]);
+          expect(state.value.holders).toMatchObject([{ holder: { owner: 'a' }, nesting: 2 }]);
+          expect(intruder.value.acquired).toBe(false);
+          return true;
+        });
       });
 
       it('never inflates capacity: releases by non-holders and repeated releases free nothing', async () => {
@@ -369,25 +486,38 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
       });
 
       it('admits N starts in any sliding window and refuses the next with the window, the count and a retry-after', async () => {
-        const w = window('rate', 3, 300);
-        expect(await c.rateTake({ windows: [w], id: 'r1' })).toEqual({ allowed: true });
-        await harness.advance(150);
-        expect(await c.rateTake({ windows: [w], id: 'r2' })).toEqual({ allowed: true });
-        expect(await c.rateTake({ windows: [w], id: 'r3' })).toEqual({ allowed: true });
-        const refused = await c.rateTake({ windows: [w], id: 'r4' });
-        expect(refused).toMatchObject({ allowed: false, window: w, count: 3 });
-        if (refused.allowed) return;
-        // r1 leaves the window 300 ms after it was taken, ≈150 ms from now.
-        expect(refused.retryAfterMs).toBeGreaterThan(0);
-        expect(refused.retryAfterMs).toBeLessThanOrEqual(150);
-        expect((await c.rateState(w.key, w.periodMs)).count).toBe(3);
-        await harness.advance(refused.retryAfterMs + 10);
-        // r1 has left; r2 and r3 are still inside the window (a fixed window would admit 3 here).
-        expect(await c.rateTake({ windows: [w], id: 'r4' })).toEqual({ allowed: true });
-        const again = await c.rateTake({ windows: [w], id: 'r5' });
-        expect(again).toMatchObject({ allowed: false, count: 3 });
-        if (again.allowed) return;
-        expect(again.retryAfterMs).toBeLessThanOrEqual(150);
+        await atGrowingScale(async (scale) => {
+          const periodMs = 300 * scale;
+          const w = window(`rate-${scale}`, 3, periodMs);
+          const take = (id: string) => c.rateTake({ windows: [w], id });
+          // A start counts in [t, t + periodMs) from its server time t, taken in [before, after].
+          const r1 = await timed(c, () => take('r1'));
+          expect(r1.value).toEqual({ allowed: true });
+          await harness.advance(periodMs / 2);
+          const r23 = await timed(c, async () => [await take('r2'), await take('r3')]);
+          expect(r23.value).toEqual([{ allowed: true }, { allowed: true }]);
+          const refused = await timed(c, () => take('r4'));
+          const counted = await timed(c, () => c.rateState(w.key, w.periodMs));
+          if (counted.after >= r1.before + periodMs) return false; // r1 may have left already
+          expect(refused.value).toMatchObject({ allowed: false, window: w, count: 3 });
+          expect(counted.value.count).toBe(3);
+          if (refused.value.allowed) return true;
+          // r1 leaves the window periodMs after it was taken.
+          const retryAfterMs = refused.value.retryAfterMs;
+          expect(retryAfterMs).toBeGreaterThan(0);
+          expect(retryAfterMs).toBeGreaterThanOrEqual(r1.before + periodMs - refused.after);
+          expect(retryAfterMs).toBeLessThanOrEqual(r1.after + periodMs - refused.before);
+          await harness.advance(retryAfterMs + 10);
+          // r1 has left; r2 and r3 are still inside the window (a fixed window would admit 3 here).
+          const r4 = await timed(c, () => take('r4'));
+          const r5 = await timed(c, () => take('r5'));
+          if (r5.after >= r23.before + periodMs) return false; // r2 or r3 may have left too
+          expect(r4.value).toEqual({ allowed: true });
+          expect(r5.value).toMatchObject({ allowed: false, count: 3 });
+          if (r5.value.allowed) return true;
+          expect(r5.value.retryAfterMs).toBeLessThanOrEqual(r23.after + periodMs - r5.before);
+          return true;
+        });
       });
 
       it('a resend of a charged id is not charged again (charged: false); a refund takes the start back out of its windows', async () => {
@@ -458,17 +588,23 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
       });
 
       it('reports the count and the time until the oldest start leaves', async () => {
-        const w = window('rate', 5, 400);
-        expect(await c.rateState(w.key, w.periodMs)).toEqual({ key: w.key, count: 0, resetInMs: 0 });
-        await c.rateTake({ windows: [w], id: 'r1' });
-        await harness.advance(150);
-        await c.rateTake({ windows: [w], id: 'r2' });
-        const state = await c.rateState(w.key, w.periodMs);
-        expect(state.count).toBe(2);
-        expect(state.resetInMs).toBeGreaterThan(0);
-        expect(state.resetInMs).toBeLessThanOrEqual(250);
-        await harness.advance(300);
-        expect(await c.rateState(w.key, w.periodMs)).toMatchObject({ count: 1 });
+        await atGrowingScale(async (scale) => {
+          const w = window(`rate-${scale}`, 5, 400 * scale);
+          expect(await c.rateState(w.key, w.periodMs)).toEqual({ key: w.key, count: 0, resetInMs: 0 });
+          const r1 = await timed(c, () => c.rateTake({ windows: [w], id: 'r1' }));
+          await harness.advance(150 * scale);
+          const r2 = await timed(c, () => c.rateTake({ windows: [w], id: 'r2' }));
+          const state = await timed(c, () => c.rateState(w.key, w.periodMs));
+          await harness.advance(300 * scale); // past r1's window, inside r2's
+          const later = await timed(c, () => c.rateState(w.key, w.periodMs));
+          const inTime = state.after < r1.before + w.periodMs && later.after < r2.before + w.periodMs;
+          if (!inTime) return false;
+          expect(state.value.count).toBe(2);
+          expect(state.value.resetInMs).toBeGreaterThan(0);
+          expect(state.value.resetInMs).toBeLessThanOrEqual(r1.after + w.periodMs - state.before);
+          expect(later.value).toMatchObject({ count: 1 });
+          return true;
+        });
       });
     });
 
@@ -705,21 +841,31 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
       });
 
       it('tells a waiter when the head would be passed over: the poison time since its last sign of life', async () => {
-        const k = key('ord');
-        const [t1, t2] = (await tickets(k, 2)) as [OrderedTicket, OrderedTicket];
-        expect(await enter(t1, { poisonMs: 300 })).toEqual({ outcome: 'entered' });
-        const first = await enter(t2, { poisonMs: 300 });
-        expect(first).toMatchObject({ outcome: 'wait', head: 1 });
-        const inMs = (first as { poisonedInMs: number }).poisonedInMs;
-        expect(inMs).toBeGreaterThan(200);
-        expect(inMs).toBeLessThanOrEqual(301);
-        await harness.advance(150);
-        const later = (await enter(t2, { poisonMs: 300 })) as { poisonedInMs: number };
-        expect(later.poisonedInMs).toBeLessThanOrEqual(inMs - 150);
-        expect(await c.orderedHeartbeat(t1)).toBe(true); // a sign of life moves it back
-        expect(((await enter(t2, { poisonMs: 300 })) as { poisonedInMs: number }).poisonedInMs).toBeGreaterThan(
-          later.poisonedInMs,
-        );
+        await atGrowingScale(async (scale) => {
+          const k = key(`ord-${scale}`);
+          const poisonMs = 300 * scale;
+          const [t1, t2] = (await tickets(k, 2)) as [OrderedTicket, OrderedTicket];
+          const waitOf = (entered: Timed<unknown>) => (entered.value as { poisonedInMs: number }).poisonedInMs;
+          const head = await timed(c, () => enter(t1, { poisonMs }));
+          const first = await timed(c, () => enter(t2, { poisonMs }));
+          await harness.advance(150 * scale);
+          const later = await timed(c, () => enter(t2, { poisonMs }));
+          const beat = await timed(c, () => c.orderedHeartbeat(t1)); // a sign of life moves it back
+          const again = await timed(c, () => enter(t2, { poisonMs }));
+          // Each bound is the poison time from the head's last sign of life, read around both ends (±1 ms of rounding).
+          const inTime = beat.after < head.before + poisonMs && again.after - beat.before < later.before - head.after;
+          if (!inTime) return false;
+          expect(head.value).toEqual({ outcome: 'entered' });
+          expect(first.value).toMatchObject({ outcome: 'wait', head: 1 });
+          expect(waitOf(first)).toBeGreaterThanOrEqual(head.before + poisonMs - first.after - 1);
+          expect(waitOf(first)).toBeLessThanOrEqual(head.after + poisonMs - first.before + 1);
+          expect(waitOf(later)).toBeLessThanOrEqual(head.after + poisonMs - later.before + 1);
+          expect(waitOf(later)).toBeLessThan(waitOf(first));
+          expect(beat.value).toBe(true);
+          expect(waitOf(again)).toBeGreaterThanOrEqual(beat.before + poisonMs - again.after - 1);
+          expect(waitOf(again)).toBeGreaterThan(waitOf(later));
+          return true;
+        });
       });
 
       it('passes over a head that never arrived once the cursor has not moved for the poison time', async () => {
@@ -740,28 +886,53 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
       });
 
       it('counts a waiting position as alive when its turn comes', async () => {
-        const k = key('ord');
-        const [, t2, t3] = (await tickets(k, 3)) as [OrderedTicket, OrderedTicket, OrderedTicket];
-        await harness.advance(200);
-        expect(await enter(t2, { poisonMs: 400 })).toMatchObject({ outcome: 'wait', head: 1 });
-        await harness.advance(300); // position 1 is dead; position 2 waited 300 ms ago
-        expect(await enter(t3, { poisonMs: 400 })).toMatchObject({ outcome: 'wait', head: 2 });
-        expect(await c.orderedState(k)).toMatchObject({ lastCompleted: 1 });
-        expect(await enter(t2, { poisonMs: 400 })).toEqual({ outcome: 'entered' });
+        await atGrowingScale(async (scale) => {
+          const k = key(`ord-${scale}`);
+          const poisonMs = 400 * scale;
+          const issued = await timed(c, () => tickets(k, 3));
+          const [, t2, t3] = issued.value as [OrderedTicket, OrderedTicket, OrderedTicket];
+          await harness.advance(200 * scale);
+          const waited = await timed(c, () => enter(t2, { poisonMs }));
+          await harness.advance(300 * scale); // position 1 is dead; position 2 waited 300 ms ago
+          const third = await timed(c, () => enter(t3, { poisonMs }));
+          const inTime =
+            waited.after < issued.before + poisonMs &&
+            third.before >= issued.after + poisonMs &&
+            third.after < waited.before + poisonMs;
+          if (!inTime) return false;
+          expect(waited.value).toMatchObject({ outcome: 'wait', head: 1 });
+          expect(third.value).toMatchObject({ outcome: 'wait', head: 2 });
+          expect(await c.orderedState(k)).toMatchObject({ lastCompleted: 1 });
+          expect(await enter(t2, { poisonMs })).toEqual({ outcome: 'entered' });
+          return true;
+        });
       });
 
       it('never passes over a slow head that keeps heartbeating', async () => {
-        const k = key('ord');
-        const [t1, t2] = (await tickets(k, 2)) as [OrderedTicket, OrderedTicket];
-        await enter(t1, { poisonMs: 300 });
-        await harness.advance(180);
-        expect(await c.orderedHeartbeat(t1)).toBe(true);
-        expect(await c.orderedHeartbeat(t2)).toBe(false); // not in flight
-        await harness.advance(180); // older than the poison time since entering, not since the heartbeat
-        expect(await enter(t2, { poisonMs: 300 })).toMatchObject({ outcome: 'wait', head: 1 });
-        expect(await c.orderedState(k)).toMatchObject({ lastCompleted: 0, inFlight: 1 });
-        await complete(t1);
-        expect(await enter(t2, { poisonMs: 300 })).toEqual({ outcome: 'entered' });
+        await atGrowingScale(async (scale) => {
+          const k = key(`ord-${scale}`);
+          const poisonMs = 300 * scale;
+          const [t1, t2] = (await tickets(k, 2)) as [OrderedTicket, OrderedTicket];
+          const entered = await timed(c, () => enter(t1, { poisonMs }));
+          await harness.advance(180 * scale);
+          const beat = await timed(c, () => c.orderedHeartbeat(t1));
+          expect(await c.orderedHeartbeat(t2)).toBe(false); // not in flight
+          await harness.advance(180 * scale); // older than the poison time since entering, not since the heartbeat
+          const second = await timed(c, () => enter(t2, { poisonMs }));
+          const state = await timed(c, () => c.orderedState(k));
+          const inTime =
+            beat.after < entered.before + poisonMs &&
+            second.before >= entered.after + poisonMs &&
+            state.after < beat.before + poisonMs;
+          if (!inTime) return false;
+          expect(entered.value).toEqual({ outcome: 'entered' });
+          expect(beat.value).toBe(true);
+          expect(second.value).toMatchObject({ outcome: 'wait', head: 1 });
+          expect(state.value).toMatchObject({ lastCompleted: 0, inFlight: 1 });
+          await complete(t1);
+          expect(await enter(t2, { poisonMs })).toEqual({ outcome: 'entered' });
+          return true;
+        });
       });
 
       it('skips the head on an operator request', async () => {
@@ -806,7 +977,7 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
         await c.lockAcquire({ key: k, holder: holder('a'), ttlMs: 60_000 });
         const wait = changes.waitForChange('lock', k, 20_000);
         const state = track(wait);
-        await realPause(50);
+        await listening();
         expect(state.settled).toBe(false);
         await c.lockRelease(k, 'a');
         expect(await within(wait, 5_000)).toBeUndefined();
@@ -818,7 +989,7 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
         await c.lockAcquire({ key: k, holder: holder('a'), ttlMs: 60_000 });
         const wait = changes.waitForChange('lock', k, 20_000);
         const state = track(wait);
-        await realPause(50);
+        await listening();
         await c.lockRelease(k, 'a');
         await realPause(100);
         expect(state.settled).toBe(false);
@@ -830,7 +1001,7 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
         const k = key('sem');
         await c.semaphoreAcquire({ key: k, holder: holder('a'), limit: 1, ttlMs: 60_000 });
         const wait = changes.waitForChange('semaphore', k, 20_000);
-        await realPause(50);
+        await listening();
         await c.semaphoreRelease(k, 'a');
         expect(await within(wait, 5_000)).toBeUndefined();
       });
@@ -841,11 +1012,11 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
         await c.orderedTicket(k);
         await c.orderedEnter({ ...t1, poisonMs: 60_000, strict: false, holder: holder('a') });
         const advanced = changes.waitForChange('ordered', k, 20_000);
-        await realPause(50);
+        await listening();
         await c.orderedComplete({ ...t1, failed: false, strict: false });
         expect(await within(advanced, 5_000)).toBeUndefined();
         const reset = changes.waitForChange('ordered', k, 20_000);
-        await realPause(50);
+        await listening();
         await c.orderedReset(k);
         expect(await within(reset, 5_000)).toBeUndefined();
       });
@@ -857,7 +1028,7 @@ export function describeCoordinatorContract(name: string, makeHarness: () => Pro
         await c.semaphoreAcquire({ key: k, holder: holder('a'), limit: 1, ttlMs: 60_000 });
         const wait = changes.waitForChange('lock', k, 300);
         const state = track(wait);
-        await realPause(50);
+        await listening();
         await c.lockRelease(key('other'), 'a');
         await c.semaphoreRelease(k, 'a');
         await realPause(50);

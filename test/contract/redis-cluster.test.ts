@@ -15,7 +15,7 @@ import {
   type RedisKeys,
 } from '../../src/storage/redis/index.js';
 import { useRedisCluster } from '../support/use-redis-cluster.js';
-import { realPause } from './coordinator-contract.js';
+import { realPause, subscribed } from './coordinator-contract.js';
 import { describeCoordinatorContract } from './coordinator-contract.js';
 import { describeFanOutLedgerContract } from './fanout-ledger-contract.js';
 import { describeJobLeaseContract } from './job-lease-contract.js';
@@ -47,7 +47,12 @@ describeStoreContract('redis cluster', async () => {
 
 describeCoordinatorContract('redis cluster (server time)', async () => {
   const backend = backendOnCluster('ctr');
-  return { coordinator: backend.coordinator, advance: (ms) => realPause(ms + 25), close: () => backend.close() };
+  return {
+    coordinator: backend.coordinator,
+    advance: (ms) => realPause(ms + 25),
+    listening: () => subscribed(backend),
+    close: () => backend.close(),
+  };
 });
 
 describeJobLeaseContract('redis cluster (one script each way)', async () => {

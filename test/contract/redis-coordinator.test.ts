@@ -1,6 +1,6 @@
 import { createRedisBackend } from '../../src/storage/redis/index.js';
 import { useRedisServer } from '../support/use-redis-server.js';
-import { describeCoordinatorContract, realPause } from './coordinator-contract.js';
+import { describeCoordinatorContract, realPause, subscribed } from './coordinator-contract.js';
 
 const server = useRedisServer();
 
@@ -10,6 +10,7 @@ describeCoordinatorContract('redis (server time)', async () => {
     coordinator: backend.coordinator,
     // Real time: sleep a little longer than asked so a deadline is surely behind us.
     advance: (ms) => realPause(ms + 25),
+    listening: () => subscribed(backend),
     close: () => backend.close(),
   };
 });

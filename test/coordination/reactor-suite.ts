@@ -336,6 +336,8 @@ export function describeReactorCoordination(makeBackend: () => Promise<Backend>)
       const { engine } = b.engine();
       const runs = [1, 2, 3].map((n) => engine.run(r, { n }));
       await started.promise;
+      // Runs 2 and 3 have taken their positions (however slowly a loaded machine gets them there).
+      await expect.poll(async () => (await b.coordinator.orderedState(key)).issued, { timeout: 10_000 }).toBe(3);
       await b.pass(50);
       const mid = await b.coordinator.orderedState(key);
       expect(mid).toMatchObject({ issued: 3, lastCompleted: 0, inFlight: 1, drained: false });
@@ -404,6 +406,8 @@ export function describeReactorCoordination(makeBackend: () => Promise<Backend>)
       const { engine } = b.engine();
       const runs = [1, 2, 3].map((n) => engine.run(r, { n }));
       await started.promise;
+      // Runs 2 and 3 have taken their positions before the fourth one below.
+      await expect.poll(async () => (await b.coordinator.orderedState(key)).issued, { timeout: 10_000 }).toBe(3);
       await b.pass(50);
       const holdOpen = await b.coordinator.orderedTicket(key); // a fourth position keeps the batch from draining
       proceed.open();

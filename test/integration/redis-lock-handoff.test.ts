@@ -38,12 +38,40 @@ beforeEach(() => {
   other = createRedisBackend({ url: server.url, prefix }); // another process's coordinator
   c = backend.coordinator as RedisCoordinator;
 });
-/** Coordinators whose hand-over streaks are bounded by their count only (a clock that stands still). */
+/**
+ * How long a registration keeps a process queued for a grant here: long beside any stall of a
+ * loaded machine, since the claims are about who is granted a key, not about how long a
+ * registration lasts.
+ */
+const GRANT_WINDOW_MS = 60_000;
+/** Coordinators made by a test, closed after it. */
 const extra: RedisCoordinator[] = [];
-function frozenStreaks(on: RedisBackend): RedisCoordinator {
-  const coordinator = new RedisCoordinator({ redis: on.redis, keys: c.keys, handOffClock: () => 0 });
+/** Another process on `on`'s connection and the test's keys, queued for GRANT_WINDOW_MS after a registration. */
+function patient(on: RedisBackend, options: { handOffClock?: () => number } = {}): RedisCoordinator {
+  const coordinator = new RedisCoordinator({
+    redis: on.redis,
+    keys: c.keys,
+    grantWindowMs: GRANT_WINDOW_MS,
+    ...options,
+  });
   extra.push(coordinator);
   return coordinator;
+}
+/** Such a process whose hand-over streaks are bounded by their count only (a clock that stands still). */
+function frozenStreaks(on: RedisBackend): RedisCoordinator {
+  return patient(on, { handOffClock: () => 0 });
+}
+/** Resolves once `coordinator` listens on a channel and every subscription of it is confirmed. */
+async function subscribed(coordinator: RedisCoordinator): Promise<void> {
+  await expect
+    .poll(
+      () => {
+        const health = coordinator.subscriptions();
+        return health.channels > 0 && health.confirmed && health.unconfirmed === 0;
+      },
+      { timeout: 10_000 },
+    )
+    .toBe(true);
 }
 afterEach(async () => {
   await Promise.all(extra.splice(0).map((x) => x.close()));
@@ -77,7 +105,8 @@ describe('lock hand-over within a process', () => {
     // The streak's 100 ms bound stood still: only its count ends it, however slow the machine.
     const c = frozenStreaks(backend);
     await c.lockAcquire(request('o0'));
-    const remote = offered(other.coordinator, 'changes').waitForChange('lock', 'k', 10_000);
+    // Its timeout is longer than the test's: only the release's notification ends this wait in time.
+    const remote = offered(other.coordinator, 'changes').waitForChange('lock', 'k', 600_000);
     for (let i = 1; i <= MAX_STREAK; i++) {
       const watch = c.watch('lock', 'k', request(`o${i}`));
       const wait = watch.wait(10_000);
@@ -92,10 +121,8 @@ describe('lock hand-over within a process', () => {
       .poll(() => other.subscriptions(), { timeout: 10_000 })
       .toMatchObject({ confirmed: true, unconfirmed: 0 });
     expect(other.subscriptions().channels).toBeGreaterThan(0);
-    const started = performance.now();
     expect(await c.lockRelease('k', `o${MAX_STREAK}`)).toEqual({ released: true, nesting: 0 });
     await remote; // woken by the release's notification
-    expect(performance.now() - started).toBeLessThan(5_000); // not its 10 s timeout
     expect(await late).toBeUndefined(); // woken (or timed out), without a grant
     expect(await c.lockState('k')).toBeUndefined();
     watch.close();
@@ -221,6 +248,14 @@ describe('in-memory hand-over (docs/decisions/043)', () => {
   });
 
   it('a hand-over by a releaser that had lost the key is not confirmed, and the receiving run learns it lost the key', async () => {
+    // A waiter is between two tries, offering, almost always; a release that meets one of its
+    // tries in flight frees the key instead (decision 037), and then the run proves nothing here.
+    for (let attempt = 1; !(await lostHandOver(`acct-${attempt}`)); attempt++)
+      expect(attempt, 'no release met the waiter offering').toBeLessThan(5);
+  });
+
+  /** One run of the scenario on `key`; false when the first run's release did not hand the key over. */
+  async function lostHandOver(key: string): Promise<boolean> {
     const engine = createEngine({ store: backend.store, coordinator: c });
     const events: ReactorEvent[] = [];
     engine.subscribe((e) => void events.push(e));
@@ -230,7 +265,7 @@ describe('in-memory hand-over (docs/decisions/043)', () => {
     const firstOut = new Promise<void>((resolve) => (leave = resolve));
     let calls = 0;
     const locked = reactor('lost-handoff')
-      .withLock({ key: () => 'acct', ttl: '10s', wait: '5s' })
+      .withLock({ key: () => key, ttl: '10s', wait: '3s' })
       .step('work', {
         run: async (_args, ctx) => {
           if (++calls === 1) {
@@ -249,31 +284,42 @@ describe('in-memory hand-over (docs/decisions/043)', () => {
     const first = engine.run(locked, {});
     await firstIn;
     const second = engine.run(locked, {});
-    await new Promise((resolve) => setTimeout(resolve, 50)); // the second run waits (and offers)
+    // The second run waits (and offers between its tries).
+    await expect.poll(() => events.some((e) => e.type === 'coordination.waiting'), { timeout: 10_000 }).toBe(true);
     // The first holder's lease lapses and another process takes the key.
-    await backend.redis.del(c.keys.lock('acct'));
-    expect((await other.coordinator.lockAcquire(request('intruder', 'acct'))).acquired).toBe(true);
+    await backend.redis.del(c.keys.lock(key));
+    expect((await other.coordinator.lockAcquire(request('intruder', key))).acquired).toBe(true);
     leave();
     const results: RunResult[] = await Promise.all([first, second]);
+    const handedOver = events.some(
+      (e) => e.type === 'coordination.released' && e.executionId === results[0]!.executionId && e.handedOver === true,
+    );
+    if (!handedOver) return false;
     expect(results[0]!.status).toBe('completed');
     expect(results[1]!.status).toBe('failed');
     expect(results[1]!.status === 'failed' && (results[1]!.error as { code?: string }).code).toBe('hold_lost');
     expect(events.some((e) => e.type === 'coordination.lost' && e.executionId === results[1]!.executionId)).toBe(true);
-    expect((await c.lockState('acct'))?.holder.owner).toBe('intruder'); // untouched by the failed hand-over
-  });
+    expect((await c.lockState(key))?.holder.owner).toBe('intruder'); // untouched by the failed hand-over
+    return true;
+  }
 });
 
 describe('grants to another process (docs/decisions/059)', () => {
+  let remote: RedisCoordinator;
+  beforeEach(() => {
+    c = patient(backend);
+    remote = patient(other);
+  });
+
   /** A waiter of `coordinator` on `key` whose retry registered its process as the next receiver. */
   async function registeredWaiter(coordinator: RedisCoordinator, owner: string, key = 'k') {
     const watch = coordinator.watch('lock', key, request(owner, key));
-    await new Promise((resolve) => setTimeout(resolve, 50)); // the channel's subscription is confirmed
+    await subscribed(coordinator);
     expect((await coordinator.lockAcquire(request(owner, key))).acquired).toBe(false); // a retry: registers
     return watch;
   }
 
   it('a plain release grants the key to the registered process, whose oldest waiter holds it with a greater token, without a try of its own', async () => {
-    const remote = other.coordinator as RedisCoordinator;
     const a = await remote.lockAcquire(request('a'));
     const watch = await registeredWaiter(c, 'b');
     const wait = watch.wait(10_000);
@@ -294,7 +340,7 @@ describe('grants to another process (docs/decisions/059)', () => {
     own.close();
     const plain = new RedisCoordinator({ redis: other.redis, prefix: c.keys.prefix, lockHandOff: false });
     const watch = plain.watch('lock', 'k', request('x'));
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await subscribed(plain);
     expect((await plain.lockAcquire(request('x'))).acquired).toBe(false);
     expect(await c.lockRelease('k', 'a')).toEqual({ released: true, nesting: 0 });
     expect(await c.lockState('k')).toBeUndefined();
@@ -303,7 +349,6 @@ describe('grants to another process (docs/decisions/059)', () => {
   });
 
   it('a grant to a process with no waiter left is handed on or freed at once; to a process that is gone, it lapses with the claim TTL', async () => {
-    const remote = other.coordinator as RedisCoordinator;
     await remote.lockAcquire(request('a'));
     const freed: string[] = [];
     c.onFreed((kind, key) => freed.push(`${kind}:${key}`));
@@ -317,7 +362,7 @@ describe('grants to another process (docs/decisions/059)', () => {
     await remote.lockAcquire(request('a2'));
     const dead = await registeredWaiter(c, 'b2');
     dead.close();
-    await backend.close(); // the registered process is gone
+    await c.close(); // the registered process is gone
     expect(await remote.lockRelease('k', 'a2')).toMatchObject({ handedOver: true });
     const state = await remote.lockState('k');
     expect(state?.holder.owner.startsWith(GRANT_PLACEHOLDER)).toBe(true);
@@ -326,6 +371,11 @@ describe('grants to another process (docs/decisions/059)', () => {
 });
 
 describe('processes queued for grants (docs/decisions/059)', () => {
+  let remote: RedisCoordinator;
+  beforeEach(() => {
+    c = patient(backend);
+    remote = patient(other);
+  });
   const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
   /** The processes queued on `key`, in grant order (their pids). */
   async function queue(key = 'k'): Promise<string[]> {
@@ -345,7 +395,6 @@ describe('processes queued for grants (docs/decisions/059)', () => {
   }
 
   it('a first refused try that waits queues its process at once, and the release grants to it', async () => {
-    const remote = other.coordinator as RedisCoordinator;
     await remote.lockAcquire(request('a'));
     expect((await c.lockAcquire(request('x'))).acquired).toBe(false); // no wait, no waiter here: nothing queued
     expect(await queue()).toEqual([]);
@@ -363,27 +412,27 @@ describe('processes queued for grants (docs/decisions/059)', () => {
     const third = createRedisBackend({ url: server.url, prefix: c.keys.prefix });
     try {
       // The holder's streak bound in time stood still: only its count ends it, however slow the machine.
-      const [pa, pb, pc] = [frozenStreaks(other), c, third.coordinator] as RedisCoordinator[];
-      await pa!.lockAcquire(request('a'));
-      const b = pb!.watch('lock', 'k', request('b'));
-      const idB = await pidOf(pb!, 'b');
-      const cc = pc!.watch('lock', 'k', request('c'));
-      const idC = await pidOf(pc!, 'c');
+      const [pa, pb, pc] = [frozenStreaks(other), c, patient(third)];
+      await pa.lockAcquire(request('a'));
+      const b = pb.watch('lock', 'k', request('b'));
+      const idB = await pidOf(pb, 'b');
+      const cc = pc.watch('lock', 'k', request('c'));
+      const idC = await pidOf(pc, 'c');
       expect(await queue()).toEqual([idB, idC]);
       const [waitB, waitC] = [b.wait(10_000), cc.wait(10_000)];
       // The holder's process hands over in memory until its streak is used up…
       for (let i = 0; i < MAX_STREAK; i++) {
-        const w = pa!.watch('lock', 'k', request(`s${i}`));
+        const w = pa.watch('lock', 'k', request(`s${i}`));
         const wait = w.wait(10_000);
-        expect(await pa!.lockRelease('k', i === 0 ? 'a' : `s${i - 1}`)).toMatchObject({ handedOver: true });
+        expect(await pa.lockRelease('k', i === 0 ? 'a' : `s${i - 1}`)).toMatchObject({ handedOver: true });
         expect((await wait)?.acquired).toBe(true);
         w.close();
       }
       expect(await queue()).toEqual([idB, idC]); // a waiter of the holder's own process does not queue
       // …then grants across processes, though a waiter of its own (a2) still waits.
-      const a2 = pa!.watch('lock', 'k', request('a2'));
+      const a2 = pa.watch('lock', 'k', request('a2'));
       const waitA2 = a2.wait(10_000);
-      expect(await pa!.lockRelease('k', `s${MAX_STREAK - 1}`)).toEqual({
+      expect(await pa.lockRelease('k', `s${MAX_STREAK - 1}`)).toEqual({
         released: true,
         nesting: 0,
         handedOver: true,
@@ -393,14 +442,14 @@ describe('processes queued for grants (docs/decisions/059)', () => {
       const queued = await queue();
       expect(queued.slice(0, 1)).toEqual([idC]);
       expect(queued).toHaveLength(2); // the releaser, whose waiter a2 still waits, queued again behind C
-      expect(await pb!.lockRelease('k', 'b')).toMatchObject({ handedOver: true });
+      expect(await pb.lockRelease('k', 'b')).toMatchObject({ handedOver: true });
       expect((await waitC)?.acquired).toBe(true);
       cc.close();
-      expect(await pc!.lockRelease('k', 'c')).toMatchObject({ handedOver: true });
+      expect(await pc.lockRelease('k', 'c')).toMatchObject({ handedOver: true });
       expect((await waitA2)?.acquired).toBe(true); // then back to the first process
       a2.close();
       expect(await queue()).toEqual([]);
-      expect(await pa!.lockRelease('k', 'a2')).toEqual({ released: true, nesting: 0 });
+      expect(await pa.lockRelease('k', 'a2')).toEqual({ released: true, nesting: 0 });
     } finally {
       await third.close();
     }
@@ -419,9 +468,8 @@ describe('processes queued for grants (docs/decisions/059)', () => {
         gate.then(() => subscribe(...channels));
       return connection;
     };
-    const late = new RedisCoordinator({ redis, prefix: c.keys.prefix });
+    const late = new RedisCoordinator({ redis, prefix: c.keys.prefix, grantWindowMs: GRANT_WINDOW_MS });
     try {
-      const remote = other.coordinator as RedisCoordinator;
       await remote.lockAcquire(request('a'));
       expect((await late.lockAcquire({ ...request('b'), waits: true })).acquired).toBe(false);
       const watch = late.watch('lock', 'k', request('b'));

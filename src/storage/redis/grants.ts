@@ -9,7 +9,7 @@
 
 /** Owner prefix of the placeholder that holds a key granted to another process until it hands it on. */
 export const GRANT_PLACEHOLDER = 'rx-grant:';
-/** How long a process stays queued for a grant after its last registration (decision 059). */
+/** How long a process stays queued for a grant after its last registration, by default (decision 059). */
 export const REGISTRATION_WINDOW_MS = 1_000;
 /** Lease of a grant to a process's placeholder, counted from the grant (decision 059). */
 export const CLAIM_TTL_MS = 2_000;
@@ -20,14 +20,21 @@ export class GrantBook {
   readonly pid: string;
   /** The owner name of this process's placeholder. */
   readonly placeholder: string;
+  /** How long this process stays queued for a grant after its last registration (ms). */
+  readonly windowMs: number;
   #seq = 0;
   readonly #registrations = new Map<string, { readonly key: string; readonly sentAt: number }>();
   readonly #offering = new Map<string, number>();
   readonly #taken = new Map<string, bigint>();
 
-  constructor(enabled: boolean) {
+  /**
+   * @param enabled - Whether this process takes grants at all (`lockHandOff`).
+   * @param windowMs - How long it stays queued after its last registration (default {@link REGISTRATION_WINDOW_MS}).
+   */
+  constructor(enabled: boolean, windowMs = REGISTRATION_WINDOW_MS) {
     this.pid = enabled ? crypto.randomUUID().slice(0, 12) : '';
     this.placeholder = `${GRANT_PLACEHOLDER}${this.pid}`;
+    this.windowMs = windowMs;
   }
 
   /** True when a waiter of this process offers to take `key` (it could take a grant now). */
@@ -52,7 +59,7 @@ export class GrantBook {
   register(key: string, sentAt: number): string {
     if (this.pid === '') return '';
     for (const [id, r] of this.#registrations)
-      if (sentAt - r.sentAt > REGISTRATION_WINDOW_MS + CLAIM_TTL_MS) this.#registrations.delete(id);
+      if (sentAt - r.sentAt > this.windowMs + CLAIM_TTL_MS) this.#registrations.delete(id);
     const id = `${++this.#seq}`;
     this.#registrations.set(id, { key, sentAt });
     return id;

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { CLAIM_TTL_MS, REGISTRATION_WINDOW_MS, type GrantBook } from '../grants.js';
+import { CLAIM_TTL_MS, type GrantBook } from '../grants.js';
 import type { HeldLocks } from '../held-locks.js';
 import type { WakeChannels } from '../wake-channels.js';
 import type { RedisContext } from './context.js';
@@ -49,7 +49,7 @@ export class GrantReceiver {
     if (this.#context.closed()) return;
     const channel = this.#context.keys.lockChannel(key);
     this.#lockChannelKeys.set(channel, key);
-    this.#channels.keep(channel, REGISTRATION_WINDOW_MS + CLAIM_TTL_MS);
+    this.#channels.keep(channel, this.#grants.windowMs + CLAIM_TTL_MS);
   }
 
   /** `channel` is no longer listened on: its registrations can no longer be answered here. */

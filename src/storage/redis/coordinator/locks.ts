@@ -11,7 +11,7 @@ import type {
   LockReleaseResult,
   LockState,
 } from '../../../ports/coordinator.js';
-import { CLAIM_TTL_MS, GRANT_PLACEHOLDER, REGISTRATION_WINDOW_MS, type GrantBook } from '../grants.js';
+import { CLAIM_TTL_MS, GRANT_PLACEHOLDER, type GrantBook } from '../grants.js';
 import type { HandOffs } from '../handoff.js';
 import { monotonic, type HeldLocks } from '../held-locks.js';
 import { scripts, type LockAcquireReply, type LockReleaseReply } from '../scripts.js';
@@ -72,7 +72,7 @@ export class RedisLocks {
       holder.step ?? '',
       this.#grants.pid,
       registration,
-      REGISTRATION_WINDOW_MS,
+      this.#grants.windowMs,
       request.unfenced === true ? '1' : '',
     ];
     const lockKeys = [this.#context.keys.lock(key), this.#context.keys.lockFence(key)];
@@ -118,7 +118,7 @@ export class RedisLocks {
       CLAIM_TTL_MS,
       GRANT_PLACEHOLDER,
       requeue,
-      REGISTRATION_WINDOW_MS,
+      this.#grants.windowMs,
     ];
     const lockKeys = [this.#context.keys.lock(key), this.#context.keys.lockFence(key)];
     let reply: LockReleaseReply;
