@@ -2,7 +2,7 @@
  * The Postgres fan-out ledger: one row per map in `fanout_ledgers`, one per settled element in
  * `fanout_elements`, changed only by the `fanout_*` functions of migration 4, each one call that
  * locks the map's row: settlements from any number of workers are counted once and claim
- * distinct elements (docs/decisions/132).
+ * distinct elements (docs/decisions/130).
  *
  * @module
  */

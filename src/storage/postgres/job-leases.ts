@@ -2,7 +2,7 @@
  * {@link JobLeases} on PostgreSQL: a worker's entry into a job and its fenced writes, each one
  * call of a function of migration 3 (`job_enter`, `job_leave`, `job_save_fenced`): the liveness
  * lease is the coordinator's lock (`coord_locks`), the record is the store's row, and each check
- * and write happen in one statement (docs/decisions/132).
+ * and write happen in one statement (docs/decisions/130).
  *
  * @module
  */

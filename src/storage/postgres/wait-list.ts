@@ -3,7 +3,7 @@
  * place a number from one sequence. `add` and `shift` are the `wait_list_add` and
  * `wait_list_shift` functions; `remove` and `list` are one plain statement each. A waiter
  * expires `ttlMs` after it was added (its execution wakes by its fallback job anyway)
- * (docs/decisions/132).
+ * (docs/decisions/130).
  *
  * @module
  */

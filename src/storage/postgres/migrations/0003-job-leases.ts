@@ -1,7 +1,7 @@
 /**
  * Migration 3, `job-leases`: the two moments of a worker's job that touch both the execution rows
  * and the coordinator's locks (the JobLeases port), each one plpgsql function, so one statement,
- * one transaction and one round trip (docs/decisions/132). No tables: they work on the tables of
+ * one transaction and one round trip (docs/decisions/130). No tables: they work on the tables of
  * migrations 1 and 2, through their functions (`save_execution`, `coord_lock_acquire`,
  * `coord_lock_release`), so a lease taken here is the coordinator's lock and a record written here
  * is the store's.

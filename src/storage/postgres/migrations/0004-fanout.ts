@@ -1,7 +1,7 @@
 /**
  * Migration 4, `fanout`: the ledgers of fan-out maps (the FanOutLedger port) — one row per map
  * with its counters, one row per settled element — and one plpgsql function per transition, each
- * with a header naming its arguments, results and errors (docs/decisions/132).
+ * with a header naming its arguments, results and errors (docs/decisions/130).
  *
  * Every transition locks the map's row first (`FOR UPDATE`), so settlements from any number of
  * workers are counted once and claim distinct elements. A ledger lives `p_ttl_ms` after its last

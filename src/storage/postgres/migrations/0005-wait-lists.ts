@@ -2,7 +2,7 @@
  * Migration 5, `wait-lists`: the executions parked on a key, in the order they parked (the
  * WaitList port), one row per waiter, and one plpgsql function per transition that needs more
  * than a plain statement, each with a header naming its arguments, results and errors
- * (docs/decisions/132). A waiter lives `p_ttl_ms` after it was added (database clock); an
+ * (docs/decisions/130). A waiter lives `p_ttl_ms` after it was added (database clock); an
  * expired waiter is skipped by every read and deleted in batches by later adds.
  *
  * @module
