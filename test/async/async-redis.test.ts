@@ -15,13 +15,17 @@ import { createRedisRuntime, type RedisRuntime } from '../../src/bullmq.js';
 import { reactor, type ReactorEvent } from '../../src/index.js';
 import { toBullmqJobId } from '../../src/queue/job-id.js';
 import { createRedisBackend, type RedisBackend } from '../../src/storage/redis/index.js';
-import { spawnJsonChild, type JsonChild } from '../support/json-child.js';
+import { CHILD_LINE_TIMEOUT_MS, spawnJsonChild, type JsonChild } from '../support/json-child.js';
 import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
 import { eventsOf, gate, until, untilStatus } from '../background/helpers.js';
 import { asyncReactors } from './fixtures/async-reactors.js';
 
 const WORKER = fileURLToPath(new URL('./fixtures/async-worker-process.ts', import.meta.url));
 const QUEUE_NAME = 'ts-reactor';
+/** The park fallback: out of reach of every wait here, so a parked run ends only by a real wake-up. */
+const FALLBACK_MS = 600_000;
+/** How long an outcome is waited for: a deadline for a loaded machine, not a bound. */
+const WAIT_MS = 90_000;
 
 let server: RedisServerHandle;
 const closers: (() => Promise<unknown>)[] = [];
@@ -45,7 +49,7 @@ function scenario(
     url: server.url,
     prefix,
     reactors,
-    background: { workerWaitMs: 0, parkFallbackMs: 20_000, ...background },
+    background: { workerWaitMs: 0, parkFallbackMs: FALLBACK_MS, ...background },
   });
   const backend = createRedisBackend({ url: server.url, prefix });
   const queue = new Queue(QUEUE_NAME, { connection: { url: server.url }, prefix });
@@ -104,7 +108,7 @@ describe('scenario 19 on Redis: a refused hand-off queues nothing', () => {
     const s = scenario('r19w', [guarded]);
     const worker = s.runtime.startWorker({ concurrency: 2 });
     const started = await s.runtime.engine.start(guarded, { account: 'a2' });
-    const done = await s.runtime.engine.wait(started.executionId, { timeoutMs: 10_000, pollMs: 20 });
+    const done = await s.runtime.engine.wait(started.executionId, { timeoutMs: WAIT_MS, pollMs: 20 });
     await worker.stop();
     expect(done).toMatchObject({
       status: 'failed',
@@ -145,7 +149,7 @@ describe('scenario 18 on Redis with a BullMQ worker', () => {
       expect(parent.status).toBe('completed');
       const parentRecord = await s.runtime.engine.store.get(parent.executionId);
       const unitId = `${parent.executionId}~ordered`;
-      await untilStatus(s.runtime.engine, unitId, 'parked', 10_000);
+      await untilStatus(s.runtime.engine, unitId, 'parked', WAIT_MS);
       const record = (await s.runtime.engine.store.get(unitId))!;
       expect(record).toMatchObject({
         parentId: parent.executionId,
@@ -153,11 +157,10 @@ describe('scenario 18 on Redis with a BullMQ worker', () => {
         background: { ordered: { key: 'ord:acct-18', nonce: 1 }, waitingFor: { primitive: 'lock', key: 'acct-18' } },
       });
       expect(await s.backend.coordinator.orderedState('ord:acct-18')).toMatchObject({ issued: 1, lastCompleted: 0 });
-      const t0 = Date.now();
       holding.open();
       expect((await held).status).toBe('completed');
-      const done = await untilStatus(s.runtime.engine, unitId, 'completed', 10_000);
-      expect(Date.now() - t0).toBeLessThan(5_000); // the fallback is 20 s: the release woke it
+      // The park fallback is out of reach (FALLBACK_MS): only the release can have woken it.
+      const done = await untilStatus(s.runtime.engine, unitId, 'completed', WAIT_MS);
       expect(done).toMatchObject({ value: 'shipped' });
       const after = (await s.runtime.engine.store.get(unitId))!;
       expect(after.background?.ordered).toBeUndefined();
@@ -165,7 +168,7 @@ describe('scenario 18 on Redis with a BullMQ worker', () => {
       expect(await s.backend.coordinator.orderedState('ord:acct-18')).toMatchObject({ drained: true });
       await until(
         async () => (await s.backend.coordinator.lockState('acct-18')) === undefined,
-        5_000,
+        WAIT_MS,
         'the lock to drain',
       );
       expect(await s.runtime.engine.store.get(parent.executionId)).toEqual(parentRecord);
@@ -191,49 +194,53 @@ describe('scenario 18 on Redis with a BullMQ worker', () => {
 });
 
 describe('real worker processes', () => {
-  test('a parent in a worker dispatches a unit (retried once, F-12) and a child execution; its reader parks and is woken across processes', async () => {
-    const { order, guarded } = asyncReactors();
-    // Strict: a 60 s park fallback and a 15 s wait, so every park must end by a real wake-up. The flake this once tolerated
-    // was the child job reaching the worker that had not dispatched it and did not know its reactor (docs/decisions/046).
-    const s = scenario('mp', [order, guarded], { parkFallbackMs: 60_000 });
-    const workers: JsonChild[] = [0, 1].map(() =>
-      spawnJsonChild(WORKER, { url: server.url, prefix: s.prefix, parkFallbackMs: 60_000 }, children),
-    );
-    await Promise.all(workers.map((w) => w.line((v) => v.ready === true, 30_000)));
-    const pids = new Set(workers.map((w) => w.pid));
-    try {
-      const started = await s.runtime.engine.start(order, { orderId: 'o-1' });
-      const done = await s.runtime.engine.wait(started.executionId, { timeoutMs: 15_000, pollMs: 20 });
-      expect(done?.status).toBe('completed');
-      if (done?.status !== 'completed') return;
-      const value = done.value as {
-        reserve: number;
-        ship: number;
-        shipAttempt: number;
-        label: string;
-        labelPid: number;
-        done: number;
-      };
-      expect(value).toMatchObject({ shipAttempt: 2, label: 'L-o-1' });
-      for (const pid of [value.reserve, value.ship, value.labelPid, value.done]) expect(pids.has(pid)).toBe(true);
-      const trace: readonly ReactorEvent[] = done.trace;
-      expect(
-        eventsOf(trace, 'async.dispatched')
-          .map((e) => e.kind)
-          .sort(),
-      ).toEqual(['reactor', 'step']);
-      expect(eventsOf(trace, 'async.waiting').filter((e) => e.mode === 'park').length).toBeGreaterThanOrEqual(1);
-      expect(eventsOf(trace, 'run.woken').filter((e) => e.primitive === 'async').length).toBeGreaterThanOrEqual(1);
-      const unit = (await s.runtime.engine.store.get(`${started.executionId}~ship`))!;
-      expect(unit.status).toBe('completed');
-      expect(eventsOf(unit.trace ?? [], 'async.retrying')).toMatchObject([
-        { attempt: 2, error: { message: 'carrier flaky' } },
-      ]);
-      const child = (await s.runtime.engine.store.get(`${started.executionId}~label`))!;
-      expect(child).toMatchObject({ reactor: 'mp-label', status: 'completed', parentId: started.executionId });
-    } finally {
-      for (const w of workers) w.child.kill('SIGTERM');
-      await Promise.all(workers.map((w) => w.exited));
-    }
-  }, 60_000);
+  test(
+    'a parent in a worker dispatches a unit (retried once, F-12) and a child execution; its reader parks and is woken across processes',
+    async () => {
+      const { order, guarded } = asyncReactors();
+      // Strict: a park fallback out of reach of the wait, so every park must end by a real wake-up. The flake this once tolerated
+      // was the child job reaching the worker that had not dispatched it and did not know its reactor (docs/decisions/046).
+      const s = scenario('mp', [order, guarded], { parkFallbackMs: FALLBACK_MS });
+      const workers: JsonChild[] = [0, 1].map(() =>
+        spawnJsonChild(WORKER, { url: server.url, prefix: s.prefix, parkFallbackMs: FALLBACK_MS }, children),
+      );
+      await Promise.all(workers.map((w) => w.line((v) => v.ready === true)));
+      const pids = new Set(workers.map((w) => w.pid));
+      try {
+        const started = await s.runtime.engine.start(order, { orderId: 'o-1' });
+        const done = await s.runtime.engine.wait(started.executionId, { timeoutMs: WAIT_MS, pollMs: 20 });
+        expect(done?.status).toBe('completed');
+        if (done?.status !== 'completed') return;
+        const value = done.value as {
+          reserve: number;
+          ship: number;
+          shipAttempt: number;
+          label: string;
+          labelPid: number;
+          done: number;
+        };
+        expect(value).toMatchObject({ shipAttempt: 2, label: 'L-o-1' });
+        for (const pid of [value.reserve, value.ship, value.labelPid, value.done]) expect(pids.has(pid)).toBe(true);
+        const trace: readonly ReactorEvent[] = done.trace;
+        expect(
+          eventsOf(trace, 'async.dispatched')
+            .map((e) => e.kind)
+            .sort(),
+        ).toEqual(['reactor', 'step']);
+        expect(eventsOf(trace, 'async.waiting').filter((e) => e.mode === 'park').length).toBeGreaterThanOrEqual(1);
+        expect(eventsOf(trace, 'run.woken').filter((e) => e.primitive === 'async').length).toBeGreaterThanOrEqual(1);
+        const unit = (await s.runtime.engine.store.get(`${started.executionId}~ship`))!;
+        expect(unit.status).toBe('completed');
+        expect(eventsOf(unit.trace ?? [], 'async.retrying')).toMatchObject([
+          { attempt: 2, error: { message: 'carrier flaky' } },
+        ]);
+        const child = (await s.runtime.engine.store.get(`${started.executionId}~label`))!;
+        expect(child).toMatchObject({ reactor: 'mp-label', status: 'completed', parentId: started.executionId });
+      } finally {
+        for (const w of workers) w.child.kill('SIGTERM');
+        await Promise.all(workers.map((w) => w.exited));
+      }
+    },
+    CHILD_LINE_TIMEOUT_MS + 2 * WAIT_MS,
+  );
 });

@@ -13,10 +13,15 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createRedisRuntime, type RedisRuntime } from '../../src/bullmq.js';
-import { spawnJsonChild, type JsonChild } from '../support/json-child.js';
+import { CHILD_LINE_TIMEOUT_MS, spawnJsonChild, type JsonChild } from '../support/json-child.js';
 import { useRedisServer } from '../support/use-redis-server.js';
 import { until } from '../background/helpers.js';
-import { cascadeReactors } from './fixtures/cascade-reactors.js';
+import { CASCADE_DEADLINE_MS, cascadeReactors } from './fixtures/cascade-reactors.js';
+
+/** How long a step of the scenario is waited for: a deadline for a loaded machine, not a bound. */
+const WAIT_MS = CHILD_LINE_TIMEOUT_MS;
+/** A test's own deadline: the workers' start, the run to its holding point, the deadline, the ends. */
+const TEST_TIMEOUT_MS = 4 * WAIT_MS + CASCADE_DEADLINE_MS;
 
 const WORKER = fileURLToPath(new URL('./fixtures/cascade-worker-process.ts', import.meta.url));
 const server = useRedisServer();
@@ -55,7 +60,7 @@ async function scenario(name: string): Promise<Scenario> {
   const runtime = createRedisRuntime({ url: server.url, prefix, reactors: [parent, deadlined, retrying] });
   closers.push(() => runtime.close());
   const workers = [0, 1].map(() => spawnJsonChild(WORKER, { url: server.url, prefix, log }, children));
-  await Promise.all(workers.map((w) => w.line((v) => v.ready === true, 30_000)));
+  await Promise.all(workers.map((w) => w.line((v) => v.ready === true)));
   return { runtime, reactors, workers, log };
 }
 
@@ -79,69 +84,81 @@ const holding = async (log: string): Promise<boolean> =>
   (await entries(log)).filter((e) => e.endsWith('.holding')).length === 4;
 
 describe('cancel cascades on Redis, two worker processes', () => {
-  test('cancel of a parent with 3 running children: all end cancelled, the children rolled back first', async () => {
-    const s = await scenario('cc');
-    const { parent } = s.reactors;
-    const started = await s.runtime.engine.start(parent, {});
-    await until(() => holding(s.log), 20_000, 'parent and 3 children holding');
-    const ids = ['c1', 'c2', 'c3'].map((c) => `${started.executionId}~${c}`);
-    for (const id of ids) expect((await s.runtime.engine.result(id))?.status).not.toBe('cancelled');
-    await s.runtime.engine.cancel(started.executionId, { reason: 'the customer withdrew the order' });
-    // Each reason travels with its cancel to the worker process that runs the execution (decision 106).
-    expect(await s.runtime.engine.wait(started.executionId, { timeoutMs: 20_000, pollMs: 20 })).toMatchObject({
-      status: 'cancelled',
-      reason: 'the customer withdrew the order',
-    });
-    for (const id of ids)
-      expect(await s.runtime.engine.wait(id, { timeoutMs: 5_000, pollMs: 20 })).toMatchObject({
+  test(
+    'cancel of a parent with 3 running children: all end cancelled, the children rolled back first',
+    async () => {
+      const s = await scenario('cc');
+      const { parent } = s.reactors;
+      const started = await s.runtime.engine.start(parent, {});
+      await until(() => holding(s.log), WAIT_MS, 'parent and 3 children holding');
+      const ids = ['c1', 'c2', 'c3'].map((c) => `${started.executionId}~${c}`);
+      for (const id of ids) expect((await s.runtime.engine.result(id))?.status).not.toBe('cancelled');
+      await s.runtime.engine.cancel(started.executionId, { reason: 'the customer withdrew the order' });
+      // Each reason travels with its cancel to the worker process that runs the execution (decision 106).
+      expect(await s.runtime.engine.wait(started.executionId, { timeoutMs: WAIT_MS, pollMs: 20 })).toMatchObject({
         status: 'cancelled',
-        reason: `its parent ${started.executionId} was cancelled`,
+        reason: 'the customer withdrew the order',
       });
-    expectChildrenFirst(await entries(s.log));
-    const trace = (await s.runtime.engine.result(started.executionId))?.trace ?? [];
-    const cascaded = trace.filter((e) => e.type === 'async.child_cancelled');
-    expect(cascaded.map((e) => (e.type === 'async.child_cancelled' ? e.status : '')).sort()).toEqual([
-      'cancelled',
-      'cancelled',
-      'cancelled',
-    ]);
-    // Every step ran in the worker processes.
-    const pids = new Set((await redis.lrange(s.log, 0, -1)).map((line) => line.split(' ')[0]));
-    expect([...pids].every((pid) => s.workers.some((w) => String(w.pid) === pid))).toBe(true);
-  });
+      for (const id of ids)
+        expect(await s.runtime.engine.wait(id, { timeoutMs: WAIT_MS, pollMs: 20 })).toMatchObject({
+          status: 'cancelled',
+          reason: `its parent ${started.executionId} was cancelled`,
+        });
+      expectChildrenFirst(await entries(s.log));
+      const trace = (await s.runtime.engine.result(started.executionId))?.trace ?? [];
+      const cascaded = trace.filter((e) => e.type === 'async.child_cancelled');
+      expect(cascaded.map((e) => (e.type === 'async.child_cancelled' ? e.status : '')).sort()).toEqual([
+        'cancelled',
+        'cancelled',
+        'cancelled',
+      ]);
+      // Every step ran in the worker processes.
+      const pids = new Set((await redis.lrange(s.log, 0, -1)).map((line) => line.split(' ')[0]));
+      expect([...pids].every((pid) => s.workers.some((w) => String(w.pid) === pid))).toBe(true);
+    },
+    TEST_TIMEOUT_MS,
+  );
 
-  test('a parent queued between its jobs is cancelled by the operator: its children in the workers first', async () => {
-    const s = await scenario('cq');
-    const { retrying } = s.reactors;
-    const started = await s.runtime.engine.start(retrying, {});
-    await until(
-      async () =>
-        (await entries(s.log)).filter((e) => e === 'child.holding').length === 3 &&
-        (await s.runtime.engine.result(started.executionId))?.status === 'queued',
-      20_000,
-      '3 children holding, the parent waiting for its retry',
-    );
-    const cancelled = await s.runtime.engine.cancel(started.executionId); // rolled back in this process
-    expect(cancelled.status).toBe('cancelled');
-    for (const c of ['c1', 'c2', 'c3'])
-      expect(await s.runtime.engine.result(`${started.executionId}~${c}`)).toMatchObject({
-        status: 'cancelled',
-        reason: `its parent ${started.executionId} was cancelled`,
-      });
-    expectChildrenFirst(await entries(s.log));
-  });
+  test(
+    'a parent queued between its jobs is cancelled by the operator: its children in the workers first',
+    async () => {
+      const s = await scenario('cq');
+      const { retrying } = s.reactors;
+      const started = await s.runtime.engine.start(retrying, {});
+      await until(
+        async () =>
+          (await entries(s.log)).filter((e) => e === 'child.holding').length === 3 &&
+          (await s.runtime.engine.result(started.executionId))?.status === 'queued',
+        WAIT_MS,
+        '3 children holding, the parent waiting for its retry',
+      );
+      const cancelled = await s.runtime.engine.cancel(started.executionId); // rolled back in this process
+      expect(cancelled.status).toBe('cancelled');
+      for (const c of ['c1', 'c2', 'c3'])
+        expect(await s.runtime.engine.result(`${started.executionId}~${c}`)).toMatchObject({
+          status: 'cancelled',
+          reason: `its parent ${started.executionId} was cancelled`,
+        });
+      expectChildrenFirst(await entries(s.log));
+    },
+    TEST_TIMEOUT_MS,
+  );
 
-  test("the parent's deadline cascades the same way", async () => {
-    const s = await scenario('cd');
-    const { deadlined } = s.reactors;
-    const started = await s.runtime.engine.start(deadlined, {});
-    await until(() => holding(s.log), 20_000, 'parent and 3 children holding');
-    const done = await s.runtime.engine.wait(started.executionId, { timeoutMs: 20_000, pollMs: 20 });
-    expect(done).toMatchObject({ status: 'cancelled', cause: { code: 'deadline_exceeded' } });
-    for (const c of ['c1', 'c2', 'c3'])
-      expect(
-        await s.runtime.engine.wait(`${started.executionId}~${c}`, { timeoutMs: 5_000, pollMs: 20 }),
-      ).toMatchObject({ status: 'cancelled' });
-    expectChildrenFirst(await entries(s.log));
-  });
+  test(
+    "the parent's deadline cascades the same way",
+    async () => {
+      const s = await scenario('cd');
+      const { deadlined } = s.reactors;
+      const started = await s.runtime.engine.start(deadlined, {});
+      await until(() => holding(s.log), WAIT_MS, 'parent and 3 children holding');
+      const done = await s.runtime.engine.wait(started.executionId, { timeoutMs: WAIT_MS, pollMs: 20 });
+      expect(done).toMatchObject({ status: 'cancelled', cause: { code: 'deadline_exceeded' } });
+      for (const c of ['c1', 'c2', 'c3'])
+        expect(
+          await s.runtime.engine.wait(`${started.executionId}~${c}`, { timeoutMs: WAIT_MS, pollMs: 20 }),
+        ).toMatchObject({ status: 'cancelled' });
+      expectChildrenFirst(await entries(s.log));
+    },
+    TEST_TIMEOUT_MS,
+  );
 });

@@ -8,7 +8,7 @@ import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createRedisRuntime } from '../../src/bullmq.js';
-import { spawnJsonChild } from '../support/json-child.js';
+import { CHILD_LINE_TIMEOUT_MS, spawnJsonChild } from '../support/json-child.js';
 import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
 import { eventsOf, until } from '../background/helpers.js';
 import { CRASH_RUNTIME, crashReactor } from './fixtures/compensate-crash.js';
@@ -32,7 +32,7 @@ afterAll(async () => {
 describe('a worker dies mid-compensate of a unit', () => {
   test(
     'SIGKILL during the compensate: the redelivered unit ends failed (async_unit_interrupted) and the compensate is not repeated',
-    { timeout: 30_000 },
+    { timeout: 3 * CHILD_LINE_TIMEOUT_MS },
     async () => {
       const prefix = `crash${Date.now()}`;
       const rescued: string[] = [];
@@ -44,7 +44,7 @@ describe('a worker dies mid-compensate of a unit', () => {
       });
       closers.push(() => runtime.close());
       const victim = spawnJsonChild(VICTIM, { url: server.url, prefix }, children);
-      await victim.line((v) => v.ready === true, 20_000);
+      await victim.line((v) => v.ready === true);
 
       // The dispatcher runs here (nobody reads the unit, so it completes at once); the victim takes the unit's job.
       const parent = await runtime.engine.run(
@@ -53,7 +53,7 @@ describe('a worker dies mid-compensate of a unit', () => {
       );
       expect(parent.status).toBe('completed');
       const unitId = `${parent.executionId}~charge`;
-      await victim.line((v) => v.compensating === unitId, 15_000);
+      await victim.line((v) => v.compensating === unitId);
       expect((await runtime.engine.store.get(unitId))?.status).toBe('rolling_back');
 
       victim.child.kill('SIGKILL');
@@ -65,7 +65,7 @@ describe('a worker dies mid-compensate of a unit', () => {
           const r = await runtime.engine.store.get(unitId);
           return r?.status === 'failed' ? r : undefined;
         },
-        15_000,
+        CHILD_LINE_TIMEOUT_MS,
         'the redelivered unit to end',
       );
       expect(record.error).toMatchObject({ code: 'async_unit_interrupted', details: { unitId } });

@@ -316,15 +316,27 @@ describe('in process', () => {
   test('dashboard serves the pages over Redis on the given port until stopped', async () => {
     const stop = new AbortController();
     const out: string[] = [];
+    const err: string[] = [];
+    let listening!: (line: string) => void;
+    const listeningLine = new Promise<string>((resolve) => (listening = resolve));
     const running = runDashboardCommand(
       ['--port', '0', '--read-only', '--base-path', '/ops', ...target()],
-      { out: (l) => out.push(l), err: () => undefined },
+      {
+        out: (l) => {
+          out.push(l);
+          if (l.includes('listening on')) listening(l);
+        },
+        err: (l) => err.push(l),
+      },
       { stop: stop.signal, signals: [] },
     );
-    const deadline = Date.now() + 10_000;
-    while (!out.some((l) => l.includes('listening on')) && Date.now() < deadline)
-      await new Promise((r) => setTimeout(r, 20));
-    const url = /listening on (\S+)/.exec(out.join('\n'))?.[1];
+    // Waits for the line itself (the test's timeout is the deadline); an early exit fails with its output.
+    const line = await Promise.race([
+      listeningLine,
+      running.then((code) => `exited ${code} before listening: ${[...out, ...err].join('\n')}`),
+    ]);
+    const url = /listening on (\S+)/.exec(line)?.[1];
+    expect(url, line).toBeDefined();
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/ops\/executions$/);
     const list = await (await fetch(url!)).text();
     expect(list).toContain('exec-waiter');

@@ -50,7 +50,7 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 export const wallTime: ContractTime = {
   now: () => Date.now(),
   elapse: sleep,
-  async until(probe, what, timeoutMs = 30_000) {
+  async until(probe, what, timeoutMs = 90_000) {
     const deadline = Date.now() + timeoutMs;
     while (!(await probe())) {
       if (Date.now() > deadline) throw new Error(`${what}: not so within ${timeoutMs} ms`);
@@ -118,7 +118,7 @@ export async function bullmqBackend(target: BullmqTarget): Promise<QueueContract
           held.child.stdin?.write('release\n');
           // BullMQ refuses to finish a job whose lock another worker holds now: `Missing lock for job
           // <id>. moveToFinished` or `Lock mismatch for job <id>. Cmd moveToFinished …`.
-          await held.line((l) => typeof l['error'] === 'string' && /lock .*moveToFinished/i.test(l['error']), 30_000);
+          await held.line((l) => typeof l['error'] === 'string' && /lock .*moveToFinished/i.test(l['error']));
         },
       };
     },

@@ -11,10 +11,15 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, test } from 'vitest';
 import { createRedisRuntime } from '../../src/bullmq.js';
 import { greet } from '../cli/fixtures/worker-reactors.js';
+import { CHILD_LINE_TIMEOUT_MS } from '../support/json-child.js';
 import { useRedisServer } from '../support/use-redis-server.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const fixture = fileURLToPath(new URL('../cli/fixtures/worker-reactors.ts', import.meta.url));
+/** How long a stop may take before it counts as a hang: generous, for a loaded machine. */
+const EXIT_BOUND_MS = 90_000;
+/** A test's own deadline: the worker's start, one execution, the outage and the stop's bound. */
+const TEST_TIMEOUT_MS = CHILD_LINE_TIMEOUT_MS + 2 * EXIT_BOUND_MS + 60_000;
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface Spawned {
@@ -36,7 +41,7 @@ function spawnWorker(url: string, prefix: string): Spawned {
   return { child, stdout: () => out, exited };
 }
 
-async function until(what: string, check: () => boolean, timeoutMs = 30_000): Promise<void> {
+async function until(what: string, check: () => boolean, timeoutMs = CHILD_LINE_TIMEOUT_MS): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!check()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
@@ -59,7 +64,7 @@ async function workingWorker(url: string, prefix: string): Promise<Spawned> {
   const producer = createRedisRuntime({ url, prefix, reactors: [greet] });
   try {
     const { executionId } = await producer.engine.start(greet, { name: 'a' });
-    expect((await producer.engine.wait(executionId, { timeoutMs: 20_000 })).status).toBe('completed');
+    expect((await producer.engine.wait(executionId, { timeoutMs: 90_000 })).status).toBe('completed');
   } finally {
     await producer.close();
   }
@@ -69,46 +74,58 @@ async function workingWorker(url: string, prefix: string): Promise<Spawned> {
 describe('a worker stopped during or just after a Redis outage', () => {
   const redis = useRedisServer();
 
-  test('SIGTERM while Redis is down: the worker process exits 0 on the first signal', async () => {
-    const worker = await workingWorker(redis.url, 'close-down');
-    await redis.handle.stop();
-    try {
-      await sleep(2_500); // its connections fail, and wait between reconnection attempts
+  test(
+    'SIGTERM while Redis is down: the worker process exits 0 on the first signal',
+    async () => {
+      const worker = await workingWorker(redis.url, 'close-down');
+      await redis.handle.stop();
+      try {
+        await sleep(2_500); // its connections fail, and wait between reconnection attempts
+        worker.child.kill('SIGTERM');
+        // A hang is what is tested; the bound is generous.
+        expect(await exitWithin(worker, EXIT_BOUND_MS), worker.stdout()).toBe(0);
+        expect(worker.stdout()).toContain('ts-reactor worker: stopped');
+      } finally {
+        await redis.handle.restart();
+      }
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  test(
+    'SIGTERM right after a long outage ended: the worker process exits 0 on the first signal',
+    async () => {
+      const worker = await workingWorker(redis.url, 'close-after');
+      await redis.handle.stop();
+      await sleep(12_000); // long enough for BullMQ's reconnection delays to have grown past seconds
+      await redis.handle.restart();
       worker.child.kill('SIGTERM');
-      // A hang is what is tested; the bound is generous.
-      expect(await exitWithin(worker, 30_000), worker.stdout()).toBe(0);
+      expect(await exitWithin(worker, EXIT_BOUND_MS), worker.stdout()).toBe(0);
       expect(worker.stdout()).toContain('ts-reactor worker: stopped');
-    } finally {
-      await redis.handle.restart();
-    }
-  }, 90_000);
+    },
+    TEST_TIMEOUT_MS,
+  );
 
-  test('SIGTERM right after a long outage ended: the worker process exits 0 on the first signal', async () => {
-    const worker = await workingWorker(redis.url, 'close-after');
-    await redis.handle.stop();
-    await sleep(12_000); // long enough for BullMQ's reconnection delays to have grown past seconds
-    await redis.handle.restart();
-    worker.child.kill('SIGTERM');
-    expect(await exitWithin(worker, 30_000), worker.stdout()).toBe(0);
-    expect(worker.stdout()).toContain('ts-reactor worker: stopped');
-  }, 90_000);
-
-  test('a worker in this process closes while Redis is down', async () => {
-    const runtime = createRedisRuntime({ url: redis.url, prefix: 'close-inproc', reactors: [greet] });
-    const worker = runtime.startWorker({ concurrency: 2 });
-    const { executionId } = await runtime.engine.start(greet, { name: 'b' });
-    expect((await runtime.engine.wait(executionId, { timeoutMs: 20_000 })).status).toBe('completed');
-    await redis.handle.stop();
-    try {
-      await sleep(2_500);
-      const closed = await Promise.race([
-        worker.close().then(() => 'closed' as const),
-        sleep(30_000).then(() => 'still closing' as const),
-      ]);
-      expect(closed).toBe('closed');
-    } finally {
-      await redis.handle.restart();
-      await runtime.close();
-    }
-  }, 90_000);
+  test(
+    'a worker in this process closes while Redis is down',
+    async () => {
+      const runtime = createRedisRuntime({ url: redis.url, prefix: 'close-inproc', reactors: [greet] });
+      const worker = runtime.startWorker({ concurrency: 2 });
+      const { executionId } = await runtime.engine.start(greet, { name: 'b' });
+      expect((await runtime.engine.wait(executionId, { timeoutMs: 90_000 })).status).toBe('completed');
+      await redis.handle.stop();
+      try {
+        await sleep(2_500);
+        const closed = await Promise.race([
+          worker.close().then(() => 'closed' as const),
+          sleep(EXIT_BOUND_MS).then(() => 'still closing' as const),
+        ]);
+        expect(closed).toBe('closed');
+      } finally {
+        await redis.handle.restart();
+        await runtime.close();
+      }
+    },
+    TEST_TIMEOUT_MS,
+  );
 });

@@ -7,32 +7,53 @@
  * `engine.wait` of a vanished execution rejects at once with `execution_not_found`.
  */
 import { describe, expect, it } from 'vitest';
+import { CHILD_LINE_TIMEOUT_MS } from '../support/json-child.js';
 import { runRestartExperiment } from './support/restart-experiment.js';
 
+/** A test's own deadline: the workers' start, the run, the outage and the settle time (150 s), with room. */
+const TEST_TIMEOUT_MS = CHILD_LINE_TIMEOUT_MS + 300_000;
+
 describe('a Redis kill -9 and restart in the middle of a run', () => {
-  it('AOF always: 0 failed, 0 lost, 0 stuck', async () => {
-    const outcome = await runRestartExperiment({ persistence: 'aof', executions: 120, stepMs: 100, killAfterMs: 300 });
-    expect(outcome.inFlight).toBeGreaterThan(0);
-    expect(outcome).toMatchObject({ failed: 0, lost: 0, stuck: 0, completed: 120, overlaps: 0, warnings: [] });
-  }, 90_000);
+  it(
+    'AOF always: 0 failed, 0 lost, 0 stuck',
+    async () => {
+      const outcome = await runRestartExperiment({
+        persistence: 'aof',
+        executions: 120,
+        stepMs: 100,
+        killAfterMs: 300,
+      });
+      expect(outcome.inFlight).toBeGreaterThan(0);
+      expect(outcome).toMatchObject({ failed: 0, lost: 0, stuck: 0, completed: 120, overlaps: 0, warnings: [] });
+    },
+    TEST_TIMEOUT_MS,
+  );
 
-  it('AOF everysec: 0 failed, 0 stuck; anything lost was acknowledged < 1 s before the crash', async () => {
-    const outcome = await runRestartExperiment({
-      persistence: 'aof-everysec',
-      executions: 120,
-      stepMs: 100,
-      killAfterMs: 300,
-    });
-    expect(outcome).toMatchObject({ failed: 0, stuck: 0, overlaps: 0 });
-    expect(outcome.lost).toBe(outcome.lostRecent);
-    expect(outcome.completed + outcome.lost).toBe(120);
-  }, 90_000);
+  it(
+    'AOF everysec: 0 failed, 0 stuck; anything lost was acknowledged < 1 s before the crash',
+    async () => {
+      const outcome = await runRestartExperiment({
+        persistence: 'aof-everysec',
+        executions: 120,
+        stepMs: 100,
+        killAfterMs: 300,
+      });
+      expect(outcome).toMatchObject({ failed: 0, stuck: 0, overlaps: 0 });
+      expect(outcome.lost).toBe(outcome.lostRecent);
+      expect(outcome.completed + outcome.lost).toBe(120);
+    },
+    TEST_TIMEOUT_MS,
+  );
 
-  it('no persistence: a start-up warning, and waiting on a vanished execution rejects at once', async () => {
-    const outcome = await runRestartExperiment({ persistence: 'none', executions: 60, settleMs: 10_000 });
-    expect(outcome.warnings.join(' ')).toMatch(/persistence is off/);
-    expect(outcome).toMatchObject({ failed: 0, stuck: 0 });
-    expect(outcome.lost).toBeGreaterThan(0);
-    expect(outcome.waitOfLost).toBe('execution_not_found');
-  }, 90_000);
+  it(
+    'no persistence: a start-up warning, and waiting on a vanished execution rejects at once',
+    async () => {
+      const outcome = await runRestartExperiment({ persistence: 'none', executions: 60, settleMs: 60_000 });
+      expect(outcome.warnings.join(' ')).toMatch(/persistence is off/);
+      expect(outcome).toMatchObject({ failed: 0, stuck: 0 });
+      expect(outcome.lost).toBeGreaterThan(0);
+      expect(outcome.waitOfLost).toBe('execution_not_found');
+    },
+    TEST_TIMEOUT_MS,
+  );
 });

@@ -65,7 +65,7 @@ export async function runRestartExperiment(spec: RestartExperiment): Promise<Res
     stepMs = 40,
     killAfterMs = 600,
     downMs = 3_000,
-    settleMs = 40_000,
+    settleMs = 150_000,
   } = spec;
   const server = await startRedisServer({ persistence });
   const children = new Set<ChildProcess>();
@@ -78,7 +78,7 @@ export async function runRestartExperiment(spec: RestartExperiment): Promise<Res
     const workers: JsonChild[] = [];
     for (let i = 0; i < 2; i++)
       workers.push(spawnJsonChild(WORKER, { url: server.url, prefix, concurrency: 16 }, children));
-    await Promise.all(workers.map((w) => w.line((l) => l.ready === true, 60_000)));
+    await Promise.all(workers.map((w) => w.line((l) => l.ready === true)));
 
     const acked = new Map<string, number>();
     await Promise.all(
@@ -123,7 +123,7 @@ export async function runRestartExperiment(spec: RestartExperiment): Promise<Res
     const lostIds = [...final].filter(([, s]) => s === 'lost').map(([id]) => id);
     let waitOfLost: RestartOutcome['waitOfLost'] = 'none_lost';
     if (lostIds[0] !== undefined) {
-      waitOfLost = await runtime.engine.wait(lostIds[0], { timeoutMs: 5_000 }).then(
+      waitOfLost = await runtime.engine.wait(lostIds[0], { timeoutMs: 60_000 }).then(
         () => 'other' as const,
         (error: unknown) =>
           (error as { code?: string }).code === 'execution_not_found' ? 'execution_not_found' : 'other',
