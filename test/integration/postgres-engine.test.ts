@@ -1,10 +1,12 @@
 /**
  * An engine over the PostgreSQL store: a run's record is written and read back through the
- * database, an idempotent repeat replays the first run, and `engine.list` finds it by tag.
+ * database, an idempotent repeat replays the first run, and `engine.list` finds it by tag; an
+ * execution that finished a month ago (on the engine's manual clock) is still kept and found.
  */
 import { describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { createEngine, reactor } from '../../src/index.js';
+import { ManualClock } from '../../src/testing/clock.js';
 import { PostgresStore } from '../../src/storage/postgres/store.js';
 import { usePostgresServer } from '../support/use-postgres-server.js';
 
@@ -38,6 +40,34 @@ describe('an engine over the PostgreSQL store', () => {
       expect(Object.keys(record?.steps ?? {})).toEqual(['reserve', 'charge']);
       const page = await engine.list({ tags: { orderId: '1' } });
       expect(page.executions.map((e) => e.executionId)).toEqual([first.executionId]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  test('keeps history by default: an execution finished a month ago is listed, found by tag and by its time range', async () => {
+    const store = new PostgresStore({ connection: server.url, schema: 'engine_history', migrate: true });
+    try {
+      const monthAgo = Date.UTC(2026, 10, 5);
+      const clock = new ManualClock({ start: monthAgo });
+      const audit = reactor('pg-audit')
+        .input({ orderId: z.string() })
+        .step('note', { args: ($) => ({ orderId: $.input('orderId') }), run: ({ orderId }) => `noted ${orderId}` })
+        .returns('note');
+      const old = await createEngine({ store, clock }).run(audit, { orderId: 'a-1' }, { tags: { orderId: 'a-1' } });
+      expect(old.status).toBe('completed');
+      // A month later, on a new engine: nothing expired the record.
+      clock.advance(31 * 24 * 60 * 60 * 1000);
+      const engine = createEngine({ store, clock });
+      await engine.run(audit, { orderId: 'a-2' }, { tags: { orderId: 'a-2' } });
+      const byTag = await engine.list({ tags: { orderId: 'a-1' } });
+      expect(byTag.executions.map((e) => [e.executionId, e.status])).toEqual([[old.executionId, 'completed']]);
+      const inTheMonth = await engine.list({ from: monthAgo - 1, to: monthAgo + 1 });
+      expect(inTheMonth.executions.map((e) => e.executionId)).toEqual([old.executionId]);
+      expect(await store.get(old.executionId)).toMatchObject({
+        status: 'completed',
+        steps: { note: { result: 'noted a-1' } },
+      });
     } finally {
       await store.close();
     }
