@@ -67,7 +67,13 @@ describe('a frozen worker (SIGSTOP past its lease) writes nothing once it runs a
     polling = false;
     await poll;
 
-    expect(statuses).toEqual(['pending', 'running', 'completed'].slice(statuses[0] === 'pending' ? 0 : 1));
+    // Only forward steps of pending → running → completed, ending completed: nothing of W1 landed.
+    // (A poll may miss `running`: with the default checkpoint interval it may be written late or not at all.)
+    const order = ['pending', 'running', 'completed'];
+    expect(statuses.at(-1)).toBe('completed');
+    expect(statuses.map((s) => order.indexOf(s))).toEqual(
+      [...statuses.map((s) => order.indexOf(s))].sort((x, y) => x - y).filter((i) => i >= 0),
+    );
     expect(w1Exit.reason === 'lease_lost' || w1Exit.reason === 'hold_lost').toBe(true);
     expect(w1.lines((l) => l.event === 'run.stopped')).toEqual([expect.objectContaining({ reason: 'lease_lost' })]);
     expect(w1.lines((l) => l.event === 'run.failed' || l.event === 'run.completed')).toEqual([]);
