@@ -150,7 +150,10 @@ export function openBullmqQueue(
     return true;
   };
 
-  const onTime = onTimeWakes(promote);
+  // On Redis, this process promotes its delayed jobs on time (BullMQ's own wait is bounded by Redis's `hz`).
+  // BullMQ's PostgreSQL backend moves delayed jobs itself, and a promotion racing its mover may
+  // deliver a job twice: there the timers are left out.
+  const onTime = datastore.kind === 'redis' ? onTimeWakes(promote) : { watch: noop, clear: noop };
 
   return {
     async enqueue(job: ExecutionJob, enqueueOptions: EnqueueOptions): Promise<void> {
