@@ -7,6 +7,7 @@ import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { text } from '../../src/cli/demo-schema.js';
 import { reactor } from '../../src/dsl/reactor.js';
+import { RuntimeOptionError } from '../../src/errors.js';
 import { createPostgresRuntime, PostgresSchemaError, type PostgresRuntime } from '../../src/postgres.js';
 import { postgresBackendFactory } from '../../src/queue/bullmq-postgres.js';
 import { usePostgresServer } from '../support/use-postgres-server.js';
@@ -63,5 +64,21 @@ describe.skipIf(postgresBackendFactory() === undefined)('createPostgresRuntime',
     } finally {
       await client.end();
     }
+  });
+});
+
+// The leg on BullMQ 5 (no PostgreSQL backend there): the runtime is refused before anything opens.
+describe.runIf(postgresBackendFactory() === undefined)('createPostgresRuntime on BullMQ 5', () => {
+  it('is refused with a RuntimeOptionError naming bullmq, and opens nothing', async () => {
+    let caught: unknown;
+    try {
+      const runtime = createPostgresRuntime({ connection: 'postgres://postgres@127.0.0.1:1/none', reactors: [greet] });
+      opened.push(runtime);
+      await runtime.ready();
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(RuntimeOptionError);
+    expect((caught as RuntimeOptionError).details).toMatchObject({ option: 'bullmq' });
   });
 });
