@@ -336,10 +336,10 @@ export class RedisCoordinator
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    const subscriber = this.#channels.close();
+    const subscribers = this.#channels.close();
     const cancels = this.#cancels.close();
     await Promise.all([
-      subscriber ? quit(subscriber) : undefined,
+      ...subscribers.map(quit),
       cancels ? quit(cancels) : undefined,
       this.#closeConnection ? quit(this.redis) : undefined,
     ]);
