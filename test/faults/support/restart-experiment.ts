@@ -28,13 +28,13 @@ export interface RestartExperiment {
   readonly settleMs?: number;
 }
 
-/** What it found. */
 /**
  * What `appendfsync everysec` may lose in a crash: the last second, or up to two while a slow fsync
  * makes Redis postpone its writes to the file (Redis writes at the latest 2 s after a postponement).
  */
 export const EVERYSEC_WINDOW_MS = 2_000;
 
+/** What it found. */
 export interface RestartOutcome {
   readonly persistence: string;
   readonly executions: number;
