@@ -7,8 +7,14 @@
  * @module
  */
 import type { HeldLocks } from '../held-locks.js';
-import { settleAfterOutage, type ScriptArg } from '../script.js';
-import { scripts, type LockAcquireReply, type LockReleaseReply, type LockTransferReply } from '../scripts.js';
+import { settleAfterOutage, type ScriptArg, type ScriptDescriptor } from '../script.js';
+import {
+  scripts,
+  type LockAcquireReply,
+  type LockReleaseReply,
+  type LockStateReply,
+  type LockTransferReply,
+} from '../scripts.js';
 import type { RedisContext } from './context.js';
 
 /**
@@ -28,17 +34,10 @@ export function acquireAfterOutage(
   args: readonly ScriptArg[],
 ): Promise<LockAcquireReply> {
   const before = held.nesting(key, owner);
-  return settleAfterOutage<LockAcquireReply>(
-    context.redis,
-    'lock-acquire',
-    error,
-    async () => {
-      const state = await context.run(scripts.lockState, keys.slice(0, 1), []);
-      return state?.holder.owner === owner && state.nesting > before
-        ? { acquired: true, token: state.token, nesting: state.nesting }
-        : undefined;
-    },
-    () => context.run(scripts.lockAcquire, keys, args),
+  return settleLockCall(context, scripts.lockAcquire, error, keys, args, (state) =>
+    state?.holder.owner === owner && state.nesting > before
+      ? { acquired: true, token: state.token, nesting: state.nesting }
+      : undefined,
   );
 }
 
@@ -59,18 +58,11 @@ export function releaseAfterOutage(
   args: readonly ScriptArg[],
 ): Promise<LockReleaseReply> {
   const before = held.nesting(key, owner);
-  return settleAfterOutage<LockReleaseReply>(
-    context.redis,
-    'lock-release',
-    error,
-    async () => {
-      const state = await context.run(scripts.lockState, keys.slice(0, 1), []);
-      // Not held by the owner any more: released (freed or granted) when it held the key; else sending again is a harmless no-op.
-      if (state?.holder.owner !== owner) return before > 0 ? { released: true, nesting: 0 } : undefined;
-      return state.nesting < before ? { released: true, nesting: state.nesting } : undefined;
-    },
-    () => context.run(scripts.lockRelease, keys, args),
-  );
+  return settleLockCall(context, scripts.lockRelease, error, keys, args, (state) => {
+    // Not held by the owner any more: released (freed or granted) when it held the key; else sending again is a harmless no-op.
+    if (state?.holder.owner !== owner) return before > 0 ? { released: true, nesting: 0 } : undefined;
+    return state.nesting < before ? { released: true, nesting: state.nesting } : undefined;
+  });
 }
 
 /**
@@ -91,16 +83,31 @@ export function transferAfterOutage(
   args: readonly ScriptArg[],
 ): Promise<LockTransferReply> {
   const before = held.nesting(key, from);
-  return settleAfterOutage<LockTransferReply>(
+  return settleLockCall(context, scripts.lockTransfer, error, keys, args, (state) => {
+    if (state?.holder.owner === to) return { handedOver: true, token: state.token };
+    if (state?.holder.owner !== from) return { handedOver: false, released: false, nesting: 0 };
+    return state.nesting < before ? { handedOver: false, released: true, nesting: state.nesting } : undefined;
+  });
+}
+
+/**
+ * Outlasts the outage of a lock call (`script`, sent with `keys` and `args`), then reads the lock
+ * and asks `effect` what the lost call did: its reply, or undefined when it did nothing (then the
+ * call is sent again).
+ */
+function settleLockCall<R>(
+  context: RedisContext,
+  script: ScriptDescriptor<R>,
+  error: unknown,
+  keys: readonly string[],
+  args: readonly ScriptArg[],
+  effect: (state: LockStateReply | undefined) => R | undefined,
+): Promise<R> {
+  return settleAfterOutage<R>(
     context.redis,
-    'lock-transfer',
+    script.name,
     error,
-    async () => {
-      const state = await context.run(scripts.lockState, keys.slice(0, 1), []);
-      if (state?.holder.owner === to) return { handedOver: true, token: state.token };
-      if (state?.holder.owner !== from) return { handedOver: false, released: false, nesting: 0 };
-      return state.nesting < before ? { handedOver: false, released: true, nesting: state.nesting } : undefined;
-    },
-    () => context.run(scripts.lockTransfer, keys, args),
+    async () => effect(await context.run(scripts.lockState, keys.slice(0, 1), [])),
+    () => context.run(script, keys, args),
   );
 }
