@@ -17,6 +17,7 @@ import type {
 } from '../../ports/fanout.js';
 import { ledgerSnapshot, phaseOf, SETTLEMENT_CODES, statusOfCode, unknownLedger } from '../fanout-codes.js';
 import type { PostgresStore } from './store.js';
+import { positiveInteger } from '../positive-integer.js';
 
 /** Default lifetime of a ledger after its last write: 7 days (as on Redis). */
 export const DEFAULT_LEDGER_TTL_MS = 7 * 24 * 60 * 60 * 1000;
@@ -53,9 +54,7 @@ export class PostgresFanOutLedger implements FanOutLedger {
   /** @throws RangeError when `ttlMs` is not a positive integer. */
   constructor(options: PostgresFanOutLedgerOptions) {
     this.#store = options.store;
-    this.ttlMs = options.ttlMs ?? DEFAULT_LEDGER_TTL_MS;
-    if (!Number.isSafeInteger(this.ttlMs) || this.ttlMs < 1)
-      throw new RangeError(`ttlMs must be a positive integer; got ${String(this.ttlMs)}`);
+    this.ttlMs = positiveInteger('ttlMs', options.ttlMs ?? DEFAULT_LEDGER_TTL_MS);
   }
 
   async open(mapId: string, options: FanOutOpen): Promise<{ readonly next: number; readonly created: boolean }> {
