@@ -19,6 +19,8 @@ import { runP11 } from './p11-cost-growth.js';
 import { runP12 } from './p12-bulk-start.js';
 import { runP13 } from './p13-wake-handover.js';
 import { runP16 } from './p16-durable-mode.js';
+import { runP17 } from './p17-postgres-throughput.js';
+import { runP18 } from './p18-postgres-locked-step.js';
 import { emit, type Verdict } from './support/runner.js';
 
 const BENCHMARKS: Readonly<Record<string, () => Promise<Verdict>>> = {
@@ -36,6 +38,8 @@ const BENCHMARKS: Readonly<Record<string, () => Promise<Verdict>>> = {
   P12: runP12,
   P13: runP13,
   P16: runP16,
+  P17: runP17,
+  P18: runP18,
 };
 
 async function main(argv: readonly string[]): Promise<number> {
