@@ -90,15 +90,19 @@ async function processRound(
       );
   });
   for (const child of children) child.send(`go ${round}`);
+  let failure: unknown;
   try {
     await finished;
-  } finally {
-    for (const stop of stops) stop();
-    const stopped = children.map((c) => c.next((l) => l.stopped === round, ROUND_TIMEOUT_MS));
-    for (const child of children) child.send(`stop ${round}`);
-    for (const line of await Promise.all(stopped))
-      if (line.error) throw new Error(`P17: a ${what} worker did not stop: ${String(line.error)}`);
+  } catch (error) {
+    failure = error;
   }
+  for (const stop of stops) stop();
+  const stopped = children.map((c) => c.next((l) => l.stopped === round, ROUND_TIMEOUT_MS));
+  for (const child of children) child.send(`stop ${round}`);
+  const lines = await Promise.all(stopped);
+  if (failure !== undefined) throw failure;
+  for (const line of lines)
+    if (line.error !== undefined) throw new Error(`P17: a ${what} worker did not stop: ${JSON.stringify(line.error)}`);
   if (done !== total) throw new Error(`P17: ${what} round ${round}: ${done} completions for ${total}`);
   return { perSecond: (total * 1000) / (last - first), wallMs: last - first };
 }

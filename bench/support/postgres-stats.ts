@@ -14,7 +14,7 @@
  *
  * @module
  */
-import pg from 'pg';
+import type pg from 'pg';
 
 /** Server settings that load `pg_stat_statements` (for `startPostgresServer`'s `settings`). */
 export const STATEMENT_SETTINGS: Readonly<Record<string, string>> = {
