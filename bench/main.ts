@@ -8,8 +8,8 @@
 import { runP1 } from './p1-engine-overhead.js';
 import { runP2 } from './p2-dag-parallelism.js';
 import { runP3 } from './p3-locked-step.js';
-import { runP4 } from './p4-contended-lock.js';
-import { runP5 } from './p5-wake-latency.js';
+import { runP4, runP4Postgres } from './p4-contended-lock.js';
+import { runP5, runP5Postgres } from './p5-wake-latency.js';
 import { runP6 } from './p6-step-vs-reactor-lock.js';
 import { runP7 } from './p7-worker-throughput.js';
 import { runP8 } from './p8-retained-memory.js';
@@ -28,7 +28,9 @@ const BENCHMARKS: Readonly<Record<string, () => Promise<Verdict>>> = {
   P2: runP2,
   P3: runP3,
   P4: runP4,
+  'P4-PG': runP4Postgres,
   P5: runP5,
+  'P5-PG': runP5Postgres,
   P6: runP6,
   P7: runP7,
   P8: runP8,
