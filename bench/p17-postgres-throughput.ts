@@ -41,8 +41,8 @@ import { emit, median, round, type Verdict } from './support/runner.js';
 
 const PROCESSES = 2;
 const CONCURRENCY_PER_PROCESS = 8;
-const SUBJECT_RUNS = Number(process.env.P17_RUNS ?? 1_000);
-const RAW_JOBS = Number(process.env.P17_JOBS ?? 2_000);
+const SUBJECT_RUNS = Number(process.env.P17_RUNS ?? 600);
+const RAW_JOBS = Number(process.env.P17_JOBS ?? 1_200);
 const WARMUP_ROUNDS = 1;
 const ROUNDS = Number(process.env.P17_ROUNDS ?? 5);
 const TARGET = 0.3;
