@@ -1,5 +1,6 @@
 /**
- * Benchmark entry: `npm run --silent bench -- <ID>` with ID `P1` … `P13`, `P16` or `all`. Prints one JSON
+ * Benchmark entry: `npm run --silent bench -- <ID>` with ID `P1` … `P13`, `P16` … `P18`, `P4-pg`, `P5-pg`
+ * (P4 and P5 on PostgreSQL) or `all`; ids are case-insensitive. Prints one JSON
  * object per line; each benchmark's last line is its verdict. Exits 0 whether or not targets
  * are met, non-zero when a benchmark could not run or the id is unknown.
  *
