@@ -11,7 +11,14 @@
  * backend matrix").
  */
 import { afterAll, afterEach, beforeAll, describe } from 'vitest';
-import { createEngine, systemClock, type Clock, type Engine, type EngineOptions, type ReactorEvent } from '../../src/index.js';
+import {
+  createEngine,
+  systemClock,
+  type Clock,
+  type Engine,
+  type EngineOptions,
+  type ReactorEvent,
+} from '../../src/index.js';
 import type { Backend as PortBundle } from '../../src/ports/backend.js';
 import type { Coordinator } from '../../src/ports/coordinator.js';
 import type { Store } from '../../src/ports/store.js';
@@ -83,7 +90,10 @@ interface BackendRecipe {
   readonly shared: boolean;
   start?(): Promise<ServerHandle>;
   bundle(server: ServerHandle | undefined, namespace: string, clock: Clock | undefined): PortBundle;
-  rig(server: ServerHandle | undefined, namespace: string): Promise<Omit<EngineRig, 'name' | 'engine' | 'pass' | 'key'>>;
+  rig(
+    server: ServerHandle | undefined,
+    namespace: string,
+  ): Promise<Omit<EngineRig, 'name' | 'engine' | 'pass' | 'key'>>;
 }
 
 const urlOf = (server: ServerHandle | undefined): string => {
@@ -129,11 +139,20 @@ export const MATRIX_BACKENDS: Readonly<Record<MatrixBackendName, BackendRecipe>>
     shared: true,
     start: () => startPostgresServer(),
     bundle: (server, namespace) =>
-      createPostgresBackend({ connection: urlOf(server), schema: namespace, queueName: `${namespace}-q`, migrate: true }),
+      createPostgresBackend({
+        connection: urlOf(server),
+        schema: namespace,
+        queueName: `${namespace}-q`,
+        migrate: true,
+      }),
     // One connection: calls made together reach the database in the order they were made, as on
     // Redis (the ordered-lock scenarios expect positions in the order of their run() calls).
     rig: async (server, namespace) => {
-      const store = new PostgresStore({ connection: { connectionString: urlOf(server), max: 1 }, schema: namespace, migrate: true });
+      const store = new PostgresStore({
+        connection: { connectionString: urlOf(server), max: 1 },
+        schema: namespace,
+        migrate: true,
+      });
       await store.ready();
       const coordinator = new PostgresCoordinator({ connection: store.pool, schema: namespace });
       return {
@@ -205,11 +224,17 @@ function matrixBackend(name: MatrixBackendName): MatrixBackend {
   const server = useBackendServer(name);
   const closers: (() => Promise<unknown>)[] = [];
   afterEach(async () => {
-    while (closers.length > 0) await closers.pop()?.().catch(() => undefined);
+    while (closers.length > 0)
+      await closers
+        .pop()?.()
+        .catch(() => undefined);
   });
   const rigClosers: (() => Promise<unknown>)[] = [];
   afterAll(async () => {
-    while (rigClosers.length > 0) await rigClosers.pop()?.().catch(() => undefined);
+    while (rigClosers.length > 0)
+      await rigClosers
+        .pop()?.()
+        .catch(() => undefined);
   });
   let current: ServerHandle | undefined;
   beforeAll(async () => {
@@ -245,7 +270,11 @@ export interface MatrixOptions {
  * registers tests and hooks as any `describe` body does; it reads the backend's server only inside
  * them.
  */
-export function describeOnBackends(name: string, body: (backend: MatrixBackend) => void, options: MatrixOptions = {}): void {
+export function describeOnBackends(
+  name: string,
+  body: (backend: MatrixBackend) => void,
+  options: MatrixOptions = {},
+): void {
   const backends = options.backends ?? DEFAULT_BACKENDS;
   describe.each(backends.map((backend) => [backend] as const))(`${name} on %s`, (backend) => {
     body(matrixBackend(backend));

@@ -11,7 +11,11 @@ const REDIS: ServerKind = {
   dirPrefix: SERVER_DIR_PREFIX,
   isServer: (pid, port) => {
     const command = commandLine(pid);
-    return command !== undefined && command.includes('redis-server') && (command.includes(`:${port}`) || command.includes(`\0${port}\0`));
+    return (
+      command !== undefined &&
+      command.includes('redis-server') &&
+      (command.includes(`:${port}`) || command.includes(`\0${port}\0`))
+    );
   },
   kill: (pid) => send(pid, 'SIGKILL'),
 };
