@@ -26,10 +26,14 @@ import type { ServerHandle } from './use-server.js';
 
 export { DEFAULT_BACKENDS, MATRIX_BACKENDS, type EngineRig, type MatrixBackendName } from './backend-recipes.js';
 
-/** Options of {@link MatrixBackend.runtime}: the runtime's, and for memory an injected clock. */
+/** Options of {@link MatrixBackend.runtime}: the runtime's, the bundle's, and for memory an injected clock. */
 export type MatrixRuntimeOptions = RuntimeOptions & {
   /** The memory backend's clock (a `ManualClock` in virtual-time tests); the server backends run on their own. */
   readonly clock?: Clock;
+  /** The backend's record TTL (`recordTtlMs` of its runtime factory). */
+  readonly recordTtlMs?: number;
+  /** The namespace of another runtime of the same backend, to share its state (a second process's view); default a fresh one. */
+  readonly namespace?: string;
 };
 
 /** A runtime of the matrix: `createRuntime` over the backend's bundle, with the bundle itself. */
@@ -131,9 +135,8 @@ function matrixBackend(name: MatrixBackendName): MatrixBackend {
     name,
     shared: recipe.shared,
     runtime: (options = {}) => {
-      const { clock, ...runtimeOptions } = options;
-      const namespace = namespaceOf(name);
-      const backend = recipe.bundle(current, namespace, clock);
+      const { clock, recordTtlMs, namespace = namespaceOf(name), ...runtimeOptions } = options;
+      const backend = recipe.bundle(current, namespace, { clock, recordTtlMs });
       const runtime = createRuntime(backend, { ...(clock === undefined ? {} : { clock }), ...runtimeOptions });
       closers.push(() => runtime.close());
       return { ...runtime, backend, namespace };

@@ -45,11 +45,17 @@ export interface EngineRig {
   close(): Promise<void>;
 }
 
+/** What a test may set on a backend's bundle: the memory backend's clock, and every backend's record TTL. */
+export interface BundleOptions {
+  readonly clock?: Clock | undefined;
+  readonly recordTtlMs?: number | undefined;
+}
+
 /** How one backend builds its parts, given its server (none for memory). */
 export interface BackendRecipe {
   readonly shared: boolean;
   start?(): Promise<ServerHandle>;
-  bundle(server: ServerHandle | undefined, namespace: string, clock: Clock | undefined): PortBundle;
+  bundle(server: ServerHandle | undefined, namespace: string, options?: BundleOptions): PortBundle;
   rig(
     server: ServerHandle | undefined,
     namespace: string,
@@ -69,7 +75,7 @@ const nodesOf = (server: ServerHandle | undefined) => (server as RedisClusterHan
 export const MATRIX_BACKENDS: Readonly<Record<MatrixBackendName, BackendRecipe>> = {
   memory: {
     shared: false,
-    bundle: (_server, _namespace, clock) => createMemoryBackend({ clock }),
+    bundle: (_server, _namespace, options = {}) => createMemoryBackend(options),
     rig: async () => {
       const store = new MemoryStore();
       return { store, coordinator: new MemoryCoordinator({ clock: systemClock }), close: async () => undefined };
@@ -78,8 +84,8 @@ export const MATRIX_BACKENDS: Readonly<Record<MatrixBackendName, BackendRecipe>>
   redis: {
     shared: true,
     start: () => startRedisServer(),
-    bundle: (server, namespace) =>
-      createRedisBullmqBackend({ url: urlOf(server), prefix: namespace, queueName: `${namespace}-q` }),
+    bundle: (server, namespace, { recordTtlMs } = {}) =>
+      createRedisBullmqBackend({ url: urlOf(server), prefix: namespace, queueName: `${namespace}-q`, recordTtlMs }),
     rig: async (server, namespace) => {
       const backend = createRedisBackend({ url: urlOf(server), prefix: namespace });
       return { store: backend.store, coordinator: backend.coordinator, close: () => backend.close() };
@@ -88,8 +94,13 @@ export const MATRIX_BACKENDS: Readonly<Record<MatrixBackendName, BackendRecipe>>
   'redis-cluster': {
     shared: true,
     start: () => startRedisCluster(),
-    bundle: (server, namespace) =>
-      createRedisBullmqBackend({ cluster: { nodes: nodesOf(server) }, prefix: namespace, queueName: `${namespace}-q` }),
+    bundle: (server, namespace, { recordTtlMs } = {}) =>
+      createRedisBullmqBackend({
+        cluster: { nodes: nodesOf(server) },
+        prefix: namespace,
+        queueName: `${namespace}-q`,
+        recordTtlMs,
+      }),
     rig: async (server, namespace) => {
       const backend = createRedisBackend({ cluster: { nodes: nodesOf(server) }, prefix: namespace });
       return { store: backend.store, coordinator: backend.coordinator, close: () => backend.close() };
@@ -98,12 +109,13 @@ export const MATRIX_BACKENDS: Readonly<Record<MatrixBackendName, BackendRecipe>>
   postgres: {
     shared: true,
     start: () => startPostgresServer(),
-    bundle: (server, namespace) =>
+    bundle: (server, namespace, { recordTtlMs } = {}) =>
       createPostgresBackend({
         connection: urlOf(server),
         schema: namespace,
         queueName: `${namespace}-q`,
         migrate: true,
+        recordTtlMs,
       }),
     // One connection: calls made together reach the database in the order they were made, as on
     // Redis (the ordered-lock scenarios expect positions in the order of their run() calls).
@@ -145,8 +157,8 @@ export function bundleOf(
   name: MatrixBackendName,
   address: ServerAddress,
   namespace: string,
-  clock?: Clock,
+  options?: BundleOptions,
 ): PortBundle {
   const server = { ...address, dispose: async () => undefined } as unknown as ServerHandle;
-  return MATRIX_BACKENDS[name].bundle(server, namespace, clock);
+  return MATRIX_BACKENDS[name].bundle(server, namespace, options);
 }
