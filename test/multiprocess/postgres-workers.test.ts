@@ -1,7 +1,7 @@
 /**
  * Four worker processes on one throwaway PostgreSQL and no Redis, each a `createPostgresRuntime`
  * worker (`pg-worker-process.ts`, concurrency 8). The test starts 2,000 executions of a reactor
- * whose step takes a lock of one of 10 keys, then 2,000 of a reactor whose step takes a slot of a
+ * whose step takes a lock of one of 10 keys, then 500 of a reactor whose step takes a slot of one
  * semaphore of 3, and waits until every one has ended. Each step body counts itself in and out of
  * a guard row per key (`pg-protocol.ts`), so the guard's peak is how many bodies of one key were
  * ever inside at once, observed by the bodies themselves.
@@ -22,6 +22,12 @@ import { buildPgReactors, createGuard, SEMAPHORE_LIMIT } from './pg-protocol.js'
 const WORKER = fileURLToPath(new URL('./pg-worker-process.ts', import.meta.url));
 const PROCESSES = 4;
 const EXECUTIONS = Number(process.env.PG_MP_EXECUTIONS ?? 2_000);
+/**
+ * Executions of the semaphore test: all on one key of limit 3, so they pass three at a time and
+ * most of them park and are woken one by one (about 0.1 s per turn on a 2-core machine: 2,000
+ * take minutes). `PG_MP_SEM_EXECUTIONS=2000` runs the full count.
+ */
+const SEM_EXECUTIONS = Number(process.env.PG_MP_SEM_EXECUTIONS ?? 500);
 const KEYS = 10;
 const CONCURRENCY = 8;
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -59,28 +65,29 @@ describe.skipIf(postgresBackendFactory() === undefined)(
       await pool?.end();
     }, 120_000);
 
-    /** Starts `EXECUTIONS` of `reactor`, 50 at a time, over `KEYS` keys; then waits until all ended. */
+    /** Starts `total` executions of `definition`, 50 at a time, over `keys` keys; then waits until all ended. */
     async function runAll(
       definition: typeof reactors.locked | typeof reactors.limited,
       keys: number,
+      total: number,
     ): Promise<Map<string, number>> {
       const ids: string[] = [];
-      for (let i = 0; i < EXECUTIONS; i += 50) {
+      for (let i = 0; i < total; i += 50) {
         const batch = await Promise.all(
-          Array.from({ length: Math.min(50, EXECUTIONS - i) }, (_, j) =>
+          Array.from({ length: Math.min(50, total - i) }, (_, j) =>
             producer.engine.start(definition, { key: `k${(i + j) % keys}` }),
           ),
         );
         ids.push(...batch.map((s) => s.executionId));
       }
-      expect(new Set(ids).size).toBe(EXECUTIONS);
+      expect(new Set(ids).size).toBe(total);
       for (;;) {
         const { rows } = await pool.query<{ status: string; n: string }>(
           'SELECT status, count(*) AS n FROM ts_reactor.executions WHERE reactor = $1 GROUP BY status',
           [definition.name],
         );
         const counts = new Map(rows.map((r) => [r.status, Number(r.n)]));
-        if ((counts.get('completed') ?? 0) + (counts.get('failed') ?? 0) >= EXECUTIONS) return counts;
+        if ((counts.get('completed') ?? 0) + (counts.get('failed') ?? 0) >= total) return counts;
         await sleep(500);
       }
     }
@@ -99,7 +106,7 @@ describe.skipIf(postgresBackendFactory() === undefined)(
 
     it('a step lock over 10 keys: never two holders of one key inside at once, every execution completes', async () => {
       const startedAt = Date.now();
-      const counts = await runAll(reactors.locked, KEYS);
+      const counts = await runAll(reactors.locked, KEYS, EXECUTIONS);
       const guard = await guardOf('lock');
       console.info(
         `[postgres-workers] lock: ${EXECUTIONS} executions in ${Date.now() - startedAt} ms; peaks ${guard.rows.map((r) => r.peak).join(',')}; bodies ${guard.rows.reduce((s, r) => s + r.total, 0)}`,
@@ -118,16 +125,16 @@ describe.skipIf(postgresBackendFactory() === undefined)(
 
     it(`a step semaphore of ${SEMAPHORE_LIMIT}: never more than ${SEMAPHORE_LIMIT} inside, every execution completes`, async () => {
       const startedAt = Date.now();
-      const counts = await runAll(reactors.limited, 1);
+      const counts = await runAll(reactors.limited, 1, SEM_EXECUTIONS);
       const guard = await guardOf('sem');
       console.info(
-        `[postgres-workers] semaphore: ${EXECUTIONS} executions in ${Date.now() - startedAt} ms; peak ${guard.rows.map((r) => r.peak).join(',')}`,
+        `[postgres-workers] semaphore: ${SEM_EXECUTIONS} executions in ${Date.now() - startedAt} ms; peak ${guard.rows.map((r) => r.peak).join(',')}`,
       );
-      expect(Object.fromEntries(counts)).toEqual({ completed: EXECUTIONS });
+      expect(Object.fromEntries(counts)).toEqual({ completed: SEM_EXECUTIONS });
       expect(guard.rows).toHaveLength(1);
       expect(guard.rows[0]!.peak).toBeLessThanOrEqual(SEMAPHORE_LIMIT);
       expect(guard.rows[0]!.inside).toBe(0);
-      expect(guard.executions).toBe(EXECUTIONS);
+      expect(guard.executions).toBe(SEM_EXECUTIONS);
     }, 900_000);
   },
 );
