@@ -50,7 +50,7 @@ describe.skipIf(postgresBackendFactory() === undefined)(
       let polling = true;
       const poll = (async () => {
         while (polling) {
-          const status = (await store!.get(id))?.status; // the persisted status, as written
+          const status = (await store.get(id))?.status; // the persisted status, as written
           if (status !== undefined && statuses[statuses.length - 1] !== status) statuses.push(status);
           await sleep(10);
         }
