@@ -41,6 +41,7 @@ export {
   MIGRATE_COMMAND,
   PostgresCoordinator,
   PostgresNames,
+  PostgresPermissionError,
   PostgresSchemaError,
   PostgresStore,
   SCHEMA_VERSION,

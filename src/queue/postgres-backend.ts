@@ -63,7 +63,7 @@ export interface PostgresBackendOptions {
   readonly stall?: Pick<BullmqConsumerOptions, 'lockDurationMs' | 'stalledIntervalMs' | 'maxStalledCount'> | undefined;
   /** How many finished jobs BullMQ keeps of each outcome, and for how long. */
   readonly jobRetention?: JobRetentionOptions | undefined;
-  /** How long queue calls ride out an outage. Default 30 s. */
+  /** How long queue and coordinator calls ride out an outage. Default 30 s. */
   readonly outageToleranceMs?: number | undefined;
   /** Refuse work unless PostgreSQL flushes every commit (`fsync`, `synchronous_commit`). Default false: warnings only. */
   readonly requireDurability?: boolean | undefined;
@@ -121,6 +121,7 @@ export function createPostgresBackend(options: PostgresBackendOptions): Postgres
   const coordinator = new PostgresCoordinator({
     connection: shared.pool,
     ...(schema === undefined ? {} : { schema }),
+    ...outage,
   });
   const queue = createBullmqPostgresQueue({ connection: jobs, ...names, ...outage, jobRetention: retention });
   const schedules = createBullmqPostgresSchedules({ connection: jobs, ...names });

@@ -55,6 +55,11 @@ export interface PostgresCoordinatorOptions {
    * Default: a `pg.Client` with the pool's options, named {@link LISTEN_APPLICATION}.
    */
   readonly listenClient?: () => Client;
+  /**
+   * How long a call rides out a connection that cannot be had or was lost, in ms, before it fails
+   * with `CoordinationUnavailableError` (docs/decisions/134). Default 30 s; 0 fails at once.
+   */
+  readonly outageToleranceMs?: number;
 }
 
 /**
@@ -93,7 +98,7 @@ export class PostgresCoordinator
     super();
     this.names = new PostgresNames(options.schema, 'PostgresCoordinator');
     this.#connection = postgresConnection(options.connection);
-    this.#calls = new CoordinationCalls(this.pool, this.names);
+    this.#calls = new CoordinationCalls(this.pool, this.names, options.outageToleranceMs);
     this.primitives = {
       locks: new PostgresLocks(this.#calls),
       semaphores: new PostgresSemaphores(this.#calls),

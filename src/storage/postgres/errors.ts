@@ -1,7 +1,8 @@
 /**
- * The PostgreSQL backend's own error: its schema is missing or at another version than this
- * ts-reactor expects. It registers its revival here (docs/decisions/123), so `errorFromJSON`
- * rebuilds it as itself in any process that loaded the PostgreSQL backend.
+ * The PostgreSQL backend's own errors: its schema is missing or at another version than this
+ * ts-reactor expects, or the role connected lacks rights on it. They register their revival here
+ * (docs/decisions/123), so `errorFromJSON` rebuilds them as themselves in any process that loaded
+ * the PostgreSQL backend.
  *
  * @module
  */
@@ -32,4 +33,33 @@ function schemaProblem(info: { schema: string; found: number; expected: number }
     return `PostgreSQL schema "${schema}" is at version ${found}, newer than this ts-reactor's ${expected}: upgrade ts-reactor`;
   const state = found === 0 ? 'has no ts-reactor tables (version 0)' : `is at version ${found}`;
   return `PostgreSQL schema "${schema}" ${state}; this ts-reactor needs version ${expected}: run \`${MIGRATE_COMMAND}\` or pass migrate: true`;
+}
+
+/**
+ * The role ts-reactor connected as lacks rights on its schema or tables (code
+ * `postgres_permission_denied`), found by the start-up check before anything is written.
+ * `details.missing` says what is lacking: `usage on schema`, `create in database` (to migrate),
+ * or the tables without SELECT, INSERT, UPDATE and DELETE. The message names the GRANT statements
+ * that fix it, to be run by the schema's owner (docs/decisions/135).
+ */
+export class PostgresPermissionError extends ReactorError<'postgres_permission_denied'> {
+  constructor(info: { schema: string; role: string; missing: string }) {
+    super(ErrorCode.PostgresPermissionDenied, permissionProblem(info), { details: { ...info } });
+    this.name = 'PostgresPermissionError';
+  }
+}
+registerRevival('PostgresPermissionError', PostgresPermissionError, ['postgres_permission_denied']);
+
+function permissionProblem(info: { schema: string; role: string; missing: string }): string {
+  const { schema, role, missing } = info;
+  const who = `"${role.replaceAll('"', '""')}"`;
+  if (missing === 'create in database')
+    return `PostgreSQL role ${who} may not create schema "${schema}": run \`${MIGRATE_COMMAND}\` as the schema's owner, or GRANT CREATE ON DATABASE to ${who}`;
+  return (
+    `PostgreSQL role ${who} lacks rights on schema "${schema}" (${missing}): as the schema's owner, run ` +
+    `GRANT USAGE ON SCHEMA ${schema} TO ${who}; ` +
+    `GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${schema} TO ${who}; ` +
+    `GRANT USAGE ON ALL SEQUENCES IN SCHEMA ${schema} TO ${who}; ` +
+    `GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA ${schema} TO ${who}`
+  );
 }

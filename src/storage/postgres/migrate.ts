@@ -7,7 +7,7 @@
  * @module
  */
 import type { Pool, PoolClient } from 'pg';
-import { PostgresSchemaError } from './errors.js';
+import { PostgresPermissionError, PostgresSchemaError } from './errors.js';
 import { MIGRATIONS, SCHEMA_VERSION, type Migration } from './migrations/index.js';
 import type { PostgresNames } from './names.js';
 
@@ -24,6 +24,8 @@ export interface MigrateResult {
 /** SQLSTATEs of a missing table or schema. */
 const UNDEFINED_TABLE = '42P01';
 const INVALID_SCHEMA = '3F000';
+/** SQLSTATE of a statement the role has no right to run. */
+const INSUFFICIENT_PRIVILEGE = '42501';
 
 /**
  * Brings the schema `names.schema` to this ts-reactor's version: creates the schema and its
@@ -68,6 +70,14 @@ export async function migrate(
       return { from, to: Math.max(from, target), applied };
     } catch (error) {
       await client.query('ROLLBACK').catch(() => undefined);
+      if (sqlStateOf(error) === INSUFFICIENT_PRIVILEGE) {
+        const forDatabase = error instanceof Error && /for database/.test(error.message);
+        throw (
+          (forDatabase
+            ? await permissionError(pool, names, 'create in database')
+            : await privilegeProblem(pool, names)) ?? error
+        );
+      }
       throw error;
     }
   } finally {
@@ -90,12 +100,68 @@ export async function schemaVersion(pool: Pool | PoolClient, names: PostgresName
 }
 
 /**
- * The start-up check: resolves when the schema is at `expected` (this ts-reactor's version).
- * @throws PostgresSchemaError naming both versions and the command that migrates.
+ * The start-up check: resolves when the schema is at `expected` (this ts-reactor's version) and
+ * the role connected may use it (USAGE on the schema; SELECT, INSERT, UPDATE and DELETE on each
+ * of its tables).
+ * @throws PostgresSchemaError naming both versions and the command that migrates;
+ *   PostgresPermissionError naming what the role lacks and the GRANT statements that fix it.
  */
 export async function checkSchema(pool: Pool, names: PostgresNames, expected = SCHEMA_VERSION): Promise<void> {
-  const found = await schemaVersion(pool, names);
+  let found: number;
+  try {
+    found = await schemaVersion(pool, names);
+  } catch (error) {
+    if (sqlStateOf(error) === INSUFFICIENT_PRIVILEGE) throw (await privilegeProblem(pool, names)) ?? error;
+    throw error;
+  }
   if (found !== expected) throw new PostgresSchemaError({ schema: names.schema, found, expected });
+  const problem = await privilegeProblem(pool, names);
+  if (problem !== undefined) throw problem;
+}
+
+/** What the role connected lacks on the schema (USAGE, or table rights), as a PostgresPermissionError; none: `undefined`. */
+async function privilegeProblem(pool: Pool, names: PostgresNames): Promise<PostgresPermissionError | undefined> {
+  const { rows } = await pool.query<{ role: string; usage: boolean; tables: string[] }>(
+    `SELECT current_user::text AS role,
+            has_schema_privilege($1, 'USAGE') AS usage,
+            coalesce((SELECT array_agg(c.relname::text ORDER BY c.relname)
+                        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                       WHERE n.nspname = $1 AND c.relkind IN ('r', 'p')
+                         AND NOT (has_table_privilege(c.oid, 'SELECT') AND has_table_privilege(c.oid, 'INSERT')
+                                  AND has_table_privilege(c.oid, 'UPDATE') AND has_table_privilege(c.oid, 'DELETE'))),
+                     '{}') AS tables
+       FROM (SELECT 1) AS one WHERE EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)`,
+    [names.schema],
+  );
+  const row = rows[0];
+  if (row === undefined) return undefined; // no such schema: the version check says so
+  if (!row.usage)
+    return new PostgresPermissionError({ schema: names.schema, role: row.role, missing: 'usage on schema' });
+  if (row.tables.length > 0)
+    return new PostgresPermissionError({
+      schema: names.schema,
+      role: row.role,
+      missing: `select, insert, update, delete on ${row.tables.join(', ')}`,
+    });
+  return undefined;
+}
+
+/** A PostgresPermissionError of `missing` for the role connected. */
+async function permissionError(
+  pool: Pool,
+  names: PostgresNames,
+  missing: string,
+): Promise<PostgresPermissionError | undefined> {
+  const { rows } = await pool.query<{ role: string }>('SELECT current_user::text AS role');
+  return rows[0] === undefined
+    ? undefined
+    : new PostgresPermissionError({ schema: names.schema, role: rows[0].role, missing });
+}
+
+/** The SQLSTATE of a server error. */
+function sqlStateOf(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
 }
 
 async function currentVersion(db: Pool | PoolClient, names: PostgresNames): Promise<number> {

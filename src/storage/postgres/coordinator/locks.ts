@@ -11,7 +11,7 @@ import type {
   LockReleaseResult,
   LockState,
 } from '../../../ports/coordinator.js';
-import { assertInteger, toNumber, type CoordinationCalls } from './calls.js';
+import { assertInteger, LostReply, toNumber, type CoordinationCalls } from './calls.js';
 
 interface AcquireRow {
   readonly acquired: boolean;
@@ -34,13 +34,21 @@ interface StateRow {
   readonly ttl_ms: string;
 }
 
+/** Holds this process took, by key and owner, as far as it knows: bounded, oldest forgotten first. */
+const KNOWN_LIMIT = 10_000;
+
 /**
  * The lock calls. A hold expires at its deadline on the database clock; the fencing token is
  * `greatest(last + 1, clock µs)`, kept with the key's row so it grows across holders and
- * restarts.
+ * restarts. An acquire or a release is counted (a second call adds or removes one more level):
+ * when its connection is lost after it was sent, the lock's state, read once Postgres answers,
+ * says whether it took effect — compared with the token and nesting this process last knew of
+ * the hold — and only a call that did not is sent again (docs/decisions/134).
  */
 export class PostgresLocks {
   readonly #calls: CoordinationCalls;
+  /** `key \0 owner` → the hold's token and nesting after this process's last acquire or release of it. */
+  readonly #known = new Map<string, { readonly token: string; readonly nesting: number }>();
 
   /** @param calls - The coordinator's SQL calls. */
   constructor(calls: CoordinationCalls) {
@@ -50,31 +58,89 @@ export class PostgresLocks {
   /** See `Coordinator.lockAcquire`: one call. @throws RangeError on a `ttlMs` that is not an integer ≥ 1. */
   async acquire(request: LockAcquireRequest): Promise<LockAcquireResult> {
     assertInteger('ttlMs', request.ttlMs, 1);
-    const { holder } = request;
-    const row = await this.#calls.one<AcquireRow>('lock-acquire', 'lock_acquire', [
-      request.key,
-      holder.owner,
-      holder.executionId ?? '',
-      holder.reactor ?? '',
-      holder.step ?? '',
-      request.ttlMs,
-      request.unfenced === true,
-    ]);
-    if (row.acquired) return { acquired: true, token: row.token ?? '0', nesting: row.nesting ?? 1 };
-    return {
-      acquired: false,
-      holder: toHolder(row.holder_owner ?? '', row.holder_execution_id, row.holder_reactor, row.holder_step),
-      ttlMs: toNumber(row.ttl_ms),
+    const { key, holder } = request;
+    const memo = `${key}\u0000${holder.owner}`;
+    const before = this.#known.get(memo);
+    const send = async (): Promise<LockAcquireResult> => {
+      const row = await this.#calls.one<AcquireRow>(
+        'lock-acquire',
+        'lock_acquire',
+        [
+          key,
+          holder.owner,
+          holder.executionId ?? '',
+          holder.reactor ?? '',
+          holder.step ?? '',
+          request.ttlMs,
+          request.unfenced === true,
+        ],
+        { settles: true },
+      );
+      if (row.acquired) return { acquired: true, token: row.token ?? '0', nesting: row.nesting ?? 1 };
+      return {
+        acquired: false,
+        holder: toHolder(row.holder_owner ?? '', row.holder_execution_id, row.holder_reactor, row.holder_step),
+        ttlMs: toNumber(row.ttl_ms),
+      };
     };
+    let result: LockAcquireResult;
+    try {
+      result = await send();
+    } catch (error) {
+      if (!(error instanceof LostReply)) throw error;
+      // Taken by the lost call: this owner holds the key with another token (a new hold) or one
+      // more level than this process knew (a re-entry).
+      const settle = async (): Promise<LockAcquireResult | undefined> => {
+        const now = await this.state(key);
+        if (now === undefined || now.holder.owner !== holder.owner) return undefined;
+        if (before !== undefined && now.token === before.token && now.nesting <= before.nesting) return undefined;
+        return { acquired: true, token: now.token, nesting: now.nesting };
+      };
+      result = await this.#calls.settleLost(error, settle, send);
+    }
+    if (result.acquired) this.#remember(memo, { token: result.token, nesting: result.nesting });
+    return result;
   }
 
   /** See `Coordinator.lockRelease`: one call; the outermost release notifies the key's waiters. */
   async release(key: string, owner: string): Promise<LockReleaseResult> {
-    const row = await this.#calls.one<{ released: boolean; nesting: number }>('lock-release', 'lock_release', [
-      key,
-      owner,
-    ]);
-    return { released: row.released, nesting: row.nesting };
+    const memo = `${key}\u0000${owner}`;
+    const before = this.#known.get(memo);
+    const send = async (): Promise<LockReleaseResult> => {
+      const row = await this.#calls.one<{ released: boolean; nesting: number }>(
+        'lock-release',
+        'lock_release',
+        [key, owner],
+        { settles: true },
+      );
+      return { released: row.released, nesting: row.nesting };
+    };
+    let result: LockReleaseResult;
+    try {
+      result = await send();
+    } catch (error) {
+      if (!(error instanceof LostReply)) throw error;
+      // Released by the lost call: this owner no longer holds the key, or holds it one level less.
+      const settle = async (): Promise<LockReleaseResult | undefined> => {
+        const now = await this.state(key);
+        if (now === undefined || now.holder.owner !== owner) return { released: true, nesting: 0 };
+        if (before !== undefined && now.token === before.token && now.nesting < before.nesting)
+          return { released: true, nesting: now.nesting };
+        return undefined;
+      };
+      result = await this.#calls.settleLost(error, settle, send);
+    }
+    if (result.nesting > 0 && before !== undefined)
+      this.#remember(memo, { token: before.token, nesting: result.nesting });
+    else this.#known.delete(memo);
+    return result;
+  }
+
+  /** Notes a hold's token and nesting, forgetting the oldest beyond {@link KNOWN_LIMIT}. */
+  #remember(memo: string, hold: { readonly token: string; readonly nesting: number }): void {
+    this.#known.delete(memo);
+    this.#known.set(memo, hold);
+    if (this.#known.size > KNOWN_LIMIT) this.#known.delete(this.#known.keys().next().value!);
   }
 
   /** See `Coordinator.lockExtend`. @throws RangeError on a `ttlMs` that is not an integer ≥ 1. */

@@ -10,7 +10,7 @@ import type {
   SemaphoreAcquireResult,
   SemaphoreState,
 } from '../../../ports/coordinator.js';
-import { assertInteger, toNumber, type CoordinationCalls } from './calls.js';
+import { assertInteger, LostReply, toNumber, type CoordinationCalls } from './calls.js';
 
 interface AcquireRow {
   readonly acquired: boolean;
@@ -27,9 +27,19 @@ interface StoredLease {
   readonly ttl_ms: number;
 }
 
-/** The semaphore calls. Leases expire at their deadline on the database clock. */
+/** Leases this process took, by key and owner, as far as it knows: bounded, oldest forgotten first. */
+const KNOWN_LIMIT = 10_000;
+
+/**
+ * The semaphore calls. Leases expire at their deadline on the database clock. An acquire or a
+ * release is counted: when its connection is lost after it was sent, the key's leases, read once
+ * Postgres answers, say whether it took effect — compared with the nesting this process last knew
+ * of its lease — and only a call that did not is sent again (docs/decisions/134).
+ */
 export class PostgresSemaphores {
   readonly #calls: CoordinationCalls;
+  /** `key \0 owner` → the lease's nesting after this process's last acquire or release of it. */
+  readonly #known = new Map<string, number>();
 
   /** @param calls - The coordinator's SQL calls. */
   constructor(calls: CoordinationCalls) {
@@ -40,30 +50,80 @@ export class PostgresSemaphores {
   async acquire(request: SemaphoreAcquireRequest): Promise<SemaphoreAcquireResult> {
     assertInteger('ttlMs', request.ttlMs, 1);
     assertInteger('limit', request.limit, 0);
-    const row = await this.#calls.one<AcquireRow>('semaphore-acquire', 'semaphore_acquire', [
-      request.key,
-      request.holder.owner,
-      JSON.stringify(request.holder),
-      request.limit,
-      request.ttlMs,
-    ]);
-    if (row.acquired) return { acquired: true, nesting: row.nesting ?? 1, holders: row.holders };
-    return {
-      acquired: false,
-      holders: row.holders,
-      limit: row.lim ?? request.limit,
-      retryAfterMs: toNumber(row.retry_after_ms ?? 0),
+    const { key, holder } = request;
+    const memo = `${key}\u0000${holder.owner}`;
+    const before = this.#known.get(memo) ?? 0;
+    const send = async (): Promise<SemaphoreAcquireResult> => {
+      const row = await this.#calls.one<AcquireRow>(
+        'semaphore-acquire',
+        'semaphore_acquire',
+        [key, holder.owner, JSON.stringify(holder), request.limit, request.ttlMs],
+        { settles: true },
+      );
+      if (row.acquired) return { acquired: true, nesting: row.nesting ?? 1, holders: row.holders };
+      return {
+        acquired: false,
+        holders: row.holders,
+        limit: row.lim ?? request.limit,
+        retryAfterMs: toNumber(row.retry_after_ms ?? 0),
+      };
     };
+    let result: SemaphoreAcquireResult;
+    try {
+      result = await send();
+    } catch (error) {
+      if (!(error instanceof LostReply)) throw error;
+      // Taken by the lost call: this owner's lease is one level deeper than this process knew.
+      const settle = async (): Promise<SemaphoreAcquireResult | undefined> => {
+        const now = await this.state(key, request.limit);
+        const mine = now.holders.find((h) => h.holder.owner === holder.owner);
+        return mine === undefined || mine.nesting <= before
+          ? undefined
+          : { acquired: true, nesting: mine.nesting, holders: now.holders.length };
+      };
+      result = await this.#calls.settleLost(error, settle, send);
+    }
+    if (result.acquired) this.#remember(memo, result.nesting);
+    return result;
   }
 
   /** See `Coordinator.semaphoreRelease`: one call; the outermost release notifies the key's waiters. */
   async release(key: string, owner: string): Promise<{ readonly released: boolean; readonly nesting: number }> {
-    const row = await this.#calls.one<{ released: boolean; nesting: number }>(
-      'semaphore-release',
-      'semaphore_release',
-      [key, owner],
-    );
-    return { released: row.released, nesting: row.nesting };
+    const memo = `${key}\u0000${owner}`;
+    const before = this.#known.get(memo);
+    const send = async (): Promise<{ readonly released: boolean; readonly nesting: number }> => {
+      const row = await this.#calls.one<{ released: boolean; nesting: number }>(
+        'semaphore-release',
+        'semaphore_release',
+        [key, owner],
+        { settles: true },
+      );
+      return { released: row.released, nesting: row.nesting };
+    };
+    let result: { readonly released: boolean; readonly nesting: number };
+    try {
+      result = await send();
+    } catch (error) {
+      if (!(error instanceof LostReply)) throw error;
+      // Released by the lost call: this owner's lease is gone, or one level less deep.
+      const settle = async (): Promise<{ readonly released: boolean; readonly nesting: number } | undefined> => {
+        const now = await this.state(key);
+        const mine = now.holders.find((h) => h.holder.owner === owner);
+        if (mine === undefined) return { released: true, nesting: 0 };
+        return before !== undefined && mine.nesting < before ? { released: true, nesting: mine.nesting } : undefined;
+      };
+      result = await this.#calls.settleLost(error, settle, send);
+    }
+    if (result.nesting > 0) this.#remember(memo, result.nesting);
+    else this.#known.delete(memo);
+    return result;
+  }
+
+  /** Notes a lease's nesting, forgetting the oldest beyond {@link KNOWN_LIMIT}. */
+  #remember(memo: string, nesting: number): void {
+    this.#known.delete(memo);
+    this.#known.set(memo, nesting);
+    if (this.#known.size > KNOWN_LIMIT) this.#known.delete(this.#known.keys().next().value!);
   }
 
   /** See `Coordinator.semaphoreExtend`. @throws RangeError on a `ttlMs` that is not an integer ≥ 1. */
