@@ -6,6 +6,7 @@
  *
  * @module
  */
+import type * as pgModule from 'pg';
 import type { Middleware } from '../engine/model/events.js';
 import type { BackgroundOptions } from '../engine/jobs/deps.js';
 import type { AnyReactorDefinition } from '../dsl/definition.js';
@@ -15,7 +16,7 @@ import type { Worker, WorkerCloseOptions } from '../queue/worker.js';
 import type { SubscriptionsState } from '../metrics/readiness.js';
 import { DEFAULT_SCHEMA } from '../storage/postgres/names.js';
 import { jsonLinesLogger, type CliLogLevel } from './json-logger.js';
-import { redactUrl } from './redis-check.js';
+import { MissingPeerError, redactUrl } from './redis-check.js';
 import { moduleMiddleware, WorkerModuleError, type WorkerContext, type WorkerModule } from './worker-module.js';
 import { postgresWorkerGauges, workerOperations, type WorkerGauges, type WorkerOperations } from './worker-metrics.js';
 
@@ -68,7 +69,7 @@ export async function openPostgresWorker(
   try {
     await pingPostgres(config.url, pingTimeoutMs);
   } catch (error) {
-    io.err(`ts-reactor worker: cannot reach PostgreSQL at ${shownUrl}: ${(error as Error).message}`);
+    io.err(`ts-reactor worker: ${unreachablePostgres(config.url, error)}`);
     return 2;
   }
   let gauges: WorkerGauges | undefined;
@@ -133,13 +134,35 @@ export async function openPostgresWorker(
   return { runtime, operations, closeOperations, where: `schema ${config.schema ?? DEFAULT_SCHEMA}) on ${shownUrl}` };
 }
 
+/** The `pg` module, as `import('pg')` gives it. */
+type PgModule = typeof pgModule;
+
+/** Imports the optional peer `pg`, or throws {@link MissingPeerError} naming it. */
+export async function loadPg(): Promise<PgModule> {
+  try {
+    return await import('pg');
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    if (code === 'ERR_MODULE_NOT_FOUND' && String((error as Error).message).includes("'pg'"))
+      throw new MissingPeerError('pg', error);
+    throw error;
+  }
+}
+
+/** "cannot reach PostgreSQL at <url, password hidden>: <why>", or the missing package when that is why. */
+export function unreachablePostgres(url: string, error: unknown): string {
+  return error instanceof MissingPeerError
+    ? error.message
+    : `cannot reach PostgreSQL at ${redactUrl(url)}: ${error instanceof Error ? error.message : String(error)}`;
+}
+
 /**
  * `SELECT 1` on a connection of its own, within `timeoutMs`: a wrong URL, a refused login or an
  * unreachable server fails fast, before anything else opens.
- * @throws Error with the server's or the driver's message.
+ * @throws MissingPeerError when `pg` is not installed; Error with the server's or the driver's message otherwise.
  */
 export async function pingPostgres(url: string, timeoutMs: number): Promise<void> {
-  const pg = (await import('pg')).default;
+  const pg = (await loadPg()).default;
   const client = new pg.Client({
     connectionString: url,
     connectionTimeoutMillis: timeoutMs,
