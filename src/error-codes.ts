@@ -129,6 +129,8 @@ export const ErrorCode = {
   ListFilterInvalid: 'list_filter_invalid',
   /** The PostgreSQL schema is missing or at another version than this ts-reactor's; run the migrations (or upgrade ts-reactor). */
   PostgresSchemaMismatch: 'postgres_schema_mismatch',
+  /** PostgreSQL refused the connection string's login (user, password) or database; fix the URL, or create the database or role. */
+  PostgresLoginRefused: 'postgres_login_refused',
   /** The work needs a coordinator (coordination declarations, liveness locks) and the engine has none. */
   CoordinatorMissing: 'coordinator_missing',
   /** The coordinator cannot list its keys (it does not implement `CoordinationInspector`). */
@@ -444,6 +446,8 @@ export interface ErrorDetails {
   readonly list_filter_invalid: { readonly field: string; readonly value: string };
   /** The schema name, the version the database has (0: none) and the version this ts-reactor needs. */
   readonly postgres_schema_mismatch: { readonly schema: string; readonly found: number; readonly expected: number };
+  /** PostgreSQL's SQLSTATE (`28P01`, `28000`, `3D000` …) and what it refused: the `login` (user, password) or the `database`. */
+  readonly postgres_login_refused: { readonly sqlstate: string; readonly refused: 'login' | 'database' };
   readonly coordinator_missing: NoDetails;
   readonly inspector_missing: NoDetails;
   readonly queue_missing: NoDetails;

@@ -15,6 +15,7 @@ import { DEFAULT_QUEUE_NAME } from '../queue/policy.js';
 import type { Worker, WorkerCloseOptions } from '../queue/worker.js';
 import type { SubscriptionsState } from '../metrics/readiness.js';
 import { DEFAULT_SCHEMA } from '../storage/postgres/names.js';
+import { loginRefusal } from '../storage/postgres/errors.js';
 import { jsonLinesLogger, type CliLogLevel } from './json-logger.js';
 import { MissingPeerError, redactUrl } from './redis-check.js';
 import { moduleMiddleware, WorkerModuleError, type WorkerContext, type WorkerModule } from './worker-module.js';
@@ -149,11 +150,15 @@ export async function loadPg(): Promise<PgModule> {
   }
 }
 
-/** "cannot reach PostgreSQL at <url, password hidden>: <why>", or the missing package when that is why. */
+/**
+ * "cannot reach PostgreSQL at <url, password hidden>: <why>"; the missing package when that is
+ * why; the refused login or database, with its fix, when the server refused the URL.
+ */
 export function unreachablePostgres(url: string, error: unknown): string {
-  return error instanceof MissingPeerError
-    ? error.message
-    : `cannot reach PostgreSQL at ${redactUrl(url)}: ${error instanceof Error ? error.message : String(error)}`;
+  if (error instanceof MissingPeerError) return error.message;
+  const refused = loginRefusal(error);
+  if (refused !== undefined) return `${redactUrl(url)}: ${refused.message}`;
+  return `cannot reach PostgreSQL at ${redactUrl(url)}: ${error instanceof Error ? error.message : String(error)}`;
 }
 
 /**

@@ -65,10 +65,14 @@ describe('the --postgres commands without pg', () => {
     120_000,
   );
 
-  it('unreachablePostgres: the missing package as it is; any other error as "cannot reach", password hidden', () => {
+  it('unreachablePostgres: the missing package as it is; a refused login with its fix; else "cannot reach"; password hidden', () => {
     expect(unreachablePostgres(URL_NOBODY_ANSWERS, new MissingPeerError('pg'))).toBe(NEEDS_PG);
     expect(unreachablePostgres(URL_NOBODY_ANSWERS, new Error('connect ECONNREFUSED 127.0.0.1:1'))).toBe(
       'cannot reach PostgreSQL at postgres://app:***@127.0.0.1:1/app: connect ECONNREFUSED 127.0.0.1:1',
+    );
+    const refused = Object.assign(new Error('password authentication failed for user "app"'), { code: '28P01' });
+    expect(unreachablePostgres(URL_NOBODY_ANSWERS, refused)).toBe(
+      'postgres://app:***@127.0.0.1:1/app: PostgreSQL refused the connection: password authentication failed for user "app": check the user and password in the connection string (and that the role may log in)',
     );
   });
 });

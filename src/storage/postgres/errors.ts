@@ -1,7 +1,8 @@
 /**
- * The PostgreSQL backend's own error: its schema is missing or at another version than this
- * ts-reactor expects. It registers its revival here (docs/decisions/123), so `errorFromJSON`
- * rebuilds it as itself in any process that loaded the PostgreSQL backend.
+ * The PostgreSQL backend's own errors: its schema is missing or at another version than this
+ * ts-reactor expects; the server refused the connection string's login or database. They
+ * register their revival here (docs/decisions/123), so `errorFromJSON` rebuilds them as
+ * themselves in any process that loaded the PostgreSQL backend.
  *
  * @module
  */
@@ -32,4 +33,37 @@ function schemaProblem(info: { schema: string; found: number; expected: number }
     return `PostgreSQL schema "${schema}" is at version ${found}, newer than this ts-reactor's ${expected}: upgrade ts-reactor`;
   const state = found === 0 ? 'has no ts-reactor tables (version 0)' : `is at version ${found}`;
   return `PostgreSQL schema "${schema}" ${state}; this ts-reactor needs version ${expected}: run \`${MIGRATE_COMMAND}\` or pass migrate: true`;
+}
+
+/**
+ * PostgreSQL refused the connection string itself (code `postgres_login_refused`): a wrong
+ * password, a user (role) it does not know or may not log in as (SQLSTATE class `28`), or a
+ * database that does not exist (`3D000`). Trying again does not help, unlike
+ * `StoreUnavailableError`: the message names the fix. Nothing was read or written.
+ */
+export class PostgresLoginError extends ReactorError<'postgres_login_refused'> {
+  constructor(info: { sqlstate: string; refused: 'login' | 'database' }, serverMessage: string, cause?: unknown) {
+    const fix =
+      info.refused === 'login'
+        ? 'check the user and password in the connection string (and that the role may log in)'
+        : 'check the database name in the connection string, or create the database';
+    super(ErrorCode.PostgresLoginRefused, `PostgreSQL refused the connection: ${serverMessage}: ${fix}`, {
+      cause,
+      details: { ...info },
+    });
+    this.name = 'PostgresLoginError';
+  }
+}
+registerRevival('PostgresLoginError', PostgresLoginError, ['postgres_login_refused']);
+
+/**
+ * The {@link PostgresLoginError} an error of `pg` stands for, when PostgreSQL refused the login
+ * (SQLSTATE class `28`) or the database (`3D000`); `undefined` for any other error.
+ */
+export function loginRefusal(error: unknown): PostgresLoginError | undefined {
+  const sqlstate = (error as { code?: unknown } | null)?.code;
+  if (typeof sqlstate !== 'string') return undefined;
+  const refused = sqlstate.startsWith('28') ? 'login' : sqlstate === '3D000' ? 'database' : undefined;
+  if (refused === undefined) return undefined;
+  return new PostgresLoginError({ sqlstate, refused }, (error as Error).message, error);
 }
