@@ -28,7 +28,8 @@ Commands:
                         schema and queue of their own, removed at the end (--workers <n>)
   demo step-lock        step-scoped coordination: audit -> charge (locked on the account) -> notify;
                         the serialized, contended (parked, woken) and compensated paths
-                        (--redis <url> [--workers <n>]: on worker processes over Redis)
+                        (--redis <url> | --postgres <url>, [--workers <n>]: on worker
+                        processes over Redis, or over PostgreSQL alone)
   worker --module <path> [--redis <url> | --postgres <url>] [--concurrency <n>] ...
                         process background executions of the module's reactors on Redis, or
                         on PostgreSQL alone (ts-reactor worker --help for every option)
@@ -97,7 +98,7 @@ const demo: Handler = async (args, io) => {
   });
 };
 
-/** `demo step-lock [--redis <url> [--workers <n>]]`. */
+/** `demo step-lock [--redis <url> | --postgres <url>] [--workers <n>]`. */
 const stepLockDemo: Handler = async (args, io) => {
   let values;
   try {
@@ -105,19 +106,26 @@ const stepLockDemo: Handler = async (args, io) => {
       args: [...args],
       strict: true,
       allowPositionals: false,
-      options: { redis: { type: 'string' }, workers: { type: 'string' } },
+      options: { redis: { type: 'string' }, postgres: { type: 'string' }, workers: { type: 'string' } },
     }));
   } catch (error) {
     io.err(`ts-reactor demo step-lock: ${(error as Error).message}\n\n${USAGE}`);
     return 2;
   }
+  if (values.redis !== undefined && values.postgres !== undefined) {
+    io.err(`ts-reactor demo step-lock: --redis and --postgres name two backends: give one\n\n${USAGE}`);
+    return 2;
+  }
   const workers = values.workers === undefined ? undefined : Number(values.workers);
   if (
     workers !== undefined &&
-    (values.redis === undefined || !Number.isInteger(workers) || workers < 1 || workers > 16)
+    ((values.redis === undefined && values.postgres === undefined) ||
+      !Number.isInteger(workers) ||
+      workers < 1 ||
+      workers > 16)
   ) {
     io.err(
-      `ts-reactor demo step-lock: --workers needs --redis <url> and an integer from 1 to 16; got "${values.workers}"`,
+      `ts-reactor demo step-lock: --workers needs --redis <url> or --postgres <url> and an integer from 1 to 16; got "${values.workers}"`,
     );
     return 2;
   }
@@ -126,6 +134,7 @@ const stepLockDemo: Handler = async (args, io) => {
     write: io.out,
     err: io.err,
     ...(values.redis === undefined ? {} : { redisUrl: values.redis }),
+    ...(values.postgres === undefined ? {} : { postgresUrl: values.postgres }),
     ...(workers === undefined ? {} : { workers }),
   });
 };
