@@ -1,5 +1,6 @@
 /**
- * Benchmark entry: `npm run --silent bench -- <ID>` with ID `P1` … `P13`, `P16` or `all`. Prints one JSON
+ * Benchmark entry: `npm run --silent bench -- <ID>` with ID `P1` … `P13`, `P16` … `P18`, `P4-pg`, `P5-pg`
+ * (P4 and P5 on PostgreSQL) or `all`; ids are case-insensitive. Prints one JSON
  * object per line; each benchmark's last line is its verdict. Exits 0 whether or not targets
  * are met, non-zero when a benchmark could not run or the id is unknown.
  *
@@ -8,8 +9,8 @@
 import { runP1 } from './p1-engine-overhead.js';
 import { runP2 } from './p2-dag-parallelism.js';
 import { runP3 } from './p3-locked-step.js';
-import { runP4 } from './p4-contended-lock.js';
-import { runP5 } from './p5-wake-latency.js';
+import { runP4, runP4Postgres } from './p4-contended-lock.js';
+import { runP5, runP5Postgres } from './p5-wake-latency.js';
 import { runP6 } from './p6-step-vs-reactor-lock.js';
 import { runP7 } from './p7-worker-throughput.js';
 import { runP8 } from './p8-retained-memory.js';
@@ -19,6 +20,8 @@ import { runP11 } from './p11-cost-growth.js';
 import { runP12 } from './p12-bulk-start.js';
 import { runP13 } from './p13-wake-handover.js';
 import { runP16 } from './p16-durable-mode.js';
+import { runP17 } from './p17-postgres-throughput.js';
+import { runP18 } from './p18-postgres-locked-step.js';
 import { emit, type Verdict } from './support/runner.js';
 
 const BENCHMARKS: Readonly<Record<string, () => Promise<Verdict>>> = {
@@ -26,7 +29,9 @@ const BENCHMARKS: Readonly<Record<string, () => Promise<Verdict>>> = {
   P2: runP2,
   P3: runP3,
   P4: runP4,
+  'P4-PG': runP4Postgres,
   P5: runP5,
+  'P5-PG': runP5Postgres,
   P6: runP6,
   P7: runP7,
   P8: runP8,
@@ -36,6 +41,8 @@ const BENCHMARKS: Readonly<Record<string, () => Promise<Verdict>>> = {
   P12: runP12,
   P13: runP13,
   P16: runP16,
+  P17: runP17,
+  P18: runP18,
 };
 
 async function main(argv: readonly string[]): Promise<number> {

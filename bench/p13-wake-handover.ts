@@ -43,6 +43,7 @@ interface Dump {
   readonly woken: number;
   readonly completed: number;
   readonly unconfirmed: { readonly from: number; readonly to: number; readonly detail: string }[];
+  readonly parkedIds?: string[];
 }
 
 function quantile(values: readonly number[], q: number): number {
@@ -99,17 +100,35 @@ async function oneRound(
   const parkedAt = new Map<string, number[]>();
   for (const d of dumps)
     for (const [id, k, t] of d.parked) parkedAt.set(`${id} ${k}`, [...(parkedAt.get(`${id} ${k}`) ?? []), t]);
-  const byKey = new Map<string, [string, number, number][]>();
-  for (const d of dumps) for (const [k, id, s, e] of d.sections) byKey.set(k, [...(byKey.get(k) ?? []), [id, s, e]]);
+  const byKey = new Map<string, [string, number, number, number][]>();
+  dumps.forEach((d, p) => {
+    for (const [k, id, s, e] of d.sections) byKey.set(k, [...(byKey.get(k) ?? []), [id, s, e, p]]);
+  });
+  const parkedIds = new Set(dumps.flatMap((d) => d.parkedIds ?? []));
   const gaps: number[] = [];
+  const tail: [number, string][] = [];
   for (const [key, list] of byKey) {
     list.sort((a, b) => a[1] - b[1]);
     for (let i = 1; i < list.length; i++) {
-      const [id, start] = list[i]!;
+      const [id, start, , p] = list[i]!;
       const end = list[i - 1]![2];
-      if ((parkedAt.get(`${id} p13:${key}`) ?? []).some((t) => t < end)) gaps.push(start - end);
+      if ((parkedAt.get(`${id} p13:${key}`) ?? []).some((t) => t < end)) {
+        gaps.push(start - end);
+        tail.push([
+          start - end,
+          `${parkedIds.has(id) ? 'parked' : 'waiting'}/${p === list[i - 1]![3] ? 'same' : 'other'}`,
+        ]);
+      }
     }
   }
+  tail.sort((a, b) => b[0] - a[0]);
+  emit({
+    bench: 'P13',
+    figure: 'tail',
+    target,
+    round: index,
+    top: tail.slice(0, 8).map(([g, c]) => `${round(g, 1)} ${c}`),
+  });
   const spans = dumps.flatMap((d) => d.unconfirmed.map((u) => u.to - u.from));
   const p99 = quantile(gaps, 0.99);
   const longestUnconfirmedMs = Math.max(0, ...spans);

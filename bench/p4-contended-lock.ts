@@ -33,17 +33,19 @@
  * releases that handed the key over rather than freeing it (in memory, or granted to the other
  * process: docs/decisions/059).
  *
- * `P4_ROUNDS` (environment, default 9) sets the number of measured rounds, for investigations
+ * `P4_ROUNDS` (environment, default 9, 5 on PostgreSQL) sets the number of measured rounds, for investigations
  * that need more samples; the verdict of `npm run bench` uses the default.
  *
  * @module
  */
 import { fileURLToPath } from 'node:url';
-import { createRedisRuntime, type RedisRuntime } from '../src/bullmq.js';
+import pg from 'pg';
 import type { AnyReactorDefinition } from '../src/index.js';
+import { startPostgresServer } from '../test/support/postgres-server.js';
 import { startRedisServer } from '../test/support/redis-server.js';
 import { now, spawnChildren, type BenchChild, type ChildLine } from './support/children.js';
-import { contendedReactor, type P4ChildConfig } from './support/p4-shared.js';
+import { openP4Runtime, type P4BackendKind, type P4Runtime } from './support/p4-runtime.js';
+import { contendedReactor, SQL_MUTEX_TABLE, type P4ChildConfig } from './support/p4-shared.js';
 import { emit, median, round, type Verdict } from './support/runner.js';
 
 const EXECUTIONS = 16;
@@ -52,6 +54,8 @@ const PROCESSES = 2;
 const CONCURRENCY = 8;
 const WARMUP_ROUNDS = 2;
 const ROUNDS = Number(process.env.P4_ROUNDS ?? 9);
+/** On PostgreSQL a round takes several times as long: fewer rounds keep the run within its budget. */
+const ROUNDS_POSTGRES = Number(process.env.P4_ROUNDS ?? 5);
 const TARGET = 0.9;
 const PARK_FALLBACK_MS = 5_000; // the default: a wake that went missing would cost ~5 s and show
 const ROUND_TIMEOUT_MS = 30_000;
@@ -119,7 +123,7 @@ interface SubjectRound {
 }
 
 async function subjectRound(
-  runtime: RedisRuntime,
+  runtime: P4Runtime,
   workers: readonly BenchChild[],
   round: number,
   definition: AnyReactorDefinition,
@@ -223,15 +227,62 @@ function lockSpan(sections: readonly { start?: number | undefined; end?: number 
   return busy / span;
 }
 
-/** Runs P4 and returns its verdict. */
-export async function runP4(): Promise<Verdict> {
-  const server = await startRedisServer();
-  const children: BenchChild[] = [];
-  let runtime: RedisRuntime | undefined;
-  let runtimeB: RedisRuntime | undefined;
-  let runtimeS: RedisRuntime | undefined;
+/** A throwaway server of the backend: its URL, and its disposal. */
+async function startServer(backend: P4BackendKind): Promise<{ url: string; dispose: () => Promise<void> }> {
+  if (backend === 'redis') return startRedisServer();
+  // Three runtimes here, six worker processes (each: a pool, a LISTEN connection, BullMQ's pools) and the anchor's pools.
+  const server = await startPostgresServer({ settings: { max_connections: '400' } });
+  const client = new pg.Client({ connectionString: server.url });
   try {
+    await client.connect();
+    await client.query(`CREATE TABLE ${SQL_MUTEX_TABLE} (key text PRIMARY KEY, owner text NOT NULL)`);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+  return server;
+}
+
+/** Runs P4 on Redis and returns its verdict. */
+export function runP4(): Promise<Verdict> {
+  return runP4On('redis');
+}
+
+/**
+ * Runs P4 on PostgreSQL and returns its verdict: the same rounds, each worker pair in a schema of
+ * its own; the anchor is a SQL polling mutex (10 ms retry, as `redis-semaphore`'s default). The
+ * second pair runs as the first does: PostgreSQL's coordinator hands no key over in memory, so
+ * there is no hand-over to switch off (its A/B line is not printed).
+ */
+export function runP4Postgres(): Promise<Verdict> {
+  return runP4On('postgres');
+}
+
+async function runP4On(backend: P4BackendKind): Promise<Verdict> {
+  const bench = backend === 'redis' ? 'P4' : 'P4-pg';
+  const rounds = backend === 'redis' ? ROUNDS : ROUNDS_POSTGRES;
+  const anchorName = backend === 'redis' ? 'redis_semaphore_mutex' : 'sql_polling_mutex';
+  const server = await startServer(backend);
+  const children: BenchChild[] = [];
+  let runtime: P4Runtime | undefined;
+  let runtimeB: P4Runtime | undefined;
+  let runtimeS: P4Runtime | undefined;
+  try {
+    const open = (prefix: string, definition: AnyReactorDefinition, lockHandOff?: boolean): Promise<P4Runtime> =>
+      openP4Runtime({
+        backend,
+        url: server.url,
+        prefix,
+        reactors: [definition],
+        parkFallbackMs: PARK_FALLBACK_MS,
+        lockHandOff,
+      });
+    // The runtimes first: on PostgreSQL they create each pair's schema before the workers start.
+    runtime = await open(PREFIX, contendedReactor(KEY, SECTION_MS));
+    runtimeB = await open(PREFIX_B, contendedReactor(KEY, SECTION_MS), backend === 'redis' ? false : undefined);
+    const stepLocked = contendedReactor(KEY, SECTION_MS, undefined, 'step');
+    runtimeS = await open(PREFIX_S, stepLocked);
     const base = {
+      backend,
       url: server.url,
       prefix: PREFIX,
       sectionMs: SECTION_MS,
@@ -252,7 +303,7 @@ export async function runP4(): Promise<Verdict> {
     children.push(...workers);
     const workersB = await spawnChildren(
       CHILD,
-      workerConfigs.map((c) => ({ ...c, prefix: PREFIX_B, lockHandOff: false })),
+      workerConfigs.map((c) => ({ ...c, prefix: PREFIX_B, ...(backend === 'redis' ? { lockHandOff: false } : {}) })),
     );
     children.push(...workersB);
     const workersS = await spawnChildren(
@@ -262,27 +313,7 @@ export async function runP4(): Promise<Verdict> {
     children.push(...workersS);
     const mutexes = await spawnChildren(CHILD, mutexConfigs);
     children.push(...mutexes);
-    emit({ bench: 'P4', figure: 'clock_offsets_ms', value: children.map((c) => round(c.offset, 3)) });
-    runtime = createRedisRuntime({
-      url: server.url,
-      prefix: PREFIX,
-      reactors: [contendedReactor(KEY, SECTION_MS)],
-      background: { parkFallbackMs: PARK_FALLBACK_MS },
-    });
-    runtimeB = createRedisRuntime({
-      url: server.url,
-      prefix: PREFIX_B,
-      reactors: [contendedReactor(KEY, SECTION_MS)],
-      background: { parkFallbackMs: PARK_FALLBACK_MS },
-      lockHandOff: false,
-    });
-    const stepLocked = contendedReactor(KEY, SECTION_MS, undefined, 'step');
-    runtimeS = createRedisRuntime({
-      url: server.url,
-      prefix: PREFIX_S,
-      reactors: [stepLocked],
-      background: { parkFallbackMs: PARK_FALLBACK_MS },
-    });
+    emit({ bench, figure: 'clock_offsets_ms', value: children.map((c) => round(c.offset, 3)) });
     const reactorLocked = contendedReactor(KEY, SECTION_MS);
     const sSpan: number[] = [];
     const sUtil: number[] = [];
@@ -316,7 +347,7 @@ export async function runP4(): Promise<Verdict> {
     const lastTail: number[] = [];
     const parksPerRound: number[] = [];
     let overlapCount = 0;
-    for (let r = 0; r < WARMUP_ROUNDS + ROUNDS; r++) {
+    for (let r = 0; r < WARMUP_ROUNDS + rounds; r++) {
       const warm = r < WARMUP_ROUNDS;
       // The three worker pairs take turns going first, so drift hits them alike.
       const variants = [
@@ -387,7 +418,7 @@ export async function runP4(): Promise<Verdict> {
         });
       }
       emit({
-        bench: 'P4',
+        bench,
         figure: 'round',
         round: r - WARMUP_ROUNDS + 1,
         subject_utilisation: round(ideal / subject.wall, 3),
@@ -414,7 +445,7 @@ export async function runP4(): Promise<Verdict> {
       };
     };
     emit({
-      bench: 'P4',
+      bench,
       figure: 'handoff_ms',
       note: "reactor lock, p50 of each leg by kind of hand-over: released = the releaser's coordination.released event, acquired = the receiver's coordination.acquired event",
       handoffs: handoffs.length,
@@ -433,34 +464,36 @@ export async function runP4(): Promise<Verdict> {
       last_section_end_to_completed_ms: round(median(lastTail), 3),
       parks_per_round: round(median(parksPerRound), 1),
     });
-    emit({
-      bench: 'P4',
-      figure: 'ab_lock_handoff',
-      note: 'same run, alternating rounds: subject (lockHandOff on, the default) vs the same workers with lockHandOff: false',
-      with_handoff: {
-        lock_span_utilisation: round(median(subjectSpan), 3),
-        end_to_end_utilisation: round(median(subjectUtil), 3),
-        gap_p50_ms: round(median(aGaps), 3),
-        same_process: {
-          handoffs: sameGaps.length,
-          gap_p50_ms: sameGaps.length === 0 ? null : round(median(sameGaps), 3),
+    // On PostgreSQL the second pair is the first one again: there is no hand-over to switch off.
+    if (backend === 'redis')
+      emit({
+        bench,
+        figure: 'ab_lock_handoff',
+        note: 'same run, alternating rounds: subject (lockHandOff on, the default) vs the same workers with lockHandOff: false',
+        with_handoff: {
+          lock_span_utilisation: round(median(subjectSpan), 3),
+          end_to_end_utilisation: round(median(subjectUtil), 3),
+          gap_p50_ms: round(median(aGaps), 3),
+          same_process: {
+            handoffs: sameGaps.length,
+            gap_p50_ms: sameGaps.length === 0 ? null : round(median(sameGaps), 3),
+          },
+          cross_process: {
+            handoffs: crossGaps.length,
+            gap_p50_ms: crossGaps.length === 0 ? null : round(median(crossGaps), 3),
+          },
         },
-        cross_process: {
-          handoffs: crossGaps.length,
-          gap_p50_ms: crossGaps.length === 0 ? null : round(median(crossGaps), 3),
+        without_handoff: {
+          lock_span_utilisation: round(median(bSpan), 3),
+          end_to_end_utilisation: round(median(bUtil), 3),
+          gap_p50_ms: round(median(bGaps), 3),
+          rounds_lock_span: bSpan.map((u) => round(u, 3)),
         },
-      },
-      without_handoff: {
-        lock_span_utilisation: round(median(bSpan), 3),
-        end_to_end_utilisation: round(median(bUtil), 3),
-        gap_p50_ms: round(median(bGaps), 3),
-        rounds_lock_span: bSpan.map((u) => round(u, 3)),
-      },
-    });
+      });
     const perRoundMedian = (pick: (o: (typeof overheadPerRound)[number]) => number) =>
       round(median(overheadPerRound.map(pick)), 2);
     emit({
-      bench: 'P4',
+      bench,
       figure: 'gap_ms_per_round',
       note: 'reactor lock: the 15 hand-over gaps of a round split by whether the next section ran in the same worker process; medians over rounds (the round overhead is what utilisation loses)',
       same_process: { handoffs: perRoundMedian((o) => o.sameCount), total_ms: perRoundMedian((o) => o.same) },
@@ -468,7 +501,7 @@ export async function runP4(): Promise<Verdict> {
       budget_ms_at_target: round(ideal / TARGET - ideal, 2),
     });
     emit({
-      bench: 'P4',
+      bench,
       figure: 'step_lock',
       note: 'the same 16 executions with the lock on the step (lock:) instead of the reactor (withLock), third worker pair, same run',
       lock_span_utilisation: round(median(sSpan), 3),
@@ -478,7 +511,7 @@ export async function runP4(): Promise<Verdict> {
       cross_process: { handoffs: sCross.length, gap_p50_ms: sCross.length === 0 ? null : round(median(sCross), 3) },
     });
     emit({
-      bench: 'P4',
+      bench,
       figure: 'overlapping_sections',
       value: overlapCount,
       note: 'must be 0 (mutual exclusion), tolerance 0.5 ms for clock sync',
@@ -493,7 +526,7 @@ export async function runP4(): Promise<Verdict> {
     const note =
       'end-to-end: 16 x 5 ms / (first engine.start .. last run.completed); lock span: busy / (first section start .. last section end)';
     emit({
-      bench: 'P4',
+      bench,
       figure: 'subject_utilisation',
       definition: 'end_to_end',
       value: round(endToEnd, 3),
@@ -502,14 +535,14 @@ export async function runP4(): Promise<Verdict> {
       note,
     });
     emit({
-      bench: 'P4',
+      bench,
       figure: 'anchor_utilisation',
       definition: 'end_to_end',
       value: round(anchorEndToEnd, 3),
       rounds: anchorUtil.map((u) => round(u, 3)),
     });
     emit({
-      bench: 'P4',
+      bench,
       figure: 'subject_utilisation',
       definition: 'lock_span',
       value: round(reactorValue, 3),
@@ -517,30 +550,30 @@ export async function runP4(): Promise<Verdict> {
       note,
     });
     emit({
-      bench: 'P4',
+      bench,
       figure: 'anchor_utilisation',
       definition: 'lock_span',
       value: round(anchorValue, 3),
       rounds: anchorSpan.map((u) => round(u, 3)),
     });
     return {
-      bench: 'P4',
+      bench,
       metric: 'contended_lock_utilisation',
       value: round(value, 3),
       target: `>= ${TARGET} and > anchor, for the reactor lock and the step lock alike (value: the lower; lock-span definition, docs/decisions/036 and 054)`,
       anchor: {
         reactor_lock_span_utilisation: round(reactorValue, 3),
         step_lock_span_utilisation: round(stepValue, 3),
-        redis_semaphore_mutex_utilisation: round(anchorValue, 3),
+        [`${anchorName}_utilisation`]: round(anchorValue, 3),
         subject_end_to_end_utilisation: round(endToEnd, 3),
-        redis_semaphore_end_to_end_utilisation: round(anchorEndToEnd, 3),
-        redis_semaphore_retry_interval_ms: 10,
+        [`${anchorName}_end_to_end_utilisation`]: round(anchorEndToEnd, 3),
+        [`${anchorName}_retry_interval_ms`]: 10,
         ideal: 1,
         executions_per_round: EXECUTIONS,
         section_ms: SECTION_MS,
         processes: PROCESSES,
         concurrency_per_process: CONCURRENCY,
-        rounds: ROUNDS,
+        rounds,
         subject_wall_ms_p50: round(median(subjectUtil.map((u) => ideal / u)), 1),
         anchor_wall_ms_p50: round(median(anchorUtil.map((u) => ideal / u)), 1),
       },

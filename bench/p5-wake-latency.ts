@@ -17,9 +17,13 @@
  * @module
  */
 import { performance } from 'node:perf_hooks';
-import { createRedisRuntime, type RedisRuntime } from '../src/bullmq.js';
-import { reactor, type AnyReactorDefinition } from '../src/index.js';
-import { createRedisBackend, RedisKeys, type RedisBackend } from '../src/storage/redis/index.js';
+import { createRedisRuntime } from '../src/bullmq.js';
+import { reactor, type AnyReactorDefinition, type Engine } from '../src/index.js';
+import type { Coordinator } from '../src/ports/coordinator.js';
+import { createPostgresRuntime } from '../src/postgres.js';
+import { createPostgresBackend } from '../src/queue/postgres-backend.js';
+import { createRedisBackend, RedisKeys } from '../src/storage/redis/index.js';
+import { startPostgresServer } from '../test/support/postgres-server.js';
 import { startRedisServer } from '../test/support/redis-server.js';
 import { emit, round, type Verdict } from './support/runner.js';
 
@@ -88,24 +92,95 @@ function definitions(hooks: Hooks): { holder: AnyReactorDefinition; waiter: AnyR
   return { holder, waiter };
 }
 
-/** Runs P5 and returns its verdict. */
-export async function runP5(): Promise<Verdict> {
+/** What P5 runs on: a runtime with a worker in this process, and the bench's own view of the backend. */
+interface P5Setup {
+  readonly engine: Engine;
+  /** The backend's coordinator, for the liveness check and the direct hold of the anchor. */
+  readonly coordinator: Coordinator;
+  /** Whether anyone is registered on the key's wait list. */
+  waitListed(): Promise<boolean>;
+  /** Drops the key's wait list (the stale registration of a fallback-resumed waiter). */
+  clearWaitList(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Starts the backend's throwaway server and builds the runtime (worker at concurrency 4) and the bench's view. */
+type P5Backend = (definitions: readonly AnyReactorDefinition[]) => Promise<P5Setup>;
+
+const WAIT_LIST_KEY = `lock:${KEY}`;
+
+const redisBackend: P5Backend = async (definitions) => {
   const server = await startRedisServer();
-  let runtime: RedisRuntime | undefined;
-  let backend: RedisBackend | undefined;
+  const runtime = createRedisRuntime({
+    url: server.url,
+    prefix: PREFIX,
+    reactors: definitions,
+    background: { parkFallbackMs: PARK_FALLBACK_MS },
+  });
+  runtime.startWorker({ concurrency: 4 });
+  const backend = createRedisBackend({ url: server.url, prefix: PREFIX }); // the bench's own view: wait list, liveness locks, a direct hold
+  const waitListKey = new RedisKeys(PREFIX).waitList(WAIT_LIST_KEY);
+  return {
+    engine: runtime.engine,
+    coordinator: backend.coordinator,
+    waitListed: async () => (await backend.redis.zcard(waitListKey)) > 0,
+    clearWaitList: async () => void (await backend.redis.del(waitListKey)),
+    close: async () => {
+      await runtime.close().catch(() => undefined);
+      await backend.close().catch(() => undefined);
+      await server.dispose();
+    },
+  };
+};
+
+const postgresBackend: P5Backend = async (definitions) => {
+  const server = await startPostgresServer();
+  const runtime = createPostgresRuntime({
+    connection: server.url,
+    migrate: true,
+    reactors: definitions,
+    background: { parkFallbackMs: PARK_FALLBACK_MS },
+  });
   try {
-    const hooks: Hooks = { stepStarted: new Map(), gates: new Map() };
-    const { holder, waiter } = definitions(hooks);
-    runtime = createRedisRuntime({
-      url: server.url,
-      prefix: PREFIX,
-      reactors: [holder, waiter],
-      background: { parkFallbackMs: PARK_FALLBACK_MS },
-    });
-    runtime.startWorker({ concurrency: 4 });
-    backend = createRedisBackend({ url: server.url, prefix: PREFIX }); // the bench's own view: wait list, liveness locks, a direct hold
-    const waitListKey = new RedisKeys(PREFIX).waitList(`lock:${KEY}`);
-    const engine = runtime.engine;
+    await runtime.ready();
+  } catch (error) {
+    await runtime.close().catch(() => undefined);
+    await server.dispose();
+    throw error;
+  }
+  runtime.startWorker({ concurrency: 4 });
+  const backend = createPostgresBackend({ connection: server.url }); // the bench's own view
+  return {
+    engine: runtime.engine,
+    coordinator: backend.coordinator,
+    waitListed: async () => (await backend.waitList!.list(WAIT_LIST_KEY)).length > 0,
+    clearWaitList: async () => {
+      for (const job of await backend.waitList!.list(WAIT_LIST_KEY)) await backend.waitList!.remove(WAIT_LIST_KEY, job);
+    },
+    close: async () => {
+      await runtime.close().catch(() => undefined);
+      await backend.close().catch(() => undefined);
+      await server.dispose();
+    },
+  };
+};
+
+/** Runs P5 on Redis and returns its verdict. */
+export function runP5(): Promise<Verdict> {
+  return runP5On('P5', redisBackend);
+}
+
+/** Runs P5 on PostgreSQL (the coordinator's LISTEN/NOTIFY wake-ups) and returns its verdict. */
+export function runP5Postgres(): Promise<Verdict> {
+  return runP5On('P5-pg', postgresBackend);
+}
+
+async function runP5On(bench: string, open: P5Backend): Promise<Verdict> {
+  const hooks: Hooks = { stepStarted: new Map(), gates: new Map() };
+  const { holder, waiter } = definitions(hooks);
+  const setup = await open([holder, waiter]);
+  try {
+    const engine = setup.engine;
     const released = new Map<string, (t: number) => void>();
     const parked = new Map<string, () => void>();
     const completed = new Map<string, () => void>();
@@ -117,14 +192,13 @@ export async function runP5(): Promise<Verdict> {
         parked.get(event.executionId)?.();
       } else if (event.type === 'run.completed') completed.get(event.executionId)?.();
     });
-    const redis = backend.redis;
-    const coordinator = backend.coordinator;
+    const coordinator = setup.coordinator;
 
     /** Waits until the waiter is fully parked: on the wait list, and its parking job off the execution. */
     const fullyParked = async (executionId: string): Promise<void> => {
       const deadline = performance.now() + SAMPLE_TIMEOUT_MS;
       for (;;) {
-        const listed = (await redis.zcard(waitListKey)) > 0;
+        const listed = await setup.waitListed();
         const live = await coordinator.lockState(`execution:${executionId}`);
         if (listed && live === undefined) return;
         if (performance.now() > deadline) throw new Error('P5: the waiter did not finish parking');
@@ -189,7 +263,7 @@ export async function runP5(): Promise<Verdict> {
     const p50 = percentile(fromRelease, 50);
     const p99 = percentile(fromRelease, 99);
     emit({
-      bench: 'P5',
+      bench,
       figure: 'release_to_step_start_ms',
       samples: SAMPLES,
       p50: round(p50, 3),
@@ -200,7 +274,7 @@ export async function runP5(): Promise<Verdict> {
       reparked,
     });
     emit({
-      bench: 'P5',
+      bench,
       figure: 'gate_to_step_start_ms',
       note: 'includes the holder step completion, its checkpoint and the release script',
       p50: round(percentile(fromGate, 50), 3),
@@ -222,17 +296,17 @@ export async function runP5(): Promise<Verdict> {
       await coordinator.lockRelease(KEY, owner);
       fallback.push((await w.stepStart) - releasedAt);
       await w.done;
-      await redis.del(waitListKey); // the stale registration of the fallback-resumed waiter
+      await setup.clearWaitList(); // the stale registration of the fallback-resumed waiter
     }
     emit({
-      bench: 'P5',
+      bench,
       figure: 'no_wake_fallback_ms',
       samples: fallback.map((v) => round(v, 1)),
       park_fallback_ms: PARK_FALLBACK_MS,
     });
 
     return {
-      bench: 'P5',
+      bench,
       metric: 'release_to_parked_step_start_p50_ms',
       value: round(p50, 3),
       target: `p50 <= ${TARGET_P50_MS} ms, p99 <= ${TARGET_P99_MS} ms`,
@@ -247,8 +321,6 @@ export async function runP5(): Promise<Verdict> {
       pass: p50 <= TARGET_P50_MS && p99 <= TARGET_P99_MS,
     } as Verdict;
   } finally {
-    await runtime?.close().catch(() => undefined);
-    await backend?.close().catch(() => undefined);
-    await server.dispose();
+    await setup.close();
   }
 }

@@ -22,6 +22,7 @@ function print(value: unknown): void {
 
 const sections: [string, string, number, number][] = [];
 const parked: [string, string, number][] = [];
+const parkedIds: string[] = [];
 const counts = { parks: 0, woken: 0, completed: 0 };
 const unconfirmed: { from: number; to: number; detail: string }[] = [];
 let open: { from: number; detail: string } | undefined;
@@ -35,6 +36,7 @@ const runtime = createRedisRuntime({
 runtime.engine.subscribe((event) => {
   if (event.type === 'run.parked') {
     counts.parks++;
+    parkedIds.push(event.executionId);
     parked.push([event.executionId, event.key, now()]);
   } else if (event.type === 'coordination.waiting') parked.push([event.executionId, event.key, now()]);
   else if (event.type === 'run.woken') counts.woken++;
@@ -65,6 +67,7 @@ createInterface({ input: process.stdin })
         pid: process.pid,
         sections: sections.splice(0),
         parked: parked.splice(0),
+        parkedIds: parkedIds.splice(0),
         ...counts,
         unconfirmed: spans,
       });

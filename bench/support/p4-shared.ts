@@ -5,11 +5,16 @@
  */
 import { reactor, type AnyReactorDefinition } from '../../src/index.js';
 import { now, section } from './children.js';
+import type { P4BackendKind } from './p4-runtime.js';
 
 /** The JSON config of a P4 child. */
 export interface P4ChildConfig {
   readonly mode: 'worker' | 'mutex';
+  /** Where the pairs run (default `redis`); on `postgres` the anchor is a SQL polling mutex. */
+  readonly backend?: P4BackendKind;
+  /** The Redis URL or the PostgreSQL connection string. */
   readonly url: string;
+  /** The Redis key prefix, or the PostgreSQL schema, of the pair. */
   readonly prefix: string;
   /** The one contended key. */
   readonly key: string;
@@ -22,6 +27,12 @@ export interface P4ChildConfig {
   /** Mode `worker`: where the lock is declared (docs/decisions/054); default `reactor`. */
   readonly level?: LockLevel;
 }
+
+/** The anchor's table on PostgreSQL: one row per held key (created by the benchmark). */
+export const SQL_MUTEX_TABLE = 'p4_sql_mutex';
+
+/** The SQL polling mutex's retry interval: `redis-semaphore`'s default, so the two anchors poll alike. */
+export const SQL_MUTEX_RETRY_MS = 10;
 
 /** Where P4's lock is declared: on the whole reactor (`withLock`) or on its one step (`lock:`). */
 export type LockLevel = 'reactor' | 'step';

@@ -2,23 +2,27 @@
  * Child process of P4 (`node --import tsx p4-worker.ts '<json config>'`, see {@link P4ChildConfig}).
  * Prints `{"ready":true}`, then answers stdin lines: `ping <n>` → `{"pong":n,"t":…}`.
  *
- * - mode `worker`: a ts-reactor worker (`createRedisRuntime(...).startWorker({ concurrency })`)
+ * - mode `worker`: a ts-reactor worker (`startWorker({ concurrency })` of the Redis or PostgreSQL runtime)
  *   for the contended reactor. Prints `{"done":id,"t":…}` at each `run.completed`; keeps a log
  *   of timestamped events and sections, printed and cleared on `dump <round>`.
  * - mode `mutex`: on `go <round>`, `contenders` `redis-semaphore` Mutexes (default options: the
- *   10 ms polling retry) on one key each run the section once; prints the round's timestamps.
+ *   10 ms polling retry) on one key each run the section once; prints the round's timestamps. On
+ *   PostgreSQL (`backend: 'postgres'`) the mutex is the simplest SQL lock (insert the key's row,
+ *   delete it), tried again every 10 ms likewise.
  *
  * Timestamps are `performance.timeOrigin + performance.now()` of this process.
  *
  * @module
  */
 import { createInterface } from 'node:readline';
+import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
+import pg from 'pg';
 import { Mutex } from 'redis-semaphore';
-import { createRedisRuntime } from '../../src/bullmq.js';
 import type { ReactorEvent } from '../../src/index.js';
 import { now, section } from './children.js';
-import { contendedReactor, type P4ChildConfig } from './p4-shared.js';
+import { openP4Runtime } from './p4-runtime.js';
+import { contendedReactor, SQL_MUTEX_RETRY_MS, SQL_MUTEX_TABLE, type P4ChildConfig } from './p4-shared.js';
 
 const config = JSON.parse(process.argv[2] ?? '{}') as P4ChildConfig;
 
@@ -43,12 +47,13 @@ async function worker(): Promise<void> {
     (id, start, end) => log.push({ kind: 'section', id, start, end }),
     config.level,
   );
-  const runtime = createRedisRuntime({
+  const runtime = await openP4Runtime({
+    backend: config.backend ?? 'redis',
     url: config.url,
     prefix: config.prefix,
     reactors: [definition],
-    background: { parkFallbackMs: config.parkFallbackMs },
-    ...(config.lockHandOff === undefined ? {} : { lockHandOff: config.lockHandOff }),
+    parkFallbackMs: config.parkFallbackMs,
+    lockHandOff: config.lockHandOff,
   });
   const interesting = new Set<ReactorEvent['type']>([
     'run.resumed',
@@ -103,7 +108,40 @@ async function mutex(): Promise<void> {
   print({ ready: true, pid: process.pid });
 }
 
-(config.mode === 'worker' ? worker() : mutex()).catch((error: unknown) => {
+/** The PostgreSQL anchor: the simplest SQL lock (insert the key's row, delete it), polled every 10 ms. */
+async function sqlMutex(): Promise<void> {
+  const pool = new pg.Pool({ connectionString: config.url, max: config.concurrency });
+  await pool.query('SELECT 1');
+  const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+  handlers.push((verb, arg) => {
+    if (verb !== 'go') return;
+    const round = Number(arg);
+    const startedAt = now();
+    const contender = async (): Promise<{ start: number; end: number; released: number }> => {
+      const owner = randomUUID();
+      for (;;) {
+        const took = await pool.query(
+          `INSERT INTO ${SQL_MUTEX_TABLE} (key, owner) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING RETURNING 1`,
+          [config.key, owner],
+        );
+        if (took.rowCount === 1) break;
+        await sleep(SQL_MUTEX_RETRY_MS);
+      }
+      const start = now();
+      await section(config.sectionMs);
+      const end = now();
+      await pool.query(`DELETE FROM ${SQL_MUTEX_TABLE} WHERE key = $1 AND owner = $2`, [config.key, owner]);
+      return { start, end, released: now() };
+    };
+    void Promise.all(Array.from({ length: config.concurrency }, contender)).then(
+      (sections) => print({ round, pid: process.pid, startedAt, sections }),
+      (error: unknown) => print({ round, pid: process.pid, error: String(error) }),
+    );
+  });
+  print({ ready: true, pid: process.pid });
+}
+
+(config.mode === 'worker' ? worker() : config.backend === 'postgres' ? sqlMutex() : mutex()).catch((error: unknown) => {
   process.stderr.write(`p4 child failed: ${String(error)}\n`);
   process.exit(1);
 });

@@ -7,34 +7,15 @@
  * @module
  */
 import type * as pgModule from 'pg';
-import type { Middleware } from '../engine/model/events.js';
 import type { BackgroundOptions } from '../engine/jobs/deps.js';
 import type { AnyReactorDefinition } from '../dsl/definition.js';
-import type { BackendHealth } from '../ports/health.js';
-import { DEFAULT_QUEUE_NAME } from '../queue/policy.js';
-import type { Worker, WorkerCloseOptions } from '../queue/worker.js';
-import type { SubscriptionsState } from '../metrics/readiness.js';
 import { DEFAULT_SCHEMA } from '../storage/postgres/names.js';
 import { loginRefusal } from '../storage/postgres/errors.js';
-import { jsonLinesLogger, type CliLogLevel } from './json-logger.js';
+import type { CliLogLevel } from './json-logger.js';
 import { MissingPeerError, redactUrl } from './redis-check.js';
-import { moduleMiddleware, WorkerModuleError, type WorkerContext, type WorkerModule } from './worker-module.js';
-import { postgresWorkerGauges, workerOperations, type WorkerGauges, type WorkerOperations } from './worker-metrics.js';
-
-/** A worker's runtime, opened and checked, on either backend: what `worker.ts` runs until stopped. */
-export interface OpenedWorkerRuntime {
-  readonly runtime: {
-    startWorker(options: { readonly concurrency?: number; readonly shutdownTimeoutMs?: number }): Worker;
-    health(): BackendHealth;
-    close(options?: WorkerCloseOptions): Promise<void>;
-  };
-  /** The metrics server with `--metrics-port`. */
-  readonly operations: WorkerOperations | undefined;
-  /** Closes the metrics server and the gauges' connections. */
-  closeOperations(): Promise<void>;
-  /** Where the worker works, for its "ready" line: `prefix rx) on redis://…`, `schema ts_reactor) on postgres://…`. */
-  readonly where: string;
-}
+import type { WorkerModule } from './worker-module.js';
+import { openWorkerRuntime, type OpenedWorkerRuntime } from './worker-runtime.js';
+import { postgresWorkerGauges } from './worker-metrics.js';
 
 /** What the PostgreSQL worker is given: its options as read from the command line. */
 export interface PostgresWorkerConfig {
@@ -64,7 +45,7 @@ export async function openPostgresWorker(
   io: Io,
   pingTimeoutMs: number,
 ): Promise<OpenedWorkerRuntime | number> {
-  const { reactors, module } = app;
+  const { module } = app;
   const shownUrl = redactUrl(config.url);
   const queueName = config.queueName ?? module.options?.queueName;
   try {
@@ -73,66 +54,27 @@ export async function openPostgresWorker(
     io.err(`ts-reactor worker: ${unreachablePostgres(config.url, error)}`);
     return 2;
   }
-  let gauges: WorkerGauges | undefined;
-  let operations: WorkerOperations | undefined;
-  const runtimeHealth: { subscriptions?: () => SubscriptionsState } = {};
-  const closeOperations = async (): Promise<void> => {
-    await operations?.close().catch(() => undefined);
-    await gauges?.close().catch(() => undefined);
-  };
-  let middleware: readonly Middleware[];
-  try {
-    if (config.metricsPort !== undefined || typeof module.middleware === 'function')
-      gauges = await postgresWorkerGauges({ url: config.url, schema: config.schema, queueName }, () =>
-        runtimeHealth.subscriptions?.(),
-      );
-    if (config.metricsPort !== undefined) operations = await workerOperations(config.metricsPort, gauges!);
-    const worker = (): WorkerContext => ({
-      gauges: gauges!.sources,
+  return openWorkerRuntime(
+    {
+      config,
+      app,
+      queueName,
       prefix: config.schema ?? DEFAULT_SCHEMA,
-      queueName: queueName ?? DEFAULT_QUEUE_NAME,
-    });
-    middleware = [...moduleMiddleware(module, worker), ...(operations ? [operations.middleware] : [])];
-  } catch (error) {
-    await closeOperations();
-    const shown = error instanceof WorkerModuleError ? `--module: ${error.message}` : (error as Error).message;
-    io.err(`ts-reactor worker: ${shown}`);
-    return 2;
-  }
-  const { createPostgresRuntime } = await import('../postgres.js');
-  const { queueName: _queueName, ...moduleOptions } = module.options ?? {};
-  const logger = config.logLevel === undefined ? module.logger : jsonLinesLogger(config.logLevel, io.out);
-  let runtime: ReturnType<typeof createPostgresRuntime>;
-  try {
-    runtime = createPostgresRuntime({
-      ...moduleOptions,
-      middleware,
-      connection: config.url,
-      reactors,
-      scheduleInputs: module.scheduleInputs ?? {},
-      background: { ...moduleOptions.background, ...config.background },
-      ...(module.rateLimits === undefined ? {} : { rateLimits: module.rateLimits }),
-      ...(logger === undefined ? {} : { logger }),
-      ...(config.schema === undefined ? {} : { schema: config.schema }),
-      ...(queueName === undefined ? {} : { queueName }),
-      requireDurability: config.requireDurability,
-    });
-  } catch (error) {
-    io.err(`ts-reactor worker: --module: ${(error as Error).message}`);
-    await closeOperations();
-    return 2;
-  }
-  try {
-    // The schema's version and the durability settings, checked before any job is taken.
-    for (const warning of (await runtime.ready()).warnings) io.err(`ts-reactor worker: warning: ${warning}`);
-  } catch (error) {
-    io.err(`ts-reactor worker: ${(error as Error).message}`);
-    await runtime.close();
-    await closeOperations();
-    return 2;
-  }
-  runtimeHealth.subscriptions = () => runtime.health().subscriptions;
-  return { runtime, operations, closeOperations, where: `schema ${config.schema ?? DEFAULT_SCHEMA}) on ${shownUrl}` };
+      gauges: (subscriptions) =>
+        postgresWorkerGauges({ url: config.url, schema: config.schema, queueName }, subscriptions),
+      factory: async () => {
+        const { createPostgresRuntime } = await import('../postgres.js');
+        return (options) =>
+          createPostgresRuntime({
+            ...options,
+            connection: config.url,
+            ...(config.schema === undefined ? {} : { schema: config.schema }),
+          });
+      },
+      where: `schema ${config.schema ?? DEFAULT_SCHEMA}) on ${shownUrl}`,
+    },
+    io,
+  );
 }
 
 /** The `pg` module, as `import('pg')` gives it. */

@@ -5,29 +5,19 @@
  *
  * @module
  */
-import { workerGauges, workerOperations, type WorkerGauges, type WorkerOperations } from './worker-metrics.js';
-import type { Middleware } from '../engine/model/events.js';
-import type { SubscriptionsState } from '../metrics/readiness.js';
-import { DEFAULT_QUEUE_NAME } from '../queue/policy.js';
+import { workerGauges } from './worker-metrics.js';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { AnyReactorDefinition } from '../dsl/definition.js';
 import type { BackgroundOptions } from '../engine/jobs/deps.js';
-import { isLogLevel, jsonLinesLogger, LOG_LEVELS, type CliLogLevel } from './json-logger.js';
+import { isLogLevel, LOG_LEVELS, type CliLogLevel } from './json-logger.js';
 import { DEFAULT_SHUTDOWN_GRACE_MS } from '../queue/worker.js';
 import { readBackendUrl } from './backend-url.js';
 import type { BackendKind } from '../runtime/backend-schemes.js';
-import type { OpenedWorkerRuntime } from './worker-postgres.js';
+import { openWorkerRuntime, type OpenedWorkerRuntime } from './worker-runtime.js';
 import { pingRedis, redactUrl } from './redis-check.js';
 import { importModule, ModuleLoadError } from './worker-load.js';
-import {
-  isWorkerDefinition,
-  moduleMiddleware,
-  readWorkerModule,
-  WorkerModuleError,
-  type WorkerContext,
-  type WorkerModule,
-} from './worker-module.js';
+import { isWorkerDefinition, readWorkerModule, WorkerModuleError, type WorkerModule } from './worker-module.js';
 import { prefixHasKeys } from './worker-prefix.js';
 import { closeModule, closeWarning } from './module-close.js';
 import {
@@ -440,7 +430,7 @@ async function openRedisWorker(
   io: WorkerIO,
   options: WorkerCommandOptions,
 ): Promise<OpenedWorkerRuntime | number> {
-  const { reactors, module } = app;
+  const { module } = app;
   const prefix = config.prefix ?? module.prefix ?? config.envPrefix;
   const queueName = config.queueName ?? module.options?.queueName;
   const shownUrl = redactUrl(config.url);
@@ -452,68 +442,27 @@ async function openRedisWorker(
     return 2;
   }
 
-  let gauges: WorkerGauges | undefined;
-  const runtimeHealth: { subscriptions?: () => SubscriptionsState } = {}; // the runtime's, once it exists
-  let operations: WorkerOperations | undefined;
-  let middleware: readonly Middleware[];
-  const closeOperations = async (): Promise<void> => {
-    await operations?.close().catch(() => undefined);
-    await gauges?.close().catch(() => undefined);
-  };
-  try {
-    // The gauges are sampled for the metrics endpoint, and for a module whose middleware asks for them.
-    if (config.metricsPort !== undefined || typeof module.middleware === 'function')
-      gauges = await workerGauges({ url: config.url, cluster: config.cluster, prefix, queueName }, () =>
-        runtimeHealth.subscriptions?.(),
-      );
-    if (config.metricsPort !== undefined) operations = await workerOperations(config.metricsPort, gauges!);
-    const worker = (): WorkerContext => ({
-      gauges: gauges!.sources,
+  return openWorkerRuntime(
+    {
+      config,
+      app,
+      queueName,
       prefix: prefix ?? 'rx',
-      queueName: queueName ?? DEFAULT_QUEUE_NAME,
-    });
-    middleware = [...moduleMiddleware(module, worker), ...(operations ? [operations.middleware] : [])];
-  } catch (error) {
-    await closeOperations();
-    const shown = error instanceof WorkerModuleError ? `--module: ${error.message}` : (error as Error).message;
-    io.err(`ts-reactor worker: ${shown}`);
-    return 2;
-  }
-  const { createRedisRuntime } = await import('../bullmq.js');
-  const { queueName: _queueName, ...moduleOptions } = module.options ?? {};
-  const logger = config.logLevel === undefined ? module.logger : jsonLinesLogger(config.logLevel, io.out);
-  let runtime: ReturnType<typeof createRedisRuntime>;
-  try {
-    runtime = createRedisRuntime({
-      ...moduleOptions,
-      middleware,
-      ...placeOptions(config),
-      reactors,
-      scheduleInputs: module.scheduleInputs ?? {},
-      background: { ...moduleOptions.background, ...config.background },
-      ...(module.rateLimits === undefined ? {} : { rateLimits: module.rateLimits }),
-      ...(logger === undefined ? {} : { logger }),
-      ...(prefix === undefined ? {} : { prefix }),
-      ...(queueName === undefined ? {} : { queueName }),
-      requireDurability: config.requireDurability,
-    });
-  } catch (error) {
-    // A bad rate limit or option of the module: refused before any job is taken.
-    io.err(`ts-reactor worker: --module: ${(error as Error).message}`);
-    await closeOperations();
-    return 2;
-  }
-  try {
-    // What Redis keeps across a restart, checked before any job is taken (with --require-durability: refused).
-    for (const warning of (await runtime.ready()).warnings) io.err(`ts-reactor worker: warning: ${warning}`);
-  } catch (error) {
-    io.err(`ts-reactor worker: ${(error as Error).message}`);
-    await runtime.close();
-    await closeOperations();
-    return 2;
-  }
-  runtimeHealth.subscriptions = () => runtime.health().subscriptions;
-  return { runtime, operations, closeOperations, where: `prefix ${prefix ?? 'rx'}) on ${shownUrl}` };
+      gauges: (subscriptions) =>
+        workerGauges({ url: config.url, cluster: config.cluster, prefix, queueName }, subscriptions),
+      factory: async () => {
+        const { createRedisRuntime } = await import('../bullmq.js');
+        return (options) =>
+          createRedisRuntime({
+            ...options,
+            ...placeOptions(config),
+            ...(prefix === undefined ? {} : { prefix }),
+          });
+      },
+      where: `prefix ${prefix ?? 'rx'}) on ${shownUrl}`,
+    },
+    io,
+  );
 }
 
 /** `pg` is installed, or a {@link UsageError} naming it: checked before an app module, which may import it, loads. */

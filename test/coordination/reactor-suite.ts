@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { ContentionError, RateLimitedError, reactor, type Coordinator } from '../../src/index.js';
-import type { Backend } from './harness.js';
+import type { EngineRig as Backend } from '../support/backend-matrix.js';
 
 const OTHER = { owner: 'someone-else' };
 

@@ -1,9 +1,12 @@
 /**
  * The subscriber connections of a backend on a Redis Cluster (3 masters, a replica each) follow
- * the topology (docs/decisions/113): they start on the first-listed node; when that master is
- * SIGKILLed, they come back on a live node, their subscriptions are confirmed again, and a
- * release and a cancel announcement published after the replica's promotion reach the process
- * by notification (the waits end long before their own timeouts, which are far beyond the test's).
+ * the topology (docs/decisions/113, 132): the cancel subscriber starts on the first-listed node,
+ * a lock's wake-up channel on the master that serves the lock's key (here chosen to be the same
+ * node); when that master is SIGKILLed, they come back on live nodes, their subscriptions are
+ * confirmed again, and a release and a cancel announcement published after the replica's
+ * promotion reach the process by notification (the waits end long before their own timeouts,
+ * which are far beyond the test's). Then every wake-up channel is subscribed on the master that
+ * serves its key, the promoted replica included.
  */
 import { Redis } from 'ioredis';
 import { afterEach, expect, test } from 'vitest';
@@ -11,6 +14,7 @@ import { createRedisBackend, type RedisBackend, type RedisConnection } from '../
 import type { RedisClusterHandle } from '../support/redis-cluster.js';
 import { useRedisCluster } from '../support/use-redis-cluster.js';
 import { offered } from '../support/fast-paths.js';
+import { RedisKeys } from '../../src/storage/redis/keys.js';
 
 const cluster = useRedisCluster({ replicasPerMaster: 1 });
 const opened: RedisBackend<RedisConnection>[] = [];
@@ -53,6 +57,26 @@ async function subscribersOn(port: number): Promise<number> {
   }
 }
 
+/** The pub/sub channels with a subscriber connected to the node on `port` (`PUBSUB CHANNELS`). */
+async function channelsOn(port: number): Promise<string[]> {
+  const node = new Redis({ port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => null });
+  try {
+    await node.connect();
+    return (await node.call('PUBSUB', 'CHANNELS', '*')) as string[];
+  } catch {
+    return [];
+  } finally {
+    node.disconnect();
+  }
+}
+
+const keys = new RedisKeys('subfo', 'cluster');
+
+/** A lock key named from `stem` whose lock (and wake-up channel) the master on `port` serves. */
+async function keyServedBy(handle: RedisClusterHandle, port: number, stem: string): Promise<string> {
+  for (let i = 0; ; i++) if ((await handle.masterOf(keys.lock(`${stem}-${i}`))) === port) return `${stem}-${i}`;
+}
+
 /** Whether `promise` settled by now. */
 function settledFlag(promise: Promise<unknown>): () => boolean {
   let settled = false;
@@ -71,13 +95,15 @@ test('after the first-listed master is killed, the subscribers move to a live no
   // Subscribed on both subscribers: a lock's wake-ups, and cancel announcements.
   const announced: string[] = [];
   offered(listener.coordinator, 'cancels').onCancelAnnounced((id) => announced.push(id));
-  const before = offered(listener.coordinator, 'changes').waitForChange('lock', 'subfo-before', WAIT_MS);
+  const beforeKey = await keyServedBy(handle, first, 'subfo-before');
+  const before = offered(listener.coordinator, 'changes').waitForChange('lock', beforeKey, WAIT_MS);
   await until('the subscriptions were not confirmed at first', () => {
     const health = listener.subscriptions();
     return health.confirmed && health.channels === 2;
   });
-  // They listen on the first-listed node, the one about to be killed.
+  // They listen on the first-listed node, the one about to be killed: the wake-up channel there as its key's master.
   expect(await subscribersOn(first)).toBeGreaterThanOrEqual(2);
+  expect(await channelsOn(first)).toContain(keys.lockChannel(beforeKey));
 
   await handle.kill(first);
   await handle.waitForMaster(replica!);
@@ -94,10 +120,10 @@ test('after the first-listed master is killed, the subscribers move to a live no
   // A release published after the promotion wakes the waiter that was registered before the kill …
   const beforeWoken = settledFlag(before);
   const owner = { owner: 'subfo-holder' };
-  expect(
-    (await publisher.coordinator.lockAcquire({ key: 'subfo-before', holder: owner, ttlMs: 10_000 })).acquired,
-  ).toBe(true);
-  await publisher.coordinator.lockRelease('subfo-before', 'subfo-holder');
+  expect((await publisher.coordinator.lockAcquire({ key: beforeKey, holder: owner, ttlMs: 10_000 })).acquired).toBe(
+    true,
+  );
+  await publisher.coordinator.lockRelease(beforeKey, 'subfo-holder');
   await until('the release after the promotion did not wake the earlier waiter', beforeWoken);
 
   // … and one registered after it.
@@ -116,4 +142,22 @@ test('after the first-listed master is killed, the subscribers move to a live no
   // A cancel announced after the promotion reaches the listening process.
   await offered(publisher.coordinator, 'cancels').announceCancel('subfo-execution');
   await until('the cancel announcement was not heard', () => announced.includes('subfo-execution'));
+
+  // Wake-up channels of keys on every master, the promoted replica included, each on its key's master.
+  const masters = await handle.masters();
+  expect(masters).toContain(replica);
+  const waits = [];
+  const channels = new Map<number, string>();
+  for (const port of masters) {
+    const key = await keyServedBy(handle, port, `subfo-on-${port}`);
+    channels.set(port, keys.lockChannel(key));
+    waits.push(offered(listener.coordinator, 'changes').waitForChange('lock', key, WAIT_MS));
+  }
+  await until("each wake-up channel was not subscribed on its key's master", async () => {
+    for (const [port, channel] of channels)
+      if (!(await channelsOn(port)).includes(channel)) {
+        return false;
+      }
+    return true;
+  });
 }, 150_000);

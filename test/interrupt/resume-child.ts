@@ -1,17 +1,20 @@
 /**
- * A resuming process for `redis.test.ts`: `node --import tsx resume-child.ts '<json>'` with
- * `{ url, prefix, executionId, payload }`. It builds a Redis runtime with the approval reactor,
+ * A resuming process for `backends.test.ts`: `node --import tsx resume-child.ts '<json>'` with
+ * `{ backend, address, namespace, executionId, payload }`. It builds a runtime on the same backend
+ * and namespace as its parent's (`bundleOf`) with the approval reactor,
  * prints `{"ready":true}`, waits for a `go` line on stdin, calls `engine.resume` once and prints
  * `{"accepted":true,"status":…}` or `{"refused":code,"reason":…}`, then exits.
  */
 import { createInterface } from 'node:readline';
-import { createRedisRuntime } from '../../src/bullmq.js';
 import { ReactorError } from '../../src/index.js';
+import { createRuntime } from '../../src/runtime/create-runtime.js';
+import { bundleOf, type MatrixBackendName, type ServerAddress } from '../support/backend-recipes.js';
 import { approval } from './helpers.js';
 
 interface Config {
-  readonly url: string;
-  readonly prefix: string;
+  readonly backend: MatrixBackendName;
+  readonly address: ServerAddress;
+  readonly namespace: string;
   readonly executionId: string;
   readonly payload: unknown;
 }
@@ -22,10 +25,7 @@ function writeLine(value: unknown): Promise<void> {
 
 async function main(): Promise<void> {
   const config = JSON.parse(process.argv[2] ?? '{}') as Config;
-  const runtime = createRedisRuntime({
-    url: config.url,
-    prefix: config.prefix,
-    queueName: `${config.prefix}-q`,
+  const runtime = createRuntime(bundleOf(config.backend, config.address, config.namespace), {
     reactors: [approval([])],
   });
   await runtime.engine.result(config.executionId); // connections up before the start line

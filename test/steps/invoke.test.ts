@@ -13,7 +13,7 @@ import {
   reactor,
   type StepInvocation,
 } from '../../src/index.js';
-import { memoryBackend, type Backend } from '../coordination/harness.js';
+import { memoryRig as memoryBackend, type EngineRig as Backend } from '../support/backend-matrix.js';
 
 const OTHER = { owner: 'someone-else' };
 

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { reactor, type RollbackFailure } from '../../src/index.js';
 import '../../src/testing/vitest.js';
-import type { Backend } from '../coordination/harness.js';
+import type { EngineRig as Backend } from '../support/backend-matrix.js';
 
 const OTHER = { owner: 'someone-else' };
 

@@ -1,18 +1,20 @@
 /**
- * Step-scoped coordination on the memory backend: the shared in-process scenarios
- * (`step-suite.ts`), and the worker path on the embedded engine (park, wake, cap).
+ * Step-scoped coordination: the shared in-process scenarios (`step-suite.ts`) on every backend of
+ * the matrix, and the worker path on the embedded engine (park, wake, cap).
  */
 import { describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { MemoryCoordinator, createEmbeddedEngine, reactor, type RunResult } from '../../src/index.js';
 import '../../src/testing/vitest.js';
-import { memoryBackend } from '../coordination/harness.js';
+import { describeOnBackends } from '../support/backend-matrix.js';
 import { changeHolderEvery } from '../background/helpers.js';
 import { describeStepCoordination, gate, OTHER, until } from './step-suite.js';
 
 const b = { key: (name: string): string => `${name}:${Math.random().toString(36).slice(2, 10)}` };
 
-describe('step-scoped coordination, memory backend', () => describeStepCoordination(memoryBackend));
+describeOnBackends('step-scoped coordination', (backend) => describeStepCoordination(() => backend.rig()));
+
+// The worker path below runs on the embedded engine alone: it drives a `MemoryCoordinator` from the test.
 
 describe('in a worker, contention at a step parks the execution (R-8)', () => {
   function contended(key: string, calls: string[]) {

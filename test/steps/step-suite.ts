@@ -16,7 +16,7 @@ import {
   type ReactorEvent,
 } from '../../src/index.js';
 import '../../src/testing/vitest.js';
-import type { Backend } from '../coordination/harness.js';
+import type { EngineRig as Backend } from '../support/backend-matrix.js';
 
 export const OTHER = { owner: 'someone-else' };
 

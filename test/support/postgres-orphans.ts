@@ -1,89 +1,36 @@
 /**
- * Reaping of throwaway PostgreSQL servers whose owner died. A test or benchmark process killed
- * before it could dispose of its server leaves the postmaster (and its backends) running and the
- * temp directory behind. Each server's directory records its owner's pid, the postmaster's pid
- * and port; the next {@link reapPostgresOrphans} (run by every `startPostgresServer`) kills
- * every server whose owner is gone (postmaster and backends) and removes its directory. A server is only
- * signalled after `/proc` confirms the pid is still a `postgres` on that port, so a reused pid is
- * never hit.
+ * Reaping of throwaway PostgreSQL servers whose owner died (the shared mechanism:
+ * ./server-orphans.ts), and the signals to a whole server. A server is recognised as a `postgres`
+ * started with `-p <port>`; it is killed with its backends, which Postgres puts each in a session
+ * of its own.
  */
-import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { commandLine, listDir, reapServerOrphans, recordServerOwner, send, type ServerKind } from './server-orphans.js';
 
 /** Name prefix of the servers' temp directories. */
 export const POSTGRES_DIR_PREFIX = 'ts-reactor-postgres-';
-const OWNER_FILE = 'owner.json';
 
-interface Ownership {
-  readonly owner: number;
-  readonly server: number;
-  readonly port: number;
-}
+const POSTGRES: ServerKind = {
+  dirPrefix: POSTGRES_DIR_PREFIX,
+  isServer: (pid, port) => {
+    const command = commandLine(pid);
+    return command !== undefined && command.includes('postgres') && command.includes(`\0-p\0${port}\0`);
+  },
+  kill: (pid) => signalServer(pid, 'SIGKILL'),
+};
 
 /** Records that this process owns the postmaster `server` (pid) listening on `port`, in its directory. */
-export function recordPostgresOwner(dir: string, server: number, port: number): void {
-  const ownership: Ownership = { owner: process.pid, server, port };
-  writeFileSync(join(dir, OWNER_FILE), JSON.stringify(ownership));
-}
+export const recordPostgresOwner = recordServerOwner;
 
-/** Kills the servers whose owner process is gone and removes their directories; returns how many directories it removed. */
-export function reapPostgresOrphans(root: string = tmpdir()): number {
-  let reaped = 0;
-  for (const name of safeList(root)) {
-    if (!name.startsWith(POSTGRES_DIR_PREFIX)) continue;
-    const dir = join(root, name);
-    const ownership = readOwnership(dir);
-    if (ownership === undefined || alive(ownership.owner)) continue;
-    if (isPostmaster(ownership.server, ownership.port)) signalServer(ownership.server, 'SIGKILL');
-    rmSync(dir, { recursive: true, force: true });
-    reaped++;
-  }
-  return reaped;
-}
-
-function safeList(root: string): string[] {
-  try {
-    return readdirSync(root);
-  } catch {
-    return [];
-  }
-}
-
-function readOwnership(dir: string): Ownership | undefined {
-  try {
-    const value = JSON.parse(readFileSync(join(dir, OWNER_FILE), 'utf8')) as Partial<Ownership>;
-    if (typeof value.owner !== 'number' || typeof value.server !== 'number' || typeof value.port !== 'number')
-      return undefined;
-    return value as Ownership;
-  } catch {
-    return undefined; // not ours, or still starting up
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/** Whether `pid` is still a postmaster started with `-p <port>` (its command line, NUL-separated). */
-function isPostmaster(pid: number, port: number): boolean {
-  try {
-    const command = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-    return command.includes('postgres') && command.includes(`\0-p\0${port}\0`);
-  } catch {
-    return false;
-  }
+/** Kills the servers whose owner process is gone (postmaster and backends) and removes their directories; returns how many directories it removed. */
+export function reapPostgresOrphans(root?: string): number {
+  return reapServerOrphans(POSTGRES, root);
 }
 
 /** The pids of the postmaster `pid`'s children (its backends and auxiliary processes), from `/proc`. */
 export function serverChildren(pid: number): number[] {
   const found: number[] = [];
-  for (const name of safeList('/proc')) {
+  for (const name of listDir('/proc')) {
     if (!/^\d+$/.test(name)) continue;
     try {
       // `pid (comm) state ppid ...`: comm may hold spaces, so read after its closing parenthesis.
@@ -104,14 +51,6 @@ export function running(pid: number): boolean {
     return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0] !== 'Z';
   } catch {
     return false;
-  }
-}
-
-function send(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(pid, signal);
-  } catch {
-    // gone in between
   }
 }
 

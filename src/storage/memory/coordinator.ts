@@ -15,26 +15,10 @@ import type {
   Coordinator,
   CoordinatorFastPaths,
   KeyChanges,
-  LockAcquireRequest,
-  LockAcquireResult,
-  LockReleaseResult,
-  LockState,
-  OrderedCompleteRequest,
-  OrderedEnterRequest,
-  OrderedEnterResult,
-  OrderedState,
-  OrderedTicket,
-  PeriodMarkRequest,
   PrimitiveKind,
-  RateRefundRequest,
-  RateState,
-  RateTakeRequest,
-  RateTakeResult,
-  SemaphoreAcquireRequest,
-  SemaphoreAcquireResult,
-  SemaphoreState,
 } from '../../ports/coordinator.js';
 import type { CoordinationInspector, InspectedKey, InspectOptions } from '../../ports/inspector.js';
+import { CoordinatorFacade, type CoordinatorPrimitives } from '../coordinator-facade.js';
 import { inspectMemory } from './coordinator/inspect.js';
 import type { PrimitiveContext } from './coordinator/context.js';
 import { MemoryLocks } from './coordinator/locks.js';
@@ -62,7 +46,10 @@ export interface MemoryCoordinatorOptions {
  * clock.advance(30_000); // the hold has expired: the next caller gets the key
  * ```
  */
-export class MemoryCoordinator implements Coordinator, KeyChanges, CancelAnnouncements, CoordinationInspector {
+export class MemoryCoordinator
+  extends CoordinatorFacade
+  implements Coordinator, KeyChanges, CancelAnnouncements, CoordinationInspector
+{
   /** Its state lives in this process: no other process sees its holds. */
   readonly processLocal: boolean = true;
   /** In-process change notifications and cancel announcements; no watches, grants or freed keys (nothing travels between processes). */
@@ -74,8 +61,10 @@ export class MemoryCoordinator implements Coordinator, KeyChanges, CancelAnnounc
   readonly #rates: MemoryRates;
   readonly #periods: MemoryPeriods;
   readonly #ordered: MemoryOrdered;
+  protected override readonly primitives: CoordinatorPrimitives;
 
   constructor(options: MemoryCoordinatorOptions = {}) {
+    super();
     this.#clock = options.clock ?? systemClock;
     const waiters = new Waiters(this.#clock);
     const ticker = new Ticker(this.#clock);
@@ -86,113 +75,19 @@ export class MemoryCoordinator implements Coordinator, KeyChanges, CancelAnnounc
     this.#rates = new MemoryRates(context);
     this.#periods = new MemoryPeriods(context);
     this.#ordered = new MemoryOrdered(context);
+    this.primitives = {
+      locks: this.#locks,
+      semaphores: this.#semaphores,
+      rates: this.#rates,
+      periods: this.#periods,
+      ordered: this.#ordered,
+    };
     // Ordered-lock entries are never swept: their epoch is what makes old tickets stale.
     ticker.track(this.#locks, this.#semaphores, this.#periods, this.#rates);
   }
 
   async time(): Promise<number> {
     return this.#clock.now();
-  }
-
-  // ── Exclusive lock ────────────────────────────────────────────────────────────────────────
-
-  async lockAcquire(request: LockAcquireRequest): Promise<LockAcquireResult> {
-    return this.#locks.acquire(request);
-  }
-
-  async lockRelease(key: string, owner: string): Promise<LockReleaseResult> {
-    return this.#locks.release(key, owner);
-  }
-
-  async lockExtend(key: string, owner: string, ttlMs: number): Promise<boolean> {
-    return this.#locks.extend(key, owner, ttlMs);
-  }
-
-  async lockState(key: string): Promise<LockState | undefined> {
-    return this.#locks.state(key);
-  }
-
-  // ── Semaphore (leases) ────────────────────────────────────────────────────────────────────
-
-  async semaphoreAcquire(request: SemaphoreAcquireRequest): Promise<SemaphoreAcquireResult> {
-    return this.#semaphores.acquire(request);
-  }
-
-  async semaphoreRelease(
-    key: string,
-    owner: string,
-  ): Promise<{ readonly released: boolean; readonly nesting: number }> {
-    return this.#semaphores.release(key, owner);
-  }
-
-  async semaphoreExtend(key: string, owner: string, ttlMs: number): Promise<boolean> {
-    return this.#semaphores.extend(key, owner, ttlMs);
-  }
-
-  async semaphoreState(key: string, limit?: number): Promise<SemaphoreState> {
-    return this.#semaphores.state(key, limit);
-  }
-
-  // ── Rate limit ────────────────────────────────────────────────────────────────────────────
-
-  async rateTake(request: RateTakeRequest): Promise<RateTakeResult> {
-    return this.#rates.take(request);
-  }
-
-  async rateState(key: string, periodMs: number): Promise<RateState> {
-    return this.#rates.state(key, periodMs);
-  }
-
-  async rateRefund(request: RateRefundRequest): Promise<void> {
-    this.#rates.refund(request);
-  }
-
-  // ── Period ────────────────────────────────────────────────────────────────────────────────
-
-  async periodIsMarked(key: string, bucket: string): Promise<boolean> {
-    return this.#periods.isMarked(key, bucket);
-  }
-
-  async periodMark(request: PeriodMarkRequest): Promise<boolean> {
-    return this.#periods.mark(request);
-  }
-
-  async periodNote(key: string, bucket: string): Promise<string | undefined> {
-    return this.#periods.note(key, bucket);
-  }
-
-  async periodState(key: string, bucket: string): Promise<number | undefined> {
-    return this.#periods.state(key, bucket);
-  }
-
-  // ── Ordered lock ──────────────────────────────────────────────────────────────────────────
-
-  async orderedTicket(key: string): Promise<OrderedTicket> {
-    return this.#ordered.ticket(key);
-  }
-
-  async orderedEnter(request: OrderedEnterRequest): Promise<OrderedEnterResult> {
-    return this.#ordered.enter(request);
-  }
-
-  async orderedHeartbeat(ticket: OrderedTicket): Promise<boolean> {
-    return this.#ordered.heartbeat(ticket);
-  }
-
-  async orderedComplete(request: OrderedCompleteRequest): Promise<OrderedState> {
-    return this.#ordered.complete(request);
-  }
-
-  async orderedState(key: string): Promise<OrderedState> {
-    return this.#ordered.state(key);
-  }
-
-  async orderedSkip(key: string): Promise<OrderedState> {
-    return this.#ordered.skip(key);
-  }
-
-  async orderedReset(key: string): Promise<OrderedState> {
-    return this.#ordered.reset(key);
   }
 
   // ── Inspection ────────────────────────────────────────────────────────────────────────────

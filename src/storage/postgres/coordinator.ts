@@ -20,26 +20,11 @@ import type {
   KeyChanges,
   KeyWatches,
   LockAcquireRequest,
-  LockAcquireResult,
-  LockReleaseResult,
-  LockState,
-  OrderedCompleteRequest,
-  OrderedEnterRequest,
-  OrderedEnterResult,
-  OrderedState,
-  OrderedTicket,
-  PeriodMarkRequest,
   PrimitiveKind,
-  RateRefundRequest,
-  RateState,
-  RateTakeRequest,
-  RateTakeResult,
-  SemaphoreAcquireRequest,
-  SemaphoreAcquireResult,
-  SemaphoreState,
   WakeUpHealth,
 } from '../../ports/coordinator.js';
 import type { CoordinationInspector, InspectedKey, InspectOptions } from '../../ports/inspector.js';
+import { CoordinatorFacade, type CoordinatorPrimitives } from '../coordinator-facade.js';
 import { CoordinationCalls, toCoordinationError, toNumber } from './coordinator/calls.js';
 import { inspectPostgres } from './coordinator/inspect.js';
 import { NotificationListener } from './coordinator/listener.js';
@@ -73,7 +58,8 @@ export interface PostgresCoordinatorOptions {
 }
 
 /**
- * {@link Coordinator} over PostgreSQL ≥ 13 (`pg`).
+ * {@link Coordinator} over PostgreSQL ≥ 13 (`pg`). A lock acquire's `waits` queues nothing (this
+ * backend offers no grants).
  *
  * @example
  * ```ts
@@ -82,6 +68,7 @@ export interface PostgresCoordinatorOptions {
  * ```
  */
 export class PostgresCoordinator
+  extends CoordinatorFacade
   implements Coordinator, KeyChanges, KeyWatches, CancelAnnouncements, WakeUpHealth, CoordinationInspector
 {
   /**
@@ -93,11 +80,7 @@ export class PostgresCoordinator
   readonly names: PostgresNames;
   readonly #connection: PostgresConnection;
   readonly #calls: CoordinationCalls;
-  readonly #locks: PostgresLocks;
-  readonly #semaphores: PostgresSemaphores;
-  readonly #rates: PostgresRates;
-  readonly #periods: PostgresPeriods;
-  readonly #ordered: PostgresOrdered;
+  protected override readonly primitives: CoordinatorPrimitives;
   readonly #wakeUps = new WakeUps();
   readonly #listener: NotificationListener;
   /** Listeners of {@link PostgresCoordinator.onCancelAnnounced}, each with its `onListening`. */
@@ -107,14 +90,17 @@ export class PostgresCoordinator
   #closed = false;
 
   constructor(options: PostgresCoordinatorOptions) {
+    super();
     this.names = new PostgresNames(options.schema, 'PostgresCoordinator');
     this.#connection = postgresConnection(options.connection);
     this.#calls = new CoordinationCalls(this.pool, this.names);
-    this.#locks = new PostgresLocks(this.#calls);
-    this.#semaphores = new PostgresSemaphores(this.#calls);
-    this.#rates = new PostgresRates(this.#calls);
-    this.#periods = new PostgresPeriods(this.#calls);
-    this.#ordered = new PostgresOrdered(this.#calls);
+    this.primitives = {
+      locks: new PostgresLocks(this.#calls),
+      semaphores: new PostgresSemaphores(this.#calls),
+      rates: new PostgresRates(this.#calls),
+      periods: new PostgresPeriods(this.#calls),
+      ordered: new PostgresOrdered(this.#calls),
+    };
     const listenClient =
       options.listenClient ?? (() => new pg.Client({ ...this.pool.options, application_name: LISTEN_APPLICATION }));
     this.#listener = new NotificationListener(listenClient, this.names.coordChannel, {
@@ -134,108 +120,6 @@ export class PostgresCoordinator
   /** The pool the transitions run on. */
   get pool(): Pool {
     return this.#connection.pool;
-  }
-
-  // ── Exclusive lock ────────────────────────────────────────────────────────────────────────
-
-  /** See {@link Coordinator.lockAcquire}; `waits` queues nothing (this backend offers no grants). */
-  async lockAcquire(request: LockAcquireRequest): Promise<LockAcquireResult> {
-    return this.#locks.acquire(request);
-  }
-
-  async lockRelease(key: string, owner: string): Promise<LockReleaseResult> {
-    return this.#locks.release(key, owner);
-  }
-
-  async lockExtend(key: string, owner: string, ttlMs: number): Promise<boolean> {
-    return this.#locks.extend(key, owner, ttlMs);
-  }
-
-  async lockState(key: string): Promise<LockState | undefined> {
-    return this.#locks.state(key);
-  }
-
-  // ── Semaphore (leases) ────────────────────────────────────────────────────────────────────
-
-  async semaphoreAcquire(request: SemaphoreAcquireRequest): Promise<SemaphoreAcquireResult> {
-    return this.#semaphores.acquire(request);
-  }
-
-  async semaphoreRelease(
-    key: string,
-    owner: string,
-  ): Promise<{ readonly released: boolean; readonly nesting: number }> {
-    return this.#semaphores.release(key, owner);
-  }
-
-  async semaphoreExtend(key: string, owner: string, ttlMs: number): Promise<boolean> {
-    return this.#semaphores.extend(key, owner, ttlMs);
-  }
-
-  async semaphoreState(key: string, limit?: number): Promise<SemaphoreState> {
-    return this.#semaphores.state(key, limit);
-  }
-
-  // ── Rate limit ────────────────────────────────────────────────────────────────────────────
-
-  async rateTake(request: RateTakeRequest): Promise<RateTakeResult> {
-    return this.#rates.take(request);
-  }
-
-  async rateState(key: string, periodMs: number): Promise<RateState> {
-    return this.#rates.state(key, periodMs);
-  }
-
-  async rateRefund(request: RateRefundRequest): Promise<void> {
-    await this.#rates.refund(request);
-  }
-
-  // ── Period ────────────────────────────────────────────────────────────────────────────────
-
-  async periodIsMarked(key: string, bucket: string): Promise<boolean> {
-    return this.#periods.isMarked(key, bucket);
-  }
-
-  async periodMark(request: PeriodMarkRequest): Promise<boolean> {
-    return this.#periods.mark(request);
-  }
-
-  async periodNote(key: string, bucket: string): Promise<string | undefined> {
-    return this.#periods.note(key, bucket);
-  }
-
-  async periodState(key: string, bucket: string): Promise<number | undefined> {
-    return this.#periods.state(key, bucket);
-  }
-
-  // ── Ordered lock ──────────────────────────────────────────────────────────────────────────
-
-  async orderedTicket(key: string): Promise<OrderedTicket> {
-    return this.#ordered.ticket(key);
-  }
-
-  async orderedEnter(request: OrderedEnterRequest): Promise<OrderedEnterResult> {
-    return this.#ordered.enter(request);
-  }
-
-  async orderedHeartbeat(ticket: OrderedTicket): Promise<boolean> {
-    return this.#ordered.heartbeat(ticket);
-  }
-
-  async orderedComplete(request: OrderedCompleteRequest): Promise<OrderedState> {
-    return this.#ordered.complete(request);
-  }
-
-  async orderedState(key: string): Promise<OrderedState> {
-    return this.#ordered.state(key);
-  }
-
-  async orderedSkip(key: string): Promise<OrderedState> {
-    return this.#ordered.skip(key);
-  }
-
-  async orderedReset(key: string): Promise<OrderedState> {
-    return this.#ordered.reset(key);
   }
 
   // ── Inspection ────────────────────────────────────────────────────────────────────────────

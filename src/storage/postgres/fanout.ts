@@ -6,9 +6,7 @@
  *
  * @module
  */
-import { FanOutError } from '../../errors.js';
 import type {
-  ElementLedgerStatus,
   ElementSettlement,
   ElementView,
   FanOutLedger,
@@ -17,7 +15,9 @@ import type {
   SettleReply,
   UndoneReply,
 } from '../../ports/fanout.js';
+import { ledgerSnapshot, phaseOf, SETTLEMENT_CODES, statusOfCode, unknownLedger } from '../fanout-codes.js';
 import type { PostgresStore } from './store.js';
+import { positiveInteger } from '../positive-integer.js';
 
 /** Default lifetime of a ledger after its last write: 7 days (as on Redis). */
 export const DEFAULT_LEDGER_TTL_MS = 7 * 24 * 60 * 60 * 1000;
@@ -29,20 +29,6 @@ export interface PostgresFanOutLedgerOptions {
   /** How long a ledger lives after its last write, in ms; default {@link DEFAULT_LEDGER_TTL_MS}. */
   readonly ttlMs?: number;
 }
-
-const CODES: Readonly<Record<ElementSettlement, string>> = {
-  completed: 'c',
-  failed: 'f',
-  skipped: 's',
-  not_started: 'n',
-};
-const STATUSES: Readonly<Record<string, ElementLedgerStatus>> = {
-  c: 'completed',
-  f: 'failed',
-  s: 'skipped',
-  n: 'not_started',
-  u: 'undone',
-};
 
 /** A row of `fanout_view` (and of `fanout_register`). */
 interface ViewRow {
@@ -68,9 +54,7 @@ export class PostgresFanOutLedger implements FanOutLedger {
   /** @throws RangeError when `ttlMs` is not a positive integer. */
   constructor(options: PostgresFanOutLedgerOptions) {
     this.#store = options.store;
-    this.ttlMs = options.ttlMs ?? DEFAULT_LEDGER_TTL_MS;
-    if (!Number.isSafeInteger(this.ttlMs) || this.ttlMs < 1)
-      throw new RangeError(`ttlMs must be a positive integer; got ${String(this.ttlMs)}`);
+    this.ttlMs = positiveInteger('ttlMs', options.ttlMs ?? DEFAULT_LEDGER_TTL_MS);
   }
 
   async open(mapId: string, options: FanOutOpen): Promise<{ readonly next: number; readonly created: boolean }> {
@@ -94,9 +78,9 @@ export class PostgresFanOutLedger implements FanOutLedger {
       mapId,
       'fanout-settle',
       `SELECT * FROM ${this.#store.names.fanOutSettle}($1::text, $2::integer, $3::"char", $4::bigint)`,
-      [index, CODES[outcome], this.ttlMs],
+      [index, SETTLEMENT_CODES[outcome], this.ttlMs],
     );
-    if (row === undefined) throw unknown(mapId, 'fanout-settle');
+    if (row === undefined) throw unknownLedger(mapId, 'fanout-settle');
     return {
       first: row.counted,
       claim: row.claim,
@@ -113,7 +97,7 @@ export class PostgresFanOutLedger implements FanOutLedger {
       `SELECT * FROM ${this.#store.names.fanOutRegister}($1::text, $2::text, $3::text, $4::bigint)`,
       [wakeJob, phase, this.ttlMs],
     );
-    if (row === undefined) throw unknown(mapId, 'fanout-register');
+    if (row === undefined) throw unknownLedger(mapId, 'fanout-register');
     return decodeLedger(row);
   }
 
@@ -124,7 +108,7 @@ export class PostgresFanOutLedger implements FanOutLedger {
       `SELECT target, wake_job FROM ${this.#store.names.fanOutUndone}($1::text, $2::integer, $3::bigint)`,
       [index, this.ttlMs],
     );
-    if (row === undefined) throw unknown(mapId, 'fanout-undone');
+    if (row === undefined) throw unknownLedger(mapId, 'fanout-undone');
     return { target: row.target, wakeJob: row.wake_job ?? undefined };
   }
 
@@ -155,12 +139,7 @@ export class PostgresFanOutLedger implements FanOutLedger {
       [index],
     );
     if (row === undefined) return undefined;
-    return {
-      phase: row.phase === 'rollback' ? 'rollback' : 'collect',
-      stopped: row.stopped,
-      status: STATUSES[row.status ?? ''] ?? 'pending',
-      target: row.target,
-    };
+    return { phase: phaseOf(row.phase), stopped: row.stopped, status: statusOfCode(row.status), target: row.target };
   }
 
   /** Runs one statement with `mapId` as `$1`; an unknown ledger or element is a {@link FanOutError}, as in memory. */
@@ -168,31 +147,21 @@ export class PostgresFanOutLedger implements FanOutLedger {
     try {
       return await this.#store.run(operation, async () => (await this.#store.pool.query(sql, [mapId, ...args])).rows);
     } catch (error) {
-      if ((error as { code?: unknown } | null)?.code === UNKNOWN) throw unknown(mapId, operation);
+      if ((error as { code?: unknown } | null)?.code === UNKNOWN) throw unknownLedger(mapId, operation);
       throw error;
     }
   }
 }
 
-/** The error of a call on a map without a ledger, or on an element out of range. */
-function unknown(mapId: string, operation: string): FanOutError {
-  return new FanOutError('fan_out_unknown', `fan-out map ${mapId}: ${operation} found no ledger, or no such element`, {
-    mapId,
-  });
-}
-
 /** A `fanout_view` row as the port's snapshot. */
 function decodeLedger(row: ViewRow): LedgerSnapshot {
-  const statuses = Array.from(row.codes, (code): ElementLedgerStatus => STATUSES[code] ?? 'pending');
-  return {
+  return ledgerSnapshot({
     total: row.total,
     next: row.next_index,
     settled: row.settled,
     failed: row.failed,
     stopped: row.stopped,
-    done: row.settled === row.next_index && (row.stopped || row.next_index === row.total),
-    phase: row.phase === 'rollback' ? 'rollback' : 'collect',
-    target: statuses.lastIndexOf('completed'),
-    statuses,
-  };
+    phase: row.phase,
+    statuses: Array.from(row.codes, statusOfCode),
+  });
 }

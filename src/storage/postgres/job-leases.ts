@@ -12,6 +12,7 @@ import type { JobEnterRequest, JobEnterResult, JobLeases } from '../../ports/job
 import type { ExecutionRecord } from '../../ports/store.js';
 import { joinRecord } from '../map-parts.js';
 import { parseRecord, type PostgresStore } from './store.js';
+import { positiveInteger } from '../positive-integer.js';
 
 /** A row of `job_enter`. */
 interface EnterRow {
@@ -43,8 +44,7 @@ export class PostgresJobLeases implements JobLeases {
   /** @throws RangeError on a lease `ttlMs` that is not an integer ≥ 1; StoreUnavailableError when Postgres cannot be reached. */
   async enterJob(request: JobEnterRequest): Promise<JobEnterResult> {
     const { lease } = request;
-    if (!Number.isSafeInteger(lease.ttlMs) || lease.ttlMs < 1)
-      throw new RangeError(`ttlMs must be a positive integer; got ${String(lease.ttlMs)}`);
+    positiveInteger('ttlMs', lease.ttlMs);
     const { holder } = lease;
     const names = this.#store.names;
     const row = await this.#store.run('job-enter', async () => {

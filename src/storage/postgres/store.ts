@@ -24,6 +24,7 @@ import { checkedRecordTtl } from '../record-ttl.js';
 import { postgresConnection, type PostgresConnection, type PostgresConnectionOption } from './connection.js';
 import { checkSchema, migrate } from './migrate.js';
 import { PostgresNames } from './names.js';
+import { positiveInteger } from '../positive-integer.js';
 
 /** Default size limit of one serialized record: 512 KiB (as the other stores). */
 export const DEFAULT_MAX_RECORD_BYTES = 512 * 1024;
@@ -116,8 +117,11 @@ export class PostgresStore implements Store, InterruptClaims {
   constructor(options: PostgresStoreOptions) {
     this.names = new PostgresNames(options.schema, 'PostgresStore');
     this.recordTtlMs = checkedRecordTtl('PostgresStore', options.recordTtlMs) ?? Infinity;
-    this.maxRecordBytes = positive('maxRecordBytes', options.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES);
-    this.maxMapStateBytes = positive('maxMapStateBytes', options.maxMapStateBytes ?? DEFAULT_MAX_MAP_STATE_BYTES);
+    this.maxRecordBytes = positiveInteger('maxRecordBytes', options.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES);
+    this.maxMapStateBytes = positiveInteger(
+      'maxMapStateBytes',
+      options.maxMapStateBytes ?? DEFAULT_MAX_MAP_STATE_BYTES,
+    );
     this.#migrate = options.migrate === true;
     this.#connection = postgresConnection(options.connection);
   }
@@ -187,9 +191,7 @@ export class PostgresStore implements Store, InterruptClaims {
   async list(
     filter: ExecutionFilter = {},
   ): Promise<{ readonly records: readonly ExecutionRecord[]; readonly cursor?: string }> {
-    const limit = filter.limit ?? DEFAULT_LIST_PAGE;
-    if (!Number.isSafeInteger(limit) || limit < 1)
-      throw new RangeError(`list limit must be a positive integer; got ${String(limit)}`);
+    const limit = positiveInteger('list limit', filter.limit ?? DEFAULT_LIST_PAGE);
     const after = filter.cursor === undefined ? undefined : decodeListCursor(filter.cursor);
     const where = [LIVE];
     const values: unknown[] = [];
@@ -397,13 +399,6 @@ export class PostgresStore implements Store, InterruptClaims {
       parts.length === 0 ? null : parts.map((p) => p.json ?? null),
     ];
   }
-}
-
-/** `value` when it is a positive safe integer. @throws RangeError otherwise. */
-function positive(option: string, value: number): number {
-  if (!Number.isSafeInteger(value) || value < 1)
-    throw new RangeError(`${option} must be a positive integer; got ${String(value)}`);
-  return value;
 }
 
 /**

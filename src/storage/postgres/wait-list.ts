@@ -9,6 +9,7 @@
  */
 import type { WaitList } from '../../ports/wait-list.js';
 import type { PostgresStore } from './store.js';
+import { positiveInteger } from '../positive-integer.js';
 
 /** Default lifetime of a waiter: 7 days (as on Redis). */
 export const DEFAULT_WAITER_TTL_MS = 7 * 24 * 60 * 60 * 1000;
@@ -30,9 +31,7 @@ export class PostgresWaitList implements WaitList {
   /** @throws RangeError when `ttlMs` is not a positive integer. */
   constructor(options: PostgresWaitListOptions) {
     this.#store = options.store;
-    this.ttlMs = options.ttlMs ?? DEFAULT_WAITER_TTL_MS;
-    if (!Number.isSafeInteger(this.ttlMs) || this.ttlMs < 1)
-      throw new RangeError(`ttlMs must be a positive integer; got ${String(this.ttlMs)}`);
+    this.ttlMs = positiveInteger('ttlMs', options.ttlMs ?? DEFAULT_WAITER_TTL_MS);
   }
 
   async add(key: string, jobId: string): Promise<void> {

@@ -15,7 +15,7 @@
  *
  * @module
  */
-import type { Redis } from 'ioredis';
+import type { Redis, RedisOptions } from 'ioredis';
 import { subscriberOf, type RedisConnection } from './connection.js';
 import {
   RESUBSCRIBE_RETRY_MS,
@@ -34,6 +34,10 @@ export interface ChannelSubscriberHooks {
   readonly onConfirmed: (channel: string, token: object) => void;
   /** The subscriber became degraded (a channel unconfirmed longer than the bound), or recovered. */
   readonly onDegraded?: (degraded: boolean) => void;
+  /** Its connection was lost (closed), or became ready again. */
+  readonly onConnection?: (up: boolean) => void;
+  /** Makes its connection (default: {@link subscriberOf} the command connection, with `options`). */
+  readonly connect?: (options: RedisOptions) => Redis;
 }
 
 /** Options of {@link ChannelSubscriber} (tests shorten the bound). */
@@ -104,6 +108,11 @@ export class ChannelSubscriber {
     return entry?.confirmed === true ? entry.token : undefined;
   }
 
+  /** How many channels it listens on. */
+  get size(): number {
+    return this.#channels.size;
+  }
+
   /** Whether every channel is subscribed and confirmed on the current connection (see {@link subscriptionHealth}). */
   health(): SubscriptionHealth {
     const now = monotonic();
@@ -142,12 +151,13 @@ export class ChannelSubscriber {
 
   #open(): Redis {
     if (this.#connection !== undefined) return this.#connection;
-    const connection = subscriberOf(this.#redis, {
+    const options: RedisOptions = {
       enableOfflineQueue: true,
       autoResubscribe: false, // subscribed at each `ready` by #ready, each confirmed (decisions 061, 112)
       maxRetriesPerRequest: null,
       lazyConnect: false,
-    });
+    };
+    const connection = this.#hooks.connect?.(options) ?? subscriberOf(this.#redis, options);
     connection.on('error', () => undefined); // reconnects on its own; the health and the watchdog tell the rest
     connection.on('ready', () => {
       if (this.#connection === connection) this.#ready(connection);
@@ -170,6 +180,7 @@ export class ChannelSubscriber {
   /** The connection is ready (first or again): every channel not confirmed on it is subscribed. */
   #ready(connection: Redis): void {
     this.#freshAt = monotonic();
+    this.#hooks.onConnection?.(true);
     for (const [channel, entry] of this.#channels) if (!entry.confirmed) this.#send(connection, channel, entry);
   }
 
@@ -177,6 +188,7 @@ export class ChannelSubscriber {
   #lost(): void {
     const now = monotonic();
     for (const entry of this.#channels.values()) this.#unconfirm(entry, now);
+    this.#hooks.onConnection?.(false);
   }
 
   #unconfirm(entry: Channel, now: number): void {

@@ -17,23 +17,7 @@ import type {
   KeyChanges,
   KeyWatches,
   LockAcquireRequest,
-  LockAcquireResult,
-  LockReleaseResult,
-  LockState,
-  OrderedCompleteRequest,
-  OrderedEnterRequest,
-  OrderedEnterResult,
-  OrderedState,
-  OrderedTicket,
-  PeriodMarkRequest,
   PrimitiveKind,
-  RateRefundRequest,
-  RateState,
-  RateTakeRequest,
-  RateTakeResult,
-  SemaphoreAcquireRequest,
-  SemaphoreAcquireResult,
-  SemaphoreState,
   WakeUpHealth,
 } from '../../ports/coordinator.js';
 import type { CoordinationInspector, InspectedKey, InspectOptions } from '../../ports/inspector.js';
@@ -53,6 +37,7 @@ import { HeldLocks } from './held-locks.js';
 import { inspectRedis } from './inspect.js';
 import { RedisKeys } from './keys.js';
 import { runCommand, runScript } from './script.js';
+import { CoordinatorFacade, type CoordinatorPrimitives } from '../coordinator-facade.js';
 import { combinedHealth, type SubscriptionHealth } from './subscription-health.js';
 import { WakeChannels } from './wake-channels.js';
 
@@ -90,8 +75,12 @@ export interface RedisCoordinatorOptions {
   readonly subscriptions?: ChannelSubscriberOptions;
 }
 
-/** {@link Coordinator} over Redis ≥ 7 (ioredis). */
+/**
+ * {@link Coordinator} over Redis ≥ 7 (ioredis). `periodNote` reads the marker string's value (`'1'`
+ * is a marker set without a note).
+ */
 export class RedisCoordinator
+  extends CoordinatorFacade
   implements Coordinator, KeyChanges, KeyWatches, FreedKeys, CancelAnnouncements, WakeUpHealth, CoordinationInspector
 {
   /** Every fast path: pub/sub change notifications, watches with hand-over and grants, freed keys, cancel announcements, their health. */
@@ -106,13 +95,10 @@ export class RedisCoordinator
   /** Cancel announcements (docs/decisions/053). */
   readonly #cancels: CancelChannel;
   readonly #locks: RedisLocks;
+  protected override readonly primitives: CoordinatorPrimitives;
   /** Grants of locks from other processes (docs/decisions/059), and the lock channels listened on. */
   readonly #receiver: GrantReceiver;
   readonly #watches: RedisWatches;
-  readonly #semaphores: RedisSemaphores;
-  readonly #rates: RedisRates;
-  readonly #periods: RedisPeriods;
-  readonly #ordered: RedisOrdered;
   /** Listeners of {@link RedisCoordinator.onWakeUpsDegraded}. */
   readonly #degradedListeners = new Set<(degraded: boolean, detail: string | undefined) => void>();
   /** Whether the wake-ups were degraded when last told. */
@@ -120,6 +106,7 @@ export class RedisCoordinator
   #closed = false;
 
   constructor(options: RedisCoordinatorOptions) {
+    super();
     this.redis = options.redis;
     this.keys = options.keys ?? new RedisKeys(options.prefix, layoutOf(options.redis));
     this.#closeConnection = options.closeConnection ?? false;
@@ -161,10 +148,13 @@ export class RedisCoordinator
       handOffs,
       lockHandOff,
     });
-    this.#semaphores = new RedisSemaphores(context);
-    this.#rates = new RedisRates(context);
-    this.#periods = new RedisPeriods(context);
-    this.#ordered = new RedisOrdered(context);
+    this.primitives = {
+      locks: this.#locks,
+      semaphores: new RedisSemaphores(context),
+      rates: new RedisRates(context),
+      periods: new RedisPeriods(context),
+      ordered: new RedisOrdered(context),
+    };
   }
 
   async time(): Promise<number> {
@@ -172,110 +162,9 @@ export class RedisCoordinator
     return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
   }
 
-  // ── Lock ──
-
-  async lockAcquire(request: LockAcquireRequest): Promise<LockAcquireResult> {
-    return this.#locks.acquire(request);
-  }
-
-  async lockRelease(key: string, owner: string): Promise<LockReleaseResult> {
-    return this.#locks.release(key, owner);
-  }
-
+  /** See {@link FreedKeys.onFreed}. */
   onFreed(listener: (kind: 'lock', key: string) => void): () => void {
     return this.#receiver.onFreed(listener);
-  }
-
-  async lockExtend(key: string, owner: string, ttlMs: number): Promise<boolean> {
-    return this.#locks.extend(key, owner, ttlMs);
-  }
-
-  async lockState(key: string): Promise<LockState | undefined> {
-    return this.#locks.state(key);
-  }
-
-  // ── Semaphore ──
-
-  async semaphoreAcquire(request: SemaphoreAcquireRequest): Promise<SemaphoreAcquireResult> {
-    return this.#semaphores.acquire(request);
-  }
-
-  async semaphoreRelease(
-    key: string,
-    owner: string,
-  ): Promise<{ readonly released: boolean; readonly nesting: number }> {
-    return this.#semaphores.release(key, owner);
-  }
-
-  async semaphoreExtend(key: string, owner: string, ttlMs: number): Promise<boolean> {
-    return this.#semaphores.extend(key, owner, ttlMs);
-  }
-
-  async semaphoreState(key: string, limit?: number): Promise<SemaphoreState> {
-    return this.#semaphores.state(key, limit);
-  }
-
-  // ── Rate limit ──
-
-  async rateTake(request: RateTakeRequest): Promise<RateTakeResult> {
-    return this.#rates.take(request);
-  }
-
-  async rateState(key: string, periodMs: number): Promise<RateState> {
-    return this.#rates.state(key, periodMs);
-  }
-
-  async rateRefund(request: RateRefundRequest): Promise<void> {
-    return this.#rates.refund(request);
-  }
-
-  // ── Period ──
-
-  async periodIsMarked(key: string, bucket: string): Promise<boolean> {
-    return this.#periods.isMarked(key, bucket);
-  }
-
-  async periodMark(request: PeriodMarkRequest): Promise<boolean> {
-    return this.#periods.mark(request);
-  }
-
-  /** See {@link Coordinator.periodNote}: the marker string's value (`'1'` is a marker set without a note). */
-  async periodNote(key: string, bucket: string): Promise<string | undefined> {
-    return this.#periods.note(key, bucket);
-  }
-
-  async periodState(key: string, bucket: string): Promise<number | undefined> {
-    return this.#periods.state(key, bucket);
-  }
-
-  // ── Ordered lock ──
-
-  async orderedTicket(key: string): Promise<OrderedTicket> {
-    return this.#ordered.ticket(key);
-  }
-
-  async orderedEnter(request: OrderedEnterRequest): Promise<OrderedEnterResult> {
-    return this.#ordered.enter(request);
-  }
-
-  async orderedHeartbeat(ticket: OrderedTicket): Promise<boolean> {
-    return this.#ordered.heartbeat(ticket);
-  }
-
-  async orderedComplete(request: OrderedCompleteRequest): Promise<OrderedState> {
-    return this.#ordered.complete(request);
-  }
-
-  async orderedState(key: string): Promise<OrderedState> {
-    return this.#ordered.state(key);
-  }
-
-  async orderedSkip(key: string): Promise<OrderedState> {
-    return this.#ordered.skip(key);
-  }
-
-  async orderedReset(key: string): Promise<OrderedState> {
-    return this.#ordered.reset(key);
   }
 
   // ── Inspection ──
@@ -336,10 +225,10 @@ export class RedisCoordinator
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    const subscriber = this.#channels.close();
+    const subscribers = this.#channels.close();
     const cancels = this.#cancels.close();
     await Promise.all([
-      subscriber ? quit(subscriber) : undefined,
+      ...subscribers.map(quit),
       cancels ? quit(cancels) : undefined,
       this.#closeConnection ? quit(this.redis) : undefined,
     ]);

@@ -7,7 +7,6 @@
  */
 import { layoutOf, type RedisConnection } from './connection.js';
 import type {
-  ElementLedgerStatus,
   ElementSettlement,
   ElementView,
   FanOutLedger,
@@ -17,7 +16,7 @@ import type {
   UndoneReply,
 } from '../../ports/fanout.js';
 import { RedisKeys } from './keys.js';
-import { FanOutError } from '../../errors.js';
+import { ledgerSnapshot, phaseOf, SETTLEMENT_CODES, statusOfCode, unknownLedger } from '../fanout-codes.js';
 import { ScriptError } from './script-error.js';
 import { runCommand, runScript, type ScriptArg, type ScriptDescriptor } from './script.js';
 import { scripts } from './scripts.js';
@@ -30,20 +29,6 @@ export interface RedisFanOutLedgerOptions {
   /** TTL of a ledger, refreshed on every write. Default: the records' (7 days). */
   readonly ttlMs?: number;
 }
-
-const CODES: Readonly<Record<ElementSettlement, string>> = {
-  completed: 'c',
-  failed: 'f',
-  skipped: 's',
-  not_started: 'n',
-};
-const STATUSES: Readonly<Record<string, ElementLedgerStatus>> = {
-  c: 'completed',
-  f: 'failed',
-  s: 'skipped',
-  n: 'not_started',
-  u: 'undone',
-};
 
 /** Fan-out ledgers in Redis. */
 export class RedisFanOutLedger implements FanOutLedger {
@@ -67,7 +52,7 @@ export class RedisFanOutLedger implements FanOutLedger {
   }
 
   settle(mapId: string, index: number, outcome: ElementSettlement): Promise<SettleReply> {
-    return this.#run(mapId, scripts.fanoutSettle, [index, CODES[outcome], this.#ttlMs]);
+    return this.#run(mapId, scripts.fanoutSettle, [index, SETTLEMENT_CODES[outcome], this.#ttlMs]);
   }
 
   async register(mapId: string, wakeJob: string, phase: 'collect' | 'rollback'): Promise<LedgerSnapshot> {
@@ -84,11 +69,7 @@ export class RedisFanOutLedger implements FanOutLedger {
       return await runScript(this.#redis, script, [this.#keys.fanOut(mapId)], args);
     } catch (error) {
       if (error instanceof ScriptError && error.details.reason === 'RX_FANOUT_UNKNOWN') {
-        throw new FanOutError(
-          'fan_out_unknown',
-          `fan-out map ${mapId}: ${script.name} found no ledger, or no such element`,
-          { mapId },
-        );
+        throw unknownLedger(mapId, script.name);
       }
       throw error;
     }
@@ -98,9 +79,9 @@ export class RedisFanOutLedger implements FanOutLedger {
     const r = await this.#run(mapId, scripts.fanoutElement, [index]);
     if (r.length === 0) return undefined;
     return {
-      phase: r[0] === 'rollback' ? 'rollback' : 'collect',
+      phase: phaseOf(r[0]),
       stopped: r[1] === '1',
-      status: STATUSES[r[2] ?? ''] ?? 'pending',
+      status: statusOfCode(r[2]),
       target: Number(r[3]),
     };
   }
@@ -117,22 +98,13 @@ function decodeLedger(flat: readonly string[]): LedgerSnapshot {
   for (let i = 0; i + 1 < flat.length; i += 2) fields.set(flat[i]!, flat[i + 1]!);
   const num = (name: string): number => Number(fields.get(name) ?? '0');
   const total = num('total');
-  const statuses = Array.from(
-    { length: total },
-    (_, i): ElementLedgerStatus => STATUSES[fields.get(`s:${i}`) ?? ''] ?? 'pending',
-  );
-  const next = num('next');
-  const settled = num('settled');
-  const stopped = fields.get('stopped') === '1';
-  return {
+  return ledgerSnapshot({
     total,
-    next,
-    settled,
+    next: num('next'),
+    settled: num('settled'),
     failed: num('failed'),
-    stopped,
-    done: settled === next && (stopped || next === total),
-    phase: fields.get('phase') === 'rollback' ? 'rollback' : 'collect',
-    target: statuses.lastIndexOf('completed'),
-    statuses,
-  };
+    stopped: fields.get('stopped') === '1',
+    phase: fields.get('phase'),
+    statuses: Array.from({ length: total }, (_, i) => statusOfCode(fields.get(`s:${i}`))),
+  });
 }

@@ -40,6 +40,7 @@ import {
   type MapPartWrite,
   type SplitRecord,
 } from '../map-parts.js';
+import { positiveInteger } from '../positive-integer.js';
 
 /** Default TTL of execution records and idempotency claims: 7 days. */
 export const DEFAULT_RECORD_TTL_MS = 7 * 24 * 60 * 60 * 1000;
@@ -114,12 +115,10 @@ export class RedisStore implements Store, InterruptClaims, JobLeases {
     this.recordTtlMs = redisRecordTtl(options.recordTtlMs);
     this.maxRecordBytes = options.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES;
     this.maxMapStateBytes = options.maxMapStateBytes ?? DEFAULT_MAX_MAP_STATE_BYTES;
-    if (!Number.isSafeInteger(this.maxMapStateBytes) || this.maxMapStateBytes < 1)
-      throw new RangeError(`maxMapStateBytes must be a positive integer; got ${this.maxMapStateBytes}`);
+    positiveInteger('maxMapStateBytes', this.maxMapStateBytes);
     if (!Number.isSafeInteger(this.recordTtlMs) || this.recordTtlMs < 1)
       throw new RangeError(`recordTtlMs must be a positive integer or Infinity; got ${this.recordTtlMs}`);
-    if (!Number.isSafeInteger(this.maxRecordBytes) || this.maxRecordBytes < 1)
-      throw new RangeError(`maxRecordBytes must be a positive integer; got ${this.maxRecordBytes}`);
+    positiveInteger('maxRecordBytes', this.maxRecordBytes);
   }
 
   /** Records this process indexed recently, with the status they were indexed under (bounded). */
@@ -147,8 +146,7 @@ export class RedisStore implements Store, InterruptClaims, JobLeases {
 
   async enterJob(request: JobEnterRequest): Promise<JobEnterResult> {
     const { lease } = request;
-    if (!Number.isSafeInteger(lease.ttlMs) || lease.ttlMs < 1)
-      throw new RangeError(`ttlMs must be a positive integer; got ${String(lease.ttlMs)}`);
+    positiveInteger('ttlMs', lease.ttlMs);
     const { holder } = lease;
     const keys = [
       this.keys.lock(lease.key),
@@ -338,9 +336,7 @@ export class RedisStore implements Store, InterruptClaims, JobLeases {
   async list(
     filter: ExecutionFilter = {},
   ): Promise<{ readonly records: readonly ExecutionRecord[]; readonly cursor?: string }> {
-    const limit = filter.limit ?? DEFAULT_LIST_PAGE;
-    if (!Number.isSafeInteger(limit) || limit < 1)
-      throw new RangeError(`list limit must be a positive integer; got ${String(limit)}`);
+    const limit = positiveInteger('list limit', filter.limit ?? DEFAULT_LIST_PAGE);
     const after = filter.cursor === undefined ? undefined : decodeListCursor(filter.cursor);
     // One index on a single server; on a cluster one per slot group, each read as far as one page, then merged.
     const shards = this.keys.executionIndexShards(filter);

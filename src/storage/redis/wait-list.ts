@@ -13,6 +13,7 @@ import type { WaitList } from '../../ports/wait-list.js';
 import { runCommand, runScript } from './script.js';
 import { scripts } from './scripts.js';
 import { RedisKeys } from './keys.js';
+import { positiveInteger } from '../positive-integer.js';
 
 /** Default lifetime of a wait list without new waiters: 7 days (the default record TTL). */
 export const DEFAULT_WAIT_LIST_TTL_MS = 7 * 24 * 60 * 60 * 1000;
@@ -36,9 +37,7 @@ export class RedisWaitList implements WaitList {
   constructor(options: RedisWaitListOptions) {
     this.redis = options.redis;
     this.keys = new RedisKeys(options.prefix);
-    this.ttlMs = options.ttlMs ?? DEFAULT_WAIT_LIST_TTL_MS;
-    if (!Number.isSafeInteger(this.ttlMs) || this.ttlMs < 1)
-      throw new RangeError(`ttlMs must be a positive integer; got ${this.ttlMs}`);
+    this.ttlMs = positiveInteger('ttlMs', options.ttlMs ?? DEFAULT_WAIT_LIST_TTL_MS);
   }
 
   async add(key: string, jobId: string): Promise<void> {

@@ -1,5 +1,5 @@
 /**
- * The wake-up channels of one Redis coordinator: a lazily created subscriber connection, the
+ * The wake-up channels of one Redis coordinator: lazily created subscriber connections, the
  * waiters registered per channel, and the bookkeeping that keeps a channel subscribed while
  * anybody needs it (docs/decisions/030, 057, 059, 061).
  *
@@ -10,7 +10,9 @@
  * - When a subscription takes effect (first, or again after the connection reconnected or was
  *   replaced), the owner is told, with a function that wakes the watches registered on it: what
  *   was published while the subscription was on its way reached nobody here.
- * - The subscriber connection and the confirmation of each channel are a {@link ChannelSubscriber}'s
+ * - Where each channel is subscribed is a {@link ChannelRouter}'s (on a cluster, on the node that
+ *   serves its key, decision 140); the connection and the confirmation of each channel are a
+ *   `ChannelSubscriber`'s
  *   (decision 112): from the connection's loss until each channel's subscription is answered
  *   again, the channels count as not confirmed ({@link WakeChannels.health}, for readiness
  *   checks), and past a bound the wake-ups are degraded.
@@ -19,7 +21,8 @@
  */
 import type { Redis } from 'ioredis';
 import type { RedisConnection } from './connection.js';
-import { ChannelSubscriber, type ChannelSubscriberOptions } from './channel-subscriber.js';
+import type { ChannelSubscriberOptions } from './channel-subscriber.js';
+import { ChannelRouter } from './channel-router.js';
 import type { SubscriptionHealth } from './subscription-health.js';
 
 /** A waiter's wake-up; returns whether it was news to the waiter (a watch already woken says no). */
@@ -40,7 +43,7 @@ export interface WakeChannelHooks {
 /** See the module comment. */
 export class WakeChannels {
   readonly #hooks: WakeChannelHooks;
-  readonly #subscriber: ChannelSubscriber;
+  readonly #subscriber: ChannelRouter;
   readonly #waiters = new Map<string, Set<Waiter>>();
   /** The waiters that are watches (told about a change at their subscription's confirmation). */
   readonly #watches = new WeakSet<Waiter>();
@@ -53,7 +56,7 @@ export class WakeChannels {
   /** `redis`: the command connection; the subscriber is made from it. */
   constructor(redis: RedisConnection, hooks: WakeChannelHooks, options: ChannelSubscriberOptions = {}) {
     this.#hooks = hooks;
-    this.#subscriber = new ChannelSubscriber(
+    this.#subscriber = new ChannelRouter(
       redis,
       {
         kind: 'wake-up',
@@ -104,13 +107,13 @@ export class WakeChannels {
     this.#subscriber.add(channel);
   }
 
-  /** Whether the channels listened on are subscribed and confirmed (see {@link ChannelSubscriber.health}). */
+  /** Whether the channels listened on are subscribed and confirmed (see {@link ChannelRouter.health}). */
   health(): SubscriptionHealth {
     return this.#subscriber.health();
   }
 
-  /** Wakes every waiter, stops the timers; returns the subscriber connection to quit, if any. */
-  close(): Redis | undefined {
+  /** Wakes every waiter, stops the timers; returns the subscriber connections to quit. */
+  close(): Redis[] {
     this.#closed = true;
     for (const waiters of [...this.#waiters.values()]) for (const wake of [...waiters]) wake();
     for (const timer of this.#kept.values()) clearTimeout(timer);

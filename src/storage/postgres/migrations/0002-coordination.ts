@@ -21,6 +21,36 @@ export const coordinationMigration: Migration = {
   name: 'coordination',
   sql: (n) => {
     const f = (name: CoordinationFunction): string => n.coordFunction(name);
+    // The argument check of a transition taking a ttl (22023, RX_ARG), indented as a statement.
+    const positiveTtl = (fn: string): string =>
+      `IF p_ttl_ms IS NULL OR p_ttl_ms < 1 THEN
+    RAISE EXCEPTION 'RX_ARG ${fn}: ttl must be a positive integer' USING ERRCODE = '22023';
+  END IF;`;
+    // coord_lock_acquire's answer when another owner holds the key (v_row), indented as a statement.
+    const lockRefused = `acquired := false;
+    holder_owner := v_row.owner; holder_execution_id := v_row.execution_id;
+    holder_reactor := v_row.reactor; holder_step := v_row.step;
+    ttl_ms := greatest(1, ${f('ms_until')}(v_row.expires_at, v_now));
+    RETURN;`;
+    // An ordered lock's counters: the OUT parameters of the functions that answer them, and the read that fills them.
+    const counters = `OUT epoch bigint, OUT issued integer, OUT last_completed integer, OUT in_flight integer,
+  OUT first_failed integer`;
+    const readCounters = `SELECT * INTO epoch, issued, last_completed, in_flight, first_failed FROM ${f('ordered_state')}(p_key);`;
+    // An owner-checked lease refresh of the rows of a table (key, owner, expires_at); locked: which rows are locked first.
+    const leaseExtend = (name: CoordinationFunction, table: string, locked: string): string =>
+      `CREATE FUNCTION ${f(name)}(p_key text, p_owner text, p_ttl_ms bigint) RETURNS boolean
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_now timestamptz;
+BEGIN
+  ${positiveTtl(`coord_${name}`)}
+  PERFORM 1 FROM ${table} AS l WHERE ${locked} FOR UPDATE;
+  v_now := clock_timestamp();
+  UPDATE ${table} AS l SET expires_at = v_now + p_ttl_ms * interval '1 ms'
+    WHERE l.key = p_key AND l.owner = p_owner AND l.expires_at > v_now;
+  RETURN FOUND;
+END
+$$;`;
     return `
 -- ── Shared helpers ────────────────────────────────────────────────────────────────────────────
 
@@ -103,19 +133,13 @@ DECLARE
   v_now timestamptz;
   v_token bigint;
 BEGIN
-  IF p_ttl_ms IS NULL OR p_ttl_ms < 1 THEN
-    RAISE EXCEPTION 'RX_ARG coord_lock_acquire: ttl must be a positive integer' USING ERRCODE = '22023';
-  END IF;
+  ${positiveTtl('coord_lock_acquire')}
   -- A key held by another owner is refused without a lock or a write (a waiter's retries stay
   -- read-only); a release committing meanwhile is simply not seen yet.
   SELECT * INTO v_row FROM ${n.coordLocks} AS l WHERE l.key = p_key;
   v_now := clock_timestamp();
   IF FOUND AND v_row.owner IS DISTINCT FROM p_owner AND v_row.expires_at > v_now THEN
-    acquired := false;
-    holder_owner := v_row.owner; holder_execution_id := v_row.execution_id;
-    holder_reactor := v_row.reactor; holder_step := v_row.step;
-    ttl_ms := greatest(1, ${f('ms_until')}(v_row.expires_at, v_now));
-    RETURN;
+    ${lockRefused}
   END IF;
   INSERT INTO ${n.coordLocks} AS l (key) VALUES (p_key)
     ON CONFLICT (key) DO UPDATE SET key = l.key
@@ -129,11 +153,7 @@ BEGIN
       acquired := true; token := v_row.token::text; nesting := v_row.nesting + 1;
       RETURN;
     END IF;
-    acquired := false;
-    holder_owner := v_row.owner; holder_execution_id := v_row.execution_id;
-    holder_reactor := v_row.reactor; holder_step := v_row.step;
-    ttl_ms := greatest(1, ${f('ms_until')}(v_row.expires_at, v_now));
-    RETURN;
+    ${lockRefused}
   END IF;
   v_token := greatest(v_row.token + 1, ${f('us')}(v_now));
   UPDATE ${n.coordLocks} AS l
@@ -185,21 +205,7 @@ $$;
 --   Arguments: p_key, p_owner, p_ttl_ms (integer >= 1): the new remaining lease.
 --   Results: true when extended, false when p_owner holds no live hold.
 --   Errors: 22023 RX_ARG when p_ttl_ms < 1.
-CREATE FUNCTION ${f('lock_extend')}(p_key text, p_owner text, p_ttl_ms bigint) RETURNS boolean
-LANGUAGE plpgsql AS $$
-DECLARE
-  v_now timestamptz;
-BEGIN
-  IF p_ttl_ms IS NULL OR p_ttl_ms < 1 THEN
-    RAISE EXCEPTION 'RX_ARG coord_lock_extend: ttl must be a positive integer' USING ERRCODE = '22023';
-  END IF;
-  PERFORM 1 FROM ${n.coordLocks} AS l WHERE l.key = p_key FOR UPDATE;
-  v_now := clock_timestamp();
-  UPDATE ${n.coordLocks} AS l SET expires_at = v_now + p_ttl_ms * interval '1 ms'
-    WHERE l.key = p_key AND l.owner = p_owner AND l.expires_at > v_now;
-  RETURN FOUND;
-END
-$$;
+${leaseExtend('lock_extend', n.coordLocks, 'l.key = p_key')}
 
 -- coord_lock_state: the live hold of a key (read only).
 --   Arguments: p_key.
@@ -318,21 +324,7 @@ $$;
 --   Arguments: p_key, p_owner, p_ttl_ms (integer >= 1): the new remaining lease.
 --   Results: true when extended, false when p_owner holds no live lease.
 --   Errors: 22023 RX_ARG when p_ttl_ms < 1.
-CREATE FUNCTION ${f('semaphore_extend')}(p_key text, p_owner text, p_ttl_ms bigint) RETURNS boolean
-LANGUAGE plpgsql AS $$
-DECLARE
-  v_now timestamptz;
-BEGIN
-  IF p_ttl_ms IS NULL OR p_ttl_ms < 1 THEN
-    RAISE EXCEPTION 'RX_ARG coord_semaphore_extend: ttl must be a positive integer' USING ERRCODE = '22023';
-  END IF;
-  PERFORM 1 FROM ${n.coordSemaphoreLeases} AS l WHERE l.key = p_key AND l.owner = p_owner FOR UPDATE;
-  v_now := clock_timestamp();
-  UPDATE ${n.coordSemaphoreLeases} AS l SET expires_at = v_now + p_ttl_ms * interval '1 ms'
-    WHERE l.key = p_key AND l.owner = p_owner AND l.expires_at > v_now;
-  RETURN FOUND;
-END
-$$;
+${leaseExtend('semaphore_extend', n.coordSemaphoreLeases, 'l.key = p_key AND l.owner = p_owner')}
 
 -- coord_semaphore_state: the live leases of a semaphore (read only).
 --   Arguments: p_key.
@@ -487,9 +479,7 @@ LANGUAGE plpgsql AS $$
 DECLARE
   v_now timestamptz := clock_timestamp();
 BEGIN
-  IF p_ttl_ms IS NULL OR p_ttl_ms < 1 THEN
-    RAISE EXCEPTION 'RX_ARG coord_period_mark: ttl must be a positive integer' USING ERRCODE = '22023';
-  END IF;
+  ${positiveTtl('coord_period_mark')}
   INSERT INTO ${n.coordPeriods} AS p (key, bucket, note, expires_at)
     VALUES (p_key, p_bucket, nullif(p_note, ''), v_now + p_ttl_ms * interval '1 ms')
     ON CONFLICT (key, bucket) DO UPDATE SET note = excluded.note, expires_at = excluded.expires_at
@@ -590,8 +580,7 @@ $$;
 --   Results: epoch, issued, last_completed, in_flight, first_failed (NULL = none).
 --   Errors: none.
 CREATE FUNCTION ${f('ordered_state')}(
-  p_key text, OUT epoch bigint, OUT issued integer, OUT last_completed integer, OUT in_flight integer,
-  OUT first_failed integer)
+  p_key text, ${counters})
 LANGUAGE plpgsql AS $$
 BEGIN
   SELECT o.epoch, o.issued, o.last_completed, o.in_flight, o.first_failed
@@ -755,7 +744,7 @@ BEGIN
                                               v_now, true);
     END IF;
   END IF;
-  SELECT * INTO epoch, issued, last_completed, in_flight, first_failed FROM ${f('ordered_state')}(p_key);
+  ${readCounters}
 END
 $$;
 
@@ -766,8 +755,7 @@ $$;
 --   the key when nothing is left; a drained key is left alone.
 --   Errors: none.
 CREATE FUNCTION ${f('ordered_skip')}(
-  p_key text, OUT epoch bigint, OUT issued integer, OUT last_completed integer, OUT in_flight integer,
-  OUT first_failed integer)
+  p_key text, ${counters})
 LANGUAGE plpgsql AS $$
 DECLARE
   v_row ${n.coordOrdered};
@@ -779,7 +767,7 @@ BEGIN
     PERFORM ${f('ordered_settle')}(v_row, ${f('ordered_pass')}(p_key, v_row.last_completed),
                                             v_now, true);
   END IF;
-  SELECT * INTO epoch, issued, last_completed, in_flight, first_failed FROM ${f('ordered_state')}(p_key);
+  ${readCounters}
 END
 $$;
 
@@ -789,8 +777,7 @@ $$;
 --   Outstanding tickets become stale. Notifies 'ordered:<key>'.
 --   Errors: none.
 CREATE FUNCTION ${f('ordered_reset')}(
-  p_key text, OUT epoch bigint, OUT issued integer, OUT last_completed integer, OUT in_flight integer,
-  OUT first_failed integer)
+  p_key text, ${counters})
 LANGUAGE plpgsql AS $$
 DECLARE
   v_now timestamptz := clock_timestamp();

@@ -99,7 +99,7 @@ export class LockHandOver {
     try {
       return await this.#context.run(scripts.lockTransfer, keys, args);
     } catch (error) {
-      return transferAfterOutage(this.#context, this.#held, error, key, from, to, keys, args);
+      return transferAfterOutage({ context: this.#context, held: this.#held, error, key, keys, args }, from, to);
     }
   }
 }

@@ -80,7 +80,10 @@ export class RedisLocks {
     try {
       reply = await this.#context.run(scripts.lockAcquire, lockKeys, args);
     } catch (error) {
-      reply = await acquireAfterOutage(this.#context, this.#held, error, key, holder.owner, lockKeys, args);
+      reply = await acquireAfterOutage(
+        { context: this.#context, held: this.#held, error, key, keys: lockKeys, args },
+        holder.owner,
+      );
     } finally {
       end();
     }
@@ -125,7 +128,10 @@ export class RedisLocks {
     try {
       reply = await this.#context.run(scripts.lockRelease, lockKeys, args);
     } catch (error) {
-      reply = await releaseAfterOutage(this.#context, this.#held, error, key, owner, lockKeys, args);
+      reply = await releaseAfterOutage(
+        { context: this.#context, held: this.#held, error, key, keys: lockKeys, args },
+        owner,
+      );
     } finally {
       end();
     }

@@ -1,46 +1,30 @@
 /**
- * Schedules on Redis in this process (a throwaway redis-server): ticks missed while no worker
- * ran are caught up once under `catch_up_one`, a six-field cron in a non-UTC zone ticks on
- * BullMQ's job scheduler, the next runs shown are the instants BullMQ's scheduler fires (also at a
- * daylight-saving edge where cron-parser 4 and 5 disagree), a bad definition (or an input that does
- * not satisfy its reactor's contract) is refused before anything reaches Redis, and a tick whose
- * input fails emits `schedule.failed` and starts nothing.
+ * Schedules in this process on every backend of the matrix: ticks missed while no worker ran are
+ * caught up once under `catch_up_one`, a six-field cron in a non-UTC zone ticks on whole seconds,
+ * the next runs shown are the instants BullMQ's scheduler fires (on Redis, also at a
+ * daylight-saving edge where cron-parser 4 and 5 disagree), a bad definition (or an input that
+ * does not satisfy its reactor's contract) is refused before anything reaches the backend, and a
+ * tick whose input fails emits `schedule.failed` and starts nothing.
  */
 import { Queue } from 'bullmq';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { createRedisRuntime, type RedisRuntime } from '../../src/bullmq.js';
+import { expect, test } from 'vitest';
 import { z } from 'zod';
 import { ScheduleInvalidError, reactor } from '../../src/index.js';
 import { prometheusMetrics } from '../../src/metrics/index.js';
+import { scheduleQueueName } from '../../src/queue/bullmq-schedules.js';
 import type { ScheduleEvent } from '../../src/schedules/index.js';
-import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
+import { describeOnBackends, testWhere, type MatrixRuntime } from '../support/backend-matrix.js';
 
 const ping = reactor('sched-ping')
   .step('pong', { run: () => 'pong' })
   .returns('pong');
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-let server: RedisServerHandle;
-const runtimes: RedisRuntime[] = [];
+describeOnBackends('schedules in this process', (backend) => {
+  const runtimeOn = (): MatrixRuntime => backend.runtime({ reactors: [ping] });
 
-beforeAll(async () => {
-  server = await startRedisServer();
-});
-
-afterAll(async () => {
-  for (const runtime of runtimes) await runtime.close();
-  await server?.dispose();
-});
-
-function runtimeOn(prefix: string): RedisRuntime {
-  const runtime = createRedisRuntime({ url: server.url, prefix, reactors: [ping] });
-  runtimes.push(runtime);
-  return runtime;
-}
-
-describe('schedules on Redis', () => {
   test('catch_up_one: a worker that starts late runs the last missed tick once, then the current one', async () => {
-    const runtime = runtimeOn('sched-late');
+    const runtime = runtimeOn();
     const events: ScheduleEvent[] = [];
     runtime.schedules.subscribe((e) => events.push(e));
     const first = Math.ceil(Date.now() / 1000) * 1000 + 1000;
@@ -66,7 +50,7 @@ describe('schedules on Redis', () => {
   }, 40_000);
 
   test('a six-field cron in Asia/Kolkata ticks every second on whole seconds', async () => {
-    const runtime = runtimeOn('sched-cron');
+    const runtime = runtimeOn();
     const ticks: number[] = [];
     runtime.schedules.subscribe((e) => void (e.type === 'schedule.ticked' && !e.replay && ticks.push(e.tickAt)));
     runtime.startWorker();
@@ -82,30 +66,37 @@ describe('schedules on Redis', () => {
     expect(new Set(ticks).size).toBe(ticks.length);
   }, 40_000);
 
-  test("the next run shown is the instant BullMQ's scheduler fires, at an edge where cron-parser 4 and 5 disagree", async () => {
-    const runtime = runtimeOn('sched-zone');
-    // Pacific/Chatham's clocks go back from 03:45 to 02:45 on 4 April 2027: after this instant
-    // cron-parser 4 finds 03:00 on the 4th (14:15 UTC on the 3rd), cron-parser 5 the 5th.
-    const startAt = Date.UTC(2027, 3, 3, 13, 30);
-    const info = await runtime.schedules.upsert({
-      id: 'chatham',
-      reactor: ping,
-      cron: { pattern: '0 3 * * *', tz: 'Pacific/Chatham' },
-      startAt,
-    });
-    const queue = new Queue('ts-reactor-schedules', { connection: { url: server.url }, prefix: 'sched-zone' });
-    try {
-      const scheduler = await queue.getJobScheduler('chatham');
-      expect(scheduler?.next).toBeGreaterThan(startAt);
-      expect(info.nextRuns[0]?.getTime()).toBe(scheduler?.next);
-    } finally {
-      await queue.close();
-      await runtime.schedules.remove('chatham');
-    }
-  });
+  // Compares with BullMQ's job scheduler read straight from Redis: a Redis-only reader.
+  testWhere(backend.name === 'redis')(
+    "the next run shown is the instant BullMQ's scheduler fires, at an edge where cron-parser 4 and 5 disagree",
+    async () => {
+      const runtime = runtimeOn();
+      // Pacific/Chatham's clocks go back from 03:45 to 02:45 on 4 April 2027: after this instant
+      // cron-parser 4 finds 03:00 on the 4th (14:15 UTC on the 3rd), cron-parser 5 the 5th.
+      const startAt = Date.UTC(2027, 3, 3, 13, 30);
+      const info = await runtime.schedules.upsert({
+        id: 'chatham',
+        reactor: ping,
+        cron: { pattern: '0 3 * * *', tz: 'Pacific/Chatham' },
+        startAt,
+      });
+      const queue = new Queue(scheduleQueueName(`${runtime.namespace}-q`), {
+        connection: { url: backend.address().url! },
+        prefix: runtime.namespace,
+      });
+      try {
+        const scheduler = await queue.getJobScheduler('chatham');
+        expect(scheduler?.next).toBeGreaterThan(startAt);
+        expect(info.nextRuns[0]?.getTime()).toBe(scheduler?.next);
+      } finally {
+        await queue.close();
+        await runtime.schedules.remove('chatham');
+      }
+    },
+  );
 
-  test('a bad cron or zone is refused before Redis', async () => {
-    const runtime = runtimeOn('sched-bad');
+  test('a bad cron or zone is refused before the backend', async () => {
+    const runtime = runtimeOn();
     await expect(
       runtime.schedules.upsert({ id: 'bad', reactor: ping, cron: { pattern: '0 25 * * *' } }),
     ).rejects.toBeInstanceOf(ScheduleInvalidError);
@@ -122,18 +113,15 @@ describe('schedules on Redis', () => {
       .returns('take');
     let orderId: unknown = '';
     const metrics = prometheusMetrics();
-    const runtime = createRedisRuntime({
-      url: server.url,
-      prefix: 'sched-input',
+    const runtime = backend.runtime({
       reactors: [order],
       middleware: [metrics.middleware],
       scheduleInputs: { computed: () => ({ orderId }) },
     });
-    runtimes.push(runtime);
     await expect(
       runtime.schedules.upsert({ id: 'fixed', reactor: order, every: '1s', input: { orderId: 7 } }),
     ).rejects.toMatchObject({ code: 'schedule_invalid', details: { field: 'input', issues: [{ path: 'orderId' }] } });
-    expect(await runtime.schedules.list()).toEqual([]); // nothing reached Redis
+    expect(await runtime.schedules.list()).toEqual([]); // nothing reached the backend
 
     const events: ScheduleEvent[] = [];
     runtime.schedules.subscribe((e) => events.push(e));
@@ -148,7 +136,7 @@ describe('schedules on Redis', () => {
     expect(await metrics.text()).toMatch(
       /ts_reactor_schedule_ticks_total\{schedule="computed",reactor="sched-order",outcome="failed"\} [1-9]/,
     );
-    // The list (and so the dashboard's Schedules page) shows the latest tick's failure, read from Redis.
+    // The list (and so the dashboard's Schedules page) shows the latest tick's failure, read from the backend.
     await expect
       .poll(async () => (await runtime.schedules.get('computed'))?.lastFailure?.code, { timeout: 20_000 })
       .toBe('input_invalid');

@@ -1,29 +1,21 @@
 /**
- * Step timeouts on a Redis runtime with a BullMQ worker (docs/time.md, docs/decisions/075), on a
- * throwaway `redis-server`: a hung body times out per attempt and the step is compensated, the
+ * Step timeouts in a worker (docs/time.md, docs/decisions/075), on every backend of the matrix
+ * in real time: a hung body times out per attempt and the step is compensated, the
  * error survives the record as its own class; a redelivered job whose recorded attempt is past its
  * deadline fails it at once without running the body again.
  */
-import { afterEach, describe, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import { StepTimeoutError, reactor, type ReactorEvent } from '../../src/index.js';
-import { createRedisRuntime } from '../../src/bullmq.js';
-import { useRedisServer } from '../support/use-redis-server.js';
-
-const server = useRedisServer();
-const closers: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  for (const close of closers.reverse()) await close().catch(() => undefined);
-  closers.length = 0;
-});
+import { describeOnBackends } from '../support/backend-matrix.js';
 
 const never = (): Promise<never> => new Promise<never>(() => undefined);
 const timedOut = (trace: readonly ReactorEvent[]) =>
   trace.filter((e): e is Extract<ReactorEvent, { type: 'step.timed_out' }> => e.type === 'step.timed_out');
 
-describe('step timeouts in a BullMQ worker', () => {
+describeOnBackends('step timeouts in a worker', (backend) => {
   test('a hung body times out on each attempt, then the step fails and is compensated; the error keeps its class', async () => {
     const compensated: Error[] = [];
-    const def = reactor('timeout-redis-hung')
+    const def = reactor('timeout-worker-hung')
       .step('slow', {
         timeout: 200,
         retry: { maxAttempts: 2, backoff: 'fixed', baseDelay: 10 },
@@ -32,8 +24,7 @@ describe('step timeouts in a BullMQ worker', () => {
       })
       .background('all')
       .build();
-    const runtime = createRedisRuntime({ url: server.url, prefix: 'timeout-hung', reactors: [def] });
-    closers.push(() => runtime.close());
+    const runtime = backend.runtime({ reactors: [def] });
     runtime.startWorker({ concurrency: 2 });
     const started = await runtime.engine.start(def, {});
     const done = await runtime.engine.wait(started.executionId, { timeoutMs: 10_000, pollMs: 20 });
@@ -53,7 +44,7 @@ describe('step timeouts in a BullMQ worker', () => {
 
   test('a redelivered job resumes the recorded attempt: past its deadline it fails at once, the body not run again', async () => {
     let bodies = 0;
-    const def = reactor('timeout-redis-redelivered')
+    const def = reactor('timeout-worker-redelivered')
       .step('slow', {
         timeout: '1s',
         run: () => {
@@ -63,8 +54,7 @@ describe('step timeouts in a BullMQ worker', () => {
       })
       .background('all')
       .build();
-    const runtime = createRedisRuntime({ url: server.url, prefix: 'timeout-redelivered', reactors: [def] });
-    closers.push(() => runtime.close());
+    const runtime = backend.runtime({ reactors: [def] });
     const started = await runtime.engine.start(def, {});
     // As a worker that died mid-attempt left it, after a checkpoint carried the attempt's start.
     const record = (await runtime.engine.store.get(started.executionId))!;

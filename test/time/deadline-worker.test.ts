@@ -1,28 +1,20 @@
 /**
- * A reactor's deadline on a Redis runtime with a BullMQ worker (docs/time.md "Deadlines",
- * docs/decisions/081), on a throwaway `redis-server`: an execution waiting for a retry's backoff
+ * A reactor's deadline in a worker (docs/time.md "Deadlines", docs/decisions/081), on every
+ * backend of the matrix in real time: an execution waiting for a retry's backoff
  * when its deadline passes is rolled back by its deadline job and ends `cancelled`, its cause a
  * `DeadlineExceededError` rebuilt from the record; a redelivered job counts from `createdAt`.
  */
-import { afterEach, describe, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import { DeadlineExceededError, reactor } from '../../src/index.js';
-import { createRedisRuntime } from '../../src/bullmq.js';
-import { useRedisServer } from '../support/use-redis-server.js';
+import { describeOnBackends } from '../support/backend-matrix.js';
 
-const server = useRedisServer();
-const closers: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  for (const close of closers.reverse()) await close().catch(() => undefined);
-  closers.length = 0;
-});
-
-describe('a reactor deadline in a BullMQ worker', () => {
+describeOnBackends('a reactor deadline in a worker', (backend) => {
   test('the deadline passes during a retry delay: the deadline job rolls the execution back', async () => {
     const undone: string[] = [];
     let attempts = 0;
     // The deadline leaves a busy machine ample time to run `reserve` and the first attempt of
     // `flaky`; the retry's backoff (ten minutes) is far past it, so only the deadline job can end the run.
-    const def = reactor('deadline-redis-retry', { deadline: '20s' })
+    const def = reactor('deadline-worker-retry', { deadline: '20s' })
       .step('reserve', { run: () => 'r1', undo: () => void undone.push('reserve') })
       .step('flaky', {
         waitFor: ['reserve'],
@@ -34,8 +26,7 @@ describe('a reactor deadline in a BullMQ worker', () => {
       })
       .background('all')
       .build();
-    const runtime = createRedisRuntime({ url: server.url, prefix: 'deadline-retry', reactors: [def] });
-    closers.push(() => runtime.close());
+    const runtime = backend.runtime({ reactors: [def] });
     runtime.startWorker({ concurrency: 2 });
     const started = await runtime.engine.start(def, {});
     const done = await runtime.engine.wait(started.executionId, { timeoutMs: 180_000, pollMs: 20 });
@@ -55,12 +46,11 @@ describe('a reactor deadline in a BullMQ worker', () => {
 
   test('a redelivered job counts the deadline from the record createdAt: past it, nothing runs', async () => {
     let bodies = 0;
-    const def = reactor('deadline-redis-redelivered', { deadline: '10s' })
+    const def = reactor('deadline-worker-redelivered', { deadline: '10s' })
       .step('a', { run: () => void bodies++ })
       .background('all')
       .build();
-    const runtime = createRedisRuntime({ url: server.url, prefix: 'deadline-redelivered', reactors: [def] });
-    closers.push(() => runtime.close());
+    const runtime = backend.runtime({ reactors: [def] });
     const started = await runtime.engine.start(def, {});
     // As a worker that died mid-run left it, created 20 s ago.
     const record = (await runtime.engine.store.get(started.executionId))!;

@@ -1,19 +1,14 @@
 /**
- * The trace bound on Redis + BullMQ (docs/decisions/073), with a worker in this process and a
- * throwaway redis-server: a background execution with more events than `maxTraceEntries` is
- * persisted with at most that many trace entries, the oldest folded into one exact summary; a
- * bad bound is refused by `createRedisRuntime` before it opens a connection.
+ * The trace bound in a worker on every backend of the matrix (docs/decisions/073): a background
+ * execution with more events than `maxTraceEntries` is persisted with at most that many trace
+ * entries, the oldest folded into one exact summary; a bad bound is refused by the server
+ * backends' runtime factories before they open a connection.
  */
-import { afterAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { createRedisRuntime } from '../../src/bullmq.js';
 import { reactor, type AnyReactorDefinition, type ReactorEvent, type TraceSummary } from '../../src/index.js';
-import { useRedisServer } from '../support/use-redis-server.js';
-
-const server = useRedisServer();
-const closers: (() => Promise<unknown>)[] = [];
-afterAll(async () => {
-  for (const close of closers.reverse()) await close().catch(() => undefined);
-});
+import { createPostgresRuntime } from '../../src/postgres.js';
+import { describeOnBackends } from '../support/backend-matrix.js';
 
 type Builder = {
   step(name: string, options: object): Builder;
@@ -28,11 +23,10 @@ function chain(name: string, n: number): AnyReactorDefinition {
   return builder.background('all').build();
 }
 
-describe('on Redis, a bounded trace', () => {
+describeOnBackends('a bounded trace in a worker', (backend) => {
   test('a background run with more events than maxTraceEntries is persisted with the bound at most, its summary exact', async () => {
-    const definition = chain('trace-redis', 40);
-    const runtime = createRedisRuntime({ url: server.url, prefix: 'tb1', reactors: [definition], maxTraceEntries: 20 });
-    closers.push(() => runtime.close());
+    const definition = chain('trace-bound', 40);
+    const runtime = backend.runtime({ reactors: [definition], maxTraceEntries: 20 });
     const live: ReactorEvent[] = [];
     runtime.engine.subscribe((e) => live.push(e));
     runtime.startWorker({ concurrency: 2 });
@@ -55,10 +49,15 @@ describe('on Redis, a bounded trace', () => {
     expect(trace.slice(2)).toEqual(own.slice(1 + summary.dropped));
     expect(trace.at(-1)?.type).toBe('run.completed');
   });
+});
 
-  test('createRedisRuntime refuses a bad bound before it connects', () => {
+describe('the runtime factories', () => {
+  test('createRedisRuntime and createPostgresRuntime refuse a bad bound before they connect', () => {
     expect(() => createRedisRuntime({ url: 'redis://127.0.0.1:1', maxTraceEntries: 5 })).toThrow(
       /createRedisRuntime: maxTraceEntries must be an integer >= 10/,
     );
+    expect(() =>
+      createPostgresRuntime({ connection: 'postgres://postgres@127.0.0.1:1/none', maxTraceEntries: 5 }),
+    ).toThrow(/createPostgresRuntime: maxTraceEntries must be an integer >= 10/);
   });
 });

@@ -1,0 +1,43 @@
+/**
+ * A migration, once shipped, is never edited: a schema migrated by an older release must be the
+ * schema this release expects. The SQL each migration produces is pinned here by its SHA-256,
+ * for the default schema and a custom one, so a refactor of the TypeScript that builds it (a
+ * shared fragment, a helper) must produce the same text to the byte. A new migration adds its
+ * line; a shipped one's line never changes.
+ */
+import { createHash } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { MIGRATIONS } from '../../src/storage/postgres/migrations/index.js';
+import { PostgresNames } from '../../src/storage/postgres/names.js';
+
+/** SHA-256 of each migration's SQL, by schema and version. */
+const SHIPPED: Readonly<Record<string, Readonly<Record<number, string>>>> = {
+  default: {
+    1: '33d579e718dce252442481e810f39124df5aaf3be4ff351cc537a7c46d3e736c',
+    2: '198759b0f9150e8800182ad84e1386b5561a204efcffa25038e441925bdbde3e',
+    3: '9371543c4d647125186e253551a111993871cb7f4a71163f48443b9c4da1b236',
+    4: '28f2ba56b60ec48e0d92ae192cd46a7c8dcbbf3b1c04fb601b0f55b0a2789d0e',
+    5: '880a53acc063eb26d910c3fe595c71984fcf81f2212ad7cdc37ed6880b19674a',
+  },
+  my_app_1: {
+    1: '9da02f49e70ac90722cd8d3dfde507696a405d441e55853867a8db5a6eaa0a78',
+    2: '0c7122511d4708578f879f7352f9f4ccabacfdadf2c976bd9348f5f1697b0f8e',
+    3: 'a9eab3b213d921d71543b4df648b61b56fe2316afe69f429a5df7d7b9436c574',
+    4: '14b5eba5493461f26cccffbae912cd23ec84478fe72dca9accb03829414afbf7',
+    5: 'd865ff9b21591fd9a117ca3157a908d14792850c81c3fdcdb4d6e3973acc9121',
+  },
+};
+
+describe('shipped migrations', () => {
+  for (const [schema, pinned] of Object.entries(SHIPPED)) {
+    const names = new PostgresNames(schema === 'default' ? undefined : schema, 'shipped-migrations');
+    for (const migration of MIGRATIONS) {
+      const expected = pinned[migration.version];
+      it(`migration ${migration.version} (${migration.name}) builds the SQL it shipped with, schema ${schema}`, () => {
+        const sha = createHash('sha256').update(migration.sql(names)).digest('hex');
+        expect(expected, `a new migration: pin its SHA-256 ${sha} in SHIPPED`).toBeDefined();
+        expect(sha, 'a shipped migration changed: add a new migration instead').toBe(expected);
+      });
+    }
+  }
+});
