@@ -129,6 +129,8 @@ export const ErrorCode = {
   ListFilterInvalid: 'list_filter_invalid',
   /** The PostgreSQL schema is missing or at another version than this ts-reactor's; run the migrations (or upgrade ts-reactor). */
   PostgresSchemaMismatch: 'postgres_schema_mismatch',
+  /** PostgreSQL refused the connection string's login (user, password) or database; fix the URL, or create the database or role. */
+  PostgresLoginRefused: 'postgres_login_refused',
   /** The PostgreSQL role lacks rights on ts-reactor's schema or tables; grant them (the message says how). */
   PostgresPermissionDenied: 'postgres_permission_denied',
   /** The work needs a coordinator (coordination declarations, liveness locks) and the engine has none. */
@@ -446,6 +448,8 @@ export interface ErrorDetails {
   readonly list_filter_invalid: { readonly field: string; readonly value: string };
   /** The schema name, the version the database has (0: none) and the version this ts-reactor needs. */
   readonly postgres_schema_mismatch: { readonly schema: string; readonly found: number; readonly expected: number };
+  /** PostgreSQL's SQLSTATE (`28P01`, `28000`, `3D000` …) and what it refused: the `login` (user, password) or the `database`. */
+  readonly postgres_login_refused: { readonly sqlstate: string; readonly refused: 'login' | 'database' };
   /** The schema name, the role connected, and what it lacks (`usage on schema`, or table names). */
   readonly postgres_permission_denied: { readonly schema: string; readonly role: string; readonly missing: string };
   readonly coordinator_missing: NoDetails;

@@ -9,7 +9,7 @@ export * from './dsl/index.js';
 export * from './engine/index.js';
 export * from './errors.js';
 export { ScriptError } from './storage/redis/script-error.js';
-export { PostgresPermissionError, PostgresSchemaError } from './storage/postgres/errors.js';
+export { PostgresLoginError, PostgresPermissionError, PostgresSchemaError } from './storage/postgres/errors.js';
 export { MemoryStore, type MemoryStoreOptions } from './storage/memory/store.js';
 export { MemoryCoordinator } from './storage/memory/coordinator.js';
 export { MemoryFanOutLedger } from './storage/memory/fanout.js';

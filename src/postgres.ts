@@ -40,6 +40,7 @@ export {
   migrate,
   MIGRATE_COMMAND,
   PostgresCoordinator,
+  PostgresLoginError,
   PostgresNames,
   PostgresPermissionError,
   PostgresSchemaError,

@@ -12,7 +12,7 @@ import type { AnyReactorDefinition } from '../dsl/definition.js';
 import { connect, readTarget, TARGET_OPTIONS, type OpsIO } from './ops-target.js';
 import { redactUrl } from './redis-check.js';
 import { closeModule, closeWarning } from './module-close.js';
-import { loadWorkerApp, UsageError } from './worker.js';
+import { loadWorkerApp, needPg, UsageError } from './worker.js';
 import { openConnection, placeOptions, type RedisPlace } from './redis-place.js';
 import type { QueueInspector } from '../ports/queue-inspector.js';
 import type { PrometheusMetrics } from '../metrics/prometheus.js';
@@ -76,7 +76,8 @@ export async function runDashboardCommand(
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
-  readTarget(values, io.env ?? process.env); // the connection options, checked before the module loads
+  // The connection options, checked before the module loads (and, on PostgreSQL, that `pg` is installed).
+  if (readTarget(values, io.env ?? process.env).postgres !== undefined) await needPg();
   const appModule = values.module === undefined ? undefined : await loadWorkerApp(resolve(values.module));
   const target = readTarget(values, io.env ?? process.env, appModule?.module.prefix);
   const queueName = values.queue ?? appModule?.module.options?.queueName;

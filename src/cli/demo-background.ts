@@ -1,8 +1,8 @@
 /**
- * `ts-reactor demo --background` and `ts-reactor demo --redis <url>`: transfers that hold an
- * account's lock, started in the background. Three on one account contend: the workers park the
- * ones that find the lock held, and each release wakes the next. With `--redis`, the workers are
- * separate processes (`ts-reactor worker --module <the demo's reactor module>`); without it, the
+ * `ts-reactor demo --background`, `ts-reactor demo --redis <url>` and `ts-reactor demo --postgres
+ * <url>`: transfers that hold an account's lock, started in the background. Three on one account
+ * contend: the workers park the ones that find the lock held, and each release wakes the next.
+ * With `--redis` or `--postgres` (./demo-postgres.ts), the workers are separate processes (`ts-reactor worker --module <the demo's reactor module>`); without it, the
  * embedded engine's in-process pool runs them. What happened is read back from the persisted
  * traces (`engine.result`), so it is the same story either way.
  *
@@ -27,7 +27,9 @@ export type Write = (line: string) => void;
 export interface BackgroundDemoOptions {
   /** Run on Redis with worker processes; without it, on the embedded engine. */
   readonly redisUrl?: string;
-  /** Worker processes to start (Redis only). Default 2. */
+  /** Run on PostgreSQL alone with worker processes (not with `redisUrl`). */
+  readonly postgresUrl?: string;
+  /** Worker processes to start (Redis or PostgreSQL). Default 2. */
   readonly workers?: number;
   /** Jobs each worker (or the in-process pool) processes at once. Default 4. */
   readonly concurrency?: number;
@@ -66,7 +68,7 @@ export async function runBackgroundDemo(options: BackgroundDemoOptions = {}): Pr
   const err = options.err ?? write;
   const concurrency = options.concurrency ?? 4;
   const background = { workerWaitMs: WORKER_WAIT_MS, parkFallbackMs: options.parkFallbackMs ?? PARK_FALLBACK_MS };
-  if (options.redisUrl === undefined) {
+  if (options.redisUrl === undefined && options.postgresUrl === undefined) {
     write(
       'ts-reactor demo --background: contended transfers on the embedded engine (in-process worker pool, memory backend, no Redis)',
     );
@@ -87,7 +89,8 @@ export async function runBackgroundDemo(options: BackgroundDemoOptions = {}): Pr
     }
   }
 
-  const parsed = parseRedisUrl(options.redisUrl);
+  if (options.postgresUrl !== undefined) return postgresDemo(options.postgresUrl, concurrency, background, options);
+  const parsed = parseRedisUrl(options.redisUrl ?? '');
   if (!parsed.ok) {
     err(`ts-reactor demo: --redis: ${parsed.message}`);
     return 2;
@@ -143,6 +146,56 @@ export async function runBackgroundDemo(options: BackgroundDemoOptions = {}): Pr
     await removeKeys(url, prefix).catch((error: unknown) =>
       err(`ts-reactor demo: could not remove the demo's keys (${prefix}:*): ${(error as Error).message}`),
     );
+  }
+}
+
+/** The demo on PostgreSQL alone: a schema and queue of its own, worker processes on them, both removed at the end. */
+async function postgresDemo(
+  rawUrl: string,
+  concurrency: number,
+  background: { readonly workerWaitMs: number; readonly parkFallbackMs: number },
+  options: BackgroundDemoOptions,
+): Promise<number> {
+  const write = options.write ?? ((line: string) => console.log(line));
+  const err = options.err ?? write;
+  const { openPostgresDemo } = await import('./demo-postgres.js');
+  const place = await openPostgresDemo(rawUrl, [transfer], background, err);
+  if (typeof place === 'number') return place;
+  const workerCount = options.workers ?? 2;
+  write(
+    `ts-reactor demo --postgres: contended transfers on ${workerCount} worker processes over PostgreSQL alone (no Redis)`,
+  );
+  header(
+    write,
+    `${workerCount} × \`ts-reactor worker\` (concurrency ${concurrency} each) on ${place.where} (removed at the end)`,
+    background,
+  );
+  const children = new WorkerProcesses();
+  try {
+    write('');
+    for (let i = 1; i <= workerCount; i++) {
+      const name = `worker-${i}`;
+      const args = [
+        ...place.workerArgs,
+        '--module',
+        moduleFile('demo-background-reactor'),
+        '--concurrency',
+        String(concurrency),
+        '--worker-wait-ms',
+        String(background.workerWaitMs),
+        '--park-fallback-ms',
+        String(background.parkFallbackMs),
+      ];
+      write(`started ${name} (pid ${await children.start(name, args)})`);
+    }
+    return await enqueueAndReport(place.engine, write, (worker) => worker, background.parkFallbackMs);
+  } catch (error) {
+    err(`ts-reactor demo: ${(error as Error).message}`);
+    return 1;
+  } finally {
+    const stops = await children.stopAll();
+    if (stops.length > 0) write(`stopped ${stops.join(', ')}`);
+    await place.close(err);
   }
 }
 

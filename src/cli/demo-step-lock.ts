@@ -2,7 +2,8 @@
  * `ts-reactor demo step-lock`: step-scoped coordination, shown on three paths. The reactor
  * (`demo-step-lock-reactor.ts`) is audit → charge (locked on the account at step level) →
  * notify. Executions are started in the background (`engine.start`): on the embedded engine's
- * in-process pool, or with `--redis` on worker processes over Redis and BullMQ.
+ * in-process pool, with `--redis` on worker processes over Redis and BullMQ, or with `--postgres`
+ * on worker processes over PostgreSQL alone (./demo-postgres.ts).
  *
  * 1. serialized: two payments on one account never overlap inside `charge`, while their audits
  *    overlap (and a payment on another account runs alongside);
@@ -27,7 +28,9 @@ import { parseRedisUrl, pingRedis, redactUrl, unreachableMessage } from './redis
 export interface StepLockDemoOptions {
   /** Run on Redis with worker processes; without it, on the embedded engine. */
   readonly redisUrl?: string;
-  /** Worker processes (Redis only). Default 2. */
+  /** Run on PostgreSQL alone with worker processes (not with `redisUrl`). */
+  readonly postgresUrl?: string;
+  /** Worker processes (Redis or PostgreSQL). Default 2. */
   readonly workers?: number;
   readonly write?: Write;
   readonly err?: Write;
@@ -41,6 +44,8 @@ const WORK_MS = 200;
 export async function runStepLockDemo(options: StepLockDemoOptions = {}): Promise<number> {
   const write = options.write ?? ((line: string) => console.log(line));
   const err = options.err ?? write;
+  if (options.postgresUrl !== undefined)
+    return postgresStepLockDemo(options.postgresUrl, options.workers ?? 2, write, err);
   if (options.redisUrl === undefined) {
     write(
       'ts-reactor demo step-lock: one step serializes, the workflow does not (embedded engine, in-process worker pool, no Redis)',
@@ -105,6 +110,41 @@ export async function runStepLockDemo(options: StepLockDemoOptions = {}): Promis
     await removeKeys(url, prefix).catch((error: unknown) =>
       err(`ts-reactor demo: could not remove the demo's keys (${prefix}:*): ${(error as Error).message}`),
     );
+  }
+}
+
+/** The demo on PostgreSQL alone: a schema and queue of its own, worker processes on them, both removed at the end. */
+async function postgresStepLockDemo(rawUrl: string, count: number, write: Write, err: Write): Promise<number> {
+  const { openPostgresDemo } = await import('./demo-postgres.js');
+  const place = await openPostgresDemo(rawUrl, [stepLockPayment], BACKGROUND, err);
+  if (typeof place === 'number') return place;
+  write(
+    `ts-reactor demo step-lock --postgres: one step serializes, the workflow does not (${count} worker processes on ${place.where}, removed at the end; no Redis)`,
+  );
+  const children = new WorkerProcesses();
+  try {
+    for (let i = 1; i <= count; i++) {
+      const args = [
+        ...place.workerArgs,
+        '--module',
+        moduleFile('demo-step-lock-reactor'),
+        '--concurrency',
+        String(CONCURRENCY),
+        '--worker-wait-ms',
+        '0',
+        '--park-fallback-ms',
+        String(BACKGROUND.parkFallbackMs),
+      ];
+      write(`started worker-${i} (pid ${await children.start(`worker-${i}`, args)})`);
+    }
+    return await tell(place.engine, write);
+  } catch (error) {
+    err(`ts-reactor demo: ${(error as Error).message}`);
+    return 1;
+  } finally {
+    const stops = await children.stopAll();
+    if (stops.length > 0) write(`stopped ${stops.join(', ')}`);
+    await place.close(err);
   }
 }
 

@@ -24,9 +24,12 @@ Commands:
   demo --background     run contended transfers on the embedded engine's background worker pool
   demo --redis <url>    the same with worker processes over Redis and BullMQ
                         (options: --workers <n>, default 2)
+  demo --postgres <url> the same with worker processes over PostgreSQL alone (no Redis), in a
+                        schema and queue of their own, removed at the end (--workers <n>)
   demo step-lock        step-scoped coordination: audit -> charge (locked on the account) -> notify;
                         the serialized, contended (parked, woken) and compensated paths
-                        (--redis <url> [--workers <n>]: on worker processes over Redis)
+                        (--redis <url> | --postgres <url>, [--workers <n>]: on worker
+                        processes over Redis, or over PostgreSQL alone)
   worker --module <path> [--redis <url> | --postgres <url>] [--concurrency <n>] ...
                         process background executions of the module's reactors on Redis, or
                         on PostgreSQL alone (ts-reactor worker --help for every option)
@@ -51,15 +54,24 @@ const demo: Handler = async (args, io) => {
       args: [...args],
       strict: true,
       allowPositionals: false,
-      options: { background: { type: 'boolean' }, redis: { type: 'string' }, workers: { type: 'string' } },
+      options: {
+        background: { type: 'boolean' },
+        redis: { type: 'string' },
+        postgres: { type: 'string' },
+        workers: { type: 'string' },
+      },
     }));
   } catch (error) {
     io.err(`ts-reactor demo: ${(error as Error).message}\n\n${USAGE}`);
     return 2;
   }
-  if (values.background !== true && values.redis === undefined) {
+  if (values.redis !== undefined && values.postgres !== undefined) {
+    io.err(`ts-reactor demo: --redis and --postgres name two backends: give one\n\n${USAGE}`);
+    return 2;
+  }
+  if (values.background !== true && values.redis === undefined && values.postgres === undefined) {
     if (values.workers !== undefined) {
-      io.err(`ts-reactor demo: --workers needs --redis <url>\n\n${USAGE}`);
+      io.err(`ts-reactor demo: --workers needs --redis <url> or --postgres <url>\n\n${USAGE}`);
       return 2;
     }
     await runDemo(io.out);
@@ -70,9 +82,9 @@ const demo: Handler = async (args, io) => {
     io.err(`ts-reactor demo: --workers must be an integer from 1 to 16; got "${values.workers}"`);
     return 2;
   }
-  if (workers !== undefined && values.redis === undefined) {
+  if (workers !== undefined && values.redis === undefined && values.postgres === undefined) {
     io.err(
-      `ts-reactor demo: --workers needs --redis <url> (the embedded default runs one in-process pool)\n\n${USAGE}`,
+      `ts-reactor demo: --workers needs --redis <url> or --postgres <url> (the embedded default runs one in-process pool)\n\n${USAGE}`,
     );
     return 2;
   }
@@ -81,11 +93,12 @@ const demo: Handler = async (args, io) => {
     write: io.out,
     err: io.err,
     ...(values.redis === undefined ? {} : { redisUrl: values.redis }),
+    ...(values.postgres === undefined ? {} : { postgresUrl: values.postgres }),
     ...(workers === undefined ? {} : { workers }),
   });
 };
 
-/** `demo step-lock [--redis <url> [--workers <n>]]`. */
+/** `demo step-lock [--redis <url> | --postgres <url>] [--workers <n>]`. */
 const stepLockDemo: Handler = async (args, io) => {
   let values;
   try {
@@ -93,19 +106,26 @@ const stepLockDemo: Handler = async (args, io) => {
       args: [...args],
       strict: true,
       allowPositionals: false,
-      options: { redis: { type: 'string' }, workers: { type: 'string' } },
+      options: { redis: { type: 'string' }, postgres: { type: 'string' }, workers: { type: 'string' } },
     }));
   } catch (error) {
     io.err(`ts-reactor demo step-lock: ${(error as Error).message}\n\n${USAGE}`);
     return 2;
   }
+  if (values.redis !== undefined && values.postgres !== undefined) {
+    io.err(`ts-reactor demo step-lock: --redis and --postgres name two backends: give one\n\n${USAGE}`);
+    return 2;
+  }
   const workers = values.workers === undefined ? undefined : Number(values.workers);
   if (
     workers !== undefined &&
-    (values.redis === undefined || !Number.isInteger(workers) || workers < 1 || workers > 16)
+    ((values.redis === undefined && values.postgres === undefined) ||
+      !Number.isInteger(workers) ||
+      workers < 1 ||
+      workers > 16)
   ) {
     io.err(
-      `ts-reactor demo step-lock: --workers needs --redis <url> and an integer from 1 to 16; got "${values.workers}"`,
+      `ts-reactor demo step-lock: --workers needs --redis <url> or --postgres <url> and an integer from 1 to 16; got "${values.workers}"`,
     );
     return 2;
   }
@@ -114,6 +134,7 @@ const stepLockDemo: Handler = async (args, io) => {
     write: io.out,
     err: io.err,
     ...(values.redis === undefined ? {} : { redisUrl: values.redis }),
+    ...(values.postgres === undefined ? {} : { postgresUrl: values.postgres }),
     ...(workers === undefined ? {} : { workers }),
   });
 };

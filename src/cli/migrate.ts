@@ -51,10 +51,14 @@ export async function runMigrateCommand(args: readonly string[], io: MigrateIO):
     io.err(`ts-reactor migrate: --postgres: ${url.message}`);
     return 2;
   }
-  const [{ migrate, PostgresNames, postgresConnection }, { pingPostgres }] = await Promise.all([
-    import('../storage/postgres/index.js'),
-    import('./worker-postgres.js'),
-  ]);
+  const { loadPg, pingPostgres, unreachablePostgres } = await import('./worker-postgres.js');
+  try {
+    await loadPg(); // without `pg`: the MissingPeerError naming the package, before the tables' module loads it
+  } catch (error) {
+    io.err(`ts-reactor migrate: ${unreachablePostgres(url.url, error)}`);
+    return 2;
+  }
+  const { migrate, PostgresNames, postgresConnection } = await import('../storage/postgres/index.js');
   let names;
   try {
     names = new PostgresNames(values.schema, 'ts-reactor migrate');
@@ -66,7 +70,7 @@ export async function runMigrateCommand(args: readonly string[], io: MigrateIO):
   try {
     await pingPostgres(url.url, 5_000);
   } catch (error) {
-    io.err(`ts-reactor migrate: cannot reach PostgreSQL at ${shown}: ${(error as Error).message}`);
+    io.err(`ts-reactor migrate: ${unreachablePostgres(url.url, error)}`);
     return 2;
   }
   const connection = postgresConnection({ connectionString: url.url, max: 1 });

@@ -14,7 +14,7 @@ import { createReadModel, type ReadModel } from '../ops/read-model.js';
 import type { AnyReactorDefinition } from '../dsl/definition.js';
 import type { Asker } from './confirm.js';
 import { readBackendUrl } from './backend-url.js';
-import { pingRedis, redactUrl, unreachableMessage } from './redis-check.js';
+import { pingRedis, unreachableMessage } from './redis-check.js';
 import { PREFIX_ENV, UsageError } from './worker.js';
 import { firstNodeUrl, placeOptions, readClusterNodes, type ClusterNode, type RedisPlace } from './redis-place.js';
 
@@ -154,15 +154,13 @@ async function connectPostgres(
   schema: string | undefined,
   reactors: readonly AnyReactorDefinition[],
 ): Promise<Connected> {
-  const [{ pingPostgres }, { postgresConnection, PostgresCoordinator, PostgresStore }] = await Promise.all([
-    import('./worker-postgres.js'),
-    import('../storage/postgres/index.js'),
-  ]);
+  const { pingPostgres, unreachablePostgres } = await import('./worker-postgres.js');
   try {
-    await pingPostgres(target.url, target.connectTimeoutMs);
+    await pingPostgres(target.url, target.connectTimeoutMs); // first: without `pg`, its MissingPeerError
   } catch (error) {
-    throw new UsageError(`cannot reach PostgreSQL at ${redactUrl(target.url)}: ${(error as Error).message}`, false);
+    throw new UsageError(unreachablePostgres(target.url, error), false);
   }
+  const { postgresConnection, PostgresCoordinator, PostgresStore } = await import('../storage/postgres/index.js');
   const shared = postgresConnection({ connectionString: target.url, max: 2 });
   const named = schema === undefined ? {} : { schema };
   const store = new PostgresStore({ connection: shared.pool, ...named });

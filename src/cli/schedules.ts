@@ -152,14 +152,14 @@ async function scheduleBackend(
 ): Promise<{ backend: ScheduleBackend; cluster: { disconnect(): void } | undefined }> {
   const named = queueName === undefined ? {} : { name: queueName };
   if (target.postgres !== undefined) {
-    const [{ pingPostgres }, { createBullmqPostgresSchedules }] = await Promise.all([
+    const [{ pingPostgres, unreachablePostgres }, { createBullmqPostgresSchedules }] = await Promise.all([
       import('./worker-postgres.js'),
       import('../queue/bullmq-postgres.js'),
     ]);
     try {
       await pingPostgres(target.url, target.connectTimeoutMs);
     } catch (error) {
-      throw new UsageError(`cannot reach PostgreSQL at ${redactUrl(target.url)}: ${(error as Error).message}`, false);
+      throw new UsageError(unreachablePostgres(target.url, error), false);
     }
     return {
       backend: createBullmqPostgresSchedules({ connection: { url: target.url }, ...named }),

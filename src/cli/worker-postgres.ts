@@ -6,11 +6,13 @@
  *
  * @module
  */
+import type * as pgModule from 'pg';
 import type { BackgroundOptions } from '../engine/jobs/deps.js';
 import type { AnyReactorDefinition } from '../dsl/definition.js';
 import { DEFAULT_SCHEMA } from '../storage/postgres/names.js';
+import { loginRefusal } from '../storage/postgres/errors.js';
 import type { CliLogLevel } from './json-logger.js';
-import { redactUrl } from './redis-check.js';
+import { MissingPeerError, redactUrl } from './redis-check.js';
 import type { WorkerModule } from './worker-module.js';
 import { openWorkerRuntime, type OpenedWorkerRuntime } from './worker-runtime.js';
 import { postgresWorkerGauges } from './worker-metrics.js';
@@ -49,7 +51,7 @@ export async function openPostgresWorker(
   try {
     await pingPostgres(config.url, pingTimeoutMs);
   } catch (error) {
-    io.err(`ts-reactor worker: cannot reach PostgreSQL at ${shownUrl}: ${(error as Error).message}`);
+    io.err(`ts-reactor worker: ${unreachablePostgres(config.url, error)}`);
     return 2;
   }
   return openWorkerRuntime(
@@ -75,13 +77,39 @@ export async function openPostgresWorker(
   );
 }
 
+/** The `pg` module, as `import('pg')` gives it. */
+type PgModule = typeof pgModule;
+
+/** Imports the optional peer `pg`, or throws {@link MissingPeerError} naming it. */
+export async function loadPg(): Promise<PgModule> {
+  try {
+    return await import('pg');
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    if (code === 'ERR_MODULE_NOT_FOUND' && String((error as Error).message).includes("'pg'"))
+      throw new MissingPeerError('pg', error);
+    throw error;
+  }
+}
+
+/**
+ * "cannot reach PostgreSQL at <url, password hidden>: <why>"; the missing package when that is
+ * why; the refused login or database, with its fix, when the server refused the URL.
+ */
+export function unreachablePostgres(url: string, error: unknown): string {
+  if (error instanceof MissingPeerError) return error.message;
+  const refused = loginRefusal(error);
+  if (refused !== undefined) return `${redactUrl(url)}: ${refused.message}`;
+  return `cannot reach PostgreSQL at ${redactUrl(url)}: ${error instanceof Error ? error.message : String(error)}`;
+}
+
 /**
  * `SELECT 1` on a connection of its own, within `timeoutMs`: a wrong URL, a refused login or an
  * unreachable server fails fast, before anything else opens.
- * @throws Error with the server's or the driver's message.
+ * @throws MissingPeerError when `pg` is not installed; Error with the server's or the driver's message otherwise.
  */
 export async function pingPostgres(url: string, timeoutMs: number): Promise<void> {
-  const pg = (await import('pg')).default;
+  const pg = (await loadPg()).default;
   const client = new pg.Client({
     connectionString: url,
     connectionTimeoutMillis: timeoutMs,

@@ -5,7 +5,6 @@
  * @module
  */
 import type { Cluster, Redis } from 'ioredis';
-import { isCluster, scanTargets } from '../storage/redis/connection.js';
 
 /** SCAN rounds at most, per node: a keyspace larger than this is not worth scanning for a hint. */
 const MAX_ROUNDS = 50;
@@ -15,6 +14,8 @@ const MAX_ROUNDS = 50;
  * `undefined` when the keyspace is too large to tell within a few SCAN rounds.
  */
 export async function prefixHasKeys(redis: Redis | Cluster, prefix: string): Promise<boolean | undefined> {
+  // Loaded here, not at the top: the command line's entry must load without ioredis (a PostgreSQL or memory-only install).
+  const { isCluster, scanTargets } = await import('../storage/redis/connection.js');
   if (isCluster(redis)) await clusterReady(redis);
   let unknown = false;
   for (const node of scanTargets(redis)) {

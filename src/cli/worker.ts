@@ -311,6 +311,7 @@ export async function runWorkerCommand(
   let app: WorkerApp;
   try {
     config = parseConfig(args, options.env ?? process.env);
+    if (config.backend === 'postgres') await needPg();
     app = await loadWorkerApp(config.modulePath);
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
@@ -462,4 +463,14 @@ async function openRedisWorker(
     },
     io,
   );
+}
+
+/** `pg` is installed, or a {@link UsageError} naming it: checked before an app module, which may import it, loads. */
+export async function needPg(): Promise<void> {
+  const { loadPg } = await import('./worker-postgres.js');
+  try {
+    await loadPg();
+  } catch (error) {
+    throw new UsageError((error as Error).message, false, { cause: error });
+  }
 }

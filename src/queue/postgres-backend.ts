@@ -17,6 +17,7 @@ import type { SubscriptionHealth } from '../ports/health.js';
 import { checkedRecordTtl } from '../storage/record-ttl.js';
 import { postgresConnection, type PostgresConnectionOption } from '../storage/postgres/connection.js';
 import { PostgresCoordinator } from '../storage/postgres/coordinator.js';
+import { loginRefusal } from '../storage/postgres/errors.js';
 import { postgresDurabilityAtStartUp, type PostgresDurabilityReport } from '../storage/postgres/durability.js';
 import { PostgresFanOutLedger } from '../storage/postgres/fanout.js';
 import { PostgresJobLeases } from '../storage/postgres/job-leases.js';
@@ -129,8 +130,10 @@ export function createPostgresBackend(options: PostgresBackendOptions): Postgres
     try {
       await store.ready();
     } catch (error) {
-      // A refused schema is the store's typed error; a database not reached (wrong URL, login refused) says so.
-      throw error instanceof ReactorError ? error : new StoreUnavailableError('schema-check', error);
+      // A refused schema is the store's typed error; a refused login or database names the fix; a
+      // database not reached (wrong host or port, down) is unavailable.
+      if (error instanceof ReactorError) throw error;
+      throw loginRefusal(error) ?? new StoreUnavailableError('schema-check', error);
     }
     return postgresDurabilityAtStartUp(shared.pool, { required: options.requireDurability === true, logger });
   })();
@@ -166,6 +169,21 @@ export function createPostgresBackend(options: PostgresBackendOptions): Postgres
   };
 }
 
+/**
+ * `url` when it is a `postgres://` or `postgresql://` URL; otherwise a RuntimeOptionError naming
+ * the option and the scheme it has (never the URL itself, which may hold a password).
+ */
+function postgresUrl(option: string, url: string): string {
+  if (/^postgres(ql)?:\/\//i.test(url)) return url;
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1]?.toLowerCase();
+  const shown = scheme === undefined ? 'no scheme' : `"${scheme}:"`;
+  const redis = scheme === 'redis' || scheme === 'rediss' ? ' (a Redis URL: Redis runs on createRedisRuntime)' : '';
+  throw new RuntimeOptionError(
+    { factory: FACTORY, option, value: shown },
+    `must be a postgres:// or postgresql:// URL${redis}`,
+  );
+}
+
 /** The LISTEN connection's state as the readiness checks read it: one channel, unconfirmed while degraded. */
 function listenHealth(degraded: boolean, detail: string | undefined): SubscriptionHealth {
   if (!degraded) return { confirmed: true, channels: 1, unconfirmed: 0 };
@@ -180,10 +198,12 @@ function listenHealth(degraded: boolean, detail: string | undefined): Subscripti
 
 /** BullMQ's connection string: `jobsUrl`, else the connection's own. */
 function jobsUrlOf(connection: PostgresConnectionOption, jobsUrl: string | undefined): string {
-  if (jobsUrl !== undefined) return jobsUrl;
+  if (typeof connection === 'string') postgresUrl('connection', connection);
+  if (jobsUrl !== undefined) return postgresUrl('jobsUrl', jobsUrl);
   if (typeof connection === 'string') return connection;
   const fromConfig = (connection as PoolConfig).connectionString;
-  if (typeof fromConfig === 'string' && !('idleCount' in connection)) return fromConfig;
+  if (typeof fromConfig === 'string' && !('idleCount' in connection))
+    return postgresUrl('connection.connectionString', fromConfig);
   throw new RuntimeOptionError(
     { factory: FACTORY, option: 'jobsUrl', value: 'undefined' },
     'is required when connection is a pg.Pool or a pool config without a connectionString: BullMQ opens its own connections from a postgres:// URL',

@@ -1,7 +1,10 @@
 import { describe, expect, test } from 'vitest';
 import { Redis } from 'ioredis';
+import pg from 'pg';
 import { runBackgroundDemo } from '../../src/cli/demo-background.js';
 import { main } from '../../src/cli/main.js';
+import { postgresBackendFactory } from '../../src/queue/bullmq-postgres.js';
+import { usePostgresServer } from '../support/use-postgres-server.js';
 import { useRedisServer } from '../support/use-redis-server.js';
 
 async function demo(options: Parameters<typeof runBackgroundDemo>[0] = {}): Promise<{ code: number; lines: string[] }> {
@@ -94,6 +97,10 @@ describe('ts-reactor demo --background (embedded default)', () => {
     expect(err.join('\n')).toContain('--workers must be an integer from 1 to 16; got "x"');
     expect(await main(['demo', '--redis', 'http://x'], io)).toBe(2);
     expect(err.join('\n')).toContain('--redis: "http://x" is not a Redis URL');
+    expect(await main(['demo', '--redis', 'redis://127.0.0.1:1', '--postgres', 'postgres://127.0.0.1:1/x'], io)).toBe(
+      2,
+    );
+    expect(err.join('\n')).toContain('--redis and --postgres name two backends: give one');
   });
 });
 
@@ -116,3 +123,60 @@ describe('ts-reactor demo --redis (worker processes over a throwaway Redis)', ()
     }
   }, 400_000);
 });
+
+describe.skipIf(postgresBackendFactory() === undefined)(
+  'ts-reactor demo --postgres (worker processes over a throwaway PostgreSQL, no Redis)',
+  () => {
+    const server = usePostgresServer();
+
+    async function query<R>(text: string): Promise<R[]> {
+      const client = new pg.Client({ connectionString: server.url });
+      await client.connect();
+      try {
+        return (await client.query(text)).rows as R[];
+      } finally {
+        await client.end();
+      }
+    }
+
+    test('two worker processes run the transfers; contended ones park and complete; schema and jobs removed', async () => {
+      const { code, lines } = await demo({ postgresUrl: server.url, parkFallbackMs: OUT_OF_REACH_MS });
+      expect(code, lines.join('\n')).toBe(0);
+      expect(lines[0]).toBe(
+        'ts-reactor demo --postgres: contended transfers on 2 worker processes over PostgreSQL alone (no Redis)',
+      );
+      expect(lines.join('\n')).toMatch(
+        /on postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres, schema rx_demo_[0-9a-f]{8} and queue rx-demo-[0-9a-f]{8} \(removed at the end\)/,
+      );
+      expect(lines.filter((l) => /^started worker-\d \(pid \d+\)$/.test(l))).toHaveLength(2);
+      expectTheStory(lines);
+      expect(lines.filter((l) => /^ {2}t-\d .* completed on worker-[12] /.test(l))).toHaveLength(4);
+      expect(lines.at(-1)).toBe('stopped worker-1 (exit 0), worker-2 (exit 0)');
+      // The demo's schema is dropped, and its queues' jobs and events are gone.
+      expect(await query("SELECT 1 FROM information_schema.schemata WHERE schema_name LIKE 'rx_demo_%'")).toEqual([]);
+      for (const table of ['job', 'event'])
+        expect(await query(`SELECT 1 FROM bullmq.${table} WHERE queue LIKE 'rx-demo-%'`), table).toEqual([]);
+    }, 400_000);
+
+    test('through the command line, with --workers 1', async () => {
+      const out: string[] = [];
+      const io = { out: (l: string) => out.push(l), err: (l: string) => out.push(l) };
+      expect(await main(['demo', '--postgres', server.url, '--workers', '1'], io), out.join('\n')).toBe(0);
+      expect(out.some((l) => l.startsWith('all 4 transfers completed'))).toBe(true);
+      expect(out.at(-1)).toBe('stopped worker-1 (exit 0)');
+    }, 400_000);
+
+    test('a URL of another backend, or a database that cannot be reached: exit 2, nothing started', async () => {
+      const err: string[] = [];
+      const io = { out: (l: string) => err.push(l), err: (l: string) => err.push(l) };
+      expect(await main(['demo', '--postgres', 'redis://127.0.0.1:1'], io)).toBe(2);
+      expect(err.join('\n')).toContain('ts-reactor demo: --postgres:');
+      expect(await main(['demo', '--postgres', 'postgres://app:secret@127.0.0.1:1/app'], io)).toBe(2);
+      expect(err.join('\n')).toContain(
+        'ts-reactor demo: cannot reach PostgreSQL at postgres://app:***@127.0.0.1:1/app',
+      );
+      expect(err.join('\n')).not.toContain('secret');
+      expect(err.some((l) => l.startsWith('started worker'))).toBe(false);
+    }, 120_000);
+  },
+);

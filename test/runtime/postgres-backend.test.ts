@@ -8,6 +8,7 @@
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runMigrateCommand } from '../../src/cli/migrate.js';
+import { readFileSync, writeFileSync } from 'node:fs';
 import {
   DurabilityError,
   errorFromJSON,
@@ -18,7 +19,7 @@ import {
 import { postgresReadiness } from '../../src/metrics/readiness.js';
 import { postgresBackendFactory } from '../../src/queue/bullmq-postgres.js';
 import { createPostgresBackend, type PostgresBackend } from '../../src/queue/postgres-backend.js';
-import { PostgresSchemaError, SCHEMA_VERSION } from '../../src/storage/postgres/index.js';
+import { PostgresLoginError, PostgresSchemaError, SCHEMA_VERSION } from '../../src/storage/postgres/index.js';
 import { freePort } from '../support/redis-server.js';
 import { usePostgresServer } from '../support/use-postgres-server.js';
 
@@ -141,6 +142,82 @@ describe.skipIf(postgresBackendFactory() === undefined)('createPostgresBackend',
     const [check] = await postgresReadiness({ pool: gone })();
     expect(check).toMatchObject({ name: 'postgres', ok: false });
     await gone.end();
+  });
+
+  it('a URL of another scheme: RuntimeOptionError naming the option and the scheme, never the password; nothing opened', () => {
+    const refused = (options: Parameters<typeof createPostgresBackend>[0]): RuntimeOptionError => {
+      try {
+        createPostgresBackend(options);
+      } catch (error) {
+        expect(error).toBeInstanceOf(RuntimeOptionError);
+        expect((error as Error).message).not.toContain('secret');
+        return error as RuntimeOptionError;
+      }
+      throw new Error('expected a RuntimeOptionError');
+    };
+    const redis = refused({ connection: 'redis://user:secret@127.0.0.1:6399/0' });
+    expect(redis.message).toBe(
+      'createPostgresBackend: connection must be a postgres:// or postgresql:// URL (a Redis URL: Redis runs on createRedisRuntime); got "redis:"',
+    );
+    expect(redis.details).toEqual({ factory: 'createPostgresBackend', option: 'connection', value: '"redis:"' });
+    expect(refused({ connection: 'http://user:secret@db/app' }).message).toContain('got "http:"');
+    expect(refused({ connection: 'user:secret@db/app' }).details).toMatchObject({ value: '"user:"' });
+    expect(refused({ connection: '//db/app' }).details).toMatchObject({ value: 'no scheme' });
+    expect(refused({ connection: server.url, jobsUrl: 'mysql://user:secret@db/app' }).details).toMatchObject({
+      option: 'jobsUrl',
+      value: '"mysql:"',
+    });
+    expect(errorFromJSON(JSON.parse(JSON.stringify(redis)) as never)).toBeInstanceOf(RuntimeOptionError);
+  });
+
+  it('a host that does not resolve: StoreUnavailableError (schema-check)', async () => {
+    const error = await refusal(
+      backend({ connection: 'postgres://postgres@no-such-host.invalid:5432/postgres' }).ready,
+    );
+    expect(error).toBeInstanceOf(StoreUnavailableError);
+    expect(error).toMatchObject({ code: 'store_unavailable', details: { operation: 'schema-check' } });
+  });
+
+  it('a wrong password, an unknown role, a missing database: PostgresLoginError naming the fix; nothing written', async () => {
+    // The server trusts every login but the role `app`'s, which must give its password.
+    await query("CREATE ROLE app LOGIN PASSWORD 'right'");
+    const hba = (await query<{ hba_file: string }>('SHOW hba_file'))[0]!.hba_file;
+    writeFileSync(hba, `host all app 127.0.0.1/32 scram-sha-256\n${readFileSync(hba, 'utf8')}`);
+    await query('SELECT pg_reload_conf()');
+    const at = (user: string, database = 'postgres') =>
+      `postgres://${user}@127.0.0.1:${server.handle.port}/${database}`;
+
+    const password = await refusal(
+      backend({ connection: at('app:wrong'), schema: 'login_check', migrate: true }).ready,
+    );
+    expect(password).toBeInstanceOf(PostgresLoginError);
+    expect(password).toMatchObject({
+      code: 'postgres_login_refused',
+      details: { sqlstate: '28P01', refused: 'login' },
+    });
+    expect(password.message).toBe(
+      'PostgreSQL refused the connection: password authentication failed for user "app": check the user and password in the connection string (and that the role may log in)',
+    );
+    expect(errorFromJSON(JSON.parse(JSON.stringify(password)) as never)).toBeInstanceOf(PostgresLoginError);
+
+    const role = await refusal(backend({ connection: at('nobody'), schema: 'login_check', migrate: true }).ready);
+    expect(role).toMatchObject({ code: 'postgres_login_refused', details: { sqlstate: '28000', refused: 'login' } });
+    expect(role.message).toContain('role "nobody" does not exist');
+
+    const database = await refusal(
+      backend({ connection: at('postgres', 'no_such_db'), schema: 'login_check', migrate: true }).ready,
+    );
+    expect(database).toMatchObject({
+      code: 'postgres_login_refused',
+      details: { sqlstate: '3D000', refused: 'database' },
+    });
+    expect(database.message).toContain('check the database name in the connection string, or create the database');
+
+    // None of the refused ones created the schema; the right password gets as far as the schema check.
+    expect(await schemaExists('login_check')).toBe(false);
+    expect(await refusal(backend({ connection: at('app:right'), schema: 'app_login' }).ready)).toBeInstanceOf(
+      PostgresSchemaError,
+    );
   });
 
   it("an application's pg.Pool needs jobsUrl (BullMQ opens its own connections): RuntimeOptionError, nothing opened", () => {

@@ -1,8 +1,8 @@
 /**
  * The PostgreSQL backend's own errors: its schema is missing or at another version than this
- * ts-reactor expects, or the role connected lacks rights on it. They register their revival here
- * (docs/decisions/123), so `errorFromJSON` rebuilds them as themselves in any process that loaded
- * the PostgreSQL backend.
+ * ts-reactor expects, or the role connected lacks rights on it; the server refused the
+ * connection string's login or database. They register their revival here (docs/decisions/123),
+ * so `errorFromJSON` rebuilds them as themselves in any process that loaded the PostgreSQL backend.
  *
  * @module
  */
@@ -62,4 +62,37 @@ function permissionProblem(info: { schema: string; role: string; missing: string
     `GRANT USAGE ON ALL SEQUENCES IN SCHEMA ${schema} TO ${who}; ` +
     `GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA ${schema} TO ${who}`
   );
+}
+
+/**
+ * PostgreSQL refused the connection string itself (code `postgres_login_refused`): a wrong
+ * password, a user (role) it does not know or may not log in as (SQLSTATE class `28`), or a
+ * database that does not exist (`3D000`). Trying again does not help, unlike
+ * `StoreUnavailableError`: the message names the fix. Nothing was read or written.
+ */
+export class PostgresLoginError extends ReactorError<'postgres_login_refused'> {
+  constructor(info: { sqlstate: string; refused: 'login' | 'database' }, serverMessage: string, cause?: unknown) {
+    const fix =
+      info.refused === 'login'
+        ? 'check the user and password in the connection string (and that the role may log in)'
+        : 'check the database name in the connection string, or create the database';
+    super(ErrorCode.PostgresLoginRefused, `PostgreSQL refused the connection: ${serverMessage}: ${fix}`, {
+      cause,
+      details: { ...info },
+    });
+    this.name = 'PostgresLoginError';
+  }
+}
+registerRevival('PostgresLoginError', PostgresLoginError, ['postgres_login_refused']);
+
+/**
+ * The {@link PostgresLoginError} an error of `pg` stands for, when PostgreSQL refused the login
+ * (SQLSTATE class `28`) or the database (`3D000`); `undefined` for any other error.
+ */
+export function loginRefusal(error: unknown): PostgresLoginError | undefined {
+  const sqlstate = (error as { code?: unknown } | null)?.code;
+  if (typeof sqlstate !== 'string') return undefined;
+  const refused = sqlstate.startsWith('28') ? 'login' : sqlstate === '3D000' ? 'database' : undefined;
+  if (refused === undefined) return undefined;
+  return new PostgresLoginError({ sqlstate, refused }, (error as Error).message, error);
 }

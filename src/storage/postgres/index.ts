@@ -6,7 +6,7 @@
  */
 export { LISTEN_APPLICATION, PostgresCoordinator, type PostgresCoordinatorOptions } from './coordinator.js';
 export { postgresConnection, type PostgresConnection, type PostgresConnectionOption } from './connection.js';
-export { MIGRATE_COMMAND, PostgresPermissionError, PostgresSchemaError } from './errors.js';
+export { MIGRATE_COMMAND, PostgresLoginError, PostgresPermissionError, PostgresSchemaError } from './errors.js';
 export { DEFAULT_LEDGER_TTL_MS, PostgresFanOutLedger, type PostgresFanOutLedgerOptions } from './fanout.js';
 export { PostgresJobLeases } from './job-leases.js';
 export { checkSchema, migrate, schemaVersion, type MigrateResult } from './migrate.js';
