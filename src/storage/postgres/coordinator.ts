@@ -57,7 +57,7 @@ export interface PostgresCoordinatorOptions {
   readonly listenClient?: () => Client;
   /**
    * How long a call rides out a connection that cannot be had or was lost, in ms, before it fails
-   * with `CoordinationUnavailableError` (docs/decisions/134). Default 30 s; 0 fails at once.
+   * with `CoordinationUnavailableError` (docs/decisions/132). Default 30 s; 0 fails at once.
    */
   readonly outageToleranceMs?: number;
 }

@@ -40,7 +40,7 @@ function schemaProblem(info: { schema: string; found: number; expected: number }
  * `postgres_permission_denied`), found by the start-up check before anything is written.
  * `details.missing` says what is lacking: `usage on schema`, `create in database` (to migrate),
  * or the tables without SELECT, INSERT, UPDATE and DELETE. The message names the GRANT statements
- * that fix it, to be run by the schema's owner (docs/decisions/135).
+ * that fix it, to be run by the schema's owner (docs/decisions/133).
  */
 export class PostgresPermissionError extends ReactorError<'postgres_permission_denied'> {
   constructor(info: { schema: string; role: string; missing: string }) {

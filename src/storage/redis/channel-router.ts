@@ -1,6 +1,6 @@
 /**
  * Where the wake-up channels are subscribed: one {@link ChannelSubscriber} on a single server; on
- * a cluster, one per node that serves a channel's slot (docs/decisions/140).
+ * a cluster, one per node that serves a channel's slot (docs/decisions/137).
  *
  * A wake-up channel carries its key's hash tag, so it has the key's slot, and the script that
  * publishes on it runs on the master of that slot. A subscriber connected to that master hears the

@@ -2,7 +2,7 @@
  * The Redis Cluster slot of a key or channel name: CRC16 (XMODEM) of its hash tag — the text
  * between the first `{` and the next `}` when that is not empty — or of the whole name, modulo
  * 16,384. Used to send a wake-up channel's `SUBSCRIBE` to the node that serves its key
- * (docs/decisions/140).
+ * (docs/decisions/137).
  *
  * @module
  */

@@ -11,7 +11,7 @@
  *   replaced), the owner is told, with a function that wakes the watches registered on it: what
  *   was published while the subscription was on its way reached nobody here.
  * - Where each channel is subscribed is a {@link ChannelRouter}'s (on a cluster, on the node that
- *   serves its key, decision 140); the connection and the confirmation of each channel are a
+ *   serves its key, decision 137); the connection and the confirmation of each channel are a
  *   `ChannelSubscriber`'s
  *   (decision 112): from the connection's loss until each channel's subscription is answered
  *   again, the channels count as not confirmed ({@link WakeChannels.health}, for readiness

@@ -1,7 +1,7 @@
 /**
  * How the Postgres coordinator calls its SQL functions: one `SELECT * FROM fn($1, …)` per
  * transition on the pool, the one error mapping, the periodic purge of dead rows, and riding out
- * a lost connection (docs/decisions/134): a call that could not get a connection ran nothing and
+ * a lost connection (docs/decisions/132): a call that could not get a connection ran nothing and
  * is sent again with backoff until the outage tolerance has passed; a call whose connection was
  * lost after it was sent is sent again only when it is {@link REPEATABLE}, and a counted one
  * (an acquire, a release) only through its caller's {@link CoordinationCalls.settleLost}, which

@@ -43,7 +43,7 @@ const KNOWN_LIMIT = 10_000;
  * restarts. An acquire or a release is counted (a second call adds or removes one more level):
  * when its connection is lost after it was sent, the lock's state, read once Postgres answers,
  * says whether it took effect — compared with the token and nesting this process last knew of
- * the hold — and only a call that did not is sent again (docs/decisions/134).
+ * the hold — and only a call that did not is sent again (docs/decisions/132).
  */
 export class PostgresLocks {
   readonly #calls: CoordinationCalls;

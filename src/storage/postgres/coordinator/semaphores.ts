@@ -34,7 +34,7 @@ const KNOWN_LIMIT = 10_000;
  * The semaphore calls. Leases expire at their deadline on the database clock. An acquire or a
  * release is counted: when its connection is lost after it was sent, the key's leases, read once
  * Postgres answers, say whether it took effect — compared with the nesting this process last knew
- * of its lease — and only a call that did not is sent again (docs/decisions/134).
+ * of its lease — and only a call that did not is sent again (docs/decisions/132).
  */
 export class PostgresSemaphores {
   readonly #calls: CoordinationCalls;
