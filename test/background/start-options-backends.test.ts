@@ -144,7 +144,7 @@ describeOnBackends('start options in a worker', (backend) => {
       expect(results.filter((r) => r.status === 'queued')).toHaveLength(1_000);
       expect([...pipelines.values()].map((commands) => commands.length)).toEqual([1_000]);
       expect(single).toBe(1_000); // one record write each, sent together (not awaited one by one)
-      const queue = queueOf(rt!);
+      const queue = queueOf(rt);
       expect(await queue.getJobCountByTypes('waiting', 'prioritized')).toBe(1_002);
     },
   );
