@@ -18,6 +18,7 @@ import {
   addressOf,
   DEFAULT_BACKENDS,
   MATRIX_BACKENDS,
+  backendAvailable,
   type EngineRig,
   type MatrixBackendName,
   type ServerAddress,
@@ -166,7 +167,7 @@ export function describeOnBackends(
   body: (backend: MatrixBackend) => void,
   options: MatrixOptions = {},
 ): void {
-  const backends = options.backends ?? DEFAULT_BACKENDS;
+  const backends = (options.backends ?? DEFAULT_BACKENDS).filter(backendAvailable);
   describe.each(backends.map((backend) => [backend] as const))(`${name} on %s`, (backend) => {
     body(matrixBackend(backend));
   });

@@ -8,6 +8,7 @@ import { systemClock, type Clock, type Engine, type EngineOptions, type ReactorE
 import type { Backend as PortBundle } from '../../src/ports/backend.js';
 import type { Coordinator } from '../../src/ports/coordinator.js';
 import type { Store } from '../../src/ports/store.js';
+import { postgresBackendFactory } from '../../src/queue/bullmq-postgres.js';
 import { createPostgresBackend } from '../../src/queue/postgres-backend.js';
 import { createRedisBullmqBackend } from '../../src/queue/redis-backend.js';
 import { createMemoryBackend } from '../../src/storage/memory/backend.js';
@@ -26,6 +27,15 @@ export type MatrixBackendName = 'memory' | 'redis' | 'postgres' | 'redis-cluster
 
 /** The backends every suite runs on unless it says otherwise. */
 export const DEFAULT_BACKENDS: readonly MatrixBackendName[] = ['memory', 'redis', 'postgres'];
+
+/**
+ * Whether `name` can run with the BullMQ installed: PostgreSQL needs BullMQ 6's PostgreSQL
+ * backend (on BullMQ 5 a PostgreSQL runtime is refused, as `test/runtime/postgres-runtime.test.ts`
+ * checks), so the matrix leaves it out there.
+ */
+export function backendAvailable(name: MatrixBackendName): boolean {
+  return name !== 'postgres' || postgresBackendFactory() !== undefined;
+}
 
 /**
  * A store and a coordinator, with engines over them and no queue: the inline (`engine.run`)
