@@ -82,23 +82,7 @@ export async function runStepLockDemo(options: StepLockDemoOptions = {}): Promis
   const { createRedisRuntime } = await import('../bullmq.js');
   const runtime = createRedisRuntime({ url, prefix, reactors: [stepLockPayment], background: BACKGROUND });
   try {
-    for (let i = 1; i <= count; i++) {
-      const args = [
-        '--redis',
-        url,
-        '--module',
-        moduleFile('demo-step-lock-reactor'),
-        '--prefix',
-        prefix,
-        '--concurrency',
-        String(CONCURRENCY),
-        '--worker-wait-ms',
-        '0',
-        '--park-fallback-ms',
-        String(BACKGROUND.parkFallbackMs),
-      ];
-      write(`started worker-${i} (pid ${await children.start(`worker-${i}`, args)})`);
-    }
+    await startWorkers(children, count, ['--redis', url, '--prefix', prefix], write);
     return await tell(runtime.engine, write);
   } catch (error) {
     err(`ts-reactor demo: ${(error as Error).message}`);
@@ -113,6 +97,29 @@ export async function runStepLockDemo(options: StepLockDemoOptions = {}): Promis
   }
 }
 
+/** Starts `count` worker processes of the demo's reactor on the backend `backendArgs` name. */
+async function startWorkers(
+  children: WorkerProcesses,
+  count: number,
+  backendArgs: readonly string[],
+  write: Write,
+): Promise<void> {
+  for (let i = 1; i <= count; i++) {
+    const args = [
+      ...backendArgs,
+      '--module',
+      moduleFile('demo-step-lock-reactor'),
+      '--concurrency',
+      String(CONCURRENCY),
+      '--worker-wait-ms',
+      '0',
+      '--park-fallback-ms',
+      String(BACKGROUND.parkFallbackMs),
+    ];
+    write(`started worker-${i} (pid ${await children.start(`worker-${i}`, args)})`);
+  }
+}
+
 /** The demo on PostgreSQL alone: a schema and queue of its own, worker processes on them, both removed at the end. */
 async function postgresStepLockDemo(rawUrl: string, count: number, write: Write, err: Write): Promise<number> {
   const { openPostgresDemo } = await import('./demo-postgres.js');
@@ -123,20 +130,7 @@ async function postgresStepLockDemo(rawUrl: string, count: number, write: Write,
   );
   const children = new WorkerProcesses();
   try {
-    for (let i = 1; i <= count; i++) {
-      const args = [
-        ...place.workerArgs,
-        '--module',
-        moduleFile('demo-step-lock-reactor'),
-        '--concurrency',
-        String(CONCURRENCY),
-        '--worker-wait-ms',
-        '0',
-        '--park-fallback-ms',
-        String(BACKGROUND.parkFallbackMs),
-      ];
-      write(`started worker-${i} (pid ${await children.start(`worker-${i}`, args)})`);
-    }
+    await startWorkers(children, count, place.workerArgs, write);
     return await tell(place.engine, write);
   } catch (error) {
     err(`ts-reactor demo: ${(error as Error).message}`);
