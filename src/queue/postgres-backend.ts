@@ -23,6 +23,7 @@ import { PostgresFanOutLedger } from '../storage/postgres/fanout.js';
 import { PostgresJobLeases } from '../storage/postgres/job-leases.js';
 import { PostgresStore } from '../storage/postgres/store.js';
 import { PostgresWaitList } from '../storage/postgres/wait-list.js';
+import { PostgresEventLog } from '../storage/postgres/event-log.js';
 import type { BullmqConsumerOptions } from './bullmq.js';
 import {
   createBullmqPostgresConsumer,
@@ -151,6 +152,7 @@ export function createPostgresBackend(options: PostgresBackendOptions): Postgres
     jobLeases: new PostgresJobLeases(store),
     fanOut: new PostgresFanOutLedger({ store }),
     waitList: new PostgresWaitList({ store }),
+    events: new PostgresEventLog({ store }),
     queue,
     queueInspector: queue,
     consumer: () => createBullmqPostgresConsumer({ connection: jobs, ...names, ...stall, ...consumerLogging(logger) }),

@@ -10,6 +10,7 @@ import type { ReactorEvent } from '../engine/model/events.js';
 import type { RunResult } from '../engine/model/results.js';
 import { hasInterruptClaims } from '../ports/interrupt-claims.js';
 import { MemoryCoordinator } from '../storage/memory/coordinator.js';
+import { MemoryEventLog } from '../storage/memory/event-log.js';
 import { MemoryStore } from '../storage/memory/store.js';
 import { checkedRecordTtl, refuseTtlBesideStore } from '../storage/record-ttl.js';
 import { ManualClock } from './clock.js';
@@ -96,7 +97,18 @@ export function createTestEngine(options: TestEngineOptions = {}): TestEngine {
     : {};
   // The store serves as the interrupt claims when it implements them (MemoryStore and RedisStore do).
   const interruptClaims = options.interruptClaims ?? (hasInterruptClaims(store) ? store : undefined);
-  const engine = createEngine({ ...engineOptions, store, clock, coordinator, interruptClaims, ...queued });
+  // Sent events are kept on the manual clock, for as long as the records.
+  const eventLog =
+    options.events ?? new MemoryEventLog({ clock, ttlMs: store instanceof MemoryStore ? store.recordTtlMs : undefined });
+  const engine = createEngine({
+    ...engineOptions,
+    store,
+    clock,
+    coordinator,
+    interruptClaims,
+    events: eventLog,
+    ...queued,
+  });
   engine.subscribe((e) => events.push(e));
   pool?.start(engine);
   return {
