@@ -25,7 +25,7 @@ import { startSweeps, sweepNow } from './api/sweeps.js';
 import { listEvents, sendEvent, sendManyEvents, type EventDeps } from './api/events.js';
 import { EventNotices } from './model/event-notices.js';
 import type { AnyEventDeclaration } from '../dsl/event.js';
-import type { Engine, EngineOptions, SendOptions, StartEntry } from './api/types.js';
+import type { Engine, EngineOptions, SendEntry, SendOptions, StartEntry } from './api/types.js';
 import { CoordinationAdmitter } from './execution/admitter.js';
 import { CancelTargets } from './execution/cancels.js';
 import { cancelExecution, undoExecution, type OperationsDeps } from './execution/operations.js';
@@ -139,7 +139,7 @@ export function createEngine(options: EngineOptions): Engine {
       )) as Engine['wait'],
     send: ((event: AnyEventDeclaration | string, payload: unknown, o?: SendOptions) =>
       sendEvent(events, event, payload, o)) as Engine['send'],
-    sendMany: (entries) => sendManyEvents(events, entries),
+    sendMany: ((entries: readonly SendEntry[]) => sendManyEvents(events, entries)) as Engine['sendMany'],
     listEvents: (query) => listEvents(events, query),
     subscribeEvents: (listener) => notices.subscribe(listener),
     register: (...reactors) => registry.register(...reactors),

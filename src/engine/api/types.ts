@@ -329,9 +329,19 @@ export interface Engine {
   /**
    * Sends several events: every entry is checked first (one bad entry throws, naming it in
    * `details.entry`, and nothing is stored), then each is stored in order. Resolves with one
-   * result per entry.
+   * result per entry. Each entry's payload is typed by its event when it is a declaration.
+   *
+   * @example
+   * ```ts
+   * const results = await engine.sendMany([
+   *   { event: orderPaid, payload: { orderId: 'o-1', amount: 42 }, options: { id: 'pay-981' } },
+   *   { event: 'stock.low', payload: { sku: 'sku-7' } },
+   * ]);
+   * ```
    */
-  sendMany(entries: readonly SendEntry[]): Promise<SendResult[]>;
+  sendMany<const E extends readonly (AnyEventDeclaration | string)[]>(entries: {
+    readonly [K in keyof E]: SendEntry<E[K]>;
+  }): Promise<SendResult[]>;
   /**
    * Lists kept events (see `recordTtlMs`), newest first by receipt time then id, one page at a
    * time: pass a page's `cursor` for the next; events received meanwhile never shift a listing.
