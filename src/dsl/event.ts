@@ -67,7 +67,9 @@ export function event<const Name extends string, const F extends Fields>(
 /** True when `value` is an event declaration built by {@link event}. */
 export function isEventDeclaration(value: unknown): value is AnyEventDeclaration {
   const v = value as Partial<AnyEventDeclaration> | null;
-  return typeof v === 'object' && v !== null && v.kind === 'event' && typeof v.name === 'string' && v.contract !== undefined;
+  return (
+    typeof v === 'object' && v !== null && v.kind === 'event' && typeof v.name === 'string' && v.contract !== undefined
+  );
 }
 
 /** What is wrong with `name` as an event name (empty, too long, white space or control characters), or undefined. */

@@ -139,7 +139,7 @@ export function createEngine(options: EngineOptions): Engine {
       )) as Engine['wait'],
     send: ((event: AnyEventDeclaration | string, payload: unknown, o?: SendOptions) =>
       sendEvent(events, event, payload, o)) as Engine['send'],
-    sendMany: ((entries: readonly SendEntry[]) => sendManyEvents(events, entries)) as Engine['sendMany'],
+    sendMany: (entries: readonly SendEntry[]) => sendManyEvents(events, entries),
     listEvents: (query) => listEvents(events, query),
     subscribeEvents: (listener) => notices.subscribe(listener),
     register: (...reactors) => registry.register(...reactors),

@@ -99,7 +99,8 @@ export function createTestEngine(options: TestEngineOptions = {}): TestEngine {
   const interruptClaims = options.interruptClaims ?? (hasInterruptClaims(store) ? store : undefined);
   // Sent events are kept on the manual clock, for as long as the records.
   const eventLog =
-    options.events ?? new MemoryEventLog({ clock, ttlMs: store instanceof MemoryStore ? store.recordTtlMs : undefined });
+    options.events ??
+    new MemoryEventLog({ clock, ttlMs: store instanceof MemoryStore ? store.recordTtlMs : undefined });
   const engine = createEngine({
     ...engineOptions,
     store,

@@ -73,7 +73,10 @@ export function describeEventLogContract(
       );
       for (const id of ids) {
         const mine = outcomes.filter((o) => o.event.id === id);
-        expect(mine.filter((o) => o.status === 'accepted'), id).toHaveLength(1);
+        expect(
+          mine.filter((o) => o.status === 'accepted'),
+          id,
+        ).toHaveLength(1);
         const kept = mine.find((o) => o.status === 'accepted')!.event;
         for (const o of mine) expect(o.event.payload, id).toEqual(kept.payload);
         expect(await other.get(id)).toEqual(kept);
@@ -106,7 +109,10 @@ export function describeEventLogContract(
     it('lists newest first, by name and receipt time, in keyset pages that cover each event once', async () => {
       const sent: StoredEvent[] = [];
       for (let i = 0; i < 12; i++) {
-        sent.push((await log.append({ id: `e-${String(i).padStart(2, '0')}`, name: i % 3 === 0 ? 'a' : 'b', payload: { i } })).event);
+        sent.push(
+          (await log.append({ id: `e-${String(i).padStart(2, '0')}`, name: i % 3 === 0 ? 'a' : 'b', payload: { i } }))
+            .event,
+        );
         if (i % 4 === 3) await harness.pass(3);
       }
       const all = [...sent].sort(newestFirst);
@@ -131,7 +137,7 @@ export function describeEventLogContract(
       const until = await log.list({ limit: 100, until: middle });
       expect(until.events).toEqual(all.filter((e) => e.receivedAt < middle));
       const byName: StoredEvent[] = [];
-      for (let p = await log.list({ limit: 2, name: 'b', until: middle + 1 }); ; ) {
+      for (let p = await log.list({ limit: 2, name: 'b', until: middle + 1 }); ;) {
         byName.push(...p.events);
         if (p.cursor === undefined) break;
         p = await log.list({ limit: 2, name: 'b', until: middle + 1, cursor: p.cursor });

@@ -78,9 +78,12 @@ describeOnBackends('sent events', (backend) => {
         ids.flatMap((id) => [first, second].map((r) => r.engine.send(orderPaid, { orderId: id, amount: 1 }, { id }))),
       );
       for (const id of ids)
-        expect(results.filter((r) => r.id === id && r.status === 'accepted'), id).toHaveLength(1);
+        expect(
+          results.filter((r) => r.id === id && r.status === 'accepted'),
+          id,
+        ).toHaveLength(1);
       const listed = [];
-      for (let page = await second.engine.listEvents({ limit: 10 }); ; ) {
+      for (let page = await second.engine.listEvents({ limit: 10 }); ;) {
         listed.push(...page.events);
         if (page.cursor === undefined) break;
         page = await second.engine.listEvents({ limit: 10, cursor: page.cursor });

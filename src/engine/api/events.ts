@@ -56,7 +56,8 @@ export async function sendEvent(
 /** `engine.sendMany`: every entry checked first (one bad entry rejects the call, nothing stored), then each appended in order. */
 export async function sendManyEvents(deps: EventDeps, entries: readonly SendEntry[]): Promise<SendResult[]> {
   const log = needLog(deps, 'sendMany');
-  if (!Array.isArray(entries)) throw new EventInvalidError({ field: 'entries', value: shown(entries) }, 'must be an array');
+  if (!Array.isArray(entries))
+    throw new EventInvalidError({ field: 'entries', value: shown(entries) }, 'must be an array');
   const checked: Checked[] = [];
   for (const [i, entry] of entries.entries()) checked.push(await checkEvent(deps, entry as SendEntry, i));
   const results: SendResult[] = [];
@@ -103,7 +104,14 @@ async function append(deps: EventDeps, log: EventLog, event: Checked): Promise<S
       receivedAt: stored.receivedAt,
       at,
     });
-  else deps.notices.emit({ type: 'event.duplicate', eventId: stored.id, name: stored.name, receivedAt: stored.receivedAt, at });
+  else
+    deps.notices.emit({
+      type: 'event.duplicate',
+      eventId: stored.id,
+      name: stored.name,
+      receivedAt: stored.receivedAt,
+      at,
+    });
   return { status: outcome.status, id: stored.id, name: stored.name, ts: stored.ts, receivedAt: stored.receivedAt };
 }
 

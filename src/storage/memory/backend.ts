@@ -85,7 +85,10 @@ export function createMemoryBackend(options: MemoryBackendOptions = {}): MemoryB
     fanOut: options.fanOut ?? new MemoryFanOutLedger(),
     events:
       options.events ??
-      new MemoryEventLog({ ...onClock, ttlMs: recordTtlMs ?? (store instanceof MemoryStore ? store.recordTtlMs : undefined) }),
+      new MemoryEventLog({
+        ...onClock,
+        ttlMs: recordTtlMs ?? (store instanceof MemoryStore ? store.recordTtlMs : undefined),
+      }),
     queue: memory.queue,
     queueInspector: memory.queue,
     consumer: () => memory.consumer,

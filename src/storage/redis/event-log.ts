@@ -22,7 +22,7 @@ import {
 } from '../../ports/event-log.js';
 import { decodeListCursor, encodeListCursor, type ListPosition } from '../list-cursor.js';
 import { positiveInteger } from '../positive-integer.js';
-import { RedisKeys } from './keys.js';
+import type { RedisKeys } from './keys.js';
 import { runCommand, runScript } from './script.js';
 import { scripts } from './scripts.js';
 import { ScriptError } from './script-error.js';
@@ -65,7 +65,14 @@ export class RedisEventLog implements EventLog {
       const at = Number(reply[1]);
       return {
         status: 'accepted',
-        event: { id: event.id, name: event.name, payload: JSON.parse(payload), ts: event.ts ?? at, receivedAt: at, effects: effectsOf([]) },
+        event: {
+          id: event.id,
+          name: event.name,
+          payload: JSON.parse(payload),
+          ts: event.ts ?? at,
+          receivedAt: at,
+          effects: effectsOf([]),
+        },
       };
     }
     const kept = parseEvent(event.id, reply.slice(1));
