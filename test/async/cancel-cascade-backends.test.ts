@@ -43,7 +43,11 @@ interface Scenario {
 
 /** The logged lines (`<pid> <time> <entry>`), in the order they happened across the processes. */
 const lines = (log: string): string[] =>
-  existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter((line) => line !== '') : [];
+  existsSync(log)
+    ? readFileSync(log, 'utf8')
+        .split('\n')
+        .filter((line) => line !== '')
+    : [];
 /** The logged entries, in their order across the processes. */
 const entries = (log: string): string[] => lines(log).map((line) => line.split(' ').slice(2).join(' '));
 
