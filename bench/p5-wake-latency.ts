@@ -10,21 +10,29 @@
  * ≥ 200 samples; p50 and p99 against p50 ≤ 5 ms, p99 ≤ 50 ms.
  *
  * Anchors: the reference gem's snooze (5 s + 0–5 s jitter, a constant here), and, measured in
- * the same run, what a parked execution waits when no wake comes: the lock is held directly
- * through the coordinator and released behind the engine's back, so only the park fallback job
- * (default 5 s after parking) resumes the waiter.
+ * the same run, what a parked execution waits when no wake comes. Any release of the key wakes
+ * the runtime's parked executions (its coordinator hears of the release and promotes the key's
+ * wait list), so the anchor's waiter runs on a second runtime with the wake-ups switched off: the
+ * same store and coordinator state, its own queue and worker, no wait list, and a coordinator
+ * without its notification fast paths (`requiredOnly`). The lock is held directly through the
+ * bench's coordinator and released with an ordinary release; only the park fallback job (default
+ * 5 s after parking) resumes the waiter.
  *
  * @module
  */
 import { performance } from 'node:perf_hooks';
 import { createRedisRuntime } from '../src/bullmq.js';
 import { reactor, type AnyReactorDefinition, type Engine } from '../src/index.js';
+import type { Backend as PortBundle } from '../src/ports/backend.js';
 import type { Coordinator } from '../src/ports/coordinator.js';
 import { createPostgresRuntime } from '../src/postgres.js';
 import { createPostgresBackend } from '../src/queue/postgres-backend.js';
+import { createRedisBullmqBackend } from '../src/queue/redis-backend.js';
+import { createRuntime } from '../src/runtime/create-runtime.js';
 import { createRedisBackend, RedisKeys } from '../src/storage/redis/index.js';
 import { startPostgresServer } from '../test/support/postgres-server.js';
 import { startRedisServer } from '../test/support/redis-server.js';
+import { requiredOnly } from '../test/support/required-only.js';
 import { emit, round, type Verdict } from './support/runner.js';
 
 const SAMPLES = 240;
@@ -99,8 +107,8 @@ interface P5Setup {
   readonly coordinator: Coordinator;
   /** Whether anyone is registered on the key's wait list. */
   waitListed(): Promise<boolean>;
-  /** Drops the key's wait list (the stale registration of a fallback-resumed waiter). */
-  clearWaitList(): Promise<void>;
+  /** The anchor's runtime, on which no release wakes a parked execution (see {@link unnotified}). */
+  readonly unnotified: Unnotified;
   close(): Promise<void>;
 }
 
@@ -108,6 +116,29 @@ interface P5Setup {
 type P5Backend = (definitions: readonly AnyReactorDefinition[]) => Promise<P5Setup>;
 
 const WAIT_LIST_KEY = `lock:${KEY}`;
+/** The anchor runtime's queue: its jobs are taken by its own worker only. */
+const NO_WAKE_QUEUE = 'p5-no-wake';
+
+/** A runtime that hears of no release: its own worker, no wait list, a coordinator without fast paths. */
+interface Unnotified {
+  readonly engine: Engine;
+  close(): Promise<void>;
+}
+
+/**
+ * The anchor's runtime over `bundle` (same store and coordinator state as the measured runtime,
+ * queue {@link NO_WAKE_QUEUE}): without a wait list its parks are registered nowhere a release
+ * looks, and without the coordinator's fast paths it hears no notification, so only its fallback
+ * job resumes a parked execution. Its worker runs at concurrency 4, as the measured one.
+ */
+function unnotified(bundle: PortBundle, definitions: readonly AnyReactorDefinition[]): Unnotified {
+  const runtime = createRuntime(
+    { ...bundle, waitList: undefined, coordinator: requiredOnly(bundle.coordinator) },
+    { reactors: definitions, background: { parkFallbackMs: PARK_FALLBACK_MS } },
+  );
+  runtime.startWorker({ concurrency: 4 });
+  return { engine: runtime.engine, close: () => runtime.close() };
+}
 
 const redisBackend: P5Backend = async (definitions) => {
   const server = await startRedisServer();
@@ -120,12 +151,17 @@ const redisBackend: P5Backend = async (definitions) => {
   runtime.startWorker({ concurrency: 4 });
   const backend = createRedisBackend({ url: server.url, prefix: PREFIX }); // the bench's own view: wait list, liveness locks, a direct hold
   const waitListKey = new RedisKeys(PREFIX).waitList(WAIT_LIST_KEY);
+  const anchor = unnotified(
+    createRedisBullmqBackend({ url: server.url, prefix: PREFIX, queueName: NO_WAKE_QUEUE }),
+    definitions,
+  );
   return {
     engine: runtime.engine,
     coordinator: backend.coordinator,
     waitListed: async () => (await backend.redis.zcard(waitListKey)) > 0,
-    clearWaitList: async () => void (await backend.redis.del(waitListKey)),
+    unnotified: anchor,
     close: async () => {
+      await anchor.close().catch(() => undefined);
       await runtime.close().catch(() => undefined);
       await backend.close().catch(() => undefined);
       await server.dispose();
@@ -150,14 +186,14 @@ const postgresBackend: P5Backend = async (definitions) => {
   }
   runtime.startWorker({ concurrency: 4 });
   const backend = createPostgresBackend({ connection: server.url }); // the bench's own view
+  const anchor = unnotified(createPostgresBackend({ connection: server.url, queueName: NO_WAKE_QUEUE }), definitions);
   return {
     engine: runtime.engine,
     coordinator: backend.coordinator,
     waitListed: async () => (await backend.waitList!.list(WAIT_LIST_KEY)).length > 0,
-    clearWaitList: async () => {
-      for (const job of await backend.waitList!.list(WAIT_LIST_KEY)) await backend.waitList!.remove(WAIT_LIST_KEY, job);
-    },
+    unnotified: anchor,
     close: async () => {
+      await anchor.close().catch(() => undefined);
       await runtime.close().catch(() => undefined);
       await backend.close().catch(() => undefined);
       await server.dispose();
@@ -185,30 +221,33 @@ async function runP5On(bench: string, open: P5Backend): Promise<Verdict> {
     const parked = new Map<string, () => void>();
     const completed = new Map<string, () => void>();
     const parks = new Map<string, number>();
-    engine.subscribe((event) => {
-      if (event.type === 'coordination.released') released.get(event.executionId)?.(performance.now());
-      else if (event.type === 'run.parked') {
-        parks.set(event.executionId, (parks.get(event.executionId) ?? 0) + 1);
-        parked.get(event.executionId)?.();
-      } else if (event.type === 'run.completed') completed.get(event.executionId)?.();
-    });
+    for (const e of [engine, setup.unnotified.engine])
+      e.subscribe((event) => {
+        if (event.type === 'coordination.released') released.get(event.executionId)?.(performance.now());
+        else if (event.type === 'run.parked') {
+          parks.set(event.executionId, (parks.get(event.executionId) ?? 0) + 1);
+          parked.get(event.executionId)?.();
+        } else if (event.type === 'run.completed') completed.get(event.executionId)?.();
+      });
     const coordinator = setup.coordinator;
 
-    /** Waits until the waiter is fully parked: on the wait list, and its parking job off the execution. */
-    const fullyParked = async (executionId: string): Promise<void> => {
+    /** Waits until the waiter is fully parked: on the wait list (`listed`), and its parking job off the execution. */
+    const fullyParked = async (executionId: string, listed: boolean): Promise<void> => {
       const deadline = performance.now() + SAMPLE_TIMEOUT_MS;
       for (;;) {
-        const listed = await setup.waitListed();
+        const done = !listed || (await setup.waitListed());
         const live = await coordinator.lockState(`execution:${executionId}`);
-        if (listed && live === undefined) return;
+        if (done && live === undefined) return;
         if (performance.now() > deadline) throw new Error('P5: the waiter did not finish parking');
         await sleep(1);
       }
     };
 
-    /** Starts a waiter and waits until it is fully parked; returns its id and the promise of its step start. */
-    const parkWaiter = async (): Promise<{ id: string; stepStart: Promise<number>; done: Promise<void> }> => {
-      const w = await engine.start(waiter, {});
+    /** Starts a waiter on `on` and waits until it is fully parked; returns its id and the promise of its step start. */
+    const parkWaiter = async (
+      on: Engine = engine,
+    ): Promise<{ id: string; stepStart: Promise<number>; done: Promise<void> }> => {
+      const w = await on.start(waiter, {});
       if (w.status !== 'queued') throw new Error(`P5: waiter start returned ${w.status}`);
       const start = deferred<number>('the waiter step start');
       const park = deferred<void>('the waiter park');
@@ -217,7 +256,7 @@ async function runP5On(bench: string, open: P5Backend): Promise<Verdict> {
       parked.set(w.executionId, park.resolve);
       completed.set(w.executionId, () => done.resolve());
       await park.promise;
-      await fullyParked(w.executionId);
+      await fullyParked(w.executionId, on === engine);
       return { id: w.executionId, stepStart: start.promise, done: done.promise };
     };
 
@@ -281,7 +320,7 @@ async function runP5On(bench: string, open: P5Backend): Promise<Verdict> {
       p99: round(percentile(fromGate, 99), 3),
     });
 
-    // Anchor: no wake — the key is released behind the engine's back; only the fallback job resumes the waiter.
+    // Anchor: no wake — the waiter parks on the runtime that hears of no release; only its fallback job resumes it.
     const fallback: number[] = [];
     for (let i = 0; i < FALLBACK_SAMPLES; i++) {
       const owner = `p5-direct-${i}`;
@@ -291,16 +330,23 @@ async function runP5On(bench: string, open: P5Backend): Promise<Verdict> {
         ttlMs: 60_000,
       });
       if (!held.acquired) throw new Error('P5: the direct hold was refused');
-      const w = await parkWaiter();
-      const releasedAt = performance.now();
+      const w = await parkWaiter(setup.unnotified.engine);
+      const parkedAt = performance.now();
       await coordinator.lockRelease(KEY, owner);
-      fallback.push((await w.stepStart) - releasedAt);
+      const releasedAt = performance.now();
+      const startedAt = await w.stepStart;
+      // Its fallback job is due PARK_FALLBACK_MS after the park: a start well before that was a wake-up, not the fallback.
+      if (startedAt - parkedAt < 0.9 * PARK_FALLBACK_MS)
+        throw new Error(
+          `P5: the no-wake waiter started ${round(startedAt - parkedAt, 1)} ms after parking: it was woken`,
+        );
+      fallback.push(startedAt - releasedAt);
       await w.done;
-      await setup.clearWaitList(); // the stale registration of the fallback-resumed waiter
     }
     emit({
       bench,
       figure: 'no_wake_fallback_ms',
+      note: 'the waiter parked on a runtime without wake-ups (no wait list, no notifications): only its fallback job resumes it',
       samples: fallback.map((v) => round(v, 1)),
       park_fallback_ms: PARK_FALLBACK_MS,
     });

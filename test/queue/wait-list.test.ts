@@ -164,4 +164,32 @@ describe('postgres wait list specifics', () => {
   it('refuses a ttl that is not a positive integer', () => {
     expect(() => new PostgresWaitList({ store, ttlMs: 0 })).toThrow(RangeError);
   });
+
+  it('a shift takes exactly one waiter whatever plan the database picks (a nested loop that scans the waiters again per row)', async () => {
+    // The plan a loaded database chose for a one-statement shift (DELETE … WHERE … IN (SELECT … LIMIT 1
+    // FOR UPDATE SKIP LOCKED)): the subquery run again for each row, passing over the row this
+    // statement had just deleted, so a second waiter was deleted too and the shift failed ("query
+    // returned more than one row"), losing the release's wake-up. Forced here with the planner's settings.
+    const nested = new PostgresStore({
+      connection: {
+        connectionString: postgres.url,
+        max: 1,
+        options:
+          '-c enable_hashjoin=off -c enable_mergejoin=off -c enable_material=off -c enable_hashagg=off -c enable_sort=off',
+      },
+      schema: 'wl',
+    });
+    try {
+      const list = new PostgresWaitList({ store: nested });
+      const key = freshKey();
+      for (const id of ['a:1', 'b:1', 'c:1']) await list.add(key, id);
+      expect(await list.shift(key)).toBe('a:1');
+      expect(await list.list(key)).toEqual(['b:1', 'c:1']);
+      expect(await list.shift(key)).toBe('b:1');
+      expect(await list.shift(key)).toBe('c:1');
+      expect(await list.shift(key)).toBeUndefined();
+    } finally {
+      await nested.close();
+    }
+  });
 });

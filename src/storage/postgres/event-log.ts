@@ -1,5 +1,5 @@
 /**
- * {@link EventLog} over PostgreSQL: one row per kept event in `events` (migration 6). `append` and
+ * {@link EventLog} over PostgreSQL: one row per kept event in `events` (migration 7). `append` and
  * `addEffect` are the `event_append` and `event_add_effect` functions (the primary key makes one
  * of concurrent appends of an id win; the receipt time is the database's `now()`); `get` and
  * `list` are one statement each, `list` keyset over `(received_at, id)` newest first. Events are
@@ -36,7 +36,7 @@ interface EventRow {
 
 /** Options of {@link PostgresEventLog}. */
 export interface PostgresEventLogOptions {
-  /** The store whose schema (migrated to version 6 or later), pool and `recordTtlMs` the log uses. */
+  /** The store whose schema (migrated to version 7 or later), pool and `recordTtlMs` the log uses. */
   readonly store: PostgresStore;
 }
 

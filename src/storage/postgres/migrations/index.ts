@@ -9,7 +9,8 @@ import { coordinationMigration } from './0002-coordination.js';
 import { jobLeasesMigration } from './0003-job-leases.js';
 import { fanOutMigration } from './0004-fanout.js';
 import { waitListsMigration } from './0005-wait-lists.js';
-import { eventsMigration } from './0006-events.js';
+import { waitListShiftMigration } from './0006-wait-list-shift.js';
+import { eventsMigration } from './0007-events.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -21,6 +22,7 @@ export const MIGRATIONS: readonly Migration[] = [
   jobLeasesMigration,
   fanOutMigration,
   waitListsMigration,
+  waitListShiftMigration,
   eventsMigration,
 ];
 

@@ -1,22 +1,25 @@
 /**
- * Cancel cascades on Redis + BullMQ with two real worker processes
- * (`fixtures/cascade-worker-process.ts`) and a throwaway redis-server (docs/decisions/087): an
- * operator's cancel of a parent with 3 running children ends all four `cancelled`, every child's
- * undo before the parent's (one Redis list is the sequence across the processes); a parent queued
- * between its jobs is rolled back by the operator's process, which cancels the children running in
- * the workers first; the parent's `deadline` cascades the same way. Each cancel's reason reaches
- * the process that runs the execution (decision 106): the parent ends with the operator's reason,
- * each child with "its parent <id> was cancelled".
+ * Cancel cascades in workers on every backend of the matrix (docs/decisions/087): on the server
+ * backends with two real worker processes (`fixtures/cascade-worker-process.ts`) and an operator's
+ * runtime of its own, on the memory backend with a worker in this process. An operator's cancel
+ * of a parent with 3 running children ends all four `cancelled`, every child's undo before the
+ * parent's (one file, appended to synchronously, is the sequence across the processes); a parent
+ * queued between its jobs is rolled back by the operator's process, which cancels the children
+ * running in the workers first; the parent's `deadline` cascades the same way. Each cancel's
+ * reason reaches the process that runs the execution (decision 106): the parent ends with the
+ * operator's reason, each child with "its parent <id> was cancelled". The memory twin with a
+ * manual clock is `cancel-cascade.test.ts`.
  */
 import type { ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { createRedisRuntime, type RedisRuntime } from '../../src/bullmq.js';
+import { afterAll, afterEach, expect, test } from 'vitest';
+import { describeOnBackends, type MatrixBackend, type MatrixRuntime } from '../support/backend-matrix.js';
 import { CHILD_LINE_TIMEOUT_MS, spawnJsonChild, type JsonChild } from '../support/json-child.js';
-import { useRedisServer } from '../support/use-redis-server.js';
 import { until } from '../background/helpers.js';
-import { CASCADE_DEADLINE_MS, cascadeReactors } from './fixtures/cascade-reactors.js';
+import { CASCADE_DEADLINE_MS, cascadeReactors, fileLog } from './fixtures/cascade-reactors.js';
 
 /** How long a step of the scenario is waited for: a deadline for a loaded machine, not a bound. */
 const WAIT_MS = CHILD_LINE_TIMEOUT_MS;
@@ -24,50 +27,29 @@ const WAIT_MS = CHILD_LINE_TIMEOUT_MS;
 const TEST_TIMEOUT_MS = 4 * WAIT_MS + CASCADE_DEADLINE_MS;
 
 const WORKER = fileURLToPath(new URL('./fixtures/cascade-worker-process.ts', import.meta.url));
-const server = useRedisServer();
-const children = new Set<ChildProcess>();
-const closers: (() => Promise<unknown>)[] = [];
-let redis: Redis;
+const dir = mkdtempSync(join(tmpdir(), 'cascade-log-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let seq = 0;
 
-beforeAll(() => {
-  redis = new Redis(server.url);
-  closers.push(async () => redis.disconnect());
-});
-
-afterAll(async () => {
-  for (const child of children) child.kill('SIGKILL');
-  for (const close of closers.reverse()) await close().catch(() => undefined);
-});
-
 interface Scenario {
-  readonly runtime: RedisRuntime;
-  /** The reactors the operator's runtime knows (their steps log to the list too). */
+  /** The operator's runtime (on memory, the worker's too). */
+  readonly runtime: MatrixRuntime;
   readonly reactors: ReturnType<typeof cascadeReactors>;
-  readonly workers: JsonChild[];
+  /** The worker processes (none on memory). */
+  readonly workers: readonly JsonChild[];
+  /** The log file. */
   readonly log: string;
 }
 
-/** Two worker processes and an operator's runtime (no worker) on a fresh prefix and log list. */
-async function scenario(name: string): Promise<Scenario> {
-  const prefix = `${name}${++seq}`;
-  const log = `${prefix}:test-log`;
-  // The operator's process logs too: a queued parent's rollback runs here.
-  const reactors = cascadeReactors(async (entry) => {
-    await redis.rpush(log, `${process.pid} ${Date.now()} ${entry}`);
-  });
-  const { parent, deadlined, retrying } = reactors;
-  const runtime = createRedisRuntime({ url: server.url, prefix, reactors: [parent, deadlined, retrying] });
-  closers.push(() => runtime.close());
-  const workers = [0, 1].map(() => spawnJsonChild(WORKER, { url: server.url, prefix, log }, children));
-  await Promise.all(workers.map((w) => w.line((v) => v.ready === true)));
-  return { runtime, reactors, workers, log };
-}
-
+/** The logged lines (`<pid> <time> <entry>`), in the order they happened across the processes. */
+const lines = (log: string): string[] =>
+  existsSync(log)
+    ? readFileSync(log, 'utf8')
+        .split('\n')
+        .filter((line) => line !== '')
+    : [];
 /** The logged entries, in their order across the processes. */
-async function entries(log: string): Promise<string[]> {
-  return (await redis.lrange(log, 0, -1)).map((line) => line.split(' ').slice(2).join(' '));
-}
+const entries = (log: string): string[] => lines(log).map((line) => line.split(' ').slice(2).join(' '));
 
 /** Every child's undo is logged before the parent's. */
 function expectChildrenFirst(logged: readonly string[]): void {
@@ -81,15 +63,37 @@ function expectChildrenFirst(logged: readonly string[]): void {
 }
 
 const holding = async (log: string): Promise<boolean> =>
-  (await entries(log)).filter((e) => e.endsWith('.holding')).length === 4;
+  entries(log).filter((e) => e.endsWith('.holding')).length === 4;
 
-describe('cancel cascades on Redis, two worker processes', () => {
+describeOnBackends('cancel cascades in workers', (backend: MatrixBackend) => {
+  const children = new Set<ChildProcess>();
+  afterEach(() => {
+    for (const child of children) child.kill('SIGKILL');
+    children.clear();
+  });
+
+  /** Two worker processes and an operator's runtime (no worker) on a fresh namespace and log; on memory one runtime with its worker. */
+  async function scenario(): Promise<Scenario> {
+    const log = join(dir, `${backend.name}-${++seq}.log`);
+    // The operator's process logs too: a queued parent's rollback runs here.
+    const reactors = cascadeReactors(fileLog(log));
+    const { parent, deadlined, retrying } = reactors;
+    const runtime = backend.runtime({ reactors: [parent, deadlined, retrying], background: { workerWaitMs: 0 } });
+    if (!backend.shared) {
+      runtime.startWorker({ concurrency: 8 });
+      return { runtime, reactors, workers: [], log };
+    }
+    const config = { backend: backend.name, address: backend.address(), namespace: runtime.namespace, log };
+    const workers = [0, 1].map(() => spawnJsonChild(WORKER, config, children));
+    await Promise.all(workers.map((w) => w.line((v) => v.ready === true)));
+    return { runtime, reactors, workers, log };
+  }
+
   test(
     'cancel of a parent with 3 running children: all end cancelled, the children rolled back first',
     async () => {
-      const s = await scenario('cc');
-      const { parent } = s.reactors;
-      const started = await s.runtime.engine.start(parent, {});
+      const s = await scenario();
+      const started = await s.runtime.engine.start(s.reactors.parent, {});
       await until(() => holding(s.log), WAIT_MS, 'parent and 3 children holding');
       const ids = ['c1', 'c2', 'c3'].map((c) => `${started.executionId}~${c}`);
       for (const id of ids) expect((await s.runtime.engine.result(id))?.status).not.toBe('cancelled');
@@ -104,7 +108,7 @@ describe('cancel cascades on Redis, two worker processes', () => {
           status: 'cancelled',
           reason: `its parent ${started.executionId} was cancelled`,
         });
-      expectChildrenFirst(await entries(s.log));
+      expectChildrenFirst(entries(s.log));
       const trace = (await s.runtime.engine.result(started.executionId))?.trace ?? [];
       const cascaded = trace.filter((e) => e.type === 'async.child_cancelled');
       expect(cascaded.map((e) => (e.type === 'async.child_cancelled' ? e.status : '')).sort()).toEqual([
@@ -112,8 +116,9 @@ describe('cancel cascades on Redis, two worker processes', () => {
         'cancelled',
         'cancelled',
       ]);
+      if (!backend.shared) return;
       // Every step ran in the worker processes.
-      const pids = new Set((await redis.lrange(s.log, 0, -1)).map((line) => line.split(' ')[0]));
+      const pids = new Set(lines(s.log).map((line) => line.split(' ')[0]));
       expect([...pids].every((pid) => s.workers.some((w) => String(w.pid) === pid))).toBe(true);
     },
     TEST_TIMEOUT_MS,
@@ -122,12 +127,11 @@ describe('cancel cascades on Redis, two worker processes', () => {
   test(
     'a parent queued between its jobs is cancelled by the operator: its children in the workers first',
     async () => {
-      const s = await scenario('cq');
-      const { retrying } = s.reactors;
-      const started = await s.runtime.engine.start(retrying, {});
+      const s = await scenario();
+      const started = await s.runtime.engine.start(s.reactors.retrying, {});
       await until(
         async () =>
-          (await entries(s.log)).filter((e) => e === 'child.holding').length === 3 &&
+          entries(s.log).filter((e) => e === 'child.holding').length === 3 &&
           (await s.runtime.engine.result(started.executionId))?.status === 'queued',
         WAIT_MS,
         '3 children holding, the parent waiting for its retry',
@@ -139,7 +143,7 @@ describe('cancel cascades on Redis, two worker processes', () => {
           status: 'cancelled',
           reason: `its parent ${started.executionId} was cancelled`,
         });
-      expectChildrenFirst(await entries(s.log));
+      expectChildrenFirst(entries(s.log));
     },
     TEST_TIMEOUT_MS,
   );
@@ -147,9 +151,8 @@ describe('cancel cascades on Redis, two worker processes', () => {
   test(
     "the parent's deadline cascades the same way",
     async () => {
-      const s = await scenario('cd');
-      const { deadlined } = s.reactors;
-      const started = await s.runtime.engine.start(deadlined, {});
+      const s = await scenario();
+      const started = await s.runtime.engine.start(s.reactors.deadlined, {});
       await until(() => holding(s.log), WAIT_MS, 'parent and 3 children holding');
       const done = await s.runtime.engine.wait(started.executionId, { timeoutMs: WAIT_MS, pollMs: 20 });
       expect(done).toMatchObject({ status: 'cancelled', cause: { code: 'deadline_exceeded' } });
@@ -157,7 +160,7 @@ describe('cancel cascades on Redis, two worker processes', () => {
         expect(
           await s.runtime.engine.wait(`${started.executionId}~${c}`, { timeoutMs: WAIT_MS, pollMs: 20 }),
         ).toMatchObject({ status: 'cancelled' });
-      expectChildrenFirst(await entries(s.log));
+      expectChildrenFirst(entries(s.log));
     },
     TEST_TIMEOUT_MS,
   );

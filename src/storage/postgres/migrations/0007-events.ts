@@ -1,5 +1,5 @@
 /**
- * Migration 6, `events`: the log of sent events (the EventLog port), one row per kept event, and
+ * Migration 7, `events`: the log of sent events (the EventLog port), one row per kept event, and
  * one plpgsql function per transition, each with a header naming its arguments, results and
  * errors (docs/decisions/142). Receipt times are the database's clock (`now()`, in ms); an event
  * kept with a retention expires that long after its receipt, is skipped by every read, and is
@@ -14,7 +14,7 @@ const PRUNE_BATCH = 100;
 
 /** The `events` migration. */
 export const eventsMigration: Migration = {
-  version: 6,
+  version: 7,
   name: 'events',
   sql: (n) => `
 -- One row per kept event. received_at and ts are epoch ms; effects holds the executions the event
