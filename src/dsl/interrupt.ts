@@ -2,9 +2,9 @@
  * Interrupt steps: a step that pauses the execution until an external resume delivers a payload,
  * validated against the interrupt's schema. The step's result is the validated payload.
  *
- * The declaration and payload validation are `interrupt-spec.ts`; `interruptPaths` is declared
- * with the builder (`reactor.ts`), which refuses a map over a reactor that pauses. Both are
- * re-exported here.
+ * The declaration and payload validation are `interrupt-spec.ts`; `interruptPaths` is
+ * `reactor/paths.ts` (the builder refuses a map over a reactor that pauses). Both are re-exported
+ * here.
  *
  * @module
  */
