@@ -8,16 +8,18 @@
  *
  * @module
  */
-import type { AnyReactorDefinition, StepNode } from './definition.js';
+import type { AnyReactorDefinition, InterruptNode } from './definition.js';
 
 export * from './interrupt-spec.js';
 export { interruptPaths } from './reactor.js';
 
 /** An interrupt step node at `path` (`approve`, `review.approve` inside a composed reactor), if any. */
-export function findInterrupt(reactor: AnyReactorDefinition, path: string): StepNode | undefined {
+export function findInterrupt(reactor: AnyReactorDefinition, path: string): InterruptNode | undefined {
   const [head, ...rest] = path.split('.');
   const node = reactor.byName.get(head ?? '');
   if (!node) return undefined;
-  if (rest.length === 0) return node.kind === 'step' && node.interrupt ? node : undefined;
-  return node.kind === 'compose' ? findInterrupt(node.reactor, rest.join('.')) : undefined;
+  if (rest.length === 0) return node.kind === 'interrupt' ? node : undefined;
+  return node.kind === 'compose' || node.kind === 'async-reactor'
+    ? findInterrupt(node.reactor, rest.join('.'))
+    : undefined;
 }

@@ -222,7 +222,7 @@ export class ReactorBuilder<Name extends string, In, I, S, G = {}> {
     const node = isStepDefinition(first)
       ? this.#placeDefinition(name, first, placement ?? {})
       : this.#inline(name, first as InlineStepOptions<never, never, never, unknown>);
-    return this.#with({ ...node, async: true });
+    return this.#with({ ...node, kind: 'async-step' });
   }
 
   /**
@@ -242,13 +242,12 @@ export class ReactorBuilder<Name extends string, In, I, S, G = {}> {
     const args = resolveWiring(options.args);
     const waitFor = [...(options.waitFor ?? [])] as string[];
     return this.#with({
-      kind: 'compose',
+      kind: 'async-reactor',
       name,
       reactor: child,
       args,
       waitFor,
       dependsOn: dependenciesOf(args, waitFor),
-      async: true,
       ...(options.cancelChildren === false ? { cancelChildren: false } : {}),
     }) as never;
   }
@@ -341,20 +340,12 @@ export class ReactorBuilder<Name extends string, In, I, S, G = {}> {
     const interrupt = interruptSpec(where, o);
     const args = o.args === undefined ? undefined : resolveWiring(o.args);
     const waitFor = [...(o.waitFor ?? [])] as string[];
-    const run = (): never => {
-      throw new Error(`interrupt "${where.step}" has no body`);
-    };
-    const retry = toRetryPolicy(undefined, where);
     return this.#with({
-      kind: 'step',
+      kind: 'interrupt',
       name: where.step,
       args,
       waitFor,
       dependsOn: dependenciesOf(args, waitFor),
-      hooks: { run },
-      contract: undefined,
-      retry,
-      coordination: [],
       interrupt,
     }) as never;
   }
@@ -379,19 +370,12 @@ export class ReactorBuilder<Name extends string, In, I, S, G = {}> {
     const where = { reactor: this.#state.name, step: name };
     const { spec, args } = sleepSpec(where, options as unknown as SleepOptions<never, never>);
     const waitFor = [...((options as { waitFor?: readonly string[] } | undefined)?.waitFor ?? [])];
-    const run = (): never => {
-      throw new Error(`sleep "${where.step}" has no body`);
-    };
     return this.#with({
-      kind: 'step',
+      kind: 'sleep',
       name: where.step,
       args,
       waitFor,
       dependsOn: dependenciesOf(args, waitFor),
-      hooks: { run },
-      contract: undefined,
-      retry: toRetryPolicy(undefined, where),
-      coordination: [],
       sleep: spec,
     }) as never;
   }

@@ -3,11 +3,19 @@
  *
  * @module
  */
-import type { AnyReactorDefinition, GraphNode } from './nodes.js';
+import type { AnyReactorDefinition, GraphNode, NodeKind } from './nodes.js';
 
-const SHAPES: Record<GraphNode['kind'], (id: string, label: string) => string> = {
-  step: (id, label) => `${id}["${label}"]`,
-  compose: (id, label) => `${id}[["${label} (compose)"]]`,
+const box = (id: string, label: string): string => `${id}["${label}"]`;
+const composed = (id: string, label: string): string => `${id}[["${label} (compose)"]]`;
+
+/** The shape each node kind is drawn as: a box for a step of any kind, a subroutine for a child reactor. */
+const SHAPES: Readonly<Record<NodeKind, (id: string, label: string) => string>> = {
+  step: box,
+  'async-step': box,
+  interrupt: box,
+  sleep: box,
+  compose: composed,
+  'async-reactor': composed,
   map: (id, label) => `${id}{{"${label} (map)"}}`,
 };
 

@@ -18,6 +18,7 @@ import type { SleepSpec } from '../sleep.js';
 import type { StepHooks } from '../step.js';
 import type { ReactorMigration } from '../versions.js';
 
+/** What every node has: its name and where its arguments and ordering come from. */
 interface NodeBase {
   readonly name: string;
   /** Argument map; `undefined` means the step receives the reactor's whole input. */
@@ -28,9 +29,8 @@ interface NodeBase {
   readonly dependsOn: readonly string[];
 }
 
-/** A plain step (inline, or a reusable step definition placed in a reactor). */
-export interface StepNode extends NodeBase {
-  readonly kind: 'step';
+/** A body run in attempts and what surrounds it: shared by a plain step and an async step. */
+interface StepBody {
   readonly hooks: StepHooks;
   /** The input contract its arguments are validated against (step definitions only). */
   readonly contract: Contract | undefined;
@@ -39,25 +39,45 @@ export interface StepNode extends NodeBase {
   readonly coordination: readonly CoordinationSpec[];
   /** How long one attempt of the body may run, in ms (the validated `timeout`); absent: no limit. */
   readonly timeoutMs?: number | undefined;
-  /** Set on an interrupt step: the execution pauses here until a resume delivers the payload. */
-  readonly interrupt?: InterruptSpec | undefined;
-  /** Set on a sleep step: the execution waits here until its wake time (docs/time.md#sleeps). */
-  readonly sleep?: SleepSpec | undefined;
-  /** `asyncStep`: the body runs in its own job while the reactor goes on. */
-  readonly async?: true;
   /** The step's own failure policy (`onFailure`); absent: the reactor's. */
   readonly onFailure?: OnFailure | undefined;
   /** Set when an operator may skip the step after it failed (`skippable`), with the schema its value must satisfy, if any. */
   readonly skip?: SkipPolicy | undefined;
 }
 
-/** A nested reactor run inline as one step of the same execution. */
+/** A plain step (`step`: inline, or a reusable step definition placed in a reactor). */
+export interface StepNode extends NodeBase, StepBody {
+  readonly kind: 'step';
+}
+
+/** An `asyncStep`: the body runs in its own job while the reactor goes on (docs/async.md). */
+export interface AsyncStepNode extends NodeBase, StepBody {
+  readonly kind: 'async-step';
+}
+
+/** An `interrupt` step: the execution pauses here until a resume delivers the payload. */
+export interface InterruptNode extends NodeBase {
+  readonly kind: 'interrupt';
+  readonly interrupt: InterruptSpec;
+}
+
+/** A `sleep` step: the execution waits here until its wake time (docs/time.md#sleeps). */
+export interface SleepNode extends NodeBase {
+  readonly kind: 'sleep';
+  readonly sleep: SleepSpec;
+}
+
+/** A nested reactor run inline as one step of the same execution (`compose`). */
 export interface ComposeNode extends NodeBase {
   readonly kind: 'compose';
   readonly reactor: AnyReactorDefinition;
-  /** `asyncReactor`: an independent child execution in the background, linked by `parentId`. */
-  readonly async?: true;
-  /** `asyncReactor` with `cancelChildren: false`: cancelling the dispatcher leaves the child running (docs/decisions/087). */
+}
+
+/** An `asyncReactor`: an independent child execution in the background, linked by `parentId`. */
+export interface AsyncReactorNode extends NodeBase {
+  readonly kind: 'async-reactor';
+  readonly reactor: AnyReactorDefinition;
+  /** `cancelChildren: false`: cancelling the dispatcher leaves the child running (docs/decisions/087). */
   readonly cancelChildren?: false;
 }
 
@@ -80,8 +100,28 @@ export interface MapNode extends NodeBase {
   readonly fanOut?: { readonly batchSize: number } | undefined;
 }
 
-/** Any node of the graph. */
-export type GraphNode = StepNode | ComposeNode | MapNode;
+/** Any node of the graph: one of a closed set of kinds, told apart by `kind` (docs/decisions/141). */
+export type GraphNode = StepNode | AsyncStepNode | InterruptNode | SleepNode | ComposeNode | AsyncReactorNode | MapNode;
+
+/** The kinds of node: `'step'`, `'async-step'`, `'interrupt'`, `'sleep'`, `'compose'`, `'async-reactor'`, `'map'`. */
+export type NodeKind = GraphNode['kind'];
+
+/** The node of one kind. */
+export type NodeOf<K extends NodeKind> = Extract<GraphNode, { readonly kind: K }>;
+
+/** A node whose body runs in attempts: a plain or an async step. */
+export type BodyNode = StepNode | AsyncStepNode;
+
+/**
+ * One handler per node kind. A table of this type is complete or does not compile, so a new kind
+ * added to {@link GraphNode} is refused until every reader of the graph handles it.
+ */
+export type NodeHandlers<R> = { readonly [K in NodeKind]: (node: NodeOf<K>) => R };
+
+/** Calls the handler of `node`'s kind. */
+export function onNode<R>(node: GraphNode, handlers: NodeHandlers<R>): R {
+  return (handlers[node.kind] as (node: GraphNode) => R)(node);
+}
 
 /** Phantom types carried by a reactor definition (never read at run time). */
 export interface ReactorTypes<In, I, S, O, G = {}> {

@@ -6,7 +6,7 @@
  */
 import { DefinitionError } from '../../errors.js';
 import type { Contract } from '../contract.js';
-import type { GraphNode } from './nodes.js';
+import { onNode, type GraphNode, type NodeHandlers } from './nodes.js';
 
 /** What validation reads of a reactor being built. */
 export interface GraphToCheck {
@@ -54,8 +54,19 @@ export function validateGraph(graph: GraphToCheck): void {
   }
 }
 
+/** The contract a node's arguments are wired against: a placed step definition's, or a child reactor's input. */
+const WIRED_CONTRACT: NodeHandlers<Contract | undefined> = {
+  step: (n) => n.contract,
+  'async-step': (n) => n.contract,
+  interrupt: () => undefined,
+  sleep: () => undefined,
+  compose: (n) => n.reactor.contract,
+  'async-reactor': (n) => n.reactor.contract,
+  map: () => undefined,
+};
+
 function checkWiring(graph: GraphToCheck, node: GraphNode, fail: (step: string, message: string) => never): void {
-  const contract = node.kind === 'step' ? node.contract : node.kind === 'compose' ? node.reactor.contract : undefined;
+  const contract = onNode<Contract | undefined>(node, WIRED_CONTRACT);
   if (!contract) return;
   for (const field of contract.required) {
     if (node.args && field in node.args) continue;
