@@ -3,7 +3,6 @@ export * from './context.js';
 export * from './contract.js';
 export * from './coordination.js';
 export * from './coordination-of.js';
-export * from './definition.js';
 export * from './duration.js';
 export * from './interrupt.js';
 export * from './map-result.js';
