@@ -17,6 +17,11 @@ export interface P13ChildConfig {
   readonly concurrency: number;
   /** How long the locked step's section takes, ms. */
   readonly sectionMs: number;
+  /**
+   * Short liveness and stall bounds, so a job whose master was killed is found again within
+   * seconds (the failover target).
+   */
+  readonly fastRecovery?: boolean;
 }
 
 /** The reactor: an unlocked step, then a section under a lock on the execution's key. */

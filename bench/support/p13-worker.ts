@@ -23,7 +23,9 @@ function print(value: unknown): void {
 const sections: [string, string, number, number][] = [];
 const parked: [string, string, number][] = [];
 const parkedIds: string[] = [];
-const counts = { parks: 0, woken: 0, completed: 0 };
+const parkJobs: [string, number][] = [];
+const wokenJobs: string[] = [];
+const counts = { parks: 0, woken: 0, completed: 0, failed: 0 };
 const unconfirmed: { from: number; to: number; detail: string }[] = [];
 let open: { from: number; detail: string } | undefined;
 
@@ -31,6 +33,12 @@ const runtime = createRedisRuntime({
   ...(config.url === undefined ? {} : { url: config.url }),
   ...(config.cluster === undefined ? {} : { cluster: config.cluster }),
   prefix: config.prefix,
+  ...(config.fastRecovery === true
+    ? {
+        background: { livenessTtlMs: 5_000, sweepIntervalMs: 2_000 },
+        stall: { lockDurationMs: 5_000, stalledIntervalMs: 2_000 },
+      }
+    : {}),
   reactors: [p13Reactor((key, id, start, end) => sections.push([key, id, start, end]))],
 });
 runtime.engine.subscribe((event) => {
@@ -38,11 +46,17 @@ runtime.engine.subscribe((event) => {
     counts.parks++;
     parkedIds.push(event.executionId);
     parked.push([event.executionId, event.key, now()]);
+    parkJobs.push([event.jobId, now()]);
   } else if (event.type === 'coordination.waiting') parked.push([event.executionId, event.key, now()]);
-  else if (event.type === 'run.woken') counts.woken++;
-  else if (event.type === 'run.completed') {
+  else if (event.type === 'run.woken') {
+    counts.woken++;
+    wokenJobs.push(event.jobId);
+  } else if (event.type === 'run.completed') {
     counts.completed++;
     print({ c: 1 });
+  } else if (event.type === 'run.failed') {
+    counts.failed++;
+    print({ x: 1 });
   }
 });
 setInterval(() => {
@@ -68,10 +82,12 @@ createInterface({ input: process.stdin })
         sections: sections.splice(0),
         parked: parked.splice(0),
         parkedIds: parkedIds.splice(0),
+        parkJobs: parkJobs.splice(0),
+        wokenJobs: wokenJobs.splice(0),
         ...counts,
         unconfirmed: spans,
       });
-      counts.parks = counts.woken = counts.completed = 0;
+      counts.parks = counts.woken = counts.completed = counts.failed = 0;
     }
   })
   .on('close', () => process.exit(0));
