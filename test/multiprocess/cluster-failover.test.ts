@@ -43,7 +43,12 @@ import {
 import { offered } from '../support/fast-paths.js';
 
 const WORKER = fileURLToPath(new URL('./cluster-failover-worker-process.ts', import.meta.url));
-/** Executions per round, over {@link KEYS} keys: about 30 queue on each key. */
+/**
+ * Executions of the first round, over {@link KEYS} keys: with one 50 ms section at a time per key
+ * it lasts at least 5 s however fast the machine, so the kill lands mid-run.
+ */
+const FIRST_ROUND = 600;
+/** Executions of the second round: about 30 queue on each key. */
 const EXECUTIONS = 180;
 const KEYS = 6;
 /** Locked sections finished (over all workers) before the kill: the kill lands mid-run. */
@@ -159,7 +164,7 @@ function waitsBetween(waits: readonly WaitOutcome[], from: number, to: number): 
 }
 
 test(
-  `the first-listed master SIGKILLed mid-run (${EXECUTIONS} executions, ${KEYS} keys, 3 worker processes): readiness, wake-ups and cancels come back after the promotion`,
+  `the first-listed master SIGKILLed mid-run (${FIRST_ROUND} + ${EXECUTIONS} executions, ${KEYS} keys, 3 worker processes): readiness, wake-ups and cancels come back after the promotion`,
   { timeout: 400_000 },
   async () => {
     const handle = cluster.handle;
@@ -180,10 +185,10 @@ test(
     });
     const backend = createRedisBackend({ cluster: { nodes: handle.nodes }, prefix });
     try {
-      const startRound = async (): Promise<string[]> =>
+      const startRound = async (executions: number): Promise<string[]> =>
         (
           await runtime.engine.startMany(
-            Array.from({ length: EXECUTIONS }, (_, i) => ({
+            Array.from({ length: executions }, (_, i) => ({
               reactor: reactors.locked,
               input: { key: `k${i % KEYS}` },
             })),
@@ -196,16 +201,17 @@ test(
           counts.set(result.status, (counts.get(result.status) ?? 0) + 1);
         }
       };
-      const first = await startRound();
+      const first = await startRound(FIRST_ROUND);
       for (const w of spawned) w.child.stdin!.write('go\n');
       await until(`${BEFORE_KILL} sections did not finish`, () => doneSoFar(spawned) >= BEFORE_KILL);
-      for (const url of urls) expect(await readyz(url)).toBe(200);
+      // Each worker's subscriber connects at its first contention: ready once confirmed.
+      for (const url of urls) await until(`${url} did not answer 200`, async () => (await readyz(url)) === 200);
       // The workers' subscribers (wake-ups, cancels, probes) listen on the node about to be killed.
       expect(await subscribersOn(firstListed)).toBeGreaterThanOrEqual(spawned.length);
 
       const killedAt = wallNow();
       await handle.kill(firstListed);
-      expect(doneSoFar(spawned)).toBeLessThan(EXECUTIONS); // the kill came mid-run
+      expect(doneSoFar(spawned)).toBeLessThan(FIRST_ROUND); // the kill came mid-run
       await handle.waitForMaster(replica!);
       const promotedAt = wallNow();
 
@@ -244,10 +250,10 @@ test(
       await finish(first);
       await sleep(Math.max(0, promotedAt + SETTLED_AFTER_MS - wallNow()));
       const secondAt = wallNow();
-      const second = await startRound();
+      const second = await startRound(EXECUTIONS);
       await finish(second);
       expect([...counts.keys()].every((status) => TERMINAL.has(status))).toBe(true);
-      expect(Object.fromEntries(counts)).toEqual({ completed: 2 * EXECUTIONS });
+      expect(Object.fromEntries(counts)).toEqual({ completed: FIRST_ROUND + EXECUTIONS });
 
       for (const w of spawned) w.child.kill('SIGTERM');
       const stopped = await Promise.all(
