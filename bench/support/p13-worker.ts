@@ -2,7 +2,8 @@
  * Child process of P13 (`node --import tsx p13-worker.ts '<json config>'`, see
  * {@link P13ChildConfig}): a ts-reactor worker for the step-lock reactor. Prints
  * `{"ready":true}`, then answers stdin lines: `ping <n>` → `{"pong":n,"t":…}`; `dump <round>` →
- * the round's sections (key, start, end), its park and wake counts, and the spans during which
+ * the round's sections (key, start, end), its park and wake counts, the sections that found their
+ * key's guard directory taken (`clashes`, with a `guardDir`), and the spans during which
  * its subscriptions read not confirmed (sampled every 10 ms), then clears them.
  *
  * Timestamps are `performance.timeOrigin + performance.now()` of this process.
@@ -25,7 +26,7 @@ const parked: [string, string, number][] = [];
 const parkedIds: string[] = [];
 const parkJobs: [string, number][] = [];
 const wokenJobs: string[] = [];
-const counts = { parks: 0, woken: 0, completed: 0, failed: 0 };
+const counts = { parks: 0, woken: 0, completed: 0, failed: 0, clashes: 0 };
 const unconfirmed: { from: number; to: number; detail: string }[] = [];
 let open: { from: number; detail: string } | undefined;
 
@@ -39,7 +40,13 @@ const runtime = createRedisRuntime({
         stall: { lockDurationMs: 5_000, stalledIntervalMs: 2_000 },
       }
     : {}),
-  reactors: [p13Reactor((key, id, start, end) => sections.push([key, id, start, end]))],
+  reactors: [
+    p13Reactor(
+      (key, id, start, end) => sections.push([key, id, start, end]),
+      config.guardDir,
+      () => counts.clashes++,
+    ),
+  ],
 });
 runtime.engine.subscribe((event) => {
   if (event.type === 'run.parked') {
@@ -87,7 +94,7 @@ createInterface({ input: process.stdin })
         ...counts,
         unconfirmed: spans,
       });
-      counts.parks = counts.woken = counts.completed = counts.failed = 0;
+      counts.parks = counts.woken = counts.completed = counts.failed = counts.clashes = 0;
     }
   })
   .on('close', () => process.exit(0));
