@@ -76,9 +76,13 @@ describeOnBackends('fan-out maps in workers', (backend) => {
     await inside.promise;
     const { executionId } = await runtime.engine.start(map, { ns: [0, 1, 2] });
     const ids = [0, 1, 2].map((i) => `${executionId}/items[${i}]`);
-    for (let i = 0; i < 600; i++) {
+    // However slow the machine, every element is parked before the test goes on.
+    const deadline = Date.now() + 120_000;
+    for (;;) {
       const results = await Promise.all(ids.map((id) => runtime.engine.result(id)));
       if (results.every((r) => r?.status === 'parked')) break;
+      if (Date.now() > deadline)
+        throw new Error(`the elements never all parked: ${JSON.stringify(results.map((r) => r?.status))}`);
       await sleep(10);
     }
     return { key, log, leave, runtime, held, executionId, ids };

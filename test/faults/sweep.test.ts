@@ -77,7 +77,7 @@ const events = (runtime: RedisRuntime): ReactorEvent[] => {
 /** Starts an inline run in its own process, waits until it is inside step `b`, and kills it there. */
 async function killedInline(prefix: string): Promise<{ executionId: string; killedAt: number }> {
   const child = spawnJsonChild(CHILD, { url: server.url, prefix, livenessTtlMs: TTL }, children);
-  const line = await child.line<InStepLine>((v) => v.inStep === 'b', 30_000);
+  const line = await child.line<InStepLine>((v) => v.inStep === 'b');
   child.child.kill('SIGKILL');
   await child.exited;
   return { executionId: line.executionId, killedAt: Date.now() };

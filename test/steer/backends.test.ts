@@ -159,7 +159,8 @@ describeOnBackends('failures steered in workers', (backend) => {
           },
         })
         .returns('charge');
-      const options = { background: { livenessTtlMs: 1_000, sweepIntervalMs: 0 } };
+      // A lease short enough to outlive in the test, long enough that a busy machine still renews it.
+      const options = { background: { livenessTtlMs: 4_000, sweepIntervalMs: 0 } };
       const one = backend.runtime({ reactors: [r], ...options });
       const two = backend.runtime({ reactors: [r], ...options, namespace: one.namespace });
       two.startWorker(); // a requeued execution would run here, beside the inline continuation
@@ -187,7 +188,7 @@ describeOnBackends('failures steered in workers', (backend) => {
       // record is not rewritten, and still the other runtime's sweep finds it held and leaves it.
       const { coordinator } = one.backend;
       for (let i = 0; i < 3; i++) {
-        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        await new Promise((resolve) => setTimeout(resolve, 2_000));
         expect(await loser.engine.sweep()).toMatchObject({ requeued: 0, aborted: 0 });
       }
       expect((await coordinator.lockState(`execution:${paused.executionId}`))?.holder.owner).toMatch(/^inline:/);
