@@ -9,6 +9,7 @@ import { coordinationMigration } from './0002-coordination.js';
 import { jobLeasesMigration } from './0003-job-leases.js';
 import { fanOutMigration } from './0004-fanout.js';
 import { waitListsMigration } from './0005-wait-lists.js';
+import { lockFastPathMigration } from './0006-lock-fast-path.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -20,6 +21,7 @@ export const MIGRATIONS: readonly Migration[] = [
   jobLeasesMigration,
   fanOutMigration,
   waitListsMigration,
+  lockFastPathMigration,
 ];
 
 /** The schema version this ts-reactor needs: the last migration's. */
