@@ -18,7 +18,7 @@ const SHIPPED: Readonly<Record<string, Readonly<Record<number, string>>>> = {
     3: '9371543c4d647125186e253551a111993871cb7f4a71163f48443b9c4da1b236',
     4: '28f2ba56b60ec48e0d92ae192cd46a7c8dcbbf3b1c04fb601b0f55b0a2789d0e',
     5: '880a53acc063eb26d910c3fe595c71984fcf81f2212ad7cdc37ed6880b19674a',
-    6: '5e4c70a1af709ec0d5804f28a0599441a3aa8c97d4d564b79b9edb5b17570b62',
+    6: '50cedc5e8dea1ccbece1a03e76fa4b38da810caece50bb8309d4248fea2cd7ba',
   },
   my_app_1: {
     1: '9da02f49e70ac90722cd8d3dfde507696a405d441e55853867a8db5a6eaa0a78',
@@ -26,7 +26,7 @@ const SHIPPED: Readonly<Record<string, Readonly<Record<number, string>>>> = {
     3: 'a9eab3b213d921d71543b4df648b61b56fe2316afe69f429a5df7d7b9436c574',
     4: '14b5eba5493461f26cccffbae912cd23ec84478fe72dca9accb03829414afbf7',
     5: 'd865ff9b21591fd9a117ca3157a908d14792850c81c3fdcdb4d6e3973acc9121',
-    6: '2d5f80146772d8854425a4d1bfc4cb8376417e5a07199a8de5e8823e612bda07',
+    6: '0c6549aaa0b13187e60253d07c531526c33c1c0b78f772a441fcf58bce272d02',
   },
 };
 

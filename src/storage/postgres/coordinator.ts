@@ -33,7 +33,7 @@ import { PostgresOrdered } from './coordinator/ordered.js';
 import { PostgresPeriods } from './coordinator/periods.js';
 import { PostgresRates } from './coordinator/rates.js';
 import { PostgresSemaphores } from './coordinator/semaphores.js';
-import { WakeUps } from './coordinator/wake-ups.js';
+import { changePayload, WakeUps } from './coordinator/wake-ups.js';
 
 /** The `application_name` of the LISTEN connection (for operators reading `pg_stat_activity`). */
 export const LISTEN_APPLICATION = 'ts-reactor/listen';
@@ -155,7 +155,8 @@ export class PostgresCoordinator
    */
   waitForChange(kind: PrimitiveKind, key: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
     this.#listener.start();
-    if (kind === 'lock' && signal?.aborted !== true && !this.#closed) this.#locks.want(key, timeoutMs);
+    if (kind === 'lock' && signal?.aborted !== true && !this.#closed)
+      this.#locks.want(key, timeoutMs, this.#freed(key));
     return this.#wakeUps.wait(kind, key, timeoutMs, signal);
   }
 
@@ -167,7 +168,7 @@ export class PostgresCoordinator
   watch(kind: PrimitiveKind, key: string, offer?: LockAcquireRequest): ChangeWatch {
     void offer;
     this.#listener.start();
-    if (kind === 'lock' && !this.#closed) this.#locks.want(key, 0);
+    if (kind === 'lock' && !this.#closed) this.#locks.want(key, 0, this.#freed(key));
     return this.#wakeUps.watch(kind, key);
   }
 
@@ -209,6 +210,11 @@ export class PostgresCoordinator
     await this.#locks.wanting();
     await this.#calls.settle();
     await this.#connection.end();
+  }
+
+  /** Wakes a waiter of lock `key` as its release's notification would have (a release before its mark). */
+  #freed(key: string): () => void {
+    return () => this.#wakeUps.notify(changePayload('lock', key));
   }
 
   #onNotification(payload: string): void {

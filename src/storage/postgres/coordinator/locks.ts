@@ -126,18 +126,23 @@ export class PostgresLocks {
    * A wait of `timeoutMs` from now for the release of `key` begins: makes sure that release
    * notifies. A release notifies only a wanted key; a refused acquire marks it so, and so does
    * this, in the background with `coord_lock_want`, unless a mark of this process (a refusal, an
-   * earlier want) covers the wait already. A free key is not marked. See {@link PostgresLocks.wanting}.
+   * earlier want) covers the wait already. A free key is not marked; one that was held (it has a
+   * row) may have been released before the mark, unnotified, so `freed` is called then (the
+   * waiter looks again). See {@link PostgresLocks.wanting}.
    */
-  want(key: string, timeoutMs: number): void {
+  want(key: string, timeoutMs: number, freed: () => void): void {
     const now = performance.now();
     if ((this.#wanted.get(key) ?? -Infinity) >= now + timeoutMs) return;
     const ms = Number.isFinite(timeoutMs)
       ? Math.min(WANT_MAX_MS, Math.max(WANT_MS, Math.ceil(timeoutMs) + MARK_SLACK_MS))
       : WANT_MAX_MS;
     const call: Promise<void> = this.#calls
-      .one<{ coord_lock_want: boolean }>('lock-want', 'lock_want', [key, ms])
+      .one<{ coord_lock_want: boolean | null }>('lock-want', 'lock_want', [key, ms])
       .then(
-        (row) => void (row.coord_lock_want && this.#markedUntil(key, now + ms - MARK_SLACK_MS)),
+        (row) => {
+          if (row.coord_lock_want === true) this.#markedUntil(key, now + ms - MARK_SLACK_MS);
+          else if (row.coord_lock_want === false) freed();
+        },
         // A mark is a hint: a waiter without one wakes at its timeout.
         () => undefined,
       )

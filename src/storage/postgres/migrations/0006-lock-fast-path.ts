@@ -164,7 +164,8 @@ $$;
 -- coord_lock_want: marks a held key wanted for p_ms, so that its release notifies (a waiter that
 -- was not refused: a refusal marks the key itself). A free key is not marked.
 --   Arguments: p_key, p_ms (integer >= 1).
---   Results: true when the key is held (and now marked), false when it is free.
+--   Results: true when the key is held (and now marked); false when it is free and has a row (it
+--   was held: its release may have come before this mark); NULL when it has no row.
 --   Errors: 22023 RX_ARG when p_ms < 1.
 CREATE FUNCTION ${f('lock_want')}(p_key text, p_ms bigint) RETURNS boolean
 LANGUAGE plpgsql AS $$
@@ -178,7 +179,10 @@ BEGIN
   UPDATE ${n.coordLocks} AS l
     SET wanted_until = greatest(l.wanted_until, v_now + p_ms * interval '1 ms')
     WHERE l.key = p_key AND l.owner IS NOT NULL AND l.expires_at > v_now;
-  RETURN FOUND;
+  IF FOUND THEN
+    RETURN true;
+  END IF;
+  RETURN CASE WHEN EXISTS (SELECT 1 FROM ${n.coordLocks} AS l WHERE l.key = p_key) THEN false END;
 END
 $$;
 
