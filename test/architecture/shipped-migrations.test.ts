@@ -20,6 +20,7 @@ const SHIPPED: Readonly<Record<string, Readonly<Record<number, string>>>> = {
     5: '880a53acc063eb26d910c3fe595c71984fcf81f2212ad7cdc37ed6880b19674a',
     6: 'fb7175b2d3e28f819e00c114b66c8dd211715d64795fa857e478bd1a95f34d03',
     7: 'fe9177f839cd5dfd62ef42327e83d915f44507fa8a0b0e79b9e6984696550576',
+    8: '50cedc5e8dea1ccbece1a03e76fa4b38da810caece50bb8309d4248fea2cd7ba',
   },
   my_app_1: {
     1: '9da02f49e70ac90722cd8d3dfde507696a405d441e55853867a8db5a6eaa0a78',
@@ -29,6 +30,7 @@ const SHIPPED: Readonly<Record<string, Readonly<Record<number, string>>>> = {
     5: 'd865ff9b21591fd9a117ca3157a908d14792850c81c3fdcdb4d6e3973acc9121',
     6: '8754f1a59e6e39ebb88f9d8a069e87d7fb67f92978b28cc6c4536a0ca5f2b401',
     7: '22ac91dc5babe3444ad9203ca47a46c410b0557f7411cdc2146e76c4587d5a83',
+    8: '0c6549aaa0b13187e60253d07c531526c33c1c0b78f772a441fcf58bce272d02',
   },
 };
 

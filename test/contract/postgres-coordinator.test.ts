@@ -27,6 +27,8 @@ describeCoordinatorContract('postgres (database clock)', async () => {
     // Real time: sleep a little longer than asked so a deadline is surely behind us (a timer may
     // fire up to a millisecond early), but no longer: each extra ms narrows the scenarios' margins.
     advance: (ms) => realPause(ms + 5),
+    // Listening, and the locks waited for marked wanted (a release notifies only a wanted lock).
+    listening: () => coordinator.listening(),
     close: () => coordinator.close(),
   };
 });

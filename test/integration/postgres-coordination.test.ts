@@ -204,6 +204,7 @@ describe('LISTEN/NOTIFY', () => {
       await a.lockAcquire({ key: 'shared', holder: { owner: 'a' }, ttlMs: 60_000 });
       let woken = false;
       const wait = b.waitForChange('lock', 'shared', 20_000).then(() => (woken = true));
+      await b.listening(); // the lock marked wanted: only then does its release notify
       const heard: string[] = [];
       a.onCancelAnnounced((id) => heard.push(`a:${id}`));
       b.onCancelAnnounced((id) => heard.push(`b:${id}`));
@@ -216,6 +217,50 @@ describe('LISTEN/NOTIFY', () => {
     } finally {
       await b.close();
       await otherPool.end();
+    }
+  });
+
+  test('a release notifies only a wanted lock: after a refused try or a wait, not an uncontended hold', async () => {
+    const c = coordinator();
+    const names = new PostgresNames(schema);
+    const heard: string[] = [];
+    const listener = new pg.Client({ connectionString: server.url });
+    await listener.connect();
+    listener.on('notification', (message) => heard.push(message.payload ?? ''));
+    await listener.query(`LISTEN ${names.coordChannel}`);
+    // Notifications arrive in commit order: once a later one is heard, an earlier one would have been.
+    let marks = 0;
+    const heardUpTo = async (): Promise<string[]> => {
+      const mark = `mark:${++marks}`;
+      await pool.query('SELECT pg_notify($1, $2)', [names.coordChannel, mark]);
+      await eventually(() => heard.includes(mark));
+      return heard.splice(0).filter((payload) => payload.startsWith('lock:'));
+    };
+    try {
+      for (const unfenced of [false, true]) {
+        const k = `wanted-${String(unfenced)}`;
+        expect((await c.lockAcquire({ key: k, holder: { owner: 'a' }, ttlMs: 60_000, unfenced })).acquired).toBe(true);
+        expect(await c.lockRelease(k, 'a')).toEqual({ released: true, nesting: 0 });
+        expect(await heardUpTo()).toEqual([]);
+        // A refused try marks the key: its release, and the next holder's, notify.
+        await c.lockAcquire({ key: k, holder: { owner: 'a' }, ttlMs: 60_000, unfenced });
+        expect((await c.lockAcquire({ key: k, holder: { owner: 'b' }, ttlMs: 60_000, unfenced })).acquired).toBe(false);
+        await c.lockRelease(k, 'a');
+        expect(await heardUpTo()).toEqual([`lock:${k}`]);
+        expect((await c.lockAcquire({ key: k, holder: { owner: 'b' }, ttlMs: 60_000, unfenced })).acquired).toBe(true);
+        await c.lockRelease(k, 'b');
+        expect(await heardUpTo()).toEqual([`lock:${k}`]);
+      }
+      // A wait this process was not refused for marks the key itself.
+      const k = 'wanted-by-wait';
+      await c.lockAcquire({ key: k, holder: { owner: 'a' }, ttlMs: 60_000 });
+      const wait = c.waitForChange('lock', k, 20_000);
+      await c.listening();
+      await c.lockRelease(k, 'a');
+      await wait;
+      expect(await heardUpTo()).toEqual([`lock:${k}`]);
+    } finally {
+      await listener.end();
     }
   });
 
@@ -244,6 +289,7 @@ describe('LISTEN/NOTIFY', () => {
     await c.lockAcquire({ key: 'again', holder: { owner: 'a' }, ttlMs: 60_000 });
     let woken = false;
     const wait = c.waitForChange('lock', 'again', 20_000).then(() => (woken = true));
+    await c.listening();
     await c.lockRelease('again', 'a');
     await eventually(() => woken);
     await wait;

@@ -33,7 +33,7 @@ import { PostgresOrdered } from './coordinator/ordered.js';
 import { PostgresPeriods } from './coordinator/periods.js';
 import { PostgresRates } from './coordinator/rates.js';
 import { PostgresSemaphores } from './coordinator/semaphores.js';
-import { WakeUps } from './coordinator/wake-ups.js';
+import { changePayload, WakeUps } from './coordinator/wake-ups.js';
 
 /** The `application_name` of the LISTEN connection (for operators reading `pg_stat_activity`). */
 export const LISTEN_APPLICATION = 'ts-reactor/listen';
@@ -48,7 +48,7 @@ export interface PostgresCoordinatorOptions {
    * by the coordinator; share the store's to share its connections).
    */
   readonly connection: PostgresConnectionOption;
-  /** The schema of ts-reactor's tables (default `ts_reactor`), migrated to version 2 or later. */
+  /** The schema of ts-reactor's tables (default `ts_reactor`), migrated to version 8 or later. */
   readonly schema?: string;
   /**
    * Makes the client of the LISTEN connection (a new, unconnected one per connection attempt).
@@ -85,6 +85,7 @@ export class PostgresCoordinator
   readonly names: PostgresNames;
   readonly #connection: PostgresConnection;
   readonly #calls: CoordinationCalls;
+  readonly #locks: PostgresLocks;
   protected override readonly primitives: CoordinatorPrimitives;
   readonly #wakeUps = new WakeUps();
   readonly #listener: NotificationListener;
@@ -99,8 +100,9 @@ export class PostgresCoordinator
     this.names = new PostgresNames(options.schema, 'PostgresCoordinator');
     this.#connection = postgresConnection(options.connection);
     this.#calls = new CoordinationCalls(this.pool, this.names, options.outageToleranceMs);
+    this.#locks = new PostgresLocks(this.#calls);
     this.primitives = {
-      locks: new PostgresLocks(this.#calls),
+      locks: this.#locks,
       semaphores: new PostgresSemaphores(this.#calls),
       rates: new PostgresRates(this.#calls),
       periods: new PostgresPeriods(this.#calls),
@@ -137,27 +139,36 @@ export class PostgresCoordinator
   // ── Notifications ─────────────────────────────────────────────────────────────────────────
 
   /**
-   * Starts the LISTEN connection (if not started yet) and resolves once it listens, or at
-   * close. Optional: the first wait or watch starts it too; a caller that must not miss a
-   * notification sent right after (a test) awaits this first.
+   * Starts the LISTEN connection (if not started yet) and resolves once it listens and the locks
+   * waited for are marked wanted (see {@link PostgresCoordinator.waitForChange}), or at close.
+   * Optional: the first wait or watch starts it too; a caller that must not miss a notification
+   * sent right after (a test) awaits this first.
    */
-  listening(): Promise<void> {
-    return this.#listener.listening();
+  async listening(): Promise<void> {
+    await Promise.all([this.#listener.listening(), this.#locks.wanting()]);
   }
 
-  /** See {@link KeyChanges.waitForChange}: woken by NOTIFY, wake-one for locks and semaphores. */
+  /**
+   * See {@link KeyChanges.waitForChange}: woken by NOTIFY, wake-one for locks and semaphores. A
+   * lock's release notifies only while the key is wanted: a refused acquire marks it so, and a
+   * wait for a lock this process was not refused marks it in the background (docs/decisions/139).
+   */
   waitForChange(kind: PrimitiveKind, key: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
     this.#listener.start();
+    if (kind === 'lock' && signal?.aborted !== true && !this.#closed)
+      this.#locks.want(key, timeoutMs, this.#freed(key));
     return this.#wakeUps.wait(kind, key, timeoutMs, signal);
   }
 
   /**
    * See {@link KeyWatches.watch}: registered now, so a release between a refused try and the
-   * wait is kept. `offer` is ignored: this backend never grants a lock (docs/decisions/128).
+   * wait is kept; a lock is marked wanted as by {@link PostgresCoordinator.waitForChange}.
+   * `offer` is ignored: this backend never grants a lock (docs/decisions/128).
    */
   watch(kind: PrimitiveKind, key: string, offer?: LockAcquireRequest): ChangeWatch {
     void offer;
     this.#listener.start();
+    if (kind === 'lock' && !this.#closed) this.#locks.want(key, 0, this.#freed(key));
     return this.#wakeUps.watch(kind, key);
   }
 
@@ -196,8 +207,14 @@ export class PostgresCoordinator
     this.#wakeUps.close();
     this.#cancelListeners.clear();
     await this.#listener.close();
+    await this.#locks.wanting();
     await this.#calls.settle();
     await this.#connection.end();
+  }
+
+  /** Wakes a waiter of lock `key` as its release's notification would have (a release before its mark). */
+  #freed(key: string): () => void {
+    return () => this.#wakeUps.notify(changePayload('lock', key));
   }
 
   #onNotification(payload: string): void {

@@ -19,6 +19,7 @@ export type CoordinationFunction =
   | 'lock_release'
   | 'lock_extend'
   | 'lock_state'
+  | 'lock_want'
   | 'semaphore_acquire'
   | 'semaphore_release'
   | 'semaphore_extend'

@@ -35,12 +35,14 @@ export const DEFAULT_COORDINATION_OUTAGE_TOLERANCE_MS = 30_000;
 
 /**
  * Functions whose second call after a lost reply changes nothing the first did not: reads,
- * extensions (a deadline set again from now), a period's mark and an ordered position's heartbeat.
+ * extensions (a deadline set again from now), a lock's wanted mark, a period's mark and an
+ * ordered position's heartbeat.
  */
 const REPEATABLE: ReadonlySet<CoordinationFunction> = new Set<CoordinationFunction>([
   'time',
   'lock_state',
   'lock_extend',
+  'lock_want',
   'semaphore_state',
   'semaphore_extend',
   'rate_state',

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { performance } from 'node:perf_hooks';
 import type {
   HolderInfo,
   LockAcquireRequest,
@@ -38,6 +39,19 @@ interface StateRow {
 const KNOWN_LIMIT = 10_000;
 
 /**
+ * How long a refused acquire's mark surely lasts, from when it was sent: `coord_lock_acquire`
+ * leaves a refused key wanted at least 30 s ahead of its clock; 5 s are kept for a clock that
+ * runs apart from this process's.
+ */
+const REFUSAL_MARK_MS = 25_000;
+/** The least a waiter's own mark (`coord_lock_want`) lasts, in ms. */
+const WANT_MS = 60_000;
+/** The longest a waiter's own mark lasts (a wait without a timeout is marked for this long). */
+const WANT_MAX_MS = 86_400_000;
+/** What is kept off a mark's length for a clock that runs apart from this process's, in ms. */
+const MARK_SLACK_MS = 5_000;
+
+/**
  * The lock calls. A hold expires at its deadline on the database clock; the fencing token is
  * `greatest(last + 1, clock µs)`, kept with the key's row so it grows across holders and
  * restarts. An acquire or a release is counted (a second call adds or removes one more level):
@@ -49,6 +63,10 @@ export class PostgresLocks {
   readonly #calls: CoordinationCalls;
   /** `key \0 owner` → the hold's token and nesting after this process's last acquire or release of it. */
   readonly #known = new Map<string, { readonly token: string; readonly nesting: number }>();
+  /** Key → until when (`performance.now()`) a mark of this process surely keeps it wanted: bounded like {@link PostgresLocks.#known}. */
+  readonly #wanted = new Map<string, number>();
+  /** The `coord_lock_want` calls in flight. */
+  readonly #wanting = new Set<Promise<void>>();
 
   /** @param calls - The coordinator's SQL calls. */
   constructor(calls: CoordinationCalls) {
@@ -61,6 +79,7 @@ export class PostgresLocks {
     const { key, holder } = request;
     const memo = `${key}\u0000${holder.owner}`;
     const before = this.#known.get(memo);
+    const sentAt = performance.now();
     const send = async (): Promise<LockAcquireResult> => {
       const row = await this.#calls.one<AcquireRow>(
         'lock-acquire',
@@ -99,7 +118,49 @@ export class PostgresLocks {
       result = await this.#calls.settleLost(error, settle, send);
     }
     if (result.acquired) this.#remember(memo, { token: result.token, nesting: result.nesting });
+    else this.#markedUntil(key, sentAt + REFUSAL_MARK_MS);
     return result;
+  }
+
+  /**
+   * A wait of `timeoutMs` from now for the release of `key` begins: makes sure that release
+   * notifies. A release notifies only a wanted key; a refused acquire marks it so, and so does
+   * this, in the background with `coord_lock_want`, unless a mark of this process (a refusal, an
+   * earlier want) covers the wait already. A free key is not marked; one that was held (it has a
+   * row) may have been released before the mark, unnotified, so `freed` is called then (the
+   * waiter looks again). See {@link PostgresLocks.wanting}.
+   */
+  want(key: string, timeoutMs: number, freed: () => void): void {
+    const now = performance.now();
+    if ((this.#wanted.get(key) ?? -Infinity) >= now + timeoutMs) return;
+    const ms = Number.isFinite(timeoutMs)
+      ? Math.min(WANT_MAX_MS, Math.max(WANT_MS, Math.ceil(timeoutMs) + MARK_SLACK_MS))
+      : WANT_MAX_MS;
+    const call: Promise<void> = this.#calls
+      .one<{ coord_lock_want: boolean | null }>('lock-want', 'lock_want', [key, ms])
+      .then(
+        (row) => {
+          if (row.coord_lock_want === true) this.#markedUntil(key, now + ms - MARK_SLACK_MS);
+          else if (row.coord_lock_want === false) freed();
+        },
+        // A mark is a hint: a waiter without one wakes at its timeout.
+        () => undefined,
+      )
+      .finally(() => this.#wanting.delete(call));
+    this.#wanting.add(call);
+  }
+
+  /** Resolves once the marks {@link PostgresLocks.want} sent so far are written (or failed). */
+  async wanting(): Promise<void> {
+    await Promise.all([...this.#wanting]);
+  }
+
+  /** Notes that `key` surely stays wanted until `until` (`performance.now()`), forgetting the oldest beyond {@link KNOWN_LIMIT}. */
+  #markedUntil(key: string, until: number): void {
+    const known = this.#wanted.get(key) ?? -Infinity;
+    this.#wanted.delete(key);
+    this.#wanted.set(key, Math.max(known, until));
+    if (this.#wanted.size > KNOWN_LIMIT) this.#wanted.delete(this.#wanted.keys().next().value!);
   }
 
   /** See `Coordinator.lockRelease`: one call; the outermost release notifies the key's waiters. */

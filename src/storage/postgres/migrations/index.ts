@@ -11,6 +11,7 @@ import { fanOutMigration } from './0004-fanout.js';
 import { waitListsMigration } from './0005-wait-lists.js';
 import { waitListShiftMigration } from './0006-wait-list-shift.js';
 import { eventsMigration } from './0007-events.js';
+import { lockFastPathMigration } from './0008-lock-fast-path.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -24,6 +25,7 @@ export const MIGRATIONS: readonly Migration[] = [
   waitListsMigration,
   waitListShiftMigration,
   eventsMigration,
+  lockFastPathMigration,
 ];
 
 /** The schema version this ts-reactor needs: the last migration's. */
