@@ -10,3 +10,4 @@ export * from './job-lease.js';
 export * from './backend.js';
 export * from './health.js';
 export * from './schedules.js';
+export * from './execution-stream.js';

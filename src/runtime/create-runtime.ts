@@ -20,7 +20,15 @@ import type { ScheduleInputFn } from '../schedules/types.js';
 import { consumerAfter, engineAfter } from './ready-gate.js';
 
 /** The engine options a {@link Backend} provides, which {@link RuntimeOptions} therefore leaves out. */
-export type BackendPart = 'store' | 'coordinator' | 'queue' | 'waitList' | 'fanOut' | 'jobLeases' | 'interruptClaims';
+export type BackendPart =
+  | 'store'
+  | 'coordinator'
+  | 'queue'
+  | 'waitList'
+  | 'fanOut'
+  | 'jobLeases'
+  | 'interruptClaims'
+  | 'executionStream';
 
 /** Options of {@link createRuntime}: the engine's options but the backend's parts, and the schedules' inputs. */
 export type RuntimeOptions = Omit<EngineOptions, BackendPart | 'middleware'> & {
@@ -89,6 +97,7 @@ export function createRuntime(backend: Backend, options: RuntimeOptions = {}): R
     ...(backend.waitList === undefined ? {} : { waitList: backend.waitList }),
     ...(backend.fanOut === undefined ? {} : { fanOut: backend.fanOut }),
     ...(backend.jobLeases === undefined ? {} : { jobLeases: backend.jobLeases }),
+    ...(backend.executionStream === undefined ? {} : { executionStream: backend.executionStream }),
     interruptClaims: backend.interruptClaims,
     reactors,
   });

@@ -1,6 +1,6 @@
 /**
  * The memory backend as one {@link Backend}: store, coordinator, fan-out ledger, interrupt
- * claims, the embedded queue with its wait lists and its one consumer, and the schedules on
+ * claims, the execution stream, the embedded queue with its wait lists and its one consumer, and the schedules on
  * timers — everything in this process, on one injectable clock. `createEmbeddedEngine` and
  * `createRuntime(createMemoryBackend(), …)` run on it.
  *
@@ -9,6 +9,7 @@
 import type { Backend } from '../../ports/backend.js';
 import { systemClock, type Clock } from '../../ports/clock.js';
 import type { Coordinator } from '../../ports/coordinator.js';
+import type { ExecutionStream } from '../../ports/execution-stream.js';
 import type { FanOutLedger } from '../../ports/fanout.js';
 import { NO_SUBSCRIPTIONS } from '../../ports/health.js';
 import { hasInterruptClaims, type InterruptClaims } from '../../ports/interrupt-claims.js';
@@ -18,6 +19,7 @@ import { createMemoryQueue, type MemoryJobQueue } from '../../queue/memory.js';
 import { MemorySchedules, memoryScheduleBackend } from '../../schedules/memory.js';
 import { checkedRecordTtl, refuseTtlBesideStore } from '../record-ttl.js';
 import { MemoryCoordinator } from './coordinator.js';
+import { MemoryExecutionStream } from './execution-stream.js';
 import { MemoryFanOutLedger } from './fanout.js';
 import { MemoryStore } from './store.js';
 
@@ -31,6 +33,8 @@ export interface MemoryBackendOptions {
   readonly coordinator?: Coordinator | undefined;
   /** Default: a `MemoryFanOutLedger`. */
   readonly fanOut?: FanOutLedger | undefined;
+  /** Default: a `MemoryExecutionStream` on the clock. */
+  readonly executionStream?: ExecutionStream | undefined;
   /** Default: none (the engine composes them from store and coordinator calls). */
   readonly jobLeases?: JobLeases | undefined;
   /** Default: the store, when it implements `InterruptClaims` (a `MemoryStore` does). */
@@ -70,6 +74,7 @@ export function createMemoryBackend(options: MemoryBackendOptions = {}): MemoryB
   const onClock = options.clock === undefined ? {} : { clock: options.clock };
   const store = options.store ?? new MemoryStore({ ...onClock, ...(recordTtlMs === undefined ? {} : { recordTtlMs }) });
   const memory = createMemoryQueue(onClock);
+  const executionStream = options.executionStream ?? new MemoryExecutionStream(onClock);
   return {
     name: 'memory',
     shared: false,
@@ -79,12 +84,13 @@ export function createMemoryBackend(options: MemoryBackendOptions = {}): MemoryB
     jobLeases: options.jobLeases,
     waitList: memory.waitList,
     fanOut: options.fanOut ?? new MemoryFanOutLedger(),
+    executionStream,
     queue: memory.queue,
     queueInspector: memory.queue,
     consumer: () => memory.consumer,
     schedules: memoryScheduleBackend(options.schedules ?? new MemorySchedules(), clock),
     health: () => ({ subscriptions: NO_SUBSCRIPTIONS }),
-    close: async () => undefined,
+    close: () => executionStream.close(),
     drain: () => memory.drain(),
   };
 }
