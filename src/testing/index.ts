@@ -11,6 +11,7 @@ import type { RunResult } from '../engine/model/results.js';
 import { hasInterruptClaims } from '../ports/interrupt-claims.js';
 import { MemoryCoordinator } from '../storage/memory/coordinator.js';
 import { MemoryStore } from '../storage/memory/store.js';
+import { MemoryExecutionStream } from '../storage/memory/execution-stream.js';
 import { checkedRecordTtl, refuseTtlBesideStore } from '../storage/record-ttl.js';
 import { ManualClock } from './clock.js';
 import { mockSteps, type StepMocks } from './mocks.js';
@@ -96,7 +97,16 @@ export function createTestEngine(options: TestEngineOptions = {}): TestEngine {
     : {};
   // The store serves as the interrupt claims when it implements them (MemoryStore and RedisStore do).
   const interruptClaims = options.interruptClaims ?? (hasInterruptClaims(store) ? store : undefined);
-  const engine = createEngine({ ...engineOptions, store, clock, coordinator, interruptClaims, ...queued });
+  const executionStream = options.executionStream ?? new MemoryExecutionStream();
+  const engine = createEngine({
+    ...engineOptions,
+    store,
+    clock,
+    coordinator,
+    interruptClaims,
+    executionStream,
+    ...queued,
+  });
   engine.subscribe((e) => events.push(e));
   pool?.start(engine);
   return {

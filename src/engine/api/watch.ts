@@ -74,9 +74,12 @@ export async function* watchExecution(
   if (stream === undefined) throw new WatchUnavailableError(executionId);
   const pollMs = options.pollMs ?? 5_000;
   const signal = options.signal;
-  if ((await store.get(executionId)) === undefined) throw new ExecutionNotFoundError(executionId);
+  const first = await store.get(executionId);
+  if (first === undefined) throw new ExecutionNotFoundError(executionId);
   let after = options.from;
-  let settled = false; // the record was terminal at the last look: one more read without waiting, then end
+  // The record was terminal at the last look: its stream is complete (a terminal checkpoint waits
+  // for the events before it), so read what is left without waiting, then end.
+  let settled = TERMINAL_STATUSES.has(first.status);
   while (signal?.aborted !== true) {
     const entries: readonly StreamEntry[] = await stream.read(executionId, after, {
       blockMs: settled ? 0 : pollMs,

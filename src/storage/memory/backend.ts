@@ -33,7 +33,7 @@ export interface MemoryBackendOptions {
   readonly coordinator?: Coordinator | undefined;
   /** Default: a `MemoryFanOutLedger`. */
   readonly fanOut?: FanOutLedger | undefined;
-  /** Default: a `MemoryExecutionStream` on the clock. */
+  /** Default: a `MemoryExecutionStream`. */
   readonly executionStream?: ExecutionStream | undefined;
   /** Default: none (the engine composes them from store and coordinator calls). */
   readonly jobLeases?: JobLeases | undefined;
@@ -74,7 +74,7 @@ export function createMemoryBackend(options: MemoryBackendOptions = {}): MemoryB
   const onClock = options.clock === undefined ? {} : { clock: options.clock };
   const store = options.store ?? new MemoryStore({ ...onClock, ...(recordTtlMs === undefined ? {} : { recordTtlMs }) });
   const memory = createMemoryQueue(onClock);
-  const executionStream = options.executionStream ?? new MemoryExecutionStream(onClock);
+  const executionStream = options.executionStream ?? new MemoryExecutionStream();
   return {
     name: 'memory',
     shared: false,

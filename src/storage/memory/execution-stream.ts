@@ -1,11 +1,11 @@
 /**
  * The memory backend's {@link ExecutionStream}: each execution's events in an array in this
- * process, positions from one counter, waiting readers woken by the append; a read's wait is
- * measured on the injected clock (a manual clock advances it).
+ * process, positions from one counter, waiting readers woken by the append. Every append happens
+ * in this process, so a read wakes at the append; its `blockMs` bound is a real timer (a test's
+ * manual clock that advances on every sleep would otherwise turn an idle watch into a busy loop).
  *
  * @module
  */
-import { systemClock, type Clock } from '../../ports/clock.js';
 import type {
   ExecutionStream,
   StreamBatch,
@@ -15,8 +15,6 @@ import type {
 
 /** Options of {@link MemoryExecutionStream}. */
 export interface MemoryExecutionStreamOptions {
-  /** The clock a read's wait is measured on. Default: the system clock. */
-  readonly clock?: Clock | undefined;
   /** Most entries kept per execution (the oldest dropped first). Default 1,000. */
   readonly maxEntries?: number | undefined;
   /** Most executions whose streams are kept (the least recently appended to dropped first). Default 10,000. */
@@ -35,7 +33,6 @@ function positionOf(n: number): string {
 
 /** Each execution's events, in this process. */
 export class MemoryExecutionStream implements ExecutionStream {
-  readonly #clock: Clock;
   readonly #maxEntries: number;
   readonly #maxExecutions: number;
   readonly #streams = new Map<string, Stream>();
@@ -43,7 +40,6 @@ export class MemoryExecutionStream implements ExecutionStream {
   #closed = false;
 
   constructor(options: MemoryExecutionStreamOptions = {}) {
-    this.#clock = options.clock ?? systemClock;
     this.#maxEntries = options.maxEntries ?? 1_000;
     this.#maxExecutions = options.maxExecutions ?? 10_000;
   }
@@ -66,13 +62,18 @@ export class MemoryExecutionStream implements ExecutionStream {
     const found = this.#after(executionId, after, options.limit);
     if (found.length > 0 || options.blockMs <= 0 || this.#closed || options.signal?.aborted) return found;
     const stream = this.#stream(executionId, false);
-    const stop = new AbortController();
-    const wake = (): void => stop.abort();
-    stream.waiters.add(wake);
-    options.signal?.addEventListener('abort', wake, { once: true });
+    let wake = (): void => undefined;
+    let timer: NodeJS.Timeout | undefined;
     try {
-      await this.#clock.sleep(options.blockMs, stop.signal);
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+        stream.waiters.add(wake);
+        options.signal?.addEventListener('abort', wake, { once: true });
+        timer = setTimeout(wake, options.blockMs);
+        timer.unref();
+      });
     } finally {
+      clearTimeout(timer);
       stream.waiters.delete(wake);
       options.signal?.removeEventListener('abort', wake);
     }
