@@ -22,6 +22,8 @@ import { isCluster, layoutOf, quit, type RedisClusterTarget, type RedisConnectio
 import { RedisStore, redisRecordTtl } from './store.js';
 import { setOutageTolerance } from './script.js';
 import { RedisFanOutLedger } from './fanout.js';
+import { RedisExecutionStream } from './execution-stream.js';
+import type { ExecutionStream } from '../../ports/execution-stream.js';
 import type { FanOutLedger } from '../../ports/fanout.js';
 import type { JobLeases } from '../../ports/job-lease.js';
 import type { InterruptClaims } from '../../ports/interrupt-claims.js';
@@ -111,6 +113,8 @@ export interface RedisBackend<C extends RedisConnection = Redis> {
   readonly jobLeases: JobLeases;
   /** The correlation-id and resume claims of interrupts (the store: a Lua script and `SET NX`). */
   readonly interruptClaims: InterruptClaims;
+  /** Each execution's events in a Redis stream (`engine.watch`; same connection and prefix, the records' TTL). */
+  readonly executionStream: ExecutionStream;
   /** The command connection (created from `url` or `cluster`, or the one passed in). */
   readonly redis: C;
   /** Whether the coordinator's pub/sub subscriptions are confirmed (see `RedisCoordinator.subscriptions`). */
@@ -193,17 +197,20 @@ export function createRedisBackend(options: RedisBackendOptions = {}): RedisBack
     keys,
     ...(options.recordTtlMs === undefined ? {} : { ttlMs: redisRecordTtl(options.recordTtlMs) }),
   });
+  const executionStream = new RedisExecutionStream({ redis, keys, ttlMs: redisRecordTtl(options.recordTtlMs) });
   let closing: Promise<void> | undefined;
   return {
     store,
     coordinator,
     fanOut,
+    executionStream,
     jobLeases: store,
     interruptClaims: store,
     redis,
     subscriptions: () => coordinator.subscriptions(),
     close: () =>
       (closing ??= (async () => {
+        await executionStream.close();
         await coordinator.close();
         if (owned) await quit(redis);
       })()),
