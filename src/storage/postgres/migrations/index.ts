@@ -10,6 +10,7 @@ import { jobLeasesMigration } from './0003-job-leases.js';
 import { fanOutMigration } from './0004-fanout.js';
 import { waitListsMigration } from './0005-wait-lists.js';
 import { waitListShiftMigration } from './0006-wait-list-shift.js';
+import { executionEventsMigration } from './0007-execution-events.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -22,6 +23,7 @@ export const MIGRATIONS: readonly Migration[] = [
   fanOutMigration,
   waitListsMigration,
   waitListShiftMigration,
+  executionEventsMigration,
 ];
 
 /** The schema version this ts-reactor needs: the last migration's. */
