@@ -19,6 +19,7 @@ const SHIPPED: Readonly<Record<string, Readonly<Record<number, string>>>> = {
     4: '28f2ba56b60ec48e0d92ae192cd46a7c8dcbbf3b1c04fb601b0f55b0a2789d0e',
     5: '880a53acc063eb26d910c3fe595c71984fcf81f2212ad7cdc37ed6880b19674a',
     6: 'fb7175b2d3e28f819e00c114b66c8dd211715d64795fa857e478bd1a95f34d03',
+    7: 'ebaa548ef4d4a86b379e349495bf36b14dc4a7e898950d8b5a5e2b5561a6f292',
   },
   my_app_1: {
     1: '9da02f49e70ac90722cd8d3dfde507696a405d441e55853867a8db5a6eaa0a78',
@@ -27,6 +28,7 @@ const SHIPPED: Readonly<Record<string, Readonly<Record<number, string>>>> = {
     4: '14b5eba5493461f26cccffbae912cd23ec84478fe72dca9accb03829414afbf7',
     5: 'd865ff9b21591fd9a117ca3157a908d14792850c81c3fdcdb4d6e3973acc9121',
     6: '8754f1a59e6e39ebb88f9d8a069e87d7fb67f92978b28cc6c4536a0ca5f2b401',
+    7: '51a7f9b050f21a5f3f4276e78f9505e14d3c3978b77e63b29a45a52435982657',
   },
 };
 

@@ -117,9 +117,9 @@ export class PostgresExecutionStream implements ExecutionStream {
   async #select(executionId: string, after: string | undefined, limit: number): Promise<StreamEntry[]> {
     const { rows } = await this.#store.run('stream-read', () =>
       this.#store.pool.query<{ position: string; event: ReactorEvent }>(
-        `SELECT position::text AS position, event FROM ${this.#store.names.executionEvents}
-          WHERE execution_id = $1 AND position > $2::bigint AND (expires_at IS NULL OR expires_at > now())
-          ORDER BY position LIMIT $3`,
+        `SELECT e.position::text AS position, e.event FROM ${this.#store.names.executionEvents} AS e
+          WHERE e.execution_id = $1 AND e.position > $2::bigint AND (e.expires_at IS NULL OR e.expires_at > now())
+          ORDER BY e.position LIMIT $3`,
         [executionId, after ?? '0', limit],
       ),
     );
