@@ -60,7 +60,9 @@ async function authorizeStream(c: Context, deps: StreamRouteDeps, executionId: s
   const verdict = verifyReadToken(token, { secret: deps.readTokenSecret, executionId });
   if (verdict === 'valid') return;
   if (verdict === 'foreign') throw new HTTPException(403, { message: 'the read token is for another execution' });
-  throw new HTTPException(401, { message: verdict === 'expired' ? 'the read token expired' : 'the read token is invalid' });
+  throw new HTTPException(401, {
+    message: verdict === 'expired' ? 'the read token expired' : 'the read token is invalid',
+  });
 }
 
 /** The event as the stream sends it: `run.started` without its input. */

@@ -10,7 +10,9 @@ import { watched, type WatchWorkerConfig } from './watch-protocol.js';
 async function main(): Promise<void> {
   const config = JSON.parse(process.argv[2] ?? '{}') as WatchWorkerConfig;
   const say = (level: string) => (fields: object | string, message?: string) =>
-    process.stderr.write(`${level} ${message ?? ''} ${JSON.stringify(fields, (_k, v: unknown) => (v instanceof Error ? String(v) : v))}\n`);
+    process.stderr.write(
+      `${level} ${message ?? ''} ${JSON.stringify(fields, (_k, v: unknown) => (v instanceof Error ? String(v) : v))}\n`,
+    );
   const logger = { debug: () => undefined, info: say('info'), warn: say('warn'), error: say('error') };
   const runtime = createRuntime(bundleOf(config.backend, config.address, config.namespace), {
     reactors: [watched],

@@ -199,7 +199,8 @@ function alone(deps: InvokeDeps, name: string, args: Record<string, unknown>, st
       signal,
       logger,
       heldKeys,
-      progress: (data: unknown) => emit({ type: 'step.progress', step: name, attempt: 1, data: checkedProgress(name, 1, data) }),
+      progress: (data: unknown) =>
+        emit({ type: 'step.progress', step: name, attempt: 1, data: checkedProgress(name, 1, data) }),
       fencingToken: (key) =>
         key === undefined
           ? fencingTokens.size === 1

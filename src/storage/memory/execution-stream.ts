@@ -6,12 +6,7 @@
  *
  * @module
  */
-import type {
-  ExecutionStream,
-  StreamBatch,
-  StreamEntry,
-  StreamReadOptions,
-} from '../../ports/execution-stream.js';
+import type { ExecutionStream, StreamBatch, StreamEntry, StreamReadOptions } from '../../ports/execution-stream.js';
 
 /** Options of {@link MemoryExecutionStream}. */
 export interface MemoryExecutionStreamOptions {

@@ -13,12 +13,7 @@ import type { Client } from 'pg';
 import { NotificationListener } from './coordinator/listener.js';
 import type { PostgresStore } from './store.js';
 import type { ReactorEvent } from '../../ports/events.js';
-import type {
-  ExecutionStream,
-  StreamBatch,
-  StreamEntry,
-  StreamReadOptions,
-} from '../../ports/execution-stream.js';
+import type { ExecutionStream, StreamBatch, StreamEntry, StreamReadOptions } from '../../ports/execution-stream.js';
 
 /** The `application_name` of the events' LISTEN connection (for operators reading `pg_stat_activity`). */
 export const EVENTS_LISTEN_APPLICATION = 'ts-reactor/events';

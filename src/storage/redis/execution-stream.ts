@@ -13,12 +13,7 @@ import { quit, duplicateBlocking, type RedisConnection } from './connection.js';
 import type { RedisKeys } from './keys.js';
 import { runCommand } from './script.js';
 import type { ReactorEvent } from '../../ports/events.js';
-import type {
-  ExecutionStream,
-  StreamBatch,
-  StreamEntry,
-  StreamReadOptions,
-} from '../../ports/execution-stream.js';
+import type { ExecutionStream, StreamBatch, StreamEntry, StreamReadOptions } from '../../ports/execution-stream.js';
 
 /** Options of {@link RedisExecutionStream}. */
 export interface RedisExecutionStreamOptions {
@@ -71,9 +66,7 @@ export class RedisExecutionStream implements ExecutionStream {
   ): Promise<readonly StreamEntry[]> {
     const key = this.#keys.executionStream(executionId);
     const start = after === undefined ? '-' : `(${after}`;
-    const found = await runCommand('stream-read', () =>
-      this.#redis.xrange(key, start, '+', 'COUNT', options.limit),
-    );
+    const found = await runCommand('stream-read', () => this.#redis.xrange(key, start, '+', 'COUNT', options.limit));
     if (found.length > 0 || options.blockMs <= 0 || this.#closed || options.signal?.aborted === true)
       return entriesOf(found);
     return this.#blockingRead(key, after ?? '0-0', options);
@@ -97,8 +90,7 @@ export class RedisExecutionStream implements ExecutionStream {
     options.signal?.addEventListener('abort', abort, { once: true });
     try {
       const reply = (await conn.xread('COUNT', options.limit, 'BLOCK', options.blockMs, 'STREAMS', key, after)) as
-        | [string, RawEntry[]][]
-        | null;
+        [string, RawEntry[]][] | null;
       return entriesOf(reply?.[0]?.[1] ?? []);
     } catch (error) {
       if (aborted || this.#closed) return [];
