@@ -42,7 +42,7 @@ describeOnBackends(
         namespace: runtime.namespace,
       };
       const worker = spawnJsonChild(WORKER, config, children);
-      const ready = (await worker.line((v) => v.ready === true)) as { readonly pid: number };
+      const ready = await worker.line<{ readonly pid: number }>((v) => v.ready === true);
       const { executionId } = await runtime.engine.start(watched, { rows: 3 });
 
       const head = await collect(runtime.engine.watch(executionId), (item) => item.event.type === 'run.paused');

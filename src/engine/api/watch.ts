@@ -44,18 +44,16 @@ const PAGE = 100;
 
 /** The events after which an execution changes no more on its own: the watch ends with them. */
 export function isTerminalEvent(event: ReactorEvent): boolean {
-  switch (event.type) {
-    case 'run.completed':
-    case 'run.failed':
-    case 'run.halted':
-    case 'run.cancelled':
-      return true;
-    case 'run.recovered':
-      return event.action === 'aborted';
-    default:
-      return false;
-  }
+  if (event.type === 'run.recovered') return event.action === 'aborted';
+  return TERMINAL_EVENTS.has(event.type);
 }
+
+const TERMINAL_EVENTS: ReadonlySet<ReactorEvent['type']> = new Set([
+  'run.completed',
+  'run.failed',
+  'run.halted',
+  'run.cancelled',
+]);
 
 /**
  * The events of `executionId`, oldest first, ending after its terminal event. A watch of a
