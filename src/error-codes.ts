@@ -134,6 +134,15 @@ export const ErrorCode = {
   RuntimeOptionInvalid: 'runtime_option_invalid',
   /** A filter of `engine.list` is not valid (limit, cursor, time range, status, tags). */
   ListFilterInvalid: 'list_filter_invalid',
+  /**
+   * An event given to `engine.send` / `engine.sendMany` is not valid: its name, id, `ts` or
+   * options, or a payload that is not JSON, nests too deeply or is too large. Nothing was stored.
+   */
+  EventInvalid: 'event_invalid',
+  /** An event's payload failed the schema of its declaration. Nothing was stored. */
+  EventPayloadInvalid: 'event_payload_invalid',
+  /** `engine.send` or `engine.listEvents` on an engine without an event log (`createEngine({ events })`). */
+  EventsUnsupported: 'events_unsupported',
   /** The PostgreSQL schema is missing or at another version than this ts-reactor's; run the migrations (or upgrade ts-reactor). */
   PostgresSchemaMismatch: 'postgres_schema_mismatch',
   /** PostgreSQL refused the connection string's login (user, password) or database; fix the URL, or create the database or role. */
@@ -462,6 +471,16 @@ export interface ErrorDetails {
   readonly runtime_option_invalid: { readonly factory: string; readonly option: string; readonly value: string };
   /** The filter field at fault (`limit`, `cursor`, `from`, `to`, `status`, `tags`, `tags.<key>`) and the rejected value as text. */
   readonly list_filter_invalid: { readonly field: string; readonly value: string };
+  /** The field at fault (`name`, `id`, `ts`, `payload`, `options`), the value as text, and the `sendMany` entry. */
+  readonly event_invalid: { readonly field: string; readonly value: string; readonly entry?: number };
+  /** The event's name, what failed its schema, and the `sendMany` entry. */
+  readonly event_payload_invalid: {
+    readonly event: string;
+    readonly issues: readonly FieldIssue[];
+    readonly entry?: number;
+  };
+  /** The operation refused (`send`, `listEvents`). */
+  readonly events_unsupported: { readonly operation: string };
   /** The schema name, the version the database has (0: none) and the version this ts-reactor needs. */
   readonly postgres_schema_mismatch: { readonly schema: string; readonly found: number; readonly expected: number };
   /** PostgreSQL's SQLSTATE (`28P01`, `28000`, `3D000` …) and what it refused: the `login` (user, password) or the `database`. */

@@ -33,3 +33,4 @@ export * from './errors/coordination.js';
 export * from './errors/background.js';
 export * from './errors/execution.js';
 export * from './errors/interrupt.js';
+export * from './errors/events.js';

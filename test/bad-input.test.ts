@@ -15,6 +15,9 @@ import {
   DefinitionError,
   defineStep,
   errorFromJSON,
+  event,
+  EventInvalidError,
+  EventPayloadError,
   MemoryCoordinator,
   MemoryStore,
   reactor,
@@ -705,5 +708,56 @@ describe('bad input matrix: debounced starts', () => {
     }
     expect((await m.store.list()).records).toEqual([]);
     expect(m.memory.queue.counts()).toEqual({ ready: 0, delayed: 0, running: 0 });
+  });
+});
+
+describe('bad input matrix: sent events', () => {
+  test('43. an event payload failing its schema: event_payload_invalid with field issues; nothing stored (of a sendMany, no entry)', async () => {
+    const t = createTestEngine();
+    const paid = event('order.paid', { orderId: z.string(), amount: z.number() });
+    const error = await t.engine.send(paid, { orderId: 7, amount: 'x' } as never).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(EventPayloadError);
+    expect(error).toMatchObject({ code: 'event_payload_invalid', details: { event: 'order.paid' } });
+    expect((error as EventPayloadError).issues.map((i) => i.path).sort()).toEqual(['amount', 'orderId']);
+    const many = await t.engine
+      .sendMany([
+        { event: paid, payload: { orderId: 'o-1', amount: 1 } },
+        { event: paid, payload: { orderId: 'o-2' } as never },
+      ])
+      .catch((e: unknown) => e);
+    expect(many).toMatchObject({ code: 'event_payload_invalid', details: { entry: 1 } });
+    expect((await t.engine.listEvents()).events).toEqual([]);
+  });
+
+  test('44. an event that is not valid (name, id, ts, options; a payload not JSON, too deep or too large): event_invalid naming the field; nothing stored', async () => {
+    const t = createTestEngine();
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    let deep: unknown = 1;
+    for (let i = 0; i < 120; i++) deep = { deep };
+    for (const [name, payload, options, field] of [
+      ['', {}, undefined, 'name'],
+      ['has space', {}, undefined, 'name'],
+      ['x'.repeat(201), {}, undefined, 'name'],
+      [7, {}, undefined, 'name'],
+      ['ok', {}, { id: '' }, 'id'],
+      ['ok', {}, { id: 'x'.repeat(257) }, 'id'],
+      ['ok', {}, { ts: -1 }, 'ts'],
+      ['ok', {}, { ts: new Date(Number.NaN) }, 'ts'],
+      ['ok', {}, 'soon', 'options'],
+      ['ok', { n: 10n }, undefined, 'payload'],
+      ['ok', { f: () => 1 }, undefined, 'payload'],
+      ['ok', { n: Number.NaN }, undefined, 'payload'],
+      ['ok', cyclic, undefined, 'payload.self'],
+      ['ok', { big: 'x'.repeat(256 * 1024) }, undefined, 'payload'],
+    ] as const) {
+      const error = await t.engine.send(name as string, payload, options as never).catch((e: unknown) => e);
+      expect(error, `${String(name).slice(0, 20)} ${field}`).toBeInstanceOf(EventInvalidError);
+      expect(error).toMatchObject({ code: 'event_invalid', details: { field } });
+    }
+    const tooDeep = await t.engine.send('ok', deep).catch((e: unknown) => e);
+    expect(tooDeep).toMatchObject({ code: 'event_invalid' });
+    expect((tooDeep as EventInvalidError).details.field).toMatch(/^payload\./);
+    expect((await t.engine.listEvents()).events).toEqual([]);
   });
 });

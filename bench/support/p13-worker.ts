@@ -2,7 +2,8 @@
  * Child process of P13 (`node --import tsx p13-worker.ts '<json config>'`, see
  * {@link P13ChildConfig}): a ts-reactor worker for the step-lock reactor. Prints
  * `{"ready":true}`, then answers stdin lines: `ping <n>` → `{"pong":n,"t":…}`; `dump <round>` →
- * the round's sections (key, start, end), its park and wake counts, and the spans during which
+ * the round's sections (key, start, end), its park and wake counts, the sections that found their
+ * key's guard directory taken (`clashes`, with a `guardDir`), and the spans during which
  * its subscriptions read not confirmed (sampled every 10 ms), then clears them.
  *
  * Timestamps are `performance.timeOrigin + performance.now()` of this process.
@@ -23,7 +24,9 @@ function print(value: unknown): void {
 const sections: [string, string, number, number][] = [];
 const parked: [string, string, number][] = [];
 const parkedIds: string[] = [];
-const counts = { parks: 0, woken: 0, completed: 0 };
+const parkJobs: [string, number][] = [];
+const wokenJobs: string[] = [];
+const counts = { parks: 0, woken: 0, completed: 0, failed: 0, clashes: 0 };
 const unconfirmed: { from: number; to: number; detail: string }[] = [];
 let open: { from: number; detail: string } | undefined;
 
@@ -31,18 +34,36 @@ const runtime = createRedisRuntime({
   ...(config.url === undefined ? {} : { url: config.url }),
   ...(config.cluster === undefined ? {} : { cluster: config.cluster }),
   prefix: config.prefix,
-  reactors: [p13Reactor((key, id, start, end) => sections.push([key, id, start, end]))],
+  ...(config.fastRecovery === true
+    ? {
+        background: { livenessTtlMs: 5_000, sweepIntervalMs: 2_000 },
+        stall: { lockDurationMs: 5_000, stalledIntervalMs: 2_000 },
+      }
+    : {}),
+  reactors: [
+    p13Reactor(
+      (key, id, start, end) => sections.push([key, id, start, end]),
+      config.guardDir,
+      () => counts.clashes++,
+    ),
+  ],
 });
 runtime.engine.subscribe((event) => {
   if (event.type === 'run.parked') {
     counts.parks++;
     parkedIds.push(event.executionId);
     parked.push([event.executionId, event.key, now()]);
+    parkJobs.push([event.jobId, now()]);
   } else if (event.type === 'coordination.waiting') parked.push([event.executionId, event.key, now()]);
-  else if (event.type === 'run.woken') counts.woken++;
-  else if (event.type === 'run.completed') {
+  else if (event.type === 'run.woken') {
+    counts.woken++;
+    wokenJobs.push(event.jobId);
+  } else if (event.type === 'run.completed') {
     counts.completed++;
     print({ c: 1 });
+  } else if (event.type === 'run.failed') {
+    counts.failed++;
+    print({ x: 1 });
   }
 });
 setInterval(() => {
@@ -68,10 +89,12 @@ createInterface({ input: process.stdin })
         sections: sections.splice(0),
         parked: parked.splice(0),
         parkedIds: parkedIds.splice(0),
+        parkJobs: parkJobs.splice(0),
+        wokenJobs: wokenJobs.splice(0),
         ...counts,
         unconfirmed: spans,
       });
-      counts.parks = counts.woken = counts.completed = 0;
+      counts.parks = counts.woken = counts.completed = counts.failed = counts.clashes = 0;
     }
   })
   .on('close', () => process.exit(0));

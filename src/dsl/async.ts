@@ -1,7 +1,7 @@
 /**
  * Definition-side refusals of `asyncStep` and `asyncReactor`. The options of an inline
- * `asyncStep` (`AsyncStepOptions`, an inline step without `undo`) are declared with the builder
- * in `reactor.ts`.
+ * `asyncStep` (`AsyncStepOptions`, an inline step without `undo`) are declared with the other
+ * options of the builder in `reactor/options.ts`.
  *
  * @module
  */

@@ -5,7 +5,7 @@
  * @module
  */
 import type { CoordinationKind, CoordinationSpec } from './coordination.js';
-import type { AnyReactorDefinition } from './definition.js';
+import { onNode, type AnyReactorDefinition } from './definition.js';
 
 /** One coordination declaration of a reactor, found by {@link coordinationOf}. */
 export interface CoordinationDeclaration {
@@ -32,13 +32,21 @@ export function coordinationOf(reactor: AnyReactorDefinition): readonly Coordina
       out.push({ reactor: def.name, step: prefix === '' ? undefined : prefix.slice(0, -1), kind: spec.kind, spec });
     for (const node of def.nodes) {
       const path = `${prefix}${node.name}`;
-      if (node.kind === 'step')
-        for (const spec of node.coordination) out.push({ reactor: def.name, step: path, kind: spec.kind, spec });
-      else if (node.kind === 'compose') visit(node.reactor, `${path}.`, depth + 1);
-      else if (node.element.kind === 'step')
-        for (const spec of node.element.node.coordination)
-          out.push({ reactor: def.name, step: `${path}[]`, kind: spec.kind, spec });
-      else visit(node.element.reactor, `${path}[].`, depth + 1);
+      const own = (specs: readonly CoordinationSpec[], step: string): void => {
+        for (const spec of specs) out.push({ reactor: def.name, step, kind: spec.kind, spec });
+      };
+      onNode<void>(node, {
+        step: (n) => own(n.coordination, path),
+        'async-step': (n) => own(n.coordination, path),
+        interrupt: () => undefined,
+        sleep: () => undefined,
+        compose: (n) => visit(n.reactor, `${path}.`, depth + 1),
+        'async-reactor': (n) => visit(n.reactor, `${path}.`, depth + 1),
+        map: (n) =>
+          n.element.kind === 'step'
+            ? own(n.element.node.coordination, `${path}[]`)
+            : visit(n.element.reactor, `${path}[].`, depth + 1),
+      });
     }
   };
   visit(reactor, '', 0);

@@ -12,12 +12,13 @@
  * not change how a record reads): step bodies and hooks, key functions, argument paths inside a
  * result, contracts, retry policies, timeouts, limits, TTLs and waits, `returns`, `version`.
  *
- * Written without importing the definition types (`reactor.ts` imports this file): it reads a
- * structural view of them.
+ * It reads the graph's nodes (`reactor/nodes.ts`) and a definition being built, before it has a
+ * fingerprint of its own.
  *
  * @module
  */
 import { createHash } from 'node:crypto';
+import { onNode, type GraphNode, type NodeKind } from './reactor/nodes.js';
 
 /** Hex characters of a fingerprint. */
 export const FINGERPRINT_LENGTH = 16;
@@ -30,25 +31,24 @@ interface SpecView {
   readonly strict?: boolean;
 }
 
-/** The part of a graph node the fingerprint reads. */
-interface NodeView {
-  readonly kind: 'step' | 'compose' | 'map';
-  readonly name: string;
-  readonly dependsOn: readonly string[];
-  readonly coordination?: readonly SpecView[];
-  readonly interrupt?: unknown;
-  readonly async?: true;
-  readonly reactor?: DefinitionView;
-  readonly element?:
-    { readonly kind: 'step'; readonly node: NodeView } | { readonly kind: 'reactor'; readonly reactor: DefinitionView };
-  readonly atomic?: boolean;
-  readonly fanOut?: unknown;
-}
+/**
+ * The name each node kind is hashed under. A sleep hashes as a plain step, as it did when it was
+ * one: a new name would change the fingerprint of every reactor that sleeps.
+ */
+const HASHED_KIND: Readonly<Record<NodeKind, string>> = {
+  step: 'step',
+  'async-step': 'asyncStep',
+  interrupt: 'interrupt',
+  sleep: 'step',
+  compose: 'compose',
+  'async-reactor': 'asyncReactor',
+  map: 'map',
+};
 
 /** The part of a reactor definition the fingerprint reads (a built definition, or one being built). */
 export interface DefinitionView {
   readonly name: string;
-  readonly nodes: readonly NodeView[];
+  readonly nodes: readonly GraphNode[];
   readonly coordination: readonly SpecView[];
   readonly background: unknown;
   /** A built definition's own fingerprint (children are read through it, not hashed again). */
@@ -72,29 +72,27 @@ function shapeOf(definition: DefinitionView): unknown {
   ];
 }
 
-function nodeShape(node: NodeView): unknown {
+function nodeShape(node: GraphNode): unknown {
   const deps = [...node.dependsOn].sort();
-  if (node.kind === 'compose')
-    return [node.async === true ? 'asyncReactor' : 'compose', node.name, deps, childFingerprint(node.reactor)];
-  if (node.kind === 'map') {
-    const element = node.element;
-    const each =
-      element === undefined
-        ? null
-        : element.kind === 'step'
-          ? nodeShape(element.node)
-          : childFingerprint(element.reactor);
-    return ['map', node.name, deps, each, node.atomic ?? true, node.fanOut !== undefined];
-  }
-  const kind = node.interrupt !== undefined ? 'interrupt' : node.async === true ? 'asyncStep' : 'step';
-  return [kind, node.name, deps, (node.coordination ?? []).map(specShape)];
+  const shape = (...rest: unknown[]): unknown => [HASHED_KIND[node.kind], node.name, deps, ...rest];
+  return onNode<unknown>(node, {
+    step: (n) => shape(n.coordination.map(specShape)),
+    'async-step': (n) => shape(n.coordination.map(specShape)),
+    interrupt: () => shape([]),
+    sleep: () => shape([]),
+    compose: (n) => shape(childFingerprint(n.reactor)),
+    'async-reactor': (n) => shape(childFingerprint(n.reactor)),
+    map: (n) => {
+      const each = n.element.kind === 'step' ? nodeShape(n.element.node) : childFingerprint(n.element.reactor);
+      return shape(each, n.atomic, n.fanOut !== undefined);
+    },
+  });
 }
 
 function specShape(spec: SpecView): unknown {
   return [spec.kind, spec.name ?? null, spec.every ?? null, spec.strict ?? null];
 }
 
-function childFingerprint(child: DefinitionView | undefined): string | null {
-  if (child === undefined) return null;
+function childFingerprint(child: DefinitionView): string {
   return child.fingerprint ?? fingerprintOf(child);
 }

@@ -1,7 +1,7 @@
 /**
  * An interrupt step's declaration: its payload contract and settings, validated into a frozen
  * `InterruptSpec`, and the validation of a resume payload. Re-exported by `interrupt.ts`; the
- * builder (`reactor.ts`) and the graph's `StepNode` import it from here.
+ * builder (`reactor/builder.ts`) and the graph's interrupt node (`reactor/nodes.ts`) import it from here.
  *
  * @module
  */

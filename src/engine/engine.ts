@@ -23,7 +23,10 @@ import { watchExecution } from './api/watch.js';
 import { processOne, startReactor } from './api/start.js';
 import { startManyReactors } from './api/start-many.js';
 import { startSweeps, sweepNow } from './api/sweeps.js';
-import type { Engine, EngineOptions, StartEntry } from './api/types.js';
+import { listEvents, sendEvent, sendManyEvents, type EventDeps } from './api/events.js';
+import { EventNotices } from './model/event-notices.js';
+import type { AnyEventDeclaration } from '../dsl/event.js';
+import type { Engine, EngineOptions, SendEntry, SendOptions, StartEntry } from './api/types.js';
 import { CoordinationAdmitter } from './execution/admitter.js';
 import { CancelTargets } from './execution/cancels.js';
 import { cancelExecution, undoExecution, type OperationsDeps } from './execution/operations.js';
@@ -41,8 +44,13 @@ export type {
   DebounceOptions,
   Engine,
   EngineOptions,
+  EventListPage,
+  EventListQuery,
   ListPage,
   ListedExecution,
+  SendEntry,
+  SendOptions,
+  SendResult,
   ListQuery,
   RunOptions,
   StartEntry,
@@ -95,6 +103,13 @@ export function createEngine(options: EngineOptions): Engine {
   const steer = { ...resume, ...(inlineLeases === undefined ? {} : { inlineLeases }) };
   const invoke = build.invokeDeps(coordination, core);
   const fork = { ...resume, ids: core.ids, logger: core.logger, maxTraceEntries: core.maxTraceEntries };
+  const notices = new EventNotices();
+  const events: EventDeps = {
+    events: options.events,
+    notices,
+    clock: core.clock,
+    newId: () => `ev-${core.ids.executionId()}`,
+  };
   const parts: EngineParts = { ...core, claims, states, background, cancels, inlineLeases, operations, sweeper };
   return {
     resume: (target, payload, o = {}) => resumeExecution(resume, target, payload, o),
@@ -124,6 +139,11 @@ export function createEngine(options: EngineOptions): Engine {
       withExecutionId('wait', id, (i) =>
         isReactor(second) ? waitFor(parts, i, third, second) : waitFor(parts, i, second),
       )) as Engine['wait'],
+    send: ((event: AnyEventDeclaration | string, payload: unknown, o?: SendOptions) =>
+      sendEvent(events, event, payload, o)) as Engine['send'],
+    sendMany: (entries: readonly SendEntry[]) => sendManyEvents(events, entries),
+    listEvents: (query) => listEvents(events, query),
+    subscribeEvents: (listener) => notices.subscribe(listener),
     register: (...reactors) => registry.register(...reactors),
     subscribe: (listener) => hub.subscribe(listener),
     watch: (id, o) => watchExecution(core, id, o),

@@ -1,5 +1,12 @@
 export * from './engine.js';
 export * from './model/events.js';
+export type { EventNotice, EventNoticeListener } from './model/event-notices.js';
+export {
+  DEFAULT_EVENT_LIST_LIMIT,
+  MAX_EVENT_ID_LENGTH,
+  MAX_EVENT_LIST_LIMIT,
+  MAX_EVENT_PAYLOAD_BYTES,
+} from './api/events.js';
 export { silentLogger, childLogger } from './model/logger.js';
 export * from '../ports/index.js';
 export * from './model/results.js';

@@ -62,7 +62,7 @@ export class RuntimeOptionError extends ReactorError<'runtime_option_invalid'> {
 registerRevival('RuntimeOptionError', RuntimeOptionError, [ErrorCode.RuntimeOptionInvalid]);
 
 /**
- * A filter of `engine.list` is not valid (code `list_filter_invalid`): a limit out of bounds, a
+ * A filter of `engine.list` or `engine.listEvents` is not valid (code `list_filter_invalid`): a limit out of bounds, a
  * cursor this store did not hand out, a time range that is not one, an unknown status, or tags
  * that break the tag limits. `details.field` names the filter field.
  */

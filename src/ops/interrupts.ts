@@ -18,7 +18,7 @@ export function interruptViews(record: ExecutionRecord, definition: AnyReactorDe
     .filter((i) => i.resumedAt === undefined)
     .map((i) => {
       const node = definition?.nodes.find((n) => n.name === i.step);
-      const max = node?.kind === 'step' ? node.interrupt?.maxAttempts : undefined;
+      const max = node?.kind === 'interrupt' ? node.interrupt.maxAttempts : undefined;
       return {
         step: i.step,
         ...(i.correlationId === undefined ? {} : { correlationId: i.correlationId }),

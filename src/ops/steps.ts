@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { AnyReactorDefinition, GraphNode } from '../dsl/definition.js';
+import type { AnyReactorDefinition, GraphNode, NodeKind } from '../dsl/definition.js';
 import type { ReactorEvent } from '../engine/model/events.js';
 import type { AttemptRun, ExecutionRecord, StepRecord } from '../ports/store.js';
 import type { AttemptView, GraphNodeView, GraphSource, GraphView, SleepView, StepView } from './types.js';
@@ -131,7 +131,7 @@ export function graphOf(
     rows.set(layer, row + 1);
     return {
       name: node.name,
-      kind: node.kind,
+      kind: VIEW_KIND[node.kind],
       status: statusOf(record, node.name, parkedStep),
       returns: node.name === definition.returns,
       layer,
@@ -147,6 +147,17 @@ export function graphOf(
   );
   return { nodes, edges, fromDefinition: true, ...from };
 }
+
+/** How each node kind shows in the graph view: a step of any kind as a step, a child reactor of either kind as a compose. */
+const VIEW_KIND: Readonly<Record<NodeKind, GraphNodeView['kind']>> = {
+  step: 'step',
+  'async-step': 'step',
+  interrupt: 'step',
+  sleep: 'step',
+  compose: 'compose',
+  'async-reactor': 'compose',
+  map: 'map',
+};
 
 /** Steps the trace says were undone or compensated (the record keeps their earlier status). */
 function rolledBack(trace: readonly ReactorEvent[]): Map<string, 'undone' | 'compensated'> {

@@ -1,7 +1,7 @@
 /**
  * The Backend port: everything one backend gives a runtime, as one bundle — the store, the
- * coordinator with its fast paths, the job leases, wait lists, fan-out ledger and interrupt
- * claims, the execution stream, the queue with its consumers, the schedules, the health readiness checks read, and the
+ * coordinator with its fast paths, the job leases, wait lists, fan-out ledger, interrupt
+ * claims, event log and execution stream, the queue with its consumers, the schedules, the health readiness checks read, and the
  * close. `createRuntime` (`src/runtime/`) wires an engine and its workers over one; the memory
  * backend (`createMemoryBackend`) and the Redis one (`createRedisBullmqBackend`) build theirs.
  * How a backend is added: docs/backends.md.
@@ -9,6 +9,7 @@
  * @module
  */
 import type { Coordinator } from './coordinator.js';
+import type { EventLog } from './event-log.js';
 import type { ExecutionStream } from './execution-stream.js';
 import type { FanOutLedger } from './fanout.js';
 import type { BackendHealth } from './health.js';
@@ -47,6 +48,8 @@ export interface Backend {
   readonly waitList?: WaitList | undefined;
   /** The bookkeeping of fan-out maps; absent: such a map fails with `fan_out_unavailable`. */
   readonly fanOut?: FanOutLedger | undefined;
+  /** The log of sent events (`engine.send`, `engine.listEvents`); absent: those fail with `events_unsupported`. */
+  readonly events?: EventLog | undefined;
   /** Each execution's events, readable from any process (`engine.watch`); absent: `engine.watch` fails with `watch_unavailable`. */
   readonly executionStream?: ExecutionStream | undefined;
   /** Where background jobs go. */

@@ -10,4 +10,5 @@ export * from './job-lease.js';
 export * from './backend.js';
 export * from './health.js';
 export * from './schedules.js';
+export * from './event-log.js';
 export * from './execution-stream.js';

@@ -24,6 +24,7 @@ import { PostgresJobLeases } from '../storage/postgres/job-leases.js';
 import { PostgresStore } from '../storage/postgres/store.js';
 import { PostgresExecutionStream } from '../storage/postgres/execution-stream.js';
 import { PostgresWaitList } from '../storage/postgres/wait-list.js';
+import { PostgresEventLog } from '../storage/postgres/event-log.js';
 import type { BullmqConsumerOptions } from './bullmq.js';
 import {
   createBullmqPostgresConsumer,
@@ -153,6 +154,7 @@ export function createPostgresBackend(options: PostgresBackendOptions): Postgres
     jobLeases: new PostgresJobLeases(store),
     fanOut: new PostgresFanOutLedger({ store }),
     waitList: new PostgresWaitList({ store }),
+    events: new PostgresEventLog({ store }),
     executionStream,
     queue,
     queueInspector: queue,

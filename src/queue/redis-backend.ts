@@ -133,6 +133,7 @@ export function createRedisBullmqBackend(options: RedisBullmqBackendOptions): Re
     jobLeases: backend.jobLeases,
     waitList: new RedisWaitList({ redis: backend.redis, ...(prefix === undefined ? {} : { prefix }) }),
     fanOut: backend.fanOut,
+    events: backend.events,
     executionStream: backend.executionStream,
     queue,
     queueInspector: queue,

@@ -26,6 +26,8 @@ export function engineAfter(engine: Engine, ready: Promise<unknown>): Engine {
     retryStep: gate(engine.retryStep),
     skipStep: gate(engine.skipStep),
     fork: gate(engine.fork),
+    send: gate(engine.send),
+    sendMany: gate(engine.sendMany),
   };
 }
 

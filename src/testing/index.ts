@@ -10,6 +10,7 @@ import type { ReactorEvent } from '../engine/model/events.js';
 import type { RunResult } from '../engine/model/results.js';
 import { hasInterruptClaims } from '../ports/interrupt-claims.js';
 import { MemoryCoordinator } from '../storage/memory/coordinator.js';
+import { MemoryEventLog } from '../storage/memory/event-log.js';
 import { MemoryStore } from '../storage/memory/store.js';
 import { MemoryExecutionStream } from '../storage/memory/execution-stream.js';
 import { checkedRecordTtl, refuseTtlBesideStore } from '../storage/record-ttl.js';
@@ -97,6 +98,10 @@ export function createTestEngine(options: TestEngineOptions = {}): TestEngine {
     : {};
   // The store serves as the interrupt claims when it implements them (MemoryStore and RedisStore do).
   const interruptClaims = options.interruptClaims ?? (hasInterruptClaims(store) ? store : undefined);
+  // Sent events are kept on the manual clock, for as long as the records.
+  const eventLog =
+    options.events ??
+    new MemoryEventLog({ clock, ttlMs: store instanceof MemoryStore ? store.recordTtlMs : undefined });
   const executionStream = options.executionStream ?? new MemoryExecutionStream();
   const engine = createEngine({
     ...engineOptions,
@@ -104,6 +109,7 @@ export function createTestEngine(options: TestEngineOptions = {}): TestEngine {
     clock,
     coordinator,
     interruptClaims,
+    events: eventLog,
     executionStream,
     ...queued,
   });

@@ -1,4 +1,4 @@
-import type { AnyReactorDefinition, GraphNode, StepNode } from '../dsl/definition.js';
+import { onNode, type AnyReactorDefinition, type BodyNode, type GraphNode } from '../dsl/definition.js';
 import type { StepContext } from '../dsl/context.js';
 import type { StepArgsOf, StepsOf } from '../dsl/reactor.js';
 import type { Signal } from '../dsl/signals.js';
@@ -50,17 +50,32 @@ function replace(
 ): AnyReactorDefinition {
   const nodes = definition.nodes.map((node): GraphNode => {
     const path = prefix + node.name;
-    if (node.kind === 'compose') return { ...node, reactor: replace(node.reactor, mocks, `${path}.`, used) };
     const mock = mocks[path];
-    if (node.kind !== 'step' || mock === undefined) return node;
-    used.add(path);
-    return { ...node, hooks: { ...node.hooks, run: toBody(mock) } } satisfies StepNode;
+    const body = <N extends BodyNode>(n: N): N => {
+      if (mock === undefined) return n;
+      used.add(path);
+      return { ...n, hooks: { ...n.hooks, run: toBody(mock) } };
+    };
+    // an interrupt or a sleep has no body: its mock is taken and changes nothing
+    const bodiless = <N extends GraphNode>(n: N): N => {
+      if (mock !== undefined) used.add(path);
+      return n;
+    };
+    return onNode<GraphNode>(node, {
+      step: body,
+      'async-step': body,
+      interrupt: bodiless,
+      sleep: bodiless,
+      compose: (n) => ({ ...n, reactor: replace(n.reactor, mocks, `${path}.`, used) }),
+      'async-reactor': (n) => ({ ...n, reactor: replace(n.reactor, mocks, `${path}.`, used) }),
+      map: (n) => n,
+    });
   });
   const byName = new Map(nodes.map((n) => [n.name, n]));
   return Object.freeze({ ...definition, nodes, byName });
 }
 
-function toBody(mock: StepMock): StepNode['hooks']['run'] {
+function toBody(mock: StepMock): BodyNode['hooks']['run'] {
   if (typeof mock === 'function') return async (args, ctx) => roundTrip(await mock(args, ctx));
   if ('throws' in mock) {
     return () => {

@@ -9,7 +9,10 @@ import { HTTPException } from 'hono/http-exception';
 
 /** What a request wants to do. */
 export type DashboardPermission =
-  | { readonly kind: 'view'; readonly page: 'executions' | 'execution' | 'coordination' | 'schedules' | 'queue' }
+  | {
+      readonly kind: 'view';
+      readonly page: 'executions' | 'execution' | 'coordination' | 'schedules' | 'queue' | 'events';
+    }
   | {
       readonly kind: 'action';
       readonly action: string;

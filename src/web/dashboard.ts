@@ -7,6 +7,7 @@
  */
 import { Hono, type Context } from 'hono';
 import type { Schedules } from '../schedules/service.js';
+import { eventRoutes } from './event-routes.js';
 import { scheduleRoutes } from './schedule-routes.js';
 import { html } from 'hono/html';
 import { HTTPException } from 'hono/http-exception';
@@ -63,6 +64,8 @@ export interface DashboardOptions {
   readonly onAction?: (record: ActionRecord) => void;
   /** The runtime's schedules (`runtime.schedules`, `engine.schedules`): a "Schedules" page lists them, with their next runs and a remove action. */
   readonly schedules?: Schedules;
+  /** Show an "Events" page: sent events newest first, with the executions each affected (read through `engine.listEvents`). Default false. */
+  readonly events?: boolean;
   /** The job queue for the Queue page (`runtime.queueInspector`). Default: the engine's own, when it has one (the embedded engine). */
   readonly queue?: QueueInspector;
   /** Served at `/metrics`: `prometheusMetrics()` of `ts-reactor/metrics`. Without it `/metrics` answers 404. */
@@ -117,6 +120,7 @@ export function createDashboard(options: DashboardOptions): Hono {
     readOnly,
     refreshSeconds: options.refreshSeconds ?? 5,
     ...(options.schedules ? { schedules: true } : {}),
+    ...(options.events === true ? { events: true } : {}),
   };
   const ctx: DashboardContext = {
     model,
@@ -140,6 +144,8 @@ export function createDashboard(options: DashboardOptions): Hono {
   bulkRoutes(app, ctx);
   if (options.schedules)
     scheduleRoutes(app, { schedules: options.schedules, authorize: options.authorize, page: pageContext });
+  if (options.events === true)
+    eventRoutes(app, { events: options.engine, authorize: options.authorize, page: pageContext });
   streamRoutes(app, {
     engine: options.engine,
     store: options.store ?? options.engine.store,

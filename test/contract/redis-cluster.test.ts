@@ -17,6 +17,7 @@ import {
 import { useRedisCluster } from '../support/use-redis-cluster.js';
 import { realPause, subscribed } from './coordinator-contract.js';
 import { describeCoordinatorContract } from './coordinator-contract.js';
+import { describeEventLogContract } from './event-log-contract.js';
 import { describeFanOutLedgerContract } from './fanout-ledger-contract.js';
 import { describeJobLeaseContract } from './job-lease-contract.js';
 import { describeOpsContract } from './ops-contract.js';
@@ -68,6 +69,31 @@ describeJobLeaseContract('redis cluster (one script each way)', async () => {
 describeFanOutLedgerContract('redis cluster', async () => {
   const backend = backendOnCluster('fo');
   return { ledger: backend.fanOut, close: () => backend.close() };
+});
+
+describeEventLogContract('redis cluster', async ({ ttlMs }) => {
+  // Every key of the event log shares the hash tag {events}: each transition is one script on one slot.
+  const prefix = `ev-${crypto.randomUUID().slice(0, 8)}`;
+  const options = {
+    cluster: { nodes: cluster.handle.nodes },
+    prefix,
+    ...(ttlMs === undefined ? {} : { recordTtlMs: ttlMs }),
+  };
+  const backend = createRedisBackend(options);
+  const others: { close(): Promise<void> }[] = [];
+  return {
+    log: backend.events,
+    second: async () => {
+      const other = createRedisBackend(options);
+      others.push(other);
+      return other.events;
+    },
+    pass: (ms) => realPause(ms + 25),
+    close: async () => {
+      for (const other of others) await other.close();
+      await backend.close();
+    },
+  };
 });
 
 describeOpsContract('redis cluster (SCAN on every master, server time)', async () => {

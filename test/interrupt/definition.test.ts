@@ -73,6 +73,6 @@ describe('interrupt definitions', () => {
       .interrupt('approve', { waitFor: ['a'], payload: { ok: z.boolean() } })
       .build();
     expect(r.toMermaid()).toContain('s_a -.-> s_approve');
-    expect(r.byName.get('approve')).toMatchObject({ kind: 'step', dependsOn: ['a'], coordination: [] });
+    expect(r.byName.get('approve')).toMatchObject({ kind: 'interrupt', dependsOn: ['a'] });
   });
 });

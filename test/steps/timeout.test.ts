@@ -213,7 +213,7 @@ describe('timeout validation at definition', () => {
       .build();
     const ms = ['a', 'b', 'c'].map((n) => {
       const node = r.byName.get(n);
-      return node?.kind === 'step' ? node.timeoutMs : undefined;
+      return node?.kind === 'step' || node?.kind === 'async-step' ? node.timeoutMs : undefined;
     });
     expect(ms).toEqual([250, 1_500, 120_000]);
   });

@@ -17,7 +17,7 @@ describe('dashboard types', () => {
       expectTypeOf(c).toEqualTypeOf<Context>();
       if (permission.kind === 'view') {
         expectTypeOf(permission.page).toEqualTypeOf<
-          'executions' | 'execution' | 'coordination' | 'schedules' | 'queue'
+          'executions' | 'execution' | 'coordination' | 'schedules' | 'queue' | 'events'
         >();
         return true;
       }

@@ -19,6 +19,9 @@ import type { JobLeases } from '../../ports/job-lease.js';
 import type { ExecutionJob, JobDelivery, JobQueue } from '../../ports/queue.js';
 import type { ExecutionStream } from '../../ports/execution-stream.js';
 import type { WaitList } from '../../ports/wait-list.js';
+import type { EventLog, StoredEvent } from '../../ports/event-log.js';
+import type { AnyEventDeclaration, EventInput } from '../../dsl/event.js';
+import type { EventNoticeListener } from '../model/event-notices.js';
 import type { ExecutionStatus, StatusName, Store, TraceContext } from '../../ports/store.js';
 import type { BackgroundOptions } from '../jobs/deps.js';
 import type { SweepReport } from '../jobs/sweep.js';
@@ -52,6 +55,11 @@ export interface EngineOptions {
    * `interrupts_unsupported`, and `engine.resume` by correlation id finds nothing.
    */
   readonly interruptClaims?: InterruptClaims | undefined;
+  /**
+   * The log of sent events (`engine.send`, `engine.listEvents`); the runtimes pass their
+   * backend's. Absent: those methods throw `events_unsupported`.
+   */
+  readonly events?: EventLog | undefined;
   /**
    * Each execution's events, readable from any process (`engine.watch`): every event this engine
    * emits is appended to it. Every runtime passes its backend's; absent, `engine.watch` fails
@@ -257,8 +265,104 @@ export interface ExecutionHandle<R extends AnyReactorDefinition> {
  */
 export type Started<R extends AnyReactorDefinition> = ResultOf<R> & ExecutionHandle<R>;
 
+/** Options of `engine.send` and of a `sendMany` entry. */
+export interface SendOptions {
+  /**
+   * The event's id (1 to 256 characters): an event with an id the log keeps already is not
+   * stored again (`duplicate`). Default: a new id.
+   */
+  readonly id?: string;
+  /** When the event happened: a `Date` or epoch ms. Default: the time the log receives it. */
+  readonly ts?: Date | number;
+}
+
+/** One entry of `engine.sendMany`: an event (a declaration, or a name), its payload, its options. */
+export type SendEntry<E extends AnyEventDeclaration | string = AnyEventDeclaration | string> = {
+  readonly event: E;
+  readonly payload: E extends AnyEventDeclaration ? EventInput<E> : unknown;
+  readonly options?: SendOptions;
+};
+
+/** What `engine.send` resolves with: stored now (`accepted`), or kept already under that id (`duplicate`, nothing changed). */
+export interface SendResult {
+  readonly status: 'accepted' | 'duplicate';
+  /** The event's id (the one given, or the one generated). */
+  readonly id: string;
+  readonly name: string;
+  /** The kept event's time and receipt time (epoch ms): for a duplicate, those of the event kept first. */
+  readonly ts: number;
+  readonly receivedAt: number;
+}
+
+/** What `engine.listEvents` filters on. Bad values throw `ListFilterError` (`list_filter_invalid`). */
+export interface EventListQuery {
+  /** Only events of this name. */
+  readonly name?: string;
+  /** Only events received at or after this time (a `Date`, or epoch ms). */
+  readonly since?: Date | number;
+  /** Only events received before this time (exclusive). */
+  readonly until?: Date | number;
+  /** The `cursor` of the previous page. */
+  readonly cursor?: string;
+  /** Events per page: 1 to 1,000. Default 50. */
+  readonly limit?: number;
+}
+
+/** A page of `engine.listEvents`: events newest first (by receipt), and the cursor of the next page when there is one. */
+export interface EventListPage {
+  readonly events: readonly StoredEvent[];
+  /** Absent on the last page. */
+  readonly cursor?: string;
+}
+
 /** Runs reactors. */
 export interface Engine {
+  /**
+   * Sends an event: checked (name, id, `ts`, a JSON payload of at most 256 KiB nested at most 100
+   * levels), validated against `event`'s schema when it is a declaration, then stored once per id.
+   * Resolves `accepted`, or `duplicate` when an event with that id is kept already (nothing
+   * changes). Throws `EventInvalidError` or `EventPayloadError` before anything is stored, and
+   * `events_unsupported` on an engine without an event log.
+   *
+   * @example
+   * ```ts
+   * const orderPaid = event('order.paid', { orderId: z.string(), amount: z.number() });
+   * const sent = await engine.send(orderPaid, { orderId: 'o-1', amount: 42 }, { id: 'pay-981' });
+   * if (sent.status === 'duplicate') console.log('already received at', sent.receivedAt);
+   * ```
+   */
+  send<E extends AnyEventDeclaration>(event: E, payload: EventInput<E>, options?: SendOptions): Promise<SendResult>;
+  /** Sends an event by name, without a schema: the payload is checked for shape and size only. */
+  send(name: string, payload: unknown, options?: SendOptions): Promise<SendResult>;
+  /**
+   * Sends several events: every entry is checked first (one bad entry throws, naming it in
+   * `details.entry`, and nothing is stored), then each is stored in order. Resolves with one
+   * result per entry. Each entry's payload is typed by its event when it is a declaration.
+   *
+   * @example
+   * ```ts
+   * const results = await engine.sendMany([
+   *   { event: orderPaid, payload: { orderId: 'o-1', amount: 42 }, options: { id: 'pay-981' } },
+   *   { event: 'stock.low', payload: { sku: 'sku-7' } },
+   * ]);
+   * ```
+   */
+  sendMany<const E extends readonly (AnyEventDeclaration | string)[]>(entries: {
+    readonly [K in keyof E]: SendEntry<E[K]>;
+  }): Promise<SendResult[]>;
+  /**
+   * Lists kept events (see `recordTtlMs`), newest first by receipt time then id, one page at a
+   * time: pass a page's `cursor` for the next; events received meanwhile never shift a listing.
+   *
+   * @example
+   * ```ts
+   * const page = await engine.listEvents({ name: 'order.paid', limit: 100 });
+   * for (const e of page.events) console.log(e.id, e.payload, e.effects.started);
+   * ```
+   */
+  listEvents(query?: EventListQuery): Promise<EventListPage>;
+  /** Subscribes to the notices of sent events (`event.received`, `event.duplicate`); returns the unsubscribe function. */
+  subscribeEvents(listener: EventNoticeListener): () => void;
   /**
    * Runs a reactor in this process and returns its result. Outcomes are returned, never thrown.
    *

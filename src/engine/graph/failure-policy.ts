@@ -21,7 +21,6 @@ export function failurePauseOf(
 
 /** True for a top-level plain step (not async, an interrupt or a sleep) whose policy, or else its reactor's, is `'pause'`. */
 export function pausesOnFailure(def: AnyReactorDefinition, node: GraphNode | undefined): boolean {
-  if (node?.kind !== 'step' || node.async === true || node.interrupt !== undefined || node.sleep !== undefined)
-    return false;
+  if (node?.kind !== 'step') return false;
   return (node.onFailure ?? def.onFailure ?? 'rollback') === 'pause';
 }

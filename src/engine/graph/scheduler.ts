@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { GraphNode } from '../../dsl/definition.js';
+import { onNode, type GraphNode } from '../../dsl/definition.js';
 import { CancelledError, DeadlineExceededError, toError } from '../../errors.js';
 import { cancelFrameChildren } from './async/cascade.js';
 import { runAsyncReactor, runAsyncStep } from './async/dispatch.js';
@@ -101,9 +101,7 @@ export function carryFirstStarts(run: RunState, def: Frame['def']): void {
 
 /** A step whose start a checkpoint before it may carry: a plain step admitted by nothing (its body starts as soon as it runs). */
 function carried(node: GraphNode): boolean {
-  return (
-    node.kind === 'step' && !node.sleep && !node.interrupt && node.async !== true && node.coordination.length === 0
-  );
+  return node.kind === 'step' && node.coordination.length === 0;
 }
 
 /** True for what a cancelled run's signal is aborted with: an operator's (or a cascade's) cancel, or the deadline. */
@@ -321,21 +319,19 @@ function runNode(
 ): Promise<NodeOutcome> {
   const scope: ArgScope = { input: frame.input, results };
   const place = { path: frame.prefix + node.name, reactor: frame.def.name, signal: frame.signal };
-  switch (node.kind) {
-    case 'step':
-      if (node.sleep) return tracedNode(run, place, () => runSleep(run, node, place, scope));
-      if (node.interrupt)
-        return tracedNode(run, place, () =>
-          runInterrupt(run, node, place, () => resolveArgs(node.args, scope, place.path, undefined)),
-        );
-      if (node.async === true) return tracedNode(run, place, () => runAsyncStep(run, node, place, scope, frame.def));
-      return runStepNode(run, node, place, () =>
-        resolveArgs(node.args, scope, place.path, node.contract ? Object.keys(node.contract.fields) : undefined),
-      );
-    case 'compose':
-      if (node.async === true) return tracedNode(run, place, () => runAsyncReactor(run, node, place, scope, frame.def));
-      return tracedNode(run, place, () => runCompose(run, node, place, scope, runFrame));
-    case 'map':
-      return tracedNode(run, place, () => runMap(run, node, place, scope, runFrame));
-  }
+  return onNode(node, {
+    step: (n) =>
+      runStepNode(run, n, place, () =>
+        resolveArgs(n.args, scope, place.path, n.contract ? Object.keys(n.contract.fields) : undefined),
+      ),
+    'async-step': (n) => tracedNode(run, place, () => runAsyncStep(run, n, place, scope, frame.def)),
+    interrupt: (n) =>
+      tracedNode(run, place, () =>
+        runInterrupt(run, n, place, () => resolveArgs(n.args, scope, place.path, undefined)),
+      ),
+    sleep: (n) => tracedNode(run, place, () => runSleep(run, n, place, scope)),
+    compose: (n) => tracedNode(run, place, () => runCompose(run, n, place, scope, runFrame)),
+    'async-reactor': (n) => tracedNode(run, place, () => runAsyncReactor(run, n, place, scope, frame.def)),
+    map: (n) => tracedNode(run, place, () => runMap(run, n, place, scope, runFrame)),
+  });
 }

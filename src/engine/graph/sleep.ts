@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { StepNode } from '../../dsl/definition.js';
+import type { SleepNode } from '../../dsl/definition.js';
 import type { SleepResult } from '../../dsl/sleep.js';
 import { ReactorError, SleepNeedsWorkerError, toError } from '../../errors.js';
 import type { NodeOutcome } from '../model/outcome.js';
@@ -24,7 +24,12 @@ import { notStarted, type StepPlace } from '../run/step-runner.js';
 export const SLEEP_WAKE_LEAD_MS = 50;
 
 /** Runs a sleep node: completes at its wake time, or yields until then (see the module). */
-export async function runSleep(run: RunState, node: StepNode, place: StepPlace, scope: ArgScope): Promise<NodeOutcome> {
+export async function runSleep(
+  run: RunState,
+  node: SleepNode,
+  place: StepPlace,
+  scope: ArgScope,
+): Promise<NodeOutcome> {
   const recorded = run.stepRecord(place.path);
   const entry = { step: place.path, undo: async () => undefined }; // a sleep has nothing to undo
   if (recorded?.status === 'completed') return { kind: 'success', value: recorded.result, entry };
@@ -72,8 +77,8 @@ export async function runSleep(run: RunState, node: StepNode, place: StepPlace, 
 }
 
 /** The wake time of a sleep starting `now`: `for` after now, or its `until` argument as epoch ms. */
-function wakeTimeOf(node: StepNode, scope: ArgScope, now: number, path: string): number {
-  const spec = node.sleep!;
+function wakeTimeOf(node: SleepNode, scope: ArgScope, now: number, path: string): number {
+  const spec = node.sleep;
   if (spec.kind === 'for') return now + spec.ms;
   const value = resolveArg(node.args!['until']!, scope, path, 'until');
   const at = value instanceof Date ? value.getTime() : value;

@@ -9,7 +9,7 @@
  *
  * @module
  */
-import type { AnyReactorDefinition, GraphNode } from '../../dsl/definition.js';
+import { onNode, type AnyReactorDefinition, type GraphNode, type NodeHandlers } from '../../dsl/definition.js';
 import type { JobDelivery } from '../../ports/queue.js';
 import type { AttemptOutcome, ExecutionRecord, StepRecord } from '../../ports/store.js';
 import type { RunState } from '../run/run-state.js';
@@ -118,6 +118,24 @@ const SETTLED: ReadonlySet<StepRecord['status']> = new Set(['completed', 'skippe
 /** Statuses that say a step did not run in the lost job (it ended, or waits elsewhere). */
 const STOPPED: ReadonlySet<StepRecord['status']> = new Set(['failed', 'halted', 'compensated', 'undone', 'dispatched']);
 
+type StartedIn = (prefix: string, steps: Readonly<Record<string, StepRecord>>) => string[];
+
+/**
+ * Per node kind, the attempts a lost job may have started at a reachable node: a plain step's
+ * own, a composed reactor's steps; undefined for a kind that writes a checkpoint or parks before
+ * its dependents run, or runs in a job of its own (async steps and reactors, interrupts, sleeps,
+ * maps).
+ */
+const STARTED_IN_JOB: NodeHandlers<StartedIn | undefined> = {
+  step: (n) => (prefix) => [prefix + n.name],
+  'async-step': () => undefined,
+  interrupt: () => undefined,
+  sleep: () => undefined,
+  compose: (n) => (prefix, steps) => mayHaveStarted(n.reactor.nodes, `${prefix}${n.name}.`, steps),
+  'async-reactor': () => undefined,
+  map: () => undefined,
+};
+
 /**
  * The plain steps of a graph (and of the reactors it composes) that could have started since the
  * record was written: not settled on it, and every dependency settled on it or itself able to
@@ -141,13 +159,9 @@ function mayHaveStarted(
       const status = steps[prefix + node.name]?.status;
       if (status !== undefined && STOPPED.has(status)) continue;
       if (!node.dependsOn.every((dep) => settled(dep) || reachable.has(dep))) continue;
-      const plain = node.kind === 'step' && !node.sleep && !node.interrupt && node.async !== true;
-      if (plain) {
-        started.push(prefix + node.name);
-        reachable.add(node.name);
-        grew = true;
-      } else if (node.kind === 'compose' && node.async !== true) {
-        started.push(...mayHaveStarted(node.reactor.nodes, `${prefix}${node.name}.`, steps));
+      const found = onNode(node, STARTED_IN_JOB)?.(prefix, steps);
+      if (found !== undefined) {
+        started.push(...found);
         reachable.add(node.name);
         grew = true;
       }

@@ -9,7 +9,7 @@ import { isExclusive } from '../../coordination/limits.js';
 import { computeKey } from '../../coordination/scope.js';
 import type { WorkOutcome } from '../../coordination/holds.js';
 import type { CoordinationSpec } from '../../dsl/coordination.js';
-import type { StepNode } from '../../dsl/definition.js';
+import type { BodyNode } from '../../dsl/definition.js';
 import { validateContract } from '../../dsl/contract.js';
 import { retryDelay } from '../../dsl/retry.js';
 import { signalKind, type Failure, type Halt, type Skipped, type Success } from '../../dsl/signals.js';
@@ -55,7 +55,7 @@ export interface StepPlace {
  */
 export async function runStepNode(
   run: RunState,
-  node: StepNode,
+  node: BodyNode,
   place: StepPlace,
   resolve: () => Record<string, unknown>,
 ): Promise<NodeOutcome> {
@@ -113,7 +113,7 @@ function lostAttempt(recorded: StepRecord): boolean {
 /** The attempts of a step's body from `first` on, with its coordination around each. */
 async function attempts(
   run: RunState,
-  node: StepNode,
+  node: BodyNode,
   place: StepPlace,
   args: Record<string, unknown>,
   first: number,
@@ -261,7 +261,7 @@ async function markFailure(write: Promise<void>): Promise<Error | undefined> {
  */
 async function attemptBody(
   run: RunState,
-  node: StepNode,
+  node: BodyNode,
   place: StepPlace,
   args: Record<string, unknown>,
   attempt: number,
@@ -288,7 +288,7 @@ function skippedAtGate(run: RunState, place: StepPlace, attempt: number, reason:
 /** The step's body ran (in this attempt or an earlier one) and the step failed: it will be compensated. */
 function failedAfterStart(
   run: RunState,
-  node: StepNode,
+  node: BodyNode,
   place: StepPlace,
   args: Record<string, unknown>,
   attempt: number,
@@ -331,7 +331,7 @@ interface Guarded {
  * the execution (re-entrant with its reactor-level and outer holds).
  */
 /** The exclusive keys (locks, limit-1 semaphores) a step declares; keys that cannot be computed are left to admission to report. */
-function exclusiveKeys(node: StepNode, args: unknown, place: StepPlace): string[] {
+function exclusiveKeys(node: BodyNode, args: unknown, place: StepPlace): string[] {
   const keys: string[] = [];
   for (const spec of node.coordination) {
     const scope = { reactor: place.reactor, step: place.path };
@@ -347,7 +347,7 @@ function exclusiveKeys(node: StepNode, args: unknown, place: StepPlace): string[
 
 async function admitStep(
   run: RunState,
-  node: StepNode,
+  node: BodyNode,
   place: StepPlace,
   args: unknown,
 ): Promise<Guarded | Exclude<Admission, { kind: 'admitted' }>> {
@@ -423,7 +423,7 @@ export function refusalInWorker(
  * re-entered, a fresh one is remembered. In-process, a caller that gives up hands it back; a
  * worker that parks keeps it.
  */
-function orderedWhere(run: RunState, node: StepNode, place: StepPlace): Partial<Parameters<RunState['admit']>[2]> {
+function orderedWhere(run: RunState, node: BodyNode, place: StepPlace): Partial<Parameters<RunState['admit']>[2]> {
   if (!node.coordination.some((s) => s.kind === 'ordered_lock')) return {};
   const parks = mayPark(run);
   return {
@@ -449,7 +449,7 @@ function releaseOutcome(out: Classified, mayRetry: boolean): WorkOutcome {
 /** A step completed (or skipped) in an earlier job of this execution: its body never runs again. */
 function fromRecord(
   run: RunState,
-  node: StepNode,
+  node: BodyNode,
   place: StepPlace,
   args: Record<string, unknown>,
   recorded: StepRecord,
@@ -475,7 +475,7 @@ function rollbackContext(run: RunState, place: StepPlace, attempt: number): Retu
 }
 
 async function validated(
-  node: StepNode,
+  node: BodyNode,
   place: StepPlace,
   args: Record<string, unknown>,
 ): Promise<Record<string, unknown>> {

@@ -9,6 +9,7 @@
 import type { Backend } from '../../ports/backend.js';
 import { systemClock, type Clock } from '../../ports/clock.js';
 import type { Coordinator } from '../../ports/coordinator.js';
+import type { EventLog } from '../../ports/event-log.js';
 import type { ExecutionStream } from '../../ports/execution-stream.js';
 import type { FanOutLedger } from '../../ports/fanout.js';
 import { NO_SUBSCRIPTIONS } from '../../ports/health.js';
@@ -19,6 +20,7 @@ import { createMemoryQueue, type MemoryJobQueue } from '../../queue/memory.js';
 import { MemorySchedules, memoryScheduleBackend } from '../../schedules/memory.js';
 import { checkedRecordTtl, refuseTtlBesideStore } from '../record-ttl.js';
 import { MemoryCoordinator } from './coordinator.js';
+import { MemoryEventLog } from './event-log.js';
 import { MemoryExecutionStream } from './execution-stream.js';
 import { MemoryFanOutLedger } from './fanout.js';
 import { MemoryStore } from './store.js';
@@ -33,6 +35,8 @@ export interface MemoryBackendOptions {
   readonly coordinator?: Coordinator | undefined;
   /** Default: a `MemoryFanOutLedger`. */
   readonly fanOut?: FanOutLedger | undefined;
+  /** Default: a `MemoryEventLog` on the clock, keeping events for the default store's record TTL. */
+  readonly events?: EventLog | undefined;
   /** Default: a `MemoryExecutionStream`. */
   readonly executionStream?: ExecutionStream | undefined;
   /** Default: none (the engine composes them from store and coordinator calls). */
@@ -84,6 +88,12 @@ export function createMemoryBackend(options: MemoryBackendOptions = {}): MemoryB
     jobLeases: options.jobLeases,
     waitList: memory.waitList,
     fanOut: options.fanOut ?? new MemoryFanOutLedger(),
+    events:
+      options.events ??
+      new MemoryEventLog({
+        ...onClock,
+        ttlMs: recordTtlMs ?? (store instanceof MemoryStore ? store.recordTtlMs : undefined),
+      }),
     executionStream,
     queue: memory.queue,
     queueInspector: memory.queue,

@@ -1,6 +1,6 @@
 /**
  * The PostgreSQL {@link ExecutionStream} (docs/decisions/144): each execution's events as rows of
- * `execution_events` (migration 7), the positions from one sequence. An append is one call of
+ * `execution_events` (migration 8), the positions from one sequence. An append is one call of
  * `execution_events_append` (every batch of the call, one round trip), which NOTIFYs the events
  * channel once per execution at commit. A read selects after the position; with nothing there, it
  * waits for a notification of its execution on one LISTEN connection per stream (opened at the
@@ -20,7 +20,7 @@ export const EVENTS_LISTEN_APPLICATION = 'ts-reactor/events';
 
 /** Options of {@link PostgresExecutionStream}. */
 export interface PostgresExecutionStreamOptions {
-  /** The store whose schema (migrated to version 7 or later), pool and record retention the stream uses. */
+  /** The store whose schema (migrated to version 8 or later), pool and record retention the stream uses. */
   readonly store: PostgresStore;
   /** Makes the LISTEN connection (tests); default: a client with the pool's options. */
   readonly listenClient?: (() => Client) | undefined;

@@ -209,6 +209,18 @@ export class PostgresNames {
   get waitListShift(): string {
     return this.#q('wait_list_shift');
   }
+  /** Events: one row per kept event (name, payload, times, effects). */
+  get events(): string {
+    return this.#q('events');
+  }
+  /** Function: keep an event once per id. */
+  get eventAppend(): string {
+    return this.#q('event_append');
+  }
+  /** Function: append an execution to one list of a kept event's effects, once. */
+  get eventAddEffect(): string {
+    return this.#q('event_add_effect');
+  }
   /** Table: each execution's events in order (`engine.watch`). */
   get executionEvents(): string {
     return this.#q('execution_events');

@@ -15,11 +15,13 @@
 import { Cluster, Redis } from 'ioredis';
 import type { Coordinator } from '../../ports/coordinator.js';
 import type { Store } from '../../ports/store.js';
+import type { EventLog } from '../../ports/event-log.js';
 import { coalesceWrites } from './coalesce.js';
 import { RedisCoordinator } from './coordinator.js';
 import { RedisKeys } from './keys.js';
 import { isCluster, layoutOf, quit, type RedisClusterTarget, type RedisConnection } from './connection.js';
 import { RedisStore, redisRecordTtl } from './store.js';
+import { RedisEventLog } from './event-log.js';
 import { setOutageTolerance } from './script.js';
 import { RedisFanOutLedger } from './fanout.js';
 import { RedisExecutionStream } from './execution-stream.js';
@@ -35,6 +37,7 @@ export { RedisCoordinator, type RedisCoordinatorOptions } from './coordinator.js
 export { CLUSTER_SLOT_GROUPS, DEFAULT_PREFIX, RedisKeys, slotGroupOf, type KeyLayout } from './keys.js';
 export { isCluster, parseClusterNodes, type RedisClusterTarget, type RedisConnection } from './connection.js';
 export { CLAIM_REPAIR_MS } from './store.js';
+export { RedisEventLog, type RedisEventLogOptions } from './event-log.js';
 export { DEFAULT_OUTAGE_TOLERANCE_MS, outageTolerance, setOutageTolerance } from './script.js';
 export {
   checkDurability,
@@ -113,6 +116,8 @@ export interface RedisBackend<C extends RedisConnection = Redis> {
   readonly jobLeases: JobLeases;
   /** The correlation-id and resume claims of interrupts (the store: a Lua script and `SET NX`). */
   readonly interruptClaims: InterruptClaims;
+  /** The log of sent events (same connection, same prefix, kept for the records' TTL). */
+  readonly events: EventLog;
   /** Each execution's events in a Redis stream (`engine.watch`; same connection and prefix, the records' TTL). */
   readonly executionStream: ExecutionStream;
   /** The command connection (created from `url` or `cluster`, or the one passed in). */
@@ -197,12 +202,14 @@ export function createRedisBackend(options: RedisBackendOptions = {}): RedisBack
     keys,
     ...(options.recordTtlMs === undefined ? {} : { ttlMs: redisRecordTtl(options.recordTtlMs) }),
   });
+  const events = new RedisEventLog({ redis, keys, ttlMs: redisRecordTtl(options.recordTtlMs) });
   const executionStream = new RedisExecutionStream({ redis, keys, ttlMs: redisRecordTtl(options.recordTtlMs) });
   let closing: Promise<void> | undefined;
   return {
     store,
     coordinator,
     fanOut,
+    events,
     executionStream,
     jobLeases: store,
     interruptClaims: store,

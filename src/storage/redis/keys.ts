@@ -113,6 +113,25 @@ export class RedisKeys {
     return `${this.prefix}:{wait:${escapeSegment(key)}}`;
   }
 
+  // ── Event log ──
+
+  /**
+   * A kept event (`EventLog`, `event-log.ts`): hash of its name, payload, time, receipt time and
+   * effects; expires with the retention. Every key of the event log shares the hash tag
+   * `{events}`, so `event-append` touches one slot in either layout.
+   */
+  event(id: string): string {
+    return `${this.prefix}:{events}:e:${escapeSegment(id)}`;
+  }
+  /** Every kept event: ZSET id → receipt time (ms). */
+  eventIndex(): string {
+    return `${this.prefix}:{events}:all`;
+  }
+  /** The kept events of one name: ZSET id → receipt time (ms). */
+  eventNameIndex(name: string): string {
+    return `${this.prefix}:{events}:name:${escapeSegment(name)}`;
+  }
+
   // ── Exclusive lock ──
 
   /** Lock hash: owner, token, nesting and holder info; TTL = the lease. */

@@ -258,4 +258,8 @@ export const scripts = {
   resumeUnclaim: defineScript('resume-unclaim', 1, flag),
   /** Used by the wait lists (`wait-list.ts`): true when appended. */
   waitListAdd: defineScript('wait-list-add', 1, flag),
+  /** Used by the event log (`event-log.ts`): the raw reply, decoded there. */
+  eventAppend: defineScript('event-append', 3, replyArray),
+  /** Used by the event log: true when the event is kept (the execution is in the list now). */
+  eventEffect: defineScript('event-effect', 1, flag),
 } as const satisfies Record<string, ScriptDescriptor<unknown>>;

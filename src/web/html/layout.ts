@@ -17,6 +17,8 @@ export interface PageContext {
   readonly refreshSeconds: number;
   /** Whether the dashboard shows schedules (a "Schedules" link). */
   readonly schedules?: boolean;
+  /** Whether the dashboard shows sent events (an "Events" link). */
+  readonly events?: boolean;
 }
 
 const CSS = `
@@ -107,7 +109,7 @@ export function page(
   ctx: PageContext,
   options: {
     readonly title: string;
-    readonly nav: 'executions' | 'coordination' | 'schedules' | 'queue';
+    readonly nav: 'executions' | 'coordination' | 'schedules' | 'queue' | 'events';
     readonly live?: boolean;
   },
   body: Fragment | string,
@@ -118,7 +120,7 @@ export function page(
 <html lang="en">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${options.title} · ts-reactor</title><link rel="icon" type="image/svg+xml" href="${ctx.base}/favicon.svg"><style>${raw(CSS)}</style></head>
 <body data-refresh="${String(refresh)}">
-<header><span class="brand">ts-reactor</span><a class="${on('executions')}" href="${ctx.base}/executions">Executions</a><a class="${on('coordination')}" href="${ctx.base}/coordination">Coordination</a><a class="${on('queue')}" href="${ctx.base}/queue">Queue</a>${ctx.schedules ? html`<a class="${on('schedules')}" href="${ctx.base}/schedules">Schedules</a>` : ''}${ctx.readOnly ? html`<span class="muted">read-only</span>` : ''}</header>
+<header><span class="brand">ts-reactor</span><a class="${on('executions')}" href="${ctx.base}/executions">Executions</a><a class="${on('coordination')}" href="${ctx.base}/coordination">Coordination</a><a class="${on('queue')}" href="${ctx.base}/queue">Queue</a>${ctx.schedules ? html`<a class="${on('schedules')}" href="${ctx.base}/schedules">Schedules</a>` : ''}${ctx.events ? html`<a class="${on('events')}" href="${ctx.base}/events">Events</a>` : ''}${ctx.readOnly ? html`<span class="muted">read-only</span>` : ''}</header>
 <main id="live">${body}</main>
 <script>${raw(LIVE)}</script>
 </body></html>`;

@@ -21,7 +21,7 @@ interface Dispatch {
 /** Cancels the children the nodes of one frame (`def` at `prefix`) dispatched, before that frame's undos. */
 export function cancelFrameChildren(run: RunState, def: AnyReactorDefinition, prefix: string): Promise<void> {
   const dispatches = def.nodes
-    .filter((n) => n.kind === 'compose' && n.async === true && n.cancelChildren !== false)
+    .filter((n) => n.kind === 'async-reactor' && n.cancelChildren !== false)
     .map((n) => ({ path: prefix + n.name, reactor: def.name }));
   return cancelDispatched(run, dispatches);
 }

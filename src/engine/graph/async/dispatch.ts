@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { AnyReactorDefinition, ComposeNode, StepNode } from '../../../dsl/definition.js';
+import type { AnyReactorDefinition, AsyncReactorNode, AsyncStepNode } from '../../../dsl/definition.js';
 import { validateContract } from '../../../dsl/contract.js';
 import { ReactorError, toError } from '../../../errors.js';
 import { childInput } from '../../model/child-input.js';
@@ -30,7 +30,7 @@ export function hasReaders(def: AnyReactorDefinition, name: string): boolean {
 /** Runs an `asyncStep` node: dispatches its unit, then reads the result if something waits for it. */
 export async function runAsyncStep(
   run: RunState,
-  node: StepNode,
+  node: AsyncStepNode,
   place: StepPlace,
   scope: ArgScope,
   def: AnyReactorDefinition,
@@ -66,7 +66,7 @@ export async function runAsyncStep(
 /** Runs an `asyncReactor` node: validates the child's input here, dispatches the child execution, reads its outcome if something waits for it. */
 export async function runAsyncReactor(
   run: RunState,
-  node: ComposeNode,
+  node: AsyncReactorNode,
   place: StepPlace,
   scope: ArgScope,
   def: AnyReactorDefinition,
@@ -187,7 +187,7 @@ async function saveUnitRecord(
 
 /** The unit's arguments as its worker will see them, for the guard only; undefined when they do not resolve (the worker reports that). */
 async function argsForGuard(
-  node: StepNode,
+  node: AsyncStepNode,
   scope: ArgScope,
   path: string,
 ): Promise<Record<string, unknown> | undefined> {

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { StepNode } from '../../../dsl/definition.js';
+import type { InterruptNode } from '../../../dsl/definition.js';
 import type { InterruptSpec } from '../../../dsl/interrupt.js';
 import { CorrelationTakenError, ReactorError, messageOf, toError } from '../../../errors.js';
 import { TERMINAL_STATUSES, type InterruptWait, type Store } from '../../../ports/store.js';
@@ -15,11 +15,11 @@ import { notStarted, type StepPlace } from '../../run/step-runner.js';
 /** Runs an interrupt node: completes with an accepted payload, or pauses the execution. */
 export async function runInterrupt(
   run: RunState,
-  node: StepNode,
+  node: InterruptNode,
   place: StepPlace,
   resolve: () => Record<string, unknown>,
 ): Promise<NodeOutcome> {
-  const spec = node.interrupt!;
+  const spec = node.interrupt;
   const recorded = run.stepRecord(place.path);
   const entry = { step: place.path, undo: async () => undefined }; // an interrupt has nothing to undo
   if (recorded?.status === 'completed') return { kind: 'success', value: recorded.result, entry };

@@ -7,7 +7,7 @@
  * @module
  */
 import { computeKey } from '../../../coordination/scope.js';
-import type { AnyReactorDefinition, StepNode } from '../../../dsl/definition.js';
+import type { AnyReactorDefinition, AsyncStepNode } from '../../../dsl/definition.js';
 import { validateContract } from '../../../dsl/contract.js';
 import { ContentionError, RateLimitedError, ReactorError, type PrimitiveName } from '../../../errors.js';
 import type { After, BackgroundDeps } from '../deps.js';
@@ -105,7 +105,7 @@ export async function advanceUnit(
 async function settleUnit(
   deps: BackgroundDeps,
   state: RunState,
-  node: StepNode,
+  node: AsyncStepNode,
   place: StepPlace,
   outcome: NodeOutcome,
   resolve: () => Record<string, unknown>,
@@ -194,7 +194,7 @@ async function settleUnit(
 async function discard(
   deps: BackgroundDeps,
   state: RunState,
-  node: StepNode,
+  node: AsyncStepNode,
   place: StepPlace,
   dispatcher: string,
   resolve: (() => Record<string, unknown>) | undefined,
@@ -245,7 +245,7 @@ async function dispatcherStatus(store: Store, dispatcherId: string): Promise<str
 async function takeOrderedPosition(
   deps: BackgroundDeps,
   state: RunState,
-  node: StepNode,
+  node: AsyncStepNode,
   place: StepPlace,
   resolve: () => Record<string, unknown>,
 ): Promise<void> {
@@ -262,7 +262,7 @@ async function takeOrderedPosition(
 }
 
 /** A position kept for a body that will never run is handed back without poisoning a strict chain. */
-async function givePositionBack(deps: BackgroundDeps, state: RunState, node: StepNode): Promise<void> {
+async function givePositionBack(deps: BackgroundDeps, state: RunState, node: AsyncStepNode): Promise<void> {
   const ordered = state.background?.ordered;
   const spec = node.coordination.find((s) => s.kind === 'ordered_lock');
   if (!ordered || spec?.kind !== 'ordered_lock') return;
@@ -272,7 +272,10 @@ async function givePositionBack(deps: BackgroundDeps, state: RunState, node: Ste
   deps.coordination.onReleased?.('ordered_lock', ordered.key);
 }
 
-async function validArgs(node: StepNode, resolve: () => Record<string, unknown>): Promise<Record<string, unknown>> {
+async function validArgs(
+  node: AsyncStepNode,
+  resolve: () => Record<string, unknown>,
+): Promise<Record<string, unknown>> {
   const raw = resolve();
   if (!node.contract) return raw;
   const validated = await validateContract(node.contract, raw);

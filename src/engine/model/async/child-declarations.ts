@@ -8,7 +8,14 @@
  * @module
  */
 import type { CoordinationSpec } from '../../../dsl/coordination.js';
-import type { AnyReactorDefinition, GraphNode } from '../../../dsl/definition.js';
+import {
+  onNode,
+  type AnyReactorDefinition,
+  type AsyncReactorNode,
+  type BodyNode,
+  type ComposeNode,
+  type GraphNode,
+} from '../../../dsl/definition.js';
 import { validateContract } from '../../../dsl/contract.js';
 import { resolveArgs } from '../resolve-args.js';
 
@@ -63,12 +70,37 @@ async function computable(
   input: Record<string, unknown>,
   path: string,
 ): Promise<Declared[]> {
-  if (node.kind === 'map' || !fromInputOnly(node)) return [];
-  if (node.kind === 'compose') {
-    const raw = resolveArgs(node.args, { input, results: new Map() }, path, Object.keys(node.reactor.contract.fields));
-    const validated = await validateContract(node.reactor.contract, raw);
-    return validated.ok ? childDeclarations(node.reactor, validated.value, `${path}.`) : [];
-  }
+  if (!fromInputOnly(node)) return [];
+  const none = (): Promise<Declared[]> => Promise.resolve([]);
+  return onNode(node, {
+    step: (n) => stepDeclarations(child, n, input, path),
+    'async-step': (n) => stepDeclarations(child, n, input, path),
+    interrupt: none,
+    sleep: none,
+    compose: (n) => composedDeclarations(n, input, path),
+    'async-reactor': (n) => composedDeclarations(n, input, path),
+    map: none,
+  });
+}
+
+/** What a composed reactor (inline or `asyncReactor`) declares, for the input its arguments give it. */
+async function composedDeclarations(
+  node: ComposeNode | AsyncReactorNode,
+  input: Record<string, unknown>,
+  path: string,
+): Promise<Declared[]> {
+  const raw = resolveArgs(node.args, { input, results: new Map() }, path, Object.keys(node.reactor.contract.fields));
+  const validated = await validateContract(node.reactor.contract, raw);
+  return validated.ok ? childDeclarations(node.reactor, validated.value, `${path}.`) : [];
+}
+
+/** What a step (plain or async) declares that excludes: its locks and single-slot semaphores, with its arguments. */
+async function stepDeclarations(
+  child: AnyReactorDefinition,
+  node: BodyNode,
+  input: Record<string, unknown>,
+  path: string,
+): Promise<Declared[]> {
   if (!node.coordination.some(EXCLUSIVE)) return [];
   let args: Record<string, unknown> = resolveArgs(
     node.args,

@@ -4,18 +4,18 @@
  *
  * @module
  */
-import type { AnyReactorDefinition, ComposeNode, GraphNode, StepNode } from '../../../dsl/definition.js';
+import type { AnyReactorDefinition, AsyncReactorNode, AsyncStepNode, GraphNode } from '../../../dsl/definition.js';
 
 /** The async step node at `path`, or undefined when the definition has none there. */
-export function findAsyncStep(root: AnyReactorDefinition, path: string): StepNode | undefined {
+export function findAsyncStep(root: AnyReactorDefinition, path: string): AsyncStepNode | undefined {
   const node = nodeAt(root, path);
-  return node?.kind === 'step' && node.async === true ? node : undefined;
+  return node?.kind === 'async-step' ? node : undefined;
 }
 
 /** The `asyncReactor` node at `path`, or undefined when the definition has none there. */
-export function findAsyncReactor(root: AnyReactorDefinition, path: string): ComposeNode | undefined {
+export function findAsyncReactor(root: AnyReactorDefinition, path: string): AsyncReactorNode | undefined {
   const node = nodeAt(root, path);
-  return node?.kind === 'compose' && node.async === true ? node : undefined;
+  return node?.kind === 'async-reactor' ? node : undefined;
 }
 
 /** The node at `path`, through compose and map-of-reactor frames. */
@@ -24,7 +24,7 @@ function nodeAt(root: AnyReactorDefinition, path: string): GraphNode | undefined
   let def: AnyReactorDefinition | undefined = root;
   for (let i = 0; i < segments.length - 1 && def; i++) {
     const node = def.byName.get(segments[i]!.replace(/\[\d+\]$/, ''));
-    if (node?.kind === 'compose') def = node.reactor;
+    if (node?.kind === 'compose' || node?.kind === 'async-reactor') def = node.reactor;
     else if (node?.kind === 'map' && node.element.kind === 'reactor') def = node.element.reactor;
     else def = undefined;
   }

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { AnyReactorDefinition } from '../../../dsl/definition.js';
+import { onNode, type AnyReactorDefinition } from '../../../dsl/definition.js';
 
 /**
  * Adds `reactor` and, recursively, every reactor it dispatches with `asyncReactor`. A reactor
@@ -14,20 +14,22 @@ import type { AnyReactorDefinition } from '../../../dsl/definition.js';
 export function registerTree(registry: Map<string, AnyReactorDefinition>, reactor: AnyReactorDefinition): void {
   if (registry.get(reactor.name) === reactor) return;
   registry.set(reactor.name, reactor);
-  for (const node of reactor.nodes) {
-    if (node.kind === 'compose') {
-      if (node.async === true) registerTree(registry, node.reactor);
-      else registerChildren(registry, node.reactor);
-    } else if (node.kind === 'map' && node.element.kind === 'reactor') registerChildren(registry, node.element.reactor);
-  }
+  registerChildren(registry, reactor);
 }
 
 /** Children of a reactor that runs inline (compose, map element): not registered itself, but what it dispatches is. */
 function registerChildren(registry: Map<string, AnyReactorDefinition>, reactor: AnyReactorDefinition): void {
   for (const node of reactor.nodes) {
-    if (node.kind === 'compose') {
-      if (node.async === true) registerTree(registry, node.reactor);
-      else registerChildren(registry, node.reactor);
-    } else if (node.kind === 'map' && node.element.kind === 'reactor') registerChildren(registry, node.element.reactor);
+    onNode<void>(node, {
+      step: () => undefined,
+      'async-step': () => undefined,
+      interrupt: () => undefined,
+      sleep: () => undefined,
+      compose: (n) => registerChildren(registry, n.reactor),
+      'async-reactor': (n) => registerTree(registry, n.reactor),
+      map: (n) => {
+        if (n.element.kind === 'reactor') registerChildren(registry, n.element.reactor);
+      },
+    });
   }
 }

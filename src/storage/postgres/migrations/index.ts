@@ -10,7 +10,8 @@ import { jobLeasesMigration } from './0003-job-leases.js';
 import { fanOutMigration } from './0004-fanout.js';
 import { waitListsMigration } from './0005-wait-lists.js';
 import { waitListShiftMigration } from './0006-wait-list-shift.js';
-import { executionEventsMigration } from './0007-execution-events.js';
+import { eventsMigration } from './0007-events.js';
+import { executionEventsMigration } from './0008-execution-events.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -23,6 +24,7 @@ export const MIGRATIONS: readonly Migration[] = [
   fanOutMigration,
   waitListsMigration,
   waitListShiftMigration,
+  eventsMigration,
   executionEventsMigration,
 ];
 

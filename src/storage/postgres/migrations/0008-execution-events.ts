@@ -1,5 +1,5 @@
 /**
- * Migration 7, `execution-events`: each execution's events in order (the ExecutionStream port,
+ * Migration 8, `execution-events`: each execution's events in order (the ExecutionStream port,
  * `engine.watch`), one row per event, its position a number from one sequence, and the function
  * that appends and notifies (docs/decisions/144). An append takes a transaction-level advisory
  * lock per execution before it numbers that execution's events, so the positions of one
@@ -15,7 +15,7 @@ const PRUNE_BATCH = 100;
 
 /** The `execution-events` migration. */
 export const executionEventsMigration: Migration = {
-  version: 7,
+  version: 8,
   name: 'execution-events',
   sql: (n) => `
 -- The order of events, across executions (only the order within an execution matters).
