@@ -65,8 +65,9 @@ describeOnBackends(
 
       const all = await collect(runtime.engine.watch(executionId));
       expect(all).toEqual([...head, ...rest]);
+      // The stream gets the terminal event before the record is written: wait for the result.
+      expect((await runtime.engine.wait(executionId, { timeoutMs: 60_000 })).status).toBe('completed');
       const record = await runtime.backend.store.get(executionId);
-      expect(record?.status).toBe('completed');
       expect(record?.progress).toMatchObject({
         load: { attempt: 1, data: { done: 3, total: 3 } },
         finish: { attempt: 1, data: `finishing in ${String(ready.pid)}` },
