@@ -89,8 +89,7 @@ export class RedisExecutionStream implements ExecutionStream {
     };
     options.signal?.addEventListener('abort', abort, { once: true });
     try {
-      const reply = (await conn.xread('COUNT', options.limit, 'BLOCK', options.blockMs, 'STREAMS', key, after)) as
-        [string, RawEntry[]][] | null;
+      const reply = await conn.xread('COUNT', options.limit, 'BLOCK', options.blockMs, 'STREAMS', key, after);
       return entriesOf(reply?.[0]?.[1] ?? []);
     } catch (error) {
       if (aborted || this.#closed) return [];
