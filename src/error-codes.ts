@@ -28,6 +28,13 @@ export const ErrorCode = {
    * run cannot hand off to a worker (the engine has no queue, or an inline resume): it fails.
    */
   SleepNeedsWorker: 'sleep_needs_worker',
+  /**
+   * `ctx.progress(data)` was given data that is not JSON (a cycle, a BigInt, a function, nothing)
+   * or whose JSON is larger than the progress limit: thrown into the step, nothing published.
+   */
+  ProgressInvalid: 'progress_invalid',
+  /** `engine.watch` on an engine built without an execution stream (`createEngine` without `executionStream`). */
+  WatchUnavailable: 'watch_unavailable',
   /** A sleep step's `until` resolved to something else than a valid `Date` or epoch milliseconds; it never started. */
   SleepUntilInvalid: 'sleep_until_invalid',
   /** A persisted execution record is larger than the configured limit. */
@@ -267,6 +274,15 @@ export interface ErrorDetails {
   readonly sleep_needs_worker: { readonly step: string; readonly sleepMs: number; readonly maxInlineSleepMs: number };
   /** The sleep step's path. */
   readonly sleep_until_invalid: { readonly step: string };
+  /** The step, the attempt, why (`not_json`, `too_large`), and for `too_large` the JSON's bytes and the limit. */
+  readonly progress_invalid: {
+    readonly step: string;
+    readonly attempt: number;
+    readonly reason: 'not_json' | 'too_large';
+    readonly bytes?: number;
+    readonly limit?: number;
+  };
+  readonly watch_unavailable: { readonly executionId: string };
   readonly record_too_large: {
     readonly executionId: string;
     readonly bytes: number;

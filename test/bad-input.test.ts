@@ -432,6 +432,7 @@ describe('bad input matrix: step-scoped coordination (issue 6)', () => {
       logger: console,
       heldKeys: new Set<string>(),
       fencingToken: () => undefined,
+      progress: () => undefined,
     };
     const out = await s.invoke({}, { engine: t.engine, ctx });
     expect(out.status === 'failed' && out.error).toMatchObject({ code: 'invoke_context_unknown' });

@@ -6,8 +6,11 @@ export interface Logger {
   error(fields: object | string, message?: string): void;
 }
 
-/** What every step hook receives besides its arguments. */
-export interface StepContext {
+/**
+ * What every step hook receives besides its arguments. `P` is what the step reports as progress
+ * (`ctx.progress`): annotate the context to type it (`ctx: StepContext<{ done: number }>`).
+ */
+export interface StepContext<P = unknown> {
   /** This execution's id. */
   readonly executionId: string;
   /** The outermost execution's id: the same as `executionId` except in nested work. Coordination holds belong to it. */
@@ -30,4 +33,22 @@ export interface StepContext {
   fencingToken(key?: string): string | undefined;
   /** The keys this execution holds right now: `lock:<key>` and `semaphore:<key>` (limit-1 semaphores). */
   readonly heldKeys: ReadonlySet<string>;
+  /**
+   * Reports progress: publishes a `step.progress` event (execution, step, attempt, `data`) that
+   * every watcher of the execution receives (`engine.watch`, the dashboard's stream), and keeps
+   * it as the step's newest report on the record. Returns at once; nothing is awaited.
+   *
+   * @throws ProgressInvalidError (`progress_invalid`) when `data` has no JSON form or its JSON is
+   *   over 16 KiB: nothing is published or kept.
+   * @example
+   * ```ts
+   * run: async ({ rows }, ctx: StepContext<{ done: number; total: number }>) => {
+   *   for (const [i, row] of rows.entries()) {
+   *     await importRow(row);
+   *     ctx.progress({ done: i + 1, total: rows.length });
+   *   }
+   * }
+   * ```
+   */
+  progress(data: P): void;
 }

@@ -19,6 +19,7 @@ import { retryStep, rollbackPaused, skipStep } from './api/steer.js';
 import { wakeExecution } from './api/wake.js';
 import { withExecutionId } from './api/execution-id.js';
 import { runReactor } from './api/run.js';
+import { watchExecution } from './api/watch.js';
 import { processOne, startReactor } from './api/start.js';
 import { startManyReactors } from './api/start-many.js';
 import { startSweeps, sweepNow } from './api/sweeps.js';
@@ -60,6 +61,7 @@ export type {
   StartOptions,
   WaitOptions,
 } from './api/types.js';
+export type { WatchItem, WatchOptions } from './api/watch.js';
 
 /** Creates an engine. */
 export function createEngine(options: EngineOptions): Engine {
@@ -144,7 +146,11 @@ export function createEngine(options: EngineOptions): Engine {
     subscribeEvents: (listener) => notices.subscribe(listener),
     register: (...reactors) => registry.register(...reactors),
     subscribe: (listener) => hub.subscribe(listener),
-    idle: () => detached.idle(),
+    watch: (id, o) => watchExecution(core, id, o),
+    idle: async () => {
+      await detached.idle();
+      await core.publisher?.flushed();
+    },
     sweep: () => sweepNow(parts),
     startSweeps: () => startSweeps(parts),
     store,

@@ -71,3 +71,20 @@ export class FailureActionError extends ReactorError<'failure_action_refused'> {
   }
 }
 registerRevival('FailureActionError', FailureActionError, ['failure_action_refused']);
+
+/**
+ * `engine.watch` on an engine that has no execution stream (code `watch_unavailable`): an engine
+ * built with `createEngine` and no `executionStream` option. Every runtime (`createEmbeddedEngine`,
+ * `createRedisRuntime`, `createPostgresRuntime`, `createRuntime` over a bundled backend) has one.
+ */
+export class WatchUnavailableError extends ReactorError<'watch_unavailable'> {
+  constructor(executionId: string) {
+    super(
+      ErrorCode.WatchUnavailable,
+      `cannot watch execution ${executionId}: this engine has no execution stream; give createEngine an executionStream, or build the engine with a runtime`,
+      { details: { executionId } },
+    );
+    this.name = 'WatchUnavailableError';
+  }
+}
+registerRevival('WatchUnavailableError', WatchUnavailableError, [ErrorCode.WatchUnavailable]);

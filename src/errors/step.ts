@@ -52,3 +52,29 @@ export class FanOutError extends ReactorError<'fan_out_unknown' | 'fan_out_unava
   }
 }
 registerRevival('FanOutError', FanOutError, ['fan_out_unknown', 'fan_out_unavailable']);
+
+/**
+ * `ctx.progress(data)` refused its data (code `progress_invalid`), thrown into the step from the
+ * call: `not_json` — the data has no JSON form (a cycle, a BigInt, a function, `undefined`);
+ * `too_large` — its JSON is over the progress limit (`details.bytes`, `details.limit`). Nothing
+ * was published or kept. Catch it in the body to go on without that report.
+ */
+export class ProgressInvalidError extends ReactorError<'progress_invalid'> {
+  constructor(info: {
+    step: string;
+    attempt: number;
+    reason: 'not_json' | 'too_large';
+    bytes?: number;
+    limit?: number;
+  }) {
+    const why =
+      info.reason === 'not_json'
+        ? 'the data has no JSON form (a cycle, a BigInt, a function or undefined)'
+        : `its JSON is ${String(info.bytes)} bytes, over the limit of ${String(info.limit)}`;
+    super(ErrorCode.ProgressInvalid, `step "${info.step}": progress refused: ${why}; nothing was published`, {
+      details: { ...info },
+    });
+    this.name = 'ProgressInvalidError';
+  }
+}
+registerRevival('ProgressInvalidError', ProgressInvalidError, [ErrorCode.ProgressInvalid]);

@@ -125,6 +125,12 @@ export type ReactorEvent =
     })
   | (StepBase & { readonly type: 'step.started'; readonly attempt: number })
   | (StepBase & { readonly type: 'step.succeeded'; readonly attempt: number })
+  /**
+   * The step's body reported progress (`ctx.progress(data)`) in `attempt`: `data` is the reported
+   * value as JSON gives it back. Published to listeners and to `engine.watch`, never kept in the
+   * trace; the newest report of each step is kept on the record (`ExecutionRecord.progress`).
+   */
+  | (StepBase & { readonly type: 'step.progress'; readonly attempt: number; readonly data: unknown })
   | (StepBase & {
       readonly type: 'step.failed';
       readonly attempt: number;

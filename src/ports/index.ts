@@ -11,3 +11,4 @@ export * from './backend.js';
 export * from './health.js';
 export * from './schedules.js';
 export * from './event-log.js';
+export * from './execution-stream.js';

@@ -460,12 +460,27 @@ export interface ExecutionRecord {
    * runs with them instead of resolving its own, in this job and every later one.
    */
   readonly stepArgs?: Readonly<Record<string, unknown>>;
+  /**
+   * The newest progress report of each step (`ctx.progress(data)`), by step path: at most 100
+   * steps, each report's JSON at most 16 KiB. Written with the checkpoints that follow a report.
+   */
+  readonly progress?: Readonly<Record<string, StepProgress>>;
   /** Set on the record of an `asyncStep` unit: which step of which dispatcher it runs. */
   readonly unit?: AsyncUnitInfo;
   /** Set while the execution runs inline in a caller's process (until a hand-off or the end). */
   readonly inline?: InlineRun;
   readonly createdAt: number;
   readonly updatedAt: number;
+}
+
+/** A step's newest progress report (`ExecutionRecord.progress`). */
+export interface StepProgress {
+  /** The attempt that reported it. */
+  readonly attempt: number;
+  /** The reported data, as JSON gives it back. */
+  readonly data: unknown;
+  /** When it was reported (engine clock, ms). */
+  readonly at: number;
 }
 
 /** Filter of {@link Store.list}. */

@@ -22,6 +22,7 @@ import { postgresDurabilityAtStartUp, type PostgresDurabilityReport } from '../s
 import { PostgresFanOutLedger } from '../storage/postgres/fanout.js';
 import { PostgresJobLeases } from '../storage/postgres/job-leases.js';
 import { PostgresStore } from '../storage/postgres/store.js';
+import { PostgresExecutionStream } from '../storage/postgres/execution-stream.js';
 import { PostgresWaitList } from '../storage/postgres/wait-list.js';
 import { PostgresEventLog } from '../storage/postgres/event-log.js';
 import type { BullmqConsumerOptions } from './bullmq.js';
@@ -139,6 +140,7 @@ export function createPostgresBackend(options: PostgresBackendOptions): Postgres
     return postgresDurabilityAtStartUp(shared.pool, { required: options.requireDurability === true, logger });
   })();
   ready.catch(() => undefined); // observed here; the runtime's calls report it
+  const executionStream = new PostgresExecutionStream({ store });
   let degradedDetail: string | undefined;
   coordinator.onWakeUpsDegraded((degraded, detail) => {
     degradedDetail = degraded ? (detail ?? 'the LISTEN connection is down') : undefined;
@@ -153,6 +155,7 @@ export function createPostgresBackend(options: PostgresBackendOptions): Postgres
     fanOut: new PostgresFanOutLedger({ store }),
     waitList: new PostgresWaitList({ store }),
     events: new PostgresEventLog({ store }),
+    executionStream,
     queue,
     queueInspector: queue,
     consumer: () => createBullmqPostgresConsumer({ connection: jobs, ...names, ...stall, ...consumerLogging(logger) }),
@@ -164,6 +167,7 @@ export function createPostgresBackend(options: PostgresBackendOptions): Postgres
       await ready.catch(() => undefined);
       await schedules.close();
       await queue.close();
+      await executionStream.close();
       await coordinator.close();
       await store.close();
       await shared.end();

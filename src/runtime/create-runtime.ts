@@ -21,7 +21,15 @@ import { consumerAfter, engineAfter } from './ready-gate.js';
 
 /** The engine options a {@link Backend} provides, which {@link RuntimeOptions} therefore leaves out. */
 export type BackendPart =
-  'store' | 'coordinator' | 'queue' | 'waitList' | 'fanOut' | 'jobLeases' | 'interruptClaims' | 'events';
+  | 'store'
+  | 'coordinator'
+  | 'queue'
+  | 'waitList'
+  | 'fanOut'
+  | 'jobLeases'
+  | 'interruptClaims'
+  | 'events'
+  | 'executionStream';
 
 /** Options of {@link createRuntime}: the engine's options but the backend's parts, and the schedules' inputs. */
 export type RuntimeOptions = Omit<EngineOptions, BackendPart | 'middleware'> & {
@@ -91,6 +99,7 @@ export function createRuntime(backend: Backend, options: RuntimeOptions = {}): R
     ...(backend.fanOut === undefined ? {} : { fanOut: backend.fanOut }),
     ...(backend.jobLeases === undefined ? {} : { jobLeases: backend.jobLeases }),
     ...(backend.events === undefined ? {} : { events: backend.events }),
+    ...(backend.executionStream === undefined ? {} : { executionStream: backend.executionStream }),
     interruptClaims: backend.interruptClaims,
     reactors,
   });

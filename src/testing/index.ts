@@ -12,6 +12,7 @@ import { hasInterruptClaims } from '../ports/interrupt-claims.js';
 import { MemoryCoordinator } from '../storage/memory/coordinator.js';
 import { MemoryEventLog } from '../storage/memory/event-log.js';
 import { MemoryStore } from '../storage/memory/store.js';
+import { MemoryExecutionStream } from '../storage/memory/execution-stream.js';
 import { checkedRecordTtl, refuseTtlBesideStore } from '../storage/record-ttl.js';
 import { ManualClock } from './clock.js';
 import { mockSteps, type StepMocks } from './mocks.js';
@@ -101,6 +102,7 @@ export function createTestEngine(options: TestEngineOptions = {}): TestEngine {
   const eventLog =
     options.events ??
     new MemoryEventLog({ clock, ttlMs: store instanceof MemoryStore ? store.recordTtlMs : undefined });
+  const executionStream = options.executionStream ?? new MemoryExecutionStream();
   const engine = createEngine({
     ...engineOptions,
     store,
@@ -108,6 +110,7 @@ export function createTestEngine(options: TestEngineOptions = {}): TestEngine {
     coordinator,
     interruptClaims,
     events: eventLog,
+    executionStream,
     ...queued,
   });
   engine.subscribe((e) => events.push(e));

@@ -28,6 +28,8 @@ import { pageRoutes } from './pages.js';
 import { bulkRoutes } from './bulk.js';
 import { opsRoutes, type DashboardMetrics, type DashboardReadiness } from './ops-routes.js';
 import { queueRoutes } from './queue-routes.js';
+import { checkReadTokenSecret } from './read-token.js';
+import { streamRoutes } from './stream-routes.js';
 import { isQueueInspector, type QueueInspector } from '../ports/queue-inspector.js';
 import type { ActionRecord } from './perform.js';
 
@@ -72,6 +74,12 @@ export interface DashboardOptions {
   readonly readiness?: DashboardReadiness;
   /** How many of the newest executions a search reads for matches beyond its exact lookups. Default 1000. */
   readonly searchWindow?: number;
+  /**
+   * The secret read tokens (`createReadToken`) are verified with, at least 32 characters: a
+   * request for `/executions/:id/stream?token=…` with a valid token for that execution is served
+   * without `authorize`. Absent: tokens are refused, and the stream is authorized as the execution page.
+   */
+  readonly readTokenSecret?: string;
 }
 
 /** Normalizes a base path: `''` for the root, else `/a/b` without a trailing slash. */
@@ -86,6 +94,7 @@ export function normalizeBasePath(raw: string | undefined): string {
 /**
  * Creates the dashboard app.
  *
+ * @throws RangeError when `basePath` is not a plain URL path, or `readTokenSecret` is shorter than 32 characters.
  * @example
  * ```ts
  * import { serve } from '@hono/node-server';
@@ -97,6 +106,7 @@ export function normalizeBasePath(raw: string | undefined): string {
  */
 export function createDashboard(options: DashboardOptions): Hono {
   const base = normalizeBasePath(options.basePath);
+  if (options.readTokenSecret !== undefined) checkReadTokenSecret(options.readTokenSecret);
   if (options.reactors && options.reactors.length > 0) options.engine.register(...options.reactors);
   const model = createReadModel({
     store: options.store ?? options.engine.store,
@@ -136,6 +146,12 @@ export function createDashboard(options: DashboardOptions): Hono {
     scheduleRoutes(app, { schedules: options.schedules, authorize: options.authorize, page: pageContext });
   if (options.events === true)
     eventRoutes(app, { events: options.engine, authorize: options.authorize, page: pageContext });
+  streamRoutes(app, {
+    engine: options.engine,
+    store: options.store ?? options.engine.store,
+    authorize: options.authorize,
+    readTokenSecret: options.readTokenSecret,
+  });
   apiRoutes(app, ctx);
   pageRoutes(app, ctx);
   app.onError((error, c) => respondError(c, error, pageContext));

@@ -14,6 +14,13 @@ export {
   type OrderedLockAction,
 } from './actions.js';
 export { resumeAction } from './resume-action.js';
+export {
+  createReadToken,
+  verifyReadToken,
+  MIN_READ_TOKEN_SECRET_LENGTH,
+  type ReadTokenOptions,
+  type ReadTokenVerdict,
+} from './read-token.js';
 export type { Authorize, AuthorizeResult, DashboardPermission } from './auth.js';
 export type { ActionRecord } from './perform.js';
 export type { DashboardMetrics, DashboardReadiness, DashboardReadinessCheck } from './ops-routes.js';

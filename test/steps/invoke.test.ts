@@ -103,6 +103,7 @@ describe('without a context: an execution of its own', () => {
       logger: console,
       heldKeys: new Set<string>(),
       fencingToken: () => undefined,
+      progress: () => undefined,
     };
     const out = await charge(b.key('inv')).invoke({ accountId: 'a' }, { engine, ctx: fake });
     expect(out.status === 'failed' && ReactorError.is(out.error) && out.error.code === 'invoke_context_unknown').toBe(

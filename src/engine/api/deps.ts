@@ -18,6 +18,7 @@ import { createSweeper, type Sweeper } from '../jobs/sweep.js';
 import { eventLogger } from '../model/event-logger.js';
 import { EventHub } from '../model/events.js';
 import { createInstrument } from '../model/instrument.js';
+import { StreamPublisher } from '../model/stream-publisher.js';
 import { silentLogger } from '../model/logger.js';
 import { traceBoundOf } from '../model/trace-bound.js';
 import { randomIds, systemClock, type Ids } from '../../ports/clock.js';
@@ -52,7 +53,12 @@ export function engineCore(options: EngineOptions): EngineCore {
   const instrument = createInstrument(options.middleware ?? [], logger);
   const registry = new ReactorRegistry(options.reactors);
   const inflight: InlineRunMap = new Map();
+  const stream = options.executionStream;
+  const publisher = stream === undefined ? undefined : new StreamPublisher(stream, logger);
+  if (publisher !== undefined) hub.subscribe(publisher.publish);
   return {
+    stream,
+    publisher,
     store: options.store,
     clock,
     ids,
@@ -97,6 +103,7 @@ export function stateBase(options: EngineOptions, core: EngineCore, workerId: st
     queue: options.queue,
     instrument,
     worker: `${options.workerName ?? 'local'}/${workerId.slice(-8)}`, // how attempt records name this engine (decision 098)
+    published: core.publisher === undefined ? undefined : () => core.publisher!.flushed(),
   };
 }
 

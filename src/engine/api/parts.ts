@@ -15,8 +15,10 @@ import type { DetachedWork } from '../jobs/detached-work.js';
 import type { Sweeper } from '../jobs/sweep.js';
 import type { EventHub } from '../model/events.js';
 import type { Instrument } from '../model/instrument.js';
+import type { StreamPublisher } from '../model/stream-publisher.js';
 import type { RunResult } from '../model/results.js';
 import type { Clock, Ids } from '../../ports/clock.js';
+import type { ExecutionStream } from '../../ports/execution-stream.js';
 import type { Store } from '../../ports/store.js';
 import type { IdempotencyClaims } from './idempotency.js';
 import type { ReactorRegistry } from './registry.js';
@@ -38,6 +40,10 @@ export interface EngineCore {
   readonly detached: DetachedWork;
   /** The bound of every trace this engine keeps or appends to (`maxTraceEntries`, validated; decision 073). */
   readonly maxTraceEntries: number;
+  /** Each execution's events, for watchers (`executionStream`); absent: `engine.watch` fails. */
+  readonly stream: ExecutionStream | undefined;
+  /** Appends this engine's events to {@link stream} (decision 144). */
+  readonly publisher: StreamPublisher | undefined;
 }
 
 /** Everything the engine's public methods are built from. */

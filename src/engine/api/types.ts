@@ -17,6 +17,7 @@ import type { InterruptClaims } from '../../ports/interrupt-claims.js';
 import type { FanOutLedger } from '../../ports/fanout.js';
 import type { JobLeases } from '../../ports/job-lease.js';
 import type { ExecutionJob, JobDelivery, JobQueue } from '../../ports/queue.js';
+import type { ExecutionStream } from '../../ports/execution-stream.js';
 import type { WaitList } from '../../ports/wait-list.js';
 import type { EventLog, StoredEvent } from '../../ports/event-log.js';
 import type { AnyEventDeclaration, EventInput } from '../../dsl/event.js';
@@ -25,6 +26,7 @@ import type { ExecutionStatus, StatusName, Store, TraceContext } from '../../por
 import type { BackgroundOptions } from '../jobs/deps.js';
 import type { SweepReport } from '../jobs/sweep.js';
 import type { ForkOptions } from './fork.js';
+import type { WatchItem, WatchOptions } from './watch.js';
 import type { RetryStepOptions, SkipStepOptions } from './steer.js';
 
 /** Options of `createEngine` (`engine.ts`). */
@@ -58,6 +60,12 @@ export interface EngineOptions {
    * backend's. Absent: those methods throw `events_unsupported`.
    */
   readonly events?: EventLog | undefined;
+  /**
+   * Each execution's events, readable from any process (`engine.watch`): every event this engine
+   * emits is appended to it. Every runtime passes its backend's; absent, `engine.watch` fails
+   * with `watch_unavailable`.
+   */
+  readonly executionStream?: ExecutionStream | undefined;
   /** Background-execution tunables. */
   readonly background?: BackgroundOptions;
   /** Reactors this engine can process jobs for (reactors started through it register themselves). */
@@ -523,6 +531,23 @@ export interface Engine {
   register(...reactors: readonly AnyReactorDefinition[]): void;
   /** Subscribes to every event of every run; returns the unsubscribe function. */
   subscribe(listener: EventListener): () => void;
+  /**
+   * Watches one execution from any process: its events (`step.progress` included) in order, each
+   * with its `position`, ending after the terminal event (`run.completed`, `run.failed`,
+   * `run.halted`, `run.cancelled`, or an `aborted` recovery). A finished execution's kept events
+   * are replayed, then the watch ends. `from` continues after a position an earlier watch
+   * yielded, none skipped or repeated (docs/progress.md).
+   *
+   * @throws ExecutionNotFoundError (on the first `next()`) when the execution has no record.
+   * @throws WatchUnavailableError when the engine has no execution stream.
+   * @example
+   * ```ts
+   * for await (const { position, event } of engine.watch(id)) {
+   *   if (event.type === 'step.progress') console.log(event.step, event.data);
+   * }
+   * ```
+   */
+  watch(executionId: string, options?: WatchOptions): AsyncIterable<WatchItem>;
   /**
    * Resolves once the work this engine started without awaiting it has settled: the wake-ups of
    * parked executions after a release, and of an async unit's readers after its end. Call it

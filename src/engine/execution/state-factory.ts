@@ -24,6 +24,7 @@ export type StateBase = Pick<
   | 'queue'
   | 'instrument'
   | 'worker'
+  | 'published'
 >;
 
 /** What {@link StateFactory} binds every state to. */

@@ -38,6 +38,7 @@ export const EVENT_LOG_LEVELS: Readonly<Record<ReactorEventType, LogLevel>> = Ob
   'run.failed': 'error',
   'step.started': 'debug',
   'step.succeeded': 'debug',
+  'step.progress': 'debug',
   'step.skipped': 'info',
   'step.halted': 'info',
   'step.retrying': 'warn',

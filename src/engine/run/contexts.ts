@@ -11,6 +11,9 @@
 import type { Logger, StepContext } from '../../dsl/context.js';
 import type { RunState } from './run-state.js';
 
+/** What a context is built from: everything but `progress`, which reports to the run. */
+export type ContextFields = Omit<StepContext, 'progress'>;
+
 /** A step context handed out by a run of this process. */
 class HookContext implements StepContext {
   readonly executionId: string;
@@ -22,9 +25,10 @@ class HookContext implements StepContext {
   readonly logger: Logger;
   readonly heldKeys: ReadonlySet<string>;
   readonly fencingToken: (key?: string) => string | undefined;
+  readonly progress: (data: unknown) => void;
   readonly #run: RunState;
 
-  constructor(fields: StepContext, run: RunState) {
+  constructor(fields: ContextFields, run: RunState) {
     this.executionId = fields.executionId;
     this.rootExecutionId = fields.rootExecutionId;
     this.reactor = fields.reactor;
@@ -34,6 +38,8 @@ class HookContext implements StepContext {
     this.logger = fields.logger;
     this.heldKeys = fields.heldKeys;
     this.fencingToken = fields.fencingToken;
+    const { step, attempt } = fields;
+    this.progress = (data) => run.reportProgress(step, attempt, data);
     this.#run = run;
   }
 
@@ -44,7 +50,7 @@ class HookContext implements StepContext {
 }
 
 /** `fields` as a context handed to a hook of `run`. */
-export function bindContext(fields: StepContext, run: RunState): StepContext {
+export function bindContext(fields: ContextFields, run: RunState): StepContext {
   return new HookContext(fields, run);
 }
 

@@ -16,6 +16,7 @@ import { admit, type Admission } from '../../coordination/admit.js';
 import type { WorkOutcome } from '../../coordination/holds.js';
 import type { CoordinationScope } from '../../coordination/scope.js';
 import type { Logger, StepContext } from '../../dsl/context.js';
+import { checkedProgress } from './progress-book.js';
 import { validateContract } from '../../dsl/contract.js';
 import type { AnyStepDefinition, StepInvocation } from '../../dsl/step.js';
 import { ErrorCode, HoldLostError, ReactorError, ValidationError } from '../../errors.js';
@@ -198,6 +199,8 @@ function alone(deps: InvokeDeps, name: string, args: Record<string, unknown>, st
       signal,
       logger,
       heldKeys,
+      progress: (data: unknown) =>
+        emit({ type: 'step.progress', step: name, attempt: 1, data: checkedProgress(name, 1, data) }),
       fencingToken: (key) =>
         key === undefined
           ? fencingTokens.size === 1

@@ -18,6 +18,7 @@ import type { ErrorJSON } from '../../errors.js';
 import { DEFAULT_MAX_TRACE_ENTRIES } from '../model/trace-bound.js';
 import { Checkpointer } from './checkpointer.js';
 import { StepBook } from './step-book.js';
+import { ProgressBook } from './progress-book.js';
 import { TraceLog } from './trace-log.js';
 import type { EventHub, ReactorEvent } from '../model/events.js';
 import type { FanOutRuntime } from '../model/fanout/wait.js';
@@ -28,6 +29,7 @@ import type { InterruptClaims } from '../../ports/interrupt-claims.js';
 import type { TransitionCause } from '../model/status-machine.js';
 import {
   RECORD_VERSION,
+  TERMINAL_STATUSES,
   type BackgroundState,
   type ElementLink,
   type ExecutionRecord,
@@ -97,6 +99,11 @@ export interface RunStateInit {
   readonly settleListener?: SettleListener | undefined;
   /** How attempt records name this process (`<host>-<pid>/<engine id>`). Default: `local`. */
   readonly worker?: string;
+  /**
+   * Resolves once the events emitted so far are in the execution stream (`StreamPublisher.flushed`):
+   * awaited before a terminal checkpoint, so a terminal record's stream holds every event before it.
+   */
+  readonly published?: (() => Promise<void>) | undefined;
 }
 
 /** Takes coordination declarations for the work of any execution of one engine (see {@link RunState.admit}). */
@@ -186,6 +193,7 @@ export class RunState {
   readonly fencingTokens = new Map<string, string>();
   readonly #init: RunStateInit;
   readonly #book: StepBook;
+  readonly #progress: ProgressBook;
   readonly #checkpoints: Checkpointer;
   readonly #createdAt: number;
   readonly mode: 'inline' | 'worker';
@@ -254,6 +262,7 @@ export class RunState {
       init.resume?.background?.parkedHolds?.owner ??
       (this.mode === 'worker' ? `${init.rootExecutionId}@${crypto.randomUUID().slice(0, 8)}` : init.rootExecutionId);
     this.#book = new StepBook({ resume: init.resume, countsBytes: intervalMs > 0 });
+    this.#progress = new ProgressBook(init.resume?.progress);
     this.#createdAt = init.resume?.createdAt ?? init.clock.now();
     this.#background = init.resume?.background;
     this.instrument = init.instrument ?? noInstrument;
@@ -435,6 +444,28 @@ export class RunState {
   }
 
   /**
+   * A step's progress report (`ctx.progress(data)`): checked, kept as the step's newest (on the
+   * next checkpoint's record) and published as `step.progress` — to listeners and the execution
+   * stream, not to the trace.
+   *
+   * @throws ProgressInvalidError when `data` has no JSON form or is too large; nothing is kept or published.
+   */
+  reportProgress(step: string, attempt: number, data: unknown): void {
+    const at = this.clock.now();
+    const value = this.#progress.report(step, attempt, data, at);
+    this.#init.hub.emit({
+      type: 'step.progress',
+      reactor: this.reactor,
+      step,
+      attempt,
+      data: value,
+      executionId: this.executionId,
+      rootExecutionId: this.rootExecutionId,
+      at,
+    });
+  }
+
+  /**
    * Publishes a repeat of the newest trace entry `repeats` picks (a re-park behind the same
    * holder, docs/decisions/097): listeners get the event as emitted; the trace gains no entry —
    * that one is replaced by the event, keeping its time. Without such an entry, as {@link emit}.
@@ -479,6 +510,11 @@ export class RunState {
   /** True when the record holds any step at or under `path` (a compose or map reached before). */
   reached(path: string): boolean {
     return this.#book.reached(path);
+  }
+
+  #progressField(): Pick<ExecutionRecord, 'progress'> {
+    const progress = this.#progress.record();
+    return progress === undefined ? {} : { progress };
   }
 
   #link(): Pick<ExecutionRecord, 'retryOf' | 'parentId' | 'unit'> {
@@ -598,9 +634,13 @@ export class RunState {
       readonly cause?: TransitionCause;
     } = {},
   ): Promise<void> {
-    return this.#checkpoints.checkpoint(status, options.cause ?? 'run', (written) =>
-      this.#record(written, outcome, options.withTrace),
-    );
+    const write = (): Promise<void> =>
+      this.#checkpoints.checkpoint(status, options.cause ?? 'run', (written) =>
+        this.#record(written, outcome, options.withTrace),
+      );
+    // A terminal record comes after every event before it in the execution stream (decision 144).
+    const published = this.#init.published;
+    return published !== undefined && TERMINAL_STATUSES.has(status) ? published().then(write) : write();
   }
 
   /** The record of the current state with `status` and `outcome` (the step book's unsaved part is in it from now). */
@@ -632,6 +672,7 @@ export class RunState {
       ...(traceContext === undefined ? {} : { traceContext }),
       ...(this.#interrupts.length === 0 ? {} : { interrupts: [...this.#interrupts] }),
       ...(Object.keys(this.stepArgs).length === 0 ? {} : { stepArgs: this.stepArgs }),
+      ...this.#progressField(),
       ...this.#link(),
       ...(this.element === undefined ? {} : { parentId: this.element.parentId, element: this.element }),
       ...(withTrace ? { trace: this.#trace.entries.slice() } : {}),

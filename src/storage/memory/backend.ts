@@ -1,6 +1,6 @@
 /**
  * The memory backend as one {@link Backend}: store, coordinator, fan-out ledger, interrupt
- * claims, the embedded queue with its wait lists and its one consumer, and the schedules on
+ * claims, the execution stream, the embedded queue with its wait lists and its one consumer, and the schedules on
  * timers — everything in this process, on one injectable clock. `createEmbeddedEngine` and
  * `createRuntime(createMemoryBackend(), …)` run on it.
  *
@@ -10,6 +10,7 @@ import type { Backend } from '../../ports/backend.js';
 import { systemClock, type Clock } from '../../ports/clock.js';
 import type { Coordinator } from '../../ports/coordinator.js';
 import type { EventLog } from '../../ports/event-log.js';
+import type { ExecutionStream } from '../../ports/execution-stream.js';
 import type { FanOutLedger } from '../../ports/fanout.js';
 import { NO_SUBSCRIPTIONS } from '../../ports/health.js';
 import { hasInterruptClaims, type InterruptClaims } from '../../ports/interrupt-claims.js';
@@ -20,6 +21,7 @@ import { MemorySchedules, memoryScheduleBackend } from '../../schedules/memory.j
 import { checkedRecordTtl, refuseTtlBesideStore } from '../record-ttl.js';
 import { MemoryCoordinator } from './coordinator.js';
 import { MemoryEventLog } from './event-log.js';
+import { MemoryExecutionStream } from './execution-stream.js';
 import { MemoryFanOutLedger } from './fanout.js';
 import { MemoryStore } from './store.js';
 
@@ -35,6 +37,8 @@ export interface MemoryBackendOptions {
   readonly fanOut?: FanOutLedger | undefined;
   /** Default: a `MemoryEventLog` on the clock, keeping events for the default store's record TTL. */
   readonly events?: EventLog | undefined;
+  /** Default: a `MemoryExecutionStream`. */
+  readonly executionStream?: ExecutionStream | undefined;
   /** Default: none (the engine composes them from store and coordinator calls). */
   readonly jobLeases?: JobLeases | undefined;
   /** Default: the store, when it implements `InterruptClaims` (a `MemoryStore` does). */
@@ -74,6 +78,7 @@ export function createMemoryBackend(options: MemoryBackendOptions = {}): MemoryB
   const onClock = options.clock === undefined ? {} : { clock: options.clock };
   const store = options.store ?? new MemoryStore({ ...onClock, ...(recordTtlMs === undefined ? {} : { recordTtlMs }) });
   const memory = createMemoryQueue(onClock);
+  const executionStream = options.executionStream ?? new MemoryExecutionStream();
   return {
     name: 'memory',
     shared: false,
@@ -89,12 +94,13 @@ export function createMemoryBackend(options: MemoryBackendOptions = {}): MemoryB
         ...onClock,
         ttlMs: recordTtlMs ?? (store instanceof MemoryStore ? store.recordTtlMs : undefined),
       }),
+    executionStream,
     queue: memory.queue,
     queueInspector: memory.queue,
     consumer: () => memory.consumer,
     schedules: memoryScheduleBackend(options.schedules ?? new MemorySchedules(), clock),
     health: () => ({ subscriptions: NO_SUBSCRIPTIONS }),
-    close: async () => undefined,
+    close: () => executionStream.close(),
     drain: () => memory.drain(),
   };
 }

@@ -48,7 +48,7 @@ export interface PostgresCoordinatorOptions {
    * by the coordinator; share the store's to share its connections).
    */
   readonly connection: PostgresConnectionOption;
-  /** The schema of ts-reactor's tables (default `ts_reactor`), migrated to version 8 or later. */
+  /** The schema of ts-reactor's tables (default `ts_reactor`), migrated to version 9 or later. */
   readonly schema?: string;
   /**
    * Makes the client of the LISTEN connection (a new, unconnected one per connection attempt).

@@ -222,6 +222,25 @@ export class PostgresNames {
   get eventAddEffect(): string {
     return this.#q('event_add_effect');
   }
+  /** Table: each execution's events in order (`engine.watch`). */
+  get executionEvents(): string {
+    return this.#q('execution_events');
+  }
+  /** The positions of execution events, across executions. */
+  get executionEventSequence(): string {
+    return this.#q('execution_event_seq');
+  }
+  /** Function: append events of several executions, in order per execution, and notify their watchers. */
+  get executionEventsAppend(): string {
+    return this.#q('execution_events_append');
+  }
+  /**
+   * The NOTIFY channel of execution events (its payload: an execution id):
+   * `<schema>_events`, the schema cut to keep it within 63 bytes.
+   */
+  get eventsChannel(): string {
+    return `${this.schema.slice(0, 56)}_events`;
+  }
   /**
    * The NOTIFY channel of the coordination wake-ups and cancel announcements:
    * `<schema>_coord`, the schema cut to keep it within 63 bytes.

@@ -24,6 +24,8 @@ import { RedisStore, redisRecordTtl } from './store.js';
 import { RedisEventLog } from './event-log.js';
 import { setOutageTolerance } from './script.js';
 import { RedisFanOutLedger } from './fanout.js';
+import { RedisExecutionStream } from './execution-stream.js';
+import type { ExecutionStream } from '../../ports/execution-stream.js';
 import type { FanOutLedger } from '../../ports/fanout.js';
 import type { JobLeases } from '../../ports/job-lease.js';
 import type { InterruptClaims } from '../../ports/interrupt-claims.js';
@@ -116,6 +118,8 @@ export interface RedisBackend<C extends RedisConnection = Redis> {
   readonly interruptClaims: InterruptClaims;
   /** The log of sent events (same connection, same prefix, kept for the records' TTL). */
   readonly events: EventLog;
+  /** Each execution's events in a Redis stream (`engine.watch`; same connection and prefix, the records' TTL). */
+  readonly executionStream: ExecutionStream;
   /** The command connection (created from `url` or `cluster`, or the one passed in). */
   readonly redis: C;
   /** Whether the coordinator's pub/sub subscriptions are confirmed (see `RedisCoordinator.subscriptions`). */
@@ -199,18 +203,21 @@ export function createRedisBackend(options: RedisBackendOptions = {}): RedisBack
     ...(options.recordTtlMs === undefined ? {} : { ttlMs: redisRecordTtl(options.recordTtlMs) }),
   });
   const events = new RedisEventLog({ redis, keys, ttlMs: redisRecordTtl(options.recordTtlMs) });
+  const executionStream = new RedisExecutionStream({ redis, keys, ttlMs: redisRecordTtl(options.recordTtlMs) });
   let closing: Promise<void> | undefined;
   return {
     store,
     coordinator,
     fanOut,
     events,
+    executionStream,
     jobLeases: store,
     interruptClaims: store,
     redis,
     subscriptions: () => coordinator.subscriptions(),
     close: () =>
       (closing ??= (async () => {
+        await executionStream.close();
         await coordinator.close();
         if (owned) await quit(redis);
       })()),

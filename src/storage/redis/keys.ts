@@ -210,6 +210,10 @@ export class RedisKeys {
       ? `${this.group(id)}:exec:${escapeSegment(id)}`
       : `${this.prefix}:exec:{${escapeSegment(id)}}`;
   }
+  /** The event stream of one execution (`engine.watch`; a Redis stream, same hash tag as its record). */
+  executionStream(id: string): string {
+    return `${this.execution(id)}:events`;
+  }
   /** The element states of one large map of an execution, kept apart from its record (same hash tag). */
   executionMapPart(id: string, path: string): string {
     return `${this.execution(id)}:map:${escapeSegment(path)}`;

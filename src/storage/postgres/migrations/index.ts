@@ -12,6 +12,7 @@ import { waitListsMigration } from './0005-wait-lists.js';
 import { waitListShiftMigration } from './0006-wait-list-shift.js';
 import { eventsMigration } from './0007-events.js';
 import { lockFastPathMigration } from './0008-lock-fast-path.js';
+import { executionEventsMigration } from './0009-execution-events.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -26,6 +27,7 @@ export const MIGRATIONS: readonly Migration[] = [
   waitListShiftMigration,
   eventsMigration,
   lockFastPathMigration,
+  executionEventsMigration,
 ];
 
 /** The schema version this ts-reactor needs: the last migration's. */

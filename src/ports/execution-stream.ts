@@ -1,0 +1,57 @@
+/**
+ * The ExecutionStream port: each execution's events, in order, readable by any process from a
+ * position (`engine.watch`, the dashboard's stream route). Every engine appends the events it
+ * emits; a watcher reads after the last position it saw, waiting a bounded time for more.
+ * Implementations: memory (`storage/memory/execution-stream.ts`), Redis (a stream per execution,
+ * `storage/redis/execution-stream.ts`), PostgreSQL (a table and LISTEN/NOTIFY,
+ * `storage/postgres/execution-stream.ts`). Why it is cut this way: docs/decisions/144.
+ *
+ * @module
+ */
+import type { ReactorEvent } from './events.js';
+
+/** One event of an execution's stream, at its position. */
+export interface StreamEntry {
+  /**
+   * Where the event is in its execution's stream: an opaque string, strictly increasing in the
+   * stream's order. Reading after it continues with the next entry, none skipped or repeated.
+   */
+  readonly position: string;
+  readonly event: ReactorEvent;
+}
+
+/** The events of one execution that one append writes, in emission order. */
+export interface StreamBatch {
+  readonly executionId: string;
+  readonly events: readonly ReactorEvent[];
+}
+
+/** Options of {@link ExecutionStream.read}. */
+export interface StreamReadOptions {
+  /** How long to wait for an entry when there is none after the position yet (ms; 0: answer at once). */
+  readonly blockMs: number;
+  /** Most entries returned. */
+  readonly limit: number;
+  /** Aborts the wait: the read resolves with what it has (nothing). */
+  readonly signal?: AbortSignal | undefined;
+}
+
+/**
+ * Each execution's events in order, kept as long as its record (bounded per execution: the oldest
+ * entries of a very long stream are dropped, the newest `maxEntries` kept).
+ */
+export interface ExecutionStream {
+  /**
+   * Appends each batch's events to its execution's stream, in order, in as few round trips as the
+   * backend allows (one for the whole call on Redis and PostgreSQL).
+   */
+  append(batches: readonly StreamBatch[]): Promise<void>;
+  /**
+   * The entries of `executionId`'s stream after `after` (from its start when undefined), oldest
+   * first, at most `limit`. When there are none yet, waits up to `blockMs` for one to be appended
+   * (by any process) and returns what then follows; an empty answer means none came in time.
+   */
+  read(executionId: string, after: string | undefined, options: StreamReadOptions): Promise<readonly StreamEntry[]>;
+  /** Releases what the stream opened (blocking connections, listeners); pending reads resolve empty. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,73 @@
+/**
+ * `GET /executions/:id/stream`: one execution's events as Server-Sent Events, from
+ * `engine.watch` (docs/progress.md). Each event's SSE `id` is its position, so a browser's
+ * `EventSource` that reconnects sends `Last-Event-ID` and continues after it (`?from=` does the
+ * same for other clients); its SSE `event` is the engine event's type, its `data` the event as
+ * JSON (`run.started` without its input, which may hold secrets). After the terminal event an
+ * `end` event closes the stream.
+ *
+ * Authorized by a read token for this execution (`?token=`, {@link createReadToken}) when the
+ * dashboard has a `readTokenSecret`, else by the `authorize` hook as the execution page is (a
+ * view of `execution`). A token that is expired, malformed or not signed with the secret answers
+ * 401; one for another execution, 403.
+ *
+ * @module
+ */
+import type { Context, Hono } from 'hono';
+import { HTTPException } from 'hono/http-exception';
+import { streamSSE } from 'hono/streaming';
+import type { Engine } from '../engine/engine.js';
+import type { ReactorEvent } from '../ports/events.js';
+import type { Store } from '../ports/store.js';
+import { guard, type Authorize } from './auth.js';
+import { verifyReadToken } from './read-token.js';
+
+/** What the stream route needs. */
+export interface StreamRouteDeps {
+  readonly engine: Engine;
+  readonly store: Store;
+  readonly authorize: Authorize | undefined;
+  /** The secret read tokens are verified with; absent: tokens are refused (401) and only `authorize` lets a request in. */
+  readonly readTokenSecret: string | undefined;
+}
+
+/** Registers `GET /executions/:id/stream` on `app`. */
+export function streamRoutes(app: Hono, deps: StreamRouteDeps): void {
+  app.get('/executions/:id/stream', async (c) => {
+    const id = c.req.param('id');
+    await authorizeStream(c, deps, id);
+    if ((await deps.store.get(id)) === undefined)
+      throw new HTTPException(404, { message: `execution ${id} has no record` });
+    const from = c.req.header('last-event-id') ?? c.req.query('from');
+    const abort = new AbortController();
+    return streamSSE(c, async (stream) => {
+      stream.onAbort(() => abort.abort());
+      for await (const { position, event } of deps.engine.watch(id, {
+        ...(from === undefined || from === '' ? {} : { from }),
+        signal: abort.signal,
+      }))
+        await stream.writeSSE({ id: position, event: event.type, data: JSON.stringify(shown(event)) });
+      if (!abort.signal.aborted) await stream.writeSSE({ event: 'end', data: '{}' });
+    });
+  });
+}
+
+async function authorizeStream(c: Context, deps: StreamRouteDeps, executionId: string): Promise<void> {
+  const token = c.req.query('token');
+  if (token === undefined) return guard(deps.authorize, c, { kind: 'view', page: 'execution' });
+  if (deps.readTokenSecret === undefined)
+    throw new HTTPException(401, { message: 'read tokens are not accepted here (no readTokenSecret)' });
+  const verdict = verifyReadToken(token, { secret: deps.readTokenSecret, executionId });
+  if (verdict === 'valid') return;
+  if (verdict === 'foreign') throw new HTTPException(403, { message: 'the read token is for another execution' });
+  throw new HTTPException(401, {
+    message: verdict === 'expired' ? 'the read token expired' : 'the read token is invalid',
+  });
+}
+
+/** The event as the stream sends it: `run.started` without its input. */
+function shown(event: ReactorEvent): object {
+  if (event.type !== 'run.started') return event;
+  const { input: _input, ...rest } = event;
+  return rest;
+}
