@@ -47,6 +47,12 @@ export interface ExecutionStream {
    */
   append(batches: readonly StreamBatch[]): Promise<void>;
   /**
+   * Optional: appends one event at once, synchronously (a stream held in this process, which
+   * needs no batching and no round trip). When present, the engine calls it for every event it
+   * emits instead of gathering them for {@link append}.
+   */
+  appendNow?(executionId: string, event: ReactorEvent): void;
+  /**
    * The entries of `executionId`'s stream after `after` (from its start when undefined), oldest
    * first, at most `limit`. When there are none yet, waits up to `blockMs` for one to be appended
    * (by any process) and returns what then follows; an empty answer means none came in time.

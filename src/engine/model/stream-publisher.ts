@@ -15,7 +15,10 @@ import type { ReactorEvent } from '../../ports/events.js';
 /** Most events waiting for an append; past it the oldest waiting ones are dropped (and the loss logged). */
 const MAX_PENDING_EVENTS = 100_000;
 
-/** Appends the events of an engine to the execution stream, batched per turn of the event loop. */
+/**
+ * Appends the events of an engine to the execution stream, batched per turn of the event loop (a
+ * stream held in this process, with `appendNow`, takes each event at once instead).
+ */
 export class StreamPublisher {
   readonly #stream: ExecutionStream;
   readonly #logger: Logger;
@@ -32,6 +35,10 @@ export class StreamPublisher {
 
   /** Takes one event (the event hub's listener). */
   readonly publish = (event: ReactorEvent): void => {
+    if (this.#stream.appendNow !== undefined) {
+      this.#stream.appendNow(event.executionId, event);
+      return;
+    }
     let events = this.#pending.get(event.executionId);
     if (events === undefined) {
       events = [];

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import type { ReactorEvent } from '../../ports/events.js';
 import type { ExecutionStream, StreamBatch, StreamEntry, StreamReadOptions } from '../../ports/execution-stream.js';
 
 /** Options of {@link MemoryExecutionStream}. */
@@ -40,13 +41,15 @@ export class MemoryExecutionStream implements ExecutionStream {
   }
 
   append(batches: readonly StreamBatch[]): Promise<void> {
-    for (const { executionId, events } of batches) {
-      const stream = this.#stream(executionId);
-      for (const event of events) stream.entries.push({ position: positionOf(this.#next++), event });
-      if (stream.entries.length > this.#maxEntries) stream.entries.splice(0, stream.entries.length - this.#maxEntries);
-      for (const wake of stream.waiters) wake();
-    }
+    for (const { executionId, events } of batches) for (const event of events) this.appendNow(executionId, event);
     return Promise.resolve();
+  }
+
+  appendNow(executionId: string, event: ReactorEvent): void {
+    const stream = this.#stream(executionId);
+    stream.entries.push({ position: positionOf(this.#next++), event });
+    if (stream.entries.length > this.#maxEntries) stream.entries.splice(0, stream.entries.length - this.#maxEntries);
+    for (const wake of stream.waiters) wake();
   }
 
   async read(
