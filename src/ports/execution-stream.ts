@@ -4,7 +4,7 @@
  * emits; a watcher reads after the last position it saw, waiting a bounded time for more.
  * Implementations: memory (`storage/memory/execution-stream.ts`), Redis (a stream per execution,
  * `storage/redis/execution-stream.ts`), PostgreSQL (a table and LISTEN/NOTIFY,
- * `storage/postgres/execution-stream.ts`). Why it is cut this way: docs/decisions/144.
+ * `storage/postgres/execution-stream.ts`). Why it is cut this way: docs/decisions/138.
  *
  * @module
  */

@@ -1,5 +1,5 @@
 /**
- * `engine.watch` across processes on Redis and PostgreSQL (docs/progress.md, docs/decisions/144):
+ * `engine.watch` across processes on Redis and PostgreSQL (docs/progress.md, docs/decisions/138):
  * a worker process (`watch-worker-process.ts`) runs the execution; this process runs no worker and
  * only watches. It sees the step's progress reported in the worker, drops its watch at the
  * execution's pause, resumes the execution, and continues from the last position it saw: the two

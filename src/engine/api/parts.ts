@@ -42,7 +42,7 @@ export interface EngineCore {
   readonly maxTraceEntries: number;
   /** Each execution's events, for watchers (`executionStream`); absent: `engine.watch` fails. */
   readonly stream: ExecutionStream | undefined;
-  /** Appends this engine's events to {@link stream} (decision 144). */
+  /** Appends this engine's events to {@link stream} (decision 138). */
   readonly publisher: StreamPublisher | undefined;
 }
 

@@ -1,6 +1,6 @@
 /**
  * `engine.watch`: an execution's events as an async iterator, from any process, resumable from a
- * position, ending with the execution (docs/decisions/144, docs/progress.md).
+ * position, ending with the execution (docs/decisions/138, docs/progress.md).
  *
  * @module
  */

@@ -1,5 +1,5 @@
 /**
- * The engine's side of the execution stream (docs/decisions/144): every event this engine emits
+ * The engine's side of the execution stream (docs/decisions/138): every event this engine emits
  * is appended to its execution's stream, so any process can watch it (`engine.watch`). Events
  * are gathered for one turn of the event loop and written in one `append` (one round trip on
  * Redis and PostgreSQL), the appends one after another so the stream keeps the emission order.

@@ -638,7 +638,7 @@ export class RunState {
       this.#checkpoints.checkpoint(status, options.cause ?? 'run', (written) =>
         this.#record(written, outcome, options.withTrace),
       );
-    // A terminal record comes after every event before it in the execution stream (decision 144).
+    // A terminal record comes after every event before it in the execution stream (decision 138).
     const published = this.#init.published;
     return published !== undefined && TERMINAL_STATUSES.has(status) ? published().then(write) : write();
   }

@@ -1,5 +1,5 @@
 /**
- * The PostgreSQL {@link ExecutionStream} (docs/decisions/144): each execution's events as rows of
+ * The PostgreSQL {@link ExecutionStream} (docs/decisions/138): each execution's events as rows of
  * `execution_events` (migration 9), the positions from one sequence. An append is one call of
  * `execution_events_append` (every batch of the call, one round trip), which NOTIFYs the events
  * channel once per execution at commit. A read selects after the position; with nothing there, it

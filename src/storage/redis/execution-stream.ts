@@ -1,5 +1,5 @@
 /**
- * The Redis {@link ExecutionStream} (docs/decisions/144): one Redis stream per execution
+ * The Redis {@link ExecutionStream} (docs/decisions/138): one Redis stream per execution
  * (`rx:exec:{<id>}:events`, the record's hash tag), its entry ids the positions. An append sends
  * one `XADD … MAXLEN ~ <maxEntries>` per event and one `PEXPIRE` per execution (the records'
  * TTL), all without waiting for one another: on the command connection they leave in one socket

@@ -1,7 +1,7 @@
 /**
  * Migration 9, `execution-events`: each execution's events in order (the ExecutionStream port,
  * `engine.watch`), one row per event, its position a number from one sequence, and the function
- * that appends and notifies (docs/decisions/144). An append takes a transaction-level advisory
+ * that appends and notifies (docs/decisions/138). An append takes a transaction-level advisory
  * lock per execution before it numbers that execution's events, so the positions of one
  * execution commit in increasing order: a reader that saw a position never finds a smaller one
  * later. The NOTIFY (payload: the execution id) is sent at commit.
