@@ -10,6 +10,7 @@ import { describe, expect, test } from 'vitest';
 import { reactor, type RunResult } from '../../src/index.js';
 import { timelineOf } from '../../src/web/html/timeline-model.js';
 import { createReadModel } from '../../src/ops/read-model.js';
+import { busyJobId, requeuedJobOf } from '../../src/engine/jobs/park.js';
 import { eventsOf } from './helpers.js';
 import { DIRECT, result, rig, type Rig } from './manual-rig.js';
 
@@ -245,5 +246,21 @@ describe('a re-park behind the same holder folds into the park’s trace entry',
     } finally {
       await r.close();
     }
+  });
+});
+
+describe('a park’s job that found the lease still held comes back as the same job', () => {
+  test('requeuedJobOf undoes busyJobId, however often the job was enqueued again', () => {
+    const id = 'mxaq5tno-abfc6ffc-4dbd-4e66';
+    const parkJob = { jobId: `${id}:4`, delivery: 1 };
+    const once = { jobId: busyJobId(id, parkJob), delivery: 1 };
+    const twice = { jobId: busyJobId(id, once), delivery: 2 };
+    expect(twice.jobId).toBe(`${id}:busy:${id}:busy:${id}:4:1:1`);
+    expect(requeuedJobOf(id, once)).toEqual({ jobId: `${id}:4`, delivery: 1 });
+    expect(requeuedJobOf(id, twice)).toEqual({ jobId: `${id}:4`, delivery: 2 });
+    expect(requeuedJobOf(id, parkJob)).toBe(parkJob);
+    expect(requeuedJobOf(id, { jobId: `${id}:handback:${id}:4:1`, delivery: 1 }).jobId).toBe(
+      `${id}:handback:${id}:4:1`,
+    );
   });
 });

@@ -3,7 +3,8 @@
  * (see {@link StepWorkerConfig}). Builds a Redis runtime with the step-level reactors, starts a
  * BullMQ worker, prints `{"ready":true}`, processes jobs until SIGTERM (graceful close, then a
  * `{"stopped":true}` line) or SIGKILL. stdin: `go` starts a worker started with `waitForGo`;
- * `counts <n>` prints `{"counts":n,…}` with its parks, wakes, completions and failures so far.
+ * `counts <n>` prints `{"counts":n,…}` with its parks, wakes, completions and failures so far
+ * (and its parks made while its wake-ups were degraded).
  * Sections sleep 1–3 ms; `hang` prints `{"inStep":"hang",…}` and, with `hang: true`, never returns.
  */
 import { Redis } from 'ioredis';
@@ -20,7 +21,9 @@ const writeLine = (value: unknown): Promise<void> =>
 async function main(): Promise<void> {
   const config = JSON.parse(process.argv[2] ?? '{}') as StepWorkerConfig;
   const guardRedis = new Redis(config.url);
-  const counts = { parks: 0, woken: 0, completed: 0, failed: 0 };
+  // degradedParks: parks given the shortened fallback, which a park gets only while this process's wake-ups are degraded.
+  const counts = { parks: 0, woken: 0, completed: 0, failed: 0, degradedParks: 0 };
+  const fallbackMs = config.background?.parkFallbackMs;
   const reactors = buildStepReactors(async (step, key, executionId) => {
     const g = stepGuard(config.guard, step);
     await guardRedis.eval(GUARD_ENTER, 6, g.cur(key), g.max, g.total, g.runs, g.all, g.allMax, key, executionId);
@@ -49,6 +52,8 @@ async function main(): Promise<void> {
     else if (e.type === 'run.woken') counts.woken++;
     else if (e.type === 'run.completed') counts.completed++;
     else if (e.type === 'run.failed') counts.failed++;
+    else if (e.type === 'run.queued' && e.reason === 'park' && fallbackMs !== undefined && e.delayMs < fallbackMs)
+      counts.degradedParks++;
   });
   process.once('SIGTERM', () => {
     void runtime

@@ -5,7 +5,11 @@
  * key (on the key's release notification, or a grant from another process's release), then
  * parks the execution with a 60 s fallback. Every park must end with `run.woken` (a release
  * promoted its job), never with its fallback: the rounds finish long before any fallback is due,
- * and the workers count one `run.woken` per park.
+ * and the workers count one `run.woken` per park — also when the promoted job found the lease
+ * still held by the job that parked (a slow machine) and came back as a `busy` job.
+ * The one designed exception: a park made while its process's wake-ups were degraded gets a
+ * fallback of at most 1 s (its `run.queued` says so), which may come due before the release; only
+ * such parks may end without `run.woken`.
  *
  * The first contention of a fresh worker opens its subscriber connection, and its first
  * subscriptions are made while that connection comes up: the moment a subscription used to be
@@ -86,14 +90,19 @@ describe('release wake-ups across worker processes', () => {
         const statuses = results.map((r) => r?.status ?? 'missing');
         for (const w of workers) w.child.kill('SIGTERM');
         const counts = await Promise.all(
-          workers.map((w) => w.line<{ parks: number; woken: number; completed: number }>((v) => v.stopped === true)),
+          workers.map((w) =>
+            w.line<{ parks: number; woken: number; degradedParks: number }>((v) => v.stopped === true),
+          ),
         );
         await Promise.all(workers.map((w) => w.exited));
         const parks = counts.reduce((n, c) => n + c.parks, 0);
         const woken = counts.reduce((n, c) => n + c.woken, 0);
-        console.info(`[wakeups] round ${round}: ${parks} parks, ${woken} run.woken`);
+        const degraded = counts.reduce((n, c) => n + c.degradedParks, 0);
+        console.info(`[wakeups] round ${round}: ${parks} parks, ${woken} run.woken, ${degraded} parked while degraded`);
         expect(statuses.filter((s) => s !== 'completed')).toEqual([]);
-        expect(woken).toBe(parks);
+        // Every park woken by a release, but those made while the wake-ups were degraded (their short fallback may win).
+        expect(woken).toBeLessThanOrEqual(parks);
+        expect(woken).toBeGreaterThanOrEqual(parks - degraded);
       }
     },
   );
@@ -118,7 +127,7 @@ describe('release wake-ups across worker processes', () => {
         ),
       );
       await Promise.all(workers.map((w) => w.line((v) => v.ready === true)));
-      type Counts = { parks: number; woken: number; completed: number; failed: number };
+      type Counts = { parks: number; woken: number; completed: number; failed: number; degradedParks: number };
       let query = 0;
       const counts = async (): Promise<Counts> => {
         const n = ++query;
@@ -130,8 +139,9 @@ describe('release wake-ups across worker processes', () => {
             woken: sum.woken + c.woken,
             completed: sum.completed + c.completed,
             failed: sum.failed + c.failed,
+            degradedParks: sum.degradedParks + c.degradedParks,
           }),
-          { parks: 0, woken: 0, completed: 0, failed: 0 },
+          { parks: 0, woken: 0, completed: 0, failed: 0, degradedParks: 0 },
         );
       };
       const ids: string[] = [];
@@ -180,7 +190,8 @@ describe('release wake-ups across worker processes', () => {
       );
       expect(results.map((r) => r?.status ?? 'missing').filter((s) => s !== 'completed')).toEqual([]);
       const last = await counts();
-      expect(last.woken).toBe(last.parks);
+      expect(last.woken).toBeLessThanOrEqual(last.parks);
+      expect(last.woken).toBeGreaterThanOrEqual(last.parks - last.degradedParks);
       for (const w of workers) w.child.kill('SIGTERM');
       await Promise.all(workers.map((w) => w.exited));
     },

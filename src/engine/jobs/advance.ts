@@ -26,7 +26,7 @@ import { advanceUnit } from './async/unit-worker.js';
 import type { After, BackgroundDeps } from './deps.js';
 import { fanOutRuntime, parkOnFanOut, resumeFanOutRollback } from './fanout/park.js';
 import { recordLostAttempts } from './lost-attempts.js';
-import { refused, reparkBehindSameHolder } from './park.js';
+import { refused, reparkBehindSameHolder, requeuedJobOf } from './park.js';
 import { requeue } from './requeue.js';
 import { parkOnSleep, wokenSleep } from './sleep-park.js';
 
@@ -58,14 +58,16 @@ export async function advance(
     mode: 'worker',
   });
   const background = backgroundOf(state);
+  // The park's own job, also when it was enqueued again because the previous job still held the lease.
+  const parkJob = requeuedJobOf(record.id, delivery);
   // A fallback job that finds the key held by the holder it parked behind parks again: one attempt spent, no new trace entry (decision 097).
   const reparked =
     record.status === 'parked' && validated.ok && !root.signal.aborted
-      ? await reparkBehindSameHolder(deps, state, delivery, reactor)
+      ? await reparkBehindSameHolder(deps, state, parkJob, reactor)
       : undefined;
   if (reparked) return reparked;
   state.emit({ type: 'run.resumed', jobId: delivery.jobId, delivery: delivery.delivery });
-  emitWoken(state, background.waitingFor, delivery);
+  emitWoken(state, background.waitingFor, parkJob);
   if (validated.ok) recordLostAttempts(state, reactor, record, delivery); // the last job's worker was lost mid-job (decision 098)
   if (!validated.ok)
     return void (await finish(state, {

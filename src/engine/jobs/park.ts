@@ -232,6 +232,27 @@ export async function reparkBehindSameHolder(
   return wakeIfFree(deps, primitive, waiting.key);
 }
 
+/**
+ * The id of the job that comes back for `delivery` when it found the execution's lease still held
+ * by the job before it (a slow park checkpoint, say): `<executionId>:busy:<jobId>:<delivery>`.
+ */
+export function busyJobId(executionId: string, delivery: JobDelivery): string {
+  return `${executionId}:busy:${delivery.jobId}:${delivery.delivery}`;
+}
+
+/**
+ * The job a delivery stands for: a job enqueued again as a {@link busyJobId} (perhaps more than
+ * once) is still that job — a park's job promoted by a release, or come due as its fallback — for
+ * {@link reparkBehindSameHolder} and `run.woken`.
+ */
+export function requeuedJobOf(executionId: string, delivery: JobDelivery): JobDelivery {
+  const busy = `${executionId}:busy:`;
+  let jobId = delivery.jobId;
+  while (jobId.startsWith(busy) && jobId.lastIndexOf(':') > busy.length)
+    jobId = jobId.slice(busy.length, jobId.lastIndexOf(':'));
+  return jobId === delivery.jobId ? delivery : { ...delivery, jobId };
+}
+
 /** A re-park's `run.parked`, folded into the park's trace entry: its `repeats` counts the re-parks. */
 function announceRepark(
   state: RunState,

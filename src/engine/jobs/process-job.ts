@@ -26,6 +26,7 @@ import { deadlineAction, jobDeadline, scheduleDeadlineJob } from './deadline-job
 import type { After, BackgroundDeps } from './deps.js';
 import { processElementJob } from './fanout/element-job.js';
 import { interruptJob, isInterruptJob } from './interrupt/jobs.js';
+import { busyJobId } from './park.js';
 import { versionGate } from './version-gate.js';
 
 /** Processes one job of an execution. Never runs one execution in two workers at once. */
@@ -54,7 +55,7 @@ export async function processJob(
     // worker has it, or a dead one's lease has not lapsed yet (come back when it lapses).
     const ours = live.holder?.owner.startsWith(`${deps.workerId}:`) ?? false;
     const delayMs = ours ? 20 : Math.min(deps.options.parkFallbackMs, Math.max(50, live.ttlMs));
-    await deps.queue.enqueue(payload, { jobId: `${id}:busy:${delivery.jobId}:${delivery.delivery}`, delayMs });
+    await deps.queue.enqueue(payload, { jobId: busyJobId(id, delivery), delayMs }); // still the same job for a park (`requeuedJobOf`)
     return;
   }
   // The lease fences every write of this job and stops it at its local deadline (decision 064).
