@@ -491,6 +491,7 @@ function tell(
       case 'async.child_cancelled':
       case 'run.version_unavailable':
       case 'trace.summarized':
+      case 'step.progress': // the demo reactors report no progress
         line(e, `${e.type}${'step' in e && e.step !== undefined ? ` ${e.step}` : ''}`);
         break;
       case 'map.element_dispatched':

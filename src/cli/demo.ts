@@ -133,6 +133,7 @@ class EventPrinter {
       case 'run.stopped':
       case 'run.parked':
       case 'run.woken':
+      case 'step.progress':
       case 'run.cancelled':
       case 'run.retried':
       case 'async.dispatched':
