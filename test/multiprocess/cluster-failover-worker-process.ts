@@ -6,13 +6,8 @@
  * whose `/readyz` checks the cluster's PING and the runtime's subscriptions, as
  * `ts-reactor worker --metrics-port` does. A probe backend on the same cluster waits on a lock
  * channel on request (`probe <key>` on stdin). Starts its worker on `go`; prints the lines named
- * in ./cluster-failover-protocol.ts; on SIGTERM closes and prints its spans, wait outcomes,
- * parks, wakes and overlaps. A busy key is waited for 60 ms in the process before the execution parks (so both paths are taken), and a park's fallback is 10 minutes away, so a park that ends within the
- * test was woken by a release (or, while wake-ups are degraded, by the shortened fallback, which
- * `run.woken` does not follow).
+ * in ./cluster-failover-protocol.ts; on SIGTERM closes and prints its spans and wait outcomes.
  */
-import { mkdirSync, rmdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { Cluster } from 'ioredis';
 import { createInterface } from 'node:readline';
 import { createRedisRuntime } from '../../src/bullmq.js';
@@ -22,7 +17,6 @@ import { createRedisBackend } from '../../src/storage/redis/index.js';
 import {
   failoverReactors,
   PROGRESS_EVERY,
-  SECTION_MS,
   wallNow,
   type FailoverWorkerConfig,
   type Span,
@@ -41,24 +35,11 @@ async function main(): Promise<void> {
   const spans: Span[] = [];
   /** When this process first took each execution's job. */
   const firstTaken = new Map<string, number>();
-  const overlaps: { key: string; executionId: string }[] = [];
-  const parks: [string, string][] = [];
-  const woken: string[] = [];
   const reactors = failoverReactors(
     async (key, executionId) => {
-      const guard = join(config.guardDir, key);
-      let mine = true;
-      try {
-        mkdirSync(guard);
-      } catch {
-        mine = false; // another holder's section of this key is running
-        overlaps.push({ key, executionId });
-      }
       const enter = wallNow();
-      await sleep(SECTION_MS);
-      const exit = wallNow();
-      if (mine) rmdirSync(guard);
-      spans.push({ key, executionId, enter, exit });
+      await sleep(1 + Math.floor(Math.random() * 3));
+      spans.push({ key, executionId, enter, exit: wallNow() });
       if (spans.length % PROGRESS_EVERY === 0) void writeLine({ done: spans.length });
     },
     (executionId, signal) =>
@@ -82,7 +63,7 @@ async function main(): Promise<void> {
     prefix: config.prefix,
     reactors: Object.values(reactors),
     // A lost job (its master killed) is found again within seconds.
-    background: { livenessTtlMs: 5_000, sweepIntervalMs: 2_000, workerWaitMs: 60, parkFallbackMs: 600_000 },
+    background: { livenessTtlMs: 5_000, sweepIntervalMs: 2_000 },
     stall: { lockDurationMs: 5_000, stalledIntervalMs: 2_000 },
   });
   // How each in-process wait for a busy lock ended: taken while waiting, or given up for a park.
@@ -90,8 +71,6 @@ async function main(): Promise<void> {
   const waits: WaitOutcome[] = [];
   runtime.engine.subscribe((e: ReactorEvent) => {
     if (e.type === 'run.resumed' && !firstTaken.has(e.executionId)) firstTaken.set(e.executionId, wallNow());
-    if (e.type === 'run.parked') parks.push([e.executionId, e.jobId]);
-    if (e.type === 'run.woken') woken.push(e.jobId);
     if (e.type === 'coordination.waiting') waiting.add(e.executionId);
     else if (e.type === 'coordination.acquired' && waiting.delete(e.executionId))
       waits.push({ at: wallNow(), outcome: 'won' });
@@ -116,16 +95,7 @@ async function main(): Promise<void> {
     void runtime
       .close()
       .then(async () => {
-        await writeLine({
-          stopped: true,
-          pid: process.pid,
-          spans,
-          taken: [...firstTaken],
-          waits,
-          parks,
-          woken,
-          overlaps,
-        });
+        await writeLine({ stopped: true, pid: process.pid, spans, taken: [...firstTaken], waits });
         await Promise.all([operations.close(), probe.close(), ping.quit()]);
       })
       .then(
