@@ -36,7 +36,8 @@ import type { RunState, RunStateInit } from '../run/run-state.js';
 import { runFrame, undoAll } from '../graph/scheduler.js';
 import { cancelRecordedChildren } from '../graph/async/cascade.js';
 import { inlineFanOutRuntime } from './fanout/element-undo.js';
-import { cancelRequestKey, livenessKey, waitListKey } from '../model/keys.js';
+import { cancelRequestKey, waitListKey } from '../model/keys.js';
+import { operatorHold } from './operator-lock.js';
 import { CANCEL_BUCKET } from './cancels.js';
 import type { FanOutLedger } from '../../ports/fanout.js';
 
@@ -91,16 +92,23 @@ function coordinatorOf(deps: OperationsDeps): Coordinator {
   return c;
 }
 
-/** Runs `fn` holding the execution's liveness lock; `undefined` when a worker is running it. */
-async function exclusive<T>(deps: OperationsDeps, executionId: string, fn: () => Promise<T>): Promise<T | undefined> {
-  const c = coordinatorOf(deps);
-  const owner = `operator:${executionId}:${Math.random().toString(36).slice(2)}`;
-  const lock = await c.lockAcquire({ key: livenessKey(executionId), holder: { owner, executionId }, ttlMs: 60_000 });
-  if (!lock.acquired) return undefined;
+/**
+ * Runs `fn` holding the execution's liveness lock; `undefined` when a job is running it. `idle`
+ * (a fresh read of the record) says whether a job that holds the lock is only finishing its tail,
+ * which the operator waits for (see `operator-lock.ts`). Default: it does not wait.
+ */
+async function exclusive<T>(
+  deps: OperationsDeps,
+  executionId: string,
+  fn: () => Promise<T>,
+  idle: () => Promise<boolean> = async () => false,
+): Promise<T | undefined> {
+  const hold = await operatorHold(coordinatorOf(deps), executionId, idle);
+  if (!hold) return undefined;
   try {
     return await fn();
   } finally {
-    await c.lockRelease(livenessKey(executionId), owner).catch(() => undefined);
+    await hold.release();
   }
 }
 
@@ -163,15 +171,24 @@ export async function cancelExecution(deps: OperationsDeps, executionId: string,
       record.status,
       record.status === 'completed' ? 'use undo to roll back a completed execution' : 'it has already finished',
     );
-  const done = await exclusive(deps, executionId, async () => {
-    const fresh = (await deps.store.get(executionId)) ?? record;
-    if (TERMINAL_STATUSES.has(fresh.status))
-      throw new ExecutionStateError(executionId, 'cancel', fresh.status, 'it finished meanwhile');
-    // Running with its liveness lock free: an inline run in another process (or a worker whose
-    // job is being redelivered). Rolling it back here would undo steps under its feet: ask it instead.
-    if (fresh.status === 'running') return undefined;
-    return rollbackTraced(deps, reactor, fresh, reason);
-  });
+  const done = await exclusive(
+    deps,
+    executionId,
+    async () => {
+      const fresh = (await deps.store.get(executionId)) ?? record;
+      if (TERMINAL_STATUSES.has(fresh.status))
+        throw new ExecutionStateError(executionId, 'cancel', fresh.status, 'it finished meanwhile');
+      // Running with its liveness lock free: an inline run in another process (or a worker whose
+      // job is being redelivered). Rolling it back here would undo steps under its feet: ask it instead.
+      if (fresh.status === 'running') return undefined;
+      return rollbackTraced(deps, reactor, fresh, reason);
+    },
+    // Queued, parked or pending with the lock taken: the job that wrote it is finishing its tail (decision 144).
+    async () => {
+      const current = await deps.store.get(executionId);
+      return current !== undefined && current.status !== 'running' && !TERMINAL_STATUSES.has(current.status);
+    },
+  );
   if (done) {
     // Let the parked execution's pending job run now (off the liveness lock): it finds the execution finished and ends.
     const waiting = record.background?.waitingFor;
@@ -211,7 +228,12 @@ export async function undoExecution(deps: OperationsDeps, executionId: string, r
       record.status,
       'only a completed execution can be undone (cancel one that is still going)',
     );
-  const done = await exclusive(deps, executionId, () => rollbackTraced(deps, reactor, record, reason));
+  const done = await exclusive(
+    deps,
+    executionId,
+    () => rollbackTraced(deps, reactor, record, reason),
+    async () => (await deps.store.get(executionId))?.status === 'completed', // the tail of the job that completed it
+  );
   if (!done) throw new ExecutionStateError(executionId, 'undo', 'busy', 'another process is working on it; try again');
   return done;
 }

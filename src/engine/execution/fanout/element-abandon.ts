@@ -9,7 +9,8 @@
  * @module
  */
 import { cleared } from '../../model/background.js';
-import { livenessKey, waitListKey } from '../../model/keys.js';
+import { waitListKey } from '../../model/keys.js';
+import { operatorHold } from '../operator-lock.js';
 import type { WaitList } from '../../../ports/wait-list.js';
 import { TERMINAL_STATUSES, type ExecutionRecord, type Store } from '../../../ports/store.js';
 import type { CoordinationDeps } from '../execute.js';
@@ -50,16 +51,19 @@ export async function abandonElementsInline(
   for (const id of elementIds) {
     const record = await deps.store.get(id);
     if (!record || !neverCompleted(record) || record.status === 'running') continue;
-    const owner = `operator:${id}:${crypto.randomUUID()}`;
-    const lock = coordinator
-      ? await coordinator.lockAcquire({ key: livenessKey(id), holder: { owner, executionId: id }, ttlMs: 60_000 })
-      : { acquired: true };
-    if (!lock.acquired) continue; // a worker has it: its job sees the rollback phase
+    // A worker that parked it may still hold its lock for the park's tail: wait for that (decision 144).
+    const hold = coordinator
+      ? await operatorHold(coordinator, id, async () => {
+          const current = await deps.store.get(id);
+          return current !== undefined && neverCompleted(current) && current.status !== 'running';
+        })
+      : { release: async () => undefined };
+    if (!hold) continue; // a worker runs it: its job sees the rollback phase
     try {
       const fresh = await deps.store.get(id);
       if (fresh && neverCompleted(fresh)) await abandonElement(deps, stateOf(fresh));
     } finally {
-      if (coordinator) await coordinator.lockRelease(livenessKey(id), owner).catch(() => undefined);
+      await hold.release();
     }
   }
 }
