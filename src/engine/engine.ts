@@ -25,6 +25,8 @@ import { startManyReactors } from './api/start-many.js';
 import { startSweeps, sweepNow } from './api/sweeps.js';
 import { listEvents, sendEvent, sendManyEvents, type EventDeps } from './api/events.js';
 import { EventNotices } from './model/event-notices.js';
+import { recheckParked } from './execution/event-wait/deliver.js';
+import { resumeWaitsFor } from './execution/event-wait/match.js';
 import type { AnyEventDeclaration } from '../dsl/event.js';
 import type { Engine, EngineOptions, SendEntry, SendOptions, StartEntry } from './api/types.js';
 import { CoordinationAdmitter } from './execution/admitter.js';
@@ -87,8 +89,10 @@ export function createEngine(options: EngineOptions): Engine {
   const jobLeases = build.jobLeasesOf(options);
   const workerId = build.engineIdOf(options, core.ids);
   const admitter = new CoordinationAdmitter(coordination);
+  // Set once the deliveries' deps exist: a park with event waits open starts their re-check (decision 149).
+  let parkedOnEvents: (executionId: string) => void = () => undefined;
   const states = new StateFactory({
-    base: build.stateBase(options, core, workerId),
+    base: build.stateBase(options, core, workerId, (id) => parkedOnEvents(id)),
     admitter,
     settleListener: wakeups,
   });
@@ -104,11 +108,17 @@ export function createEngine(options: EngineOptions): Engine {
   const invoke = build.invokeDeps(coordination, core);
   const fork = { ...resume, ids: core.ids, logger: core.logger, maxTraceEntries: core.maxTraceEntries };
   const notices = new EventNotices();
+  const deliveries = build.deliverDeps(options, core, resume);
+  parkedOnEvents = (id) =>
+    detached.detach(recheckParked(deliveries, id), (error) =>
+      logger.warn({ executionId: id, error: String(error) }, 'the re-check of a parked event wait failed'),
+    );
   const events: EventDeps = {
     events: options.events,
     notices,
     clock: core.clock,
     newId: () => `ev-${core.ids.executionId()}`,
+    resumeWaits: (event) => resumeWaitsFor(deliveries, event),
   };
   const parts: EngineParts = { ...core, claims, states, background, cancels, inlineLeases, operations, sweeper };
   return {

@@ -31,6 +31,8 @@ export interface EventDeps {
   readonly clock: Clock;
   /** A new event id, for an event sent without one. */
   readonly newId: () => string;
+  /** Resumes the executions waiting for an appended event (`execution/event-wait/match.ts`); absent: none are. */
+  readonly resumeWaits?: ((event: StoredEvent) => Promise<unknown>) | undefined;
 }
 
 /** An event checked and ready to append. */
@@ -87,9 +89,10 @@ export async function listEvents(deps: EventDeps, query: EventListQuery = {}): P
 }
 
 /**
- * Appends one checked event and tells about it. This is where an accepted event will be matched
- * (reactors it starts, waits it resumes, executions it cancels), each match recorded with
- * `EventLog.addEffect`; no matching exists yet, so an accepted event only is stored.
+ * Appends one checked event and tells about it, then resumes the waits it matches (each recorded
+ * with `EventLog.addEffect`). A duplicate is matched again: a send whose process stopped between
+ * the append and the resumes is completed by sending it again, and a wait already resumed is not
+ * resumed twice (decision 149).
  */
 async function append(deps: EventDeps, log: EventLog, event: Checked): Promise<SendResult> {
   const outcome = await log.append(event);
@@ -112,6 +115,7 @@ async function append(deps: EventDeps, log: EventLog, event: Checked): Promise<S
       receivedAt: stored.receivedAt,
       at,
     });
+  await deps.resumeWaits?.(stored);
   return { status: outcome.status, id: stored.id, name: stored.name, ts: stored.ts, receivedAt: stored.receivedAt };
 }
 

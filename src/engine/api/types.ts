@@ -20,6 +20,7 @@ import type { ExecutionJob, JobDelivery, JobQueue } from '../../ports/queue.js';
 import type { ExecutionStream } from '../../ports/execution-stream.js';
 import type { WaitList } from '../../ports/wait-list.js';
 import type { EventLog, StoredEvent } from '../../ports/event-log.js';
+import type { EventWaits } from '../../ports/event-waits.js';
 import type { AnyEventDeclaration, EventInput } from '../../dsl/event.js';
 import type { EventNoticeListener } from '../model/event-notices.js';
 import type { ExecutionStatus, StatusName, Store, TraceContext } from '../../ports/store.js';
@@ -60,6 +61,12 @@ export interface EngineOptions {
    * backend's. Absent: those methods throw `events_unsupported`.
    */
   readonly events?: EventLog | undefined;
+  /**
+   * The index of executions waiting for an event (`.waitForEvent`); the runtimes pass their
+   * backend's. Absent: a `.waitForEvent` step fails with `events_unsupported`, and `engine.send`
+   * resumes nothing.
+   */
+  readonly eventWaits?: EventWaits | undefined;
   /**
    * Each execution's events, readable from any process (`engine.watch`): every event this engine
    * emits is appended to it. Every runtime passes its backend's; absent, `engine.watch` fails
