@@ -27,9 +27,9 @@ export interface WaitForEventSettings<Args, E extends AnyEventDeclaration, V> {
   /**
    * Payload fields whose values must equal the same-named fields of the step's arguments: the key
    * waits are indexed by, so a sent event reads only the waits with its values. Compared as JSON
-   * (`'1'` is not `1`); use scalar fields.
+   * (`'1'` is not `1`); use scalar fields. Each must be a field of the step's arguments too (the builder's result says so otherwise).
    */
-  readonly matchOn?: readonly (keyof EventPayload<E> & keyof NoInfer<Args> & string)[];
+  readonly matchOn?: readonly (keyof EventPayload<E> & string)[];
   /** A final check of a candidate event against the step's arguments (after `matchOn`); it must be pure and fast. */
   readonly match?: (event: EventPayload<E>, args: NoInfer<Args>) => boolean;
   /** How long to wait, from the moment the wait is registered. Default: no timeout. Acts through a job: needs a queue. */

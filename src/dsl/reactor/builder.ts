@@ -74,6 +74,7 @@ import {
   type ReactorOptions,
   type StepArgs,
   type WaitForEventOptions,
+  type MatchOnChecked,
   type StepPlacementOptions,
 } from './options.js';
 import { interruptPaths, sleepPaths } from './paths.js';
@@ -371,10 +372,20 @@ export class ReactorBuilder<Name extends string, In, I, S, G = {}> {
    *   .step('ship', { args: ($) => ({ amount: $.result('payment', 'amount') }), run: ({ amount }) => amount })
    * ```
    */
-  waitForEvent<const N extends string, E extends AnyEventDeclaration, A = NoArgs, V = never>(
+  waitForEvent<
+    const N extends string,
+    E extends AnyEventDeclaration,
+    A = NoArgs,
+    V = never,
+    const M extends readonly (keyof EventPayload<E> & string)[] = readonly [],
+  >(
     name: FreshName<N, S>,
-    options: WaitForEventOptions<I, S, A, E, V>,
-  ): ReactorBuilder<Name, In, I, Simplify<S & { [K in N]: EventPayload<E> | V }>, G> {
+    options: WaitForEventOptions<I, S, A, E, V> & { readonly matchOn?: M },
+  ): MatchOnChecked<
+    M,
+    StepArgs<I, A>,
+    ReactorBuilder<Name, In, I, Simplify<S & { [K in N]: EventPayload<E> | V }>, G>
+  > {
     const o = options as unknown as WaitForEventOptions<never, never, never, AnyEventDeclaration, unknown>;
     const where = { reactor: this.#state.name, step: name };
     const wait = waitForEventSpec(where, o);

@@ -139,6 +139,15 @@ export interface WaitForEventOptions<I, S, A, E extends AnyEventDeclaration, V> 
   readonly waitFor?: readonly (keyof S & string)[];
 }
 
+/**
+ * What `.waitForEvent` returns: the builder `B` when every `matchOn` name (`M`) is also a field of
+ * the step's arguments; otherwise a type with no methods that names the others, so the next call
+ * on it does not compile. (Payload fields are checked on `matchOn` itself.)
+ */
+export type MatchOnChecked<M extends readonly string[], Args, B> = [Exclude<M[number], keyof Args>] extends [never]
+  ? B
+  : { readonly '~error': `matchOn names fields that are not step arguments: ${Exclude<M[number], keyof Args>}` };
+
 /** Options of {@link reactor}. */
 export interface ReactorOptions extends ReactorDeadlineOptions {
   /** Steps of one run running at once (default: the engine's, 8). */
