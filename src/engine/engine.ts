@@ -108,7 +108,7 @@ export function createEngine(options: EngineOptions): Engine {
   const invoke = build.invokeDeps(coordination, core);
   const fork = { ...resume, ids: core.ids, logger: core.logger, maxTraceEntries: core.maxTraceEntries };
   const notices = new EventNotices();
-  const deliveries = build.deliverDeps(options, core, resume);
+  const deliveries = { ...build.deliverDeps(options, core, resume), notices };
   parkedOnEvents = (id) =>
     detached.detach(recheckParked(deliveries, id), (error) =>
       logger.warn({ executionId: id, error: String(error) }, 'the re-check of a parked event wait failed'),

@@ -6,7 +6,7 @@
  * or give the step a value.
  */
 import { expect, test } from 'vitest';
-import { EventWaitTimeoutError, type ReactorEvent } from '../../src/index.js';
+import { EventWaitTimeoutError, type EventNotice, type ReactorEvent } from '../../src/index.js';
 import type { EventWaitEntry, EventWaits } from '../../src/ports/event-waits.js';
 import { createRuntime } from '../../src/runtime/create-runtime.js';
 import { describeOnBackends } from '../support/backend-matrix.js';
@@ -17,6 +17,8 @@ describeOnBackends('waitForEvent', (backend) => {
     const runtime = backend.runtime({ reactors: [checkout] });
     runtime.startWorker({ concurrency: 4 });
     const { engine } = runtime;
+    const notices: EventNotice[] = [];
+    engine.subscribeEvents((n) => notices.push(n));
     const a = await engine.start(checkout, { orderId: 'o-a' });
     const b = await engine.start(checkout, { orderId: 'o-b' });
     await allReach(engine, [a.executionId, b.executionId], 'paused');
@@ -27,6 +29,14 @@ describeOnBackends('waitForEvent', (backend) => {
     expect((await engine.result(a.executionId))?.status).toBe('paused');
     const stored = (await engine.listEvents({ name: 'payment.settled' })).events[0];
     expect(stored?.effects.resumed).toEqual([b.executionId]);
+    expect(notices.filter((n) => n.type === 'event.resumed')).toEqual([
+      expect.objectContaining({
+        eventId: 'pay-b',
+        name: 'payment.settled',
+        executionId: b.executionId,
+        step: 'payment',
+      }),
+    ]);
     // A re-sent id resumes nothing twice.
     expect((await engine.send(paymentSettled, { orderId: 'o-b', amount: 7 }, { id: 'pay-b' })).status).toBe(
       'duplicate',

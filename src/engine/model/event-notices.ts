@@ -26,6 +26,16 @@ export type EventNotice =
       readonly receivedAt: number;
       /** Engine clock time, ms. */
       readonly at: number;
+    }
+  /** The event resumed the `.waitForEvent` step `step` of execution `executionId` (told by the process that delivered it). */
+  | {
+      readonly type: 'event.resumed';
+      readonly eventId: string;
+      readonly name: string;
+      readonly executionId: string;
+      readonly step: string;
+      /** Engine clock time, ms. */
+      readonly at: number;
     };
 
 /** A listener of {@link EventNotice}s. */

@@ -18,7 +18,14 @@ import { matchKeyOf, type EventWaits } from '../../../ports/event-waits.js';
 import type { InterruptClaims } from '../../../ports/interrupt-claims.js';
 import { TERMINAL_STATUSES, type ExecutionRecord, type InterruptWait } from '../../../ports/store.js';
 import { versionFor } from '../../model/versions.js';
-import { continueInline, prepareWorker, withLiveness, type Announce, type ContinueDeps } from '../interrupt/continue.js';
+import type { EventNotices } from '../../model/event-notices.js';
+import {
+  continueInline,
+  prepareWorker,
+  withLiveness,
+  type Announce,
+  type ContinueDeps,
+} from '../interrupt/continue.js';
 
 /** How long a won resume claim stops other deliveries before the payload is in the record. */
 const CLAIM_TTL_MS = 60_000;
@@ -37,6 +44,8 @@ export interface DeliverDeps extends ContinueDeps {
   readonly logger: Logger;
   /** Tracks work that goes on after the call returns (an inline continuation without a queue). */
   readonly detach: (work: Promise<unknown>) => void;
+  /** Where an `event.resumed` notice goes. */
+  readonly notices?: EventNotices | undefined;
 }
 
 /**
@@ -107,13 +116,21 @@ export async function deliverEvent(
       outcome = await withLiveness(deps, executionId, async () => {
         const fresh = await deps.store.get(executionId);
         const current = fresh?.interrupts?.find((w) => w.step === step);
-        if (fresh?.status !== 'paused' || fresh.pausedOn || !current || current.resumedAt !== undefined || !current.event)
+        if (
+          fresh?.status !== 'paused' ||
+          fresh.pausedOn ||
+          !current ||
+          current.resumedAt !== undefined ||
+          !current.event
+        )
           return { gone: true } as const;
         const now = deps.clock.now();
         const resumed: ExecutionRecord = {
           ...fresh,
           interrupts: (fresh.interrupts ?? []).map((w) =>
-            w === current ? { ...w, payload: event.payload, resumedAt: now, event: { ...current.event!, eventId: event.id } } : w,
+            w === current
+              ? { ...w, payload: event.payload, resumedAt: now, event: { ...current.event!, eventId: event.id } }
+              : w,
           ),
         };
         if (deps.queue) {
@@ -142,7 +159,16 @@ export async function deliverEvent(
     if ('gone' in outcome) return 'not-waiting';
     await unregister(deps, target, event, wait.event!.matchKey);
     await deps.log?.addEffect(event.id, 'resumed', executionId).catch(() => undefined);
-    if ('worker' in outcome) await outcome.worker.enqueue(); // off the liveness lock, so a worker can take it at once
+    deps.notices?.emit({
+      type: 'event.resumed',
+      eventId: event.id,
+      name: event.name,
+      executionId,
+      step,
+      at: deps.clock.now(),
+    });
+    if ('worker' in outcome)
+      await outcome.worker.enqueue(); // off the liveness lock, so a worker can take it at once
     else deps.detach(continueInline(deps, reactor, outcome.next, step, announce));
     return 'resumed';
   }
@@ -161,7 +187,13 @@ type Located =
 /** The execution's open wait at `target.step` for `name`, if it is parked on it. */
 async function locate(deps: DeliverDeps, target: WaitTarget, name: string): Promise<Located> {
   const gone = (matchKey?: string): Located => ({ kind: 'not-waiting', matchKey });
-  if (deps.claims === undefined) return gone();
+  if (deps.claims === undefined) {
+    deps.logger.warn(
+      { executionId: target.executionId },
+      'an event cannot resume a wait on an engine without interrupt claims (createEngine({ interruptClaims }))',
+    );
+    return { kind: 'not-parked' };
+  }
   const stored = await deps.store.get(target.executionId);
   if (!stored || TERMINAL_STATUSES.has(stored.status)) return gone(waitOf(stored, target.step)?.event?.matchKey);
   const registered = deps.registry.get(stored.reactor);
