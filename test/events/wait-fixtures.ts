@@ -51,6 +51,19 @@ export function failing(timeoutMs: number, log: string[]) {
     .returns('payment');
 }
 
+export const parcelReady = event('parcel.ready', { orderId: z.string(), parcel: z.string() });
+
+/** Two waits side by side (payment and parcel of its order): it completes once both events came, whichever first. */
+export const both = reactor('wfe-both')
+  .input({ orderId: z.string() })
+  .waitForEvent('payment', { event: paymentSettled, matchOn: ['orderId'] })
+  .waitForEvent('parcel', { event: parcelReady, matchOn: ['orderId'] })
+  .step('done', {
+    args: ($) => ({ amount: $.result('payment', 'amount'), parcel: $.result('parcel', 'parcel') }),
+    run: ({ amount, parcel }) => `${parcel}:${amount}`,
+  })
+  .returns('done');
+
 /** Resolves once every execution of `ids` has `status` (polling, generous bound; throws past it). */
 export async function allReach(
   engine: Engine,

@@ -10,7 +10,16 @@ import { EventWaitTimeoutError, type EventNotice, type ReactorEvent } from '../.
 import type { EventWaitEntry, EventWaits } from '../../src/ports/event-waits.js';
 import { createRuntime } from '../../src/runtime/create-runtime.js';
 import { describeOnBackends } from '../support/backend-matrix.js';
-import { allReach, bigPayment, checkout, failing, paymentSettled, withDefault } from './wait-fixtures.js';
+import {
+  allReach,
+  bigPayment,
+  both,
+  checkout,
+  failing,
+  parcelReady,
+  paymentSettled,
+  withDefault,
+} from './wait-fixtures.js';
 
 describeOnBackends('waitForEvent', (backend) => {
   test('each event resumes its own execution: the payload is the step result, the resume an effect of the event', async () => {
@@ -62,6 +71,25 @@ describeOnBackends('waitForEvent', (backend) => {
     expect((await engine.result(other.executionId))?.status).toBe('paused');
     const stored = (await engine.listEvents({ name: 'payment.settled' })).events[0];
     expect([...(stored?.effects.resumed ?? [])].sort()).toEqual([...ids].sort());
+  });
+
+  test('two waits of one execution resumed by two events sent at once: both land, the run completes', async () => {
+    const runtime = backend.runtime({ reactors: [both] });
+    runtime.startWorker({ concurrency: 4 });
+    const { engine } = runtime;
+    const runs = await engine.startMany(
+      Array.from({ length: 5 }, (_, i) => ({ reactor: both, input: { orderId: `o-${i}` } })),
+    );
+    const ids = runs.map((r) => r.executionId);
+    await allReach(engine, ids, 'paused');
+    await Promise.all(
+      ids.flatMap((_, i) => [
+        engine.send(paymentSettled, { orderId: `o-${i}`, amount: i }),
+        engine.send(parcelReady, { orderId: `o-${i}`, parcel: `p-${i}` }),
+      ]),
+    );
+    await allReach(engine, ids, 'completed');
+    for (const [i, id] of ids.entries()) expect(await engine.result(id)).toMatchObject({ value: `p-${i}:${i}` });
   });
 
   test('match is the final check: an event of the key it refuses leaves the wait parked', async () => {

@@ -116,14 +116,10 @@ export async function deliverEvent(
       outcome = await withLiveness(deps, executionId, async () => {
         const fresh = await deps.store.get(executionId);
         const current = fresh?.interrupts?.find((w) => w.step === step);
-        if (
-          fresh?.status !== 'paused' ||
-          fresh.pausedOn ||
-          !current ||
-          current.resumedAt !== undefined ||
-          !current.event
-        )
+        if (!fresh || TERMINAL_STATUSES.has(fresh.status) || !current?.event || current.resumedAt !== undefined)
           return { gone: true } as const;
+        // Still open, but the run goes on (another wait of it was resumed): its next park re-checks the log.
+        if (fresh.status !== 'paused' || fresh.pausedOn) return { running: true } as const;
         const now = deps.clock.now();
         const resumed: ExecutionRecord = {
           ...fresh,
@@ -157,6 +153,7 @@ export async function deliverEvent(
       continue;
     }
     if ('gone' in outcome) return 'not-waiting';
+    if ('running' in outcome) return 'not-parked';
     await unregister(deps, target, event, wait.event!.matchKey);
     await deps.log?.addEffect(event.id, 'resumed', executionId).catch(() => undefined);
     deps.notices?.emit({
