@@ -22,6 +22,7 @@ import type { WaitList } from '../../ports/wait-list.js';
 import type { EventLog, StoredEvent } from '../../ports/event-log.js';
 import type { AnyEventDeclaration, EventInput } from '../../dsl/event.js';
 import type { EventNoticeListener } from '../model/event-notices.js';
+import type { EventTriggerError } from '../../errors.js';
 import type { ExecutionStatus, StatusName, Store, TraceContext } from '../../ports/store.js';
 import type { BackgroundOptions } from '../jobs/deps.js';
 import type { SweepReport } from '../jobs/sweep.js';
@@ -292,6 +293,15 @@ export interface SendResult {
   /** The kept event's time and receipt time (epoch ms): for a duplicate, those of the event kept first. */
   readonly ts: number;
   readonly receivedAt: number;
+  /**
+   * The executions the event started (reactors declaring `.on` of it), one per reactor whose
+   * trigger matched, in the order the reactors were registered. For a duplicate, or an event
+   * another process sent at once, these are the executions started by the first send: a start
+   * by event happens once per event and reactor.
+   */
+  readonly started: readonly string[];
+  /** The triggers of the event that failed (`event_trigger_failed`); the event is stored and the other triggers ran. */
+  readonly triggerFailures: readonly EventTriggerError[];
 }
 
 /** What `engine.listEvents` filters on. Bad values throw `ListFilterError` (`list_filter_invalid`). */
@@ -361,7 +371,10 @@ export interface Engine {
    * ```
    */
   listEvents(query?: EventListQuery): Promise<EventListPage>;
-  /** Subscribes to the notices of sent events (`event.received`, `event.duplicate`); returns the unsubscribe function. */
+  /**
+   * Subscribes to the notices of sent events (`event.received`, `event.duplicate`) and of the
+   * reactors they start (`event.started`, `event.trigger_failed`); returns the unsubscribe function.
+   */
   subscribeEvents(listener: EventNoticeListener): () => void;
   /**
    * Runs a reactor in this process and returns its result. Outcomes are returned, never thrown.
