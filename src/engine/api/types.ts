@@ -331,7 +331,10 @@ export interface Engine {
    * Sends an event: checked (name, id, `ts`, a JSON payload of at most 256 KiB nested at most 100
    * levels), validated against `event`'s schema when it is a declaration, then stored once per id.
    * Resolves `accepted`, or `duplicate` when an event with that id is kept already (nothing
-   * changes). Throws `EventInvalidError` or `EventPayloadError` before anything is stored, and
+   * changes). Then starts the registered reactors declaring `.on` of the event whose `match`
+   * passes, once per event and reactor (a duplicate finds those starts made): `started` names
+   * the executions, `triggerFailures` the triggers that failed (the event stays stored). Throws
+   * `EventInvalidError` or `EventPayloadError` before anything is stored, and
    * `events_unsupported` on an engine without an event log.
    *
    * @example
