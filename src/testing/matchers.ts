@@ -6,6 +6,7 @@
  */
 import type { ReactorEvent } from '../engine/model/events.js';
 import type { RunResult } from '../engine/model/results.js';
+import { EVENT_ID_TAG, EVENT_NAME_TAG } from '../engine/api/event-triggers.js';
 
 /** A matcher verdict. */
 export interface Verdict {
@@ -117,7 +118,7 @@ export const runMatchers = {
     })),
   toBeStartedByEvent: (received: unknown, expected: { name?: string; id?: string } = {}): Verdict =>
     guard(received, (run) => {
-      const by = { name: run.tags?.['event.name'], id: run.tags?.event };
+      const by = { name: run.tags?.[EVENT_NAME_TAG], id: run.tags?.[EVENT_ID_TAG] };
       const pass =
         by.name !== undefined &&
         (expected.name === undefined || by.name === expected.name) &&

@@ -14,7 +14,8 @@ import {
   type AnyReactorDefinition,
   type EventNotice,
 } from '../../src/index.js';
-import { createTestEngine } from '../../src/testing/index.js';
+import { createEngine, MemoryEventLog, MemoryStore } from '../../src/index.js';
+import { createTestEngine, ManualClock } from '../../src/testing/index.js';
 import '../../src/testing/vitest.js';
 
 const orderPaid = event('order.paid', { orderId: z.string(), amount: z.number() });
@@ -178,6 +179,21 @@ describe('starting reactors on an event', () => {
       .returns('ship');
     t.engine.register(quiet);
     expect((await t.engine.send(orderPaid, { orderId: 'o-3', amount: 1 })).started).toEqual([]);
+  });
+
+  test('an engine without a queue cannot start on an event: the trigger fails (queue_missing), the event is stored', async () => {
+    const clock = new ManualClock();
+    const engine = createEngine({
+      store: new MemoryStore(),
+      clock,
+      events: new MemoryEventLog({ clock }),
+      reactors: [fulfil],
+    });
+    const sent = await engine.send(orderPaid, { orderId: 'o-1', amount: 1 });
+    expect(sent.started).toEqual([]);
+    expect(sent.triggerFailures[0]?.details.stage).toBe('start');
+    expect((sent.triggerFailures[0]?.cause as { code?: string }).code).toBe('queue_missing');
+    expect((await engine.listEvents()).events).toHaveLength(1);
   });
 
   test('the test engine starts the triggered executions on its manual clock; its send drains them', async () => {
