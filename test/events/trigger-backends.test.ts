@@ -1,8 +1,8 @@
 /**
  * Reactors started by an event through a runtime on every backend: the started execution runs in
  * a worker with the trigger's input, carries the event's tags (listable with `engine.list`), is
- * recorded on the event's `started` effects; a re-sent event starts nothing twice; a failing
- * trigger leaves the event stored; and two runtimes on one namespace sending the same ids at once
+ * recorded on the event's `started` effects; a re-sent event starts nothing twice (and starts what
+ * a sender that died after storing it left unstarted); a failing trigger leaves the event stored; and two runtimes on one namespace sending the same ids at once
  * start exactly one execution per event.
  */
 import { expect, test } from 'vitest';
@@ -53,6 +53,24 @@ describeOnBackends('reactors started by an event', (backend) => {
     expect(
       notices.filter((n) => n.type === 'event.started').map((n) => n.type === 'event.started' && n.replay),
     ).toEqual([false, true]);
+  }, 120_000);
+
+  test('an event stored by a process that died before starting anything: sending it again starts it, once', async () => {
+    const runtime = backend.runtime({ reactors: [fulfil] });
+    // What a sender that died between the append and the start leaves: the event, no execution.
+    await runtime.backend.events!.append({
+      id: 'pay-crash',
+      name: 'order.paid',
+      payload: { orderId: 'o-9', amount: 1 },
+    });
+    expect((await runtime.engine.list({ reactor: 'fulfil-on-paid' })).executions).toEqual([]);
+    const healed = await runtime.engine.send(orderPaid, { orderId: 'o-9', amount: 1 }, { id: 'pay-crash' });
+    expect(healed.status).toBe('duplicate');
+    expect(healed.started).toHaveLength(1);
+    const again = await runtime.engine.send(orderPaid, { orderId: 'o-9', amount: 1 }, { id: 'pay-crash' });
+    expect(again.started).toEqual(healed.started);
+    expect((await runtime.engine.list({ reactor: 'fulfil-on-paid' })).executions).toHaveLength(1);
+    expect((await runtime.engine.listEvents()).events[0]?.effects.started).toEqual(healed.started);
   }, 120_000);
 
   // Two runtimes on one namespace are two processes' views of one shared backend; memory has no such thing.
