@@ -16,6 +16,7 @@ import {
 } from '../../src/index.js';
 import { createEngine, MemoryEventLog, MemoryStore } from '../../src/index.js';
 import { createTestEngine, ManualClock } from '../../src/testing/index.js';
+import { runMatchers } from '../../src/testing/matchers.js';
 import '../../src/testing/vitest.js';
 
 const orderPaid = event('order.paid', { orderId: z.string(), amount: z.number() });
@@ -211,6 +212,19 @@ describe('starting reactors on an event', () => {
     expect(sent.runs[0]).not.toBeStartedByEvent({ name: 'order.refunded' });
     expect(t.clock.now()).toBeGreaterThanOrEqual(3_600_000);
   });
+});
+
+test('toBeStartedByEvent: a run not started by an event fails it, saying so', async () => {
+  const t = createTestEngine();
+  const plain = await t.run(fulfil, { orderId: 'o-1', cents: 1 });
+  expect(plain).toHaveCompleted();
+  expect(plain).not.toBeStartedByEvent();
+  const verdict = runMatchers.toBeStartedByEvent(plain, { name: 'order.paid' });
+  expect(verdict).toEqual({
+    pass: false,
+    message: 'expected the run to have been started by an event "order.paid"; it was not started by an event',
+  });
+  expect(runMatchers.toBeStartedByEvent('nope').pass).toBe(false);
 });
 
 describe('.on checked at build', () => {
