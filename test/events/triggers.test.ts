@@ -182,6 +182,26 @@ describe('starting reactors on an event', () => {
     expect((await t.engine.send(orderPaid, { orderId: 'o-3', amount: 1 })).started).toEqual([]);
   });
 
+  test('triggers run in the order their reactors were first registered; a new version keeps its place', async () => {
+    const { t, notices } = engineWith(fulfil, audit);
+    const fulfil3 = reactor('fulfil', { version: '3' })
+      .input({ orderId: z.string(), cents: z.number().int() })
+      .on(orderPaid, { input: (e) => ({ orderId: e.orderId, cents: 3 }) })
+      .step('ship', { run: () => 'v3' })
+      .step('extra', { run: () => 3 })
+      .returns('ship');
+    t.engine.register(fulfil3);
+    await t.engine.send(orderPaid, { orderId: 'o-1', amount: 1 });
+    expect(notices.filter((n) => n.type === 'event.started').map((n) => 'reactor' in n && n.reactor)).toEqual([
+      'fulfil',
+      'audit',
+    ]);
+    await t.drain();
+    const [first] = (await t.engine.list({ reactor: 'fulfil' })).executions;
+    const done = await t.engine.result(first!.executionId, fulfil3);
+    expect(done?.status === 'completed' && done.value).toBe('v3');
+  });
+
   test('an engine without a queue cannot start on an event: the trigger fails (queue_missing), the event is stored', async () => {
     const clock = new ManualClock();
     const engine = createEngine({

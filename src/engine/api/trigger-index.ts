@@ -19,11 +19,17 @@ export interface Trigger {
 export class TriggerIndex {
   readonly #byEvent = new Map<string, Map<string, Trigger>>();
 
-  /** Makes `current` the reactor of its name here, in place of `previous` (the name's definition before, if any). */
+  /**
+   * Makes `current` the reactor of its name here, in place of `previous` (the name's definition
+   * before, if any): the events `previous` started on and `current` does not are dropped; an event
+   * both start on keeps the reactor's place in its order.
+   */
   replace(previous: AnyReactorDefinition | undefined, current: AnyReactorDefinition): void {
+    const events = new Set((current.triggers ?? []).map((spec) => spec.event));
     for (const spec of previous?.triggers ?? []) {
+      if (events.has(spec.event)) continue;
       const reactors = this.#byEvent.get(spec.event);
-      reactors?.delete(previous!.name);
+      reactors?.delete(current.name);
       if (reactors?.size === 0) this.#byEvent.delete(spec.event);
     }
     for (const spec of current.triggers ?? []) {
