@@ -115,6 +115,7 @@ export function createEngine(options: EngineOptions): Engine {
       start: (reactor, input, o) => startReactor(parts, reactor, input, o),
       notices,
       clock: core.clock,
+      logger,
     },
   };
   return {

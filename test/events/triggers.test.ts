@@ -168,6 +168,31 @@ describe('starting reactors on an event', () => {
     expect((await t.engine.list()).executions.map((e) => e.reactor)).toEqual(['fulfil']);
   });
 
+  test("a failed trigger is a warning on the engine's logger, naming the event, the reactor and the stage", async () => {
+    const warnings: { fields: unknown; message: string | undefined }[] = [];
+    const logger = {
+      debug: () => undefined,
+      info: () => undefined,
+      warn: (fields: object | string, message?: string) => warnings.push({ fields, message }),
+      error: () => undefined,
+    };
+    const invalid = reactor('invalid')
+      .input({ cents: z.number().int() })
+      .on(orderPaid, { input: (e) => ({ cents: e.amount }) })
+      .step('s', { run: ({ cents }) => cents })
+      .build();
+    const t = createTestEngine({ reactors: [invalid], logger, logEvents: false });
+    await t.engine.send(orderPaid, { orderId: 'o-1', amount: 0.5 }, { id: 'pay-w' });
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]?.fields).toMatchObject({
+      eventId: 'pay-w',
+      event: 'order.paid',
+      reactor: 'invalid',
+      stage: 'input',
+    });
+    expect(warnings[0]?.message).toContain('could not start');
+  });
+
   test('triggers are indexed at registration: an unregistered reactor starts nothing; a new version replaces its triggers', async () => {
     const { t } = engineWith();
     expect((await t.engine.send(orderPaid, { orderId: 'o-1', amount: 1 })).started).toEqual([]);

@@ -6,12 +6,13 @@
  * sends the event and however often: a duplicate runs the triggers again, finds each start made
  * and only records it, which also heals a process that died between storing the event and
  * starting. Each start is recorded on the event (`EventLog.addEffect`) and told
- * (`event.started`); a trigger that fails is told (`event.trigger_failed`) and passed over, and
- * the others run (docs/decisions/145).
+ * (`event.started`); a trigger that fails is told (`event.trigger_failed`, and a warning on the
+ * engine's logger) and passed over, and the others run (docs/decisions/145, 146).
  *
  * @module
  */
 import { defaultTriggerKey, type TriggerEvent } from '../../dsl/trigger.js';
+import type { Logger } from '../../dsl/context.js';
 import type { AnyReactorDefinition } from '../../dsl/definition.js';
 import { errorToJSON, EventTriggerError, ValidationError, type EventTriggerStage } from '../../errors.js';
 import type { Clock } from '../../ports/clock.js';
@@ -35,6 +36,8 @@ export interface TriggerDeps {
   readonly start: (reactor: AnyReactorDefinition, input: unknown, options: StartOptions) => Promise<RunResult>;
   readonly notices: EventNotices;
   readonly clock: Clock;
+  /** Where a failed trigger is logged (a warning), besides its notice. */
+  readonly logger: Logger;
 }
 
 /** What the triggers of one sent event did: the executions it started (now or by an earlier send) and the triggers that failed. */
@@ -81,6 +84,10 @@ export async function startTriggered(
       const failure = caught instanceof StageFailure ? caught : new StageFailure('start', caught);
       const error = triggerError(event, trigger, failure);
       failures.push(error);
+      deps.logger.warn(
+        { eventId: event.id, event: event.name, reactor: trigger.reactor.name, stage: failure.stage, error },
+        'a sent event could not start a reactor; the event is stored, send it again with its id once fixed',
+      );
       deps.notices.emit({ type: 'event.trigger_failed', ...base, error: errorToJSON(error), at: deps.clock.now() });
     }
   }
