@@ -616,6 +616,16 @@ export class RunState {
   }
 
   /**
+   * Durable mode, the last step of a job's graph settled: its outcome rides on the final record,
+   * written next, unless the unsaved part is large (then written now, so an oversized record is
+   * refused at the step that made it, as by {@link progress}). A crash in between runs the step
+   * again, its attempt counted as lost (`worker_lost`).
+   */
+  progressToEnd(): Promise<void> {
+    return this.#checkpoints.toEnd(this.#book.unsavedBytes, () => this.checkpoint());
+  }
+
+  /**
    * Restarts the checkpoint interval when nothing is unsaved but the status: time spent waiting
    * to be admitted (a contended key) is not progress, so the run's first checkpoint after it may
    * wait a full interval, like the first one of any resumed job (docs/decisions/043).
