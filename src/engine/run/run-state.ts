@@ -263,7 +263,7 @@ export class RunState {
     this.holderId =
       init.resume?.background?.parkedHolds?.owner ??
       (this.mode === 'worker' ? `${init.rootExecutionId}@${crypto.randomUUID().slice(0, 8)}` : init.rootExecutionId);
-    this.#book = new StepBook({ resume: init.resume, countsBytes: intervalMs > 0 });
+    this.#book = new StepBook({ resume: init.resume, countsBytes: intervalMs > 0 || this.marksStarts });
     this.#progress = new ProgressBook(init.resume?.progress);
     this.#createdAt = init.resume?.createdAt ?? init.clock.now();
     this.#background = init.resume?.background;
