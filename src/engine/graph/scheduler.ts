@@ -208,7 +208,12 @@ function schedule(run: RunState, frame: Frame, controller: AbortController): Pro
         running++;
         void runNode(run, frame, node, state.results)
           .then((outcome) =>
-            persist(run, outcome, run.marksStarts ? () => carryStarts(node, outcome) : undefined, endsJob(node, outcome)),
+            persist(
+              run,
+              outcome,
+              run.marksStarts ? () => carryStarts(node, outcome) : undefined,
+              endsJob(node, outcome),
+            ),
           )
           .then(
             (outcome) => settle(node, outcome),

@@ -36,7 +36,7 @@ export class StreamPublisher {
   constructor(stream: ExecutionStream, logger: Logger) {
     this.#stream = stream;
     this.#logger = logger;
-    this.ordered = stream.ordered === true;
+    this.ordered = stream.ordered === true || stream.appendNow !== undefined; // appended at once: nothing to wait for
   }
 
   /** Takes one event (the event hub's listener). */
