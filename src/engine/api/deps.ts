@@ -103,7 +103,7 @@ export function stateBase(options: EngineOptions, core: EngineCore, workerId: st
     queue: options.queue,
     instrument,
     worker: `${options.workerName ?? 'local'}/${workerId.slice(-8)}`, // how attempt records name this engine (decision 098)
-    published: core.publisher === undefined ? undefined : () => core.publisher!.flushed(),
+    published: core.publisher,
   };
 }
 
