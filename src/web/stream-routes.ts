@@ -9,7 +9,10 @@
  * Authorized by a read token for this execution (`?token=`, {@link createReadToken}) when the
  * dashboard has a `readTokenSecret`, else by the `authorize` hook as the execution page is (a
  * view of `execution`). A token that is expired, malformed or not signed with the secret answers
- * 401; one for another execution, 403.
+ * 401; one for another execution, 403. An unknown execution answers 404; an engine without an
+ * execution stream, 501 (`watch_unavailable`: the dashboard's execution page polls instead).
+ * Refusals carry a JSON problem body (`{ error: { name, code, message } }`), as the `/api`
+ * routes do.
  *
  * @module
  */
@@ -38,6 +41,7 @@ export function streamRoutes(app: Hono, deps: StreamRouteDeps): void {
     await authorizeStream(c, deps, id);
     if ((await deps.store.get(id)) === undefined)
       throw new HTTPException(404, { message: `execution ${id} has no record` });
+    await probeWatch(deps.engine, id);
     const from = c.req.header('last-event-id') ?? c.req.query('from');
     const abort = new AbortController();
     return streamSSE(c, async (stream) => {
@@ -63,6 +67,17 @@ async function authorizeStream(c: Context, deps: StreamRouteDeps, executionId: s
   throw new HTTPException(401, {
     message: verdict === 'expired' ? 'the read token expired' : 'the read token is invalid',
   });
+}
+
+/**
+ * Throws what the first step of a watch would (`WatchUnavailableError`, `ExecutionNotFoundError`)
+ * before the response starts, so it is answered with its status: a watch whose signal is already
+ * aborted checks the stream and the record, then ends without reading.
+ */
+async function probeWatch(engine: Engine, executionId: string): Promise<void> {
+  const aborted = new AbortController();
+  aborted.abort();
+  await engine.watch(executionId, { signal: aborted.signal })[Symbol.asyncIterator]().next();
 }
 
 /** The event as the stream sends it: `run.started` without its input. */

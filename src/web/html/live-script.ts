@@ -1,0 +1,187 @@
+/**
+ * The script that keeps a page live, in every page's frame. It polls: every few seconds it
+ * re-fetches the page and swaps the `#live` region, without a full reload, pausing while a form
+ * field has focus or executions are selected for a bulk action. A page whose `<body>` names an
+ * event stream (`data-stream`, the execution page of an unfinished execution) follows that
+ * stream instead (`EventSource`, the page's own cookies and credentials):
+ *
+ * - each `step.progress` event's data is shown at once beside its step (`data-progress`), kept
+ *   across swaps;
+ * - any other event re-fetches the page and swaps `#live` (timeline, steps, trace, status), again
+ *   until the page's trace holds that event (the record is written just after its events reach the
+ *   stream), a bounded number of times;
+ * - a dropped connection is reopened by the browser, which sends `Last-Event-ID`: the stream
+ *   continues after the last event the page saw;
+ * - the `end` event closes the stream and refreshes the page one last time; nothing polls after it;
+ * - a stream the server refuses (an engine without an execution stream answers 501, a session
+ *   that lapsed 401) falls back to polling.
+ *
+ * `<body data-stream-state>` says which: `connecting`, `open`, `reconnecting`, `ended`, or
+ * `unavailable` (polling).
+ *
+ * @module
+ */
+import { EVENT_LOG_LEVELS } from '../../engine/model/event-logger.js';
+
+/** Every engine event's type: `EventSource` delivers a named SSE event only to a listener for that name. */
+const EVENT_TYPES: readonly string[] = Object.keys(EVENT_LOG_LEVELS);
+
+/** Longest progress text shown beside a step, in characters. */
+export const PROGRESS_TEXT_LIMIT = 200;
+
+/** A step's progress report as the page shows it: a string as is, anything else as JSON, cut at {@link PROGRESS_TEXT_LIMIT}. */
+export function progressText(data: unknown): string {
+  const text = typeof data === 'string' ? data : (JSON.stringify(data) ?? String(data));
+  return text.length > PROGRESS_TEXT_LIMIT ? `${text.slice(0, PROGRESS_TEXT_LIMIT - 1)}…` : text;
+}
+
+/** The client script, as the frame's `<script>` holds it (plain browser JavaScript). */
+export const LIVE_SCRIPT = `
+(() => {
+  const body = document.body;
+  const seconds = Number(body.dataset.refresh || 0);
+  const streamUrl = body.dataset.stream;
+  const LIMIT = ${String(PROGRESS_TEXT_LIMIT)};
+  let streaming = false; // the event stream feeds the page: no polling
+  let finished = false; // the stream ended with the execution: nothing changes any more
+  const progress = new Map(); // step path -> the newest progress text
+  let last; // the newest event that reaches the trace: { type, at }
+  let timer;
+  let tries = 0;
+  let seq = 0;
+
+  const busy = () => {
+    const focused = document.activeElement;
+    if (focused && ['INPUT', 'SELECT', 'TEXTAREA'].includes(focused.tagName)) return true;
+    return document.querySelector('input[form="bulk"]:checked') !== null; // keep a bulk selection
+  };
+  const fetchLive = async () => {
+    const response = await fetch(location.href, { headers: { 'x-live-refresh': '1' } });
+    if (!response.ok) return undefined;
+    return new DOMParser().parseFromString(await response.text(), 'text/html').getElementById('live') || undefined;
+  };
+  const swap = (next) => {
+    const here = document.getElementById('live');
+    if (!here) return;
+    here.innerHTML = next.innerHTML;
+    showProgress();
+  };
+
+  const progressText = (data) => {
+    const text = typeof data === 'string' ? data : JSON.stringify(data);
+    return text.length > LIMIT ? text.slice(0, LIMIT - 1) + '…' : text;
+  };
+  /** The step's row in the steps table, added when the page has none yet. */
+  const stepRow = (step) => {
+    const found = document.querySelector('table.steps tr[data-step="' + CSS.escape(step) + '"]');
+    if (found) return found;
+    let tbody = document.querySelector('table.steps tbody');
+    if (!tbody) {
+      const holder = document.querySelector('[data-steps]');
+      if (!holder) return undefined;
+      holder.innerHTML = '<table class="steps"><thead><tr><th>Step</th><th>Status</th><th>Attempts</th><th>Result / error</th></tr></thead><tbody></tbody></table>';
+      tbody = holder.querySelector('tbody');
+    }
+    const row = document.createElement('tr');
+    row.dataset.step = step;
+    row.innerHTML = '<td><code></code></td><td><span class="badge s-running">running</span></td><td></td><td></td>';
+    row.querySelector('code').textContent = step;
+    tbody.append(row);
+    return row;
+  };
+  const showProgress = () => {
+    for (const [step, text] of progress) {
+      const row = stepRow(step);
+      if (!row) continue;
+      let cell = row.querySelector('[data-progress]');
+      if (!cell) {
+        cell = document.createElement('div');
+        cell.className = 'progress';
+        cell.dataset.progress = step;
+        row.cells[1].append(cell);
+      }
+      if (cell.textContent !== text) cell.textContent = text;
+    }
+  };
+
+  const poll = async () => {
+    if (streaming || finished || busy()) return;
+    try {
+      const next = await fetchLive();
+      if (next) swap(next);
+    } catch { /* offline for a moment: try again next time */ }
+  };
+  if (seconds) setInterval(poll, seconds * 1000);
+
+  if (!streamUrl || typeof EventSource !== 'function') return;
+
+  /** Whether a fetched page holds the newest event seen (and, once the stream ended, a final status). */
+  const caughtUp = (next) => {
+    if (finished && !next.querySelector('[data-execution-status][data-terminal="true"]')) return false;
+    if (!last) return true;
+    return next.querySelector('table.trace tr[data-event="' + CSS.escape(last.type) + '"][data-at="' + last.at + '"]') !== null;
+  };
+  const schedule = (ms) => {
+    clearTimeout(timer);
+    timer = setTimeout(refresh, ms);
+  };
+  const refresh = async () => {
+    if (busy()) return schedule(1000);
+    const mine = ++seq;
+    let next;
+    try {
+      next = await fetchLive();
+    } catch { /* offline for a moment */ }
+    if (mine !== seq) return; // a newer refresh runs
+    if (next) swap(next);
+    if (next && caughtUp(next)) {
+      tries = 0;
+      return;
+    }
+    // The record is written just after its events reach the stream: look again, a bounded number of times.
+    if (++tries <= 10) schedule(Math.min(250 * tries, 2000));
+    else tries = 0;
+  };
+
+  const source = new EventSource(streamUrl);
+  body.dataset.streamState = 'connecting';
+  source.onopen = () => {
+    streaming = true;
+    body.dataset.streamState = 'open';
+  };
+  source.onerror = () => {
+    if (source.readyState === EventSource.CLOSED) {
+      // Refused (no execution stream, a lapsed session): poll as before.
+      streaming = false;
+      body.dataset.streamState = finished ? 'ended' : 'unavailable';
+      return;
+    }
+    body.dataset.streamState = 'reconnecting'; // the browser reconnects, sending Last-Event-ID
+  };
+  const onEvent = (message) => {
+    let event;
+    try {
+      event = JSON.parse(message.data);
+    } catch {
+      return;
+    }
+    if (event.type === 'step.progress') {
+      progress.set(event.step, progressText(event.data));
+      showProgress();
+      return;
+    }
+    last = { type: event.type, at: event.at };
+    tries = 0;
+    schedule(150);
+  };
+  for (const type of ${JSON.stringify(EVENT_TYPES)}) source.addEventListener(type, onEvent);
+  source.addEventListener('end', () => {
+    source.close();
+    finished = true;
+    streaming = false;
+    body.dataset.streamState = 'ended';
+    tries = 0;
+    schedule(0);
+  });
+})();
+`;
