@@ -196,7 +196,11 @@ describe('GET /executions/:id/stream', () => {
     const response = await app.request(`/executions/${started.executionId}/stream`);
     expect(response.status).toBe(501);
     expect(await response.json()).toMatchObject({
-      error: { name: 'WatchUnavailableError', code: 'watch_unavailable', details: { executionId: started.executionId } },
+      error: {
+        name: 'WatchUnavailableError',
+        code: 'watch_unavailable',
+        details: { executionId: started.executionId },
+      },
     });
   });
 

@@ -5,11 +5,13 @@
  * event stream (`data-stream`, the execution page of an unfinished execution) follows that
  * stream instead (`EventSource`, the page's own cookies and credentials):
  *
- * - each `step.progress` event's data is shown at once beside its step (`data-progress`), kept
- *   across swaps;
- * - any other event re-fetches the page and swaps `#live` (timeline, steps, trace, status), again
- *   until the page's trace holds that event (the record is written just after its events reach the
- *   stream), a bounded number of times;
+ * - each `step.progress` event's data is shown at once beside its step (`data-progress`);
+ * - any other event is shown at once: a row in the trace, the step's new status in the steps
+ *   list (a row added for a step the page did not list), the execution's final status; then the
+ *   page is re-fetched and `#live` swapped (timeline, graph, steps, trace, status from the record),
+ *   again until the record holds that event (it is written a moment after its events reach the
+ *   stream), a bounded number of times. What the record does not hold yet is shown again over
+ *   each swap;
  * - a dropped connection is reopened by the browser, which sends `Last-Event-ID`: the stream
  *   continues after the last event the page saw;
  * - the `end` event closes the stream and refreshes the page one last time; nothing polls after it;
@@ -22,9 +24,32 @@
  * @module
  */
 import { EVENT_LOG_LEVELS } from '../../engine/model/event-logger.js';
+import type { ReactorEventType } from '../../engine/model/events.js';
+import type { ExecutionStatus, StepRecord } from '../../ports/store.js';
 
 /** Every engine event's type: `EventSource` delivers a named SSE event only to a listener for that name. */
 const EVENT_TYPES: readonly string[] = Object.keys(EVENT_LOG_LEVELS);
+
+/** The status a step has after each event that changes it, as the steps list shows it. */
+const STEP_STATUS: Readonly<Partial<Record<ReactorEventType, StepRecord['status']>>> = {
+  'step.started': 'running',
+  'step.retrying': 'retrying',
+  'step.succeeded': 'completed',
+  'step.failed': 'failed',
+  'step.skipped': 'skipped',
+  'step.halted': 'halted',
+  'step.compensated': 'compensated',
+  'step.undone': 'undone',
+  'async.dispatched': 'dispatched',
+};
+
+/** The execution's status after its terminal events (the events a watch ends with). */
+const FINAL_STATUS: Readonly<Partial<Record<ReactorEventType, ExecutionStatus>>> = {
+  'run.completed': 'completed',
+  'run.failed': 'failed',
+  'run.halted': 'halted',
+  'run.cancelled': 'cancelled',
+};
 
 /** Longest progress text shown beside a step, in characters. */
 export const PROGRESS_TEXT_LIMIT = 200;
@@ -42,10 +67,12 @@ export const LIVE_SCRIPT = `
   const seconds = Number(body.dataset.refresh || 0);
   const streamUrl = body.dataset.stream;
   const LIMIT = ${String(PROGRESS_TEXT_LIMIT)};
+  const STEP_STATUS = ${JSON.stringify(STEP_STATUS)};
+  const FINAL_STATUS = ${JSON.stringify(FINAL_STATUS)};
   let streaming = false; // the event stream feeds the page: no polling
   let finished = false; // the stream ended with the execution: nothing changes any more
   const progress = new Map(); // step path -> the newest progress text
-  let last; // the newest event that reaches the trace: { type, at }
+  const seen = []; // the newest events from the stream (not progress): { type, at, step }
   let timer;
   let tries = 0;
   let seq = 0;
@@ -64,14 +91,23 @@ export const LIVE_SCRIPT = `
     const here = document.getElementById('live');
     if (!here) return;
     here.innerHTML = next.innerHTML;
-    showProgress();
+    overlay();
   };
 
   const progressText = (data) => {
     const text = typeof data === 'string' ? data : JSON.stringify(data);
     return text.length > LIMIT ? text.slice(0, LIMIT - 1) + '…' : text;
   };
-  /** The step's row in the steps table, added when the page has none yet. */
+  const offset = (ms) => {
+    const abs = Math.round(Math.abs(ms));
+    return (ms < 0 ? '−' : '+') + (abs < 1000 ? abs + ' ms' : (abs / 1000).toFixed(1) + ' s');
+  };
+  const traced = (root, e) =>
+    root.querySelector(
+      'table.trace tr[data-event="' + CSS.escape(e.type) + '"][data-at="' + e.at + '"]' +
+        (e.step === undefined ? ':not([data-event-step])' : '[data-event-step="' + CSS.escape(e.step) + '"]'),
+    ) !== null;
+  /** The step's row in the steps list, added when the page has none yet. */
   const stepRow = (step) => {
     const found = document.querySelector('table.steps tr[data-step="' + CSS.escape(step) + '"]');
     if (found) return found;
@@ -89,7 +125,50 @@ export const LIVE_SCRIPT = `
     tbody.append(row);
     return row;
   };
-  const showProgress = () => {
+  const setBadge = (badge, status) => {
+    if (!badge || badge.textContent === status) return;
+    badge.className = 'badge s-' + status;
+    badge.textContent = status;
+  };
+  const traceRow = (e) => {
+    const tbody = document.querySelector('table.trace tbody');
+    if (!tbody) return;
+    const first = Number(tbody.querySelector('tr[data-at]')?.dataset.at ?? e.at);
+    const row = document.createElement('tr');
+    row.dataset.event = e.type;
+    row.dataset.at = String(e.at);
+    if (e.step !== undefined) row.dataset.eventStep = e.step;
+    row.innerHTML = '<td class="mono"><time></time></td><td><code></code></td><td></td><td><span class="summary muted">live</span></td>';
+    const time = row.querySelector('time');
+    time.dateTime = new Date(e.at).toISOString();
+    time.title = time.dateTime;
+    time.textContent = offset(e.at - first);
+    row.querySelector('code').textContent = e.type;
+    if (e.step !== undefined) {
+      const step = document.createElement('code');
+      step.textContent = e.step;
+      row.cells[2].append(step);
+    }
+    tbody.append(row);
+  };
+  /** Shows what the stream said and the page does not hold yet; then each step's newest progress. */
+  const overlay = () => {
+    for (const e of seen) {
+      if (traced(document, e)) continue; // the record holds it: the page shows it
+      traceRow(e);
+      const status = STEP_STATUS[e.type];
+      if (status !== undefined && e.step !== undefined) {
+        const row = stepRow(e.step);
+        if (row) setBadge(row.cells[1].querySelector('.badge'), status);
+      }
+      const final = FINAL_STATUS[e.type];
+      const heading = document.querySelector('[data-execution-status]');
+      if (final !== undefined && heading && heading.dataset.terminal !== 'true') {
+        heading.dataset.executionStatus = final;
+        heading.dataset.terminal = 'true';
+        setBadge(heading.querySelector('.badge'), final);
+      }
+    }
     for (const [step, text] of progress) {
       const row = stepRow(step);
       if (!row) continue;
@@ -117,9 +196,9 @@ export const LIVE_SCRIPT = `
 
   /** Whether a fetched page holds the newest event seen (and, once the stream ended, a final status). */
   const caughtUp = (next) => {
-    if (finished && !next.querySelector('[data-execution-status][data-terminal="true"]')) return false;
-    if (!last) return true;
-    return next.querySelector('table.trace tr[data-event="' + CSS.escape(last.type) + '"][data-at="' + last.at + '"]') !== null;
+    if (finished && next.querySelector('[data-execution-status][data-terminal="true"]') === null) return false;
+    const last = seen[seen.length - 1];
+    return last === undefined || traced(next, last);
   };
   const schedule = (ms) => {
     clearTimeout(timer);
@@ -138,8 +217,8 @@ export const LIVE_SCRIPT = `
       tries = 0;
       return;
     }
-    // The record is written just after its events reach the stream: look again, a bounded number of times.
-    if (++tries <= 10) schedule(Math.min(250 * tries, 2000));
+    // The record is written a moment after its events reach the stream: look again, a bounded number of times.
+    if (++tries <= (finished ? 30 : 10)) schedule(Math.min(250 * tries, 2000));
     else tries = 0;
   };
 
@@ -165,14 +244,14 @@ export const LIVE_SCRIPT = `
     } catch {
       return;
     }
-    if (event.type === 'step.progress') {
-      progress.set(event.step, progressText(event.data));
-      showProgress();
-      return;
+    if (event.type === 'step.progress') progress.set(event.step, progressText(event.data));
+    else {
+      seen.push({ type: event.type, at: event.at, step: event.step });
+      if (seen.length > 500) seen.shift();
+      tries = 0;
+      schedule(150);
     }
-    last = { type: event.type, at: event.at };
-    tries = 0;
-    schedule(150);
+    overlay();
   };
   for (const type of ${JSON.stringify(EVENT_TYPES)}) source.addEventListener(type, onEvent);
   source.addEventListener('end', () => {
