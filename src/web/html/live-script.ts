@@ -9,8 +9,8 @@
  * - any other event is shown at once: a row in the trace, the step's new status in the steps
  *   list (a row added for a step the page did not list), the execution's final status; then the
  *   page is re-fetched and `#live` swapped (timeline, graph, steps, trace, status from the record),
- *   again until the record holds that event (it is written a moment after its events reach the
- *   stream), a bounded number of times. What the record does not hold yet is shown again over
+ *   again until the record holds that event (it may hold it only at a later checkpoint), a
+ *   bounded number of times. What the record does not hold yet is shown again over
  *   each swap;
  * - a dropped connection is reopened by the browser, which sends `Last-Event-ID`: the stream
  *   continues after the last event the page saw;
@@ -217,7 +217,7 @@ export const LIVE_SCRIPT = `
       tries = 0;
       return;
     }
-    // The record is written a moment after its events reach the stream: look again, a bounded number of times.
+    // The record may hold the event only at a later checkpoint: look again, a bounded number of times.
     if (++tries <= (finished ? 30 : 10)) schedule(Math.min(250 * tries, 2000));
     else tries = 0;
   };
