@@ -102,11 +102,15 @@ export const LIVE_SCRIPT = `
     const abs = Math.round(Math.abs(ms));
     return (ms < 0 ? '−' : '+') + (abs < 1000 ? abs + ' ms' : (abs / 1000).toFixed(1) + ' s');
   };
-  const traced = (root, e) =>
-    root.querySelector(
-      'table.trace tr[data-event="' + CSS.escape(e.type) + '"][data-at="' + e.at + '"]' +
-        (e.step === undefined ? ':not([data-event-step])' : '[data-event-step="' + CSS.escape(e.step) + '"]'),
-    ) !== null;
+  const keyOf = (e) => e.type + ' ' + e.at + ' ' + (e.step === undefined ? '' : e.step);
+  /** The events a page's trace holds, by key. */
+  const tracedIn = (root) =>
+    new Set(
+      [...root.querySelectorAll('table.trace tr[data-event]')].map((tr) =>
+        keyOf({ type: tr.dataset.event, at: tr.dataset.at, step: tr.dataset.eventStep }),
+      ),
+    );
+  let shown = new Set(); // the events this page's trace holds now
   /** The step's row in the steps list, added when the page has none yet. */
   const stepRow = (step) => {
     const found = document.querySelector('table.steps tr[data-step="' + CSS.escape(step) + '"]');
@@ -136,13 +140,13 @@ export const LIVE_SCRIPT = `
     const first = Number(tbody.querySelector('tr[data-at]')?.dataset.at ?? e.at);
     const row = document.createElement('tr');
     row.dataset.event = e.type;
-    row.dataset.at = String(e.at);
+    row.dataset.at = e.at;
     if (e.step !== undefined) row.dataset.eventStep = e.step;
     row.innerHTML = '<td class="mono"><time></time></td><td><code></code></td><td></td><td><span class="summary muted">live</span></td>';
     const time = row.querySelector('time');
-    time.dateTime = new Date(e.at).toISOString();
+    time.dateTime = new Date(Number(e.at)).toISOString();
     time.title = time.dateTime;
-    time.textContent = offset(e.at - first);
+    time.textContent = offset(Number(e.at) - first);
     row.querySelector('code').textContent = e.type;
     if (e.step !== undefined) {
       const step = document.createElement('code');
@@ -151,24 +155,27 @@ export const LIVE_SCRIPT = `
     }
     tbody.append(row);
   };
-  /** Shows what the stream said and the page does not hold yet; then each step's newest progress. */
-  const overlay = () => {
-    for (const e of seen) {
-      if (traced(document, e)) continue; // the record holds it: the page shows it
-      traceRow(e);
-      const status = STEP_STATUS[e.type];
-      if (status !== undefined && e.step !== undefined) {
-        const row = stepRow(e.step);
-        if (row) setBadge(row.cells[1].querySelector('.badge'), status);
-      }
-      const final = FINAL_STATUS[e.type];
-      const heading = document.querySelector('[data-execution-status]');
-      if (final !== undefined && heading && heading.dataset.terminal !== 'true') {
-        heading.dataset.executionStatus = final;
-        heading.dataset.terminal = 'true';
-        setBadge(heading.querySelector('.badge'), final);
-      }
+  /** Shows an event the page does not hold yet: a trace row, the step's status, the final status. */
+  const apply = (e) => {
+    const key = keyOf(e);
+    if (shown.has(key)) return; // the page shows it
+    shown.add(key);
+    traceRow(e);
+    const status = STEP_STATUS[e.type];
+    if (status !== undefined && e.step !== undefined) {
+      const row = stepRow(e.step);
+      if (row) setBadge(row.cells[1].querySelector('.badge'), status);
     }
+    const final = FINAL_STATUS[e.type];
+    const heading = document.querySelector('[data-execution-status]');
+    if (final !== undefined && heading && heading.dataset.terminal !== 'true') {
+      heading.dataset.executionStatus = final;
+      heading.dataset.terminal = 'true';
+      setBadge(heading.querySelector('.badge'), final);
+    }
+  };
+  /** Each step's newest progress, beside it. */
+  const showProgress = () => {
     for (const [step, text] of progress) {
       const row = stepRow(step);
       if (!row) continue;
@@ -181,6 +188,12 @@ export const LIVE_SCRIPT = `
       }
       if (cell.textContent !== text) cell.textContent = text;
     }
+  };
+  /** After a swap: what the stream said that the record does not hold yet, and the progress. */
+  const overlay = () => {
+    shown = tracedIn(document);
+    for (const e of seen) apply(e);
+    showProgress();
   };
 
   const poll = async () => {
@@ -198,7 +211,7 @@ export const LIVE_SCRIPT = `
   const caughtUp = (next) => {
     if (finished && next.querySelector('[data-execution-status][data-terminal="true"]') === null) return false;
     const last = seen[seen.length - 1];
-    return last === undefined || traced(next, last);
+    return last === undefined || tracedIn(next).has(keyOf(last));
   };
   const schedule = (ms) => {
     clearTimeout(timer);
@@ -244,14 +257,17 @@ export const LIVE_SCRIPT = `
     } catch {
       return;
     }
-    if (event.type === 'step.progress') progress.set(event.step, progressText(event.data));
-    else {
-      seen.push({ type: event.type, at: event.at, step: event.step });
-      if (seen.length > 500) seen.shift();
-      tries = 0;
-      schedule(150);
+    if (event.type === 'step.progress') {
+      progress.set(event.step, progressText(event.data));
+      showProgress();
+      return;
     }
-    overlay();
+    const e = { type: event.type, at: String(event.at), step: event.step };
+    seen.push(e);
+    if (seen.length > 500) seen.shift();
+    apply(e);
+    tries = 0;
+    schedule(150);
   };
   for (const type of ${JSON.stringify(EVENT_TYPES)}) source.addEventListener(type, onEvent);
   source.addEventListener('end', () => {
