@@ -137,16 +137,16 @@ export const LIVE_SCRIPT = `
   const traceRow = (e) => {
     const tbody = document.querySelector('table.trace tbody');
     if (!tbody) return;
-    const first = Number(tbody.querySelector('tr[data-at]')?.dataset.at ?? e.at);
+    const first = Date.parse(tbody.querySelector('tr[data-at]')?.dataset.at ?? e.at);
     const row = document.createElement('tr');
     row.dataset.event = e.type;
     row.dataset.at = e.at;
     if (e.step !== undefined) row.dataset.eventStep = e.step;
     row.innerHTML = '<td class="mono"><time></time></td><td><code></code></td><td></td><td><span class="summary muted">live</span></td>';
     const time = row.querySelector('time');
-    time.dateTime = new Date(Number(e.at)).toISOString();
+    time.dateTime = e.at;
     time.title = time.dateTime;
-    time.textContent = offset(Number(e.at) - first);
+    time.textContent = offset(Date.parse(e.at) - first);
     row.querySelector('code').textContent = e.type;
     if (e.step !== undefined) {
       const step = document.createElement('code');
@@ -235,6 +235,7 @@ export const LIVE_SCRIPT = `
     else tries = 0;
   };
 
+  shown = tracedIn(document); // the events the page was rendered with
   const source = new EventSource(streamUrl);
   body.dataset.streamState = 'connecting';
   source.onopen = () => {
@@ -262,7 +263,7 @@ export const LIVE_SCRIPT = `
       showProgress();
       return;
     }
-    const e = { type: event.type, at: String(event.at), step: event.step };
+    const e = { type: event.type, at: new Date(event.at).toISOString(), step: event.step };
     seen.push(e);
     if (seen.length > 500) seen.shift();
     apply(e);
