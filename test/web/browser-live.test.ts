@@ -6,7 +6,8 @@
  * progress N before the step goes on, by construction), a dropped connection is reopened with
  * `Last-Event-ID` (the position of the last event the page saw), the status turns `completed` at
  * the end and the stream closes; all in one document, never reloaded, with polling off
- * (`refreshSeconds` an hour). On an engine without an execution stream the page falls back to
+ * (`refreshSeconds` an hour), the page and its stream let in by the dashboard's session (a cookie
+ * its `authorize` hook reads). On an engine without an execution stream the page falls back to
  * polling.
  */
 import type { ChildProcess } from 'node:child_process';
@@ -73,13 +74,22 @@ describeOnBackends(
         namespace: runtime.namespace,
       };
       const worker = spawnJsonChild(WORKER, config, children);
-      const app = createDashboard({ engine: runtime.engine, reactors: [live], basePath: '/ops', refreshSeconds: 3600 });
+      // The dashboard's own session (a cookie the authorize hook reads) lets the page and its stream in.
+      const app = createDashboard({
+        engine: runtime.engine,
+        reactors: [live],
+        basePath: '/ops',
+        refreshSeconds: 3600,
+        authorize: (c) => /(?:^|;\s*)session=ops(?:;|$)/.test(c.req.header('cookie') ?? '') || 'unauthenticated',
+      });
       const lastEventIds: (string | null)[] = [];
       const base = await listen((request) => {
         if (new URL(request.url).pathname.endsWith('/stream')) lastEventIds.push(request.headers.get('last-event-id'));
         return app.fetch(request);
       });
       browser = await launchChromium();
+      await browser.context.addCookies([{ name: 'session', value: 'ops', url: base }]);
+      expect((await fetch(`${base}/ops/executions`)).status).toBe(401); // without the cookie
       await worker.line((v) => v.ready === true);
 
       const gates = mkdtempSync(join(tmpdir(), 'ts-reactor-live-'));
