@@ -110,7 +110,11 @@ export const LIVE_SCRIPT = `
         keyOf({ type: tr.dataset.event, at: tr.dataset.at, step: tr.dataset.eventStep }),
       ),
     );
+  /** The time of the newest event a page's trace holds (ms), or -Infinity. */
+  const newestIn = (root) =>
+    Math.max(-Infinity, ...[...root.querySelectorAll('table.trace tr[data-at]')].map((tr) => Date.parse(tr.dataset.at)));
   let shown = new Set(); // the events this page's trace holds now
+  let newest = -Infinity; // and the time of its newest
   /** The step's row in the steps list, added when the page has none yet. */
   const stepRow = (step) => {
     const found = document.querySelector('table.steps tr[data-step="' + CSS.escape(step) + '"]');
@@ -158,7 +162,8 @@ export const LIVE_SCRIPT = `
   /** Shows an event the page does not hold yet: a trace row, the step's status, the final status. */
   const apply = (e) => {
     const key = keyOf(e);
-    if (shown.has(key)) return; // the page shows it
+    // The page shows it, or the record holds newer (an older event may be summarized out of its trace).
+    if (shown.has(key) || Date.parse(e.at) < newest) return;
     shown.add(key);
     traceRow(e);
     const status = STEP_STATUS[e.type];
@@ -192,6 +197,7 @@ export const LIVE_SCRIPT = `
   /** After a swap: what the stream said that the record does not hold yet, and the progress. */
   const overlay = () => {
     shown = tracedIn(document);
+    newest = newestIn(document);
     for (const e of seen) apply(e);
     showProgress();
   };
@@ -236,6 +242,7 @@ export const LIVE_SCRIPT = `
   };
 
   shown = tracedIn(document); // the events the page was rendered with
+  newest = newestIn(document);
   const source = new EventSource(streamUrl);
   body.dataset.streamState = 'connecting';
   source.onopen = () => {
