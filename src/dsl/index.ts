@@ -14,3 +14,10 @@ export * from './step-timeout.js';
 export * from './sleep.js';
 export type { FailureOptions, OnFailure, SkipPolicy } from './on-failure.js';
 export * from './event.js';
+export {
+  defaultTriggerKey,
+  type TriggerEvent,
+  type TriggerOptions,
+  type TriggerPayload,
+  type TriggerSpec,
+} from './trigger.js';

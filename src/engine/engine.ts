@@ -104,13 +104,20 @@ export function createEngine(options: EngineOptions): Engine {
   const invoke = build.invokeDeps(coordination, core);
   const fork = { ...resume, ids: core.ids, logger: core.logger, maxTraceEntries: core.maxTraceEntries };
   const notices = new EventNotices();
+  const parts: EngineParts = { ...core, claims, states, background, cancels, inlineLeases, operations, sweeper };
   const events: EventDeps = {
     events: options.events,
     notices,
     clock: core.clock,
     newId: () => `ev-${core.ids.executionId()}`,
+    triggers: {
+      triggersOf: (name) => registry.triggersOf(name),
+      start: (reactor, input, o) => startReactor(parts, reactor, input, o),
+      notices,
+      clock: core.clock,
+      logger,
+    },
   };
-  const parts: EngineParts = { ...core, claims, states, background, cancels, inlineLeases, operations, sweeper };
   return {
     resume: (target, payload, o = {}) => resumeExecution(resume, target, payload, o),
     run: ((reactor, input, o) => runReactor(parts, reactor, input, o)) as Engine['run'],

@@ -13,6 +13,7 @@ import { inputShapeIssue } from '../model/input-shape.js';
 import type { EventNotices } from '../model/event-notices.js';
 import type { Clock } from '../../ports/clock.js';
 import type { EventListPage, EventListQuery, SendEntry, SendOptions, SendResult } from './types.js';
+import { startTriggered, type TriggerDeps } from './event-triggers.js';
 
 /** The longest event id, in UTF-16 code units. */
 export const MAX_EVENT_ID_LENGTH = 256;
@@ -31,6 +32,8 @@ export interface EventDeps {
   readonly clock: Clock;
   /** A new event id, for an event sent without one. */
   readonly newId: () => string;
+  /** Starts on events (`.on`); absent: an event starts nothing. */
+  readonly triggers?: TriggerDeps | undefined;
 }
 
 /** An event checked and ready to append. */
@@ -87,9 +90,9 @@ export async function listEvents(deps: EventDeps, query: EventListQuery = {}): P
 }
 
 /**
- * Appends one checked event and tells about it. This is where an accepted event will be matched
- * (reactors it starts, waits it resumes, executions it cancels), each match recorded with
- * `EventLog.addEffect`; no matching exists yet, so an accepted event only is stored.
+ * Appends one checked event and tells about it, then hands the kept event on: the reactors it
+ * starts (`event-triggers.ts`; also for a duplicate, whose starts are idempotent), each match
+ * recorded with `EventLog.addEffect`.
  */
 async function append(deps: EventDeps, log: EventLog, event: Checked): Promise<SendResult> {
   const outcome = await log.append(event);
@@ -112,7 +115,16 @@ async function append(deps: EventDeps, log: EventLog, event: Checked): Promise<S
       receivedAt: stored.receivedAt,
       at,
     });
-  return { status: outcome.status, id: stored.id, name: stored.name, ts: stored.ts, receivedAt: stored.receivedAt };
+  const triggered = await startTriggered(deps.triggers, log, stored);
+  return {
+    status: outcome.status,
+    id: stored.id,
+    name: stored.name,
+    ts: stored.ts,
+    receivedAt: stored.receivedAt,
+    started: triggered.started,
+    triggerFailures: triggered.failures,
+  };
 }
 
 /** One event checked: name, options, payload shape and size, then the declaration's schema. */
