@@ -29,7 +29,7 @@ import { bulkRoutes } from './bulk.js';
 import { opsRoutes, type DashboardMetrics, type DashboardReadiness } from './ops-routes.js';
 import { queueRoutes } from './queue-routes.js';
 import { checkReadTokenSecret } from './read-token.js';
-import { streamRoutes } from './stream-routes.js';
+import { ReadTokenRefusedError, streamRoutes } from './stream-routes.js';
 import { isQueueInspector, type QueueInspector } from '../ports/queue-inspector.js';
 import type { ActionRecord } from './perform.js';
 
@@ -205,7 +205,11 @@ function respondError(c: Context, error: unknown, pc: PageContext): Response | P
   const body =
     status === 500 && !ReactorError.is(error)
       ? { name: 'Error', message: 'internal error' }
-      : { ...json, ...(error instanceof HTTPException ? { name: 'HTTPError', code: `http_${status}` } : {}) };
+      : {
+          ...json,
+          ...(error instanceof HTTPException ? { name: 'HTTPError', code: `http_${status}` } : {}),
+          ...(error instanceof ReadTokenRefusedError ? { details: { reason: error.reason } } : {}),
+        };
   if (status === 500) console.error(error);
   if (wantsJson(c.req.path, pc.base)) return c.json({ error: body }, status);
   return c.html(

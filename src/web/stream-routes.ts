@@ -12,7 +12,7 @@
  * 401; one for another execution, 403. An unknown execution answers 404; an engine without an
  * execution stream, 501 (`watch_unavailable`: the dashboard's execution page polls instead).
  * Refusals carry a JSON problem body (`{ error: { name, code, message } }`), as the `/api`
- * routes do.
+ * routes do; a refused token's also says why (`details.reason`, {@link ReadTokenRefusal}).
  *
  * @module
  */
@@ -23,7 +23,18 @@ import type { Engine } from '../engine/engine.js';
 import type { ReactorEvent } from '../ports/events.js';
 import type { Store } from '../ports/store.js';
 import { guard, type Authorize } from './auth.js';
-import { verifyReadToken } from './read-token.js';
+import { verifyReadToken, type ReadTokenRefusal } from './read-token.js';
+
+/** A refused read token: 401 or 403, its reason in the problem body (`details.reason`). */
+export class ReadTokenRefusedError extends HTTPException {
+  /** Why the token was refused. */
+  readonly reason: ReadTokenRefusal;
+
+  constructor(reason: ReadTokenRefusal, message: string) {
+    super(reason === 'foreign' ? 403 : 401, { message });
+    this.reason = reason;
+  }
+}
 
 /** What the stream route needs. */
 export interface StreamRouteDeps {
@@ -59,15 +70,18 @@ export function streamRoutes(app: Hono, deps: StreamRouteDeps): void {
 async function authorizeStream(c: Context, deps: StreamRouteDeps, executionId: string): Promise<void> {
   const token = c.req.query('token');
   if (token === undefined) return guard(deps.authorize, c, { kind: 'view', page: 'execution' });
-  if (deps.readTokenSecret === undefined)
-    throw new HTTPException(401, { message: 'read tokens are not accepted here (no readTokenSecret)' });
+  if (deps.readTokenSecret === undefined) throw new ReadTokenRefusedError('not_accepted', REFUSALS.not_accepted);
   const verdict = verifyReadToken(token, { secret: deps.readTokenSecret, executionId });
   if (verdict === 'valid') return;
-  if (verdict === 'foreign') throw new HTTPException(403, { message: 'the read token is for another execution' });
-  throw new HTTPException(401, {
-    message: verdict === 'expired' ? 'the read token expired' : 'the read token is invalid',
-  });
+  throw new ReadTokenRefusedError(verdict, REFUSALS[verdict]);
 }
+
+const REFUSALS: Readonly<Record<ReadTokenRefusal, string>> = {
+  not_accepted: 'read tokens are not accepted here (no readTokenSecret)',
+  expired: 'the read token expired',
+  invalid: 'the read token is invalid',
+  foreign: 'the read token is for another execution',
+};
 
 /**
  * Throws what the first step of a watch would (`WatchUnavailableError`, `ExecutionNotFoundError`)

@@ -19,7 +19,7 @@ import {
   type EmbeddedEngine,
   type StepContext,
 } from '../../src/index.js';
-import { createDashboard, createReadToken } from '../../src/web/index.js';
+import { createDashboard, createReadToken, type ReadTokenRefusal } from '../../src/web/index.js';
 
 const SECRET = 'a-read-token-secret-of-at-least-32-chars';
 const opened = new Map<string, Promise<void>>();
@@ -157,21 +157,28 @@ describe('GET /executions/:id/stream', () => {
       const response = await fetch(`${url}${query}`);
       return { status: response.status, type: response.headers.get('content-type'), body: await response.json() };
     };
-    const problem = (status: number, message: string) => ({
+    const problem = (status: number, message: string, reason?: ReadTokenRefusal) => ({
       status,
       type: expect.stringContaining('application/json') as unknown,
-      body: { error: { name: 'HTTPError', code: `http_${String(status)}`, message } },
+      body: {
+        error: {
+          name: 'HTTPError',
+          code: `http_${String(status)}`,
+          message,
+          ...(reason === undefined ? {} : { details: { reason } }),
+        },
+      },
     });
     expect(await refusal('')).toEqual(problem(401, 'authentication required'));
     expect(await refusal(`?token=${tokenFor(executionId, { now: Date.now() - 3_600_000 })}`)).toEqual(
-      problem(401, 'the read token expired'),
+      problem(401, 'the read token expired', 'expired'),
     );
     expect(await refusal(`?token=${tokenFor(executionId, { secret: 'x'.repeat(40) })}`)).toEqual(
-      problem(401, 'the read token is invalid'),
+      problem(401, 'the read token is invalid', 'invalid'),
     );
-    expect(await refusal('?token=v1.bogus')).toEqual(problem(401, 'the read token is invalid'));
+    expect(await refusal('?token=v1.bogus')).toEqual(problem(401, 'the read token is invalid', 'invalid'));
     expect(await refusal(`?token=${tokenFor(other.executionId)}`)).toEqual(
-      problem(403, 'the read token is for another execution'),
+      problem(403, 'the read token is for another execution', 'foreign'),
     );
     const unknown = await fetch(`${base}/executions/nope/stream?token=${tokenFor('nope')}`);
     expect(unknown.status).toBe(404);
@@ -185,7 +192,12 @@ describe('GET /executions/:id/stream', () => {
     const response = await app.request(`/executions/${executionId}/stream?token=${tokenFor(executionId)}`);
     expect(response.status).toBe(401);
     expect(await response.json()).toEqual({
-      error: { name: 'HTTPError', code: 'http_401', message: 'read tokens are not accepted here (no readTokenSecret)' },
+      error: {
+        name: 'HTTPError',
+        code: 'http_401',
+        message: 'read tokens are not accepted here (no readTokenSecret)',
+        details: { reason: 'not_accepted' },
+      },
     });
   });
 
