@@ -1,5 +1,6 @@
 /**
- * The execution page, live, in a real headless Chromium (docs/realtime.md). On Redis, a worker
+ * The execution page, live, in a real headless Chromium (docs/realtime.md). On Redis and on
+ * PostgreSQL, a worker
  * process (`test/multiprocess/live-worker-process.ts`) runs the execution; this process serves
  * the dashboard and runs no worker. The page follows the execution's event stream: the step's
  * progress appears beside it while the step is held at a gate the test opens (so the page shows
@@ -157,7 +158,7 @@ describeOnBackends(
       TEST_BOUND,
     );
   },
-  { backends: ['redis'] },
+  { backends: ['redis', 'postgres'] },
 );
 
 describe('without an execution stream', () => {
