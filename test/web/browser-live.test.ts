@@ -1,8 +1,7 @@
 /**
  * The execution page, live, in a real headless Chromium (docs/realtime.md). On Redis and on
- * PostgreSQL, a worker
- * process (`test/multiprocess/live-worker-process.ts`) runs the execution; this process serves
- * the dashboard and runs no worker. The page follows the execution's event stream: the step's
+ * PostgreSQL, a worker process (`test/multiprocess/live-worker-process.ts`) runs the execution;
+ * this process serves the dashboard and runs no worker. The page follows the execution's event stream: the step's
  * progress appears beside it while the step is held at a gate the test opens (so the page shows
  * progress N before the step goes on, by construction), a dropped connection is reopened with
  * `Last-Event-ID` (the position of the last event the page saw), the status turns `completed` at
