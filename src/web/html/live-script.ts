@@ -16,7 +16,9 @@
  *   continues after the last event the page saw;
  * - the `end` event closes the stream and refreshes the page one last time; nothing polls after it;
  * - a stream the server refuses (an engine without an execution stream answers 501, a session
- *   that lapsed 401) falls back to polling.
+ *   that lapsed 401) falls back to polling;
+ * - a parked execution's page (a "Waiting" card: the key's holders change without the
+ *   execution's events) polls beside the stream.
  *
  * `<body data-stream-state>` says which: `connecting`, `open`, `reconnecting`, `ended`, or
  * `unavailable` (polling).
@@ -203,7 +205,9 @@ export const LIVE_SCRIPT = `
   };
 
   const poll = async () => {
-    if (streaming || finished || busy()) return;
+    if (finished || busy()) return;
+    // A parked execution's holders change without its events: its page polls beside the stream.
+    if (streaming && document.querySelector('.card.waiting') === null) return;
     try {
       const next = await fetchLive();
       if (next) swap(next);
