@@ -71,7 +71,7 @@ export const LIVE_SCRIPT = `
   const LIMIT = ${String(PROGRESS_TEXT_LIMIT)};
   const STEP_STATUS = ${JSON.stringify(STEP_STATUS)};
   const FINAL_STATUS = ${JSON.stringify(FINAL_STATUS)};
-  let streaming = false; // the event stream feeds the page: no polling
+  let streaming = false; // the event stream feeds the page: no polling (but beside a Waiting card)
   let finished = false; // the stream ended with the execution: nothing changes any more
   const progress = new Map(); // step path -> the newest progress text
   const seen = []; // the newest events from the stream (not progress): { type, at, step }
@@ -97,7 +97,7 @@ export const LIVE_SCRIPT = `
   };
 
   const progressText = (data) => {
-    const text = typeof data === 'string' ? data : JSON.stringify(data);
+    const text = typeof data === 'string' ? data : String(JSON.stringify(data));
     return text.length > LIMIT ? text.slice(0, LIMIT - 1) + '…' : text;
   };
   const offset = (ms) => {
