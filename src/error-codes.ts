@@ -145,6 +145,12 @@ export const ErrorCode = {
   EventPayloadInvalid: 'event_payload_invalid',
   /** `engine.send` or `engine.listEvents` on an engine without an event log (`createEngine({ events })`). */
   EventsUnsupported: 'events_unsupported',
+  /**
+   * A reactor's start on a sent event failed: its `match`, `input` or `idempotencyKey` threw or
+   * returned something unusable, the input failed the reactor's contract, or the start itself
+   * failed. The event stays stored; the other triggers of the event ran.
+   */
+  EventTriggerFailed: 'event_trigger_failed',
   /** The PostgreSQL schema is missing or at another version than this ts-reactor's; run the migrations (or upgrade ts-reactor). */
   PostgresSchemaMismatch: 'postgres_schema_mismatch',
   /** PostgreSQL refused the connection string's login (user, password) or database; fix the URL, or create the database or role. */
@@ -489,6 +495,19 @@ export interface ErrorDetails {
   };
   /** The operation refused (`send`, `listEvents`). */
   readonly events_unsupported: { readonly operation: string };
+  /**
+   * The event's id and name, the reactor it was to start, the stage that failed (`match`, `input`,
+   * `idempotencyKey`, `start`, `effect`), the execution when one was started, and the input's
+   * issues when it failed the reactor's contract.
+   */
+  readonly event_trigger_failed: {
+    readonly eventId: string;
+    readonly event: string;
+    readonly reactor: string;
+    readonly stage: 'match' | 'input' | 'idempotencyKey' | 'start' | 'effect';
+    readonly executionId?: string;
+    readonly issues?: readonly FieldIssue[];
+  };
   /** The schema name, the version the database has (0: none) and the version this ts-reactor needs. */
   readonly postgres_schema_mismatch: { readonly schema: string; readonly found: number; readonly expected: number };
   /** PostgreSQL's SQLSTATE (`28P01`, `28000`, `3D000` …) and what it refused: the `login` (user, password) or the `database`. */

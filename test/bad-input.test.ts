@@ -760,4 +760,67 @@ describe('bad input matrix: sent events', () => {
     expect((tooDeep as EventInvalidError).details.field).toMatch(/^payload\./);
     expect((await t.engine.listEvents()).events).toEqual([]);
   });
+
+  test('45. a start on an event declared wrong (no input, an unknown option, a function that is none, the event twice, input after .on): definition_invalid at build', () => {
+    const base = () => reactor('on-bad').input({ id: z.string() });
+    expectDefinitionError(() => base().on('a.b', {} as never), 'needs an input function');
+    expectDefinitionError(() => base().on('a b', { input: () => ({ id: 'x' }) }), 'event name');
+    expectDefinitionError(
+      () => base().on('a.b', { input: () => ({ id: 'x' }), matches: () => true } as never),
+      'unknown option',
+    );
+    expectDefinitionError(
+      () => base().on('a.b', { input: () => ({ id: 'x' }), idempotencyKey: 'k' } as never),
+      'idempotencyKey must be a function',
+    );
+    expectDefinitionError(
+      () =>
+        base()
+          .on('a.b', { input: () => ({ id: 'x' }) })
+          .on('a.b', { input: () => ({ id: 'y' }) }),
+      'twice',
+    );
+    expectDefinitionError(
+      () =>
+        reactor('on-bad')
+          .on('a.b', { input: () => ({}) })
+          .input({ id: z.string() }),
+      '.input(...) first',
+    );
+  });
+
+  test('46. a trigger whose input fails the reactor contract, or whose function throws: event_trigger_failed naming the stage; the event stored, nothing started, the other triggers run', async () => {
+    const paid = event('order.paid', { orderId: z.string(), amount: z.number() });
+    const strict = reactor('strict')
+      .input({ cents: z.number().int() })
+      .on(paid, { input: (e) => ({ cents: e.amount }) })
+      .step('s', { run: ({ cents }) => cents })
+      .build();
+    const throws = reactor('throws')
+      .on(paid, {
+        input: () => ({}),
+        idempotencyKey: () => {
+          throw new Error('no key');
+        },
+      })
+      .step('s', { run: () => 1 })
+      .build();
+    const fine = reactor('fine')
+      .on(paid, { input: () => ({}) })
+      .step('s', { run: () => 1 })
+      .build();
+    const t = createTestEngine({ reactors: [strict, throws, fine] });
+    const sent = await t.engine.send(paid, { orderId: 'o-1', amount: 0.5 }, { id: 'pay-46' });
+    expect(sent.status).toBe('accepted');
+    expect(sent.triggerFailures.map((f) => [f.code, f.details.reactor, f.details.stage])).toEqual([
+      ['event_trigger_failed', 'strict', 'input'],
+      ['event_trigger_failed', 'throws', 'idempotencyKey'],
+    ]);
+    expect(sent.triggerFailures[0]?.details.issues?.map((i) => i.path)).toEqual(['cents']);
+    expect(sent.started).toHaveLength(1);
+    expect((await t.engine.list()).executions.map((e) => e.reactor)).toEqual(['fine']);
+    expect((await t.engine.listEvents()).events.map((e) => [e.id, e.effects.started])).toEqual([
+      ['pay-46', sent.started],
+    ]);
+  });
 });

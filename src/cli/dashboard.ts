@@ -41,6 +41,7 @@ Options:
   --host <host>         interface to listen on (default 127.0.0.1)
   --base-path <path>    serve under this path, e.g. /ops
   --read-only           hide and refuse every action
+  --events              show the Events page (sent events, newest first)
   --connect-timeout <ms>  how long the first PING may take (default 2000)`;
 
 /** What the command needs from its surroundings (tests pass their own). */
@@ -71,6 +72,7 @@ export async function runDashboardCommand(
         host: { type: 'string' },
         'base-path': { type: 'string' },
         'read-only': { type: 'boolean' },
+        events: { type: 'boolean' },
       },
     }));
   } catch (error) {
@@ -139,6 +141,7 @@ export async function runDashboardCommand(
     coordinator: conn.backend.coordinator,
     reactors,
     readOnly: values['read-only'] === true,
+    events: values.events === true,
     basePath: base,
   });
   const host = values.host ?? '127.0.0.1';

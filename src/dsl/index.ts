@@ -16,3 +16,10 @@ export * from './wait-for-event.js';
 export * from './wait-for-event-nodes.js';
 export type { FailureOptions, OnFailure, SkipPolicy } from './on-failure.js';
 export * from './event.js';
+export {
+  defaultTriggerKey,
+  type TriggerEvent,
+  type TriggerOptions,
+  type TriggerPayload,
+  type TriggerSpec,
+} from './trigger.js';

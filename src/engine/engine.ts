@@ -113,14 +113,21 @@ export function createEngine(options: EngineOptions): Engine {
     detached.detach(recheckParked(deliveries, id), (error) =>
       logger.warn({ executionId: id, error: String(error) }, 'the re-check of a parked event wait failed'),
     );
+  const parts: EngineParts = { ...core, claims, states, background, cancels, inlineLeases, operations, sweeper };
   const events: EventDeps = {
     events: options.events,
     notices,
     clock: core.clock,
     newId: () => `ev-${core.ids.executionId()}`,
+    triggers: {
+      triggersOf: (name) => registry.triggersOf(name),
+      start: (reactor, input, o) => startReactor(parts, reactor, input, o),
+      notices,
+      clock: core.clock,
+      logger,
+    },
     resumeWaits: (event) => resumeWaitsFor(deliveries, event),
   };
-  const parts: EngineParts = { ...core, claims, states, background, cancels, inlineLeases, operations, sweeper };
   return {
     resume: (target, payload, o = {}) => resumeExecution(resume, target, payload, o),
     run: ((reactor, input, o) => runReactor(parts, reactor, input, o)) as Engine['run'],

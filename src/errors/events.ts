@@ -1,6 +1,7 @@
 /**
  * Errors of sent events: an event that is not valid, a payload that fails its declaration's
- * schema. Both are thrown by `engine.send` and `engine.sendMany` before anything is stored.
+ * schema (both thrown by `engine.send` and `engine.sendMany` before anything is stored), and a
+ * reactor's start on an event that failed (reported, never thrown: the event is stored).
  *
  * @module
  */
@@ -47,3 +48,38 @@ export class EventPayloadError extends ReactorError<'event_payload_invalid'> {
   }
 }
 registerRevival('EventPayloadError', EventPayloadError, [ErrorCode.EventPayloadInvalid], issuesOf);
+
+/** The stage of a start by event that failed (see {@link EventTriggerError}). */
+export type EventTriggerStage = 'match' | 'input' | 'idempotencyKey' | 'start' | 'effect';
+
+/**
+ * A reactor's start on a sent event (`.on(event, …)`) failed (code `event_trigger_failed`). It is
+ * not thrown: `engine.send` resolves with it in `triggerFailures` and tells it on the
+ * `event.trigger_failed` notice; the event stays stored and the event's other triggers run.
+ * `details.stage` says what failed: `match`, `input` or `idempotencyKey` threw (or the key was not
+ * a non-empty string); `input` also when the input failed the reactor's contract (`issues`);
+ * `start` when the start itself failed (no queue, the store); `effect` when the execution
+ * started (`executionId`) but the event log could not record it. `cause` is the original error.
+ */
+export class EventTriggerError extends ReactorError<'event_trigger_failed'> {
+  constructor(
+    info: {
+      eventId: string;
+      event: string;
+      reactor: string;
+      stage: EventTriggerStage;
+      executionId?: string;
+      issues?: readonly FieldIssue[];
+    },
+    cause: unknown,
+  ) {
+    const why = cause instanceof Error ? cause.message : String(cause);
+    super(
+      ErrorCode.EventTriggerFailed,
+      `event "${info.event}" (${info.eventId}) could not start reactor "${info.reactor}" (${info.stage}): ${why}`,
+      { details: { ...info }, cause },
+    );
+    this.name = 'EventTriggerError';
+  }
+}
+registerRevival('EventTriggerError', EventTriggerError, [ErrorCode.EventTriggerFailed]);

@@ -157,6 +157,7 @@ export async function executionDetail(sources: ExecutionSources, id: string): Pr
     graph: graphOf(own.record, own.definition, own.source),
     trace: record.trace ?? [],
     rollbackFailures: record.rollbackFailures,
+    ...(record.progress === undefined ? {} : { progress: record.progress }),
     ...(waiting === undefined ? {} : { waiting }),
     links: await linksOf(sources, record.id),
   };

@@ -11,6 +11,7 @@ import type {
   FailurePause,
   RollbackFailure,
   StatusName,
+  StepProgress,
   StepRecord,
   VersionWait,
   WaitingFor,
@@ -309,6 +310,8 @@ export interface ExecutionDetail extends ExecutionSummary {
   readonly graph: GraphView;
   readonly trace: readonly ReactorEvent[];
   readonly rollbackFailures: readonly RollbackFailure[];
+  /** The newest progress report of each step that reported one (`ctx.progress`), by step path, as the record keeps it. */
+  readonly progress?: Readonly<Record<string, StepProgress>>;
   readonly waiting?: WaitView;
   /** Executions linked to this one: its parent, what it retries, its children and its retries. */
   readonly links: {

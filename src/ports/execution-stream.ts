@@ -47,6 +47,15 @@ export interface ExecutionStream {
    */
   append(batches: readonly StreamBatch[]): Promise<void>;
   /**
+   * Optional: true when appends and the store's writes travel in order on one channel (one
+   * connection whose commands run in the order sent): an append sent before a record write is
+   * applied before it, even when neither has been answered. The engine then sends each append
+   * without waiting for the one before, right before the checkpoint that follows the events (one
+   * socket write, one turn of the server), and writes a terminal record without waiting for the
+   * appends' replies (Redis on one server; not a cluster, whose redirections may reorder).
+   */
+  readonly ordered?: boolean;
+  /**
    * Optional: appends one event at once, synchronously (a stream held in this process, which
    * needs no batching and no round trip). When present, the engine calls it for every event it
    * emits instead of gathering them for {@link append}.

@@ -5,7 +5,15 @@
  * @module
  */
 import type { AnyReactorDefinition, InputOf, OutputOf, StepsOf } from '../dsl/definition.js';
-import { createEngine, type Engine, type EngineOptions, type RunOptions } from '../engine/engine.js';
+import type { AnyEventDeclaration, EventInput } from '../dsl/event.js';
+import {
+  createEngine,
+  type Engine,
+  type EngineOptions,
+  type RunOptions,
+  type SendOptions,
+  type SendResult,
+} from '../engine/engine.js';
 import type { ReactorEvent } from '../engine/model/events.js';
 import type { RunResult } from '../engine/model/results.js';
 import { hasInterruptClaims } from '../ports/interrupt-claims.js';
@@ -72,6 +80,28 @@ export interface TestEngine {
     payload: unknown,
     options?: { readonly step?: string },
   ): Promise<RunResult<O, S>>;
+  /**
+   * Sends an event (`engine.send`), then drains the pool: the executions it started (reactors
+   * declaring `.on` of it) have gone as far as they can on the manual clock. Resolves with the
+   * send's result and `runs`, each started execution's result then, in the order of `started`.
+   *
+   * @example
+   * ```ts
+   * const t = createTestEngine({ reactors: [fulfil] });
+   * const sent = await t.send(orderPaid, { orderId: 'o-1', amount: 42 }, { id: 'pay-1' });
+   * expect(sent.runs[0]).toHaveCompleted();
+   * expect(sent.runs[0]).toBeStartedByEvent({ name: 'order.paid', id: 'pay-1' });
+   * ```
+   */
+  send<E extends AnyEventDeclaration>(event: E, payload: EventInput<E>, options?: SendOptions): Promise<TestSendResult>;
+  /** Sends an event by name (no schema), then drains the pool (see above). */
+  send(name: string, payload: unknown, options?: SendOptions): Promise<TestSendResult>;
+}
+
+/** What {@link TestEngine.send} resolves with: the send's result and the started executions' results after draining. */
+export interface TestSendResult extends SendResult {
+  /** The result of each execution in `started` once the pool drained (same order). */
+  readonly runs: readonly RunResult[];
 }
 
 /**
@@ -132,6 +162,12 @@ export function createTestEngine(options: TestEngineOptions = {}): TestEngine {
       ) as Promise<RunResult<never, never>>,
     drain: async () => pool?.drain(),
     close: async () => pool?.close(),
+    send: async (target: AnyEventDeclaration | string, payload: unknown, sendOptions?: SendOptions) => {
+      const sent = await engine.send(target as string, payload, sendOptions);
+      await pool?.drain();
+      const runs = await Promise.all(sent.started.map((id) => engine.result(id)));
+      return { ...sent, runs: runs.filter((r): r is RunResult => r !== undefined) };
+    },
     run: (reactor, input, runOptions = {}) => {
       const { mocks, ...rest } = runOptions;
       return engine.run(mocks ? mockSteps(reactor, mocks) : reactor, input, rest);

@@ -6,6 +6,7 @@
  */
 import type { ReactorEvent } from '../engine/model/events.js';
 import type { RunResult } from '../engine/model/results.js';
+import { EVENT_ID_TAG, EVENT_NAME_TAG } from '../engine/api/event-triggers.js';
 
 /** A matcher verdict. */
 export interface Verdict {
@@ -115,6 +116,18 @@ export const runMatchers = {
       ),
       message: `expected a rollback failure matching ${JSON.stringify(expected)}; got ${JSON.stringify(run.rollbackFailures)}`,
     })),
+  toBeStartedByEvent: (received: unknown, expected: { name?: string; id?: string } = {}): Verdict =>
+    guard(received, (run) => {
+      const by = { name: run.tags?.[EVENT_NAME_TAG], id: run.tags?.[EVENT_ID_TAG] };
+      const pass =
+        by.name !== undefined &&
+        (expected.name === undefined || by.name === expected.name) &&
+        (expected.id === undefined || by.id === expected.id);
+      return {
+        pass,
+        message: `expected the run to have been started by an event${expected.name === undefined ? '' : ` "${expected.name}"`}${expected.id === undefined ? '' : ` with id "${expected.id}"`}; it ${by.name === undefined ? 'was not started by an event' : `was started by "${by.name}" (${by.id ?? 'id not tagged'})`}`,
+      };
+    }),
   toHaveContendedAt: (received: unknown, step: string, key?: string): Verdict =>
     guard(received, (run) => {
       const seen = contentions(run.trace);

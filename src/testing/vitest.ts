@@ -45,6 +45,12 @@ export interface ReactorMatchers<T = unknown, R = unknown> {
   toHaveContendedAt(step: StepPath<T>, key?: string): R;
   /** Coordination state (await it): a lock or semaphore slot on `key` is held for this step. */
   toHaveHoldAttributedTo(key: string, step: string): Promise<R>;
+  /**
+   * The execution was started by a sent event (a reactor's `.on`): of this name and id, when given.
+   * Reads the tags a start by event carries (`event.name`, `event`); a run result read after the
+   * start (`engine.result`, `TestEngine.send`'s `runs`) has them.
+   */
+  toBeStartedByEvent(expected?: { readonly name?: string; readonly id?: string }): R;
   /** The run is paused at an interrupt (at this step path, when given). */
   toBePaused(step?: StepPath<T>): R;
   /** A resume of this interrupt was accepted (`interrupt.resumed` is in the trace). */
@@ -87,6 +93,8 @@ expect.extend({
   toHaveHoldAttributedTo: async (c: unknown, key: string, step: string) =>
     toResult(await coordinationMatchers.toHaveHoldAttributedTo(c, key, step)),
   toBePaused: (r: unknown, step?: string) => toResult(runMatchers.toBePaused(r, step)),
+  toBeStartedByEvent: (r: unknown, expected?: { name?: string; id?: string }) =>
+    toResult(runMatchers.toBeStartedByEvent(r, expected)),
   toHaveResumed: (r: unknown, step: string) => toResult(runMatchers.toHaveResumed(r, step)),
   toBePausedOnFailure: (r: unknown, step?: string) => toResult(runMatchers.toBePausedOnFailure(r, step)),
   toBeLockedBy: async (c: unknown, key: string, owner?: string, step?: string) =>

@@ -29,7 +29,7 @@ import { bulkRoutes } from './bulk.js';
 import { opsRoutes, type DashboardMetrics, type DashboardReadiness } from './ops-routes.js';
 import { queueRoutes } from './queue-routes.js';
 import { checkReadTokenSecret } from './read-token.js';
-import { streamRoutes } from './stream-routes.js';
+import { ReadTokenRefusedError, streamRoutes } from './stream-routes.js';
 import { isQueueInspector, type QueueInspector } from '../ports/queue-inspector.js';
 import type { ActionRecord } from './perform.js';
 
@@ -58,7 +58,11 @@ export interface DashboardOptions {
   readonly actions?: readonly ExecutionAction[];
   /** The ordered-lock actions offered. Default {@link orderedLockActions} (skip, reset). */
   readonly orderedLockActions?: readonly OrderedLockAction[];
-  /** Seconds between live refreshes of a page; 0 turns them off. Default 5. */
+  /**
+   * Seconds between live refreshes of a page; 0 turns them off. Default 5. The page of an
+   * unfinished execution follows its event stream instead (`GET /executions/:id/stream`,
+   * docs/realtime.md) and polls only when the stream is refused; 0 turns that off too.
+   */
   readonly refreshSeconds?: number;
   /** Audit hook: called after each action an operator performed. */
   readonly onAction?: (record: ActionRecord) => void;
@@ -177,6 +181,7 @@ const STATUS_BY_CODE: Readonly<Record<string, 400 | 404 | 409 | 422 | 501>> = {
   resume_payload_invalid: 422,
   resume_refused: 409,
   interrupt_timed_out: 409,
+  watch_unavailable: 501,
 };
 
 /** The status of an error: an HTTP exception's own, a known error code's, else 500. */
@@ -187,16 +192,26 @@ function statusOf(error: unknown): ContentfulStatusCode {
   return 500;
 }
 
-/** JSON under `/api`, a small page elsewhere; never a stack trace. */
+/** Whether a path's errors are answered as JSON: the `/api` routes and an execution's event stream (read by scripts and `EventSource`). */
+function wantsJson(path: string, base: string): boolean {
+  if (path.startsWith(`${base}/api/`)) return true;
+  return /^\/executions\/[^/]+\/stream$/.test(path.slice(base.length));
+}
+
+/** JSON under `/api` and for the event stream, a small page elsewhere; never a stack trace. */
 function respondError(c: Context, error: unknown, pc: PageContext): Response | Promise<Response> {
   const status = statusOf(error);
   const { stack: _stack, ...json } = errorToJSON(error);
   const body =
     status === 500 && !ReactorError.is(error)
       ? { name: 'Error', message: 'internal error' }
-      : { ...json, ...(error instanceof HTTPException ? { name: 'HTTPError', code: `http_${status}` } : {}) };
+      : {
+          ...json,
+          ...(error instanceof HTTPException ? { name: 'HTTPError', code: `http_${status}` } : {}),
+          ...(error instanceof ReadTokenRefusedError ? { details: { reason: error.reason } } : {}),
+        };
   if (status === 500) console.error(error);
-  if (c.req.path.startsWith(`${pc.base}/api/`)) return c.json({ error: body }, status);
+  if (wantsJson(c.req.path, pc.base)) return c.json({ error: body }, status);
   return c.html(
     page(
       pc,

@@ -19,6 +19,7 @@ export {
   verifyReadToken,
   MIN_READ_TOKEN_SECRET_LENGTH,
   type ReadTokenOptions,
+  type ReadTokenRefusal,
   type ReadTokenVerdict,
 } from './read-token.js';
 export type { Authorize, AuthorizeResult, DashboardPermission } from './auth.js';

@@ -28,6 +28,12 @@ export interface ReadTokenOptions {
 /** What a token says about a request for one execution's stream. */
 export type ReadTokenVerdict = 'valid' | 'expired' | 'foreign' | 'invalid';
 
+/**
+ * Why the stream route refused a token, as its problem body says (`error.details.reason`): the
+ * token's verdict, or `not_accepted` when the dashboard has no `readTokenSecret`.
+ */
+export type ReadTokenRefusal = Exclude<ReadTokenVerdict, 'valid'> | 'not_accepted';
+
 const VERSION = 'v1';
 
 /**

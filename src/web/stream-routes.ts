@@ -9,7 +9,10 @@
  * Authorized by a read token for this execution (`?token=`, {@link createReadToken}) when the
  * dashboard has a `readTokenSecret`, else by the `authorize` hook as the execution page is (a
  * view of `execution`). A token that is expired, malformed or not signed with the secret answers
- * 401; one for another execution, 403.
+ * 401; one for another execution, 403. An unknown execution answers 404; an engine without an
+ * execution stream, 501 (`watch_unavailable`: the dashboard's execution page polls instead).
+ * Refusals carry a JSON problem body (`{ error: { name, code, message } }`), as the `/api`
+ * routes do; a refused token's also says why (`details.reason`, {@link ReadTokenRefusal}).
  *
  * @module
  */
@@ -20,7 +23,18 @@ import type { Engine } from '../engine/engine.js';
 import type { ReactorEvent } from '../ports/events.js';
 import type { Store } from '../ports/store.js';
 import { guard, type Authorize } from './auth.js';
-import { verifyReadToken } from './read-token.js';
+import { verifyReadToken, type ReadTokenRefusal } from './read-token.js';
+
+/** A refused read token: 401 or 403, its reason in the problem body (`details.reason`). */
+export class ReadTokenRefusedError extends HTTPException {
+  /** Why the token was refused. */
+  readonly reason: ReadTokenRefusal;
+
+  constructor(reason: ReadTokenRefusal, message: string) {
+    super(reason === 'foreign' ? 403 : 401, { message });
+    this.reason = reason;
+  }
+}
 
 /** What the stream route needs. */
 export interface StreamRouteDeps {
@@ -38,6 +52,7 @@ export function streamRoutes(app: Hono, deps: StreamRouteDeps): void {
     await authorizeStream(c, deps, id);
     if ((await deps.store.get(id)) === undefined)
       throw new HTTPException(404, { message: `execution ${id} has no record` });
+    await probeWatch(deps.engine, id);
     const from = c.req.header('last-event-id') ?? c.req.query('from');
     const abort = new AbortController();
     return streamSSE(c, async (stream) => {
@@ -55,14 +70,28 @@ export function streamRoutes(app: Hono, deps: StreamRouteDeps): void {
 async function authorizeStream(c: Context, deps: StreamRouteDeps, executionId: string): Promise<void> {
   const token = c.req.query('token');
   if (token === undefined) return guard(deps.authorize, c, { kind: 'view', page: 'execution' });
-  if (deps.readTokenSecret === undefined)
-    throw new HTTPException(401, { message: 'read tokens are not accepted here (no readTokenSecret)' });
+  if (deps.readTokenSecret === undefined) throw new ReadTokenRefusedError('not_accepted', REFUSALS.not_accepted);
   const verdict = verifyReadToken(token, { secret: deps.readTokenSecret, executionId });
   if (verdict === 'valid') return;
-  if (verdict === 'foreign') throw new HTTPException(403, { message: 'the read token is for another execution' });
-  throw new HTTPException(401, {
-    message: verdict === 'expired' ? 'the read token expired' : 'the read token is invalid',
-  });
+  throw new ReadTokenRefusedError(verdict, REFUSALS[verdict]);
+}
+
+const REFUSALS: Readonly<Record<ReadTokenRefusal, string>> = {
+  not_accepted: 'read tokens are not accepted here (no readTokenSecret)',
+  expired: 'the read token expired',
+  invalid: 'the read token is invalid',
+  foreign: 'the read token is for another execution',
+};
+
+/**
+ * Throws what the first step of a watch would (`WatchUnavailableError`, `ExecutionNotFoundError`)
+ * before the response starts, so it is answered with its status: a watch whose signal is already
+ * aborted checks the stream and the record, then ends without reading.
+ */
+async function probeWatch(engine: Engine, executionId: string): Promise<void> {
+  const aborted = new AbortController();
+  aborted.abort();
+  await engine.watch(executionId, { signal: aborted.signal })[Symbol.asyncIterator]().next();
 }
 
 /** The event as the stream sends it: `run.started` without its input. */

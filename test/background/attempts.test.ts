@@ -332,6 +332,60 @@ describe('durable mode: each attempt start is on the record before its body runs
     }
   });
 
+  test("the last step's outcome rides on the final record (decision 154); a step settling while another runs writes its own", async () => {
+    const { m } = setup(0);
+    const saves: ExecutionRecord[] = [];
+    const save = m.store.save.bind(m.store);
+    m.store.save = async (record) => (saves.push(structuredClone(record)), save(record));
+    let release = (): void => undefined;
+    const slow = new Promise<void>((resolve) => (release = resolve));
+    const r = reactor('attempts-last')
+      .step('a', { run: () => 'a' })
+      .step('fast', { args: ($) => ({ a: $.result('a') }), run: () => 'fast' })
+      .step('slow', { args: ($) => ({ a: $.result('a') }), run: async () => (await slow, 'slow') })
+      .background('all')
+      .returns('slow');
+    const { executionId } = await m.engine.start(r, {});
+    const worker = m.startWorker(1);
+    try {
+      await untilStatus(m.engine, executionId, 'running');
+      const firstFast = (): number => saves.findIndex((s) => s.steps.fast?.status === 'completed');
+      for (let i = 0; i < 200 && firstFast() < 0; i++) await new Promise((resolve) => setImmediate(resolve));
+      // `fast` settled while `slow` ran: its own checkpoint, still running.
+      expect(saves[firstFast()]).toMatchObject({ status: 'running' });
+      release();
+      await untilStatus(m.engine, executionId, 'completed');
+      // `slow` settled last: no checkpoint of its own, the final record says it.
+      const firstSlow = saves.findIndex((s) => s.steps.slow?.status === 'completed');
+      expect(saves[firstSlow]).toMatchObject({ status: 'completed', value: 'slow' });
+      expect(saves.slice(firstSlow)).toHaveLength(1);
+    } finally {
+      release();
+      await worker.close();
+    }
+  });
+
+  test('a last step whose result is a large part of the record limit is written at once (refused at that step when too large)', async () => {
+    const clock = new ManualClock();
+    const store = new MemoryStore({ clock, maxRecordBytes: 64 * 1024 });
+    const m = manualEngine({ clock, store, coordinator: new MemoryCoordinator({ clock }), checkpointIntervalMs: 0 });
+    const statuses: string[] = [];
+    const save = store.save.bind(store);
+    store.save = async (record) => (statuses.push(`${record.status}:${record.steps.big?.status ?? '-'}`), save(record));
+    const r = reactor('attempts-last-big')
+      .step('big', { run: () => 'x'.repeat(20 * 1024) })
+      .background('all')
+      .returns('big');
+    const { executionId } = await m.engine.start(r, {});
+    const worker = m.startWorker(1);
+    try {
+      await untilStatus(m.engine, executionId, 'completed');
+      expect(statuses).toContain('running:completed');
+    } finally {
+      await worker.close();
+    }
+  });
+
   test('with a checkpoint interval no start is written (a lost worker is then counted as may have run)', async () => {
     const { m } = setup();
     const marks: unknown[] = [];

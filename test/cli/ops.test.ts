@@ -320,7 +320,7 @@ describe('in process', () => {
     let listening!: (line: string) => void;
     const listeningLine = new Promise<string>((resolve) => (listening = resolve));
     const running = runDashboardCommand(
-      ['--port', '0', '--read-only', '--base-path', '/ops', ...target()],
+      ['--port', '0', '--read-only', '--events', '--base-path', '/ops', ...target()],
       {
         out: (l) => {
           out.push(l);
@@ -345,6 +345,12 @@ describe('in process', () => {
     expect(coordination).toContain('data-waiter="exec-waiter"');
     // The queue view, the health routes and the metrics (prom-client is installed here).
     expect(await (await fetch(url!.replace('/executions', '/queue'))).text()).toContain('<h1>Queue <code>');
+    // --events: the Events page and its link in the navigation.
+    const events = await fetch(url!.replace('/executions', '/events'));
+    expect(events.status).toBe(200);
+    const eventsPage = await events.text();
+    expect(eventsPage).toContain('<h1>Events');
+    expect(eventsPage).toContain('href="/ops/events"');
     expect((await fetch(url!.replace('/executions', '/healthz'))).status).toBe(200);
     const ready = await fetch(url!.replace('/executions', '/readyz'));
     expect(ready.status).toBe(200);

@@ -60,6 +60,8 @@ describe('event declarations', () => {
     expectTypeOf<SendResult['status']>().toEqualTypeOf<'accepted' | 'duplicate'>();
     expectTypeOf<EventListPage['events']>().toEqualTypeOf<readonly StoredEvent[]>();
     expectTypeOf<StoredEvent['effects']['started']>().toEqualTypeOf<readonly string[]>();
-    expectTypeOf<EventNotice['type']>().toEqualTypeOf<'event.received' | 'event.duplicate' | 'event.resumed'>();
+    expectTypeOf<EventNotice['type']>().toEqualTypeOf<
+      'event.received' | 'event.duplicate' | 'event.started' | 'event.trigger_failed' | 'event.resumed'
+    >();
   });
 });

@@ -5,7 +5,7 @@
  */
 import { afterEach, expect, test } from 'vitest';
 import { z } from 'zod';
-import { createEmbeddedEngine, event, type EmbeddedEngine } from '../../src/index.js';
+import { createEmbeddedEngine, event, reactor, type EmbeddedEngine } from '../../src/index.js';
 import { createDashboard } from '../../src/web/index.js';
 
 const orderPaid = event('order.paid', { orderId: z.string() });
@@ -49,6 +49,24 @@ test('the events page lists sent events newest first, by name, a page at a time'
   expect(second.cursor).toBeUndefined();
 
   expect((await app.request('/api/events?limit=0')).status).toBe(400);
+});
+
+test('an event that started a reactor links its execution, whose page shows the event tags', async () => {
+  const fulfil = reactor('fulfil')
+    .input({ orderId: z.string() })
+    .on(orderPaid, { input: (e) => ({ orderId: e.orderId }) })
+    .step('ship', { run: ({ orderId }) => orderId })
+    .returns('ship');
+  engine = createEmbeddedEngine({ reactors: [fulfil] });
+  const sent = await engine.send(orderPaid, { orderId: 'o-1' }, { id: 'pay-1' });
+  const [executionId] = sent.started;
+  await engine.wait(executionId!);
+  const app = createDashboard({ engine, events: true });
+  const html = await (await app.request('/events')).text();
+  expect(html).toContain(`<div data-effect="started">started: <a href="/executions/${executionId!}">`);
+  const detail = await (await app.request(`/executions/${executionId!}`)).text();
+  expect(detail).toContain('pay-1');
+  expect(detail).toContain('event.name');
 });
 
 test('without events: true there is no events page and no link', async () => {

@@ -120,7 +120,7 @@ describe('execution page', () => {
     expect(timeline).toContain('data-bar="failed"');
     expect(timeline).toContain('data-bar="rollback"');
     expect(timeline).toMatch(/data-bar="(undo|compensate)"/);
-    expect(page).toMatch(/<tr data-event="step.failed">.*?<details><summary>JSON<\/summary><pre class="json">/s);
+    expect(page).toMatch(/<tr data-event="step.failed"[^>]*>.*?<details><summary>JSON<\/summary><pre class="json">/s);
     expect(page).toContain('error: card declined');
   });
 

@@ -3,14 +3,23 @@
  * events of an execution as Server-Sent Events, the SSE id its position; progress arrives while
  * the step still runs; `Last-Event-ID` continues after a position; an `end` event after the
  * terminal one. Read tokens: a valid one for the execution is served without `authorize`; a
- * missing (when `authorize` refuses), expired, malformed or foreign one is refused.
+ * missing (when `authorize` refuses), expired, malformed or foreign one is refused with its status
+ * and a typed JSON problem; so is every token when the dashboard has no secret. An engine without
+ * an execution stream answers 501 (`watch_unavailable`).
  */
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { z } from 'zod';
-import { createEmbeddedEngine, reactor, type EmbeddedEngine, type StepContext } from '../../src/index.js';
-import { createDashboard, createReadToken } from '../../src/web/index.js';
+import {
+  createEmbeddedEngine,
+  createEngine,
+  MemoryStore,
+  reactor,
+  type EmbeddedEngine,
+  type StepContext,
+} from '../../src/index.js';
+import { createDashboard, createReadToken, type ReadTokenRefusal } from '../../src/web/index.js';
 
 const SECRET = 'a-read-token-secret-of-at-least-32-chars';
 const opened = new Map<string, Promise<void>>();
@@ -138,24 +147,73 @@ describe('GET /executions/:id/stream', () => {
     expect(rest).toEqual(full.slice(cut + 1));
   });
 
-  test('refused: no token and no session (401), expired (401), another secret (401), malformed (401), another execution (403)', async () => {
+  test('refused: no token and no session (401), expired (401), another secret (401), malformed (401), another execution (403), each with a typed JSON problem', async () => {
     const { executionId, open } = await startGated(1);
     open();
     const other = await startGated(1);
     other.open();
     const url = `${base}/executions/${executionId}/stream`;
-    const statusOf = async (query: string): Promise<number> => {
+    const refusal = async (query: string): Promise<{ status: number; type: string | null; body: unknown }> => {
       const response = await fetch(`${url}${query}`);
-      await response.body?.cancel();
-      return response.status;
+      return { status: response.status, type: response.headers.get('content-type'), body: await response.json() };
     };
-    expect(await statusOf('')).toBe(401);
-    expect(await statusOf(`?token=${tokenFor(executionId, { now: Date.now() - 3_600_000 })}`)).toBe(401);
-    expect(await statusOf(`?token=${tokenFor(executionId, { secret: 'x'.repeat(40) })}`)).toBe(401);
-    expect(await statusOf('?token=v1.bogus')).toBe(401);
-    expect(await statusOf(`?token=${tokenFor(other.executionId)}`)).toBe(403);
+    const problem = (status: number, message: string, reason?: ReadTokenRefusal) => ({
+      status,
+      type: expect.stringContaining('application/json') as unknown,
+      body: {
+        error: {
+          name: 'HTTPError',
+          code: `http_${String(status)}`,
+          message,
+          ...(reason === undefined ? {} : { details: { reason } }),
+        },
+      },
+    });
+    expect(await refusal('')).toEqual(problem(401, 'authentication required'));
+    expect(await refusal(`?token=${tokenFor(executionId, { now: Date.now() - 3_600_000 })}`)).toEqual(
+      problem(401, 'the read token expired', 'expired'),
+    );
+    expect(await refusal(`?token=${tokenFor(executionId, { secret: 'x'.repeat(40) })}`)).toEqual(
+      problem(401, 'the read token is invalid', 'invalid'),
+    );
+    expect(await refusal('?token=v1.bogus')).toEqual(problem(401, 'the read token is invalid', 'invalid'));
+    expect(await refusal(`?token=${tokenFor(other.executionId)}`)).toEqual(
+      problem(403, 'the read token is for another execution', 'foreign'),
+    );
     const unknown = await fetch(`${base}/executions/nope/stream?token=${tokenFor('nope')}`);
     expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toMatchObject({ error: { code: 'http_404' } });
+  });
+
+  test('a dashboard without readTokenSecret refuses every token with 401 and a typed problem', async () => {
+    const { executionId, open } = await startGated(1);
+    open();
+    const app = createDashboard({ engine, authorize: () => 'unauthenticated' });
+    const response = await app.request(`/executions/${executionId}/stream?token=${tokenFor(executionId)}`);
+    expect(response.status).toBe(401);
+    expect(await response.json()).toEqual({
+      error: {
+        name: 'HTTPError',
+        code: 'http_401',
+        message: 'read tokens are not accepted here (no readTokenSecret)',
+        details: { reason: 'not_accepted' },
+      },
+    });
+  });
+
+  test('an engine without an execution stream: 501 with watch_unavailable, before any event is sent', async () => {
+    const bare = createEngine({ store: new MemoryStore(), reactors: [job] });
+    const started = await bare.run(job, { n: 1, secret: 's' });
+    const app = createDashboard({ engine: bare });
+    const response = await app.request(`/executions/${started.executionId}/stream`);
+    expect(response.status).toBe(501);
+    expect(await response.json()).toMatchObject({
+      error: {
+        name: 'WatchUnavailableError',
+        code: 'watch_unavailable',
+        details: { executionId: started.executionId },
+      },
+    });
   });
 
   test('a secret shorter than 32 characters is refused when the dashboard is built and when a token is minted', () => {

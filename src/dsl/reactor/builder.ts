@@ -49,6 +49,7 @@ import type { AnyEventDeclaration, EventPayload } from '../event.js';
 import { waitForEventSpec } from '../wait-for-event.js';
 import { deadlineOf, reactorDeadlineMs } from '../deadline.js';
 import { failureFields, onFailureOf } from '../on-failure.js';
+import { triggerSpec, type TriggerOptions, type TriggerPayload, type TriggerSpec } from '../trigger.js';
 import { toMermaid } from './drawing.js';
 import type {
   AnyReactorDefinition,
@@ -102,6 +103,8 @@ interface BuilderState {
   readonly nodes: readonly GraphNode[];
   readonly coordination: readonly CoordinationSpec[];
   readonly background?: BackgroundDeclaration<Record<string, unknown>> | undefined;
+  /** The `.on` declarations so far (absent: none). */
+  readonly triggers?: readonly TriggerSpec[] | undefined;
 }
 
 /** The reactor builder. Every method returns a new builder; none mutates. */
@@ -118,6 +121,11 @@ export class ReactorBuilder<Name extends string, In, I, S, G = {}> {
     fields: F,
     options: ContractOptions<F> = {},
   ): ReactorBuilder<Name, ContractInput<F>, ContractOutput<F>, S, G> {
+    if ((this.#state.triggers ?? []).length > 0)
+      this.#fail(
+        undefined,
+        'declares its input after .on(...); declare .input(...) first, so each trigger is checked against it',
+      );
     return new ReactorBuilder({ ...this.#state, contract: compileContract(fields, options.redact ?? []) });
   }
 
@@ -156,6 +164,37 @@ export class ReactorBuilder<Name extends string, In, I, S, G = {}> {
   /** Declares an ordered lock: runs of one key pass one at a time, in the order `run` accepted them. */
   withOrderedLock(options: OrderedLockOptions<I>): ReactorBuilder<Name, In, I, S, G> {
     return this.#coordinate(orderedLockSpec({ reactor: this.#state.name }, options));
+  }
+
+  /**
+   * Starts the reactor when `event` is sent (`engine.send`): for each sent event of that name
+   * whose `match` passes (every one without `match`), one background execution (as `engine.start`)
+   * with `input(payload)`, exactly once per event and reactor — also across processes and when
+   * the event is sent again (docs/events.md, "Starting a reactor on an event"). `event` is a
+   * declaration (the payload is then typed by its schema) or a name (`unknown` payload). `input`
+   * must return what the reactor's run accepts. One `.on` per event name; declare it after `.input`.
+   *
+   * @throws DefinitionError when the event is not a declaration or an event name, an option is
+   *   unknown or not a function, `input` is missing, or the reactor declares `.on` of that event twice.
+   * @example
+   * ```ts
+   * const orderPaid = event('order.paid', { orderId: z.string(), amount: z.number() });
+   * const fulfil = reactor('fulfil')
+   *   .input({ orderId: z.string() })
+   *   .on(orderPaid, { input: (e) => ({ orderId: e.orderId }), match: (e) => e.amount > 0 })
+   *   .step('ship', { args: ($) => ({ orderId: $.input('orderId') }), run: ({ orderId }) => orderId })
+   *   .build();
+   * ```
+   */
+  on<E extends AnyEventDeclaration | string>(
+    event: E,
+    options: TriggerOptions<TriggerPayload<E>, In>,
+  ): ReactorBuilder<Name, In, I, S, G> {
+    const spec = triggerSpec(this.#state.name, event, options);
+    const triggers = this.#state.triggers ?? [];
+    if (triggers.some((t) => t.event === spec.event))
+      this.#fail(undefined, `declares .on("${spec.event}") twice; keep one, with a match that covers both cases`);
+    return new ReactorBuilder({ ...this.#state, triggers: [...triggers, spec] });
   }
 
   /**
@@ -495,7 +534,7 @@ export class ReactorBuilder<Name extends string, In, I, S, G = {}> {
   }
 
   #finish(returns: string | undefined): AnyReactorDefinition {
-    const { name, contract, nodes, options, coordination, background } = this.#state;
+    const { name, contract, nodes, options, coordination, background, triggers = [] } = this.#state;
     if (background !== undefined && background !== 'all' && coordination.some((c) => c.kind === 'ordered_lock')) {
       this.#fail(
         undefined,
@@ -519,6 +558,7 @@ export class ReactorBuilder<Name extends string, In, I, S, G = {}> {
       fingerprint: fingerprintOf({ name, nodes, coordination, background }),
       version: options.version,
       migrateFrom: versionOptions(name, options, new Set(byName.keys())),
+      triggers: Object.freeze([...triggers]),
       toMermaid: () => toMermaid(definition),
       // `as never`: the compiler cannot relate this builder's parameters to `extend`'s generic ones.
       extend: (derivedName?: string) => new ReactorBuilder({ ...this.#state, name: derivedName ?? name }) as never,

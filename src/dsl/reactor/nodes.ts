@@ -16,6 +16,7 @@ import type { OnFailure, SkipPolicy } from '../on-failure.js';
 import type { RetryPolicy } from '../retry.js';
 import type { SleepSpec } from '../sleep.js';
 import type { StepHooks } from '../step.js';
+import type { TriggerSpec } from '../trigger.js';
 import type { ReactorMigration } from '../versions.js';
 import type { WaitForEventSpec } from '../wait-for-event.js';
 
@@ -177,6 +178,11 @@ export interface ReactorDefinition<
   readonly version: string | undefined;
   /** Earlier definitions whose executions this one continues (`reactor(name, { migrateFrom })`). */
   readonly migrateFrom: readonly ReactorMigration[];
+  /**
+   * The events that start it (`.on(...)`), at most one per event name, in declaration order
+   * (docs/events.md). Absent on a definition built by an older ts-reactor: none.
+   */
+  readonly triggers?: readonly TriggerSpec[];
   /** Draws the graph as a Mermaid flowchart. */
   toMermaid(): string;
   // `extend` (a builder for a derived reactor) is added by builder.ts.

@@ -111,7 +111,7 @@ export function stateBase(
     queue: options.queue,
     instrument,
     worker: `${options.workerName ?? 'local'}/${workerId.slice(-8)}`, // how attempt records name this engine (decision 098)
-    published: core.publisher === undefined ? undefined : () => core.publisher!.flushed(),
+    published: core.publisher,
   };
 }
 

@@ -13,6 +13,7 @@ import { inputShapeIssue } from '../model/input-shape.js';
 import type { EventNotices } from '../model/event-notices.js';
 import type { Clock } from '../../ports/clock.js';
 import type { EventListPage, EventListQuery, SendEntry, SendOptions, SendResult } from './types.js';
+import { startTriggered, type TriggerDeps } from './event-triggers.js';
 
 /** The longest event id, in UTF-16 code units. */
 export const MAX_EVENT_ID_LENGTH = 256;
@@ -31,6 +32,8 @@ export interface EventDeps {
   readonly clock: Clock;
   /** A new event id, for an event sent without one. */
   readonly newId: () => string;
+  /** Starts on events (`.on`); absent: an event starts nothing. */
+  readonly triggers?: TriggerDeps | undefined;
   /** Resumes the executions waiting for an appended event (`execution/event-wait/match.ts`); absent: none are. */
   readonly resumeWaits?: ((event: StoredEvent) => Promise<unknown>) | undefined;
 }
@@ -89,10 +92,11 @@ export async function listEvents(deps: EventDeps, query: EventListQuery = {}): P
 }
 
 /**
- * Appends one checked event and tells about it, then resumes the waits it matches (each recorded
- * with `EventLog.addEffect`). A duplicate is matched again: a send whose process stopped between
- * the append and the resumes is completed by sending it again, and a wait already resumed is not
- * resumed twice (decision 149).
+ * Appends one checked event and tells about it, then hands the kept event on: the reactors it
+ * starts (`event-triggers.ts`) and the waits it resumes (decision 149), each match recorded with
+ * `EventLog.addEffect`. A duplicate is handed on too: its starts are idempotent, a wait already
+ * resumed is not resumed twice, and a send whose process stopped midway is completed by sending
+ * it again.
  */
 async function append(deps: EventDeps, log: EventLog, event: Checked): Promise<SendResult> {
   const outcome = await log.append(event);
@@ -115,8 +119,17 @@ async function append(deps: EventDeps, log: EventLog, event: Checked): Promise<S
       receivedAt: stored.receivedAt,
       at,
     });
+  const triggered = await startTriggered(deps.triggers, log, stored);
   await deps.resumeWaits?.(stored);
-  return { status: outcome.status, id: stored.id, name: stored.name, ts: stored.ts, receivedAt: stored.receivedAt };
+  return {
+    status: outcome.status,
+    id: stored.id,
+    name: stored.name,
+    ts: stored.ts,
+    receivedAt: stored.receivedAt,
+    started: triggered.started,
+    triggerFailures: triggered.failures,
+  };
 }
 
 /** One event checked: name, options, payload shape and size, then the declaration's schema. */

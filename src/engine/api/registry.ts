@@ -16,14 +16,18 @@ import type { AnyReactorDefinition } from '../../dsl/definition.js';
 import { checkMigrationAgainst } from '../../dsl/versions.js';
 import { ReactorError } from '../../errors.js';
 import { registerTree } from '../model/async/registry.js';
+import { TriggerIndex, type Trigger } from './trigger-index.js';
 
 /** A name → current definition map that also keeps every definition written to it, by fingerprint. */
 class VersionedNames extends Map<string, AnyReactorDefinition> {
   readonly versions = new Map<string, AnyReactorDefinition>();
+  /** The current definitions' starts on events, by event name. */
+  readonly triggers = new TriggerIndex();
 
   /** Makes `reactor` the current definition of `name` and keeps it as its fingerprint's version. */
   override set(name: string, reactor: AnyReactorDefinition): this {
     this.versions.set(reactor.fingerprint, reactor);
+    this.triggers?.replace(super.get(name), reactor); // `?.`: Map's constructor may call set before fields exist
     return super.set(name, reactor);
   }
 }
@@ -40,6 +44,11 @@ export class ReactorRegistry {
   /** The registered reactors by name, for the parts that only read them (operations, resume, the sweep). */
   get byName(): ReadonlyMap<string, AnyReactorDefinition> {
     return this.#byName;
+  }
+
+  /** The registered reactors that start on event `name` (`.on`), each with its trigger. */
+  triggersOf(name: string): readonly Trigger[] {
+    return this.#byName.triggers.of(name);
   }
 
   /** Every registered definition by fingerprint (every version of every name), for the version gate. */

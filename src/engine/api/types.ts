@@ -23,6 +23,7 @@ import type { EventLog, StoredEvent } from '../../ports/event-log.js';
 import type { EventWaits } from '../../ports/event-waits.js';
 import type { AnyEventDeclaration, EventInput } from '../../dsl/event.js';
 import type { EventNoticeListener } from '../model/event-notices.js';
+import type { EventTriggerError } from '../../errors.js';
 import type { ExecutionStatus, StatusName, Store, TraceContext } from '../../ports/store.js';
 import type { BackgroundOptions } from '../jobs/deps.js';
 import type { SweepReport } from '../jobs/sweep.js';
@@ -299,6 +300,15 @@ export interface SendResult {
   /** The kept event's time and receipt time (epoch ms): for a duplicate, those of the event kept first. */
   readonly ts: number;
   readonly receivedAt: number;
+  /**
+   * The executions the event started (reactors declaring `.on` of it), one per reactor whose
+   * trigger matched, in the order the reactors were registered. For a duplicate, or an event
+   * another process sent at once, these are the executions started by the first send: a start
+   * by event happens once per event and reactor.
+   */
+  readonly started: readonly string[];
+  /** The triggers of the event that failed (`event_trigger_failed`); the event is stored and the other triggers ran. */
+  readonly triggerFailures: readonly EventTriggerError[];
 }
 
 /** What `engine.listEvents` filters on. Bad values throw `ListFilterError` (`list_filter_invalid`). */
@@ -328,7 +338,10 @@ export interface Engine {
    * Sends an event: checked (name, id, `ts`, a JSON payload of at most 256 KiB nested at most 100
    * levels), validated against `event`'s schema when it is a declaration, then stored once per id.
    * Resolves `accepted`, or `duplicate` when an event with that id is kept already (nothing
-   * changes). Throws `EventInvalidError` or `EventPayloadError` before anything is stored, and
+   * changes). Then starts the registered reactors declaring `.on` of the event whose `match`
+   * passes, once per event and reactor (a duplicate finds those starts made): `started` names
+   * the executions, `triggerFailures` the triggers that failed (the event stays stored). Throws
+   * `EventInvalidError` or `EventPayloadError` before anything is stored, and
    * `events_unsupported` on an engine without an event log.
    *
    * @example
@@ -368,7 +381,10 @@ export interface Engine {
    * ```
    */
   listEvents(query?: EventListQuery): Promise<EventListPage>;
-  /** Subscribes to the notices of sent events (`event.received`, `event.duplicate`); returns the unsubscribe function. */
+  /**
+   * Subscribes to the notices of sent events (`event.received`, `event.duplicate`) and of the
+   * reactors they start (`event.started`, `event.trigger_failed`); returns the unsubscribe function.
+   */
   subscribeEvents(listener: EventNoticeListener): () => void;
   /**
    * Runs a reactor in this process and returns its result. Outcomes are returned, never thrown.

@@ -176,6 +176,21 @@ function schedule(run: RunState, frame: Frame, controller: AbortController): Pro
         run.carryStart(path, nextAttempt(recorded));
       }
     };
+    // Durable mode: the last step of a job's root graph — nothing else running, ready or made
+    // ready by it — settles on the final record, written right after it (one write, not two).
+    const endsJob = (node: GraphNode, outcome: NodeOutcome): boolean =>
+      run.marksStarts &&
+      frame.owned !== undefined &&
+      frame.prefix === '' &&
+      outcome.kind === 'success' &&
+      running === 1 &&
+      !frame.signal.aborted &&
+      state.halt === undefined &&
+      state.failures.length === 0 &&
+      state.interrupted === undefined &&
+      state.yielded === undefined &&
+      ready.next() === undefined &&
+      ready.wouldStart(node.name, Number.MAX_SAFE_INTEGER).length === 0;
     const pump = (): void => {
       const reason: unknown = frame.signal.reason;
       if (frame.signal.aborted && reason instanceof Error && state.failures.length === 0) state.interrupted ??= reason;
@@ -193,7 +208,14 @@ function schedule(run: RunState, frame: Frame, controller: AbortController): Pro
         ready.take();
         running++;
         void runNode(run, frame, node, state.results)
-          .then((outcome) => persist(run, outcome, run.marksStarts ? () => carryStarts(node, outcome) : undefined))
+          .then((outcome) =>
+            persist(
+              run,
+              outcome,
+              run.marksStarts ? () => carryStarts(node, outcome) : undefined,
+              endsJob(node, outcome),
+            ),
+          )
           .then(
             (outcome) => settle(node, outcome),
             (error: unknown) =>
@@ -297,10 +319,15 @@ class Readiness {
  * Checkpoints after a node settles; a checkpoint that cannot be written fails the step (its work
  * is undone), unless the write stopped the worker's job (then the graph stops, decision 064).
  */
-async function persist(run: RunState, outcome: NodeOutcome, carry: (() => void) | undefined): Promise<NodeOutcome> {
+async function persist(
+  run: RunState,
+  outcome: NodeOutcome,
+  carry: (() => void) | undefined,
+  last: boolean,
+): Promise<NodeOutcome> {
   try {
     carry?.();
-    await run.progress();
+    await (last ? run.progressToEnd() : run.progress());
     return outcome;
   } catch (error) {
     if (run.stopped) throw run.stopped;

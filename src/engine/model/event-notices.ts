@@ -1,10 +1,12 @@
 /**
- * What the engine tells about sent events: a typed notice per `send` outcome, on a stream of its
- * own (`engine.subscribeEvents`), apart from the execution events of `engine.subscribe`, which
- * are each about one execution (docs/decisions/143).
+ * What the engine tells about sent events: a typed notice per `send` outcome and per reactor an
+ * event started (or failed to start), on a stream of its own (`engine.subscribeEvents`), apart
+ * from the execution events of `engine.subscribe`, which are each about one execution
+ * (docs/decisions/143, 145).
  *
  * @module
  */
+import type { ErrorJSON } from '../../errors.js';
 
 /** A notice about a sent event. Discriminated on `type`. */
 export type EventNotice =
@@ -24,6 +26,34 @@ export type EventNotice =
       readonly eventId: string;
       readonly name: string;
       readonly receivedAt: number;
+      /** Engine clock time, ms. */
+      readonly at: number;
+    }
+  /**
+   * The event started `reactor` (a trigger declared with `.on`): `executionId` is the execution,
+   * `replay` true when that start had happened already (the event sent again, or sent by another
+   * process at once) and this send found it.
+   */
+  | {
+      readonly type: 'event.started';
+      readonly eventId: string;
+      readonly name: string;
+      readonly reactor: string;
+      readonly executionId: string;
+      readonly replay: boolean;
+      /** Engine clock time, ms. */
+      readonly at: number;
+    }
+  /**
+   * A trigger of the event failed (`EventTriggerError`, code `event_trigger_failed`, as JSON in
+   * `error`; `details.stage` says where). The event stays stored; the other triggers ran.
+   */
+  | {
+      readonly type: 'event.trigger_failed';
+      readonly eventId: string;
+      readonly name: string;
+      readonly reactor: string;
+      readonly error: ErrorJSON;
       /** Engine clock time, ms. */
       readonly at: number;
     }

@@ -3,8 +3,11 @@
  * is appended to its execution's stream, so any process can watch it (`engine.watch`). Events
  * are gathered for one turn of the event loop and written in one `append` (one round trip on
  * Redis and PostgreSQL), the appends one after another so the stream keeps the emission order.
- * A terminal checkpoint waits for {@link StreamPublisher.flushed} first: once a record is terminal,
- * its stream holds every event emitted before it.
+ * A checkpoint sends what is gathered first ({@link StreamPublisher.beforeWrite}), so the events
+ * and the record it writes leave together. A terminal checkpoint waits for
+ * {@link StreamPublisher.flushed} first — unless the stream is `ordered` (its appends run before
+ * any record write sent after them): once a record is terminal, its stream holds every event
+ * emitted before it.
  *
  * @module
  */
@@ -27,10 +30,13 @@ export class StreamPublisher {
   #scheduled = false;
   #chain: Promise<void> = Promise.resolve();
   #failing = false;
+  /** Appends run in the order sent, before any record write sent after them ({@link ExecutionStream.ordered}). */
+  readonly ordered: boolean;
 
   constructor(stream: ExecutionStream, logger: Logger) {
     this.#stream = stream;
     this.#logger = logger;
+    this.ordered = stream.ordered === true || stream.appendNow !== undefined; // appended at once: nothing to wait for
   }
 
   /** Takes one event (the event hub's listener). */
@@ -58,6 +64,14 @@ export class StreamPublisher {
     return this.#chain;
   }
 
+  /**
+   * Sends the events gathered so far now, without waiting (a checkpoint is about to be written:
+   * on an `ordered` stream its record leaves in the same socket write, after them).
+   */
+  beforeWrite(): void {
+    if (this.#count > 0) this.#flush();
+  }
+
   readonly #flush = (): void => {
     this.#scheduled = false;
     if (this.#count === 0) return;
@@ -65,7 +79,11 @@ export class StreamPublisher {
     for (const [executionId, events] of this.#pending) batches.push({ executionId, events });
     this.#pending = new Map();
     this.#count = 0;
-    this.#chain = this.#chain.then(() => this.#append(batches));
+    if (this.ordered) {
+      // Sent at once: the connection keeps the order, the replies need not be waited for in between.
+      const sent = this.#append(batches);
+      this.#chain = this.#chain.then(() => sent);
+    } else this.#chain = this.#chain.then(() => this.#append(batches));
   };
 
   async #append(batches: readonly StreamBatch[]): Promise<void> {

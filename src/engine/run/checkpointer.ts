@@ -86,6 +86,13 @@ export class Checkpointer {
     return write();
   }
 
+  /** See {@link RunState.progressToEnd}: no write unless the unsaved part is large. */
+  toEnd(unsavedBytes: number, write: () => Promise<void>): Promise<void> {
+    if (unsavedBytes >= this.#init.maxRecordBytes() / 4) return write();
+    this.#dirty = true;
+    return Promise.resolve();
+  }
+
   /** See {@link RunState.waited}. */
   waited(unsavedBytes: number): void {
     if (this.#lastWrite > 0 && !this.#dirty && unsavedBytes === 0) this.#lastWrite = this.#init.clock.now();

@@ -16,6 +16,7 @@ import { noInstrument, type Instrument } from '../model/instrument.js';
 import { SiblingGate } from '../model/sibling-gate.js';
 import type { ErrorJSON } from '../../errors.js';
 import { DEFAULT_MAX_TRACE_ENTRIES } from '../model/trace-bound.js';
+import type { StreamPublisher } from '../model/stream-publisher.js';
 import { Checkpointer } from './checkpointer.js';
 import { StepBook } from './step-book.js';
 import { ProgressBook } from './progress-book.js';
@@ -105,10 +106,11 @@ export interface RunStateInit {
   /** How attempt records name this process (`<host>-<pid>/<engine id>`). Default: `local`. */
   readonly worker?: string;
   /**
-   * Resolves once the events emitted so far are in the execution stream (`StreamPublisher.flushed`):
-   * awaited before a terminal checkpoint, so a terminal record's stream holds every event before it.
+   * The engine's execution stream publisher: what it gathered is sent before each checkpoint's
+   * write (`beforeWrite`), and a terminal checkpoint waits for it (`flushed`) unless the stream is
+   * `ordered`, so a terminal record's stream holds every event before it (decision 138).
    */
-  readonly published?: (() => Promise<void>) | undefined;
+  readonly published?: Pick<StreamPublisher, 'beforeWrite' | 'flushed' | 'ordered'> | undefined;
 }
 
 /** Takes coordination declarations for the work of any execution of one engine (see {@link RunState.admit}). */
@@ -266,7 +268,7 @@ export class RunState {
     this.holderId =
       init.resume?.background?.parkedHolds?.owner ??
       (this.mode === 'worker' ? `${init.rootExecutionId}@${crypto.randomUUID().slice(0, 8)}` : init.rootExecutionId);
-    this.#book = new StepBook({ resume: init.resume, countsBytes: intervalMs > 0 });
+    this.#book = new StepBook({ resume: init.resume, countsBytes: intervalMs > 0 || this.marksStarts });
     this.#progress = new ProgressBook(init.resume?.progress);
     this.#createdAt = init.resume?.createdAt ?? init.clock.now();
     this.#background = init.resume?.background;
@@ -334,6 +336,17 @@ export class RunState {
 
   /** How one checkpoint's record is written: the first terminal one through the last save, if any. */
   #sender(terminal: boolean): (record: ExecutionRecord) => Promise<void> {
+    const send = this.#send(terminal);
+    const published = this.#init.published;
+    if (published === undefined) return send;
+    // The events gathered so far leave right before the record (one socket write on Redis).
+    return (record) => {
+      published.beforeWrite();
+      return send(record);
+    };
+  }
+
+  #send(terminal: boolean): (record: ExecutionRecord) => Promise<void> {
     const last = terminal && !this.#lastSaveUsed ? (this.#work.terminalSave ?? this.#job?.terminalSave) : undefined;
     if (last) {
       this.#lastSaveUsed = true;
@@ -618,6 +631,16 @@ export class RunState {
   }
 
   /**
+   * Durable mode, the last step of a job's graph settled: its outcome rides on the final record,
+   * written next, unless the unsaved part is large (then written now, so an oversized record is
+   * refused at the step that made it, as by {@link progress}). A crash in between runs the step
+   * again, its attempt counted as lost (`worker_lost`).
+   */
+  progressToEnd(): Promise<void> {
+    return this.#checkpoints.toEnd(this.#book.unsavedBytes, () => this.checkpoint());
+  }
+
+  /**
    * Restarts the checkpoint interval when nothing is unsaved but the status: time spent waiting
    * to be admitted (a contended key) is not progress, so the run's first checkpoint after it may
    * wait a full interval, like the first one of any resumed job (docs/decisions/043).
@@ -653,9 +676,12 @@ export class RunState {
       this.#checkpoints.checkpoint(status, options.cause ?? 'run', (written) =>
         this.#record(written, outcome, options.withTrace),
       );
-    // A terminal record comes after every event before it in the execution stream (decision 138).
+    // A terminal record comes after every event before it in the execution stream (decision 138):
+    // an ordered stream's appends, sent just before the record's write, run before it.
     const published = this.#init.published;
-    return published !== undefined && TERMINAL_STATUSES.has(status) ? published().then(write) : write();
+    return published !== undefined && !published.ordered && TERMINAL_STATUSES.has(status)
+      ? published.flushed().then(write)
+      : write();
   }
 
   /** The record of the current state with `status` and `outcome` (the step book's unsaved part is in it from now). */

@@ -12,7 +12,7 @@ import { CompactMap, elementOf } from './compact-map.js';
 export interface StepBookInit {
   /** A persisted record to resume from: its steps, map states and completion sequence. */
   readonly resume?: ExecutionRecord | undefined;
-  /** Results are counted towards the unsaved bytes (a checkpoint interval is set). */
+  /** Results are counted towards the unsaved bytes (a checkpoint interval is set, or durable mode in a worker: a last step may wait for the final record). */
   readonly countsBytes: boolean;
 }
 

@@ -32,6 +32,8 @@ export class MemoryExecutionStream implements ExecutionStream {
   readonly #maxEntries: number;
   readonly #maxExecutions: number;
   readonly #streams = new Map<string, Stream>();
+  /** The execution appended to last: the newest place of {@link #streams} already. */
+  #newest: string | undefined;
   #next = 1;
   #closed = false;
 
@@ -114,10 +116,11 @@ export class MemoryExecutionStream implements ExecutionStream {
           if (oldest.waiters.size === 0 && id !== executionId) this.#streams.delete(id);
         }
       }
-    } else if (appending) {
+    } else if (appending && executionId !== this.#newest) {
       this.#streams.delete(executionId);
       this.#streams.set(executionId, stream);
     }
+    if (appending) this.#newest = executionId;
     return stream;
   }
 }

@@ -5,7 +5,8 @@
  * TTL), all without waiting for one another: on the command connection they leave in one socket
  * write. A read is an `XRANGE` after the position; with nothing there, an `XREAD BLOCK` on a
  * connection of its own (taken from a small pool, so a blocked read never holds up the command
- * connection), ended early by its abort signal.
+ * connection), ended early by its abort signal. On the store's own connection to one server the
+ * stream is `ordered`: the engine sends appends right before the checkpoint after them.
  *
  * @module
  */
@@ -23,6 +24,11 @@ export interface RedisExecutionStreamOptions {
   readonly ttlMs: number;
   /** About how many entries a stream keeps (`MAXLEN ~`: at least this many, the oldest trimmed). Default 1,000. */
   readonly maxEntries?: number | undefined;
+  /**
+   * The store writes records on this same connection, one server (not a cluster): appends and
+   * record writes run in the order sent ({@link ExecutionStream.ordered}). Default false.
+   */
+  readonly sharesStoreConnection?: boolean | undefined;
 }
 
 /** Idle blocking connections kept for the next blocked read. */
@@ -39,9 +45,11 @@ export class RedisExecutionStream implements ExecutionStream {
   readonly #idle: RedisConnection[] = [];
   readonly #busy = new Set<RedisConnection>();
   #closed = false;
+  readonly ordered: boolean;
 
   constructor(options: RedisExecutionStreamOptions) {
     this.#redis = options.redis;
+    this.ordered = options.sharesStoreConnection === true;
     this.#keys = options.keys;
     this.#ttlMs = options.ttlMs;
     this.#maxEntries = String(options.maxEntries ?? 1_000);

@@ -208,7 +208,12 @@ export function createRedisBackend(options: RedisBackendOptions = {}): RedisBack
     ...(options.recordTtlMs === undefined ? {} : { ttlMs: redisRecordTtl(options.recordTtlMs) }),
   });
   const events = new RedisEventLog({ redis, keys, ttlMs: redisRecordTtl(options.recordTtlMs) });
-  const executionStream = new RedisExecutionStream({ redis, keys, ttlMs: redisRecordTtl(options.recordTtlMs) });
+  const executionStream = new RedisExecutionStream({
+    redis,
+    keys,
+    ttlMs: redisRecordTtl(options.recordTtlMs),
+    sharesStoreConnection: !isCluster(redis), // one server: appends and record writes run in the order sent
+  });
   let closing: Promise<void> | undefined;
   return {
     store,

@@ -1,8 +1,9 @@
 /**
  * One execution: status and actions, what it waits for (a key, an async unit, or an interrupt
  * with its resume buttons), its failure, the step graph, the input
- * (redacted fields hidden), steps with their attempts, rollback failures, linked executions and
- * the trace.
+ * (redacted fields hidden), steps with their attempts and newest progress, rollback failures,
+ * linked executions and the trace. An unfinished execution's page follows its event stream
+ * (`live-script.ts`).
  *
  * @module
  */
@@ -15,6 +16,8 @@ import { timelineSvg } from './timeline.js';
 import { traceTable } from './trace-table.js';
 import { badge, duration, errorBlock, json, time, type Fragment } from './format.js';
 import { page, type PageContext } from './layout.js';
+import { progressText } from './live-script.js';
+import { TERMINAL_STATUSES } from '../../ports/store.js';
 
 const link = (ctx: PageContext, id: string): Fragment =>
   html`<a class="mono" href="${ctx.base}/executions/${encodeURIComponent(id)}">${id}</a>`;
@@ -71,11 +74,23 @@ function resultCell(step: StepView): Fragment | string {
   return step.record.result === undefined ? '' : json(step.record.result);
 }
 
-function stepsTable(ctx: PageContext, steps: readonly StepView[], waiting: readonly string[] = []): Fragment {
+/** The step's newest progress report, beside its status (the live script updates it as reports arrive). */
+function progressCell(step: StepView, progress: ExecutionDetail['progress']): Fragment | string {
+  const report = progress?.[step.path];
+  if (report === undefined) return '';
+  return html`<div class="progress" data-progress="${step.path}" title="attempt ${String(report.attempt)}, ${time(report.at)}">${progressText(report.data)}</div>`;
+}
+
+function stepsTable(
+  ctx: PageContext,
+  steps: readonly StepView[],
+  waiting: readonly string[] = [],
+  progress: ExecutionDetail['progress'] = undefined,
+): Fragment {
   if (steps.length === 0) return html`<p class="empty">No step has run.</p>`;
   return html`<table class="steps"><thead><tr><th>Step</th><th>Status</th><th>Attempts</th><th>Result / error</th></tr></thead><tbody>${steps.map(
     (s) =>
-      html`<tr data-step="${s.path}"><td><code>${s.path}</code>${s.record.unitId === undefined ? '' : html`<br><span class="muted">unit</span> ${link(ctx, s.record.unitId)}`}</td><td>${badge(shownStatus(s, waiting))}${s.rolledBack ? html` → ${badge(s.rolledBack)}` : ''}</td><td>${attemptsCell(s, shownStatus(s, waiting) === 'paused')}</td><td>${s.record.error ? errorBlock(s.record.error) : resultCell(s)}</td></tr>`,
+      html`<tr data-step="${s.path}"><td><code>${s.path}</code>${s.record.unitId === undefined ? '' : html`<br><span class="muted">unit</span> ${link(ctx, s.record.unitId)}`}</td><td>${badge(shownStatus(s, waiting))}${s.rolledBack ? html` → ${badge(s.rolledBack)}` : ''}${progressCell(s, progress)}</td><td>${attemptsCell(s, shownStatus(s, waiting) === 'paused')}</td><td>${s.record.error ? errorBlock(s.record.error) : resultCell(s)}</td></tr>`,
   )}</tbody></table>`;
 }
 
@@ -119,6 +134,9 @@ function outcome(e: ExecutionDetail): Fragment | string {
   return parts.length === 0 ? '' : html`<div class="card outcome"><h2>Outcome</h2>${parts}</div>`;
 }
 
+/** Whether the execution will not change again on its own (a terminal status). */
+const finished = (e: ExecutionDetail): boolean => e.status !== 'queued' && TERMINAL_STATUSES.has(e.status);
+
 /** The detail page. `actions` are those that apply (none in read-only mode). */
 export function executionPage(
   ctx: PageContext,
@@ -134,7 +152,7 @@ export function executionPage(
     ? html`<p class="muted">Hidden: the reactor is not registered with this dashboard and no redacted copy was recorded.</p>`
     : html`${json(e.input)}${e.redacted.length === 0 ? '' : html`<p class="muted">Redacted: ${e.redacted.join(', ')}</p>`}`;
   const body = html`${notice ? html`<div class="notice">${notice}</div>` : ''}
-<h1>${e.reactor} <span class="mono">${e.id}</span> ${badge(e.status)}</h1>
+<h1 data-execution-status="${e.status}" data-terminal="${String(finished(e))}">${e.reactor} <span class="mono">${e.id}</span> ${badge(e.status)}</h1>
 <p class="muted">created ${time(e.createdAt)} · updated ${time(e.updatedAt)}${e.parentId ? html` · parent ${link(ctx, e.parentId)}` : ''}${e.retryOf ? html` · retries ${link(ctx, e.retryOf)}` : ''}${e.idempotencyKey ? html` · idempotency key <code>${e.idempotencyKey}</code>` : ''}${e.tags ? html` · tags ${Object.entries(e.tags).map(([key, value]) => html`<a class="tag" data-tag-key="${key}" href="${ctx.base}/executions?tag=${encodeURIComponent(`${key}=${value}`)}"><code>${key}=${value}</code></a> `)}` : ''}</p>
 ${buttons.length === 0 ? '' : html`<p class="actions">${buttons}</p>`}
 ${e.waiting ? waitingCard(ctx, e.waiting) : ''}
@@ -147,12 +165,14 @@ ${outcome(e)}
 <h2>Step graph</h2><div class="card">${dagSvg(e.graph)}</div>
 <h2>Timeline</h2><div class="card timeline-card">${timelineSvg(e.trace, timelineNow(e.trace), { href: (id) => `${ctx.base}/executions/${encodeURIComponent(id)}` })}</div>
 <div class="grid"><div><h2>Input</h2>${input}</div>${e.rollbackFailures.length === 0 ? '' : html`<div><h2>Rollback failures</h2><table class="rollback"><thead><tr><th>Step</th><th>Kind</th><th>Reason</th><th>Message</th></tr></thead><tbody>${e.rollbackFailures.map((f) => html`<tr><td><code>${f.step}</code></td><td>${f.kind}</td><td>${f.reason}${f.key ? html` <code>${f.key}</code>` : ''}</td><td>${f.message}</td></tr>`)}</tbody></table></div>`}</div>
-<h2>Steps</h2>${stepsTable(
+<h2>Steps</h2><div data-steps>${stepsTable(
     ctx,
     e.steps,
     (e.interrupts ?? []).map((i) => i.step),
-  )}
+    e.progress,
+  )}</div>
 ${linked(ctx, 'Child executions', e.links.children)}${linked(ctx, 'Retries', e.links.retries)}
 <h2>Trace</h2>${traceTable(e.trace)}`;
-  return page(ctx, { title: `${e.reactor} ${e.id}`, nav: 'executions' }, body);
+  const stream = finished(e) ? {} : { stream: `${ctx.base}/executions/${encodeURIComponent(e.id)}/stream` };
+  return page(ctx, { title: `${e.reactor} ${e.id}`, nav: 'executions', ...stream }, body);
 }

@@ -1,12 +1,13 @@
 /**
- * The page frame: navigation, the style sheet and the live-refresh script (it re-fetches the page
- * every few seconds and swaps the `#live` region, without a full reload; it pauses while a form
- * field has focus or executions are selected for a bulk action).
+ * The page frame: navigation, the style sheet and the live script (`live-script.ts`: it re-fetches
+ * the page every few seconds and swaps the `#live` region, without a full reload, or follows the
+ * execution's event stream on an execution page).
  *
  * @module
  */
 import { html, raw } from 'hono/html';
 import type { Fragment } from './format.js';
+import { LIVE_SCRIPT } from './live-script.js';
 
 /** What every page needs to render its frame. */
 export interface PageContext {
@@ -67,6 +68,7 @@ svg.timeline text { font:11px system-ui,sans-serif; fill:#1d2330; }
 .b-backoff { fill:#c3c8d4; background:#c3c8d4; } .b-park { fill:#f0b429; background:#f0b429; }
 .b-wait { fill:#f7d070; background:#f7d070; } .b-sleep { fill:#9c7ae0; background:#9c7ae0; }
 .b-pause { fill:#e06aa8; background:#e06aa8; } .b-rollback { fill:#d9a47c; background:#d9a47c; }
+.progress { font-size:12px; color:var(--muted); margin-top:3px; font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace; word-break:break-word; }
 .b-undo, .b-compensate { fill:#7a3d10; background:#7a3d10; } .b-queued { fill:#b9c3d6; background:#b9c3d6; }
 .legend { font-size:12px; color:var(--muted); margin:6px 0 0; } .legend .key { margin-right:12px; white-space:nowrap; }
 .legend i { display:inline-block; width:12px; height:10px; border-radius:2px; margin-right:4px; vertical-align:middle; }
@@ -85,32 +87,18 @@ svg.dag .n-skipped rect, svg.dag .n-halted rect { fill:#eceef1; stroke:#7d8595; 
 svg.dag .n-compensated rect, svg.dag .n-undone rect { fill:#f3e2d6; stroke:#a0521d; }
 `;
 
-const LIVE = `
-(() => {
-  const seconds = Number(document.body.dataset.refresh || 0);
-  if (!seconds) return;
-  setInterval(async () => {
-    const focused = document.activeElement;
-    if (focused && ['INPUT', 'SELECT', 'TEXTAREA'].includes(focused.tagName)) return;
-    if (document.querySelector('input[form="bulk"]:checked')) return; // keep a bulk selection
-    try {
-      const response = await fetch(location.href, { headers: { 'x-live-refresh': '1' } });
-      if (!response.ok) return;
-      const next = new DOMParser().parseFromString(await response.text(), 'text/html').getElementById('live');
-      const here = document.getElementById('live');
-      if (next && here) here.innerHTML = next.innerHTML;
-    } catch { /* offline for a moment: try again next time */ }
-  }, seconds * 1000);
-})();
-`;
-
-/** A whole page. `live: false` (confirm pages) turns the refresh off. */
+/**
+ * A whole page. `live: false` (confirm pages) turns the refresh off; `stream` (the URL of an
+ * execution's event stream) makes the page follow it, polling only when it is refused (neither
+ * when the dashboard's `refreshSeconds` is 0).
+ */
 export function page(
   ctx: PageContext,
   options: {
     readonly title: string;
     readonly nav: 'executions' | 'coordination' | 'schedules' | 'queue' | 'events';
     readonly live?: boolean;
+    readonly stream?: string;
   },
   body: Fragment | string,
 ): Fragment {
@@ -119,9 +107,9 @@ export function page(
   return html`<!doctype html>
 <html lang="en">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${options.title} · ts-reactor</title><link rel="icon" type="image/svg+xml" href="${ctx.base}/favicon.svg"><style>${raw(CSS)}</style></head>
-<body data-refresh="${String(refresh)}">
+<body data-refresh="${String(refresh)}"${options.stream === undefined || refresh === 0 ? '' : html` data-stream="${options.stream}"`}>
 <header><span class="brand">ts-reactor</span><a class="${on('executions')}" href="${ctx.base}/executions">Executions</a><a class="${on('coordination')}" href="${ctx.base}/coordination">Coordination</a><a class="${on('queue')}" href="${ctx.base}/queue">Queue</a>${ctx.schedules ? html`<a class="${on('schedules')}" href="${ctx.base}/schedules">Schedules</a>` : ''}${ctx.events ? html`<a class="${on('events')}" href="${ctx.base}/events">Events</a>` : ''}${ctx.readOnly ? html`<span class="muted">read-only</span>` : ''}</header>
 <main id="live">${body}</main>
-<script>${raw(LIVE)}</script>
+<script>${raw(LIVE_SCRIPT)}</script>
 </body></html>`;
 }

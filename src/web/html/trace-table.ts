@@ -57,7 +57,7 @@ export function traceTable(trace: readonly ReactorEvent[]): Fragment {
         Object.keys(fields).length === 0
           ? ''
           : html`<details><summary>JSON</summary>${json(readable(e, fields))}</details>`;
-      return html`<tr data-event="${e.type}"><td class="mono"><time datetime="${isoTime(e.at)}" title="${time(e.at)}">${offset(e.at - t0)}</time></td><td><code>${e.type}</code></td><td>${'step' in e && e.step !== undefined ? html`<code>${e.step}</code>` : ''}</td><td><span class="summary">${eventSummary(e, fields)}</span>${folded}</td></tr>`;
+      return html`<tr data-event="${e.type}" data-at="${isoTime(e.at)}"${'step' in e && e.step !== undefined ? html` data-event-step="${e.step}"` : ''}><td class="mono"><time datetime="${isoTime(e.at)}" title="${time(e.at)}">${offset(e.at - t0)}</time></td><td><code>${e.type}</code></td><td>${'step' in e && e.step !== undefined ? html`<code>${e.step}</code>` : ''}</td><td><span class="summary">${eventSummary(e, fields)}</span>${folded}</td></tr>`;
     },
   )}</tbody></table>`;
 }

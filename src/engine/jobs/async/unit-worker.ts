@@ -11,7 +11,7 @@ import type { AnyReactorDefinition, AsyncStepNode } from '../../../dsl/definitio
 import { validateContract } from '../../../dsl/contract.js';
 import { ContentionError, RateLimitedError, ReactorError, type PrimitiveName } from '../../../errors.js';
 import type { After, BackgroundDeps } from '../deps.js';
-import { refused, reparkBehindSameHolder } from '../park.js';
+import { refused, reparkBehindSameHolder, requeuedJobOf } from '../park.js';
 import { requeue } from '../requeue.js';
 import { backgroundOf, cleared } from '../../model/background.js';
 import { cancelled, finish } from '../../execution/execute.js';
@@ -51,20 +51,22 @@ export async function advanceUnit(
   // Its fallback job finds the key held by the holder it parked behind: it parks again, spending one attempt (decision 097).
   const stillWanted = async (): Promise<boolean> =>
     !ROLLED_BACK.has(await dispatcherStatus(deps.store, info.dispatcherId));
+  // The park's own job, also when it was enqueued again because the previous job still held the lease.
+  const parkJob = requeuedJobOf(record.id, delivery);
   const reparked =
     record.status === 'parked' && !root.signal.aborted
-      ? await reparkBehindSameHolder(deps, state, delivery, undefined, stillWanted)
+      ? await reparkBehindSameHolder(deps, state, parkJob, undefined, stillWanted)
       : undefined;
   if (reparked) return reparked;
   state.emit({ type: 'run.resumed', jobId: delivery.jobId, delivery: delivery.delivery });
   const waiting = background.waitingFor;
   if (
     waiting &&
-    waiting.jobId === delivery.jobId &&
+    waiting.jobId === parkJob.jobId &&
     waiting.dueAt !== undefined &&
     state.clock.now() < waiting.dueAt - 5
   ) {
-    state.emit({ type: 'run.woken', primitive: waiting.primitive, key: waiting.key, jobId: delivery.jobId });
+    state.emit({ type: 'run.woken', primitive: waiting.primitive, key: waiting.key, jobId: parkJob.jobId });
   }
   const place: StepPlace = { path: info.step, reactor: info.reactor, signal: root.signal };
   const node = findAsyncStep(reactor, info.step);

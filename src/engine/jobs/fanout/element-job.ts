@@ -21,7 +21,7 @@ import type { JobDelivery } from '../../../ports/queue.js';
 import { TERMINAL_STATUSES, type ElementLink, type ExecutionRecord } from '../../../ports/store.js';
 import { errorSummary, type RunState } from '../../run/run-state.js';
 import type { After, BackgroundDeps } from '../deps.js';
-import { reparkBehindSameHolder } from '../park.js';
+import { reparkBehindSameHolder, requeuedJobOf } from '../park.js';
 import { parkElement, resumeParkedElement } from './element-park.js';
 
 interface ElementJob {
@@ -71,12 +71,14 @@ export async function processElementJob(
   }
   const state = elementState(job, false);
   // Its fallback job finds the key held by the holder it parked behind: it parks again, spending one attempt (decision 097).
+  // The park's own job, also when it was enqueued again because the previous job still held the lease.
+  const parkJob = requeuedJobOf(record.id, delivery);
   const reparked =
     record.status === 'parked' && !view.stopped && !signal.aborted
-      ? await reparkBehindSameHolder(deps, state, delivery)
+      ? await reparkBehindSameHolder(deps, state, parkJob)
       : undefined;
   if (reparked) return reparked;
-  resumeParkedElement(state, delivery); // a parked element's job: it no longer waits
+  resumeParkedElement(state, parkJob); // a parked element's job: it no longer waits
   if (view.stopped && Object.keys(record.steps).length === 0) {
     // An atomic map stopped before this element started: it settles as not started.
     state.emit({ type: 'map.element_skipped', step: link.step, index: link.index, reason: 'not_started' });
