@@ -340,7 +340,10 @@ export interface Engine {
    * Resolves `accepted`, or `duplicate` when an event with that id is kept already (nothing
    * changes). Then starts the registered reactors declaring `.on` of the event whose `match`
    * passes, once per event and reactor (a duplicate finds those starts made): `started` names
-   * the executions, `triggerFailures` the triggers that failed (the event stays stored). Throws
+   * the executions, `triggerFailures` the triggers that failed (the event stays stored). Then
+   * resumes every execution waiting for it at a matching `.waitForEvent` step (resolving once
+   * their payloads are written, not once their runs finish; a duplicate resumes nothing twice;
+   * docs/events.md, "Waiting for an event"). Throws
    * `EventInvalidError` or `EventPayloadError` before anything is stored, and
    * `events_unsupported` on an engine without an event log.
    *
