@@ -33,6 +33,8 @@ const CLAIM_TTL_MS = 60_000;
 const BUSY_TRIES = 30;
 /** Events one page of the re-check reads. */
 const RECHECK_PAGE = 100;
+/** Reads of the record, 100 ms apart, the re-check waits for a park to reach the store. */
+const PARK_TRIES = 50;
 
 /** What delivering events to waits needs from the engine. */
 export interface DeliverDeps extends ContinueDeps {
@@ -218,6 +220,10 @@ async function locate(deps: DeliverDeps, target: WaitTarget, name: string): Prom
   return { kind: 'found', reactor, wait, node };
 }
 
+function hasOpenEventWait(record: ExecutionRecord): boolean {
+  return (record.interrupts ?? []).some((w) => w.event !== undefined && w.resumedAt === undefined);
+}
+
 function waitOf(record: ExecutionRecord | undefined, step: string): InterruptWait | undefined {
   return record?.interrupts?.find((w) => w.step === step);
 }
@@ -244,7 +250,14 @@ async function unregister(
  */
 export async function recheckParked(deps: DeliverDeps, executionId: string): Promise<void> {
   if (deps.log === undefined) return;
-  const record = await deps.store.get(executionId);
+  let record = await deps.store.get(executionId);
+  // The park may reach the store a moment after the run state took it (a write that rides with
+  // the lease's release): wait for it while the wait is open and the run not finished.
+  for (let tries = 0; record && record.status !== 'paused' && tries < PARK_TRIES; tries++) {
+    if (TERMINAL_STATUSES.has(record.status) || !hasOpenEventWait(record)) return;
+    await deps.clock.sleep(100);
+    record = await deps.store.get(executionId);
+  }
   if (record?.status !== 'paused') return;
   const registered = deps.registry.get(record.reactor);
   if (!registered) return;
