@@ -25,7 +25,7 @@ import { startManyReactors } from './api/start-many.js';
 import { startSweeps, sweepNow } from './api/sweeps.js';
 import { listEvents, sendEvent, sendManyEvents, type EventDeps } from './api/events.js';
 import { EventNotices } from './model/event-notices.js';
-import { recheckParked } from './execution/event-wait/deliver.js';
+import { dropEventWaits, recheckParked } from './execution/event-wait/deliver.js';
 import { resumeWaitsFor } from './execution/event-wait/match.js';
 import type { AnyEventDeclaration } from '../dsl/event.js';
 import type { Engine, EngineOptions, SendEntry, SendOptions, StartEntry } from './api/types.js';
@@ -94,7 +94,16 @@ export function createEngine(options: EngineOptions): Engine {
   const states = new StateFactory({
     base: build.stateBase(options, core, workerId, (id) => parkedOnEvents(id)),
     admitter,
-    settleListener: wakeups,
+    settleListener: {
+      executionSettled: (record) => {
+        wakeups.executionSettled(record);
+        // A run that ends while it waits for an event leaves no registration behind (decision 148).
+        if (record.interrupts?.some((w) => w.event !== undefined && w.resumedAt === undefined))
+          detached.detach(dropEventWaits(options.eventWaits, record), (error) =>
+            logger.warn({ executionId: record.id, error: String(error) }, 'an ended wait stayed registered'),
+          );
+      },
+    },
   });
   const background = build.backgroundDeps(options, core, { coordination, cancels, workerId, jobLeases, states });
   // Operations are built from the states: a child's cancel reaches them once they exist (called only while running).

@@ -62,6 +62,18 @@ describe('waitForEvent in process', () => {
     expect(events.find((e) => e.type === 'wait.resumed')).toMatchObject({ mode: 'inline' });
   });
 
+  test('an execution cancelled while it waits leaves no registration in the index', async () => {
+    const eventWaits = new MemoryEventWaits();
+    const t = createTestEngine({ eventWaits });
+    const paused = await t.run(checkout, { orderId: 'o-5' });
+    const key = { event: 'payment.settled', matchKey: '["o-5"]' };
+    expect((await eventWaits.lookup(key, 'resume', { limit: 10 })).waits).toHaveLength(1);
+    await t.engine.cancel(paused.executionId);
+    await t.engine.idle();
+    expect((await eventWaits.lookup(key, 'resume', { limit: 10 })).waits).toEqual([]);
+    await t.close();
+  });
+
   test('a wait without matchOn is matched by its predicate alone', async () => {
     const anyBig = reactor('wfe-any-big')
       .input({ min: z.number() })

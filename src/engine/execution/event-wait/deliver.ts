@@ -220,6 +220,24 @@ async function locate(deps: DeliverDeps, target: WaitTarget, name: string): Prom
   return { kind: 'found', reactor, wait, node };
 }
 
+/**
+ * Drops the registrations of `record`'s open event waits: called for every terminal record (an
+ * execution cancelled, failed or finished while it waited), so the index keeps no leftovers of it.
+ */
+export async function dropEventWaits(index: EventWaits | undefined, record: ExecutionRecord): Promise<void> {
+  if (index === undefined) return;
+  for (const wait of record.interrupts ?? []) {
+    if (wait.event === undefined || wait.resumedAt !== undefined) continue;
+    await index.remove({
+      event: wait.event.name,
+      matchKey: wait.event.matchKey,
+      kind: 'resume',
+      executionId: record.id,
+      ref: wait.step,
+    });
+  }
+}
+
 function hasOpenEventWait(record: ExecutionRecord): boolean {
   return (record.interrupts ?? []).some((w) => w.event !== undefined && w.resumedAt === undefined);
 }
