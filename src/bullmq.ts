@@ -33,6 +33,7 @@ import { checkedRecordTtl } from './storage/record-ttl.js';
 export * from './queue/bullmq.js';
 export { RedisWaitList } from './storage/redis/wait-list.js';
 export { RedisEventLog, type RedisEventLogOptions } from './storage/redis/event-log.js';
+export { RedisEventWaits, type RedisEventWaitsOptions } from './storage/redis/event-waits.js';
 export {
   createRedisBullmqBackend,
   type RedisBullmqBackend,

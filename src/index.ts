@@ -14,6 +14,7 @@ export { MemoryStore, type MemoryStoreOptions } from './storage/memory/store.js'
 export { MemoryCoordinator } from './storage/memory/coordinator.js';
 export { MemoryFanOutLedger } from './storage/memory/fanout.js';
 export { MemoryEventLog, type MemoryEventLogOptions } from './storage/memory/event-log.js';
+export { MemoryEventWaits, type MemoryEventWaitsOptions } from './storage/memory/event-waits.js';
 export { MemoryExecutionStream, type MemoryExecutionStreamOptions } from './storage/memory/execution-stream.js';
 export { createEmbeddedEngine, type EmbeddedEngine, type EmbeddedEngineOptions } from './embedded.js';
 export { createMemoryBackend, type MemoryBackend, type MemoryBackendOptions } from './storage/memory/backend.js';

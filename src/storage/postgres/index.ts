@@ -15,3 +15,4 @@ export { DEFAULT_SCHEMA, PostgresNames } from './names.js';
 export { DEFAULT_MAX_RECORD_BYTES, PostgresStore, type PostgresStoreOptions } from './store.js';
 export { DEFAULT_WAITER_TTL_MS, PostgresWaitList, type PostgresWaitListOptions } from './wait-list.js';
 export { PostgresEventLog, type PostgresEventLogOptions } from './event-log.js';
+export { PostgresEventWaits, type PostgresEventWaitsOptions } from './event-waits.js';
