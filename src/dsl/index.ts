@@ -14,3 +14,4 @@ export * from './step-timeout.js';
 export * from './sleep.js';
 export type { FailureOptions, OnFailure, SkipPolicy } from './on-failure.js';
 export * from './event.js';
+export type { CancelOnOptions, CancelOnPayload, CancelOnSpec, MatchableField } from './cancel-on.js';
