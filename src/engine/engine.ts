@@ -24,6 +24,7 @@ import { processOne, startReactor } from './api/start.js';
 import { startManyReactors } from './api/start-many.js';
 import { startSweeps, sweepNow } from './api/sweeps.js';
 import { listEvents, sendEvent, sendManyEvents, type EventDeps } from './api/events.js';
+import { EventCancels } from './api/event-cancels.js';
 import { EventNotices } from './model/event-notices.js';
 import type { AnyEventDeclaration } from '../dsl/event.js';
 import type { Engine, EngineOptions, SendEntry, SendOptions, StartEntry } from './api/types.js';
@@ -87,10 +88,26 @@ export function createEngine(options: EngineOptions): Engine {
   const jobLeases = build.jobLeasesOf(options);
   const workerId = build.engineIdOf(options, core.ids);
   const admitter = new CoordinationAdmitter(coordination);
+  const notices = new EventNotices();
+  // Executions of reactors with `cancelOn` register when accepted and unregister with their terminal record (decision 151).
+  const eventCancels = new EventCancels({
+    waits: options.eventWaits,
+    registry,
+    store,
+    operations: () => operations,
+    notices,
+    clock: core.clock,
+    logger,
+  });
   const states = new StateFactory({
     base: build.stateBase(options, core, workerId),
     admitter,
-    settleListener: wakeups,
+    settleListener: {
+      executionSettled: (record) => {
+        wakeups.executionSettled(record);
+        eventCancels.settled(record);
+      },
+    },
   });
   const background = build.backgroundDeps(options, core, { coordination, cancels, workerId, jobLeases, states });
   // Operations are built from the states: a child's cancel reaches them once they exist (called only while running).
@@ -103,14 +120,24 @@ export function createEngine(options: EngineOptions): Engine {
   const steer = { ...resume, ...(inlineLeases === undefined ? {} : { inlineLeases }) };
   const invoke = build.invokeDeps(coordination, core);
   const fork = { ...resume, ids: core.ids, logger: core.logger, maxTraceEntries: core.maxTraceEntries };
-  const notices = new EventNotices();
   const events: EventDeps = {
     events: options.events,
     notices,
     clock: core.clock,
     newId: () => `ev-${core.ids.executionId()}`,
+    cancels: eventCancels,
   };
-  const parts: EngineParts = { ...core, claims, states, background, cancels, inlineLeases, operations, sweeper };
+  const parts: EngineParts = {
+    ...core,
+    claims,
+    states,
+    background,
+    cancels,
+    inlineLeases,
+    operations,
+    sweeper,
+    eventCancels,
+  };
   return {
     resume: (target, payload, o = {}) => resumeExecution(resume, target, payload, o),
     run: ((reactor, input, o) => runReactor(parts, reactor, input, o)) as Engine['run'],

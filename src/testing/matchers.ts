@@ -6,6 +6,7 @@
  */
 import type { ReactorEvent } from '../engine/model/events.js';
 import type { RunResult } from '../engine/model/results.js';
+import { parseEventCancelReason } from '../engine/api/event-cancels.js';
 
 /** A matcher verdict. */
 export interface Verdict {
@@ -115,6 +116,18 @@ export const runMatchers = {
       ),
       message: `expected a rollback failure matching ${JSON.stringify(expected)}; got ${JSON.stringify(run.rollbackFailures)}`,
     })),
+  toHaveBeenCancelledByEvent: (received: unknown, name?: string, eventId?: string): Verdict =>
+    guard(received, (run) => {
+      const by = run.status === 'cancelled' ? parseEventCancelReason(run.reason) : undefined;
+      const wanted = `${name === undefined ? 'an event' : `event "${name}"`}${eventId === undefined ? '' : ` (id "${eventId}")`}`;
+      return {
+        pass:
+          by !== undefined &&
+          (name === undefined || by.name === name) &&
+          (eventId === undefined || by.eventId === eventId),
+        message: `expected the run to have been cancelled by ${wanted}; it ${by !== undefined ? `was cancelled by event "${by.name}" (id "${by.eventId}")` : run.status === 'cancelled' ? `was cancelled: ${run.reason}` : describe(run)}`,
+      };
+    }),
   toHaveContendedAt: (received: unknown, step: string, key?: string): Verdict =>
     guard(received, (run) => {
       const seen = contentions(run.trace);

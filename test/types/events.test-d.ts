@@ -60,6 +60,6 @@ describe('event declarations', () => {
     expectTypeOf<SendResult['status']>().toEqualTypeOf<'accepted' | 'duplicate'>();
     expectTypeOf<EventListPage['events']>().toEqualTypeOf<readonly StoredEvent[]>();
     expectTypeOf<StoredEvent['effects']['started']>().toEqualTypeOf<readonly string[]>();
-    expectTypeOf<EventNotice['type']>().toEqualTypeOf<'event.received' | 'event.duplicate'>();
+    expectTypeOf<EventNotice['type']>().toEqualTypeOf<'event.received' | 'event.cancelled' | 'event.duplicate'>();
   });
 });

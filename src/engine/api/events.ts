@@ -11,6 +11,7 @@ import { EventInvalidError, EventPayloadError, ListFilterError, ReactorError } f
 import type { EventLog, StoredEvent } from '../../ports/event-log.js';
 import { inputShapeIssue } from '../model/input-shape.js';
 import type { EventNotices } from '../model/event-notices.js';
+import type { EventCancels } from './event-cancels.js';
 import type { Clock } from '../../ports/clock.js';
 import type { EventListPage, EventListQuery, SendEntry, SendOptions, SendResult } from './types.js';
 
@@ -31,6 +32,8 @@ export interface EventDeps {
   readonly clock: Clock;
   /** A new event id, for an event sent without one. */
   readonly newId: () => string;
+  /** The executions an accepted event cancels (`cancelOn`); undefined: none. */
+  readonly cancels?: EventCancels | undefined;
 }
 
 /** An event checked and ready to append. */
@@ -87,9 +90,9 @@ export async function listEvents(deps: EventDeps, query: EventListQuery = {}): P
 }
 
 /**
- * Appends one checked event and tells about it. This is where an accepted event will be matched
+ * Appends one checked event and tells about it. This is where an accepted event is matched
  * (reactors it starts, waits it resumes, executions it cancels), each match recorded with
- * `EventLog.addEffect`; no matching exists yet, so an accepted event only is stored.
+ * `EventLog.addEffect`; a duplicate matches nothing.
  */
 async function append(deps: EventDeps, log: EventLog, event: Checked): Promise<SendResult> {
   const outcome = await log.append(event);
@@ -112,6 +115,7 @@ async function append(deps: EventDeps, log: EventLog, event: Checked): Promise<S
       receivedAt: stored.receivedAt,
       at,
     });
+  if (outcome.status === 'accepted') await deps.cancels?.cancelFor(log, stored);
   return { status: outcome.status, id: stored.id, name: stored.name, ts: stored.ts, receivedAt: stored.receivedAt };
 }
 

@@ -19,6 +19,7 @@ import type { JobLeases } from '../../ports/job-lease.js';
 import type { ExecutionJob, JobDelivery, JobQueue } from '../../ports/queue.js';
 import type { ExecutionStream } from '../../ports/execution-stream.js';
 import type { WaitList } from '../../ports/wait-list.js';
+import type { EventWaits } from '../../ports/event-waits.js';
 import type { EventLog, StoredEvent } from '../../ports/event-log.js';
 import type { AnyEventDeclaration, EventInput } from '../../dsl/event.js';
 import type { EventNoticeListener } from '../model/event-notices.js';
@@ -60,6 +61,11 @@ export interface EngineOptions {
    * backend's. Absent: those methods throw `events_unsupported`.
    */
   readonly events?: EventLog | undefined;
+  /**
+   * The index of executions waiting for an event (`cancelOn`); the runtimes pass their
+   * backend's. Absent: starting a reactor that declares `cancelOn` throws `events_unsupported`.
+   */
+  readonly eventWaits?: EventWaits | undefined;
   /**
    * Each execution's events, readable from any process (`engine.watch`): every event this engine
    * emits is appended to it. Every runtime passes its backend's; absent, `engine.watch` fails
