@@ -327,7 +327,10 @@ export interface Engine {
    * Sends an event: checked (name, id, `ts`, a JSON payload of at most 256 KiB nested at most 100
    * levels), validated against `event`'s schema when it is a declaration, then stored once per id.
    * Resolves `accepted`, or `duplicate` when an event with that id is kept already (nothing
-   * changes). Throws `EventInvalidError` or `EventPayloadError` before anything is stored, and
+   * changes). An accepted event then cancels the unfinished executions it matches of the
+   * registered reactors that declare `cancelOn` for it (docs/events.md#cancelling-on-an-event):
+   * those queued, parked or paused are rolled back before it resolves; running ones are asked to
+   * stop. Throws `EventInvalidError` or `EventPayloadError` before anything is stored, and
    * `events_unsupported` on an engine without an event log.
    *
    * @example
@@ -367,7 +370,7 @@ export interface Engine {
    * ```
    */
   listEvents(query?: EventListQuery): Promise<EventListPage>;
-  /** Subscribes to the notices of sent events (`event.received`, `event.duplicate`); returns the unsubscribe function. */
+  /** Subscribes to the notices of sent events (`event.received`, `event.cancelled`, `event.duplicate`); returns the unsubscribe function. */
   subscribeEvents(listener: EventNoticeListener): () => void;
   /**
    * Runs a reactor in this process and returns its result. Outcomes are returned, never thrown.
