@@ -7,7 +7,15 @@
  */
 import { describe, expect, test } from 'vitest';
 import { z } from 'zod';
-import { createEngine, event, MemoryStore, reactor, ReactorError, type EventNotice } from '../../src/index.js';
+import {
+  createEngine,
+  event,
+  MemoryStore,
+  reactor,
+  ReactorError,
+  type EventNotice,
+  type ExecutionRecord,
+} from '../../src/index.js';
 import { ManualClock, createTestEngine, type TestEngineOptions } from '../../src/testing/index.js';
 import { MemoryEventWaits } from '../../src/storage/memory/event-waits.js';
 import '../../src/testing/vitest.js';
@@ -237,7 +245,7 @@ describe('cancelOn on the memory backend', () => {
     expect(await own.resume(done, { ok: true })).toHaveCompleted();
     const key = { event: 'order.cancelled', matchKey: '["o-1"]' };
     expect((await waits.lookup(key, 'cancel', { limit: 10 })).waits).toEqual([]); // removed with its terminal record
-    await waits.add({ ...key, kind: 'cancel', executionId: done.executionId, ref: '' }); // a leftover (a crashed process)
+    await waits.add({ ...key, kind: 'cancel', executionId: done.executionId, ref: 'quick' }); // a leftover (a crashed process)
     await own.engine.send(orderCancelled, { orderId: 'o-1' });
     expect((await own.engine.result(done.executionId))?.status).toBe('completed');
     expect((await waits.lookup(key, 'cancel', { limit: 10 })).waits).toEqual([]);
@@ -282,5 +290,53 @@ describe('cancelOn on the memory backend', () => {
         {},
       ),
     ).toHaveCompleted();
+  });
+
+  test('an event between the registration and the first record: a background start is cancelled when its job is taken', async () => {
+    const held = gate();
+    let holding = false;
+    /** Holds the write of each pending record until the test opens the gate. */
+    class HeldStore extends MemoryStore {
+      override async save(record: ExecutionRecord): Promise<void> {
+        if (record.status === 'pending' && Object.keys(record.steps).length === 0) {
+          holding = true;
+          await held.wait;
+        }
+        return super.save(record);
+      }
+    }
+    const clock = new ManualClock({ autoAdvance: false });
+    const t = createTestEngine({ clock, store: new HeldStore() });
+    const notices: EventNotice[] = [];
+    t.engine.subscribeEvents((n) => notices.push(n));
+    const ran: string[] = [];
+    const plain = reactor('window-plain')
+      .input({ orderId: z.string() })
+      .cancelOn(orderCancelled, { matchOn: ['orderId'] })
+      .step('work', { run: ({ orderId }) => void ran.push(orderId) })
+      .background('all')
+      .build();
+    const guarded = reactor('window-guarded')
+      .input({ orderId: z.string() })
+      .cancelOn(orderCancelled, { matchOn: ['orderId'], match: () => true })
+      .step('work', { run: ({ orderId }) => void ran.push(orderId) })
+      .background('all')
+      .build();
+    const starting = t.engine.startMany([
+      { reactor: plain, input: { orderId: 'o-1' } },
+      { reactor: guarded, input: { orderId: 'o-1' } },
+    ]);
+    await settleUntil(() => holding, 'the first records are being written');
+    await t.engine.send(orderCancelled, { orderId: 'o-1' }, { id: 'early' });
+    expect(notices.filter((n) => n.type === 'event.cancelled').map((n) => [n.reactor, n.outcome])).toEqual([
+      ['window-plain', 'requested'],
+    ]);
+    held.open();
+    const [a, b] = await starting;
+    await t.drain();
+    expect(await t.engine.result(a!.executionId)).toHaveBeenCancelledByEvent('order.cancelled', 'early');
+    // `match` cannot be checked without the record's input: that start is passed over (decision 152).
+    expect((await t.engine.result(b!.executionId))?.status).toBe('completed');
+    expect(ran).toEqual(['o-1']);
   });
 });

@@ -2,11 +2,13 @@
  * Cancelling on an event (`reactor.cancelOn`, docs/events.md#cancelling-on-an-event,
  * docs/decisions/151, 152). An execution of a reactor that declares `cancelOn` files one
  * registration of kind `cancel` per declaration in the `EventWaits` index when it is accepted,
- * under the event's name and the match key of its input's `matchOn` values; its terminal record
+ * under the event's name and the match key of its input's `matchOn` values, its `ref` the
+ * reactor's name; its terminal record
  * removes them. An accepted event is looked up by its name and the match keys its payload gives
  * for the `matchOn` lists the registered definitions declare for that name — never by reading
  * executions — and each execution found is checked (not finished, its reactor declares the
- * event, the key of its own input matches, `match` says true) and cancelled with the reason
+ * event and the payload gives the key under that reactor's `matchOn`, `match` says true) and
+ * cancelled with the reason
  * {@link eventCancelReason}: an inline run of this process is aborted (it stops at its next step
  * boundary and rolls back, as `engine.cancel` does, without the sender waiting for it); any other
  * goes through `engine.cancel`'s path — rolled back now when queued, parked, sleeping or paused,
@@ -24,7 +26,7 @@ import type { Clock } from '../../ports/clock.js';
 import type { EventLog, StoredEvent } from '../../ports/event-log.js';
 import { matchKeyOf, type EventWaitEntry, type EventWaits } from '../../ports/event-waits.js';
 import { TERMINAL_STATUSES, type ExecutionRecord, type Store } from '../../ports/store.js';
-import { cancelExecution, type OperationsDeps } from '../execution/operations.js';
+import { cancelExecution, requestCancel, type OperationsDeps } from '../execution/operations.js';
 import type { EventNotices } from '../model/event-notices.js';
 import type { ReactorRegistry } from './registry.js';
 
@@ -67,9 +69,10 @@ export interface EventCancelDeps {
   readonly logger: Logger;
 }
 
-/** One execution an event may cancel: the key it was found under, and when it was filed (the backend's clock). */
+/** One execution an event may cancel: its reactor, the key it was found under, and when it was filed (the backend's clock). */
 interface Candidate {
   readonly executionId: string;
+  readonly reactor: string;
   readonly matchKey: string;
   readonly since: number;
 }
@@ -104,7 +107,7 @@ export class EventCancels {
         `reactor "${reactor.name}" declares cancelOn, which needs an event-wait index: a runtime over a backend that has one, or createEngine({ eventWaits })`,
         { details: { operation: 'cancelOn' } },
       );
-    await Promise.all(entriesOf(reactor.cancelOn, executionId, input).map((entry) => waits.add(entry)));
+    await Promise.all(entriesOf(reactor.name, reactor.cancelOn, executionId, input).map((entry) => waits.add(entry)));
   }
 
   /**
@@ -115,7 +118,7 @@ export class EventCancels {
     const waits = this.#deps.waits;
     const specs = this.#deps.registry.byName.get(record.reactor)?.cancelOn;
     if (waits === undefined || specs === undefined || specs.length === 0) return;
-    for (const entry of entriesOf(specs, record.id, record.input))
+    for (const entry of entriesOf(record.reactor, specs, record.id, record.input))
       void waits
         .remove(entry)
         .catch((error: unknown) =>
@@ -161,7 +164,12 @@ export class EventCancels {
         });
         for (const wait of page.waits)
           if (!found.has(wait.executionId))
-            found.set(wait.executionId, { executionId: wait.executionId, matchKey, since: wait.since });
+            found.set(wait.executionId, {
+              executionId: wait.executionId,
+              reactor: wait.ref,
+              matchKey,
+              since: wait.since,
+            });
         after = page.cursor;
       } while (after !== undefined);
     }
@@ -169,23 +177,32 @@ export class EventCancels {
   }
 
   async #cancelOne(waits: EventWaits, log: EventLog, event: StoredEvent, candidate: Candidate): Promise<void> {
-    const { executionId, matchKey } = candidate;
+    const { executionId, matchKey, reactor } = candidate;
     const record = await this.#deps.store.get(executionId);
-    const entry: EventWaitEntry = { event: event.name, matchKey, kind: 'cancel', executionId, ref: '' };
+    const entry: EventWaitEntry = { event: event.name, matchKey, kind: 'cancel', executionId, ref: reactor };
     // Finished, or without a record long after it registered (expired): a leftover, dropped on sight.
-    // Without a record just after it registered, it is being accepted: the event is before its first record (decision 152).
     const leftover =
       record === undefined
         ? event.receivedAt - candidate.since > UNWRITTEN_GRACE_MS
         : TERMINAL_STATUSES.has(record.status);
-    if (leftover) await waits.remove(entry);
-    if (record === undefined || leftover) return;
-    const spec = this.#deps.registry.byName.get(record.reactor)?.cancelOn.find((s) => s.event === event.name);
+    if (leftover) {
+      await waits.remove(entry);
+      return;
+    }
+    const spec = this.#deps.registry.byName.get(reactor)?.cancelOn.find((s) => s.event === event.name);
     // Another reactor's declaration gave the same key, or this one no longer declares the event.
-    if (spec === undefined || matchKeyOf(spec.matchOn, record.input) !== matchKey) return;
-    if (!matches(spec, event.payload, record.input)) return;
+    if (spec === undefined || matchKeyOf(spec.matchOn, event.payload) !== matchKey) return;
     const reason = eventCancelReason(event.name, event.id);
-    const outcome = await this.#cancel(executionId, reason);
+    let outcome: 'cancelled' | 'requested' | undefined;
+    if (record === undefined) {
+      // Registered, its first record not written yet: it is being accepted (decision 152). Its
+      // input cannot be read, so a declaration with `match` passes it over.
+      if (spec.match !== undefined) return;
+      outcome = await this.#cancelUnwritten(executionId, reason);
+    } else {
+      if (!matches(spec, event.payload, record.input)) return;
+      outcome = await this.#cancel(executionId, reason);
+    }
     if (outcome === undefined) return;
     await log.addEffect(event.id, 'cancelled', executionId);
     this.#deps.notices.emit({
@@ -193,10 +210,22 @@ export class EventCancels {
       eventId: event.id,
       name: event.name,
       executionId,
-      reactor: record.reactor,
+      reactor,
       outcome,
       at: this.#deps.clock.now(),
     });
+  }
+
+  /**
+   * An execution registered but without a record yet: an inline run of this engine is aborted; any
+   * other is asked through the cancel marker, which the worker that takes its first job reads.
+   */
+  async #cancelUnwritten(executionId: string, reason: string): Promise<'cancelled' | 'requested' | undefined> {
+    const operations = this.#deps.operations();
+    if (operations.live.has(executionId)) return this.#cancel(executionId, reason);
+    if (operations.coordination.coordinator === undefined) return undefined;
+    await requestCancel(operations, executionId, reason);
+    return 'requested';
   }
 
   /**
@@ -221,14 +250,19 @@ export class EventCancels {
   }
 }
 
-/** The registrations of one execution: one per declaration, under the key its input gives. */
-function entriesOf(specs: readonly CancelOnSpec[], executionId: string, input: unknown): EventWaitEntry[] {
+/** The registrations of one execution: one per declaration, under the key its input gives, its ref the reactor's name. */
+function entriesOf(
+  reactor: string,
+  specs: readonly CancelOnSpec[],
+  executionId: string,
+  input: unknown,
+): EventWaitEntry[] {
   return specs.map((spec) => ({
     event: spec.event,
     matchKey: matchKeyOf(spec.matchOn, input),
     kind: 'cancel',
     executionId,
-    ref: '',
+    ref: reactor,
   }));
 }
 

@@ -86,7 +86,7 @@ async function load(
   return definition === 'current' ? { record, reactor } : versionFor(record, reactor, deps.versions, operation);
 }
 
-function coordinatorOf(deps: OperationsDeps): Coordinator {
+function coordinatorOf(deps: Pick<OperationsDeps, 'coordination'>): Coordinator {
   const c = deps.coordination.coordinator;
   if (!c) throw new ReactorError('coordinator_missing', 'operations on executions need a coordinator (liveness locks)');
   return c;
@@ -196,17 +196,7 @@ export async function cancelExecution(deps: OperationsDeps, executionId: string,
     else if (notBegun(record)) await discardStartJob(deps, record);
     return done;
   }
-  // The marker carries the reason: the process that runs it ends it with this one (decision 106).
-  await coordinatorOf(deps).periodMark({
-    key: cancelRequestKey(executionId),
-    bucket: CANCEL_BUCKET,
-    ttlMs: 86_400_000,
-    note: reason,
-  });
-  // The marker is the source of truth; the announcement reaches a process running it at once (decision 053).
-  await fastPathsOf(coordinatorOf(deps))
-    .announceCancel(executionId)
-    .catch(() => undefined);
+  await requestCancel(deps, executionId, reason);
   return {
     executionId,
     reactor: record.reactor,
@@ -216,6 +206,27 @@ export async function cancelExecution(deps: OperationsDeps, executionId: string,
     replay: false,
     status: 'running',
   };
+}
+
+/**
+ * Asks whichever process runs `executionId` to cancel it: the cancel marker, read by a worker when
+ * it takes a job of the execution and at every liveness check, carrying the reason (decision
+ * 106), then its announcement, which reaches a process running it at once (decision 053).
+ */
+export async function requestCancel(
+  deps: Pick<OperationsDeps, 'coordination'>,
+  executionId: string,
+  reason: string,
+): Promise<void> {
+  await coordinatorOf(deps).periodMark({
+    key: cancelRequestKey(executionId),
+    bucket: CANCEL_BUCKET,
+    ttlMs: 86_400_000,
+    note: reason,
+  });
+  await fastPathsOf(coordinatorOf(deps))
+    .announceCancel(executionId)
+    .catch(() => undefined);
 }
 
 /** Undoes a completed execution on demand: every completed step's undo, newest first; it ends `cancelled`. */
