@@ -334,9 +334,9 @@ describe('cancelOn on the memory backend', () => {
     held.open();
     const [a, b] = await starting;
     await t.drain();
-    expect(await t.engine.result(a!.executionId)).toHaveBeenCancelledByEvent('order.cancelled', 'early');
+    expect(await t.engine.result(a.executionId)).toHaveBeenCancelledByEvent('order.cancelled', 'early');
     // `match` cannot be checked without the record's input: that start is passed over (decision 152).
-    expect((await t.engine.result(b!.executionId))?.status).toBe('completed');
+    expect((await t.engine.result(b.executionId))?.status).toBe('completed');
     expect(ran).toEqual(['o-1']);
   });
 });
