@@ -339,4 +339,26 @@ describe('cancelOn on the memory backend', () => {
     expect((await t.engine.result(b.executionId))?.status).toBe('completed');
     expect(ran).toEqual(['o-1']);
   });
+
+  test('a retry is registered like a new start; a run paused on a failure is rolled back too', async () => {
+    const { t } = setup();
+    const undone: string[] = [];
+    const picky = reactor('picky')
+      .input({ orderId: z.string() })
+      .cancelOn(orderCancelled, { matchOn: ['orderId'] })
+      .step('reserve', { run: () => 'r', undo: () => void undone.push('reserve') })
+      .step('charge', { waitFor: ['reserve'], onFailure: 'pause', run: () => Promise.reject(new Error('declined')) })
+      .build();
+    const first = await t.run(picky, { orderId: 'o-1' });
+    expect(first).toBePausedOnFailure('charge');
+    await t.engine.send(orderCancelled, { orderId: 'o-1' }, { id: 'cx-1' });
+    expect(await t.engine.result(first.executionId)).toHaveBeenCancelledByEvent('order.cancelled', 'cx-1');
+    expect(undone).toEqual(['reserve']);
+    const retried = await t.engine.retry(first.executionId); // started in the test engine's pool
+    await t.drain();
+    expect(await t.engine.result(retried.executionId)).toBePausedOnFailure('charge');
+    await t.engine.send(orderCancelled, { orderId: 'o-1' }, { id: 'cx-2' });
+    expect(await t.engine.result(retried.executionId)).toHaveBeenCancelledByEvent('order.cancelled', 'cx-2');
+    expect(undone).toEqual(['reserve', 'reserve']);
+  });
 });
