@@ -1,6 +1,14 @@
-import { describe, expectTypeOf, test } from 'vitest';
+import { describe, expect, expectTypeOf, test } from 'vitest';
 import { z } from 'zod';
-import { event, reactor, type CancelOnOptions, type CancelOnSpec, type MatchableField } from '../../src/index.js';
+import {
+  event,
+  reactor,
+  type CancelOnOptions,
+  type CancelOnSpec,
+  type MatchableField,
+  type RunResult,
+} from '../../src/index.js';
+import '../../src/testing/vitest.js';
 
 const orderCancelled = event('order.cancelled', { orderId: z.string(), reason: z.string(), count: z.number() });
 const base = reactor('fulfil').input({ orderId: z.string(), amount: z.number(), count: z.string() });
@@ -52,6 +60,15 @@ describe('cancelOn', () => {
     base.cancelOn(orderCancelled, { match: () => 'yes' });
     expectTypeOf<CancelOnOptions<{ a: string }, { a: string }>['matchOn']>().toEqualTypeOf<
       readonly 'a'[] | undefined
+    >();
+  });
+});
+
+describe('the test kit', () => {
+  test('toHaveBeenCancelledByEvent takes an optional event name and id', () => {
+    const result = {} as RunResult;
+    expectTypeOf(expect(result).toHaveBeenCancelledByEvent).parameters.toEqualTypeOf<
+      [name?: string, eventId?: string]
     >();
   });
 });
