@@ -119,7 +119,7 @@ export function createEngine(options: EngineOptions): Engine {
   const resume = build.resumeDeps(options, core, operations);
   const steer = { ...resume, ...(inlineLeases === undefined ? {} : { inlineLeases }) };
   const invoke = build.invokeDeps(coordination, core);
-  const fork = { ...resume, ids: core.ids, logger: core.logger, maxTraceEntries: core.maxTraceEntries };
+  const fork = { ...resume, ids: core.ids, logger: core.logger, maxTraceEntries: core.maxTraceEntries, eventCancels };
   const events: EventDeps = {
     events: options.events,
     notices,

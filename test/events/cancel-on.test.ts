@@ -340,7 +340,7 @@ describe('cancelOn on the memory backend', () => {
     expect(ran).toEqual(['o-1']);
   });
 
-  test('a retry is registered like a new start; a run paused on a failure is rolled back too', async () => {
+  test('a retry and a fork are registered like a new start; a run paused on a failure is rolled back too', async () => {
     const { t } = setup();
     const undone: string[] = [];
     const picky = reactor('picky')
@@ -360,5 +360,10 @@ describe('cancelOn on the memory backend', () => {
     await t.engine.send(orderCancelled, { orderId: 'o-1' }, { id: 'cx-2' });
     expect(await t.engine.result(retried.executionId)).toHaveBeenCancelledByEvent('order.cancelled', 'cx-2');
     expect(undone).toEqual(['reserve', 'reserve']);
+    const fork = await t.engine.fork(retried.executionId, { fromStep: 'reserve' }); // a fork is registered too
+    await t.drain();
+    expect(await t.engine.result(fork.executionId)).toBePausedOnFailure('charge');
+    await t.engine.send(orderCancelled, { orderId: 'o-1' }, { id: 'cx-3' });
+    expect(await t.engine.result(fork.executionId)).toHaveBeenCancelledByEvent('order.cancelled', 'cx-3');
   });
 });
