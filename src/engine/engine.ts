@@ -24,7 +24,7 @@ import { processOne, startReactor } from './api/start.js';
 import { startManyReactors } from './api/start-many.js';
 import { startSweeps, sweepNow } from './api/sweeps.js';
 import { listEvents, sendEvent, sendManyEvents, type EventDeps } from './api/events.js';
-import { EventCancels } from './api/event-cancels.js';
+import { EventCancels, registeringChildren } from './api/event-cancels.js';
 import { EventNotices } from './model/event-notices.js';
 import type { AnyEventDeclaration } from '../dsl/event.js';
 import type { Engine, EngineOptions, SendEntry, SendOptions, StartEntry } from './api/types.js';
@@ -111,7 +111,7 @@ export function createEngine(options: EngineOptions): Engine {
   });
   const background = build.backgroundDeps(options, core, { coordination, cancels, workerId, jobLeases, states });
   // Operations are built from the states: a child's cancel reaches them once they exist (called only while running).
-  states.useAsync(asyncPort(options, core.clock, background, signals, registry, () => operations));
+  states.useAsync(asyncPort(options, core.clock, background, signals, registry, eventCancels, () => operations));
   const sweeper = build.sweeperOf(options, core, { background, workerId, jobLeases });
   const inlineLeases = build.inlineLeasesOf(options, core, { workerId, jobLeases });
   const claims = new IdempotencyClaims({ store, clock: core.clock, live: core.inflight });
@@ -192,11 +192,13 @@ function asyncPort(
   background: BackgroundDeps | undefined,
   signals: UnitSignals,
   registry: ReactorRegistry,
+  eventCancels: EventCancels,
   operations: () => OperationsDeps,
 ): AsyncPort {
   const waitMs = options.background?.asyncWaitMs ?? 30_000;
   return {
-    background: background ? asyncBackground(background) : undefined,
+    // An `asyncReactor` child is registered for its `cancelOn` declarations like a start (decision 152).
+    background: background ? registeringChildren(asyncBackground(background), eventCancels) : undefined,
     signals,
     waitMs,
     parkTimeoutMs: options.background?.asyncParkTimeoutMs ?? 3_600_000,

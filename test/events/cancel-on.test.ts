@@ -366,4 +366,27 @@ describe('cancelOn on the memory backend', () => {
     await t.engine.send(orderCancelled, { orderId: 'o-1' }, { id: 'cx-3' });
     expect(await t.engine.result(fork.executionId)).toHaveBeenCancelledByEvent('order.cancelled', 'cx-3');
   });
+
+  test('an asyncReactor child is registered: an event cancels the sleeping child', async () => {
+    const { t, status } = setup();
+    const undone: string[] = [];
+    const child = reactor('cx-child')
+      .input({ orderId: z.string() })
+      .cancelOn(orderCancelled, { matchOn: ['orderId'] })
+      .step('hold', { run: ({ orderId }) => orderId, undo: (id) => void undone.push(`child ${id}`) })
+      .sleep('nap', { for: '1h', waitFor: ['hold'] })
+      .build();
+    const parent = reactor('cx-parent')
+      .input({ orderId: z.string() })
+      .asyncReactor('fulfil', child, { args: ($) => ({ orderId: $.input('orderId') }) })
+      .build();
+    const done = await t.run(parent, { orderId: 'o-1' });
+    expect(done).toHaveCompleted();
+    const childId = done.steps['fulfil']?.unitId;
+    expect(childId).toBeDefined();
+    await settleUntil(async () => (await status(childId!)) === 'parked', 'the child parked on its sleep');
+    await t.engine.send(orderCancelled, { orderId: 'o-1' }, { id: 'cx-1' });
+    expect(await t.engine.result(childId!)).toHaveBeenCancelledByEvent('order.cancelled', 'cx-1');
+    expect(undone).toEqual(['child o-1']);
+  });
 });

@@ -28,6 +28,7 @@ import { matchKeyOf, type EventWaitEntry, type EventWaits } from '../../ports/ev
 import { TERMINAL_STATUSES, type ExecutionRecord, type Store } from '../../ports/store.js';
 import { cancelExecution, requestCancel, type OperationsDeps } from '../execution/operations.js';
 import type { EventNotices } from '../model/event-notices.js';
+import type { AsyncBackground } from '../run/async/port.js';
 import type { ReactorRegistry } from './registry.js';
 
 /** The start of every reason an event's cancel gives: `cancelled by event <name> <id>`. */
@@ -248,6 +249,23 @@ export class EventCancels {
       throw error;
     }
   }
+}
+
+/**
+ * `background` whose `startChild` first files the `cancelOn` registrations of the `asyncReactor`
+ * child it starts, before the child's record (decision 152). A redelivered dispatcher files them
+ * again, which changes nothing.
+ */
+export function registeringChildren(background: AsyncBackground, cancels: EventCancels): AsyncBackground {
+  return {
+    store: background.store,
+    queue: background.queue,
+    coordinator: background.coordinator,
+    startChild: async (child, start) => {
+      await cancels.register(child, start.childId, start.input);
+      return background.startChild(child, start);
+    },
+  };
 }
 
 /** The registrations of one execution: one per declaration, under the key its input gives, its ref the reactor's name. */
