@@ -98,6 +98,7 @@ export function createEngine(options: EngineOptions): Engine {
     notices,
     clock: core.clock,
     logger,
+    detached,
   });
   const states = new StateFactory({
     base: build.stateBase(options, core, workerId),

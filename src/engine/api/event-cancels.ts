@@ -3,13 +3,11 @@
  * docs/decisions/151, 152). An execution of a reactor that declares `cancelOn` files one
  * registration of kind `cancel` per declaration in the `EventWaits` index when it is accepted,
  * under the event's name and the match key of its input's `matchOn` values, its `ref` the
- * reactor's name; its terminal record
- * removes them. An accepted event is looked up by its name and the match keys its payload gives
+ * reactor's name; its terminal record removes them. An accepted event is looked up by its name and the match keys its payload gives
  * for the `matchOn` lists the registered definitions declare for that name — never by reading
  * executions — and each execution found is checked (not finished, its reactor declares the
  * event and the payload gives the key under that reactor's `matchOn`, `match` says true) and
- * cancelled with the reason
- * {@link eventCancelReason}: an inline run of this process is aborted (it stops at its next step
+ * cancelled with the reason {@link eventCancelReason}: an inline run of this process is aborted (it stops at its next step
  * boundary and rolls back, as `engine.cancel` does, without the sender waiting for it); any other
  * goes through `engine.cancel`'s path — rolled back now when queued, parked, sleeping or paused,
  * a cancel request when it runs in a worker or another process. Each cancel is recorded on the
@@ -29,6 +27,7 @@ import { TERMINAL_STATUSES, type ExecutionRecord, type Store } from '../../ports
 import { cancelExecution, requestCancel, type OperationsDeps } from '../execution/operations.js';
 import type { EventNotices } from '../model/event-notices.js';
 import type { AsyncBackground } from '../run/async/port.js';
+import type { DetachedWork } from '../jobs/detached-work.js';
 import type { ReactorRegistry } from './registry.js';
 
 /** The start of every reason an event's cancel gives: `cancelled by event <name> <id>`. */
@@ -68,6 +67,8 @@ export interface EventCancelDeps {
   readonly notices: EventNotices;
   readonly clock: Clock;
   readonly logger: Logger;
+  /** Where the removals of ended executions' registrations are tracked until they settle (`engine.idle()`). */
+  readonly detached: DetachedWork;
 }
 
 /** One execution an event may cancel: its reactor, the key it was found under, and when it was filed (the backend's clock). */
@@ -120,14 +121,14 @@ export class EventCancels {
     const specs = this.#deps.registry.byName.get(record.reactor)?.cancelOn;
     if (waits === undefined || specs === undefined || specs.length === 0) return;
     for (const entry of entriesOf(record.reactor, specs, record.id, record.input))
-      void waits
-        .remove(entry)
-        .catch((error: unknown) =>
+      this.#deps.detached.detach(
+        waits.remove(entry).then(() => undefined),
+        (error) =>
           this.#deps.logger.warn(
             { err: error, executionId: record.id, event: entry.event },
             'removing a cancelOn registration failed; the next matching event drops it',
           ),
-        );
+      );
   }
 
   /**
