@@ -390,4 +390,21 @@ describe('cancelOn on the memory backend', () => {
     expect(await t.engine.result(childId!)).toHaveBeenCancelledByEvent('order.cancelled', 'cx-1');
     expect(undone).toEqual(['child o-1']);
   });
+
+  test('a sleep waited out inline is cut short and the run rolled back', async () => {
+    const { t } = setup({ maxInlineSleepMs: Infinity });
+    const undone: string[] = [];
+    const napping = reactor('inline-napping')
+      .input({ orderId: z.string() })
+      .cancelOn(orderCancelled, { matchOn: ['orderId'] })
+      .step('before', { run: () => 'ready', undo: () => void undone.push('before') })
+      .sleep('wait', { for: '3d', waitFor: ['before'] })
+      .step('after', { waitFor: ['wait'], run: () => 'done' })
+      .build();
+    const running = t.run(napping, { orderId: 'o-1' });
+    await settleUntil(() => t.events.some((e) => e.type === 'step.sleeping'), 'the sleep started');
+    await t.engine.send(orderCancelled, { orderId: 'o-1' }, { id: 'cx-1' });
+    expect(await running).toHaveBeenCancelledByEvent('order.cancelled', 'cx-1'); // the clock never moved
+    expect(undone).toEqual(['before']);
+  });
 });
