@@ -26,6 +26,8 @@ import { startSweeps, sweepNow } from './api/sweeps.js';
 import { listEvents, sendEvent, sendManyEvents, type EventDeps } from './api/events.js';
 import { EventCancels, registeringChildren } from './api/event-cancels.js';
 import { EventNotices } from './model/event-notices.js';
+import { recheckParked } from './execution/event-wait/deliver.js';
+import { resumeWaitsFor } from './execution/event-wait/match.js';
 import type { AnyEventDeclaration } from '../dsl/event.js';
 import type { Engine, EngineOptions, SendEntry, SendOptions, StartEntry } from './api/types.js';
 import { CoordinationAdmitter } from './execution/admitter.js';
@@ -100,8 +102,10 @@ export function createEngine(options: EngineOptions): Engine {
     logger,
     detached,
   });
+  // Set once the deliveries' deps exist: a park with event waits open starts their re-check (decision 149).
+  let parkedOnEvents: (executionId: string) => void = () => undefined;
   const states = new StateFactory({
-    base: build.stateBase(options, core, workerId),
+    base: build.stateBase(options, core, workerId, (id) => parkedOnEvents(id)),
     admitter,
     settleListener: {
       executionSettled: (record) => {
@@ -121,12 +125,18 @@ export function createEngine(options: EngineOptions): Engine {
   const steer = { ...resume, ...(inlineLeases === undefined ? {} : { inlineLeases }) };
   const invoke = build.invokeDeps(coordination, core);
   const fork = { ...resume, ids: core.ids, logger: core.logger, maxTraceEntries: core.maxTraceEntries, eventCancels };
+  const deliveries = build.deliverDeps(options, core, resume);
+  parkedOnEvents = (id) =>
+    detached.detach(recheckParked(deliveries, id), (error) =>
+      logger.warn({ executionId: id, error: String(error) }, 'the re-check of a parked event wait failed'),
+    );
   const events: EventDeps = {
     events: options.events,
     notices,
     clock: core.clock,
     newId: () => `ev-${core.ids.executionId()}`,
     cancels: eventCancels,
+    resumeWaits: (event) => resumeWaitsFor(deliveries, event),
   };
   const parts: EngineParts = {
     ...core,

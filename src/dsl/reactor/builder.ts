@@ -45,8 +45,9 @@ import type { StepValue } from '../signals.js';
 import { isStepDefinition, type AnyStepDefinition, type StepDefinition } from '../step.js';
 import { stepTimeoutMs } from '../step-timeout.js';
 import { sleepSpec, type SleepOptions, type SleepResult } from '../sleep.js';
+import type { AnyEventDeclaration, EventPayload } from '../event.js';
+import { waitForEventSpec } from '../wait-for-event.js';
 import { deadlineOf, reactorDeadlineMs } from '../deadline.js';
-import type { AnyEventDeclaration } from '../event.js';
 import {
   cancelOnSpec,
   checkCancelOns,
@@ -79,6 +80,7 @@ import {
   type PlacementOptions,
   type ReactorOptions,
   type StepArgs,
+  type WaitForEventOptions,
   type StepPlacementOptions,
 } from './options.js';
 import { interruptPaths, sleepPaths } from './paths.js';
@@ -384,6 +386,43 @@ export class ReactorBuilder<Name extends string, In, I, S, G = {}> {
       waitFor,
       dependsOn: dependenciesOf(args, waitFor),
       interrupt,
+    }) as never;
+  }
+
+  /**
+   * Adds a step that waits for an event: the execution registers the wait, then parks (status
+   * `paused`, holding nothing) until an event of `event`'s name is sent (`engine.send`) whose
+   * payload matches — its `matchOn` fields equal the same-named fields of the step's arguments,
+   * and `match`, if given, accepts it. Every execution waiting for a matching event is resumed by
+   * it; the step's result is the event's payload. With `timeout`, `onTimeout` says what happens
+   * when it passes first: `'fail'` (default) rolls the execution back and ends it failed with
+   * `EventWaitTimeoutError`; a function of the arguments gives the step's result instead
+   * (docs/events.md, "Waiting for an event").
+   *
+   * @example
+   * ```ts
+   * const paymentSettled = event('payment.settled', { orderId: z.string(), amount: z.number() });
+   * reactor('checkout', { input: { orderId: z.string() } })
+   *   .waitForEvent('payment', { event: paymentSettled, matchOn: ['orderId'], timeout: '2d' })
+   *   .step('ship', { args: ($) => ({ amount: $.result('payment', 'amount') }), run: ({ amount }) => amount })
+   * ```
+   */
+  waitForEvent<const N extends string, E extends AnyEventDeclaration, A = NoArgs, V = never>(
+    name: FreshName<N, S>,
+    options: WaitForEventOptions<I, S, A, E, V>,
+  ): ReactorBuilder<Name, In, I, Simplify<S & { [K in N]: EventPayload<E> | V }>, G> {
+    const o = options as unknown as WaitForEventOptions<never, never, never, AnyEventDeclaration, unknown>;
+    const where = { reactor: this.#state.name, step: name };
+    const wait = waitForEventSpec(where, o);
+    const args = o.args === undefined ? undefined : resolveWiring(o.args);
+    const waitFor = [...(o.waitFor ?? [])] as string[];
+    return this.#with({
+      kind: 'wait-for-event',
+      name: where.step,
+      args,
+      waitFor,
+      dependsOn: dependenciesOf(args, waitFor),
+      wait,
     }) as never;
   }
 

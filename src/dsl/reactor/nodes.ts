@@ -18,6 +18,7 @@ import type { RetryPolicy } from '../retry.js';
 import type { SleepSpec } from '../sleep.js';
 import type { StepHooks } from '../step.js';
 import type { ReactorMigration } from '../versions.js';
+import type { WaitForEventSpec } from '../wait-for-event.js';
 
 /** What every node has: its name and where its arguments and ordering come from. */
 interface NodeBase {
@@ -68,6 +69,12 @@ export interface SleepNode extends NodeBase {
   readonly sleep: SleepSpec;
 }
 
+/** A `waitForEvent` step: the execution parks here until a matching event is sent (docs/events.md). */
+export interface WaitForEventNode extends NodeBase {
+  readonly kind: 'wait-for-event';
+  readonly wait: WaitForEventSpec;
+}
+
 /** A nested reactor run inline as one step of the same execution (`compose`). */
 export interface ComposeNode extends NodeBase {
   readonly kind: 'compose';
@@ -102,9 +109,10 @@ export interface MapNode extends NodeBase {
 }
 
 /** Any node of the graph: one of a closed set of kinds, told apart by `kind` (docs/decisions/141). */
-export type GraphNode = StepNode | AsyncStepNode | InterruptNode | SleepNode | ComposeNode | AsyncReactorNode | MapNode;
+export type GraphNode =
+  StepNode | AsyncStepNode | InterruptNode | SleepNode | WaitForEventNode | ComposeNode | AsyncReactorNode | MapNode;
 
-/** The kinds of node: `'step'`, `'async-step'`, `'interrupt'`, `'sleep'`, `'compose'`, `'async-reactor'`, `'map'`. */
+/** The kinds of node: `'step'`, `'async-step'`, `'interrupt'`, `'sleep'`, `'wait-for-event'`, `'compose'`, `'async-reactor'`, `'map'`. */
 export type NodeKind = GraphNode['kind'];
 
 /** The node of one kind. */

@@ -34,6 +34,8 @@ export interface EventDeps {
   readonly newId: () => string;
   /** The executions an accepted event cancels (`cancelOn`); undefined: none. */
   readonly cancels?: EventCancels | undefined;
+  /** Resumes the executions waiting for an appended event (`execution/event-wait/match.ts`); absent: none are. */
+  readonly resumeWaits?: ((event: StoredEvent) => Promise<unknown>) | undefined;
 }
 
 /** An event checked and ready to append. */
@@ -90,9 +92,11 @@ export async function listEvents(deps: EventDeps, query: EventListQuery = {}): P
 }
 
 /**
- * Appends one checked event and tells about it. This is where an accepted event is matched
- * (reactors it starts, waits it resumes, executions it cancels), each match recorded with
- * `EventLog.addEffect`; a duplicate matches nothing.
+ * Appends one checked event and tells about it, then cancels the executions an accepted one
+ * matches (`cancelOn`, decision 151: a duplicate cancels nothing) and resumes the waits it matches
+ * (each recorded with `EventLog.addEffect`). A duplicate is matched again for the waits: a send
+ * whose process stopped between the append and the resumes is completed by sending it again, and
+ * a wait already resumed is not resumed twice (decision 149).
  */
 async function append(deps: EventDeps, log: EventLog, event: Checked): Promise<SendResult> {
   const outcome = await log.append(event);
@@ -116,6 +120,7 @@ async function append(deps: EventDeps, log: EventLog, event: Checked): Promise<S
       at,
     });
   if (outcome.status === 'accepted') await deps.cancels?.cancelFor(log, stored);
+  await deps.resumeWaits?.(stored);
   return { status: outcome.status, id: stored.id, name: stored.name, ts: stored.ts, receivedAt: stored.receivedAt };
 }
 

@@ -19,8 +19,8 @@ import type { JobLeases } from '../../ports/job-lease.js';
 import type { ExecutionJob, JobDelivery, JobQueue } from '../../ports/queue.js';
 import type { ExecutionStream } from '../../ports/execution-stream.js';
 import type { WaitList } from '../../ports/wait-list.js';
-import type { EventWaits } from '../../ports/event-waits.js';
 import type { EventLog, StoredEvent } from '../../ports/event-log.js';
+import type { EventWaits } from '../../ports/event-waits.js';
 import type { AnyEventDeclaration, EventInput } from '../../dsl/event.js';
 import type { EventNoticeListener } from '../model/event-notices.js';
 import type { ExecutionStatus, StatusName, Store, TraceContext } from '../../ports/store.js';
@@ -62,8 +62,9 @@ export interface EngineOptions {
    */
   readonly events?: EventLog | undefined;
   /**
-   * The index of executions waiting for an event (`cancelOn`); the runtimes pass their
-   * backend's. Absent: starting a reactor that declares `cancelOn` throws `events_unsupported`.
+   * The index of executions waiting for an event (`.waitForEvent`, `cancelOn`); the runtimes
+   * pass their backend's. Absent: a `.waitForEvent` step fails with `events_unsupported`, starting
+   * a reactor that declares `cancelOn` throws it, and `engine.send` resumes and cancels nothing.
    */
   readonly eventWaits?: EventWaits | undefined;
   /**
