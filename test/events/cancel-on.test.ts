@@ -407,4 +407,30 @@ describe('cancelOn on the memory backend', () => {
     expect(await running).toHaveBeenCancelledByEvent('order.cancelled', 'cx-1'); // the clock never moved
     expect(undone).toEqual(['before']);
   });
+
+  test('an execution waiting for another event is rolled back; the event it waited for later resumes nothing', async () => {
+    const { t } = setup();
+    const undone: string[] = [];
+    const paymentSettled = event('payment.settled', { orderId: z.string(), amount: z.number() });
+    const checkout = reactor('cx-waiting')
+      .input({ orderId: z.string() })
+      .cancelOn(orderCancelled, { matchOn: ['orderId'] })
+      .step('reserve', { run: ({ orderId }) => orderId, undo: (r) => void undone.push(r) })
+      .waitForEvent('payment', { event: paymentSettled, matchOn: ['orderId'], waitFor: ['reserve'] })
+      .build();
+    const started = await t.engine.start(checkout, { orderId: 'o-1' });
+    await settleUntil(
+      async () => (await t.engine.result(started.executionId))?.steps['reserve']?.status === 'completed',
+      'reserved',
+    );
+    await t.drain();
+    await t.engine.send(orderCancelled, { orderId: 'o-1' }, { id: 'cx-1' });
+    expect(await t.engine.result(started.executionId)).toHaveBeenCancelledByEvent('order.cancelled', 'cx-1');
+    expect(undone).toEqual(['o-1']);
+    await t.engine.send(paymentSettled, { orderId: 'o-1', amount: 5 }, { id: 'pay-1' });
+    await t.drain();
+    expect((await t.engine.result(started.executionId))?.status).toBe('cancelled');
+    const [pay] = (await t.engine.listEvents({ name: 'payment.settled' })).events;
+    expect(pay?.effects.resumed).toEqual([]);
+  });
 });
