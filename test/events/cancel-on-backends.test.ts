@@ -42,7 +42,14 @@ function reactors(undone: string[], slow: Promise<void>) {
     .input({ orderId: z.string() })
     .cancelOn(orderCancelled, { matchOn: ['orderId'] })
     .step('reserve', { run: ({ orderId }) => orderId, undo: (r) => void undone.push(`working ${r}`) })
-    .step('ship', { waitFor: ['reserve'], run: () => slow.then(() => 'shipped') })
+    // Ends only once the cancel has reached the run (its signal aborts): the request travels asynchronously.
+    .step('ship', {
+      waitFor: ['reserve'],
+      run: (_args, ctx) =>
+        new Promise<string>((resolve) =>
+          ctx.signal.addEventListener('abort', () => resolve('shipped'), { once: true }),
+        ),
+    })
     .step('notify', { waitFor: ['ship'], run: () => void undone.push('notify ran') })
     .background('all')
     .build();

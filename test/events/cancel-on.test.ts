@@ -145,12 +145,16 @@ describe('cancelOn on the memory backend', () => {
   test('a run in a worker gets a cancel request and rolls back at its next step boundary', async () => {
     const { t, status, notices } = setup({ checkpointIntervalMs: 0 }); // the record says running once a step is done
     const undone: string[] = [];
-    const slow = gate();
     const worker = reactor('worker-slow')
       .input({ orderId: z.string() })
       .cancelOn(orderCancelled, { matchOn: ['orderId'] })
       .step('reserve', { run: () => 'r', undo: () => void undone.push('reserve') })
-      .step('ship', { waitFor: ['reserve'], run: () => slow.wait.then(() => 's') })
+      // Ends only once the request has reached the run (its signal aborts).
+      .step('ship', {
+        waitFor: ['reserve'],
+        run: (_args, ctx) =>
+          new Promise<string>((resolve) => ctx.signal.addEventListener('abort', () => resolve('s'), { once: true })),
+      })
       .step('notify', { waitFor: ['ship'], run: () => 'n' })
       .background('all')
       .build();
@@ -159,7 +163,6 @@ describe('cancelOn on the memory backend', () => {
     await settleUntil(async () => (await status(started.executionId)) === 'running', 'the record says running');
     await t.engine.send(orderCancelled, { orderId: 'o-1' }, { id: 'cx-1' });
     expect(notices.find((n) => n.type === 'event.cancelled')).toMatchObject({ outcome: 'requested' });
-    slow.open();
     await t.drain();
     expect(await t.engine.result(started.executionId)).toHaveBeenCancelledByEvent('order.cancelled', 'cx-1');
     expect(undone).toEqual(['reserve']);
