@@ -436,4 +436,21 @@ describe('cancelOn on the memory backend', () => {
     const [pay] = (await t.engine.listEvents({ name: 'payment.settled' })).events;
     expect(pay?.effects.resumed).toEqual([]);
   });
+
+  test('an execution that waits for the event that cancels it is cancelled, not resumed', async () => {
+    const { t } = setup();
+    const both = reactor('cx-both')
+      .input({ orderId: z.string() })
+      .cancelOn(orderCancelled, { matchOn: ['orderId'] })
+      .waitForEvent('cancelled', { event: orderCancelled, matchOn: ['orderId'] })
+      .build();
+    const started = await t.engine.start(both, { orderId: 'o-1' });
+    await t.drain();
+    expect((await t.engine.result(started.executionId))?.status).toBe('paused'); // waiting for the event
+    await t.engine.send(orderCancelled, { orderId: 'o-1' }, { id: 'cx-1' });
+    await t.drain();
+    expect(await t.engine.result(started.executionId)).toHaveBeenCancelledByEvent('order.cancelled', 'cx-1');
+    const [kept] = (await t.engine.listEvents({ name: 'order.cancelled' })).events;
+    expect(kept?.effects).toMatchObject({ cancelled: [started.executionId], resumed: [] });
+  });
 });
