@@ -114,6 +114,8 @@ export const ErrorCode = {
   ResumePayloadInvalid: 'resume_payload_invalid',
   /** An interrupt's timeout passed before an accepted resume: the run rolled back. */
   InterruptTimedOut: 'interrupt_timed_out',
+  /** A `.waitForEvent` step's timeout passed before a matching event, with `onTimeout: 'fail'`: the run rolled back. */
+  EventWaitTimedOut: 'event_wait_timed_out',
   /** Another paused execution holds the interrupt's correlation id. */
   CorrelationIdTaken: 'correlation_id_taken',
   /** An interrupt's `correlationId` function threw or returned no non-empty string. */
@@ -450,6 +452,12 @@ export interface ErrorDetails {
     readonly step: string;
     readonly timeoutAt: number;
     readonly strategy: 'lazy' | 'active';
+  };
+  readonly event_wait_timed_out: {
+    readonly executionId: string;
+    readonly step: string;
+    readonly event: string;
+    readonly timeoutAt: number;
   };
   /** `holder` is the paused execution that holds the id. */
   readonly correlation_id_taken: { readonly correlationId: string; readonly step: string; readonly holder: string };

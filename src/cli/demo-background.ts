@@ -461,6 +461,9 @@ function tell(
       case 'interrupt.rejected':
       case 'interrupt.payload_invalid':
       case 'interrupt.timed_out':
+      case 'wait.paused':
+      case 'wait.resumed':
+      case 'wait.timed_out':
         break;
       case 'coordination.denied':
       case 'coordination.lost':

@@ -150,6 +150,9 @@ class EventPrinter {
       case 'interrupt.rejected':
       case 'interrupt.payload_invalid':
       case 'interrupt.timed_out':
+      case 'wait.paused':
+      case 'wait.resumed':
+      case 'wait.timed_out':
       case 'step.timed_out':
       case 'step.attempt_lost':
       case 'run.paused_on_failure':

@@ -40,6 +40,7 @@ export function coordinationOf(reactor: AnyReactorDefinition): readonly Coordina
         'async-step': (n) => own(n.coordination, path),
         interrupt: () => undefined,
         sleep: () => undefined,
+        'wait-for-event': () => undefined,
         compose: (n) => visit(n.reactor, `${path}.`, depth + 1),
         'async-reactor': (n) => visit(n.reactor, `${path}.`, depth + 1),
         map: (n) =>

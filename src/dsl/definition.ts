@@ -19,6 +19,7 @@ export type {
   GraphNode,
   InputOf,
   InterruptNode,
+  WaitForEventNode,
   MapElement,
   MapNode,
   NodeHandlers,

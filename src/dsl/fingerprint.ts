@@ -40,6 +40,7 @@ const HASHED_KIND: Readonly<Record<NodeKind, string>> = {
   'async-step': 'asyncStep',
   interrupt: 'interrupt',
   sleep: 'step',
+  'wait-for-event': 'waitForEvent',
   compose: 'compose',
   'async-reactor': 'asyncReactor',
   map: 'map',
@@ -80,6 +81,7 @@ function nodeShape(node: GraphNode): unknown {
     'async-step': (n) => shape(n.coordination.map(specShape)),
     interrupt: () => shape([]),
     sleep: () => shape([]),
+    'wait-for-event': (n) => shape(n.wait.event, n.wait.matchOn),
     compose: (n) => shape(childFingerprint(n.reactor)),
     'async-reactor': (n) => shape(childFingerprint(n.reactor)),
     map: (n) => {

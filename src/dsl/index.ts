@@ -12,6 +12,8 @@ export * from './signals.js';
 export * from './step.js';
 export * from './step-timeout.js';
 export * from './sleep.js';
+export * from './wait-for-event.js';
+export * from './wait-for-event-nodes.js';
 export type { FailureOptions, OnFailure, SkipPolicy } from './on-failure.js';
 export * from './event.js';
 export {
@@ -21,3 +23,4 @@ export {
   type TriggerPayload,
   type TriggerSpec,
 } from './trigger.js';
+export type { CancelOnOptions, CancelOnPayload, CancelOnSpec, MatchableField } from './cancel-on.js';

@@ -16,6 +16,7 @@ export type {
   GraphNode,
   InputOf,
   InterruptNode,
+  WaitForEventNode,
   MapElement,
   MapNode,
   NodeHandlers,
@@ -44,6 +45,7 @@ export {
   type ReactorOptions,
   type StepArgs,
   type StepPlacementOptions,
+  type WaitForEventOptions,
   type TypeError,
   type Wiring,
 } from './reactor/options.js';

@@ -24,7 +24,10 @@ import { processOne, startReactor } from './api/start.js';
 import { startManyReactors } from './api/start-many.js';
 import { startSweeps, sweepNow } from './api/sweeps.js';
 import { listEvents, sendEvent, sendManyEvents, type EventDeps } from './api/events.js';
+import { EventCancels, registeringChildren } from './api/event-cancels.js';
 import { EventNotices } from './model/event-notices.js';
+import { recheckParked } from './execution/event-wait/deliver.js';
+import { resumeWaitsFor } from './execution/event-wait/match.js';
 import type { AnyEventDeclaration } from '../dsl/event.js';
 import type { Engine, EngineOptions, SendEntry, SendOptions, StartEntry } from './api/types.js';
 import { CoordinationAdmitter } from './execution/admitter.js';
@@ -87,14 +90,33 @@ export function createEngine(options: EngineOptions): Engine {
   const jobLeases = build.jobLeasesOf(options);
   const workerId = build.engineIdOf(options, core.ids);
   const admitter = new CoordinationAdmitter(coordination);
+  const notices = new EventNotices();
+  // Executions of reactors with `cancelOn` register when accepted and unregister with their terminal record (decision 151).
+  const eventCancels = new EventCancels({
+    waits: options.eventWaits,
+    registry,
+    store,
+    operations: () => operations,
+    notices,
+    clock: core.clock,
+    logger,
+    detached,
+  });
+  // Set once the deliveries' deps exist: a park with event waits open starts their re-check (decision 149).
+  let parkedOnEvents: (executionId: string) => void = () => undefined;
   const states = new StateFactory({
-    base: build.stateBase(options, core, workerId),
+    base: build.stateBase(options, core, workerId, (id) => parkedOnEvents(id)),
     admitter,
-    settleListener: wakeups,
+    settleListener: {
+      executionSettled: (record) => {
+        wakeups.executionSettled(record);
+        eventCancels.settled(record);
+      },
+    },
   });
   const background = build.backgroundDeps(options, core, { coordination, cancels, workerId, jobLeases, states });
   // Operations are built from the states: a child's cancel reaches them once they exist (called only while running).
-  states.useAsync(asyncPort(options, core.clock, background, signals, registry, () => operations));
+  states.useAsync(asyncPort(options, core.clock, background, signals, registry, eventCancels, () => operations));
   const sweeper = build.sweeperOf(options, core, { background, workerId, jobLeases });
   const inlineLeases = build.inlineLeasesOf(options, core, { workerId, jobLeases });
   const claims = new IdempotencyClaims({ store, clock: core.clock, live: core.inflight });
@@ -102,9 +124,23 @@ export function createEngine(options: EngineOptions): Engine {
   const resume = build.resumeDeps(options, core, operations);
   const steer = { ...resume, ...(inlineLeases === undefined ? {} : { inlineLeases }) };
   const invoke = build.invokeDeps(coordination, core);
-  const fork = { ...resume, ids: core.ids, logger: core.logger, maxTraceEntries: core.maxTraceEntries };
-  const notices = new EventNotices();
-  const parts: EngineParts = { ...core, claims, states, background, cancels, inlineLeases, operations, sweeper };
+  const fork = { ...resume, ids: core.ids, logger: core.logger, maxTraceEntries: core.maxTraceEntries, eventCancels };
+  const deliveries = build.deliverDeps(options, core, resume);
+  parkedOnEvents = (id) =>
+    detached.detach(recheckParked(deliveries, id), (error) =>
+      logger.warn({ executionId: id, error: String(error) }, 'the re-check of a parked event wait failed'),
+    );
+  const parts: EngineParts = {
+    ...core,
+    claims,
+    states,
+    background,
+    cancels,
+    inlineLeases,
+    operations,
+    sweeper,
+    eventCancels,
+  };
   const events: EventDeps = {
     events: options.events,
     notices,
@@ -117,6 +153,8 @@ export function createEngine(options: EngineOptions): Engine {
       clock: core.clock,
       logger,
     },
+    cancels: eventCancels,
+    resumeWaits: (event) => resumeWaitsFor(deliveries, event),
   };
   return {
     resume: (target, payload, o = {}) => resumeExecution(resume, target, payload, o),
@@ -172,11 +210,13 @@ function asyncPort(
   background: BackgroundDeps | undefined,
   signals: UnitSignals,
   registry: ReactorRegistry,
+  eventCancels: EventCancels,
   operations: () => OperationsDeps,
 ): AsyncPort {
   const waitMs = options.background?.asyncWaitMs ?? 30_000;
   return {
-    background: background ? asyncBackground(background) : undefined,
+    // An `asyncReactor` child is registered for its `cancelOn` declarations like a start (decision 152).
+    background: background ? registeringChildren(asyncBackground(background), eventCancels) : undefined,
     signals,
     waitMs,
     parkTimeoutMs: options.background?.asyncParkTimeoutMs ?? 3_600_000,

@@ -76,6 +76,22 @@ export class InterruptTimeoutError extends ReactorError<'interrupt_timed_out'> {
 }
 registerRevival('InterruptTimeoutError', InterruptTimeoutError, ['interrupt_timed_out']);
 
+/**
+ * A `.waitForEvent` step's timeout passed before a matching event was sent, and its `onTimeout`
+ * is `'fail'`: the run was rolled back and ended failed.
+ */
+export class EventWaitTimeoutError extends ReactorError<'event_wait_timed_out'> {
+  constructor(info: { executionId: string; step: string; event: string; timeoutAt: number }) {
+    super(
+      'event_wait_timed_out',
+      `execution ${info.executionId}, waitForEvent "${info.step}": no matching "${info.event}" event before ${new Date(info.timeoutAt).toISOString()}; the run was rolled back`,
+      { details: { ...info } },
+    );
+    this.name = 'EventWaitTimeoutError';
+  }
+}
+registerRevival('EventWaitTimeoutError', EventWaitTimeoutError, ['event_wait_timed_out']);
+
 /** Another paused execution holds the interrupt's correlation id: the interrupt step fails before pausing. */
 export class CorrelationTakenError extends ReactorError<'correlation_id_taken'> {
   constructor(info: { correlationId: string; step: string; holder: string }) {

@@ -154,6 +154,7 @@ const VIEW_KIND: Readonly<Record<NodeKind, GraphNodeView['kind']>> = {
   'async-step': 'step',
   interrupt: 'step',
   sleep: 'step',
+  'wait-for-event': 'step',
   compose: 'compose',
   'async-reactor': 'compose',
   map: 'map',

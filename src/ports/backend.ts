@@ -1,7 +1,7 @@
 /**
  * The Backend port: everything one backend gives a runtime, as one bundle — the store, the
  * coordinator with its fast paths, the job leases, wait lists, fan-out ledger, interrupt
- * claims, event log and execution stream, the queue with its consumers, the schedules, the health readiness checks read, and the
+ * claims, event log, event-wait index and execution stream, the queue with its consumers, the schedules, the health readiness checks read, and the
  * close. `createRuntime` (`src/runtime/`) wires an engine and its workers over one; the memory
  * backend (`createMemoryBackend`) and the Redis one (`createRedisBullmqBackend`) build theirs.
  * How a backend is added: docs/backends.md.
@@ -10,6 +10,7 @@
  */
 import type { Coordinator } from './coordinator.js';
 import type { EventLog } from './event-log.js';
+import type { EventWaits } from './event-waits.js';
 import type { ExecutionStream } from './execution-stream.js';
 import type { FanOutLedger } from './fanout.js';
 import type { BackendHealth } from './health.js';
@@ -50,6 +51,8 @@ export interface Backend {
   readonly fanOut?: FanOutLedger | undefined;
   /** The log of sent events (`engine.send`, `engine.listEvents`); absent: those fail with `events_unsupported`. */
   readonly events?: EventLog | undefined;
+  /** The index of executions waiting for an event (`.waitForEvent`, `.cancelOn`); absent: such a step fails with `events_unsupported`. */
+  readonly eventWaits?: EventWaits | undefined;
   /** Each execution's events, readable from any process (`engine.watch`); absent: `engine.watch` fails with `watch_unavailable`. */
   readonly executionStream?: ExecutionStream | undefined;
   /** Where background jobs go. */

@@ -299,6 +299,27 @@ export type ReactorEvent =
       readonly maxAttempts: number;
       readonly issues: readonly FieldIssue[];
     })
+  /** A `.waitForEvent` step registered its wait and parks until a matching event (`matchKey`: its `matchOn` values as JSON, `''` without). */
+  | (StepBase & {
+      readonly type: 'wait.paused';
+      readonly event: string;
+      readonly matchKey: string;
+      readonly timeoutAt?: number;
+    })
+  /** A sent event resumed a `.waitForEvent` step (`eventId`); the run continues `mode`. */
+  | (StepBase & {
+      readonly type: 'wait.resumed';
+      readonly event: string;
+      readonly eventId: string;
+      readonly mode: 'inline' | 'background';
+    })
+  /** A `.waitForEvent` step's timeout passed first: `fail` rolls the run back, `value` completes the step with its `onTimeout` value. */
+  | (StepBase & {
+      readonly type: 'wait.timed_out';
+      readonly event: string;
+      readonly timeoutAt: number;
+      readonly onTimeout: 'fail' | 'value';
+    })
   | (StepBase & {
       readonly type: 'interrupt.timed_out';
       readonly strategy: 'lazy' | 'active';

@@ -11,4 +11,5 @@ export * from './backend.js';
 export * from './health.js';
 export * from './schedules.js';
 export * from './event-log.js';
+export * from './event-waits.js';
 export * from './execution-stream.js';

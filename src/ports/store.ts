@@ -249,6 +249,24 @@ export interface InterruptWait {
   /** Set by the accepted resume: the validated payload the step completes with. */
   readonly payload?: unknown;
   readonly resumedAt?: number;
+  /** Set when the wait is a `.waitForEvent` step's, not an interrupt's: what it waits for. */
+  readonly event?: EventWaitState;
+}
+
+/** What a `.waitForEvent` step waits for, kept in its {@link InterruptWait}. */
+export interface EventWaitState {
+  /** The event's name. */
+  readonly name: string;
+  /** Its canonical match key (the `matchOn` values of the step's arguments as JSON; `''` without `matchOn`): where the wait is registered. */
+  readonly matchKey: string;
+  /** When the wait was registered, epoch ms on the backend's clock: events received at or after it match. */
+  readonly since: number;
+  /** The step's arguments, as `match` and `onTimeout` receive them. */
+  readonly args: unknown;
+  /** Set on resume: the event that resumed it (absent when its timeout gave the value). */
+  readonly eventId?: string;
+  /** Set when the timeout passed first and `onTimeout` gave the step's value. */
+  readonly timedOut?: boolean;
 }
 
 /** Background-execution bookkeeping of a record. */

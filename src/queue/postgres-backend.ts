@@ -25,6 +25,7 @@ import { PostgresStore } from '../storage/postgres/store.js';
 import { PostgresExecutionStream } from '../storage/postgres/execution-stream.js';
 import { PostgresWaitList } from '../storage/postgres/wait-list.js';
 import { PostgresEventLog } from '../storage/postgres/event-log.js';
+import { PostgresEventWaits } from '../storage/postgres/event-waits.js';
 import type { BullmqConsumerOptions } from './bullmq.js';
 import {
   createBullmqPostgresConsumer,
@@ -155,6 +156,7 @@ export function createPostgresBackend(options: PostgresBackendOptions): Postgres
     fanOut: new PostgresFanOutLedger({ store }),
     waitList: new PostgresWaitList({ store }),
     events: new PostgresEventLog({ store }),
+    eventWaits: new PostgresEventWaits({ store }),
     executionStream,
     queue,
     queueInspector: queue,

@@ -134,6 +134,7 @@ export function createRedisBullmqBackend(options: RedisBullmqBackendOptions): Re
     waitList: new RedisWaitList({ redis: backend.redis, ...(prefix === undefined ? {} : { prefix }) }),
     fanOut: backend.fanOut,
     events: backend.events,
+    eventWaits: backend.eventWaits,
     executionStream: backend.executionStream,
     queue,
     queueInspector: queue,

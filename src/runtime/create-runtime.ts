@@ -29,6 +29,7 @@ export type BackendPart =
   | 'jobLeases'
   | 'interruptClaims'
   | 'events'
+  | 'eventWaits'
   | 'executionStream';
 
 /** Options of {@link createRuntime}: the engine's options but the backend's parts, and the schedules' inputs. */
@@ -99,6 +100,7 @@ export function createRuntime(backend: Backend, options: RuntimeOptions = {}): R
     ...(backend.fanOut === undefined ? {} : { fanOut: backend.fanOut }),
     ...(backend.jobLeases === undefined ? {} : { jobLeases: backend.jobLeases }),
     ...(backend.events === undefined ? {} : { events: backend.events }),
+    ...(backend.eventWaits === undefined ? {} : { eventWaits: backend.eventWaits }),
     ...(backend.executionStream === undefined ? {} : { executionStream: backend.executionStream }),
     interruptClaims: backend.interruptClaims,
     reactors,

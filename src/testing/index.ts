@@ -19,6 +19,7 @@ import type { RunResult } from '../engine/model/results.js';
 import { hasInterruptClaims } from '../ports/interrupt-claims.js';
 import { MemoryCoordinator } from '../storage/memory/coordinator.js';
 import { MemoryEventLog } from '../storage/memory/event-log.js';
+import { MemoryEventWaits } from '../storage/memory/event-waits.js';
 import { MemoryStore } from '../storage/memory/store.js';
 import { MemoryExecutionStream } from '../storage/memory/execution-stream.js';
 import { checkedRecordTtl, refuseTtlBesideStore } from '../storage/record-ttl.js';
@@ -132,6 +133,7 @@ export function createTestEngine(options: TestEngineOptions = {}): TestEngine {
   const eventLog =
     options.events ??
     new MemoryEventLog({ clock, ttlMs: store instanceof MemoryStore ? store.recordTtlMs : undefined });
+  const eventWaits = options.eventWaits ?? new MemoryEventWaits({ clock });
   const executionStream = options.executionStream ?? new MemoryExecutionStream();
   const engine = createEngine({
     ...engineOptions,
@@ -140,6 +142,7 @@ export function createTestEngine(options: TestEngineOptions = {}): TestEngine {
     coordinator,
     interruptClaims,
     events: eventLog,
+    eventWaits,
     executionStream,
     ...queued,
   });

@@ -23,7 +23,7 @@ export type StepMocks<R> = {
   readonly [K in keyof StepsOf<R> & string]?: StepMock<StepsOf<R>[K], MockArgs<StepArgsOf<R>, K>>;
 } & { readonly [path: `${string}.${string}`]: StepMock };
 
-/** A mock's `args` for step `K`: the step's arguments; `never` for a step whose body is not replaced by arguments (compose, map, interrupt, sleep). */
+/** A mock's `args` for step `K`: the step's arguments; `never` for a step whose body is not replaced by arguments (compose, map, interrupt, sleep, waitForEvent). */
 type MockArgs<G, K extends string> = K extends keyof G ? G[K] : never;
 
 /**
@@ -66,6 +66,7 @@ function replace(
       'async-step': body,
       interrupt: bodiless,
       sleep: bodiless,
+      'wait-for-event': bodiless,
       compose: (n) => ({ ...n, reactor: replace(n.reactor, mocks, `${path}.`, used) }),
       'async-reactor': (n) => ({ ...n, reactor: replace(n.reactor, mocks, `${path}.`, used) }),
       map: (n) => n,

@@ -18,6 +18,7 @@ import { useRedisCluster } from '../support/use-redis-cluster.js';
 import { realPause, subscribed } from './coordinator-contract.js';
 import { describeCoordinatorContract } from './coordinator-contract.js';
 import { describeEventLogContract } from './event-log-contract.js';
+import { describeEventWaitsContract } from './event-waits-contract.js';
 import { describeFanOutLedgerContract } from './fanout-ledger-contract.js';
 import { describeJobLeaseContract } from './job-lease-contract.js';
 import { describeOpsContract } from './ops-contract.js';
@@ -87,6 +88,26 @@ describeEventLogContract('redis cluster', async ({ ttlMs }) => {
       const other = createRedisBackend(options);
       others.push(other);
       return other.events;
+    },
+    pass: (ms) => realPause(ms + 25),
+    close: async () => {
+      for (const other of others) await other.close();
+      await backend.close();
+    },
+  };
+});
+
+describeEventWaitsContract('redis cluster', async () => {
+  // Each (event, match key) has its own hash tag: its two keys share a slot, and keys spread over the masters.
+  const options = { cluster: { nodes: cluster.handle.nodes }, prefix: `ew-${crypto.randomUUID().slice(0, 8)}` };
+  const backend = createRedisBackend(options);
+  const others: { close(): Promise<void> }[] = [];
+  return {
+    waits: backend.eventWaits,
+    second: async () => {
+      const other = createRedisBackend(options);
+      others.push(other);
+      return other.eventWaits;
     },
     pass: (ms) => realPause(ms + 25),
     close: async () => {

@@ -45,9 +45,17 @@ import type { StepValue } from '../signals.js';
 import { isStepDefinition, type AnyStepDefinition, type StepDefinition } from '../step.js';
 import { stepTimeoutMs } from '../step-timeout.js';
 import { sleepSpec, type SleepOptions, type SleepResult } from '../sleep.js';
+import type { AnyEventDeclaration, EventPayload } from '../event.js';
+import { waitForEventSpec } from '../wait-for-event.js';
 import { deadlineOf, reactorDeadlineMs } from '../deadline.js';
+import {
+  cancelOnSpec,
+  checkCancelOns,
+  type CancelOnOptions,
+  type CancelOnPayload,
+  type CancelOnSpec,
+} from '../cancel-on.js';
 import { failureFields, onFailureOf } from '../on-failure.js';
-import type { AnyEventDeclaration } from '../event.js';
 import { triggerSpec, type TriggerOptions, type TriggerPayload, type TriggerSpec } from '../trigger.js';
 import { toMermaid } from './drawing.js';
 import type {
@@ -73,6 +81,7 @@ import {
   type PlacementOptions,
   type ReactorOptions,
   type StepArgs,
+  type WaitForEventOptions,
   type StepPlacementOptions,
 } from './options.js';
 import { interruptPaths, sleepPaths } from './paths.js';
@@ -102,6 +111,8 @@ interface BuilderState {
   readonly background?: BackgroundDeclaration<Record<string, unknown>> | undefined;
   /** The `.on` declarations so far (absent: none). */
   readonly triggers?: readonly TriggerSpec[] | undefined;
+  /** The `cancelOn` declarations, in the order declared. */
+  readonly cancelOn: readonly CancelOnSpec[];
 }
 
 /** The reactor builder. Every method returns a new builder; none mutates. */
@@ -209,6 +220,33 @@ export class ReactorBuilder<Name extends string, In, I, S, G = {}> {
         this.#fail(undefined, `background hand-off names unknown step "${String(step)}"; declare the step first`);
     }
     return new ReactorBuilder({ ...this.#state, background: d });
+  }
+
+  /**
+   * Cancels an unfinished execution of this reactor when a matching event is sent: it is rolled
+   * back as `engine.cancel` does (completed steps undone, newest first), wherever it is — running
+   * here or in a worker, parked, sleeping, paused or queued (docs/events.md#cancelling-on-an-event).
+   * `matchOn` names payload fields that must equal the execution's input fields of the same
+   * names (the index an event is looked up by); `match` is a final check on the payload and the
+   * input. Several declarations may name different events.
+   *
+   * @throws DefinitionError (`definition_invalid`) for an invalid event name, an event declared
+   *   twice, a `matchOn` field missing from the event's payload or (at `build`) not a required
+   *   input field, or a `match` that is not a function.
+   * @example
+   * ```ts
+   * const orderCancelled = event('order.cancelled', { orderId: z.string(), reason: z.string() });
+   * reactor('fulfil')
+   *   .input({ orderId: z.string() })
+   *   .cancelOn(orderCancelled, { matchOn: ['orderId'], match: (e) => e.reason !== 'test' })
+   * ```
+   */
+  cancelOn<const E extends AnyEventDeclaration | string>(
+    event: E,
+    options?: CancelOnOptions<CancelOnPayload<E>, I>,
+  ): ReactorBuilder<Name, In, I, S, G> {
+    const spec = cancelOnSpec(this.#state.name, this.#state.cancelOn, event, options);
+    return new ReactorBuilder({ ...this.#state, cancelOn: [...this.#state.cancelOn, spec] });
   }
 
   #coordinate(spec: CoordinationSpec): ReactorBuilder<Name, In, I, S, G> {
@@ -391,6 +429,43 @@ export class ReactorBuilder<Name extends string, In, I, S, G = {}> {
   }
 
   /**
+   * Adds a step that waits for an event: the execution registers the wait, then parks (status
+   * `paused`, holding nothing) until an event of `event`'s name is sent (`engine.send`) whose
+   * payload matches — its `matchOn` fields equal the same-named fields of the step's arguments,
+   * and `match`, if given, accepts it. Every execution waiting for a matching event is resumed by
+   * it; the step's result is the event's payload. With `timeout`, `onTimeout` says what happens
+   * when it passes first: `'fail'` (default) rolls the execution back and ends it failed with
+   * `EventWaitTimeoutError`; a function of the arguments gives the step's result instead
+   * (docs/events.md, "Waiting for an event").
+   *
+   * @example
+   * ```ts
+   * const paymentSettled = event('payment.settled', { orderId: z.string(), amount: z.number() });
+   * reactor('checkout', { input: { orderId: z.string() } })
+   *   .waitForEvent('payment', { event: paymentSettled, matchOn: ['orderId'], timeout: '2d' })
+   *   .step('ship', { args: ($) => ({ amount: $.result('payment', 'amount') }), run: ({ amount }) => amount })
+   * ```
+   */
+  waitForEvent<const N extends string, E extends AnyEventDeclaration, A = NoArgs, V = never>(
+    name: FreshName<N, S>,
+    options: WaitForEventOptions<I, S, A, E, V>,
+  ): ReactorBuilder<Name, In, I, Simplify<S & { [K in N]: EventPayload<E> | V }>, G> {
+    const o = options as unknown as WaitForEventOptions<never, never, never, AnyEventDeclaration, unknown>;
+    const where = { reactor: this.#state.name, step: name };
+    const wait = waitForEventSpec(where, o);
+    const args = o.args === undefined ? undefined : resolveWiring(o.args);
+    const waitFor = [...(o.waitFor ?? [])] as string[];
+    return this.#with({
+      kind: 'wait-for-event',
+      name: where.step,
+      args,
+      waitFor,
+      dependsOn: dependenciesOf(args, waitFor),
+      wait,
+    }) as never;
+  }
+
+  /**
    * Adds a sleep step: once its dependencies finished, the execution waits until a wake time
    * computed once when the step starts — `for` a duration, or `until` an instant from the input
    * and earlier results. In a worker the execution parks on a delayed job and holds no worker
@@ -484,7 +559,7 @@ export class ReactorBuilder<Name extends string, In, I, S, G = {}> {
   }
 
   #finish(returns: string | undefined): AnyReactorDefinition {
-    const { name, contract, nodes, options, coordination, background, triggers = [] } = this.#state;
+    const { name, contract, nodes, options, coordination, background, triggers = [], cancelOn } = this.#state;
     if (background !== undefined && background !== 'all' && coordination.some((c) => c.kind === 'ordered_lock')) {
       this.#fail(
         undefined,
@@ -493,6 +568,7 @@ export class ReactorBuilder<Name extends string, In, I, S, G = {}> {
     }
     const byName = new Map(nodes.map((n) => [n.name, n]));
     validateGraph({ name, contract, nodes, byName, returns });
+    checkCancelOns(name, contract, cancelOn);
     const definition: AnyReactorDefinition = {
       kind: 'reactor',
       name,
@@ -505,6 +581,7 @@ export class ReactorBuilder<Name extends string, In, I, S, G = {}> {
       ...deadlineOf(options, name),
       coordination,
       background,
+      cancelOn: Object.freeze([...cancelOn]),
       fingerprint: fingerprintOf({ name, nodes, coordination, background }),
       version: options.version,
       migrateFrom: versionOptions(name, options, new Set(byName.keys())),
@@ -550,5 +627,12 @@ export function reactor<const Name extends string>(
     throw new DefinitionError(`reactor "${name}": maxConcurrency must be an integer >= 1`, name);
   }
   reactorDeadlineMs(options.deadline, name); // checked when declared
-  return new ReactorBuilder({ name, options, contract: compileContract({}), nodes: [], coordination: [] });
+  return new ReactorBuilder({
+    name,
+    options,
+    contract: compileContract({}),
+    nodes: [],
+    coordination: [],
+    cancelOn: [],
+  });
 }

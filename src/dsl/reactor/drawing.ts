@@ -14,6 +14,7 @@ const SHAPES: Readonly<Record<NodeKind, (id: string, label: string) => string>> 
   'async-step': box,
   interrupt: box,
   sleep: box,
+  'wait-for-event': box,
   compose: composed,
   'async-reactor': composed,
   map: (id, label) => `${id}{{"${label} (map)"}}`,

@@ -10,6 +10,7 @@
  */
 import type { Arg } from '../args.js';
 import type { Contract } from '../contract.js';
+import type { CancelOnSpec } from '../cancel-on.js';
 import type { CoordinationSpec } from '../coordination.js';
 import type { InterruptSpec } from '../interrupt-spec.js';
 import type { OnFailure, SkipPolicy } from '../on-failure.js';
@@ -18,6 +19,7 @@ import type { SleepSpec } from '../sleep.js';
 import type { StepHooks } from '../step.js';
 import type { TriggerSpec } from '../trigger.js';
 import type { ReactorMigration } from '../versions.js';
+import type { WaitForEventSpec } from '../wait-for-event.js';
 
 /** What every node has: its name and where its arguments and ordering come from. */
 interface NodeBase {
@@ -68,6 +70,12 @@ export interface SleepNode extends NodeBase {
   readonly sleep: SleepSpec;
 }
 
+/** A `waitForEvent` step: the execution parks here until a matching event is sent (docs/events.md). */
+export interface WaitForEventNode extends NodeBase {
+  readonly kind: 'wait-for-event';
+  readonly wait: WaitForEventSpec;
+}
+
 /** A nested reactor run inline as one step of the same execution (`compose`). */
 export interface ComposeNode extends NodeBase {
   readonly kind: 'compose';
@@ -102,9 +110,10 @@ export interface MapNode extends NodeBase {
 }
 
 /** Any node of the graph: one of a closed set of kinds, told apart by `kind` (docs/decisions/141). */
-export type GraphNode = StepNode | AsyncStepNode | InterruptNode | SleepNode | ComposeNode | AsyncReactorNode | MapNode;
+export type GraphNode =
+  StepNode | AsyncStepNode | InterruptNode | SleepNode | WaitForEventNode | ComposeNode | AsyncReactorNode | MapNode;
 
-/** The kinds of node: `'step'`, `'async-step'`, `'interrupt'`, `'sleep'`, `'compose'`, `'async-reactor'`, `'map'`. */
+/** The kinds of node: `'step'`, `'async-step'`, `'interrupt'`, `'sleep'`, `'wait-for-event'`, `'compose'`, `'async-reactor'`, `'map'`. */
 export type NodeKind = GraphNode['kind'];
 
 /** The node of one kind. */
@@ -161,6 +170,11 @@ export interface ReactorDefinition<
   readonly background: 'all' | { readonly after: string } | { readonly before: string } | undefined;
   /** Reactor-level coordination declarations (at most one per kind). */
   readonly coordination: readonly CoordinationSpec[];
+  /**
+   * The events that cancel an unfinished execution (`cancelOn`), in the order declared; empty:
+   * none. Not part of the fingerprint: an execution registers them when it starts.
+   */
+  readonly cancelOn: readonly CancelOnSpec[];
   /**
    * A stable hash of what decides how a persisted execution continues (step names, kinds,
    * dependencies, coordination, hand-offs: `dsl/fingerprint.ts`); recorded with each execution.

@@ -10,6 +10,8 @@ import type { StepContext } from '../context.js';
 import type { StepCoordinationOptions } from '../coordination.js';
 import type { ReactorDeadlineOptions } from '../deadline.js';
 import type { InterruptSettings, PayloadSchema } from '../interrupt-spec.js';
+import type { AnyEventDeclaration } from '../event.js';
+import type { WaitForEventSettings } from '../wait-for-event.js';
 import type { FailureOptions, OnFailure } from '../on-failure.js';
 import type { RetryOptions } from '../retry.js';
 import type { StepValue } from '../signals.js';
@@ -116,6 +118,22 @@ export interface MapOptions<I, S, T, E> {
  */
 export interface InterruptOptions<I, S, A, P extends PayloadSchema> extends InterruptSettings<StepArgs<I, A>, P> {
   /** Where the arguments come from; without it `correlationId` receives the reactor's input. */
+  readonly args?: ($: ArgSources<I, S>) => A;
+  /** Steps that must finish first although no argument reads them. */
+  readonly waitFor?: readonly (keyof S & string)[];
+}
+
+/**
+ * A `.waitForEvent` step: where its arguments come from (what `matchOn` and `match` compare the
+ * event with; without `args`, the reactor's input), what it waits for, and its settings. No
+ * coordination: a parked execution holds nothing.
+ */
+export interface WaitForEventOptions<I, S, A, E extends AnyEventDeclaration, V> extends WaitForEventSettings<
+  StepArgs<I, A>,
+  E,
+  V
+> {
+  /** Where the arguments come from; without it `matchOn` and `match` read the reactor's input. */
   readonly args?: ($: ArgSources<I, S>) => A;
   /** Steps that must finish first although no argument reads them. */
   readonly waitFor?: readonly (keyof S & string)[];

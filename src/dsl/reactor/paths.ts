@@ -15,6 +15,7 @@ export function sleepPaths(reactor: AnyReactorDefinition, prefix = '', depth = 0
       'async-step': () => [],
       interrupt: () => [],
       sleep: () => [`${prefix}${node.name}`],
+      'wait-for-event': () => [],
       compose: (n) => sleepPaths(n.reactor, `${prefix}${n.name}.`, depth + 1),
       // the child is an execution of its own: its sleeps park it, not this one
       'async-reactor': () => [],
@@ -23,7 +24,7 @@ export function sleepPaths(reactor: AnyReactorDefinition, prefix = '', depth = 0
   );
 }
 
-/** Every interrupt path of a reactor, composed children included (for messages and map refusal). */
+/** Every interrupt and event-wait path of a reactor (the steps that pause it), composed children included (for messages and map refusal). */
 export function interruptPaths(reactor: AnyReactorDefinition, prefix = '', depth = 0): string[] {
   if (depth > 32) return [];
   return reactor.nodes.flatMap((node) =>
@@ -32,6 +33,8 @@ export function interruptPaths(reactor: AnyReactorDefinition, prefix = '', depth
       'async-step': () => [],
       interrupt: () => [`${prefix}${node.name}`],
       sleep: () => [],
+      // a wait for an event pauses the execution as an interrupt does
+      'wait-for-event': () => [`${prefix}${node.name}`],
       compose: (n) => interruptPaths(n.reactor, `${prefix}${n.name}.`, depth + 1),
       'async-reactor': (n) => interruptPaths(n.reactor, `${prefix}${n.name}.`, depth + 1),
       map: (n) =>

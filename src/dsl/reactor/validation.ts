@@ -60,6 +60,7 @@ const WIRED_CONTRACT: NodeHandlers<Contract | undefined> = {
   'async-step': (n) => n.contract,
   interrupt: () => undefined,
   sleep: () => undefined,
+  'wait-for-event': () => undefined,
   compose: (n) => n.reactor.contract,
   'async-reactor': (n) => n.reactor.contract,
   map: () => undefined,

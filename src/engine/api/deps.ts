@@ -25,6 +25,7 @@ import { randomIds, systemClock, type Ids } from '../../ports/clock.js';
 import type { JobLeases } from '../../ports/job-lease.js';
 import type { InvokeDeps } from '../run/invoke.js';
 import type { ResumeDeps } from './interrupt/resume.js';
+import type { DeliverDeps } from '../execution/event-wait/deliver.js';
 import type { EngineCore, InlineRunMap } from './parts.js';
 import { ReactorRegistry } from './registry.js';
 import type { EngineOptions } from './types.js';
@@ -83,7 +84,12 @@ export function engineIdOf(options: EngineOptions, ids: Ids): string {
 }
 
 /** What every run state of the engine shares (defaults: 8 steps at once, a checkpoint per 100 ms at most). */
-export function stateBase(options: EngineOptions, core: EngineCore, workerId: string): StateBase {
+export function stateBase(
+  options: EngineOptions,
+  core: EngineCore,
+  workerId: string,
+  onEventWaitsParked?: (executionId: string) => void,
+): StateBase {
   const { clock, hub, logger, instrument } = core;
   const maxConcurrency = options.maxConcurrency ?? 8;
   const checkpointIntervalMs = options.checkpointIntervalMs ?? 100;
@@ -94,6 +100,8 @@ export function stateBase(options: EngineOptions, core: EngineCore, workerId: st
     maxInlineSleepMs,
     store: options.store,
     interruptClaims: options.interruptClaims,
+    eventWaits: options.eventWaits,
+    onEventWaitsParked,
     clock,
     hub,
     logger,
@@ -152,6 +160,7 @@ export function backgroundDeps(
     cancels: parts.cancels,
     workerId: parts.workerId,
     fanOut: options.fanOut,
+    eventWaits: options.eventWaits,
     jobLeases: parts.jobLeases,
     newState: parts.states.newState,
     liveJobs: parts.states.liveJobs,
@@ -238,6 +247,21 @@ export function resumeDeps(options: EngineOptions, core: EngineCore, operations:
     hub: core.hub,
     live: core.inflight,
     claims: options.interruptClaims,
+  };
+}
+
+/** What delivering sent events to waiting executions needs: the resume path, the index, the log, work that outlives a call. */
+export function deliverDeps(options: EngineOptions, core: EngineCore, resume: ResumeDeps): DeliverDeps {
+  return {
+    ...resume,
+    index: options.eventWaits,
+    log: options.events,
+    logger: core.logger,
+    detach: (work) =>
+      core.detached.detach(
+        work.then(() => undefined),
+        (error) => core.logger.warn({ error: String(error) }, 'an execution resumed by an event failed to continue'),
+      ),
   };
 }
 

@@ -86,7 +86,7 @@ async function load(
   return definition === 'current' ? { record, reactor } : versionFor(record, reactor, deps.versions, operation);
 }
 
-function coordinatorOf(deps: OperationsDeps): Coordinator {
+function coordinatorOf(deps: Pick<OperationsDeps, 'coordination'>): Coordinator {
   const c = deps.coordination.coordinator;
   if (!c) throw new ReactorError('coordinator_missing', 'operations on executions need a coordinator (liveness locks)');
   return c;
@@ -177,15 +177,7 @@ export async function cancelExecution(deps: OperationsDeps, executionId: string,
   const request = async (): Promise<void> => {
     if (requested) return;
     requested = true;
-    await coordinatorOf(deps).periodMark({
-      key: cancelRequestKey(executionId),
-      bucket: CANCEL_BUCKET,
-      ttlMs: 86_400_000,
-      note: reason,
-    });
-    await fastPathsOf(coordinatorOf(deps))
-      .announceCancel(executionId)
-      .catch(() => undefined);
+    await requestCancel(deps, executionId, reason);
   };
   const done = await exclusive(
     deps,
@@ -227,6 +219,27 @@ export async function cancelExecution(deps: OperationsDeps, executionId: string,
     replay: false,
     status: 'running',
   };
+}
+
+/**
+ * Asks whichever process runs `executionId` to cancel it: the cancel marker, read by a worker when
+ * it takes a job of the execution and at every liveness check, carrying the reason (decision
+ * 106), then its announcement, which reaches a process running it at once (decision 053).
+ */
+export async function requestCancel(
+  deps: Pick<OperationsDeps, 'coordination'>,
+  executionId: string,
+  reason: string,
+): Promise<void> {
+  await coordinatorOf(deps).periodMark({
+    key: cancelRequestKey(executionId),
+    bucket: CANCEL_BUCKET,
+    ttlMs: 86_400_000,
+    note: reason,
+  });
+  await fastPathsOf(coordinatorOf(deps))
+    .announceCancel(executionId)
+    .catch(() => undefined);
 }
 
 /** Undoes a completed execution on demand: every completed step's undo, newest first; it ends `cancelled`. */

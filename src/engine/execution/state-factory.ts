@@ -14,6 +14,8 @@ export type StateBase = Pick<
   RunStateInit,
   | 'store'
   | 'interruptClaims'
+  | 'eventWaits'
+  | 'onEventWaitsParked'
   | 'clock'
   | 'hub'
   | 'logger'

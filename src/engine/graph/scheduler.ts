@@ -20,6 +20,7 @@ import { tracedNode } from '../model/instrument.js';
 import { rollBackOrPark } from './fanout/rollback.js';
 import { runInterrupt } from './interrupt/step.js';
 import { runSleep } from './sleep.js';
+import { runWaitForEvent } from './event-wait.js';
 import { failurePauseOf } from './failure-policy.js';
 
 export type { Frame, GraphOutcome } from './frame.js';
@@ -357,6 +358,10 @@ function runNode(
         runInterrupt(run, n, place, () => resolveArgs(n.args, scope, place.path, undefined)),
       ),
     sleep: (n) => tracedNode(run, place, () => runSleep(run, n, place, scope)),
+    'wait-for-event': (n) =>
+      tracedNode(run, place, () =>
+        runWaitForEvent(run, n, place, () => resolveArgs(n.args, scope, place.path, undefined)),
+      ),
     compose: (n) => tracedNode(run, place, () => runCompose(run, n, place, scope, runFrame)),
     'async-reactor': (n) => tracedNode(run, place, () => runAsyncReactor(run, n, place, scope, frame.def)),
     map: (n) => tracedNode(run, place, () => runMap(run, n, place, scope, runFrame)),

@@ -12,6 +12,7 @@ import type { EventHub } from '../model/events.js';
 import type { Instrument } from '../model/instrument.js';
 import type { Clock } from '../../ports/clock.js';
 import type { FanOutLedger } from '../../ports/fanout.js';
+import type { EventWaits } from '../../ports/event-waits.js';
 import type { JobLeases } from '../../ports/job-lease.js';
 import type { JobQueue } from '../../ports/queue.js';
 import type { WaitList } from '../../ports/wait-list.js';
@@ -72,6 +73,8 @@ export interface BackgroundDeps {
   readonly instrument?: Instrument;
   /** Ledgers of fan-out maps; without it a fan-out map fails in a worker (`fan_out_unavailable`). */
   readonly fanOut?: FanOutLedger | undefined;
+  /** The event-wait index: a `.waitForEvent` step's timeout drops its registration there. */
+  readonly eventWaits?: EventWaits | undefined;
   /** The lease bindings of the jobs this process runs now, by execution id: states of those executions write under them (decision 064). */
   readonly liveJobs?: Map<string, JobBinding>;
   /** Liveness lease + record read, terminal write + release: one call each (set whenever there is a coordinator). */

@@ -131,6 +131,7 @@ const STARTED_IN_JOB: NodeHandlers<StartedIn | undefined> = {
   'async-step': () => undefined,
   interrupt: () => undefined,
   sleep: () => undefined,
+  'wait-for-event': () => undefined,
   compose: (n) => (prefix, steps) => mayHaveStarted(n.reactor.nodes, `${prefix}${n.name}.`, steps),
   'async-reactor': () => undefined,
   map: () => undefined,

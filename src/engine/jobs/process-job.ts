@@ -223,7 +223,9 @@ async function routeJob(
   const deadline = deadlineAction(deps, reactor, record, delivery, held.root.signal);
   if (deadline) return void (await traced(scope, (traceContext) => deadline(withTrace(traceContext)))); // past it, or a deadline job early
   if (isInterruptJob(record, delivery))
-    return void (await traced(scope, (traceContext) => interruptJob(deps, reactor, withTrace(traceContext), delivery))); // paused: only an active timeout acts
+    return {
+      after: await traced(scope, (traceContext) => interruptJob(deps, reactor, withTrace(traceContext), delivery)),
+    }; // paused: only a timeout acts
   const retryAt = record.background?.retryAt;
   if (record.status === 'pending' && retryAt !== undefined && retryAt - deps.clock.now() > 25) {
     // A stale or early delivery must not skip the retry backoff.

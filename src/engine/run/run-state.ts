@@ -27,6 +27,7 @@ import type { AsyncPort } from './async/port.js';
 import type { Clock } from '../../ports/clock.js';
 import type { JobQueue } from '../../ports/queue.js';
 import type { InterruptClaims } from '../../ports/interrupt-claims.js';
+import type { EventWaits } from '../../ports/event-waits.js';
 import type { TransitionCause } from '../model/status-machine.js';
 import {
   RECORD_VERSION,
@@ -63,6 +64,10 @@ export interface RunStateInit {
   readonly store: Store;
   /** The engine's interrupt claims, if it has them (an interrupt step claims its correlation id there). */
   readonly interruptClaims?: InterruptClaims | undefined;
+  /** The engine's event-wait index, if it has one (a `.waitForEvent` step registers there). */
+  readonly eventWaits?: EventWaits | undefined;
+  /** Told when an execution parked with event waits open: the engine re-checks the event log for them (decision 149). */
+  readonly onEventWaitsParked?: ((executionId: string) => void) | undefined;
   readonly clock: Clock;
   readonly hub: EventHub;
   readonly logger: Logger;
@@ -499,6 +504,16 @@ export class RunState {
   /** The engine's interrupt claims; undefined when it has none. */
   get interruptClaims(): InterruptClaims | undefined {
     return this.#init.interruptClaims;
+  }
+
+  /** The engine's event-wait index; undefined when it has none. */
+  get eventWaits(): EventWaits | undefined {
+    return this.#init.eventWaits;
+  }
+
+  /** Tells the engine this execution parked with event waits open (see `RunStateInit.onEventWaitsParked`). */
+  parkedOnEvents(): void {
+    this.#init.onEventWaitsParked?.(this.executionId);
   }
 
   /** The engine's queue, if any. */

@@ -10,6 +10,7 @@ import type { Backend } from '../../ports/backend.js';
 import { systemClock, type Clock } from '../../ports/clock.js';
 import type { Coordinator } from '../../ports/coordinator.js';
 import type { EventLog } from '../../ports/event-log.js';
+import type { EventWaits } from '../../ports/event-waits.js';
 import type { ExecutionStream } from '../../ports/execution-stream.js';
 import type { FanOutLedger } from '../../ports/fanout.js';
 import { NO_SUBSCRIPTIONS } from '../../ports/health.js';
@@ -21,6 +22,7 @@ import { MemorySchedules, memoryScheduleBackend } from '../../schedules/memory.j
 import { checkedRecordTtl, refuseTtlBesideStore } from '../record-ttl.js';
 import { MemoryCoordinator } from './coordinator.js';
 import { MemoryEventLog } from './event-log.js';
+import { MemoryEventWaits } from './event-waits.js';
 import { MemoryExecutionStream } from './execution-stream.js';
 import { MemoryFanOutLedger } from './fanout.js';
 import { MemoryStore } from './store.js';
@@ -37,6 +39,8 @@ export interface MemoryBackendOptions {
   readonly fanOut?: FanOutLedger | undefined;
   /** Default: a `MemoryEventLog` on the clock, keeping events for the default store's record TTL. */
   readonly events?: EventLog | undefined;
+  /** Default: a `MemoryEventWaits` on the clock. */
+  readonly eventWaits?: EventWaits | undefined;
   /** Default: a `MemoryExecutionStream`. */
   readonly executionStream?: ExecutionStream | undefined;
   /** Default: none (the engine composes them from store and coordinator calls). */
@@ -94,6 +98,7 @@ export function createMemoryBackend(options: MemoryBackendOptions = {}): MemoryB
         ...onClock,
         ttlMs: recordTtlMs ?? (store instanceof MemoryStore ? store.recordTtlMs : undefined),
       }),
+    eventWaits: options.eventWaits ?? new MemoryEventWaits(onClock),
     executionStream,
     queue: memory.queue,
     queueInspector: memory.queue,

@@ -234,6 +234,18 @@ export class PostgresNames {
   get executionEventsAppend(): string {
     return this.#q('execution_events_append');
   }
+  /** Table: the event-wait index, one row per registration (event, match key, kind, execution, ref, since). */
+  get eventWaits(): string {
+    return this.#q('event_waits');
+  }
+  /** Function: file a registration of an execution waiting for an event, once. */
+  get eventWaitAdd(): string {
+    return this.#q('event_wait_add');
+  }
+  /** Function: remove a registration of an execution waiting for an event. */
+  get eventWaitRemove(): string {
+    return this.#q('event_wait_remove');
+  }
   /**
    * The NOTIFY channel of execution events (its payload: an execution id):
    * `<schema>_events`, the schema cut to keep it within 63 bytes.

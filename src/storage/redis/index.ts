@@ -16,12 +16,14 @@ import { Cluster, Redis } from 'ioredis';
 import type { Coordinator } from '../../ports/coordinator.js';
 import type { Store } from '../../ports/store.js';
 import type { EventLog } from '../../ports/event-log.js';
+import type { EventWaits } from '../../ports/event-waits.js';
 import { coalesceWrites } from './coalesce.js';
 import { RedisCoordinator } from './coordinator.js';
 import { RedisKeys } from './keys.js';
 import { isCluster, layoutOf, quit, type RedisClusterTarget, type RedisConnection } from './connection.js';
 import { RedisStore, redisRecordTtl } from './store.js';
 import { RedisEventLog } from './event-log.js';
+import { RedisEventWaits } from './event-waits.js';
 import { setOutageTolerance } from './script.js';
 import { RedisFanOutLedger } from './fanout.js';
 import { RedisExecutionStream } from './execution-stream.js';
@@ -38,6 +40,7 @@ export { CLUSTER_SLOT_GROUPS, DEFAULT_PREFIX, RedisKeys, slotGroupOf, type KeyLa
 export { isCluster, parseClusterNodes, type RedisClusterTarget, type RedisConnection } from './connection.js';
 export { CLAIM_REPAIR_MS } from './store.js';
 export { RedisEventLog, type RedisEventLogOptions } from './event-log.js';
+export { RedisEventWaits, type RedisEventWaitsOptions } from './event-waits.js';
 export { DEFAULT_OUTAGE_TOLERANCE_MS, outageTolerance, setOutageTolerance } from './script.js';
 export {
   checkDurability,
@@ -118,6 +121,8 @@ export interface RedisBackend<C extends RedisConnection = Redis> {
   readonly interruptClaims: InterruptClaims;
   /** The log of sent events (same connection, same prefix, kept for the records' TTL). */
   readonly events: EventLog;
+  /** The index of executions waiting for an event (same connection, same prefix). */
+  readonly eventWaits: EventWaits;
   /** Each execution's events in a Redis stream (`engine.watch`; same connection and prefix, the records' TTL). */
   readonly executionStream: ExecutionStream;
   /** The command connection (created from `url` or `cluster`, or the one passed in). */
@@ -215,6 +220,7 @@ export function createRedisBackend(options: RedisBackendOptions = {}): RedisBack
     coordinator,
     fanOut,
     events,
+    eventWaits: new RedisEventWaits({ redis, keys }),
     executionStream,
     jobLeases: store,
     interruptClaims: store,

@@ -132,6 +132,27 @@ export class RedisKeys {
     return `${this.prefix}:{events}:name:${escapeSegment(name)}`;
   }
 
+  // ── Event waits ──
+
+  /**
+   * The registrations under one (event, match key) of the event-wait index (`EventWaits`,
+   * `event-waits.ts`): ZSET member → 0, read in member order. It and {@link eventWaitTimes} share
+   * the hash tag of their (event, match key), so each transition is one slot in either layout and
+   * keys spread over the cluster.
+   */
+  eventWaitMembers(event: string, matchKey: string): string {
+    return `${this.#eventWaitTag(event, matchKey)}:m`;
+  }
+  /** The times of the registrations of {@link eventWaitMembers}: HASH member → since (ms). */
+  eventWaitTimes(event: string, matchKey: string): string {
+    return `${this.#eventWaitTag(event, matchKey)}:t`;
+  }
+  /** `{ew:<length of the name>:<name>:<match key>}`: the length keeps every (name, key) pair apart. */
+  #eventWaitTag(event: string, matchKey: string): string {
+    const name = escapeSegment(event);
+    return `${this.prefix}:{ew:${name.length}:${name}:${escapeSegment(matchKey)}}`;
+  }
+
   // ── Exclusive lock ──
 
   /** Lock hash: owner, token, nesting and holder info; TTL = the lease. */

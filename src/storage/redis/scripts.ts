@@ -262,4 +262,10 @@ export const scripts = {
   eventAppend: defineScript('event-append', 3, replyArray),
   /** Used by the event log: true when the event is kept (the execution is in the list now). */
   eventEffect: defineScript('event-effect', 1, flag),
+  /** Used by the event-wait index: the registration's first time (server ms). */
+  eventWaitAdd: defineScript('event-wait-add', 2, replyNumber),
+  /** Used by the event-wait index: true when the registration was filed. */
+  eventWaitRemove: defineScript('event-wait-remove', 2, flag),
+  /** Used by the event-wait index: member, since pairs of one page (flat). */
+  eventWaitLookup: defineScript('event-wait-lookup', 2, replyArray),
 } as const satisfies Record<string, ScriptDescriptor<unknown>>;

@@ -215,6 +215,9 @@ const HANDLERS: Handlers = {
     suspend(b, e.step, e.at, 'pause', `paused at interrupt${e.correlationId ? ` (${e.correlationId})` : ''}`),
   'interrupt.resumed': (e, b) => proceed(b, e.step, e.at, 'pause', ', resumed'),
   'interrupt.timed_out': (e, b) => proceed(b, e.step, e.at, 'pause', ', timed out'),
+  'wait.paused': (e, b) => suspend(b, e.step, e.at, 'pause', `waiting for event ${e.event}`),
+  'wait.resumed': (e, b) => proceed(b, e.step, e.at, 'pause', `, resumed by event ${e.eventId}`),
+  'wait.timed_out': (e, b) => proceed(b, e.step, e.at, 'pause', ', timed out'),
   'run.parked': (e, b) =>
     park(
       b,

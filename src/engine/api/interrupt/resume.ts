@@ -138,6 +138,7 @@ async function locate(
   const { reactor, record } = versionFor(stored, registered, deps.versions, 'resume');
   const matches = (record.interrupts ?? []).filter(
     (w) =>
+      w.event === undefined && // a wait for an event is resumed by sending it
       (options.step === undefined || w.step === options.step) &&
       (correlationId === undefined || w.correlationId === correlationId),
   );

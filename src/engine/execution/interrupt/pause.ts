@@ -37,6 +37,8 @@ export async function pauseRun(state: RunState, reactor: AnyReactorDefinition): 
   await state.checkpoint('paused', {}, { withTrace: true });
   for (const wait of state.interrupts) await scheduleTimeout(state, reactor, wait);
   await scheduleDeadlineOnPause(state, reactor); // woken at the reactor's deadline (decision 081)
+  // An event sent between a wait's registration and this park found it not parked: re-check the log (decision 149).
+  if (state.interrupts.some((w) => w.event !== undefined && w.resumedAt === undefined)) state.parkedOnEvents();
   return {
     status: 'paused',
     executionId: state.executionId,
@@ -51,12 +53,15 @@ export async function pauseRun(state: RunState, reactor: AnyReactorDefinition): 
 }
 
 async function scheduleTimeout(state: RunState, reactor: AnyReactorDefinition, wait: InterruptWait): Promise<void> {
-  const spec = findInterrupt(reactor, wait.step)?.interrupt;
-  if (wait.resumedAt !== undefined || wait.timeoutAt === undefined || spec?.timeoutStrategy !== 'active') return;
+  // A wait for an event has only active timeouts: no resume comes to check a lazy one.
+  const active = wait.event !== undefined || findInterrupt(reactor, wait.step)?.interrupt?.timeoutStrategy === 'active';
+  if (wait.resumedAt !== undefined || wait.timeoutAt === undefined || !active) return;
   if (!state.queue) {
     state.logger.warn(
       { step: wait.step },
-      `interrupt "${wait.step}": an active timeout needs a queue (background execution); it is checked lazily, when a resume arrives`,
+      wait.event === undefined
+        ? `interrupt "${wait.step}": an active timeout needs a queue (background execution); it is checked lazily, when a resume arrives`
+        : `waitForEvent "${wait.step}": a timeout needs a queue (background execution); without one it never passes, and events after it are not matched`,
     );
     return;
   }

@@ -77,6 +77,7 @@ async function computable(
     'async-step': (n) => stepDeclarations(child, n, input, path),
     interrupt: none,
     sleep: none,
+    'wait-for-event': none,
     compose: (n) => composedDeclarations(n, input, path),
     'async-reactor': (n) => composedDeclarations(n, input, path),
     map: none,

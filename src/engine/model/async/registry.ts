@@ -25,6 +25,7 @@ function registerChildren(registry: Map<string, AnyReactorDefinition>, reactor: 
       'async-step': () => undefined,
       interrupt: () => undefined,
       sleep: () => undefined,
+      'wait-for-event': () => undefined,
       compose: (n) => registerChildren(registry, n.reactor),
       'async-reactor': (n) => registerTree(registry, n.reactor),
       map: (n) => {

@@ -13,6 +13,7 @@ import { waitListShiftMigration } from './0006-wait-list-shift.js';
 import { eventsMigration } from './0007-events.js';
 import { lockFastPathMigration } from './0008-lock-fast-path.js';
 import { executionEventsMigration } from './0009-execution-events.js';
+import { eventWaitsMigration } from './0010-event-waits.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -28,6 +29,7 @@ export const MIGRATIONS: readonly Migration[] = [
   eventsMigration,
   lockFastPathMigration,
   executionEventsMigration,
+  eventWaitsMigration,
 ];
 
 /** The schema version this ts-reactor needs: the last migration's. */
