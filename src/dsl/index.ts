@@ -23,3 +23,4 @@ export {
   type TriggerPayload,
   type TriggerSpec,
 } from './trigger.js';
+export type { CancelOnOptions, CancelOnPayload, CancelOnSpec, MatchableField } from './cancel-on.js';

@@ -24,6 +24,7 @@ import { processOne, startReactor } from './api/start.js';
 import { startManyReactors } from './api/start-many.js';
 import { startSweeps, sweepNow } from './api/sweeps.js';
 import { listEvents, sendEvent, sendManyEvents, type EventDeps } from './api/events.js';
+import { EventCancels, registeringChildren } from './api/event-cancels.js';
 import { EventNotices } from './model/event-notices.js';
 import { dropEventWaits, recheckParked } from './execution/event-wait/deliver.js';
 import { resumeWaitsFor } from './execution/event-wait/match.js';
@@ -89,6 +90,18 @@ export function createEngine(options: EngineOptions): Engine {
   const jobLeases = build.jobLeasesOf(options);
   const workerId = build.engineIdOf(options, core.ids);
   const admitter = new CoordinationAdmitter(coordination);
+  const notices = new EventNotices();
+  // Executions of reactors with `cancelOn` register when accepted and unregister with their terminal record (decision 151).
+  const eventCancels = new EventCancels({
+    waits: options.eventWaits,
+    registry,
+    store,
+    operations: () => operations,
+    notices,
+    clock: core.clock,
+    logger,
+    detached,
+  });
   // Set once the deliveries' deps exist: a park with event waits open starts their re-check (decision 149).
   let parkedOnEvents: (executionId: string) => void = () => undefined;
   const states = new StateFactory({
@@ -102,12 +115,13 @@ export function createEngine(options: EngineOptions): Engine {
           detached.detach(dropEventWaits(options.eventWaits, record), (error) =>
             logger.warn({ executionId: record.id, error: String(error) }, 'an ended wait stayed registered'),
           );
+        eventCancels.settled(record);
       },
     },
   });
   const background = build.backgroundDeps(options, core, { coordination, cancels, workerId, jobLeases, states });
   // Operations are built from the states: a child's cancel reaches them once they exist (called only while running).
-  states.useAsync(asyncPort(options, core.clock, background, signals, registry, () => operations));
+  states.useAsync(asyncPort(options, core.clock, background, signals, registry, eventCancels, () => operations));
   const sweeper = build.sweeperOf(options, core, { background, workerId, jobLeases });
   const inlineLeases = build.inlineLeasesOf(options, core, { workerId, jobLeases });
   const claims = new IdempotencyClaims({ store, clock: core.clock, live: core.inflight });
@@ -115,14 +129,23 @@ export function createEngine(options: EngineOptions): Engine {
   const resume = build.resumeDeps(options, core, operations);
   const steer = { ...resume, ...(inlineLeases === undefined ? {} : { inlineLeases }) };
   const invoke = build.invokeDeps(coordination, core);
-  const fork = { ...resume, ids: core.ids, logger: core.logger, maxTraceEntries: core.maxTraceEntries };
-  const notices = new EventNotices();
+  const fork = { ...resume, ids: core.ids, logger: core.logger, maxTraceEntries: core.maxTraceEntries, eventCancels };
   const deliveries = { ...build.deliverDeps(options, core, resume), notices };
   parkedOnEvents = (id) =>
     detached.detach(recheckParked(deliveries, id), (error) =>
       logger.warn({ executionId: id, error: String(error) }, 'the re-check of a parked event wait failed'),
     );
-  const parts: EngineParts = { ...core, claims, states, background, cancels, inlineLeases, operations, sweeper };
+  const parts: EngineParts = {
+    ...core,
+    claims,
+    states,
+    background,
+    cancels,
+    inlineLeases,
+    operations,
+    sweeper,
+    eventCancels,
+  };
   const events: EventDeps = {
     events: options.events,
     notices,
@@ -135,6 +158,7 @@ export function createEngine(options: EngineOptions): Engine {
       clock: core.clock,
       logger,
     },
+    cancels: eventCancels,
     resumeWaits: (event) => resumeWaitsFor(deliveries, event),
   };
   return {
@@ -191,11 +215,13 @@ function asyncPort(
   background: BackgroundDeps | undefined,
   signals: UnitSignals,
   registry: ReactorRegistry,
+  eventCancels: EventCancels,
   operations: () => OperationsDeps,
 ): AsyncPort {
   const waitMs = options.background?.asyncWaitMs ?? 30_000;
   return {
-    background: background ? asyncBackground(background) : undefined,
+    // An `asyncReactor` child is registered for its `cancelOn` declarations like a start (decision 152).
+    background: background ? registeringChildren(asyncBackground(background), eventCancels) : undefined,
     signals,
     waitMs,
     parkTimeoutMs: options.background?.asyncParkTimeoutMs ?? 3_600_000,

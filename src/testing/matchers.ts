@@ -7,6 +7,7 @@
 import type { ReactorEvent } from '../engine/model/events.js';
 import type { RunResult } from '../engine/model/results.js';
 import { EVENT_ID_TAG, EVENT_NAME_TAG } from '../engine/api/event-triggers.js';
+import { parseEventCancelReason } from '../engine/api/event-cancels.js';
 
 /** A matcher verdict. */
 export interface Verdict {
@@ -126,6 +127,18 @@ export const runMatchers = {
       return {
         pass,
         message: `expected the run to have been started by an event${expected.name === undefined ? '' : ` "${expected.name}"`}${expected.id === undefined ? '' : ` with id "${expected.id}"`}; it ${by.name === undefined ? 'was not started by an event' : `was started by "${by.name}" (${by.id ?? 'id not tagged'})`}`,
+      };
+    }),
+  toHaveBeenCancelledByEvent: (received: unknown, name?: string, eventId?: string): Verdict =>
+    guard(received, (run) => {
+      const by = run.status === 'cancelled' ? parseEventCancelReason(run.reason) : undefined;
+      const wanted = `${name === undefined ? 'an event' : `event "${name}"`}${eventId === undefined ? '' : ` (id "${eventId}")`}`;
+      return {
+        pass:
+          by !== undefined &&
+          (name === undefined || by.name === name) &&
+          (eventId === undefined || by.eventId === eventId),
+        message: `expected the run to have been cancelled by ${wanted}; it ${by !== undefined ? `was cancelled by event "${by.name}" (id "${by.eventId}")` : run.status === 'cancelled' ? `was cancelled: ${run.reason}` : describe(run)}`,
       };
     }),
   toHaveContendedAt: (received: unknown, step: string, key?: string): Verdict =>

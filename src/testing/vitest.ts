@@ -41,6 +41,11 @@ export interface ReactorMatchers<T = unknown, R = unknown> {
     reason?: string;
     key?: string;
   }): R;
+  /**
+   * The run ended `cancelled` by an event its reactor declares in `cancelOn` (its reason is
+   * `cancelled by event <name> <id>`), of this name and id when given.
+   */
+  toHaveBeenCancelledByEvent(name?: string, eventId?: string): R;
   /** The run met a busy key at this step (optionally this key): a wait ran out, a rate limit was full, or the execution parked. */
   toHaveContendedAt(step: StepPath<T>, key?: string): R;
   /** Coordination state (await it): a lock or semaphore slot on `key` is held for this step. */
@@ -89,6 +94,8 @@ expect.extend({
   },
   toHaveRollbackFailure: (r: unknown, expected: { step: string }) =>
     toResult(runMatchers.toHaveRollbackFailure(r, expected)),
+  toHaveBeenCancelledByEvent: (r: unknown, name?: string, eventId?: string) =>
+    toResult(runMatchers.toHaveBeenCancelledByEvent(r, name, eventId)),
   toHaveContendedAt: (r: unknown, step: string, key?: string) => toResult(runMatchers.toHaveContendedAt(r, step, key)),
   toHaveHoldAttributedTo: async (c: unknown, key: string, step: string) =>
     toResult(await coordinationMatchers.toHaveHoldAttributedTo(c, key, step)),

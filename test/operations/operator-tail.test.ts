@@ -49,7 +49,6 @@ describe('operators wait for the tail of the job that holds the lock', () => {
     expect(await settlesWithin(cancelling)).toBe(false); // waits for the lock
     await tail.release();
     expect(await cancelling).toMatchObject({ status: 'cancelled', reason: 'operator' });
-    expect(await m.coordinator.periodIsMarked(`cancel:${executionId}`, 'requested')).toBe(false); // no request left behind
   });
 
   test('undo of a completed execution whose lock a job still holds: done once the job lets go, not refused as busy', async () => {
@@ -81,6 +80,38 @@ describe('operators wait for the tail of the job that holds the lock', () => {
     expect(await m.coordinator.periodIsMarked(`cancel:${executionId}`, 'requested')).toBe(true);
     release.open();
     expect((await m.engine.wait(executionId, { timeoutMs: 5_000, pollMs: 1 })).status).toBe('cancelled');
+    await worker.close();
+  });
+
+  test('a job running a first step it has not recorded yet is asked to stop, and cancel answers once it has rolled back', async () => {
+    const inStep = gate();
+    const log: string[] = [];
+    const stoppable = reactor('tail-stoppable')
+      .step('a', { run: () => 'a', undo: () => void log.push('undo a') })
+      .step('b', {
+        waitFor: ['a'],
+        run: async (_args, ctx) => {
+          inStep.open();
+          await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve, { once: true }));
+          throw ctx.signal.reason as Error;
+        },
+      })
+      .build();
+    const m = manualEngine({ reactors: [stoppable] });
+    const worker = m.startWorker(1);
+    const { executionId } = await m.engine.start(stoppable, {});
+    await inStep.promise;
+    // The engine's clock stands still: no checkpoint has said `running` yet.
+    expect((await m.store.get(executionId))!.status).toBe('pending');
+    expect(await m.engine.cancel(executionId, { reason: 'operator' })).toMatchObject({
+      status: 'cancelled',
+      reason: 'operator',
+    });
+    expect(await m.engine.wait(executionId, { timeoutMs: 5_000, pollMs: 1 })).toMatchObject({
+      status: 'cancelled',
+      reason: 'operator',
+    });
+    expect(log).toEqual(['undo a']);
     await worker.close();
   });
 });

@@ -61,7 +61,12 @@ describe('event declarations', () => {
     expectTypeOf<EventListPage['events']>().toEqualTypeOf<readonly StoredEvent[]>();
     expectTypeOf<StoredEvent['effects']['started']>().toEqualTypeOf<readonly string[]>();
     expectTypeOf<EventNotice['type']>().toEqualTypeOf<
-      'event.received' | 'event.duplicate' | 'event.started' | 'event.trigger_failed' | 'event.resumed'
+      | 'event.received'
+      | 'event.cancelled'
+      | 'event.duplicate'
+      | 'event.started'
+      | 'event.trigger_failed'
+      | 'event.resumed'
     >();
   });
 });

@@ -48,6 +48,13 @@ import { sleepSpec, type SleepOptions, type SleepResult } from '../sleep.js';
 import type { AnyEventDeclaration, EventPayload } from '../event.js';
 import { waitForEventSpec } from '../wait-for-event.js';
 import { deadlineOf, reactorDeadlineMs } from '../deadline.js';
+import {
+  cancelOnSpec,
+  checkCancelOns,
+  type CancelOnOptions,
+  type CancelOnPayload,
+  type CancelOnSpec,
+} from '../cancel-on.js';
 import { failureFields, onFailureOf } from '../on-failure.js';
 import { triggerSpec, type TriggerOptions, type TriggerPayload, type TriggerSpec } from '../trigger.js';
 import { toMermaid } from './drawing.js';
@@ -105,6 +112,8 @@ interface BuilderState {
   readonly background?: BackgroundDeclaration<Record<string, unknown>> | undefined;
   /** The `.on` declarations so far (absent: none). */
   readonly triggers?: readonly TriggerSpec[] | undefined;
+  /** The `cancelOn` declarations, in the order declared. */
+  readonly cancelOn: readonly CancelOnSpec[];
 }
 
 /** The reactor builder. Every method returns a new builder; none mutates. */
@@ -212,6 +221,33 @@ export class ReactorBuilder<Name extends string, In, I, S, G = {}> {
         this.#fail(undefined, `background hand-off names unknown step "${String(step)}"; declare the step first`);
     }
     return new ReactorBuilder({ ...this.#state, background: d });
+  }
+
+  /**
+   * Cancels an unfinished execution of this reactor when a matching event is sent: it is rolled
+   * back as `engine.cancel` does (completed steps undone, newest first), wherever it is — running
+   * here or in a worker, parked, sleeping, paused or queued (docs/events.md#cancelling-on-an-event).
+   * `matchOn` names payload fields that must equal the execution's input fields of the same
+   * names (the index an event is looked up by); `match` is a final check on the payload and the
+   * input. Several declarations may name different events.
+   *
+   * @throws DefinitionError (`definition_invalid`) for an invalid event name, an event declared
+   *   twice, a `matchOn` field missing from the event's payload or (at `build`) not a required
+   *   input field, or a `match` that is not a function.
+   * @example
+   * ```ts
+   * const orderCancelled = event('order.cancelled', { orderId: z.string(), reason: z.string() });
+   * reactor('fulfil')
+   *   .input({ orderId: z.string() })
+   *   .cancelOn(orderCancelled, { matchOn: ['orderId'], match: (e) => e.reason !== 'test' })
+   * ```
+   */
+  cancelOn<const E extends AnyEventDeclaration | string>(
+    event: E,
+    options?: CancelOnOptions<CancelOnPayload<E>, I>,
+  ): ReactorBuilder<Name, In, I, S, G> {
+    const spec = cancelOnSpec(this.#state.name, this.#state.cancelOn, event, options);
+    return new ReactorBuilder({ ...this.#state, cancelOn: [...this.#state.cancelOn, spec] });
   }
 
   #coordinate(spec: CoordinationSpec): ReactorBuilder<Name, In, I, S, G> {
@@ -534,7 +570,7 @@ export class ReactorBuilder<Name extends string, In, I, S, G = {}> {
   }
 
   #finish(returns: string | undefined): AnyReactorDefinition {
-    const { name, contract, nodes, options, coordination, background, triggers = [] } = this.#state;
+    const { name, contract, nodes, options, coordination, background, triggers = [], cancelOn } = this.#state;
     if (background !== undefined && background !== 'all' && coordination.some((c) => c.kind === 'ordered_lock')) {
       this.#fail(
         undefined,
@@ -543,6 +579,7 @@ export class ReactorBuilder<Name extends string, In, I, S, G = {}> {
     }
     const byName = new Map(nodes.map((n) => [n.name, n]));
     validateGraph({ name, contract, nodes, byName, returns });
+    checkCancelOns(name, contract, cancelOn);
     const definition: AnyReactorDefinition = {
       kind: 'reactor',
       name,
@@ -555,6 +592,7 @@ export class ReactorBuilder<Name extends string, In, I, S, G = {}> {
       ...deadlineOf(options, name),
       coordination,
       background,
+      cancelOn: Object.freeze([...cancelOn]),
       fingerprint: fingerprintOf({ name, nodes, coordination, background }),
       version: options.version,
       migrateFrom: versionOptions(name, options, new Set(byName.keys())),
@@ -600,5 +638,12 @@ export function reactor<const Name extends string>(
     throw new DefinitionError(`reactor "${name}": maxConcurrency must be an integer >= 1`, name);
   }
   reactorDeadlineMs(options.deadline, name); // checked when declared
-  return new ReactorBuilder({ name, options, contract: compileContract({}), nodes: [], coordination: [] });
+  return new ReactorBuilder({
+    name,
+    options,
+    contract: compileContract({}),
+    nodes: [],
+    coordination: [],
+    cancelOn: [],
+  });
 }

@@ -10,6 +10,7 @@
  */
 import type { Arg } from '../args.js';
 import type { Contract } from '../contract.js';
+import type { CancelOnSpec } from '../cancel-on.js';
 import type { CoordinationSpec } from '../coordination.js';
 import type { InterruptSpec } from '../interrupt-spec.js';
 import type { OnFailure, SkipPolicy } from '../on-failure.js';
@@ -169,6 +170,11 @@ export interface ReactorDefinition<
   readonly background: 'all' | { readonly after: string } | { readonly before: string } | undefined;
   /** Reactor-level coordination declarations (at most one per kind). */
   readonly coordination: readonly CoordinationSpec[];
+  /**
+   * The events that cancel an unfinished execution (`cancelOn`), in the order declared; empty:
+   * none. Not part of the fingerprint: an execution registers them when it starts.
+   */
+  readonly cancelOn: readonly CancelOnSpec[];
   /**
    * A stable hash of what decides how a persisted execution continues (step names, kinds,
    * dependencies, coordination, hand-offs: `dsl/fingerprint.ts`); recorded with each execution.

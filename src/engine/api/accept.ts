@@ -1,6 +1,7 @@
 /**
  * The prefix `engine.run` and `engine.start` share: register the reactor, validate the input,
- * claim the idempotency key (a repeat answers as a replay), then run the accepted execution.
+ * claim the idempotency key (a repeat answers as a replay), file the `cancelOn` registrations,
+ * then run the accepted execution.
  *
  * @module
  */
@@ -11,6 +12,7 @@ import { inputShapeIssue } from '../model/input-shape.js';
 import { checkTags } from '../model/tags.js';
 import type { RunResult } from '../model/results.js';
 import type { Ids } from '../../ports/clock.js';
+import type { EventCancels } from './event-cancels.js';
 import type { Accepted, ClaimStatus, IdempotencyClaims } from './idempotency.js';
 import type { ReactorRegistry } from './registry.js';
 import type { InternalRunOptions, RunOptions } from './types.js';
@@ -20,6 +22,8 @@ export interface AcceptDeps {
   readonly registry: ReactorRegistry;
   readonly ids: Ids;
   readonly claims: IdempotencyClaims;
+  /** Files the `cancelOn` registrations of each accepted execution before its first record. */
+  readonly eventCancels: EventCancels;
 }
 
 /**
@@ -52,6 +56,11 @@ export async function accept(
     links: options.retryTrace === undefined ? undefined : [options.retryTrace],
     tags,
   };
-  if (key === undefined) return body(accepted);
-  return deps.claims.claim(reactor, accepted, key, first, body);
+  // Registered before the body writes the first record: an event accepted from then on finds it (decision 152).
+  const registered = async (a: Accepted): Promise<RunResult> => {
+    await deps.eventCancels.register(reactor, a.executionId, a.input);
+    return body(a);
+  };
+  if (key === undefined) return registered(accepted);
+  return deps.claims.claim(reactor, accepted, key, first, registered);
 }

@@ -11,6 +11,7 @@ import { EventInvalidError, EventPayloadError, ListFilterError, ReactorError } f
 import type { EventLog, StoredEvent } from '../../ports/event-log.js';
 import { inputShapeIssue } from '../model/input-shape.js';
 import type { EventNotices } from '../model/event-notices.js';
+import type { EventCancels } from './event-cancels.js';
 import type { Clock } from '../../ports/clock.js';
 import type { EventListPage, EventListQuery, SendEntry, SendOptions, SendResult } from './types.js';
 import { startTriggered, type TriggerDeps } from './event-triggers.js';
@@ -34,6 +35,8 @@ export interface EventDeps {
   readonly newId: () => string;
   /** Starts on events (`.on`); absent: an event starts nothing. */
   readonly triggers?: TriggerDeps | undefined;
+  /** The executions an accepted event cancels (`cancelOn`); undefined: none. */
+  readonly cancels?: EventCancels | undefined;
   /** Resumes the executions waiting for an appended event (`execution/event-wait/match.ts`); absent: none are. */
   readonly resumeWaits?: ((event: StoredEvent) => Promise<unknown>) | undefined;
 }
@@ -92,11 +95,12 @@ export async function listEvents(deps: EventDeps, query: EventListQuery = {}): P
 }
 
 /**
- * Appends one checked event and tells about it, then hands the kept event on: the reactors it
- * starts (`event-triggers.ts`) and the waits it resumes (decision 149), each match recorded with
- * `EventLog.addEffect`. A duplicate is handed on too: its starts are idempotent, a wait already
- * resumed is not resumed twice, and a send whose process stopped midway is completed by sending
- * it again.
+ * Appends one checked event and tells about it, then hands the kept event on: an accepted one
+ * cancels the executions it matches (`cancelOn`, decision 151: a duplicate cancels nothing); then
+ * the reactors it starts (`event-triggers.ts`, decision 145) and the waits it resumes (decision
+ * 149), for a duplicate too — those are idempotent, so a send whose process stopped between the
+ * append and them is completed by sending it again. Each match is recorded with
+ * `EventLog.addEffect`.
  */
 async function append(deps: EventDeps, log: EventLog, event: Checked): Promise<SendResult> {
   const outcome = await log.append(event);
@@ -119,6 +123,7 @@ async function append(deps: EventDeps, log: EventLog, event: Checked): Promise<S
       receivedAt: stored.receivedAt,
       at,
     });
+  if (outcome.status === 'accepted') await deps.cancels?.cancelFor(log, stored);
   const triggered = await startTriggered(deps.triggers, log, stored);
   await deps.resumeWaits?.(stored);
   return {

@@ -8,6 +8,7 @@
  *
  * @module
  */
+import type { EventCancels } from './event-cancels.js';
 import type { AnyReactorDefinition } from '../../dsl/definition.js';
 import { validateContract } from '../../dsl/contract.js';
 import { ExecutionNotFoundError, ReactorError } from '../../errors.js';
@@ -40,7 +41,12 @@ export interface ForkOptions {
 export const FORK_CLAIM_TTL_MS = 5_000;
 
 /** What a fork needs: the actions' deps, ids for the new execution, and the retry link's deps. */
-export type ForkDeps = SteerDeps & RetryLinkDeps & { readonly ids: Ids };
+export type ForkDeps = SteerDeps &
+  RetryLinkDeps & {
+    readonly ids: Ids;
+    /** Files the fork's `cancelOn` registrations before its first record, as a start does (decision 152). */
+    readonly eventCancels?: EventCancels | undefined;
+  };
 
 /** Starts the fork of `sourceId` and returns its result (its outcome inline, or `queued` in a worker). */
 export async function forkExecution(deps: ForkDeps, sourceId: string, options: ForkOptions): Promise<RunResult> {
@@ -135,6 +141,7 @@ export async function forkExecution(deps: ForkDeps, sourceId: string, options: F
     createdAt: now,
     updatedAt: now,
   };
+  await deps.eventCancels?.register(reactor, id, input);
   const announce: Announce = (state) =>
     state.emit({ type: 'run.forked', sourceId: source.id, fromStep, reused, inputReplaced: replaced });
   const background = deps.queue !== undefined && (source.background !== undefined || reactor.background === 'all');

@@ -20,6 +20,7 @@ import type { RunResult } from '../model/results.js';
 import type { Clock, Ids } from '../../ports/clock.js';
 import type { ExecutionStream } from '../../ports/execution-stream.js';
 import type { Store } from '../../ports/store.js';
+import type { EventCancels } from './event-cancels.js';
 import type { IdempotencyClaims } from './idempotency.js';
 import type { ReactorRegistry } from './registry.js';
 
@@ -58,6 +59,8 @@ export interface EngineParts extends EngineCore {
   readonly operations: OperationsDeps;
   /** Set when this engine can sweep (a queue, a coordinator and job leases). */
   readonly sweeper: Sweeper | undefined;
+  /** The `cancelOn` registrations of accepted executions. */
+  readonly eventCancels: EventCancels;
 }
 
 /** The background deps, or a `queue_missing` error when the engine has no queue. */

@@ -44,6 +44,8 @@ export async function startManyReactors(
   const checked = settled.map((s) => (s as PromiseFulfilledResult<Checked>).value);
   for (const c of checked) deps.registry.register(c.kind === 'bulk' ? c.bulk.reactor : c.reactor);
   const bulk = checked.flatMap((c) => (c.kind === 'bulk' ? [c.bulk] : []));
+  // Each registered before its record is written, as a single start is (decision 152).
+  await Promise.all(bulk.map((b) => deps.eventCancels.register(b.reactor, b.executionId, b.input)));
   const started = startManyBackground(background, bulk);
   const debounced: Chain = { last: Promise.resolve() };
   const alones = checked.map((c) => (c.kind === 'alone' ? alone(deps, c, debounced) : undefined));

@@ -63,9 +63,9 @@ export interface EngineOptions {
    */
   readonly events?: EventLog | undefined;
   /**
-   * The index of executions waiting for an event (`.waitForEvent`); the runtimes pass their
-   * backend's. Absent: a `.waitForEvent` step fails with `events_unsupported`, and `engine.send`
-   * resumes nothing.
+   * The index of executions waiting for an event (`.waitForEvent`, `cancelOn`); the runtimes
+   * pass their backend's. Absent: a `.waitForEvent` step fails with `events_unsupported`, starting
+   * a reactor that declares `cancelOn` throws it, and `engine.send` resumes and cancels nothing.
    */
   readonly eventWaits?: EventWaits | undefined;
   /**
@@ -338,7 +338,10 @@ export interface Engine {
    * Sends an event: checked (name, id, `ts`, a JSON payload of at most 256 KiB nested at most 100
    * levels), validated against `event`'s schema when it is a declaration, then stored once per id.
    * Resolves `accepted`, or `duplicate` when an event with that id is kept already (nothing
-   * changes). Then starts the registered reactors declaring `.on` of the event whose `match`
+   * changes). An accepted event then cancels the unfinished executions it matches of the
+   * registered reactors that declare `cancelOn` for it (docs/events.md#cancelling-on-an-event):
+   * those queued, parked or paused are rolled back before it resolves; running ones are asked to
+   * stop. Then it starts the registered reactors declaring `.on` of the event whose `match`
    * passes, once per event and reactor (a duplicate finds those starts made): `started` names
    * the executions, `triggerFailures` the triggers that failed (the event stays stored). Then
    * resumes every execution waiting for it at a matching `.waitForEvent` step (resolving once
@@ -385,8 +388,9 @@ export interface Engine {
    */
   listEvents(query?: EventListQuery): Promise<EventListPage>;
   /**
-   * Subscribes to the notices of sent events (`event.received`, `event.duplicate`) and of the
-   * reactors they start (`event.started`, `event.trigger_failed`); returns the unsubscribe function.
+   * Subscribes to the notices of sent events (`event.received`, `event.duplicate`), of the
+   * executions they cancel (`event.cancelled`) and of the reactors they start (`event.started`,
+   * `event.trigger_failed`); returns the unsubscribe function.
    */
   subscribeEvents(listener: EventNoticeListener): () => void;
   /**

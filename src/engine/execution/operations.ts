@@ -18,7 +18,7 @@ import {
   ExecutionStateError,
   ReactorError,
 } from '../../errors.js';
-import { cancelled, type CoordinationDeps } from './execute.js';
+import { cancelled, fromRecord, type CoordinationDeps } from './execute.js';
 import { fastPathsOf } from '../../coordination/fast-paths.js';
 import type { Coordinator } from '../../ports/coordinator.js';
 import { noInstrument, type Instrument } from '../model/instrument.js';
@@ -86,7 +86,7 @@ async function load(
   return definition === 'current' ? { record, reactor } : versionFor(record, reactor, deps.versions, operation);
 }
 
-function coordinatorOf(deps: OperationsDeps): Coordinator {
+function coordinatorOf(deps: Pick<OperationsDeps, 'coordination'>): Coordinator {
   const c = deps.coordination.coordinator;
   if (!c) throw new ReactorError('coordinator_missing', 'operations on executions need a coordinator (liveness locks)');
   return c;
@@ -171,11 +171,21 @@ export async function cancelExecution(deps: OperationsDeps, executionId: string,
       record.status,
       record.status === 'completed' ? 'use undo to roll back a completed execution' : 'it has already finished',
     );
+  // The marker carries the reason: the process that runs it ends it with this one (decision 106).
+  // The marker is the source of truth; the announcement reaches a process running it at once (decision 053).
+  let requested = false;
+  const request = async (): Promise<void> => {
+    if (requested) return;
+    requested = true;
+    await requestCancel(deps, executionId, reason);
+  };
   const done = await exclusive(
     deps,
     executionId,
     async () => {
       const fresh = (await deps.store.get(executionId)) ?? record;
+      // The job that held it ended it on the request made below.
+      if (requested && fresh.status === 'cancelled') return fromRecord(fresh);
       if (TERMINAL_STATUSES.has(fresh.status))
         throw new ExecutionStateError(executionId, 'cancel', fresh.status, 'it finished meanwhile');
       // Running with its liveness lock free: an inline run in another process (or a worker whose
@@ -183,10 +193,13 @@ export async function cancelExecution(deps: OperationsDeps, executionId: string,
       if (fresh.status === 'running') return undefined;
       return rollbackTraced(deps, reactor, fresh, reason);
     },
-    // Queued, parked or pending with the lock taken: the job that wrote it is finishing its tail (decision 144).
+    // Queued, parked or pending with the lock taken: the job that wrote it is finishing its tail, or
+    // is running a first step it has not recorded yet. It is asked to stop, and waited for (decision 144).
     async () => {
       const current = await deps.store.get(executionId);
-      return current !== undefined && current.status !== 'running' && !TERMINAL_STATUSES.has(current.status);
+      if (current === undefined || current.status === 'running') return false;
+      if (!TERMINAL_STATUSES.has(current.status)) await request();
+      return true;
     },
   );
   if (done) {
@@ -196,17 +209,7 @@ export async function cancelExecution(deps: OperationsDeps, executionId: string,
     else if (notBegun(record)) await discardStartJob(deps, record);
     return done;
   }
-  // The marker carries the reason: the process that runs it ends it with this one (decision 106).
-  await coordinatorOf(deps).periodMark({
-    key: cancelRequestKey(executionId),
-    bucket: CANCEL_BUCKET,
-    ttlMs: 86_400_000,
-    note: reason,
-  });
-  // The marker is the source of truth; the announcement reaches a process running it at once (decision 053).
-  await fastPathsOf(coordinatorOf(deps))
-    .announceCancel(executionId)
-    .catch(() => undefined);
+  await request();
   return {
     executionId,
     reactor: record.reactor,
@@ -216,6 +219,27 @@ export async function cancelExecution(deps: OperationsDeps, executionId: string,
     replay: false,
     status: 'running',
   };
+}
+
+/**
+ * Asks whichever process runs `executionId` to cancel it: the cancel marker, read by a worker when
+ * it takes a job of the execution and at every liveness check, carrying the reason (decision
+ * 106), then its announcement, which reaches a process running it at once (decision 053).
+ */
+export async function requestCancel(
+  deps: Pick<OperationsDeps, 'coordination'>,
+  executionId: string,
+  reason: string,
+): Promise<void> {
+  await coordinatorOf(deps).periodMark({
+    key: cancelRequestKey(executionId),
+    bucket: CANCEL_BUCKET,
+    ttlMs: 86_400_000,
+    note: reason,
+  });
+  await fastPathsOf(coordinatorOf(deps))
+    .announceCancel(executionId)
+    .catch(() => undefined);
 }
 
 /** Undoes a completed execution on demand: every completed step's undo, newest first; it ends `cancelled`. */

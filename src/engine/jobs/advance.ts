@@ -9,7 +9,7 @@
  */
 import type { AnyReactorDefinition } from '../../dsl/definition.js';
 import { validateContract } from '../../dsl/contract.js';
-import { ReactorError } from '../../errors.js';
+import { CancelledError, ReactorError } from '../../errors.js';
 import { admitWork, finish } from '../execution/execute.js';
 import { pauseRun } from '../execution/interrupt/pause.js';
 import { pauseOnFailure } from '../execution/failure-pause.js';
@@ -77,8 +77,8 @@ export async function advance(
       validation: validated.issues,
     }));
   if (state.stopped) throw state.stopped; // stopped before it began (a shutdown deadline): nothing is undone, the job is handed back
-  if (root.signal.aborted)
-    return void (await rollbackRecorded(deps, reactor, record, (root.signal.reason as Error).message)); // a cancel request picked up at the start of a job
+  // A cancel request picked up at the start of a job ends with the reason it was asked with (decision 106).
+  if (root.signal.aborted) return void (await rollbackRecorded(deps, reactor, record, abortReason(root.signal.reason)));
   if (record.background?.fanOutRollback) return resumeFanOutRollback(deps, reactor, record); // its rollback waited on a fan-out map's elements
   return runSlice(state, reactor, workerDriver(deps, state, reactor, delivery, root, lease, background));
 }
@@ -173,4 +173,13 @@ function emitWoken(state: RunState, waiting: WaitingFor | undefined, delivery: J
       ...(waiting.step === undefined ? {} : { step: waiting.step }),
     }); // resumed by a release, before its fallback
   }
+}
+
+/** The reason a job's root was aborted with: a cancel's own reason, else the error's message. */
+function abortReason(reason: unknown): string {
+  if (reason instanceof CancelledError) {
+    const asked = (reason.details as { reason?: unknown } | undefined)?.reason;
+    if (typeof asked === 'string') return asked;
+  }
+  return (reason as Error).message;
 }

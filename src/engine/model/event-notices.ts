@@ -20,6 +20,23 @@ export type EventNotice =
       /** Engine clock time, ms. */
       readonly at: number;
     }
+  /**
+   * The event cancelled an execution of a reactor that declares `cancelOn` for it (recorded in
+   * the event's `effects.cancelled`): `outcome` `cancelled` when it was rolled back here and now
+   * (queued, parked, sleeping, paused), `requested` when a run was asked to stop (an inline run
+   * of this engine, or one running in a worker or another process), which rolls back at its next
+   * step boundary; either ends it `cancelled` with the reason `cancelled by event <name> <id>`.
+   */
+  | {
+      readonly type: 'event.cancelled';
+      readonly eventId: string;
+      readonly name: string;
+      readonly executionId: string;
+      readonly reactor: string;
+      readonly outcome: 'cancelled' | 'requested';
+      /** Engine clock time, ms. */
+      readonly at: number;
+    }
   /** An event with this id is kept already: nothing was stored, the kept one (sent at `receivedAt`) stands. */
   | {
       readonly type: 'event.duplicate';

@@ -51,11 +51,17 @@ export async function abandonElementsInline(
   for (const id of elementIds) {
     const record = await deps.store.get(id);
     if (!record || !neverCompleted(record) || record.status === 'running') continue;
-    // A worker that parked it may still hold its lock for the park's tail: wait for that (decision 144).
+    // A worker that parked it (or queued its retry) may still hold its lock for that job's tail: wait for it (decision 144).
     const hold = coordinator
       ? await operatorHold(coordinator, id, async () => {
           const current = await deps.store.get(id);
-          return current !== undefined && neverCompleted(current) && current.status !== 'running';
+          // Parked, or pending for a retry: written last by the job that holds it. A plain pending
+          // record may be a job running the element's body before its first checkpoint: not waited for.
+          return (
+            current !== undefined &&
+            neverCompleted(current) &&
+            (current.status === 'parked' || current.background?.retryAt !== undefined)
+          );
         })
       : { release: async () => undefined };
     if (!hold) continue; // a worker runs it: its job sees the rollback phase
