@@ -101,6 +101,11 @@ export class ManualClock implements Clock {
     this.#now = target;
   }
 
+  /** Whether `sleep` moves virtual time forward at once (see {@link ManualClockOptions.autoAdvance}). */
+  get autoAdvance(): boolean {
+    return this.#auto;
+  }
+
   /** Sleepers still waiting (manual mode), periodic timers excluded. */
   get pending(): number {
     return this.#timers.filter((t) => t.interval === undefined).length;

@@ -82,8 +82,10 @@ export interface TestEngine {
   ): Promise<RunResult<O, S>>;
   /**
    * Sends an event (`engine.send`), then drains the pool: the executions it started (reactors
-   * declaring `.on` of it) have gone as far as they can on the manual clock. Resolves with the
-   * send's result and `runs`, each started execution's result then, in the order of `started`.
+   * declaring `.on` of it) and the runs it resumed (`.waitForEvent`) have gone as far as they can
+   * on the manual clock. With `autoAdvance: false` it does not wait for delayed jobs (a wait's
+   * timeout, a retry backoff): they stay for `clock.advance`. Resolves with the send's result and
+   * `runs`, each started execution's result then, in the order of `started`.
    *
    * @example
    * ```ts
@@ -164,7 +166,8 @@ export function createTestEngine(options: TestEngineOptions = {}): TestEngine {
     close: async () => pool?.close(),
     send: async (target: AnyEventDeclaration | string, payload: unknown, sendOptions?: SendOptions) => {
       const sent = await engine.send(target as string, payload, sendOptions);
-      await pool?.drain();
+      // A clock that does not advance on its own leaves delayed jobs (a wait's timeout) for `clock.advance`.
+      await (clock.autoAdvance ? pool?.drain() : pool?.queue.settled());
       const runs = await Promise.all(sent.started.map((id) => engine.result(id)));
       return { ...sent, runs: runs.filter((r): r is RunResult => r !== undefined) };
     },

@@ -141,6 +141,23 @@ export const runMatchers = {
         message: `expected the run to have been cancelled by ${wanted}; it ${by !== undefined ? `was cancelled by event "${by.name}" (id "${by.eventId}")` : run.status === 'cancelled' ? `was cancelled: ${run.reason}` : describe(run)}`,
       };
     }),
+  toBeWaitingForEvent: (received: unknown, name?: string): Verdict =>
+    guard(received, (run) => {
+      const waits = eventWaits(run);
+      const wanted = name === undefined ? 'an event' : `event "${name}"`;
+      const seen =
+        waits.length > 0
+          ? `waits for ${waits.map((w) => `"${w.event}" at "${w.step}"`).join(', ')}`
+          : run.status === 'paused' && run.pausedOn?.kind === 'failure'
+            ? `is paused on the failure of "${run.pausedOn.step}"`
+            : run.status === 'paused'
+              ? `is paused at interrupts [${run.interrupts.map((i) => i.step).join(', ')}], none a wait for an event`
+              : describe(run);
+      return {
+        pass: waits.some((w) => name === undefined || w.event === name),
+        message: `expected the run to be paused waiting for ${wanted}; it ${seen}`,
+      };
+    }),
   toHaveContendedAt: (received: unknown, step: string, key?: string): Verdict =>
     guard(received, (run) => {
       const seen = contentions(run.trace);
@@ -150,6 +167,18 @@ export const runMatchers = {
       };
     }),
 };
+
+/**
+ * The `.waitForEvent` steps a paused run still waits at, with the event each waits for: its open
+ * waits (`interrupts`) that a `wait.paused` entry of the trace names (the newest one of the step).
+ */
+function eventWaits(run: RunResult): { step: string; event: string }[] {
+  if (run.status !== 'paused' || run.pausedOn?.kind === 'failure') return [];
+  const open = new Set(run.interrupts.map((i) => i.step));
+  const latest = new Map<string, string>();
+  for (const e of run.trace) if (e.type === 'wait.paused' && open.has(e.step)) latest.set(e.step, e.event);
+  return [...latest].map(([step, event]) => ({ step, event }));
+}
 
 /**
  * Where a run met a busy key: a wait that ran out (`coordination.contended`), a full rate limit

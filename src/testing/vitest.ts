@@ -56,6 +56,11 @@ export interface ReactorMatchers<T = unknown, R = unknown> {
    * start (`engine.result`, `TestEngine.send`'s `runs`) has them.
    */
   toBeStartedByEvent(expected?: { readonly name?: string; readonly id?: string }): R;
+  /**
+   * The run is paused at a `.waitForEvent` step waiting for an event of this name (any event when
+   * omitted). Reads the run's open waits and the `wait.paused` entries of its trace.
+   */
+  toBeWaitingForEvent(name?: string): R;
   /** The run is paused at an interrupt (at this step path, when given). */
   toBePaused(step?: StepPath<T>): R;
   /** A resume of this interrupt was accepted (`interrupt.resumed` is in the trace). */
@@ -102,6 +107,7 @@ expect.extend({
   toBePaused: (r: unknown, step?: string) => toResult(runMatchers.toBePaused(r, step)),
   toBeStartedByEvent: (r: unknown, expected?: { name?: string; id?: string }) =>
     toResult(runMatchers.toBeStartedByEvent(r, expected)),
+  toBeWaitingForEvent: (r: unknown, name?: string) => toResult(runMatchers.toBeWaitingForEvent(r, name)),
   toHaveResumed: (r: unknown, step: string) => toResult(runMatchers.toHaveResumed(r, step)),
   toBePausedOnFailure: (r: unknown, step?: string) => toResult(runMatchers.toBePausedOnFailure(r, step)),
   toBeLockedBy: async (c: unknown, key: string, owner?: string, step?: string) =>

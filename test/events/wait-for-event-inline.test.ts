@@ -18,8 +18,9 @@ import {
 } from '../../src/index.js';
 import { MemoryEventLog } from '../../src/storage/memory/event-log.js';
 import { MemoryEventWaits } from '../../src/storage/memory/event-waits.js';
-import { createTestEngine } from '../../src/testing/index.js';
-import { checkout, paymentSettled } from './wait-fixtures.js';
+import { createTestEngine, ManualClock } from '../../src/testing/index.js';
+import { runMatchers } from '../../src/testing/matchers.js';
+import { bigPayment, both, checkout, parcelReady, paymentSettled } from './wait-fixtures.js';
 
 describe('waitForEvent in process', () => {
   test('an inline run parks at the wait (paused, nothing held) and a sent event resumes it in a worker', async () => {
@@ -88,6 +89,66 @@ describe('waitForEvent in process', () => {
     await t.engine.send(paymentSettled, { orderId: 'y', amount: 500 });
     await t.drain();
     expect(await t.engine.result(paused.executionId)).toMatchObject({ value: { orderId: 'y', amount: 500 } });
+    await t.close();
+  });
+
+  test('toBeWaitingForEvent: a run paused at a wait, for that event; it fails otherwise, saying what the run does', async () => {
+    const t = createTestEngine();
+    const paused = await t.run(checkout, { orderId: 'o-w' });
+    expect(paused).toBeWaitingForEvent();
+    expect(paused).toBeWaitingForEvent('payment.settled');
+    expect(paused).not.toBeWaitingForEvent('parcel.ready');
+    expect(runMatchers.toBeWaitingForEvent(paused, 'parcel.ready')).toEqual({
+      pass: false,
+      message:
+        'expected the run to be paused waiting for event "parcel.ready"; it waits for "payment.settled" at "payment"',
+    });
+    const done = await t.run(
+      reactor('wfe-plain')
+        .step('a', { run: () => 1 })
+        .returns('a'),
+      {},
+    );
+    expect(done).not.toBeWaitingForEvent();
+    expect(runMatchers.toBeWaitingForEvent(done).message).toBe(
+      'expected the run to be paused waiting for an event; it completed',
+    );
+    const approval = reactor('wfe-approval')
+      .interrupt('approve', { payload: z.object({ ok: z.boolean() }) })
+      .returns('approve');
+    const atInterrupt = await t.run(approval, {});
+    expect(atInterrupt).toBePaused('approve');
+    expect(atInterrupt).not.toBeWaitingForEvent();
+    expect(runMatchers.toBeWaitingForEvent(atInterrupt).message).toBe(
+      'expected the run to be paused waiting for an event; it is paused at interrupts [approve], none a wait for an event',
+    );
+    expect(runMatchers.toBeWaitingForEvent('nope').pass).toBe(false);
+    await t.close();
+  });
+
+  test("the test engine's send resumes a waiting run on the manual clock; a wait resumed leaves the others waiting", async () => {
+    const clock = new ManualClock({ autoAdvance: false });
+    const t = createTestEngine({ clock });
+    const two = await t.run(both, { orderId: 'o-s' });
+    expect(two).toBeWaitingForEvent('payment.settled');
+    expect(two).toBeWaitingForEvent('parcel.ready');
+    const sent = await t.send(paymentSettled, { orderId: 'o-s', amount: 5 }, { id: 'pay-s' });
+    expect(sent).toMatchObject({ status: 'accepted', started: [], runs: [] });
+    const half = await t.engine.result(two.executionId);
+    expect(half).toBeWaitingForEvent('parcel.ready');
+    expect(half).not.toBeWaitingForEvent('payment.settled');
+    await t.send(parcelReady, { orderId: 'o-s', parcel: 'P-1' });
+    expect(await t.engine.result(two.executionId)).toMatchObject({ status: 'completed', value: 'P-1:5' });
+    // A wait with a timeout: an event its predicate refuses leaves it waiting; the matching one resumes it. The clock never moved.
+    const big = await t.run(bigPayment, { orderId: 'o-b', min: 10 });
+    await t.send(paymentSettled, { orderId: 'o-b', amount: 3 });
+    expect(await t.engine.result(big.executionId)).toBeWaitingForEvent('payment.settled');
+    await t.send(paymentSettled, { orderId: 'o-b', amount: 30 });
+    expect(await t.engine.result(big.executionId)).toMatchObject({
+      status: 'completed',
+      value: { orderId: 'o-b', amount: 30 },
+    });
+    expect(clock.now()).toBe(two.trace[0]!.at);
     await t.close();
   });
 

@@ -1,6 +1,14 @@
-import { describe, expectTypeOf, test } from 'vitest';
+import { describe, expect, expectTypeOf, test } from 'vitest';
 import { z } from 'zod';
-import { event, reactor, type EventWaitTimeoutError, type StepsOf, type ReactorError } from '../../src/index.js';
+import {
+  event,
+  reactor,
+  type EventWaitTimeoutError,
+  type RunResult,
+  type StepsOf,
+  type ReactorError,
+} from '../../src/index.js';
+import '../../src/testing/vitest.js';
 
 const paymentSettled = event('payment.settled', {
   orderId: z.string(),
@@ -92,5 +100,12 @@ describe('.waitForEvent', () => {
       .waitForEvent('payment', { event: 'payment.settled' });
     expectTypeOf<EventWaitTimeoutError>().toMatchTypeOf<ReactorError<'event_wait_timed_out'>>();
     expectTypeOf<EventWaitTimeoutError['code']>().toEqualTypeOf<'event_wait_timed_out'>();
+  });
+});
+
+describe('the test kit', () => {
+  test('toBeWaitingForEvent takes an optional event name', () => {
+    const result = {} as RunResult;
+    expectTypeOf(expect(result).toBeWaitingForEvent).parameters.toEqualTypeOf<[name?: string]>();
   });
 });
