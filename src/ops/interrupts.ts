@@ -1,6 +1,7 @@
 /**
  * The interrupts a paused execution waits at, as operators see them: step path, correlation id,
- * when it paused, its timeout, and the invalid payloads counted against `maxAttempts`.
+ * when it paused, its timeout, and the invalid payloads counted against `maxAttempts`; a
+ * `.waitForEvent` step's wait also names its event and match key.
  *
  * @module
  */
@@ -26,6 +27,7 @@ export function interruptViews(record: ExecutionRecord, definition: AnyReactorDe
         ...(i.timeoutAt === undefined ? {} : { timeoutAt: i.timeoutAt }),
         invalidAttempts: i.invalidAttempts,
         ...(max === undefined ? {} : { maxAttempts: max }),
+        ...(i.event === undefined ? {} : { event: { name: i.event.name, matchKey: i.event.matchKey } }),
       };
     });
 }

@@ -90,7 +90,7 @@ export interface ExecutionSummary {
   readonly pausedOn?: FailurePause;
 }
 
-/** An interrupt a paused execution waits at. */
+/** An interrupt a paused execution waits at, or a `.waitForEvent` step it waits at (`event` set). */
 export interface InterruptView {
   /** The interrupt step's path (`approve`, `review.approve` inside a composed reactor). */
   readonly step: string;
@@ -102,6 +102,11 @@ export interface InterruptView {
   readonly invalidAttempts: number;
   /** Invalid payloads accepted before the run fails (0 = unlimited); absent when the reactor is not registered here. */
   readonly maxAttempts?: number;
+  /**
+   * Set when the wait is a `.waitForEvent` step's, not an interrupt's: the event it waits for and
+   * its match key (the `matchOn` values as JSON, `''` without). A sent event resumes it; `engine.resume` does not.
+   */
+  readonly event?: { readonly name: string; readonly matchKey: string };
 }
 
 /** A page of executions. */

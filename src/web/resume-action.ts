@@ -13,7 +13,11 @@ export const resumeAction: ExecutionAction = Object.freeze<ExecutionAction>({
   label: 'Resume',
   description:
     "Answers the interrupt with the payload: it is validated against the interrupt's schema and becomes the step's result, then the run continues (here, or in a worker). An invalid payload changes nothing but counts toward the interrupt's maxAttempts; the last one allowed rolls the run back and ends it failed.",
-  appliesTo: (e) => e.status === 'paused' && e.pausedOn === undefined,
+  // Only interrupts: a wait for an event is resumed by a sent event, never by `engine.resume`.
+  appliesTo: (e) =>
+    e.status === 'paused' &&
+    e.pausedOn === undefined &&
+    (e.interrupts === undefined || e.interrupts.some((i) => i.event === undefined)),
   fields: Object.freeze([
     { name: 'step', label: 'Interrupt step (needed when it waits at several)', kind: 'text' as const },
     { name: 'payload', label: 'Payload (JSON)', kind: 'json' as const, required: true },

@@ -1,10 +1,11 @@
 /**
  * Reactors for the dashboard's interrupt and async-unit tests: an approval that pauses (two
  * invalid payloads allowed, a correlation id, a timeout), an order whose async unit waits for the
- * test while a reader step parks on it, and a step-level semaphore.
+ * test while a reader step parks on it, a step-level semaphore, and a checkout that waits for
+ * its payment event.
  */
 import { z } from 'zod';
-import { reactor } from '../../src/index.js';
+import { event, reactor } from '../../src/index.js';
 
 /** Pauses at `approve` until resumed with `{ approved, approver }`; then `pay` reads it. */
 export function approvalReactor() {
@@ -51,4 +52,19 @@ export function stepSemaphoreReactor(held: Promise<void>) {
       run: async () => (await held, 'exported'),
     })
     .build();
+}
+
+/** The event {@link paymentWaitReactor} waits for. */
+export const paymentSettled = event('payment.settled', { orderId: z.string(), amount: z.number() });
+
+/**
+ * Waits at `payment` for the `payment.settled` event of its order, then returns its amount. No
+ * timeout: its job would stay delayed in the queue and keep the test's drain waiting.
+ */
+export function paymentWaitReactor() {
+  return reactor('payment-wait')
+    .input({ orderId: z.string() })
+    .waitForEvent('payment', { event: paymentSettled, matchOn: ['orderId'] })
+    .step('done', { args: ($) => ({ amount: $.result('payment', 'amount') }), run: ({ amount }) => amount })
+    .returns('done');
 }

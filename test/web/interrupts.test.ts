@@ -1,7 +1,8 @@
 /**
  * The dashboard and paused executions, async units and step-level holds, on the embedded memory
  * backend through `app.request()`: resuming an interrupt (HTML and API, a refused payload counted,
- * a valid one completing the run, read-only mode and the hook), the paused filter and badge, an
+ * a valid one completing the run, read-only mode and the hook), a wait for an event shown as such
+ * (no resume offered), the paused filter and badge, an
  * async unit as its dispatcher's child with its parked reader, and a step-level semaphore hold.
  */
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
@@ -14,16 +15,23 @@ import {
   type ExecutionDetail,
 } from '../../src/web/index.js';
 import { fixture, gate, until, type Fixture } from './fixtures.js';
-import { approvalReactor, asyncOrderReactor, stepSemaphoreReactor } from './interrupt-fixtures.js';
+import {
+  approvalReactor,
+  asyncOrderReactor,
+  paymentSettled,
+  paymentWaitReactor,
+  stepSemaphoreReactor,
+} from './interrupt-fixtures.js';
 
 let f: Fixture;
 let held: ReturnType<typeof gate>;
 const approval = approvalReactor();
+const paymentWait = paymentWaitReactor();
 const dash = (options: Partial<DashboardOptions> = {}): Hono =>
   createDashboard({
     engine: f.engine,
     coordinator: f.coordinator,
-    reactors: [approval],
+    reactors: [approval, paymentWait],
     refreshSeconds: 0,
     ...options,
   });
@@ -88,6 +96,43 @@ describe('resume an interrupt', () => {
         maxAttempts: 2,
       },
     ]);
+  });
+
+  test('a wait for an event shows its event and match key, and offers no resume; the event resumes it', async () => {
+    const run = await f.engine.run(paymentWait, { orderId: 'o-7' });
+    expect(run.status).toBe('paused');
+    const id = run.executionId;
+    const page = await (await dash().request(`/executions/${id}`)).text();
+    expect(page).toContain('<h2>Waiting for event <code>payment.settled</code></h2>');
+    const row = /<tr data-event-wait="payment">([\s\S]*?)<\/tr>/.exec(page)?.[1] ?? '';
+    expect(row).toContain('<td><code>payment.settled</code></td><td><code>[&quot;o-7&quot;]</code></td>');
+    expect(row).toMatch(/\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} UTC<\/td><td>none<\/td>$/); // paused at, then no timeout
+    expect(page).not.toContain('data-interrupt=');
+    expect(page).not.toContain('data-action="resume"');
+    expect(page).not.toContain('Waiting for a resume');
+    expect(page).toMatch(
+      /<tr data-step="payment"><td><code>payment<\/code><\/td><td><span class="badge s-paused">paused<\/span>/,
+    );
+    const api = (await (await dash().request(`/api/executions/${id}`)).json()) as ExecutionDetail & {
+      actions: string[];
+    };
+    expect(api.actions).not.toContain('resume');
+    expect(api.interrupts).toEqual([
+      {
+        step: 'payment',
+        pausedAt: expect.any(Number),
+        invalidAttempts: 0,
+        event: { name: 'payment.settled', matchKey: '["o-7"]' },
+      },
+    ]);
+    expect((await dash().request(`/executions/${id}/actions/resume`)).status).toBe(409); // the action does not apply
+    const list = await (await dash().request('/executions?status=paused')).text();
+    expect(list).toContain('waiting for event <code>payment.settled</code> at <code>payment</code>');
+    // An interrupt beside it keeps its resume button.
+    const other = await paused('o-8');
+    expect(await (await dash().request(`/executions/${other}`)).text()).toContain('data-action="resume"');
+    await f.engine.send(paymentSettled, { orderId: 'o-7', amount: 5 });
+    await until(async () => (await record(id)).status === 'completed', 'the wait to be resumed', 60_000);
   });
 
   test('HTML: an invalid payload comes back on the confirm page with the typed error and is counted; a valid one completes the run', async () => {

@@ -1,6 +1,6 @@
 /**
- * One execution: status and actions, what it waits for (a key, an async unit, or an interrupt
- * with its resume buttons), its failure, the step graph, the input
+ * One execution: status and actions, what it waits for (a key, an async unit, an interrupt
+ * with its resume buttons, or an event at a `.waitForEvent` step), its failure, the step graph, the input
  * (redacted fields hidden), steps with their attempts and newest progress, rollback failures,
  * linked executions and the trace. An unfinished execution's page follows its event stream
  * (`live-script.ts`).
@@ -45,7 +45,7 @@ function waitingCard(ctx: PageContext, waiting: WaitView): Fragment {
 function pausedCard(ctx: PageContext, e: ExecutionDetail, canResume: boolean): Fragment | string {
   if (e.pausedOn)
     return html`<div class="card paused" data-paused-on="failure"><h2>Paused on a failure</h2><p>Step <code>${e.pausedOn.step}</code> failed for good at ${time(e.pausedOn.at)}.</p>${errorBlock(e.pausedOn.error)}<p>It waits for an operator: retry the step, skip it with a value (where it is skippable), or roll the run back. It holds no lock, semaphore or rate slot meanwhile.</p></div>`;
-  const interrupts = e.interrupts ?? [];
+  const interrupts = (e.interrupts ?? []).filter((i) => i.event === undefined);
   if (interrupts.length === 0) return '';
   const self = `${ctx.base}/executions/${encodeURIComponent(e.id)}`;
   const rows = interrupts.map(
@@ -53,6 +53,17 @@ function pausedCard(ctx: PageContext, e: ExecutionDetail, canResume: boolean): F
       html`<tr data-interrupt="${i.step}"><td><code>${i.step}</code></td><td>${i.correlationId === undefined ? html`<span class="muted">—</span>` : html`<code>${i.correlationId}</code>`}</td><td>${time(i.pausedAt)}</td><td>${i.timeoutAt === undefined ? 'none' : time(i.timeoutAt)}</td><td>${i.invalidAttempts}${i.maxAttempts === undefined ? '' : i.maxAttempts === 0 ? ' (unlimited)' : ` of ${i.maxAttempts}`}</td><td>${canResume ? html`<a class="button" data-action="resume" data-step="${i.step}" href="${self}/actions/resume?step=${encodeURIComponent(i.step)}">Resume…</a>` : ''}</td></tr>`,
   );
   return html`<div class="card paused"><h2>Paused</h2><p>Waiting for a resume at ${interrupts.length === 1 ? 'this interrupt' : `${interrupts.length} interrupts (each is resumed on its own)`}. It holds no lock, semaphore or rate slot meanwhile.</p><table class="interrupts"><thead><tr><th>Interrupt step</th><th>Correlation id</th><th>Paused at</th><th>Timeout</th><th>Invalid payloads</th><th></th></tr></thead><tbody>${rows}</tbody></table></div>`;
+}
+
+/** The `.waitForEvent` steps a paused execution waits at: a sent event resumes them, not the resume action. */
+function eventWaitsCard(e: ExecutionDetail): Fragment | string {
+  const waits = (e.interrupts ?? []).flatMap((i) => (i.event === undefined ? [] : [{ ...i, event: i.event }]));
+  if (e.pausedOn || waits.length === 0) return '';
+  const rows = waits.map(
+    (w) =>
+      html`<tr data-event-wait="${w.step}"><td><code>${w.step}</code></td><td><code>${w.event.name}</code></td><td>${w.event.matchKey === '' ? html`<span class="muted">none (its predicate decides)</span>` : html`<code>${w.event.matchKey}</code>`}</td><td>${time(w.pausedAt)}</td><td>${w.timeoutAt === undefined ? 'none' : time(w.timeoutAt)}</td></tr>`,
+  );
+  return html`<div class="card paused" data-paused-on="event"><h2>Waiting for ${waits.length === 1 ? html`event <code>${waits[0]!.event.name}</code>` : `${waits.length} events`}</h2><p>A sent event that matches resumes ${waits.length === 1 ? 'the wait' : 'each wait on its own'} (<code>engine.send</code>); a resume does not. It holds no lock, semaphore or rate slot meanwhile.</p><table class="event-waits"><thead><tr><th>Step</th><th>Event</th><th>Match key</th><th>Paused at</th><th>Timeout</th></tr></thead><tbody>${rows}</tbody></table></div>`;
 }
 
 function attemptsCell(step: StepView, paused: boolean): Fragment | string {
@@ -112,7 +123,7 @@ function waitNote(ctx: PageContext, e: ExecutionSummary): Fragment | string {
   if (e.waitingFor)
     return html` <span class="muted">waits for ${e.waitingFor.primitive === 'async' ? html`async unit ${link(ctx, e.waitingFor.key)}` : html`${e.waitingFor.primitive} <code>${e.waitingFor.key}</code>`}</span>`;
   if (e.interrupts && e.interrupts.length > 0)
-    return html` <span class="muted">at interrupt ${e.interrupts.map((i) => html`<code>${i.step}</code> `)}</span>`;
+    return html` <span class="muted">${e.interrupts.map((i) => (i.event === undefined ? html`at interrupt <code>${i.step}</code> ` : html`waits for event <code>${i.event.name}</code> at <code>${i.step}</code> `))}</span>`;
   return '';
 }
 
@@ -161,6 +172,7 @@ ${pausedCard(
   e,
   actions.some((a) => a.name === 'resume'),
 )}
+${eventWaitsCard(e)}
 ${outcome(e)}
 <h2>Step graph</h2><div class="card">${dagSvg(e.graph)}</div>
 <h2>Timeline</h2><div class="card timeline-card">${timelineSvg(e.trace, timelineNow(e.trace), { href: (id) => `${ctx.base}/executions/${encodeURIComponent(id)}` })}</div>

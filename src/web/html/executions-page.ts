@@ -59,6 +59,13 @@ function took(e: ExecutionSummary, now: number): Fragment {
 
 const TERMINAL: ReadonlySet<string> = new Set(['completed', 'failed', 'halted', 'cancelled', 'aborted']);
 
+/** What a paused line waits at: its interrupts (with their correlation ids), then its waits for events. */
+function pausedAt(waits: NonNullable<ExecutionSummary['interrupts']>): Fragment {
+  const interrupts = waits.filter((i) => i.event === undefined);
+  const events = waits.flatMap((i) => (i.event === undefined ? [] : [{ step: i.step, name: i.event.name }]));
+  return html`${interrupts.length === 0 ? '' : html`paused at interrupt ${interrupts.map((i) => html`<code>${i.step}</code>${i.correlationId === undefined ? '' : html` (${i.correlationId})`} `)}`}${events.map((w) => html`waiting for event <code>${w.name}</code> at <code>${w.step}</code> `)}`;
+}
+
 function row(
   ctx: PageContext,
   e: ExecutionSummary | SearchHit,
@@ -74,7 +81,7 @@ function row(
         : e.pausedOn
           ? html`paused on the failure of <code>${e.pausedOn.step}</code>: ${e.pausedOn.error.message}`
           : e.interrupts && e.interrupts.length > 0
-            ? html`paused at interrupt ${e.interrupts.map((i) => html`<code>${i.step}</code>${i.correlationId === undefined ? '' : html` (${i.correlationId})`} `)}`
+            ? pausedAt(e.interrupts)
             : e.failedStep
               ? html`failed at <code>${e.failedStep}</code>${e.error ? html`: ${e.error.message}` : ''}`
               : e.error
