@@ -1,5 +1,5 @@
 /**
- * Benchmark entry: `npm run --silent bench -- <ID>` with ID `P1` … `P13`, `P16` … `P18`, `P4-pg`, `P5-pg`
+ * Benchmark entry: `npm run --silent bench -- <ID>` with ID `P1` … `P13`, `P15` … `P18`, `P4-pg`, `P5-pg`
  * (P4 and P5 on PostgreSQL) or `all`; ids are case-insensitive. Prints one JSON
  * object per line; each benchmark's last line is its verdict. Exits 0 whether or not targets
  * are met, non-zero when a benchmark could not run or the id is unknown.
@@ -19,6 +19,7 @@ import { runP10 } from './p10-cluster.js';
 import { runP11 } from './p11-cost-growth.js';
 import { runP12 } from './p12-bulk-start.js';
 import { runP13 } from './p13-wake-handover.js';
+import { runP15 } from './p15-event-resume.js';
 import { runP16 } from './p16-durable-mode.js';
 import { runP17 } from './p17-postgres-throughput.js';
 import { runP18 } from './p18-postgres-locked-step.js';
@@ -40,6 +41,7 @@ const BENCHMARKS: Readonly<Record<string, () => Promise<Verdict>>> = {
   P11: runP11,
   P12: runP12,
   P13: runP13,
+  P15: runP15,
   P16: runP16,
   P17: runP17,
   P18: runP18,
