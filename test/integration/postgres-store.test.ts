@@ -83,7 +83,9 @@ describe('PostgreSQL schema versions', () => {
     const names = new PostgresNames(schema());
     await withPool(async (pool) => {
       const results = await Promise.all([1, 2, 3, 4].map(() => migrate(pool, names)));
-      expect(results.flatMap((r) => r.applied).sort()).toEqual(Array.from({ length: SCHEMA_VERSION }, (_, i) => i + 1));
+      expect(results.flatMap((r) => r.applied).sort((a, b) => a - b)).toEqual(
+        Array.from({ length: SCHEMA_VERSION }, (_, i) => i + 1),
+      );
       for (const result of results) expect(result.to).toBe(SCHEMA_VERSION);
       expect(await schemaVersion(pool, names)).toBe(SCHEMA_VERSION);
       expect((await migrate(pool, names)).applied).toEqual([]);
