@@ -11,7 +11,8 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, expect, test } from 'vitest';
 import type { WatchItem } from '../../src/index.js';
 import { describeOnBackends } from '../support/backend-matrix.js';
-import { spawnJsonChild } from '../support/json-child.js';
+import { CHILD_LINE_TIMEOUT_MS, spawnJsonChild } from '../support/json-child.js';
+import { untilStatus } from '../background/helpers.js';
 import { watched, type WatchWorkerConfig } from './watch-protocol.js';
 
 const WORKER = fileURLToPath(new URL('./watch-worker-process.ts', import.meta.url));
@@ -55,6 +56,8 @@ describeOnBackends(
       ]);
       expect(loadProgress[0]).toMatchObject({ executionId, step: 'load', attempt: 1 });
 
+      // The stream gets `run.paused` before the record says paused: resume once it does.
+      await untilStatus(runtime.engine, executionId, 'paused', CHILD_LINE_TIMEOUT_MS);
       expect((await runtime.engine.resume(executionId, { ok: true })).status).toBe('queued');
       const rest = await collect(runtime.engine.watch(executionId, { from: head.at(-1)!.position }));
       expect(rest.at(-1)?.event.type).toBe('run.completed');
