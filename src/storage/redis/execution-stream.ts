@@ -1,18 +1,19 @@
 /**
  * The Redis {@link ExecutionStream} (docs/decisions/138): one Redis stream per execution
- * (`rx:exec:{<id>}:events`, the record's hash tag), its entry ids the positions. An append sends
- * one `XADD … MAXLEN ~ <maxEntries>` per event and one `PEXPIRE` per execution (the records'
- * TTL), all without waiting for one another: on the command connection they leave in one socket
- * write. A read is an `XRANGE` after the position; with nothing there, an `XREAD BLOCK` on a
+ * (`rx:exec:{<id>}:events`, the record's hash tag), its entry ids the positions. An append is
+ * one `stream-append` script for all its executions (on a cluster, one per execution: their
+ * streams are on different slots), which adds each event (`XADD … MAXLEN ~ <maxEntries>`) and
+ * keeps each stream for the records' TTL (docs/decisions/159). A read is an `XRANGE` after the position; with nothing there, an `XREAD BLOCK` on a
  * connection of its own (taken from a small pool, so a blocked read never holds up the command
  * connection), ended early by its abort signal. On the store's own connection to one server the
  * stream is `ordered`: the engine sends appends right before the checkpoint after them.
  *
  * @module
  */
-import { quit, duplicateBlocking, type RedisConnection } from './connection.js';
+import { isCluster, quit, duplicateBlocking, type RedisConnection } from './connection.js';
 import type { RedisKeys } from './keys.js';
-import { runCommand } from './script.js';
+import { runCommand, runScript, type ScriptArg } from './script.js';
+import { scripts } from './scripts.js';
 import type { ReactorEvent } from '../../ports/events.js';
 import type { ExecutionStream, StreamBatch, StreamEntry, StreamReadOptions } from '../../ports/execution-stream.js';
 
@@ -41,7 +42,8 @@ export class RedisExecutionStream implements ExecutionStream {
   readonly #redis: RedisConnection;
   readonly #keys: RedisKeys;
   readonly #ttlMs: number;
-  readonly #maxEntries: string;
+  readonly #maxEntries: number;
+  readonly #cluster: boolean;
   readonly #idle: RedisConnection[] = [];
   readonly #busy = new Set<RedisConnection>();
   #closed = false;
@@ -52,19 +54,29 @@ export class RedisExecutionStream implements ExecutionStream {
     this.ordered = options.sharesStoreConnection === true;
     this.#keys = options.keys;
     this.#ttlMs = options.ttlMs;
-    this.#maxEntries = String(options.maxEntries ?? 1_000);
+    this.#maxEntries = options.maxEntries ?? 1_000;
+    this.#cluster = isCluster(options.redis);
   }
 
   async append(batches: readonly StreamBatch[]): Promise<void> {
-    const redis = this.#redis;
-    const sent: Promise<unknown>[] = [];
-    for (const { executionId, events } of batches) {
-      const key = this.#keys.executionStream(executionId);
-      for (const event of events)
-        sent.push(redis.xadd(key, 'MAXLEN', '~', this.#maxEntries, '*', 'e', JSON.stringify(event)));
-      sent.push(redis.pexpire(key, this.#ttlMs));
+    if (batches.length === 0) return;
+    if (!this.#cluster) {
+      await this.#appendScript(batches);
+      return;
     }
-    await runCommand('stream-append', () => Promise.all(sent));
+    await Promise.all(batches.map((batch) => this.#appendScript([batch])));
+  }
+
+  /** One `stream-append` call for `batches` (streams on one slot, or one server). */
+  #appendScript(batches: readonly StreamBatch[]): Promise<number> {
+    const keys: string[] = [];
+    const args: ScriptArg[] = [this.#maxEntries, this.#ttlMs];
+    for (const { executionId, events } of batches) {
+      keys.push(this.#keys.executionStream(executionId));
+      args.push(events.length);
+      for (const event of events) args.push(JSON.stringify(event));
+    }
+    return runScript(this.#redis, scripts.streamAppend, keys, args);
   }
 
   async read(

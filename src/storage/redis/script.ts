@@ -168,7 +168,7 @@ export function outageTolerance(redis: RedisConnection): number {
 /**
  * Scripts whose effect is counted, so that a second call after a lost reply would count it
  * again: a re-entrant acquire (one more nesting level), a release (one level less), a hand-over,
- * an operator's skip (one more position). {@link runScript} never sends them again after a
+ * an operator's skip (one more position), an execution stream's append (its events twice). {@link runScript} never sends them again after a
  * failure that may have reached Redis; their callers settle such a failure with {@link settleAfterOutage}.
  */
 export const COUNTED: ReadonlySet<string> = new Set([
@@ -179,6 +179,7 @@ export const COUNTED: ReadonlySet<string> = new Set([
   'semaphore-release',
   'job-enter',
   'ordered-skip',
+  'stream-append',
 ]);
 
 /** Operations of the execution store (records, indexes, claims, job leases, fan-out ledgers); the others are the coordinator's. */

@@ -260,6 +260,8 @@ export const scripts = {
   waitListAdd: defineScript('wait-list-add', 1, flag),
   /** Used by the event log (`event-log.ts`): the raw reply, decoded there. */
   eventAppend: defineScript('event-append', 3, replyArray),
+  /** Appends events to execution streams (KEYS: one stream per execution). */
+  streamAppend: defineScript('stream-append', 'variadic', replyNumber),
   /** Used by the event log: true when the event is kept (the execution is in the list now). */
   eventEffect: defineScript('event-effect', 1, flag),
   /** Used by the event-wait index: the registration's first time (server ms). */
