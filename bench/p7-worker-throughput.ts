@@ -26,7 +26,7 @@ import { emit, median, round, type Verdict } from './support/runner.js';
 const CONCURRENCY = 16;
 const SUBJECT_RUNS = 1_500;
 const RAW_JOBS = 6_000;
-const WARMUP_ROUNDS = 1;
+const WARMUP_ROUNDS = 3;
 const ROUNDS = 5;
 const TARGET = 0.35;
 const PREFIX = 'p7';

@@ -1,5 +1,7 @@
 /**
- * Child processes of a benchmark: spawned with `process.execPath --import tsx <file> '<json>'`,
+ * Child processes of a benchmark: spawned with `process.execPath <file> '<json>'` (the compiled
+ * `.js` beside a `.ts` path when the benchmarks run compiled, as `npm run bench` does; through
+ * `tsx` when they run from the TypeScript sources),
  * talked to with lines on stdin, answering with one JSON object per stdout line. Each child's
  * clock is mapped onto the parent's (`performance.timeOrigin + performance.now()`, offset
  * estimated by ping-pong), so timestamps taken in different processes can be compared.
@@ -9,6 +11,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
+
+/** True when this module runs compiled (JavaScript built by `tsc`): its children run compiled too. */
+const COMPILED = import.meta.url.endsWith('.js');
 
 /** Wall-clock ms with sub-ms resolution, comparable across the processes of one machine. */
 export function now(): number {
@@ -36,7 +41,8 @@ export class BenchChild {
   #exited: Error | undefined;
 
   constructor(file: string, config: unknown) {
-    this.process = spawn(process.execPath, ['--import', 'tsx', file, JSON.stringify(config)], {
+    const args = COMPILED ? [file.replace(/\.ts$/, '.js')] : ['--import', 'tsx', file];
+    this.process = spawn(process.execPath, [...args, JSON.stringify(config)], {
       stdio: ['pipe', 'pipe', 'inherit'],
     });
     this.process.once('error', (error) => this.#fail(error));

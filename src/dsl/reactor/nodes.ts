@@ -124,13 +124,14 @@ export type BodyNode = StepNode | AsyncStepNode;
 
 /**
  * One handler per node kind. A table of this type is complete or does not compile, so a new kind
- * added to {@link GraphNode} is refused until every reader of the graph handles it.
+ * added to {@link GraphNode} is refused until every reader of the graph handles it. `C` is what a
+ * table shared by every call gets besides the node (so a hot path builds no closures per call).
  */
-export type NodeHandlers<R> = { readonly [K in NodeKind]: (node: NodeOf<K>) => R };
+export type NodeHandlers<R, C = undefined> = { readonly [K in NodeKind]: (node: NodeOf<K>, context: C) => R };
 
-/** Calls the handler of `node`'s kind. */
-export function onNode<R>(node: GraphNode, handlers: NodeHandlers<R>): R {
-  return (handlers[node.kind] as (node: GraphNode) => R)(node);
+/** Calls the handler of `node`'s kind (with `context`, for a table that takes one). */
+export function onNode<R, C = undefined>(node: GraphNode, handlers: NodeHandlers<R, C>, context?: C): R {
+  return (handlers[node.kind] as (node: GraphNode, context: C | undefined) => R)(node, context);
 }
 
 /** Phantom types carried by a reactor definition (never read at run time). */

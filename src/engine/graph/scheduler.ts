@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { onNode, type GraphNode } from '../../dsl/definition.js';
+import { onNode, type GraphNode, type NodeHandlers } from '../../dsl/definition.js';
 import { CancelledError, DeadlineExceededError, toError } from '../../errors.js';
 import { cancelFrameChildren } from './async/cascade.js';
 import { runAsyncReactor, runAsyncStep } from './async/dispatch.js';
@@ -347,23 +347,34 @@ function runNode(
 ): Promise<NodeOutcome> {
   const scope: ArgScope = { input: frame.input, results };
   const place = { path: frame.prefix + node.name, reactor: frame.def.name, signal: frame.signal };
-  return onNode(node, {
-    step: (n) =>
-      runStepNode(run, n, place, () =>
-        resolveArgs(n.args, scope, place.path, n.contract ? Object.keys(n.contract.fields) : undefined),
-      ),
-    'async-step': (n) => tracedNode(run, place, () => runAsyncStep(run, n, place, scope, frame.def)),
-    interrupt: (n) =>
-      tracedNode(run, place, () =>
-        runInterrupt(run, n, place, () => resolveArgs(n.args, scope, place.path, undefined)),
-      ),
-    sleep: (n) => tracedNode(run, place, () => runSleep(run, n, place, scope)),
-    'wait-for-event': (n) =>
-      tracedNode(run, place, () =>
-        runWaitForEvent(run, n, place, () => resolveArgs(n.args, scope, place.path, undefined)),
-      ),
-    compose: (n) => tracedNode(run, place, () => runCompose(run, n, place, scope, runFrame)),
-    'async-reactor': (n) => tracedNode(run, place, () => runAsyncReactor(run, n, place, scope, frame.def)),
-    map: (n) => tracedNode(run, place, () => runMap(run, n, place, scope, runFrame)),
-  });
+  return onNode(node, NODE_RUNNERS, { run, frame, scope, place });
 }
+
+/** What a node's runner gets besides the node. */
+interface NodeCall {
+  readonly run: RunState;
+  readonly frame: Frame;
+  readonly scope: ArgScope;
+  readonly place: { readonly path: string; readonly reactor: string; readonly signal: AbortSignal };
+}
+
+/** How each kind of node runs (one map for every call: no closures per node run). */
+const NODE_RUNNERS: NodeHandlers<Promise<NodeOutcome>, NodeCall> = {
+  step: (n, { run, scope, place }) =>
+    runStepNode(run, n, place, () =>
+      resolveArgs(n.args, scope, place.path, n.contract ? Object.keys(n.contract.fields) : undefined),
+    ),
+  'async-step': (n, { run, frame, scope, place }) =>
+    tracedNode(run, place, () => runAsyncStep(run, n, place, scope, frame.def)),
+  interrupt: (n, { run, scope, place }) =>
+    tracedNode(run, place, () => runInterrupt(run, n, place, () => resolveArgs(n.args, scope, place.path, undefined))),
+  sleep: (n, { run, scope, place }) => tracedNode(run, place, () => runSleep(run, n, place, scope)),
+  'wait-for-event': (n, { run, scope, place }) =>
+    tracedNode(run, place, () =>
+      runWaitForEvent(run, n, place, () => resolveArgs(n.args, scope, place.path, undefined)),
+    ),
+  compose: (n, { run, scope, place }) => tracedNode(run, place, () => runCompose(run, n, place, scope, runFrame)),
+  'async-reactor': (n, { run, frame, scope, place }) =>
+    tracedNode(run, place, () => runAsyncReactor(run, n, place, scope, frame.def)),
+  map: (n, { run, scope, place }) => tracedNode(run, place, () => runMap(run, n, place, scope, runFrame)),
+};
