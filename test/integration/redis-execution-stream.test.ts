@@ -1,5 +1,5 @@
 /**
- * The Redis execution stream appends with one `stream-append` script (docs/decisions/159): one
+ * The Redis execution stream appends with one `stream-append` script (docs/decisions/158): one
  * call for every execution of a batch on one server, one per execution on a cluster (their
  * streams are on different slots). Each stream keeps its events in order, expires with the
  * records' TTL, and a malformed call is refused whole.

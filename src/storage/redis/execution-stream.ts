@@ -3,7 +3,7 @@
  * (`rx:exec:{<id>}:events`, the record's hash tag), its entry ids the positions. An append is
  * one `stream-append` script for all its executions (on a cluster, one per execution: their
  * streams are on different slots), which adds each event (`XADD … MAXLEN ~ <maxEntries>`) and
- * keeps each stream for the records' TTL (docs/decisions/159). A read is an `XRANGE` after the position; with nothing there, an `XREAD BLOCK` on a
+ * keeps each stream for the records' TTL (docs/decisions/158). A read is an `XRANGE` after the position; with nothing there, an `XREAD BLOCK` on a
  * connection of its own (taken from a small pool, so a blocked read never holds up the command
  * connection), ended early by its abort signal. On the store's own connection to one server the
  * stream is `ordered`: the engine sends appends right before the checkpoint after them.

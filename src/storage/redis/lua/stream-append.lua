@@ -1,7 +1,7 @@
 --[[
   stream-append: append the events of one or more executions to their execution streams, in
   order, and keep each stream as long as the records (the ExecutionStream port,
-  docs/decisions/138 and 159). One call replaces an XADD per event and a PEXPIRE per stream.
+  docs/decisions/138 and 158). One call replaces an XADD per event and a PEXPIRE per stream.
 
   KEYS[1..n] the execution streams (RedisKeys.executionStream), one per execution in the call;
              on a cluster a call carries one execution only (its keys share no slot otherwise)
