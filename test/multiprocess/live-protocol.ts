@@ -1,6 +1,6 @@
 /**
- * What `test/web/browser-live.test.ts` and its worker process (`live-worker-process.ts`) share:
- * the reactor and the config. The `work` step reports progress `done` of `total`, then waits
+ * What `test/web/browser-live.test.ts` and its worker process (`reactor-worker-process.ts`) share:
+ * the reactor. The `work` step reports progress `done` of `total`, then waits
  * until the test creates the file `after-<done>` in the execution's gate directory: the test
  * decides when the step goes on, nothing waits for a time.
  */
@@ -9,14 +9,6 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { reactor, type StepContext } from '../../src/index.js';
-import type { MatrixBackendName, ServerAddress } from '../support/backend-recipes.js';
-
-/** The JSON argument of a worker process. */
-export interface LiveWorkerConfig {
-  readonly backend: MatrixBackendName;
-  readonly address: ServerAddress;
-  readonly namespace: string;
-}
 
 /** Resolves once `path` exists (checked every 25 ms). */
 async function untilExists(path: string): Promise<void> {

@@ -1,14 +1,6 @@
-/** What `watch.test.ts` and its worker process (`watch-worker-process.ts`) share: the reactor and the config. */
+/** What `watch.test.ts` and its worker process (`reactor-worker-process.ts`) share: the reactor. */
 import { z } from 'zod';
 import { reactor, type StepContext } from '../../src/index.js';
-import type { MatrixBackendName, ServerAddress } from '../support/backend-recipes.js';
-
-/** The JSON argument of a worker process. */
-export interface WatchWorkerConfig {
-  readonly backend: MatrixBackendName;
-  readonly address: ServerAddress;
-  readonly namespace: string;
-}
 
 /** A step reporting progress, an interrupt the test resumes, a last step reporting again; all in workers. */
 export const watched = reactor('mp-watched')

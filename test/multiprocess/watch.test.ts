@@ -1,6 +1,6 @@
 /**
  * `engine.watch` across processes on Redis and PostgreSQL (docs/progress.md, docs/decisions/138):
- * a worker process (`watch-worker-process.ts`) runs the execution; this process runs no worker and
+ * a worker process (`reactor-worker-process.ts`) runs the execution; this process runs no worker and
  * only watches. It sees the step's progress reported in the worker, drops its watch at the
  * execution's pause, resumes the execution, and continues from the last position it saw: the two
  * watches together are exactly the full replay (no gap, no repeat), the second ends after
@@ -13,9 +13,10 @@ import type { WatchItem } from '../../src/index.js';
 import { describeOnBackends } from '../support/backend-matrix.js';
 import { CHILD_LINE_TIMEOUT_MS, spawnJsonChild } from '../support/json-child.js';
 import { untilStatus } from '../background/helpers.js';
-import { watched, type WatchWorkerConfig } from './watch-protocol.js';
+import type { ReactorWorkerConfig } from './reactor-worker-process.js';
+import { watched } from './watch-protocol.js';
 
-const WORKER = fileURLToPath(new URL('./watch-worker-process.ts', import.meta.url));
+const WORKER = fileURLToPath(new URL('./reactor-worker-process.ts', import.meta.url));
 
 async function collect(items: AsyncIterable<WatchItem>, until?: (item: WatchItem) => boolean): Promise<WatchItem[]> {
   const out: WatchItem[] = [];
@@ -37,10 +38,11 @@ describeOnBackends(
 
     test('a worker process runs it, this process watches, drops the watch and resumes from its position', async () => {
       const runtime = backend.runtime({ reactors: [watched] });
-      const config: WatchWorkerConfig = {
+      const config: ReactorWorkerConfig = {
         backend: backend.name,
         address: backend.address(),
         namespace: runtime.namespace,
+        reactor: 'watched',
       };
       const worker = spawnJsonChild(WORKER, config, children);
       const ready = await worker.line<{ readonly pid: number }>((v) => v.ready === true);

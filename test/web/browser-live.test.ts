@@ -1,6 +1,6 @@
 /**
  * The execution page, live, in a real headless Chromium (docs/realtime.md). On Redis and on
- * PostgreSQL, a worker process (`test/multiprocess/live-worker-process.ts`) runs the execution;
+ * PostgreSQL, a worker process (`test/multiprocess/reactor-worker-process.ts`) runs the execution;
  * this process serves the dashboard and runs no worker. The page follows the execution's event stream: the step's
  * progress appears beside it while the step is held at a gate the test opens (so the page shows
  * progress N before the step goes on, by construction), a dropped connection is reopened with
@@ -26,9 +26,10 @@ import { createDashboard } from '../../src/web/index.js';
 import { describeOnBackends } from '../support/backend-matrix.js';
 import { launchChromium, type Browser } from '../support/chromium.js';
 import { spawnJsonChild } from '../support/json-child.js';
-import { gateFile, live, type LiveWorkerConfig } from '../multiprocess/live-protocol.js';
+import { gateFile, live } from '../multiprocess/live-protocol.js';
+import type { ReactorWorkerConfig } from '../multiprocess/reactor-worker-process.js';
 
-const WORKER = fileURLToPath(new URL('../multiprocess/live-worker-process.ts', import.meta.url));
+const WORKER = fileURLToPath(new URL('../multiprocess/reactor-worker-process.ts', import.meta.url));
 /** A bound on a hung wait, not a speed requirement: a loaded machine may take long to start a worker. */
 const DEADLINE = 120_000;
 /** The whole test's bound: a worker process, Chromium and several waits, each bounded by {@link DEADLINE}. */
@@ -72,10 +73,11 @@ describeOnBackends(
       'progress and step events appear without a reload while a worker process runs it; a reconnect resumes; it ends completed',
       async () => {
         const runtime = backend.runtime({ reactors: [live] });
-        const config: LiveWorkerConfig = {
+        const config: ReactorWorkerConfig = {
           backend: backend.name,
           address: backend.address(),
           namespace: runtime.namespace,
+          reactor: 'live',
         };
         const worker = spawnJsonChild(WORKER, config, children);
         // The dashboard's own session (a cookie the authorize hook reads) lets the page and its stream in.
