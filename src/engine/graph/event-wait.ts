@@ -14,6 +14,7 @@ import type { InterruptWait } from '../../ports/store.js';
 import type { NodeOutcome } from '../model/outcome.js';
 import type { RunState } from '../run/run-state.js';
 import { notStarted, type StepPlace } from '../run/step-runner.js';
+import { reachedAgain } from './interrupt/reached-again.js';
 
 /** Runs a wait-for-event node: completes with the event that resumed it, or registers and pauses the execution. */
 export async function runWaitForEvent(
@@ -23,17 +24,8 @@ export async function runWaitForEvent(
   resolve: () => Record<string, unknown>,
 ): Promise<NodeOutcome> {
   const spec = node.wait;
-  const recorded = run.stepRecord(place.path);
-  const entry = { step: place.path, undo: async () => undefined }; // a wait has nothing to undo
-  if (recorded?.status === 'completed') return { kind: 'success', value: recorded.result, entry };
-  if (run.replayOnly) return { kind: 'skipped', value: undefined }; // a rollback replay: it never completed
-  const waiting = run.interrupts.find((w) => w.step === place.path);
-  if (waiting?.resumedAt !== undefined) {
-    run.setStep(place.path, { status: 'completed', attempts: 1, result: waiting.payload });
-    run.emit({ type: 'step.succeeded', step: place.path, attempt: 1, reactor: place.reactor });
-    return { kind: 'success', value: waiting.payload, entry };
-  }
-  if (waiting) return { kind: 'yield', step: place.path, suspension: { kind: 'pause', waits: [waiting] } }; // still waiting (another wait was resumed)
+  const again = reachedAgain(run, place);
+  if (again) return again;
   let wait: InterruptWait;
   try {
     const index = run.eventWaits;

@@ -11,6 +11,7 @@ import { TERMINAL_STATUSES, type InterruptWait, type Store } from '../../../port
 import type { NodeOutcome } from '../../model/outcome.js';
 import type { RunState } from '../../run/run-state.js';
 import { notStarted, type StepPlace } from '../../run/step-runner.js';
+import { reachedAgain } from './reached-again.js';
 
 /** Runs an interrupt node: completes with an accepted payload, or pauses the execution. */
 export async function runInterrupt(
@@ -20,17 +21,8 @@ export async function runInterrupt(
   resolve: () => Record<string, unknown>,
 ): Promise<NodeOutcome> {
   const spec = node.interrupt;
-  const recorded = run.stepRecord(place.path);
-  const entry = { step: place.path, undo: async () => undefined }; // an interrupt has nothing to undo
-  if (recorded?.status === 'completed') return { kind: 'success', value: recorded.result, entry };
-  if (run.replayOnly) return { kind: 'skipped', value: undefined }; // a rollback replay: it never completed
-  const waiting = run.interrupts.find((w) => w.step === place.path);
-  if (waiting?.resumedAt !== undefined) {
-    run.setStep(place.path, { status: 'completed', attempts: 1, result: waiting.payload });
-    run.emit({ type: 'step.succeeded', step: place.path, attempt: 1, reactor: place.reactor });
-    return { kind: 'success', value: waiting.payload, entry };
-  }
-  if (waiting) return { kind: 'yield', step: place.path, suspension: { kind: 'pause', waits: [waiting] } }; // still waiting (another interrupt was resumed)
+  const again = reachedAgain(run, place);
+  if (again) return again;
   let correlationId: string | undefined;
   try {
     correlationId = spec.correlationId ? correlationOf(spec, resolve(), place.path) : undefined;
