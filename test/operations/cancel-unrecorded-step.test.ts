@@ -3,11 +3,12 @@
  * has said `running` yet (the default checkpoint interval): the record still says `pending`
  * (decision 159). Whether the job still holds its lease or lost it mid-body (its worker froze past
  * the lease), the step's body is compensated or undone, counted in its attempts, and the record
- * that ends it `cancelled` is a job's. Memory backend, a manual clock; the step's body blocks on a
- * gate the test opens.
+ * that ends it `cancelled` is a job's; a debounced start in that state is not superseded. Memory
+ * backend, a manual clock; the step's body blocks on a gate the test opens.
  */
 import { describe, expect, test } from 'vitest';
 import { createEngine, MemoryCoordinator, reactor } from '../../src/index.js';
+import { debounceKey, livenessKey } from '../../src/engine/model/keys.js';
 import { ManualClock } from '../../src/testing/clock.js';
 import { gate, manualEngine, until, untilStatus } from '../background/helpers.js';
 
@@ -97,7 +98,7 @@ describe('a cancel while a first step runs that no checkpoint has recorded', () 
       expect.objectContaining({ reason: 'lease_lost' }),
     ]);
     m.coordinator.lockExtend = extend;
-    expect(await m.coordinator.lockState(`liveness:${executionId}`)).toBeUndefined();
+    expect(await m.coordinator.lockState(livenessKey(executionId))).toBeUndefined();
     expect((await m.store.get(executionId))!).toMatchObject({ status: 'pending', steps: {} });
 
     // Before: rolled back from the record as not begun — `a` ran, never compensated nor counted.
@@ -127,6 +128,45 @@ describe('a cancel while a first step runs that no checkpoint has recorded', () 
     ]);
     expect(log.filter((l) => l.endsWith(' a'))).toEqual(['run a', 'compensate a']);
     expect(log).not.toContain('run b');
+    await worker.close();
+  });
+
+  test('a debounced start whose job a worker took is not superseded, even with its lease lapsed', async () => {
+    const log: string[] = [];
+    const inStep = gate();
+    const release = gate();
+    const definition = blocking('unrecorded-debounced', log, inStep, release.promise);
+    const clock = new ManualClock({ autoAdvance: false });
+    const m = manualEngine({
+      reactors: [definition],
+      clock,
+      queueOptions: { clock },
+      coordinator: new MemoryCoordinator({ clock }),
+    });
+    const worker = m.startWorker(1);
+    const first = await m.engine.start(definition, {}, { debounce: { key: 'k', window: 1_000 } });
+    clock.advance(1_000); // the window passes: a worker takes the start
+    await inStep.promise;
+    // Its worker freezes past its lease (as above) while the debounce slot still names it (clocks apart).
+    m.coordinator.lockExtend = () => Promise.reject(new Error('coordinator unreachable'));
+    clock.advance(31_000);
+    await new Promise((resolve) => setImmediate(resolve));
+    clock.advance(1);
+    await new Promise((resolve) => setImmediate(resolve));
+    const slot = await m.coordinator.lockAcquire({
+      key: debounceKey(definition.name, 'k'),
+      holder: { owner: `debounce:${first.executionId}`, executionId: first.executionId },
+      ttlMs: 10_000,
+      unfenced: true,
+    });
+    expect(slot.acquired).toBe(true);
+    expect((await m.store.get(first.executionId))!).toMatchObject({ status: 'pending', steps: {} });
+    expect(await m.coordinator.lockState(livenessKey(first.executionId))).toBeUndefined();
+
+    // Before: ended `cancelled` as a start that never began, its step's body run and never compensated.
+    await m.engine.start(definition, {}, { debounce: { key: 'k', window: 1_000 } });
+    expect((await m.store.get(first.executionId))!.status).toBe('pending');
+    release.open();
     await worker.close();
   });
 });
