@@ -113,7 +113,8 @@ async function exclusive<T>(
 }
 
 /**
- * Rebuilds the completed work from the record, undoes it newest first, hands back an ordered
+ * Rebuilds the completed work from the record, compensates the steps a lost worker's attempt may
+ * have run (decisions 098, 159), undoes the completed ones newest first, hands back an ordered
  * position it still has, and ends the execution `cancelled`. `cause`: a passed deadline's error,
  * or a debounced start's supersession (kept in the record and the result), when the engine
  * cancels it rather than an operator.
@@ -170,9 +171,10 @@ const LOST_OUTCOMES: ReadonlySet<string> = new Set(['worker_lost', 'may_have_run
 
 /**
  * Cancels an execution that has not finished. Queued or parked: rolled back now. Running inline
- * in this process: stopped at the next step boundary and rolled back. Running in another worker:
- * a cancel request that worker picks up at its next liveness check (the returned result is the
- * current state; `engine.wait` gives the outcome).
+ * in this process: stopped at the next step boundary and rolled back. Running in another worker,
+ * or queued with its job taken by a worker that does not hold the execution (decision 159): a
+ * cancel request that worker (or the job that takes over from it) picks up (the returned result
+ * is the current state; `engine.wait` gives the outcome).
  */
 export async function cancelExecution(deps: OperationsDeps, executionId: string, reason: string): Promise<RunResult> {
   const inline = deps.live.get(executionId);
