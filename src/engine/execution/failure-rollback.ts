@@ -58,19 +58,32 @@ export async function compensatePaused(
   reactor: AnyReactorDefinition,
   pause: FailurePause,
 ): Promise<void> {
-  const node = reactor.byName.get(pause.step);
-  const recorded = state.stepRecord(pause.step);
+  await compensateStarted(state, reactor, pause.step, errorFromJSON(pause.error));
+}
+
+/**
+ * Runs the `compensate` of the top-level step `step` when its body started (an attempt ran, or a
+ * lost worker's attempt may have) and it has one, with the arguments it ran with and `error`;
+ * never throws (a failure is a rollback failure).
+ */
+export async function compensateStarted(
+  state: RunState,
+  reactor: AnyReactorDefinition,
+  step: string,
+  error: Error,
+): Promise<void> {
+  const node = reactor.byName.get(step);
+  const recorded = state.stepRecord(step);
   if (node?.kind !== 'step' || recorded === undefined || recorded.attempts === 0) return;
   const compensate = node.hooks.compensate as ((e: Error, a: unknown, c: unknown) => unknown) | undefined;
   if (!compensate) return;
   let args: unknown;
   try {
-    args = await argsOf(state, node, pause.step);
+    args = await argsOf(state, node, step);
   } catch {
     return; // its arguments no longer resolve: its body cannot have run with them
   }
-  const place = { path: pause.step, reactor: reactor.name, signal: neverAborted() };
-  const error = errorFromJSON(pause.error);
+  const place = { path: step, reactor: reactor.name, signal: neverAborted() };
   await runGuardedRollback(state, node, place, args, 'compensate', () =>
     compensate(error, args, stepContext(state, place, recorded.attempts)),
   );

@@ -7,7 +7,7 @@
  */
 import { stepsWithMapResults } from '../run/compact-map.js';
 import { replayInit } from './new-state.js';
-import { compensatePaused } from './failure-rollback.js';
+import { compensatePaused, compensateStarted } from './failure-rollback.js';
 import { versionFor } from '../model/versions.js';
 import type { AnyReactorDefinition } from '../../dsl/definition.js';
 import {
@@ -22,7 +22,7 @@ import { cancelled, fromRecord, type CoordinationDeps } from './execute.js';
 import { fastPathsOf } from '../../coordination/fast-paths.js';
 import type { Coordinator } from '../../ports/coordinator.js';
 import { noInstrument, type Instrument } from '../model/instrument.js';
-import type { JobQueue } from '../../ports/queue.js';
+import type { JobPlace, JobQueue } from '../../ports/queue.js';
 import type { WaitList } from '../../ports/wait-list.js';
 import {
   TERMINAL_STATUSES,
@@ -113,7 +113,8 @@ async function exclusive<T>(
 }
 
 /**
- * Rebuilds the completed work from the record, undoes it newest first, hands back an ordered
+ * Rebuilds the completed work from the record, compensates the steps a lost worker's attempt may
+ * have run (decisions 098, 159), undoes the completed ones newest first, hands back an ordered
  * position it still has, and ends the execution `cancelled`. `cause`: a passed deadline's error,
  * or a debounced start's supersession (kept in the record and the result), when the engine
  * cancels it rather than an operator.
@@ -137,6 +138,9 @@ export async function rollbackRecorded(
   await state.checkpoint('rolling_back', {}, { cause: 'undo' }); // a finished execution is reopened only by an undo (decision 110)
   await cancelRecordedChildren(state, reactor); // its unfinished children roll back first (decision 087)
   if (record.status === 'paused' && record.pausedOn) await compensatePaused(state, reactor, record.pausedOn); // paused on a failure: the failed step first
+  // A lost worker's attempts counted as started bodies, newest first (decisions 098, 159).
+  const lostError = cause ?? new CancelledError(record.id, reason);
+  for (const step of lostSteps(record).reverse()) await compensateStarted(state, reactor, step, lostError);
   if (replay.status === 'completed') await undoAll(replay.completed, state);
   const ordered = record.background?.ordered;
   const spec = reactor.coordination.find((c) => c.kind === 'ordered_lock');
@@ -152,10 +156,25 @@ export async function rollbackRecorded(
 }
 
 /**
+ * The steps of `record` whose last attempt is one a lost worker may have run and no later job
+ * settled (`worker_lost`, `may_have_run`, `interrupted`, the step `retrying`): a rollback
+ * compensates them as steps whose bodies ran (decision 098). In the order they were recorded.
+ */
+function lostSteps(record: ExecutionRecord): string[] {
+  return Object.entries(record.steps)
+    .filter(([, r]) => r.status === 'retrying' && LOST_OUTCOMES.has(r.runs?.at(-1)?.outcome ?? ''))
+    .map(([step]) => step);
+}
+
+/** The outcomes of attempts a lost (or stopped) worker may have run. */
+const LOST_OUTCOMES: ReadonlySet<string> = new Set(['worker_lost', 'may_have_run', 'interrupted']);
+
+/**
  * Cancels an execution that has not finished. Queued or parked: rolled back now. Running inline
- * in this process: stopped at the next step boundary and rolled back. Running in another worker:
- * a cancel request that worker picks up at its next liveness check (the returned result is the
- * current state; `engine.wait` gives the outcome).
+ * in this process: stopped at the next step boundary and rolled back. Running in another worker,
+ * or queued with its job taken by a worker that does not hold the execution (decision 159): a
+ * cancel request that worker (or the job that takes over from it) picks up (the returned result
+ * is the current state; `engine.wait` gives the outcome).
  */
 export async function cancelExecution(deps: OperationsDeps, executionId: string, reason: string): Promise<RunResult> {
   const inline = deps.live.get(executionId);
@@ -191,6 +210,13 @@ export async function cancelExecution(deps: OperationsDeps, executionId: string,
       // Running with its liveness lock free: an inline run in another process (or a worker whose
       // job is being redelivered). Rolling it back here would undo steps under its feet: ask it instead.
       if (fresh.status === 'running') return undefined;
+      // Queued with its liveness lock free, but a worker has taken its job: that job is about to
+      // enter, or its worker was lost (or its lease lapsed) while it ran steps no checkpoint has
+      // recorded yet. The job that continues it records them and rolls back (decision 159).
+      if (await jobTaken(deps, fresh)) {
+        await request(); // before the lock is free: the job that enters next reads it
+        return undefined;
+      }
       return rollbackTraced(deps, reactor, fresh, reason);
     },
     // Queued, parked or pending with the lock taken: the job that wrote it is finishing its tail, or
@@ -277,7 +303,8 @@ export async function supersedeExecution(
   if (!record || !current || !notBegun(record)) return false;
   const done = await exclusive(deps, executionId, async () => {
     const fresh = await deps.store.get(executionId);
-    if (!fresh || !notBegun(fresh)) return undefined;
+    // A worker has taken its job: it may have run a first step no checkpoint has recorded (decision 159).
+    if (!fresh || !notBegun(fresh) || (await jobTaken(deps, fresh))) return undefined;
     const { reactor, record: own } = versionFor(fresh, current, deps.versions, 'supersede');
     return rollbackTraced(deps, reactor, own, cause.message, cause);
   });
@@ -292,6 +319,22 @@ export async function supersedeExecution(
  */
 async function discardStartJob(deps: Pick<OperationsDeps, 'queue'>, record: ExecutionRecord): Promise<void> {
   await deps.queue?.discard?.(`${record.id}:${record.background?.jobs ?? 1}`).catch(() => false);
+}
+
+/**
+ * Whether the queue says a worker has the job a `pending` record waits for (its regular job, or
+ * the one a recovery sweep enqueued) while the caller holds the liveness lock: that job has not
+ * entered yet, or it ran steps and lost its lease before a checkpoint said `running` (with a
+ * checkpoint interval the first record of a job is written with its first interval's progress).
+ * False when the queue cannot say (no queue, no `jobStates`, or the question failed).
+ */
+async function jobTaken(deps: Pick<OperationsDeps, 'queue'>, record: ExecutionRecord): Promise<boolean> {
+  if (record.status !== 'pending' || !deps.queue?.jobStates) return false;
+  const background = record.background;
+  const jobs = [`${record.id}:${background?.jobs ?? 1}`];
+  if (background?.recovered) jobs.push(background.recovered.jobId);
+  const places: readonly JobPlace[] = await deps.queue.jobStates(jobs).catch(() => []);
+  return places.includes('active');
 }
 
 /** A pending record no job has run a step of. */

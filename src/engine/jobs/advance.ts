@@ -25,7 +25,7 @@ import { parkReader } from './async/park.js';
 import { advanceUnit } from './async/unit-worker.js';
 import type { After, BackgroundDeps } from './deps.js';
 import { fanOutRuntime, parkOnFanOut, resumeFanOutRollback } from './fanout/park.js';
-import { recordLostAttempts } from './lost-attempts.js';
+import { recordLostAttempts, type LostAttempt } from './lost-attempts.js';
 import { refused, reparkBehindSameHolder, requeuedJobOf } from './park.js';
 import { requeue } from './requeue.js';
 import { parkOnSleep, wokenSleep } from './sleep-park.js';
@@ -68,7 +68,7 @@ export async function advance(
   if (reparked) return reparked;
   state.emit({ type: 'run.resumed', jobId: delivery.jobId, delivery: delivery.delivery });
   emitWoken(state, background.waitingFor, parkJob);
-  if (validated.ok) recordLostAttempts(state, reactor, record, delivery); // the last job's worker was lost mid-job (decision 098)
+  const lost = validated.ok ? recordLostAttempts(state, reactor, record, delivery) : []; // the last job's worker was lost mid-job (decision 098)
   if (!validated.ok)
     return void (await finish(state, {
       status: 'failed',
@@ -78,7 +78,9 @@ export async function advance(
     }));
   if (state.stopped) throw state.stopped; // stopped before it began (a shutdown deadline): nothing is undone, the job is handed back
   // A cancel request picked up at the start of a job ends with the reason it was asked with (decision 106).
-  if (root.signal.aborted) return void (await rollbackRecorded(deps, reactor, record, abortReason(root.signal.reason)));
+  // The lost worker's attempts are recorded with it, and compensated as bodies that ran (decision 159).
+  if (root.signal.aborted)
+    return void (await rollbackRecorded(deps, reactor, withLost(record, state, lost), abortReason(root.signal.reason)));
   if (record.background?.fanOutRollback) return resumeFanOutRollback(deps, reactor, record); // its rollback waited on a fan-out map's elements
   return runSlice(state, reactor, workerDriver(deps, state, reactor, delivery, root, lease, background));
 }
@@ -173,6 +175,17 @@ function emitWoken(state: RunState, waiting: WaitingFor | undefined, delivery: J
       ...(waiting.step === undefined ? {} : { step: waiting.step }),
     }); // resumed by a release, before its fallback
   }
+}
+
+/** `record` with the attempts this job recorded for a lost worker, and the events it emitted so far. */
+function withLost(record: ExecutionRecord, state: RunState, lost: readonly LostAttempt[]): ExecutionRecord {
+  if (lost.length === 0) return record;
+  const steps = { ...record.steps };
+  for (const { step } of lost) {
+    const recorded = state.steps[step];
+    if (recorded !== undefined) steps[step] = recorded;
+  }
+  return { ...record, steps, trace: [...state.trace] };
 }
 
 /** The reason a job's root was aborted with: a cancel's own reason, else the error's message. */
