@@ -110,5 +110,5 @@ describeOnBackends(
       2 * WAIT_MS,
     );
   },
-  { backends: ['memory', 'redis'] },
+  { backends: ['memory', 'redis', 'postgres'] },
 );
