@@ -1,6 +1,7 @@
 /**
  * Plain-text pieces of `executions list | show` for paused executions and linked executions:
- * an interrupt with its correlation id and timeout, and the child executions (async units,
+ * an interrupt with its correlation id and timeout, a wait for an event with its event, match
+ * key and timeout, and the child executions (async units,
  * composed or fanned-out children) with their status.
  *
  * @module
@@ -19,6 +20,19 @@ export function interruptText(i: InterruptView): string {
     i.timeoutAt === undefined ? 'no timeout' : `timeout ${utc(i.timeoutAt)}`,
   ];
   return `${i.step} (${details.join(', ')})`;
+}
+
+/**
+ * `payment.settled at step payment (match key ["o-1"], timeout 2026-11-30 10:00:00)`: a
+ * `.waitForEvent` wait's event, its step path, the match key a sent event must have (none: its
+ * `match` predicate alone decides) and its timeout. Only a sent event resumes it.
+ */
+export function eventWaitText(i: InterruptView & { readonly event: NonNullable<InterruptView['event']> }): string {
+  const details = [
+    i.event.matchKey === '' ? 'no match key' : `match key ${i.event.matchKey}`,
+    i.timeoutAt === undefined ? 'no timeout' : `timeout ${utc(i.timeoutAt)}`,
+  ];
+  return `${i.event.name} at step ${i.step} (${details.join(', ')})`;
 }
 
 /**

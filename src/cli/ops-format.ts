@@ -15,7 +15,7 @@ import type {
   StepView,
   WaiterView,
 } from '../ops/types.js';
-import { interruptText, linkedText } from './ops-format-links.js';
+import { eventWaitText, interruptText, linkedText } from './ops-format-links.js';
 import type { VersionWait } from '../ports/store.js';
 import { isoTime } from '../ops/time.js';
 
@@ -91,10 +91,12 @@ export function executionText(e: ExecutionDetail): string[] {
     lines.push(
       `  paused on  the failure of step ${e.pausedOn.step} at ${when(e.pausedOn.at)}: ${e.pausedOn.error.name}: ${e.pausedOn.error.message} (retry-step, skip-step, rollback)`,
     );
-  for (const i of e.interrupts ?? [])
+  const { interrupts, eventWaits } = waitsOf(e.interrupts ?? []);
+  for (const i of interrupts)
     lines.push(
       `  interrupt  ${interruptText(i)}${i.maxAttempts === undefined ? '' : `; invalid payloads ${i.invalidAttempts}${i.maxAttempts === 0 ? '' : ` of ${i.maxAttempts}`}`}`,
     );
+  for (const w of eventWaits) lines.push(`  waits for  event ${eventWaitText(w)}`);
   if (e.error)
     lines.push(`  error      ${e.error.name}: ${e.error.message}${e.failedStep ? ` (step ${e.failedStep})` : ''}`);
   for (let cause = e.error?.cause; cause; cause = cause.cause)
@@ -149,9 +151,31 @@ function traceLine(trace: ExecutionDetail['trace']): string {
   return `  trace      ${trace.length} events${last}${folded}`;
 }
 
-/** `paused at interrupt …` for the list line: each interrupt with its correlation id and timeout. */
-function pausedAt(interrupts: readonly InterruptView[]): string {
-  return `paused at interrupt ${interrupts.map(interruptText).join(', ')}`;
+/**
+ * For the list line: `paused at interrupt …` (each interrupt with its correlation id and timeout)
+ * and `waiting for event …` (each `.waitForEvent` wait with its event, match key and timeout).
+ */
+function pausedAt(waits: readonly InterruptView[]): string {
+  const { interrupts, eventWaits } = waitsOf(waits);
+  return [
+    interrupts.length === 0 ? '' : `paused at interrupt ${interrupts.map(interruptText).join(', ')}`,
+    eventWaits.length === 0 ? '' : `waiting for event ${eventWaits.map(eventWaitText).join(', event ')}`,
+  ]
+    .filter((part) => part !== '')
+    .join('; ');
+}
+
+type EventWaitView = InterruptView & { readonly event: NonNullable<InterruptView['event']> };
+
+/** A paused execution's waits apart: its interrupts, and its waits for an event. */
+function waitsOf(waits: readonly InterruptView[]): {
+  readonly interrupts: readonly InterruptView[];
+  readonly eventWaits: readonly EventWaitView[];
+} {
+  return {
+    interrupts: waits.filter((w) => w.event === undefined),
+    eventWaits: waits.filter((w): w is EventWaitView => w.event !== undefined),
+  };
 }
 
 /** `id (reactor, step s)`; without a known reactor `id (step s)` or `id (reactor level)`. */

@@ -27,6 +27,7 @@ import { listEvents, sendEvent, sendManyEvents, type EventDeps } from './api/eve
 import { EventCancels, registeringChildren } from './api/event-cancels.js';
 import { EventNotices } from './model/event-notices.js';
 import { dropEventWaits, recheckParked } from './execution/event-wait/deliver.js';
+import { discardTimeoutJobs } from './execution/interrupt/pause.js';
 import { resumeWaitsFor } from './execution/event-wait/match.js';
 import type { AnyEventDeclaration } from '../dsl/event.js';
 import type { Engine, EngineOptions, SendEntry, SendOptions, StartEntry } from './api/types.js';
@@ -110,11 +111,14 @@ export function createEngine(options: EngineOptions): Engine {
     settleListener: {
       executionSettled: (record) => {
         wakeups.executionSettled(record);
-        // A run that ends while it waits for an event leaves no registration behind (decision 148).
-        if (record.interrupts?.some((w) => w.event !== undefined && w.resumedAt === undefined))
+        // A run that ends while it waits for an event leaves no registration (decision 148) and no timeout job (decision 160) behind.
+        const open = (record.interrupts ?? []).filter((w) => w.event !== undefined && w.resumedAt === undefined);
+        if (open.length > 0) {
           detached.detach(dropEventWaits(options.eventWaits, record), (error) =>
             logger.warn({ executionId: record.id, error: String(error) }, 'an ended wait stayed registered'),
           );
+          detached.detach(discardTimeoutJobs(options.queue, record.id, open), () => undefined);
+        }
         eventCancels.settled(record);
       },
     },

@@ -14,6 +14,7 @@ import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { AnyReactorDefinition } from '../dsl/definition.js';
 import type { Engine } from '../engine/engine.js';
+import { systemClock, type Clock } from '../ports/clock.js';
 import type { Coordinator } from '../ports/coordinator.js';
 import type { Store } from '../ports/store.js';
 import { errorToJSON, ReactorError } from '../errors.js';
@@ -84,6 +85,14 @@ export interface DashboardOptions {
    * without `authorize`. Absent: tokens are refused, and the stream is authorized as the execution page.
    */
   readonly readTokenSecret?: string;
+  /**
+   * Seconds between two keep-alive comments (`: keep-alive`) of an open execution stream, so that
+   * a proxy with an idle timeout does not cut it while the execution is quiet; 0 sends none.
+   * Default 15.
+   */
+  readonly streamHeartbeatSeconds?: number;
+  /** The time source of the stream's heartbeat. Default the system clock. */
+  readonly clock?: Clock;
 }
 
 /** Normalizes a base path: `''` for the root, else `/a/b` without a trailing slash. */
@@ -98,7 +107,8 @@ export function normalizeBasePath(raw: string | undefined): string {
 /**
  * Creates the dashboard app.
  *
- * @throws RangeError when `basePath` is not a plain URL path, or `readTokenSecret` is shorter than 32 characters.
+ * @throws RangeError when `basePath` is not a plain URL path, `readTokenSecret` is shorter than 32 characters, or
+ *   `streamHeartbeatSeconds` is not a finite number ≥ 0.
  * @example
  * ```ts
  * import { serve } from '@hono/node-server';
@@ -155,12 +165,22 @@ export function createDashboard(options: DashboardOptions): Hono {
     store: options.store ?? options.engine.store,
     authorize: options.authorize,
     readTokenSecret: options.readTokenSecret,
+    heartbeatMs: heartbeatMsOf(options.streamHeartbeatSeconds),
+    clock: options.clock ?? systemClock,
   });
   apiRoutes(app, ctx);
   pageRoutes(app, ctx);
   app.onError((error, c) => respondError(c, error, pageContext));
   app.notFound((c) => respondError(c, new HTTPException(404, { message: `no page at ${c.req.path}` }), pageContext));
   return app;
+}
+
+/** The stream heartbeat's interval in ms; a value that is not a finite number ≥ 0 is a `RangeError`. */
+function heartbeatMsOf(seconds: number | undefined): number {
+  if (seconds === undefined) return 15_000;
+  if (!Number.isFinite(seconds) || seconds < 0)
+    throw new RangeError(`streamHeartbeatSeconds must be a finite number ≥ 0; got ${String(seconds)}`);
+  return Math.round(seconds * 1000);
 }
 
 /** The queue option, else the engine's own inspector (the embedded engine has one). */

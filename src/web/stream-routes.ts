@@ -4,7 +4,9 @@
  * `EventSource` that reconnects sends `Last-Event-ID` and continues after it (`?from=` does the
  * same for other clients); its SSE `event` is the engine event's type, its `data` the event as
  * JSON (`run.started` without its input, which may hold secrets). After the terminal event an
- * `end` event closes the stream.
+ * `end` event closes the stream. Every `heartbeatMs` the stream also sends a comment line
+ * (`: keep-alive`), which clients ignore, so that a proxy with an idle timeout does not cut it
+ * while the execution is quiet; the heartbeat stops when the client disconnects.
  *
  * Authorized by a read token for this execution (`?token=`, {@link createReadToken}) when the
  * dashboard has a `readTokenSecret`, else by the `authorize` hook as the execution page is (a
@@ -20,6 +22,7 @@ import type { Context, Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { streamSSE } from 'hono/streaming';
 import type { Engine } from '../engine/engine.js';
+import type { Clock } from '../ports/clock.js';
 import type { ReactorEvent } from '../ports/events.js';
 import type { Store } from '../ports/store.js';
 import { guard, type Authorize } from './auth.js';
@@ -43,7 +46,14 @@ export interface StreamRouteDeps {
   readonly authorize: Authorize | undefined;
   /** The secret read tokens are verified with; absent: tokens are refused (401) and only `authorize` lets a request in. */
   readonly readTokenSecret: string | undefined;
+  /** Ms between two `: keep-alive` comments of an open stream; 0 sends none. */
+  readonly heartbeatMs: number;
+  /** The time source of the heartbeat. */
+  readonly clock: Clock;
 }
+
+/** What a heartbeat sends: an SSE comment line, which an `EventSource` ignores. */
+const KEEP_ALIVE = ': keep-alive\n\n';
 
 /** Registers `GET /executions/:id/stream` on `app`. */
 export function streamRoutes(app: Hono, deps: StreamRouteDeps): void {
@@ -56,13 +66,25 @@ export function streamRoutes(app: Hono, deps: StreamRouteDeps): void {
     const from = c.req.header('last-event-id') ?? c.req.query('from');
     const abort = new AbortController();
     return streamSSE(c, async (stream) => {
-      stream.onAbort(() => abort.abort());
-      for await (const { position, event } of deps.engine.watch(id, {
-        ...(from === undefined || from === '' ? {} : { from }),
-        signal: abort.signal,
-      }))
-        await stream.writeSSE({ id: position, event: event.type, data: JSON.stringify(shown(event)) });
-      if (!abort.signal.aborted) await stream.writeSSE({ event: 'end', data: '{}' });
+      // Each write is one whole message or comment, queued in order on the stream: they never interleave.
+      const stopHeartbeat =
+        deps.heartbeatMs > 0
+          ? deps.clock.every(deps.heartbeatMs, () => void stream.write(KEEP_ALIVE))
+          : () => undefined;
+      stream.onAbort(() => {
+        stopHeartbeat();
+        abort.abort();
+      });
+      try {
+        for await (const { position, event } of deps.engine.watch(id, {
+          ...(from === undefined || from === '' ? {} : { from }),
+          signal: abort.signal,
+        }))
+          await stream.writeSSE({ id: position, event: event.type, data: JSON.stringify(shown(event)) });
+        if (!abort.signal.aborted) await stream.writeSSE({ event: 'end', data: '{}' });
+      } finally {
+        stopHeartbeat();
+      }
     });
   });
 }

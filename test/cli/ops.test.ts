@@ -215,6 +215,32 @@ describe('in process', () => {
           ],
         }),
       );
+      const event = (name: string, matchKey: string) => ({ name, matchKey, since: Date.now(), args: {} });
+      await links.store.save(
+        record('exec-event', {
+          reactor: 'checkout',
+          status: 'paused',
+          interrupts: [
+            {
+              step: 'payment',
+              pausedAt: Date.now(),
+              timeoutAt,
+              invalidAttempts: 0,
+              event: event('payment.settled', '["o-1"]'),
+            },
+          ],
+        }),
+      );
+      await links.store.save(
+        record('exec-mixed', {
+          reactor: 'approval',
+          status: 'paused',
+          interrupts: [
+            { step: 'sign', pausedAt: Date.now(), invalidAttempts: 0 },
+            { step: 'parcel', pausedAt: Date.now(), invalidAttempts: 0, event: event('parcel.ready', '') },
+          ],
+        }),
+      );
       await links.store.save(
         record('exec-parent', {
           reactor: 'shipping',
@@ -238,11 +264,23 @@ describe('in process', () => {
       const paused = await inProcess(['executions', 'list', '--status', 'paused', ...at]);
       expect(paused.code).toBe(0);
       expect(paused.out).toMatch(
-        /^exec-paused {2}approval +paused .* paused at interrupt review\.approve \(correlation po-7, timeout 2026-12-01 10:00:00\), sign \(no timeout\)$/,
+        /^exec-paused {2}approval +paused .* paused at interrupt review\.approve \(correlation po-7, timeout 2026-12-01 10:00:00\), sign \(no timeout\)$/m,
       );
       const shown = await inProcess(['executions', 'show', 'exec-paused', ...at]);
       expect(shown.out).toContain('  interrupt  review.approve (correlation po-7, timeout 2026-12-01 10:00:00)');
       expect(shown.out).toContain('  interrupt  sign (no timeout)');
+      // A wait for an event is no interrupt: it names its event, as the dashboard's "Waiting for event" does.
+      expect(paused.out).toMatch(
+        /^exec-event {2}checkout +paused .* waiting for event payment\.settled at step payment \(match key \["o-1"\], timeout 2026-12-01 10:00:00\)$/m,
+      );
+      expect(paused.out).toMatch(
+        /^exec-mixed {2}approval +paused .* paused at interrupt sign \(no timeout\); waiting for event parcel\.ready at step parcel \(no match key, no timeout\)$/m,
+      );
+      const waiting = await inProcess(['executions', 'show', 'exec-event', ...at]);
+      expect(waiting.out).toContain(
+        '  waits for  event payment.settled at step payment (match key ["o-1"], timeout 2026-12-01 10:00:00)',
+      );
+      expect(waiting.out).not.toContain('interrupt');
 
       const parent = await inProcess(['executions', 'show', 'exec-parent', ...at]);
       expect(parent.code).toBe(0);

@@ -26,6 +26,7 @@ import {
   type Announce,
   type ContinueDeps,
 } from '../interrupt/continue.js';
+import { discardTimeoutJobs } from '../interrupt/pause.js';
 
 /** How long a won resume claim stops other deliveries before the payload is in the record. */
 const CLAIM_TTL_MS = 60_000;
@@ -157,6 +158,7 @@ export async function deliverEvent(
     if ('gone' in outcome) return 'not-waiting';
     if ('running' in outcome) return 'not-parked';
     await unregister(deps, target, event, wait.event!.matchKey);
+    await discardTimeoutJobs(deps.queue, executionId, [wait]); // its timeout is moot (decision 160)
     await deps.log?.addEffect(event.id, 'resumed', executionId).catch(() => undefined);
     deps.notices?.emit({
       type: 'event.resumed',

@@ -6,7 +6,7 @@
  */
 import type { AnyReactorDefinition } from '../../../dsl/definition.js';
 import { findInterrupt } from '../../../dsl/interrupt.js';
-import { JOB_FORMAT_VERSION, type ExecutionJob } from '../../../ports/queue.js';
+import { JOB_FORMAT_VERSION, type ExecutionJob, type JobQueue } from '../../../ports/queue.js';
 import type { InterruptWait } from '../../../ports/store.js';
 import type { PausedRun } from '../../model/results.js';
 import type { RunState } from '../../run/run-state.js';
@@ -18,6 +18,22 @@ export const timeoutJobId = (executionId: string, step: string): string => `${ex
 /** True when `jobId` is the active-timeout job of an interrupt of `executionId`. */
 export const isTimeoutJob = (executionId: string, jobId: string): boolean =>
   jobId.startsWith(`${executionId}:timeout:`);
+
+/**
+ * Removes the timeout jobs of `waits` of `executionId` that have a timeout, where the queue can
+ * ({@link JobQueue.discard}): their waits ended another way (an event resumed them, the execution
+ * ended), so the jobs would only be delivered to change nothing. A job that stays (a worker has
+ * it, the queue cannot discard, Redis is away) is still harmless: delivered, it finds no open wait due.
+ */
+export async function discardTimeoutJobs(
+  queue: JobQueue | undefined,
+  executionId: string,
+  waits: readonly InterruptWait[],
+): Promise<void> {
+  if (queue?.discard === undefined) return;
+  for (const wait of waits)
+    if (wait.timeoutAt !== undefined) await queue.discard(timeoutJobId(executionId, wait.step)).catch(() => false);
+}
 
 /** What a paused run shows it waits for. */
 export function waitsOf(interrupts: readonly InterruptWait[]): PausedRun['interrupts'] {
