@@ -111,14 +111,14 @@ export function createEngine(options: EngineOptions): Engine {
     settleListener: {
       executionSettled: (record) => {
         wakeups.executionSettled(record);
-        // A run that ends while it waits for an event leaves no registration (decision 148) and no timeout job (decision 160) behind.
-        const open = (record.interrupts ?? []).filter((w) => w.event !== undefined && w.resumedAt === undefined);
-        if (open.length > 0) {
+        // A run that ends while it waits leaves no event registration (decision 148) and no timeout job (decision 160) behind.
+        const open = (record.interrupts ?? []).filter((w) => w.resumedAt === undefined);
+        if (open.some((w) => w.event !== undefined))
           detached.detach(dropEventWaits(options.eventWaits, record), (error) =>
             logger.warn({ executionId: record.id, error: String(error) }, 'an ended wait stayed registered'),
           );
+        if (open.some((w) => w.timeoutAt !== undefined))
           detached.detach(discardTimeoutJobs(options.queue, record.id, open), () => undefined);
-        }
         eventCancels.settled(record);
       },
     },

@@ -1,6 +1,7 @@
 /**
- * The delayed job of a `.waitForEvent` timeout leaves the queue once the wait ends another way:
- * resumed by its event, the execution cancelled, or failed by another wait's timeout. On the
+ * The delayed job of a `.waitForEvent` timeout (and of an interrupt's active timeout) leaves the
+ * queue once the wait ends another way: resumed (by its event, or by `engine.resume`), the
+ * execution cancelled, or failed by another wait's timeout. On the
  * embedded engine (the memory backend) a drain then resolves at once instead of at the timeout's due time; a timeout
  * job that still fires after its wait ended changes nothing.
  */
@@ -28,6 +29,12 @@ const twoWaits = (parcelTimeoutMs: number) =>
     .waitForEvent('payment', { event: paymentSettled, matchOn: ['orderId'], timeout: '2d' })
     .waitForEvent('parcel', { event: parcelReady, matchOn: ['orderId'], timeout: parcelTimeoutMs })
     .returns('payment');
+
+/** An interrupt with an active timeout of two days. */
+const approves = reactor('wtj-approves')
+  .input({ orderId: z.string() })
+  .interrupt('approval', { payload: { ok: z.boolean() }, timeout: '2d', timeoutStrategy: 'active' })
+  .returns('approval');
 
 /** Where the timeout job of `step` is, polled until it is no longer queued (a generous bound; never a timed assert). */
 async function leftQueue(queue: JobQueue, jobId: string): Promise<string> {
@@ -84,6 +91,26 @@ describeOnBackends(
       const run = await engine.start(reactorDef, { orderId: 'o-3' });
       await allReach(engine, [run.executionId], 'failed');
       expect(await leftQueue(queue, timeoutJobId(run.executionId, 'payment'))).not.toBe('queued');
+    });
+
+    test("is discarded when an interrupt's active timeout is resumed, or its execution cancelled", async () => {
+      const runtime = backend.runtime({ reactors: [approves] });
+      runtime.startWorker({ concurrency: 2 });
+      const { engine } = runtime;
+      const queue = runtime.backend.queue;
+      const resumed = await engine.start(approves, { orderId: 'o-5' });
+      const cancelled = await engine.start(approves, { orderId: 'o-6' });
+      await allReach(engine, [resumed.executionId, cancelled.executionId], 'paused');
+      const resumedJob = timeoutJobId(resumed.executionId, 'approval');
+      const cancelledJob = timeoutJobId(cancelled.executionId, 'approval');
+      expect(await placeOf(queue, resumedJob)).toBe('queued');
+      expect(await placeOf(queue, cancelledJob)).toBe('queued');
+      await engine.resume(resumed.executionId, { ok: true });
+      // Discarded before the resume returned: no wait needed.
+      expect(await placeOf(queue, resumedJob)).not.toBe('queued');
+      await allReach(engine, [resumed.executionId], 'completed');
+      expect((await engine.cancel(cancelled.executionId)).status).toBe('cancelled');
+      expect(await leftQueue(queue, cancelledJob)).not.toBe('queued');
     });
   },
   { backends: ['memory', 'redis'] },

@@ -20,6 +20,7 @@ import { statusName, TERMINAL_STATUSES, type ExecutionRecord, type InterruptWait
 import type { RunResult } from '../../model/results.js';
 import { continueInline, prepareWorker, withLiveness, type ContinueDeps } from '../../execution/interrupt/continue.js';
 import { failPaused } from '../../execution/interrupt/fail.js';
+import { discardTimeoutJobs } from '../../execution/interrupt/pause.js';
 import { versionFor } from '../../model/versions.js';
 
 /**
@@ -103,6 +104,7 @@ export async function resumeExecution(
     if (!written) await claims.releaseResume(record.id, wait.step, claimant).catch(() => undefined);
   }
   if (outcome === undefined) throw refuse(deps, found, 'not_paused', 'another process is working on it; try again');
+  await discardTimeoutJobs(deps.queue, record.id, [wait]); // resumed: its active timeout's job is moot (decision 160)
   if (outcome.worker) {
     await outcome.worker.enqueue(); // off the liveness lock, so the worker can take the execution at once
     return outcome.worker.result;
