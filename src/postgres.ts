@@ -123,6 +123,7 @@ export function createPostgresRuntime(options: PostgresRuntimeOptions): Postgres
     stall,
     jobRetention,
     outageToleranceMs,
+    prepareStatements,
     requireDurability,
     ...runtimeOptions
   } = options;
@@ -140,6 +141,7 @@ export function createPostgresRuntime(options: PostgresRuntimeOptions): Postgres
     stall,
     jobRetention,
     outageToleranceMs,
+    prepareStatements,
     requireDurability,
     logger: runtimeOptions.logger,
   });

@@ -12,6 +12,7 @@ import type {
   CancelAnnouncements,
   ChangeWatch,
   Coordinator,
+  CoordinatorFastPaths,
   LockAcquireRequest,
   PrimitiveKind,
 } from '../ports/coordinator.js';
@@ -39,9 +40,25 @@ export interface FastPaths {
 
 const unsubscribed = (): void => undefined;
 
+/** The fallbacks alone: a coordinator without fast paths, or none at all. */
+const NONE: FastPaths = build(undefined);
+/** What {@link fastPathsOf} built, by the `fastPaths` object it was built from (read once per call, built once per object). */
+const built = new WeakMap<CoordinatorFastPaths, FastPaths>();
+
 /** The fast paths of `coordinator` (none when there is no coordinator), with the fallbacks in place. */
 export function fastPathsOf(coordinator: Coordinator | undefined): FastPaths {
-  const { changes, watches, freed, cancels, health } = coordinator?.fastPaths ?? {};
+  const parts = coordinator?.fastPaths;
+  if (parts === undefined) return NONE;
+  let paths = built.get(parts);
+  if (paths === undefined) {
+    paths = build(parts);
+    built.set(parts, paths);
+  }
+  return paths;
+}
+
+function build(parts: CoordinatorFastPaths | undefined): FastPaths {
+  const { changes, watches, freed, cancels, health } = parts ?? {};
   return {
     waitForChange: (clock, kind, key, timeoutMs, signal) =>
       changes === undefined ? clock.sleep(timeoutMs, signal) : changes.waitForChange(kind, key, timeoutMs, signal),

@@ -47,11 +47,14 @@ export function resolveAll(
 ): Keyed[] {
   const out: Keyed[] = [];
   for (const kind of ORDER) {
-    const ofKind = specs
-      .filter((s) => s.kind === kind)
-      .map((spec) => ({ spec, key: computeKey(spec, args, scope) }))
-      .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-    for (const [i, { spec, key }] of ofKind.entries()) {
+    // A kind not declared costs one pass over the declarations; one declaration of a kind is not sorted.
+    let ofKind: { spec: CoordinationSpec; key: string }[] | undefined;
+    for (const spec of specs)
+      if (spec.kind === kind) (ofKind ??= []).push({ spec, key: computeKey(spec, args, scope) });
+    if (ofKind === undefined) continue;
+    if (ofKind.length > 1) ofKind.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    for (let i = 0; i < ofKind.length; i++) {
+      const { spec, key } = ofKind[i]!;
       if (i > 0 && ofKind[i - 1]!.key === key)
         throw new CoordinationKeyError({
           reactor: scope.reactor,

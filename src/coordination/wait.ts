@@ -45,7 +45,6 @@ export async function waitUntil<T>(
 ): Promise<
   { readonly value: T } | { readonly timedOut: true; readonly waitedMs: number; readonly holder?: string | undefined }
 > {
-  const fast = fastPathsOf(scope.coordinator);
   const start = scope.clock.now();
   let poll = 25;
   let watch: ChangeWatch | undefined;
@@ -57,6 +56,7 @@ export async function waitUntil<T>(
       const remaining = target.waitMs - waited;
       if (remaining <= 0) return { timedOut: true, waitedMs: waited, holder: result.holder };
       const hint = result.retryAfterMs === undefined ? poll : Math.max(1, Math.min(result.retryAfterMs, poll));
+      const fast = fastPathsOf(scope.coordinator); // read only once a try was refused: an uncontended take never needs it
       watch ??= target.offer === undefined ? undefined : fast.watch(target.kind, target.key, target.offer.request);
       const offeredAt = target.offer === undefined ? 0 : monotonicNow(scope.clock);
       const grant =

@@ -69,6 +69,11 @@ export interface PostgresBackendOptions {
   readonly jobRetention?: JobRetentionOptions | undefined;
   /** How long queue and coordinator calls ride out an outage. Default 30 s. */
   readonly outageToleranceMs?: number | undefined;
+  /**
+   * Whether the coordinator prepares each call's statement once per connection. Default true;
+   * false behind a pooler in transaction mode that keeps no prepared statements.
+   */
+  readonly prepareStatements?: boolean | undefined;
   /** Refuse work unless PostgreSQL flushes every commit (`fsync`, `synchronous_commit`). Default false: warnings only. */
   readonly requireDurability?: boolean | undefined;
   /** Where the durability check's warnings and the consumers' infrastructure failures are logged. Default: nowhere. */
@@ -126,6 +131,7 @@ export function createPostgresBackend(options: PostgresBackendOptions): Postgres
     connection: shared.pool,
     ...(schema === undefined ? {} : { schema }),
     ...outage,
+    ...(options.prepareStatements === undefined ? {} : { prepareStatements: options.prepareStatements }),
   });
   const queue = createBullmqPostgresQueue({ connection: jobs, ...names, ...outage, jobRetention: retention });
   const schedules = createBullmqPostgresSchedules({ connection: jobs, ...names });

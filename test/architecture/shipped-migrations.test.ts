@@ -23,6 +23,7 @@ const SHIPPED: Readonly<Record<string, Readonly<Record<number, string>>>> = {
     8: '50cedc5e8dea1ccbece1a03e76fa4b38da810caece50bb8309d4248fea2cd7ba',
     9: 'ebaa548ef4d4a86b379e349495bf36b14dc4a7e898950d8b5a5e2b5561a6f292',
     10: 'ff3d3005887fde4d0dec370ee4551acc302586a826248e760b2acc1afe8a31f3',
+    11: '68c7e600d14f060ed414bfcf6f83315d82832c3f5bd1bddead6f56119feb3870',
   },
   my_app_1: {
     1: '9da02f49e70ac90722cd8d3dfde507696a405d441e55853867a8db5a6eaa0a78',
@@ -35,6 +36,7 @@ const SHIPPED: Readonly<Record<string, Readonly<Record<number, string>>>> = {
     8: '0c6549aaa0b13187e60253d07c531526c33c1c0b78f772a441fcf58bce272d02',
     9: '51a7f9b050f21a5f3f4276e78f9505e14d3c3978b77e63b29a45a52435982657',
     10: '3587922a3b2d34e72ddee8c4aac11b8c971483c98d26217df9b55062397aab7b',
+    11: '145106701eb2ed5541a9b032e109bb9dc04efe346cb0af78e95603ff7897ad18',
   },
 };
 

@@ -77,6 +77,50 @@ describe('the schema', () => {
   });
 });
 
+describe('prepared statements', () => {
+  /** The names of the statements prepared on the one connection of `single`. */
+  async function prepared(single: pg.Pool): Promise<string[]> {
+    const { rows } = await single.query<{ name: string }>('SELECT name FROM pg_prepared_statements ORDER BY name');
+    return rows.map((row) => row.name);
+  }
+
+  test('a call is prepared once per connection, and sent again on a fresh one when the connection lost it', async () => {
+    const single = new pg.Pool({ connectionString: server.url, max: 1 });
+    single.on('error', () => undefined);
+    try {
+      const c = coordinator(single);
+      expect((await c.lockAcquire({ key: 'prep', holder: { owner: 'a' }, ttlMs: 60_000 })).acquired).toBe(true);
+      expect(await c.lockRelease('prep', 'a')).toEqual({ released: true, nesting: 0 });
+      expect((await prepared(single)).filter((name) => name.startsWith('rx_'))).toHaveLength(2);
+      // Dropped behind pg's back (as a pooler between would): the next call finds no statement.
+      await single.query('DEALLOCATE ALL');
+      const taken = await c.lockAcquire({ key: 'prep', holder: { owner: 'b' }, ttlMs: 60_000 });
+      expect(taken.acquired).toBe(true);
+      expect((await c.lockState('prep'))?.holder.owner).toBe('b');
+      expect(await c.lockRelease('prep', 'b')).toEqual({ released: true, nesting: 0 });
+    } finally {
+      await Promise.all(opened.splice(0).map((c) => c.close()));
+      await single.end();
+    }
+  });
+
+  test('prepareStatements: false sends every call unprepared', async () => {
+    const single = new pg.Pool({ connectionString: server.url, max: 1 });
+    single.on('error', () => undefined);
+    try {
+      const c = new PostgresCoordinator({ connection: single, schema, prepareStatements: false });
+      opened.push(c);
+      expect((await c.lockAcquire({ key: 'unprepared', holder: { owner: 'a' }, ttlMs: 60_000 })).acquired).toBe(true);
+      expect((await c.lockAcquire({ key: 'unprepared', holder: { owner: 'b' }, ttlMs: 60_000 })).acquired).toBe(false);
+      expect(await c.lockRelease('unprepared', 'a')).toEqual({ released: true, nesting: 0 });
+      expect(await prepared(single)).toEqual([]);
+    } finally {
+      await Promise.all(opened.splice(0).map((c) => c.close()));
+      await single.end();
+    }
+  });
+});
+
 describe('fencing tokens', () => {
   test('keep increasing across a clean restart and a crash, even past a token ahead of the clock', async () => {
     const c = coordinator();

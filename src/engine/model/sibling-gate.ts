@@ -18,13 +18,14 @@ export class SiblingGate {
    */
   async enter(keys: readonly string[]): Promise<() => void> {
     const releases: (() => void)[] = [];
-    for (const key of [...new Set(keys)].sort()) {
-      const previous = this.#tails.get(key) ?? Promise.resolve();
+    for (const key of keys.length < 2 ? keys : [...new Set(keys)].sort()) {
+      const previous = this.#tails.get(key);
       let release!: () => void;
       const mine = new Promise<void>((resolve) => (release = resolve));
-      const tail = previous.then(() => mine);
+      // A key no sibling holds is held at once; otherwise after the last one in line.
+      const tail = previous === undefined ? mine : previous.then(() => mine);
       this.#tails.set(key, tail);
-      await previous;
+      if (previous !== undefined) await previous;
       releases.push(() => {
         release();
         if (this.#tails.get(key) === tail) this.#tails.delete(key);

@@ -60,6 +60,13 @@ export interface PostgresCoordinatorOptions {
    * with `CoordinationUnavailableError` (docs/decisions/132). Default 30 s; 0 fails at once.
    */
   readonly outageToleranceMs?: number;
+  /**
+   * Whether each connection prepares a call's statement once, under a name of its own, and then
+   * only binds and executes it (default true; docs/decisions/155). Set false behind a pooler in
+   * transaction mode that does not keep prepared statements (PgBouncer before 1.21, or without
+   * `max_prepared_statements`): every call is then parsed and planned again.
+   */
+  readonly prepareStatements?: boolean;
 }
 
 /**
@@ -99,7 +106,12 @@ export class PostgresCoordinator
     super();
     this.names = new PostgresNames(options.schema, 'PostgresCoordinator');
     this.#connection = postgresConnection(options.connection);
-    this.#calls = new CoordinationCalls(this.pool, this.names, options.outageToleranceMs);
+    this.#calls = new CoordinationCalls(
+      this.pool,
+      this.names,
+      options.outageToleranceMs,
+      options.prepareStatements ?? true,
+    );
     this.#locks = new PostgresLocks(this.#calls);
     this.primitives = {
       locks: this.#locks,

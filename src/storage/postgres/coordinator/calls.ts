@@ -9,8 +9,9 @@
  *
  * @module
  */
+import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import type { Pool, PoolClient } from 'pg';
+import type { Pool, PoolClient, QueryConfig } from 'pg';
 import { CoordinationUnavailableError } from '../../../errors.js';
 import { PostgresSchemaError } from '../errors.js';
 import { checkSchema } from '../migrate.js';
@@ -29,6 +30,13 @@ const TRANSIENT = new Set(['40001', '40P01']);
 const OUTAGE = new Set(['57P01', '57P02', '57P03', '53300', '57014']);
 /** SQLSTATEs of a missing function, table or schema: the schema may not be migrated. */
 const MISSING = new Set(['42883', '42P01', '3F000']);
+/**
+ * SQLSTATEs of a prepared statement the connection does not have (26000) or already has (42P05):
+ * the connection's statements are not the ones `pg` remembers (a pooler between, or a `pg` that
+ * kept a statement whose preparation failed). Nothing ran; the call is sent again once on a
+ * fresh connection.
+ */
+const STATEMENT_MISMATCH = new Set(['26000', '42P05']);
 
 /** How long a call rides out a lost or refused connection unless told otherwise: 30 s. */
 export const DEFAULT_COORDINATION_OUTAGE_TOLERANCE_MS = 30_000;
@@ -68,28 +76,63 @@ export class LostReply extends Error {
   }
 }
 
+/** A call's statement: its text and, when prepared, the name each connection keeps it under. */
+interface Statement {
+  readonly text: string;
+  readonly name: string | undefined;
+}
+
 /**
  * The SQL calls of one coordinator. Every call is one statement outside any transaction, so it
  * is one atomic transition and one round trip; a call Postgres aborted (deadlock, serialization
  * failure) changed nothing and is sent again.
+ *
+ * A call's statement is prepared once per connection, under a name derived from its text
+ * (`rx_` and 24 hex digits of its SHA-1), and later calls on that connection only bind and
+ * execute it: the server parses and plans it once (docs/decisions/155). Off (`prepare: false`),
+ * every call is parsed and planned again.
  */
 export class CoordinationCalls {
   readonly #pool: Pool;
   readonly #names: PostgresNames;
   readonly #toleranceMs: number;
+  readonly #prepare: boolean;
+  /** `fn/argument count` → its statement. */
+  readonly #statements = new Map<string, Statement>();
   #calls = 0;
   #purging: Promise<void> | undefined;
 
   /**
    * @param pool - The connections the calls run on. @param names - The schema's function names.
    * @param toleranceMs - How long a call rides out a lost or refused connection (0: fails at the first).
+   * @param prepare - Whether each connection prepares a call's statement once (default true).
    */
-  constructor(pool: Pool, names: PostgresNames, toleranceMs = DEFAULT_COORDINATION_OUTAGE_TOLERANCE_MS) {
+  constructor(
+    pool: Pool,
+    names: PostgresNames,
+    toleranceMs = DEFAULT_COORDINATION_OUTAGE_TOLERANCE_MS,
+    prepare = true,
+  ) {
     if (!Number.isFinite(toleranceMs) || toleranceMs < 0)
       throw new RangeError(`outageToleranceMs must be a finite number >= 0; got ${String(toleranceMs)}`);
     this.#pool = pool;
     this.#names = names;
     this.#toleranceMs = toleranceMs;
+    this.#prepare = prepare;
+  }
+
+  /** The statement calling `fn` with `count` arguments. */
+  #statement(fn: CoordinationFunction, count: number): Statement {
+    const id = `${fn}/${count}`;
+    let statement = this.#statements.get(id);
+    if (statement === undefined) {
+      const placeholders = Array.from({ length: count }, (_, index) => `$${index + 1}`).join(', ');
+      const text = `SELECT * FROM ${this.#names.coordFunction(fn)}(${placeholders})`;
+      const name = this.#prepare ? `rx_${createHash('sha1').update(text).digest('hex').slice(0, 24)}` : undefined;
+      statement = { text, name };
+      this.#statements.set(id, statement);
+    }
+    return statement;
   }
 
   /**
@@ -109,9 +152,11 @@ export class CoordinationCalls {
     options: { readonly settles?: boolean } = {},
   ): Promise<R[]> {
     this.#count();
-    const placeholders = args.map((_, index) => `$${index + 1}`).join(', ');
-    const text = `SELECT * FROM ${this.#names.coordFunction(fn)}(${placeholders})`;
+    const { text, name } = this.#statement(fn, args.length);
+    const query: QueryConfig =
+      name === undefined ? { text, values: args as unknown[] } : { name, text, values: args as unknown[] };
     let since: number | undefined;
+    let mismatched = false;
     for (let attempt = 1, outage = 0; ;) {
       let client: PoolClient;
       try {
@@ -123,15 +168,21 @@ export class CoordinationCalls {
         continue;
       }
       try {
-        const rows = (await client.query(text, args as unknown[])).rows as R[];
+        const rows = (await client.query<R & object>(query)).rows as R[];
         client.removeListener('error', ignore);
         client.release();
         return rows;
       } catch (error) {
+        const state = sqlState(error) ?? '';
+        const mismatch = name !== undefined && STATEMENT_MISMATCH.has(state);
         const lost = isConnectionLoss(error);
         client.removeListener('error', ignore);
-        client.release(lost ? asError(error) : undefined);
-        const state = sqlState(error) ?? '';
+        // A connection whose statements are not what `pg` remembers is ended (its successor starts afresh).
+        client.release(lost || mismatch ? asError(error) : undefined);
+        if (mismatch && !mismatched) {
+          mismatched = true;
+          continue;
+        }
         if (attempt++ < ATTEMPTS && TRANSIENT.has(state)) continue;
         if (lost && REPEATABLE.has(fn)) {
           since ??= performance.now();

@@ -14,6 +14,7 @@ import { eventsMigration } from './0007-events.js';
 import { lockFastPathMigration } from './0008-lock-fast-path.js';
 import { executionEventsMigration } from './0009-execution-events.js';
 import { eventWaitsMigration } from './0010-event-waits.js';
+import { inlinedClockMigration } from './0011-inlined-clock.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -30,6 +31,7 @@ export const MIGRATIONS: readonly Migration[] = [
   lockFastPathMigration,
   executionEventsMigration,
   eventWaitsMigration,
+  inlinedClockMigration,
 ];
 
 /** The schema version this ts-reactor needs: the last migration's. */
