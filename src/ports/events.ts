@@ -262,6 +262,8 @@ export type ReactorEvent =
       readonly interrupts: readonly {
         readonly step: string;
         readonly correlationId?: string;
+        /** The event a `.waitForEvent` step waits for (its name); absent at an interrupt. */
+        readonly event?: string;
         readonly timeoutAt?: number;
       }[];
     })

@@ -168,16 +168,10 @@ export const runMatchers = {
     }),
 };
 
-/**
- * The `.waitForEvent` steps a paused run still waits at, with the event each waits for: its open
- * waits (`interrupts`) that a `wait.paused` entry of the trace names (the newest one of the step).
- */
+/** The `.waitForEvent` steps a paused run still waits at, with the event each waits for (its open waits that name one). */
 function eventWaits(run: RunResult): { step: string; event: string }[] {
   if (run.status !== 'paused' || run.pausedOn?.kind === 'failure') return [];
-  const open = new Set(run.interrupts.map((i) => i.step));
-  const latest = new Map<string, string>();
-  for (const e of run.trace) if (e.type === 'wait.paused' && open.has(e.step)) latest.set(e.step, e.event);
-  return [...latest].map(([step, event]) => ({ step, event }));
+  return run.interrupts.flatMap((i) => (i.event === undefined ? [] : [{ step: i.step, event: i.event }]));
 }
 
 /**

@@ -95,6 +95,10 @@ describe('waitForEvent in process', () => {
   test('toBeWaitingForEvent: a run paused at a wait, for that event; it fails otherwise, saying what the run does', async () => {
     const t = createTestEngine();
     const paused = await t.run(checkout, { orderId: 'o-w' });
+    // The paused result names the event each open wait waits for; an interrupt has none.
+    expect(paused.status === 'paused' && paused.interrupts).toEqual([
+      expect.objectContaining({ step: 'payment', event: 'payment.settled' }),
+    ]);
     expect(paused).toBeWaitingForEvent();
     expect(paused).toBeWaitingForEvent('payment.settled');
     expect(paused).not.toBeWaitingForEvent('parcel.ready');
@@ -118,6 +122,7 @@ describe('waitForEvent in process', () => {
       .returns('approve');
     const atInterrupt = await t.run(approval, {});
     expect(atInterrupt).toBePaused('approve');
+    expect(atInterrupt.status === 'paused' && atInterrupt.interrupts).toEqual([{ step: 'approve' }]);
     expect(atInterrupt).not.toBeWaitingForEvent();
     expect(runMatchers.toBeWaitingForEvent(atInterrupt).message).toBe(
       'expected the run to be paused waiting for an event; it is paused at interrupts [approve], none a wait for an event',

@@ -82,10 +82,16 @@ export interface PausedRun<S = unknown> extends RunBase<S> {
   readonly status: 'paused';
   /** What it waits for: interrupts, or an operator's action on a failed step. */
   readonly pausedOn: PauseCause;
-  /** The interrupt steps (paths) it waits at, their correlation ids and timeouts (engine clock, ms); empty when paused on a failure. */
+  /**
+   * The interrupt and wait-for-event steps (paths) it waits at, their correlation ids, the event
+   * each wait for an event waits for, and their timeouts (engine clock, ms); empty when paused
+   * on a failure.
+   */
   readonly interrupts: readonly {
     readonly step: string;
     readonly correlationId?: string;
+    /** The name of the event a `.waitForEvent` step waits for; absent at an interrupt. */
+    readonly event?: string;
     readonly timeoutAt?: number;
   }[];
 }

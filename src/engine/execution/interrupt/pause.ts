@@ -42,6 +42,7 @@ export function waitsOf(interrupts: readonly InterruptWait[]): PausedRun['interr
     .map((w) => ({
       step: w.step,
       ...(w.correlationId === undefined ? {} : { correlationId: w.correlationId }),
+      ...(w.event === undefined ? {} : { event: w.event.name }),
       ...(w.timeoutAt === undefined ? {} : { timeoutAt: w.timeoutAt }),
     }));
 }
