@@ -113,3 +113,14 @@ export function manualEngine(
     startWorker: (concurrency = 8) => createWorker({ engine, consumer: memory.consumer, concurrency }),
   };
 }
+
+/** Resolves once `promise` has settled or `turns` event-loop turns have passed: whether it settled. */
+export async function settlesWithin(promise: Promise<unknown>, turns = 50): Promise<boolean> {
+  let settled = false;
+  void promise.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  for (let i = 0; i < turns && !settled; i++) await new Promise((resolve) => setImmediate(resolve));
+  return settled;
+}

@@ -10,7 +10,7 @@ import { describe, expect, test } from 'vitest';
 import { createEngine, MemoryCoordinator, reactor } from '../../src/index.js';
 import { debounceKey, livenessKey } from '../../src/engine/model/keys.js';
 import { ManualClock } from '../../src/testing/clock.js';
-import { gate, manualEngine, until, untilStatus } from '../background/helpers.js';
+import { gate, manualEngine, settlesWithin, until, untilStatus } from '../background/helpers.js';
 
 /** A step `a` whose body blocks until `release` opens, then a step `b` after it; every hook logs. */
 function blocking(name: string, log: string[], inStep: { open: () => void }, release: Promise<void>) {
@@ -41,17 +41,6 @@ function twoEngines(definition: ReturnType<typeof blocking>, clock: ManualClock)
     clock,
   });
   return { m, operator };
-}
-
-/** Resolves once `promise` has settled or `turns` event-loop turns have passed: whether it settled. */
-async function settlesWithin(promise: Promise<unknown>, turns = 50): Promise<boolean> {
-  let settled = false;
-  void promise.then(
-    () => (settled = true),
-    () => (settled = true),
-  );
-  for (let i = 0; i < turns && !settled; i++) await new Promise((resolve) => setImmediate(resolve));
-  return settled;
 }
 
 describe('a cancel while a first step runs that no checkpoint has recorded', () => {

@@ -8,7 +8,7 @@
 import { describe, expect, test } from 'vitest';
 import { reactor } from '../../src/index.js';
 import { livenessKey } from '../../src/engine/model/keys.js';
-import { gate, manualEngine } from '../background/helpers.js';
+import { gate, manualEngine, settlesWithin } from '../background/helpers.js';
 
 const undone: string[] = [];
 const twoSteps = reactor('tail-two-steps')
@@ -26,17 +26,6 @@ async function jobTail(m: ReturnType<typeof manualEngine>, executionId: string) 
   });
   expect(lock.acquired).toBe(true);
   return { release: () => m.coordinator.lockRelease(livenessKey(executionId), owner) };
-}
-
-/** Resolves once `promise` has settled or `turns` event-loop turns have passed: whether it settled. */
-async function settlesWithin(promise: Promise<unknown>, turns = 50): Promise<boolean> {
-  let settled = false;
-  void promise.then(
-    () => (settled = true),
-    () => (settled = true),
-  );
-  for (let i = 0; i < turns && !settled; i++) await new Promise((resolve) => setImmediate(resolve));
-  return settled;
 }
 
 describe('operators wait for the tail of the job that holds the lock', () => {
