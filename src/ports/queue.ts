@@ -48,11 +48,14 @@ export interface EnqueueEntry {
 
 /**
  * Where a job is, as {@link JobQueue.jobStates} reports it: `queued` (waiting, delayed or
- * prioritized: it will be delivered), `active` (a worker has it; the queue redelivers it should
- * that worker die), `finished` (completed or failed for good, and still remembered) or
- * `missing` (never enqueued, removed, or lost).
+ * prioritized, and no worker has had it yet: it will be delivered), `returned` (queued again
+ * after a worker had it: its worker died or stalled and the queue took it back, or an attempt
+ * failed and waits out its backoff; it will be delivered, and a worker may have run part of it),
+ * `active` (a worker has it; the queue redelivers it should that worker die), `finished`
+ * (completed or failed for good, and still remembered) or `missing` (never enqueued, removed, or
+ * lost).
  */
-export type JobPlace = 'queued' | 'active' | 'finished' | 'missing';
+export type JobPlace = 'queued' | 'returned' | 'active' | 'finished' | 'missing';
 
 /** The producing side. */
 export interface JobQueue {

@@ -232,7 +232,16 @@ export function openBullmqQueue(
 
     async jobStates(jobIds: readonly string[]): Promise<readonly JobPlace[]> {
       if (closed) throw new Error('the job queue is closed');
-      return Promise.all(jobIds.map(async (jobId) => placeOf(await queue.getJobState(toBullmqJobId(jobId)))));
+      return Promise.all(
+        jobIds.map(async (jobId) => {
+          const id = toBullmqJobId(jobId);
+          const place = placeOf(await queue.getJobState(id));
+          if (place !== 'queued') return place;
+          // Queued again after a worker had it: a stalled job BullMQ moved back, or a failed attempt's backoff.
+          const job = await queue.getJob(id);
+          return job !== undefined && (job.attemptsStarted > 0 || job.attemptsMade > 0) ? 'returned' : place;
+        }),
+      );
     },
 
     inspectQueue: (inspectOptions) => inspectBullmq(queue, inspectOptions),
@@ -434,7 +443,10 @@ function noop(): void {
   // nothing to do
 }
 
-/** A BullMQ job state as a {@link JobPlace}: `paused` / `waiting-children` count as queued (they will be delivered). */
+/**
+ * A BullMQ job state as a {@link JobPlace}: `paused` / `waiting-children` count as queued (they
+ * will be delivered). Whether a queued job is `returned` takes the job itself (`jobStates`).
+ */
 function placeOf(state: string): JobPlace {
   if (state === 'active') return 'active';
   if (state === 'completed' || state === 'failed') return 'finished';

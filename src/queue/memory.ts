@@ -259,7 +259,7 @@ export function createMemoryQueue(options: MemoryQueueOptions = {}): MemoryQueue
     async jobStates(jobIds: readonly string[]): Promise<readonly JobPlace[]> {
       return jobIds.map((jobId) => {
         const entry = live.get(jobId);
-        if (entry) return entry.state === 'running' ? 'active' : 'queued';
+        if (entry) return entry.state === 'running' ? 'active' : entry.starts > 0 ? 'returned' : 'queued';
         return finished.has(jobId) ? 'finished' : 'missing';
       });
     },

@@ -490,6 +490,19 @@ export function describeQueueContract(
         open.open();
         await b.time.until(async () => (await place('run:1')) === 'finished', 'the running job finished');
       });
+
+      it('says returned for a job queued again after a worker had it (here: an attempt failed), queued for one never taken', async () => {
+        const { calls, processor } = recorder(b.time, async () => {
+          throw new Error('store unreachable');
+        });
+        const consumer = b.consumer();
+        consumer.start(processor, { concurrency: 1 });
+        await b.queue.enqueue(job('r'), { jobId: 'r:1' });
+        await b.queue.enqueue(job('q'), { jobId: 'q:1', delayMs: FAR_MS });
+        await b.time.until(() => calls.length === 1, 'the first delivery');
+        await consumer.stop(); // the failed attempt waits out its backoff, and no worker takes it again
+        expect(await b.queue.jobStates?.(['r:1', 'q:1'])).toEqual(['returned', 'queued']);
+      });
     });
 
     describe('malformed payloads', () => {

@@ -8,11 +8,13 @@
 import type { ChildProcess } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { Queue } from 'bullmq';
+import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createRedisRuntime, RedisWaitList, type RedisRuntime } from '../../src/bullmq.js';
 import type { RunResult } from '../../src/index.js';
+import { livenessKey } from '../../src/engine/model/keys.js';
+import { toBullmqJobId } from '../../src/queue/job-id.js';
 import { createRedisBackend, type RedisBackend } from '../../src/storage/redis/index.js';
 import { spawnJsonChild, type JsonChild } from '../support/json-child.js';
 import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
@@ -21,6 +23,7 @@ import {
   buildReactors,
   HANG_LOCK_TTL_MS,
   type BgWorkerConfig,
+  type CompensatedLine,
   type InStepLine,
   type ReadyLine,
   type StatsLine,
@@ -344,6 +347,69 @@ describe('cancel of an execution a worker process is running (decision 053)', ()
       expect(worker.lines((v) => v.inStep === 'second' && v.executionId === id)).toEqual([]);
       expect(outcome?.trace.some((e) => e.type === 'step.started' && e.step === 'second')).toBe(false);
       expect((await terminate(worker)).code).toBe(0);
+    },
+  );
+});
+
+describe('cancel of a queued execution whose dead worker ran its first step (decision 161)', () => {
+  // Short TTLs so that the dead worker's BullMQ lock and liveness lease lapse soon.
+  const STALL = { lockDurationMs: 2_000, stalledIntervalMs: 1_000 };
+  const BACKGROUND = { livenessTtlMs: 2_000 };
+  const WAIT_MS = 30_000;
+
+  test(
+    'BullMQ moved the job back to waiting: the cancel is a request, and the worker that takes the job compensates the step',
+    { timeout: 90_000 },
+    async () => {
+      const s = scenario('bg-returned');
+      const victim = spawnWorker({
+        prefix: s.prefix,
+        guard: s.guard,
+        concurrency: 1,
+        stall: STALL,
+        background: BACKGROUND,
+        hang: true,
+      });
+      await ready([victim]);
+      const { executionId: id } = await s.runtime.engine.start(reactors.unrecorded, { n: 1 });
+      await victim.line<InStepLine>((v) => v.inStep === 'unrecorded' && v.executionId === id);
+      // The default checkpoint interval: nothing on the record says the step began.
+      expect((await s.backend.store.get(id))?.status).toBe('pending');
+      victim.child.kill('SIGKILL');
+      expect((await victim.exited).signal).toBe('SIGKILL');
+
+      // BullMQ's own stall check takes the dead worker's job back to waiting; this worker takes no job.
+      const checker = new Worker(QUEUE_NAME, async () => undefined, {
+        connection: new Redis(server.url, { maxRetriesPerRequest: null }),
+        prefix: s.prefix,
+        autorun: false,
+        ...{ lockDuration: STALL.lockDurationMs, stalledInterval: STALL.stalledIntervalMs },
+      });
+      checker.on('error', () => undefined);
+      closers.push(() => checker.close());
+      const queue = new Queue(QUEUE_NAME, { connection: { url: server.url }, prefix: s.prefix });
+      closers.push(() => queue.close());
+      void checker.startStalledCheckTimer();
+      await expect.poll(() => queue.getJobState(toBullmqJobId(`${id}:1`)), { timeout: WAIT_MS }).toBe('waiting');
+      await checker.close();
+      await expect.poll(() => s.backend.coordinator.lockState(livenessKey(id)), { timeout: WAIT_MS }).toBeUndefined();
+      expect((await queue.getJob(toBullmqJobId(`${id}:1`)))?.attemptsStarted).toBe(1);
+
+      // Before: the cancel read `pending` with no steps and rolled it back at once, uncompensated.
+      const answer = await s.runtime.engine.cancel(id, { reason: 'operator' });
+      expect(answer.status).toBe('running');
+      expect((await s.backend.store.get(id))?.status).toBe('pending');
+
+      const rescuer = spawnWorker({ prefix: s.prefix, guard: s.guard, concurrency: 1, background: BACKGROUND });
+      await ready([rescuer]);
+      const outcome = await s.runtime.engine.wait(id, { timeoutMs: WAIT_MS, pollMs: 20 });
+      expect(outcome?.status).toBe('cancelled');
+      const compensated = await rescuer.line<CompensatedLine>((v) => v.compensated === 'first' && v.executionId === id);
+      expect(compensated.pid).toBe(rescuer.pid);
+      expect(rescuer.lines((v) => v.inStep !== undefined)).toEqual([]); // the step did not run again
+      const first = (await s.backend.store.get(id))?.steps.first;
+      expect(first?.runs?.map((r) => r.outcome)).toEqual(['may_have_run']);
+      expect((await terminate(rescuer)).code).toBe(0);
     },
   );
 });

@@ -25,7 +25,7 @@ export interface BgWorkerConfig {
   };
   /** Start the worker only on a `go` line on stdin (so a backlog can be queued first). */
   readonly waitForGo?: boolean;
-  /** This process hangs forever inside the step of `bg-hang` (the R2 victim). */
+  /** This process hangs forever inside the step of `bg-hang` (the R2 victim) and of `bg-unrecorded`. */
   readonly hang?: boolean;
 }
 
@@ -35,7 +35,7 @@ export interface ReadyLine {
   readonly pid: number;
 }
 
-/** Printed by a step as it enters its section (`bg-hang`, `bg-slow`). */
+/** Printed by a step as it enters its section (`bg-hang`, `bg-slow`, `bg-unrecorded`). */
 export interface InStepLine {
   readonly inStep: string;
   readonly pid: number;
@@ -119,12 +119,19 @@ export interface Section {
 export interface StepHooks {
   readonly section: Section;
   /** Called inside the section (after entering): the place to print, sleep or hang. */
-  readonly inside: (
-    name: 'r1' | 'hang' | 'slow' | 'second',
-    key: string,
-    executionId: string,
-    inside: number,
-  ) => Promise<void>;
+  readonly inside: (name: SectionName, key: string, executionId: string, inside: number) => Promise<void>;
+  /** Called by a compensation (`bg-unrecorded`): the place to print it. */
+  readonly compensated?: (step: string, executionId: string) => Promise<void>;
+}
+
+/** The sections the reactors' steps enter. */
+export type SectionName = 'r1' | 'hang' | 'slow' | 'second' | 'unrecorded';
+
+/** Printed by a compensation as it runs (`bg-unrecorded`). */
+export interface CompensatedLine {
+  readonly compensated: string;
+  readonly pid: number;
+  readonly executionId: string;
 }
 
 export const R1_LOCK_TTL = '10s';
@@ -133,7 +140,7 @@ export const HANG_LOCK_TTL_MS = 4_000;
 /** The reactors every process registers. */
 export function buildReactors(hooks: StepHooks) {
   const guarded = async (
-    name: 'r1' | 'hang' | 'slow' | 'second',
+    name: SectionName,
     key: string,
     executionId: string,
   ): Promise<{ key: string; inside: number }> => {
@@ -172,5 +179,14 @@ export function buildReactors(hooks: StepHooks) {
       run: ({ n }, ctx) => guarded('second', `second:${n}`, ctx.executionId),
     })
     .returns('second');
-  return { r1, hang, slow, cancellable };
+  // A cancel while a dead worker's job is back in the queue: a first step that hangs in the victim
+  // process (no lock, the default checkpoint interval: the record still says `pending`), and its compensation.
+  const unrecorded = reactor('bg-unrecorded')
+    .input({ n: z.number() })
+    .step('first', {
+      run: ({ n }, ctx) => guarded('unrecorded', `unrecorded:${n}`, ctx.executionId),
+      compensate: (_error, _args, ctx) => hooks.compensated?.('first', ctx.executionId),
+    })
+    .returns('first');
+  return { r1, hang, slow, cancellable, unrecorded };
 }

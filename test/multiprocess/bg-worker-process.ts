@@ -8,7 +8,8 @@
  * prints the counters ({@link StatsLine}).
  * Steps: `bg-r1` sleeps 1–3 ms inside its guarded section; `bg-hang` prints an `inStep` line and,
  * in a process started with `hang: true`, hangs forever; `bg-slow` prints `inStep`, sleeps
- * 300 ms and prints `stepDone`.
+ * 300 ms and prints `stepDone`; `bg-unrecorded` behaves like `bg-hang`, without a lock, and its
+ * compensation prints a `compensated` line.
  */
 import { Redis } from 'ioredis';
 import { createInterface } from 'node:readline';
@@ -21,6 +22,7 @@ import {
   GUARD_ENTER,
   GUARD_EXIT,
   type BgWorkerConfig,
+  type CompensatedLine,
   type InStepLine,
   type StatsLine,
   type StepDoneLine,
@@ -67,7 +69,7 @@ async function main(): Promise<void> {
       if (name === 'r1') return sleep(1 + Math.floor(Math.random() * 3));
       const line: InStepLine = { inStep: name, pid: process.pid, executionId, inside };
       await writeLine(line);
-      if (name === 'hang' && config.hang === true) {
+      if ((name === 'hang' || name === 'unrecorded') && config.hang === true) {
         // Hang until killed; the interval keeps the event loop alive on its own.
         setInterval(() => undefined, 60_000);
         await new Promise<never>(() => undefined);
@@ -78,6 +80,10 @@ async function main(): Promise<void> {
         await writeLine(done);
       }
       return undefined;
+    },
+    compensated: async (step, executionId) => {
+      const line: CompensatedLine = { compensated: step, pid: process.pid, executionId };
+      await writeLine(line);
     },
   });
 

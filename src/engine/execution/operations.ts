@@ -212,7 +212,8 @@ export async function cancelExecution(deps: OperationsDeps, executionId: string,
       if (fresh.status === 'running') return undefined;
       // Queued with its liveness lock free, but a worker has taken its job: that job is about to
       // enter, or its worker was lost (or its lease lapsed) while it ran steps no checkpoint has
-      // recorded yet. The job that continues it records them and rolls back (decision 159).
+      // recorded yet; or the queue took the job back from such a worker. The job that continues
+      // it records them and rolls back (decisions 159 and 161).
       if (await jobTaken(deps, fresh)) {
         await request(); // before the lock is free: the job that enters next reads it
         return undefined;
@@ -322,10 +323,12 @@ async function discardStartJob(deps: Pick<OperationsDeps, 'queue'>, record: Exec
 }
 
 /**
- * Whether the queue says a worker has the job a `pending` record waits for (its regular job, or
- * the one a recovery sweep enqueued) while the caller holds the liveness lock: that job has not
- * entered yet, or it ran steps and lost its lease before a checkpoint said `running` (with a
- * checkpoint interval the first record of a job is written with its first interval's progress).
+ * Whether the queue says a worker has, or has had, the job a `pending` record waits for (its
+ * regular job, or the one a recovery sweep enqueued) while the caller holds the liveness lock:
+ * `active`, that job has not entered yet, or it ran steps and lost its lease before a checkpoint
+ * said `running` (with a checkpoint interval the first record of a job is written with its first
+ * interval's progress); `returned`, its worker died or stalled and the queue took it back, or an
+ * attempt failed, and steps no checkpoint recorded may have run (docs/decisions/161).
  * False when the queue cannot say (no queue, no `jobStates`, or the question failed).
  */
 async function jobTaken(deps: Pick<OperationsDeps, 'queue'>, record: ExecutionRecord): Promise<boolean> {
@@ -334,7 +337,7 @@ async function jobTaken(deps: Pick<OperationsDeps, 'queue'>, record: ExecutionRe
   const jobs = [`${record.id}:${background?.jobs ?? 1}`];
   if (background?.recovered) jobs.push(background.recovered.jobId);
   const places: readonly JobPlace[] = await deps.queue.jobStates(jobs).catch(() => []);
-  return places.includes('active');
+  return places.some((place) => place === 'active' || place === 'returned');
 }
 
 /** A pending record no job has run a step of. */

@@ -236,7 +236,7 @@ async function recoverOne(deps: SweepDeps, listed: ExecutionRecord): Promise<'re
   if (jobs.length > 0) {
     if (!deps.queue.jobStates) return undefined; // the queue cannot say: leave it alone
     const places = await deps.queue.jobStates(jobs);
-    if (places.some((p) => p === 'queued' || p === 'active')) return undefined;
+    if (places.some((p) => p === 'queued' || p === 'returned' || p === 'active')) return undefined;
   } else if (!isInlineRun(listed) && !deps.queue.jobStates) return undefined;
   const key = livenessKey(listed.id);
   if ((await deps.coordinator.lockState(key)) !== undefined) return undefined; // a worker or the inline run is alive
