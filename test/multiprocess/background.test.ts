@@ -379,8 +379,10 @@ describe('cancel of a queued execution whose dead worker ran its first step (dec
       expect((await victim.exited).signal).toBe('SIGKILL');
 
       // BullMQ's own stall check takes the dead worker's job back to waiting; this worker takes no job.
+      const connection = new Redis(server.url, { maxRetriesPerRequest: null });
+      closers.push(async () => void connection.disconnect());
       const checker = new Worker(QUEUE_NAME, async () => undefined, {
-        connection: new Redis(server.url, { maxRetriesPerRequest: null }),
+        connection,
         prefix: s.prefix,
         autorun: false,
         ...{ lockDuration: STALL.lockDurationMs, stalledInterval: STALL.stalledIntervalMs },
