@@ -260,6 +260,29 @@ async function runP5On(bench: string, open: P5Backend): Promise<Verdict> {
       return { id: w.executionId, stepStart: start.promise, done: done.promise };
     };
 
+    /**
+     * Rethrows a sample's timeout with what the backend holds then (the key's lock, each
+     * execution's liveness lock, status, parks and last events), to tell a stall's cause.
+     */
+    const stalled = async (error: unknown, ids: readonly string[]): Promise<never> => {
+      const executions = await Promise.all(
+        ids.map(async (id) => {
+          const result = await engine.result(id).catch(() => undefined);
+          return {
+            id,
+            status: result?.status,
+            parks: parks.get(id) ?? 0,
+            live: await coordinator.lockState(`execution:${id}`).catch(() => 'unknown'),
+            last: result?.trace.slice(-6).map((e) => e.type),
+          };
+        }),
+      );
+      const key = await coordinator.lockState(KEY).catch(() => 'unknown');
+      const listed = await setup.waitListed().catch(() => 'unknown');
+      const message = error instanceof Error ? error.message : String(error);
+      throw new Error(`${message}; then: ${JSON.stringify({ key, waitListed: listed, executions })}`);
+    };
+
     const sample = async (): Promise<{ fromRelease: number; fromGate: number; reparked: boolean }> => {
       const h = await engine.start(holder, {});
       if (h.status !== 'queued') throw new Error(`P5: holder start returned ${h.status}`);
@@ -271,12 +294,14 @@ async function runP5On(bench: string, open: P5Backend): Promise<Verdict> {
       hooks.stepStarted.set(h.executionId, holding.resolve);
       released.set(h.executionId, release.resolve);
       completed.set(h.executionId, () => holderDone.resolve());
-      await holding.promise;
+      await holding.promise.catch((error: unknown) => stalled(error, [h.executionId]));
       const w = await parkWaiter();
       const gateAt = performance.now();
       openGate();
-      const [releasedAt, startedAt] = await Promise.all([release.promise, w.stepStart]);
-      await Promise.all([holderDone.promise, w.done]);
+      const [releasedAt, startedAt] = await Promise.all([release.promise, w.stepStart]).catch((error: unknown) =>
+        stalled(error, [h.executionId, w.id]),
+      );
+      await Promise.all([holderDone.promise, w.done]).catch((error: unknown) => stalled(error, [h.executionId, w.id]));
       for (const id of [h.executionId, w.id]) {
         hooks.stepStarted.delete(id);
         hooks.gates.delete(id);
