@@ -71,19 +71,23 @@ function deferred<T>(
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface Hooks {
-  /** Per execution id: resolved when its step body starts (waiter) / when it holds and waits (holder). */
+  /** Per waiter execution id: resolved when its step body starts. */
   readonly stepStarted: Map<string, (t: number) => void>;
-  /** Per holder id: the gate its step waits on. */
-  readonly gates: Map<string, Promise<void>>;
+  /**
+   * The current sample's holder (one at a time): told when its step holds the key, then waits on
+   * the gate. Set before its start, since a worker may run the step before `start` returns.
+   */
+  holder: { readonly started: (t: number) => void; readonly gate: Promise<void> } | undefined;
 }
 
 function definitions(hooks: Hooks): { holder: AnyReactorDefinition; waiter: AnyReactorDefinition } {
   const holder = reactor('p5-holder')
     .withLock({ key: () => KEY, ttl: '30s', wait: 0 })
     .step('hold', {
-      run: async (_args, ctx) => {
-        hooks.stepStarted.get(ctx.executionId)?.(performance.now());
-        await hooks.gates.get(ctx.executionId);
+      run: async () => {
+        const hold = hooks.holder;
+        hold?.started(performance.now());
+        await hold?.gate;
         return 1;
       },
     })
@@ -212,7 +216,7 @@ export function runP5Postgres(): Promise<Verdict> {
 }
 
 async function runP5On(bench: string, open: P5Backend): Promise<Verdict> {
-  const hooks: Hooks = { stepStarted: new Map(), gates: new Map() };
+  const hooks: Hooks = { stepStarted: new Map(), holder: undefined };
   const { holder, waiter } = definitions(hooks);
   const setup = await open([holder, waiter]);
   try {
@@ -284,14 +288,13 @@ async function runP5On(bench: string, open: P5Backend): Promise<Verdict> {
     };
 
     const sample = async (): Promise<{ fromRelease: number; fromGate: number; reparked: boolean }> => {
-      const h = await engine.start(holder, {});
-      if (h.status !== 'queued') throw new Error(`P5: holder start returned ${h.status}`);
       const holding = deferred<number>('the holder step start');
       const release = deferred<number>('the holder release');
       const holderDone = deferred<void>('the holder completion');
       let openGate!: () => void;
-      hooks.gates.set(h.executionId, new Promise<void>((resolve) => (openGate = resolve)));
-      hooks.stepStarted.set(h.executionId, holding.resolve);
+      hooks.holder = { started: holding.resolve, gate: new Promise<void>((resolve) => (openGate = resolve)) };
+      const h = await engine.start(holder, {});
+      if (h.status !== 'queued') throw new Error(`P5: holder start returned ${h.status}`);
       released.set(h.executionId, release.resolve);
       completed.set(h.executionId, () => holderDone.resolve());
       await holding.promise.catch((error: unknown) => stalled(error, [h.executionId]));
@@ -302,9 +305,9 @@ async function runP5On(bench: string, open: P5Backend): Promise<Verdict> {
         stalled(error, [h.executionId, w.id]),
       );
       await Promise.all([holderDone.promise, w.done]).catch((error: unknown) => stalled(error, [h.executionId, w.id]));
+      hooks.holder = undefined;
       for (const id of [h.executionId, w.id]) {
         hooks.stepStarted.delete(id);
-        hooks.gates.delete(id);
         released.delete(id);
         parked.delete(id);
         completed.delete(id);
