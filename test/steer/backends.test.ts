@@ -65,6 +65,9 @@ describeOnBackends('failures steered in workers', (backend) => {
           details: { reason: 'paused_on_failure' },
         });
         l.failCharge = false;
+        // b's connections up first: a first call on b would connect, and a busy machine could let a
+        // finish before b read the record (then b is refused as not paused, not as claimed).
+        expect((await b.engine.result(queued.executionId))?.status).toBe('paused');
         const outcomes = await Promise.allSettled([
           a.engine.retryStep(queued.executionId),
           b.engine.retryStep(queued.executionId),
