@@ -32,10 +32,14 @@ function blocking(name: string, log: string[], inStep: { open: () => void }, rel
 describeOnBackends(
   'cancel of a first step no checkpoint recorded',
   (backend: MatrixBackend) => {
-    /** A worker's runtime and, on a server backend, an operator's over the same namespace. */
-    function runtimes(definition: ReturnType<typeof blocking>) {
-      // A short lease: the recovery sweep (every two lease lengths) takes over soon after a lost one.
-      const options = { reactors: [definition], background: { livenessTtlMs: 1_000 } };
+    /**
+     * A worker's runtime and, on a server backend, an operator's over the same namespace. With
+     * `shortLease`, a lease of 1 s: the recovery sweep (every two lease lengths) takes over soon
+     * after a lost one. Without it, the default lease, which a busy machine cannot make lapse
+     * while the job still holds it.
+     */
+    function runtimes(definition: ReturnType<typeof blocking>, shortLease: boolean) {
+      const options = { reactors: [definition], ...(shortLease ? { background: { livenessTtlMs: 1_000 } } : {}) };
       const worker = backend.runtime(options);
       const operator = backend.shared ? backend.runtime({ ...options, namespace: worker.namespace }) : worker;
       return { worker, operator };
@@ -48,7 +52,7 @@ describeOnBackends(
         const inStep = gate();
         const release = gate();
         const definition = blocking(`unrecorded-held-${backend.name}`, log, inStep, release.promise);
-        const { worker, operator } = runtimes(definition);
+        const { worker, operator } = runtimes(definition, false);
         worker.startWorker({ concurrency: 1 });
         const { executionId } = await worker.engine.start(definition, {});
         await inStep.promise;
@@ -75,7 +79,7 @@ describeOnBackends(
         const inStep = gate();
         const release = gate();
         const definition = blocking(`unrecorded-lost-${backend.name}`, log, inStep, release.promise);
-        const { worker, operator } = runtimes(definition);
+        const { worker, operator } = runtimes(definition, true);
         worker.startWorker({ concurrency: 1 });
         const { executionId } = await worker.engine.start(definition, {});
         await inStep.promise;
