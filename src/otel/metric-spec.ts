@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { forgetOldest } from '../ports/bounded-memo.js';
 import type { ReactorEvent } from '../ports/events.js';
 import type { ScheduleEvent } from '../schedules/events.js';
 
@@ -212,13 +213,13 @@ export class EventMetrics {
   #accepted(executionId: string, reactor: string): void {
     if (this.#started.has(executionId)) return;
     this.#started.add(executionId);
-    if (this.#started.size > OPEN_LIMIT) this.#started.delete(this.#started.values().next().value!);
+    forgetOldest(this.#started, OPEN_LIMIT);
     this.#sink.add('executionsStarted', 1, { reactor });
   }
 
   #opened(key: string, at: number): void {
     this.#open.set(key, at);
-    if (this.#open.size > OPEN_LIMIT) this.#open.delete(this.#open.keys().next().value!);
+    forgetOldest(this.#open, OPEN_LIMIT);
   }
 
   #closed(

@@ -24,6 +24,7 @@ import { checkedRecordTtl } from '../record-ttl.js';
 import { postgresConnection, type PostgresConnection, type PostgresConnectionOption } from './connection.js';
 import { checkSchema, migrate } from './migrate.js';
 import { PostgresNames } from './names.js';
+import { forgetOldest } from '../../ports/bounded-memo.js';
 import { positiveInteger } from '../positive-integer.js';
 
 /** Default size limit of one serialized record: 512 KiB (as the other stores). */
@@ -372,7 +373,7 @@ export class PostgresStore implements Store, InterruptClaims {
       const memo = `${id}\u0000${part.path}`;
       this.#partRevs.delete(memo);
       this.#partRevs.set(memo, part.rev);
-      if (this.#partRevs.size > 10_000) this.#partRevs.delete(this.#partRevs.keys().next().value!);
+      forgetOldest(this.#partRevs, 10_000);
     }
   }
 

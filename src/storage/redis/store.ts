@@ -40,6 +40,7 @@ import {
   type MapPartWrite,
   type SplitRecord,
 } from '../map-parts.js';
+import { forgetOldest } from '../../ports/bounded-memo.js';
 import { positiveInteger } from '../positive-integer.js';
 
 /** Default TTL of execution records and idempotency claims: 7 days. */
@@ -296,7 +297,7 @@ export class RedisStore implements Store, InterruptClaims, JobLeases {
       const memo = `${id}\u0000${part.path}`;
       this.#partRevs.delete(memo);
       this.#partRevs.set(memo, part.rev);
-      if (this.#partRevs.size > 10_000) this.#partRevs.delete(this.#partRevs.keys().next().value!);
+      forgetOldest(this.#partRevs, 10_000);
     }
   }
 
@@ -325,7 +326,7 @@ export class RedisStore implements Store, InterruptClaims, JobLeases {
   #remember(record: ExecutionRecord): void {
     this.#indexed.delete(record.id);
     this.#indexed.set(record.id, record.status);
-    if (this.#indexed.size > 10_000) this.#indexed.delete(this.#indexed.keys().next().value!);
+    forgetOldest(this.#indexed, 10_000);
   }
 
   async get(id: string): Promise<ExecutionRecord | undefined> {

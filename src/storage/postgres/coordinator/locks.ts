@@ -12,6 +12,7 @@ import type {
   LockReleaseResult,
   LockState,
 } from '../../../ports/coordinator.js';
+import { forgetOldest } from '../../../ports/bounded-memo.js';
 import { assertInteger, LostReply, toNumber, type CoordinationCalls } from './calls.js';
 
 interface AcquireRow {
@@ -160,7 +161,7 @@ export class PostgresLocks {
     const known = this.#wanted.get(key) ?? -Infinity;
     this.#wanted.delete(key);
     this.#wanted.set(key, Math.max(known, until));
-    if (this.#wanted.size > KNOWN_LIMIT) this.#wanted.delete(this.#wanted.keys().next().value!);
+    forgetOldest(this.#wanted, KNOWN_LIMIT);
   }
 
   /** See `Coordinator.lockRelease`: one call; the outermost release notifies the key's waiters. */
@@ -201,7 +202,7 @@ export class PostgresLocks {
   #remember(memo: string, hold: { readonly token: string; readonly nesting: number }): void {
     this.#known.delete(memo);
     this.#known.set(memo, hold);
-    if (this.#known.size > KNOWN_LIMIT) this.#known.delete(this.#known.keys().next().value!);
+    forgetOldest(this.#known, KNOWN_LIMIT);
   }
 
   /** See `Coordinator.lockExtend`. @throws RangeError on a `ttlMs` that is not an integer ≥ 1. */

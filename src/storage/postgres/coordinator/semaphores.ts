@@ -10,6 +10,7 @@ import type {
   SemaphoreAcquireResult,
   SemaphoreState,
 } from '../../../ports/coordinator.js';
+import { forgetOldest } from '../../../ports/bounded-memo.js';
 import { assertInteger, LostReply, toNumber, type CoordinationCalls } from './calls.js';
 
 interface AcquireRow {
@@ -123,7 +124,7 @@ export class PostgresSemaphores {
   #remember(memo: string, nesting: number): void {
     this.#known.delete(memo);
     this.#known.set(memo, nesting);
-    if (this.#known.size > KNOWN_LIMIT) this.#known.delete(this.#known.keys().next().value!);
+    forgetOldest(this.#known, KNOWN_LIMIT);
   }
 
   /** See `Coordinator.semaphoreExtend`. @throws RangeError on a `ttlMs` that is not an integer ≥ 1. */
