@@ -135,9 +135,18 @@ export function createRuntime(backend: Backend, options: RuntimeOptions = {}): R
           ? {}
           : { shutdownTimeoutMs: workerOptions.shutdownTimeoutMs }),
       });
-      workers.push(worker);
+      // A stopped worker is forgotten (a process that starts and stops workers keeps none of them).
+      const forget = (): void => {
+        const at = workers.indexOf(tracked);
+        if (at >= 0) workers.splice(at, 1);
+      };
+      const tracked: Worker = {
+        stop: () => worker.stop().finally(forget),
+        close: (options) => worker.close(options).finally(forget),
+      };
+      workers.push(tracked);
       stopTicks ??= schedules.consume();
-      return worker;
+      return tracked;
     },
     close: (closeOptions?: WorkerCloseOptions) =>
       (closing ??= (async () => {

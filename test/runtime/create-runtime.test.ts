@@ -3,6 +3,8 @@
  * engine, its workers and schedules from one Backend bundle; the refusal of a shared backend
  * without job leases; interrupt claims taken from the bundle only; the start-up gate.
  */
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import {
@@ -46,6 +48,29 @@ describe('createRuntime over the memory backend', () => {
     const closing = runtime.close();
     expect(runtime.close()).toBe(closing);
     await closing;
+  });
+
+  test('a worker stopped before the runtime closes is not kept by it', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const { clock, backend } = memory();
+    const runtime = createRuntime(backend, { clock, reactors: [double] });
+    try {
+      const started = await runtime.engine.start(double, { n: 1 });
+      let worker: ReturnType<typeof runtime.startWorker> | undefined = runtime.startWorker({ concurrency: 1 });
+      await backend.drain();
+      expect((await runtime.engine.result(started.executionId))?.status).toBe('completed');
+      const stopped = new WeakRef(worker);
+      await worker.stop();
+      worker = undefined;
+      for (let i = 0; i < 5 && stopped.deref() !== undefined; i++) {
+        await new Promise((resolve) => setImmediate(resolve));
+        gc();
+      }
+      expect(stopped.deref()).toBeUndefined();
+    } finally {
+      await runtime.close();
+    }
   });
 
   test('a delayed start waits for the injected clock', async () => {
