@@ -33,7 +33,7 @@ const dropped = (): Error =>
   });
 
 /**
- * The next EVALSHA of `script` on `redis` fails as if its connection dropped: after Redis ran it
+ * The next EVALSHA of `script` sent on `redis` fails as if its connection dropped: after Redis ran it
  * (`applied`), or before it was sent. Returns how many such calls were sent in all. The script
  * is loaded first, so that call is not a `NOSCRIPT`.
  */
@@ -44,21 +44,19 @@ async function dropNextReply(
 ): Promise<{ sent: () => number }> {
   await redis.script('LOAD', script.source);
   const sha = script.sha;
-  const original = redis.evalsha.bind(redis) as (...args: unknown[]) => Promise<unknown>;
+  const original = redis.sendCommand.bind(redis);
   let armed = true;
   let sent = 0;
-  (redis as unknown as { evalsha: (...args: unknown[]) => Promise<unknown> }).evalsha = async (...args: unknown[]) => {
-    if (args[0] !== sha) return original(...args);
+  redis.sendCommand = (command, stream) => {
+    if (command.name !== 'evalsha' || command.args[0] !== sha) return original(command, stream);
     if (!armed) {
       sent++;
-      return original(...args);
+      return original(command, stream);
     }
     armed = false;
-    if (applied) {
-      sent++;
-      await original(...args);
-    }
-    throw dropped();
+    if (!applied) return Promise.reject(dropped());
+    sent++;
+    return Promise.resolve(original(command, stream)).then(() => Promise.reject(dropped()));
   };
   return { sent: () => sent };
 }

@@ -78,6 +78,38 @@ describe('scripts on a live server', () => {
     keys = new RedisKeys(`rxs${crypto.randomUUID().slice(0, 8)}`);
   });
 
+  describe('runScript sending', () => {
+    it('sends KEYS and ARGV as given (numbers as their decimal text) and decodes the reply', async () => {
+      const [lock, fence] = [keys.lock('s'), keys.lockFence('s')];
+      await redis.script('FLUSH'); // the first send meets NOSCRIPT and falls back to EVAL
+      const first = await runScript(redis, scripts.lockAcquire, [lock, fence], ['own', 60_000, 'exec', 'R', '']);
+      expect(first).toMatchObject({ acquired: true, nesting: 1 });
+      const again = await runScript(redis, scripts.lockAcquire, [lock, fence], ['own', 60_000, 'exec', 'R', '']);
+      expect(again).toMatchObject({ acquired: true, nesting: 2 });
+      expect(await redis.hget(lock, 'nesting')).toBe('2');
+      await expect(runScript(redis, scripts.lockAcquire, [lock, fence], ['own', 1.5, '', '', ''])).rejects.toThrow(
+        ScriptError,
+      );
+    });
+
+    it('on a connection with a key prefix, the prefix applies to the KEYS (and nothing else)', async () => {
+      const prefixed = new Redis(server.url, { keyPrefix: 'kp:' });
+      try {
+        const reply = await runScript(
+          prefixed,
+          scripts.lockAcquire,
+          [keys.lock('p'), keys.lockFence('p')],
+          ['own', 60_000, 'exec', 'R', ''],
+        );
+        expect(reply).toMatchObject({ acquired: true });
+        expect(await redis.hget(`kp:${keys.lock('p')}`, 'owner')).toBe('own');
+        expect(await redis.exists(keys.lock('p'))).toBe(0);
+      } finally {
+        await prefixed.quit();
+      }
+    });
+  });
+
   describe('lock-*', () => {
     it('acquire stores holder fields, a time-floored token in the fence key, and the TTL', async () => {
       const before = await time();
