@@ -8,6 +8,7 @@
  */
 import type { ExecutionRecord, MapElementStates } from '../ports/store.js';
 import { RecordTooLargeError } from '../errors.js';
+import { recordJson } from './record-json.js';
 
 /** Default size budget of one map's element states: 64 MiB. */
 export const DEFAULT_MAX_MAP_STATE_BYTES = 64 * 1024 * 1024;
@@ -40,7 +41,7 @@ export function splitRecord(
   const { mapStates, ...rest } = record;
   const paths = new Set([...(record.mapParts ?? []), ...Object.keys(mapStates ?? {})]);
   const main: ExecutionRecord = paths.size === 0 ? rest : { ...rest, mapParts: [...paths] };
-  const json = JSON.stringify(main);
+  const json = recordJson(main);
   checkBytes(json, limits.maxRecordBytes, (bytes) => new RecordTooLargeError(record.id, bytes, limits.maxRecordBytes));
   const parts = Object.entries(mapStates ?? {}).map(([path, states]): MapPartWrite => {
     if (storedRev(path) === states.rev) return { path, rev: states.rev, json: undefined };

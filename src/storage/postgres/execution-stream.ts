@@ -14,6 +14,7 @@ import { NotificationListener } from './coordinator/listener.js';
 import type { PostgresStore } from './store.js';
 import type { ReactorEvent } from '../../ports/events.js';
 import type { ExecutionStream, StreamBatch, StreamEntry, StreamReadOptions } from '../../ports/execution-stream.js';
+import { eventJson } from '../record-json.js';
 
 /** The `application_name` of the events' LISTEN connection (for operators reading `pg_stat_activity`). */
 export const EVENTS_LISTEN_APPLICATION = 'ts-reactor/events';
@@ -55,7 +56,7 @@ export class PostgresExecutionStream implements ExecutionStream {
     for (const batch of batches)
       for (const event of batch.events) {
         ids.push(batch.executionId);
-        events.push(JSON.stringify(event));
+        events.push(eventJson(event));
       }
     if (ids.length === 0) return;
     const ttl = this.#store.recordTtlMs;

@@ -26,6 +26,7 @@ import { checkSchema, migrate } from './migrate.js';
 import { PostgresNames } from './names.js';
 import { forgetOldest } from '../../ports/bounded-memo.js';
 import { positiveInteger } from '../positive-integer.js';
+import { recordJson } from '../record-json.js';
 
 /** Default size limit of one serialized record: 512 KiB (as the other stores). */
 export const DEFAULT_MAX_RECORD_BYTES = 512 * 1024;
@@ -355,7 +356,7 @@ export class PostgresStore implements Store, InterruptClaims {
   /** The record's JSON and its large maps' states, each refused when larger than its limit. */
   #split(record: ExecutionRecord): SplitRecord {
     if (record.mapStates === undefined && record.mapParts === undefined) {
-      const json = JSON.stringify(record);
+      const json = recordJson(record);
       const bytes = json.length <= this.maxRecordBytes / 3 ? json.length : Buffer.byteLength(json); // UTF-8: at most 3 bytes per UTF-16 unit
       if (bytes > this.maxRecordBytes) throw new RecordTooLargeError(record.id, bytes, this.maxRecordBytes);
       return { json, parts: [] };

@@ -16,6 +16,7 @@ import { runCommand, runScript, type ScriptArg } from './script.js';
 import { scripts } from './scripts.js';
 import type { ReactorEvent } from '../../ports/events.js';
 import type { ExecutionStream, StreamBatch, StreamEntry, StreamReadOptions } from '../../ports/execution-stream.js';
+import { eventJson } from '../record-json.js';
 
 /** Options of {@link RedisExecutionStream}. */
 export interface RedisExecutionStreamOptions {
@@ -74,7 +75,7 @@ export class RedisExecutionStream implements ExecutionStream {
     for (const { executionId, events } of batches) {
       keys.push(this.#keys.executionStream(executionId));
       args.push(events.length);
-      for (const event of events) args.push(JSON.stringify(event));
+      for (const event of events) args.push(eventJson(event));
     }
     return runScript(this.#redis, scripts.streamAppend, keys, args);
   }

@@ -42,6 +42,7 @@ import {
 } from '../map-parts.js';
 import { forgetOldest } from '../../ports/bounded-memo.js';
 import { positiveInteger } from '../positive-integer.js';
+import { recordJson } from '../record-json.js';
 
 /** Default TTL of execution records and idempotency claims: 7 days. */
 export const DEFAULT_RECORD_TTL_MS = 7 * 24 * 60 * 60 * 1000;
@@ -316,7 +317,7 @@ export class RedisStore implements Store, InterruptClaims, JobLeases {
 
   /** The record's JSON, refused when larger than the limit. */
   #serialize(record: ExecutionRecord): string {
-    const json = JSON.stringify(record);
+    const json = recordJson(record);
     const bytes = json.length <= this.maxRecordBytes / 3 ? json.length : Buffer.byteLength(json); // UTF-8 needs at most 3 bytes per UTF-16 unit
     if (bytes > this.maxRecordBytes) throw new RecordTooLargeError(record.id, bytes, this.maxRecordBytes);
     return json;
