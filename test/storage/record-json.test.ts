@@ -35,7 +35,7 @@ describe('recordJson', () => {
       record({ trace }),
       record({ trace: [] }),
       record(),
-      { ...record(), trace: undefined },
+      { ...record(), trace: undefined } as unknown as ExecutionRecord,
       { trace } as unknown as ExecutionRecord,
     ]) {
       const text = recordJson(r);
