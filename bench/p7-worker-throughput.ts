@@ -10,7 +10,9 @@
  * Each side's Redis CPU per execution or job (`INFO cpu`, user + system, from the worker's start
  * to its last completion) is reported beside it, with the ratio the server alone allows: the
  * subject's executions per second if Redis were busy all the time and the worker process cost
- * nothing, over the raw jobs per second.
+ * nothing, over the raw jobs per second. So is this process's CPU per execution or job
+ * (`process.cpuUsage`, user + system, over the same span: the worker runs here), with the ratio
+ * that CPU alone allows (`worker_bound`: one fully busy core).
  *
  * A third contender, the protocol floor, is a plain BullMQ worker (same job options, same
  * concurrency) whose processor does only the two store calls every worker job of an execution
@@ -64,10 +66,17 @@ async function serverCpuUs(stats: Redis): Promise<number> {
   return (seconds('used_cpu_user') + seconds('used_cpu_sys')) * 1e6;
 }
 
-/** One round of one side: its rate and the server's CPU per execution or job. */
+/** One round of one side: its rate, and the server's and this process's CPU per execution or job. */
 interface RoundResult {
   readonly perSecond: number;
   readonly serverCpuUs: number;
+  readonly processCpuUs: number;
+}
+
+/** This process's CPU time since `since` (`process.cpuUsage`: user + system), in µs. */
+function processCpuUs(since: NodeJS.CpuUsage): number {
+  const used = process.cpuUsage(since);
+  return used.user + used.system;
 }
 
 function timeout(what: string): { promise: Promise<never>; clear: () => void } {
@@ -111,10 +120,13 @@ async function subjectRound(
     });
   });
   const cpuBefore = await serverCpuUs(stats);
+  const processBefore = process.cpuUsage();
   const worker = runtime.startWorker({ concurrency: CONCURRENCY });
   let cpuAfter: number;
+  let processUsed: number;
   try {
     await Promise.race([finished, limit.promise]);
+    processUsed = processCpuUs(processBefore);
     cpuAfter = await serverCpuUs(stats);
   } finally {
     limit.clear();
@@ -123,6 +135,7 @@ async function subjectRound(
   return {
     perSecond: (SUBJECT_RUNS * 1000) / (last - first),
     serverCpuUs: (cpuAfter - cpuBefore) / SUBJECT_RUNS,
+    processCpuUs: processUsed / SUBJECT_RUNS,
     lastId,
   };
 }
@@ -204,7 +217,9 @@ async function plainRound(url: string, side: PlainSide, stats: Redis): Promise<R
   const connection = new Redis(url, { maxRetriesPerRequest: null });
   let worker: Worker | undefined;
   const cpuBefore = await serverCpuUs(stats);
+  const processBefore = process.cpuUsage();
   let cpuAfter: number;
+  let processUsed: number;
   try {
     const finished = new Promise<void>((resolve) => {
       worker = new Worker(
@@ -225,13 +240,18 @@ async function plainRound(url: string, side: PlainSide, stats: Redis): Promise<R
       });
     });
     await Promise.race([finished, limit.promise]);
+    processUsed = processCpuUs(processBefore);
     cpuAfter = await serverCpuUs(stats);
   } finally {
     limit.clear();
     await worker?.close();
     connection.disconnect();
   }
-  return { perSecond: (side.jobs * 1000) / (last - first), serverCpuUs: (cpuAfter - cpuBefore) / side.jobs };
+  return {
+    perSecond: (side.jobs * 1000) / (last - first),
+    serverCpuUs: (cpuAfter - cpuBefore) / side.jobs,
+    processCpuUs: processUsed / side.jobs,
+  };
 }
 
 /** Runs P7 and returns its verdict. */
@@ -260,7 +280,11 @@ export async function runP7(): Promise<Verdict> {
     const subjectCpu: number[] = [];
     const rawCpu: number[] = [];
     const floorCpu: number[] = [];
+    const subjectProcessCpu: number[] = [];
+    const rawProcessCpu: number[] = [];
+    const floorProcessCpu: number[] = [];
     const serverBounds: number[] = [];
+    const workerBounds: number[] = [];
     for (let r = 0; r < WARMUP_ROUNDS + ROUNDS; r++) {
       const sr = await subjectRound(runtime, definition, stats);
       const qr = await plainRound(server.url, rawJobs, stats);
@@ -273,6 +297,9 @@ export async function runP7(): Promise<Verdict> {
       if (r < WARMUP_ROUNDS) continue;
       floorRatios.push(fr.perSecond / qr.perSecond);
       floorCpu.push(fr.serverCpuUs);
+      floorProcessCpu.push(fr.processCpuUs);
+      subjectProcessCpu.push(sr.processCpuUs);
+      rawProcessCpu.push(qr.processCpuUs);
       const s = sr.perSecond;
       const q = qr.perSecond;
       subject.push(s);
@@ -282,6 +309,8 @@ export async function runP7(): Promise<Verdict> {
       rawCpu.push(qr.serverCpuUs);
       const bound = 1e6 / sr.serverCpuUs / q;
       serverBounds.push(bound);
+      const workerBound = 1e6 / sr.processCpuUs / q;
+      workerBounds.push(workerBound);
       emit({
         bench: 'P7',
         figure: 'round',
@@ -295,6 +324,10 @@ export async function runP7(): Promise<Verdict> {
         floor_jobs_per_s: round(fr.perSecond, 0),
         floor_ratio: round(fr.perSecond / q, 3),
         server_cpu_us_per_floor_job: round(fr.serverCpuUs, 1),
+        worker_cpu_us_per_execution: round(sr.processCpuUs, 1),
+        worker_bound: round(workerBound, 3),
+        worker_cpu_us_per_raw_job: round(qr.processCpuUs, 1),
+        worker_cpu_us_per_floor_job: round(fr.processCpuUs, 1),
       });
     }
     const ratio = median(ratios);
@@ -313,6 +346,14 @@ export async function runP7(): Promise<Verdict> {
       server_bound: round(median(serverBounds), 3),
       us_per_floor_job: round(median(floorCpu), 1),
     });
+    emit({
+      bench: 'P7',
+      figure: 'worker_cpu',
+      us_per_execution: round(median(subjectProcessCpu), 1),
+      us_per_raw_job: round(median(rawProcessCpu), 1),
+      worker_bound: round(median(workerBounds), 3),
+      us_per_floor_job: round(median(floorProcessCpu), 1),
+    });
     emit({ bench: 'P7', figure: 'floor_ratio', value: round(median(floorRatios), 3) });
     return {
       bench: 'P7',
@@ -325,6 +366,9 @@ export async function runP7(): Promise<Verdict> {
         server_cpu_us_per_execution: round(median(subjectCpu), 1),
         server_cpu_us_per_raw_job: round(median(rawCpu), 1),
         server_bound: round(median(serverBounds), 3),
+        worker_cpu_us_per_execution: round(median(subjectProcessCpu), 1),
+        worker_cpu_us_per_raw_job: round(median(rawProcessCpu), 1),
+        worker_bound: round(median(workerBounds), 3),
         floor_ratio: round(median(floorRatios), 3),
         concurrency: CONCURRENCY,
         executions_per_round: SUBJECT_RUNS,
