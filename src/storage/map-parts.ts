@@ -8,7 +8,7 @@
  */
 import type { ExecutionRecord, MapElementStates } from '../ports/store.js';
 import { RecordTooLargeError } from '../errors.js';
-import { recordJson } from './record-json.js';
+import { checkJsonBytes, limitedRecordJson } from './record-json.js';
 
 /** Default size budget of one map's element states: 64 MiB. */
 export const DEFAULT_MAX_MAP_STATE_BYTES = 64 * 1024 * 1024;
@@ -41,12 +41,11 @@ export function splitRecord(
   const { mapStates, ...rest } = record;
   const paths = new Set([...(record.mapParts ?? []), ...Object.keys(mapStates ?? {})]);
   const main: ExecutionRecord = paths.size === 0 ? rest : { ...rest, mapParts: [...paths] };
-  const json = recordJson(main);
-  checkBytes(json, limits.maxRecordBytes, (bytes) => new RecordTooLargeError(record.id, bytes, limits.maxRecordBytes));
+  const json = limitedRecordJson(main, limits.maxRecordBytes);
   const parts = Object.entries(mapStates ?? {}).map(([path, states]): MapPartWrite => {
     if (storedRev(path) === states.rev) return { path, rev: states.rev, json: undefined };
     const part = JSON.stringify(states);
-    checkBytes(
+    checkJsonBytes(
       part,
       limits.maxMapStateBytes,
       (bytes) => new RecordTooLargeError(record.id, bytes, limits.maxMapStateBytes, path),
@@ -65,11 +64,4 @@ export function joinRecord(record: ExecutionRecord, read: (path: string) => stri
     if (json !== undefined) mapStates[path] = JSON.parse(json) as MapElementStates;
   }
   return { ...record, mapStates };
-}
-
-/** Throws `tooLarge(bytes)` when `json` is over `limit` UTF-8 bytes (counted only when it may be). */
-function checkBytes(json: string, limit: number, tooLarge: (bytes: number) => Error): void {
-  if (json.length <= limit / 3) return; // UTF-8 needs at most 3 bytes per UTF-16 unit
-  const bytes = Buffer.byteLength(json);
-  if (bytes > limit) throw tooLarge(bytes);
 }

@@ -4,10 +4,12 @@
  * every checkpoint after them (with every step persisted, a three-step run writes its record four
  * times). The text of an event is kept beside it (a `WeakMap`, gone with the event), and a
  * record's trace is written from those texts. Events are never changed once emitted: a trace
- * bound replaces entries with new ones, and a repeat replaces an entry with a new object.
+ * bound replaces entries with new ones, and a repeat replaces an entry with a new object. A store
+ * measures what it writes here too, before anything is sent.
  *
  * @module
  */
+import { RecordTooLargeError } from '../errors.js';
 import type { ReactorEvent } from '../ports/events.js';
 import type { ExecutionRecord } from '../ports/store.js';
 
@@ -35,4 +37,21 @@ export function recordJson(record: ExecutionRecord): string {
   let text = head.length > 2 ? `${head.slice(0, -1)},"trace":[` : '{"trace":[';
   for (let i = 0; i < trace.length; i++) text += i === 0 ? eventJson(trace[i]!) : `,${eventJson(trace[i]!)}`;
   return `${text}]}`;
+}
+
+/**
+ * {@link recordJson}, refused when over `maxRecordBytes` UTF-8 bytes.
+ * @throws RecordTooLargeError naming the record, its size and the limit.
+ */
+export function limitedRecordJson(record: ExecutionRecord, maxRecordBytes: number): string {
+  const json = recordJson(record);
+  checkJsonBytes(json, maxRecordBytes, (bytes) => new RecordTooLargeError(record.id, bytes, maxRecordBytes));
+  return json;
+}
+
+/** Throws `tooLarge(bytes)` when `json` is over `limit` UTF-8 bytes (counted only when it may be). */
+export function checkJsonBytes(json: string, limit: number, tooLarge: (bytes: number) => Error): void {
+  if (json.length <= limit / 3) return; // UTF-8 needs at most 3 bytes per UTF-16 unit
+  const bytes = Buffer.byteLength(json);
+  if (bytes > limit) throw tooLarge(bytes);
 }

@@ -7,7 +7,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { ReactorEvent } from '../../src/ports/events.js';
 import { RECORD_VERSION, type ExecutionRecord } from '../../src/ports/store.js';
-import { eventJson, recordJson } from '../../src/storage/record-json.js';
+import { RecordTooLargeError } from '../../src/errors.js';
+import { checkJsonBytes, eventJson, limitedRecordJson, recordJson } from '../../src/storage/record-json.js';
 
 function record(extra: Partial<ExecutionRecord> = {}): ExecutionRecord {
   return {
@@ -65,5 +66,34 @@ describe('recordJson', () => {
       ),
       { numRuns: 300 },
     );
+  });
+});
+
+describe('limitedRecordJson', () => {
+  it('gives the record JSON when it fits, and refuses it by its UTF-8 size, not its length, when it does not', () => {
+    const small = record();
+    expect(limitedRecordJson(small, 10_000)).toBe(recordJson(small));
+    const wide = record({ input: { text: 'é'.repeat(300) } }); // 2 UTF-8 bytes per character
+    const json = recordJson(wide);
+    const bytes = Buffer.byteLength(json);
+    expect(bytes).toBeGreaterThan(json.length);
+    expect(limitedRecordJson(wide, bytes)).toBe(json);
+    let error: unknown;
+    try {
+      limitedRecordJson(wide, json.length); // its length would fit, its bytes do not
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(RecordTooLargeError);
+    expect((error as RecordTooLargeError).code).toBe('record_too_large');
+    expect((error as RecordTooLargeError).details).toMatchObject({ executionId: 'e1', bytes, limit: json.length });
+  });
+
+  it('counts bytes only when the text may be over (at most 3 UTF-8 bytes per UTF-16 unit)', () => {
+    const tooLarge = (bytes: number): Error => new Error(`over: ${bytes}`);
+    expect(() => checkJsonBytes('€'.repeat(10), 30, tooLarge)).not.toThrow(); // 30 bytes: at the limit
+    expect(() => checkJsonBytes('€'.repeat(10), 29, tooLarge)).toThrow('over: 30');
+    expect(() => checkJsonBytes('a'.repeat(29), 29, tooLarge)).not.toThrow();
+    expect(() => checkJsonBytes('a'.repeat(30), 29, tooLarge)).toThrow('over: 30');
   });
 });

@@ -9,7 +9,7 @@
  * @module
  */
 import type { Pool } from 'pg';
-import { RecordTooLargeError, RecordVersionError, StoreUnavailableError } from '../../errors.js';
+import { RecordVersionError, StoreUnavailableError } from '../../errors.js';
 import type { Claim, InterruptClaims } from '../../ports/interrupt-claims.js';
 import {
   RECORD_VERSION,
@@ -26,7 +26,7 @@ import { checkSchema, migrate } from './migrate.js';
 import { PostgresNames } from './names.js';
 import { forgetOldest } from '../../ports/bounded-memo.js';
 import { positiveInteger } from '../positive-integer.js';
-import { recordJson } from '../record-json.js';
+import { limitedRecordJson } from '../record-json.js';
 
 /** Default size limit of one serialized record: 512 KiB (as the other stores). */
 export const DEFAULT_MAX_RECORD_BYTES = 512 * 1024;
@@ -355,12 +355,8 @@ export class PostgresStore implements Store, InterruptClaims {
 
   /** The record's JSON and its large maps' states, each refused when larger than its limit. */
   #split(record: ExecutionRecord): SplitRecord {
-    if (record.mapStates === undefined && record.mapParts === undefined) {
-      const json = recordJson(record);
-      const bytes = json.length <= this.maxRecordBytes / 3 ? json.length : Buffer.byteLength(json); // UTF-8: at most 3 bytes per UTF-16 unit
-      if (bytes > this.maxRecordBytes) throw new RecordTooLargeError(record.id, bytes, this.maxRecordBytes);
-      return { json, parts: [] };
-    }
+    if (record.mapStates === undefined && record.mapParts === undefined)
+      return { json: limitedRecordJson(record, this.maxRecordBytes), parts: [] };
     return splitRecord(
       record,
       { maxRecordBytes: this.maxRecordBytes, maxMapStateBytes: this.maxMapStateBytes },

@@ -9,7 +9,7 @@
  * @module
  */
 import type { RedisConnection } from './connection.js';
-import { LeaseLostError, RecordTooLargeError, RecordVersionError } from '../../errors.js';
+import { LeaseLostError, RecordVersionError } from '../../errors.js';
 import type { Claim, InterruptClaims } from '../../ports/interrupt-claims.js';
 import type { JobEnterRequest, JobEnterResult, JobLeases } from '../../ports/job-lease.js';
 import {
@@ -42,7 +42,7 @@ import {
 } from '../map-parts.js';
 import { forgetOldest } from '../../ports/bounded-memo.js';
 import { positiveInteger } from '../positive-integer.js';
-import { recordJson } from '../record-json.js';
+import { limitedRecordJson } from '../record-json.js';
 
 /** Default TTL of execution records and idempotency claims: 7 days. */
 export const DEFAULT_RECORD_TTL_MS = 7 * 24 * 60 * 60 * 1000;
@@ -317,10 +317,7 @@ export class RedisStore implements Store, InterruptClaims, JobLeases {
 
   /** The record's JSON, refused when larger than the limit. */
   #serialize(record: ExecutionRecord): string {
-    const json = recordJson(record);
-    const bytes = json.length <= this.maxRecordBytes / 3 ? json.length : Buffer.byteLength(json); // UTF-8 needs at most 3 bytes per UTF-16 unit
-    if (bytes > this.maxRecordBytes) throw new RecordTooLargeError(record.id, bytes, this.maxRecordBytes);
-    return json;
+    return limitedRecordJson(record, this.maxRecordBytes);
   }
 
   /** Notes that the indexes hold `record` under its status (a bounded memo, oldest dropped first). */
