@@ -7,6 +7,13 @@
  * `Worker` with the same concurrency in the same two processes, on the same server, in the same
  * run. The same pair is then measured with the default checkpoint interval (100 ms).
  *
+ * A third contender, the protocol floor (not a target), is a plain BullMQ worker (same job
+ * options, same concurrency, same processes) whose processor makes only the writes the subject's
+ * worker makes for one execution in that mode, copied from a finished execution of the subject
+ * (./support/p16-shared.ts `floorWrites`): the lease with the record read, then each record under
+ * the lease with the events streamed before it, the last with the lease's release — no engine, no
+ * step. Its ratio to the raw flows (`floor_ratio`) is what these writes allow at zero engine cost.
+ *
  * Each round enqueues its executions / flows from this process with no worker running (batches
  * of 100: `engine.start` calls at once, `FlowProducer.addBulk`), then starts the workers and times
  * from the first delivery to the last completion. Rounds alternate the sides (and which goes
@@ -28,14 +35,17 @@
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { FlowProducer } from 'bullmq';
+import { FlowProducer, Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { createRedisRuntime, type RedisRuntime } from '../src/bullmq.js';
 import type { AnyReactorDefinition } from '../src/index.js';
+import type { ExecutionRecord } from '../src/ports/store.js';
 import { startRedisServer } from '../test/support/redis-server.js';
 import { spawnChildren, type BenchChild } from './support/children.js';
 import {
   countSentCommands,
+  floorPending,
+  RAW_JOB_OPTIONS,
   rawFlow,
   takeSentCounts,
   threeSteps,
@@ -52,6 +62,7 @@ const ROUNDS = 3;
 const TARGET = 1.0;
 const PREFIX = 'p16';
 const RAW_QUEUE = 'p16-raw';
+const FLOOR_QUEUE = 'p16-floor';
 const ENQUEUE_BATCH = 100;
 const ROUND_TIMEOUT_MS = 60_000;
 const POLL_MS = 25;
@@ -61,7 +72,8 @@ const MODES = [
   { mode: 'default', checkpointIntervalMs: 100 },
 ] as const;
 type Mode = (typeof MODES)[number]['mode'];
-type Side = 'subject' | 'raw';
+type Side = 'subject' | 'raw' | 'floor';
+const SIDES: readonly Side[] = ['subject', 'raw', 'floor'];
 
 const WORKER_FILE = fileURLToPath(new URL('./support/p16-worker.ts', import.meta.url));
 
@@ -165,6 +177,7 @@ interface HarnessParts {
   readonly runtime: RedisRuntime;
   readonly definition: AnyReactorDefinition;
   readonly flows: FlowProducer;
+  readonly floorQueue: Queue;
 }
 
 class Harness {
@@ -174,6 +187,10 @@ class Harness {
   readonly runtime: RedisRuntime;
   readonly definition: AnyReactorDefinition;
   readonly flows: FlowProducer;
+  readonly floorQueue: Queue;
+  /** The last execution the subject ran, by checkpoint interval: what the floor copies. */
+  readonly #lastSubject = new Map<number, string>();
+  #floorSeq = 0;
 
   constructor(parts: HarnessParts) {
     this.stats = parts.stats;
@@ -182,6 +199,7 @@ class Harness {
     this.runtime = parts.runtime;
     this.definition = parts.definition;
     this.flows = parts.flows;
+    this.floorQueue = parts.floorQueue;
   }
 
   async #snapshot(): Promise<{ calls: CommandCalls; aof: number }> {
@@ -192,7 +210,17 @@ class Harness {
     return { calls: parseCommandStats(commandstats), aof: aofSize(persistence) };
   }
 
-  async #enqueue(side: Side): Promise<PhaseCost> {
+  /** The finished record the floor of `checkpointIntervalMs` copies, and its id. */
+  async #template(checkpointIntervalMs: number): Promise<{ readonly id: string; readonly final: ExecutionRecord }> {
+    const id = this.#lastSubject.get(checkpointIntervalMs);
+    const final = id === undefined ? undefined : await this.runtime.engine.store.get(id);
+    if (id === undefined || final?.status !== 'completed')
+      throw new Error('P16: no completed record for the floor to copy');
+    return { id, final };
+  }
+
+  async #enqueue(side: Side, checkpointIntervalMs: number): Promise<PhaseCost> {
+    const final = side === 'floor' ? (await this.#template(checkpointIntervalMs)).final : undefined;
     const before = await this.#snapshot();
     const fsyncs = await FsyncCounter.start(this.redisPid);
     takeSentCounts();
@@ -203,8 +231,15 @@ class Harness {
           Array.from({ length: size }, () => this.runtime.engine.start(this.definition, {})),
         );
         if (batch.some((r) => r.status !== 'queued')) throw new Error('P16: a start was not queued');
-      } else {
+        this.#lastSubject.set(checkpointIntervalMs, batch[batch.length - 1]!.executionId);
+      } else if (side === 'raw') {
         await this.flows.addBulk(Array.from({ length: size }, () => rawFlow(RAW_QUEUE)));
+      } else {
+        const ids = Array.from({ length: size }, () => `p16-floor-${++this.#floorSeq}`);
+        await Promise.all(ids.map((id) => this.runtime.engine.store.save(floorPending(final!, id))));
+        await this.floorQueue.addBulk(
+          ids.map((executionId) => ({ name: 'floor', data: { executionId }, opts: RAW_JOB_OPTIONS })),
+        );
       }
     }
     const sent = takeSentCounts();
@@ -225,9 +260,15 @@ class Harness {
   }
 
   async round(side: Side, checkpointIntervalMs: number): Promise<RoundResult> {
-    await this.#all(side === 'subject' ? `subject ${checkpointIntervalMs}` : 'raw', 'prepared');
+    const prepare =
+      side === 'subject'
+        ? `subject ${checkpointIntervalMs}`
+        : side === 'raw'
+          ? 'raw'
+          : `floor ${checkpointIntervalMs} ${(await this.#template(checkpointIntervalMs)).id}`;
+    await this.#all(prepare, 'prepared');
     try {
-      const enqueue = await this.#enqueue(side);
+      const enqueue = await this.#enqueue(side, checkpointIntervalMs);
       const before = await this.#snapshot();
       const fsyncs = await FsyncCounter.start(this.redisPid);
       await this.#all('go', 'going');
@@ -323,6 +364,7 @@ export async function runP16(): Promise<Verdict> {
   let children: BenchChild[] = [];
   let runtime: RedisRuntime | undefined;
   let flows: FlowProducer | undefined;
+  let floorQueue: Queue | undefined;
   const stats = new Redis(server.url, { maxRetriesPerRequest: null });
   try {
     countSentCommands();
@@ -332,29 +374,42 @@ export async function runP16(): Promise<Verdict> {
     await runtime.ready();
     flows = new FlowProducer({ connection: { url: server.url }, prefix: PREFIX });
     flows.on('error', () => undefined);
-    const config: P16ChildConfig = { url: server.url, prefix: PREFIX, rawQueue: RAW_QUEUE, concurrency: CONCURRENCY };
+    floorQueue = new Queue(FLOOR_QUEUE, { connection: { url: server.url }, prefix: PREFIX });
+    floorQueue.on('error', () => undefined);
+    const config: P16ChildConfig = {
+      url: server.url,
+      prefix: PREFIX,
+      rawQueue: RAW_QUEUE,
+      floorQueue: FLOOR_QUEUE,
+      concurrency: CONCURRENCY,
+    };
     children = await spawnChildren(
       WORKER_FILE,
       Array.from({ length: PROCESSES }, () => config),
     );
-    const harness = new Harness({ stats, redisPid, children, runtime, definition, flows });
+    const harness = new Harness({ stats, redisPid, children, runtime, definition, flows, floorQueue });
 
     const results: Record<Mode, Record<Side, RoundResult[]>> = {
-      durable: { subject: [], raw: [] },
-      default: { subject: [], raw: [] },
+      durable: { subject: [], raw: [], floor: [] },
+      default: { subject: [], raw: [], floor: [] },
     };
     const ratios: Record<Mode, number[]> = { durable: [], default: [] };
+    const floorRatios: Record<Mode, number[]> = { durable: [], default: [] };
     for (let r = 0; r < WARMUP_ROUNDS + ROUNDS; r++) {
       for (const { mode, checkpointIntervalMs } of MODES) {
-        const order: Side[] = r % 2 === 0 ? ['subject', 'raw'] : ['raw', 'subject'];
+        // The floor copies the subject's record, so it runs after it.
+        const order: Side[] = r % 2 === 0 ? ['subject', 'raw', 'floor'] : ['raw', 'subject', 'floor'];
         const got: Partial<Record<Side, RoundResult>> = {};
         for (const side of order) got[side] = await harness.round(side, checkpointIntervalMs);
         if (r < WARMUP_ROUNDS) continue;
         const subject = got.subject!;
         const raw = got.raw!;
+        const floor = got.floor!;
         results[mode].subject.push(subject);
         results[mode].raw.push(raw);
+        results[mode].floor.push(floor);
         ratios[mode].push(subject.perSecond / raw.perSecond);
+        floorRatios[mode].push(floor.perSecond / raw.perSecond);
         emit({
           bench: 'P16',
           figure: 'round',
@@ -363,19 +418,21 @@ export async function runP16(): Promise<Verdict> {
           executions_per_s: round(subject.perSecond, 0),
           raw_flows_per_s: round(raw.perSecond, 0),
           ratio: round(subject.perSecond / raw.perSecond, 3),
+          floor_jobs_per_s: round(floor.perSecond, 0),
+          floor_ratio: round(floor.perSecond / raw.perSecond, 3),
         });
       }
     }
 
     const summary: Record<string, unknown> = {};
     for (const { mode, checkpointIntervalMs } of MODES) {
-      for (const side of ['subject', 'raw'] as const) {
+      for (const side of SIDES) {
         emit({
           bench: 'P16',
           figure: 'per_execution',
           mode,
           side,
-          checkpoint_interval_ms: side === 'subject' ? checkpointIntervalMs : null,
+          checkpoint_interval_ms: side === 'raw' ? null : checkpointIntervalMs,
           per_s: round(median(results[mode][side].map((x) => x.perSecond)), 0),
           enqueue: perExecution(results[mode][side], 'enqueue'),
           processing: perExecution(results[mode][side], 'processing'),
@@ -383,13 +440,16 @@ export async function runP16(): Promise<Verdict> {
       }
       const subject = totals(results[mode].subject);
       const raw = totals(results[mode].raw);
+      const floor = totals(results[mode].floor);
       const over = (a: number | null, b: number | null): number | null =>
         a === null || b === null || b === 0 ? null : round(a / b, 3);
       summary[mode] = {
         ratio: round(median(ratios[mode]), 3),
         executions_per_s: round(median(results[mode].subject.map((x) => x.perSecond)), 0),
         raw_flows_per_s: round(median(results[mode].raw.map((x) => x.perSecond)), 0),
-        per_execution: { subject, raw },
+        floor_ratio: round(median(floorRatios[mode]), 3),
+        floor_jobs_per_s: round(median(results[mode].floor.map((x) => x.perSecond)), 0),
+        per_execution: { subject, raw, floor },
         subject_over_raw: {
           commands: over(subject.commands, raw.commands),
           scripts: over(subject.scripts, raw.scripts),
@@ -433,6 +493,7 @@ export async function runP16(): Promise<Verdict> {
     await Promise.all(children.map((c) => c.kill()));
     await runtime?.close().catch(() => undefined);
     await flows?.close().catch(() => undefined);
+    await floorQueue?.close().catch(() => undefined);
     stats.disconnect();
     await server.dispose();
   }

@@ -1,12 +1,15 @@
 /**
  * What P16 and its worker processes share: the child config, the 3-step reactor, the raw BullMQ
- * flow, and the per-process count of the commands ioredis connections send.
+ * flow, the protocol floor's writes, and the per-process count of the commands ioredis
+ * connections send.
  *
  * @module
  */
 import type { FlowJob } from 'bullmq';
 import { Redis } from 'ioredis';
 import { reactor, type AnyReactorDefinition } from '../../src/index.js';
+import type { ReactorEvent } from '../../src/ports/events.js';
+import type { ExecutionRecord } from '../../src/ports/store.js';
 import { INFRA_ATTEMPTS, INFRA_BACKOFF_MS, KEEP_COMPLETED_MS, KEEP_FINISHED_COUNT } from '../../src/queue/policy.js';
 import { scripts } from '../../src/storage/redis/scripts.js';
 
@@ -17,6 +20,8 @@ export interface P16ChildConfig {
   readonly prefix: string;
   /** The plain BullMQ queue every job of the raw flows goes to. */
   readonly rawQueue: string;
+  /** The plain BullMQ queue of the protocol floor's jobs. */
+  readonly floorQueue: string;
   /** Concurrency of the child's worker, on both sides. */
   readonly concurrency: number;
 }
@@ -46,6 +51,52 @@ export function rawFlow(queue: string): FlowJob {
     children,
   });
   return job('c', [job('b', [job('a', [])])]);
+}
+
+/** One write of a floor job: the events streamed right before it, then the record. */
+export interface FloorWrite {
+  readonly events: readonly ReactorEvent[];
+  readonly record: ExecutionRecord;
+}
+
+/**
+ * The writes of a protocol floor job, one after another, copied from a finished execution of the
+ * subject (`final`, its trace complete): with every step persisted (`checkpointIntervalMs` 0) a
+ * record saying `running` at each step's start (its trace as long as the subject's was then, the
+ * steps begun so far), then the final record; with an interval, the final record only. Each
+ * carries the events emitted since the write before (the first job's `run.queued` was streamed at
+ * the start).
+ */
+export function floorWrites(final: ExecutionRecord, checkpointIntervalMs: number): readonly FloorWrite[] {
+  const trace = final.trace ?? [];
+  const cuts = checkpointIntervalMs === 0 ? trace.flatMap((e, i) => (e.type === 'step.started' ? [i + 1] : [])) : [];
+  const writes: FloorWrite[] = [];
+  let from = 1;
+  for (const cut of cuts) {
+    const begun = new Set(trace.slice(0, cut).flatMap((e) => (e.type === 'step.started' ? [e.step] : [])));
+    const steps = Object.fromEntries(Object.entries(final.steps).filter(([name]) => begun.has(name)));
+    const { value: _value, ...rest } = final;
+    writes.push({
+      events: trace.slice(from, cut),
+      record: { ...rest, status: 'running', steps, trace: trace.slice(0, cut) },
+    });
+    from = cut;
+  }
+  writes.push({ events: trace.slice(from), record: final });
+  return writes;
+}
+
+/** The record a floor job finds: `final` as it was when its execution was queued. */
+export function floorPending(final: ExecutionRecord, executionId: string): ExecutionRecord {
+  const { value: _value, ...rest } = final;
+  return {
+    ...rest,
+    id: executionId,
+    rootId: executionId,
+    status: 'pending',
+    steps: {},
+    trace: (final.trace ?? []).slice(0, 1),
+  };
 }
 
 /** Commands sent by the ioredis connections of one process. */
