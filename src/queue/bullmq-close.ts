@@ -8,15 +8,24 @@
  * While the worker closes, such a client is disconnected as one that never connected is: at
  * once, failing its pending blocking read, with `end` emitted.
  *
+ * The close also waits for the worker's fetch loop, which may be waiting on the command
+ * connection: when Redis has been down longer than a blocking read's timeout, BullMQ gives up the
+ * read and asks the command connection for a job, and that connection (no limit of retries per
+ * request) keeps the command until Redis is back. So while the worker closes, a command client
+ * that is not connected (or loses its connection) is ended the same way: the commands it holds
+ * fail with "Connection is closed.", and the loop ends (docs/decisions/162).
+ *
  * @module
  */
 import type { Worker } from 'bullmq';
-import { blockingConnectionOf, onBackend } from './bullmq-internals.js';
+import { blockingConnectionOf, commandConnectionOf, onBackend } from './bullmq-internals.js';
 
 /** The part of an ioredis client this module touches. */
 interface BlockingClient {
   status: string;
   disconnect(reconnect?: boolean): void;
+  on?(event: 'reconnecting', listener: () => void): unknown;
+  off?(event: 'reconnecting', listener: () => void): unknown;
 }
 
 /** Closes `worker` (BullMQ's `close()`), ending its blocking client even if it is between reconnection attempts. */
@@ -33,7 +42,34 @@ export async function closeWorker(worker: Worker): Promise<void> {
     endWhenDisconnectedWhileReconnecting(client);
     client.disconnect();
   }
-  await worker.close();
+  const command = commandConnectionOf(worker)?._client;
+  const stopWatching = isBlockingClient(command) ? endWhileDown(command) : noop;
+  try {
+    await worker.close();
+  } finally {
+    stopWatching();
+  }
+}
+
+/**
+ * Ends `client` now if it is not connected, and later if it loses its connection, until the
+ * returned function is called: its held commands fail at once instead of waiting for Redis.
+ */
+function endWhileDown(client: BlockingClient): () => void {
+  const end = (): void => {
+    if (client.status !== 'reconnecting' && client.status !== 'connecting') return;
+    endWhenDisconnectedWhileReconnecting(client);
+    client.disconnect();
+  };
+  end();
+  // ioredis schedules each reconnection after it says `reconnecting`: ended once the event is handled.
+  const onReconnecting = (): void => void setImmediate(end);
+  client.on?.('reconnecting', onReconnecting);
+  return () => void client.off?.('reconnecting', onReconnecting);
+}
+
+function noop(): void {
+  // nothing to stop
 }
 
 function isBlockingClient(value: unknown): value is BlockingClient {

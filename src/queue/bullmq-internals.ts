@@ -17,6 +17,8 @@ export interface BullmqConnection {
 interface Connections {
   /** The command connection's client, once set up. */
   readonly client?: Promise<unknown>;
+  /** The command connection (BullMQ 5: a queue's or worker's own; BullMQ 6: its Redis backend's). */
+  readonly connection?: BullmqConnection;
   /** A worker's blocking connection. */
   readonly blockingConnection?: BullmqConnection;
 }
@@ -40,6 +42,11 @@ function connectionsOf(owner: Queue | Worker): Connections | undefined {
 /** The command client of a BullMQ object, once set up; undefined on a backend that is not Redis's. */
 export function commandClientOf(owner: Queue | Worker): Promise<unknown> | undefined {
   return connectionsOf(owner)?.client;
+}
+
+/** The command connection of a BullMQ object; undefined on a backend that is not Redis's. */
+export function commandConnectionOf(owner: Queue | Worker): BullmqConnection | undefined {
+  return connectionsOf(owner)?.connection;
 }
 
 /** A BullMQ worker's blocking connection. */

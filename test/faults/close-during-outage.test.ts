@@ -4,12 +4,18 @@
  * connections between two reconnection attempts), and another right after a long outage ended
  * (its blocking connection still waiting out a reconnection delay). Each exits 0 with its
  * `stopped` line, on its first signal: the close never waits for a reconnection that was
- * cancelled. The same holds for a worker in this process (`runtime.startWorker().close()`).
+ * cancelled. The same holds for a worker in this process (`runtime.startWorker().close()`), and
+ * for a BullMQ worker closed after Redis was down so long that its fetch loop gave up its blocking
+ * read and waits for a job on the command connection (`closeWorker`).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
 import { describe, expect, test } from 'vitest';
 import { createRedisRuntime } from '../../src/bullmq.js';
+import { closeWorker } from '../../src/queue/bullmq-close.js';
+import { commandClientOf } from '../../src/queue/bullmq-internals.js';
 import { greet } from '../cli/fixtures/worker-reactors.js';
 import { CHILD_LINE_TIMEOUT_MS } from '../support/json-child.js';
 import { useRedisServer } from '../support/use-redis-server.js';
@@ -124,6 +130,44 @@ describe('a worker stopped during or just after a Redis outage', () => {
       } finally {
         await redis.handle.restart();
         await runtime.close();
+      }
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  test(
+    'a BullMQ worker closes after its fetch loop gave up its blocking read during the outage',
+    async () => {
+      // drainDelay 1 s: about 2 s into the outage BullMQ's watchdog gives up the blocking read
+      // and the loop waits for the blocking connection to come back; on a close it then asks the
+      // command connection for a job, which that connection would hold until Redis is back.
+      const worker = new Worker('close-fetch', async () => undefined, {
+        connection: { url: redis.url, maxRetriesPerRequest: null, retryStrategy: () => 200 },
+        prefix: 'close-fetch',
+        drainDelay: 1,
+      });
+      worker.on('error', () => undefined);
+      await worker.waitUntilReady();
+      const backend = (worker as unknown as { getBackend(): { reconnectBlocking(): Promise<void> } }).getBackend();
+      const reconnectBlocking = backend.reconnectBlocking.bind(backend);
+      let gaveUp = false;
+      backend.reconnectBlocking = () => {
+        gaveUp = true;
+        return reconnectBlocking();
+      };
+      const command = (await commandClientOf(worker)) as Redis;
+      await redis.handle.stop();
+      try {
+        await until('the fetch loop giving up its blocking read', () => gaveUp);
+        const closed = await Promise.race([
+          closeWorker(worker).then(() => 'closed' as const),
+          sleep(EXIT_BOUND_MS).then(() => 'still closing' as const),
+        ]);
+        expect(closed).toBe('closed');
+        expect(command.status).toBe('end');
+      } finally {
+        await redis.handle.restart();
+        await worker.close(true).catch(() => undefined);
       }
     },
     TEST_TIMEOUT_MS,

@@ -301,8 +301,12 @@ describe.skipIf(postgresBackendFactory() === undefined)('BullMQ on PostgreSQL', 
       message: 'bad input',
     });
     expect(ticks[0]).toBe(first);
-    expect(ticks[1]! - ticks[0]!).toBe(300);
-    expect(new Set(ticks).size).toBe(ticks.length);
+    // Each tick is at its time on the 300 ms grid; a consumer late past a tick's time skips it
+    // ('skip'), so on a loaded machine consecutive ticks may be more than one period apart.
+    for (const [i, tick] of ticks.entries()) {
+      expect((tick - first) % 300).toBe(0);
+      if (i > 0) expect(tick).toBeGreaterThan(ticks[i - 1]!);
+    }
     expect(await schedules.remove('every-300')).toBe(true);
     expect(await schedules.get('every-300')).toBeUndefined();
     expect(await schedules.remove('every-300')).toBe(false);
