@@ -21,17 +21,20 @@ import type { Worker } from 'bullmq';
 import { blockingConnectionOf, commandConnectionOf, onBackend } from './bullmq-internals.js';
 
 /** The part of an ioredis client this module touches. */
-interface BlockingClient {
+interface IoredisClient {
   status: string;
   disconnect(reconnect?: boolean): void;
   on?(event: 'reconnecting', listener: () => void): unknown;
   off?(event: 'reconnecting', listener: () => void): unknown;
 }
 
-/** Closes `worker` (BullMQ's `close()`), ending its blocking client even if it is between reconnection attempts. */
+/**
+ * Closes `worker` (BullMQ's `close()`), ending its blocking client even if it is between
+ * reconnection attempts, and its command client if it is not connected while the worker closes.
+ */
 export async function closeWorker(worker: Worker): Promise<void> {
   const connection = blockingConnectionOf(worker);
-  const client = isBlockingClient(connection?._client) ? connection._client : undefined;
+  const client = isIoredisClient(connection?._client) ? connection._client : undefined;
   // Read at once: BullMQ's `client` promise waits for the connection's set-up.
   if (client && connection?.status === 'ready') endWhenDisconnectedWhileReconnecting(client);
   else if (client && connection?.status === 'initializing' && onBackend(worker)) {
@@ -43,7 +46,7 @@ export async function closeWorker(worker: Worker): Promise<void> {
     client.disconnect();
   }
   const command = commandConnectionOf(worker)?._client;
-  const stopWatching = isBlockingClient(command) ? endWhileDown(command) : noop;
+  const stopWatching = isIoredisClient(command) ? endWhileDown(command) : noop;
   try {
     await worker.close();
   } finally {
@@ -55,7 +58,7 @@ export async function closeWorker(worker: Worker): Promise<void> {
  * Ends `client` now if it is not connected, and later if it loses its connection, until the
  * returned function is called: its held commands fail at once instead of waiting for Redis.
  */
-function endWhileDown(client: BlockingClient): () => void {
+function endWhileDown(client: IoredisClient): () => void {
   const end = (): void => {
     if (client.status !== 'reconnecting' && client.status !== 'connecting') return;
     endWhenDisconnectedWhileReconnecting(client);
@@ -72,12 +75,12 @@ function noop(): void {
   // nothing to stop
 }
 
-function isBlockingClient(value: unknown): value is BlockingClient {
+function isIoredisClient(value: unknown): value is IoredisClient {
   return (
     typeof value === 'object' &&
     value !== null &&
-    typeof (value as BlockingClient).status === 'string' &&
-    typeof (value as BlockingClient).disconnect === 'function'
+    typeof (value as IoredisClient).status === 'string' &&
+    typeof (value as IoredisClient).disconnect === 'function'
   );
 }
 
@@ -86,7 +89,7 @@ function isBlockingClient(value: unknown): value is BlockingClient {
  * client that never connected (`wait`): ioredis then runs its close handling at once, which
  * fails the queued commands ("Connection is closed.") and emits `end`.
  */
-export function endWhenDisconnectedWhileReconnecting(client: BlockingClient): void {
+export function endWhenDisconnectedWhileReconnecting(client: IoredisClient): void {
   const disconnect = client.disconnect.bind(client);
   client.disconnect = (reconnect = false) => {
     if (!reconnect && client.status === 'reconnecting') client.status = 'wait';
