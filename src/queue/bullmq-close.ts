@@ -12,8 +12,8 @@
  * connection: when Redis has been down longer than a blocking read's timeout, BullMQ gives up the
  * read and asks the command connection for a job, and that connection (no limit of retries per
  * request) keeps the command until Redis is back. So while the worker closes, a command client
- * that is not connected (or loses its connection) is ended the same way: the commands it holds
- * fail with "Connection is closed.", and the loop ends (docs/decisions/162).
+ * that was set up but is not connected (or loses its connection) is ended the same way: the
+ * commands it holds fail with "Connection is closed.", and the loop ends (docs/decisions/162).
  *
  * @module
  */
@@ -45,7 +45,10 @@ export async function closeWorker(worker: Worker): Promise<void> {
     endWhenDisconnectedWhileReconnecting(client);
     client.disconnect();
   }
-  const command = commandConnectionOf(worker)?._client;
+  // Only a command connection that was set up: one still setting up is not waited for, and its
+  // set-up's own commands must fail as BullMQ expects them to.
+  const commandConnection = commandConnectionOf(worker);
+  const command = commandConnection?.status === 'ready' ? commandConnection._client : undefined;
   const stopWatching = isIoredisClient(command) ? endWhileDown(command) : noop;
   try {
     await worker.close();
