@@ -109,16 +109,7 @@ async function prepareRaw(): Promise<Running> {
     { connection, prefix: config.prefix, concurrency: config.concurrency, autorun: false },
   );
   countJobs(worker, 'raw', (job) => job.name === 'c');
-  await worker.waitUntilReady();
-  return {
-    go: () => {
-      void worker.run().catch((error: unknown) => process.stderr.write(`P16 raw worker: ${String(error)}\n`));
-    },
-    stop: async () => {
-      await worker.close();
-      connection.disconnect();
-    },
-  };
+  return plainRunning(worker, 'raw', connection);
 }
 
 /** Counts the `completed` and `failed` jobs of a plain worker (`isLast`: the job that ends a unit of work). */
@@ -183,15 +174,25 @@ async function prepareFloor(checkpointIntervalMs: number, templateId: string): P
     { connection, prefix: config.prefix, concurrency: config.concurrency, autorun: false },
   );
   countJobs(worker, 'floor', () => true);
+  return plainRunning(worker, 'floor', connection, () => backend.close());
+}
+
+/** A plain worker, ready and not yet running: `go` runs it; `stop` closes it, its connection, then `after`. */
+async function plainRunning(
+  worker: Worker,
+  side: string,
+  connection: Redis,
+  after: () => Promise<void> = async () => undefined,
+): Promise<Running> {
   await worker.waitUntilReady();
   return {
     go: () => {
-      void worker.run().catch((error: unknown) => process.stderr.write(`P16 floor worker: ${String(error)}\n`));
+      void worker.run().catch((error: unknown) => process.stderr.write(`P16 ${side} worker: ${String(error)}\n`));
     },
     stop: async () => {
       await worker.close();
       connection.disconnect();
-      await backend.close();
+      await after();
     },
   };
 }
