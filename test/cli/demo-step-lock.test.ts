@@ -18,7 +18,7 @@ function expectThePaths(lines: readonly string[]): void {
   for (const check of [
     'all three completed',
     'the charge bodies on account:acme never overlapped (the step lock)',
-    'the audits of p-1 and p-2 overlapped (only charge is locked)',
+    'p-1 and p-2 ran at the same time: one ran its steps while the other was running (only charge is locked)',
     'p-4 failed at notify',
     "the refund (charge's undo) ran holding account:acme: re-acquired, refunded, released",
     'no rollback failure',

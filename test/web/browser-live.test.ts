@@ -108,6 +108,18 @@ describeOnBackends(
         page.on('framenavigated', (frame) => {
           if (frame === page.mainFrame()) documents++;
         });
+        // The positions of the progress reports the page's stream delivered, as the browser saw them.
+        await page.addInitScript(() => {
+          const Native = EventSource;
+          const delivered: string[] = [];
+          Object.assign(globalThis, { progressIds: delivered });
+          globalThis.EventSource = class extends Native {
+            constructor(url: string | URL, init?: EventSourceInit) {
+              super(url, init);
+              this.addEventListener('step.progress', (e) => delivered.push((e as MessageEvent).lastEventId));
+            }
+          };
+        });
         await page.goto(`${base}/ops/executions/${executionId}`);
         expect(await page.locator('body').getAttribute('data-stream')).toBe(`/ops/executions/${executionId}/stream`);
         await page.evaluate(() => Object.assign(globalThis, { sameDocument: true }));
@@ -120,12 +132,18 @@ describeOnBackends(
         expect(await page.locator('table.trace tr[data-event="step.started"]').count()).toBe(2);
 
         // The connection drops: the browser reconnects with the position of the last event it saw (that progress report).
+        // The page may show the report from its first render before its stream has delivered it: wait for the stream.
         const seen = [];
         for await (const item of runtime.engine.watch(executionId)) {
           seen.push(item);
           if (item.event.type === 'step.progress') break;
         }
         const progressPosition = seen.at(-1)!.position;
+        await expect
+          .poll(() => page.evaluate(() => (globalThis as { progressIds?: string[] }).progressIds), {
+            timeout: DEADLINE,
+          })
+          .toEqual([progressPosition]);
         expect(lastEventIds).toEqual([null]);
         (server as Server).closeAllConnections();
         await expect.poll(() => lastEventIds, { timeout: DEADLINE }).toEqual([null, progressPosition]);
