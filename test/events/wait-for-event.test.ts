@@ -8,6 +8,9 @@
 import { expect, test } from 'vitest';
 import { EventWaitTimeoutError, type EventNotice, type ReactorEvent } from '../../src/index.js';
 import type { EventWaitEntry, EventWaits } from '../../src/ports/event-waits.js';
+import type { InterruptClaims } from '../../src/ports/interrupt-claims.js';
+import type { JobLeases } from '../../src/ports/job-lease.js';
+import { composeJobLeases } from '../../src/engine/jobs/job-lease.js';
 import { createRuntime } from '../../src/runtime/create-runtime.js';
 import { describeOnBackends } from '../support/backend-matrix.js';
 import {
@@ -141,6 +144,66 @@ describeOnBackends('waitForEvent', (backend) => {
     expect(events.filter((e) => e.type === 'wait.resumed').map((e) => e.executionId)).toEqual([run.executionId]);
     expect(await runtime.engine.result(run.executionId)).toMatchObject({ value: 'o-race:3' });
     const stored = (await runtime.engine.listEvents({ name: 'payment.settled' })).events[0];
+    expect(stored?.effects.resumed).toEqual([run.executionId]);
+    await runtime.close();
+  });
+
+  test('an event whose delivery found the run going on reaches the re-check of its next park (the interleaving forced)', async () => {
+    // The parcel's delivery sees the park and wins its claim; the payment's then resumes the run, so
+    // under the liveness lock the parcel's finds the run going on and gives its claim back. That
+    // give-back is held until a worker's job has tried the lease (refused: the lock is still taken)
+    // or the re-check after the run's next park has asked for the parcel's claim: a claim given
+    // back after the lock would be in the re-check's way, and the parcel would be lost.
+    const base = backend.runtime();
+    const claims = base.backend.interruptClaims!;
+    // The memory backend has no job leases of its own: the engine composes them from its store and coordinator.
+    const leases = base.backend.jobLeases ?? composeJobLeases(base.backend.store, base.backend.coordinator);
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    let parcelClaims = 0;
+    let held = false;
+    const gatedClaims: InterruptClaims = {
+      claimCorrelation: (correlationId, executionId, options) =>
+        claims.claimCorrelation(correlationId, executionId, options),
+      correlation: (correlationId) => claims.correlation(correlationId),
+      claimResume: async (executionId, step, claimant, ttlMs) => {
+        const claim = await claims.claimResume(executionId, step, claimant, ttlMs);
+        if (step !== 'parcel') return claim;
+        if (++parcelClaims === 1) await runtime.engine.send(paymentSettled, { orderId: 'o-gap', amount: 4 });
+        else open(); // the re-check after the next park asked for it
+        return claim;
+      },
+      releaseResume: async (executionId, step, claimant) => {
+        if (step === 'parcel' && !held) {
+          held = true;
+          runtime.startWorker({ concurrency: 2 });
+          await gate;
+        }
+        await claims.releaseResume(executionId, step, claimant);
+      },
+    };
+    const gatedLeases: JobLeases = {
+      saveAndRelease: (record, key, owner) => leases.saveAndRelease(record, key, owner),
+      saveFenced: (record, key, owner) => leases.saveFenced(record, key, owner),
+      enterJob: async (request) => {
+        const entered = await leases.enterJob(request);
+        if (!entered.acquired) open(); // the lock is still taken: the claim is given back under it
+        return entered;
+      },
+    };
+    const runtime = createRuntime(
+      { ...base.backend, interruptClaims: gatedClaims, jobLeases: gatedLeases, close: async () => undefined },
+      { reactors: [both] },
+    );
+    const first = runtime.startWorker({ concurrency: 2 });
+    const run = await runtime.engine.start(both, { orderId: 'o-gap' });
+    await allReach(runtime.engine, [run.executionId], 'paused');
+    await first.stop(); // no worker until the parcel's delivery gives its claim back
+    await runtime.engine.send(parcelReady, { orderId: 'o-gap', parcel: 'p-gap' }, { id: 'parcel-gap' });
+    expect(held).toBe(true);
+    await allReach(runtime.engine, [run.executionId], 'completed', 60_000);
+    expect(await runtime.engine.result(run.executionId)).toMatchObject({ value: 'p-gap:4' });
+    const stored = (await runtime.engine.listEvents({ name: 'parcel.ready' })).events[0];
     expect(stored?.effects.resumed).toEqual([run.executionId]);
     await runtime.close();
   });

@@ -114,15 +114,27 @@ export async function deliverEvent(
     const announce: Announce = (state, mode) =>
       state.emit({ type: 'wait.resumed', step, event: event.name, eventId: event.id, mode });
     let written = false;
+    let released = false;
+    // Given back before the liveness lock: a job can park the execution only once the claim is free,
+    // so the re-check after that park never finds this delivery's claim in its way.
+    const giveBack = async (): Promise<void> => {
+      released = true;
+      await claims.releaseResume(executionId, step, claimant).catch(() => undefined);
+    };
     let outcome;
     try {
       outcome = await withLiveness(deps, executionId, async () => {
         const fresh = await deps.store.get(executionId);
         const current = fresh?.interrupts?.find((w) => w.step === step);
-        if (!fresh || TERMINAL_STATUSES.has(fresh.status) || !current?.event || current.resumedAt !== undefined)
+        if (!fresh || TERMINAL_STATUSES.has(fresh.status) || !current?.event || current.resumedAt !== undefined) {
+          await giveBack();
           return { gone: true } as const;
+        }
         // Still open, but the run goes on (another wait of it was resumed): its next park re-checks the log.
-        if (fresh.status !== 'paused' || fresh.pausedOn) return { running: true } as const;
+        if (fresh.status !== 'paused' || fresh.pausedOn) {
+          await giveBack();
+          return { running: true } as const;
+        }
         const now = deps.clock.now();
         const resumed: ExecutionRecord = {
           ...fresh,
@@ -142,7 +154,7 @@ export async function deliverEvent(
         return { next: resumed } as const;
       });
     } finally {
-      if (!written) await claims.releaseResume(executionId, step, claimant).catch(() => undefined);
+      if (!written && !released) await claims.releaseResume(executionId, step, claimant).catch(() => undefined);
     }
     if (outcome === undefined) {
       if (attempt >= BUSY_TRIES) {
