@@ -64,12 +64,12 @@ export const both = reactor('wfe-both')
   })
   .returns('done');
 
-/** Resolves once every execution of `ids` has `status` (polling, generous bound; throws past it). */
+/** Resolves once every execution of `ids` has `status` (polling; past the bound, within a test's 120 s, throws naming one that did not and its status). */
 export async function allReach(
   engine: Engine,
   ids: readonly string[],
   status: string,
-  boundMs = 180_000,
+  boundMs = 100_000,
 ): Promise<void> {
   const started = Date.now();
   let left = [...ids];
@@ -84,8 +84,13 @@ export async function allReach(
     }
     left = next;
     if (left.length === 0) return;
-    if (Date.now() - started > boundMs)
-      throw new Error(`${left.length} of ${ids.length} executions did not reach ${status} (e.g. ${left[0]})`);
+    if (Date.now() - started > boundMs) {
+      const stuck = await engine.result(left[0]!);
+      const waits = stuck?.status === 'paused' ? ` waiting at ${stuck.interrupts.map((w) => w.step).join(', ')}` : '';
+      throw new Error(
+        `${left.length} of ${ids.length} executions did not reach ${status} (e.g. ${left[0]}: ${stuck?.status ?? 'no record'}${waits})`,
+      );
+    }
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }

@@ -33,7 +33,7 @@ describeOnBackends('waitForEvent at size', (backend) => {
       );
       ids.push(...started.map((s) => s.executionId));
     }
-    await allReach(engine, ids, 'paused');
+    await allReach(engine, ids, 'paused', 250_000); // a thousand executions on a loaded machine: within the test's bound
     if (backend.shared) {
       const sender = spawnJsonChild(
         SEND_CHILD,
@@ -53,7 +53,7 @@ describeOnBackends('waitForEvent at size', (backend) => {
           })),
         );
     }
-    await allReach(engine, ids, 'completed');
+    await allReach(engine, ids, 'completed', 250_000);
     for (const [i, id] of ids.entries())
       expect((await engine.result(id))?.status === 'completed' && (await engine.result(id))).toMatchObject({
         value: `o-${i}:${i}`,
