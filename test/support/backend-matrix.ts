@@ -79,7 +79,7 @@ function useBackendServer(name: MatrixBackendName): () => Promise<ServerHandle |
   beforeAll(async () => {
     entry.handle ??= start();
     await entry.handle;
-  }, 120_000);
+  }, 300_000); // a bound on a server that never starts (a cluster is six): a loaded machine may take minutes
   afterAll(async () => {
     if (--entry.users > 0) return;
     const handle = entry.handle;

@@ -27,6 +27,12 @@ const NODE_TIMEOUT_MS = 2_000;
 const REPLICATED_NODE_TIMEOUT_MS = 1_000;
 /** How long the waits of a fault (a promotion, the state ok again) may take on a loaded machine. */
 const SETTLE_DEADLINE_MS = 30_000;
+/**
+ * A bound on a node that never starts, not a speed requirement: on a loaded machine (CI beside
+ * CPU-burning processes) a new `redis-server` and every `redis-cli` spawned to ask it may take
+ * tens of seconds.
+ */
+const START_DEADLINE_MS = 60_000;
 
 /** Options of {@link startRedisCluster}. */
 export interface RedisClusterOptions {
@@ -207,12 +213,12 @@ async function create(nodes: readonly Node[], replicasPerMaster: number): Promis
     await until(
       `node ${node.port} did not answer PING`,
       async () => (await cli(node.port, 'PING')).trim() === 'PONG',
-      10_000,
+      START_DEADLINE_MS,
     );
   const addresses = nodes.map((n) => `127.0.0.1:${n.port}`);
   const replicas = String(replicasPerMaster);
   await run('redis-cli', ['--cluster', 'create', ...addresses, '--cluster-replicas', replicas, '--cluster-yes'], {
-    timeout: 30_000,
+    timeout: START_DEADLINE_MS,
   });
 }
 
