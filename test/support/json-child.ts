@@ -74,7 +74,14 @@ export function spawnJsonChild(file: string, arg: unknown, children: Set<ChildPr
       return new Promise<T>((resolve, reject) => {
         const timer = setTimeout(
           () =>
-            reject(new Error(`worker ${child.pid ?? '?'}: no matching line within ${timeoutMs} ms; stderr:\n${err}`)),
+            reject(
+              new Error(
+                `worker ${child.pid ?? '?'}: no line matching ${accept.toString()} within ${timeoutMs} ms; its last lines: ${seen
+                  .slice(-8)
+                  .map((v) => JSON.stringify(v))
+                  .join(' ')}; stderr:\n${err}`,
+              ),
+            ),
           timeoutMs,
         );
         const waiter: Waiter = { accept, resolve: (v: unknown) => (clearTimeout(timer), resolve(v as T)) };
